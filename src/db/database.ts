@@ -1,0 +1,88 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type Db = Database.Database;
+
+/** The project's migrations/ folder. */
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+/** Reads `NNN_name.sql` files in version order; a gap or a duplicate version is a packaging bug. */
+export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  const migrations = readdirSync(dir)
+    .filter((file) => /^\d{3}_[\w-]+\.sql$/.test(file))
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: readFileSync(join(dir, file), 'utf8'),
+    }))
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new MigrationError(`migrations must be numbered 001, 002, ... without gaps (found ${m.version} at position ${i + 1})`);
+  });
+  return migrations;
+}
+
+/**
+ * Applies every migration newer than the database, each in its own transaction and recorded in
+ * `schema_migrations`. Refuses a database whose version is newer than the code (forward-only).
+ * Returns the versions applied.
+ */
+export function migrate(db: Db, migrations = loadMigrations()): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const current = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new MigrationError(
+      `database schema version ${current} is newer than this code knows (${latest}); refusing to start. Run a newer version of the bot.`,
+    );
+  }
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    // IMMEDIATE: two processes starting at once must not both apply the same migration.
+    db.transaction(() => {
+      const done = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      if (done) return;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+      applied.push(m.version);
+    }).immediate();
+  }
+  return applied;
+}
+
+export interface OpenOptions {
+  /** Apply pending migrations (default true). */
+  migrate?: boolean;
+  migrations?: Migration[];
+}
+
+/** Opens (creating if needed) the SQLite database: WAL, foreign keys, a busy timeout, migrated. */
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  // Several bot processes (shards) share one file; wait for a lock instead of failing at once.
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  if (options.migrate ?? true) migrate(db, options.migrations);
+  return db;
+}
