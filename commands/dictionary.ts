@@ -1,0 +1,64 @@
+import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf, t } from '../src/discord/i18n.ts';
+import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
+
+const data = {
+  ...named('dictionary', '辞書'),
+  ...described("The server's pronunciation dictionary (word → reading)", 'サーバーの読み方辞書（単語 → 読み）'),
+  contexts: [InteractionContextType.Guild],
+  options: [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('add', '登録'),
+      ...described('Add or change a reading', '読み方を登録・変更'),
+      options: [
+        { type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word as written', '書かれている単語'), required: true, max_length: 50 },
+        { type: ApplicationCommandOptionType.String, ...named('reading', '読み'), ...described('How to read it', '読み方'), required: true, max_length: 100 },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('remove', '削除'),
+      ...described('Remove a word', '単語を削除'),
+      options: [{ type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word to remove', '削除する単語'), required: true, autocomplete: true, max_length: 50 }],
+    },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('Show the dictionary', '辞書を表示') },
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const repo = ctx.repos.dictionary;
+    const sub = interaction.options.getSubcommand();
+    if (sub === 'list') {
+      const entries = repo.list(guildId);
+      const lines = entries.slice(0, 50).map((e) => `${e.word} → ${e.reading}`).join('\n');
+      const content = entries.length ? t(lang, 'dictionary.list', { count: entries.length, entries: lines }) : t(lang, 'dictionary.empty');
+      await interaction.reply({ content: content.slice(0, 2000), flags: MessageFlags.Ephemeral });
+      return;
+    }
+    if (sub === 'remove') {
+      const word = interaction.options.getString('word', true).trim();
+      if (!repo.remove(guildId, word)) throw new UserError('dictionary.not_found', { word });
+      await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
+      return;
+    }
+    const word = parseDictionaryWord(interaction.options.getString('word', true));
+    const reading = parseReading(interaction.options.getString('reading', true));
+    if (!word.ok) throw new UserError('dictionary.invalid', { reason: word.error });
+    if (!reading.ok) throw new UserError('dictionary.invalid', { reason: reading.error });
+    repo.add(guildId, word.value, reading.value, interaction.user.id);
+    await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
+  },
+  async autocomplete(interaction, ctx) {
+    if (!interaction.inGuild()) return interaction.respond([]);
+    const typed = interaction.options.getFocused().toLowerCase();
+    const words = ctx.repos.dictionary.list(interaction.guildId).map((e) => e.word).filter((w) => w.toLowerCase().includes(typed));
+    await interaction.respond(words.slice(0, 25).map((w) => ({ name: w, value: w })));
+  },
+} satisfies Command;

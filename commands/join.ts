@@ -1,0 +1,26 @@
+import { ApplicationCommandOptionType, ChannelType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf } from '../src/discord/i18n.ts';
+
+const data = {
+  ...named('join', '参加'),
+  ...described('Join your voice channel and read this text channel aloud until /leave', 'ボイスチャンネルに参加し、/leave までこのチャンネルを読み上げます'),
+  contexts: [InteractionContextType.Guild],
+  options: [
+    {
+      type: ApplicationCommandOptionType.Channel,
+      ...named('channel', 'チャンネル'),
+      ...described('Voice channel to join (default: the one you are in)', '参加するボイスチャンネル（省略時はあなたのいるチャンネル）'),
+      channel_types: [ChannelType.GuildVoice, ChannelType.GuildStageVoice],
+    },
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    requireGuild(interaction);
+    await ctx.speech.join(interaction, interaction.options.getChannel('channel')?.id ?? null, langOf(interaction.locale));
+  },
+} satisfies Command;

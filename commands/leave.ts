@@ -1,0 +1,20 @@
+import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf, t } from '../src/discord/i18n.ts';
+
+const data = {
+  ...named('leave', '退出'),
+  ...described('Leave the voice channel and stop reading', 'ボイスチャンネルから退出し、読み上げをやめます'),
+  contexts: [InteractionContextType.Guild],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    if (!ctx.voice.leave(guildId)) throw new UserError('voice.not_connected');
+    ctx.speech.clear(guildId);
+    await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
+  },
+} satisfies Command;

@@ -1,0 +1,38 @@
+import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf } from '../src/discord/i18n.ts';
+import { suggestVoices } from '../src/speech/voices.ts';
+
+const data = {
+  ...named('say', 'しゃべる'),
+  ...described('Read a text aloud with the standard voice', '文章を読み上げます（標準音声）'),
+  contexts: [InteractionContextType.Guild],
+  options: [
+    { type: ApplicationCommandOptionType.String, ...named('text', '文章'), ...described('What to say', '読み上げる文章'), required: true, max_length: 1000 },
+    { type: ApplicationCommandOptionType.String, ...named('voice', '声'), ...described('Voice id (default: yours or the server’s)', '声のID（省略時はあなたかサーバーの設定）'), autocomplete: true, max_length: 100 },
+    { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'), min_value: 0.3, max_value: 4 },
+    { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -20 to 20', '高さ -20〜20'), min_value: -20, max_value: 20 },
+    { type: ApplicationCommandOptionType.Boolean, ...named('attach', '添付'), ...described('Attach the MP3 even when I am in a voice channel', 'ボイスチャンネルにいても MP3 を添付する') },
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    await ctx.speech.say(interaction, {
+      guildId,
+      text: interaction.options.getString('text', true),
+      voice: interaction.options.getString('voice') ?? undefined,
+      speed: interaction.options.getNumber('speed') ?? undefined,
+      pitch: interaction.options.getNumber('pitch') ?? undefined,
+      forceAttach: interaction.options.getBoolean('attach') ?? false,
+      lang: langOf(interaction.locale),
+    });
+  },
+  async autocomplete(interaction) {
+    const typed = interaction.options.getFocused();
+    await interaction.respond(suggestVoices(typed).map((v) => ({ name: v, value: v })));
+  },
+} satisfies Command;

@@ -1,0 +1,19 @@
+import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf, t } from '../src/discord/i18n.ts';
+
+const data = {
+  ...named('skip', 'スキップ'),
+  ...described('Skip the message being read now', '読み上げ中のメッセージを1件スキップします'),
+  contexts: [InteractionContextType.Guild],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    if (!ctx.speech.skip(guildId)) throw new UserError('voice.nothing_to_skip');
+    await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
+  },
+} satisfies Command;

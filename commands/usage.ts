@@ -1,0 +1,31 @@
+import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { isManager, requireGuild } from '../src/discord/guards.ts';
+import { formatDate, langOf, t } from '../src/discord/i18n.ts';
+
+const data = {
+  ...named('usage', '利用状況'),
+  ...described('Characters spent this period against the limits', '今期の文字数の利用状況と上限'),
+  contexts: [InteractionContextType.Guild],
+  options: [{ type: ApplicationCommandOptionType.User, ...named('member', 'メンバー'), ...described('Member to show (admins)', '表示するメンバー（管理者）') }],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const admin = isManager(interaction);
+    const target = interaction.options.getUser('member') ?? interaction.user;
+    if (target.id !== interaction.user.id && !admin) throw new UserError('error.admin_only');
+    const mine = ctx.budget.usage({ guildId, userId: target.id });
+    const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
+    if (admin) {
+      const guild = ctx.budget.usage({ guildId });
+      lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.speech.droppedCount(guildId) }));
+      const top = ctx.budget.topSpenders(guildId, 5);
+      if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
+    }
+    await interaction.reply({ content: lines.join('\n'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+  },
+} satisfies Command;

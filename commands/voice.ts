@@ -1,0 +1,64 @@
+import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { requireGuild } from '../src/discord/guards.ts';
+import { langOf, t } from '../src/discord/i18n.ts';
+import { effectiveVoice } from '../src/db/repositories.ts';
+import { suggestVoices } from '../src/speech/voices.ts';
+
+const data = {
+  ...named('voice', 'マイボイス'),
+  ...described('Your own voice, speed and pitch in this server', 'このサーバーでのあなたの声・速さ・高さ'),
+  contexts: [InteractionContextType.Guild],
+  options: [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('set', '設定'),
+      ...described('Choose your voice', 'あなたの声を設定'),
+      options: [
+        { type: ApplicationCommandOptionType.String, ...named('voice', '声'), ...described('Voice id', '声のID'), autocomplete: true, max_length: 100 },
+        { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'), min_value: 0.3, max_value: 4 },
+        { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -20 to 20', '高さ -20〜20'), min_value: -20, max_value: 20 },
+      ],
+    },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('show', '表示'), ...described('Show your voice', 'あなたの声を表示') },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('reset', 'リセット'), ...described("Go back to the server's default", 'サーバーの標準に戻す') },
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const userId = interaction.user.id;
+    const { userSettings, guildSettings } = ctx.repos;
+    const sub = interaction.options.getSubcommand();
+    if (sub === 'reset') {
+      userSettings.reset(guildId, userId);
+      await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
+      return;
+    }
+    if (sub === 'set') {
+      const o = interaction.options;
+      const patch = {
+        ...(o.getString('voice') ? { voice: o.getString('voice', true).trim() } : {}),
+        ...(o.getNumber('speed') !== null ? { speed: o.getNumber('speed', true) } : {}),
+        ...(o.getNumber('pitch') !== null ? { pitch: o.getNumber('pitch', true) } : {}),
+      };
+      const user = userSettings.set(guildId, userId, patch);
+      const v = effectiveVoice(guildSettings.get(guildId), user);
+      await interaction.reply({ content: t(lang, 'uservoice.saved', v), flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const user = userSettings.get(guildId, userId);
+    const v = effectiveVoice(guildSettings.get(guildId), user);
+    const isDefault = user.voice === null && user.speed === null && user.pitch === null;
+    await interaction.reply({
+      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }),
+      flags: MessageFlags.Ephemeral,
+    });
+  },
+  async autocomplete(interaction) {
+    await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));
+  },
+} satisfies Command;

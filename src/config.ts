@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
+ * documented in .env.example; a missing or malformed one stops start-up with a message naming it.
+ */
+const intFrom = (fallback: number, min = 0) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min))
+    .prefault(String(fallback));
+
+const schema = z.object({
+  DISCORD_TOKEN: z
+    .string({ error: 'is required' })
+    .trim()
+    .regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'does not look like a bot token (three dot-separated parts, from the Developer Portal)'),
+  DISCORD_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  TTS_TOKEN: z.string({ error: 'is required' }).trim().length(64, 'must be exactly 64 characters (the access token from the service settings page)'),
+  TTS_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://ondoku3.com'),
+  TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
+  DATA_DIR: z.string().trim().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  ACCOUNT_MONTHLY_CHARS: intFrom(5_000, 1),
+  GUILD_MONTHLY_CHARS: intFrom(3_000, 1),
+  USER_MONTHLY_CHARS: intFrom(1_000, 1),
+  BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
+  CACHE_MAX_MB: intFrom(256, 1),
+  MAX_PENDING_PER_MEMBER: intFrom(5, 1),
+  AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
+  PREFETCH: intFrom(2, 1),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config {
+  discord: { token: string; apiUrl: string | undefined };
+  tts: { token: string; baseUrl: string; plan: 'free' | 'paid'; allowLoopback: boolean };
+  dataDir: string;
+  logLevel: Env['LOG_LEVEL'];
+  limits: {
+    accountMonthlyChars: number;
+    guildMonthlyChars: number;
+    userMonthlyChars: number;
+    billingPeriodStart: number;
+    maxPendingPerMember: number;
+    autoReadMaxAgeMs: number;
+    prefetch: number;
+  };
+  cacheMaxBytes: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  readonly variables: string[];
+  constructor(message: string, variables: string[]) {
+    super(message);
+    this.variables = variables;
+  }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** Parses the environment; throws ConfigError naming every bad variable (never echoing values). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings in .env mean "not set", so defaults apply.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${String(issue.path[0])}: ${issue.message}`);
+    const variables = parsed.error.issues.map((issue) => String(issue.path[0]));
+    throw new ConfigError(
+      `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`,
+      variables,
+    );
+  }
+  const e = parsed.data;
+  const baseHost = new URL(e.TTS_BASE_URL).hostname;
+  return {
+    discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL },
+    tts: { token: e.TTS_TOKEN, baseUrl: e.TTS_BASE_URL.replace(/\/+$/, ''), plan: e.TTS_PLAN, allowLoopback: LOOPBACK.has(baseHost) },
+    dataDir: e.DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+    limits: {
+      accountMonthlyChars: e.ACCOUNT_MONTHLY_CHARS,
+      guildMonthlyChars: e.GUILD_MONTHLY_CHARS,
+      userMonthlyChars: e.USER_MONTHLY_CHARS,
+      billingPeriodStart: Date.parse(`${e.BILLING_PERIOD_START}T00:00:00Z`),
+      maxPendingPerMember: e.MAX_PENDING_PER_MEMBER,
+      autoReadMaxAgeMs: e.AUTO_READ_MAX_AGE_SECONDS * 1000,
+      prefetch: e.PREFETCH,
+    },
+    cacheMaxBytes: e.CACHE_MAX_MB * 1024 * 1024,
+  };
+}

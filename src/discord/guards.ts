@@ -1,0 +1,25 @@
+import { PermissionFlagsBits, type ChatInputCommandInteraction, type AutocompleteInteraction } from 'discord.js';
+import { UserError } from './command.ts';
+
+/** The guild id, or a localised refusal when the command was used outside a server. */
+export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {
+  if (!interaction.inGuild()) throw new UserError('error.guild_only');
+  return interaction.guildId;
+}
+
+/**
+ * Admin commands are registered with default_member_permissions = Manage Server, but server owners
+ * can override that in Integrations settings, so the permission is checked again on every use.
+ */
+export function requireManageGuild(interaction: ChatInputCommandInteraction): string {
+  const guildId = requireGuild(interaction);
+  if (!interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) throw new UserError('error.admin_only');
+  return guildId;
+}
+
+export function isManager(interaction: ChatInputCommandInteraction): boolean {
+  return interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false;
+}
+
+/** Manage Server as the permission string Discord expects in command data. */
+export const MANAGE_GUILD = PermissionFlagsBits.ManageGuild.toString();
