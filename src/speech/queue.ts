@@ -1,0 +1,526 @@
+import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../util/clock.ts';
+import { systemClock } from '../util/clock.ts';
+import { countChars } from '../tts/chars.ts';
+import { SpeechError } from './synthesize.ts';
+import type { AdvancedParams, Charge, ReadyAudio, SynthesisRequest, Synthesizer } from './synthesize.ts';
+
+/**
+ * The fair per-guild speech scheduler: one FIFO per guild, K utterances synthesised ahead of
+ * playback, consecutive auto-read messages merged into one request, and exactly one place that
+ * advances a guild's queue (after its sink settles). Cross-guild fairness of the shared rate
+ * budget lives in the fair limiter inside the TTS client, keyed by guild id; this scheduler keeps
+ * each guild's demand to at most K requests at a time so one busy guild cannot flood it.
+ */
+
+export type UtteranceKind = 'auto' | 'say' | 'narrate';
+
+export interface UtteranceInput {
+  guildId: string;
+  userId: string;
+  channelId: string;
+  kind: UtteranceKind;
+  text: string;
+  lang?: string;
+  voice: string;
+  speed: number;
+  pitch: number;
+  /** Present for the advanced (Beta) endpoint; `narrate` utterances need it. */
+  advanced?: AdvancedParams;
+  /** Anything the bot needs back at delivery (message id, interaction token, ...). */
+  meta?: unknown;
+}
+
+export interface Utterance extends UtteranceInput {
+  id: string;
+  enqueuedAt: number;
+}
+
+interface ReadyBase {
+  /** Delivery id (the first item's id). */
+  id: string;
+  guildId: string;
+  /** The original utterances merged into this audio, in message order. */
+  items: Utterance[];
+}
+/** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
+export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
+
+/** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
+export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
+
+export type EnqueueResult = { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'closed'; limit?: number };
+
+export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
+
+export interface ProgressEvent {
+  id: string;
+  guildId: string;
+  userId: string;
+  kind: UtteranceKind;
+  state: ProgressState;
+  /** 1 = next to speak; present on 'queued'. */
+  position?: number;
+  /** Advanced job status while synthesising ('created', 'pending', 'running', ...). */
+  detail?: string;
+  error?: Error & { code?: string };
+}
+
+export interface PendingPosition {
+  id: string;
+  userId: string;
+  kind: UtteranceKind;
+  position: number;
+  state: 'queued' | 'synthesizing' | 'ready';
+}
+
+export interface GuildStats {
+  guildId: string;
+  queued: number;
+  synthesizing: number;
+  ready: number;
+  playing: boolean;
+  enqueued: number;
+  delivered: number;
+  failed: number;
+  dropped: number;
+  cleared: number;
+  skipped: number;
+  requests: number;
+  cacheHits: number;
+  merged: number;
+}
+
+export interface SchedulerEvents {
+  progress: [ProgressEvent];
+  /** Auto-read items that waited longer than maxAutoAgeMs (counted in stats). */
+  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old' }];
+  /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
+  ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
+  delivered: [{ guildId: string; ready: ReadyUtterance; at: number }];
+  sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
+  cleared: [{ guildId: string; count: number }];
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface CoalesceOptions {
+  maxChars?: number;
+  maxMessages?: number;
+  /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
+  separator?: Record<string, string>;
+}
+
+export interface SchedulerOptions {
+  synthesize: Synthesizer;
+  clock?: Clock;
+  prefetch?: number;
+  maxPendingPerMember?: number;
+  maxAutoAgeMs?: number;
+  coalesce?: CoalesceOptions;
+  /** Counts characters the way the service does (default: src/tts/chars.ts). */
+  countChars?: (text: string) => number;
+  /** After audio length + this, a delivery's signal is aborted; after twice this the queue moves on anyway. */
+  sinkTimeoutMs?: number;
+  logger?: Logger;
+}
+
+const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
+
+const DEFAULTS = {
+  clock: systemClock,
+  prefetch: 2,
+  maxPendingPerMember: 5,
+  maxAutoAgeMs: 60_000,
+  coalesce: { maxChars: 200, maxMessages: 5, separator: DEFAULT_SEPARATORS },
+  countChars,
+  sinkTimeoutMs: 30_000,
+  logger: { info() {}, warn() {} },
+} as const satisfies Required<Omit<SchedulerOptions, 'synthesize'>>;
+
+interface Slot {
+  items: Utterance[];
+  controller: AbortController;
+  state: 'synthesizing' | 'ready';
+  results: ReadyUtterance[];
+}
+
+interface GuildQueue {
+  pending: Utterance[];
+  /** Batches taken for synthesis, not yet delivered, in order (length <= prefetch). */
+  slots: Slot[];
+  /** The delivery in progress, if any. */
+  current: AbortController | null;
+  sink: Sink | null;
+  pumpScheduled: boolean;
+  stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
+}
+
+const CJK = /[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]/u;
+
+/** One FIFO per guild with prefetch, coalescing and a single advancing point. */
+export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
+  readonly #synth: Synthesizer;
+  readonly #clock: Clock;
+  readonly #prefetch: number;
+  readonly #maxPerMember: number;
+  readonly #maxAutoAgeMs: number;
+  readonly #coalesce: Required<CoalesceOptions>;
+  readonly #countChars: (text: string) => number;
+  readonly #sinkTimeoutMs: number;
+  readonly #logger: Logger;
+  readonly #guilds = new Map<string, GuildQueue>();
+  #defaultSink: Sink | null = null;
+  #closed = false;
+
+  constructor(options: SchedulerOptions) {
+    super();
+    this.#synth = options.synthesize;
+    this.#clock = options.clock ?? DEFAULTS.clock;
+    this.#prefetch = Math.max(1, options.prefetch ?? DEFAULTS.prefetch);
+    this.#maxPerMember = options.maxPendingPerMember ?? DEFAULTS.maxPendingPerMember;
+    this.#maxAutoAgeMs = options.maxAutoAgeMs ?? DEFAULTS.maxAutoAgeMs;
+    this.#coalesce = {
+      maxChars: options.coalesce?.maxChars ?? DEFAULTS.coalesce.maxChars,
+      maxMessages: options.coalesce?.maxMessages ?? DEFAULTS.coalesce.maxMessages,
+      separator: { ...DEFAULTS.coalesce.separator, ...options.coalesce?.separator },
+    };
+    this.#countChars = options.countChars ?? DEFAULTS.countChars;
+    this.#sinkTimeoutMs = options.sinkTimeoutMs ?? DEFAULTS.sinkTimeoutMs;
+    this.#logger = options.logger ?? DEFAULTS.logger;
+  }
+
+  /** Queues one utterance at the end of its guild's FIFO. */
+  enqueue(input: UtteranceInput): EnqueueResult {
+    if (this.#closed) return { ok: false, reason: 'closed' };
+    const g = this.#guild(input.guildId);
+    // Explicit requests count too: one member must not fill a guild's queue (read-aloud-bots.md: delays under load).
+    if (this.#countForMember(g, input.userId) >= this.#maxPerMember) {
+      return { ok: false, reason: 'member_queue_full', limit: this.#maxPerMember };
+    }
+    const u: Utterance = { ...input, id: randomUUID(), enqueuedAt: this.#clock.now() };
+    g.pending.push(u);
+    g.stats.enqueued++;
+    const position = this.#undelivered(g).length;
+    this.#progress(u, 'queued', { position });
+    this.#schedulePump(u.guildId, g);
+    return { ok: true, id: u.id, position };
+  }
+
+  /** Sets (or with null removes) the guild's sink; deliveries wait while a guild has none. */
+  setSink(guildId: string, sink: Sink | null): void {
+    const g = this.#guild(guildId);
+    g.sink = sink;
+    this.#schedulePump(guildId, g);
+  }
+
+  /** The sink for guilds without their own (e.g. attach the audio to a reply). */
+  setDefaultSink(sink: Sink | null): void {
+    this.#defaultSink = sink;
+    for (const [id, g] of this.#guilds) this.#schedulePump(id, g);
+  }
+
+  /** Stops the utterance being delivered: its sink's signal is aborted. Returns whether one was. */
+  skip(guildId: string): boolean {
+    const g = this.#guilds.get(guildId);
+    if (!g?.current || g.current.signal.aborted) return false;
+    g.stats.skipped++;
+    g.current.abort(new SpeechError('aborted', { guildId, message: 'skipped' }));
+    return true;
+  }
+
+  /** Drops everything not yet delivered, aborting in-flight synthesis; returns how many utterances. */
+  clear(guildId: string): number {
+    const g = this.#guilds.get(guildId);
+    if (!g) return 0;
+    let count = g.pending.length;
+    g.pending = [];
+    for (const slot of g.slots) {
+      count += slot.items.length;
+      slot.controller.abort(new SpeechError('aborted', { guildId, message: 'cleared' }));
+    }
+    g.slots = [];
+    g.stats.cleared += count;
+    this.emit('cleared', { guildId, count });
+    return count;
+  }
+
+  /** Not-yet-delivered utterances of a guild with their positions (1 = next to speak). */
+  pending(guildId: string): PendingPosition[] {
+    const g = this.#guilds.get(guildId);
+    if (!g) return [];
+    const out: PendingPosition[] = [];
+    for (const slot of g.slots) {
+      for (const u of slot.items) out.push({ id: u.id, userId: u.userId, kind: u.kind, position: out.length + 1, state: slot.state });
+    }
+    for (const u of g.pending) out.push({ id: u.id, userId: u.userId, kind: u.kind, position: out.length + 1, state: 'queued' });
+    return out;
+  }
+
+  /** Counters for one guild, or for all guilds. */
+  stats(guildId: string): GuildStats;
+  stats(): GuildStats[];
+  stats(guildId?: string): GuildStats | GuildStats[] {
+    if (guildId === undefined) return [...this.#guilds.keys()].map((id) => this.stats(id));
+    const g = this.#guild(guildId);
+    return {
+      guildId,
+      queued: g.pending.length,
+      synthesizing: g.slots.filter((s) => s.state === 'synthesizing').reduce((n, s) => n + s.items.length, 0),
+      ready: g.slots.filter((s) => s.state === 'ready').reduce((n, s) => n + s.items.length, 0),
+      playing: g.current !== null,
+      ...g.stats,
+    };
+  }
+
+  /** Utterances queued but not yet spoken, in order per guild (for a clean shutdown). */
+  snapshot(): Utterance[] {
+    const out: Utterance[] = [];
+    for (const g of this.#guilds.values()) {
+      for (const slot of g.slots) out.push(...slot.items);
+      out.push(...g.pending);
+    }
+    return out.map((u) => ({ ...u }));
+  }
+
+  /** Re-queues a snapshot (member caps not applied; old auto items are dropped as usual). */
+  restore(items: readonly Utterance[]): number {
+    if (this.#closed) return 0;
+    for (const u of items) {
+      const g = this.#guild(u.guildId);
+      g.pending.push({ ...u });
+      g.stats.enqueued++;
+      this.#schedulePump(u.guildId, g);
+    }
+    return items.length;
+  }
+
+  /** Refuses new work, aborts synthesis and playback, and returns what was not spoken. */
+  close(): Utterance[] {
+    const unspoken = this.snapshot();
+    this.#closed = true;
+    for (const [guildId, g] of this.#guilds) {
+      const reason = new SpeechError('closed', { guildId });
+      for (const slot of g.slots) slot.controller.abort(reason);
+      g.slots = [];
+      g.pending = [];
+      g.current?.abort(reason);
+    }
+    return unspoken;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  // ---- internals ----
+
+  #guild(guildId: string): GuildQueue {
+    let g = this.#guilds.get(guildId);
+    if (!g) {
+      g = {
+        pending: [],
+        slots: [],
+        current: null,
+        sink: null,
+        pumpScheduled: false,
+        stats: { enqueued: 0, delivered: 0, failed: 0, dropped: 0, cleared: 0, skipped: 0, requests: 0, cacheHits: 0, merged: 0 },
+      };
+      this.#guilds.set(guildId, g);
+    }
+    return g;
+  }
+
+  #undelivered(g: GuildQueue): Utterance[] {
+    return [...g.slots.flatMap((s) => s.items), ...g.pending];
+  }
+
+  #countForMember(g: GuildQueue, userId: string): number {
+    let n = 0;
+    for (const u of this.#undelivered(g)) if (u.userId === userId) n++;
+    return n;
+  }
+
+  #progress(u: Utterance, state: ProgressState, extra: Partial<ProgressEvent> = {}): void {
+    // Progress is for explicit requests (/say, /narrate); auto-read would only be noise.
+    if (u.kind === 'auto') return;
+    this.emit('progress', { id: u.id, guildId: u.guildId, userId: u.userId, kind: u.kind, state, ...extra });
+  }
+
+  /** Pumps on the next turn, so a burst of messages arriving together can be merged. */
+  #schedulePump(guildId: string, g: GuildQueue): void {
+    if (g.pumpScheduled || this.#closed) return;
+    g.pumpScheduled = true;
+    setImmediate(() => {
+      g.pumpScheduled = false;
+      if (this.#guilds.get(guildId) === g && !this.#closed) this.#pump(guildId, g);
+    });
+  }
+
+  #pump(guildId: string, g: GuildQueue): void {
+    const head = g.slots[0];
+    const sink = g.sink ?? this.#defaultSink;
+    if (!g.current && head?.state === 'ready' && sink) {
+      g.slots.shift();
+      void this.#deliver(guildId, g, head, sink);
+    }
+    // Prefetch: at most K batches synthesising or ready-but-undelivered per guild.
+    while (g.slots.length < this.#prefetch) {
+      const batch = this.#takeBatch(guildId, g);
+      if (!batch) break;
+      this.#startSlot(guildId, g, batch);
+    }
+  }
+
+  /** Takes the next batch: a lone explicit request, or up to maxMessages compatible auto messages. */
+  #takeBatch(guildId: string, g: GuildQueue): Utterance[] | null {
+    const now = this.#clock.now();
+    const stale: Utterance[] = [];
+    // Auto-read that waited too long is no longer conversation; say/narrate are never dropped.
+    while (g.pending[0]?.kind === 'auto' && now - g.pending[0].enqueuedAt > this.#maxAutoAgeMs) stale.push(g.pending.shift()!);
+    if (stale.length > 0) {
+      g.stats.dropped += stale.length;
+      this.#logger.info({ guildId, count: stale.length }, 'dropped stale auto-read messages');
+      this.emit('dropped', { guildId, items: stale, reason: 'too_old' });
+    }
+    const head = g.pending.shift();
+    if (!head) return null;
+    const batch = [head];
+    if (head.kind !== 'auto' || head.advanced) return batch;
+    const sep = this.#separator(head);
+    let chars = this.#countChars(head.text);
+    while (batch.length < this.#coalesce.maxMessages) {
+      const next = g.pending[0];
+      if (!next || !this.#mergeable(head, next)) break;
+      const add = this.#countChars(sep) + this.#countChars(next.text);
+      if (chars + add > this.#coalesce.maxChars) break;
+      chars += add;
+      batch.push(g.pending.shift()!);
+    }
+    return batch;
+  }
+
+  #mergeable(a: Utterance, b: Utterance): boolean {
+    return b.kind === 'auto' && !b.advanced && a.voice === b.voice && a.speed === b.speed && a.pitch === b.pitch && a.lang === b.lang;
+  }
+
+  #separator(u: Utterance): string {
+    const s = this.#coalesce.separator;
+    if (u.lang !== undefined && s[u.lang] !== undefined) return s[u.lang]!;
+    if (u.lang === undefined && !CJK.test(u.text) && s.en !== undefined) return s.en;
+    return s.default ?? '。';
+  }
+
+  /** The merged request; each author is charged for their own text (plus the pause before it). */
+  #request(guildId: string, items: Utterance[]): SynthesisRequest {
+    const first = items[0]!;
+    const sep = this.#separator(first);
+    const byUser = new Map<string, number>();
+    items.forEach((u, i) => {
+      const chars = this.#countChars(u.text) + (i > 0 ? this.#countChars(sep) : 0);
+      byUser.set(u.userId, (byUser.get(u.userId) ?? 0) + chars);
+    });
+    const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, chars }));
+    const req: SynthesisRequest = {
+      guildId,
+      endpoint: first.advanced ? 'advanced' : 'standard',
+      text: items.map((u) => u.text).join(sep),
+      voice: first.voice,
+      speed: first.speed,
+      pitch: first.pitch,
+      charges,
+    };
+    if (first.advanced) req.advanced = first.advanced;
+    return req;
+  }
+
+  #startSlot(guildId: string, g: GuildQueue, items: Utterance[]): void {
+    const slot: Slot = { items, controller: new AbortController(), state: 'synthesizing', results: [] };
+    g.slots.push(slot);
+    if (items.length > 1) g.stats.merged += items.length - 1;
+    for (const u of items) this.#progress(u, 'synthesizing');
+    void this.#synthesizeSlot(guildId, g, slot).then(() => {
+      // A cleared or closed slot is gone from the queue; its late result is ignored.
+      if (!g.slots.includes(slot)) return;
+      slot.state = 'ready';
+      for (const r of slot.results) {
+        this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
+        for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+      }
+      this.#schedulePump(guildId, g);
+    });
+  }
+
+  async #synthesizeSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
+    const first = await this.#synthesizeItems(guildId, g, slot, slot.items);
+    // One author over their allowance must not silence the others merged with them: retry alone.
+    if (first.error && slot.items.length > 1 && first.error.code === 'budget_refused' && !slot.controller.signal.aborted) {
+      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, g, slot, [u]));
+      return;
+    }
+    slot.results.push(first);
+  }
+
+  async #synthesizeItems(guildId: string, g: GuildQueue, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
+    const base = { id: items[0]!.id, guildId, items };
+    try {
+      const audio = await this.#synth.synthesize(this.#request(guildId, items), {
+        signal: slot.controller.signal,
+        onProgress: (p) => {
+          for (const u of items) this.#progress(u, 'synthesizing', { detail: p.status });
+        },
+      });
+      if (audio.fromCache) g.stats.cacheHits++;
+      else if (!audio.shared) g.stats.requests++;
+      return { ...base, audio };
+    } catch (err) {
+      const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
+      return { ...base, error };
+    }
+  }
+
+  /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
+  async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
+    for (const ready of slot.results) {
+      if (this.#closed) return;
+      const controller = new AbortController();
+      g.current = controller;
+      if (ready.error) g.stats.failed += ready.items.length;
+      else g.stats.delivered += ready.items.length;
+      this.emit('delivered', { guildId, ready, at: this.#clock.now() });
+      await this.#runSink(guildId, ready, sink, controller);
+      g.current = null;
+    }
+    this.#schedulePump(guildId, g);
+  }
+
+  async #runSink(guildId: string, ready: ReadyUtterance, sink: Sink, controller: AbortController): Promise<void> {
+    // Watchdog: a sink that never settles would stall the guild silently (read-aloud-bots.md, issue 3).
+    const watchdog = new AbortController();
+    const limit = (ready.audio?.durationMs ?? 0) + this.#sinkTimeoutMs;
+    const abandoned = this.#clock
+      .sleep(limit, watchdog.signal)
+      .then(() => {
+        controller.abort(new SpeechError('aborted', { guildId, message: 'sink timed out' }));
+        return this.#clock.sleep(this.#sinkTimeoutMs, watchdog.signal);
+      })
+      .then(() => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'))
+      .catch(() => {});
+    let settled: Promise<void>;
+    try {
+      settled = Promise.resolve(sink(ready, controller.signal));
+    } catch (err) {
+      settled = Promise.reject(err);
+    }
+    const done = settled.catch((error: unknown) => {
+      this.#logger.warn({ guildId, id: ready.id, err: error instanceof Error ? error.message : String(error) }, 'sink failed');
+      this.emit('sinkError', { guildId, error, ready });
+    });
+    await Promise.race([done, abandoned]);
+    watchdog.abort();
+  }
+}

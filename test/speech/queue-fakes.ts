@@ -1,0 +1,89 @@
+import type { Clock } from '../../src/util/clock.ts';
+import type { ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { UtteranceInput } from '../../src/speech/queue.ts';
+
+/** A clock that moves only when told; sleeps resolve as time passes them. */
+export class ManualClock implements Clock {
+  t = 1_000_000;
+  #sleepers: Array<{ until: number; resolve: () => void }> = [];
+  now(): number {
+    return this.t;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const s = { until: this.t + ms, resolve };
+      this.#sleepers.push(s);
+      signal?.addEventListener('abort', () => {
+        this.#sleepers = this.#sleepers.filter((x) => x !== s);
+        reject(signal.reason);
+      }, { once: true });
+    });
+  }
+  advance(ms: number): void {
+    this.t += ms;
+    const due = this.#sleepers.filter((s) => s.until <= this.t);
+    this.#sleepers = this.#sleepers.filter((s) => s.until > this.t);
+    for (const s of due) s.resolve();
+  }
+}
+
+interface Call {
+  req: SynthesisRequest;
+  signal: AbortSignal | undefined;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** A synthesizer that records each request; `manual` calls wait for release(). */
+export class FakeSynth implements Synthesizer {
+  calls: Call[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  manual: boolean;
+  failWhen: (req: SynthesisRequest) => Error | null;
+  constructor(options: { manual?: boolean; failWhen?: (req: SynthesisRequest) => Error | null } = {}) {
+    this.manual = options.manual ?? false;
+    this.failWhen = options.failWhen ?? (() => null);
+  }
+  synthesize(req: SynthesisRequest, options: SynthesisOptions = {}): Promise<ReadyAudio> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    return new Promise<void>((resolve, reject) => {
+      this.calls.push({ req, signal: options.signal, resolve, reject });
+      options.signal?.addEventListener('abort', () => reject(options.signal!.reason), { once: true });
+      if (!this.manual) resolve();
+    })
+      .then(() => {
+        const err = this.failWhen(req);
+        if (err) throw err;
+        return { mp3: Buffer.from(req.text), durationMs: 100, fromCache: false, key: `k:${req.text}` };
+      })
+      .finally(() => this.inFlight--);
+  }
+  /** Lets the i-th call finish. */
+  release(i: number): void {
+    this.calls[i]!.resolve();
+  }
+}
+
+/** Resolves after pending setImmediate/microtask work has run a few times. */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Waits (in real time, bounded) until `cond` holds. */
+export async function until(cond: () => boolean, rounds = 2000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (cond()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition never held');
+}
+
+let n = 0;
+/** An auto-read message in guild g by user u. */
+export function msg(g: string, u: string, text: string, extra: Partial<UtteranceInput> = {}): UtteranceInput {
+  n++;
+  return { guildId: g, userId: u, channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, meta: n, ...extra };
+}

@@ -1,0 +1,283 @@
+import { describe, expect, it } from 'vitest';
+import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
+import { BudgetRefusedError, SpeechError } from '../../src/speech/synthesize.ts';
+import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
+
+function collectingSink() {
+  const seen: ReadyUtterance[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const sink = async (r: ReadyUtterance) => {
+    active++;
+    maxActive = Math.max(maxActive, active);
+    seen.push(r);
+    await settle(1);
+    active--;
+  };
+  return { seen, sink, maxActive: () => maxActive };
+}
+
+const spokenTexts = (seen: ReadyUtterance[]) => seen.flatMap((r) => r.items.map((u) => u.text));
+
+describe('SpeechScheduler coalescing', () => {
+  it('GIVEN 20 short auto messages queued together THEN at most 5 requests and message order is kept', async () => {
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    const texts = Array.from({ length: 20 }, (_, i) => `メッセージ${i}`);
+    texts.forEach((t, i) => expect(q.enqueue(msg('g1', `u${i % 4}`, t, { lang: 'ja' })).ok).toBe(true));
+    await until(() => spokenTexts(seen).length === 20);
+    expect(synth.calls.length).toBeLessThanOrEqual(5);
+    expect(spokenTexts(seen)).toEqual(texts);
+    // The merged request reads every message, with a pause between them, in order.
+    expect(synth.calls[0]!.req.text).toBe(texts.slice(0, 5).join('。'));
+  });
+
+  it('THEN each author is charged for their own characters, summing to the request', async () => {
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    q.setSink('g1', async () => {});
+    q.enqueue(msg('g1', 'alice', 'hello there', { lang: 'en' }));
+    q.enqueue(msg('g1', 'bob', 'lol', { lang: 'en' }));
+    q.enqueue(msg('g1', 'alice', 'ok', { lang: 'en' }));
+    await until(() => synth.calls.length === 1);
+    const { req } = synth.calls[0]!;
+    expect(req.text).toBe('hello there. lol. ok');
+    const byUser = Object.fromEntries(req.charges.map((c) => [c.userId, c.chars]));
+    expect(byUser).toEqual({ alice: 11 + 2 + 2, bob: 2 + 3 });
+    expect(req.charges.reduce((n, c) => n + c.chars, 0)).toBe([...req.text].length);
+  });
+
+  it('does not merge different voices, explicit requests, or beyond maxChars', async () => {
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), coalesce: { maxChars: 10 } });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    q.enqueue(msg('g1', 'a', 'abc'));
+    q.enqueue(msg('g1', 'a', 'def', { voice: 'other' }));
+    q.enqueue(msg('g1', 'b', 'say this', { kind: 'say' }));
+    q.enqueue(msg('g1', 'a', 'ghi'));
+    q.enqueue(msg('g1', 'a', 'jkl'));
+    q.enqueue(msg('g1', 'a', 'mnopqrs'));
+    await until(() => spokenTexts(seen).length === 6);
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['abc', 'def', 'say this', 'ghi. jkl', 'mnopqrs']);
+    expect(spokenTexts(seen)).toEqual(['abc', 'def', 'say this', 'ghi', 'jkl', 'mnopqrs']);
+  });
+});
+
+describe('SpeechScheduler order and delivery', () => {
+  it('GIVEN failures in between THEN every message is delivered in order, failures carrying their error', async () => {
+    const synth = new FakeSynth({ failWhen: (r) => (r.text.includes('bad') ? Object.assign(new Error('nope'), { code: 'content_policy_violation' }) : null) });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    const texts = ['one', 'bad two', 'three', 'bad four', 'five'];
+    for (const t of texts) q.enqueue(msg('g1', 'u', t, { kind: 'say' }));
+    await until(() => seen.length === 5);
+    expect(spokenTexts(seen)).toEqual(texts);
+    expect(seen.map((r) => r.error?.code ?? 'ok')).toEqual(['ok', 'content_policy_violation', 'ok', 'content_policy_violation', 'ok']);
+  });
+
+  it('GIVEN a sink that throws or rejects THEN the queue advances exactly once per item and never stalls', async () => {
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const delivered: string[] = [];
+    let active = 0;
+    let maxActive = 0;
+    const errors: unknown[] = [];
+    q.on('sinkError', (e) => errors.push(e.error));
+    q.setSink('g1', (r) => {
+      const text = r.items[0]!.text;
+      delivered.push(text);
+      if (text === 'sync-throw') throw new Error('sync boom');
+      active++;
+      maxActive = Math.max(maxActive, active);
+      return settle(2).then(() => {
+        active--;
+        if (text.startsWith('reject')) throw new Error('async boom');
+      });
+    });
+    const texts = ['a', 'sync-throw', 'b', 'reject-1', 'c', 'reject-2', 'd'];
+    for (const t of texts) q.enqueue(msg('g1', 'u' + t, t, { kind: 'say' }));
+    await until(() => delivered.length === texts.length);
+    await settle(10);
+    expect(delivered).toEqual(texts); // each once, in order
+    expect(maxActive).toBe(1); // never two deliveries at once
+    expect(errors).toHaveLength(3);
+    expect(q.stats('g1')).toMatchObject({ delivered: 7, queued: 0, ready: 0, playing: false });
+  });
+
+  it('GIVEN a sink that never settles THEN the watchdog aborts it and the queue moves on', async () => {
+    const clock = new ManualClock();
+    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock, sinkTimeoutMs: 1_000 });
+    const delivered: string[] = [];
+    const signals: AbortSignal[] = [];
+    q.setSink('g1', (r, signal) => {
+      delivered.push(r.items[0]!.text);
+      signals.push(signal);
+      return new Promise(() => {});
+    });
+    q.enqueue(msg('g1', 'u', 'stuck', { kind: 'say' }));
+    q.enqueue(msg('g1', 'u', 'next', { kind: 'say' }));
+    await until(() => delivered.length === 1);
+    clock.advance(1_100); // past durationMs(100) + timeout
+    await settle();
+    expect(signals[0]!.aborted).toBe(true);
+    expect(delivered).toEqual(['stuck']);
+    clock.advance(1_000);
+    await until(() => delivered.length === 2);
+    expect(delivered).toEqual(['stuck', 'next']);
+  });
+
+  it('holds ready audio until a sink is set, and uses the default sink', async () => {
+    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    q.enqueue(msg('g1', 'u', 'hi', { kind: 'say' }));
+    await settle(10);
+    expect(q.stats('g1')).toMatchObject({ ready: 1, delivered: 0 });
+    const { seen, sink } = collectingSink();
+    q.setDefaultSink(sink);
+    await until(() => seen.length === 1);
+  });
+
+  it('prefetches at most K utterances ahead of playback', async () => {
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2 });
+    let finish: (() => void) | undefined;
+    q.setSink('g1', () => new Promise<void>((r) => (finish = r)));
+    for (let i = 0; i < 6; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
+    await until(() => synth.calls.length === 3);
+    await settle(10);
+    // One playing, two synthesised ahead, the rest waiting.
+    expect(synth.calls.length).toBe(3);
+    expect(q.stats('g1')).toMatchObject({ playing: true, ready: 2, queued: 3 });
+    finish!();
+    await until(() => synth.calls.length === 4);
+  });
+});
+
+describe('SpeechScheduler limits and dropping', () => {
+  it('GIVEN a member with maxPendingPerMember waiting THEN the next is refused with the limit', async () => {
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingPerMember: 3 });
+    expect(q.enqueue(msg('g1', 'a', '1')).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', '2', { kind: 'say' })).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', '3')).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', '4'))).toEqual({ ok: false, reason: 'member_queue_full', limit: 3 });
+    expect(q.enqueue(msg('g1', 'b', 'other member')).ok).toBe(true);
+    expect(q.enqueue(msg('g2', 'a', 'other guild')).ok).toBe(true);
+  });
+
+  it('GIVEN items older than maxAutoAgeMs at synthesis THEN auto ones are dropped and counted, say ones spoken', async () => {
+    const clock = new ManualClock();
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock, prefetch: 1, maxAutoAgeMs: 60_000 });
+    const dropped: string[] = [];
+    q.on('dropped', (e) => dropped.push(...e.items.map((u) => u.text)));
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    q.enqueue(msg('g1', 'a', 'first', { kind: 'say' }));
+    await until(() => synth.calls.length === 1);
+    q.enqueue(msg('g1', 'b', 'old auto 1'));
+    q.enqueue(msg('g1', 'c', 'old say', { kind: 'say' }));
+    q.enqueue(msg('g1', 'd', 'old auto 2'));
+    clock.advance(61_000);
+    q.enqueue(msg('g1', 'e', 'fresh auto'));
+    synth.release(0);
+    await until(() => synth.calls.length === 2);
+    synth.release(1);
+    await until(() => synth.calls.length === 3);
+    synth.release(2);
+    await until(() => seen.length === 3);
+    expect(spokenTexts(seen)).toEqual(['first', 'old say', 'fresh auto']);
+    expect(dropped).toEqual(['old auto 1', 'old auto 2']);
+    expect(q.stats('g1').dropped).toBe(2);
+  });
+});
+
+describe('SpeechScheduler control', () => {
+  it('skip aborts the current delivery and the next one plays', async () => {
+    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    const delivered: string[] = [];
+    q.setSink('g1', (r, signal) => {
+      delivered.push(r.items[0]!.text);
+      return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+    });
+    q.enqueue(msg('g1', 'u', 'long', { kind: 'say' }));
+    q.enqueue(msg('g1', 'u', 'after', { kind: 'say' }));
+    await until(() => delivered.length === 1);
+    expect(q.skip('g1')).toBe(true);
+    await until(() => delivered.length === 2);
+    expect(delivered).toEqual(['long', 'after']);
+    expect(q.skip('nope')).toBe(false);
+  });
+
+  it('clear drops pending and aborts in-flight synthesis, returning the count', async () => {
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2 });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    for (let i = 0; i < 5; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
+    await until(() => synth.calls.length === 2);
+    expect(q.clear('g1')).toBe(5);
+    expect(synth.calls.every((c) => c.signal?.aborted)).toBe(true);
+    await settle(10);
+    expect(seen).toEqual([]);
+    expect(q.pending('g1')).toEqual([]);
+    // The guild keeps working after a clear.
+    synth.manual = false;
+    q.enqueue(msg('g1', 'u', 'again', { kind: 'say' }));
+    await until(() => seen.length === 1);
+  });
+
+  it('reports positions and progress for explicit requests', async () => {
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 1 });
+    const events: string[] = [];
+    q.on('progress', (e) => events.push(`${e.state}${e.position ?? ''}`));
+    q.setSink('g1', async () => {});
+    q.enqueue(msg('g1', 'a', 'auto'));
+    const r = q.enqueue(msg('g1', 'b', 'explicit', { kind: 'say' }));
+    expect(r).toMatchObject({ ok: true, position: 2 });
+    await until(() => synth.calls.length === 1);
+    expect(q.pending('g1').map((p) => [p.position, p.state])).toEqual([[1, 'synthesizing'], [2, 'queued']]);
+    synth.release(0);
+    await until(() => synth.calls.length === 2);
+    synth.release(1);
+    await until(() => events.length === 3);
+    expect(events).toEqual(['queued2', 'synthesizing', 'ready']);
+  });
+
+  it('GIVEN one merged author over budget THEN the others are still spoken, the refused one told why', async () => {
+    const refusal = { scope: 'user', used: 100, limit: 100, requested: 3, resetsAt: 0 };
+    const synth = new FakeSynth({
+      failWhen: (r) => (r.charges.some((c) => c.userId === 'broke') ? new BudgetRefusedError(refusal, 'g1') : null),
+    });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    q.enqueue(msg('g1', 'rich', 'aaa'));
+    q.enqueue(msg('g1', 'broke', 'bbb'));
+    q.enqueue(msg('g1', 'rich', 'ccc'));
+    await until(() => seen.length === 3);
+    expect(seen.map((r) => [r.items[0]!.text, r.error?.code ?? 'ok'])).toEqual([['aaa', 'ok'], ['bbb', 'budget_refused'], ['ccc', 'ok']]);
+    expect((seen[1]!.error as BudgetRefusedError).refusal).toEqual(refusal);
+  });
+
+  it('close refuses new work and returns what was not spoken; restore re-queues it in order', async () => {
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    for (const t of ['x', 'y', 'z']) q.enqueue(msg('g1', t, t, { kind: 'say' }));
+    await until(() => synth.calls.length === 2);
+    const unspoken = q.close();
+    expect(unspoken.map((u) => u.text)).toEqual(['x', 'y', 'z']);
+    expect(q.enqueue(msg('g1', 'a', 'late'))).toEqual({ ok: false, reason: 'closed' });
+    expect(synth.calls[0]!.signal?.reason).toBeInstanceOf(SpeechError);
+
+    const q2 = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    const { seen, sink } = collectingSink();
+    q2.setSink('g1', sink);
+    q2.restore(unspoken);
+    await until(() => seen.length === 3);
+    expect(spokenTexts(seen)).toEqual(['x', 'y', 'z']);
+  });
+});
