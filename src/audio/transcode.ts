@@ -1,0 +1,183 @@
+import { spawn } from 'node:child_process';
+import { ffmpegPath } from '../util/ffmpeg.ts';
+import { AudioError } from './errors.ts';
+
+export interface TranscodeOptions {
+  /** Kill ffmpeg and fail after this long. */
+  timeoutMs?: number;
+  /** Opus bitrate in kbit/s. */
+  bitrateKbps?: number;
+  /** libopus application: `audio` favours fidelity, `voip` intelligibility. */
+  application?: 'audio' | 'voip';
+  signal?: AbortSignal;
+  /** The ffmpeg binary (default ffmpegPath()). */
+  ffmpeg?: string;
+}
+
+const DEFAULTS = {
+  timeoutMs: 30_000,
+  // Discord voice channels carry 64 kbit/s by default; more is wasted on speech.
+  bitrateKbps: 64,
+  application: 'audio',
+} as const satisfies Required<Omit<TranscodeOptions, 'signal' | 'ffmpeg'>>;
+
+const STDERR_KEEP = 2_000;
+
+/**
+ * Converts an MP3 to Ogg Opus, 48 kHz stereo: what Discord voice carries, so the player can stream
+ * it as StreamType.OggOpus without transcoding on every play.
+ */
+export function mp3ToOggOpus(mp3: Buffer, options: TranscodeOptions = {}): Promise<Buffer> {
+  const o = { ...DEFAULTS, ...options };
+  const bin = o.ffmpeg ?? ffmpegPath();
+  if (o.signal?.aborted) return Promise.reject(new AudioError('TRANSCODE_ABORTED'));
+  // prettier-ignore
+  const args = [
+    '-hide_banner', '-loglevel', 'error',
+    '-i', 'pipe:0',
+    '-vn', '-map_metadata', '-1',
+    '-ac', '2', '-ar', '48000',
+    '-c:a', 'libopus', '-b:a', `${o.bitrateKbps}k`, '-application', o.application,
+    '-f', 'ogg', 'pipe:1',
+  ];
+  return new Promise<Buffer>((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let stderr = '';
+    let failure: AudioError | undefined;
+    let settled = false;
+
+    const finish = (error: AudioError | undefined, result?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve(result!);
+    };
+    const kill = (error: AudioError) => {
+      failure ??= error;
+      child.kill('SIGKILL');
+    };
+    const onAbort = () => kill(new AudioError('TRANSCODE_ABORTED'));
+    const timer = setTimeout(() => kill(new AudioError('TRANSCODE_TIMEOUT', `after ${o.timeoutMs} ms`)), o.timeoutMs);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
+    });
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code === 'ENOENT' || err.code === 'EACCES' ? 'FFMPEG_NOT_FOUND' : 'TRANSCODE_FAILED';
+      finish(new AudioError(code, `${bin}: ${err.code ?? err.message}`, { cause: err }));
+    });
+    child.on('close', (exitCode, signalName) => {
+      if (failure) return finish(failure);
+      if (exitCode !== 0) {
+        return finish(new AudioError('TRANSCODE_FAILED', `exit ${exitCode ?? signalName}: ${stderr.trim() || 'no output'}`));
+      }
+      const ogg = Buffer.concat(out);
+      if (ogg.length < 4 || ogg.subarray(0, 4).toString('latin1') !== 'OggS') {
+        return finish(new AudioError('TRANSCODE_FAILED', 'ffmpeg wrote no Ogg stream'));
+      }
+      finish(undefined, ogg);
+    });
+    // ffmpeg exits early on bad input; the EPIPE that follows is reported by 'close' above.
+    child.stdin.on('error', () => {});
+    child.stdin.end(mp3);
+  });
+}
+
+// MPEG audio header tables (ISO 11172-3 / 13818-3), Layer III only.
+const BITRATES_V1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320];
+const BITRATES_V2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+const SAMPLE_RATES: Record<number, readonly number[]> = {
+  3: [44100, 48000, 32000], // MPEG-1
+  2: [22050, 24000, 16000], // MPEG-2
+  0: [11025, 12000, 8000], // MPEG-2.5
+};
+
+interface FrameHeader {
+  length: number;
+  samples: number;
+  sampleRate: number;
+  /** Offset of the Xing/Info tag inside the frame (after the side information). */
+  xingOffset: number;
+}
+
+function parseHeader(buf: Buffer, at: number): FrameHeader | undefined {
+  if (at + 4 > buf.length) return undefined;
+  const b1 = buf[at]!;
+  const b2 = buf[at + 1]!;
+  const b3 = buf[at + 2]!;
+  const b4 = buf[at + 3]!;
+  if (b1 !== 0xff || (b2 & 0xe0) !== 0xe0) return undefined;
+  const version = (b2 >> 3) & 0x3; // 0 = 2.5, 1 = reserved, 2 = 2, 3 = 1
+  const layer = (b2 >> 1) & 0x3; // 1 = Layer III
+  if (version === 1 || layer !== 1) return undefined;
+  const bitrateIndex = (b3 >> 4) & 0xf;
+  const rateIndex = (b3 >> 2) & 0x3;
+  if (bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return undefined; // free format / bad
+  const padding = (b3 >> 1) & 0x1;
+  const mpeg1 = version === 3;
+  const kbps = (mpeg1 ? BITRATES_V1 : BITRATES_V2)[bitrateIndex]!;
+  const sampleRate = SAMPLE_RATES[version]![rateIndex]!;
+  const samples = mpeg1 ? 1152 : 576;
+  const length = Math.floor(((samples / 8) * kbps * 1000) / sampleRate) + padding;
+  const mono = (b4 >> 6) === 3;
+  const sideInfo = mpeg1 ? (mono ? 17 : 32) : mono ? 9 : 17;
+  return { length, samples, sampleRate, xingOffset: 4 + sideInfo };
+}
+
+function id3v2Size(buf: Buffer): number {
+  if (buf.length < 10 || buf.toString('latin1', 0, 3) !== 'ID3') return 0;
+  const size = ((buf[6]! & 0x7f) << 21) | ((buf[7]! & 0x7f) << 14) | ((buf[8]! & 0x7f) << 7) | (buf[9]! & 0x7f);
+  const footer = (buf[5]! & 0x10) !== 0 ? 10 : 0;
+  return 10 + size + footer;
+}
+
+/**
+ * Duration of an MP3 (MPEG-1/2/2.5 Layer III) in milliseconds, from its frame headers: frames ×
+ * samples per frame ÷ sample rate. Skips ID3v2 and the Xing/Info frame; 0 when no frame is found.
+ */
+export function probeDurationMs(mp3: Buffer): number {
+  let at = id3v2Size(mp3);
+  let seconds = 0;
+  let padSeconds = 0;
+  let first = true;
+  while (at + 4 <= mp3.length) {
+    const header = parseHeader(mp3, at);
+    const next = header ? at + header.length : 0;
+    if (header && next > mp3.length) break; // a truncated last frame
+    // To sync, a header must be followed by another header (or the end): 0xFFE also occurs in data.
+    if (!header || (first && next + 4 <= mp3.length && !parseHeader(mp3, next))) {
+      at++;
+      continue;
+    }
+    const tag = mp3.toString('latin1', at + header.xingOffset, at + header.xingOffset + 4);
+    if (first && (tag === 'Xing' || tag === 'Info')) {
+      // The encoder's Xing/Info frame carries no audio; its LAME extension says how many silent
+      // samples the encoder added at both ends (gapless playback), which are not speech.
+      padSeconds = encoderPaddingSamples(mp3, at + header.xingOffset, at + header.length) / header.sampleRate;
+    } else {
+      seconds += header.samples / header.sampleRate;
+    }
+    first = false;
+    at = next;
+  }
+  return Math.max(0, Math.round((seconds - (seconds > padSeconds ? padSeconds : 0)) * 1000));
+}
+
+/** Encoder delay + padding from the LAME extension of a Xing/Info tag at `at`; 0 when absent. */
+function encoderPaddingSamples(buf: Buffer, at: number, end: number): number {
+  const flags = buf.readUInt32BE(at + 4);
+  // Optional fields: frames (4), bytes (4), TOC (100), quality (4).
+  let lame = at + 8 + (flags & 1 ? 4 : 0) + (flags & 2 ? 4 : 0) + (flags & 4 ? 100 : 0) + (flags & 8 ? 4 : 0);
+  if (lame + 24 > end) return 0;
+  const encoder = buf.toString('latin1', lame, lame + 4);
+  if (encoder !== 'LAME' && encoder !== 'Lavc' && encoder !== 'Lavf') return 0;
+  lame += 21; // encoder string (9), revision/VBR (1), lowpass (1), replay gain (8), flags (1), ABR (1)
+  const delay = (buf[lame]! << 4) | (buf[lame + 1]! >> 4);
+  const padding = ((buf[lame + 1]! & 0x0f) << 8) | buf[lame + 2]!;
+  return delay + padding;
+}
