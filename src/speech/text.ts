@@ -1,0 +1,294 @@
+/**
+ * Message text normalisation: Discord markdown in, speakable text out (read-aloud-bots.md, "Text
+ * normalisation seen in the anchors"). Pure and free of discord.js: the Discord layer flattens a
+ * message into a `PlainMessage` and calls `normaliseMessage`.
+ *
+ * Pipeline, in order (each step's reason is next to its code):
+ *  1. NFKC, line endings, control characters      7. inline markdown (bold, italics, strike...)
+ *  2. line prefixes (# heading, -# subtext, > quote, - list)
+ *  3. code blocks, spoilers, inline code, escapes  8. attachments and stickers appended
+ *  4. masked links [text](url) -> text             9. laughter "wwww" -> "ワラ" (ja)
+ *  5. URLs -> a word                               10. the dictionary (after markup, so names too)
+ *  6. mentions, custom emoji, timestamps -> words  11. Unicode emoji dropped, newlines -> pauses
+ *  12. safety net (no "<@", no URL), runs capped, nothing speakable -> null, length cap + marker.
+ */
+import { countChars, truncateChars } from '../tts/chars.ts';
+import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
+import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
+
+export type { ReadLang } from './words.ts';
+export type { DictionaryEntry } from './dictionary.ts';
+
+export interface PlainMessage {
+  /** Raw Discord markdown content. */
+  content: string;
+  authorId: string;
+  /** Display name, nickname override already applied by the caller. */
+  authorName: string;
+  /** User id -> display name, for `<@id>` / `<@!id>`. */
+  users: Record<string, string>;
+  /** Role id -> name, for `<@&id>`. */
+  roles: Record<string, string>;
+  /** Channel id -> name, for `<#id>`. */
+  channels: Record<string, string>;
+  attachments: { name: string; contentType?: string | null }[];
+  stickers: { name: string }[];
+}
+
+export interface NormaliseOptions {
+  lang: ReadLang;
+  /** Cut the text at this many characters (code points, see src/tts/chars.ts) and append "以下略". */
+  maxLength: number;
+  /** Applied after markup is resolved, before the length cap. Treat the array as immutable. */
+  dictionary?: readonly DictionaryEntry[];
+}
+
+/** Longest name read for a mention (and by names.ts for the author prefix). */
+export const NAME_MAX_CHARS = 20;
+/** A run of one character longer than this is shortened to it (digits: see `capRuns`). */
+export const RUN_MAX = 4;
+const DIGIT_RUN_MAX = 12;
+
+// Private-use characters stand in for already-final pieces of text ("literals": names, URL words)
+// while markdown is stripped from the rest, so a user named "__x__" or a URL with "_" survives.
+const PLACEHOLDER_BASE = 0xe000;
+const PLACEHOLDER_MAX = 0xf8ff - PLACEHOLDER_BASE;
+const PRIVATE_USE = /[\uE000-\uF8FF]/g;
+const PLACEHOLDER = /[\uE000-\uF8FF]/g;
+
+// Bare and <suppressed> URLs as Discord links them; stops at whitespace, placeholders and Japanese
+// punctuation so "https://a.example/x。すごい" keeps "すごい".
+const URL_PATTERN =
+  /<(?:https?:\/\/)[^\s<>\uE000-\uF8FF]+>|(?:https?:\/\/|(?<![\w.@])www\.)[^\s<>\uE000-\uF8FF、。「」『』【】]+|(?<![\w.@/])(?:discord\.gg|discord(?:app)?\.com\/invite)\/[\w-]+/gi;
+const INVITE_PATTERN = /^<?(?:https?:\/\/)?(?:www\.)?(?:discord\.gg|discord(?:app)?\.com\/invite)\//i;
+
+const MASKED_LINK = /\[([^[\]\n]+)\]\(\s*<?https?:\/\/[^\s<>()\uE000-\uF8FF]*(?:\([^\s<>()]*\)[^\s<>()\uE000-\uF8FF]*)*>?\s*\)/gi;
+
+// Discord message-content entities (discord.com/developers/docs/reference#message-formatting).
+const ENTITY_PATTERN =
+  /<@!?(\d{1,25})>|<@&(\d{1,25})>|<#(\d{1,25})>|<a?:([\w~-]{1,64}):\d{1,25}>|<t:-?\d{1,20}(?::[tTdDfFrRsS])?>|<\/([^:<>\n]{1,100}):\d{1,25}>|<id:\w{1,32}>|(?<![\w@])@(everyone|here)\b/g;
+
+// Block tokens scanned left to right in one pass, as Discord's parser does: whichever starts first
+// wins, so a spoiler that contains a code block is hidden whole, and a code span shows its pipes.
+const BLOCK_TOKENS = /\\([^\p{L}\p{N}\s])|```[\s\S]*?```|\|\|[\s\S]+?\|\||``([\s\S]+?)``|`([^`]+?)`/gu;
+const MARKDOWN_ESCAPABLE = new Set(['*', '_', '~', '|', '`', '>', '#', '-', '[', ']', '(', ')', '\\']);
+
+// Line prefixes: quote, subtext, heading, bullet. Numbered lists keep their number (it is read).
+const LINE_PREFIX = /^[ \t]*(?:>>>[ \t]?|>[ \t]|-#[ \t]|#{1,3}[ \t]|[-*+][ \t])/gm;
+
+// Unicode emoji: pictographs, keycaps, flags (regional indicators, tag sequences), skin tones, ZWJ
+// and variation selectors. Text-presentation symbols such as ♪ and ♡ are not pictographic and stay.
+const EMOJI =
+  /[0-9#*]\uFE0F?\u20E3|\p{Extended_Pictographic}|\p{Regional_Indicator}|[\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}\uFE0E\uFE0F\u200D\u20E3]/gu;
+// Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
+const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
+const CONTROL = /(?![\n\t])\p{Cc}/gu;
+const JA_CHAR = '[\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Han}ー]';
+const LAUGH_RUN = /(?<![A-Za-z])[wW]{2,}(?![A-Za-z])/g;
+const LAUGH_ONE = new RegExp(`(?<=${JA_CHAR}|[!?。、…])[wW](?![A-Za-z])`, 'gu');
+const ENDS_WITH_PAUSE = /[、。,.!?…:;]$/u;
+const SPEAKABLE = /[\p{L}\p{N}]/u;
+
+/**
+ * Turns a Discord message into the text to speak, or `null` when nothing speakable is left (only
+ * emoji, punctuation or whitespace). The result never contains a mention (`<@`), a URL, or one
+ * character 20+ times in a row (the advanced endpoint refuses that, spec: job creation request).
+ */
+export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): string | null {
+  const words = WORDS[opts.lang];
+  const content = resolveMarkup(msg, opts.lang, words);
+  const extras = [...attachmentWords(msg.attachments, words), ...msg.stickers.map((s) => words.sticker(cleanName(s.name)))];
+  const text = [content, ...extras].filter((s) => s.length > 0).join('\n');
+  return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength);
+}
+
+// The tail of the pipeline, on text whose markup is resolved: laughter, dictionary, emoji, pauses,
+// safety net, run cap, null check, length cap.
+function finish(text: string, lang: ReadLang, dictionary: readonly DictionaryEntry[], maxLength: number): string | null {
+  const words = WORDS[lang];
+  let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
+  if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);
+  s = applyDictionary(s, dictionary);
+  // After the dictionary, so a server can give an emoji a reading ("🍣" -> "すし").
+  s = s.replace(EMOJI, '').replace(/(\p{M}{3})\p{M}+/gu, '$1'); // and tame "Zalgo" stacks of marks
+  s = joinLines(s, lang);
+  s = sanitise(s, lang);
+  s = capRuns(s);
+  if (!SPEAKABLE.test(s)) return null;
+  return capLength(s, lang, maxLength);
+}
+
+function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): string {
+  const pad = lang === 'en' ? ' ' : ''; // English needs spaces around an inserted word; Japanese does not
+  const literals: string[] = [];
+  const lit = (text: string): string => {
+    if (literals.length > PLACEHOLDER_MAX) return text;
+    literals.push(text);
+    return String.fromCharCode(PLACEHOLDER_BASE + literals.length - 1);
+  };
+
+  let s = msg.content
+    .normalize('NFKC') // full-width ASCII, half-width kana: one spelling for the dictionary and cache
+    .replace(PRIVATE_USE, '')
+    .replace(/\r\n?/g, '\n')
+    .replace(CONTROL, ' ');
+  for (let i = 0; i < 3; i++) {
+    const next = s.replace(LINE_PREFIX, ''); // nested prefixes: "> # heading", "> - item"
+    if (next === s) break;
+    s = next;
+  }
+
+  s = s.replace(BLOCK_TOKENS, (whole: string, escaped?: string, code2?: string, code1?: string) => {
+    if (escaped !== undefined) return MARKDOWN_ESCAPABLE.has(escaped) ? lit(escaped) : escaped;
+    if (whole.startsWith('```')) return lit(pad + words.codeBlock + pad);
+    if (whole.startsWith('||')) return lit(pad + words.spoiler + pad); // never read what is hidden
+    // Inline code is read as its content (usually a short command or word), minus its markup.
+    const code = (code2 ?? code1 ?? '').replace(/[`|]+/g, ' ');
+    return lit(resolveEntities(replaceUrls(code, (w) => pad + w + pad, words), (w) => w, msg, words).replace(/\s+/g, ' ').trim());
+  });
+
+  s = s.replace(MASKED_LINK, '$1');
+  s = replaceUrls(s, (w) => lit(pad + w + pad), words);
+  s = resolveEntities(s, (w) => lit(pad + w + pad), msg, words);
+  s = stripInlineMarkdown(s);
+  // Literals may hold placeholders of their own only if PLACEHOLDER_MAX overflowed; one pass suffices.
+  return s.replace(PLACEHOLDER, (p) => literals[p.charCodeAt(0) - PLACEHOLDER_BASE] ?? '');
+}
+
+function replaceUrls(s: string, wrap: (word: string) => string, words: SpokenWords): string {
+  return s.replace(URL_PATTERN, (url: string) => {
+    let tail = '';
+    if (!url.startsWith('<')) {
+      // Trailing punctuation belongs to the sentence, not the URL (Discord's linkifier does the same).
+      const m = /[.,:;!?'"\]]+$|\)+$/.exec(url);
+      if (m && !(m[0].startsWith(')') && url.includes('('))) {
+        tail = m[0];
+        url = url.slice(0, -tail.length);
+      }
+    }
+    return wrap(INVITE_PATTERN.test(url) ? words.invite : words.url) + tail;
+  });
+}
+
+function resolveEntities(s: string, wrap: (word: string) => string, msg: PlainMessage, words: SpokenWords): string {
+  return s.replace(
+    ENTITY_PATTERN,
+    (_whole: string, user?: string, role?: string, channel?: string, emoji?: string, command?: string, mass?: string) => {
+      if (user !== undefined) {
+        const name = msg.users[user] ?? (user === msg.authorId ? msg.authorName : undefined);
+        return wrap(cleanName(name ?? '') || words.someone);
+      }
+      if (role !== undefined) return wrap(cleanName(msg.roles[role] ?? '') || words.role);
+      if (channel !== undefined) return wrap(cleanName((msg.channels[channel] ?? '').replace(/[-_]+/g, ' ')) || words.channel);
+      if (emoji !== undefined) return wrap(emoji.replace(/[_~-]+/g, ' ').trim());
+      if (command !== undefined) return wrap(cleanName(command));
+      if (mass !== undefined) return wrap(mass.toLowerCase() === 'here' ? words.here : words.everyone);
+      if (_whole.startsWith('<t:')) return wrap(words.timestamp);
+      return ''; // <id:customize> and friends: navigation, nothing to say
+    },
+  );
+}
+
+function stripInlineMarkdown(s: string): string {
+  let prev: string;
+  do {
+    prev = s;
+    s = s
+      .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '$1')
+      .replace(/__(?=\S)([\s\S]*?\S)__/g, '$1')
+      .replace(/~~([\s\S]+?)~~/g, '$1')
+      .replace(/\*(?=[^\s*])([^*]*?[^\s*])?\*/g, '$1')
+      .replace(/(?<![\p{L}\p{N}])_(?=[^\s_])([^_]*?[^\s_])?_(?![\p{L}\p{N}])/gu, '$1');
+  } while (s !== prev);
+  // Unpaired leftovers: "**", "~~", "||", backticks and backslashes are not read aloud; a lone "_"
+  // (snake_case) becomes a space so the words around it stay apart. A lone "*" is kept ("2*3").
+  return s.replace(/\*{2,}|~{2,}|\|{2,}|[`\\]+/g, '').replace(/_+/g, ' ');
+}
+
+/** A display name made safe and short for reading: no emoji, markup or invisible characters. */
+export function cleanName(name: string, maxChars = NAME_MAX_CHARS): string {
+  const s = name
+    .normalize('NFKC')
+    .replace(PRIVATE_USE, '')
+    .replace(CONTROL, ' ')
+    .replace(INVISIBLE, '')
+    .replace(EMOJI, '')
+    .replace(/[*_~`|\\<>]+/g, ' ')
+    .replace(/@(?=everyone|here)/gi, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return truncateChars(s, maxChars).trim();
+}
+
+function attachmentKind(a: { name: string; contentType?: string | null }): AttachmentKind {
+  const type = (a.contentType ?? '').toLowerCase();
+  const ext = /\.([a-z0-9]{1,5})$/i.exec(a.name)?.[1]?.toLowerCase() ?? '';
+  // Discord names voice messages "voice-message.ogg" (audio/ogg with a waveform).
+  if (a.name === 'voice-message.ogg') return 'voiceMessage';
+  if (type.startsWith('image/') || /^(png|jpe?g|gif|webp|avif|heic|heif|bmp|svg|tiff?)$/.test(ext)) return 'image';
+  if (type.startsWith('video/') || /^(mp4|mov|webm|mkv|avi|m4v|wmv)$/.test(ext)) return 'video';
+  if (type.startsWith('audio/') || /^(mp3|wav|ogg|oga|opus|m4a|flac|aac|wma)$/.test(ext)) return 'audio';
+  return 'file';
+}
+
+// One word per kind with a count ("画像3枚", "3 images"), in the order the kinds first appear.
+// File names are not read: they are mostly camera names like IMG_1234.jpg.
+function attachmentWords(attachments: PlainMessage['attachments'], words: SpokenWords): string[] {
+  const counts = new Map<AttachmentKind, number>();
+  for (const a of attachments) {
+    const kind = attachmentKind(a);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return [...counts].map(([kind, n]) => words.attachment(kind, n));
+}
+
+// A newline becomes a pause the TTS observes ("、" / ", "), unless the line already ends in one.
+function joinLines(s: string, lang: ReadLang): string {
+  const lines = s
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .filter((l) => l.length > 0);
+  let out = '';
+  for (const line of lines) {
+    if (out.length === 0) out = line;
+    else if (ENDS_WITH_PAUSE.test(out)) out += (lang === 'en' ? ' ' : '') + line;
+    else out += WORDS[lang].pause + line;
+  }
+  return out
+    .replace(/ +(?=[,.!?;:、。])/g, '') // "Taro !" after an inserted word
+    .replace(/(?:、\s*){2,}/g, '、')
+    .replace(/(?:,\s*){2,}/g, ', ')
+    .replace(/^[\s、,]+|[\s、,]+$/g, '');
+}
+
+// Last line of defence for names, dictionary readings and escapes: the output must never ping,
+// look like a mention, or carry a URL (read-aloud-bots.md: @everyone/@here are not read as pings).
+/** Replaces URLs with the URL word, unwraps mention-like "<@" and reads @everyone/@here as words. */
+export function sanitise(s: string, lang: ReadLang): string {
+  const words = WORDS[lang];
+  return s
+    .replace(URL_PATTERN, words.url)
+    .replace(/<(?=[@#])/g, '')
+    .replace(/@(everyone|here)\b/gi, (_m, w: string) => (w.toLowerCase() === 'here' ? words.here : words.everyone));
+}
+
+/**
+ * Shortens every run of one character to `RUN_MAX` (digits to 12, so "1000000" keeps its value);
+ * the advanced endpoint refuses 20+ in a row (spec: job creation request, text).
+ */
+export function capRuns(s: string): string {
+  return s.replace(/(.)\1{4,}/gsu, (run: string, ch: string) => {
+    const max = /\p{Nd}/u.test(ch) ? DIGIT_RUN_MAX : RUN_MAX;
+    const chars = countChars(run);
+    return chars > max ? ch.repeat(max) : run;
+  });
+}
+
+function capLength(s: string, lang: ReadLang, maxLength: number): string {
+  const max = Math.max(1, Math.floor(maxLength));
+  if (countChars(s) <= max) return s;
+  // truncateChars counts code points, so a surrogate pair is never split (src/tts/chars.ts).
+  const cut = truncateChars(s, max).replace(/[\s、,。.]+$/u, '');
+  const rest = WORDS[lang].rest;
+  return lang === 'ja' ? `${cut}、${rest}` : `${cut}, ${rest}`;
+}

@@ -1,0 +1,103 @@
+/**
+ * Every word the read-aloud pipeline inserts into spoken text, in Japanese and English, in one place
+ * (text.ts, names.ts and dictionary.ts read from here). Words are chosen to sound natural when a TTS
+ * voice reads them, not to look nice on screen; see docs/notes read-aloud-bots.md for the anchors.
+ */
+/** The languages the bot reads in (text.ts re-exports this). */
+export type ReadLang = 'ja' | 'en';
+
+export type AttachmentKind = 'image' | 'video' | 'audio' | 'voiceMessage' | 'file';
+
+export interface SpokenWords {
+  /** A user mention whose id the caller could not resolve. */
+  someone: string;
+  role: string;
+  channel: string;
+  everyone: string;
+  here: string;
+  /** A Discord timestamp `<t:123:R>`: not read as a number. */
+  timestamp: string;
+  url: string;
+  invite: string;
+  codeBlock: string;
+  spoiler: string;
+  /** An attachment of `kind`, `count` (>= 1) of them. */
+  attachment: (kind: AttachmentKind, count: number) => string;
+  /** A sticker; `name` may be '' when nothing speakable is left of it. */
+  sticker: (name: string) => string;
+  /** Inserted for a newline and between content, attachments and stickers; the TTS pauses on it. */
+  pause: string;
+  /** Appended when the text was cut at the maximum length. */
+  rest: string;
+  /** What a run of "wwww" becomes (Japanese only; `null` = leave the run alone). */
+  laugh: string | null;
+  /** The spoken name prefix before a message. */
+  namePrefix: (name: string) => string;
+  join: (name: string) => string;
+  leave: (name: string) => string;
+  joinUnknown: string;
+  leaveUnknown: string;
+}
+
+const JA_COUNTERS: Record<AttachmentKind, string> = { image: '枚', video: '本', audio: '件', voiceMessage: '件', file: '件' };
+const JA_KINDS: Record<AttachmentKind, string> = {
+  image: '画像',
+  video: '動画',
+  audio: '音声ファイル',
+  voiceMessage: 'ボイスメッセージ',
+  file: '添付ファイル',
+};
+const EN_KINDS: Record<AttachmentKind, [one: string, many: string]> = {
+  image: ['an image', 'images'],
+  video: ['a video', 'videos'],
+  audio: ['an audio file', 'audio files'],
+  voiceMessage: ['a voice message', 'voice messages'],
+  file: ['a file', 'files'],
+};
+
+export const WORDS = {
+  ja: {
+    someone: 'ユーザー',
+    role: 'ロール',
+    channel: 'チャンネル',
+    everyone: 'エブリワン',
+    here: 'ヒア',
+    timestamp: '日時',
+    url: 'URL省略',
+    invite: '招待リンク',
+    codeBlock: 'コードブロック省略',
+    spoiler: 'ネタバレ',
+    attachment: (kind, count) => (count > 1 ? `${JA_KINDS[kind]}${count}${JA_COUNTERS[kind]}` : JA_KINDS[kind]),
+    sticker: (name) => (name ? `スタンプ「${name}」` : 'スタンプ'),
+    pause: '、',
+    rest: '以下略',
+    laugh: 'ワラ',
+    namePrefix: (name) => `${name}、`,
+    join: (name) => `${name}さんが入室しました。`,
+    leave: (name) => `${name}さんが退出しました。`,
+    joinUnknown: '誰かが入室しました。',
+    leaveUnknown: '誰かが退出しました。',
+  },
+  en: {
+    someone: 'someone',
+    role: 'a role',
+    channel: 'a channel',
+    everyone: 'everyone',
+    here: 'here',
+    timestamp: 'a time',
+    url: 'a link',
+    invite: 'an invite link',
+    codeBlock: 'a code block',
+    spoiler: 'a spoiler',
+    attachment: (kind, count) => (count > 1 ? `${count} ${EN_KINDS[kind][1]}` : EN_KINDS[kind][0]),
+    sticker: (name) => (name ? `a sticker, ${name}` : 'a sticker'),
+    pause: ', ',
+    rest: 'and so on',
+    laugh: null,
+    namePrefix: (name) => `${name} said, `,
+    join: (name) => `${name} joined.`,
+    leave: (name) => `${name} left.`,
+    joinUnknown: 'Someone joined.',
+    leaveUnknown: 'Someone left.',
+  },
+} as const satisfies Record<ReadLang, SpokenWords>;
