@@ -156,7 +156,6 @@ interface GuildQueue {
   /** The delivery in progress, if any. */
   current: AbortController | null;
   sink: Sink | null;
-  pumpScheduled: boolean;
   stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
 }
 
@@ -175,6 +174,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #logger: Logger;
   readonly #guilds = new Map<string, GuildQueue>();
   #defaultSink: Sink | null = null;
+  /** Guilds with something to pump on the next turn. */
+  readonly #dirty = new Set<string>();
+  #pumpScheduled = false;
   #closed = false;
 
   constructor(options: SchedulerOptions) {
@@ -207,7 +209,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     g.stats.enqueued++;
     const position = this.#undelivered(g).length;
     this.#progress(u, 'queued', { position });
-    this.#schedulePump(u.guildId, g);
+    this.#schedulePump(u.guildId);
     return { ok: true, id: u.id, position };
   }
 
@@ -215,13 +217,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   setSink(guildId: string, sink: Sink | null): void {
     const g = this.#guild(guildId);
     g.sink = sink;
-    this.#schedulePump(guildId, g);
+    this.#schedulePump(guildId);
   }
 
   /** The sink for guilds without their own (e.g. attach the audio to a reply). */
   setDefaultSink(sink: Sink | null): void {
     this.#defaultSink = sink;
-    for (const [id, g] of this.#guilds) this.#schedulePump(id, g);
+    for (const [id, g] of this.#guilds) this.#schedulePump(id);
   }
 
   /** Stops the utterance being delivered: its sink's signal is aborted. Returns whether one was. */
@@ -294,7 +296,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       const g = this.#guild(u.guildId);
       g.pending.push({ ...u });
       g.stats.enqueued++;
-      this.#schedulePump(u.guildId, g);
+      this.#schedulePump(u.guildId);
     }
     return items.length;
   }
@@ -327,7 +329,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         slots: [],
         current: null,
         sink: null,
-        pumpScheduled: false,
         stats: { enqueued: 0, delivered: 0, failed: 0, dropped: 0, cleared: 0, skipped: 0, requests: 0, cacheHits: 0, merged: 0 },
       };
       this.#guilds.set(guildId, g);
@@ -352,27 +353,47 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Pumps on the next turn, so a burst of messages arriving together can be merged. */
-  #schedulePump(guildId: string, g: GuildQueue): void {
-    if (g.pumpScheduled || this.#closed) return;
-    g.pumpScheduled = true;
+  #schedulePump(guildId: string): void {
+    if (this.#closed) return;
+    this.#dirty.add(guildId);
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
     setImmediate(() => {
-      g.pumpScheduled = false;
-      if (this.#guilds.get(guildId) === g && !this.#closed) this.#pump(guildId, g);
+      this.#pumpScheduled = false;
+      if (!this.#closed) this.#pumpAll();
     });
   }
 
-  #pump(guildId: string, g: GuildQueue): void {
-    const head = g.slots[0];
-    const sink = g.sink ?? this.#defaultSink;
-    if (!g.current && head?.state === 'ready' && sink) {
-      g.slots.shift();
-      void this.#deliver(guildId, g, head, sink);
+  /**
+   * Delivers ready heads, then starts synthesis round-robin across guilds, one batch per guild per
+   * round: a guild that queued a hundred messages first does not take every free rate slot ahead
+   * of a guild that queued five in the same moment.
+   */
+  #pumpAll(): void {
+    const guilds: Array<[string, GuildQueue]> = [];
+    for (const id of this.#dirty) {
+      const g = this.#guilds.get(id);
+      if (g) guilds.push([id, g]);
+    }
+    this.#dirty.clear();
+    for (const [id, g] of guilds) {
+      const head = g.slots[0];
+      const sink = g.sink ?? this.#defaultSink;
+      if (!g.current && head?.state === 'ready' && sink) {
+        g.slots.shift();
+        void this.#deliver(id, g, head, sink);
+      }
     }
     // Prefetch: at most K batches synthesising or ready-but-undelivered per guild.
-    while (g.slots.length < this.#prefetch) {
-      const batch = this.#takeBatch(guildId, g);
-      if (!batch) break;
-      this.#startSlot(guildId, g, batch);
+    let active = guilds;
+    while (active.length > 0) {
+      active = active.filter(([id, g]) => {
+        if (g.slots.length >= this.#prefetch) return false;
+        const batch = this.#takeBatch(id, g);
+        if (!batch) return false;
+        this.#startSlot(id, g, batch);
+        return true;
+      });
     }
   }
 
@@ -451,7 +472,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
         for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
       }
-      this.#schedulePump(guildId, g);
+      this.#schedulePump(guildId);
     });
   }
 
@@ -495,7 +516,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       await this.#runSink(guildId, ready, sink, controller);
       g.current = null;
     }
-    this.#schedulePump(guildId, g);
+    this.#schedulePump(guildId);
   }
 
   async #runSink(guildId: string, ready: ReadyUtterance, sink: Sink, controller: AbortController): Promise<void> {
