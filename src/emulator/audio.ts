@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { ffmpegPath } from '../util/ffmpeg.ts';
+
+/**
+ * Everything that shapes one emulated audio file. Two inputs with equal fields give byte-identical
+ * MP3s and the same content hash (spec: "the same text and voice give the same audio").
+ */
+export interface AudioInput {
+  kind: 'standard' | 'advanced';
+  text: string;
+  voice: string;
+  /** Effective speed (the standard endpoint's out-of-range values already replaced by 1.0). */
+  speed: number;
+  /** Effective pitch: semitones for `standard` (-20..20), -1..1 for `advanced`. */
+  pitch: number;
+  tone?: string | undefined;
+  model?: string | undefined;
+  seed?: number | undefined;
+  temperature?: number | undefined;
+}
+
+/** The live service's advanced output format (service-facts.md: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
+export const SAMPLE_RATE = 24_000;
+export const BITRATE = '160k';
+/** Seconds of audio per code point at speed 1.0, and the shortest file we make. */
+const SECONDS_PER_CHAR = 0.12;
+const MIN_SECONDS = 0.6;
+/** Upper bound so a 3,000-character paid job does not produce an hour of audio. */
+const MAX_SECONDS = 600;
+
+/** The 56-hex sha224 content hash naming an audio file (the live bucket uses 56-hex names). */
+export function audioHash(input: AudioInput): string {
+  // Fixed key order so the hash does not depend on how the object was built.
+  const canonical = JSON.stringify([
+    input.kind,
+    input.text,
+    input.voice,
+    input.speed,
+    input.pitch,
+    input.tone ?? null,
+    input.model ?? null,
+    input.seed ?? null,
+    input.temperature ?? null,
+  ]);
+  return createHash('sha224').update(canonical).digest('hex');
+}
+
+/** Expected duration in seconds of the audio for `input` (before MP3 framing). */
+export function expectedSeconds(input: AudioInput): number {
+  const chars = [...input.text].length;
+  return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, (chars * SECONDS_PER_CHAR) / input.speed));
+}
+
+/** FNV-1a, for deterministic per-voice and per-character variation. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * A speech-like signal as 16-bit little-endian PCM at SAMPLE_RATE: one voiced "syllable" (a tone
+ * with harmonics and an envelope) per code point, silence for spaces and punctuation. The voice
+ * sets the base frequency, pitch shifts it, speed shortens every syllable; advanced-only fields
+ * (seed, tone, model, temperature) change the timbre. Pure arithmetic, so it is deterministic.
+ */
+export function synthesizePcm(input: AudioInput): Buffer {
+  const totalSamples = Math.round(expectedSeconds(input) * SAMPLE_RATE);
+  const pcm = Buffer.alloc(totalSamples * 2);
+  const slot = Math.max(1, Math.round((SECONDS_PER_CHAR / input.speed) * SAMPLE_RATE));
+  const semitones = input.kind === 'standard' ? input.pitch : input.pitch * 6;
+  const timbreKey = `${input.voice}|${input.seed ?? ''}|${input.tone ?? ''}|${input.model ?? ''}|${input.temperature ?? ''}`;
+  const timbre = fnv1a(timbreKey);
+  const base = (100 + (fnv1a(input.voice) % 160)) * 2 ** (semitones / 12);
+  const h2 = 0.3 + ((timbre >>> 4) % 50) / 100;
+  const h3 = 0.1 + ((timbre >>> 12) % 40) / 100;
+  const norm = 1 / (1 + h2 + h3);
+  const amplitude = 0.5 * 32767;
+
+  let offset = 0;
+  for (const ch of input.text) {
+    if (offset + slot > totalSamples) break;
+    if (!/[\s\p{P}]/u.test(ch)) {
+      const step = (fnv1a(ch) % 9) - 4; // -4..4: a little intonation per character
+      const freq = base * (1 + step * 0.05);
+      const voiced = Math.round(slot * 0.85); // the rest of the slot is a short gap
+      const attack = Math.max(1, Math.round(voiced * 0.1));
+      const release = Math.max(1, Math.round(voiced * 0.25));
+      for (let i = 0; i < voiced; i++) {
+        const env = Math.min(1, i / attack, (voiced - i) / release);
+        const w = (2 * Math.PI * freq * i) / SAMPLE_RATE;
+        const v = (Math.sin(w) + h2 * Math.sin(2 * w) + h3 * Math.sin(3 * w)) * norm * env;
+        pcm.writeInt16LE(Math.round(v * amplitude), (offset + i) * 2);
+      }
+    }
+    offset += slot;
+  }
+  return pcm;
+}
+
+/**
+ * Encodes PCM to MP3 with ffmpeg: MPEG-2 Layer III, 24 kHz mono CBR, bitexact and without
+ * metadata so identical input gives identical bytes on every run.
+ */
+export function encodeMp3(pcm: Buffer, ffmpeg: string = ffmpegPath()): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      ffmpeg,
+      [
+        '-hide_banner', '-loglevel', 'error', '-nostdin',
+        '-f', 's16le', '-ar', String(SAMPLE_RATE), '-ac', '1', '-i', 'pipe:0',
+        '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
+        '-c:a', 'libmp3lame', '-b:a', BITRATE, '-ar', String(SAMPLE_RATE), '-ac', '1',
+        // A pipe cannot be rewound to fill in the Xing header, so leave it out (CBR needs none).
+        '-write_xing', '0', '-id3v2_version', '0',
+        '-f', 'mp3', 'pipe:1',
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.on('error', reject);
+    child.stdin.on('error', () => {
+      // EPIPE when ffmpeg exits early; the close handler reports the real failure.
+    });
+    child.on('close', (code) => {
+      if (code === 0) resolve(Buffer.concat(out));
+      else reject(new Error(`ffmpeg exited with ${code}: ${err.trim().slice(0, 300)}`));
+    });
+    child.stdin.end(pcm);
+  });
+}
+
+/** The exact MP3 bytes the emulator serves for `input`, and its content hash. */
+export async function audioFor(input: AudioInput): Promise<{ hash: string; bytes: Buffer }> {
+  return { hash: audioHash(input), bytes: await encodeMp3(synthesizePcm(input)) };
+}
+
+export interface AudioStoreOptions {
+  /** Bytes of generated MP3 kept in memory; older files are regenerated on demand. */
+  maxCacheBytes: number;
+  /** How many issued media names are remembered (an unknown name is a 404). */
+  maxEntries: number;
+}
+
+const AUDIO_STORE_DEFAULTS = { maxCacheBytes: 64 * 1024 * 1024, maxEntries: 20_000 } as const satisfies AudioStoreOptions;
+
+/**
+ * The emulator's media bucket: names issued to clients (hash -> input) and a bounded cache of the
+ * generated bytes, with concurrent generations of the same file shared.
+ */
+export class AudioStore {
+  readonly #options: AudioStoreOptions;
+  readonly #entries = new Map<string, AudioInput>();
+  readonly #bytes = new Map<string, Buffer>();
+  readonly #inflight = new Map<string, Promise<Buffer>>();
+  #cachedBytes = 0;
+
+  constructor(options: Partial<AudioStoreOptions> = {}) {
+    this.#options = { ...AUDIO_STORE_DEFAULTS, ...options };
+  }
+
+  /** Makes `input` downloadable under its hash and returns the hash. */
+  register(input: AudioInput): string {
+    const hash = audioHash(input);
+    this.#entries.delete(hash);
+    this.#entries.set(hash, input);
+    if (this.#entries.size > this.#options.maxEntries) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return hash;
+  }
+
+  /** The input issued under `hash`, if any. */
+  lookup(hash: string): AudioInput | undefined {
+    return this.#entries.get(hash);
+  }
+
+  /** The MP3 bytes for `input`, generated once and then served from memory. */
+  async bytes(input: AudioInput): Promise<Buffer> {
+    const hash = audioHash(input);
+    const cached = this.#bytes.get(hash);
+    if (cached) {
+      this.#bytes.delete(hash);
+      this.#bytes.set(hash, cached); // most recently used last
+      return cached;
+    }
+    let pending = this.#inflight.get(hash);
+    if (!pending) {
+      pending = encodeMp3(synthesizePcm(input)).then(
+        (buf) => {
+          this.#inflight.delete(hash);
+          this.#remember(hash, buf);
+          return buf;
+        },
+        (error: unknown) => {
+          this.#inflight.delete(hash);
+          throw error;
+        },
+      );
+      this.#inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  #remember(hash: string, buf: Buffer): void {
+    this.#bytes.set(hash, buf);
+    this.#cachedBytes += buf.length;
+    for (const [key, old] of this.#bytes) {
+      if (this.#cachedBytes <= this.#options.maxCacheBytes || key === hash) break;
+      this.#bytes.delete(key);
+      this.#cachedBytes -= old.length;
+    }
+  }
+}

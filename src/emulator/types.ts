@@ -1,0 +1,136 @@
+/** Public types of the TTS service emulator (re-exported by index.ts). */
+
+export interface EmulatorAccount {
+  /** The account access token, 64 characters. */
+  token: string;
+  plan: 'free' | 'paid';
+  /** Monthly characters. */
+  allowance: number;
+  /** Characters left this month; defaults to `allowance`. */
+  remaining?: number;
+  /** Defaults to `user-<n>`. */
+  userId?: string;
+}
+
+export interface RateOption {
+  limit: number;
+  windowMs: number;
+}
+
+export interface EmulatorOptions {
+  /** 0 = ephemeral. */
+  port: number;
+  host: string;
+  accounts: EmulatorAccount[];
+  /** Logged-in web sessions (session authentication), each bound to an account by its token. */
+  sessions: { sessionid: string; token: string }[];
+  /** Standard voice ids. */
+  voices: readonly string[];
+  /** Read the client IP from the first X-Forwarded-For entry. */
+  trustProxy: boolean;
+  /** Expose the /__emulator/ control API. */
+  control: boolean;
+  rate: { standard: RateOption; advanced: RateOption };
+  /** Job state machine timings. */
+  jobs: { pendingMs: number; runningMs: number; minPollAfterMs: number; pollAfterMs: number };
+  signedUrlTtlMs: number;
+  /** Extra latency of the standard endpoint. */
+  synthesisDelayMs: number;
+  /** content_policy_violation words. */
+  blockList: string[];
+  /** Base for audio URLs and the session Referer check; default the listening http://host:port. */
+  publicBaseUrl?: string;
+  /** Clock for rate windows, job timings and URL expiry. */
+  now: () => number;
+}
+
+export type Target = 'standard' | 'advanced' | 'poll' | 'audio';
+
+export interface RequestLogEntry {
+  at: number;
+  ip: string | null;
+  method: string;
+  path: string;
+  target: Target | 'control' | 'other';
+  /** 0 while the request is still being answered. */
+  status: number;
+  /** Secret headers (token, x-job-token, cookie, x-csrftoken, authorization) masked as '***'. */
+  headers: Record<string, string>;
+  /** Parsed JSON, else the raw string, null when empty. */
+  body: unknown;
+  /**
+   * Outcome: the advanced/poll `code`; for the standard endpoint the `error` message, or
+   * 'notice' for notice audio; for failed jobs the failure code; for HTML 403s 'csrf'.
+   */
+  code?: string;
+}
+
+export interface Fault {
+  target: Target;
+  count: number;
+  status: number;
+  /**
+   * JSON body (a string is sent as-is as text/html). `null` = no body. `undefined` = the spec's
+   * body for that status and target when it has one (standard 500 `{error:'Internal server
+   * error'}`, advanced 500 internal_error, 503 tts_retry_exhausted, ...), otherwise no body.
+   */
+  body?: unknown;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+export interface JobOutcome {
+  /** How many of the next created jobs get this outcome; default 1. */
+  count?: number;
+  /** 'timeout' = runs, then fails with job_timeout. */
+  outcome: 'succeed' | 'fail' | 'stay_pending' | 'timeout';
+  /** Failure code for 'fail'; default internal_error. */
+  code?: string;
+}
+
+/** One planned (observed, not enforced) advanced limit: spec Limits, "Planned advanced limits". */
+export interface PlannedCounter {
+  limit: number;
+  windowMs: number;
+  /** Largest count of any key in the window right now. */
+  current: number;
+  /** Largest count of any key in one window since start or reset. */
+  max: number;
+}
+
+export interface EmulatorStats {
+  /** Requests received per target. */
+  requests: Record<Target | 'control' | 'other', number>;
+  /** Responses sent per target and status, e.g. `{ standard: { 200: 3, 429: 1 } }`. */
+  statuses: Record<Target | 'other', Record<number, number>>;
+  jobsCreated: number;
+  charactersCharged: number;
+  notices: number;
+  planned: {
+    /** Job creations per user (client IP when not logged in): 30 / 60 s. */
+    jobCreationsPerUserMinute: PlannedCounter;
+    /** Job creations per user: 180 / hour. */
+    jobCreationsPerUserHour: PlannedCounter;
+    /** Status checks of one job per logged-in user or job token + job id: 120 / 60 s. */
+    statusChecksPerJobMinute: PlannedCounter;
+    /** Total status checks per logged-in user or job token: 600 / 60 s. */
+    statusChecksTotalMinute: PlannedCounter;
+    /** Checks of nonexistent or unauthorized jobs per client IP: 30 / 60 s. */
+    badJobChecksPerIpMinute: PlannedCounter;
+  };
+}
+
+export interface Emulator {
+  baseUrl: string;
+  port: number;
+  options: EmulatorOptions;
+  close(): Promise<void>;
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  injectFault(f: Fault): void;
+  setLatency(target: Target | 'all', ms: number): void;
+  nextJobs(o: JobOutcome): void;
+  setRemaining(token: string, remaining: number): void;
+  stats(): EmulatorStats;
+  reset(): void;
+}
