@@ -445,10 +445,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       const chars = this.#countChars(u.text) + (i > 0 ? this.#countChars(sep) : 0);
       byUser.set(u.userId, (byUser.get(u.userId) ?? 0) + chars);
     });
-    const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, chars }));
+    const endpoint = first.advanced ? 'advanced' : 'standard';
+    const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint, chars }));
     const req: SynthesisRequest = {
       guildId,
-      endpoint: first.advanced ? 'advanced' : 'standard',
+      endpoint,
       text: items.map((u) => u.text).join(sep),
       voice: first.voice,
       speed: first.speed,

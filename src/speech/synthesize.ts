@@ -1,31 +1,23 @@
+import type { Endpoint, NewHistoryEntry } from '../db/repositories.ts';
+import { probeDurationMs } from '../audio/transcode.ts';
+import type { TtsClient } from '../tts/client.ts';
+import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { Clock } from '../util/clock.ts';
+import type { BudgetRefusal, Charge, Reservation, ReserveResult } from './budget.ts';
+import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
+
+export type { AdvancedRequest, AdvancedVoice, BudgetRefusal, Charge, Endpoint };
 
 /**
  * The synthesis pipeline glue: cache -> in-flight dedupe -> budget -> TTS client -> download ->
  * cache.put -> budget.commit -> history. The scheduler (queue.ts) only sees `Synthesizer`.
  *
- * Collaborators are typed structurally here so the real classes (TtsClient, AudioCache,
- * CharacterBudget, HistoryRepo) fit without this file importing their modules.
+ * Collaborators are typed as the parts of the real classes (TtsClient, AudioCache,
+ * CharacterBudget, HistoryRepo) that are used, so tests can pass small fakes.
  */
 
-export type Endpoint = 'standard' | 'advanced';
-
 /** Advanced (Beta) job parameters (spec: Advanced job creation request). */
-export interface AdvancedParams {
-  voice: string;
-  tone?: string;
-  model?: 'flash' | 'pro';
-  seed?: number;
-  speed?: number;
-  pitch?: number;
-}
-
-/** Characters charged to one author for (their share of) a request. */
-export interface Charge {
-  guildId: string;
-  userId: string;
-  chars: number;
-}
+export type AdvancedParams = Omit<AdvancedRequest, 'text' | 'temperature'> & { voice: AdvancedVoice };
 
 /** One request to the service, possibly several authors' messages merged. */
 export interface SynthesisRequest {
@@ -91,14 +83,6 @@ export class SpeechError extends Error {
   }
 }
 
-export interface BudgetRefusal {
-  scope: string;
-  used: number;
-  limit: number;
-  requested: number;
-  resetsAt: number;
-}
-
 /** The character budget said no; carries its numbers so the bot can tell the author. */
 export class BudgetRefusedError extends SpeechError {
   override name = 'BudgetRefusedError';
@@ -112,104 +96,40 @@ export class BudgetRefusedError extends SpeechError {
   }
 }
 
-// ---- collaborator shapes (the real classes fit these) ----
+// ---- collaborators (the parts of the real classes used here) ----
 
-export interface SpeakResultLike {
-  url: string;
-  pk: number;
-  text?: string;
-  substituted?: boolean;
-}
-
-export interface NarrateResultLike {
-  url: string;
-  pk: number;
-  seed?: number;
-  jobId?: string;
-}
-
-export interface TtsClientLike {
-  speak(
-    req: { voice: string; text: string; speed: number; pitch: number },
-    options: { key?: string; signal?: AbortSignal },
-  ): Promise<SpeakResultLike>;
-  narrate(
-    req: { text: string; voice?: string; tone?: string; model?: 'flash' | 'pro'; seed?: number; speed?: number; pitch?: number },
-    options: {
-      key?: string;
-      signal?: AbortSignal;
-      onProgress?: (p: { status: string }) => void;
-      onJobCreated?: (job: { jobId: string }) => void;
-    },
-  ): Promise<NarrateResultLike>;
-  download(url: string, options?: { signal?: AbortSignal }): Promise<Buffer>;
-}
-
-export interface CacheEntryLike {
-  key: string;
-  mp3Path: string;
-  oggPath?: string | null;
-  durationMs: number;
-}
-
-/** What the cache keys on: everything that changes the audio. */
-export interface CacheInput {
-  endpoint: Endpoint;
-  voice: string;
-  text: string;
-  speed: number;
-  pitch: number;
-  tone?: string;
-  model?: string;
-  seed?: number;
-}
+export type TtsClientLike = Pick<TtsClient, 'speak' | 'narrate' | 'download'>;
 
 export interface AudioCacheLike {
-  key(input: CacheInput): string;
-  isCacheable(input: CacheInput): boolean;
-  get(key: string): CacheEntryLike | null | Promise<CacheEntryLike | null>;
-  put(key: string, mp3: Buffer): CacheEntryLike | Promise<CacheEntryLike>;
+  get(key: string): Promise<CachedAudio | null>;
+  put(key: string, mp3: Buffer, info?: { endpoint?: Endpoint }): Promise<CachedAudio>;
 }
 
-export type ReserveResult<R> = { ok: true; reservation: R } | { ok: false; refusal: BudgetRefusal };
-
-export interface BudgetLike<R = unknown> {
-  reserve(charges: Array<{ guildId: string; userId: string; endpoint: Endpoint; chars: number }>): ReserveResult<R> | Promise<ReserveResult<R>>;
-  commit(reservation: R): unknown;
-  release(reservation: R): unknown;
-}
-
-/** One author's share of a generation (HistoryRepo.record in src/db/repositories.ts fits). */
-export interface HistoryRecord {
-  pk: number | null;
-  endpoint: Endpoint;
-  url: string | null;
-  voice: string;
-  characters: number;
-  text: string;
-  guildId: string;
-  userId: string;
+export interface BudgetLike {
+  reserve(charges: readonly Charge[]): ReserveResult;
+  commit(reservation: Reservation): void;
+  release(reservation: Reservation): void;
 }
 
 export interface HistoryLike {
-  record(entry: HistoryRecord): unknown;
+  record(entry: NewHistoryEntry): unknown;
 }
 
 export interface SynthesizerOptions {
   client: TtsClientLike;
   cache: AudioCacheLike;
-  budget: BudgetLike<any>;
+  budget: BudgetLike;
   history?: HistoryLike;
   /** Accepted for symmetry with the other pieces; timing (retries, polling) lives in the client. */
   clock?: Clock;
 }
 
-function cacheInput(req: SynthesisRequest): CacheInput {
+function cacheInput(req: SynthesisRequest): AudioKeyInput {
   if (req.endpoint === 'standard') {
     return { endpoint: 'standard', voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch };
   }
-  const a = req.advanced ?? { voice: req.voice };
-  const input: CacheInput = { endpoint: 'advanced', voice: a.voice, text: req.text, speed: a.speed ?? 1, pitch: a.pitch ?? 0 };
+  const a: AdvancedParams = req.advanced ?? { voice: req.voice as AdvancedVoice };
+  const input: AudioKeyInput = { endpoint: 'advanced', voice: a.voice, text: req.text, speed: a.speed ?? 1, pitch: a.pitch ?? 0 };
   if (a.tone !== undefined) input.tone = a.tone;
   if (a.model !== undefined) input.model = a.model;
   if (a.seed !== undefined) input.seed = a.seed;
@@ -236,30 +156,22 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   async function run(req: SynthesisRequest, key: string, cacheable: boolean, call: InFlight): Promise<ReadyAudio> {
     const signal = call.controller.signal;
     // Characters are reserved before the request is sent, released if it never succeeds.
-    const reserved = await budget.reserve(req.charges.map((c) => ({ ...c, endpoint: req.endpoint })));
+    const reserved = budget.reserve(req.charges);
     if (!reserved.ok) throw new BudgetRefusedError(reserved.refusal, req.guildId);
     let committed = false;
     try {
       let url: string;
       let pk: number;
       let seed: number | undefined;
-      let substituted = false;
       if (req.endpoint === 'standard') {
-        const r = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal });
-        ({ url, pk } = r);
-        substituted = r.substituted === true;
+        // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
+        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal }));
       } else {
-        const a = req.advanced ?? { voice: req.voice };
-        const r = await client.narrate(
+        const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
+        ({ url, pk, seed } = await client.narrate(
           { ...a, text: req.text },
-          {
-            key: req.guildId,
-            signal,
-            onProgress: (p) => call.progress.forEach((f) => f({ status: p.status })),
-            onJobCreated: (job) => call.progress.forEach((f) => f({ status: 'created', jobId: job.jobId })),
-          },
-        );
-        ({ url, pk, seed } = r);
+          { key: req.guildId, signal, onProgress: (p) => call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId })) },
+        ));
       }
       const mp3 = await client.download(url, { signal });
       budget.commit(reserved.reservation);
@@ -268,17 +180,13 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       for (const c of req.charges) {
         history?.record({ pk, endpoint: req.endpoint, url, voice: req.voice, characters: c.chars, text: req.text, guildId: c.guildId, userId: c.userId });
       }
-      // Notice audio (spec: standard endpoint, notice responses) must never be cached as the text's audio.
-      if (cacheable && !substituted) {
-        const entry = await cache.put(key, mp3);
-        const ready: ReadyAudio = { mp3Path: entry.mp3Path, durationMs: entry.durationMs, fromCache: false, key, url };
-        if (entry.oggPath) ready.oggPath = entry.oggPath;
-        if (seed !== undefined) ready.seed = seed;
-        return ready;
-      }
-      const ready: ReadyAudio = { mp3, durationMs: 0, fromCache: false, key, url };
+      const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
-      return ready;
+      if (cacheable) {
+        const entry = await cache.put(key, mp3, { endpoint: req.endpoint });
+        return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs };
+      }
+      return { ...ready, mp3, durationMs: probeDurationMs(mp3) };
     } finally {
       if (!committed) budget.release(reserved.reservation);
     }
@@ -289,15 +197,13 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const { signal, onProgress } = opts;
       if (signal?.aborted) throw abortError(signal, req.guildId);
       const input = cacheInput(req);
-      const key = cache.key(input);
-      const cacheable = cache.isCacheable(input);
+      const key = AudioCache.key(input);
+      const cacheable = isCacheable(input);
       // A cache hit spends neither characters nor rate budget (architecture: the budget is scarce).
       if (cacheable) {
         const hit = await cache.get(key);
         if (hit) {
-          const ready: ReadyAudio = { mp3Path: hit.mp3Path, durationMs: hit.durationMs, fromCache: true, key };
-          if (hit.oggPath) ready.oggPath = hit.oggPath;
-          return ready;
+          return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key };
         }
       }
       // Identical in-flight requests share one call; it is aborted only when every waiter gave up.

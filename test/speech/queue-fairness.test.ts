@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
 import { SpeechScheduler } from '../../src/speech/queue.ts';
-import { createSynthesizer, type AudioCacheLike, type TtsClientLike } from '../../src/speech/synthesize.ts';
+import { createSynthesizer, type AudioCacheLike, type BudgetLike, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { ManualClock, msg, settle } from './queue-fakes.ts';
 
 /** A client that, like the real one, takes a rate grant keyed by guild before each request. */
 function limitedClient(limiter: ReturnType<typeof createMemoryLimiter>): TtsClientLike {
   return {
-    async speak(req, { key, signal }) {
+    async speak(req, { key, signal } = {}) {
       await limiter.acquire('standard', { key, signal });
-      return { url: `http://audio/${encodeURIComponent(req.text)}.mp3`, pk: 1, text: req.text, substituted: false };
+      return { url: `http://audio/${encodeURIComponent(req.text)}.mp3`, pk: 1, text: req.text, substituted: {} };
     },
     narrate: () => Promise.reject(new Error('not used')),
     download: async () => Buffer.from('mp3'),
@@ -17,12 +17,8 @@ function limitedClient(limiter: ReturnType<typeof createMemoryLimiter>): TtsClie
 }
 
 const noCache: AudioCacheLike = {
-  key: (i) => `${i.voice}|${i.text}`,
-  isCacheable: () => false,
-  get: () => null,
-  put: () => {
-    throw new Error('not cacheable');
-  },
+  get: async () => null,
+  put: async (key) => ({ key, mp3Path: '/dev/null', oggPath: '/dev/null', mp3Bytes: 0, durationMs: 1000 }),
 };
 
 describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => {
@@ -35,7 +31,11 @@ describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => 
       limits: { standard: { limit: 2, windowMs: 60_000 }, advanced: { limit: 1, windowMs: 60_000 } },
       onGrant: (_kind, key) => grants.push(key),
     });
-    const budget = { reserve: () => ({ ok: true as const, reservation: 0 }), commit: () => {}, release: () => {} };
+    const budget: BudgetLike = {
+      reserve: (charges) => ({ ok: true, reservation: { id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 } }),
+      commit: () => {},
+      release: () => {},
+    };
     const synth = createSynthesizer({ client: limitedClient(limiter), cache: noCache, budget });
     const q = new SpeechScheduler({ synthesize: synth, clock });
     const spokenB: string[] = [];

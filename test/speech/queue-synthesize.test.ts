@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import type { NewHistoryEntry } from '../../src/db/repositories.ts';
+import type { CachedAudio } from '../../src/speech/cache.ts';
+import type { Reservation } from '../../src/speech/budget.ts';
 import {
   BudgetRefusedError,
   createSynthesizer,
   type AudioCacheLike,
   type BudgetLike,
-  type CacheEntryLike,
-  type HistoryRecord,
   type SynthesisRequest,
   type TtsClientLike,
 } from '../../src/speech/synthesize.ts';
@@ -14,9 +15,9 @@ function fakes(options: { refuse?: boolean; failSpeak?: boolean } = {}) {
   const log: string[] = [];
   const speakSignals: AbortSignal[] = [];
   const gates: Array<() => void> = [];
-  const store = new Map<string, CacheEntryLike>();
+  const store = new Map<string, CachedAudio>();
   const client: TtsClientLike = {
-    async speak(req, { key, signal }) {
+    async speak(req, { key, signal } = {}) {
       log.push(`speak:${key}:${req.text}`);
       speakSignals.push(signal!);
       await new Promise<void>((resolve, reject) => {
@@ -24,7 +25,7 @@ function fakes(options: { refuse?: boolean; failSpeak?: boolean } = {}) {
         signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
       if (options.failSpeak) throw Object.assign(new Error('boom'), { code: 'internal_error' });
-      return { url: `http://x/${req.text}.mp3`, pk: 7, text: req.text, substituted: false };
+      return { url: `http://x/${req.text}.mp3`, pk: 7, text: req.text, substituted: {} };
     },
     async narrate() {
       throw new Error('not used');
@@ -35,32 +36,32 @@ function fakes(options: { refuse?: boolean; failSpeak?: boolean } = {}) {
     },
   };
   const cache: AudioCacheLike = {
-    key: (i) => `${i.endpoint}|${i.voice}|${i.speed}|${i.pitch}|${i.text}`,
-    isCacheable: () => true,
-    get: (k) => store.get(k) ?? null,
-    put: (k) => {
-      const e = { key: k, mp3Path: `/c/${k}.mp3`, durationMs: 1234 };
+    get: async (k) => store.get(k) ?? null,
+    put: async (k) => {
+      const e = { key: k, mp3Path: `/c/${k}.mp3`, oggPath: `/c/${k}.ogg`, mp3Bytes: 3, durationMs: 1234 };
       store.set(k, e);
       log.push('put');
       return e;
     },
   };
-  const budget: BudgetLike<number> = {
+  const reservation = (charges: Reservation['charges']): Reservation => ({ id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 });
+  const budget: BudgetLike = {
     reserve(charges) {
       log.push(`reserve:${charges.map((c) => `${c.userId}=${c.chars}`).join(',')}`);
-      if (options.refuse) return { ok: false, refusal: { scope: 'user', used: 90, limit: 100, requested: charges[0]!.chars, resetsAt: 5 } };
-      return { ok: true, reservation: 1 };
+      if (options.refuse) return { ok: false, refusal: { scope: 'user', used: 90, limit: 100, requested: charges[0]!.chars, remaining: 10, resetsAt: 5 } };
+      return { ok: true, reservation: reservation(charges) };
     },
     commit: () => log.push('commit'),
     release: () => log.push('release'),
   };
-  const history: HistoryRecord[] = [];
+  const history: NewHistoryEntry[] = [];
   const synth = createSynthesizer({ client, cache, budget, history: { record: (e) => history.push(e) } });
   const openGates = () => gates.splice(0).forEach((g) => g());
   return { synth, log, history, store, openGates, speakSignals };
 }
 
-const req = (text: string, charges = [{ guildId: 'g1', userId: 'u1', chars: [...text].length }]): SynthesisRequest => ({
+const charge = (userId: string, chars: number) => ({ guildId: 'g1', userId, endpoint: 'standard' as const, chars });
+const req = (text: string, charges = [charge('u1', [...text].length)]): SynthesisRequest => ({
   guildId: 'g1',
   endpoint: 'standard',
   text,
@@ -75,7 +76,7 @@ const tick = () => new Promise((r) => setImmediate(r));
 describe('createSynthesizer', () => {
   it('GIVEN a miss THEN reserves, speaks keyed by guild, downloads, caches, commits and records per author', async () => {
     const f = fakes();
-    const p = f.synth.synthesize(req('おはよう。草', [{ guildId: 'g1', userId: 'a', chars: 4 }, { guildId: 'g1', userId: 'b', chars: 2 }]));
+    const p = f.synth.synthesize(req('おはよう。草', [charge('a', 4), charge('b', 2)]));
     await tick();
     f.openGates();
     const audio = await p;
@@ -131,7 +132,7 @@ describe('createSynthesizer', () => {
     const f = fakes({ refuse: true });
     const err = await f.synth.synthesize(req('abc')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetRefusedError);
-    expect((err as BudgetRefusedError).refusal).toEqual({ scope: 'user', used: 90, limit: 100, requested: 3, resetsAt: 5 });
+    expect((err as BudgetRefusedError).refusal).toEqual({ scope: 'user', used: 90, limit: 100, requested: 3, remaining: 10, resetsAt: 5 });
     expect((err as BudgetRefusedError).code).toBe('budget_refused');
     expect(f.log.some((l) => l.startsWith('speak'))).toBe(false);
   });

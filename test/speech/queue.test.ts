@@ -248,7 +248,7 @@ describe('SpeechScheduler control', () => {
   });
 
   it('GIVEN one merged author over budget THEN the others are still spoken, the refused one told why', async () => {
-    const refusal = { scope: 'user', used: 100, limit: 100, requested: 3, resetsAt: 0 };
+    const refusal = { scope: 'user' as const, used: 100, limit: 100, requested: 3, remaining: 0, resetsAt: 0 };
     const synth = new FakeSynth({
       failWhen: (r) => (r.charges.some((c) => c.userId === 'broke') ? new BudgetRefusedError(refusal, 'g1') : null),
     });
