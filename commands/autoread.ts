@@ -1,14 +1,14 @@
-import { ApplicationCommandOptionType, ChannelType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { ApplicationCommandOptionType, ChannelType, InteractionContextType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, UserError, type Command } from '../src/discord/command.ts';
 import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
-const channelOption = {
+const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
   ...named('channel', 'チャンネル'),
   ...described('Text channel (default: this one)', 'テキストチャンネル（省略時はこのチャンネル）'),
   channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement, ChannelType.GuildVoice],
-} as const;
+};
 
 const data = {
   ...named('autoread', '自動読み上げ'),

@@ -1,15 +1,27 @@
-import { ApplicationCommandOptionType, ChannelType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  ChannelType,
+  InteractionContextType,
+  MessageFlags,
+  type APIApplicationCommandBasicOption,
+  type APIApplicationCommandSubcommandOption,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
 import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
 import { suggestVoices } from '../src/speech/voices.ts';
 
-const sub = (en: string, ja: string, descEn: string, descJa: string, value?: Record<string, unknown>) => ({
+// The option's type and its bounds; name and description are the same for every subcommand.
+type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
+
+/** A /config subcommand with one required `value` option of the given shape. */
+const sub = (en: string, ja: string, descEn: string, descJa: string, value?: ValueShape): APIApplicationCommandSubcommandOption => ({
   type: ApplicationCommandOptionType.Subcommand,
   ...named(en, ja),
   ...described(descEn, descJa),
-  ...(value ? { options: [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value }] } : {}),
+  ...(value ? { options: [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as APIApplicationCommandBasicOption] } : {}),
 });
 
 const data = {

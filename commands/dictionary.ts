@@ -2,7 +2,12 @@ import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, typ
 import { described, named, UserError, type Command } from '../src/discord/command.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
-import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
+import { DICTIONARY_ERROR_TEXT, parseDictionaryWord, parseReading, type DictionaryError } from '../src/speech/dictionary.ts';
+import type { Lang } from '../src/discord/i18n.ts';
+
+function reason(lang: Lang, error: DictionaryError): string {
+  return DICTIONARY_ERROR_TEXT[error.identifier][lang].replace('{max}', String(error.context.max ?? ''));
+}
 
 const data = {
   ...named('dictionary', '辞書'),
@@ -50,8 +55,8 @@ export default {
     }
     const word = parseDictionaryWord(interaction.options.getString('word', true));
     const reading = parseReading(interaction.options.getString('reading', true));
-    if (!word.ok) throw new UserError('dictionary.invalid', { reason: word.error });
-    if (!reading.ok) throw new UserError('dictionary.invalid', { reason: reading.error });
+    if (!word.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, word.error) });
+    if (!reading.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, reading.error) });
     repo.add(guildId, word.value, reading.value, interaction.user.id);
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },

@@ -1,0 +1,143 @@
+import { join } from 'node:path';
+import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import type { Config } from '../config.ts';
+import { openDatabase, type Db } from '../db/database.ts';
+import { createRepositories } from '../db/repositories.ts';
+import { CharacterBudget } from '../speech/budget.ts';
+import { AudioCache } from '../speech/cache.ts';
+import { NameReader } from '../speech/names.ts';
+import { SpeechScheduler } from '../speech/queue.ts';
+import { PendingUtteranceStore } from '../speech/queue-store.ts';
+import { createSynthesizer } from '../speech/synthesize.ts';
+import { TtsClient } from '../tts/client.ts';
+import { createSqliteLimiter } from '../tts/limiter-fair.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
+import type { Logger } from '../util/log.ts';
+import { VoiceManager } from '../voice/manager.ts';
+import type { Command } from './command.ts';
+import type { BotContext } from './context.ts';
+import { dispatchInteraction } from './interactions.ts';
+import { loadCommands } from './loader.ts';
+import { SpeechService } from './speech.ts';
+
+export interface BotOptions {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  /** Extra discord.js client options (tests shorten timeouts). */
+  clientOptions?: Partial<ClientOptions>;
+  /** Voice timings (tests shorten the recipe's waits). */
+  voice?: ConstructorParameters<typeof VoiceManager>[0] extends infer O ? Omit<O, 'logger'> : never;
+}
+
+export interface Bot {
+  client: Client;
+  context: BotContext;
+  commands: Map<string, Command>;
+  db: Db;
+  scheduler: SpeechScheduler;
+  /** Logs in; resolves when the gateway is ready. */
+  start(): Promise<void>;
+  /** Stops taking work, persists what is still queued, leaves voice, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Builds the whole bot from a configuration: every collaborator is created here and passed in. */
+export async function createBot(options: BotOptions): Promise<Bot> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const db = openDatabase(join(config.dataDir, 'bot.sqlite3'));
+  const repos = createRepositories(db, { clock });
+  const budget = new CharacterBudget({
+    db,
+    clock,
+    defaults: {
+      userMonthlyLimit: config.limits.userMonthlyChars,
+      guildMonthlyLimit: config.limits.guildMonthlyChars,
+      accountMonthlyLimit: config.limits.accountMonthlyChars,
+    },
+    period: { anchor: config.limits.billingPeriodStart, days: 30 },
+  });
+  // One rate budget for every process on this host (they share the SQLite file).
+  const limiter = createSqliteLimiter(db, { clock });
+  const tts = new TtsClient({
+    token: config.tts.token,
+    baseUrl: config.tts.baseUrl,
+    plan: config.tts.plan,
+    limiter,
+    clock,
+    logger: logger.child({ component: 'tts' }),
+    download: { allowLoopback: config.tts.allowLoopback },
+  });
+  const cache = new AudioCache({ db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock });
+  const synthesizer = createSynthesizer({ client: tts, cache, budget, history: repos.history, clock });
+  const scheduler = new SpeechScheduler({
+    synthesize: synthesizer,
+    clock,
+    prefetch: config.limits.prefetch,
+    maxPendingPerMember: config.limits.maxPendingPerMember,
+    maxAutoAgeMs: config.limits.autoReadMaxAgeMs,
+    logger: logger.child({ component: 'queue' }),
+  });
+  const pendingStore = new PendingUtteranceStore(db, { clock });
+  const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), ...options.voice });
+
+  const client = new Client({
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.GuildVoiceStates,
+      GatewayIntentBits.GuildMembers,
+    ],
+    partials: [Partials.GuildMember],
+    // Nothing the bot sends pings anyone, whatever a message's text contains.
+    allowedMentions: { parse: [], repliedUser: false },
+    ...(config.discord.apiUrl ? { rest: { api: config.discord.apiUrl } } : {}),
+    ...options.clientOptions,
+  });
+  const speech = new SpeechService({
+    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
+    names: new NameReader({ clock }),
+    maxPendingPerMember: config.limits.maxPendingPerMember,
+  });
+  const context: BotContext = { config, logger, repos, budget, speech, voice };
+  const commands = await loadCommands();
+
+  client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
+  client.on(Events.MessageCreate, (message) => {
+    try {
+      speech.autoRead(message);
+    } catch (error) {
+      logger.error({ err: error, guildId: message.guildId, channelId: message.channelId }, 'auto-read failed');
+    }
+  });
+  client.on(Events.VoiceStateUpdate, (oldState, newState) =>
+    void speech.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
+  );
+  client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
+  client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
+
+  let stopped = false;
+  return {
+    client, context, commands, db, scheduler,
+    async start() {
+      const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+      await client.login(config.discord.token);
+      await ready;
+      // Messages queued when the previous process stopped are spoken now, for guilds we are in.
+      const restored = scheduler.restore(pendingStore.take((guildId) => client.guilds.cache.has(guildId)));
+      logger.info({ guilds: client.guilds.cache.size, restored, user: client.user?.tag }, 'bot ready');
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const unspoken = scheduler.close();
+      const saved = pendingStore.save(unspoken);
+      voice.destroyAll();
+      await client.destroy();
+      db.close();
+      logger.info({ saved }, 'bot stopped');
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
+import type { Command } from './command.ts';
+import type { BotContext } from './context.ts';
+import { langOf, t } from './i18n.ts';
+import { describeFailure } from './outcomes.ts';
+
+/** Counts of what the dispatcher saw, for logs and health checks. */
+export const interactionStats = { handled: 0, userErrors: 0, failures: 0 };
+
+/** Replies ephemerally whether or not the interaction was already answered or deferred. */
+async function tell(interaction: RepliableInteraction, content: string): Promise<void> {
+  const body = { content, allowedMentions: { parse: [] } };
+  if (interaction.deferred && !interaction.replied) await interaction.editReply(body);
+  else if (interaction.replied) await interaction.followUp({ ...body, flags: MessageFlags.Ephemeral });
+  else await interaction.reply({ ...body, flags: MessageFlags.Ephemeral });
+}
+
+/**
+ * The one entry point for interactions (STYLE.md #3): finds the command, runs it inside the one
+ * try/catch, and makes sure the user always hears back, in their language, without internals.
+ */
+export async function dispatchInteraction(interaction: Interaction, commands: Map<string, Command>, ctx: BotContext): Promise<void> {
+  if (interaction.isAutocomplete()) {
+    const command = commands.get(interaction.commandName);
+    try {
+      await command?.autocomplete?.(interaction, ctx);
+    } catch (error) {
+      ctx.logger.warn({ err: error, command: interaction.commandName, guildId: interaction.guildId }, 'autocomplete failed');
+      if (!interaction.responded) await interaction.respond([]).catch(() => {});
+    }
+    return;
+  }
+  if (!interaction.isChatInputCommand()) return;
+  const command = commands.get(interaction.commandName);
+  const lang = langOf(interaction.locale);
+  const where = { command: interaction.commandName, guildId: interaction.guildId, channelId: interaction.channelId, userId: interaction.user.id, interactionId: interaction.id };
+  if (!command) {
+    ctx.logger.warn(where, 'unknown command (commands not redeployed?)');
+    await tell(interaction, t(lang, 'error.generic')).catch(() => {});
+    return;
+  }
+  interactionStats.handled += 1;
+  try {
+    await command.execute(interaction, ctx);
+  } catch (error) {
+    const known = describeFailure(lang, error);
+    if (known) {
+      interactionStats.userErrors += 1;
+      ctx.logger.debug({ ...where, code: (error as { code?: string }).code ?? (error as Error).message }, 'command refused');
+    } else {
+      interactionStats.failures += 1;
+      ctx.logger.error({ ...where, err: error }, 'command failed');
+    }
+    await tell(interaction, known ?? t(lang, 'error.generic')).catch((replyError: unknown) =>
+      ctx.logger.warn({ ...where, err: replyError }, 'could not tell the user about a failure'),
+    );
+  }
+}

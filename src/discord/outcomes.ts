@@ -1,0 +1,72 @@
+import { UserError } from './command.ts';
+import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts';
+import { isTtsError, TtsInputError } from '../tts/errors.ts';
+
+/** A budget refusal as the speech core reports it (src/speech/budget.ts). */
+export interface BudgetRefusalLike {
+  scope: 'user' | 'guild' | 'account';
+  used: number;
+  limit: number;
+  resetsAt: number;
+}
+
+/** Which message tells a user about each service code (src/tts/errors.ts); the rest are "failed (code)". */
+const TTS_MESSAGES: Record<string, MessageKey> = {
+  invalid_input: 'tts.invalid_input',
+  allowance_exhausted: 'tts.allowance_exhausted',
+  quota_exceeded: 'tts.quota_exceeded',
+  rate_limited: 'tts.rate_limited',
+  content_policy_violation: 'tts.content_policy_violation',
+  unsupported_voice: 'tts.unsupported_voice',
+  invalid_voice: 'tts.unsupported_voice',
+  voice_required: 'tts.unsupported_voice',
+  text_too_long: 'tts.text_too_long',
+  validation_error: 'tts.validation_error',
+  token_missing: 'tts.auth',
+  token_mismatch: 'tts.auth',
+  invalid_token: 'tts.auth',
+  service_not_configured: 'tts.auth',
+  client_ip_unresolved: 'tts.auth',
+  user_unavailable: 'tts.auth',
+  internal_error: 'tts.transient',
+  tts_retry_exhausted: 'tts.transient',
+  unsupported_location: 'tts.transient',
+  job_timeout: 'tts.transient',
+  job_stuck: 'tts.transient',
+  enqueue_failed: 'tts.transient',
+  network: 'tts.transient',
+  timeout: 'tts.transient',
+  download_failed: 'tts.transient',
+  bad_response: 'tts.transient',
+  download_refused: 'tts.download_refused',
+};
+
+/** The localised message for a budget refusal: which limit, the numbers, and when it resets. */
+export function describeRefusal(lang: Lang, r: BudgetRefusalLike): string {
+  return t(lang, `budget.${r.scope}`, { used: r.used, limit: r.limit, resets: formatDate(lang, r.resetsAt) });
+}
+
+function isRefusal(value: unknown): value is BudgetRefusalLike {
+  const r = value as BudgetRefusalLike | undefined;
+  return typeof r === 'object' && r !== null && ['user', 'guild', 'account'].includes(r.scope) && typeof r.limit === 'number';
+}
+
+/**
+ * What to tell the user about a failure, in their language, or null when it is unexpected (the
+ * caller logs it and shows the generic message). Never includes raw error text, so no secret leaks.
+ */
+export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): string | null {
+  if (error instanceof UserError) return t(lang, error.key, error.vars);
+  const refusal = (error as { refusal?: unknown } | null)?.refusal;
+  if (isRefusal(refusal)) return describeRefusal(lang, refusal);
+  if (isTtsError(error)) {
+    const key = TTS_MESSAGES[error.code] ?? 'tts.failed';
+    const details = error instanceof TtsInputError ? error.issues.map((i) => `${i.field}: ${i.message}`).join('; ') : '';
+    const seconds = Math.ceil((error.context.retryAfterMs ?? 0) / 1000);
+    return t(lang, key, { code: error.context.serviceCode ?? error.code, details, seconds, available: error.context.available ?? 0, max: extra.max ?? '', voice: extra.voice ?? '', ...extra });
+  }
+  // The speech core wraps what went wrong underneath (e.g. synthesis_failed with a TtsError cause).
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (cause !== undefined && cause !== error) return describeFailure(lang, cause, extra);
+  return null;
+}
