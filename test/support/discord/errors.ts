@@ -1,0 +1,60 @@
+/**
+ * Errors of the fake Discord: the JSON errors it answers over REST (Discord's shape
+ * `{message, code, errors?}`, https://discord.com/developers/docs/topics/opcodes-and-status-codes#json)
+ * and the errors its test-facing API throws.
+ */
+
+export interface DiscordErrorBody {
+  message: string;
+  code: number;
+  errors?: unknown;
+}
+
+export interface ApiError {
+  status: number;
+  body: DiscordErrorBody;
+}
+
+/** Discord's JSON error codes the fake uses, with their real messages. */
+export const API_ERRORS = {
+  notFound: { status: 404, body: { message: '404: Not Found', code: 0 } },
+  unauthorized: { status: 401, body: { message: '401: Unauthorized', code: 0 } },
+  unknownChannel: { status: 404, body: { message: 'Unknown Channel', code: 10003 } },
+  unknownGuild: { status: 404, body: { message: 'Unknown Guild', code: 10004 } },
+  unknownMember: { status: 404, body: { message: 'Unknown Member', code: 10007 } },
+  unknownMessage: { status: 404, body: { message: 'Unknown Message', code: 10008 } },
+  unknownUser: { status: 404, body: { message: 'Unknown User', code: 10013 } },
+  unknownWebhook: { status: 404, body: { message: 'Unknown Webhook', code: 10015 } },
+  unknownCommand: { status: 404, body: { message: 'Unknown application command', code: 10063 } },
+  unknownInteraction: { status: 404, body: { message: 'Unknown interaction', code: 10062 } },
+  alreadyAcknowledged: { status: 400, body: { message: 'Interaction has already been acknowledged.', code: 40060 } },
+  entityTooLarge: { status: 413, body: { message: 'Request entity too large', code: 40005 } },
+  missingAccess: { status: 403, body: { message: 'Missing Access', code: 50001 } },
+  cannotEditOthers: { status: 403, body: { message: 'Cannot edit a message authored by another user', code: 50005 } },
+  emptyMessage: { status: 400, body: { message: 'Cannot send an empty message', code: 50006 } },
+  invalidBody: { status: 400, body: { message: '400: Bad Request', code: 0 } },
+} as const satisfies Record<string, ApiError>;
+
+/** A 400 "Invalid Form Body" (50035) with Discord's nested `_errors` shape for one field path. */
+export function invalidFormBody(path: string, code: string, message: string): ApiError {
+  let errors: Record<string, unknown> = { _errors: [{ code, message }] };
+  for (const key of path.split('.').reverse()) errors = { [key]: errors };
+  return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
+}
+
+export type FakeDiscordErrorCode =
+  | 'FAKE_DISCORD_NO_SESSION'
+  | 'FAKE_DISCORD_UNKNOWN_CHANNEL'
+  | 'FAKE_DISCORD_UNKNOWN_GUILD'
+  | 'FAKE_DISCORD_TIMEOUT'
+  | 'FAKE_DISCORD_CLOSED';
+
+/** Thrown by the fake's test-facing API (misuse or a wait that timed out). */
+export class FakeDiscordError extends Error {
+  readonly code: FakeDiscordErrorCode;
+  constructor(code: FakeDiscordErrorCode, message: string) {
+    super(message);
+    this.name = 'FakeDiscordError';
+    this.code = code;
+  }
+}
