@@ -87,3 +87,12 @@ export function msg(g: string, u: string, text: string, extra: Partial<Utterance
   n++;
   return { guildId: g, userId: u, channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, meta: n, ...extra };
 }
+
+/** Waits for real I/O (loopback HTTP, ffmpeg) until `cond` holds; gives up after `maxMs`. */
+export async function eventually(cond: () => boolean, maxMs = 20_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition never held');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
