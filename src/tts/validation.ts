@@ -101,8 +101,10 @@ function advancedTextSchema(plan: Plan) {
   const max = LIMITS.advancedTextMax[plan];
   return z.string({ error: 'text must be a string' }).superRefine((text, ctx) => {
     const n = countChars(text);
-    if (n < LIMITS.advancedTextMin) {
-      issue(ctx, 'validation_error', `text has ${n} characters; at least ${LIMITS.advancedTextMin} are required`);
+    // Surrounding blanks do not count towards the minimum (ten spaces are not a text).
+    const meaningful = countChars(text.trim());
+    if (meaningful < LIMITS.advancedTextMin) {
+      issue(ctx, 'validation_error', `text has ${meaningful} characters without surrounding blanks; at least ${LIMITS.advancedTextMin} are required`);
     }
     if (n > max) issue(ctx, 'text_too_long', `text has ${n} characters; the ${plan} plan allows at most ${max}`);
     if (n > 0 && isOnlyEmoji(text)) issue(ctx, 'validation_error', 'text must not consist only of emoji');
@@ -180,8 +182,9 @@ export function validateStandard(req: unknown): ValidationResult<StandardRequest
     ok: false,
     issues: toIssues(r.error, (field) => {
       // The service's message for each case (spec: Errors / Standard endpoint).
-      if (field === 'voice' && typeof raw.voice !== 'string') return 'voice_required';
-      if ((field === 'speed' || field === 'pitch') && typeof raw[field] === 'number') return 'non_finite';
+      if (field === 'voice') return 'voice_required';
+      // Present but not a finite number (NaN, Infinity, a string) vs absent.
+      if ((field === 'speed' || field === 'pitch') && raw[field] !== undefined && raw[field] !== null) return 'non_finite';
       return 'missing_fields';
     }),
   };

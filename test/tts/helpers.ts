@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../src/util/clock.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { TtsClient, type TtsClientInit, type TtsLogger } from '../../src/tts/client.ts';
+import type { RateKind, RateLimiter } from '../../src/tts/limiter.ts';
+import type { TtsError } from '../../src/tts/errors.ts';
 
 /**
  * A virtual clock: `sleep(ms)` records `ms`, moves `now()` forward by it and resolves on the next
@@ -67,4 +71,81 @@ export async function routeServer(
         server.close(() => resolve());
       }),
   };
+}
+
+// ---- emulator-backed client fixtures ----------------------------------------------------------
+
+export { DEFAULT_TOKEN };
+
+/** A limiter that grants everything and records what the client asked of it. */
+export function recordingLimiter(): RateLimiter & { acquires: RateKind[]; blocks: [RateKind, number][] } {
+  const acquires: RateKind[] = [];
+  const blocks: [RateKind, number][] = [];
+  return {
+    acquires,
+    blocks,
+    acquire: async (kind) => {
+      acquires.push(kind);
+    },
+    block: (kind, ms) => {
+      blocks.push([kind, ms]);
+    },
+  };
+}
+
+/** A pino-like logger keeping every line as JSON text. */
+export function recordingLogger(): TtsLogger & { lines: string[] } {
+  const lines: string[] = [];
+  const log = (level: string) => (obj: object, msg?: string) => {
+    lines.push(JSON.stringify({ level, ...obj, msg }));
+  };
+  return { lines, debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/**
+ * One emulator per test file sharing a swappable virtual clock (the emulator's job timings and
+ * rate windows follow the same time as the client's waits).
+ */
+export async function emulatorFixture(options: Partial<EmulatorOptions> = {}) {
+  let clock = virtualClock();
+  const emulator: Emulator = await startEmulator({ control: true, now: () => clock.now(), ...options });
+  return {
+    emulator,
+    get clock() {
+      return clock;
+    },
+    /** Fresh clock, limiter, logger and a client against the emulator; clears emulator state. */
+    fresh(init: Partial<TtsClientInit> = {}) {
+      clock = virtualClock(clock.now());
+      emulator.reset();
+      const limiter = recordingLimiter();
+      const logger = recordingLogger();
+      const client = new TtsClient({
+        token: DEFAULT_TOKEN,
+        baseUrl: emulator.baseUrl,
+        clock,
+        limiter,
+        logger,
+        requestTimeoutMs: 5_000,
+        download: { allowLoopback: true },
+        ...init,
+      });
+      return { client, clock, limiter, logger };
+    },
+    /** Requests the emulator saw for `target`. */
+    seen(target: string) {
+      return emulator.requests().filter((r) => r.target === target);
+    },
+  };
+}
+
+/** The rejection of `p` (fails the test if it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<TtsError> {
+  let value: unknown;
+  try {
+    value = await p;
+  } catch (err) {
+    return err as TtsError;
+  }
+  throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
 }

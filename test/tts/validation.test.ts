@@ -46,6 +46,8 @@ describe('validateAdvanced', () => {
 
   const cases: [string, Record<string, unknown>, 'free' | 'paid', string][] = [
     ['9 characters', { text: 'あいうえおかきくけ' }, 'free', 'text:validation_error'],
+    ['9 characters padded with blanks to 12', { text: ' あいうえおかきくけ\u3000 ' }, 'free', 'text:validation_error'],
+    ['10 spaces', { text: ' '.repeat(10) }, 'free', 'text:validation_error'],
     ['9 astral characters (18 UTF-16 units)', { text: '𠀋'.repeat(9) }, 'free', 'text:validation_error'],
     ['401 characters on free', { text: 'あい'.repeat(200) + 'う' }, 'free', 'text:text_too_long'],
     ['3001 characters on paid', { text: 'あい'.repeat(1500) + 'う' }, 'paid', 'text:text_too_long'],
@@ -122,7 +124,9 @@ describe('validateStandard', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['voice missing', { ...ok, voice: undefined }, 'voice:voice_required'],
     ['voice a number', { ...ok, voice: 5 }, 'voice:voice_required'],
-    ['voice empty', { ...ok, voice: '' }, 'voice:missing_fields'],
+    ['voice empty', { ...ok, voice: '' }, 'voice:voice_required'],
+    ['speed a string', { ...ok, speed: '1' }, 'speed:non_finite'],
+    ['pitch null', { ...ok, pitch: null }, 'pitch:missing_fields'],
     ['text empty', { ...ok, text: '' }, 'text:missing_fields'],
     ['text missing', { ...ok, text: undefined }, 'text:missing_fields'],
     ['speed missing', { ...ok, speed: undefined }, 'speed:missing_fields'],
