@@ -159,16 +159,19 @@ describe('standard endpoint: rate limit 30 / 60 s per client IP', () => {
   });
 
   it('reset_in counts down to when the oldest request leaves the window (sliding)', async () => {
-    for (let i = 0; i < 30; i++) expect((await standard(ctx.emu, {}, { ip: '192.0.2.3' })).status).toBe(400);
-    ctx.clock.advance(45_500);
+    // One request at t0, 29 more at t0 + 1 s; invalid requests count too.
+    expect((await standard(ctx.emu, {}, { ip: '192.0.2.3' })).status).toBe(400);
+    ctx.clock.advance(1_000);
+    for (let i = 0; i < 29; i++) expect((await standard(ctx.emu, {}, { ip: '192.0.2.3' })).status).toBe(400);
+    ctx.clock.advance(44_500);
     const over = await standard(ctx.emu, okStandard, { ip: '192.0.2.3' });
     expect(over.status).toBe(429);
     expect(over.json.reset_in).toBe(15);
     ctx.clock.advance(14_500);
     expect((await standard(ctx.emu, okStandard, { ip: '192.0.2.3' })).status).toBe(200);
-    // Only one slot freed: the next is refused again, with at least 1 s to wait.
+    // Only the t0 slot freed: the next is refused again; the t0 + 1 s ones leave in 1 s.
     const again = await standard(ctx.emu, okStandard, { ip: '192.0.2.3' });
     expect(again.status).toBe(429);
-    expect(again.json.reset_in).toBeGreaterThanOrEqual(1);
+    expect(again.json.reset_in).toBe(1);
   });
 });
