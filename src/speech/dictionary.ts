@@ -47,8 +47,9 @@ export const DICTIONARY_ERROR_TEXT = {
 export const MENTION_LIKE = /<[@#]|@everyone|@here/i;
 /** What text.ts replaces with the URL word; a reading must not bring one back. */
 export const URL_LIKE = /https?:\/\/|\bwww\.[^\s.]|\bdiscord(?:\.gg|(?:app)?\.com\/invite)\//i;
-// Control and format characters (newline, tab, zero-width, bidi) never belong in a word or reading.
-const INVALID_CHARACTER = /[\p{Cc}\p{Cf}]/u;
+// Control and format characters (newline, tab, zero-width, bidi), private-use characters (text.ts
+// uses them internally) and lone surrogates never belong in a word or reading.
+const INVALID_CHARACTER = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}]/u;
 
 function fail<T>(identifier: DictionaryErrorIdentifier, context: DictionaryError['context'] = {}): ParseResult<T> {
   return { ok: false, error: { identifier, context } };

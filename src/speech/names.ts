@@ -2,6 +2,7 @@
  * Reading the author's name before a message, and join/leave announcements
  * (read-aloud-bots.md: "read the author's name", "join/leave announcements", user request 6 and 7).
  */
+import { truncateChars } from '../tts/chars.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
 import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
@@ -29,7 +30,8 @@ const DEFAULTS = {
 export function speakableName(name: string, lang: ReadLang, dictionary: readonly DictionaryEntry[] = [], maxChars = NAME_MAX_CHARS): string {
   // Clean without a cap first, so a dictionary word that is the whole (long) name still matches.
   const read = applyDictionary(cleanName(name, Number.POSITIVE_INFINITY), dictionary);
-  const s = capRuns(cleanName(sanitise(read, lang), maxChars));
+  // Runs are capped before the length cut, so a long "ーーー…" prefix does not eat the whole name.
+  const s = truncateChars(capRuns(cleanName(sanitise(read, lang), Number.POSITIVE_INFINITY)), maxChars).trim();
   return /[\p{L}\p{N}]/u.test(s) ? s : '';
 }
 

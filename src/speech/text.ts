@@ -55,18 +55,20 @@ const PLACEHOLDER_BASE = 0xe000;
 const PLACEHOLDER_MAX = 0xf8ff - PLACEHOLDER_BASE;
 const PRIVATE_USE = /[\uE000-\uF8FF]/g;
 const PLACEHOLDER = /[\uE000-\uF8FF]/g;
+// With the u flag this matches only unpaired surrogates, which cannot be sent as UTF-8.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 
 // Bare and <suppressed> URLs as Discord links them; stops at whitespace, placeholders and Japanese
 // punctuation so "https://a.example/x。すごい" keeps "すごい".
 const URL_PATTERN =
-  /<(?:https?:\/\/)[^\s<>\uE000-\uF8FF]+>|(?:https?:\/\/|(?<![\w.@])www\.)[^\s<>\uE000-\uF8FF、。「」『』【】]+|(?<![\w.@/])(?:discord\.gg|discord(?:app)?\.com\/invite)\/[\w-]+/gi;
+  /<(?:https?:\/\/)[^\s<>\uE000-\uF8FF]*>|https?:\/\/[^\s<>\uE000-\uF8FF、。「」『』【】]*|(?<![\w.@])www\.[^\s<>\uE000-\uF8FF、。「」『』【】]+|(?:discord\.gg|discord(?:app)?\.com\/invite)\/[\w-]*/gi;
 const INVITE_PATTERN = /^<?(?:https?:\/\/)?(?:www\.)?(?:discord\.gg|discord(?:app)?\.com\/invite)\//i;
 
 const MASKED_LINK = /\[([^[\]\n]+)\]\(\s*<?https?:\/\/[^\s<>()\uE000-\uF8FF]*(?:\([^\s<>()]*\)[^\s<>()\uE000-\uF8FF]*)*>?\s*\)/gi;
 
 // Discord message-content entities (discord.com/developers/docs/reference#message-formatting).
 const ENTITY_PATTERN =
-  /<@!?(\d{1,25})>|<@&(\d{1,25})>|<#(\d{1,25})>|<a?:([\w~-]{1,64}):\d{1,25}>|<t:-?\d{1,20}(?::[tTdDfFrRsS])?>|<\/([^:<>\n]{1,100}):\d{1,25}>|<id:\w{1,32}>|(?<![\w@])@(everyone|here)\b/g;
+  /<@!?(\d{1,25})>|<@&(\d{1,25})>|<#(\d{1,25})>|<a?:([\w~-]{1,64}):\d{1,25}>|<t:-?\d{1,20}(?::[tTdDfFrRsS])?>|<\/([^:<>\n]{1,100}):\d{1,25}>|<id:\w{1,32}>|@(everyone|here)/g; // Discord pings even when a word follows
 
 // Block tokens scanned left to right in one pass, as Discord's parser does: whichever starts first
 // wins, so a spoiler that contains a code block is hidden whole, and a code span shows its pipes.
@@ -108,7 +110,7 @@ function finish(text: string, lang: ReadLang, dictionary: readonly DictionaryEnt
   const words = WORDS[lang];
   let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
   if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);
-  s = applyDictionary(s, dictionary);
+  s = applyDictionary(s, dictionary).replace(LONE_SURROGATE, '').replace(PRIVATE_USE, ''); // unvalidated readings
   // After the dictionary, so a server can give an emoji a reading ("🍣" -> "すし").
   s = s.replace(EMOJI, '').replace(/(\p{M}{3})\p{M}+/gu, '$1'); // and tame "Zalgo" stacks of marks
   s = joinLines(s, lang);
@@ -130,6 +132,7 @@ function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): s
   let s = msg.content
     .normalize('NFKC') // full-width ASCII, half-width kana: one spelling for the dictionary and cache
     .replace(PRIVATE_USE, '')
+    .replace(LONE_SURROGATE, '')
     .replace(/\r\n?/g, '\n')
     .replace(CONTROL, ' ');
   for (let i = 0; i < 3; i++) {
@@ -210,11 +213,12 @@ export function cleanName(name: string, maxChars = NAME_MAX_CHARS): string {
   const s = name
     .normalize('NFKC')
     .replace(PRIVATE_USE, '')
+    .replace(LONE_SURROGATE, '')
     .replace(CONTROL, ' ')
     .replace(INVISIBLE, '')
     .replace(EMOJI, '')
     .replace(/[*_~`|\\<>]+/g, ' ')
-    .replace(/@(?=everyone|here)/gi, '')
+    .replace(/@+(?=everyone|here)/gi, '')
     .replace(/\s+/g, ' ')
     .trim();
   return truncateChars(s, maxChars).trim();
@@ -268,8 +272,8 @@ export function sanitise(s: string, lang: ReadLang): string {
   const words = WORDS[lang];
   return s
     .replace(URL_PATTERN, words.url)
-    .replace(/<(?=[@#])/g, '')
-    .replace(/@(everyone|here)\b/gi, (_m, w: string) => (w.toLowerCase() === 'here' ? words.here : words.everyone));
+    .replace(/<+(?=[@#])/g, '')
+    .replace(/@+(everyone|here)/gi, (_m, w: string) => (w.toLowerCase() === 'here' ? words.here : words.everyone));
 }
 
 /**

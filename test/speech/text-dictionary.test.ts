@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applyDictionary,
+  DICTIONARY_ERROR_TEXT,
+  DICTIONARY_LIMITS,
+  parseDictionaryEntry,
+  parseDictionaryWord,
+  parseReading,
+  type DictionaryEntry,
+} from '../../src/speech/dictionary.ts';
+
+describe('applyDictionary', () => {
+  it.each<[string, string, DictionaryEntry[], string]>([
+    ['longest match first', '東京都庁に行く', [{ word: '東京', reading: 'とうきょう' }, { word: '東京都庁', reading: 'とちょう' }], 'とちょうに行く'],
+    ['a replacement is never replaced again', 'a b', [{ word: 'a', reading: 'b' }, { word: 'b', reading: 'c' }], 'b c'],
+    ['... also when readings are adjacent', 'あい', [{ word: 'あ', reading: 'い' }, { word: 'い', reading: 'う' }], 'いう'],
+    ['readings containing other words stay', 'VC', [{ word: 'VC', reading: 'ボイスチャットVC' }, { word: 'ボイス', reading: 'X' }], 'ボイスチャットVC'],
+    ['ASCII words are case-insensitive', 'Discord DISCORD discord', [{ word: 'discord', reading: 'ディスコード' }], 'ディスコード ディスコード ディスコード'],
+    ['non-ASCII letters compare exactly', 'Ärger ärger', [{ word: 'ärger', reading: 'X' }], 'Ärger X'],
+    ['ASCII words do not match inside longer ASCII words', 'on done online on', [{ word: 'on', reading: 'オン' }], 'オン done online オン'],
+    ['ASCII words match next to Japanese', '今日はdiscordやる', [{ word: 'discord', reading: 'ディスコード' }], '今日はディスコードやる'],
+    ['Japanese words match anywhere', '草生える', [{ word: '草', reading: 'くさ' }], 'くさ生える'],
+    ['the first of two equal words wins', 'ok', [{ word: 'OK', reading: 'オーケー' }, { word: 'ok', reading: 'おけ' }], 'オーケー'],
+    ['surrogate pairs are kept whole', '𠮷野家', [{ word: '野家', reading: 'のや' }], '𠮷のや'],
+    ['emoji words', 'すし🍣', [{ word: '🍣', reading: 'すし' }], 'すしすし'],
+    ['empty words are ignored', 'abc', [{ word: '', reading: 'X' }], 'abc'],
+    ['no entries', 'abc', [], 'abc'],
+  ])('GIVEN %s THEN %j becomes the expected text', (_what, text, entries, expected) => {
+    expect(applyDictionary(text, entries)).toBe(expected);
+  });
+
+  it('GIVEN a thousand entries and a long text THEN it stays a single linear pass', () => {
+    const entries = Array.from({ length: 1000 }, (_, i) => ({ word: `w${i}x`, reading: `r${i}` }));
+    const text = Array.from({ length: 500 }, (_, i) => `w${i}x`).join(' ');
+    const out = applyDictionary(text, entries);
+    expect(out.split(' ')).toEqual(Array.from({ length: 500 }, (_, i) => `r${i}`));
+  });
+});
+
+describe('parseDictionaryWord', () => {
+  it.each([
+    ['  ＶＣ  ', 'VC'], // trimmed and NFKC, like the message text it is matched against
+    ['ｶﾀｶﾅ', 'カタカナ'],
+    ['🍣', '🍣'],
+    ['a'.repeat(DICTIONARY_LIMITS.wordMaxChars), 'a'.repeat(DICTIONARY_LIMITS.wordMaxChars)],
+  ])('GIVEN %j THEN it is accepted as %j', (input, value) => {
+    expect(parseDictionaryWord(input)).toEqual({ ok: true, value });
+  });
+
+  it.each([
+    ['', 'dictionary.word_empty'],
+    ['   ', 'dictionary.word_empty'],
+    ['a'.repeat(DICTIONARY_LIMITS.wordMaxChars + 1), 'dictionary.word_too_long'],
+    ['<@123>', 'dictionary.word_mention'],
+    ['<#123>', 'dictionary.word_mention'],
+    ['@everyone', 'dictionary.word_mention'],
+    ['a\nb', 'dictionary.word_invalid_character'],
+    ['a\u200Bb', 'dictionary.word_invalid_character'],
+    ['a\uE000b', 'dictionary.word_invalid_character'],
+    ['a\uD800b', 'dictionary.word_invalid_character'],
+  ])('GIVEN %j THEN it is refused with %s', (input, identifier) => {
+    const r = parseDictionaryWord(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.identifier).toBe(identifier);
+  });
+
+  it('GIVEN a too-long word THEN the error carries the limit and the length for the message', () => {
+    const r = parseDictionaryWord('𠮷'.repeat(51));
+    expect(r).toEqual({ ok: false, error: { identifier: 'dictionary.word_too_long', context: { max: 50, length: 51 } } });
+  });
+});
+
+describe('parseReading', () => {
+  it.each([
+    ['ディスコード', 'ディスコード'],
+    [' ぶいしー ', 'ぶいしー'],
+  ])('GIVEN %j THEN it is accepted as %j', (input, value) => {
+    expect(parseReading(input)).toEqual({ ok: true, value });
+  });
+
+  it.each([
+    ['', 'dictionary.reading_empty'],
+    ['あ'.repeat(DICTIONARY_LIMITS.readingMaxChars + 1), 'dictionary.reading_too_long'],
+    ['<@123>', 'dictionary.reading_mention'],
+    ['<@&123>', 'dictionary.reading_mention'],
+    ['@here', 'dictionary.reading_mention'],
+    ['https://example.com', 'dictionary.reading_url'],
+    ['ｈｔｔｐｓ：／／example.com', 'dictionary.reading_url'], // full-width does not sneak past
+    ['discord.gg/abc', 'dictionary.reading_url'],
+    ['a\tb', 'dictionary.reading_invalid_character'],
+  ])('GIVEN %j THEN it is refused with %s', (input, identifier) => {
+    const r = parseReading(input);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.identifier).toBe(identifier);
+  });
+});
+
+describe('parseDictionaryEntry', () => {
+  it('GIVEN a valid pair THEN both halves are normalised', () => {
+    expect(parseDictionaryEntry(' ＯＫ ', ' おけ ')).toEqual({ ok: true, value: { word: 'OK', reading: 'おけ' } });
+  });
+
+  it('GIVEN both halves invalid THEN the word error is reported first', () => {
+    const r = parseDictionaryEntry('', '');
+    expect(!r.ok && r.error.identifier).toBe('dictionary.word_empty');
+  });
+
+  it('GIVEN every identifier THEN there is a Japanese and an English explanation', () => {
+    for (const [id, text] of Object.entries(DICTIONARY_ERROR_TEXT)) {
+      expect(id).toMatch(/^dictionary\./);
+      expect(text.ja.length).toBeGreaterThan(0);
+      expect(text.en.length).toBeGreaterThan(0);
+    }
+  });
+});
