@@ -65,6 +65,7 @@ const faultSchema = z.object({
   count: z.number().int().min(1),
   status: z.number().int().min(100).max(599),
   body: z.unknown().optional(),
+  code: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   delayMs: z.number().min(0).optional(),
 });
@@ -652,7 +653,7 @@ function internalError(target: Target | 'other'): Reply {
  */
 function faultReply(f: Fault): Reply {
   const headers = { ...f.headers };
-  const body = f.body === undefined ? defaultFaultBody(f.target, f.status) : f.body;
+  const body = f.body !== undefined ? f.body : f.code !== undefined ? codeBody(f.code) : defaultFaultBody(f.target, f.status);
   if (body === null || body === undefined) return { status: f.status, headers, code: 'fault' };
   if (typeof body === 'string') return { status: f.status, text: body, contentType: 'text/html; charset=utf-8', headers, code: 'fault' };
   if (f.status === 429 && f.target === 'advanced' && !Object.keys(headers).some((h) => h.toLowerCase() === 'retry-after')) {
@@ -663,20 +664,25 @@ function faultReply(f: Fault): Reply {
   return { status: f.status, json: body, headers, code };
 }
 
+/** The spec's JSON body for an advanced or polling error code (unknown codes get a generic message). */
+function codeBody(code: string): Record<string, unknown> {
+  if (code in ADVANCED_ERRORS) return advancedError(code as AdvancedErrorCode, code === 'rate_limited' ? { retry_after: 1 } : {}).json as Record<string, unknown>;
+  if (code in POLL_ERRORS) return pollError(code as keyof typeof POLL_ERRORS).json as Record<string, unknown>;
+  return { code, error: jobFailureMessage(code) };
+}
+
 function defaultFaultBody(target: Target, status: number): unknown {
   if (target === 'standard') {
     if (status === 429) return { error: STANDARD_ERRORS.rateLimited, reset_in: 1 };
     if (status >= 500) return { error: STANDARD_ERRORS.internal };
     return null;
   }
-  if (target === 'advanced' || target === 'poll') {
-    if (target === 'poll' && status === 403) return { code: 'forbidden', error: POLL_ERRORS.forbidden.error };
-    if (status === 404 && target === 'poll') return { code: 'not_found', error: POLL_ERRORS.not_found.error };
-    if (status === 403) return FORBIDDEN_HTML;
-    if (status === 429) return { code: 'rate_limited', error: ADVANCED_ERRORS.rate_limited.error, retry_after: 1 };
-    if (status === 503) return { code: 'tts_retry_exhausted', error: ADVANCED_ERRORS.tts_retry_exhausted.error };
-    if (status >= 500) return { code: 'internal_error', error: ADVANCED_ERRORS.internal_error.error };
-  }
+  if (target === 'audio') return null;
+  if (status === 403) return target === 'poll' ? codeBody('forbidden') : FORBIDDEN_HTML;
+  if (status === 404 && target === 'poll') return codeBody('not_found');
+  if (status === 429) return codeBody('rate_limited');
+  if (status === 503) return codeBody('tts_retry_exhausted');
+  if (status >= 500) return codeBody('internal_error');
   return null;
 }
 

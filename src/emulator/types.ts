@@ -75,6 +75,11 @@ export interface Fault {
    * error'}`, advanced 500 internal_error, 503 tts_retry_exhausted, ...), otherwise no body.
    */
   body?: unknown;
+  /**
+   * Advanced and poll targets: answer with the spec's body for this code (its message,
+   * `error_code` for unsupported_location, `retry_after` 1 for rate_limited) when `body` is undefined.
+   */
+  code?: string;
   headers?: Record<string, string>;
   delayMs?: number;
 }
