@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_IDS } from '../support/discord/server.ts';
+import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
+import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+
+// Issue 5 acceptance, end to end: real discord.js against the loopback Discord, the emulator.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Moderator role: Manage Server
+const EPHEMERAL = 64;
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({
+    env: { USER_MONTHLY_CHARS: '60' },
+    emulator: { jobs: { pendingMs: 150, runningMs: 250, minPollAfterMs: 100, pollAfterMs: 100 } },
+  });
+});
+afterAll(async () => h?.close());
+
+async function emulatorMp3(text: string, voice: string): Promise<Buffer> {
+  const res = await fetch(`${h.emulator.baseUrl}/text_to_speech_api/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', token: DEFAULT_TOKEN, 'x-forwarded-for': '10.9.9.9' },
+    body: JSON.stringify({ text, voice, speed: 1, pitch: 0 }),
+  });
+  const { url } = (await res.json()) as { url: string };
+  return Buffer.from(await (await fetch(url)).arrayBuffer());
+}
+
+describe('/say without a voice session', () => {
+  it('answers with an MP3 attachment byte-identical to the emulator audio for that text and voice', async () => {
+    const text = 'こんにちは、読み上げのテストです';
+    const interaction = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'ja',
+      options: [{ name: 'text', type: 3, value: text }, { name: 'voice', type: 3, value: 'ja-JP-Wavenet-C' }],
+    });
+    const final = await interaction.waitForResponse((r) => r.files.length > 0, 20_000);
+    const expected = await emulatorMp3(text, 'ja-JP-Wavenet-C');
+    expect(final.files[0]!.data.equals(expected)).toBe(true);
+    expect(final.files[0]!.name).toMatch(/\.mp3$/);
+    expect(standardRequests(h.emulator).some((r) => r.text === text && r.voice === 'ja-JP-Wavenet-C')).toBe(true);
+    // Nobody is pinged by the bot's messages.
+    expect(final.data?.allowed_mentions).toMatchObject({ parse: [] });
+  });
+});
+
+describe('/narrate', () => {
+  it('defers, shows progress, then ends with the audio and the seed', async () => {
+    const interaction = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: 'Good evening, this is the evening news.' },
+        { name: 'voice', type: 3, value: 'Luna' },
+        { name: 'seed', type: 4, value: 4242 },
+      ],
+    });
+    const final = await interaction.waitForResponse((r) => r.files.length > 0, 30_000);
+    const responses = interaction.responses();
+    expect(responses[0]).toMatchObject({ kind: 'callback', type: 5 });
+    const progress = responses.filter((r) => r.kind === 'editOriginal' && r.files.length === 0);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(String(final.data?.content)).toContain('4242');
+    expect(String(final.data?.content)).toContain('Luna');
+    expect(final.files[0]!.data.subarray(0, 3).toString('latin1') === 'ID3' || final.files[0]!.data[0] === 0xff).toBe(true);
+  });
+});
+
+describe('/config', () => {
+  it('refuses a member without Manage Server, and nothing changes', async () => {
+    const before = h.bot.context.repos.guildSettings.get(DEFAULT_IDS.guild).voice;
+    const interaction = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: alice, name: 'config', locale: 'ja',
+      // Discord hides the command from alice by default_member_permissions; a server owner can
+      // override that, so the bot checks again: here alice's permissions lack Manage Server.
+      options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'en-US-Wavenet-A' }] }],
+    });
+    const reply = await interaction.waitForResponse((r) => r.kind === 'callback');
+    expect(reply.data?.flags).toBe(EPHEMERAL);
+    expect(String(reply.data?.content)).toContain('サーバー管理');
+    expect(h.bot.context.repos.guildSettings.get(DEFAULT_IDS.guild).voice).toBe(before);
+  });
+
+  it('lets an admin change the server voice', async () => {
+    const interaction = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US',
+      options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 1.25 }] }],
+    });
+    await interaction.waitForResponse((r) => r.kind === 'callback');
+    expect(h.bot.context.repos.guildSettings.get(DEFAULT_IDS.guild).speed).toBe(1.25);
+  });
+});
+
+describe('auto-read', () => {
+  it('sends the normalised text to the service, skips bots, and applies the dictionary', async () => {
+    const admin = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.chat, user: bob, name: 'autoread', locale: 'en-US',
+      options: [{ name: 'add', type: 1, options: [] }],
+    });
+    await admin.waitForResponse((r) => r.kind === 'callback');
+    const dict = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.chat, user: bob, name: 'dictionary', locale: 'en-US',
+      options: [{ name: 'add', type: 1, options: [{ name: 'word', type: 3, value: 'ymg' }, { name: 'reading', type: 3, value: 'よみあげ' }] }],
+    });
+    await dict.waitForResponse((r) => r.kind === 'callback');
+
+    const before = standardRequests(h.emulator).length;
+    await h.discord.sendMessage({
+      channelId: DEFAULT_IDS.chat,
+      author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true },
+      content: 'I am a bot and must not be read',
+    });
+    await h.discord.sendMessage({
+      channelId: DEFAULT_IDS.chat,
+      author: alice,
+      content: `<@${DEFAULT_IDS.bob}> ymg見て https://example.com/page?x=1 <:pepe:123456789012345678> ||秘密の話|| \`\`\`js\nconsole.log(1)\n\`\`\``,
+    });
+    const spoken = await eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes('よみあげ')), 20_000, 'auto-read request');
+    expect(spoken.text).not.toContain('<@');
+    expect(spoken.text).not.toContain('http');
+    expect(spoken.text).not.toContain('秘密');
+    expect(spoken.text).not.toContain('console.log');
+    expect(spoken.text).toContain('pepe');
+    expect(spoken.text.toLowerCase()).toContain("bob");
+    expect(spoken.text).not.toContain('ymg');
+    expect(standardRequests(h.emulator).slice(before).some((r) => r.text.includes('bot'))).toBe(false);
+  });
+});
+
+describe('character budgets', () => {
+  it('refuses a member over the monthly limit with a localised ephemeral message, sending nothing', async () => {
+    const carol = { id: '1000000000000000077', username: 'carol' };
+    // 35 characters, no long runs (the normaliser caps runs of one character).
+    const text = '今日は天気がいいですね。'.repeat(3).slice(0, 35);
+    const first = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: carol, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: text + 'い' }] });
+    await first.waitForResponse((r) => r.files.length > 0, 20_000);
+    const before = h.emulator.requests().length;
+    const second = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: carol, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: text + 'う' }] });
+    const reply = await second.waitForResponse((r) => r.kind === 'callback');
+    expect(reply.data?.flags).toBe(EPHEMERAL);
+    expect(String(reply.data?.content)).toMatch(/上限.*36 \/ 60/);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.emulator.requests().slice(before).filter((r) => r.target === 'standard')).toHaveLength(0);
+  });
+});

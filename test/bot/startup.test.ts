@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeDiscord, type FakeDiscord } from '../support/discord/server.ts';
+import { loadCommands } from '../../src/discord/loader.ts';
+
+const run = promisify(execFile);
+// Run exactly what a user runs (npm scripts), with this test's Node first on PATH.
+const npm = (args: string[], env: NodeJS.ProcessEnv) => run('npm', ['--silent', ...args], { env: { ...env, PATH: `${process.execPath.replace(/\/node$/, '')}:${env.PATH ?? ''}` } });
+
+function withoutSecrets(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of ['DISCORD_TOKEN', 'DISCORD_API_URL', 'TTS_TOKEN', 'TTS_BASE_URL']) delete env[k];
+  return env;
+}
+
+describe('npm start', () => {
+  it('exits non-zero naming DISCORD_TOKEN when it is missing', async () => {
+    const env = { ...withoutSecrets(), TTS_TOKEN: 'a'.repeat(64) };
+    const result = await npm(['start'], env).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('DISCORD_TOKEN');
+    expect(result.stderr).toContain('.env.example');
+  });
+
+  it('names a malformed variable without echoing its value', async () => {
+    const env = { ...withoutSecrets(), DISCORD_TOKEN: 'abc.def.ghi', TTS_TOKEN: 'short-secret-value', TTS_PLAN: 'gold' };
+    const result = await npm(['start'], env).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('TTS_TOKEN');
+    expect(result.stderr).toContain('TTS_PLAN');
+    expect(result.stderr).not.toContain('short-secret-value');
+  });
+});
+
+describe('npm run deploy-commands', () => {
+  let discord: FakeDiscord;
+  beforeAll(async () => {
+    discord = await startFakeDiscord();
+  });
+  afterAll(async () => discord?.close());
+
+  it('registers every command with ja localisations in one bulk overwrite, and is safe to repeat', async () => {
+    const env = { ...withoutSecrets(), DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl };
+    await npm(['run', 'deploy-commands'], env);
+    await npm(['run', 'deploy-commands'], env);
+    const puts = discord.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/commands'));
+    expect(puts).toHaveLength(2);
+    const expected = [...(await loadCommands()).keys()].sort();
+    const registered = discord.commands.global;
+    expect(registered.map((c) => c.name).sort()).toEqual(expected);
+    expect(expected).toEqual(expect.arrayContaining(['say', 'narrate', 'join', 'leave', 'skip', 'clear', 'autoread', 'config', 'voice', 'dictionary', 'usage', 'help']));
+    for (const command of registered) {
+      expect(command.name_localizations?.ja, command.name).toBeTruthy();
+      expect(command.description_localizations?.ja, command.name).toBeTruthy();
+      for (const option of command.options ?? []) {
+        expect(option.name_localizations?.ja, `${command.name} ${option.name}`).toBeTruthy();
+        expect(option.description_localizations?.ja, `${command.name} ${option.name}`).toBeTruthy();
+        for (const sub of 'options' in option ? (option.options ?? []) : []) expect(sub.name_localizations?.ja, `${command.name} ${option.name} ${sub.name}`).toBeTruthy();
+        for (const c of 'choices' in option ? (option.choices ?? []) : []) expect(c.name_localizations?.ja, `${command.name} ${option.name} choice`).toBeTruthy();
+      }
+    }
+    // Admin commands are hidden from members without Manage Server by default.
+    for (const name of ['autoread', 'config']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
+  });
+
+  it('registers for one guild with --guild', async () => {
+    const env = { ...withoutSecrets(), DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl };
+    const { stdout } = await npm(['run', 'deploy-commands', '--', '--guild', discord.guilds[0]!.id], env);
+    expect(stdout).toContain('in guild');
+    expect(discord.commands.guild[discord.guilds[0]!.id]?.length).toBe((await loadCommands()).size);
+  });
+});

@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { createLogger } from '../../src/util/log.ts';
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './discord/server.ts';
+
+export interface Harness {
+  emulator: Emulator;
+  discord: FakeDiscord;
+  bot: Bot;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole bot, end to end on loopback: the real discord.js client logged into the fake Discord,
+ * the real TTS client talking to the emulator, real SQLite and audio cache in a temp directory.
+ */
+export async function startHarness(options: {
+  env?: Record<string, string>;
+  emulator?: Partial<EmulatorOptions>;
+  discord?: FakeDiscordOptions;
+  bot?: Partial<BotOptions>;
+} = {}): Promise<Harness> {
+  const emulator = await startEmulator({ control: true, ...options.emulator });
+  const discord = await startFakeDiscord(options.discord);
+  const dataDir = mkdtempSync(join(tmpdir(), 'yomiage-e2e-'));
+  const config = loadConfig({
+    DISCORD_TOKEN: discord.token,
+    DISCORD_API_URL: discord.apiUrl,
+    TTS_TOKEN: DEFAULT_TOKEN,
+    TTS_BASE_URL: emulator.baseUrl,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...options.env,
+  });
+  const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
+  const bot = await createBot({ config, logger, ...options.bot });
+  await bot.start();
+  return {
+    emulator,
+    discord,
+    bot,
+    dataDir,
+    async close() {
+      await bot.stop().catch(() => {});
+      await discord.close();
+      await emulator.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The standard-endpoint requests the emulator received (its request log). */
+export function standardRequests(emulator: Emulator): Array<{ text: string; voice: string; speed: number; pitch: number }> {
+  return emulator
+    .requests()
+    .filter((r) => r.target === 'standard')
+    .map((r) => r.body as { text: string; voice: string; speed: number; pitch: number });
+}
+
+/** Polls `check` until it returns a value other than undefined (for effects that happen later). */
+export async function eventually<T>(check: () => T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
