@@ -9,6 +9,19 @@
  * Trust: the client always opens `wss://${endpoint}?v=8` with the default CA store, so a test must
  * call `trustCertificate(server.caCertPem)` before it joins (same process), or start a child
  * process with NODE_EXTRA_CA_CERTS pointing at a file holding `caCertPem`.
+ *
+ * Usage:
+ *   const voice = await startFakeVoiceServer({ expectedToken: 'voice-token' });
+ *   trustCertificate(voice.caCertPem);
+ *   // VOICE_SERVER_UPDATE { token: 'voice-token', guild_id, endpoint: voice.endpoint }
+ *   const heard = await voice.waitForAudio({ guildId, minDurationMs: 500 });
+ *   expect(heard.rmsDb).toBeGreaterThan(-40);
+ *   voice.closeConnection(guildId, 4015); // 4015 resume, 4014 Disconnected, 4006 rejoin
+ *   await voice.close();
+ *
+ * Deliberate differences from Discord: Hello is sent on open (as Discord does) rather than after
+ * Identify; only `aead_aes256_gcm_rtpsize` is offered; DAVE is always answered with version 0;
+ * heartbeat timeouts and ClientsConnect/Disconnect (ops 11/13) are not implemented.
  */
 import { execFile } from 'node:child_process';
 import { createDecipheriv, randomBytes, randomInt } from 'node:crypto';
@@ -92,6 +105,8 @@ export interface FakeVoiceServerOptions {
   silenceThresholdDb?: number;
   /** A pause in arrival longer than this ends an utterance (see `groupUtterances`). */
   utteranceGapMs?: number;
+  /** This much consecutive silence ends an utterance (see `groupUtterances`). */
+  utteranceSilenceMs?: number;
   /** Monotonic milliseconds used for `receivedAt` and friends (default performance.now). */
   now?: () => number;
 }
@@ -101,9 +116,13 @@ type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> &
 const DEFAULT_OPTIONS = {
   heartbeatIntervalMs: 13_750,
   silenceThresholdDb: -60,
-  // 200 ms: ten missing frames; @discordjs/voice's 20 ms cycle never pauses that long mid-resource
-  // unless the connection is not Ready (resume, rejoin) or the process stalls.
-  utteranceGapMs: 200,
+  // @discordjs/voice never pauses mid-resource unless the connection is not Ready (resume, rejoin),
+  // and it ends every resource with silence frames and speaking off, so the gap rule only matters
+  // for stalls; 1 s keeps a stalled shared 2-core machine from splitting one message in two.
+  utteranceGapMs: 1000,
+  // Longer than a pause between sentences; the library's own end of resource is marked by
+  // speaking 0, which ends an utterance at once.
+  utteranceSilenceMs: 1000,
   now: () => performance.now(),
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
@@ -160,7 +179,7 @@ export interface ReceivedPacket {
   speakingOffCount: number;
 }
 
-/** A spoken stretch: consecutive non-silent packets of one ssrc. */
+/** A spoken stretch of one ssrc, from its first to its last non-silent packet (see `groupUtterances`). */
 export interface Utterance {
   guildId: string;
   ssrc: number;
@@ -169,9 +188,9 @@ export interface Utterance {
   end: number;
   /** Audio duration from the decoded samples (20 ms per usual frame), not from arrival times. */
   durationMs: number;
-  /** Loudness of all samples, dBFS RMS (-Infinity for digital silence). */
+  /** Loudness of the non-silent packets' samples, dBFS RMS. */
   rmsDb: number;
-  /** True once something ended it: a silent packet, speaking off, or a gap. */
+  /** True once something ended it: speaking off, a long silence, or a gap. */
   complete: boolean;
   packets: ReceivedPacket[];
 }
@@ -269,54 +288,84 @@ export function rmsDb(samples: Int16Array | readonly Int16Array[]): number {
   return 20 * Math.log10(Math.sqrt(sum / count) / 32768);
 }
 
+export interface GroupingOptions {
+  /** A pause in arrival longer than this ends an utterance. */
+  gapMs: number;
+  /** This much consecutive silence (decoded duration) ends an utterance. */
+  silenceMs: number;
+  /** The current `now()`, to tell whether the last run has ended by a gap. */
+  now: number;
+  /** Each ssrc's current speaking-off count: a higher count than the run's means it ended. */
+  speakingOffCounts?: ReadonlyMap<number, number>;
+}
+
 /**
- * Groups packets (in arrival order) into utterances per ssrc: a run of non-silent packets ends at a
- * silent packet, at a speaking-off signal, or when the next packet arrives more than `gapMs` later.
- * @discordjs/voice sends 5 silence frames and speaking 0 after each resource, so two messages
- * played back to back are two utterances. The last run is `complete` once `now - end > gapMs`.
+ * Groups packets (in arrival order) into utterances per ssrc. An utterance runs from a non-silent
+ * packet to the last non-silent one before a break: a speaking-off signal, `silenceMs` of
+ * consecutive silence, or an arrival gap over `gapMs`. Shorter silences stay inside (pauses
+ * between sentences; @discordjs/voice also slips one silence frame in after a resume).
+ * @discordjs/voice ends each resource with 5 silence frames and speaking 0, so two messages played
+ * back to back are two utterances.
  */
-export function groupUtterances(packets: readonly ReceivedPacket[], gapMs: number, now: number): Utterance[] {
+export function groupUtterances(packets: readonly ReceivedPacket[], options: GroupingOptions): Utterance[] {
+  const { gapMs, silenceMs, now, speakingOffCounts } = options;
   const done: Utterance[] = [];
-  const open = new Map<number, ReceivedPacket[]>();
+  const open = new Map<number, { packets: ReceivedPacket[]; trailingSilenceMs: number }>();
   const finish = (ssrc: number) => {
     const run = open.get(ssrc);
     open.delete(ssrc);
-    if (run && run.length > 0) done.push(toUtterance(run, true));
+    if (run) done.push(toUtterance(run.packets, true));
   };
   for (const packet of packets) {
     const run = open.get(packet.ssrc);
-    const last = run?.at(-1);
+    const last = run?.packets.at(-1);
     if (last && (packet.receivedAt - last.receivedAt > gapMs || packet.speakingOffCount !== last.speakingOffCount)) {
       finish(packet.ssrc);
     }
+    const current = open.get(packet.ssrc);
     if (packet.silent) {
-      finish(packet.ssrc);
+      if (!current) continue;
+      current.trailingSilenceMs += packetMs(packet);
+      if (current.trailingSilenceMs >= silenceMs) finish(packet.ssrc);
+      else current.packets.push(packet);
       continue;
     }
-    const current = open.get(packet.ssrc);
-    if (current) current.push(packet);
-    else open.set(packet.ssrc, [packet]);
+    if (current) {
+      current.packets.push(packet);
+      current.trailingSilenceMs = 0;
+    } else {
+      open.set(packet.ssrc, { packets: [packet], trailingSilenceMs: 0 });
+    }
   }
-  for (const run of open.values()) {
-    const last = run.at(-1);
-    if (last) done.push(toUtterance(run, now - last.receivedAt > gapMs));
+  for (const [ssrc, run] of open) {
+    const last = run.packets.at(-1)!;
+    const spokeOff = (speakingOffCounts?.get(ssrc) ?? last.speakingOffCount) > last.speakingOffCount;
+    done.push(toUtterance(run.packets, spokeOff || now - last.receivedAt > gapMs));
   }
   return done.sort((a, b) => a.start - b.start);
 }
 
+/** Decoded duration of one packet (20 ms assumed when it did not decode). */
+function packetMs(packet: ReceivedPacket): number {
+  return packet.pcm.length > 0 ? (packet.pcm.length / CHANNELS / SAMPLE_RATE) * 1000 : 20;
+}
+
 function toUtterance(run: ReceivedPacket[], complete: boolean): Utterance {
-  const first = run[0]!;
-  const last = run.at(-1)!;
-  const samples = run.reduce((n, p) => n + p.pcm.length, 0) / CHANNELS;
+  // Trailing silence (kept while it might have been a pause) is not part of the utterance.
+  let lastLoud = run.length - 1;
+  while (lastLoud > 0 && run[lastLoud]!.silent) lastLoud--;
+  const packets = run.slice(0, lastLoud + 1);
+  const first = packets[0]!;
+  const last = packets.at(-1)!;
   return {
     guildId: first.guildId,
     ssrc: first.ssrc,
     start: first.receivedAt,
     end: last.receivedAt,
-    durationMs: (samples / SAMPLE_RATE) * 1000,
-    rmsDb: rmsDb(run.map((p) => p.pcm)),
+    durationMs: packets.reduce((ms, p) => ms + packetMs(p), 0),
+    rmsDb: rmsDb(packets.filter((p) => !p.silent).map((p) => p.pcm)),
     complete,
-    packets: run,
+    packets,
   };
 }
 
@@ -363,7 +412,13 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   /** Utterances heard so far, optionally for one guild (see `groupUtterances`). */
   utterances(guildId?: string): Utterance[] {
     const packets = guildId === undefined ? this.packets : this.packets.filter((p) => p.guildId === guildId);
-    return groupUtterances(packets, this.#options.utteranceGapMs, this.#options.now());
+    const speakingOffCounts = new Map(this.sessions.map((s) => [s.ssrc, s.speakingOffCount]));
+    return groupUtterances(packets, {
+      gapMs: this.#options.utteranceGapMs,
+      silenceMs: this.#options.utteranceSilenceMs,
+      now: this.#options.now(),
+      speakingOffCounts,
+    });
   }
 
   /**
