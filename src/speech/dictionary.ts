@@ -97,42 +97,40 @@ function foldAscii(s: string): string {
 
 const ASCII_ALNUM = /[A-Za-z0-9]/;
 
-interface Compiled {
-  folded: string;
-  reading: string;
-  /** The word starts/ends with an ASCII letter or digit, so it must not match inside a longer ASCII word. */
-  boundStart: boolean;
-  boundEnd: boolean;
+interface TrieNode {
+  next: Map<string, TrieNode>;
+  /** The entry whose (folded) word ends here, if any. */
+  entry?: { reading: string; length: number; boundStart: boolean; boundEnd: boolean };
 }
 
-/** Entries grouped by their first (folded) UTF-16 unit, longest word first; cached per entries array. */
-const compiledCache = new WeakMap<readonly DictionaryEntry[], Map<string, Compiled[]>>();
+/** A trie over the folded words, one edge per code point, cached per entries array (treat it as immutable). */
+const compiledCache = new WeakMap<readonly DictionaryEntry[], TrieNode>();
 
-function compile(entries: readonly DictionaryEntry[]): Map<string, Compiled[]> {
+// A trie keeps a pass linear in text length x longest word, however many words share a prefix
+// (a sorted candidate list per first character was quadratic with 1000 words starting "a").
+function compile(entries: readonly DictionaryEntry[]): TrieNode {
   const cached = compiledCache.get(entries);
   if (cached) return cached;
-  const byFirst = new Map<string, Compiled[]>();
-  const seen = new Set<string>();
+  const root: TrieNode = { next: new Map() };
   for (const e of entries) {
     if (e.word.length === 0) continue; // an empty word would match everywhere
     const folded = foldAscii(e.word);
-    if (seen.has(folded)) continue; // the first entry for a word wins
-    seen.add(folded);
-    const c: Compiled = {
-      folded,
+    let node = root;
+    for (const unit of folded) { // code points, as the matcher walks them
+      let child = node.next.get(unit);
+      if (!child) node.next.set(unit, (child = { next: new Map() }));
+      node = child;
+    }
+    if (node.entry) continue; // the first entry for a word wins
+    node.entry = {
       reading: e.reading,
+      length: folded.length,
       boundStart: ASCII_ALNUM.test(folded[0]!),
       boundEnd: ASCII_ALNUM.test(folded[folded.length - 1]!),
     };
-    const key = folded[0]!;
-    const list = byFirst.get(key);
-    if (list) list.push(c);
-    else byFirst.set(key, [c]);
   }
-  // Stable sort: longest first, ties keep the given order.
-  for (const list of byFirst.values()) list.sort((a, b) => b.folded.length - a.folded.length);
-  compiledCache.set(entries, byFirst);
-  return byFirst;
+  compiledCache.set(entries, root);
+  return root;
 }
 
 /**
@@ -143,30 +141,33 @@ function compile(entries: readonly DictionaryEntry[]): Map<string, Compiled[]> {
  */
 export function applyDictionary(text: string, entries: readonly DictionaryEntry[]): string {
   if (entries.length === 0 || text.length === 0) return text;
-  const byFirst = compile(entries);
+  const root = compile(entries);
   const folded = foldAscii(text);
+  const afterAlnum = (i: number) => i > 0 && ASCII_ALNUM.test(folded[i - 1]!);
   let out = '';
   let i = 0;
   while (i < text.length) {
-    const candidates = byFirst.get(folded[i]!);
-    let matched: Compiled | undefined;
-    if (candidates) {
-      for (const c of candidates) {
-        if (!folded.startsWith(c.folded, i)) continue;
-        if (c.boundStart && i > 0 && ASCII_ALNUM.test(folded[i - 1]!)) continue;
-        const end = i + c.folded.length;
-        if (c.boundEnd && end < folded.length && ASCII_ALNUM.test(folded[end]!)) continue;
-        matched = c;
-        break;
-      }
+    // Walk the trie from i; remember the longest word that ends here and respects the boundaries.
+    let best: TrieNode['entry'];
+    let node: TrieNode | undefined = root;
+    let j = i;
+    while (node && j < folded.length) {
+      const cp = folded.codePointAt(j)!;
+      const unit = String.fromCodePoint(cp);
+      node = node.next.get(unit);
+      j += unit.length;
+      const e = node?.entry;
+      if (!e) continue;
+      if (e.boundStart && afterAlnum(i)) continue;
+      if (e.boundEnd && j < folded.length && ASCII_ALNUM.test(folded[j]!)) continue;
+      best = e;
     }
-    if (matched) {
-      out += matched.reading;
-      i += matched.folded.length;
+    if (best) {
+      out += best.reading;
+      i += best.length;
     } else {
       // Copy a whole code point so a surrogate pair is never split between iterations.
-      const cp = text.codePointAt(i)!;
-      const width = cp > 0xffff ? 2 : 1;
+      const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
       out += text.slice(i, i + width);
       i += width;
     }
