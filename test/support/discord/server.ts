@@ -58,6 +58,11 @@ export interface FakeDiscordOptions {
   guilds?: FakeGuild[];
   /** "127.0.0.1:PORT" of the fake voice server; without it VOICE_SERVER_UPDATE is never sent. */
   voiceEndpoint?: () => string;
+  /**
+   * Voice token sent in VOICE_SERVER_UPDATE: a fixed string, or a function of the guild and the
+   * join count. Default: `voice-<guildId>-<n>`, fresh on every join, readable via voiceCredentials().
+   */
+  voiceToken?: string | ((guildId: string, join: number) => string);
   /** Bot token the server accepts; default: a random one. */
   token?: string;
   /** Gateway heartbeat interval sent in Hello. */
@@ -79,6 +84,7 @@ const DEFAULTS = {
   botUser: DEFAULT_BOT_USER,
   guilds: [] as FakeGuild[],
   voiceEndpoint: () => '',
+  voiceToken: (guildId: string, join: number) => `voice-${guildId}-${join}`,
   token: '',
   heartbeatIntervalMs: 41_250,
   maxUploadBytes: 10 * 1024 * 1024,
@@ -596,7 +602,7 @@ class FakeDiscordServer implements FakeDiscord {
         channelId: state.channelId,
         userId: botId,
         sessionId,
-        token: `voice-${guild.id}-${this.#voiceTokenCounter}`,
+        token: typeof this.#options.voiceToken === 'string' ? this.#options.voiceToken : this.#options.voiceToken(guild.id, this.#voiceTokenCounter),
         endpoint: this.#options.voiceEndpoint(),
       };
       this.#voice.set(guild.id, credentials);
