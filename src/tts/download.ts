@@ -124,7 +124,7 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
       }
       const declared = Number(header(res.headers, 'content-length'));
       if (Number.isFinite(declared) && declared > opts.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
       }
       const chunks: Buffer[] = [];
@@ -134,7 +134,7 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
         total += buf.length;
         // Enforced while streaming: a missing or lying Content-Length does not get past the cap.
         if (total > opts.maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
         }
         chunks.push(buf);
@@ -144,4 +144,10 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
       return body;
     }
   });
+}
+
+/** Stops reading a body we refuse; undici reports the destroy as an error nobody needs to see. */
+function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
 }
