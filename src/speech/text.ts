@@ -4,13 +4,18 @@
  * message into a `PlainMessage` and calls `normaliseMessage`.
  *
  * Pipeline, in order (each step's reason is next to its code):
- *  1. NFKC, line endings, control characters      7. inline markdown (bold, italics, strike...)
- *  2. line prefixes (# heading, -# subtext, > quote, - list)
- *  3. code blocks, spoilers, inline code, escapes  8. attachments and stickers appended
- *  4. masked links [text](url) -> text             9. laughter "wwww" -> "ワラ" (ja)
- *  5. URLs -> a word                               10. the dictionary (after markup, so names too)
- *  6. mentions, custom emoji, timestamps -> words  11. Unicode emoji dropped, newlines -> pauses
- *  12. safety net (no "<@", no URL), runs capped, nothing speakable -> null, length cap + marker.
+ *  1. NFKC (one spelling for the dictionary and the cache), line endings, control characters.
+ *  2. Line prefixes: "# " headings, "-# " subtext, "> " / ">>> " quotes, "- " bullets.
+ *  3. One left-to-right scan, as Discord parses: escapes, code blocks -> "コードブロック省略",
+ *     spoilers -> "ネタバレ" (the hidden text is never read), inline code -> its content.
+ *  4. Masked links [text](url) -> text; URLs and invites -> "URL省略" / "招待リンク".
+ *  5. Mentions -> names (unknown -> "ユーザー"), @everyone/@here -> words, custom emoji -> name,
+ *     timestamps -> "日時"; then bold/italic/strike/underline markers are stripped.
+ *  6. Attachments ("画像3枚") and stickers appended, each after a pause.
+ *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
+ *  8. Unicode emoji dropped, newlines -> "、" / ", ", safety net (no "<@", URL or ping), runs of one
+ *     character capped, nothing speakable -> null, cut at maxLength + "以下略" / "and so on".
+ * The words themselves live in words.ts.
  */
 import { countChars, truncateChars } from '../tts/chars.ts';
 import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
@@ -87,7 +92,8 @@ const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
 const CONTROL = /(?![\n\t])\p{Cc}/gu;
 const JA_CHAR = '[\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Han}ー]';
 const LAUGH_RUN = /(?<![A-Za-z])[wW]{2,}(?![A-Za-z])/g;
-const LAUGH_ONE = new RegExp(`(?<=${JA_CHAR}|[!?。、…])[wW](?![A-Za-z])`, 'gu');
+// A single "w" only where it ends a phrase: "それなw" laughs, "W杯" (World Cup) does not.
+const LAUGH_ONE = new RegExp(`(?<=${JA_CHAR}|[!?。、…])[wW](?![\\p{L}\\p{N}])`, 'gu');
 const ENDS_WITH_PAUSE = /[、。,.!?…:;]$/u;
 const SPEAKABLE = /[\p{L}\p{N}]/u;
 
@@ -193,16 +199,17 @@ function resolveEntities(s: string, wrap: (word: string) => string, msg: PlainMe
 }
 
 function stripInlineMarkdown(s: string): string {
-  let prev: string;
-  do {
-    prev = s;
+  // A few passes unwrap nesting ("***x***", "~~**x**~~"); bounded so odd input cannot loop long.
+  for (let pass = 0; pass < 4; pass++) {
+    const prev = s;
     s = s
       .replace(/\*\*(?=\S)([\s\S]*?\S)\*\*/g, '$1')
       .replace(/__(?=\S)([\s\S]*?\S)__/g, '$1')
       .replace(/~~([\s\S]+?)~~/g, '$1')
       .replace(/\*(?=[^\s*])([^*]*?[^\s*])?\*/g, '$1')
       .replace(/(?<![\p{L}\p{N}])_(?=[^\s_])([^_]*?[^\s_])?_(?![\p{L}\p{N}])/gu, '$1');
-  } while (s !== prev);
+    if (s === prev) break;
+  }
   // Unpaired leftovers: "**", "~~", "||", backticks and backslashes are not read aloud; a lone "_"
   // (snake_case) becomes a space so the words around it stay apart. A lone "*" is kept ("2*3").
   return s.replace(/\*{2,}|~{2,}|\|{2,}|[`\\]+/g, '').replace(/_+/g, ' ');

@@ -203,6 +203,8 @@ describe('repeated characters', () => {
     ['wwwwww', 'ja', 'ワラ'],
     ['それなｗｗｗｗ', 'ja', 'それなワラ'],
     ['草w', 'ja', '草ワラ'],
+    ['日本W杯', 'ja', '日本W杯'], // World Cup, not laughter
+    ['それなw。', 'ja', 'それなワラ。'],
     ['ｗｗｗ面白い', 'ja', 'ワラ面白い'],
     ['wwwwww', 'en', 'wwww'], // no laughter rule in English
     ['www.example.com ok', 'ja', 'URL省略 ok'], // a URL, not laughter
