@@ -1,7 +1,7 @@
 /**
  * Every word the read-aloud pipeline inserts into spoken text, in Japanese and English, in one place
  * (text.ts, names.ts and dictionary.ts read from here). Words are chosen to sound natural when a TTS
- * voice reads them, not to look nice on screen; see docs/notes read-aloud-bots.md for the anchors.
+ * voice reads them, not to look nice on screen; see the shared notes/read-aloud-bots.md for the anchors.
  */
 /** The languages the bot reads in (text.ts re-exports this). */
 export type ReadLang = 'ja' | 'en';
