@@ -1,0 +1,169 @@
+// The `tts` command line as a child process against an emulator started here (real clock, fast
+// job timings): MP3s ffprobe accepts, and the documented exit codes.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+
+const CLI = join(import.meta.dirname, '../../src/tts/cli.ts');
+let emulator: Emulator;
+let dir: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ control: true, jobs: { pendingMs: 100, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 } });
+  dir = mkdtempSync(join(tmpdir(), 'tts-cli-'));
+});
+afterAll(async () => {
+  await emulator.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => emulator.reset());
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI asynchronously (the emulator lives in this process, so it must keep serving). */
+function tts(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--experimental-strip-types', '--no-warnings', CLI, ...args],
+      { env: { PATH: process.env.PATH ?? '', TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: emulator.baseUrl, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+function ffprobe(path: string): Promise<{ ok: boolean; out: string }> {
+  return new Promise((resolve) => {
+    execFile('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate', '-of', 'json', path], (error, stdout) =>
+      resolve({ ok: !error, out: stdout }),
+    );
+  });
+}
+
+describe('tts say', () => {
+  it('GIVEN text and a voice THEN writes an MP3 ffprobe accepts, exit 0', async () => {
+    const out = join(dir, 'say.mp3');
+    const r = await tts(['say', 'こんにちは、世界', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`wrote ${out}`);
+    const probe = await ffprobe(out);
+    expect(probe.ok).toBe(true);
+    expect(JSON.parse(probe.out).streams[0].codec_name).toBe('mp3');
+  });
+
+  it('GIVEN out-of-range speed THEN a note about the substitution, still exit 0', async () => {
+    const r = await tts(['say', 'はやい', '--voice', 'ja-JP-Wavenet-B', '--speed', '9', '-o', join(dir, 'fast.mp3')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('speed 9 is out of range; the service used 1');
+  });
+
+  it('GIVEN a rejected token THEN exit 3 naming token_mismatch, and the token is not printed', async () => {
+    const wrong = 'w'.repeat(64);
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'no.mp3')], { TTS_TOKEN: wrong });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('token_mismatch');
+    expect(r.stderr + r.stdout).not.toContain(wrong);
+    expect(existsSync(join(dir, 'no.mp3'))).toBe(false);
+  });
+
+  it('GIVEN invalid input THEN exit 2 and nothing reaches the service', async () => {
+    const cases = [
+      ['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '--pitch', 'high', '-o', join(dir, 'bad.mp3')],
+      ['say', '', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'bad.mp3')],
+      ['say', 'こんにちは', '-o', join(dir, 'bad.mp3')],
+      ['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B'],
+      ['narrate', 'みじかい', '-o', join(dir, 'bad.mp3')],
+      ['narrate', 'じゅうぶんな長さのテキストです', '--temperature', '0.3', '-o', join(dir, 'bad.mp3')],
+      ['frobnicate'],
+    ];
+    const runs = await Promise.all(cases.map((args) => tts(args)));
+    runs.forEach((r, i) => {
+      expect(r.code, cases[i]!.join(' ')).toBe(2);
+      expect(r.stderr.length).toBeGreaterThan(0);
+    });
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'bad.mp3')], { TTS_TOKEN: 'short' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('token_missing');
+    expect(emulator.requests()).toEqual([]);
+  });
+
+  it('GIVEN an exhausted allowance THEN exit 4 naming allowance_exhausted and no file', async () => {
+    emulator.setRemaining(DEFAULT_TOKEN, 0);
+    const out = join(dir, 'notice.mp3');
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('allowance_exhausted');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('GIVEN nothing listening THEN exit 5 naming network', async () => {
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3')], { TTS_BASE_URL: 'http://127.0.0.1:1' });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('network');
+  });
+});
+
+describe('tts narrate', () => {
+  it('GIVEN text THEN prints each status change and the seed, writes an MP3, exit 0', async () => {
+    const out = join(dir, 'narrate.mp3');
+    const r = await tts(['narrate', 'これは高度な読み上げのテストです。', '--voice', 'Luna', '--tone', 'calm', '--seed', '42', '-o', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const states = [...r.stdout.matchAll(/: (queued|pending|running|succeeded)/g)].map((m) => m[1]);
+    expect(states).toEqual(['queued', 'pending', 'running', 'succeeded']);
+    expect(r.stdout).toContain('seed: 42');
+    const probe = await ffprobe(out);
+    expect(probe.ok).toBe(true);
+    expect(JSON.parse(probe.out).streams[0]).toMatchObject({ codec_name: 'mp3', sample_rate: '24000' });
+  });
+
+  it('GIVEN a rejected token THEN exit 3 naming invalid_token', async () => {
+    const r = await tts(['narrate', 'これは高度な読み上げのテストです。', '-o', join(dir, 'n.mp3')], { TTS_TOKEN: 'v'.repeat(64) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('invalid_token');
+  });
+
+  it('GIVEN quota exceeded THEN exit 4 naming quota_exceeded', async () => {
+    emulator.setRemaining(DEFAULT_TOKEN, 2);
+    const r = await tts(['narrate', 'これは高度な読み上げのテストです。', '-o', join(dir, 'n.mp3')]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('quota_exceeded');
+  });
+
+  it('GIVEN a final job failure THEN exit 3 naming the service code', async () => {
+    emulator.nextJobs({ outcome: 'fail', code: 'content_policy_violation' });
+    const r = await tts(['narrate', 'これは高度な読み上げのテストです。', '-o', join(dir, 'n.mp3')]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('failed (code content_policy_violation)');
+    expect(r.stderr).toContain('content_policy_violation');
+  });
+});
+
+describe('tts voices / doctor', () => {
+  it('voices lists the 25 advanced voices and a standard sample', async () => {
+    const r = await tts(['voices']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Yann');
+    expect(r.stdout).toContain('ja-JP-Wavenet-B');
+  });
+
+  it('doctor checks everything against the emulator without printing the token', async () => {
+    const r = await tts(['doctor']);
+    expect(r.stdout).toContain('ok    token: 64 characters');
+    expect(r.stdout).toMatch(/ok {4}service .*reachable/);
+    expect(r.stdout).toContain('ok    SQLite');
+    expect(r.stdout).not.toContain(DEFAULT_TOKEN);
+    expect([0, 1]).toContain(r.code);
+  });
+});
