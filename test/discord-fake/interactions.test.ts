@@ -213,10 +213,15 @@ describe('REST', () => {
   it('channel messages (JSON and multipart), edits and deletes are recorded', async () => {
     const channel = await client.channels.fetch(DEFAULT_IDS.chat);
     if (!channel?.isSendable()) throw new Error('not sendable');
+    const created = fake.waitForMessage((m) => m.channelId === DEFAULT_IDS.chat);
     const sent = await channel.send({ content: 'hello @everyone', allowedMentions: { parse: ['users'] } });
+    expect((await created).id).toBe(sent.id);
+    // Waits match only later changes: this one is satisfied by the edit below, not by the send above.
+    const edited = fake.waitForMessage((m) => m.id === sent.id);
     const recorded = fake.messages.find((m) => m.id === sent.id);
     expect(recorded?.pings.everyone).toBe(false);
     await sent.edit('edited');
+    expect((await edited).content).toBe('edited');
     expect(recorded?.content).toBe('edited');
     expect(recorded?.edits).toBe(1);
     const withFile = await channel.send({ files: [{ attachment: Buffer.from([1, 2, 3]), name: 'x.bin' }] });

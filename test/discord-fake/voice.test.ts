@@ -61,13 +61,14 @@ describe('voice join (op 4)', () => {
     const guild = client.guilds.cache.get(DEFAULT_IDS.guild)!;
     const connection = joinVoiceChannel({ guildId: guild.id, channelId: DEFAULT_IDS.voice, adapterCreator: guild.voiceAdapterCreator, selfDeaf: true });
     connection.on('error', () => {}); // nothing listens on 127.0.0.1:9; only the signalling is under test
+    const left = fake.waitForBotVoiceState((s) => s.channelId === null);
     try {
       await entersState(connection, VoiceConnectionStatus.Connecting, 5_000);
       expect(fake.voiceCredentials(DEFAULT_IDS.guild)?.token).toBe('fixed-voice-token');
     } finally {
       connection.destroy();
     }
-    await fake.waitForBotVoiceState((s) => s.channelId === null);
+    await left;
     expect(fake.botVoiceStates.map((s) => s.channelId)).toEqual([DEFAULT_IDS.voice, null]);
   });
 

@@ -7,6 +7,13 @@
  * message limits, upload size, invalid command names, interactions acknowledged twice, the
  * MESSAGE_CONTENT intent, members missing from GUILD_CREATE without the presences intent, the
  * bot's own messages arriving as MESSAGE_CREATE, and `allowed_mentions` pings.
+ *
+ *   const fake = await startFakeDiscord({ voiceEndpoint: () => voice.endpoint });
+ *   const client = new Client({ intents, rest: { api: fake.apiUrl } });
+ *   await client.login(fake.token); await fake.waitForReady();
+ *   const i = await fake.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', options });
+ *   const last = await i.waitForResponse((r) => (r.message?.attachments.length ?? 0) > 0);
+ *   ...; await client.destroy(); await fake.close();
  */
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -208,8 +215,11 @@ export interface FakeDiscord {
   deletions: Array<{ channelId: string; messageId: string }>;
   voiceCredentials(guildId: string): VoiceCredentials | undefined;
   checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean;
+  /** The first bot message created, edited or deleted AFTER this call that matches (check `messages` for earlier ones). */
   waitForMessage(predicate?: (m: FakeMessage) => boolean, timeoutMs?: number): Promise<FakeMessage>;
+  /** The first REST request received after this call that matches. */
   waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs?: number): Promise<RestLogEntry>;
+  /** The first op 4 the bot sends after this call that matches. */
   waitForBotVoiceState(predicate?: (s: BotVoiceStateRequest) => boolean, timeoutMs?: number): Promise<BotVoiceStateRequest>;
   /** Raw dispatches (all sessions), for protocol-level tests. */
   readonly gateway: FakeGateway;
@@ -280,6 +290,8 @@ class FakeDiscordServer implements FakeDiscord {
   readonly #dmChannels = new Map<string, string>();
   readonly #voice = new Map<string, VoiceCredentials>();
   #voiceTokenCounter = 0;
+  #changeSeq = 0;
+  readonly #changedAt = new WeakMap<FakeMessage, number>();
 
   constructor(options: FakeDiscordOptions) {
     const botUser: FakeUser = { ...(options.botUser ?? DEFAULT_BOT_USER), bot: true };
@@ -358,16 +370,28 @@ class FakeDiscordServer implements FakeDiscord {
     return !!expected && expected.userId === identify.user_id && expected.sessionId === identify.session_id && expected.token === identify.token;
   }
 
+  // The global waits match only what happens after the call (create the promise before the action),
+  // so an entry left by an earlier test step never satisfies them.
   waitForMessage(predicate: (m: FakeMessage) => boolean = () => true, timeoutMs = this.#options.waitTimeoutMs): Promise<FakeMessage> {
-    return this.#waitFor('message', () => this.messages.find(predicate), timeoutMs, 'a matching bot message');
+    const since = this.#changeSeq;
+    return this.#waitFor('message', () => this.messages.find((m) => (this.#changedAt.get(m) ?? 0) > since && predicate(m)), timeoutMs, 'a matching bot message');
   }
 
   waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs = this.#options.waitTimeoutMs): Promise<RestLogEntry> {
-    return this.#waitFor('request', () => this.requests.find(predicate), timeoutMs, 'a matching REST request');
+    const from = this.requests.length;
+    return this.#waitFor('request', () => this.requests.slice(from).find(predicate), timeoutMs, 'a matching REST request');
   }
 
   waitForBotVoiceState(predicate: (s: BotVoiceStateRequest) => boolean = () => true, timeoutMs = this.#options.waitTimeoutMs): Promise<BotVoiceStateRequest> {
-    return this.#waitFor('botVoiceState', () => this.botVoiceStates.find(predicate), timeoutMs, 'a matching bot voice state update (op 4)');
+    const from = this.botVoiceStates.length;
+    return this.#waitFor('botVoiceState', () => this.botVoiceStates.slice(from).find(predicate), timeoutMs, 'a matching bot voice state update (op 4)');
+  }
+
+  /** Marks a message as changed (created, edited, deleted) for waitForMessage. */
+  #touch(message: FakeMessage): void {
+    this.#changeSeq += 1;
+    this.#changedAt.set(message, this.#changeSeq);
+    this.#events.emit('message');
   }
 
   // ---- dispatching to the client -------------------------------------------------------------
@@ -841,7 +865,7 @@ class FakeDiscordServer implements FakeDiscord {
       }
       this.deletions.push({ channelId, messageId });
       this.#dispatchBotEvent('MESSAGE_DELETE', { id: messageId, channel_id: channelId, ...guildIdOf(this.guilds, channelId) }, channelId);
-      this.#events.emit('message');
+      if (own) this.#touch(own);
       return noContent;
     });
     this.#on('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', ({ params }) => {
@@ -983,7 +1007,7 @@ class FakeDiscordServer implements FakeDiscord {
       this.deletions.push({ channelId: message.channelId, messageId: message.id });
       this.#recordResponse(record, { kind: isOriginal ? 'deleteOriginal' : 'deleteFollowup', data: null, files: [], messageId: message.id });
       if (!(message.flags & EPHEMERAL)) this.#dispatchBotEvent('MESSAGE_DELETE', { id: message.id, channel_id: message.channelId, ...guildIdOf(this.guilds, message.channelId) }, message.channelId);
-      this.#events.emit('message');
+      this.#touch(message);
       return { status: 204 };
     }
     const payload = (ctx.json ?? {}) as Record<string, unknown>;
@@ -1099,7 +1123,7 @@ class FakeDiscordServer implements FakeDiscord {
     for (const a of message.attachments) this.#attachments.set(a.id, a);
     this.messages.push(message);
     if (!(message.flags & EPHEMERAL)) this.#dispatchBotEvent('MESSAGE_CREATE', this.#apiMessage(message), message.channelId);
-    this.#events.emit('message');
+    this.#touch(message);
     return message;
   }
 
@@ -1130,7 +1154,7 @@ class FakeDiscordServer implements FakeDiscord {
       message.edits += 1;
     }
     if (!(message.flags & EPHEMERAL)) this.#dispatchBotEvent('MESSAGE_UPDATE', this.#apiMessage(message), message.channelId);
-    this.#events.emit('message');
+    this.#touch(message);
   }
 
   #apiMessage(message: FakeMessage): APIMessage {
