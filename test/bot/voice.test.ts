@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_IDS } from '../support/discord/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { probeDurationMs } from '../../src/audio/transcode.ts';
+
+// Issue 6 acceptance: real discord.js + @discordjs/voice against the loopback Discord (REST,
+// gateway, TLS voice gateway, UDP); the fake voice server decrypts and decodes what is played.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+const guildId = DEFAULT_IDS.guild;
+
+let voice: FakeVoiceServer;
+let h: Harness;
+
+beforeAll(async () => {
+  voice = await startFakeVoiceServer();
+  trustCertificate(voice.caCertPem);
+  h = await startHarness({
+    discord: { voiceEndpoint: () => voice.endpoint },
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
+    // Shorter than the guide's 5 s so the 4014 test does not wait long.
+    bot: { voice: { reconnectGraceMs: 1_000 } },
+  });
+  await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  await voice?.close();
+});
+
+/** The MP3 the emulator made for the i-th standard request from now on, and its duration. */
+async function mp3DurationOf(text: string): Promise<number> {
+  const entry = h.emulator.requests().find((r) => r.target === 'standard' && (r.body as { text: string }).text === text && r.status === 200);
+  expect(entry, `request for ${text}`).toBeTruthy();
+  const body = entry!.body as { text: string; voice: string; speed: number; pitch: number };
+  const res = await fetch(`${h.emulator.baseUrl}/text_to_speech_api/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', token: '0123456789abcdef'.repeat(4), 'x-forwarded-for': '10.1.1.1' },
+    body: JSON.stringify(body),
+  });
+  const { url } = (await res.json()) as { url: string };
+  return probeDurationMs(Buffer.from(await (await fetch(url)).arrayBuffer()));
+}
+
+async function join(): Promise<void> {
+  const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
+  const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
+  expect(String(reply.data?.content)).toContain('Joined');
+}
+
+async function say(text: string) {
+  return h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+}
+
+describe('voice playback', () => {
+  it('/join then /say: the voice server receives Opus audio as long as the MP3, clearly above silence', async () => {
+    await join();
+    const started = performance.now();
+    const text = 'こんにちは、ボイスチャンネルで読み上げています';
+    const interaction = await say(text);
+    const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
+    expect(reply.files).toHaveLength(0); // played, not attached
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
+    await eventually(() => (voice.utterances(guildId).find((u) => u.start === heard.start)?.complete ? true : undefined), 30_000, 'utterance end');
+    const done = voice.utterances(guildId).find((u) => u.start === heard.start)!;
+    const expected = await mp3DurationOf(text);
+    expect(Math.abs(done.durationMs - expected) / expected).toBeLessThan(0.1);
+    expect(done.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('reads three auto-read messages as three utterances in message order', async () => {
+    const texts = ['はい', 'きょうはとてもいいてんきですね、さんぽにいきましょう', 'また明日'];
+    const started = performance.now();
+    const before = standardRequests(h.emulator).length;
+    for (const [i, content] of texts.entries()) {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+      await eventually(() => (standardRequests(h.emulator).length >= before + i + 1 ? true : undefined), 20_000, `request ${i + 1}`);
+    }
+    const sent = standardRequests(h.emulator).slice(before).map((r) => r.text);
+    expect(sent).toHaveLength(3);
+    sent.forEach((t, i) => expect(t).toContain(texts[i]));
+    const heard = await eventually(() => {
+      const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
+      return us.length >= 3 ? us : undefined;
+    }, 60_000, 'three utterances');
+    expect(heard).toHaveLength(3);
+    for (const [i, text] of sent.entries()) {
+      const expected = await mp3DurationOf(text);
+      // The fake counts from the first to the last non-silent frame; the emulator's audio ends in
+      // a short fade, which matters for a two-syllable clip, hence the 200 ms floor.
+      expect(Math.abs(heard[i]!.durationMs - expected), `utterance ${i + 1}`).toBeLessThan(Math.max(0.1 * expected, 200));
+    }
+  });
+
+  it('/skip ends the current utterance early and the next one starts', async () => {
+    const long = 'これはとても長いメッセージです。スキップされるまで読み続けます。まだまだ続きます。';
+    const next = '次のメッセージ';
+    const started = performance.now();
+    const before = standardRequests(h.emulator).length;
+    const speaking = voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started, 30_000);
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: long });
+    // Sent once the first is on its way, so the two are not merged into one request (coalescing).
+    await eventually(() => (standardRequests(h.emulator).length > before ? true : undefined), 20_000, 'the long request');
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: next });
+    await eventually(() => (standardRequests(h.emulator).length > before + 1 ? true : undefined), 20_000, 'the next request');
+    await speaking;
+    await new Promise((r) => setTimeout(r, 500));
+    const skip = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'skip', locale: 'en-US' });
+    expect(String((await skip.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('Skipped');
+    const heard = await eventually(() => {
+      const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
+      return us.length >= 2 ? us : undefined;
+    }, 30_000, 'the next utterance');
+    const longText = standardRequests(h.emulator).find((r) => r.text.includes('スキップされるまで'))!.text;
+    const nextText = standardRequests(h.emulator).find((r) => r.text.includes(next))!.text;
+    expect(heard[0]!.durationMs).toBeLessThan((await mp3DurationOf(longText)) * 0.7);
+    expect(Math.abs(heard[1]!.durationMs - (await mp3DurationOf(nextText))) / (await mp3DurationOf(nextText))).toBeLessThan(0.1);
+  });
+});
+
+describe('voice resilience', () => {
+  it('4015: the session resumes and playback continues', async () => {
+    const resumed = new Promise<void>((resolve) => voice.once('resume', () => resolve()));
+    voice.closeConnection(guildId, 4015);
+    await resumed;
+    const started = performance.now();
+    await say('再開のあとも読み上げます');
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('4006: the bot rejoins with a new session and keeps speaking', async () => {
+    const sessionsBefore = voice.sessions.length;
+    voice.closeConnection(guildId, 4006);
+    await eventually(() => (voice.sessions.length > sessionsBefore ? true : undefined), 30_000, 'a new voice session');
+    const started = performance.now();
+    await say('もう一度つながりました');
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('4014: the session is cleaned up, and a later /join works', async () => {
+    voice.closeConnection(guildId, 4014);
+    await eventually(() => (h.bot.context.voice.isConnected(guildId) ? undefined : true), 30_000, 'session cleanup');
+    const sessionsBefore = voice.sessions.length;
+    await join();
+    expect(voice.sessions.length).toBeGreaterThan(sessionsBefore);
+    const started = performance.now();
+    await say('また参加しました');
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('leaves when the last human leaves the voice channel', async () => {
+    expect(h.bot.context.voice.isConnected(guildId)).toBe(true);
+    const leavesBefore = h.discord.botVoiceStates.filter((s) => s.channelId === null).length;
+    await h.discord.setVoiceState(alice.id, guildId, null);
+    await eventually(() => (h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore ? true : undefined), 20_000, 'the bot leaving');
+    expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
+  });
+});
