@@ -20,8 +20,6 @@ export interface Job {
   readonly audio: AudioInput;
   readonly chars: number;
   state: JobState;
-  /** Every state entered, with the emulator clock's time. */
-  readonly transitions: { status: JobState['status']; at: number }[];
 }
 
 /** Where the clock says a job should be; `end` = its outcome is due. */
@@ -67,7 +65,6 @@ export class JobStore {
       audio: fields.audio,
       chars: fields.chars,
       state: { status: 'pending' },
-      transitions: [{ status: 'pending', at: fields.now }],
     };
     this.#jobs.set(job.id, job);
     if (this.#jobs.size > MAX_JOBS) {
@@ -91,11 +88,9 @@ export class JobStore {
   }
 
   /** The one place a job changes state; end states are final. */
-  setState(job: Job, state: JobState, now: number): void {
+  setState(job: Job, state: JobState): void {
     if (job.state.status === 'succeeded' || job.state.status === 'failed') return;
-    if (job.state.status === state.status) return;
     job.state = state;
-    job.transitions.push({ status: state.status, at: now });
   }
 
   clear(): void {

@@ -490,26 +490,26 @@ export class EmulatorServer {
   async #advanceJob(job: Job, now: number): Promise<void> {
     const phase = this.#jobs.phase(job, now);
     if (phase === 'pending' || job.state.status === 'succeeded' || job.state.status === 'failed') return;
-    this.#jobs.setState(job, { status: 'running' }, now);
+    this.#jobs.setState(job, { status: 'running' });
     if (phase === 'running') return;
     if (job.outcome.outcome !== 'succeed') {
-      this.#failJob(job, job.outcome.code, now);
+      this.#failJob(job, job.outcome.code);
       return;
     }
     try {
       await this.#audio.bytes(job.audio);
     } catch {
-      this.#failJob(job, 'internal_error', now);
+      this.#failJob(job, 'internal_error');
       return;
     }
     if (job.state.status !== 'running') return; // a concurrent poll finished it first
     const hash = this.#audio.register(job.audio);
-    this.#jobs.setState(job, { status: 'succeeded', pk: ++this.#pk, hash }, now);
+    this.#jobs.setState(job, { status: 'succeeded', pk: ++this.#pk, hash });
   }
 
-  #failJob(job: Job, code: string, now: number): void {
+  #failJob(job: Job, code: string): void {
     if (job.state.status !== 'running') return;
-    this.#jobs.setState(job, { status: 'failed', code }, now);
+    this.#jobs.setState(job, { status: 'failed', code });
     const account = this.#accounts.byToken(job.accountToken);
     if (account) this.#refund(account, job.chars);
   }
