@@ -525,7 +525,7 @@ export interface StoredJobRequest {
   seed?: number;
   speed?: number;
   pitch?: number;
-  [field: string]: unknown;
+  temperature?: number;
 }
 
 export interface StoredJob {
@@ -558,6 +558,8 @@ export interface NewJob {
   request: StoredJobRequest;
   state?: JobState;
   attempt?: number;
+  /** The seed sent with this job, when known (a fixed or resubmit seed). */
+  seed?: number;
   /** When the service created it (defaults to now). */
   createdAt?: number;
 }
@@ -655,7 +657,7 @@ export class JobsRepo {
       updated_at: now,
       url: null,
       pk: null,
-      seed: null,
+      seed: job.seed ?? null,
       error_code: null,
     };
     this.#insert.run(row);
