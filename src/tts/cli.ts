@@ -9,6 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
@@ -118,7 +119,8 @@ function textArg(positionals: string[]): string {
 
 function outputArg(values: Values): string {
   if (!values.output) throw new UsageError('-o out.mp3 is required');
-  return values.output;
+  // `npm run tts` runs in the package root; a relative path means the caller's directory.
+  return resolve(process.env.INIT_CWD ?? process.cwd(), values.output);
 }
 
 async function save(path: string, audio: Buffer): Promise<void> {

@@ -105,6 +105,7 @@ export const NO_LIMIT: RateLimiter = { acquire: async () => {}, block: () => {} 
 
 const SILENT: TtsLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** Defaults merged under the constructor's options (nested `download`, `retry`, `jobs` field by field). */
 export const DEFAULTS = {
   baseUrl: 'https://ondoku3.com',
   plan: 'free',
