@@ -59,7 +59,9 @@ export const EMULATOR_DEFAULTS = {
 } as const satisfies Omit<EmulatorOptions, 'publicBaseUrl'>;
 
 /** Merges `options` over the defaults (nested `rate` and `jobs` field by field). */
-export function resolveEmulatorOptions(options: Partial<EmulatorOptions> = {}): EmulatorOptions {
+export function resolveEmulatorOptions(given: Partial<EmulatorOptions> = {}): EmulatorOptions {
+  // An option passed as undefined means "the default", not "no value".
+  const options = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<EmulatorOptions>;
   return {
     ...EMULATOR_DEFAULTS,
     accounts: EMULATOR_DEFAULTS.accounts.map((a) => ({ ...a })),
