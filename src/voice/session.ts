@@ -40,9 +40,14 @@ export interface VoiceSessionOptions {
   reconnectGraceMs?: number;
   /** Rejoins attempted after disconnects the library does not recover from itself. */
   maxRejoins?: number;
+  /**
+   * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play); 'mp3' runs ffmpeg on
+   * the MP3 every time (the baseline `npm run bench:voice` compares against).
+   */
+  playback?: 'cached' | 'mp3';
 }
 
-const DEFAULTS = { readyTimeoutMs: 20_000, reconnectGraceMs: 5_000, maxRejoins: 3 } as const satisfies Partial<VoiceSessionOptions>;
+const DEFAULTS = { readyTimeoutMs: 20_000, reconnectGraceMs: 5_000, maxRejoins: 3, playback: 'cached' } as const satisfies Partial<VoiceSessionOptions>;
 
 export type VoiceSessionState =
   | { status: 'connecting' }
@@ -175,7 +180,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
     }
     // Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding).
-    const resource = audio.oggPath
+    const resource = audio.oggPath && this.#options.playback === 'cached'
       ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
       : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
     await new Promise<void>((resolve, reject) => {
