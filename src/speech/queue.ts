@@ -111,6 +111,8 @@ export interface Logger {
 export interface CoalesceOptions {
   maxChars?: number;
   maxMessages?: number;
+  /** How long a lone auto message may wait for company while its guild is playing. */
+  holdMs?: number;
   /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
   separator?: Record<string, string>;
 }
@@ -119,6 +121,12 @@ export interface SchedulerOptions {
   synthesize: Synthesizer;
   clock?: Clock;
   prefetch?: number;
+  /**
+   * Requests per guild synthesising at once (<= prefetch). 1 by default: under load a second
+   * request would wait on the shared rate budget holding one message, where waiting lets every
+   * message that arrives meanwhile merge into the next request (bench:queue shows the difference).
+   */
+  maxInFlight?: number;
   maxPendingPerMember?: number;
   maxAutoAgeMs?: number;
   coalesce?: CoalesceOptions;
@@ -134,9 +142,10 @@ const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', defaul
 const DEFAULTS = {
   clock: systemClock,
   prefetch: 2,
+  maxInFlight: 1,
   maxPendingPerMember: 5,
   maxAutoAgeMs: 60_000,
-  coalesce: { maxChars: 200, maxMessages: 5, separator: DEFAULT_SEPARATORS },
+  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, separator: DEFAULT_SEPARATORS },
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },
@@ -156,6 +165,8 @@ interface GuildQueue {
   /** The delivery in progress, if any. */
   current: AbortController | null;
   sink: Sink | null;
+  /** A held auto message has a wake-up scheduled. */
+  holdTimer: boolean;
   stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
 }
 
@@ -166,6 +177,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #synth: Synthesizer;
   readonly #clock: Clock;
   readonly #prefetch: number;
+  readonly #maxInFlight: number;
   readonly #maxPerMember: number;
   readonly #maxAutoAgeMs: number;
   readonly #coalesce: Required<CoalesceOptions>;
@@ -177,6 +189,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
   #pumpScheduled = false;
+  /** Aborted by close(): cancels hold timers. */
+  readonly #lifetime = new AbortController();
   #closed = false;
 
   constructor(options: SchedulerOptions) {
@@ -184,11 +198,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#synth = options.synthesize;
     this.#clock = options.clock ?? DEFAULTS.clock;
     this.#prefetch = Math.max(1, options.prefetch ?? DEFAULTS.prefetch);
+    this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? DEFAULTS.maxInFlight));
     this.#maxPerMember = options.maxPendingPerMember ?? DEFAULTS.maxPendingPerMember;
     this.#maxAutoAgeMs = options.maxAutoAgeMs ?? DEFAULTS.maxAutoAgeMs;
     this.#coalesce = {
       maxChars: options.coalesce?.maxChars ?? DEFAULTS.coalesce.maxChars,
       maxMessages: options.coalesce?.maxMessages ?? DEFAULTS.coalesce.maxMessages,
+      holdMs: options.coalesce?.holdMs ?? DEFAULTS.coalesce.holdMs,
       separator: { ...DEFAULTS.coalesce.separator, ...options.coalesce?.separator },
     };
     this.#countChars = options.countChars ?? DEFAULTS.countChars;
@@ -305,6 +321,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   close(): Utterance[] {
     const unspoken = this.snapshot();
     this.#closed = true;
+    this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
       const reason = new SpeechError('closed', { guildId });
       for (const slot of g.slots) slot.controller.abort(reason);
@@ -329,6 +346,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         slots: [],
         current: null,
         sink: null,
+        holdTimer: false,
         stats: { enqueued: 0, delivered: 0, failed: 0, dropped: 0, cleared: 0, skipped: 0, requests: 0, cacheHits: 0, merged: 0 },
       };
       this.#guilds.set(guildId, g);
@@ -384,11 +402,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         void this.#deliver(id, g, head, sink);
       }
     }
-    // Prefetch: at most K batches synthesising or ready-but-undelivered per guild.
+    // Prefetch: at most K batches synthesising or ready-but-undelivered per guild, of which at
+    // most maxInFlight synthesising.
     let active = guilds;
     while (active.length > 0) {
       active = active.filter(([id, g]) => {
         if (g.slots.length >= this.#prefetch) return false;
+        if (g.slots.filter((s) => s.state === 'synthesizing').length >= this.#maxInFlight) return false;
         const batch = this.#takeBatch(id, g);
         if (!batch) return false;
         this.#startSlot(id, g, batch);
@@ -412,6 +432,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!head) return null;
     const batch = [head];
     if (head.kind !== 'auto' || head.advanced) return batch;
+    if (g.pending.length === 0 && this.#hold(guildId, g, head, now)) {
+      g.pending.unshift(head);
+      return null;
+    }
     const sep = this.#separator(head);
     let chars = this.#countChars(head.text);
     while (batch.length < this.#coalesce.maxMessages) {
@@ -423,6 +447,27 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       batch.push(g.pending.shift()!);
     }
     return batch;
+  }
+
+  /**
+   * While the guild is playing, a lone auto message cannot be heard before the playback ends
+   * anyway: hold it up to holdMs so the next lines of a burst merge into the same request. An
+   * idle guild speaks at once. Returns whether to hold (a pump is scheduled for the deadline).
+   */
+  #hold(guildId: string, g: GuildQueue, head: Utterance, now: number): boolean {
+    const left = head.enqueuedAt + this.#coalesce.holdMs - now;
+    if (g.current === null || left <= 0) return false;
+    if (!g.holdTimer) {
+      g.holdTimer = true;
+      this.#clock
+        .sleep(left, this.#lifetime.signal)
+        .then(() => {
+          g.holdTimer = false;
+          this.#schedulePump(guildId);
+        })
+        .catch(() => {});
+    }
+    return true;
   }
 
   #mergeable(a: Utterance, b: Utterance): boolean {

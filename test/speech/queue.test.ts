@@ -156,6 +156,51 @@ describe('SpeechScheduler order and delivery', () => {
   });
 });
 
+describe('SpeechScheduler spending the rate budget', () => {
+  it('GIVEN a request waiting on the service THEN later messages wait and merge instead of taking a second request', async () => {
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const { seen, sink } = collectingSink();
+    q.setSink('g1', sink);
+    q.enqueue(msg('g1', 'a', 'first'));
+    await until(() => synth.calls.length === 1);
+    q.enqueue(msg('g1', 'b', 'second'));
+    await settle(5);
+    q.enqueue(msg('g1', 'c', 'third'));
+    await settle(5);
+    expect(synth.calls).toHaveLength(1);
+    synth.release(0);
+    await until(() => synth.calls.length === 2);
+    expect(synth.calls[1]!.req.text).toBe('second. third');
+    synth.release(1);
+    await until(() => seen.length === 2);
+  });
+
+  it('GIVEN the guild is playing THEN a lone auto message waits up to holdMs for company; an idle guild speaks at once', async () => {
+    const clock = new ManualClock();
+    const synth = new FakeSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock, coalesce: { holdMs: 1_000 } });
+    let finish: (() => void) | undefined;
+    const played: string[] = [];
+    q.setSink('g1', (r) => {
+      played.push(r.items.map((u) => u.text).join('+'));
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    q.enqueue(msg('g1', 'a', 'one'));
+    await until(() => played.length === 1); // idle: no hold
+    q.enqueue(msg('g1', 'b', 'two'));
+    await settle(10);
+    expect(synth.calls).toHaveLength(1); // held while 'one' plays
+    q.enqueue(msg('g1', 'c', 'three'));
+    clock.advance(1_000);
+    await until(() => synth.calls.length === 2);
+    expect(synth.calls[1]!.req.text).toBe('two. three');
+    finish!();
+    await until(() => played.length === 2);
+    expect(played).toEqual(['one', 'two+three']);
+  });
+});
+
 describe('SpeechScheduler limits and dropping', () => {
   it('GIVEN a member with maxPendingPerMember waiting THEN the next is refused with the limit', async () => {
     const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingPerMember: 3 });
@@ -213,7 +258,7 @@ describe('SpeechScheduler control', () => {
 
   it('clear drops pending and aborts in-flight synthesis, returning the count', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2, maxInFlight: 2 });
     const { seen, sink } = collectingSink();
     q.setSink('g1', sink);
     for (let i = 0; i < 5; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
@@ -265,7 +310,7 @@ describe('SpeechScheduler control', () => {
 
   it('close refuses new work and returns what was not spoken; restore re-queues it in order', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), maxInFlight: 2 });
     for (const t of ['x', 'y', 'z']) q.enqueue(msg('g1', t, t, { kind: 'say' }));
     await until(() => synth.calls.length === 2);
     const unspoken = q.close();
