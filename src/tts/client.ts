@@ -576,8 +576,9 @@ export class TtsClient {
     for (let attempt = 1; ; attempt++) {
       if (!job) {
         // Spec: "on a failed job check code and retry with a different seed" - unless the caller
-        // fixed the seed (it wants that timbre), then the same seed is sent again.
-        const seed = seedFixed ? request.seed : attempt === 1 ? undefined : this.#freshSeed(usedSeeds);
+        // fixed the seed (it wants that timbre), then the same seed is sent again. A seed is always
+        // sent, so the result can say which one was used and a good result can be repeated.
+        const seed = seedFixed ? request.seed : this.#freshSeed(usedSeeds);
         opts.onProgress?.({ state: 'queued', attempt, ...(seed !== undefined ? { seed } : {}) });
         const created = await this.#createJob(seed === undefined ? request : { ...request, seed }, opts);
         if (seed !== undefined) usedSeeds.add(seed);

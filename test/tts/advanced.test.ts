@@ -192,6 +192,14 @@ describe('polling (spec: GET /api/advanced-tts/jobs/{job_id}/)', () => {
     expect(events.at(-1)).toMatchObject({ state: 'succeeded', seed: 12345 });
     expect(creations()[0]).toMatchObject({ seed: 12345 });
   });
+
+  it('GIVEN no seed THEN one is chosen, sent, and reported so the result can be repeated', async () => {
+    const { client } = fx.fresh();
+    const r = await client.narrate({ ...REQ });
+    const sent = creations()[0]!.seed;
+    expect(Number.isInteger(sent)).toBe(true);
+    expect(r.seed).toBe(sent);
+  });
 });
 
 describe('job failures (spec: Job failure codes)', () => {
@@ -238,8 +246,9 @@ describe('job failures (spec: Job failure codes)', () => {
       const r = await client.narrate(REQ, { onJobCreated: (j) => void jobs.push(j), onProgress: (e) => events.push(e) });
       const bodies = creations();
       expect(bodies).toHaveLength(2);
-      expect(bodies[0]).not.toHaveProperty('seed');
+      expect(Number.isInteger(bodies[0]!.seed)).toBe(true);
       expect(Number.isInteger(bodies[1]!.seed)).toBe(true);
+      expect(bodies[1]!.seed).not.toBe(bodies[0]!.seed);
       expect(jobs).toHaveLength(2);
       expect(jobs[1]!.replaces).toBe(jobs[0]!.jobId);
       expect(jobs[1]!.seed).toBe(bodies[1]!.seed);
@@ -263,7 +272,6 @@ describe('job failures (spec: Job failure codes)', () => {
     expect(e.code).toBe('tts_retry_exhausted');
     const seeds = creations().map((b) => b.seed);
     expect(seeds).toHaveLength(3);
-    expect(seeds[0]).toBeUndefined();
     expect(new Set(seeds).size).toBe(3);
   });
 });
