@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { MESSAGE_KEYS, MESSAGES, langOf, t } from '../../src/discord/i18n.ts';
+import { describeFailure } from '../../src/discord/outcomes.ts';
+import { UserError } from '../../src/discord/command.ts';
+import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
+import { BudgetRefusedError } from '../../src/speech/synthesize.ts';
+
+const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+
+describe('localised messages', () => {
+  it.each(MESSAGE_KEYS)('%s exists in Japanese and English with the same placeholders', (key) => {
+    const { ja, en } = MESSAGES[key];
+    expect(ja.trim()).not.toBe('');
+    expect(en.trim()).not.toBe('');
+    expect(placeholders(ja)).toEqual(placeholders(en));
+  });
+
+  it('GIVEN a Discord locale THEN replies use Japanese only for ja', () => {
+    expect(langOf('ja')).toBe('ja');
+    expect(langOf('en-US')).toBe('en');
+    expect(langOf('fr')).toBe('en');
+    expect(langOf(undefined)).toBe('en');
+  });
+
+  it('fills placeholders and leaves unknown ones visible', () => {
+    expect(t('en', 'voice.cleared', { count: 3 })).toBe('Cleared 3 waiting messages.');
+    expect(t('ja', 'voice.cleared', {})).toContain('{count}');
+  });
+});
+
+describe('every failure a user can meet has a localised explanation', () => {
+  const codes = Object.keys(TTS_ERROR_CODES) as TtsErrorCode[];
+  it.each(codes)('service code %s', (code) => {
+    for (const lang of ['ja', 'en'] as const) {
+      const text = describeFailure(lang, new TtsError(code, 'internal detail that must not leak', { retryAfterMs: 7000, available: 12 }));
+      expect(text).toBeTruthy();
+      expect(text).not.toContain('internal detail');
+      expect(text).not.toMatch(/\{\w+\}/);
+    }
+  });
+
+  it('GIVEN rate_limited THEN the wait is given in seconds', () => {
+    expect(describeFailure('en', new TtsError('rate_limited', undefined, { retryAfterMs: 7000 }))).toContain('7 s');
+  });
+
+  it('GIVEN a budget refusal THEN which limit, the numbers and the reset date are given', () => {
+    const refusal = { scope: 'user', used: 990, limit: 1000, requested: 20, resetsAt: Date.UTC(2026, 11, 1) };
+    const en = describeFailure('en', new BudgetRefusedError(refusal, 'g'))!;
+    expect(en).toContain('990 / 1000');
+    expect(en).toContain('Dec 1, 2026');
+    expect(describeFailure('ja', new BudgetRefusedError({ ...refusal, scope: 'guild' }, 'g'))).toContain('このサーバー');
+  });
+
+  it('GIVEN invalid input THEN the details say which field', () => {
+    const error = new TtsInputError([{ field: 'speed', code: 'invalid_speed', message: 'speed must be between 0.5 and 1.5' }]);
+    expect(describeFailure('en', error)).toContain('speed');
+  });
+
+  it('GIVEN a wrapped failure THEN its cause is explained; an unexpected error is not', () => {
+    const wrapped = Object.assign(new Error('synthesis failed'), { cause: new TtsError('content_policy_violation') });
+    expect(describeFailure('en', wrapped)).toContain('content policy');
+    expect(describeFailure('en', new Error('boom'))).toBeNull();
+    expect(describeFailure('ja', new UserError('voice.join_first'))).toBe(t('ja', 'voice.join_first'));
+  });
+});
