@@ -44,7 +44,7 @@ describe('every failure a user can meet has a localised explanation', () => {
   });
 
   it('GIVEN a budget refusal THEN which limit, the numbers and the reset date are given', () => {
-    const refusal = { scope: 'user', used: 990, limit: 1000, requested: 20, remaining: 10, resetsAt: Date.UTC(2026, 11, 1) };
+    const refusal = { scope: 'user' as const, used: 990, limit: 1000, requested: 20, remaining: 10, resetsAt: Date.UTC(2026, 11, 1) };
     const en = describeFailure('en', new BudgetRefusedError(refusal, 'g'))!;
     expect(en).toContain('990 / 1000');
     expect(en).toContain('Dec 1, 2026');
