@@ -8,8 +8,9 @@ import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
 import { PendingUtteranceStore } from '../speech/queue-store.ts';
-import { createSynthesizer } from '../speech/synthesize.ts';
+import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
 import { TtsClient } from '../tts/client.ts';
+import { AdvancedJobs } from '../tts/jobs.ts';
 import { createSqliteLimiter } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
@@ -70,7 +71,27 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     download: { allowLoopback: config.tts.allowLoopback },
   });
   const cache = new AudioCache({ db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock });
-  const synthesizer = createSynthesizer({ client: tts, cache, budget, history: repos.history, clock });
+  // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers.
+  const jobs = new AdvancedJobs({ client: tts, repos, clock, logger: logger.child({ component: 'jobs' }) });
+  /** Utterances whose advanced job exists at the service: on shutdown the job is resumed, not re-queued. */
+  const withJob = new Set<string>();
+  const synthesizer = createSynthesizer({
+    client: tts, cache, budget, history: repos.history, clock,
+    narrate: async (request, o) => {
+      const ctx = o.context ?? { utteranceId: '', userId: 'unknown', channelId: 'unknown', meta: null };
+      const result = await jobs.run(request, {
+        guildId: o.key, userId: ctx.userId, channelId: ctx.channelId, delivery: ctx.meta ?? null, signal: o.signal,
+        onProgress: (p) => {
+          if (p.jobId) withJob.add(ctx.utteranceId);
+          o.onProgress(p);
+        },
+        resumeAfterAbort: (reason) => reason instanceof SpeechError && reason.code === 'closed',
+      }).finally(() => withJob.delete(ctx.utteranceId));
+      // The scheduler delivers it from here on, in this process.
+      repos.jobs.markDelivered(result.jobId);
+      return result;
+    },
+  });
   const scheduler = new SpeechScheduler({
     synthesize: synthesizer,
     clock,
@@ -100,6 +121,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
     names: new NameReader({ clock }),
     maxPendingPerMember: config.limits.maxPendingPerMember,
+    now: () => clock.now(),
   });
   const context: BotContext = { config, logger, repos, budget, speech, voice };
   const commands = await loadCommands();
@@ -128,11 +150,19 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       // Messages queued when the previous process stopped are spoken now, for guilds we are in.
       const restored = scheduler.restore(pendingStore.take((guildId) => client.guilds.cache.has(guildId)));
       logger.info({ guilds: client.guilds.cache.size, restored, user: client.user?.tag }, 'bot ready');
+      // Advanced jobs a previous process created: finish them and deliver (or say why not).
+      void jobs
+        .resumeUnfinished((job, result) => speech.deliverRecoveredJob(job, result), (job, error) => speech.tellRecoveredJobFailure(job, error))
+        .then((summary) => {
+          if (summary.delivered.length || summary.failed.length) logger.info({ delivered: summary.delivered.length, failed: summary.failed.length }, 'resumed advanced jobs');
+        })
+        .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
     },
     async stop() {
       if (stopped) return;
       stopped = true;
-      const unspoken = scheduler.close();
+      const inJobs = new Set(withJob);
+      const unspoken = scheduler.close().filter((u) => !inJobs.has(u.id));
       const saved = pendingStore.save(unspoken);
       voice.destroyAll();
       await client.destroy();

@@ -9,7 +9,7 @@ import {
 import { UserError } from './command.ts';
 import { langOf, t, type Lang } from './i18n.ts';
 import { describeFailure } from './outcomes.ts';
-import { effectiveVoice, type Repositories } from '../db/repositories.ts';
+import { effectiveVoice, type Repositories, type StoredJob } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
 import { BudgetRefusedError } from '../speech/synthesize.ts';
 import type { NameReader } from '../speech/names.ts';
@@ -18,7 +18,7 @@ import type { ProgressEvent, ReadyUtterance, SpeechScheduler, UtteranceInput } f
 import { normaliseMessage, type PlainMessage } from '../speech/text.ts';
 import { countChars } from '../tts/chars.ts';
 import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
-import { TtsInputError } from '../tts/errors.ts';
+import { isKnownCode, TtsError, TtsInputError } from '../tts/errors.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 
@@ -82,6 +82,7 @@ export class SpeechService {
   readonly #logger: Logger;
   readonly #plan: 'free' | 'paid';
   readonly #maxPendingPerMember: number;
+  readonly #now: () => number;
   /** Metadata of utterances whose interaction reply is still being edited, by utterance id. */
   readonly #metas = new Map<string, UtteranceMeta>();
   /** Interaction replies in progress, by utterance id; edits are chained so they land in order. */
@@ -97,6 +98,7 @@ export class SpeechService {
     logger: Logger;
     plan: 'free' | 'paid';
     maxPendingPerMember: number;
+    now?: () => number;
   }) {
     this.#client = options.client;
     this.#scheduler = options.scheduler;
@@ -107,6 +109,7 @@ export class SpeechService {
     this.#logger = options.logger;
     this.#plan = options.plan;
     this.#maxPendingPerMember = options.maxPendingPerMember;
+    this.#now = options.now ?? Date.now;
     this.#scheduler.setDefaultSink((ready, signal) => this.deliver(ready, signal));
     this.#scheduler.on('progress', (event) => this.#onProgress(event));
     this.#scheduler.on('dropped', ({ guildId, items }) =>
@@ -329,6 +332,32 @@ export class SpeechService {
     await channel
       .send({ content, allowedMentions: { parse: [], repliedUser: false }, ...(meta.delivery.messageId ? { reply: { messageReference: meta.delivery.messageId, failIfNotExists: false } } : {}) })
       .catch((e: unknown) => this.#logger.warn({ err: e }, 'could not tell the author about a failure'));
+  }
+
+  /** An advanced job finished after a restart: its audio goes where the request asked for it. */
+  async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
+    const meta = this.#recoveredMeta(job);
+    await this.#attach(meta, job.jobId, result.mp3, result.seed ?? job.seed ?? undefined);
+  }
+
+  /** An advanced job that a restart could not finish: its author is told why. */
+  async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
+    const meta = this.#recoveredMeta(job);
+    await this.#tellFailure(meta, job.jobId, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', error.message, { serviceCode: error.code }));
+  }
+
+  /**
+   * The stored delivery of a job; an interaction token lives 15 minutes, so an older job is posted
+   * in its channel instead.
+   */
+  #recoveredMeta(job: StoredJob): UtteranceMeta {
+    const stored = job.delivery as UtteranceMeta | null;
+    const fresh = stored?.delivery.kind === 'interaction' && this.#now() - job.createdAt < 14 * 60_000;
+    return {
+      lang: stored?.lang ?? 'ja',
+      advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby',
+      delivery: fresh ? stored!.delivery : { kind: 'message', channelId: job.channelId, messageId: '' },
+    };
   }
 
   // ------------------------------------------------------------------ helpers

@@ -502,6 +502,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       charges,
     };
     if (first.advanced) req.advanced = first.advanced;
+    if (first.kind !== 'auto') req.context = { utteranceId: first.id, userId: first.userId, channelId: first.channelId, meta: first.meta };
     return req;
   }
 

@@ -30,7 +30,24 @@ export interface SynthesisRequest {
   advanced?: AdvancedParams;
   /** Per-author charges; their sum is what the request costs (architecture: characters are money). */
   charges: Charge[];
+  /** Who asked and where the result goes (explicit requests): lets advanced jobs be persisted. */
+  context?: RequestContext;
 }
+
+export interface RequestContext {
+  /** The utterance this request speaks. */
+  utteranceId: string;
+  userId: string;
+  channelId: string;
+  /** The utterance's delivery metadata (plain data). */
+  meta?: unknown;
+}
+
+/** Runs an advanced job to its end; the bot passes one that persists jobs (src/tts/jobs.ts). */
+export type NarrateFn = (
+  req: AdvancedRequest,
+  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext },
+) => Promise<{ url: string; pk: number; seed?: number; mp3?: Buffer }>;
 
 export interface SynthesisProgress {
   status: string;
@@ -122,6 +139,8 @@ export interface SynthesizerOptions {
   history?: HistoryLike;
   /** Accepted for symmetry with the other pieces; timing (retries, polling) lives in the client. */
   clock?: Clock;
+  /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
+  narrate?: NarrateFn;
 }
 
 function cacheInput(req: SynthesisRequest): AudioKeyInput {
@@ -163,17 +182,21 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       let url: string;
       let pk: number;
       let seed: number | undefined;
+      let downloaded: Buffer | undefined;
       if (req.endpoint === 'standard') {
         // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
         ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal }));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
-        ({ url, pk, seed } = await client.narrate(
-          { ...a, text: req.text },
-          { key: req.guildId, signal, onProgress: (p) => call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId })) },
-        ));
+        const onProgress = (p: { state: string; jobId?: string }) =>
+          call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId }));
+        const narrate: NarrateFn = options.narrate ?? ((r, o) => client.narrate(r, o));
+        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, ...(req.context ? { context: req.context } : {}) });
+        ({ url, pk, seed } = result);
+        downloaded = result.mp3;
       }
-      const mp3 = await client.download(url, { signal });
+      // Signed URLs expire: download right away (unless the job runner already did).
+      const mp3 = downloaded ?? (await client.download(url, { signal }));
       budget.commit(reserved.reservation);
       committed = true;
       // One history row per author of a merged request, each with the characters charged to them.

@@ -52,6 +52,11 @@ export interface JobContext {
   onProgress?: (e: NarrateProgress) => void;
   /** When given, `run` delivers the result itself and marks the job delivered. */
   deliver?: DeliverFn;
+  /**
+   * An abort whose reason this accepts (a shutdown) leaves the job unfinished in the store, so the
+   * next process resumes it instead of it being recorded as failed.
+   */
+  resumeAfterAbort?: (reason: unknown) => boolean;
 }
 
 export interface JobResult {
@@ -218,7 +223,7 @@ export class AdvancedJobs {
    * The callbacks that keep SQLite in step with the client: insert on creation (a resubmit marks
    * the job it replaces failed), state on progress, failure with its code.
    */
-  #tracker(ctx: Pick<JobContext, 'guildId' | 'userId' | 'channelId' | 'delivery' | 'signal' | 'onProgress'>, resumed: StoredJob | undefined) {
+  #tracker(ctx: Pick<JobContext, 'guildId' | 'userId' | 'channelId' | 'delivery' | 'signal' | 'onProgress' | 'resumeAfterAbort'>, resumed: StoredJob | undefined) {
     let currentId = resumed?.jobId;
     if (currentId) this.#active.add(currentId);
     const failures = new Map<string, TtsErrorCode>();
@@ -258,6 +263,7 @@ export class AdvancedJobs {
       options,
       fail: (err: unknown) => {
         if (currentId === undefined) return; // nothing was created: nothing to record
+        if (ctx.signal?.aborted && ctx.resumeAfterAbort?.(ctx.signal.reason)) return; // the next process resumes it
         const d = describe(err);
         this.#end(currentId, 'failed', d.code);
       },

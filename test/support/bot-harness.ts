@@ -12,6 +12,8 @@ export interface Harness {
   discord: FakeDiscord;
   bot: Bot;
   dataDir: string;
+  /** Stops the bot cleanly and starts a new one on the same data directory (a process restart). */
+  restart(): Promise<Bot>;
   close(): Promise<void>;
 }
 
@@ -38,20 +40,29 @@ export async function startHarness(options: {
     ...options.env,
   });
   const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
-  const bot = await createBot({ config, logger, ...options.bot });
-  await bot.start();
-  return {
+  const start = async () => {
+    const bot = await createBot({ config, logger, ...options.bot });
+    await bot.start();
+    return bot;
+  };
+  const harness: Harness = {
     emulator,
     discord,
-    bot,
+    bot: await start(),
     dataDir,
+    async restart() {
+      await harness.bot.stop();
+      harness.bot = await start();
+      return harness.bot;
+    },
     async close() {
-      await bot.stop().catch(() => {});
+      await harness.bot.stop().catch(() => {});
       await discord.close();
       await emulator.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return harness;
 }
 
 /** The standard-endpoint requests the emulator received (its request log). */
