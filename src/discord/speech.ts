@@ -246,9 +246,9 @@ export class SpeechService {
       const user = this.#repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
       const kind = newState.channelId === connected ? 'join' : 'leave';
-      const voice = effectiveVoice(settings, this.#repos.userSettings.get(guild.id, '0'));
       this.#scheduler.enqueue({
-        guildId: guild.id, userId: newState.id, channelId: connected, kind: 'auto', text: joinAnnouncement(name, lang, kind, dictionary), lang, ...voice,
+        guildId: guild.id, userId: newState.id, channelId: connected, kind: 'auto', text: joinAnnouncement(name, lang, kind, dictionary), lang,
+        voice: settings.voice, speed: settings.speed, pitch: settings.pitch,
         meta: { delivery: { kind: 'message', channelId: connected, messageId: '' }, lang } satisfies UtteranceMeta,
       });
     }
@@ -282,9 +282,12 @@ export class SpeechService {
     const toAttach = metas.filter((m) => !connected || m.forceAttach);
     const played = connected && metas.some((m) => !m.forceAttach);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
+    // Messages merged into one request get one attachment, as a reply to the last of them.
+    const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
     const attaching = Promise.all(
       metas.map((meta, i) => {
         const id = ready.items[i]!.id;
+        if (meta.delivery.kind === 'message' && meta !== lastMessage) return undefined;
         if (toAttach.includes(meta)) return this.#attach(meta, id, audio.mp3Path ?? audio.mp3!, audio.seed);
         if (meta.delivery.kind === 'interaction') return this.#finalEdit(id, meta, { content: t(meta.lang, 'say.playing') });
         return undefined;

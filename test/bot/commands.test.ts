@@ -126,6 +126,31 @@ describe('auto-read', () => {
   });
 });
 
+describe('auto-read without a voice session', () => {
+  it('answers each request with one MP3, also when several messages were merged into one request', async () => {
+    // Let earlier tests' speech finish delivering first.
+    await eventually(() => {
+      const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+      return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
+    }, 20_000, 'an idle queue');
+    await new Promise((r) => setTimeout(r, 200));
+    const before = standardRequests(h.emulator).length;
+    const posted = () => h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.chat && m.authorId === h.discord.botUser.id && m.attachments.length > 0).length;
+    const postedBefore = posted();
+    const dave = { id: '1000000000000000055', username: 'dave' }; // a fresh budget (this file's limit is 60)
+    const lines = ['一つ目のメッセージ', '二つ目のメッセージ', '三つ目のメッセージ'];
+    for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content });
+    const requests = await eventually(() => {
+      const texts = standardRequests(h.emulator).slice(before).map((r) => r.text);
+      return lines.every((l) => texts.some((t) => t.includes(l))) ? texts : undefined;
+    }, 20_000, 'all three spoken');
+    await eventually(() => (posted() - postedBefore >= requests.length ? true : undefined), 20_000, 'the attachments');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(posted() - postedBefore).toBe(requests.length);
+    expect(requests.length).toBeLessThanOrEqual(3);
+  });
+});
+
 describe('character budgets', () => {
   it('refuses a member over the monthly limit with a localised ephemeral message, sending nothing', async () => {
     const carol = { id: '1000000000000000077', username: 'carol' };
