@@ -11,7 +11,7 @@ import { described, named, type Command } from '../src/discord/command.ts';
 import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
-import { suggestVoices } from '../src/speech/voices.ts';
+import { suggestVoices } from '../src/tts/voices.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;

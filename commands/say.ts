@@ -2,7 +2,7 @@ import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIC
 import { described, named, type Command } from '../src/discord/command.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf } from '../src/discord/i18n.ts';
-import { suggestVoices } from '../src/speech/voices.ts';
+import { suggestVoices } from '../src/tts/voices.ts';
 
 const data = {
   ...named('say', 'しゃべる'),

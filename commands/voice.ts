@@ -3,7 +3,7 @@ import { described, named, type Command } from '../src/discord/command.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 import { effectiveVoice } from '../src/db/repositories.ts';
-import { suggestVoices } from '../src/speech/voices.ts';
+import { suggestVoices } from '../src/tts/voices.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),

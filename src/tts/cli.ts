@@ -15,6 +15,7 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { TtsClient, type NarrateProgress } from './client.ts';
+import { KNOWN_STANDARD_VOICES } from './voices.ts';
 import { isLoopbackHost } from './download.ts';
 import { EXIT_CODES, TtsInputError, exitCodeFor, isTtsError } from './errors.ts';
 import { ADVANCED_VOICES, validateToken, type AdvancedRequest, type Plan } from './validation.ts';
@@ -38,12 +39,6 @@ common options (override the environment):
 exit codes: 0 ok, 2 invalid input (nothing sent), 3 refused by the service,
             4 rate limited or allowance exhausted, 5 server or network failure
 `;
-
-/** Sample standard voice ids (service-facts.md); the service's own list (~650) is the authority. */
-const STANDARD_VOICE_SAMPLE = [
-  'ja-JP-Wavenet-A', 'ja-JP-Wavenet-B', 'ja-JP-Wavenet-C', 'ja-JP-Wavenet-D', 'ja-JP-NanamiNeural',
-  'ja-JP-KeitaNeural', 'ja-JP-Mizuki', 'ja-JP-Takumi', 'en-US-Wavenet-A', 'en-US-JennyNeural', 'Joanna', 'Matthew',
-];
 
 const ConfigSchema = z.object({
   TTS_TOKEN: z.string().optional(),
@@ -175,7 +170,7 @@ function voices(): number {
   out(`  female: ${ADVANCED_VOICES.slice(0, 12).join(', ')}`);
   out(`  male:   ${ADVANCED_VOICES.slice(12).join(', ')}`);
   out('Standard voices: the service\'s own list (about 650 ids, and it grows); it is the authority.');
-  out(`  known ids include: ${STANDARD_VOICE_SAMPLE.join(', ')}`);
+  out(`  known ids include: ${KNOWN_STANDARD_VOICES.join(', ')}`);
   return 0;
 }
 
