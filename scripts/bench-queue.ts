@@ -28,6 +28,7 @@ import { TtsClient } from '../src/tts/client.ts';
 import { createMemoryLimiter } from '../src/tts/limiter-fair.ts';
 import { RATE_LIMITS } from '../src/tts/limiter.ts';
 import { scaledClock, type Clock } from '../src/util/clock.ts';
+import { mulberry32 } from '../test/support/prng.ts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 10);
 const TRACE_SECONDS = 180;
@@ -37,18 +38,6 @@ const GUILDS = 20;
 const LIMITER = { safety: { marginMs: 4_000 } };
 
 // ---- the trace ----
-
-/** Deterministic PRNG (mulberry32), so every run replays the same trace. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Chat repeats a few phrases a lot (Zipf-like weights: the first lines are the most common).
 const JA_LINES = [
@@ -85,7 +74,7 @@ function pickZipf(lines: readonly string[], r: number): string {
 }
 
 function makeTrace(): TraceMessage[] {
-  const rand = prng(20260402);
+  const rand = mulberry32(20260402);
   const out: Omit<TraceMessage, 'index'>[] = [];
   for (let g = 0; g < GUILDS; g++) {
     const lang = g % 10 < 7 ? 'ja' : 'en';

@@ -120,7 +120,6 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const speech = new SpeechService({
     client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
     names: new NameReader({ clock }),
-    maxPendingPerMember: config.limits.maxPendingPerMember,
     now: () => clock.now(),
   });
   const context: BotContext = { config, logger, repos, budget, speech, voice };
@@ -161,8 +160,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      const inJobs = new Set(withJob);
-      const unspoken = scheduler.close().filter((u) => !inJobs.has(u.id));
+      // Read before close() aborts the jobs' runs (which then forget their utterance ids).
+      const unspoken = scheduler.snapshot().filter((u) => !withJob.has(u.id));
+      scheduler.close();
       const saved = pendingStore.save(unspoken);
       voice.destroyAll();
       await client.destroy();

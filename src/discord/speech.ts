@@ -62,9 +62,10 @@ export interface NarrateArgs {
 const SAY_MAX_CHARS = 1000;
 const DEFAULT_ADVANCED_VOICE = 'Ruby';
 
+/** An interaction reply still being edited; its edits are chained so they land in order. */
 interface Reply {
+  meta: UtteranceMeta;
   chain: Promise<unknown>;
-  done: boolean;
 }
 
 /**
@@ -81,11 +82,8 @@ export class SpeechService {
   readonly #names: NameReader;
   readonly #logger: Logger;
   readonly #plan: 'free' | 'paid';
-  readonly #maxPendingPerMember: number;
   readonly #now: () => number;
-  /** Metadata of utterances whose interaction reply is still being edited, by utterance id. */
-  readonly #metas = new Map<string, UtteranceMeta>();
-  /** Interaction replies in progress, by utterance id; edits are chained so they land in order. */
+  /** Interaction replies not yet given their final answer, by utterance id. */
   readonly #replies = new Map<string, Reply>();
 
   constructor(options: {
@@ -97,7 +95,6 @@ export class SpeechService {
     names: NameReader;
     logger: Logger;
     plan: 'free' | 'paid';
-    maxPendingPerMember: number;
     now?: () => number;
   }) {
     this.#client = options.client;
@@ -108,7 +105,6 @@ export class SpeechService {
     this.#names = options.names;
     this.#logger = options.logger;
     this.#plan = options.plan;
-    this.#maxPendingPerMember = options.maxPendingPerMember;
     this.#now = options.now ?? Date.now;
     this.#scheduler.setDefaultSink((ready, signal) => this.deliver(ready, signal));
     this.#scheduler.on('progress', (event) => this.#onProgress(event));
@@ -172,7 +168,6 @@ export class SpeechService {
       this.#logger.warn({ err: error, guildId: guild.id, channelId: target }, 'voice join failed');
       throw new UserError('voice.join_failed');
     }
-    this.#scheduler.setSink(guild.id, null); // the default sink plays when connected
     await interaction.editReply({ content: t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` }), allowedMentions: { parse: [] } });
   }
 
@@ -374,8 +369,10 @@ export class SpeechService {
 
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
     const lang = langOf(interaction.locale);
+    // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
+    const limit = this.#scheduler.maxPendingPerMember;
     const pendingForMember = this.#scheduler.pending(input.guildId).filter((p) => p.userId === input.userId).length;
-    if (pendingForMember >= this.#maxPendingPerMember) throw new UserError('queue.member_full', { limit: this.#maxPendingPerMember });
+    if (pendingForMember >= limit) throw new UserError('queue.member_full', { limit });
     await interaction.deferReply();
     const meta: UtteranceMeta = { delivery: { kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token }, lang, ...extra };
     const result = this.#scheduler.enqueue({ ...input, meta });
@@ -384,45 +381,42 @@ export class SpeechService {
       await interaction.editReply({ content, allowedMentions: { parse: [] } });
       return;
     }
-    this.#metas.set(result.id, meta);
+    this.#replies.set(result.id, { meta, chain: Promise.resolve() });
     if (input.kind === 'narrate' || result.position > 1) {
-      this.#edit(result.id, meta, { content: t(lang, input.kind === 'narrate' ? 'narrate.queued' : 'say.queued', { position: result.position }) });
+      this.#edit(result.id, { content: t(lang, input.kind === 'narrate' ? 'narrate.queued' : 'say.queued', { position: result.position }) });
     }
   }
 
   #onProgress(event: ProgressEvent): void {
-    const meta = this.#metas.get(event.id);
-    if (!meta || event.kind !== 'narrate') return;
-    const lang = meta.lang;
-    if (event.state === 'queued' && event.position) this.#edit(event.id, meta, { content: t(lang, 'narrate.queued', { position: event.position }) });
+    const lang = this.#replies.get(event.id)?.meta.lang;
+    if (!lang || event.kind !== 'narrate') return;
+    if (event.state === 'queued' && event.position) this.#edit(event.id, { content: t(lang, 'narrate.queued', { position: event.position }) });
     else if (event.state === 'synthesizing') {
       const key = event.detail === 'running' ? 'narrate.running' : 'narrate.pending';
-      this.#edit(event.id, meta, { content: t(lang, key) });
+      this.#edit(event.id, { content: t(lang, key) });
     }
   }
 
   /** Queues a progress edit of an interaction's reply; ignored once the final answer is out. */
-  #edit(id: string, meta: UtteranceMeta, body: { content: string }): void {
-    if (meta.delivery.kind !== 'interaction') return;
-    const reply = this.#replies.get(id) ?? { chain: Promise.resolve(), done: false };
-    this.#replies.set(id, reply);
-    if (reply.done) return;
-    const webhook = this.#webhook(meta.delivery);
+  #edit(id: string, body: { content: string }): void {
+    const reply = this.#replies.get(id);
+    if (reply?.meta.delivery.kind !== 'interaction') return;
+    const webhook = this.#webhook(reply.meta.delivery);
     reply.chain = reply.chain
-      .then(() => (reply.done ? undefined : webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } })))
+      .then(() => webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } }))
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not update the reply'));
   }
 
   /** The final edit of an interaction's reply (audio, "speaking", or the failure reason). */
   async #finalEdit(id: string, meta: UtteranceMeta, body: { content: string; files?: { attachment: string | Buffer; name: string }[] }): Promise<void> {
     if (meta.delivery.kind !== 'interaction') return;
-    const reply = this.#replies.get(id) ?? { chain: Promise.resolve(), done: false };
-    reply.done = true;
-    const webhook = this.#webhook(meta.delivery);
-    reply.chain = reply.chain.then(() => webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } }));
+    // After the edits already queued (so none overwrites this one); later progress finds no reply.
+    const before = this.#replies.get(id)?.chain ?? Promise.resolve();
     this.#replies.delete(id);
-    this.#metas.delete(id);
-    await reply.chain.catch((error: unknown) => this.#logger.warn({ err: error }, 'could not deliver the reply'));
+    const webhook = this.#webhook(meta.delivery);
+    await before
+      .then(() => webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } }))
+      .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not deliver the reply'));
   }
 
   #webhook(delivery: Extract<Delivery, { kind: 'interaction' }>): InteractionWebhook {

@@ -332,6 +332,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return unspoken;
   }
 
+  /** Most utterances one member may have waiting per guild. */
+  get maxPendingPerMember(): number {
+    return this.#maxPerMember;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }

@@ -57,10 +57,6 @@ export class VoiceManager {
     return true;
   }
 
-  get(guildId: string): GuildVoiceSession | undefined {
-    return this.#sessions.get(guildId);
-  }
-
   isConnected(guildId: string): boolean {
     return this.#sessions.has(guildId);
   }

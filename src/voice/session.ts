@@ -81,6 +81,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   #state: VoiceSessionState = { status: 'connecting' };
   #options: Required<Omit<VoiceSessionOptions, 'textChannelId'>>;
   #rejoins = 0;
+  readonly #logger: Logger;
 
   constructor(options: VoiceSessionOptions) {
     super();
@@ -88,6 +89,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.guildId = options.guildId;
     this.channelId = options.channelId;
     this.textChannelId = options.textChannelId;
+    this.#logger = options.logger.child({ guildId: options.guildId });
     // DAVE (end-to-end encryption) stays on: Discord requires it since March 2026.
     this.connection = joinVoiceChannel({
       guildId: options.guildId,
@@ -100,8 +102,8 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     this.connection.subscribe(this.player);
     // Unhandled 'error' events crash the process; both emitters always have a listener.
-    this.connection.on('error', (error) => this.#log().warn({ err: error }, 'voice connection error'));
-    this.player.on('error', (error) => this.#log().warn({ err: error }, 'audio player error'));
+    this.connection.on('error', (error) => this.#logger.warn({ err: error }, 'voice connection error'));
+    this.player.on('error', (error) => this.#logger.warn({ err: error }, 'audio player error'));
     this.connection.on('stateChange', (oldState, newState) => void this.#onConnectionState(oldState, newState));
   }
 
@@ -114,10 +116,6 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     if (previous.status === 'destroyed') return;
     this.#state = next;
     this.emit('stateChange', previous, next);
-  }
-
-  #log(): Logger {
-    return this.#options.logger.child({ guildId: this.guildId, channelId: this.channelId });
   }
 
   /** Resolves once the connection is Ready (20 s by default), else destroys the session and throws. */
@@ -155,12 +153,12 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     } catch {
       const kicked = newState.reason === VoiceConnectionDisconnectReason.WebSocketClose && newState.closeCode === 4014;
       if (kicked || this.#rejoins >= this.#options.maxRejoins) {
-        this.#log().info({ closeCode: 'closeCode' in newState ? newState.closeCode : undefined, rejoins: this.#rejoins }, 'voice disconnected; cleaning up');
+        this.#logger.info({ channelId: this.channelId, closeCode: 'closeCode' in newState ? newState.closeCode : undefined, rejoins: this.#rejoins }, 'voice disconnected; cleaning up');
         this.destroy(kicked ? 'disconnected (4014)' : 'too many rejoins');
         return;
       }
       this.#rejoins += 1;
-      this.#log().info({ attempt: this.#rejoins }, 'voice disconnected; rejoining');
+      this.#logger.info({ channelId: this.channelId, attempt: this.#rejoins }, 'voice disconnected; rejoining');
       if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.rejoin();
     }
   }

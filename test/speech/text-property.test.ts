@@ -2,18 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { countChars } from '../../src/tts/chars.ts';
 import { normaliseMessage, type PlainMessage } from '../../src/speech/text.ts';
 import { speakableName, joinAnnouncement } from '../../src/speech/names.ts';
-
-// A small seeded PRNG (mulberry32) so a failure is reproducible from the printed seed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../support/prng.ts';
 
 // Pieces chosen to exercise every rule and their interactions (markup inside markup, unclosed
 // delimiters, lone surrogates, private-use characters the pipeline uses internally, long runs).
@@ -36,7 +25,7 @@ const MARKERS = { ja: 1 + countChars('以下略'), en: 2 + countChars('and so on
 describe('GIVEN thousands of random messages', () => {
   it('THEN normalisation never throws, stays bounded, and never emits a mention, a URL or a 20+ run', () => {
     const seed = 20260101;
-    const next = rng(seed);
+    const next = mulberry32(seed);
     for (let i = 0; i < 3000; i++) {
       const lang = next() < 0.5 ? 'ja' : 'en';
       const maxLength = 1 + Math.floor(next() * 120);
@@ -66,7 +55,7 @@ describe('GIVEN thousands of random messages', () => {
   });
 
   it('THEN names and announcements are bounded and safe too', () => {
-    const next = rng(7);
+    const next = mulberry32(7);
     for (let i = 0; i < 2000; i++) {
       const name = randomText(next);
       const lang = next() < 0.5 ? 'ja' : 'en';
