@@ -19,6 +19,7 @@ import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
+import { discordRestAgent } from './rest-agent.ts';
 import { SpeechService } from './speech.ts';
 
 export interface BotOptions {
@@ -114,7 +115,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     partials: [Partials.GuildMember],
     // Nothing the bot sends pings anyone, whatever a message's text contains.
     allowedMentions: { parse: [], repliedUser: false },
-    ...(config.discord.apiUrl ? { rest: { api: config.discord.apiUrl } } : {}),
+    // Its own HTTP agent: no library imported into this process can change where REST calls go.
+    rest: { agent: discordRestAgent(), ...(config.discord.apiUrl ? { api: config.discord.apiUrl } : {}) },
     ...options.clientOptions,
   });
   const speech = new SpeechService({

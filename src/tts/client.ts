@@ -4,7 +4,7 @@
  * guarded audio download. Knows nothing of Discord. All waits go through the injected Clock.
  */
 import { randomInt } from 'node:crypto';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher } from './transport.ts';
 import { z } from 'zod';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { DOWNLOAD_DEFAULTS, downloadAudio, type DownloadOptions } from './download.ts';
@@ -481,7 +481,7 @@ export class TtsClient {
     if (err.code !== 'network' && err.code !== 'timeout') return false;
     if (endpoint === 'standard') return true;
     const code = err.context.causeInfo?.code;
-    return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
+    return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'CONNECT_TIMEOUT';
   }
 
   /** Builds the typed error for a non-2xx answer, with the wait the service asked for. */

@@ -4,7 +4,7 @@
  * when the emulator is in use), redirects followed by hand with every hop checked, a size cap
  * enforced while streaming, a deadline, and the bytes must look like MP3.
  */
-import { request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from './transport.ts';
 import type { Clock } from '../util/clock.ts';
 import { TtsAbortError, TtsDownloadError, isTtsError, type TtsErrorContext } from './errors.ts';
 import { header, withDeadline } from './http.ts';
@@ -146,7 +146,7 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
   });
 }
 
-/** Stops reading a body we refuse; undici reports the destroy as an error nobody needs to see. */
+/** Stops reading a body we refuse; the destroy is reported as an error nobody needs to see. */
 function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
   body.on('error', () => {});
   body.destroy();

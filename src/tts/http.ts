@@ -1,9 +1,9 @@
 /**
  * One HTTP exchange with the service, with a timeout and the caller's AbortSignal, turning every
- * low-level failure into a TtsError. Internal to src/tts. Undici errors are never passed on: their
+ * low-level failure into a TtsError. Internal to src/tts. Transport errors are never passed on: their
  * `cause` chains can carry request options (headers, hence the token); only name/code are copied.
  */
-import { request, type Dispatcher } from 'undici';
+import { request, TIMEOUT_CODES, type Dispatcher } from './transport.ts';
 import { TtsAbortError, TtsNetworkError, isTtsError, type TtsErrorContext } from './errors.ts';
 
 export interface SendOptions {
@@ -65,8 +65,8 @@ export async function withDeadline<T>(
     if (timedOut) throw new TtsNetworkError('timeout', context);
     if (isTtsError(err)) throw err;
     const info = causeInfo(err);
-    const timeoutCodes = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'];
-    throw new TtsNetworkError(info.code && timeoutCodes.includes(info.code) ? 'timeout' : 'network', { ...context, causeInfo: info });
+    const timeout = info.code !== undefined && (TIMEOUT_CODES as readonly string[]).includes(info.code);
+    throw new TtsNetworkError(timeout ? 'timeout' : 'network', { ...context, causeInfo: info });
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
@@ -83,6 +83,8 @@ export async function send(url: string, opts: SendOptions): Promise<HttpResponse
       dispatcher: opts.dispatcher,
       signal,
       headersTimeout: opts.timeoutMs,
+      // Told apart from a later timeout: a creation that never connected may be retried (client.ts).
+      connectTimeout: Math.min(10_000, opts.timeoutMs),
       bodyTimeout: opts.timeoutMs,
     });
     const text = await res.body.text();
