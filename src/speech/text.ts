@@ -4,7 +4,8 @@
  * message into a `PlainMessage` and calls `normaliseMessage`.
  *
  * Pipeline, in order (each step's reason is next to its code):
- *  1. NFKC (one spelling for the dictionary and the cache), line endings, control characters.
+ *  1. NFKC (one spelling for the dictionary and the cache), line endings, terminal escape
+ *     sequences (whole), control characters.
  *  2. Line prefixes: "# " headings, "-# " subtext, "> " / ">>> " quotes, "- " bullets.
  *  3. One left-to-right scan, as Discord parses: escapes, code blocks -> "コードブロック省略",
  *     spoilers -> "ネタバレ" (the hidden text is never read), inline code -> its content.
@@ -90,6 +91,10 @@ const EMOJI =
 // Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
 const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
 const CONTROL = /(?![\n\t])\p{Cc}/gu;
+// Terminal escape sequences, removed whole before control characters (issue 9 §4: "\x1b[31m" was
+// read as "[31m"): CSI (ESC [ or 0x9B) parameters and final byte, OSC strings up to BEL or ST, and
+// the two-byte escapes.
+const ANSI_ESCAPE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 const JA_CHAR = '[\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Han}ー]';
 const LAUGH_RUN = /(?<![A-Za-z])[wW]{2,}(?![A-Za-z])/g;
 // A single "w" only where it ends a phrase: "それなw" laughs, "W杯" (World Cup) does not.
@@ -140,6 +145,7 @@ function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): s
     .replace(PRIVATE_USE, '')
     .replace(LONE_SURROGATE, '')
     .replace(/\r\n?/g, '\n')
+    .replace(ANSI_ESCAPE, '')
     .replace(CONTROL, ' ');
   for (let i = 0; i < 3; i++) {
     const next = s.replace(LINE_PREFIX, ''); // nested prefixes: "> # heading", "> - item"
@@ -221,6 +227,7 @@ export function cleanName(name: string, maxChars = NAME_MAX_CHARS): string {
     .normalize('NFKC')
     .replace(PRIVATE_USE, '')
     .replace(LONE_SURROGATE, '')
+    .replace(ANSI_ESCAPE, '')
     .replace(CONTROL, ' ')
     .replace(INVISIBLE, '')
     .replace(EMOJI, '')

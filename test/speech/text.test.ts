@@ -302,3 +302,21 @@ describe('the dictionary inside normalisation', () => {
     expect(out).not.toMatch(/https?:\/\/|<@|@everyone/);
   });
 });
+
+describe('terminal escape sequences (issue 9 §4)', () => {
+  it('GIVEN colour codes pasted from a terminal THEN they are removed whole, never read as "[31m"', () => {
+    expect(read('\x1b[31mエラー\x1b[0mが出ました', 'ja')).toBe('エラーが出ました');
+    expect(read('\x1b[1;32mPASS\x1b[m all tests', 'en')).toBe('PASS all tests');
+    expect(read('\x9b33mwarn\x9b0m', 'en')).toBe('warn');
+  });
+
+  it('GIVEN a title-setting OSC string or a two-byte escape THEN nothing of it is read', () => {
+    expect(read('\x1b]0;my terminal\x07こんにちは', 'ja')).toBe('こんにちは');
+    expect(read('\x1b]8;;https://example.com\x1b\\リンク\x1b]8;;\x1b\\', 'ja')).toBe('リンク');
+    expect(read('a\x1bMb', 'en')).toBe('ab');
+  });
+
+  it('GIVEN a name with colour codes THEN the name is read without them', () => {
+    expect(read('<@200>', 'ja', { users: { '200': '\x1b[35mはなこ\x1b[0m' } })).toBe('はなこ');
+  });
+});
