@@ -13,12 +13,16 @@ const intFrom = (fallback: number, min = 0) =>
     .pipe(z.number().int().min(min))
     .prefault(String(fallback));
 
-const schema = z.object({
+// The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
+const discordSchema = z.object({
   DISCORD_TOKEN: z
     .string({ error: 'is required' })
     .trim()
     .regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'does not look like a bot token (three dot-separated parts, from the Developer Portal)'),
   DISCORD_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+});
+
+const schema = discordSchema.extend({
   TTS_TOKEN: z.string({ error: 'is required' }).trim().length(64, 'must be exactly 64 characters (the access token from the service settings page)'),
   TTS_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://ondoku3.com'),
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
@@ -64,20 +68,26 @@ export class ConfigError extends Error {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
-/** Parses the environment; throws ConfigError naming every bad variable (never echoing values). */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** Parses `env` with `s`; throws ConfigError naming every bad variable (never echoing values). */
+function parse<S extends z.ZodType>(s: S, env: Record<string, string | undefined>): z.infer<S> {
   // Empty strings in .env mean "not set", so defaults apply.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
-  const parsed = schema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${String(issue.path[0])}: ${issue.message}`);
-    const variables = parsed.error.issues.map((issue) => String(issue.path[0]));
-    throw new ConfigError(
-      `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`,
-      variables,
-    );
-  }
-  const e = parsed.data;
+  const parsed = s.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `  ${String(issue.path[0])}: ${issue.message}`);
+  const variables = parsed.error.issues.map((issue) => String(issue.path[0]));
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`, variables);
+}
+
+/** Only the Discord variables (`npm run deploy-commands` needs no TTS_TOKEN); the same rules as loadConfig. */
+export function loadDiscordConfig(env: Record<string, string | undefined> = process.env): Config['discord'] {
+  const e = parse(discordSchema, env);
+  return { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL };
+}
+
+/** Parses the environment; throws ConfigError naming every bad variable (never echoing values). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const e = parse(schema, env);
   const baseHost = new URL(e.TTS_BASE_URL).hostname;
   return {
     discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL },

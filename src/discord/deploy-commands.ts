@@ -1,25 +1,25 @@
 import { parseArgs } from 'node:util';
 import { REST, Routes } from 'discord.js';
-import { z } from 'zod';
+import { ConfigError, loadDiscordConfig } from '../config.ts';
 import { loadCommands } from './loader.ts';
+import { discordRestAgent } from './rest-agent.ts';
 
 // `npm run deploy-commands [-- --guild ID]`: registers every command in one bulk overwrite (PUT),
 // globally or for one guild (instant, for testing). Safe to repeat: the PUT replaces the whole set.
-const env = z
-  .object({
-    DISCORD_TOKEN: z.string({ error: 'DISCORD_TOKEN is required (see .env.example)' }).min(1, 'DISCORD_TOKEN is required (see .env.example)'),
-    DISCORD_API_URL: z.url({ error: 'DISCORD_API_URL must be a URL (see .env.example)' }).optional(),
-  })
-  .safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v)));
-if (!env.success) {
-  console.error(env.error.issues.map((i) => i.message).join('\n'));
+// The Discord variables are checked by the same rules as `npm start` (src/config.ts).
+let discord;
+try {
+  discord = loadDiscordConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
   process.exit(1);
 }
 const { values } = parseArgs({ options: { guild: { type: 'string' } } });
 
 const commands = await loadCommands();
 const body = [...commands.values()].map((c) => c.data);
-const rest = new REST(env.data.DISCORD_API_URL ? { api: env.data.DISCORD_API_URL } : {}).setToken(env.data.DISCORD_TOKEN);
+const rest = new REST({ agent: discordRestAgent(), ...(discord.apiUrl ? { api: discord.apiUrl } : {}) }).setToken(discord.token);
 try {
   const app = (await rest.get(Routes.currentApplication())) as { id: string };
   const route = values.guild ? Routes.applicationGuildCommands(app.id, values.guild) : Routes.applicationCommands(app.id);

@@ -68,6 +68,22 @@ describe('npm run deploy-commands', () => {
     }
     // Admin commands are hidden from members without Manage Server by default.
     for (const name of ['autoread', 'config']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
+    // Every command is offered in servers only, /help included (issue 9 §4): a DM has no voice to read in.
+    for (const command of registered) expect(command.contexts, command.name).toEqual([0]);
+  });
+
+  it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN (issue 9 §4)', async () => {
+    const env = { ...withoutSecrets(), DISCORD_TOKEN: 'not-a-token', DISCORD_API_URL: discord.apiUrl };
+    const from = discord.requests.length;
+    const deploy = await npm(['run', 'deploy-commands'], env).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    const start = await npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    expect(deploy.code).not.toBe(0);
+    expect(start.code).not.toBe(0);
+    const reason = 'DISCORD_TOKEN: does not look like a bot token';
+    expect(start.stderr).toContain(reason);
+    expect(deploy.stderr).toContain(reason);
+    expect(deploy.stderr).not.toContain('not-a-token');
+    expect(discord.requests.slice(from)).toEqual([]); // refused before anything was sent
   });
 
   it('registers for one guild with --guild', async () => {
