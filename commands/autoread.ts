@@ -16,7 +16,19 @@ const data = {
   contexts: [InteractionContextType.Guild],
   default_member_permissions: MANAGE_GUILD,
   options: [
-    { type: ApplicationCommandOptionType.Subcommand, ...named('add', '追加'), ...described('Read a channel aloud automatically', 'チャンネルを自動読み上げに追加'), options: [channelOption] },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('add', '追加'),
+      ...described('Read a channel aloud automatically while I am in voice', 'ボイスチャンネルにいる間、チャンネルを自動で読み上げ'),
+      options: [
+        channelOption,
+        {
+          type: ApplicationCommandOptionType.Boolean,
+          ...named('mp3', 'mp3投稿'),
+          ...described('Also post MP3s while I am in no voice channel (costs characters)', 'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）'),
+        },
+      ],
+    },
     { type: ApplicationCommandOptionType.Subcommand, ...named('remove', '削除'), ...described('Stop reading a channel automatically', 'チャンネルを自動読み上げから外す'), options: [channelOption] },
     { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('List auto-read channels', '自動読み上げチャンネルの一覧') },
   ],
@@ -30,16 +42,19 @@ export default {
     const sub = interaction.options.getSubcommand();
     const repo = ctx.repos.autoRead;
     if (sub === 'list') {
-      const ids = repo.list(guildId);
-      const content = ids.length ? t(lang, 'autoread.list', { channels: ids.map((id) => `<#${id}>`).join(', ') }) : t(lang, 'autoread.none');
+      const entries = repo.entries(guildId);
+      const channels = entries.map((e) => `<#${e.channelId}>${e.postAudio ? t(lang, 'autoread.mp3_tag') : ''}`).join(', ');
+      const content = entries.length ? t(lang, 'autoread.list', { channels }) : t(lang, 'autoread.none');
       await interaction.reply({ content, flags: MessageFlags.Ephemeral });
       return;
     }
     const channelId = interaction.options.getChannel('channel')?.id ?? interaction.channelId;
     const channel = `<#${channelId}>`;
     if (sub === 'add') {
-      repo.add(guildId, channelId);
-      await interaction.reply({ content: t(lang, 'autoread.added', { channel }) });
+      // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
+      const postAudio = interaction.options.getBoolean('mp3') ?? false;
+      repo.add(guildId, channelId, { postAudio });
+      await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel }) });
     } else {
       if (!repo.remove(guildId, channelId)) throw new UserError('autoread.not_listed', { channel });
       await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });

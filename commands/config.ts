@@ -78,7 +78,16 @@ export default {
     let patch: GuildSettingsPatch;
     let shown: string;
     switch (name) {
-      case 'voice': shown = o.getString('value', true).trim(); patch = { voice: shown }; break;
+      case 'voice': {
+        shown = o.getString('value', true).trim();
+        if (!ctx.speech.isKnownVoice(shown)) {
+          // Saved only once the service confirmed it (one short request, charged like any other).
+          await interaction.deferReply();
+          await ctx.speech.confirmVoice(shown, guildId, interaction.user.id);
+        }
+        patch = { voice: shown };
+        break;
+      }
       case 'speed': patch = { speed: o.getNumber('value', true) }; shown = String(patch.speed); break;
       case 'pitch': patch = { pitch: o.getNumber('value', true) }; shown = String(patch.pitch); break;
       case 'read-names': patch = { readAuthorNames: o.getBoolean('value', true) }; shown = t(lang, patch.readAuthorNames ? 'config.on' : 'config.off'); break;
@@ -95,7 +104,8 @@ export default {
       default: throw new Error(`unknown /config subcommand ${name}`);
     }
     repo.update(guildId, patch);
-    await interaction.reply({ content: t(lang, 'config.saved', { setting: name, value: shown }) });
+    const saved = { content: t(lang, 'config.saved', { setting: name, value: shown }) };
+    await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
   },
   async autocomplete(interaction) {
     await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));

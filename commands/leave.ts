@@ -13,8 +13,8 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    if (!ctx.voice.leave(guildId)) throw new UserError('voice.not_connected');
-    ctx.speech.clear(guildId);
+    // Queued /say and /narrate replies are told why they were not read (SpeechService.leave).
+    if (!ctx.speech.leave(guildId)) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
   },
 } satisfies Command;

@@ -40,14 +40,21 @@ export default {
     }
     if (sub === 'set') {
       const o = interaction.options;
+      const voice = o.getString('voice')?.trim() || undefined;
+      if (voice && !ctx.speech.isKnownVoice(voice)) {
+        // Saved only once the service confirmed it (one short request, charged like any other).
+        await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+        await ctx.speech.confirmVoice(voice, guildId, userId);
+      }
       const patch = {
-        ...(o.getString('voice') ? { voice: o.getString('voice', true).trim() } : {}),
+        ...(voice ? { voice } : {}),
         ...(o.getNumber('speed') !== null ? { speed: o.getNumber('speed', true) } : {}),
         ...(o.getNumber('pitch') !== null ? { pitch: o.getNumber('pitch', true) } : {}),
       };
       const user = userSettings.set(guildId, userId, patch);
       const v = effectiveVoice(guildSettings.get(guildId), user);
-      await interaction.reply({ content: t(lang, 'uservoice.saved', v), flags: MessageFlags.Ephemeral });
+      const saved = { content: t(lang, 'uservoice.saved', v) };
+      await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));
       return;
     }
     const user = userSettings.get(guildId, userId);

@@ -4,13 +4,13 @@ import { z } from 'zod';
  * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
  * documented in .env.example; a missing or malformed one stops start-up with a message naming it.
  */
-const intFrom = (fallback: number, min = 0) =>
+const intFrom = (fallback: number, min = 0, tooSmall?: string) =>
   z
     .string()
     .trim()
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min))
+    .pipe(z.number().int().min(min, tooSmall ? { error: tooSmall } : undefined))
     .prefault(String(fallback));
 
 // The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
@@ -33,7 +33,8 @@ const schema = discordSchema.extend({
   USER_MONTHLY_CHARS: intFrom(1_000, 1),
   BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
   CACHE_MAX_MB: intFrom(256, 1),
-  MAX_PENDING_PER_MEMBER: intFrom(5, 1),
+  // Characters since issue 9 (it counted messages before): a small old value would refuse chat.
+  MAX_PENDING_PER_MEMBER: intFrom(500, 100, 'counts characters waiting per member now (at least 100; default 500), not messages'),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
 });
@@ -50,7 +51,8 @@ export interface Config {
     guildMonthlyChars: number;
     userMonthlyChars: number;
     billingPeriodStart: number;
-    maxPendingPerMember: number;
+    /** Characters one member may have waiting per server (MAX_PENDING_PER_MEMBER). */
+    maxPendingCharsPerMember: number;
     autoReadMaxAgeMs: number;
     prefetch: number;
   };
@@ -99,7 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       guildMonthlyChars: e.GUILD_MONTHLY_CHARS,
       userMonthlyChars: e.USER_MONTHLY_CHARS,
       billingPeriodStart: Date.parse(`${e.BILLING_PERIOD_START}T00:00:00Z`),
-      maxPendingPerMember: e.MAX_PENDING_PER_MEMBER,
+      maxPendingCharsPerMember: e.MAX_PENDING_PER_MEMBER,
       autoReadMaxAgeMs: e.AUTO_READ_MAX_AGE_SECONDS * 1000,
       prefetch: e.PREFETCH,
     },

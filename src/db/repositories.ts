@@ -165,11 +165,17 @@ export class AutoReadRepo {
   readonly #list;
   readonly #exists;
   readonly #deleteGuild;
+  readonly #postAudio;
+  readonly #entries;
 
   constructor(db: Db, clock: Clock = systemClock) {
     this.#clock = clock;
-    this.#insert = db.prepare<[string, string, number]>(
-      'INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    this.#insert = db.prepare<[string, string, number, number]>(
+      'INSERT INTO auto_read_channels (guild_id, channel_id, created_at, post_audio) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET post_audio = excluded.post_audio',
+    );
+    this.#postAudio = db.prepare<[string, string], number>('SELECT post_audio FROM auto_read_channels WHERE guild_id = ? AND channel_id = ?').pluck();
+    this.#entries = db.prepare<[string], { channel_id: string; post_audio: number }>(
+      'SELECT channel_id, post_audio FROM auto_read_channels WHERE guild_id = ? ORDER BY created_at, channel_id',
     );
     this.#delete = db.prepare<[string, string]>('DELETE FROM auto_read_channels WHERE guild_id = ? AND channel_id = ?');
     this.#list = db
@@ -179,9 +185,24 @@ export class AutoReadRepo {
     this.#deleteGuild = db.prepare<[string]>('DELETE FROM auto_read_channels WHERE guild_id = ?');
   }
 
-  /** Returns false when the channel was already auto-read. */
-  add(guildId: string, channelId: string): boolean {
-    return this.#insert.run(guildId, channelId, this.#clock.now()).changes > 0;
+  /**
+   * Reads the channel aloud while the bot is in voice; with `postAudio`, also posts MP3s while it is
+   * not (migrations/004). Adding a listed channel again updates that option; returns false then.
+   */
+  add(guildId: string, channelId: string, options: { postAudio?: boolean } = {}): boolean {
+    const existed = this.isAutoRead(guildId, channelId);
+    this.#insert.run(guildId, channelId, this.#clock.now(), options.postAudio ? 1 : 0);
+    return !existed;
+  }
+
+  /** Whether the channel is auto-read with MP3 posts while the bot is in no voice channel. */
+  postsAudio(guildId: string, channelId: string): boolean {
+    return this.#postAudio.get(guildId, channelId) === 1;
+  }
+
+  /** Channels with their option, oldest first. */
+  entries(guildId: string): { channelId: string; postAudio: boolean }[] {
+    return this.#entries.all(guildId).map((r) => ({ channelId: r.channel_id, postAudio: r.post_audio === 1 }));
   }
 
   /** Returns false when the channel was not auto-read. */

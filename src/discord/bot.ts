@@ -9,16 +9,19 @@ import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
 import { PendingUtteranceStore } from '../speech/queue-store.ts';
 import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
+import { VoiceChecker } from '../speech/voice-check.ts';
 import { TtsClient } from '../tts/client.ts';
 import { AdvancedJobs } from '../tts/jobs.ts';
 import { createSqliteLimiter } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
+import { VoiceSessionStore } from '../voice/session-store.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
+import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
 import { SpeechService } from './speech.ts';
 
@@ -48,7 +51,10 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const db = openDatabase(join(config.dataDir, 'bot.sqlite3'));
+  const dbFile = join(config.dataDir, 'bot.sqlite3');
+  const db = openDatabase(dbFile);
+  // Accepted speech is written on a connection of its own that never waits for a lock (issue 9 §3).
+  const pendingStore = new PendingUtteranceStore(openDatabase(dbFile, { migrate: false }), { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
   const budget = new CharacterBudget({
     db,
@@ -83,7 +89,12 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       const result = await jobs.run(request, {
         guildId: o.key, userId: ctx.userId, channelId: ctx.channelId, delivery: ctx.meta ?? null, signal: o.signal,
         onProgress: (p) => {
-          if (p.jobId) withJob.add(ctx.utteranceId);
+          if (p.jobId && !withJob.has(ctx.utteranceId)) {
+            withJob.add(ctx.utteranceId);
+            // The job is persisted now and resumes after a restart (jobs.ts); the queue's own
+            // copy would submit a second one.
+            pendingStore.remove([ctx.utteranceId]);
+          }
           o.onProgress(p);
         },
         resumeAfterAbort: (reason) => reason instanceof SpeechError && reason.code === 'closed',
@@ -97,12 +108,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     synthesize: synthesizer,
     clock,
     prefetch: config.limits.prefetch,
-    maxPendingPerMember: config.limits.maxPendingPerMember,
+    maxPendingCharsPerMember: config.limits.maxPendingCharsPerMember,
     maxAutoAgeMs: config.limits.autoReadMaxAgeMs,
     logger: logger.child({ component: 'queue' }),
+    journal: pendingStore,
   });
-  const pendingStore = new PendingUtteranceStore(db, { clock });
-  const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), ...options.voice });
+  const voiceSessions = new VoiceSessionStore(db, { clock });
+  const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), memory: voiceSessions, ...options.voice });
 
   const client = new Client({
     intents: [
@@ -122,6 +134,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const speech = new SpeechService({
     client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
     names: new NameReader({ clock }),
+    voices: new VoiceChecker({ synthesizer }),
     now: () => clock.now(),
   });
   const context: BotContext = { config, logger, repos, budget, speech, voice };
@@ -148,9 +161,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
       await client.login(config.discord.token);
       await ready;
-      // Messages queued when the previous process stopped are spoken now, for guilds we are in.
-      const restored = scheduler.restore(pendingStore.take((guildId) => client.guilds.cache.has(guildId)));
-      logger.info({ guilds: client.guilds.cache.size, restored, user: client.user?.tag }, 'bot ready');
+      // Back into the voice channels of before, then what was accepted and not yet spoken.
+      const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, speech, logger });
+      logger.info({ guilds: client.guilds.cache.size, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not).
       void jobs
         .resumeUnfinished((job, result) => speech.deliverRecoveredJob(job, result), (job, error) => speech.tellRecoveredJobFailure(job, error))
@@ -162,14 +175,14 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      // Read before close() aborts the jobs' runs (which then forget their utterance ids).
-      const unspoken = scheduler.snapshot().filter((u) => !withJob.has(u.id));
-      scheduler.close();
-      const saved = pendingStore.save(unspoken);
+      // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it
+      // there (what it interrupts is spoken again after the restart). Voice sessions stay remembered.
+      const unspoken = scheduler.close().length;
       voice.destroyAll();
       await client.destroy();
+      pendingStore.close();
       db.close();
-      logger.info({ saved }, 'bot stopped');
+      logger.info({ unspoken }, 'bot stopped');
     },
   };
 }

@@ -16,7 +16,10 @@ const messages = {
   'tts.quota_exceeded': { ja: 'サービスの残り文字数が足りません（残り {available} 文字）。', en: 'The service account does not have enough characters left ({available} remaining).' },
   'tts.rate_limited': { ja: '混み合っています。順番待ちです（約 {seconds} 秒後）。', en: 'The speech service is busy; your request is waiting (about {seconds} s).' },
   'tts.content_policy_violation': { ja: 'この文章はサービスの規約により読み上げられません。', en: "This text can't be read aloud under the service's content policy." },
-  'tts.unsupported_voice': { ja: '声「{voice}」はサービスで使えません。/voice で別の声を選んでください。', en: 'The voice "{voice}" is not offered by the service. Pick another one.' },
+  'tts.unsupported_voice': {
+    ja: '声「{voice}」は音声サービスで使えません。サーバー管理者は /config voice で標準の声を、各メンバーは /voice set で自分の声を変えられます。',
+    en: 'The voice "{voice}" is not offered by the speech service. Server admins can change the default with /config voice; members can pick their own with /voice set.',
+  },
   'tts.text_too_long': { ja: '文章が長すぎます（最大 {max} 文字）。', en: 'The text is too long (at most {max} characters).' },
   'tts.validation_error': { ja: '文章が短すぎるか、絵文字だけか、同じ文字が続きすぎています。', en: 'The text is too short, only emoji, or repeats one character too many times.' },
   'tts.auth': { ja: 'ボットの音声サービス設定に問題があります。サーバー管理者に連絡してください。', en: "The bot's speech service credentials are not working. Please tell the bot's operator." },
@@ -28,8 +31,18 @@ const messages = {
   'budget.guild': { ja: 'このサーバーの今月の読み上げ上限に達しました（{used} / {limit} 文字、{resets} にリセット）。', en: "This server has reached its monthly limit ({used} / {limit} characters; resets {resets})." },
   'budget.account': { ja: 'ボット全体の今月の文字数上限に達しました（{used} / {limit} 文字、{resets} にリセット）。', en: "The bot's monthly character allowance is used up ({used} / {limit}; resets {resets})." },
   // queue
-  'queue.member_full': { ja: '読み上げ待ちが多すぎます（1人 {limit} 件まで）。少し待ってからもう一度どうぞ。', en: 'You already have {limit} messages waiting to be read. Please wait a little.' },
+  'queue.member_full': { ja: '読み上げ待ちが多すぎます（1人 {limit} 文字まで）。少し待ってからもう一度どうぞ。', en: 'You already have too much waiting to be read (at most {limit} characters per member). Please wait a little.' },
   'queue.closed': { ja: 'ボットは停止処理中です。', en: 'The bot is shutting down.' },
+  'cancelled.clear': { ja: '❌ /clear で読み上げ待ちが削除されたため、読み上げませんでした。', en: '❌ Not read: the queue was cleared with /clear.' },
+  'cancelled.leave': { ja: '❌ /leave でボットが退出したため、読み上げませんでした。', en: '❌ Not read: the bot left the voice channel (/leave).' },
+  'cancelled.auto_leave': { ja: '❌ ボイスチャンネルに誰もいなくなりボットが退出したため、読み上げませんでした。', en: '❌ Not read: nobody was left in the voice channel, so the bot left.' },
+  'cancelled.disconnected': { ja: '❌ ボットがボイスチャンネルから切断されたため、読み上げませんでした。', en: '❌ Not read: the bot was disconnected from the voice channel.' },
+  'restart.not_read': {
+    ja: '再起動のあと、ボイスチャンネルで聞いている人がいなかったため、読み上げ待ちだった {count} 件のメッセージを読み上げずに破棄しました。',
+    en: 'After a restart nobody was listening in the voice channel, so {count} waiting messages were not read.',
+  },
+  'restart.voice_gone': { ja: 'ボイスチャンネルが見つからないため、読み上げ待ちだった {count} 件のメッセージを読み上げずに破棄しました。', en: 'The voice channel no longer exists, so {count} waiting messages were not read.' },
+  'restart.gave_up': { ja: '何度再起動しても読み上げられなかったため、{count} 件のメッセージの読み上げをあきらめました。', en: 'Gave up reading {count} messages that could not be read across several restarts.' },
   'queue.dropped': { ja: '混雑のため {count} 件のメッセージを読み上げずに飛ばしました。', en: 'Skipped {count} messages because the queue was too far behind.' },
   // /say and /narrate
   'say.queued': { ja: '読み上げ待ち: {position} 番目', en: 'Queued: position {position}' },
@@ -50,8 +63,18 @@ const messages = {
   'voice.skipped': { ja: '読み上げを1件スキップしました。', en: 'Skipped the current message.' },
   'voice.nothing_to_skip': { ja: 'スキップするものがありません。', en: 'Nothing is being read right now.' },
   'voice.cleared': { ja: '読み上げ待ちを {count} 件削除しました。', en: 'Cleared {count} waiting messages.' },
+  'voice.disconnected': { ja: 'ボイスチャンネルから切断されたため、読み上げを止めました。再開するには /join を使ってください。', en: 'I was disconnected from the voice channel, so I stopped reading aloud. Use /join to start again.' },
+  'voice.check_busy': {
+    ja: '声「{voice}」を音声サービスでいま確認できませんでした（混み合っています）。何も保存していません。しばらくしてからもう一度お試しください。',
+    en: 'The voice "{voice}" could not be checked with the speech service right now (it is busy). Nothing was saved; please try again in a moment.',
+  },
   // /autoread
-  'autoread.added': { ja: '{channel} を自動読み上げに追加しました。', en: '{channel} will now be read aloud automatically.' },
+  'autoread.added': { ja: '{channel} を自動読み上げに追加しました（ボットがボイスチャンネルにいる間だけ読み上げます）。', en: '{channel} will now be read aloud automatically while I am in a voice channel.' },
+  'autoread.added_mp3': {
+    ja: '{channel} を自動読み上げに追加しました。ボットがボイスチャンネルにいないときは MP3 を投稿します（そのぶん文字数を消費します）。',
+    en: '{channel} will now be read aloud automatically; while I am in no voice channel I post MP3s there instead (this costs characters).',
+  },
+  'autoread.mp3_tag': { ja: '（MP3投稿）', en: ' (posts MP3s)' },
   'autoread.removed': { ja: '{channel} を自動読み上げから外しました。', en: '{channel} is no longer read aloud automatically.' },
   'autoread.not_listed': { ja: '{channel} は自動読み上げに入っていません。', en: '{channel} is not an auto-read channel.' },
   'autoread.list': { ja: '自動読み上げチャンネル: {channels}', en: 'Auto-read channels: {channels}' },

@@ -1,8 +1,9 @@
 import {
-  ChannelType,
+  DiscordAPIError,
   InteractionWebhook,
   type ChatInputCommandInteraction,
   type Client,
+  type Guild,
   type Message,
   type VoiceState,
 } from 'discord.js';
@@ -11,21 +12,31 @@ import { langOf, t, type Lang } from './i18n.ts';
 import { describeFailure } from './outcomes.ts';
 import { effectiveVoice, type Repositories, type StoredJob } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
-import { BudgetRefusedError } from '../speech/synthesize.ts';
+import { BudgetRefusedError, SpeechError } from '../speech/synthesize.ts';
+import type { VoiceChecker } from '../speech/voice-check.ts';
 import type { NameReader } from '../speech/names.ts';
 import { joinAnnouncement } from '../speech/names.ts';
-import type { ProgressEvent, ReadyUtterance, SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
+import type { ProgressEvent, ReadyUtterance, SpeechScheduler, Utterance, UtteranceInput } from '../speech/queue.ts';
 import { normaliseMessage, type PlainMessage } from '../speech/text.ts';
 import { countChars } from '../tts/chars.ts';
 import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
 import { isKnownCode, TtsError, TtsInputError } from '../tts/errors.ts';
 import type { Logger } from '../util/log.ts';
-import type { VoiceManager } from '../voice/manager.ts';
+import type { EndedSession, VoiceManager } from '../voice/manager.ts';
 
 /** Where a finished utterance goes when it is not (only) played: plain data, so it survives a restart. */
 export type Delivery =
-  | { kind: 'interaction'; applicationId: string; token: string }
+  /** `createdAt` (the interaction's) and `channelId` let a late result go to the channel once the 15-minute token is gone. */
+  | { kind: 'interaction'; applicationId: string; token: string; createdAt?: number; channelId?: string }
   | { kind: 'message'; channelId: string; messageId: string };
+
+/** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */
+export type ClearReason = 'clear' | 'leave' | 'auto_leave' | 'disconnected';
+
+/** Discord's interaction tokens live 15 minutes; after 14 a reply goes to the channel instead. */
+const TOKEN_MAX_AGE_MS = 14 * 60_000;
+/** At most one public notice per member per guild per kind within this time (issue 9 §6). */
+const NOTICE_INTERVAL_MS = 60 * 60_000;
 
 export interface UtteranceMeta {
   delivery: Delivery;
@@ -83,8 +94,13 @@ export class SpeechService {
   readonly #logger: Logger;
   readonly #plan: 'free' | 'paid';
   readonly #now: () => number;
+  readonly #voices: VoiceChecker;
   /** Interaction replies not yet given their final answer, by utterance id. */
   readonly #replies = new Map<string, Reply>();
+  /** Last public notice per guild, member and kind (the rest get a reaction). */
+  readonly #notices = new Map<string, number>();
+  /** Auto-read messages not read because every listener was deafened, per guild. */
+  readonly #unheard = new Map<string, number>();
 
   constructor(options: {
     client: Client;
@@ -95,6 +111,7 @@ export class SpeechService {
     names: NameReader;
     logger: Logger;
     plan: 'free' | 'paid';
+    voices: VoiceChecker;
     now?: () => number;
   }) {
     this.#client = options.client;
@@ -106,11 +123,14 @@ export class SpeechService {
     this.#logger = options.logger;
     this.#plan = options.plan;
     this.#now = options.now ?? Date.now;
+    this.#voices = options.voices;
     this.#scheduler.setDefaultSink((ready, signal) => this.deliver(ready, signal));
     this.#scheduler.on('progress', (event) => this.#onProgress(event));
     this.#scheduler.on('dropped', ({ guildId, items }) =>
       this.#logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind'),
     );
+    this.#scheduler.on('cleared', ({ items, reason }) => this.#tellCancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
+    this.#voice.on('ended', (ended) => this.#onSessionEnded(ended));
   }
 
   // ------------------------------------------------------------------ commands
@@ -127,9 +147,36 @@ export class SpeechService {
     const checked = validateStandard({ voice, text, speed, pitch });
     if (!checked.ok) throw new TtsInputError(checked.issues);
     this.#precheck(args.guildId, userId, 'standard', countChars(text));
-    await this.#enqueueForInteraction(interaction, {
-      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
-    }, { forceAttach: args.forceAttach ?? false });
+    const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
+    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
+    if (!this.#voices.isKnown(voice)) {
+      // The confirming request may wait for the rate budget: answer Discord first.
+      await interaction.deferReply();
+      await this.confirmVoice(voice, args.guildId, userId);
+    }
+    await this.#enqueueForInteraction(interaction, input, { forceAttach: args.forceAttach ?? false });
+  }
+
+  /** In the known list, or confirmed by the service earlier: usable without a request. */
+  isKnownVoice(voice: string): boolean {
+    return this.#voices.isKnown(voice);
+  }
+
+  /**
+   * A standard voice may be saved or used only when it is known or the service confirmed it (one
+   * short request, charged like any other: src/speech/voice-check.ts). Otherwise throws what to
+   * tell the member; nothing is saved.
+   */
+  async confirmVoice(voice: string, guildId: string, userId: string): Promise<void> {
+    try {
+      await this.#voices.confirm(voice, { guildId, userId });
+    } catch (error) {
+      if (error instanceof BudgetRefusedError) throw error;
+      const code = (error as { code?: string }).code;
+      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input') throw new UserError('tts.unsupported_voice', { voice });
+      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted') throw new UserError('voice.check_busy', { voice });
+      throw error;
+    }
   }
 
   /** /narrate: advanced job; progress is shown by editing the deferred reply. */
@@ -175,26 +222,59 @@ export class SpeechService {
     return this.#scheduler.skip(guildId);
   }
 
-  clear(guildId: string): number {
-    return this.#scheduler.clear(guildId);
+  /** Drops everything queued in the guild; each /say or /narrate waiting is told why. */
+  clear(guildId: string, reason: ClearReason = 'clear'): number {
+    return this.#scheduler.clear(guildId, reason);
   }
 
+  /** /leave: leaves voice for good (not rejoined after a restart) and drops what was queued. */
+  leave(guildId: string): boolean {
+    if (!this.#voice.leave(guildId)) return false;
+    this.clear(guildId, 'leave');
+    return true;
+  }
+
+  /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */
   droppedCount(guildId: string): number {
-    return this.#scheduler.stats(guildId).dropped;
+    return this.#scheduler.stats(guildId).dropped + (this.#unheard.get(guildId) ?? 0);
+  }
+
+  /** Posts a notice in a channel (no pings); false when it cannot be posted. */
+  async postNotice(channelId: string, content: string): Promise<boolean> {
+    const channel = await this.#client.channels.fetch(channelId).catch(() => null);
+    if (!channel?.isSendable()) return false;
+    return channel
+      .send({ content, allowedMentions: { parse: [] } })
+      .then(() => true)
+      .catch((error: unknown) => {
+        this.#logger.warn({ err: error, channelId }, 'could not post a notice');
+        return false;
+      });
   }
 
   // ------------------------------------------------------------------ auto-read
 
-  /** messageCreate: reads a message aloud when it is in an auto-read, bound or voice text channel. */
+  /**
+   * messageCreate: reads a message aloud when it is in the bound or voice text channel, or an
+   * auto-read channel, while the bot is in voice. Without a voice session only auto-read channels
+   * with MP3 posts turned on are read (issue 9 §6: no characters spent for nobody).
+   */
   autoRead(message: Message): void {
     if (!message.inGuild() || message.author.bot || message.webhookId || message.system) return;
     const guildId = message.guildId;
     const channelId = message.channelId;
-    const inScope =
-      this.#voice.boundTextChannel(guildId) === channelId ||
-      this.#voice.voiceChannel(guildId) === channelId || // the voice channel's own text chat
-      this.#repos.autoRead.isAutoRead(guildId, channelId);
+    const inVoice = this.#voice.isConnected(guildId);
+    const inScope = inVoice
+      ? this.#voice.boundTextChannel(guildId) === channelId ||
+        this.#voice.voiceChannel(guildId) === channelId || // the voice channel's own text chat
+        this.#repos.autoRead.isAutoRead(guildId, channelId)
+      : this.#repos.autoRead.postsAudio(guildId, channelId);
     if (!inScope) return;
+    if (inVoice && this.#listeners(message.guild) === 'deaf') {
+      // Nobody can hear it: not synthesised, not read later, counted as skipped.
+      this.#unheard.set(guildId, (this.#unheard.get(guildId) ?? 0) + 1);
+      return;
+    }
     const settings = this.#repos.guildSettings.get(guildId);
     if (settings.ignorePrefix && message.content.startsWith(settings.ignorePrefix)) return;
     const user = this.#repos.userSettings.get(guildId, message.author.id);
@@ -212,7 +292,7 @@ export class SpeechService {
     });
     if (!result.ok) {
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
-      void message.reply({ content, allowedMentions: { parse: [], repliedUser: false } }).catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not tell the author'));
+      void this.#noticeOrReact({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
     }
   }
 
@@ -221,8 +301,12 @@ export class SpeechService {
     const guild = newState.guild;
     const me = this.#client.user?.id;
     if (newState.id === me) {
-      // Our own state: if someone disconnected the bot, forget the session at once.
-      if (oldState.channelId && !newState.channelId) this.#voice.leave(guild.id);
+      // Our own state: if someone disconnected the bot, end the session at once (and say so).
+      if (oldState.channelId && !newState.channelId) this.#voice.disconnected(guild.id, 'disconnected by someone');
+      // Moved by someone: the read scope and the "no human left" check follow the bot.
+      else if (newState.channelId && oldState.channelId !== newState.channelId && this.#voice.moved(guild.id, newState.channelId)) {
+        if (this.#listeners(guild) === 'nobody') this.#autoLeave(guild.id);
+      }
       return;
     }
     if (newState.member?.user.bot) return;
@@ -236,7 +320,7 @@ export class SpeechService {
     }
     if (!connected || oldState.channelId === newState.channelId) return;
     const lang: Lang = settings.locale === 'en' ? 'en' : 'ja';
-    if (settings.announceJoinLeave && (newState.channelId === connected || oldState.channelId === connected)) {
+    if (settings.announceJoinLeave && (newState.channelId === connected || oldState.channelId === connected) && this.#listeners(guild) === 'yes') {
       const dictionary = this.#repos.dictionary.list(guild.id);
       const user = this.#repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
@@ -247,44 +331,63 @@ export class SpeechService {
         meta: { delivery: { kind: 'message', channelId: connected, messageId: '' }, lang } satisfies UtteranceMeta,
       });
     }
-    if (oldState.channelId === connected) {
-      const channel = guild.channels.cache.get(connected);
-      const humans = channel && 'members' in channel && channel.type !== ChannelType.GuildCategory
-        ? [...(channel.members as Map<string, { user: { bot: boolean } }>).values()].filter((m) => !m.user.bot).length
-        : 0;
-      if (humans === 0) {
-        this.#logger.info({ guildId: guild.id }, 'no human left in the voice channel; leaving');
-        this.#voice.leave(guild.id);
-        this.#scheduler.clear(guild.id);
-      }
-    }
+    if (oldState.channelId === connected && this.#listeners(guild) === 'nobody') this.#autoLeave(guild.id);
+  }
+
+  #autoLeave(guildId: string): void {
+    this.#logger.info({ guildId }, 'no human left in the voice channel; leaving');
+    this.#voice.leave(guildId);
+    this.clear(guildId, 'auto_leave');
+  }
+
+  /** Who can hear the bot's voice channel: nobody, only deafened humans, or someone. */
+  #listeners(guild: Guild): 'nobody' | 'deaf' | 'yes' {
+    const channelId = this.#voice.voiceChannel(guild.id);
+    const channel = channelId ? guild.channels.cache.get(channelId) : undefined;
+    if (!channel?.isVoiceBased()) return 'nobody';
+    const humans = [...channel.members.values()].filter((m) => !m.user.bot);
+    if (humans.length === 0) return 'nobody';
+    return humans.every((m) => m.voice.deaf) ? 'deaf' : 'yes';
+  }
+
+  /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
+  #onSessionEnded(ended: EndedSession): void {
+    this.#logger.info({ guildId: ended.guildId, reason: ended.reason }, 'voice session ended without /leave');
+    this.clear(ended.guildId, 'disconnected');
+    if (!ended.textChannelId) return;
+    const lang = this.#guildLang(ended.guildId);
+    void this.postNotice(ended.textChannelId, t(lang, 'voice.disconnected'));
+  }
+
+  #guildLang(guildId: string): Lang {
+    return this.#repos.guildSettings.get(guildId).locale === 'en' ? 'en' : 'ja';
   }
 
   // ------------------------------------------------------------------ delivery
 
   /**
-   * The scheduler's sink: plays in voice when connected, otherwise attaches the MP3; a failure is
-   * told to whoever asked. Settles once per utterance; the scheduler advances after it.
+   * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
+   * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
+   * once per utterance; the scheduler advances after it.
    */
   async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<void> {
     const metas = ready.items.map((item) => item.meta as UtteranceMeta);
     if (ready.error) {
-      for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!.id, ready.error);
+      for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
       return;
     }
     const audio = ready.audio;
-    const connected = this.#voice.isConnected(ready.guildId);
-    const toAttach = metas.filter((m) => !connected || m.forceAttach);
-    const played = connected && metas.some((m) => !m.forceAttach);
+    const played = this.#voice.isConnected(ready.guildId);
+    const toAttach = metas.filter((m) => !played || m.forceAttach);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
     const attaching = Promise.all(
       metas.map((meta, i) => {
-        const id = ready.items[i]!.id;
+        const item = ready.items[i]!;
         if (meta.delivery.kind === 'message' && meta !== lastMessage) return undefined;
-        if (toAttach.includes(meta)) return this.#attach(meta, id, audio.mp3Path ?? audio.mp3!, audio.seed);
-        if (meta.delivery.kind === 'interaction') return this.#finalEdit(id, meta, { content: t(meta.lang, 'say.playing') });
+        if (toAttach.includes(meta)) return this.#attach(meta, item, audio.mp3Path ?? audio.mp3!, audio.seed);
+        if (meta.delivery.kind === 'interaction') return this.#finalEdit(item, meta, { content: t(meta.lang, 'say.playing') });
         return undefined;
       }),
     );
@@ -298,13 +401,13 @@ export class SpeechService {
     await attaching;
   }
 
-  async #attach(meta: UtteranceMeta, id: string, mp3: string | Buffer, seed: number | undefined): Promise<void> {
+  async #attach(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, mp3: string | Buffer, seed: number | undefined): Promise<void> {
     const file = { attachment: mp3, name: 'speech.mp3' };
     if (meta.delivery.kind === 'interaction') {
       const content = meta.advancedVoice
         ? t(meta.lang, 'narrate.done', { voice: meta.advancedVoice, seed: seed ?? '—' })
         : t(meta.lang, 'say.attached');
-      await this.#finalEdit(id, meta, { content, files: [file] });
+      await this.#finalEdit(item, meta, { content, files: [file] });
       return;
     }
     const channel = await this.#client.channels.fetch(meta.delivery.channelId).catch(() => null);
@@ -316,46 +419,73 @@ export class SpeechService {
     }).catch((error: unknown) => this.#logger.warn({ err: error, channelId: meta.delivery.kind === 'message' ? meta.delivery.channelId : undefined }, 'could not post audio'));
   }
 
-  async #tellFailure(meta: UtteranceMeta, id: string, error: Error): Promise<void> {
-    const known = describeFailure(meta.lang, error);
+  async #tellFailure(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>, error: Error): Promise<void> {
+    const known = describeFailure(meta.lang, error, { voice: item.voice });
     if (!known) this.#logger.error({ err: error }, 'speech failed');
     const content = known ?? t(meta.lang, 'error.generic');
     if (meta.delivery.kind === 'interaction') {
       const prefix = meta.advancedVoice ? t(meta.lang, 'narrate.failed', { reason: content }) : content;
-      await this.#finalEdit(id, meta, { content: prefix });
+      await this.#finalEdit(item, meta, { content: prefix });
       return;
     }
-    const channel = await this.#client.channels.fetch(meta.delivery.channelId).catch(() => null);
+    // Auto-read: one public notice per member and kind per hour, a reaction in between (issue 9 §6).
+    const kind = (error as { code?: string }).code ?? 'failed';
+    await this.#noticeOrReact({ guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId }, kind, content);
+  }
+
+  /**
+   * Tells an auto-read author why their message is not read: a reply at most once per hour per
+   * guild, member and kind of refusal, and a reaction on the message in between, so a member
+   * over their allowance is not answered line by line.
+   */
+  async #noticeOrReact(to: { guildId: string; userId: string; channelId: string; messageId: string }, kind: string, content: string): Promise<void> {
+    const key = `${to.guildId}:${to.userId}:${kind}`;
+    const now = this.#now();
+    const last = this.#notices.get(key);
+    const channel = await this.#client.channels.fetch(to.channelId).catch(() => null);
     if (!channel?.isSendable()) return;
+    if (last !== undefined && now - last < NOTICE_INTERVAL_MS) {
+      if (to.messageId && 'messages' in channel) {
+        await channel.messages.react(to.messageId, kind === 'member_queue_full' ? '⏳' : '🔇').catch((e: unknown) => this.#logger.debug({ err: e }, 'could not react'));
+      }
+      return;
+    }
+    this.#notices.set(key, now);
+    for (const [k, at] of this.#notices) if (now - at >= NOTICE_INTERVAL_MS) this.#notices.delete(k);
     await channel
-      .send({ content, allowedMentions: { parse: [], repliedUser: false }, ...(meta.delivery.messageId ? { reply: { messageReference: meta.delivery.messageId, failIfNotExists: false } } : {}) })
-      .catch((e: unknown) => this.#logger.warn({ err: e }, 'could not tell the author about a failure'));
+      .send({ content, allowedMentions: { parse: [], repliedUser: false }, ...(to.messageId ? { reply: { messageReference: to.messageId, failIfNotExists: false } } : {}) })
+      .catch((e: unknown) => this.#logger.warn({ err: e }, 'could not tell the author'));
+  }
+
+  /** /say and /narrate replies dropped by /clear, /leave or a leave: each told why, then forgotten. */
+  #tellCancelled(items: readonly Utterance[], reason: ClearReason): void {
+    for (const item of items) {
+      const meta = item.meta as UtteranceMeta | undefined;
+      if (meta?.delivery.kind !== 'interaction') continue;
+      void this.#finalEdit(item, meta, { content: t(meta.lang, `cancelled.${reason}`) });
+    }
   }
 
   /** An advanced job finished after a restart: its audio goes where the request asked for it. */
   async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
     const meta = this.#recoveredMeta(job);
-    await this.#attach(meta, job.jobId, result.mp3, result.seed ?? job.seed ?? undefined);
+    await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined);
   }
 
   /** An advanced job that a restart could not finish: its author is told why. */
   async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
     const meta = this.#recoveredMeta(job);
-    await this.#tellFailure(meta, job.jobId, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', error.message, { serviceCode: error.code }));
+    const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
+    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', error.message, { serviceCode: error.code }));
   }
 
-  /**
-   * The stored delivery of a job; an interaction token lives 15 minutes, so an older job is posted
-   * in its channel instead.
-   */
+  /** The stored delivery of a job; #finalEdit posts in its channel once the token is too old. */
   #recoveredMeta(job: StoredJob): UtteranceMeta {
     const stored = job.delivery as UtteranceMeta | null;
-    const fresh = stored?.delivery.kind === 'interaction' && this.#now() - job.createdAt < 14 * 60_000;
-    return {
-      lang: stored?.lang ?? 'ja',
-      advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby',
-      delivery: fresh ? stored!.delivery : { kind: 'message', channelId: job.channelId, messageId: '' },
-    };
+    const delivery: Delivery = stored?.delivery.kind === 'interaction'
+      ? { ...stored.delivery, createdAt: stored.delivery.createdAt ?? job.createdAt, channelId: job.channelId }
+      : { kind: 'message', channelId: job.channelId, messageId: '' };
+    return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
   }
 
   // ------------------------------------------------------------------ helpers
@@ -370,11 +500,12 @@ export class SpeechService {
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
     const lang = langOf(interaction.locale);
     // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
-    const limit = this.#scheduler.maxPendingPerMember;
-    const pendingForMember = this.#scheduler.pending(input.guildId).filter((p) => p.userId === input.userId).length;
-    if (pendingForMember >= limit) throw new UserError('queue.member_full', { limit });
-    await interaction.deferReply();
-    const meta: UtteranceMeta = { delivery: { kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token }, lang, ...extra };
+    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
+    if (!interaction.deferred) await interaction.deferReply();
+    const delivery: Delivery = {
+      kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token, createdAt: interaction.createdTimestamp, channelId: interaction.channelId,
+    };
+    const meta: UtteranceMeta = { delivery, lang, ...extra };
     const result = this.#scheduler.enqueue({ ...input, meta });
     if (!result.ok) {
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
@@ -407,16 +538,39 @@ export class SpeechService {
       .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not update the reply'));
   }
 
-  /** The final edit of an interaction's reply (audio, "speaking", or the failure reason). */
-  async #finalEdit(id: string, meta: UtteranceMeta, body: { content: string; files?: { attachment: string | Buffer; name: string }[] }): Promise<void> {
-    if (meta.delivery.kind !== 'interaction') return;
+  /**
+   * The final edit of an interaction's reply (audio, "speaking", or the failure reason). Once the
+   * 15-minute token is gone (a long /narrate, a restart), or Discord refuses it, the answer is
+   * posted in the channel instead, naming the member (issue 9 §5: never only a log line).
+   */
+  async #finalEdit(item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, meta: UtteranceMeta, body: { content: string; files?: { attachment: string | Buffer; name: string }[] }): Promise<void> {
+    const delivery = meta.delivery;
+    if (delivery.kind !== 'interaction') return;
     // After the edits already queued (so none overwrites this one); later progress finds no reply.
-    const before = this.#replies.get(id)?.chain ?? Promise.resolve();
-    this.#replies.delete(id);
-    const webhook = this.#webhook(meta.delivery);
-    await before
-      .then(() => webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } }))
-      .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not deliver the reply'));
+    const before = this.#replies.get(item.id)?.chain ?? Promise.resolve();
+    this.#replies.delete(item.id);
+    await before;
+    const fresh = delivery.createdAt === undefined || this.#now() - delivery.createdAt < TOKEN_MAX_AGE_MS;
+    if (fresh) {
+      const sent = await this.#webhook(delivery)
+        .editMessage('@original', { ...body, allowedMentions: { parse: [] } })
+        .then(() => true)
+        .catch((error: unknown) => {
+          this.#logger.warn({ err: error }, 'could not deliver the reply');
+          // 401 invalid webhook token, 404 unknown webhook/message: the token is gone; post instead.
+          return !(error instanceof DiscordAPIError && (error.status === 401 || error.status === 404));
+        });
+      if (sent) return;
+    }
+    const channelId = delivery.channelId ?? item.channelId;
+    const channel = await this.#client.channels.fetch(channelId).catch(() => null);
+    if (!channel?.isSendable()) {
+      this.#logger.warn({ channelId }, 'could not deliver a late reply: the channel is gone');
+      return;
+    }
+    await channel
+      .send({ ...body, content: `<@${item.userId}> ${body.content}`, allowedMentions: { parse: [] } })
+      .catch((error: unknown) => this.#logger.warn({ err: error, channelId }, 'could not post a late reply'));
   }
 
   #webhook(delivery: Extract<Delivery, { kind: 'interaction' }>): InteractionWebhook {

@@ -28,6 +28,8 @@ export interface CachedAudio {
   oggPath: string;
   mp3Bytes: number;
   durationMs: number;
+  /** With `pin: true`: lets eviction delete these files again (idempotent). */
+  release?: () => void;
 }
 
 export interface AudioCacheStats {
@@ -96,6 +98,8 @@ export class AudioCache {
   readonly #evictBatch;
   #hits = 0;
   #misses = 0;
+  /** Keys whose files someone is about to play, with how many holders (this process only). */
+  readonly #pins = new Map<string, number>();
 
   constructor(options: AudioCacheOptions) {
     const { db } = options;
@@ -115,21 +119,24 @@ export class AudioCache {
       totals: db.prepare<[], { entries: number; bytes: number | null }>(
         'SELECT COUNT(*) AS entries, SUM(mp3_bytes + ogg_bytes) AS bytes FROM audio_cache',
       ),
-      oldest: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key != ? ORDER BY last_used_at, created_at LIMIT 64'),
+      oldest: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key != ? ORDER BY last_used_at, created_at'),
     };
     // Choose and delete victims in one transaction, so two processes do not both count the same bytes.
     this.#evictBatch = db.transaction((keep: string): Row[] => {
       const victims: Row[] = [];
       let bytes = this.#stmt.totals.get()!.bytes ?? 0;
-      while (bytes > this.#maxBytes) {
-        const batch = this.#stmt.oldest.all(keep);
-        if (batch.length === 0) break;
-        for (const row of batch) {
-          if (bytes <= this.#maxBytes) break;
-          this.#stmt.remove.run(row.key);
-          victims.push(row);
-          bytes -= row.mp3_bytes + row.ogg_bytes;
-        }
+      if (bytes <= this.#maxBytes) return victims;
+      const candidates: Row[] = [];
+      for (const row of this.#stmt.oldest.iterate(keep)) {
+        // Pinned files are waiting to be played: they may take the cache over its cap for a while.
+        if (this.#pins.has(row.key)) continue;
+        candidates.push(row);
+        bytes -= row.mp3_bytes + row.ogg_bytes;
+        if (bytes <= this.#maxBytes) break;
+      }
+      for (const row of candidates) {
+        this.#stmt.remove.run(row.key);
+        victims.push(row);
       }
       return victims;
     });
@@ -144,8 +151,24 @@ export class AudioCache {
     return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
   }
 
-  /** The cached audio for `key`, or null; a hit marks it recently used. */
-  async get(key: string): Promise<CachedAudio | null> {
+  /**
+   * Keeps eviction (by this process) away from `key`'s files until the returned function is
+   * called; pins are counted, so every holder releases its own.
+   */
+  pin(key: string): () => void {
+    this.#pins.set(key, (this.#pins.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#pins.get(key) ?? 1) - 1;
+      if (left > 0) this.#pins.set(key, left);
+      else this.#pins.delete(key);
+    };
+  }
+
+  /** The cached audio for `key`, or null; a hit marks it recently used (and with `pin`, pins it). */
+  async get(key: string, options: { pin?: boolean } = {}): Promise<CachedAudio | null> {
     if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
     const row = this.#stmt.get.get(key);
     if (!row) {
@@ -163,14 +186,14 @@ export class AudioCache {
     }
     this.#stmt.touch.run(Math.floor(this.#clock.now()), key);
     this.#hits++;
-    return audio;
+    return options.pin ? { ...audio, release: this.pin(key) } : audio;
   }
 
   /**
    * Stores the MP3 and its Ogg Opus (transcoded once, here), then evicts least recently used
    * entries until the cache fits `maxBytes`. `endpoint` is recorded for stats only.
    */
-  async put(key: string, mp3: Buffer, info: { endpoint?: Endpoint } = {}): Promise<CachedAudio> {
+  async put(key: string, mp3: Buffer, info: { endpoint?: Endpoint; pin?: boolean } = {}): Promise<CachedAudio> {
     if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
     const ogg = await this.#transcode(mp3);
     const durationMs = probeDurationMs(mp3);
@@ -194,8 +217,10 @@ export class AudioCache {
       created_at: now,
       last_used_at: now,
     });
+    const release = info.pin ? this.pin(key) : undefined;
     await this.#evict(key);
-    return { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
+    const entry: CachedAudio = { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
+    return release ? { ...entry, release } : entry;
   }
 
   /** Entries and bytes in the index (all processes), hits and misses of this process. */

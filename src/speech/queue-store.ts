@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
-import type { Utterance, UtteranceKind } from './queue.ts';
+import type { QueueJournal, Utterance, UtteranceKind } from './queue.ts';
 
 interface PendingRow {
   seq: number;
@@ -19,9 +19,10 @@ interface PendingRow {
   meta: string | null;
   enqueued_at: number;
   saved_at: number;
+  restores: number;
 }
 
-function toRow(u: Utterance, savedAt: number): Omit<PendingRow, 'seq'> {
+function toRow(u: Utterance, savedAt: number): Omit<PendingRow, 'seq' | 'restores'> {
   return {
     id: u.id,
     guild_id: u.guildId,
@@ -60,43 +61,177 @@ function fromRow(row: PendingRow): Utterance {
   return u;
 }
 
-/** Queued-but-unspoken utterances across a clean restart (migrations/003_pending_utterances.sql). */
-export class PendingUtteranceStore {
+/** An utterance a previous process accepted, and how many start-ups have taken it back so far. */
+export interface ClaimedUtterance {
+  utterance: Utterance;
+  /** 1 on the first restart after it was accepted. */
+  restores: number;
+}
+
+type Op = { kind: 'add'; id: string; row: Omit<PendingRow, 'seq' | 'restores'> } | { kind: 'remove'; ids: string[] };
+
+export interface PendingStoreOptions {
+  clock?: Clock;
+  /** First wait before retrying writes another process's lock refused; doubles up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs?: number;
+  logger?: { warn(obj: object, msg?: string): void };
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/**
+ * Every accepted utterance, on disk from acceptance until it is finished (migrations/003 and 004),
+ * so neither a restart nor kill -9 loses one (issue 9 §3). It is the scheduler's QueueJournal.
+ *
+ * It writes on the thread that also drives the 20 ms audio loop, so a write never waits for a
+ * lock: it is tried at once (one small autocommit), and when another process holds the write
+ * lock it is kept in memory, in order, and retried on a timer a few milliseconds later. Its
+ * connection must be its own (busy_timeout is set to 0 here); all of its database access is in
+ * this class. `npm run bench:store` measures the cost per message and the two-process case.
+ */
+export class PendingUtteranceStore implements QueueJournal {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #retryMs: number;
+  readonly #maxRetryMs: number;
+  readonly #logger: PendingStoreOptions['logger'];
   readonly #insert;
-  readonly #all;
   readonly #delete;
+  readonly #all;
+  readonly #bump;
+  readonly #count;
+  /** Writes not yet on disk, in order (only while another process holds the lock). */
+  #ops: Op[] = [];
+  #retry: NodeJS.Timeout | undefined;
+  #wait: number;
+  #closed = false;
 
-  constructor(db: Db, options: { clock?: Clock } = {}) {
+  constructor(db: Db, options: PendingStoreOptions = {}) {
     this.#db = db;
     this.#clock = options.clock ?? systemClock;
-    this.#insert = db.prepare<[Omit<PendingRow, 'seq'>]>(`
+    this.#retryMs = options.retryMs ?? 5;
+    this.#maxRetryMs = options.maxRetryMs ?? 200;
+    this.#wait = this.#retryMs;
+    this.#logger = options.logger;
+    // Never wait for another process's lock on this thread (see the class comment).
+    db.pragma('busy_timeout = 0');
+    this.#insert = db.prepare<[Omit<PendingRow, 'seq' | 'restores'>]>(`
       INSERT OR REPLACE INTO pending_utterances
         (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at)
       VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @enqueued_at, @saved_at)`);
+    this.#delete = db.prepare<[string]>('DELETE FROM pending_utterances WHERE id = ?');
     this.#all = db.prepare<[], PendingRow>('SELECT * FROM pending_utterances ORDER BY seq');
-    this.#delete = db.prepare<[number]>('DELETE FROM pending_utterances WHERE seq = ?');
+    this.#bump = db.prepare<[number]>('UPDATE pending_utterances SET restores = restores + 1 WHERE seq = ?');
+    this.#count = db.prepare<[], number>('SELECT COUNT(*) FROM pending_utterances').pluck();
   }
 
-  /** Saves a scheduler snapshot (in order), e.g. the result of `SpeechScheduler.close()`. */
-  save(items: readonly Utterance[]): number {
-    const now = this.#clock.now();
-    this.#db.transaction(() => {
-      for (const u of items) this.#insert.run(toRow(u, now));
-    })();
-    return items.length;
+  /** Writes an accepted utterance (QueueJournal). */
+  add(u: Utterance): void {
+    this.#push({ kind: 'add', id: u.id, row: toRow(u, this.#clock.now()) });
+  }
+
+  /** Deletes finished utterances (QueueJournal). */
+  remove(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    // An add still waiting in memory and its remove cancel out: nothing to write for either.
+    const gone = new Set(ids);
+    const unwritten = new Set(this.#ops.flatMap((op) => (op.kind === 'add' && gone.has(op.id) ? [op.id] : [])));
+    if (unwritten.size > 0) this.#ops = this.#ops.filter((op) => !(op.kind === 'add' && unwritten.has(op.id)));
+    const left = ids.filter((id) => !unwritten.has(id));
+    if (left.length > 0) this.#push({ kind: 'remove', ids: left });
   }
 
   /**
-   * Removes and returns the saved utterances in order; `owns` picks the guilds this process
-   * serves (shards share the file). The text leaves the database as it is read.
+   * Start-up: the utterances previous processes accepted and did not finish, for the guilds this
+   * process serves (shards share the file), in order. They stay on disk until finished; each
+   * claim counts one more restore. One IMMEDIATE transaction, since what is read decides what is
+   * written (two processes starting together must not both act on a stale snapshot); a lock
+   * held by another process is waited out here, before anything plays.
    */
-  take(owns: (guildId: string) => boolean = () => true): Utterance[] {
-    return this.#db.transaction(() => {
+  async claim(owns: (guildId: string) => boolean = () => true, options: { timeoutMs?: number } = {}): Promise<ClaimedUtterance[]> {
+    const txn = this.#db.transaction(() => {
       const rows = this.#all.all().filter((r) => owns(r.guild_id));
-      for (const r of rows) this.#delete.run(r.seq);
-      return rows.map(fromRow);
-    })();
+      for (const r of rows) this.#bump.run(r.seq);
+      return rows.map((r) => ({ utterance: fromRow(r), restores: r.restores + 1 }));
+    });
+    const deadline = this.#clock.now() + (options.timeoutMs ?? 10_000);
+    for (let wait = this.#retryMs; ; wait = Math.min(wait * 2, this.#maxRetryMs)) {
+      try {
+        return txn.immediate();
+      } catch (error) {
+        // Only "locked right now" is waited out; IMMEDIATE rules out SQLITE_BUSY_SNAPSHOT (a
+        // deferred read-then-write's stale snapshot, which no wait can fix).
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || this.#clock.now() >= deadline) throw error;
+        await this.#clock.sleep(wait);
+      }
+    }
+  }
+
+  /** Rows on disk (for tests and benchmarks). */
+  count(): number {
+    return this.#count.get()!;
+  }
+
+  /** Writes still waiting for another process's lock. */
+  get unwritten(): number {
+    return this.#ops.length;
+  }
+
+  /** Shutdown: writes what is still waiting (waiting for the lock is fine now), then closes. */
+  close(): void {
+    if (this.#closed) return;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    if (this.#ops.length > 0) {
+      this.#db.pragma('busy_timeout = 5000');
+      try {
+        this.#flush();
+      } catch (error) {
+        this.#logger?.warn({ err: error, unwritten: this.#ops.length }, 'queued speech could not be written at shutdown');
+      }
+    }
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #push(op: Op): void {
+    if (this.#closed) return;
+    this.#ops.push(op);
+    // Only when nothing is waiting: otherwise the retry keeps the order.
+    if (this.#retry === undefined) this.#tryFlush();
+  }
+
+  #tryFlush(): void {
+    try {
+      this.#flush();
+      this.#wait = this.#retryMs;
+    } catch (error) {
+      if (!isBusy(error)) this.#logger?.warn({ err: error, unwritten: this.#ops.length }, 'queued speech could not be written; retrying');
+      this.#retry = setTimeout(() => {
+        this.#retry = undefined;
+        this.#tryFlush();
+      }, this.#wait);
+      this.#retry.unref?.();
+      this.#wait = Math.min(this.#wait * 2, this.#maxRetryMs);
+    }
+  }
+
+  /** Everything waiting, in order: one statement alone, or one IMMEDIATE transaction for more. */
+  #flush(): void {
+    if (this.#ops.length === 0) return;
+    const ops = this.#ops;
+    const single = ops.length === 1 && (ops[0]!.kind === 'add' || ops[0]!.ids.length === 1);
+    if (single) this.#apply(ops[0]!);
+    else this.#db.transaction(() => ops.forEach((op) => this.#apply(op))).immediate();
+    this.#ops = [];
+  }
+
+  #apply(op: Op): void {
+    if (op.kind === 'add') this.#insert.run(op.row);
+    else for (const id of op.ids) this.#delete.run(id);
   }
 }

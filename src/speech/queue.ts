@@ -100,7 +100,19 @@ export interface SchedulerEvents {
   ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
   delivered: [{ guildId: string; ready: ReadyUtterance; at: number }];
   sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
-  cleared: [{ guildId: string; count: number }];
+  /** Everything not yet delivered was dropped by clear(); `reason` is the caller's. */
+  cleared: [{ guildId: string; count: number; items: Utterance[]; reason: string | undefined }];
+}
+
+/**
+ * Where accepted utterances are kept until they are finished, so a crash loses none (issue 9 §3).
+ * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
+ * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
+ * Both must be quick and must not throw (src/speech/queue-store.ts).
+ */
+export interface QueueJournal {
+  add(u: Utterance): void;
+  remove(ids: readonly string[]): void;
 }
 
 export interface Logger {
@@ -127,7 +139,12 @@ export interface SchedulerOptions {
    * message that arrives meanwhile merge into the next request (bench:queue shows the difference).
    */
   maxInFlight?: number;
-  maxPendingPerMember?: number;
+  /**
+   * Characters one member may have waiting per guild (issue 9 §6: characters, not lines, so a
+   * burst of short chat lines that merge into a few requests is never refused). A member with
+   * nothing waiting is always accepted, however long the text.
+   */
+  maxPendingCharsPerMember?: number;
   maxAutoAgeMs?: number;
   coalesce?: CoalesceOptions;
   /** Counts characters the way the service does (default: src/tts/chars.ts). */
@@ -135,6 +152,8 @@ export interface SchedulerOptions {
   /** After audio length + this, a delivery's signal is aborted; after twice this the queue moves on anyway. */
   sinkTimeoutMs?: number;
   logger?: Logger;
+  /** Keeps accepted utterances on disk until they are finished. */
+  journal?: QueueJournal;
 }
 
 const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
@@ -143,12 +162,13 @@ const DEFAULTS = {
   clock: systemClock,
   prefetch: 2,
   maxInFlight: 1,
-  maxPendingPerMember: 5,
+  maxPendingCharsPerMember: 500,
   maxAutoAgeMs: 60_000,
   coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, separator: DEFAULT_SEPARATORS },
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },
+  journal: { add() {}, remove() {} },
 } as const satisfies Required<Omit<SchedulerOptions, 'synthesize'>>;
 
 interface Slot {
@@ -178,12 +198,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #clock: Clock;
   readonly #prefetch: number;
   readonly #maxInFlight: number;
-  readonly #maxPerMember: number;
+  readonly #maxCharsPerMember: number;
   readonly #maxAutoAgeMs: number;
   readonly #coalesce: Required<CoalesceOptions>;
   readonly #countChars: (text: string) => number;
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
+  readonly #journal: QueueJournal;
   readonly #guilds = new Map<string, GuildQueue>();
   #defaultSink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
@@ -199,7 +220,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#clock = options.clock ?? DEFAULTS.clock;
     this.#prefetch = Math.max(1, options.prefetch ?? DEFAULTS.prefetch);
     this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? DEFAULTS.maxInFlight));
-    this.#maxPerMember = options.maxPendingPerMember ?? DEFAULTS.maxPendingPerMember;
+    this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? DEFAULTS.maxPendingCharsPerMember;
     this.#maxAutoAgeMs = options.maxAutoAgeMs ?? DEFAULTS.maxAutoAgeMs;
     this.#coalesce = {
       maxChars: options.coalesce?.maxChars ?? DEFAULTS.coalesce.maxChars,
@@ -210,17 +231,17 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#countChars = options.countChars ?? DEFAULTS.countChars;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? DEFAULTS.logger;
+    this.#journal = options.journal ?? DEFAULTS.journal;
   }
 
   /** Queues one utterance at the end of its guild's FIFO. */
   enqueue(input: UtteranceInput): EnqueueResult {
     if (this.#closed) return { ok: false, reason: 'closed' };
+    if (!this.accepts(input)) return { ok: false, reason: 'member_queue_full', limit: this.#maxCharsPerMember };
     const g = this.#guild(input.guildId);
-    // Explicit requests count too: one member must not fill a guild's queue (read-aloud-bots.md: delays under load).
-    if (this.#countForMember(g, input.userId) >= this.#maxPerMember) {
-      return { ok: false, reason: 'member_queue_full', limit: this.#maxPerMember };
-    }
     const u: Utterance = { ...input, id: randomUUID(), enqueuedAt: this.#clock.now() };
+    // On disk before it is acknowledged: from here on a crash does not lose it.
+    this.#journal.add(u);
     g.pending.push(u);
     g.stats.enqueued++;
     const position = this.#undelivered(g).length;
@@ -251,20 +272,35 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return true;
   }
 
-  /** Drops everything not yet delivered, aborting in-flight synthesis; returns how many utterances. */
-  clear(guildId: string): number {
+  /**
+   * Drops everything not yet delivered, aborting in-flight synthesis; returns how many utterances.
+   * `reason` is passed to the 'cleared' event (whoever listens tells the members why).
+   */
+  clear(guildId: string, reason?: string): number {
     const g = this.#guilds.get(guildId);
     if (!g) return 0;
-    let count = g.pending.length;
-    g.pending = [];
+    const items: Utterance[] = [];
     for (const slot of g.slots) {
-      count += slot.items.length;
+      items.push(...slot.items);
       slot.controller.abort(new SpeechError('aborted', { guildId, message: 'cleared' }));
+      for (const r of slot.results) r.audio?.release?.();
     }
+    items.push(...g.pending);
+    g.pending = [];
     g.slots = [];
-    g.stats.cleared += count;
-    this.emit('cleared', { guildId, count });
-    return count;
+    g.stats.cleared += items.length;
+    this.#journal.remove(items.map((u) => u.id));
+    this.emit('cleared', { guildId, count: items.length, items, reason });
+    return items.length;
+  }
+
+  /** Whether `input` would be accepted now (the per-member character cap; false once closed). */
+  accepts(input: Pick<UtteranceInput, 'guildId' | 'userId' | 'text'>): boolean {
+    if (this.#closed) return false;
+    const g = this.#guilds.get(input.guildId);
+    const waiting = g ? this.#charsForMember(g, input.userId) : 0;
+    // Explicit requests count too: one member must not fill a guild's queue (read-aloud-bots.md: delays under load).
+    return waiting === 0 || waiting + this.#countChars(input.text) <= this.#maxCharsPerMember;
   }
 
   /** Not-yet-delivered utterances of a guild with their positions (1 = next to speak). */
@@ -305,7 +341,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return out.map((u) => ({ ...u }));
   }
 
-  /** Re-queues a snapshot (member caps not applied; old auto items are dropped as usual). */
+  /**
+   * Re-queues utterances a previous process accepted (member caps not applied; old auto items are
+   * dropped as usual). They are already in the journal, so they are not added again.
+   */
   restore(items: readonly Utterance[]): number {
     if (this.#closed) return 0;
     for (const u of items) {
@@ -324,7 +363,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
       const reason = new SpeechError('closed', { guildId });
-      for (const slot of g.slots) slot.controller.abort(reason);
+      for (const slot of g.slots) {
+        slot.controller.abort(reason);
+        for (const r of slot.results) r.audio?.release?.();
+      }
       g.slots = [];
       g.pending = [];
       g.current?.abort(reason);
@@ -332,9 +374,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return unspoken;
   }
 
-  /** Most utterances one member may have waiting per guild. */
-  get maxPendingPerMember(): number {
-    return this.#maxPerMember;
+  /** Most characters one member may have waiting per guild. */
+  get maxPendingCharsPerMember(): number {
+    return this.#maxCharsPerMember;
   }
 
   get closed(): boolean {
@@ -363,9 +405,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return [...g.slots.flatMap((s) => s.items), ...g.pending];
   }
 
-  #countForMember(g: GuildQueue, userId: string): number {
+  #charsForMember(g: GuildQueue, userId: string): number {
     let n = 0;
-    for (const u of this.#undelivered(g)) if (u.userId === userId) n++;
+    for (const u of this.#undelivered(g)) if (u.userId === userId) n += this.#countChars(u.text);
     return n;
   }
 
@@ -430,6 +472,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     while (g.pending[0]?.kind === 'auto' && now - g.pending[0].enqueuedAt > this.#maxAutoAgeMs) stale.push(g.pending.shift()!);
     if (stale.length > 0) {
       g.stats.dropped += stale.length;
+      this.#journal.remove(stale.map((u) => u.id));
       this.#logger.info({ guildId, count: stale.length }, 'dropped stale auto-read messages');
       this.emit('dropped', { guildId, items: stale, reason: 'too_old' });
     }
@@ -517,8 +560,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (items.length > 1) g.stats.merged += items.length - 1;
     for (const u of items) this.#progress(u, 'synthesizing');
     void this.#synthesizeSlot(guildId, g, slot).then(() => {
-      // A cleared or closed slot is gone from the queue; its late result is ignored.
-      if (!g.slots.includes(slot)) return;
+      // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
+      if (!g.slots.includes(slot)) {
+        for (const r of slot.results) r.audio?.release?.();
+        return;
+      }
       slot.state = 'ready';
       for (const r of slot.results) {
         this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
@@ -558,8 +604,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    for (const ready of slot.results) {
-      if (this.#closed) return;
+    for (const [i, ready] of slot.results.entries()) {
+      if (this.#closed) {
+        for (const rest of slot.results.slice(i)) rest.audio?.release?.();
+        return;
+      }
       const controller = new AbortController();
       g.current = controller;
       if (ready.error) g.stats.failed += ready.items.length;
@@ -567,6 +616,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       this.emit('delivered', { guildId, ready, at: this.#clock.now() });
       await this.#runSink(guildId, ready, sink, controller);
       g.current = null;
+      ready.audio?.release?.();
+      // A delivery cut short by close() is kept on disk and happens again after the restart.
+      if (!this.#closed) this.#journal.remove(ready.items.map((u) => u.id));
     }
     this.#schedulePump(guildId);
   }

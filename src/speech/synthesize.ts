@@ -71,6 +71,11 @@ export interface ReadyAudio {
   url?: string;
   /** Whether this call shared another caller's in-flight request. */
   shared?: boolean;
+  /**
+   * Unpins the cached files (issue 9 §5: eviction must not delete audio a queued utterance is
+   * about to play). Whoever holds the audio calls it once it is played or dropped.
+   */
+  release?: () => void;
 }
 
 export interface Synthesizer {
@@ -118,8 +123,10 @@ export class BudgetRefusedError extends SpeechError {
 export type TtsClientLike = Pick<TtsClient, 'speak' | 'narrate' | 'download'>;
 
 export interface AudioCacheLike {
-  get(key: string): Promise<CachedAudio | null>;
-  put(key: string, mp3: Buffer, info?: { endpoint?: Endpoint }): Promise<CachedAudio>;
+  get(key: string, options?: { pin?: boolean }): Promise<CachedAudio | null>;
+  put(key: string, mp3: Buffer, info?: { endpoint?: Endpoint; pin?: boolean }): Promise<CachedAudio>;
+  /** Keeps `key`'s files from eviction until the returned function is called. */
+  pin?(key: string): () => void;
 }
 
 export interface BudgetLike {
@@ -165,6 +172,9 @@ interface InFlight {
   controller: AbortController;
   waiters: number;
   progress: Set<(p: SynthesisProgress) => void>;
+  settled: boolean;
+  /** The pin the call took when it cached the audio; held until every waiter took its own. */
+  callPin?: (() => void) | undefined;
 }
 
 /** Builds the synthesis pipeline used by the scheduler. */
@@ -206,8 +216,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
       if (cacheable) {
-        const entry = await cache.put(key, mp3, { endpoint: req.endpoint });
-        return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs };
+        const entry = await cache.put(key, mp3, { endpoint: req.endpoint, pin: true });
+        return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs, ...(entry.release ? { release: entry.release } : {}) };
       }
       return { ...ready, mp3, durationMs: probeDurationMs(mp3) };
     } finally {
@@ -224,19 +234,26 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const cacheable = isCacheable(input);
       // A cache hit spends neither characters nor rate budget (architecture: the budget is scarce).
       if (cacheable) {
-        const hit = await cache.get(key);
+        const hit = await cache.get(key, { pin: true });
         if (hit) {
-          return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key };
+          return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
         }
       }
       // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
       let call = inFlight.get(key);
       const shared = call !== undefined;
       if (!call) {
-        const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never };
-        created.promise = run(req, key, cacheable, created).finally(() => {
-          if (inFlight.get(key) === created) inFlight.delete(key);
-        });
+        const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false };
+        created.promise = run(req, key, cacheable, created)
+          .then((ready) => {
+            created.callPin = ready.release;
+            return ready;
+          })
+          .finally(() => {
+            created.settled = true;
+            if (inFlight.get(key) === created) inFlight.delete(key);
+            if (created.waiters === 0) created.callPin?.();
+          });
         // Waiters attach their own handlers; this keeps an abandoned call from being "unhandled".
         created.promise.catch(() => {});
         inFlight.set(key, created);
@@ -252,8 +269,10 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
           onAbort = () => reject(abortError(signal, req.guildId));
           signal.addEventListener('abort', onAbort, { once: true });
         });
-        const ready = await Promise.race([current.promise, aborted]);
-        return shared ? { ...ready, shared: true } : ready;
+        const { release: _callPin, ...ready } = await Promise.race([current.promise, aborted]);
+        // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
+        const release = ready.mp3Path && cache.pin ? cache.pin(key) : undefined;
+        return { ...ready, ...(shared ? { shared: true } : {}), ...(release ? { release } : {}) };
       } catch (err) {
         if (signal?.aborted) throw abortError(signal, req.guildId);
         throw err;
@@ -262,6 +281,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
         if (onProgress) current.progress.delete(onProgress);
         current.waiters--;
         if (current.waiters === 0 && signal?.aborted) current.controller.abort(signal.reason);
+        if (current.waiters === 0 && current.settled) current.callPin?.();
       }
     },
   };

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
 import { GuildVoiceSession, type PlayableAudio, type VoiceSessionOptions } from './session.ts';
@@ -9,18 +10,39 @@ export interface JoinRequest {
   adapterCreator: DiscordGatewayAdapterCreator;
 }
 
+/** Where sessions are remembered across a restart (src/voice/session-store.ts). */
+export interface VoiceSessionMemory {
+  save(guildId: string, voiceChannelId: string, textChannelId: string | null): void;
+  forget(guildId: string): void;
+}
+
+/** A session that ended without /leave: disconnected by someone (4014) or unable to reconnect. */
+export interface EndedSession {
+  guildId: string;
+  voiceChannelId: string;
+  textChannelId: string | null;
+  reason: string;
+}
+
+const SHUTDOWN = 'shutdown';
+
 /**
  * Every guild's voice session. A session that ends for any reason (leave, kick, failed rejoin)
- * is forgotten at once, so "/join says I'm already in" after a disconnect cannot happen.
+ * is forgotten at once, so "/join says I'm already in" after a disconnect cannot happen. Sessions
+ * are remembered (`memory`) until the bot leaves for good, so a restart can rejoin them; one
+ * that ends without /leave is announced with 'ended', so the reader can be told.
  */
-export class VoiceManager {
+export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
+  readonly #memory: VoiceSessionMemory | undefined;
   readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>;
 
-  constructor(options: { logger: Logger } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>) {
-    const { logger, ...sessionOptions } = options;
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>) {
+    super();
+    const { logger, memory, ...sessionOptions } = options;
     this.#logger = logger;
+    this.#memory = memory;
     this.#sessionOptions = sessionOptions;
   }
 
@@ -34,26 +56,52 @@ export class VoiceManager {
         existing.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
       }
       await existing.ready();
+      this.#memory?.save(request.guildId, existing.channelId, existing.textChannelId);
       return existing;
     }
     const session = new GuildVoiceSession({ ...this.#sessionOptions, ...request, logger: this.#logger });
     this.#sessions.set(request.guildId, session);
+    let wasReady = false;
     session.on('stateChange', (_old, next) => {
-      if (next.status === 'destroyed' && this.#sessions.get(request.guildId) === session) {
-        this.#sessions.delete(request.guildId);
-        this.#logger.info({ guildId: request.guildId, reason: next.reason }, 'voice session ended');
-      }
+      if (next.status === 'ready') wasReady = true;
+      if (next.status !== 'destroyed' || this.#sessions.get(request.guildId) !== session) return;
+      this.#sessions.delete(request.guildId);
+      this.#logger.info({ guildId: request.guildId, reason: next.reason }, 'voice session ended');
+      // Ended by something other than /leave or a shutdown: not rejoined after a restart, and
+      // whoever listens tells the channel that reading stopped.
+      if (next.reason === SHUTDOWN) return;
+      this.#memory?.forget(request.guildId);
+      if (wasReady) this.emit('ended', { guildId: request.guildId, voiceChannelId: session.channelId, textChannelId: session.textChannelId, reason: next.reason });
     });
     await session.ready();
+    this.#memory?.save(request.guildId, session.channelId, session.textChannelId);
     return session;
   }
 
-  /** Leaves the guild's voice channel; false when not connected. */
+  /** Leaves the guild's voice channel for good (not rejoined after a restart); false when not connected. */
   leave(guildId: string): boolean {
+    this.#memory?.forget(guildId);
     const session = this.#sessions.get(guildId);
     if (!session) return false;
-    session.destroy('left');
     this.#sessions.delete(guildId);
+    session.destroy('left');
+    return true;
+  }
+
+  /** The bot was disconnected by someone (its voice state went to no channel): ends the session, emitting 'ended'. */
+  disconnected(guildId: string, reason: string): boolean {
+    const session = this.#sessions.get(guildId);
+    if (!session) return false;
+    session.destroy(reason);
+    return true;
+  }
+
+  /** Someone moved the bot to another channel of the guild: the session's scope follows. */
+  moved(guildId: string, channelId: string): boolean {
+    const session = this.#sessions.get(guildId);
+    if (!session || session.channelId === channelId) return false;
+    session.channelId = channelId;
+    this.#memory?.save(guildId, channelId, session.textChannelId);
     return true;
   }
 
@@ -80,7 +128,9 @@ export class VoiceManager {
     return this.#sessions.size;
   }
 
+  /** Shutdown: leaves every channel but keeps them remembered, so the next start rejoins them. */
   destroyAll(): void {
-    for (const guildId of [...this.#sessions.keys()]) this.leave(guildId);
+    for (const session of [...this.#sessions.values()]) session.destroy(SHUTDOWN);
+    this.#sessions.clear();
   }
 }

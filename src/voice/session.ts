@@ -172,10 +172,13 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     if (signal.aborted) return;
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
       try {
-        await entersState(this.connection, VoiceConnectionStatus.Ready, this.#options.readyTimeoutMs);
+        // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
+        await entersState(this.connection, VoiceConnectionStatus.Ready, AbortSignal.any([signal, AbortSignal.timeout(this.#options.readyTimeoutMs)]));
       } catch (error) {
+        if (signal.aborted) return;
         throw new VoiceSessionError('not_ready', this.guildId, 'the voice connection is not ready', error);
       }
+      if (signal.aborted) return;
     }
     // Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding).
     const resource = audio.oggPath && this.#options.playback === 'cached'

@@ -92,11 +92,12 @@ describe('/config', () => {
 
 describe('auto-read', () => {
   it('sends the normalised text to the service, skips bots, and applies the dictionary', async () => {
+    // With MP3 posts: the bot is in no voice channel in this file (issue 9 §6: otherwise not read).
     const admin = await h.discord.sendInteraction({
       channelId: DEFAULT_IDS.chat, user: bob, name: 'autoread', locale: 'en-US',
-      options: [{ name: 'add', type: 1, options: [] }],
+      options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
     });
-    await admin.waitForResponse((r) => r.kind === 'callback');
+    expect(String((await admin.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('costs characters');
     const dict = await h.discord.sendInteraction({
       channelId: DEFAULT_IDS.chat, user: bob, name: 'dictionary', locale: 'en-US',
       options: [{ name: 'add', type: 1, options: [{ name: 'word', type: 3, value: 'ymg' }, { name: 'reading', type: 3, value: 'よみあげ' }] }],

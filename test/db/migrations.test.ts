@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, MigrationError, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
-import { createRepositories } from '../../src/db/repositories.ts';
+import { createRepositories, DictionaryRepo, GuildSettingsRepo, HistoryRepo, JobsRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
 
 let dir: string;
 const open: Db[] = [];
@@ -63,9 +63,15 @@ describe('migrations', () => {
     const all = loadMigrations();
     const db = openFile('old.db', all.slice(0, 1));
     expect(version(db)).toBe(1);
-    const repos = createRepositories(db);
+    // Only the repositories whose tables 001 already has in their current shape.
+    const clock = { now: () => Date.now(), sleep: async () => {} };
+    const repos = {
+      guildSettings: new GuildSettingsRepo(db, clock), userSettings: new UserSettingsRepo(db, clock), dictionary: new DictionaryRepo(db, clock),
+      history: new HistoryRepo(db, clock), jobs: new JobsRepo(db, clock),
+    };
     repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
-    repos.autoRead.add('g1', 'c1');
+    // As 001 wrote it (the repository writes 004's post_audio column, which 001 does not have).
+    db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
     repos.userSettings.setNickname('g1', 'u1', 'たろう');
     repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
     repos.history.record({ pk: 7, endpoint: 'standard', url: 'http://x/a.mp3', voice: 'v', characters: 3, text: 'abc', guildId: 'g1', userId: 'u1' });
@@ -81,7 +87,7 @@ describe('migrations', () => {
 
     const after = createRepositories(db);
     expect(after.guildSettings.get('g1')).toMatchObject({ voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
-    expect(after.autoRead.isAutoRead('g1', 'c1')).toBe(true);
+    expect(after.autoRead.entries('g1')).toEqual([{ channelId: 'c1', postAudio: false }]);
     expect(after.userSettings.get('g1', 'u1').nickname).toBe('たろう');
     expect(after.dictionary.list('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
     expect(after.history.recent('g1')).toMatchObject([{ pk: 7, characters: 3 }]);

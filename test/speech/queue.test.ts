@@ -202,14 +202,34 @@ describe('SpeechScheduler spending the rate budget', () => {
 });
 
 describe('SpeechScheduler limits and dropping', () => {
-  it('GIVEN a member with maxPendingPerMember waiting THEN the next is refused with the limit', async () => {
-    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingPerMember: 3 });
-    expect(q.enqueue(msg('g1', 'a', '1')).ok).toBe(true);
-    expect(q.enqueue(msg('g1', 'a', '2', { kind: 'say' })).ok).toBe(true);
-    expect(q.enqueue(msg('g1', 'a', '3')).ok).toBe(true);
-    expect(q.enqueue(msg('g1', 'a', '4'))).toEqual({ ok: false, reason: 'member_queue_full', limit: 3 });
+  it('GIVEN a member with characters waiting up to the cap THEN more is refused with the limit, others are not', async () => {
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingCharsPerMember: 10 });
+    expect(q.enqueue(msg('g1', 'a', '1234')).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', '5678', { kind: 'say' })).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', 'abc'))).toEqual({ ok: false, reason: 'member_queue_full', limit: 10 });
+    expect(q.enqueue(msg('g1', 'a', 'ab')).ok).toBe(true); // exactly 10
     expect(q.enqueue(msg('g1', 'b', 'other member')).ok).toBe(true);
     expect(q.enqueue(msg('g2', 'a', 'other guild')).ok).toBe(true);
+  });
+
+  it('GIVEN a member with nothing waiting THEN a text longer than the cap is still accepted (a long /narrate)', () => {
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingCharsPerMember: 10 });
+    expect(q.enqueue(msg('g1', 'a', 'x'.repeat(300), { kind: 'narrate' })).ok).toBe(true);
+    expect(q.enqueue(msg('g1', 'a', 'y')).ok).toBe(false);
+  });
+
+  it('GIVEN a burst of 20 ordinary chat lines from 3 members THEN none is refused with the default cap (issue 9 §6)', async () => {
+    // The issue's run: 20 lines from 3 members while the guild was busy; the old cap of 5 lines refused 3.
+    const synth = new FakeSynth({ manual: true });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const lines = ['おはよう', '今日の配信何時から？', '21時からだよ', 'りょうかい', 'それまでに夕飯食べとく', 'ｗ', '新しいマップ来てたね', 'まだ見てない', 'ボスが強いらしい',
+      '装備整えないと', 'わかる', '昨日の続きからやる？', 'うん', 'セーブどこだっけ', '城の前', 'あーそうだった', '回復薬買っとこう', 'いくら持ってる？', '3000くらい', '足りるね'];
+    const results = lines.map((text, i) => q.enqueue(msg('g1', ['alice', 'bob', 'carol'][i % 3]!, `${['alice', 'bob', 'carol'][i % 3]}、${text}`)));
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    // One member still cannot flood the queue.
+    const flood = Array.from({ length: 40 }, () => q.enqueue(msg('g1', 'mallory', 'これはとても長いメッセージで、同じ人が何度も何度も送り続けています。')));
+    expect(flood.some((r) => !r.ok)).toBe(true);
+    expect(q.pending('g1').filter((p) => p.userId === 'mallory').length).toBeLessThan(20);
   });
 
   it('GIVEN items older than maxAutoAgeMs at synthesis THEN auto ones are dropped and counted, say ones spoken', async () => {
@@ -263,7 +283,11 @@ describe('SpeechScheduler control', () => {
     q.setSink('g1', sink);
     for (let i = 0; i < 5; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
     await until(() => synth.calls.length === 2);
-    expect(q.clear('g1')).toBe(5);
+    const cleared: Array<{ texts: string[]; reason: string | undefined }> = [];
+    q.on('cleared', (e) => cleared.push({ texts: e.items.map((u) => u.text), reason: e.reason }));
+    expect(q.clear('g1', 'leave')).toBe(5);
+    // Whoever listens learns which utterances went and why, so each /say can be told.
+    expect(cleared).toEqual([{ texts: ['s0', 's1', 's2', 's3', 's4'], reason: 'leave' }]);
     expect(synth.calls.every((c) => c.signal?.aborted)).toBe(true);
     await settle(10);
     expect(seen).toEqual([]);

@@ -12,8 +12,11 @@ export interface Harness {
   discord: FakeDiscord;
   bot: Bot;
   dataDir: string;
-  /** Stops the bot cleanly and starts a new one on the same data directory (a process restart). */
-  restart(): Promise<Bot>;
+  /**
+   * Stops the bot cleanly and starts a new one on the same data directory (a process restart);
+   * `meanwhile` runs while no bot is running (the world changing during the restart).
+   */
+  restart(meanwhile?: () => Promise<void>): Promise<Bot>;
   close(): Promise<void>;
 }
 
@@ -50,8 +53,9 @@ export async function startHarness(options: {
     discord,
     bot: await start(),
     dataDir,
-    async restart() {
+    async restart(meanwhile) {
       await harness.bot.stop();
+      await meanwhile?.();
       harness.bot = await start();
       return harness.bot;
     },

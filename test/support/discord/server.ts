@@ -81,6 +81,11 @@ export interface FakeDiscordOptions {
    * as Discord does after 3 s. Off by default: the test machine is too noisy for a wall-clock rule.
    */
   interactionCallbackDeadlineMs?: number | null;
+  /**
+   * When set, webhook calls with an interaction token older than this (by `clock`) get 401
+   * Invalid Webhook Token, as Discord answers once the 15-minute token has expired. Off by default.
+   */
+  interactionTokenLifetimeMs?: number | null;
   clock?: Clock;
   /** Default timeout of the waitFor* helpers. */
   waitTimeoutMs?: number;
@@ -96,6 +101,7 @@ const DEFAULTS = {
   heartbeatIntervalMs: 41_250,
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
+  interactionTokenLifetimeMs: null,
   clock: systemClock,
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
@@ -200,7 +206,8 @@ export interface FakeDiscord {
   waitForReady(timeoutMs?: number): Promise<void>;
   sendMessage(m: SendMessageInput): Promise<{ id: string }>;
   sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
-  setVoiceState(userId: string, guildId: string, channelId: string | null): Promise<void>;
+  /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
+  setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
   closeGateway(code: number): void;
   /** op 9 Invalid Session; `resumable: false` makes the client identify again. */
   invalidateSession(resumable: boolean): void;
@@ -545,13 +552,14 @@ class FakeDiscordServer implements FakeDiscord {
     return this.#interactionHandle(record);
   }
 
-  async setVoiceState(userId: string, guildId: string, channelId: string | null): Promise<void> {
+  async setVoiceState(userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {
     const guild = this.guilds.find((g) => g.id === guildId);
     if (!guild) throw new FakeDiscordError('FAKE_DISCORD_UNKNOWN_GUILD', `unknown guild ${guildId}`);
     const previous = guild.voiceStates.find((v) => v.userId === userId);
     guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== userId);
     const sessionId = previous?.sessionId ?? randomToken(16);
-    if (channelId) guild.voiceStates.push({ userId, channelId, sessionId, selfMute: false, selfDeaf: false });
+    const selfDeaf = options.selfDeaf ?? false;
+    if (channelId) guild.voiceStates.push({ userId, channelId, sessionId, selfMute: false, selfDeaf });
     if (this.gateway.sessions.size === 0) return; // state only: the next GUILD_CREATE carries it
     const member = guild.members.find((m) => m.user.id === userId);
     await this.gateway.dispatch(
@@ -564,7 +572,7 @@ class FakeDiscordServer implements FakeDiscord {
         session_id: sessionId,
         deaf: false,
         mute: false,
-        self_deaf: false,
+        self_deaf: selfDeaf,
         self_mute: false,
         self_video: false,
         suppress: false,
@@ -972,10 +980,17 @@ class FakeDiscordServer implements FakeDiscord {
     return undefined;
   }
 
+  /** The token's 15 minutes are over (only with interactionTokenLifetimeMs). */
+  #tokenExpired(record: InteractionRecord): boolean {
+    const lifetime = this.#options.interactionTokenLifetimeMs;
+    return lifetime !== null && this.#options.clock.now() - record.createdAt > lifetime;
+  }
+
   #followUp(ctx: RequestContext): RouteResult {
     const record = this.#webhookRecord(ctx.params);
     // Follow-ups need an acknowledged interaction; before that the webhook does not exist.
     if (!record || record.callbackType === undefined) return API_ERRORS.unknownWebhook;
+    if (this.#tokenExpired(record)) return API_ERRORS.invalidWebhookToken;
     const payload = (ctx.json ?? {}) as Record<string, unknown>;
     const valid = validateMessageBody(payload, ctx.files, true, this.#options.maxUploadBytes);
     if (!valid.ok) return valid.error;
@@ -996,6 +1011,7 @@ class FakeDiscordServer implements FakeDiscord {
   #webhookMessage(ctx: RequestContext, action: 'get' | 'edit' | 'delete'): RouteResult {
     const record = this.#webhookRecord(ctx.params);
     if (!record) return API_ERRORS.unknownWebhook;
+    if (this.#tokenExpired(record)) return API_ERRORS.invalidWebhookToken;
     const isOriginal = ctx.params.message === '@original';
     const message = isOriginal
       ? this.#original(record)

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_IDS, defaultGuild } from '../support/discord/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { t } from '../../src/discord/i18n.ts';
+
+// Issue 9 §3-§6 with the bot in voice, in process (the child-process versions are in process.test.ts).
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+const guildId = DEFAULT_IDS.guild;
+const VOICE_2 = '1100000000000000104';
+
+let voice: FakeVoiceServer;
+let h: Harness;
+
+beforeAll(async () => {
+  voice = await startFakeVoiceServer();
+  trustCertificate(voice.caCertPem);
+  const guild = defaultGuild();
+  guild.channels.push({ id: VOICE_2, name: 'Voice 2', type: 2, position: 1 });
+  h = await startHarness({
+    discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
+    bot: { voice: { reconnectGraceMs: 1_000 } },
+  });
+  await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+  await voice?.close();
+});
+
+async function join(user = alice): Promise<void> {
+  const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name: 'join', locale: 'en-US' });
+  const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
+  expect(String(reply.data?.content)).toContain('Joined');
+}
+
+const requested = (text: string, from = 0) => standardRequests(h.emulator).slice(from).some((r) => r.text.includes(text));
+
+describe('in voice', () => {
+  it('/say attach:true plays the audio and attaches the MP3 (§4)', async () => {
+    await join();
+    const started = performance.now();
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: '添付もしてください' }, { name: 'attach', type: 5, value: true }],
+    });
+    const withFile = await i.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(withFile.files[0]!.name).toMatch(/\.mp3$/);
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
+    const skippedBefore = h.bot.context.speech.droppedCount(guildId);
+    const before = standardRequests(h.emulator).length;
+    await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
+    await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf ? true : undefined), 5_000, 'the deafen');
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえない発言' });
+    await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: false });
+    await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf === false ? true : undefined), 5_000, 'the undeafen');
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえる発言' });
+    await eventually(() => (requested('聞こえる発言', before) ? true : undefined), 20_000, 'the heard message');
+    expect(requested('聞こえない発言', before)).toBe(false);
+    expect(h.bot.context.speech.droppedCount(guildId)).toBe(skippedBefore + 1);
+  });
+
+  it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves (§5)', async () => {
+    await h.discord.setVoiceState(bob.id, guildId, VOICE_2);
+    await h.discord.setVoiceState(h.discord.botUser.id, guildId, VOICE_2);
+    await eventually(() => (h.bot.context.voice.voiceChannel(guildId) === VOICE_2 ? true : undefined), 5_000, 'the session to follow');
+    const before = standardRequests(h.emulator).length;
+    await h.discord.sendMessage({ channelId: VOICE_2, author: bob, content: '移動先のチャット' });
+    await eventually(() => (requested('移動先のチャット', before) ? true : undefined), 20_000, 'the new voice chat read');
+    const leaving = h.discord.waitForBotVoiceState((s) => s.channelId === null, 20_000);
+    await h.discord.setVoiceState(bob.id, guildId, null); // alice is still in the first channel: not a listener here
+    await leaving;
+    expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
+  });
+
+  it('kicked (4014): says once in the bound channel that reading stopped and how to resume (§4)', async () => {
+    await join();
+    // The guild reads in Japanese (its locale), so the notice is in Japanese.
+    const disconnected = t('ja', 'voice.disconnected');
+    const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected, 20_000);
+    voice.closeConnection(guildId, 4014);
+    expect((await notice).content).toContain('/join');
+    await eventually(() => (h.bot.context.voice.isConnected(guildId) ? undefined : true), 20_000, 'session cleanup');
+    const before = standardRequests(h.emulator).length;
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '切断のあとの発言' });
+    // Once, not per message: a later /join is answered and nothing else was posted or requested.
+    await join();
+    expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected)).toHaveLength(1);
+    expect(requested('切断のあとの発言', before)).toBe(false);
+  });
+});
+
+describe('restart', () => {
+  it('queued messages nobody can hear any more after a restart are told once in the channel and dropped, not retried (§3)', async () => {
+    if (!h.bot.context.voice.isConnected(guildId)) await join();
+    h.emulator.setLatency('standard', 3_000);
+    const lines = ['再起動で一つ目', '再起動で二つ目', '再起動で三つ目'];
+    for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+    await eventually(() => {
+      const s = h.bot.scheduler.stats(guildId);
+      return s.queued + s.synthesizing === 3 ? true : undefined;
+    }, 10_000, 'three accepted');
+    let before = 0;
+    // Nobody is left in voice while the bot is down.
+    await h.restart(async () => {
+      // The first message was on its way to the service when the bot stopped; count from here.
+      await new Promise((r) => setTimeout(r, 100));
+      before = standardRequests(h.emulator).length;
+      h.emulator.setLatency('standard', 0);
+      await h.discord.setVoiceState(alice.id, guildId, null);
+    });
+    const expected = t('ja', 'restart.not_read', { count: 3 });
+    const notice = await eventually(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.general && m.content === expected), 10_000, 'the notice');
+    expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
+    // Dropped, not retried: another restart says nothing more and requests nothing.
+    await h.restart();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === notice.content)).toHaveLength(1);
+    expect(lines.some((l) => requested(l, before))).toBe(false);
+  });
+});

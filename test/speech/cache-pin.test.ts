@@ -1,0 +1,83 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/db/database.ts';
+import { AudioCache } from '../../src/speech/cache.ts';
+import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
+import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesize.ts';
+import { ManualClock, msg, until } from './queue-fakes.ts';
+
+// Issue 9 §5: cache eviction deleted files a queued utterance was about to play.
+let dir: string;
+let db: Db;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cache-pin-'));
+  db = openDatabase(join(dir, 'bot.sqlite'));
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function pipeline(maxBytes: number) {
+  // Each entry: 20 bytes of "MP3" + a 100-byte "Ogg" (the index is what matters here, not ffmpeg).
+  const cache = new AudioCache({ db, dir: join(dir, 'audio'), maxBytes, transcode: async () => Buffer.alloc(100, 1) });
+  const client: TtsClientLike = {
+    speak: async (req) => ({ url: `http://x/${encodeURIComponent(req.text)}.mp3`, pk: 1, text: req.text, substituted: {} }),
+    narrate: async () => {
+      throw new Error('not used');
+    },
+    download: async () => Buffer.alloc(20, 0xff),
+  };
+  const budget = {
+    reserve: (charges: never[]) => ({ ok: true as const, reservation: { id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 } }),
+    commit() {},
+    release() {},
+  };
+  return { cache, synth: createSynthesizer({ client, cache, budget }) };
+}
+
+describe('queued audio is pinned against cache eviction', () => {
+  it('GIVEN audio ready and waiting for its turn THEN other guilds filling the cache do not delete its files; after it played they may', async () => {
+    const { synth } = pipeline(250); // two entries fit
+    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2, maxInFlight: 2 });
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
+    const g1: Array<{ text: string; filesThere: boolean; ready: ReadyUtterance }> = [];
+    q.setSink('g1', async (r) => {
+      g1.push({ text: r.items[0]!.text, filesThere: existsSync(r.audio!.oggPath!) && existsSync(r.audio!.mp3Path!), ready: r });
+      if (g1.length === 1) await firstHeld;
+    });
+    let g2 = 0;
+    q.setSink('g2', async () => void g2++);
+    q.enqueue(msg('g1', 'a', 'playing now', { kind: 'say' }));
+    q.enqueue(msg('g1', 'a', 'next in line', { kind: 'say' }));
+    await until(() => g1.length === 1 && q.stats('g1').ready === 1);
+    for (const text of ['other 1', 'other 2', 'other 3']) q.enqueue(msg('g2', 'b', text, { kind: 'say' }));
+    await until(() => g2 === 3);
+    releaseFirst();
+    await until(() => g1.length === 2);
+    expect(g1[1]).toMatchObject({ text: 'next in line', filesThere: true });
+    // Played: no longer pinned, so the next entry's eviction may take it.
+    await until(() => q.stats('g1').playing === false);
+    q.enqueue(msg('g2', 'b', 'other 4', { kind: 'say' }));
+    q.enqueue(msg('g2', 'b', 'other 5', { kind: 'say' }));
+    await until(() => g2 === 5);
+    expect(existsSync(g1[1]!.ready.audio!.oggPath!)).toBe(false);
+  });
+
+  it('GIVEN two holders of one pin-counted entry THEN it stays until both released', async () => {
+    const { cache } = pipeline(120);
+    const a = await cache.put('a'.repeat(64), Buffer.alloc(20, 0xff), { pin: true });
+    const again = await cache.get('a'.repeat(64), { pin: true });
+    await cache.put('b'.repeat(64), Buffer.alloc(20, 0xff));
+    expect(existsSync(a.oggPath)).toBe(true);
+    a.release!();
+    await cache.put('c'.repeat(64), Buffer.alloc(20, 0xff));
+    expect(existsSync(a.oggPath)).toBe(true);
+    again!.release!();
+    await cache.put('d'.repeat(64), Buffer.alloc(20, 0xff));
+    expect(existsSync(a.oggPath)).toBe(false);
+  });
+});
