@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../support/discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { eventually, standardRequests } from '../support/bot-harness.ts';
+
+// Issue 9 §2: the product is what `npm start` runs. The real entry point runs as a child process
+// (its own environment, no .env, DATA_DIR of its own) against the loopback Discord, the fake TLS
+// voice server and the emulator, which run here; each test checks what a server would notice.
+// One story, so the bot starts only three times: first run, after SIGTERM, after kill -9.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+const guildId = DEFAULT_IDS.guild;
+
+let emulator: Emulator;
+let discord: FakeDiscord;
+let voice: FakeVoiceServer;
+let dataDir: string;
+let bot: ChildBot;
+
+async function start(): Promise<ChildBot> {
+  bot = await startChildBot({ discord, emulator, dataDir, caCertPem: voice.caCertPem, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
+  return bot;
+}
+
+beforeAll(async () => {
+  voice = await startFakeVoiceServer();
+  [emulator, discord] = await Promise.all([
+    startEmulator({ control: true, jobs: { pendingMs: 200, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 } }),
+    startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
+  ]);
+  dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process-'));
+  await start();
+}, 60_000);
+afterAll(async () => {
+  await bot?.stop('SIGKILL');
+  await Promise.all([emulator?.close(), discord?.close(), voice?.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Rows the bot has accepted and not finished, read from its database file as another process would. */
+function pendingRows(): number {
+  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
+  try {
+    return db.prepare('SELECT COUNT(*) AS n FROM pending_utterances').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+const readyLog = (b: ChildBot) => b.logs.find((l) => l.msg === 'bot ready') as LogLine & { restored: number; rejoined: number };
+
+/** Sends `texts` as alice in #general while the service is slow, and waits until all are accepted. */
+async function burst(texts: string[]): Promise<void> {
+  emulator.setLatency('standard', 3_000);
+  for (const content of texts) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+  await eventually(() => (pendingRows() === texts.length ? true : undefined), 20_000, `${texts.length} accepted`);
+}
+
+/** After a restart: every text reaches the service again, and what comes back is played in voice. */
+async function spokenAfterRestart(texts: string[], since: { requests: number; at: number }): Promise<void> {
+  emulator.setLatency('standard', 0);
+  const requests = await eventually(() => {
+    const sent = standardRequests(emulator).slice(since.requests).map((r) => r.text);
+    return texts.every((t) => sent.some((s) => s.includes(t))) ? sent : undefined;
+  }, 30_000, 'every restored message requested');
+  // Each request is one utterance in voice: wait until all of them were heard to the end.
+  await eventually(() => (voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete).length >= requests.length ? true : undefined), 30_000, 'the restored messages heard');
+  await eventually(() => (pendingRows() === 0 ? true : undefined), 10_000, 'nothing left on disk');
+}
+
+describe('npm start, as a child process', () => {
+  it('/say without voice answers with an MP3 attachment', async () => {
+    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: '添付で届きます' }] });
+    const reply = await i.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(reply.files[0]!.name).toMatch(/\.mp3$/);
+    expect(reply.files[0]!.data.subarray(0, 3).toString('latin1') === 'ID3' || reply.files[0]!.data[0] === 0xff).toBe(true);
+  });
+
+  it('/narrate is delivered with its audio and seed', async () => {
+    const i = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: 'The started bot narrates this.' }, { name: 'voice', type: 3, value: 'Luna' }, { name: 'seed', type: 4, value: 7 }],
+    });
+    const reply = await i.waitForResponse((r) => r.files.length > 0, 30_000);
+    expect(String(reply.data?.content)).toMatch(/Luna.*7/);
+  });
+
+  it('/join then /say: the voice server receives the speech', async () => {
+    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
+    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    const started = performance.now();
+    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ボイスで聞こえます' }] });
+    expect((await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000)).files).toHaveLength(0);
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 20_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('auto-read in voice: a message in the bound channel is spoken', async () => {
+    const started = performance.now();
+    await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '自動で読み上げます' });
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 20_000 });
+    expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {
+    // Short lines: what comes back is played in real time.
+    const texts = Array.from({ length: 9 }, (_, i) => `終${i + 1}`);
+    await burst(texts);
+    const old = bot;
+    expect(await old.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    const since = { requests: standardRequests(emulator).length, at: performance.now() };
+    const rejoin = discord.waitForBotVoiceState((s) => s.channelId === DEFAULT_IDS.voice, 30_000);
+    await start();
+    await rejoin;
+    expect(readyLog(bot)).toMatchObject({ restored: 9, rejoined: 1 });
+    await spokenAfterRestart(texts, since);
+  });
+
+  it('kill -9 during a burst, then a restart: none of the 12 accepted messages is lost', async () => {
+    const texts = Array.from({ length: 12 }, (_, i) => `殺${String(i + 1).padStart(2, '0')}`);
+    await burst(texts);
+    expect(await bot.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+    const since = { requests: standardRequests(emulator).length, at: performance.now() };
+    await start();
+    expect(readyLog(bot)).toMatchObject({ restored: 12, rejoined: 1 });
+    await spokenAfterRestart(texts, since);
+    expect(await bot.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+});
