@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
+import { ffmpegPath } from './util/ffmpeg.ts';
 
 /**
  * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
@@ -37,6 +38,7 @@ const schema = z.object({
   MAX_PENDING_PER_MEMBER: intFrom(5, 1),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
+  FFMPEG_PATH: z.string().trim().min(1).optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -56,6 +58,8 @@ export interface Config {
     prefetch: number;
   };
   cacheMaxBytes: number;
+  /** The ffmpeg binary: FFMPEG_PATH, else ffmpeg-static when present, else `ffmpeg` on PATH. */
+  ffmpegPath: string;
 }
 
 export class ConfigError extends Error {
@@ -99,5 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       prefetch: e.PREFETCH,
     },
     cacheMaxBytes: e.CACHE_MAX_MB * MIB,
+    // '' (not undefined): only the environment given here counts, not process.env.
+    ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
   };
 }
