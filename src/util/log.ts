@@ -148,10 +148,10 @@ function serializeErrorsIn(value: unknown, depth: number): unknown {
 export function createLogger(options: { level?: string; secrets?: string[]; destination?: pino.DestinationStream } = {}): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 8);
   const scrub = (text: string) => redactRoutes(secrets.reduce((out, secret) => out.split(secret).join('[REDACTED]'), text));
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
-      redact: { paths: [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`), ...SECRET_KEYS.map((k) => `*.*.${k}`)], censor: '[REDACTED]' },
+      redact: { paths: SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]), censor: '[REDACTED]' },
       // pino applies serializers to top-level keys only; the log formatter reaches the rest.
       serializers: { err: (value: unknown) => (isErrorLike(value) ? serializeError(value) : value) },
       formatters: { log: (record) => serializeErrorsIn(record, 0) as Record<string, unknown> },
@@ -159,6 +159,14 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
     },
     options.destination,
   );
+  // Child bindings skip the log formatter; children inherit this `child` (pino: Object.create).
+  type ChildFn = (this: unknown, bindings: pino.Bindings, childOptions?: unknown) => unknown;
+  const childOf = logger.child as unknown as ChildFn;
+  const child: ChildFn = function (this: unknown, bindings, childOptions) {
+    return childOf.call(this, serializeErrorsIn(bindings, 0) as pino.Bindings, childOptions);
+  };
+  logger.child = child as unknown as typeof logger.child;
+  return logger;
 }
 
 /** A logger that discards everything (tests, tools). */

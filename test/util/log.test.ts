@@ -97,9 +97,19 @@ describe('createLogger', () => {
     expect(log.lines[1]).toContain('/webhooks/1/:token/messages/@original');
   });
 
-  it('redacts secret keys at depth as before', () => {
-    const log = logged((logger) => logger.info({ delivery: { token: TOKEN }, jobToken: 'x'.repeat(40) }, 'keys'));
-    expect(log.records()[0]).toMatchObject({ delivery: { token: '[REDACTED]' }, jobToken: '[REDACTED]' });
+  it('redacts secret keys at depth as before (an utterance\'s meta.delivery.token too)', () => {
+    const log = logged((logger) => logger.info({ delivery: { token: TOKEN }, jobToken: 'x'.repeat(40), item: { meta: { delivery: { token: TOKEN } } } }, 'keys'));
+    expect(log.records()[0]).toMatchObject({ delivery: { token: '[REDACTED]' }, jobToken: '[REDACTED]', item: { meta: { delivery: { token: '[REDACTED]' } } } });
+  });
+
+  it('serializes an error given as a child logger binding', () => {
+    const log = logged((logger) => {
+      logger.child({ failure: webhook404() }).warn('bound');
+      logger.child({ component: 'voice' }).child({ failure: webhook404() }).warn('bound to a grandchild');
+    });
+    expect(log.records()[0]).toMatchObject({ failure: { status: 404, route: expect.stringContaining(':token') } });
+    expect(log.records()[1]).toMatchObject({ component: 'voice', failure: { status: 404 } });
+    expect(scanLog(log.lines, { 'interaction token': [TOKEN] })).toEqual([]);
   });
 });
 
