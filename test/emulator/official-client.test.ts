@@ -27,6 +27,14 @@ describe('the official client, replayed over HTTP/1.0', () => {
     expect(entry!.headers['content-type']).toBe('application/json;');
   });
 
+  it('HTTP/1.0, content-Type with a semicolon and the 2-character "Hi" at the spec path, numbers: 200 (accepted before the locale and string changes too)', async () => {
+    const body = JSON.stringify({ pitch: 0, speed: 1, text: 'Hi', voice: saved.voice });
+    const res = await rawHttp10(ctx.emu.baseUrl, 'POST', STD, pluginHeaders(DEFAULT_TOKEN), body);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ text: 'Hi', share: 1 });
+    expect(ctx.emu.stats().charactersCharged).toBe(2);
+  });
+
   it('token check with a wrong token answers 400 (the plugin reads any 400 as an invalid token)', async () => {
     const res = await pluginTokenCheck(ctx.emu.baseUrl, 'w'.repeat(64), saved);
     expect(res.status).toBe(400);
