@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import { mp3ToOggOpus } from '../audio/transcode.ts';
 import type { Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories } from '../db/repositories.ts';
@@ -12,7 +13,6 @@ import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
 import { TtsClient } from '../tts/client.ts';
 import { AdvancedJobs } from '../tts/jobs.ts';
 import { createSqliteLimiter } from '../tts/limiter-fair.ts';
-import { mp3ToOggOpus } from '../audio/transcode.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
