@@ -21,6 +21,7 @@ import { normaliseMessage, type PlainMessage } from '../speech/text.ts';
 import { countChars } from '../tts/chars.ts';
 import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
 import { isKnownCode, TtsError, TtsInputError } from '../tts/errors.ts';
+import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import type { EndedSession, VoiceManager } from '../voice/manager.ts';
 
@@ -93,6 +94,7 @@ export class SpeechService {
   readonly #names: NameReader;
   readonly #logger: Logger;
   readonly #plan: 'free' | 'paid';
+  readonly #media: MediaSupport;
   readonly #now: () => number;
   readonly #voices: VoiceChecker;
   /** Interaction replies not yet given their final answer, by utterance id. */
@@ -112,6 +114,8 @@ export class SpeechService {
     logger: Logger;
     plan: 'free' | 'paid';
     voices: VoiceChecker;
+    /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
+    media?: MediaSupport;
     now?: () => number;
   }) {
     this.#client = options.client;
@@ -122,6 +126,7 @@ export class SpeechService {
     this.#names = options.names;
     this.#logger = options.logger;
     this.#plan = options.plan;
+    this.#media = options.media ?? { transcode: true, playMp3: true };
     this.#now = options.now ?? Date.now;
     this.#voices = options.voices;
     this.#scheduler.setDefaultSink((ready, signal) => this.deliver(ready, signal));
@@ -377,7 +382,9 @@ export class SpeechService {
       return;
     }
     const audio = ready.audio;
-    const played = this.#voice.isConnected(ready.guildId);
+    // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
+    const played = this.#voice.isConnected(ready.guildId) && (audio.oggPath !== undefined || this.#media.playMp3);
+    // /say attach:true while in voice: played and attached.
     const toAttach = metas.filter((m) => !played || m.forceAttach);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.

@@ -158,7 +158,8 @@ export interface SchedulerOptions {
 
 const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
 
-const DEFAULTS = {
+/** Defaults of every option (src/config.ts takes MAX_PENDING_PER_MEMBER's from here). */
+export const SCHEDULER_DEFAULTS = {
   clock: systemClock,
   prefetch: 2,
   maxInFlight: 1,
@@ -217,21 +218,21 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   constructor(options: SchedulerOptions) {
     super();
     this.#synth = options.synthesize;
-    this.#clock = options.clock ?? DEFAULTS.clock;
-    this.#prefetch = Math.max(1, options.prefetch ?? DEFAULTS.prefetch);
-    this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? DEFAULTS.maxInFlight));
-    this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? DEFAULTS.maxPendingCharsPerMember;
-    this.#maxAutoAgeMs = options.maxAutoAgeMs ?? DEFAULTS.maxAutoAgeMs;
+    this.#clock = options.clock ?? SCHEDULER_DEFAULTS.clock;
+    this.#prefetch = Math.max(1, options.prefetch ?? SCHEDULER_DEFAULTS.prefetch);
+    this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? SCHEDULER_DEFAULTS.maxInFlight));
+    this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? SCHEDULER_DEFAULTS.maxPendingCharsPerMember;
+    this.#maxAutoAgeMs = options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs;
     this.#coalesce = {
-      maxChars: options.coalesce?.maxChars ?? DEFAULTS.coalesce.maxChars,
-      maxMessages: options.coalesce?.maxMessages ?? DEFAULTS.coalesce.maxMessages,
-      holdMs: options.coalesce?.holdMs ?? DEFAULTS.coalesce.holdMs,
-      separator: { ...DEFAULTS.coalesce.separator, ...options.coalesce?.separator },
+      maxChars: options.coalesce?.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
+      maxMessages: options.coalesce?.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
+      holdMs: options.coalesce?.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
+      separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...options.coalesce?.separator },
     };
-    this.#countChars = options.countChars ?? DEFAULTS.countChars;
-    this.#sinkTimeoutMs = options.sinkTimeoutMs ?? DEFAULTS.sinkTimeoutMs;
-    this.#logger = options.logger ?? DEFAULTS.logger;
-    this.#journal = options.journal ?? DEFAULTS.journal;
+    this.#countChars = options.countChars ?? SCHEDULER_DEFAULTS.countChars;
+    this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
+    this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
+    this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
   }
 
   /** Queues one utterance at the end of its guild's FIFO. */

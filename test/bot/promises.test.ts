@@ -19,7 +19,7 @@ beforeAll(async () => {
   h = await startHarness({
     env: { USER_MONTHLY_CHARS: '60' },
     emulator: { jobs: { pendingMs: 600, runningMs: 300, minPollAfterMs: 100, pollAfterMs: 100 } },
-    discord: { interactionTokenLifetimeMs: 15 * 60_000, clock: discordClock },
+    discord: { clock: discordClock }, // interaction tokens expire after 15 minutes of this clock
   });
   for (const [channelId, mp3] of [[DEFAULT_IDS.general, false], [DEFAULT_IDS.chat, true]] as const) {
     const add = await h.discord.sendInteraction({ channelId, user: bob, name: 'autoread', locale: 'en-US', options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: mp3 }] }] });

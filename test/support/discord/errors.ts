@@ -25,8 +25,6 @@ export const API_ERRORS = {
   unknownMessage: { status: 404, body: { message: 'Unknown Message', code: 10008 } },
   unknownUser: { status: 404, body: { message: 'Unknown User', code: 10013 } },
   unknownWebhook: { status: 404, body: { message: 'Unknown Webhook', code: 10015 } },
-  // After the 15-minute interaction token has expired (https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object)
-  invalidWebhookToken: { status: 401, body: { message: 'Invalid Webhook Token', code: 50027 } },
   unknownCommand: { status: 404, body: { message: 'Unknown application command', code: 10063 } },
   unknownInteraction: { status: 404, body: { message: 'Unknown interaction', code: 10062 } },
   alreadyAcknowledged: { status: 400, body: { message: 'Interaction has already been acknowledged.', code: 40060 } },

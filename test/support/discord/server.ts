@@ -16,7 +16,7 @@
  *   ...; await client.destroy(); await fake.close();
  */
 import { EventEmitter } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption, APIMessage } from 'discord.js';
 import { systemClock, type Clock } from '../../../src/util/clock.ts';
@@ -82,10 +82,10 @@ export interface FakeDiscordOptions {
    */
   interactionCallbackDeadlineMs?: number | null;
   /**
-   * When set, webhook calls with an interaction token older than this (by `clock`) get 401
-   * Invalid Webhook Token, as Discord answers once the 15-minute token has expired. Off by default.
+   * An interaction's token works for its webhook (edits, follow-ups) this long after the
+   * interaction, by `clock`; later requests get 404 Unknown Webhook. Discord: 15 minutes.
    */
-  interactionTokenLifetimeMs?: number | null;
+  interactionTokenLifetimeMs?: number;
   clock?: Clock;
   /** Default timeout of the waitFor* helpers. */
   waitTimeoutMs?: number;
@@ -101,7 +101,7 @@ const DEFAULTS = {
   heartbeatIntervalMs: 41_250,
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
-  interactionTokenLifetimeMs: null,
+  interactionTokenLifetimeMs: 15 * 60_000,
   clock: systemClock,
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
@@ -121,6 +121,19 @@ export interface RestLogEntry {
   /** JSON-parsed body; multipart as `{payload_json, files}`; undefined when empty. */
   body: unknown;
   status: number;
+}
+
+/** A REST failure to answer instead of the route's own answer (tests of error paths). */
+export interface RestFault {
+  /** Any method when omitted. */
+  method?: string;
+  /** Matched against the path after `/api/v10` (as in RestLogEntry.path). */
+  path: RegExp;
+  status: number;
+  /** Discord's JSON error body; default `{ message: '<status>: <reason>', code: 0 }`. */
+  body?: { message: string; code: number };
+  /** How many matching requests fail; default 1. */
+  count?: number;
 }
 
 export interface InteractionResponse {
@@ -213,6 +226,8 @@ export interface FakeDiscord {
   invalidateSession(resumable: boolean): void;
   /** op 7 Reconnect. */
   requestReconnect(): void;
+  /** Makes the next matching REST request(s) fail (the request is still logged, with that status). */
+  injectFault(fault: RestFault): void;
   requests: RestLogEntry[];
   commands: { global: APIApplicationCommand[]; guild: Record<string, APIApplicationCommand[]> };
   messages: FakeMessage[];
@@ -297,6 +312,7 @@ class FakeDiscordServer implements FakeDiscord {
   readonly #dmChannels = new Map<string, string>();
   readonly #voice = new Map<string, VoiceCredentials>();
   #voiceTokenCounter = 0;
+  #faults: Array<Required<Omit<RestFault, 'method'>> & { method: string | undefined }> = [];
   #changeSeq = 0;
   readonly #changedAt = new WeakMap<FakeMessage, number>();
 
@@ -366,6 +382,24 @@ class FakeDiscordServer implements FakeDiscord {
 
   requestReconnect(): void {
     this.gateway.requestReconnect();
+  }
+
+  injectFault(fault: RestFault): void {
+    const reason = STATUS_CODES[fault.status] ?? 'Error';
+    this.#faults.push({
+      method: fault.method?.toUpperCase(),
+      path: fault.path,
+      status: fault.status,
+      body: fault.body ?? { message: `${fault.status}: ${reason}`, code: 0 },
+      count: fault.count ?? 1,
+    });
+  }
+
+  #takeFault(method: string, path: string): ApiError | undefined {
+    const fault = this.#faults.find((f) => f.count > 0 && (f.method === undefined || f.method === method) && f.path.test(path));
+    if (!fault) return undefined;
+    fault.count -= 1;
+    return { status: fault.status, body: fault.body };
   }
 
   voiceCredentials(guildId: string): VoiceCredentials | undefined {
@@ -686,7 +720,10 @@ class FakeDiscordServer implements FakeDiscord {
     entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
     this.requests.push(entry);
     let result: RouteResult;
-    if (!url.pathname.startsWith(`${prefix}/`)) {
+    const fault = this.#takeFault(entry.method, entry.path);
+    if (fault) {
+      result = fault;
+    } else if (!url.pathname.startsWith(`${prefix}/`)) {
       result = API_ERRORS.notFound;
     } else if (!parsed.ok) {
       result = parsed.error;
@@ -976,21 +1013,18 @@ class FakeDiscordServer implements FakeDiscord {
 
   #webhookRecord(params: Record<string, string>): InteractionRecord | undefined {
     if (params.app !== this.applicationId) return undefined;
-    for (const record of this.#interactions.values()) if (record.token === params.token) return record;
+    for (const record of this.#interactions.values()) {
+      if (record.token !== params.token) continue;
+      // An expired interaction token no longer names a webhook.
+      return this.#options.clock.now() - record.createdAt > this.#options.interactionTokenLifetimeMs ? undefined : record;
+    }
     return undefined;
-  }
-
-  /** The token's 15 minutes are over (only with interactionTokenLifetimeMs). */
-  #tokenExpired(record: InteractionRecord): boolean {
-    const lifetime = this.#options.interactionTokenLifetimeMs;
-    return lifetime !== null && this.#options.clock.now() - record.createdAt > lifetime;
   }
 
   #followUp(ctx: RequestContext): RouteResult {
     const record = this.#webhookRecord(ctx.params);
     // Follow-ups need an acknowledged interaction; before that the webhook does not exist.
     if (!record || record.callbackType === undefined) return API_ERRORS.unknownWebhook;
-    if (this.#tokenExpired(record)) return API_ERRORS.invalidWebhookToken;
     const payload = (ctx.json ?? {}) as Record<string, unknown>;
     const valid = validateMessageBody(payload, ctx.files, true, this.#options.maxUploadBytes);
     if (!valid.ok) return valid.error;
@@ -1011,7 +1045,6 @@ class FakeDiscordServer implements FakeDiscord {
   #webhookMessage(ctx: RequestContext, action: 'get' | 'edit' | 'delete'): RouteResult {
     const record = this.#webhookRecord(ctx.params);
     if (!record) return API_ERRORS.unknownWebhook;
-    if (this.#tokenExpired(record)) return API_ERRORS.invalidWebhookToken;
     const isOriginal = ctx.params.message === '@original';
     const message = isOriginal
       ? this.#original(record)
