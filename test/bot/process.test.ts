@@ -36,6 +36,9 @@ beforeAll(async () => {
   ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process-'));
   await start();
+  // The server reads at speed 4: the emulator's clips are a quarter as long, and voice plays in real time.
+  const speed = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }] });
+  expect(String((await speed.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('speed');
 }, 60_000);
 afterAll(async () => {
   await bot?.stop('SIGKILL');
@@ -98,14 +101,14 @@ describe('npm start, as a child process', () => {
     const started = performance.now();
     const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ボイスで聞こえます' }] });
     expect((await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000)).files).toHaveLength(0);
-    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 20_000 });
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
   });
 
   it('auto-read in voice: a message in the bound channel is spoken', async () => {
     const started = performance.now();
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '自動で読み上げます' });
-    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 20_000 });
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
   });
 
