@@ -538,7 +538,7 @@ export class SpeechService {
   /** Queues a progress edit of an interaction's reply; ignored once the final answer is out. */
   #edit(id: string, body: { content: string }): void {
     const reply = this.#replies.get(id);
-    if (reply?.meta.delivery.kind !== 'interaction') return;
+    if (reply?.meta.delivery.kind !== 'interaction' || !this.#tokenAlive(reply.meta.delivery)) return;
     const webhook = this.#webhook(reply.meta.delivery);
     reply.chain = reply.chain
       .then(() => webhook.editMessage('@original', { ...body, allowedMentions: { parse: [] } }))
@@ -557,8 +557,7 @@ export class SpeechService {
     const before = this.#replies.get(item.id)?.chain ?? Promise.resolve();
     this.#replies.delete(item.id);
     await before;
-    const fresh = delivery.createdAt === undefined || this.#now() - delivery.createdAt < TOKEN_MAX_AGE_MS;
-    if (fresh) {
+    if (this.#tokenAlive(delivery)) {
       const sent = await this.#webhook(delivery)
         .editMessage('@original', { ...body, allowedMentions: { parse: [] } })
         .then(() => true)
@@ -578,6 +577,11 @@ export class SpeechService {
     await channel
       .send({ ...body, content: `<@${item.userId}> ${body.content}`, allowedMentions: { parse: [] } })
       .catch((error: unknown) => this.#logger.warn({ err: error, channelId }, 'could not post a late reply'));
+  }
+
+  /** Whether the interaction's token can still edit its reply (Discord: 15 minutes; we stop at 14). */
+  #tokenAlive(delivery: Extract<Delivery, { kind: 'interaction' }>): boolean {
+    return delivery.createdAt === undefined || this.#now() - delivery.createdAt < TOKEN_MAX_AGE_MS;
   }
 
   #webhook(delivery: Extract<Delivery, { kind: 'interaction' }>): InteractionWebhook {

@@ -13,6 +13,9 @@ const guildId = DEFAULT_IDS.guild;
 /** Discord's clock, which a test can move on (the interaction token's 15 minutes). */
 let skewMs = 0;
 const discordClock: Clock = { now: () => Date.now() + skewMs, sleep: systemClock.sleep };
+/** The bot's clock, moved on alone: the bot must not even try a token it knows is too old. */
+let botSkewMs = 0;
+const botClock: Clock = { now: () => Date.now() + botSkewMs, sleep: systemClock.sleep };
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,6 +23,7 @@ beforeAll(async () => {
     env: { USER_MONTHLY_CHARS: '60' },
     emulator: { jobs: { pendingMs: 600, runningMs: 300, minPollAfterMs: 100, pollAfterMs: 100 } },
     discord: { clock: discordClock }, // interaction tokens expire after 15 minutes of this clock
+    bot: { clock: botClock },
   });
   for (const [channelId, mp3] of [[DEFAULT_IDS.general, false], [DEFAULT_IDS.chat, true]] as const) {
     const add = await h.discord.sendInteraction({ channelId, user: bob, name: 'autoread', locale: 'en-US', options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: mp3 }] }] });
@@ -129,6 +133,21 @@ describe('nothing disappears without a word (§5)', () => {
         expect(final.files).toHaveLength(0);
       }
     } finally {
+      h.emulator.setLatency('standard', 0);
+    }
+  });
+
+  it('a /say answered after 14 minutes (its token about to expire) goes to the channel, not to the reply', async () => {
+    h.emulator.setLatency('standard', 1_000);
+    try {
+      const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: '遅れて届く音声' }] });
+      await i.waitForResponse((r) => r.kind === 'callback');
+      const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes(`<@${alice.id}>`), 20_000);
+      botSkewMs = 14 * 60_000 + 30_000;
+      expect((await posted).content).toContain('Here is the audio');
+      expect(i.responses().filter((r) => r.kind === 'editOriginal' && r.files.length > 0)).toEqual([]);
+    } finally {
+      botSkewMs = 0;
       h.emulator.setLatency('standard', 0);
     }
   });
