@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import { mp3ToOggOpus } from '../audio/transcode.ts';
 import type { Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories } from '../db/repositories.ts';
@@ -13,6 +14,7 @@ import { TtsClient } from '../tts/client.ts';
 import { AdvancedJobs } from '../tts/jobs.ts';
 import { createSqliteLimiter } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
 import type { Command } from './command.ts';
@@ -47,6 +49,8 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
+  const media = await checkMediaSupport(config.ffmpegPath, logger);
   const db = openDatabase(join(config.dataDir, 'bot.sqlite3'));
   const repos = createRepositories(db, { clock });
   const budget = new CharacterBudget({
@@ -70,13 +74,16 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     logger: logger.child({ component: 'tts' }),
     download: { allowLoopback: config.tts.allowLoopback },
   });
-  const cache = new AudioCache({ db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock });
+  const cache = new AudioCache({
+    db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock,
+    transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
+  });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers.
   const jobs = new AdvancedJobs({ client: tts, repos, clock, logger: logger.child({ component: 'jobs' }) });
   /** Utterances whose advanced job exists at the service: on shutdown the job is resumed, not re-queued. */
   const withJob = new Set<string>();
   const synthesizer = createSynthesizer({
-    client: tts, cache, budget, history: repos.history, clock,
+    client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
     narrate: async (request, o) => {
       const ctx = o.context ?? { utteranceId: '', userId: 'unknown', channelId: 'unknown', meta: null };
       const result = await jobs.run(request, {
@@ -118,7 +125,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ...options.clientOptions,
   });
   const speech = new SpeechService({
-    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
+    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan, media,
     names: new NameReader({ clock }),
     now: () => clock.now(),
   });
