@@ -32,6 +32,7 @@ const schema = z.object({
   MAX_PENDING_PER_MEMBER: intFrom(5, 1),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
+  JOB_RETENTION_DAYS: intFrom(7, 1),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -51,6 +52,8 @@ export interface Config {
     prefetch: number;
   };
   cacheMaxBytes: number;
+  /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
+  jobRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -94,5 +97,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       prefetch: e.PREFETCH,
     },
     cacheMaxBytes: e.CACHE_MAX_MB * 1024 * 1024,
+    jobRetentionDays: e.JOB_RETENTION_DAYS,
   };
 }
