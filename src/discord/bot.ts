@@ -13,7 +13,7 @@ import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
 import { countChars } from '../tts/chars.ts';
 import { TtsClient, type TtsClientInit } from '../tts/client.ts';
 import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
-import { createSqliteLimiter } from '../tts/limiter-fair.ts';
+import { createSqliteLimiter, type RateLimits } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
@@ -35,6 +35,8 @@ export interface BotOptions {
   tts?: Pick<TtsClientInit, 'retry' | 'jobs'>;
   /** Advanced job leases (tests shorten them). */
   jobs?: { leaseMs?: number };
+  /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
+  rateLimits?: RateLimits;
 }
 
 export interface Bot {
@@ -68,7 +70,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // A process that crashed between holding characters and settling them left holds behind.
   await budget.releaseStale();
   // One rate budget for every process on this host (they share the SQLite file).
-  const limiter = createSqliteLimiter(db, { clock });
+  const limiter = createSqliteLimiter(db, { clock, ...(options.rateLimits ? { limits: options.rateLimits } : {}) });
   const tts = new TtsClient({
     token: config.tts.token,
     baseUrl: config.tts.baseUrl,
