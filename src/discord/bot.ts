@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import type { Config } from '../config.ts';
+import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories, type StoredJob } from '../db/repositories.ts';
 import { ChargeSession } from '../speech/billing.ts';
@@ -55,7 +56,10 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const db = openDatabase(join(config.dataDir, 'bot.sqlite3'));
+  const dbFile = join(config.dataDir, 'bot.sqlite3');
+  const db = openDatabase(dbFile);
+  // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
+  const checkpointer = startCheckpointer(db, dbFile);
   const repos = createRepositories(db, { clock });
   const budget = new CharacterBudget({
     db,
@@ -208,6 +212,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await jobs.releaseLeases().catch((error: unknown) => logger.warn({ err: error }, 'could not release advanced job leases'));
       voice.destroyAll();
       await client.destroy();
+      await checkpointer.stop();
       db.close();
       logger.info({ saved }, 'bot stopped');
     },

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
@@ -90,6 +93,37 @@ describe('UserSettingsRepo', () => {
 });
 
 describe('DictionaryRepo', () => {
+  // Issue 10 §3: the compiled dictionary is cached per entries array; a new array per message
+  // meant a recompile per message. The list is the same array until the dictionary changes.
+  it('returns the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dict-'));
+    const file = join(dir, 'bot.db');
+    const a = openDatabase(file);
+    const b = openDatabase(file);
+    try {
+      const mine = createRepositories(a, { clock });
+      const other = createRepositories(b, { clock });
+      await mine.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
+      const first = mine.dictionary.list('g1');
+      expect(mine.dictionary.list('g1')).toBe(first);
+      expect(mine.dictionary.list('g2')).toBe(mine.dictionary.list('g2'));
+      await other.dictionary.add('g1', 'w', 'わら', 'u2'); // another process changes it
+      const second = mine.dictionary.list('g1');
+      expect(second).not.toBe(first);
+      expect(second.map((e) => e.word)).toEqual(['GitHub', 'w']);
+      expect(mine.dictionary.list('g1')).toBe(second);
+      expect(await other.dictionary.remove('g1', 'nope')).toBe(false);
+      expect(mine.dictionary.list('g1')).toBe(second); // nothing changed
+      await other.dictionary.remove('g1', 'w');
+      expect(mine.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub']);
+      expect(mine.dictionary.list('g2')).toEqual([]);
+    } finally {
+      a.close();
+      b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('lists the longest word first, counting characters not bytes', async () => {
     await repos.dictionary.add('g1', 'Git', 'ぎっと', 'u1');
     await repos.dictionary.add('g1', 'GitHub Actions', 'ぎっとはぶあくしょんず', 'u1');
