@@ -34,8 +34,8 @@ export interface BotOptions {
   voice?: ConstructorParameters<typeof VoiceManager>[0] extends infer O ? Omit<O, 'logger'> : never;
   /** TTS client retry and job policies (tests shorten the spec's waits). */
   tts?: Pick<TtsClientInit, 'retry' | 'jobs'>;
-  /** Advanced job leases (tests shorten them). */
-  jobs?: { leaseMs?: number };
+  /** Advanced job leases and the pruning of ended jobs (tests shorten them; pruning is daily). */
+  jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
 }
@@ -196,7 +196,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       stopWatching = jobs.watch(deliver, tell);
       // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
       prune();
-      pruneTimer = setInterval(prune, 86_400_000);
+      pruneTimer = setInterval(prune, options.jobs?.pruneEveryMs ?? 86_400_000);
       pruneTimer.unref();
     },
     async stop() {
