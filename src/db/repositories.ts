@@ -576,7 +576,7 @@ export interface StoredJob {
   /** The process following the job, and until when (issue 10 §5); null when nobody holds it. */
   leaseOwner: string | null;
   leaseExpiresAt: number | null;
-  /** Nobody wants the result any more (/skip, /clear): followed to its end for the ledger, never delivered. */
+  /** Nobody wants the result any more (/clear, /leave): followed to its end for the ledger, never delivered. */
   discard: boolean;
   /** Characters the service charged at creation; null for jobs stored before migration 005. */
   chars: number | null;

@@ -461,7 +461,7 @@ export class AdvancedJobs {
         if (ctx.signal?.aborted && ctx.resumeAfterAbort?.(ctx.signal.reason)) return; // the next process resumes it
         const jobId = current.jobId;
         if (ctx.signal?.aborted && !this.#jobs.get(jobId)?.state.match(/^(succeeded|failed|delivered)$/)) {
-          // Nobody wants the result (/skip, /clear), but the job runs on at the service and is
+          // Nobody wants the result (/clear, /leave), but the job runs on at the service and is
           // refunded if it fails: follow it to its end for the ledger, never deliver it.
           await this.#jobs.markDiscard(jobId);
           const job = this.#jobs.get(jobId);
