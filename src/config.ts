@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { BUDGET_DEFAULTS } from './speech/budget.ts';
+import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
+import { ffmpegPath } from './util/ffmpeg.ts';
 
 /**
  * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
@@ -13,6 +16,8 @@ const intFrom = (fallback: number, min = 0) =>
     .pipe(z.number().int().min(min))
     .prefault(String(fallback));
 
+const MIB = 1024 * 1024;
+
 const schema = z.object({
   DISCORD_TOKEN: z
     .string({ error: 'is required' })
@@ -24,14 +29,16 @@ const schema = z.object({
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
   DATA_DIR: z.string().trim().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
-  ACCOUNT_MONTHLY_CHARS: intFrom(5_000, 1),
-  GUILD_MONTHLY_CHARS: intFrom(3_000, 1),
-  USER_MONTHLY_CHARS: intFrom(1_000, 1),
+  // One place defines each default: the module that applies it (issue 10 §6).
+  ACCOUNT_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.accountMonthlyLimit, 1),
+  GUILD_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.guildMonthlyLimit, 1),
+  USER_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.userMonthlyLimit, 1),
   BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
-  CACHE_MAX_MB: intFrom(256, 1),
+  CACHE_MAX_MB: intFrom(AUDIO_CACHE_DEFAULTS.maxBytes / MIB, 1),
   MAX_PENDING_PER_MEMBER: intFrom(5, 1),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
+  FFMPEG_PATH: z.string().trim().min(1).optional(),
   JOB_RETENTION_DAYS: intFrom(7, 1),
 });
 
@@ -52,6 +59,8 @@ export interface Config {
     prefetch: number;
   };
   cacheMaxBytes: number;
+  /** The ffmpeg binary: FFMPEG_PATH, else ffmpeg-static when present, else `ffmpeg` on PATH. */
+  ffmpegPath: string;
   /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
   jobRetentionDays: number;
 }
@@ -96,7 +105,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       autoReadMaxAgeMs: e.AUTO_READ_MAX_AGE_SECONDS * 1000,
       prefetch: e.PREFETCH,
     },
-    cacheMaxBytes: e.CACHE_MAX_MB * 1024 * 1024,
+    cacheMaxBytes: e.CACHE_MAX_MB * MIB,
+    // '' (not undefined): only the environment given here counts, not process.env.
+    ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
     jobRetentionDays: e.JOB_RETENTION_DAYS,
   };
 }

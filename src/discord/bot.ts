@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import { mp3ToOggOpus } from '../audio/transcode.ts';
 import type { Config } from '../config.ts';
 import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
@@ -16,6 +17,7 @@ import { TtsClient, type TtsClientInit } from '../tts/client.ts';
 import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
 import { createSqliteLimiter, type RateLimits } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
 import type { Command } from './command.ts';
@@ -56,6 +58,8 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
+  const media = await checkMediaSupport(config.ffmpegPath, logger);
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   const db = openDatabase(dbFile);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
@@ -85,7 +89,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     download: { allowLoopback: config.tts.allowLoopback },
     ...options.tts,
   });
-  const cache = new AudioCache({ db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock });
+  const cache = new AudioCache({
+    db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock,
+    transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
+  });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
   // the ledger follows the jobs this process did not start itself (README "Characters are money").
   const ledgerError = (err: unknown) => logger.warn({ err }, 'ledger write failed');
@@ -105,7 +112,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   /** Utterances whose advanced job exists at the service: on shutdown the job is resumed, not re-queued. */
   const withJob = new Set<string>();
   const synthesizer = createSynthesizer({
-    client: tts, cache, budget, history: repos.history, clock, logger: logger.child({ component: 'speech' }),
+    client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
     narrate: async (request, o) => {
       const ctx = o.context ?? { utteranceId: '', userId: 'unknown', channelId: 'unknown', meta: null };
       const result = await jobs.run(request, {
@@ -148,7 +155,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ...options.clientOptions,
   });
   const speech = new SpeechService({
-    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan,
+    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan, media,
     names: new NameReader({ clock }),
     now: () => clock.now(),
   });

@@ -22,6 +22,7 @@ const messages = {
   'tts.auth': { ja: 'ボットの音声サービス設定に問題があります。サーバー管理者に連絡してください。', en: "The bot's speech service credentials are not working. Please tell the bot's operator." },
   'tts.transient': { ja: '音声サービスが一時的に使えません。しばらくしてからもう一度お試しください。', en: 'The speech service is temporarily unavailable. Please try again later.' },
   'tts.failed': { ja: '音声を作れませんでした（{code}）。', en: 'The speech could not be generated ({code}).' },
+  'tts.misconfigured': { ja: 'ボットの音声サービスの接続先設定に問題があります。ボットの管理者に連絡してください。', en: "The bot's speech service address is misconfigured. Please tell the bot's operator." },
   'tts.download_refused': { ja: '音声ファイルを取得できませんでした。', en: 'The audio file could not be downloaded.' },
   // budgets
   'budget.user': { ja: '今月のあなたの読み上げ上限に達しました（{used} / {limit} 文字、{resets} にリセット）。', en: 'You have reached your monthly limit ({used} / {limit} characters; resets {resets}).' },

@@ -39,6 +39,7 @@ const TTS_MESSAGES: Record<string, MessageKey> = {
   download_failed: 'tts.transient',
   bad_response: 'tts.transient',
   download_refused: 'tts.download_refused',
+  redirect_refused: 'tts.misconfigured',
 };
 
 /** The localised message for a budget refusal: which limit, the numbers, and when it resets. */

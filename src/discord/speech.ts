@@ -19,6 +19,7 @@ import { normaliseMessage, type PlainMessage } from '../speech/text.ts';
 import { countChars } from '../tts/chars.ts';
 import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
 import { isKnownCode, TtsError, TtsInputError } from '../tts/errors.ts';
+import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 
@@ -82,6 +83,7 @@ export class SpeechService {
   readonly #names: NameReader;
   readonly #logger: Logger;
   readonly #plan: 'free' | 'paid';
+  readonly #media: MediaSupport;
   readonly #now: () => number;
   /** Interaction replies not yet given their final answer, by utterance id. */
   readonly #replies = new Map<string, Reply>();
@@ -95,6 +97,8 @@ export class SpeechService {
     names: NameReader;
     logger: Logger;
     plan: 'free' | 'paid';
+    /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
+    media?: MediaSupport;
     now?: () => number;
   }) {
     this.#client = options.client;
@@ -105,6 +109,7 @@ export class SpeechService {
     this.#names = options.names;
     this.#logger = options.logger;
     this.#plan = options.plan;
+    this.#media = options.media ?? { transcode: true, playMp3: true };
     this.#now = options.now ?? Date.now;
     this.#scheduler.setDefaultSink((ready, signal) => this.deliver(ready, signal));
     this.#scheduler.on('progress', (event) => this.#onProgress(event));
@@ -273,7 +278,8 @@ export class SpeechService {
       return;
     }
     const audio = ready.audio;
-    const connected = this.#voice.isConnected(ready.guildId);
+    // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
+    const connected = this.#voice.isConnected(ready.guildId) && (audio.oggPath !== undefined || this.#media.playMp3);
     const toAttach = metas.filter((m) => !connected || m.forceAttach);
     const played = connected && metas.some((m) => !m.forceAttach);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.

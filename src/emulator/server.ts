@@ -46,6 +46,12 @@ const TARGETS = ['standard', 'advanced', 'poll', 'audio'] as const satisfies rea
 const SECRET_HEADERS = new Set(['token', 'x-job-token', 'cookie', 'x-csrftoken', 'authorization']);
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LOG = 10_000;
+/**
+ * The standard endpoint, at the spec's path or under one of the site's locale prefixes (`/ja/`,
+ * `/en/`, `/zh-hans/`, `/pt-br/`: a lowercase two-letter language and an optional subtag). The
+ * service's official client posts to `/ja/text_to_speech_api/` (see test/emulator/README.md).
+ */
+const STANDARD_PATH = /^(?:\/[a-z]{2}(?:-[a-z0-9]{2,8})?)?\/text_to_speech_api\/$/;
 const POLL_PATH = /^\/api\/advanced-tts\/jobs\/([^/]+)\/$/;
 const AUDIO_PATH = /^\/(media|signed)\/([0-9a-f]{56})\.mp3$/;
 /** The voice notice audio is read in. */
@@ -284,7 +290,7 @@ export class EmulatorServer {
   }
 
   #classify(path: string): Target | 'control' | 'other' {
-    if (path === '/text_to_speech_api/') return 'standard';
+    if (STANDARD_PATH.test(path)) return 'standard';
     if (path === '/api/advanced-tts/') return 'advanced';
     if (POLL_PATH.test(path)) return 'poll';
     if (path.startsWith('/media/') || path.startsWith('/signed/')) return 'audio';

@@ -83,8 +83,10 @@ export function validateStandard(body: unknown, voices: ReadonlySet<string>): Re
   if (typeof text !== 'string' || text === '' || speed === undefined || speed === null || pitch === undefined || pitch === null) {
     return { ok: false, error: STANDARD_ERRORS.missingField };
   }
-  // Strings, booleans and the non-finite numbers a lenient JSON parse yields all fail here.
-  if (typeof speed !== 'number' || typeof pitch !== 'number' || !Number.isFinite(speed) || !Number.isFinite(pitch)) {
+  const speedValue = parseFloatLike(speed);
+  const pitchValue = parseFloatLike(pitch);
+  // Non-numbers, booleans, and the infinities and NaN (from a float parse or a lenient JSON parse) fail here.
+  if (speedValue === undefined || pitchValue === undefined || !Number.isFinite(speedValue) || !Number.isFinite(pitchValue)) {
     return { ok: false, error: STANDARD_ERRORS.notFinite };
   }
   const s = LIMITS.standardSpeed;
@@ -94,10 +96,30 @@ export function validateStandard(body: unknown, voices: ReadonlySet<string>): Re
     value: {
       voice,
       text,
-      speed: speed >= s.min && speed <= s.max ? speed : s.default,
-      pitch: pitch >= p.min && pitch <= p.max ? pitch : p.default,
+      speed: speedValue >= s.min && speedValue <= s.max ? speedValue : s.default,
+      pitch: pitchValue >= p.min && pitchValue <= p.max ? pitchValue : p.default,
     },
   };
+}
+
+/** Python float() syntax: sign, digits (with single underscores between them), point, exponent. */
+const FLOAT_STRING = /^[+-]?(?:\d+(?:_\d+)*(?:\.(?:\d+(?:_\d+)*)?)?|\.\d+(?:_\d+)*)(?:[eE][+-]?\d+(?:_\d+)*)?$/;
+const SPECIAL_FLOAT = /^([+-]?)(inf|infinity|nan)$/i;
+
+/**
+ * Reads a standard speed or pitch the way a service calling Python's float() on it does: a JSON
+ * number as it is, a numeric string parsed ("1.2", " 0 ", "1e1"; the service's official client
+ * sends its settings as strings), and "inf"/"nan" parsed to values the finite check then refuses.
+ * Anything else (booleans, "fast", "0x10", "") is not a number: undefined.
+ */
+export function parseFloatLike(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return undefined;
+  const s = v.trim();
+  const special = SPECIAL_FLOAT.exec(s);
+  if (special) return special[2]!.toLowerCase() === 'nan' ? Number.NaN : special[1] === '-' ? -Infinity : Infinity;
+  // Number() alone would also take "0x10", "0b1" and "" (as 0); the pattern keeps to float() syntax.
+  return FLOAT_STRING.test(s) ? Number(s.replaceAll('_', '')) : undefined;
 }
 
 export interface AdvancedRequest {

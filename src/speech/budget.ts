@@ -97,8 +97,9 @@ export interface BudgetOptions {
 
 export const BUDGET_DEFAULTS = {
   clock: systemClock,
-  // Free plan (notes/service-facts.md: Plans): one user may take a fifth, one guild half.
-  defaults: { userMonthlyLimit: 1_000, guildMonthlyLimit: 2_500, accountMonthlyLimit: 5_000 },
+  // Free plan (notes/service-facts.md: Plans): one user may take a fifth, one guild 60 %.
+  // The documented defaults (.env.example); src/config.ts reads them from here.
+  defaults: { userMonthlyLimit: 1_000, guildMonthlyLimit: 3_000, accountMonthlyLimit: 5_000 },
   // Billing periods run about 30 days from sign-up; the anchor is any one period start.
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,

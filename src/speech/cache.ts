@@ -50,8 +50,9 @@ export interface AudioCacheOptions {
   transcode?: (mp3: Buffer) => Promise<Buffer>;
 }
 
-const DEFAULTS = {
-  maxBytes: 512 * 1024 * 1024,
+/** Defaults; `maxBytes` is the documented CACHE_MAX_MB (src/config.ts reads it from here). */
+export const AUDIO_CACHE_DEFAULTS = {
+  maxBytes: 256 * 1024 * 1024,
   clock: systemClock,
   transcode: (mp3: Buffer) => mp3ToOggOpus(mp3),
 } as const satisfies Required<Omit<AudioCacheOptions, 'db' | 'dir'>>;
@@ -103,9 +104,9 @@ export class AudioCache {
     const { db } = options;
     this.#db = db;
     this.#dir = options.dir;
-    this.#maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
-    this.#clock = options.clock ?? DEFAULTS.clock;
-    this.#transcode = options.transcode ?? DEFAULTS.transcode;
+    this.#maxBytes = options.maxBytes ?? AUDIO_CACHE_DEFAULTS.maxBytes;
+    this.#clock = options.clock ?? AUDIO_CACHE_DEFAULTS.clock;
+    this.#transcode = options.transcode ?? AUDIO_CACHE_DEFAULTS.transcode;
     this.#stmt = {
       get: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key = ?'),
       touch: db.prepare('UPDATE audio_cache SET last_used_at = max(last_used_at, ?), hits = hits + 1 WHERE key = ?'),

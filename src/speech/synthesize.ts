@@ -4,6 +4,8 @@ import type { BillingHooks } from '../tts/billing.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { Clock } from '../util/clock.ts';
+import type { MediaSupport } from '../util/ffmpeg.ts';
+import type { Logger } from '../util/log.ts';
 import { ChargeSession, type LedgerLike } from './billing.ts';
 import type { BudgetRefusal, Charge } from './budget.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
@@ -98,10 +100,6 @@ export interface HistoryLike {
   record(entry: NewHistoryEntry): unknown;
 }
 
-/** The subset of pino used here. */
-export interface SynthesisLogger {
-  warn(obj: object, msg?: string): void;
-}
 
 export interface SynthesizerOptions {
   client: TtsClientLike;
@@ -112,8 +110,10 @@ export interface SynthesizerOptions {
   clock?: Clock;
   /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
   narrate?: NarrateFn;
-  /** Ledger writes that failed (the request itself goes on: its audio is paid for). */
-  logger?: SynthesisLogger;
+  /** What ffmpeg allows (checked at start); shared with delivery, lowered if ffmpeg goes missing. */
+  media?: MediaSupport;
+  /** Cache failures, and ledger writes that failed (the request itself goes on: its audio is paid for). */
+  logger?: Pick<Logger, 'warn' | 'debug'>;
 }
 
 function cacheInput(req: SynthesisRequest): AudioKeyInput {
@@ -143,7 +143,21 @@ interface InFlight {
 /** Builds the synthesis pipeline used by the scheduler. */
 export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   const { client, cache, budget, history } = options;
+  const media = options.media ?? { transcode: true, playMp3: true };
   const inFlight = new Map<string, InFlight>();
+  /** The code of the cache failure logged last; a run of the same failure is logged once. */
+  let lastCacheFailure: string | undefined;
+
+  /** Cache write or transcode failed after the characters were spent: say why, once. */
+  function cacheFailed(error: unknown, guildId: string): void {
+    const code = String((error as { code?: unknown }).code ?? (error as Error).name ?? 'error');
+    // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
+    if (code === 'FFMPEG_NOT_FOUND') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
+    const fields = { err: error, guildId };
+    if (code !== lastCacheFailure) options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
+    else options.logger?.debug(fields, 'could not cache the paid audio again (same cause)');
+    lastCacheFailure = code;
+  }
 
   async function run(req: SynthesisRequest, key: string, cacheable: boolean, call: InFlight): Promise<ReadyAudio> {
     const signal = call.controller.signal;
@@ -183,9 +197,15 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       }
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
-      if (cacheable) {
-        const entry = await cache.put(key, mp3, { endpoint: req.endpoint });
-        return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs };
+      if (cacheable && media.transcode) {
+        try {
+          const entry = await cache.put(key, mp3, { endpoint: req.endpoint });
+          lastCacheFailure = undefined;
+          return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs };
+        } catch (error) {
+          // The characters are spent (issue 10 §4): the audio goes on uncached, never thrown away.
+          cacheFailed(error, req.guildId);
+        }
       }
       return { ...ready, mp3, durationMs: probeDurationMs(mp3) };
     } finally {

@@ -24,7 +24,8 @@ import {
   type TtsErrorCode,
   type TtsErrorContext,
 } from './errors.ts';
-import { header, send, type HttpResponse } from './http.ts';
+import { header, type HttpResponse } from './http.ts';
+import { sendApi, showUrl } from './redirect.ts';
 import type { RateKind, RateLimiter } from './limiter.ts';
 import {
   LIMITS,
@@ -345,13 +346,14 @@ export class TtsClient {
     for (let attempts = 1; ; attempts++) {
       let res: HttpResponse;
       try {
-        res = await send(url, {
+        res = await sendApi(url, {
           method: 'GET',
           headers: { 'x-job-token': jobToken, accept: 'application/json' },
           dispatcher: this.options.dispatcher,
           timeoutMs: this.options.requestTimeoutMs,
           signal: opts.signal,
           context: { ...context, attempts },
+          ...this.#redirectOptions('poll', jobToken),
         });
       } catch (err) {
         if (isTtsError(err) && (err.code === 'network' || err.code === 'timeout') && netRetries < retry.networkRetries) {
@@ -453,7 +455,7 @@ export class TtsClient {
       logger.debug({ endpoint, attempts }, 'tts request');
       let res: HttpResponse;
       try {
-        res = await send(this.options.baseUrl + path, {
+        res = await sendApi(this.options.baseUrl + path, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json', token: this.#token },
           body,
@@ -461,6 +463,7 @@ export class TtsClient {
           timeoutMs: this.options.requestTimeoutMs,
           signal: opts.signal,
           context,
+          ...this.#redirectOptions(endpoint),
         });
       } catch (err) {
         // Aborted or broken after sending: the service may have charged (it keeps working when we hang up).
@@ -538,6 +541,17 @@ export class TtsClient {
       context.retryAfterMs = Math.max(this.options.retry.advancedMinRateWaitMs, seconds * 1000);
     }
     return new TtsServiceError(code, context, code === 'unknown' ? `The service answered with an unknown code: ${context.serviceCode ?? `HTTP ${res.status}`}` : undefined);
+  }
+
+  /** Redirect handling for sendApi: messages scrubbed of secrets, followed hops logged for the operator. */
+  #redirectOptions(endpoint: Endpoint, jobToken?: string) {
+    return {
+      baseUrl: this.options.baseUrl,
+      scrub: (s: string) => this.#scrub(s, jobToken),
+      onRedirect: (status: number, to: URL) => {
+        this.options.logger.warn({ endpoint, status, location: this.#scrub(showUrl(to), jobToken) }, 'tts request redirected; point TTS_BASE_URL at the new address');
+      },
+    };
   }
 
   /** Service text is echoed into errors; make sure no secret rides along. */

@@ -62,6 +62,7 @@ export const TTS_ERROR_CODES = {
   download_refused: { kind: 'unavailable', retryable: false, message: 'The audio download was refused by the client guard' },
   download_failed: { kind: 'unavailable', retryable: true, message: 'The audio download failed' },
   bad_response: { kind: 'unavailable', retryable: false, message: 'The service answered with an unexpected response' },
+  redirect_refused: { kind: 'refused', retryable: false, message: 'The service redirected the request elsewhere; check TTS_BASE_URL' },
   network: { kind: 'unavailable', retryable: true, message: 'The service could not be reached' },
   timeout: { kind: 'unavailable', retryable: true, message: 'The request to the service timed out' },
   aborted: { kind: 'aborted', retryable: false, message: 'The request was cancelled' },
@@ -261,7 +262,7 @@ export function advancedCodeFor(serviceCode: string | undefined, status: number)
 
 const CLIENT_ONLY: ReadonlySet<string> = new Set([
   'invalid_input', 'allowance_exhausted', 'download_refused', 'download_failed', 'bad_response',
-  'network', 'timeout', 'aborted', 'job_stuck', 'unknown',
+  'network', 'timeout', 'aborted', 'job_stuck', 'unknown', 'redirect_refused',
   // standard-only names we derive from messages
   'token_missing', 'token_mismatch', 'voice_required', 'unsupported_voice', 'missing_fields', 'non_finite',
   'method_not_allowed',

@@ -4,7 +4,14 @@
  * `cause` chains can carry request options (headers, hence the token); only name/code are copied.
  */
 import { request, type Dispatcher } from 'undici';
-import { TtsAbortError, TtsNetworkError, isTtsError, type TtsErrorContext } from './errors.ts';
+import { TtsAbortError, TtsNetworkError, TtsServiceError, isTtsError, type TtsErrorContext } from './errors.ts';
+
+/**
+ * Largest response body read from the service's JSON endpoints. The biggest legitimate one echoes
+ * the request's text (a few KB); like the audio download, a body past the cap is refused while
+ * streaming, so a broken or hostile server cannot make the bot buffer without bound.
+ */
+export const MAX_JSON_BYTES = 1024 * 1024;
 
 export interface SendOptions {
   method: 'GET' | 'POST';
@@ -14,6 +21,8 @@ export interface SendOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   context: TtsErrorContext;
+  /** Refuse a response body larger than this (default MAX_JSON_BYTES). */
+  maxBytes?: number;
 }
 
 export interface HttpResponse {
@@ -73,8 +82,9 @@ export async function withDeadline<T>(
   }
 }
 
-/** Sends one request and reads the whole (small, JSON) body. */
+/** Sends one request and reads the whole (small, JSON) body, at most `maxBytes` of it. */
 export async function send(url: string, opts: SendOptions): Promise<HttpResponse> {
+  const maxBytes = opts.maxBytes ?? MAX_JSON_BYTES;
   return withDeadline(opts.timeoutMs, opts.signal, opts.context, async (signal) => {
     const res = await request(url, {
       method: opts.method,
@@ -85,7 +95,22 @@ export async function send(url: string, opts: SendOptions): Promise<HttpResponse
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, text };
+    const tooLarge = () => {
+      // Stop reading; undici reports the destroy as an error nobody needs to see.
+      res.body.on('error', () => {});
+      res.body.destroy();
+      return new TtsServiceError('bad_response', { ...opts.context, status: res.statusCode }, `the response body is larger than ${maxBytes} bytes`);
+    };
+    const declared = Number(header(res.headers, 'content-length'));
+    if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of res.body) {
+      total += (chunk as Buffer).length;
+      // Enforced while streaming: a missing or lying Content-Length does not get past the cap.
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+    return { status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') };
   });
 }

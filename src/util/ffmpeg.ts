@@ -1,15 +1,18 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import prism from 'prism-media';
+import type { Logger } from './log.ts';
 
 const require = createRequire(import.meta.url);
 
 /**
- * The ffmpeg binary to run: `FFMPEG_PATH`, else ffmpeg-static's download when it is present (it is
- * an optional dependency whose install-time download can fail), else `ffmpeg` on PATH.
+ * The ffmpeg binary to run: the configured one (by default the FFMPEG_PATH environment variable),
+ * else ffmpeg-static's download when it is present (an optional dependency whose install-time
+ * download can fail), else `ffmpeg` on PATH.
  */
-export function ffmpegPath(): string {
-  const fromEnv = process.env.FFMPEG_PATH;
-  if (fromEnv) return fromEnv;
+export function ffmpegPath(configured: string | undefined = process.env.FFMPEG_PATH): string {
+  if (configured) return configured;
   try {
     const bundled = require('ffmpeg-static') as string | null;
     if (bundled && existsSync(bundled)) return bundled;
@@ -17,4 +20,82 @@ export function ffmpegPath(): string {
     // optional dependency not installed
   }
   return 'ffmpeg';
+}
+
+/**
+ * What the bot can do with the audio it paid for, decided at start (issue 10 §4) and lowered when
+ * ffmpeg goes missing later. Shared by the synthesizer (cache) and the delivery (voice or attach).
+ */
+export interface MediaSupport {
+  /** ffmpeg with libopus: each clip is transcoded once to Ogg Opus and cached. */
+  transcode: boolean;
+  /** ffmpeg for @discordjs/voice: an MP3 can be played as it is (ffmpeg on every play). */
+  playMp3: boolean;
+}
+
+export type FfmpegProbe =
+  | { ok: true; path: string; version: string; libopus: boolean }
+  | { ok: false; path: string; reason: string };
+
+/** Runs `bin -version`, then `bin -encoders`: is it there, which version, can it encode Opus. */
+export function probeFfmpeg(bin: string, timeoutMs = 10_000): Promise<FfmpegProbe> {
+  return new Promise((resolve) => {
+    execFile(bin, ['-hide_banner', '-version'], { timeout: timeoutMs }, (error, stdout) => {
+      if (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        resolve({ ok: false, path: bin, reason: typeof code === 'string' ? code : `exit ${String(code ?? error.signal)}` });
+        return;
+      }
+      const version = /ffmpeg version (\S+)/.exec(stdout)?.[1] ?? 'unknown';
+      execFile(bin, ['-hide_banner', '-encoders'], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (encodersError, encoders) => {
+        resolve({ ok: true, path: bin, version, libopus: !encodersError && /\blibopus\b/.test(encoders) });
+      });
+    });
+  });
+}
+
+/** Whether @discordjs/voice (prism-media) finds an ffmpeg to decode an MP3 on every play. */
+function voiceLibraryFindsFfmpeg(): boolean {
+  try {
+    prism.FFmpeg.getInfo();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks ffmpeg at start and says at warn level what works without it: the bot runs degraded, it
+ * does not refuse to start. `bin` is the configured one (FFMPEG_PATH); when it is missing, no
+ * other ffmpeg is used either, so FFMPEG_PATH pointing nowhere means "no ffmpeg".
+ */
+export async function checkMediaSupport(bin: string, logger: Pick<Logger, 'info' | 'warn'>): Promise<MediaSupport> {
+  const probe = await probeFfmpeg(bin);
+  if (!probe.ok) {
+    logger.warn(
+      { ffmpeg: bin, reason: probe.reason },
+      'ffmpeg not found: running degraded. Works: every command, speech already cached (played in voice without ffmpeg), ' +
+        'and new speech as an MP3 attachment (to the command reply, or as a reply to the message read aloud). ' +
+        'Does not work: playing new speech in voice (it is attached instead) and caching it (a repeated text is paid again). ' +
+        'Install ffmpeg (apt-get install ffmpeg) or set FFMPEG_PATH.',
+    );
+    return { transcode: false, playMp3: false };
+  }
+  const playMp3 = voiceLibraryFindsFfmpeg();
+  if (!probe.libopus) {
+    logger.warn(
+      { ffmpeg: bin, version: probe.version },
+      'ffmpeg has no libopus encoder: running degraded. Speech is not cached as Ogg Opus (a repeated text is paid again) ' +
+        'and is played through ffmpeg on every play. Install an ffmpeg built with libopus.',
+    );
+  }
+  if (!playMp3) {
+    logger.warn(
+      { ffmpeg: bin },
+      '@discordjs/voice finds no ffmpeg on PATH (FFMPEG_PATH is not used by it): speech that could not be cached is attached instead of played. ' +
+        'Put ffmpeg on PATH.',
+    );
+  }
+  if (probe.libopus && playMp3) logger.info({ ffmpeg: bin, version: probe.version }, 'ffmpeg found');
+  return { transcode: probe.libopus, playMp3 };
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { pluginPublish, pluginTokenCheck } from './official-client.ts';
 
 const CLI = fileURLToPath(new URL('../../src/emulator/cli.ts', import.meta.url));
 
@@ -48,6 +49,27 @@ describe('npm run emulator (cli.ts)', () => {
       const { url } = (await res.json()) as { url: string };
       expect((await fetch(url)).headers.get('content-type')).toBe('audio/mpeg');
       expect((await fetch(`${baseUrl}/__emulator/stats`)).status).toBe(200);
+    } finally {
+      cli.child.kill('SIGTERM');
+    }
+    const [code] = await cli.exited;
+    expect(code).toBe(0);
+  });
+
+  it("answers the service's official client: HTTP/1.0, /ja/ path, content-Type with a semicolon, string numbers, \"Hi\"", async () => {
+    const token = 'd'.repeat(64);
+    const cli = start(['--port', '0', '--token', token]);
+    try {
+      const [, baseUrl] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)\n/);
+      const settings = { pitch: '0', speed: '1.2', voice: 'ja-JP-Wavenet-B' };
+      const check = await pluginTokenCheck(baseUrl!, token, settings);
+      expect(check.status).toBe(200);
+      expect(check.json.text).toBe('Hi');
+      expect((await pluginTokenCheck(baseUrl!, 'w'.repeat(64), settings)).status).toBe(400);
+      const published = await pluginPublish(baseUrl!, token, '<p>読み上げのテスト。</p>\n<p>二行目</p>', settings);
+      expect(published.status).toBe(200);
+      expect(published.json.text).toBe('読み上げのテスト。二行目');
+      expect((await fetch(published.json.url)).headers.get('content-type')).toBe('audio/mpeg');
     } finally {
       cli.child.kill('SIGTERM');
     }

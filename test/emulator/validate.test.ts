@@ -4,6 +4,7 @@ import {
   codePointLength,
   hasRepeatedRun,
   isEmojiOnly,
+  parseFloatLike,
   parseJsonBody,
   validateAdvanced,
   validateStandard,
@@ -26,9 +27,27 @@ describe('validateStandard', () => {
     ['body not an object', [1, 2], STANDARD_ERRORS.voiceRequired],
     ['speed Infinity', { ...ok, speed: Infinity }, STANDARD_ERRORS.notFinite],
     ['pitch NaN', { ...ok, pitch: NaN }, STANDARD_ERRORS.notFinite],
-    ['speed a string', { ...ok, speed: '1.0' }, STANDARD_ERRORS.notFinite],
+    ['speed "fast"', { ...ok, speed: 'fast' }, STANDARD_ERRORS.notFinite],
+    ['speed "inf"', { ...ok, speed: 'inf' }, STANDARD_ERRORS.notFinite],
+    ['pitch "nan"', { ...ok, pitch: 'nan' }, STANDARD_ERRORS.notFinite],
+    ['pitch "-Infinity"', { ...ok, pitch: '-Infinity' }, STANDARD_ERRORS.notFinite],
+    ['speed "1e999" (parses to infinity)', { ...ok, speed: '1e999' }, STANDARD_ERRORS.notFinite],
+    ['speed ""', { ...ok, speed: '' }, STANDARD_ERRORS.notFinite],
+    ['speed true', { ...ok, speed: true }, STANDARD_ERRORS.notFinite],
+    ['pitch an array', { ...ok, pitch: [0] }, STANDARD_ERRORS.notFinite],
   ])('GIVEN %s THEN %s', (_name, body, error) => {
     expect(validateStandard(body, voices)).toEqual({ ok: false, error });
+  });
+
+  // The service's official client sends its saved settings as strings (test/emulator/README.md).
+  it.each([
+    ['"1.2"', '1.2', 1.2],
+    ['" 0.5 " (blanks around)', ' 0.5 ', 0.5],
+    ['"4"', '4', 4],
+    ['"9" (out of range)', '9', 1.0],
+  ])('GIVEN speed string %s THEN the effective speed is %s', (_name, speed, effective) => {
+    const r = validateStandard({ ...ok, speed, pitch: '0' }, voices);
+    expect(r).toEqual({ ok: true, value: { ...ok, speed: effective, pitch: 0 } });
   });
 
   it.each([
@@ -49,6 +68,52 @@ describe('validateStandard', () => {
   ])('GIVEN pitch %s THEN the effective pitch is %s', (pitch, effective) => {
     const r = validateStandard({ ...ok, pitch }, voices);
     expect(r.ok && r.value.pitch).toBe(effective);
+  });
+});
+
+describe('parseFloatLike (Python float() on a JSON value)', () => {
+  it.each([
+    ['1.2', 1.2],
+    ['0', 0],
+    ['-20', -20],
+    ['+2', 2],
+    ['.5', 0.5],
+    ['5.', 5],
+    ['1e0', 1],
+    ['2E-1', 0.2],
+    ['1_0.5', 10.5],
+    ['\t3\n', 3],
+  ])('GIVEN the string %j THEN %s', (input, value) => {
+    expect(parseFloatLike(input)).toBe(value);
+  });
+
+  it.each([
+    ['inf', Infinity],
+    ['-INF', -Infinity],
+    ['Infinity', Infinity],
+    ['+infinity', Infinity],
+  ])('GIVEN the string %j THEN %s (refused later as not finite)', (input, value) => {
+    expect(parseFloatLike(input)).toBe(value);
+  });
+
+  it.each(['nan', 'NaN', '-nan'])('GIVEN the string %j THEN NaN (refused later as not finite)', (input) => {
+    expect(parseFloatLike(input)).toBeNaN();
+  });
+
+  it.each(['', ' ', 'fast', '0x10', '0b1', '1,2', '1.2.3', '1__0', '_1', '1_', 'e5', '1e', 'infinit', 'nan1'])(
+    'GIVEN the string %j THEN not a number',
+    (input) => {
+      expect(parseFloatLike(input)).toBeUndefined();
+    },
+  );
+
+  it.each([[true], [null], [[1]], [{ v: 1 }]])('GIVEN %j THEN not a number', (input) => {
+    expect(parseFloatLike(input)).toBeUndefined();
+  });
+
+  it('GIVEN a JSON number THEN it is kept as it is', () => {
+    expect(parseFloatLike(1.5)).toBe(1.5);
+    expect(parseFloatLike(-0)).toBe(-0);
   });
 });
 

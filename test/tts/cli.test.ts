@@ -107,6 +107,31 @@ describe('tts say', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('GIVEN the service redirects with a 302 THEN exit 3 with one line naming the Location and TTS_BASE_URL, no token, no file', async () => {
+    const location = `${emulator.baseUrl}/ja/text_to_speech_api/`;
+    emulator.injectFault({ target: 'standard', count: 1, status: 302, body: null, headers: { Location: location } });
+    const out = join(dir, 'moved.mp3');
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `tts: error redirect_refused (HTTP 302): The service redirected POST /text_to_speech_api/ to ${location} (HTTP 302). ` +
+        `Not followed: only a 307 or 308 keeps the POST and its body. Set TTS_BASE_URL to ${emulator.baseUrl}/ja (now ${emulator.baseUrl}).\n`,
+    );
+    expect(r.stderr).not.toContain(DEFAULT_TOKEN);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('GIVEN the service redirects with a 307 to its /ja/ path THEN it is followed and the MP3 written, exit 0', async () => {
+    emulator.injectFault({ target: 'standard', count: 1, status: 307, body: null, headers: { Location: '/ja/text_to_speech_api/' } });
+    const out = join(dir, 'followed.mp3');
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    expect(emulator.requests().map((q) => q.path)).toContain('/ja/text_to_speech_api/');
+  });
+
   it('GIVEN nothing listening THEN exit 5 naming network', async () => {
     const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3')], { TTS_BASE_URL: 'http://127.0.0.1:1' });
     expect(r.code).toBe(5);

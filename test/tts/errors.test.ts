@@ -51,6 +51,7 @@ const TABLE: [TtsErrorCode, TtsErrorKind, boolean][] = [
   ['download_refused', 'unavailable', false],
   ['download_failed', 'unavailable', true],
   ['bad_response', 'unavailable', false],
+  ['redirect_refused', 'refused', false],
   ['network', 'unavailable', true],
   ['timeout', 'unavailable', true],
   ['aborted', 'aborted', false],

@@ -94,6 +94,19 @@ describe('no secret in any error path', () => {
     const ac = new AbortController();
     ac.abort();
     await catching(() => make().speak(STD, { signal: ac.signal }), 'aborted');
+    // Redirects: refused ones name the Location, which must not carry a secret back out.
+    for (const [status, location] of [
+      [302, `/ja/${SECRET}/text_to_speech_api/`],
+      [307, `https://elsewhere.example/${SECRET}/?token=${SECRET}`],
+      [301, `/text_to_speech_api/?token=${SECRET}`],
+    ] as const) {
+      c = make();
+      em.injectFault({ target: 'standard', count: 1, status, body: null, headers: { Location: location } });
+      await catching(() => c.speak(STD), 'redirect_refused');
+    }
+    c = make();
+    em.injectFault({ target: 'standard', count: 1, status: 307, body: null, headers: { Location: '/ja/text_to_speech_api/' } });
+    await c.speak(STD); // followed: logged, the token kept out of the log
     // Advanced creation.
     await catching(() => make({ token: WRONG }).createJob(ADV), 'invalid_token');
     for (const [status, body] of [
@@ -123,6 +136,8 @@ describe('no secret in any error path', () => {
     await catching(() => c.pollJob(job.jobId, job.jobToken), 'internal_error');
     em.injectFault({ target: 'poll', count: 3, status: 500, delayMs: 1200 });
     await catching(() => c.pollJob(job.jobId, job.jobToken), 'timeout');
+    em.injectFault({ target: 'poll', count: 1, status: 302, body: null, headers: { Location: `/ja/api/advanced-tts/jobs/${job.jobToken}/` } });
+    await catching(() => c.pollJob(job.jobId, job.jobToken), 'redirect_refused');
     for (const o of [
       { outcome: 'fail', code: 'content_policy_violation' },
       { outcome: 'fail', code: 'tts_retry_exhausted', count: 3 },

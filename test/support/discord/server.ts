@@ -16,7 +16,7 @@
  *   ...; await client.destroy(); await fake.close();
  */
 import { EventEmitter } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption, APIMessage } from 'discord.js';
 import { systemClock, type Clock } from '../../../src/util/clock.ts';
@@ -81,6 +81,11 @@ export interface FakeDiscordOptions {
    * as Discord does after 3 s. Off by default: the test machine is too noisy for a wall-clock rule.
    */
   interactionCallbackDeadlineMs?: number | null;
+  /**
+   * An interaction's token works for its webhook (edits, follow-ups) this long after the
+   * interaction, by `clock`; later requests get 404 Unknown Webhook. Discord: 15 minutes.
+   */
+  interactionTokenLifetimeMs?: number;
   clock?: Clock;
   /** Default timeout of the waitFor* helpers. */
   waitTimeoutMs?: number;
@@ -96,6 +101,7 @@ const DEFAULTS = {
   heartbeatIntervalMs: 41_250,
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
+  interactionTokenLifetimeMs: 15 * 60_000,
   clock: systemClock,
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
@@ -115,6 +121,19 @@ export interface RestLogEntry {
   /** JSON-parsed body; multipart as `{payload_json, files}`; undefined when empty. */
   body: unknown;
   status: number;
+}
+
+/** A REST failure to answer instead of the route's own answer (tests of error paths). */
+export interface RestFault {
+  /** Any method when omitted. */
+  method?: string;
+  /** Matched against the path after `/api/v10` (as in RestLogEntry.path). */
+  path: RegExp;
+  status: number;
+  /** Discord's JSON error body; default `{ message: '<status>: <reason>', code: 0 }`. */
+  body?: { message: string; code: number };
+  /** How many matching requests fail; default 1. */
+  count?: number;
 }
 
 export interface InteractionResponse {
@@ -206,6 +225,8 @@ export interface FakeDiscord {
   invalidateSession(resumable: boolean): void;
   /** op 7 Reconnect. */
   requestReconnect(): void;
+  /** Makes the next matching REST request(s) fail (the request is still logged, with that status). */
+  injectFault(fault: RestFault): void;
   requests: RestLogEntry[];
   commands: { global: APIApplicationCommand[]; guild: Record<string, APIApplicationCommand[]> };
   messages: FakeMessage[];
@@ -290,6 +311,7 @@ class FakeDiscordServer implements FakeDiscord {
   readonly #dmChannels = new Map<string, string>();
   readonly #voice = new Map<string, VoiceCredentials>();
   #voiceTokenCounter = 0;
+  #faults: Array<Required<Omit<RestFault, 'method'>> & { method: string | undefined }> = [];
   #changeSeq = 0;
   readonly #changedAt = new WeakMap<FakeMessage, number>();
 
@@ -359,6 +381,24 @@ class FakeDiscordServer implements FakeDiscord {
 
   requestReconnect(): void {
     this.gateway.requestReconnect();
+  }
+
+  injectFault(fault: RestFault): void {
+    const reason = STATUS_CODES[fault.status] ?? 'Error';
+    this.#faults.push({
+      method: fault.method?.toUpperCase(),
+      path: fault.path,
+      status: fault.status,
+      body: fault.body ?? { message: `${fault.status}: ${reason}`, code: 0 },
+      count: fault.count ?? 1,
+    });
+  }
+
+  #takeFault(method: string, path: string): ApiError | undefined {
+    const fault = this.#faults.find((f) => f.count > 0 && (f.method === undefined || f.method === method) && f.path.test(path));
+    if (!fault) return undefined;
+    fault.count -= 1;
+    return { status: fault.status, body: fault.body };
   }
 
   voiceCredentials(guildId: string): VoiceCredentials | undefined {
@@ -678,7 +718,10 @@ class FakeDiscordServer implements FakeDiscord {
     entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
     this.requests.push(entry);
     let result: RouteResult;
-    if (!url.pathname.startsWith(`${prefix}/`)) {
+    const fault = this.#takeFault(entry.method, entry.path);
+    if (fault) {
+      result = fault;
+    } else if (!url.pathname.startsWith(`${prefix}/`)) {
       result = API_ERRORS.notFound;
     } else if (!parsed.ok) {
       result = parsed.error;
@@ -968,7 +1011,11 @@ class FakeDiscordServer implements FakeDiscord {
 
   #webhookRecord(params: Record<string, string>): InteractionRecord | undefined {
     if (params.app !== this.applicationId) return undefined;
-    for (const record of this.#interactions.values()) if (record.token === params.token) return record;
+    for (const record of this.#interactions.values()) {
+      if (record.token !== params.token) continue;
+      // An expired interaction token no longer names a webhook.
+      return this.#options.clock.now() - record.createdAt > this.#options.interactionTokenLifetimeMs ? undefined : record;
+    }
     return undefined;
   }
 

@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
+import { openDatabase, type Db } from '../../src/db/database.ts';
+import { CharacterBudget } from '../../src/speech/budget.ts';
+import { AudioCache } from '../../src/speech/cache.ts';
+import { createSynthesizer, type SynthesisRequest, type TtsClientLike } from '../../src/speech/synthesize.ts';
+import { ffmpegPath, type MediaSupport } from '../../src/util/ffmpeg.ts';
+import { createLogger } from '../../src/util/log.ts';
+import { captureLog } from '../support/log-scan.ts';
+
+// Issue 10 §4 at the synthesizer: ffmpeg disappears after start (the binary is gone). The clip is
+// paid, so it comes back uncached; the shared media support drops to "attach", and later clips do
+// not try the missing binary again. Real cache, real SQLite budget, real (missing) ffmpeg.
+let dir: string;
+let db: Db;
+let mp3: Buffer;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'uncached-'));
+  db = openDatabase(join(dir, 'bot.db'));
+  // Fixture: a 1 s tone at 24 kHz mono, the service's format (notes/service-facts).
+  execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '24000', '-ac', '1', '-b:a', '160k', join(dir, 'tone.mp3')]);
+  mp3 = readFileSync(join(dir, 'tone.mp3'));
+});
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const request = (text: string): SynthesisRequest => ({
+  guildId: 'g1', endpoint: 'standard', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
+  charges: [{ guildId: 'g1', userId: 'u1', endpoint: 'standard', chars: [...text].length }],
+});
+
+describe('synthesizer when ffmpeg goes missing', () => {
+  it('returns the paid MP3 uncached, commits the characters, lowers media support and warns once', async () => {
+    const client: TtsClientLike = {
+      // Reports the charge as the real client does (src/tts/billing.ts); each text its own history pk.
+      speak: async (req, { billing } = {}) => {
+        await billing?.beforeSend?.({ endpoint: 'standard', attempt: 1 });
+        const pk = [...req.text].length + req.text.charCodeAt(0);
+        billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: 1, outcome: 'charged', pk });
+        return { url: `http://x/${req.text}.mp3`, pk, text: req.text, substituted: {} };
+      },
+      narrate: async () => {
+        throw new Error('not used');
+      },
+      download: async () => mp3,
+    };
+    let transcodes = 0;
+    const cache = new AudioCache({
+      db, dir: join(dir, 'cache'),
+      transcode: (input) => {
+        transcodes++;
+        return mp3ToOggOpus(input, { ffmpeg: join(dir, 'gone', 'ffmpeg') });
+      },
+    });
+    const budget = new CharacterBudget({ db });
+    const media: MediaSupport = { transcode: true, playMp3: true };
+    const log = captureLog();
+    const synth = createSynthesizer({ client, cache, budget, media, logger: createLogger({ level: 'debug', destination: log }) });
+    const warned = () => log.records().filter((r) => r.level === 40);
+
+    const first = await synth.synthesize(request('一つ目'));
+    expect(first.mp3?.equals(mp3)).toBe(true);
+    expect(first.oggPath).toBeUndefined();
+    expect(first.durationMs).toBeGreaterThan(900);
+    expect(media).toEqual({ transcode: false, playMp3: false });
+    expect(warned()).toHaveLength(1);
+    expect(warned()[0]).toMatchObject({ err: { code: 'FFMPEG_NOT_FOUND' } });
+
+    const second = await synth.synthesize(request('二つ目'));
+    expect(second.mp3?.equals(mp3)).toBe(true);
+    expect(transcodes).toBe(1); // not tried again
+    expect(warned()).toHaveLength(1);
+    // Both clips are committed to the ledger: paid, and delivered.
+    expect(await budget.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 3 + 3, charged: 3 + 3, reserved: 0 });
+  });
+});
