@@ -197,7 +197,7 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
 
   it('/clear while the request is in flight: uncertain (the service went on and charged); a later success settles it', async () => {
     const text = '送信中に取り消されました';
-    h.emulator.setLatency('standard', 600);
+    h.emulator.setLatency('standard', 1_500); // time enough for /clear to land while it is in flight
     try {
       const d = await cell(async () => {
         await say(text);
@@ -296,7 +296,7 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
 
   it('/clear while the creation request is in flight: uncertain', async () => {
     const text = '作成中に取り消された仕事です。';
-    h.emulator.setLatency('advanced', 600);
+    h.emulator.setLatency('advanced', 1_500);
     try {
       const d = await cell(async () => {
         await narrate(text);
