@@ -29,7 +29,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** Fills the ledger with `rows` settled charges in the current period, then builds the totals 005 keeps. */
+/** Fills the ledger with `rows` settled charges in the current period, then builds the totals 004 keeps. */
 function fill(db: Db, rows: number, now: number): void {
   const insert = db.prepare(
     `INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, audio_key, sent_at, created_at, settled_at)

@@ -578,7 +578,7 @@ export interface StoredJob {
   leaseExpiresAt: number | null;
   /** Nobody wants the result any more (/clear, /leave): followed to its end for the ledger, never delivered. */
   discard: boolean;
-  /** Characters the service charged at creation; null for jobs stored before migration 005. */
+  /** Characters the service charged at creation; null for jobs stored before migration 004. */
   chars: number | null;
 }
 

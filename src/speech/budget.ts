@@ -10,7 +10,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 // database file, and the hold ends in exactly one of: charged (the service charged it), uncertain
 // (it may have: counted like charged, never refunded by guesswork), released (nothing charged).
 //
-// Running totals per period and scope (migrations/005) make a reservation read a few rows whatever
+// Running totals per period and scope (migrations/004) make a reservation read a few rows whatever
 // the ledger's size. Every method is one transaction and returns a promise: a store answering over
 // the network (a later issue moves the account pool to PostgreSQL) fits the same interface, each
 // total being a counter moved by deltas (an atomic `UPDATE ... SET x = x + $1`).

@@ -94,7 +94,7 @@ describe('migrations', () => {
     expect(after.dictionary.list('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
     expect(after.history.recent('g1')).toMatchObject([{ pk: 7, characters: 3 }]);
     expect(after.jobs.get('j1')).toMatchObject({ state: 'pending', delivery: { x: 1 }, leaseOwner: null, discard: false });
-    // 005: committed rows became charged, held ones stay held, and the running totals match them.
+    // 004: committed rows became charged, held ones stay held, and the running totals match them.
     expect(db.prepare('SELECT state, SUM(chars) AS n FROM character_ledger GROUP BY state ORDER BY state').all()).toEqual([
       { state: 'charged', n: 12 },
       { state: 'reserved', n: 5 },
