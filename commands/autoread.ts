@@ -38,10 +38,10 @@ export default {
     const channelId = interaction.options.getChannel('channel')?.id ?? interaction.channelId;
     const channel = `<#${channelId}>`;
     if (sub === 'add') {
-      repo.add(guildId, channelId);
+      await repo.add(guildId, channelId);
       await interaction.reply({ content: t(lang, 'autoread.added', { channel }) });
     } else {
-      if (!repo.remove(guildId, channelId)) throw new UserError('autoread.not_listed', { channel });
+      if (!(await repo.remove(guildId, channelId))) throw new UserError('autoread.not_listed', { channel });
       await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
     }
   },

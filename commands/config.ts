@@ -94,7 +94,7 @@ export default {
       case 'ignore-prefix': shown = o.getString('value', true).trim(); patch = { ignorePrefix: shown }; break;
       default: throw new Error(`unknown /config subcommand ${name}`);
     }
-    repo.update(guildId, patch);
+    await repo.update(guildId, patch);
     await interaction.reply({ content: t(lang, 'config.saved', { setting: name, value: shown }) });
   },
   async autocomplete(interaction) {

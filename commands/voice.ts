@@ -34,7 +34,7 @@ export default {
     const { userSettings, guildSettings } = ctx.repos;
     const sub = interaction.options.getSubcommand();
     if (sub === 'reset') {
-      userSettings.reset(guildId, userId);
+      await userSettings.reset(guildId, userId);
       await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
       return;
     }
@@ -45,7 +45,7 @@ export default {
         ...(o.getNumber('speed') !== null ? { speed: o.getNumber('speed', true) } : {}),
         ...(o.getNumber('pitch') !== null ? { pitch: o.getNumber('pitch', true) } : {}),
       };
-      const user = userSettings.set(guildId, userId, patch);
+      const user = await userSettings.set(guildId, userId, patch);
       const v = effectiveVoice(guildSettings.get(guildId), user);
       await interaction.reply({ content: t(lang, 'uservoice.saved', v), flags: MessageFlags.Ephemeral });
       return;

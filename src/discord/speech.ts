@@ -131,7 +131,7 @@ export class SpeechService {
     if (!text) throw new UserError('tts.validation_error');
     const checked = validateStandard({ voice, text, speed, pitch });
     if (!checked.ok) throw new TtsInputError(checked.issues);
-    this.#precheck(args.guildId, userId, 'standard', countChars(text));
+    await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     await this.#enqueueForInteraction(interaction, {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
     }, { forceAttach: args.forceAttach ?? false });
@@ -152,7 +152,7 @@ export class SpeechService {
     };
     const checked = validateAdvanced({ text, ...advanced }, this.#plan);
     if (!checked.ok) throw new TtsInputError(checked.issues);
-    this.#precheck(args.guildId, userId, 'advanced', countChars(text));
+    await this.#precheck(args.guildId, userId, 'advanced', countChars(text));
     await this.#enqueueForInteraction(interaction, {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
       voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced,
@@ -366,11 +366,10 @@ export class SpeechService {
 
   // ------------------------------------------------------------------ helpers
 
-  /** Refuses, before anything is answered or sent, a request the budget would refuse. */
-  #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): void {
-    const result = this.#budget.reserve([{ guildId, userId, endpoint, chars }]);
+  /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
+  async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
+    const result = await this.#budget.check([{ guildId, userId, endpoint, chars }]);
     if (!result.ok) throw new BudgetRefusedError(result.refusal, guildId);
-    this.#budget.release(result.reservation);
   }
 
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { writeTx } from '../db/write.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
 import type { Utterance, UtteranceKind } from './queue.ts';
@@ -80,23 +81,25 @@ export class PendingUtteranceStore {
   }
 
   /** Saves a scheduler snapshot (in order), e.g. the result of `SpeechScheduler.close()`. */
-  save(items: readonly Utterance[]): number {
+  async save(items: readonly Utterance[]): Promise<number> {
     const now = this.#clock.now();
-    this.#db.transaction(() => {
+    await writeTx(this.#db, () => {
       for (const u of items) this.#insert.run(toRow(u, now));
-    })();
+    });
     return items.length;
   }
 
   /**
    * Removes and returns the saved utterances in order; `owns` picks the guilds this process
-   * serves (shards share the file). The text leaves the database as it is read.
+   * serves (shards share the file). The text leaves the database as it is read. IMMEDIATE: the
+   * read decides the deletes, so a deferred transaction would fail with SQLITE_BUSY_SNAPSHOT
+   * when another process wrote in between (two shards starting together).
    */
-  take(owns: (guildId: string) => boolean = () => true): Utterance[] {
-    return this.#db.transaction(() => {
+  take(owns: (guildId: string) => boolean = () => true): Promise<Utterance[]> {
+    return writeTx(this.#db, () => {
       const rows = this.#all.all().filter((r) => owns(r.guild_id));
       for (const r of rows) this.#delete.run(r.seq);
       return rows.map(fromRow);
-    })();
+    });
   }
 }

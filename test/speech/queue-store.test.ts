@@ -23,18 +23,18 @@ describe('PendingUtteranceStore (clean shutdown and restart)', () => {
     before.enqueue(msg('g2', 'c', 'other guild', { lang: 'en' }));
     before.enqueue(msg('g1', 'a', 'second'));
     const db1 = openDatabase(file);
-    expect(new PendingUtteranceStore(db1, { clock }).save(before.close())).toBe(4);
+    expect(await new PendingUtteranceStore(db1, { clock }).save(before.close())).toBe(4);
     db1.close();
 
     const db2 = openDatabase(file);
     const store = new PendingUtteranceStore(db2, { clock });
-    const g2Only = store.take((g) => g === 'g2');
+    const g2Only = await store.take((g) => g === 'g2');
     expect(g2Only.map((u) => u.text)).toEqual(['other guild']);
-    const restored = store.take();
+    const restored = await store.take();
     expect(restored.map((u) => u.text)).toEqual(['first', 'narrated', 'second']);
     expect(restored[0]!.meta).toEqual({ messageId: 'm1' });
     expect(restored[1]!.advanced).toEqual({ voice: 'Ruby', tone: 'calm', seed: 3 });
-    expect(store.take()).toEqual([]);
+    expect(await store.take()).toEqual([]);
     expect(db2.prepare('SELECT COUNT(*) AS n FROM pending_utterances').get()).toEqual({ n: 0 });
 
     const after = new SpeechScheduler({ synthesize: new FakeSynth(), clock });
