@@ -16,9 +16,9 @@ export interface JoinRequest {
 export class VoiceManager {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
-  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>;
+  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>;
 
-  constructor(options: { logger: Logger } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>) {
+  constructor(options: { logger: Logger } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>) {
     const { logger, ...sessionOptions } = options;
     this.#logger = logger;
     this.#sessionOptions = sessionOptions;

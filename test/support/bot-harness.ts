@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { probeDurationMs } from '../../src/audio/transcode.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './discord/server.ts';
 
@@ -12,8 +13,11 @@ export interface Harness {
   discord: FakeDiscord;
   bot: Bot;
   dataDir: string;
-  /** Stops the bot cleanly and starts a new one on the same data directory (a process restart). */
-  restart(): Promise<Bot>;
+  /**
+   * Stops the bot cleanly and starts a new one on the same data directory (a process restart),
+   * optionally with other bot options from then on.
+   */
+  restart(bot?: Partial<BotOptions>): Promise<Bot>;
   close(): Promise<void>;
 }
 
@@ -40,8 +44,9 @@ export async function startHarness(options: {
     ...options.env,
   });
   const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
+  let botOptions = options.bot;
   const start = async () => {
-    const bot = await createBot({ config, logger, ...options.bot });
+    const bot = await createBot({ config, logger, ...botOptions });
     await bot.start();
     return bot;
   };
@@ -50,7 +55,8 @@ export async function startHarness(options: {
     discord,
     bot: await start(),
     dataDir,
-    async restart() {
+    async restart(bot) {
+      if (bot) botOptions = { ...botOptions, ...bot };
       await harness.bot.stop();
       harness.bot = await start();
       return harness.bot;
@@ -71,6 +77,22 @@ export function standardRequests(emulator: Emulator): Array<{ text: string; voic
     .requests()
     .filter((r) => r.target === 'standard')
     .map((r) => r.body as { text: string; voice: string; speed: number; pitch: number });
+}
+
+/**
+ * Duration of the MP3 the emulator made for the standard request that spoke `text` (asked again
+ * from another address, so the bot's rate window is untouched).
+ */
+export async function mp3DurationOf(emulator: Emulator, text: string): Promise<number> {
+  const entry = emulator.requests().find((r) => r.target === 'standard' && (r.body as { text: string }).text === text && r.status === 200);
+  if (!entry) throw new Error(`no successful standard request spoke ${JSON.stringify(text)}`);
+  const res = await fetch(`${emulator.baseUrl}/text_to_speech_api/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', token: DEFAULT_TOKEN, 'x-forwarded-for': '10.1.1.1' },
+    body: JSON.stringify(entry.body),
+  });
+  const { url } = (await res.json()) as { url: string };
+  return probeDurationMs(Buffer.from(await (await fetch(url)).arrayBuffer()));
 }
 
 /** Polls `check` until it returns a value other than undefined (for effects that happen later). */
