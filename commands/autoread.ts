@@ -53,10 +53,10 @@ export default {
     if (sub === 'add') {
       // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
       const postAudio = interaction.options.getBoolean('mp3') ?? false;
-      repo.add(guildId, channelId, { postAudio });
+      await repo.add(guildId, channelId, { postAudio });
       await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel }) });
     } else {
-      if (!repo.remove(guildId, channelId)) throw new UserError('autoread.not_listed', { channel });
+      if (!(await repo.remove(guildId, channelId))) throw new UserError('autoread.not_listed', { channel });
       await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
     }
   },

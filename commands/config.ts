@@ -103,7 +103,7 @@ export default {
       case 'ignore-prefix': shown = o.getString('value', true).trim(); patch = { ignorePrefix: shown }; break;
       default: throw new Error(`unknown /config subcommand ${name}`);
     }
-    repo.update(guildId, patch);
+    await repo.update(guildId, patch);
     const saved = { content: t(lang, 'config.saved', { setting: name, value: shown }) };
     await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
   },

@@ -49,7 +49,7 @@ export default {
     }
     if (sub === 'remove') {
       const word = interaction.options.getString('word', true).trim();
-      if (!repo.remove(guildId, word)) throw new UserError('dictionary.not_found', { word });
+      if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { word });
       await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
       return;
     }
@@ -57,7 +57,7 @@ export default {
     const reading = parseReading(interaction.options.getString('reading', true));
     if (!word.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, word.error) });
     if (!reading.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, reading.error) });
-    repo.add(guildId, word.value, reading.value, interaction.user.id);
+    await repo.add(guildId, word.value, reading.value, interaction.user.id);
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },
   async autocomplete(interaction, ctx) {

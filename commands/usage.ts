@@ -18,12 +18,12 @@ export default {
     const admin = isManager(interaction);
     const target = interaction.options.getUser('member') ?? interaction.user;
     if (target.id !== interaction.user.id && !admin) throw new UserError('error.admin_only');
-    const mine = ctx.budget.usage({ guildId, userId: target.id });
+    const mine = await ctx.budget.usage({ guildId, userId: target.id });
     const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
     if (admin) {
-      const guild = ctx.budget.usage({ guildId });
+      const guild = await ctx.budget.usage({ guildId });
       lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.speech.droppedCount(guildId) }));
-      const top = ctx.budget.topSpenders(guildId, 5);
+      const top = await ctx.budget.topSpenders(guildId, 5);
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }
     await interaction.reply({ content: lines.join('\n'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });

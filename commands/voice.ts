@@ -34,7 +34,7 @@ export default {
     const { userSettings, guildSettings } = ctx.repos;
     const sub = interaction.options.getSubcommand();
     if (sub === 'reset') {
-      userSettings.reset(guildId, userId);
+      await userSettings.reset(guildId, userId);
       await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
       return;
     }
@@ -51,7 +51,7 @@ export default {
         ...(o.getNumber('speed') !== null ? { speed: o.getNumber('speed', true) } : {}),
         ...(o.getNumber('pitch') !== null ? { pitch: o.getNumber('pitch', true) } : {}),
       };
-      const user = userSettings.set(guildId, userId, patch);
+      const user = await userSettings.set(guildId, userId, patch);
       const v = effectiveVoice(guildSettings.get(guildId), user);
       const saved = { content: t(lang, 'uservoice.saved', v) };
       await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));

@@ -2,6 +2,7 @@
 // voice server (emulator synthesis delay 0), for a cache miss, a cache hit, and the plain baseline
 // (ffmpeg on the MP3 for every play), all in one run; then the bot's resident memory with 1 and
 // with 50 guilds connected to voice. Prints numbers and targets; asserts nothing (shared machine).
+// Every call is end-to-end encrypted (DAVE v1) with a simulated listener in it, as on Discord.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,10 +76,13 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, voice: FakeVo
   };
 }
 
-async function join_(discord: FakeDiscord, g: FakeGuild): Promise<void> {
+/** /join in `g` with alice's client in the call, so the bot speaks DAVE as on Discord. */
+async function join_(discord: FakeDiscord, voice: FakeVoiceServer, g: FakeGuild): Promise<void> {
   const { general } = ids(g);
+  voice.simulateListener({ guildId: g.id, channelId: ids(g).voice, userId: alice.id });
   const interaction = await discord.sendInteraction({ guildId: g.id, channelId: general, user: alice, name: 'join', locale: 'en-US' });
   await interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
+  await voice.waitForDave(g.id);
 }
 
 interface Trial {
@@ -108,7 +112,7 @@ async function measure(mode: 'cached' | 'mp3') {
   try {
     const g = guilds[0]!;
     await discord.setVoiceState(alice.id, g.id, ids(g).voice);
-    await join_(discord, g);
+    await join_(discord, voice, g);
     // The bot reads alice's name once; warm up so every trial is a plain message.
     await trial(discord, voice, g, 'ウォームアップ');
     const miss: Trial[] = [];
@@ -121,7 +125,7 @@ async function measure(mode: 'cached' | 'mp3') {
       const one = (await bot.ask('rss')).rss;
       for (const other of guilds.slice(1)) {
         await discord.setVoiceState(alice.id, other.id, ids(other).voice);
-        await join_(discord, other);
+        await join_(discord, voice, other);
       }
       const all = await bot.ask('rss');
       if (all.voiceGuilds !== GUILDS) throw new Error(`only ${all.voiceGuilds} guilds connected`);

@@ -45,6 +45,7 @@ const schema = discordSchema.extend({
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
   FFMPEG_PATH: z.string().trim().min(1).optional(),
+  JOB_RETENTION_DAYS: intFrom(7, 1),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -67,6 +68,8 @@ export interface Config {
   cacheMaxBytes: number;
   /** The ffmpeg binary: FFMPEG_PATH, else ffmpeg-static when present, else `ffmpeg` on PATH. */
   ffmpegPath: string;
+  /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
+  jobRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -118,5 +121,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cacheMaxBytes: e.CACHE_MAX_MB * MIB,
     // '' (not undefined): only the environment given here counts, not process.env.
     ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
+    jobRetentionDays: e.JOB_RETENTION_DAYS,
   };
 }

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { failFastOnLock } from './write.ts';
 
 export type Db = Database.Database;
 
@@ -74,15 +75,20 @@ export interface OpenOptions {
   migrations?: Migration[];
 }
 
-/** Opens (creating if needed) the SQLite database: WAL, foreign keys, a busy timeout, migrated. */
+/**
+ * Opens (creating if needed) the SQLite database: WAL, foreign keys, migrated. Once open, a write
+ * that finds another process's lock fails at once instead of blocking the thread (src/db/write.ts
+ * retries it asynchronously), so a lock held elsewhere can never stall the audio loop.
+ */
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
+  // Start-up (before any audio plays) may wait for shards starting at the same moment.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
-  // Several bot processes (shards) share one file; wait for a lock instead of failing at once.
-  db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');
   if (options.migrate ?? true) migrate(db, options.migrations);
+  failFastOnLock(db);
   return db;
 }

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Db } from './database.ts';
+import { writeTx } from './write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Typed access to the tables of migrations/001_init.sql. Every statement is prepared once in a
 // constructor; every table's rows are mapped snake_case -> camelCase in exactly one `from*Row`.
+// Writes are asynchronous (src/db/write.ts): a lock held by another process never blocks this
+// thread, which also drives the audio; reads are synchronous (WAL readers never wait).
 
 export type Endpoint = 'standard' | 'advanced';
 
@@ -138,20 +141,18 @@ export class GuildSettingsRepo {
   }
 
   /** Changes only the given fields (an `undefined` value leaves the field as it is); returns the result. */
-  update(guildId: string, patch: GuildSettingsPatch): GuildSettings {
+  update(guildId: string, patch: GuildSettingsPatch): Promise<GuildSettings> {
     // Read-modify-write in one IMMEDIATE transaction so two processes' partial updates do not clobber.
-    return this.#db
-      .transaction(() => {
-        const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.#clock.now() };
-        this.#upsert.run(toGuildSettingsRow(next));
-        return next;
-      })
-      .immediate();
+    return writeTx(this.#db, () => {
+      const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.#clock.now() };
+      this.#upsert.run(toGuildSettingsRow(next));
+      return next;
+    });
   }
 
   /** Back to all defaults (e.g. the bot left the guild). */
-  reset(guildId: string): boolean {
-    return this.#delete.run(guildId).changes > 0;
+  reset(guildId: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#delete.run(guildId).changes > 0);
   }
 }
 
@@ -159,6 +160,7 @@ export class GuildSettingsRepo {
 // auto_read_channels
 
 export class AutoReadRepo {
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #insert;
   readonly #delete;
@@ -169,6 +171,7 @@ export class AutoReadRepo {
   readonly #entries;
 
   constructor(db: Db, clock: Clock = systemClock) {
+    this.#db = db;
     this.#clock = clock;
     this.#insert = db.prepare<[string, string, number, number]>(
       'INSERT INTO auto_read_channels (guild_id, channel_id, created_at, post_audio) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET post_audio = excluded.post_audio',
@@ -187,12 +190,15 @@ export class AutoReadRepo {
 
   /**
    * Reads the channel aloud while the bot is in voice; with `postAudio`, also posts MP3s while it is
-   * not (migrations/004). Adding a listed channel again updates that option; returns false then.
+   * not (migrations/005). Adding a listed channel again updates that option; resolves false then.
    */
-  add(guildId: string, channelId: string, options: { postAudio?: boolean } = {}): boolean {
-    const existed = this.isAutoRead(guildId, channelId);
-    this.#insert.run(guildId, channelId, this.#clock.now(), options.postAudio ? 1 : 0);
-    return !existed;
+  add(guildId: string, channelId: string, options: { postAudio?: boolean } = {}): Promise<boolean> {
+    // One IMMEDIATE transaction: whether it existed decides the answer.
+    return writeTx(this.#db, () => {
+      const existed = this.isAutoRead(guildId, channelId);
+      this.#insert.run(guildId, channelId, this.#clock.now(), options.postAudio ? 1 : 0);
+      return !existed;
+    });
   }
 
   /** Whether the channel is auto-read with MP3 posts while the bot is in no voice channel. */
@@ -205,9 +211,9 @@ export class AutoReadRepo {
     return this.#entries.all(guildId).map((r) => ({ channelId: r.channel_id, postAudio: r.post_audio === 1 }));
   }
 
-  /** Returns false when the channel was not auto-read. */
-  remove(guildId: string, channelId: string): boolean {
-    return this.#delete.run(guildId, channelId).changes > 0;
+  /** Resolves false when the channel was not auto-read. */
+  remove(guildId: string, channelId: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#delete.run(guildId, channelId).changes > 0);
   }
 
   /** Channel ids, oldest first. */
@@ -220,9 +226,9 @@ export class AutoReadRepo {
     return this.#exists.get(guildId, channelId) !== undefined;
   }
 
-  /** Forgets every auto-read channel of the guild; returns how many there were. */
-  clear(guildId: string): number {
-    return this.#deleteGuild.run(guildId).changes;
+  /** Forgets every auto-read channel of the guild; resolves with how many there were. */
+  clear(guildId: string): Promise<number> {
+    return writeTx(this.#db, () => this.#deleteGuild.run(guildId).changes);
   }
 }
 
@@ -318,17 +324,17 @@ export class UserSettingsRepo {
   }
 
   /** Sets voice/speed/pitch (null = back to the guild default; undefined = unchanged). */
-  set(guildId: string, userId: string, patch: UserVoicePatch): UserSettings {
+  set(guildId: string, userId: string, patch: UserVoicePatch): Promise<UserSettings> {
     return this.#change(guildId, userId, definedOnly(patch));
   }
 
   /** Forgets everything about the user in this guild (voice, nickname, mute). */
-  reset(guildId: string, userId: string): boolean {
-    return this.#delete.run(guildId, userId).changes > 0;
+  reset(guildId: string, userId: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#delete.run(guildId, userId).changes > 0);
   }
 
   /** Muted users' messages are not read aloud. */
-  setMuted(guildId: string, userId: string, muted: boolean): UserSettings {
+  setMuted(guildId: string, userId: string, muted: boolean): Promise<UserSettings> {
     return this.#change(guildId, userId, { muted });
   }
 
@@ -341,18 +347,16 @@ export class UserSettingsRepo {
   }
 
   /** The name read aloud for the user; null = their display name. */
-  setNickname(guildId: string, userId: string, nickname: string | null): UserSettings {
+  setNickname(guildId: string, userId: string, nickname: string | null): Promise<UserSettings> {
     return this.#change(guildId, userId, { nickname });
   }
 
-  #change(guildId: string, userId: string, patch: Partial<UserSettings>): UserSettings {
-    return this.#db
-      .transaction(() => {
-        const next = { ...this.get(guildId, userId), ...patch, guildId, userId, updatedAt: this.#clock.now() };
-        this.#upsert.run(toUserSettingsRow(next));
-        return next;
-      })
-      .immediate();
+  #change(guildId: string, userId: string, patch: Partial<UserSettings>): Promise<UserSettings> {
+    return writeTx(this.#db, () => {
+      const next = { ...this.get(guildId, userId), ...patch, guildId, userId, updatedAt: this.#clock.now() };
+      this.#upsert.run(toUserSettingsRow(next));
+      return next;
+    });
   }
 }
 
@@ -387,6 +391,14 @@ export class DictionaryRepo {
   readonly #delete;
   readonly #list;
   readonly #count;
+  readonly #version;
+  readonly #bump;
+  /**
+   * The last list read per guild with its version: the same array is returned until the guild's
+   * dictionary changes (in any process), so the compiled trie cached per array (dictionary.ts)
+   * is built once per version instead of once per message.
+   */
+  readonly #lists = new Map<string, { version: number; entries: DictionaryEntry[] }>();
 
   constructor(db: Db, clock: Clock = systemClock) {
     this.#db = db;
@@ -403,27 +415,43 @@ export class DictionaryRepo {
       'SELECT * FROM dictionary_entries WHERE guild_id = ? ORDER BY length(word) DESC, word',
     );
     this.#count = db.prepare<[string], number>('SELECT COUNT(*) FROM dictionary_entries WHERE guild_id = ?').pluck();
+    this.#version = db.prepare<[string], number>('SELECT version FROM dictionary_versions WHERE guild_id = ?').pluck();
+    this.#bump = db.prepare<[string]>(
+      'INSERT INTO dictionary_versions (guild_id, version) VALUES (?, 1) ON CONFLICT (guild_id) DO UPDATE SET version = version + 1',
+    );
   }
 
   /** Adds the word, or replaces its reading; says which. */
-  add(guildId: string, word: string, reading: string, createdBy: string): 'added' | 'updated' {
-    return this.#db
-      .transaction(() => {
-        const existed = this.#exists.get(guildId, word) !== undefined;
-        this.#upsert.run({ guild_id: guildId, word, reading, created_by: createdBy, created_at: this.#clock.now() });
-        return existed ? 'updated' : 'added';
-      })
-      .immediate();
+  add(guildId: string, word: string, reading: string, createdBy: string): Promise<'added' | 'updated'> {
+    return writeTx(this.#db, () => {
+      const existed = this.#exists.get(guildId, word) !== undefined;
+      this.#upsert.run({ guild_id: guildId, word, reading, created_by: createdBy, created_at: this.#clock.now() });
+      this.#bump.run(guildId);
+      return existed ? 'updated' : 'added';
+    });
   }
 
-  /** Returns false when the word was not in the dictionary. */
-  remove(guildId: string, word: string): boolean {
-    return this.#delete.run(guildId, word).changes > 0;
+  /** Resolves false when the word was not in the dictionary. */
+  remove(guildId: string, word: string): Promise<boolean> {
+    return writeTx(this.#db, () => {
+      const removed = this.#delete.run(guildId, word).changes > 0;
+      if (removed) this.#bump.run(guildId);
+      return removed;
+    });
   }
 
-  /** Every entry of the guild, longest word first (the order to apply them in). */
-  list(guildId: string): DictionaryEntry[] {
-    return this.#list.all(guildId).map(fromDictionaryRow);
+  /**
+   * Every entry of the guild, longest word first (the order to apply them in). The same array
+   * while the dictionary is unchanged: treat it as immutable.
+   */
+  list(guildId: string): readonly DictionaryEntry[] {
+    const version = this.#version.get(guildId) ?? 0;
+    const cached = this.#lists.get(guildId);
+    if (cached?.version === version) return cached.entries;
+    const entries = this.#list.all(guildId).map(fromDictionaryRow);
+    Object.freeze(entries);
+    this.#lists.set(guildId, { version, entries });
+    return entries;
   }
 
   count(guildId: string): number {
@@ -495,11 +523,13 @@ export function hashText(text: string): string {
 }
 
 export class HistoryRepo {
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #insert;
   readonly #recent;
 
   constructor(db: Db, clock: Clock = systemClock) {
+    this.#db = db;
     this.#clock = clock;
     this.#insert = db.prepare<[Omit<HistoryRow, 'id'>]>(`
       INSERT INTO generation_history (pk, endpoint, url, voice, characters, text_hash, guild_id, user_id, created_at)
@@ -510,7 +540,7 @@ export class HistoryRepo {
   }
 
   /** Records one generated audio. */
-  record(entry: NewHistoryEntry): HistoryEntry {
+  async record(entry: NewHistoryEntry): Promise<HistoryEntry> {
     const row = {
       pk: entry.pk,
       endpoint: entry.endpoint,
@@ -522,7 +552,7 @@ export class HistoryRepo {
       user_id: entry.userId,
       created_at: this.#clock.now(),
     };
-    const id = Number(this.#insert.run(row).lastInsertRowid);
+    const id = await writeTx(this.#db, () => Number(this.#insert.run(row).lastInsertRowid));
     return fromHistoryRow({ id, ...row });
   }
 
@@ -567,6 +597,13 @@ export interface StoredJob {
   pk: number | null;
   seed: number | null;
   errorCode: string | null;
+  /** The process following the job, and until when (issue 10 §5); null when nobody holds it. */
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  /** Nobody wants the result any more (/clear, /leave): followed to its end for the ledger, never delivered. */
+  discard: boolean;
+  /** Characters the service charged at creation; null for jobs stored before migration 004. */
+  chars: number | null;
 }
 
 export interface NewJob {
@@ -583,6 +620,10 @@ export interface NewJob {
   seed?: number;
   /** When the service created it (defaults to now). */
   createdAt?: number;
+  /** The creating process holds the job from the start. */
+  lease?: { owner: string; expiresAt: number };
+  /** Characters the service charged at creation. */
+  chars?: number;
 }
 
 export interface JobResultFields {
@@ -608,6 +649,10 @@ interface JobRow {
   pk: number | null;
   seed: number | null;
   error_code: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  discard: number;
+  chars: number | null;
 }
 
 function fromJobRow(row: JobRow): StoredJob {
@@ -627,10 +672,15 @@ function fromJobRow(row: JobRow): StoredJob {
     pk: row.pk,
     seed: row.seed,
     errorCode: row.error_code,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    discard: row.discard === 1,
+    chars: row.chars,
   };
 }
 
 export class JobsRepo {
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #insert;
   readonly #select;
@@ -638,14 +688,20 @@ export class JobsRepo {
   readonly #unfinished;
   readonly #clearText;
   readonly #deleteOld;
+  readonly #claim;
+  readonly #renew;
+  readonly #release;
+  readonly #releaseAll;
+  readonly #discard;
 
   constructor(db: Db, clock: Clock = systemClock) {
+    this.#db = db;
     this.#clock = clock;
     this.#insert = db.prepare<[JobRow]>(`
       INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, state, attempt,
-        created_at, updated_at, url, pk, seed, error_code)
+        created_at, updated_at, url, pk, seed, error_code, lease_owner, lease_expires_at, discard, chars)
       VALUES (@job_id, @job_token, @guild_id, @user_id, @channel_id, @delivery, @request, @state, @attempt,
-        @created_at, @updated_at, @url, @pk, @seed, @error_code)`);
+        @created_at, @updated_at, @url, @pk, @seed, @error_code, @lease_owner, @lease_expires_at, @discard, @chars)`);
     this.#select = db.prepare<[string], JobRow>('SELECT * FROM advanced_jobs WHERE job_id = ?');
     // A field left NULL in the update keeps its value (COALESCE), so a poll without `seed` keeps the stored one.
     this.#update = db.prepare<[{ job_id: string; state: JobState; updated_at: number; url: string | null; pk: number | null; seed: number | null; error_code: string | null }]>(`
@@ -659,10 +715,21 @@ export class JobsRepo {
       "UPDATE advanced_jobs SET request = json_set(request, '$.text', json('null')), updated_at = ? WHERE job_id = ?",
     );
     this.#deleteOld = db.prepare<[number]>("DELETE FROM advanced_jobs WHERE state IN ('failed', 'delivered') AND updated_at < ?");
+    // One statement reads and decides: the job is taken only if free or its holder's lease ran out.
+    this.#claim = db.prepare<[{ job_id: string; owner: string; now: number; until: number }]>(`
+      UPDATE advanced_jobs SET lease_owner = @owner, lease_expires_at = @until
+      WHERE job_id = @job_id AND state IN ('pending', 'running', 'succeeded')
+        AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= @now)`);
+    this.#renew = db.prepare<[{ job_id: string; owner: string; until: number }]>(
+      'UPDATE advanced_jobs SET lease_expires_at = @until WHERE job_id = @job_id AND lease_owner = @owner',
+    );
+    this.#release = db.prepare<[string, string]>('UPDATE advanced_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE job_id = ? AND lease_owner = ?');
+    this.#releaseAll = db.prepare<[string]>('UPDATE advanced_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?');
+    this.#discard = db.prepare<[number, string]>('UPDATE advanced_jobs SET discard = 1, updated_at = ? WHERE job_id = ?');
   }
 
   /** Persists a job the service just created. */
-  insert(job: NewJob): StoredJob {
+  async insert(job: NewJob): Promise<StoredJob> {
     const now = this.#clock.now();
     const row: JobRow = {
       job_id: job.jobId,
@@ -680,8 +747,12 @@ export class JobsRepo {
       pk: null,
       seed: job.seed ?? null,
       error_code: null,
+      lease_owner: job.lease?.owner ?? null,
+      lease_expires_at: job.lease?.expiresAt ?? null,
+      discard: 0,
+      chars: job.chars ?? null,
     };
-    this.#insert.run(row);
+    await writeTx(this.#db, () => this.#insert.run(row));
     return fromJobRow(row);
   }
 
@@ -690,19 +761,18 @@ export class JobsRepo {
     return row ? fromJobRow(row) : undefined;
   }
 
-  /** Moves the job to `state`, recording result fields given (others keep their values). Returns false for an unknown job. */
-  updateState(jobId: string, state: JobState, result: JobResultFields = {}): boolean {
-    return (
-      this.#update.run({
-        job_id: jobId,
-        state,
-        updated_at: this.#clock.now(),
-        url: result.url ?? null,
-        pk: result.pk ?? null,
-        seed: result.seed ?? null,
-        error_code: result.errorCode ?? null,
-      }).changes > 0
-    );
+  /** Moves the job to `state`, recording result fields given (others keep their values). Resolves false for an unknown job. */
+  updateState(jobId: string, state: JobState, result: JobResultFields = {}): Promise<boolean> {
+    const params = {
+      job_id: jobId,
+      state,
+      updated_at: this.#clock.now(),
+      url: result.url ?? null,
+      pk: result.pk ?? null,
+      seed: result.seed ?? null,
+      error_code: result.errorCode ?? null,
+    };
+    return writeTx(this.#db, () => this.#update.run(params).changes > 0);
   }
 
   /** Jobs not yet delivered nor failed: still to poll (pending/running) or to deliver (succeeded), oldest first. */
@@ -711,18 +781,43 @@ export class JobsRepo {
   }
 
   /** The result reached its destination. */
-  markDelivered(jobId: string): boolean {
+  markDelivered(jobId: string): Promise<boolean> {
     return this.updateState(jobId, 'delivered');
   }
 
   /** Drops the text from the stored request (privacy: kept only while it may be needed to resubmit). */
-  clearText(jobId: string): boolean {
-    return this.#clearText.run(this.#clock.now(), jobId).changes > 0;
+  clearText(jobId: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#clearText.run(this.#clock.now(), jobId).changes > 0);
   }
 
-  /** Deletes ended jobs last touched before `before` (ms); returns how many. */
-  deleteEndedBefore(before: number): number {
-    return this.#deleteOld.run(before).changes;
+  /** Deletes ended jobs (failed, delivered) last touched before `before` (ms), tokens and all; resolves with how many. */
+  deleteEndedBefore(before: number): Promise<number> {
+    return writeTx(this.#db, () => this.#deleteOld.run(before).changes);
+  }
+
+  /** Takes the lease of an unfinished job until `until` if it is free or its holder's lease expired. */
+  claim(jobId: string, owner: string, until: number): Promise<boolean> {
+    return writeTx(this.#db, () => this.#claim.run({ job_id: jobId, owner, now: this.#clock.now(), until }).changes > 0);
+  }
+
+  /** Extends our lease; resolves false when the job is no longer ours (another process took it over). */
+  renew(jobId: string, owner: string, until: number): Promise<boolean> {
+    return writeTx(this.#db, () => this.#renew.run({ job_id: jobId, owner, until }).changes > 0);
+  }
+
+  /** Gives the lease back (the next process may take the job at once). */
+  release(jobId: string, owner: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#release.run(jobId, owner).changes > 0);
+  }
+
+  /** Gives back every lease `owner` holds (a clean shutdown). */
+  releaseAll(owner: string): Promise<number> {
+    return writeTx(this.#db, () => this.#releaseAll.run(owner).changes);
+  }
+
+  /** Nobody wants the job's result any more: it is still followed to its end, never delivered. */
+  markDiscard(jobId: string): Promise<boolean> {
+    return writeTx(this.#db, () => this.#discard.run(this.#clock.now(), jobId).changes > 0);
   }
 }
 

@@ -2,8 +2,10 @@ import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import { mp3ToOggOpus } from '../audio/transcode.ts';
 import type { Config } from '../config.ts';
+import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
-import { createRepositories } from '../db/repositories.ts';
+import { createRepositories, type StoredJob } from '../db/repositories.ts';
+import { ChargeSession } from '../speech/billing.ts';
 import { CharacterBudget } from '../speech/budget.ts';
 import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
@@ -11,9 +13,10 @@ import { SpeechScheduler } from '../speech/queue.ts';
 import { PendingUtteranceStore } from '../speech/queue-store.ts';
 import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
 import { VoiceChecker } from '../speech/voice-check.ts';
-import { TtsClient } from '../tts/client.ts';
-import { AdvancedJobs } from '../tts/jobs.ts';
-import { createSqliteLimiter } from '../tts/limiter-fair.ts';
+import { countChars } from '../tts/chars.ts';
+import { TtsClient, type TtsClientInit } from '../tts/client.ts';
+import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
+import { createSqliteLimiter, type RateLimits } from '../tts/limiter-fair.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
@@ -35,6 +38,12 @@ export interface BotOptions {
   clientOptions?: Partial<ClientOptions>;
   /** Voice timings (tests shorten the recipe's waits). */
   voice?: ConstructorParameters<typeof VoiceManager>[0] extends infer O ? Omit<O, 'logger'> : never;
+  /** TTS client retry and job policies (tests shorten the spec's waits). */
+  tts?: Pick<TtsClientInit, 'retry' | 'jobs'>;
+  /** Advanced job leases and the pruning of ended jobs (tests shorten them; pruning is daily). */
+  jobs?: { leaseMs?: number; pruneEveryMs?: number };
+  /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
+  rateLimits?: RateLimits;
 }
 
 export interface Bot {
@@ -57,8 +66,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const media = await checkMediaSupport(config.ffmpegPath, logger);
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   const db = openDatabase(dbFile);
-  // Accepted speech is written on a connection of its own that never waits for a lock (issue 9 §3).
-  const pendingStore = new PendingUtteranceStore(openDatabase(dbFile, { migrate: false }), { clock, logger: logger.child({ component: 'queue-store' }) });
+  // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
+  const checkpointer = startCheckpointer(db, dbFile);
+  // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
+  const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
   const budget = new CharacterBudget({
     db,
@@ -70,8 +81,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
   });
+  // A process that crashed between holding characters and settling them left holds behind.
+  await budget.releaseStale();
   // One rate budget for every process on this host (they share the SQLite file).
-  const limiter = createSqliteLimiter(db, { clock });
+  const limiter = createSqliteLimiter(db, { clock, ...(options.rateLimits ? { limits: options.rateLimits } : {}) });
   const tts = new TtsClient({
     token: config.tts.token,
     baseUrl: config.tts.baseUrl,
@@ -80,14 +93,29 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     clock,
     logger: logger.child({ component: 'tts' }),
     download: { allowLoopback: config.tts.allowLoopback },
+    ...options.tts,
   });
   const cache = new AudioCache({
     db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock,
     transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
   });
-  // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers.
-  const jobs = new AdvancedJobs({ client: tts, repos, clock, logger: logger.child({ component: 'jobs' }) });
-  /** Utterances whose advanced job exists at the service: on shutdown the job is resumed, not re-queued. */
+  // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
+  // the ledger follows the jobs this process did not start itself (README "Characters are money").
+  const ledgerError = (err: unknown) => logger.warn({ err }, 'ledger write failed');
+  const jobCharge = (job: { guildId: string; userId: string; chars: number | null; request: { text: string | null } }) => [
+    { guildId: job.guildId, userId: job.userId, endpoint: 'advanced' as const, chars: job.chars ?? countChars(job.request.text ?? '') },
+  ];
+  const charging: JobCharging = {
+    forJob: (job) => ChargeSession.forExistingJob(budget, jobCharge(job), { guildId: job.guildId, endpoint: 'advanced', onError: ledgerError }),
+    ensureCharged: async (job) => void (await budget.recordJobCharge(job.jobId, jobCharge(job))),
+    refund: async (jobId) => void (await budget.refundJob(jobId)),
+  };
+  const jobs = new AdvancedJobs({
+    client: tts, repos, clock, logger: logger.child({ component: 'jobs' }), charging,
+    retentionMs: config.jobRetentionDays * 86_400_000,
+    ...(options.jobs?.leaseMs !== undefined ? { leaseMs: options.jobs.leaseMs } : {}),
+  });
+  /** Utterances whose advanced job exists at the service: after a restart the job is resumed, not re-queued. */
   const withJob = new Set<string>();
   const synthesizer = createSynthesizer({
     client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
@@ -105,9 +133,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
           o.onProgress(p);
         },
         resumeAfterAbort: (reason) => reason instanceof SpeechError && reason.code === 'closed',
+        ...(o.billing ? { billing: o.billing } : {}),
       }).finally(() => withJob.delete(ctx.utteranceId));
       // The scheduler delivers it from here on, in this process.
-      repos.jobs.markDelivered(result.jobId);
+      await repos.jobs.markDelivered(result.jobId);
       return result;
     },
   });
@@ -162,6 +191,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
 
   let stopped = false;
+  let stopWatching = () => {};
+  let pruneTimer: NodeJS.Timeout | undefined;
+  const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
     client, context, commands, db, scheduler,
     async start() {
@@ -171,23 +203,38 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, speech, logger });
       logger.info({ guilds: client.guilds.cache.size, ...resumed, user: client.user?.tag }, 'bot ready');
-      // Advanced jobs a previous process created: finish them and deliver (or say why not).
+      // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
+      // another live process holds are left to it; those of a process that died are taken over
+      // once its lease runs out.
+      const deliver = (job: StoredJob, result: { mp3: Buffer; seed?: number }) => speech.deliverRecoveredJob(job, result);
+      const tell = (job: StoredJob, error: { code: string; message: string }) => speech.tellRecoveredJobFailure(job, error);
       void jobs
-        .resumeUnfinished((job, result) => speech.deliverRecoveredJob(job, result), (job, error) => speech.tellRecoveredJobFailure(job, error))
+        .resumeUnfinished(deliver, tell)
         .then((summary) => {
           if (summary.delivered.length || summary.failed.length) logger.info({ delivered: summary.delivered.length, failed: summary.failed.length }, 'resumed advanced jobs');
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
+      stopWatching = jobs.watch(deliver, tell);
+      // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
+      prune();
+      pruneTimer = setInterval(prune, options.jobs?.pruneEveryMs ?? 86_400_000);
+      pruneTimer.unref();
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopWatching();
+      clearInterval(pruneTimer);
       // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it
       // there (what it interrupts is spoken again after the restart). Voice sessions stay remembered.
       const unspoken = scheduler.close().length;
+      // Jobs left unfinished are the next process's to resume at once, not after the lease runs out.
+      await jobs.releaseLeases().catch((error: unknown) => logger.warn({ err: error }, 'could not release advanced job leases'));
       voice.destroyAll();
       await client.destroy();
-      pendingStore.close();
+      // Writes another process's lock kept in memory: written now (waiting is fine at shutdown).
+      await pendingStore.close();
+      await checkpointer.stop();
       db.close();
       logger.info({ unspoken }, 'bot stopped');
     },

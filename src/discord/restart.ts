@@ -49,22 +49,22 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     const guild = client.guilds.cache.get(saved.guildId)!;
     const channel = guild.channels.cache.get(saved.voiceChannelId);
     if (!channel?.isVoiceBased()) {
-      sessions.forget(saved.guildId);
+      await sessions.forget(saved.guildId);
       noVoice.set(saved.guildId, 'restart.voice_gone');
       continue;
     }
     if (![...channel.members.values()].some((m) => !m.user.bot)) {
-      sessions.forget(saved.guildId);
+      await sessions.forget(saved.guildId);
       noVoice.set(saved.guildId, 'restart.not_read');
       continue;
     }
     joins.push(
       voice
         .join({ guildId: saved.guildId, channelId: saved.voiceChannelId, textChannelId: saved.textChannelId, adapterCreator: guild.voiceAdapterCreator })
-        .catch((error: unknown) => {
+        .catch(async (error: unknown) => {
           logger.warn({ err: error, guildId: saved.guildId }, 'could not rejoin the voice channel after a restart');
-          sessions.forget(saved.guildId);
           noVoice.set(saved.guildId, 'restart.not_read');
+          await sessions.forget(saved.guildId);
         }),
     );
   }

@@ -151,7 +151,7 @@ export class SpeechService {
     if (!text) throw new UserError('tts.validation_error');
     const checked = validateStandard({ voice, text, speed, pitch });
     if (!checked.ok) throw new TtsInputError(checked.issues);
-    this.#precheck(args.guildId, userId, 'standard', countChars(text));
+    await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
     if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
     if (!this.#voices.isKnown(voice)) {
@@ -199,7 +199,7 @@ export class SpeechService {
     };
     const checked = validateAdvanced({ text, ...advanced }, this.#plan);
     if (!checked.ok) throw new TtsInputError(checked.issues);
-    this.#precheck(args.guildId, userId, 'advanced', countChars(text));
+    await this.#precheck(args.guildId, userId, 'advanced', countChars(text));
     await this.#enqueueForInteraction(interaction, {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
       voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced,
@@ -497,11 +497,10 @@ export class SpeechService {
 
   // ------------------------------------------------------------------ helpers
 
-  /** Refuses, before anything is answered or sent, a request the budget would refuse. */
-  #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): void {
-    const result = this.#budget.reserve([{ guildId, userId, endpoint, chars }]);
+  /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
+  async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
+    const result = await this.#budget.check([{ guildId, userId, endpoint, chars }]);
     if (!result.ok) throw new BudgetRefusedError(result.refusal, guildId);
-    this.#budget.release(result.reservation);
   }
 
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {

@@ -12,6 +12,8 @@ export interface AccountState {
   readonly userId: string;
   /** Generation history (Sentence): audio hash -> pk. A hit is not charged again (service-facts.md). */
   readonly history: Map<string, number>;
+  /** Characters charged since start or reset, net of refunds: what the account paid. */
+  charged: number;
 }
 
 /** Accounts by access token and logged-in web sessions by `sessionid`. */
@@ -29,6 +31,10 @@ export class Accounts {
   /** The account whose access token is `token`. */
   byToken(token: string): AccountState | undefined {
     return this.#byToken.get(token);
+  }
+
+  all(): AccountState[] {
+    return [...this.#byToken.values()];
   }
 
   /** The account logged in with web session `sessionid`. */
@@ -63,6 +69,7 @@ export class Accounts {
       remaining: a.remaining ?? a.allowance,
       userId: a.userId ?? `user-${index + 1}`,
       history: new Map(),
+      charged: 0,
     };
   }
 }

@@ -10,6 +10,7 @@ import { EmulatorServer } from './server.ts';
 import type { Emulator, EmulatorOptions } from './types.ts';
 
 export type {
+  AccountCharges,
   Emulator,
   EmulatorAccount,
   EmulatorOptions,
@@ -91,6 +92,8 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     setLatency: (target, ms) => server.setLatency(target, ms),
     nextJobs: (o) => server.nextJobs(o),
     setRemaining: (token, remaining) => server.setRemaining(token, remaining),
+    charged: (token) => server.charged(token),
+    accounts: () => server.accounts(),
     stats: () => server.stats(),
     reset: () => server.reset(),
   };

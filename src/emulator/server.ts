@@ -15,7 +15,7 @@ import {
   jobFailureMessage,
   type AdvancedErrorCode,
 } from './messages.ts';
-import type { EmulatorOptions, EmulatorStats, Fault, JobOutcome, PlannedCounter, RequestLogEntry, Target } from './types.ts';
+import type { AccountCharges, EmulatorOptions, EmulatorStats, Fault, JobOutcome, PlannedCounter, RequestLogEntry, Target } from './types.ts';
 import { codePointLength, parseJsonBody, validateAdvanced, validateStandard } from './validate.ts';
 import { SlidingWindow } from './windows.ts';
 
@@ -74,6 +74,7 @@ const faultSchema = z.object({
   code: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   delayMs: z.number().min(0).optional(),
+  chargeFirst: z.boolean().optional(),
 });
 const latencySchema = z.object({ target: z.enum([...TARGETS, 'all']), ms: z.number().min(0) });
 const jobOutcomeSchema = z.object({
@@ -183,6 +184,14 @@ export class EmulatorServer {
     this.#accounts.upsert({ token, remaining });
   }
 
+  charged(token: string): number {
+    return this.#accounts.byToken(token)?.charged ?? 0;
+  }
+
+  accounts(): AccountCharges[] {
+    return this.#accounts.all().map((a) => ({ userId: a.userId, plan: a.plan, charged: a.charged, remaining: a.remaining }));
+  }
+
   stats(): EmulatorStats {
     const now = this.options.now();
     const planned = {} as Record<keyof typeof PLANNED, PlannedCounter>;
@@ -262,6 +271,9 @@ export class EmulatorServer {
     const fault = this.#takeFault(target);
     if (fault) {
       if (fault.delayMs) await sleep(fault.delayMs);
+      // The service did the work (and charged) before its answer was lost.
+      if (fault.chargeFirst && !tooLarge && target === 'standard') await this.#standard(ctx);
+      if (fault.chargeFirst && !tooLarge && target === 'advanced') await this.#advanced(ctx);
       return faultReply(fault);
     }
     if (tooLarge) return { status: 413 };
@@ -364,11 +376,13 @@ export class EmulatorServer {
 
   #charge(account: AccountState, chars: number): void {
     account.remaining -= chars;
+    account.charged += chars;
     this.#counters.charactersCharged += chars;
   }
 
   #refund(account: AccountState, chars: number): void {
     account.remaining += chars;
+    account.charged -= chars;
     this.#counters.charactersCharged -= chars;
   }
 
@@ -602,6 +616,8 @@ export class EmulatorServer {
       }
       case 'GET /__emulator/stats':
         return { status: 200, json: this.stats() };
+      case 'GET /__emulator/accounts':
+        return { status: 200, json: this.accounts() };
       case 'POST /__emulator/reset':
         this.reset();
         return done;

@@ -82,6 +82,12 @@ export interface Fault {
   code?: string;
   headers?: Record<string, string>;
   delayMs?: number;
+  /**
+   * Standard and advanced targets: handle the request as usual first (charged, recorded in the
+   * account's history, a job created), then answer with the fault: the service charged and the
+   * answer was lost. Without it a fault replaces the request, which is neither processed nor charged.
+   */
+  chargeFirst?: boolean;
 }
 
 export interface JobOutcome {
@@ -109,6 +115,7 @@ export interface EmulatorStats {
   /** Responses sent per target and status, e.g. `{ standard: { 200: 3, 429: 1 } }`. */
   statuses: Record<Target | 'other', Record<number, number>>;
   jobsCreated: number;
+  /** Every account together, net of refunds. */
   charactersCharged: number;
   notices: number;
   planned: {
@@ -125,6 +132,13 @@ export interface EmulatorStats {
   };
 }
 
+export interface AccountCharges {
+  userId: string;
+  plan: 'free' | 'paid';
+  charged: number;
+  remaining: number;
+}
+
 export interface Emulator {
   baseUrl: string;
   port: number;
@@ -136,6 +150,10 @@ export interface Emulator {
   setLatency(target: Target | 'all', ms: number): void;
   nextJobs(o: JobOutcome): void;
   setRemaining(token: string, remaining: number): void;
+  /** Characters charged to the account of `token` since start or reset, net of refunds (0 if unknown). */
+  charged(token: string): number;
+  /** Per account (by user id, never the token): characters charged net of refunds, and left this month. */
+  accounts(): AccountCharges[];
   stats(): EmulatorStats;
   reset(): void;
 }

@@ -1,12 +1,19 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { Endpoint } from '../db/repositories.ts';
+import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Characters are the account's money (notes/service-facts.md: free plan 5,000/month shared by every
-// server). Every request reserves its characters here BEFORE it is sent, atomically across all
-// processes sharing the database file (BEGIN IMMEDIATE), and commits them once the service charged
-// them, or releases them when nothing was charged (cache hit, request refused before sending).
+// server). The ledger follows the service's charging model (README "Characters are money"): every
+// request holds its characters BEFORE it is sent, atomically across all processes sharing the
+// database file, and the hold ends in exactly one of: charged (the service charged it), uncertain
+// (it may have: counted like charged, never refunded by guesswork), released (nothing charged).
+//
+// Running totals per period and scope (migrations/004) make a reservation read a few rows whatever
+// the ledger's size. Every method is one transaction and returns a promise: a store answering over
+// the network (a later issue moves the account pool to PostgreSQL) fits the same interface, each
+// total being a counter moved by deltas (an atomic `UPDATE ... SET x = x + $1`).
 
 /** One author's share of a request (a coalesced request charges several authors at once). */
 export interface Charge {
@@ -17,14 +24,20 @@ export interface Charge {
   chars: number;
 }
 
-/** Characters held for a request. Plain data: it may be stored and committed by another process. */
+/** Characters held for one possible charge by the service. Plain data: another process may settle it. */
 export interface Reservation {
   readonly id: string;
   readonly periodStart: number;
   readonly charges: readonly Charge[];
   readonly total: number;
   readonly createdAt: number;
+  /** Standard requests: the audio's cache key, to recognise history repeats. */
+  readonly audioKey?: string;
+  /** A repeat of audio the account already paid for: the service serves it free, nothing is held. */
+  readonly free?: boolean;
 }
+
+export type LedgerState = 'reserved' | 'charged' | 'uncertain' | 'released';
 
 export type BudgetScope = 'user' | 'guild' | 'account';
 
@@ -35,7 +48,7 @@ export interface BudgetRefusal {
   guildId?: string;
   /** The user whose limit was hit (user scope only). */
   userId?: string;
-  /** Characters already reserved or committed in this scope this period. */
+  /** Characters reserved, charged or uncertain in this scope this period. */
   used: number;
   limit: number;
   /** Characters this reservation asked for in this scope. */
@@ -46,13 +59,18 @@ export interface BudgetRefusal {
 }
 
 export type ReserveResult = { ok: true; reservation: Reservation } | { ok: false; refusal: BudgetRefusal };
+export type CheckResult = { ok: true } | { ok: false; refusal: BudgetRefusal };
 
 export interface Usage {
   scope: BudgetScope;
-  /** Committed + reserved characters this period. */
+  /** Reserved + charged + uncertain characters this period: what counts against the limit. */
   used: number;
   /** Of `used`, held by requests not yet settled. */
   reserved: number;
+  /** Of `used`, certainly charged by the service. */
+  charged: number;
+  /** Of `used`, possibly charged (the client could not know). */
+  uncertain: number;
   limit: number;
   remaining: number;
   resetsAt: number;
@@ -73,7 +91,7 @@ export interface BudgetOptions {
   clock?: Clock;
   defaults?: Partial<BudgetLimits>;
   period?: { anchor?: number; days?: number };
-  /** Reservations older than this are assumed abandoned by a crashed process and released. */
+  /** Holds older than this are assumed left by a crashed process and settled (see releaseStale). */
   staleAfterMs?: number;
 }
 
@@ -100,6 +118,29 @@ export class BudgetError extends Error {
 }
 
 const DAY_MS = 86_400_000;
+const ACCOUNT = '';
+
+// Reservation ids grow with time, so the ledger's index takes each new one at its right edge
+// (a random UUID lands anywhere in a million-entry index: more pages touched per commit).
+const PROCESS_TAG = randomBytes(4).toString('hex');
+let sequence = 0;
+function reservationId(now: number): string {
+  sequence = (sequence + 1) % 36 ** 4;
+  return `${Math.max(0, Math.floor(now)).toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}-${PROCESS_TAG}`;
+}
+
+interface LedgerRow {
+  id: number;
+  guild_id: string;
+  user_id: string;
+  period_start: number;
+  endpoint: Endpoint;
+  chars: number;
+  state: LedgerState;
+}
+
+type Deltas = { reserved: number; charged: number; uncertain: number };
+type TotalsKey = { guild: string; user: string; period: number; endpoint: Endpoint };
 
 /** Per-user, per-guild and account-wide character allowances over one SQLite ledger. */
 export class CharacterBudget {
@@ -109,20 +150,7 @@ export class CharacterBudget {
   readonly #anchor: number;
   readonly #periodMs: number;
   readonly #staleAfterMs: number;
-
-  readonly #sumUser;
-  readonly #sumGuild;
-  readonly #sumAccount;
-  readonly #byEndpointUser;
-  readonly #byEndpointGuild;
-  readonly #byEndpointAccount;
-  readonly #guildLimits;
-  readonly #insert;
-  readonly #commit;
-  readonly #countRows;
-  readonly #release;
-  readonly #releaseStale;
-  readonly #top;
+  readonly #s;
 
   constructor(options: BudgetOptions) {
     this.#db = options.db;
@@ -133,45 +161,54 @@ export class CharacterBudget {
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
 
     const db = this.#db;
-    // Periods are matched by range, not equality, so rows survive a corrected anchor.
-    const inPeriod = 'period_start >= @start AND period_start < @end';
-    type P = { start: number; end: number };
-    this.#sumUser = db
-      .prepare<[P & { guild: string; user: string }], number>(
-        `SELECT COALESCE(SUM(chars), 0) FROM character_ledger WHERE ${inPeriod} AND guild_id = @guild AND user_id = @user`,
-      )
-      .pluck();
-    this.#sumGuild = db
-      .prepare<[P & { guild: string }], number>(`SELECT COALESCE(SUM(chars), 0) FROM character_ledger WHERE ${inPeriod} AND guild_id = @guild`)
-      .pluck();
-    this.#sumAccount = db.prepare<[P], number>(`SELECT COALESCE(SUM(chars), 0) FROM character_ledger WHERE ${inPeriod}`).pluck();
-    const byEndpoint = `SELECT endpoint, state, SUM(chars) AS chars FROM character_ledger WHERE ${inPeriod}`;
-    type EndpointRow = { endpoint: Endpoint; state: 'reserved' | 'committed'; chars: number };
-    this.#byEndpointUser = db.prepare<[P & { guild: string; user: string }], EndpointRow>(
-      `${byEndpoint} AND guild_id = @guild AND user_id = @user GROUP BY endpoint, state`,
-    );
-    this.#byEndpointGuild = db.prepare<[P & { guild: string }], EndpointRow>(`${byEndpoint} AND guild_id = @guild GROUP BY endpoint, state`);
-    this.#byEndpointAccount = db.prepare<[P], EndpointRow>(`${byEndpoint} GROUP BY endpoint, state`);
-    this.#guildLimits = db.prepare<[string], { user_monthly_limit: number | null; guild_monthly_limit: number | null }>(
-      'SELECT user_monthly_limit, guild_monthly_limit FROM guild_settings WHERE guild_id = ?',
-    );
-    this.#insert = db.prepare<[string, string, string, number, Endpoint, number, 'reserved' | 'committed', number, number | null]>(
-      `INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, created_at, settled_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#commit = db.prepare<[number, string]>(
-      "UPDATE character_ledger SET state = 'committed', settled_at = ? WHERE reservation_id = ? AND state = 'reserved'",
-    );
-    this.#countRows = db.prepare<[string], number>('SELECT COUNT(*) FROM character_ledger WHERE reservation_id = ?').pluck();
-    this.#release = db.prepare<[string]>("DELETE FROM character_ledger WHERE reservation_id = ? AND state = 'reserved'");
-    this.#releaseStale = db.prepare<[number]>("DELETE FROM character_ledger WHERE state = 'reserved' AND created_at < ?");
-    this.#top = db.prepare<[P & { guild: string; n: number }], { userId: string; used: number }>(
-      `SELECT user_id AS userId, SUM(chars) AS used FROM character_ledger WHERE ${inPeriod} AND guild_id = @guild
-       GROUP BY user_id ORDER BY used DESC, user_id LIMIT @n`,
-    );
-
-    // A process that crashed between reserve and commit/release left characters held: free them.
-    this.releaseStale();
+    // Periods are matched by range, not equality, so totals survive a corrected anchor.
+    const scope = 'guild_id = @guild AND user_id = @user AND period_start >= @start AND period_start < @end';
+    type S = { guild: string; user: string; start: number; end: number };
+    type Row = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; sent_at: number | null; created_at: number; settled_at: number | null };
+    this.#s = {
+      used: db.prepare<[S], number>(`SELECT COALESCE(SUM(reserved + charged + uncertain), 0) FROM ledger_totals WHERE ${scope}`).pluck(),
+      byEndpoint: db.prepare<[S], { endpoint: Endpoint; reserved: number; charged: number; uncertain: number }>(
+        `SELECT endpoint, SUM(reserved) AS reserved, SUM(charged) AS charged, SUM(uncertain) AS uncertain FROM ledger_totals WHERE ${scope} GROUP BY endpoint`,
+      ),
+      top: db.prepare<[{ guild: string; start: number; end: number; n: number }], { userId: string; used: number }>(
+        `SELECT user_id AS userId, SUM(reserved + charged + uncertain) AS used FROM ledger_totals
+         WHERE guild_id = @guild AND user_id != '' AND period_start >= @start AND period_start < @end
+         GROUP BY user_id HAVING used > 0 ORDER BY used DESC, user_id LIMIT @n`,
+      ),
+      // Update first: the CHECK (>= 0) is evaluated on an INSERT's values before any upsert, so a
+      // negative delta could not go through ON CONFLICT.
+      moveTotals: db.prepare<[TotalsKey & Deltas]>(
+        `UPDATE ledger_totals SET reserved = reserved + @reserved, charged = charged + @charged, uncertain = uncertain + @uncertain
+         WHERE guild_id = @guild AND user_id = @user AND period_start = @period AND endpoint = @endpoint`,
+      ),
+      newTotals: db.prepare<[TotalsKey & Deltas]>(
+        `INSERT INTO ledger_totals (guild_id, user_id, period_start, endpoint, reserved, charged, uncertain)
+         VALUES (@guild, @user, @period, @endpoint, @reserved, @charged, @uncertain)`,
+      ),
+      guildLimits: db.prepare<[string], { user_monthly_limit: number | null; guild_monthly_limit: number | null }>(
+        'SELECT user_monthly_limit, guild_monthly_limit FROM guild_settings WHERE guild_id = ?',
+      ),
+      insert: db.prepare<[Omit<Row, 'settled_at' | 'pk'> & { settled_at: number | null; pk: number | null }]>(
+        `INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, audio_key, job_id, pk, sent_at, created_at, settled_at)
+         VALUES (@reservation_id, @guild_id, @user_id, @period_start, @endpoint, @chars, @state, @audio_key, @job_id, @pk, @sent_at, @created_at, @settled_at)`,
+      ),
+      byReservation: db.prepare<[string], LedgerRow>('SELECT id, guild_id, user_id, period_start, endpoint, chars, state FROM character_ledger WHERE reservation_id = ?'),
+      byJob: db.prepare<[string], LedgerRow>('SELECT id, guild_id, user_id, period_start, endpoint, chars, state FROM character_ledger WHERE job_id = ?'),
+      uncertainFor: db.prepare<[string], LedgerRow>(
+        "SELECT id, guild_id, user_id, period_start, endpoint, chars, state FROM character_ledger WHERE audio_key = ? AND audio_key IS NOT NULL AND state = 'uncertain'",
+      ),
+      setState: db.prepare<[{ id: number; state: LedgerState; at: number; pk: number | null; job: string | null }]>(
+        'UPDATE character_ledger SET state = @state, settled_at = @at, pk = COALESCE(@pk, pk), job_id = COALESCE(@job, job_id) WHERE id = @id',
+      ),
+      markSent: db.prepare<[number, string]>("UPDATE character_ledger SET sent_at = COALESCE(sent_at, ?) WHERE reservation_id = ? AND state = 'reserved'"),
+      stale: db.prepare<[number], LedgerRow & { sent_at: number | null; audio_key: string | null }>(
+        "SELECT id, guild_id, user_id, period_start, endpoint, chars, state, sent_at, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?",
+      ),
+      paidKey: db.prepare<[string], number>('SELECT 1 FROM paid_audio WHERE audio_key = ?').pluck(),
+      paidPk: db.prepare<[number], number>('SELECT 1 FROM paid_audio WHERE pk = ?').pluck(),
+      insertPaid: db.prepare<[string, number | null, number]>('INSERT INTO paid_audio (audio_key, pk, paid_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      hasJob: db.prepare<[string], number>('SELECT 1 FROM character_ledger WHERE job_id = ? LIMIT 1').pluck(),
+    };
   }
 
   /** The billing period containing now: [start, end) in ms. */
@@ -183,7 +220,7 @@ export class CharacterBudget {
 
   /** The limits that apply in a guild (its own overrides, else the bot's defaults). */
   limitsFor(guildId: string): BudgetLimits {
-    const row = this.#guildLimits.get(guildId);
+    const row = this.#s.guildLimits.get(guildId);
     return {
       userMonthlyLimit: row?.user_monthly_limit ?? this.#defaults.userMonthlyLimit,
       guildMonthlyLimit: row?.guild_monthly_limit ?? this.#defaults.guildMonthlyLimit,
@@ -191,142 +228,301 @@ export class CharacterBudget {
     };
   }
 
+  /** Whether `charges` would be reserved now (nothing is held): for refusing before answering. */
+  async check(charges: readonly Charge[]): Promise<CheckResult> {
+    validate(charges);
+    const refusal = this.#refusal(charges, this.currentPeriod());
+    return refusal ? { ok: false, refusal } : { ok: true };
+  }
+
   /**
    * Holds the characters of every charge, or none: refused when any user, guild or the account
-   * would go over its limit. Atomic across processes sharing the database file.
+   * would go over its limit. Atomic across processes sharing the database file. With `audioKey`
+   * (standard requests), audio the account has already paid for is held free: the service serves
+   * a repeat from its history without charging.
    */
-  reserve(charges: readonly Charge[]): ReserveResult {
-    for (const c of charges) {
-      if (!Number.isSafeInteger(c.chars) || c.chars < 0) throw new BudgetError('invalid_charge', `chars must be a non-negative integer (got ${c.chars})`);
-      if (!c.guildId || !c.userId) throw new BudgetError('invalid_charge', 'guildId and userId are required');
-      if (c.endpoint !== 'standard' && c.endpoint !== 'advanced') throw new BudgetError('invalid_charge', `unknown endpoint ${String(c.endpoint)}`);
-    }
-    // IMMEDIATE takes the write lock before reading the sums, so no other process can reserve
-    // between our check and our insert (a DEFERRED transaction would let two both pass the check).
-    return this.#db
-      .transaction((): ReserveResult => {
-        const now = this.#clock.now();
-        this.#releaseStale.run(now - this.#staleAfterMs);
-        const period = this.currentPeriod();
-        const p = { start: period.start, end: period.end };
-
-        const perUser = new Map<string, { guildId: string; userId: string; chars: number }>();
-        const perGuild = new Map<string, number>();
-        let total = 0;
-        for (const c of charges) {
-          const key = `${c.guildId}\u0000${c.userId}`;
-          const u = perUser.get(key) ?? { guildId: c.guildId, userId: c.userId, chars: 0 };
-          u.chars += c.chars;
-          perUser.set(key, u);
-          perGuild.set(c.guildId, (perGuild.get(c.guildId) ?? 0) + c.chars);
-          total += c.chars;
-        }
-        const refuse = (r: Omit<BudgetRefusal, 'remaining' | 'resetsAt'>): ReserveResult => ({
-          ok: false,
-          refusal: { ...r, remaining: Math.max(0, r.limit - r.used), resetsAt: period.end },
+  async reserve(charges: readonly Charge[], options: { audioKey?: string } = {}): Promise<ReserveResult> {
+    validate(charges);
+    const { audioKey } = options;
+    return writeTx(this.#db, (): ReserveResult => {
+      const now = this.#clock.now();
+      this.#settleStale(now);
+      const period = this.currentPeriod();
+      const id = reservationId(now);
+      const base = { id, periodStart: period.start, charges: charges.map((c) => ({ ...c })), createdAt: now, ...(audioKey ? { audioKey } : {}) };
+      if (audioKey !== undefined && this.#s.paidKey.get(audioKey) !== undefined) {
+        return { ok: true, reservation: { ...base, total: 0, free: true } };
+      }
+      const refusal = this.#refusal(charges, period);
+      if (refusal) return { ok: false, refusal };
+      let total = 0;
+      const deltas = new DeltaMap();
+      for (const c of charges) {
+        if (c.chars === 0) continue;
+        total += c.chars;
+        this.#s.insert.run({
+          reservation_id: id, guild_id: c.guildId, user_id: c.userId, period_start: period.start, endpoint: c.endpoint, chars: c.chars,
+          state: 'reserved', audio_key: audioKey ?? null, job_id: null, pk: null, sent_at: null, created_at: now, settled_at: null,
         });
-
-        const limits = new Map<string, BudgetLimits>();
-        const limitsOf = (guildId: string) => {
-          let l = limits.get(guildId);
-          if (!l) limits.set(guildId, (l = this.limitsFor(guildId)));
-          return l;
-        };
-        for (const u of perUser.values()) {
-          if (u.chars === 0) continue;
-          const limit = limitsOf(u.guildId).userMonthlyLimit;
-          const used = this.#sumUser.get({ ...p, guild: u.guildId, user: u.userId }) ?? 0;
-          if (used + u.chars > limit) return refuse({ scope: 'user', guildId: u.guildId, userId: u.userId, used, limit, requested: u.chars });
-        }
-        for (const [guildId, chars] of perGuild) {
-          if (chars === 0) continue;
-          const limit = limitsOf(guildId).guildMonthlyLimit;
-          const used = this.#sumGuild.get({ ...p, guild: guildId }) ?? 0;
-          if (used + chars > limit) return refuse({ scope: 'guild', guildId, used, limit, requested: chars });
-        }
-        if (total > 0) {
-          const limit = this.#defaults.accountMonthlyLimit;
-          const used = this.#sumAccount.get(p) ?? 0;
-          if (used + total > limit) return refuse({ scope: 'account', used, limit, requested: total });
-        }
-
-        const id = randomUUID();
-        for (const c of charges) {
-          if (c.chars > 0) this.#insert.run(id, c.guildId, c.userId, period.start, c.endpoint, c.chars, 'reserved', now, null);
-        }
-        const reservation: Reservation = { id, periodStart: period.start, charges: charges.map((c) => ({ ...c })), total, createdAt: now };
-        return { ok: true, reservation };
-      })
-      .immediate();
+        deltas.add({ guild_id: c.guildId, user_id: c.userId, period_start: period.start, endpoint: c.endpoint, chars: c.chars }, null, 'reserved');
+      }
+      this.#apply(deltas);
+      return { ok: true, reservation: { ...base, total } };
+    });
   }
 
   /**
-   * The service charged the characters: keep them. Idempotent. If the reservation was released in
-   * the meantime (judged stale), its charges are recorded again, since the money was spent anyway.
+   * The first attempt is about to leave for the service. From now on a crash leaves the hold
+   * uncertain instead of releasing it. If the hold was settled meanwhile (judged stale), the
+   * characters are held again under a new reservation, or refused: nothing is sent then.
    */
-  commit(reservation: Reservation): void {
-    this.#db
-      .transaction(() => {
-        const now = this.#clock.now();
-        this.#commit.run(now, reservation.id);
-        if (reservation.total > 0 && (this.#countRows.get(reservation.id) ?? 0) === 0) {
-          for (const c of reservation.charges) {
-            if (c.chars > 0) this.#insert.run(reservation.id, c.guildId, c.userId, reservation.periodStart, c.endpoint, c.chars, 'committed', reservation.createdAt, now);
-          }
+  async markSent(reservation: Reservation): Promise<ReserveResult> {
+    if (reservation.free || reservation.total === 0) return { ok: true, reservation };
+    const held = await writeTx(this.#db, () => this.#s.markSent.run(this.#clock.now(), reservation.id).changes > 0);
+    if (held) return { ok: true, reservation };
+    const again = await this.reserve(reservation.charges, reservation.audioKey ? { audioKey: reservation.audioKey } : {});
+    if (again.ok) await this.markSent(again.reservation);
+    return again;
+  }
+
+  /**
+   * The service charged this reservation (standard 200 with our text, or a job created). For
+   * standard audio the account already paid for (same audio key or same history `pk`), the
+   * service charged nothing: the hold is released and 'free' returned. Idempotent.
+   */
+  async charge(reservation: Reservation, info: { pk?: number; jobId?: string } = {}): Promise<'charged' | 'free'> {
+    if (reservation.free) return 'free';
+    return writeTx(this.#db, () => {
+      const now = this.#clock.now();
+      const key = reservation.audioKey;
+      const pk = info.pk ?? null;
+      if (key !== undefined && reservation.charges.every((c) => c.endpoint === 'standard')) {
+        const paid = this.#s.paidKey.get(key) !== undefined || (pk !== null && this.#s.paidPk.get(pk) !== undefined);
+        if (paid) {
+          this.#move(this.#s.byReservation.all(reservation.id), 'released', now, { pk });
+          // Uncertain attempts at the same audio were free repeats or never made: nothing was charged.
+          this.#move(this.#s.uncertainFor.all(key), 'released', now, {});
+          return 'free' as const;
         }
-      })
-      .immediate();
+        this.#s.insertPaid.run(key, pk, now);
+        // At most one charge per audio ever (history): earlier uncertain attempts were not charged.
+        this.#move(this.#s.uncertainFor.all(key), 'released', now, {});
+      }
+      const rows = this.#s.byReservation.all(reservation.id);
+      if (rows.length === 0 && reservation.total > 0) this.#insertSettled(reservation, 'charged', now, info);
+      else this.#move(rows, 'charged', now, { pk, job: info.jobId ?? null });
+      return 'charged' as const;
+    });
   }
 
-  /** Nothing was charged (cache hit, request not sent, service refused): free the characters. Idempotent; a committed reservation stays. */
-  release(reservation: Reservation): void {
-    this.#release.run(reservation.id);
+  /**
+   * The service may have charged this reservation (aborted in flight, 5xx, timeout): it keeps
+   * counting against every limit. Standard audio already paid for is free whatever happened.
+   */
+  async uncertain(reservation: Reservation): Promise<void> {
+    if (reservation.free) return;
+    await writeTx(this.#db, () => {
+      const now = this.#clock.now();
+      const paid = reservation.audioKey !== undefined && this.#s.paidKey.get(reservation.audioKey) !== undefined;
+      const rows = this.#s.byReservation.all(reservation.id).filter((r) => r.state === 'reserved');
+      this.#move(rows, paid ? 'released' : 'uncertain', now, {});
+    });
   }
 
-  /** Frees reservations older than `staleAfterMs` (left by a crashed process); returns how many rows. */
-  releaseStale(): number {
-    return this.#releaseStale.run(this.#clock.now() - this.#staleAfterMs).changes;
+  /** Nothing was charged (not sent, refused, notice audio): free the hold. Idempotent; settled holds stay. */
+  async release(reservation: Reservation): Promise<void> {
+    if (reservation.free) return;
+    await writeTx(this.#db, () => {
+      const rows = this.#s.byReservation.all(reservation.id).filter((r) => r.state === 'reserved');
+      this.#move(rows, 'released', this.#clock.now(), {});
+    });
+  }
+
+  /** The job failed and the service gave its characters back. Returns whether a charge was refunded. */
+  async refundJob(jobId: string): Promise<boolean> {
+    return writeTx(this.#db, () => {
+      const rows = this.#s.byJob.all(jobId).filter((r) => r.state === 'charged' || r.state === 'uncertain');
+      this.#move(rows, 'released', this.#clock.now(), {});
+      return rows.length > 0;
+    });
+  }
+
+  /**
+   * A job exists at the service (it was charged at creation) but the ledger has no charge for it
+   * (created by a process that died before recording it): record it now. Idempotent per job.
+   */
+  async recordJobCharge(jobId: string, charges: readonly Charge[]): Promise<boolean> {
+    validate(charges);
+    return writeTx(this.#db, () => {
+      if (this.#s.hasJob.get(jobId) !== undefined) return false;
+      const now = this.#clock.now();
+      const period = this.currentPeriod();
+      const reservation: Reservation = { id: reservationId(now), periodStart: period.start, charges, total: charges.reduce((n, c) => n + c.chars, 0), createdAt: now };
+      this.#insertSettled(reservation, 'charged', now, { jobId });
+      return true;
+    });
+  }
+
+  /**
+   * Settles holds older than `staleAfterMs` (left by a crashed process): released when nothing
+   * was sent, uncertain when it was. Returns how many rows.
+   */
+  async releaseStale(): Promise<number> {
+    return writeTx(this.#db, () => this.#settleStale(this.#clock.now()));
   }
 
   /** This period's usage of a user in a guild (with userId) or of a whole guild. */
-  usage(scope: { guildId: string; userId?: string }): Usage {
+  async usage(scope: { guildId: string; userId?: string }): Promise<Usage> {
     const period = this.currentPeriod();
-    const p = { start: period.start, end: period.end };
     const limits = this.limitsFor(scope.guildId);
-    if (scope.userId !== undefined) {
-      return toUsage('user', this.#byEndpointUser.all({ ...p, guild: scope.guildId, user: scope.userId }), limits.userMonthlyLimit, period.end);
-    }
-    return toUsage('guild', this.#byEndpointGuild.all({ ...p, guild: scope.guildId }), limits.guildMonthlyLimit, period.end);
+    const user = scope.userId ?? '';
+    const rows = this.#s.byEndpoint.all({ guild: scope.guildId, user, start: period.start, end: period.end });
+    return toUsage(user ? 'user' : 'guild', rows, user ? limits.userMonthlyLimit : limits.guildMonthlyLimit, period.end);
   }
 
   /** This period's usage of the whole bot (the account). */
-  accountUsage(): Usage {
+  async accountUsage(): Promise<Usage> {
     const period = this.currentPeriod();
-    return toUsage('account', this.#byEndpointAccount.all({ start: period.start, end: period.end }), this.#defaults.accountMonthlyLimit, period.end);
+    const rows = this.#s.byEndpoint.all({ guild: ACCOUNT, user: ACCOUNT, start: period.start, end: period.end });
+    return toUsage('account', rows, this.#defaults.accountMonthlyLimit, period.end);
   }
 
   /** The guild's `n` biggest spenders this period, most first. */
-  topSpenders(guildId: string, n = 10): { userId: string; used: number }[] {
+  async topSpenders(guildId: string, n = 10): Promise<{ userId: string; used: number }[]> {
     const period = this.currentPeriod();
-    return this.#top.all({ start: period.start, end: period.end, guild: guildId, n });
+    return this.#s.top.all({ guild: guildId, start: period.start, end: period.end, n });
+  }
+
+  // ---- internals (inside a transaction) ----
+
+  /** The first scope the charges would take over its limit, or undefined. */
+  #refusal(charges: readonly Charge[], period: { start: number; end: number }): BudgetRefusal | undefined {
+    const p = { start: period.start, end: period.end };
+    const perUser = new Map<string, { guildId: string; userId: string; chars: number }>();
+    const perGuild = new Map<string, number>();
+    let total = 0;
+    for (const c of charges) {
+      const key = `${c.guildId}\u0000${c.userId}`;
+      const u = perUser.get(key) ?? { guildId: c.guildId, userId: c.userId, chars: 0 };
+      u.chars += c.chars;
+      perUser.set(key, u);
+      perGuild.set(c.guildId, (perGuild.get(c.guildId) ?? 0) + c.chars);
+      total += c.chars;
+    }
+    const refuse = (r: Omit<BudgetRefusal, 'remaining' | 'resetsAt'>): BudgetRefusal => ({ ...r, remaining: Math.max(0, r.limit - r.used), resetsAt: period.end });
+    const limits = new Map<string, BudgetLimits>();
+    const limitsOf = (guildId: string) => {
+      let l = limits.get(guildId);
+      if (!l) limits.set(guildId, (l = this.limitsFor(guildId)));
+      return l;
+    };
+    for (const u of perUser.values()) {
+      if (u.chars === 0) continue;
+      const limit = limitsOf(u.guildId).userMonthlyLimit;
+      const used = this.#s.used.get({ ...p, guild: u.guildId, user: u.userId }) ?? 0;
+      if (used + u.chars > limit) return refuse({ scope: 'user', guildId: u.guildId, userId: u.userId, used, limit, requested: u.chars });
+    }
+    for (const [guildId, chars] of perGuild) {
+      if (chars === 0) continue;
+      const limit = limitsOf(guildId).guildMonthlyLimit;
+      const used = this.#s.used.get({ ...p, guild: guildId, user: '' }) ?? 0;
+      if (used + chars > limit) return refuse({ scope: 'guild', guildId, used, limit, requested: chars });
+    }
+    if (total > 0) {
+      const limit = this.#defaults.accountMonthlyLimit;
+      const used = this.#s.used.get({ ...p, guild: ACCOUNT, user: ACCOUNT }) ?? 0;
+      if (used + total > limit) return refuse({ scope: 'account', used, limit, requested: total });
+    }
+    return undefined;
+  }
+
+  /** Moves rows to `to`, keeping the totals in step; rows already there are left alone. */
+  #move(rows: readonly LedgerRow[], to: LedgerState, now: number, extra: { pk?: number | null; job?: string | null }): void {
+    const deltas = new DeltaMap();
+    for (const r of rows) {
+      if (r.state === to) continue;
+      this.#s.setState.run({ id: r.id, state: to, at: now, pk: extra.pk ?? null, job: extra.job ?? null });
+      deltas.add(r, r.state, to);
+    }
+    this.#apply(deltas);
+  }
+
+  /** Records a reservation whose rows are gone or never existed directly in state `state`. */
+  #insertSettled(reservation: Reservation, state: 'charged', now: number, info: { pk?: number; jobId?: string }): void {
+    const deltas = new DeltaMap();
+    for (const c of reservation.charges) {
+      if (c.chars === 0) continue;
+      const row = { guild_id: c.guildId, user_id: c.userId, period_start: reservation.periodStart, endpoint: c.endpoint, chars: c.chars };
+      this.#s.insert.run({
+        ...row, reservation_id: reservation.id, state, audio_key: reservation.audioKey ?? null, job_id: info.jobId ?? null,
+        pk: info.pk ?? null, sent_at: now, created_at: reservation.createdAt, settled_at: now,
+      });
+      deltas.add(row, null, state);
+    }
+    this.#apply(deltas);
+  }
+
+  #settleStale(now: number): number {
+    const rows = this.#s.stale.all(now - this.#staleAfterMs);
+    for (const r of rows) {
+      const paid = r.audio_key !== null && this.#s.paidKey.get(r.audio_key) !== undefined;
+      this.#move([r], r.sent_at === null || paid ? 'released' : 'uncertain', now, {});
+    }
+    return rows.length;
+  }
+
+  #apply(deltas: DeltaMap): void {
+    for (const d of deltas.values()) {
+      if (this.#s.moveTotals.run(d).changes === 0) this.#s.newTotals.run(d);
+    }
+  }
+}
+
+/** Deltas to the totals of the three scopes of each row, summed per scope before writing. */
+class DeltaMap {
+  readonly #m = new Map<string, TotalsKey & Deltas>();
+
+  add(row: Pick<LedgerRow, 'guild_id' | 'user_id' | 'period_start' | 'endpoint' | 'chars'>, from: LedgerState | null, to: LedgerState): void {
+    for (const [guild, user] of [[row.guild_id, row.user_id], [row.guild_id, ''], [ACCOUNT, ACCOUNT]] as const) {
+      const k = `${guild}\u0000${user}\u0000${row.period_start}\u0000${row.endpoint}`;
+      let d = this.#m.get(k);
+      if (!d) this.#m.set(k, (d = { guild, user, period: row.period_start, endpoint: row.endpoint, reserved: 0, charged: 0, uncertain: 0 }));
+      if (from !== null && from !== 'released') d[from] -= row.chars;
+      if (to !== 'released') d[to] += row.chars;
+    }
+  }
+
+  values(): IterableIterator<TotalsKey & Deltas> {
+    return this.#m.values();
+  }
+}
+
+function validate(charges: readonly Charge[]): void {
+  for (const c of charges) {
+    if (!Number.isSafeInteger(c.chars) || c.chars < 0) throw new BudgetError('invalid_charge', `chars must be a non-negative integer (got ${c.chars})`);
+    if (!c.guildId || !c.userId) throw new BudgetError('invalid_charge', 'guildId and userId are required');
+    if (c.endpoint !== 'standard' && c.endpoint !== 'advanced') throw new BudgetError('invalid_charge', `unknown endpoint ${String(c.endpoint)}`);
   }
 }
 
 function toUsage(
   scope: BudgetScope,
-  rows: { endpoint: Endpoint; state: 'reserved' | 'committed'; chars: number }[],
+  rows: { endpoint: Endpoint; reserved: number; charged: number; uncertain: number }[],
   limit: number,
   resetsAt: number,
 ): Usage {
   const byEndpoint: Record<Endpoint, number> = { standard: 0, advanced: 0 };
-  let used = 0;
   let reserved = 0;
+  let charged = 0;
+  let uncertain = 0;
   for (const r of rows) {
-    byEndpoint[r.endpoint] += r.chars;
-    used += r.chars;
-    if (r.state === 'reserved') reserved += r.chars;
+    byEndpoint[r.endpoint] += r.reserved + r.charged + r.uncertain;
+    reserved += r.reserved;
+    charged += r.charged;
+    uncertain += r.uncertain;
   }
-  return { scope, used, reserved, limit, remaining: Math.max(0, limit - used), resetsAt, byEndpoint };
+  const used = reserved + charged + uncertain;
+  return { scope, used, reserved, charged, uncertain, limit, remaining: Math.max(0, limit - used), resetsAt, byEndpoint };
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

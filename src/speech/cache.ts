@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AudioError } from '../audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../audio/transcode.ts';
 import type { Db } from '../db/database.ts';
+import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 export type Endpoint = 'standard' | 'advanced';
@@ -95,6 +96,7 @@ export class AudioCache {
   readonly #maxBytes: number;
   readonly #clock: Clock;
   readonly #transcode: (mp3: Buffer) => Promise<Buffer>;
+  readonly #db: Db;
   readonly #stmt;
   readonly #evictBatch;
   #hits = 0;
@@ -104,6 +106,7 @@ export class AudioCache {
 
   constructor(options: AudioCacheOptions) {
     const { db } = options;
+    this.#db = db;
     this.#dir = options.dir;
     this.#maxBytes = options.maxBytes ?? AUDIO_CACHE_DEFAULTS.maxBytes;
     this.#clock = options.clock ?? AUDIO_CACHE_DEFAULTS.clock;
@@ -123,7 +126,7 @@ export class AudioCache {
       oldest: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key != ? ORDER BY last_used_at, created_at'),
     };
     // Choose and delete victims in one transaction, so two processes do not both count the same bytes.
-    this.#evictBatch = db.transaction((keep: string): Row[] => {
+    this.#evictBatch = (keep: string): Row[] => {
       const victims: Row[] = [];
       let bytes = this.#stmt.totals.get()!.bytes ?? 0;
       if (bytes <= this.#maxBytes) return victims;
@@ -140,7 +143,7 @@ export class AudioCache {
         victims.push(row);
       }
       return victims;
-    });
+    };
   }
 
   /** The cache key of a request: sha256 over a canonical JSON of everything that shapes the audio. */
@@ -180,12 +183,12 @@ export class AudioCache {
     const present = await Promise.all([stat(audio.mp3Path).then(() => true, () => false), stat(audio.oggPath).then(() => true, () => false)]);
     if (!present.every(Boolean)) {
       // Someone deleted files by hand (or another process evicted them): forget the entry.
-      this.#stmt.remove.run(key);
+      await writeTx(this.#db, () => this.#stmt.remove.run(key));
       await Promise.all([rm(audio.mp3Path, { force: true }), rm(audio.oggPath, { force: true })]);
       this.#misses++;
       return null;
     }
-    this.#stmt.touch.run(Math.floor(this.#clock.now()), key);
+    await writeTx(this.#db, () => this.#stmt.touch.run(Math.floor(this.#clock.now()), key));
     this.#hits++;
     return options.pin ? { ...audio, release: this.pin(key) } : audio;
   }
@@ -207,7 +210,7 @@ export class AudioCache {
     }
     const now = Math.floor(this.#clock.now()); // STRICT INTEGER columns
     // Only now that both files exist may the index point at them.
-    this.#stmt.upsert.run({
+    const row = {
       key,
       endpoint: info.endpoint ?? 'standard',
       mp3_path: rel.mp3,
@@ -217,8 +220,15 @@ export class AudioCache {
       duration_ms: durationMs,
       created_at: now,
       last_used_at: now,
-    });
+    };
+    // Pinned before the index points at it: another put's eviction may run while this one waits.
     const release = info.pin ? this.pin(key) : undefined;
+    try {
+      await writeTx(this.#db, () => this.#stmt.upsert.run(row));
+    } catch (error) {
+      release?.();
+      throw error;
+    }
     await this.#evict(key);
     const entry: CachedAudio = { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
     return release ? { ...entry, release } : entry;
@@ -244,7 +254,7 @@ export class AudioCache {
 
   /** The entry just written is never its own victim, even when it alone exceeds the cap. */
   async #evict(keep: string): Promise<void> {
-    const victims = this.#evictBatch.immediate(keep);
+    const victims = await writeTx(this.#db, () => this.#evictBatch(keep));
     await Promise.all(victims.flatMap((row) => [rm(join(this.#dir, row.mp3_path), { force: true }), rm(join(this.#dir, row.ogg_path), { force: true })]));
   }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { failFastOnLock, isBusy, writeTx } from '../db/write.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
 import type { QueueJournal, Utterance, UtteranceKind } from './queue.ts';
@@ -78,20 +79,16 @@ export interface PendingStoreOptions {
   logger?: { warn(obj: object, msg?: string): void };
 }
 
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
-
 /**
- * Every accepted utterance, on disk from acceptance until it is finished (migrations/003 and 004),
+ * Every accepted utterance, on disk from acceptance until it is finished (migrations/003 and 005),
  * so neither a restart nor kill -9 loses one (issue 9 §3). It is the scheduler's QueueJournal.
  *
  * It writes on the thread that also drives the 20 ms audio loop, so a write never waits for a
- * lock: it is tried at once (one small autocommit), and when another process holds the write
- * lock it is kept in memory, in order, and retried on a timer a few milliseconds later. Its
- * connection must be its own (busy_timeout is set to 0 here); all of its database access is in
- * this class. `npm run bench:store` measures the cost per message and the two-process case.
+ * lock (src/db/write.ts): it is tried at once (one small autocommit), and when another process
+ * holds the write lock it is kept in memory, in order, and retried on a timer a few milliseconds
+ * later. Order matters (a remove must never land before its add), which is why this keeps its own
+ * queue instead of one writeTx per call. `npm run bench:store` measures the cost per message and
+ * the two-process case.
  */
 export class PendingUtteranceStore implements QueueJournal {
   readonly #db: Db;
@@ -117,8 +114,8 @@ export class PendingUtteranceStore implements QueueJournal {
     this.#maxRetryMs = options.maxRetryMs ?? 200;
     this.#wait = this.#retryMs;
     this.#logger = options.logger;
-    // Never wait for another process's lock on this thread (see the class comment).
-    db.pragma('busy_timeout = 0');
+    // openDatabase already does; said here because everything below relies on it.
+    failFastOnLock(db);
     this.#insert = db.prepare<[Omit<PendingRow, 'seq' | 'restores'>]>(`
       INSERT OR REPLACE INTO pending_utterances
         (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at)
@@ -148,27 +145,15 @@ export class PendingUtteranceStore implements QueueJournal {
   /**
    * Start-up: the utterances previous processes accepted and did not finish, for the guilds this
    * process serves (shards share the file), in order. They stay on disk until finished; each
-   * claim counts one more restore. One IMMEDIATE transaction, since what is read decides what is
-   * written (two processes starting together must not both act on a stale snapshot); a lock
-   * held by another process is waited out here, before anything plays.
+   * claim counts one more restore. One IMMEDIATE transaction (writeTx), since what is read decides
+   * what is written: two processes starting together must not both act on a stale snapshot.
    */
-  async claim(owns: (guildId: string) => boolean = () => true, options: { timeoutMs?: number } = {}): Promise<ClaimedUtterance[]> {
-    const txn = this.#db.transaction(() => {
+  claim(owns: (guildId: string) => boolean = () => true): Promise<ClaimedUtterance[]> {
+    return writeTx(this.#db, () => {
       const rows = this.#all.all().filter((r) => owns(r.guild_id));
       for (const r of rows) this.#bump.run(r.seq);
       return rows.map((r) => ({ utterance: fromRow(r), restores: r.restores + 1 }));
     });
-    const deadline = this.#clock.now() + (options.timeoutMs ?? 10_000);
-    for (let wait = this.#retryMs; ; wait = Math.min(wait * 2, this.#maxRetryMs)) {
-      try {
-        return txn.immediate();
-      } catch (error) {
-        // Only "locked right now" is waited out; IMMEDIATE rules out SQLITE_BUSY_SNAPSHOT (a
-        // deferred read-then-write's stale snapshot, which no wait can fix).
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || this.#clock.now() >= deadline) throw error;
-        await this.#clock.sleep(wait);
-      }
-    }
   }
 
   /** Rows on disk (for tests and benchmarks). */
@@ -181,21 +166,20 @@ export class PendingUtteranceStore implements QueueJournal {
     return this.#ops.length;
   }
 
-  /** Shutdown: writes what is still waiting (waiting for the lock is fine now), then closes. */
-  close(): void {
+  /** Shutdown: writes what is still waiting (waiting for the lock is fine now); later calls are ignored. */
+  async close(): Promise<void> {
     if (this.#closed) return;
+    this.#closed = true;
     clearTimeout(this.#retry);
     this.#retry = undefined;
-    if (this.#ops.length > 0) {
-      this.#db.pragma('busy_timeout = 5000');
-      try {
-        this.#flush();
-      } catch (error) {
-        this.#logger?.warn({ err: error, unwritten: this.#ops.length }, 'queued speech could not be written at shutdown');
-      }
+    const ops = this.#ops;
+    if (ops.length === 0) return;
+    try {
+      await writeTx(this.#db, () => ops.forEach((op) => this.#apply(op)));
+      this.#ops = [];
+    } catch (error) {
+      this.#logger?.warn({ err: error, unwritten: ops.length }, 'queued speech could not be written at shutdown');
     }
-    this.#closed = true;
-    this.#db.close();
   }
 
   #push(op: Op): void {

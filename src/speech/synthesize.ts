@@ -1,18 +1,22 @@
 import type { Endpoint, NewHistoryEntry } from '../db/repositories.ts';
 import { probeDurationMs } from '../audio/transcode.ts';
+import type { BillingHooks } from '../tts/billing.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { Clock } from '../util/clock.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
-import type { BudgetRefusal, Charge, Reservation, ReserveResult } from './budget.ts';
+import { ChargeSession, type LedgerLike } from './billing.ts';
+import type { BudgetRefusal, Charge } from './budget.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
+import { BudgetRefusedError, SpeechError } from './errors.ts';
 
 export type { AdvancedRequest, AdvancedVoice, BudgetRefusal, Charge, Endpoint };
 
 /**
- * The synthesis pipeline glue: cache -> in-flight dedupe -> budget -> TTS client -> download ->
- * cache.put -> budget.commit -> history. The scheduler (queue.ts) only sees `Synthesizer`.
+ * The synthesis pipeline glue: cache -> in-flight dedupe -> budget hold -> TTS client (the ledger
+ * follows each attempt, src/speech/billing.ts) -> download -> cache.put -> history. The scheduler
+ * (queue.ts) only sees `Synthesizer`.
  *
  * Collaborators are typed as the parts of the real classes (TtsClient, AudioCache,
  * CharacterBudget, HistoryRepo) that are used, so tests can pass small fakes.
@@ -48,7 +52,7 @@ export interface RequestContext {
 /** Runs an advanced job to its end; the bot passes one that persists jobs (src/tts/jobs.ts). */
 export type NarrateFn = (
   req: AdvancedRequest,
-  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext },
+  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext; billing?: BillingHooks },
 ) => Promise<{ url: string; pk: number; seed?: number; mp3?: Buffer }>;
 
 export interface SynthesisProgress {
@@ -84,41 +88,7 @@ export interface Synthesizer {
   synthesize(req: SynthesisRequest, options?: SynthesisOptions): Promise<ReadyAudio>;
 }
 
-// ---- errors (one place, stable codes; STYLE 4) ----
-
-export type SpeechErrorCode = 'budget_refused' | 'aborted' | 'closed' | 'synthesis_failed';
-
-const MESSAGES: Record<SpeechErrorCode, string> = {
-  budget_refused: 'character allowance exceeded',
-  aborted: 'speech was cancelled',
-  closed: 'the speech queue is closed',
-  synthesis_failed: 'speech synthesis failed',
-};
-
-/** Base error of src/speech; `code` is stable, `guildId` says where. */
-export class SpeechError extends Error {
-  override name = 'SpeechError';
-  readonly code: SpeechErrorCode;
-  readonly guildId: string | undefined;
-  constructor(code: SpeechErrorCode, options: { message?: string; guildId?: string; cause?: unknown } = {}) {
-    super(options.message ?? MESSAGES[code], { cause: options.cause });
-    this.code = code;
-    this.guildId = options.guildId;
-  }
-}
-
-/** The character budget said no; carries its numbers so the bot can tell the author. */
-export class BudgetRefusedError extends SpeechError {
-  override name = 'BudgetRefusedError';
-  readonly refusal: BudgetRefusal;
-  constructor(refusal: BudgetRefusal, guildId?: string) {
-    super('budget_refused', {
-      message: `character allowance exceeded (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})`,
-      ...(guildId === undefined ? {} : { guildId }),
-    });
-    this.refusal = refusal;
-  }
-}
+export { BudgetRefusedError, SpeechError, type SpeechErrorCode } from './errors.ts';
 
 // ---- collaborators (the parts of the real classes used here) ----
 
@@ -131,15 +101,12 @@ export interface AudioCacheLike {
   pin?(key: string): () => void;
 }
 
-export interface BudgetLike {
-  reserve(charges: readonly Charge[]): ReserveResult;
-  commit(reservation: Reservation): void;
-  release(reservation: Reservation): void;
-}
+export type BudgetLike = LedgerLike;
 
 export interface HistoryLike {
   record(entry: NewHistoryEntry): unknown;
 }
+
 
 export interface SynthesizerOptions {
   client: TtsClientLike;
@@ -152,6 +119,7 @@ export interface SynthesizerOptions {
   narrate?: NarrateFn;
   /** What ffmpeg allows (checked at start); shared with delivery, lowered if ffmpeg goes missing. */
   media?: MediaSupport;
+  /** Cache failures, and ledger writes that failed (the request itself goes on: its audio is paid for). */
   logger?: Pick<Logger, 'warn' | 'debug'>;
 }
 
@@ -203,10 +171,14 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
 
   async function run(req: SynthesisRequest, key: string, cacheable: boolean, call: InFlight): Promise<ReadyAudio> {
     const signal = call.controller.signal;
-    // Characters are reserved before the request is sent, released if it never succeeds.
-    const reserved = budget.reserve(req.charges);
-    if (!reserved.ok) throw new BudgetRefusedError(reserved.refusal, req.guildId);
-    let committed = false;
+    // Characters are held before the request is sent (a refusal throws here, nothing is sent);
+    // from then on the session records what each attempt cost, as it happens.
+    const session = await ChargeSession.open(budget, req.charges, {
+      guildId: req.guildId,
+      endpoint: req.endpoint,
+      ...(req.endpoint === 'standard' ? { audioKey: key } : {}),
+      onError: (err) => options.logger?.warn({ err, guildId: req.guildId }, 'ledger write failed'),
+    });
     try {
       let url: string;
       let pk: number;
@@ -214,23 +186,24 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       let downloaded: Buffer | undefined;
       if (req.endpoint === 'standard') {
         // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
-        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal }));
+        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session }));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
         const onProgress = (p: { state: string; jobId?: string }) =>
           call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId }));
         const narrate: NarrateFn = options.narrate ?? ((r, o) => client.narrate(r, o));
-        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, ...(req.context ? { context: req.context } : {}) });
+        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, billing: session, ...(req.context ? { context: req.context } : {}) });
         ({ url, pk, seed } = result);
         downloaded = result.mp3;
       }
       // Signed URLs expire: download right away (unless the job runner already did).
       const mp3 = downloaded ?? (await client.download(url, { signal }));
-      budget.commit(reserved.reservation);
-      committed = true;
+      await session.close();
       // One history row per author of a merged request, each with the characters charged to them.
       for (const c of req.charges) {
-        history?.record({ pk, endpoint: req.endpoint, url, voice: req.voice, characters: c.chars, text: req.text, guildId: c.guildId, userId: c.userId });
+        await Promise.resolve(
+          history?.record({ pk, endpoint: req.endpoint, url, voice: req.voice, characters: session.outcome === 'free' ? 0 : c.chars, text: req.text, guildId: c.guildId, userId: c.userId }),
+        ).catch((err: unknown) => options.logger?.warn({ err, guildId: req.guildId }, 'history write failed'));
       }
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
@@ -246,13 +219,13 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       }
       return { ...ready, mp3, durationMs: probeDurationMs(mp3) };
     } finally {
-      if (!committed) budget.release(reserved.reservation);
+      await session.close();
     }
   }
 
   return {
     async synthesize(req, opts = {}) {
-      const { signal, onProgress } = opts;
+      const { signal } = opts;
       if (signal?.aborted) throw abortError(signal, req.guildId);
       const input = cacheInput(req);
       const key = AudioCache.key(input);
@@ -264,50 +237,68 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
           return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
         }
       }
-      // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
-      let call = inFlight.get(key);
-      const shared = call !== undefined;
-      if (!call) {
-        const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false };
-        created.promise = run(req, key, cacheable, created)
-          .then((ready) => {
-            created.callPin = ready.release;
-            return ready;
-          })
-          .finally(() => {
-            created.settled = true;
-            if (inFlight.get(key) === created) inFlight.delete(key);
-            if (created.waiters === 0) created.callPin?.();
-          });
-        // Waiters attach their own handlers; this keeps an abandoned call from being "unhandled".
-        created.promise.catch(() => {});
-        inFlight.set(key, created);
-        call = created;
-      }
-      const current = call;
-      current.waiters++;
-      if (onProgress) current.progress.add(onProgress);
-      let onAbort: (() => void) | undefined;
-      try {
-        const aborted = new Promise<never>((_, reject) => {
-          if (!signal) return;
-          onAbort = () => reject(abortError(signal, req.guildId));
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
-        const { release: _callPin, ...ready } = await Promise.race([current.promise, aborted]);
-        // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
-        const release = ready.mp3Path && cache.pin ? cache.pin(key) : undefined;
-        return { ...ready, ...(shared ? { shared: true } : {}), ...(release ? { release } : {}) };
-      } catch (err) {
-        if (signal?.aborted) throw abortError(signal, req.guildId);
-        throw err;
-      } finally {
-        if (onAbort) signal?.removeEventListener('abort', onAbort);
-        if (onProgress) current.progress.delete(onProgress);
-        current.waiters--;
-        if (current.waiters === 0 && signal?.aborted) current.controller.abort(signal.reason);
-        if (current.waiters === 0 && current.settled) current.callPin?.();
+      // A waiter that joined another's call refused by *their* budget (another guild's, another
+      // member's) tries on its own, so each member sees their own numbers (issue 10 §6).
+      for (let tries = 0; ; tries++) {
+        try {
+          return await wait(req, key, cacheable, opts, tries < 2);
+        } catch (err) {
+          if (err !== RETRY_ALONE) throw err;
+        }
       }
     },
   };
+
+  async function wait(req: SynthesisRequest, key: string, cacheable: boolean, opts: SynthesisOptions, mayShare: boolean): Promise<ReadyAudio> {
+    const { signal, onProgress } = opts;
+    // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
+    let call = mayShare ? inFlight.get(key) : undefined;
+    const shared = call !== undefined;
+    if (!call) {
+      const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false };
+      created.promise = run(req, key, cacheable, created)
+        .then((ready) => {
+          created.callPin = ready.release;
+          return ready;
+        })
+        .finally(() => {
+          created.settled = true;
+          if (inFlight.get(key) === created) inFlight.delete(key);
+          if (created.waiters === 0) created.callPin?.();
+        });
+      // Waiters attach their own handlers; this keeps an abandoned call from being "unhandled".
+      created.promise.catch(() => {});
+      if (mayShare) inFlight.set(key, created);
+      call = created;
+    }
+    const current = call;
+    current.waiters++;
+    if (onProgress) current.progress.add(onProgress);
+    let onAbort: (() => void) | undefined;
+    try {
+      const aborted = new Promise<never>((_, reject) => {
+        if (!signal) return;
+        onAbort = () => reject(abortError(signal, req.guildId));
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      const { release: _callPin, ...ready } = await Promise.race([current.promise, aborted]);
+      // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
+      const release = ready.mp3Path && cache.pin ? cache.pin(key) : undefined;
+      return { ...ready, ...(shared ? { shared: true } : {}), ...(release ? { release } : {}) };
+    } catch (err) {
+      if (signal?.aborted) throw abortError(signal, req.guildId);
+      if (shared && err instanceof BudgetRefusedError) throw RETRY_ALONE;
+      throw err;
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      if (onProgress) current.progress.delete(onProgress);
+      current.waiters--;
+      if (current.waiters === 0 && signal?.aborted) current.controller.abort(signal.reason);
+      if (current.waiters === 0 && current.settled) current.callPin?.();
+    }
+  }
 }
+
+/** Thrown inside `synthesize` only: the shared call was refused by someone else's budget. */
+const RETRY_ALONE = Symbol('retry alone');
+

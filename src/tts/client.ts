@@ -7,6 +7,7 @@ import { randomInt } from 'node:crypto';
 import type { Dispatcher } from './transport.ts';
 import { z } from 'zod';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { AttemptOutcome, BillingHooks } from './billing.ts';
 import { DOWNLOAD_DEFAULTS, downloadAudio, type DownloadOptions } from './download.ts';
 import {
   TRANSIENT_JOB_CODES,
@@ -138,6 +139,8 @@ export interface CallOptions {
   /** Who the request is for (a guild id); a fair limiter rotates between keys. */
   key?: string;
   signal?: AbortSignal;
+  /** Told what each attempt may have cost (README "Characters are money"). */
+  billing?: BillingHooks;
 }
 
 export interface Substitution {
@@ -297,15 +300,22 @@ export class TtsClient {
     if (!v.ok) throw new TtsInputError(v.issues, { endpoint: 'standard' });
     this.#checkToken('standard');
     const { res, attempts } = await this.#call('standard', '/text_to_speech_api/', JSON.stringify(v.value), opts);
+    const billed = (outcome: AttemptOutcome, pk?: number) =>
+      opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: attempts, outcome, ...(pk !== undefined ? { pk } : {}) });
     const body = StandardResponse.safeParse(parseJson(res.text));
-    if (!body.success) throw new TtsServiceError('bad_response', { endpoint: 'standard', status: res.status, attempts });
+    if (!body.success) {
+      billed('maybe_charged'); // a 2xx we cannot read may still have been charged
+      throw new TtsServiceError('bad_response', { endpoint: 'standard', status: res.status, attempts });
+    }
     const { text, url, pk, share } = body.data;
     // Notice audio (allowance insufficient) comes back as HTTP 200 in the same shape; it is
     // recognised by share 0 or by a text other than ours (spec: POST /text_to_speech_api/).
     if (share === 0 || text !== v.value.text) {
+      billed('not_charged'); // notice audio is free
       this.options.logger.warn({ endpoint: 'standard', pk, share }, 'tts notice audio: allowance exhausted');
       throw new TtsAllowanceError({ endpoint: 'standard', status: res.status, attempts });
     }
+    billed('charged', pk);
     const substituted: StandardResult['substituted'] = {};
     for (const field of ['speed', 'pitch'] as const) {
       const requested = v.value[field];
@@ -411,8 +421,13 @@ export class TtsClient {
   async #createJob(value: AdvancedRequest, opts: CallOptions): Promise<CreatedJob> {
     const { res, attempts } = await this.#call('advanced', '/api/advanced-tts/', JSON.stringify(value), opts);
     const body = CreateResponse.safeParse(parseJson(res.text));
-    if (!body.success) throw new TtsServiceError('bad_response', { endpoint: 'advanced', status: res.status, attempts });
+    if (!body.success) {
+      opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'advanced', attempt: attempts, outcome: 'maybe_charged' });
+      throw new TtsServiceError('bad_response', { endpoint: 'advanced', status: res.status, attempts });
+    }
     const d = body.data;
+    // Charged at creation (README "Characters are money"); refunded only if the job fails.
+    opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'advanced', attempt: attempts, outcome: 'charged', jobId: d.job_id });
     const job: CreatedJob = { jobId: d.job_id, jobToken: d.job_token, status: d.status, minPollAfterMs: d.min_poll_after_ms, pollUrl: d.poll_url };
     if (value.seed !== undefined) job.seed = value.seed;
     this.options.logger.debug({ endpoint: 'advanced', jobId: job.jobId, attempts }, 'tts job created');
@@ -421,7 +436,8 @@ export class TtsClient {
 
   /**
    * One request to the standard or creation endpoint with the spec's retry rules; returns the
-   * 2xx response or throws. Acquires the rate budget before every attempt.
+   * 2xx response or throws. Acquires the rate budget before every attempt. Every attempt that
+   * does not return a 2xx reports what it may have cost to `opts.billing` (the caller reports 2xx).
    */
   async #call(endpoint: 'standard' | 'advanced', path: string, body: string, opts: CallOptions): Promise<{ res: HttpResponse; attempts: number }> {
     const { retry, limiter, logger } = this.options;
@@ -430,9 +446,12 @@ export class TtsClient {
     let serverRetries = 0;
     let rateRetries = 0;
     let netRetries = 0;
+    const billed = (attempt: number, outcome: AttemptOutcome) => opts.billing?.onEvent?.({ kind: 'attempt', endpoint, attempt, outcome });
     for (let attempts = 1; ; attempts++) {
       const context: TtsErrorContext = { endpoint, attempts };
       await this.#acquire(kind, opts, context);
+      await opts.billing?.beforeSend?.({ endpoint, attempt: attempts });
+      if (opts.signal?.aborted) throw new TtsAbortError(context); // nothing left this host
       logger.debug({ endpoint, attempts }, 'tts request');
       let res: HttpResponse;
       try {
@@ -447,6 +466,8 @@ export class TtsClient {
           ...this.#redirectOptions(endpoint),
         });
       } catch (err) {
+        // Aborted or broken after sending: the service may have charged (it keeps working when we hang up).
+        billed(attempts, isTtsError(err) && this.#neverReached(err) ? 'not_charged' : 'maybe_charged');
         if (isTtsError(err) && netRetries < retry.networkRetries && this.#mayRetryNetwork(endpoint, err)) {
           logger.warn({ endpoint, attempts, code: err.code }, 'tts network failure, retrying');
           await this.#sleep(backoff[Math.min(netRetries++, backoff.length - 1)] ?? 0, opts.signal, context);
@@ -455,6 +476,8 @@ export class TtsClient {
         throw err;
       }
       if (res.status >= 200 && res.status < 300) return { res, attempts };
+      // 4xx (429 and quota_exceeded included) are not charged; a 5xx may come after the charge.
+      billed(attempts, res.status >= 500 ? 'maybe_charged' : 'not_charged');
       const err = this.#errorFrom(endpoint, res, attempts);
       this.#logFailure(endpoint, res.status, attempts, err.code);
       if (res.status === 429 && err.code === 'rate_limited') {
@@ -483,6 +506,11 @@ export class TtsClient {
   #mayRetryNetwork(endpoint: 'standard' | 'advanced', err: TtsError): boolean {
     if (err.code !== 'network' && err.code !== 'timeout') return false;
     if (endpoint === 'standard') return true;
+    return this.#neverReached(err);
+  }
+
+  /** A failure before any byte of the request could reach the service (no connection was made). */
+  #neverReached(err: TtsError): boolean {
     const code = err.context.causeInfo?.code;
     return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'CONNECT_TIMEOUT';
   }
@@ -660,6 +688,8 @@ export class TtsClient {
         return { kind: 'succeeded', result };
       }
       if (p.status === 'failed') {
+        // The service gives a failed job's characters back (README "Characters are money").
+        opts.billing?.onEvent?.({ kind: 'job_refunded', jobId: job.jobId });
         const ctx: TtsErrorContext = { ...context, status: 200 };
         if (p.serviceCode !== undefined) ctx.serviceCode = this.#scrub(p.serviceCode, job.jobToken);
         if (p.error !== undefined) ctx.serviceMessage = this.#scrub(p.error, job.jobToken);

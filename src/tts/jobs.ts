@@ -1,12 +1,22 @@
 /**
- * Advanced job lifecycle across restarts (spec: States and transitions). Every job is written to
- * SQLite the moment the service creates it (before the first poll), its state follows the polls,
- * and at start-up `resumeUnfinished` finishes what a previous process left: polls pending/running
- * jobs to their end and delivers results that were never delivered. Job tokens are secrets (spec:
- * GET /api/advanced-tts/jobs/{job_id}/ X-Job-Token): they are stored, never logged.
+ * Advanced job lifecycle across restarts and processes (spec: States and transitions). Every job
+ * is written to SQLite the moment the service creates it (before the first poll), its state
+ * follows the polls, and `resumeUnfinished` finishes what a previous process left: polls
+ * pending/running jobs to their end and delivers results that were never delivered.
+ *
+ * Several processes may share the database (shards, or a restart overlapping the old process):
+ * the process following a job holds a lease on it (owner, expiry), renewed while it follows the
+ * job, so exactly one process resumes each; a dead owner's lease runs out and `watch` takes the
+ * job over (issue 10 §5). Ended jobs are deleted after a retention period, job tokens and
+ * interaction tokens with them (issue 10 §1). Job tokens are secrets (spec: GET
+ * /api/advanced-tts/jobs/{job_id}/ X-Job-Token): they are stored, never logged.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { JobsRepo, StoredJob } from '../db/repositories.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { BillingHooks } from './billing.ts';
+import { countChars } from './chars.ts';
 import type { AdvancedRequest, CreatedJobRecord, JobPoll, NarrateOptions, NarrateProgress, NarrateResult, StoredJob as ClientJob } from './client.ts';
 import { isTtsError, type TtsErrorCode } from './errors.ts';
 
@@ -24,6 +34,16 @@ export interface JobsLogger {
   warn(obj: object, msg?: string): void;
 }
 
+/** Keeps the character ledger in step with jobs this process did not create (resumes, discards). */
+export interface JobCharging {
+  /** Hooks for following a stored job: a resubmit holds characters first, a failed job is refunded. */
+  forJob(job: StoredJob): BillingHooks & { close(): Promise<void> };
+  /** The job exists at the service, so it was charged: record it if its creator died before it could. */
+  ensureCharged(job: StoredJob): Promise<void>;
+  /** The job failed: the service gave its characters back. */
+  refund(jobId: string): Promise<void>;
+}
+
 export interface AdvancedJobsOptions {
   client: JobsClient;
   repos: { jobs: JobsRepo };
@@ -31,6 +51,15 @@ export interface AdvancedJobsOptions {
   logger?: JobsLogger;
   /** Unfinished jobs older than this are given up at resume, not resubmitted (a result that late is unwanted). */
   maxResumeAgeMs?: number;
+  /** Who this process is in the lease columns; unique per process. */
+  owner?: string;
+  /** How long a lease lasts without renewal; it is renewed every third of it. */
+  leaseMs?: number;
+  /** Ended jobs (failed, delivered) are deleted this long after they ended. */
+  retentionMs?: number;
+  /** A delivery that failed is tried again after this long (or at the next clean restart). */
+  deliveryRetryMs?: number;
+  charging?: JobCharging;
 }
 
 const SILENT: JobsLogger = { info() {}, warn() {} };
@@ -40,7 +69,14 @@ export const ADVANCED_JOBS_DEFAULTS = {
   logger: SILENT,
   // Advanced URLs expire after about 24 h (service-facts.md: Audio); past that, tell the author.
   maxResumeAgeMs: 24 * 60 * 60_000,
-} as const satisfies Omit<Required<AdvancedJobsOptions>, 'client' | 'repos'>;
+  // Long enough to ride out a busy event loop, short enough that a crashed shard's jobs are
+  // taken over within a minute.
+  leaseMs: 60_000,
+  // Issue 10 §1: job tokens and interaction tokens are not kept longer than needed.
+  retentionMs: 7 * 24 * 60 * 60_000,
+  // Discord refusing a post (channel gone, permissions) rarely heals within minutes.
+  deliveryRetryMs: 60 * 60_000,
+} as const satisfies Omit<Required<AdvancedJobsOptions>, 'client' | 'repos' | 'owner' | 'charging'>;
 
 /** Who asked, and where the result goes. `delivery` is opaque JSON, handed back to `deliver`. */
 export interface JobContext {
@@ -57,6 +93,8 @@ export interface JobContext {
    * next process resumes it instead of it being recorded as failed.
    */
   resumeAfterAbort?: (reason: unknown) => boolean;
+  /** The ledger's hooks for this request (src/speech/billing.ts). */
+  billing?: BillingHooks;
 }
 
 export interface JobResult {
@@ -82,8 +120,15 @@ export class AdvancedJobs {
   readonly #clock: Clock;
   readonly #logger: JobsLogger;
   readonly #maxResumeAgeMs: number;
-  /** Jobs this process is already following, so a resume does not poll them twice. */
-  readonly #active = new Set<string>();
+  readonly #leaseMs: number;
+  readonly #retentionMs: number;
+  readonly #deliveryRetryMs: number;
+  readonly #charging: JobCharging | undefined;
+  /** This process in the lease columns. */
+  readonly owner: string;
+  /** Jobs this process is following, with what stops them when their lease is lost. */
+  readonly #active = new Map<string, AbortController>();
+  #renewTimer: NodeJS.Timeout | undefined;
 
   constructor(options: AdvancedJobsOptions) {
     this.#client = options.client;
@@ -91,6 +136,11 @@ export class AdvancedJobs {
     this.#clock = options.clock ?? ADVANCED_JOBS_DEFAULTS.clock;
     this.#logger = options.logger ?? ADVANCED_JOBS_DEFAULTS.logger;
     this.#maxResumeAgeMs = options.maxResumeAgeMs ?? ADVANCED_JOBS_DEFAULTS.maxResumeAgeMs;
+    this.#leaseMs = options.leaseMs ?? ADVANCED_JOBS_DEFAULTS.leaseMs;
+    this.#retentionMs = options.retentionMs ?? ADVANCED_JOBS_DEFAULTS.retentionMs;
+    this.#deliveryRetryMs = options.deliveryRetryMs ?? ADVANCED_JOBS_DEFAULTS.deliveryRetryMs;
+    this.#charging = options.charging;
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   }
 
   /**
@@ -103,34 +153,40 @@ export class AdvancedJobs {
     try {
       result = await this.#client.narrate(request, tracker.options);
     } catch (err) {
-      tracker.fail(err);
+      await tracker.fail(err);
       throw err;
     } finally {
-      tracker.done();
+      await tracker.done();
     }
-    const stored = this.#succeeded(result);
+    const stored = await this.#succeeded(result);
     const mp3 = await this.#client.download(result.url, ctx.signal ? { signal: ctx.signal } : {});
     const out = { mp3, url: result.url, pk: result.pk, jobId: result.jobId, ...(result.seed !== undefined ? { seed: result.seed } : {}) };
     if (ctx.deliver && stored) {
       await ctx.deliver(stored, out);
-      this.markDelivered(result.jobId);
+      await this.markDelivered(result.jobId);
     }
     return out;
   }
 
   /** The result reached its destination: the job is finished for good. */
-  markDelivered(jobId: string): void {
-    this.#jobs.markDelivered(jobId);
+  async markDelivered(jobId: string): Promise<void> {
+    await this.#jobs.markDelivered(jobId);
   }
 
   /**
-   * At start-up: follows every job a previous process left pending or running to its end and
-   * delivers every result not yet delivered. Failures are recorded with their code and reported
-   * to `onFailed`. Jobs are resumed concurrently; resolves when all are settled.
+   * Follows every unfinished job no live process holds (a previous process left it, or its owner
+   * died and the lease ran out) to its end and delivers every result not yet delivered. Failures
+   * are recorded with their code and reported to `onFailed`. Jobs are resumed concurrently;
+   * resolves when all are settled.
    */
   async resumeUnfinished(deliver: DeliverFn, onFailed?: FailFn, opts: { signal?: AbortSignal } = {}): Promise<ResumeSummary> {
     const summary: ResumeSummary = { delivered: [], failed: [] };
-    const jobs = this.#jobs.listUnfinished().filter((j) => !this.#active.has(j.jobId));
+    const candidates = this.#jobs.listUnfinished().filter((j) => !this.#active.has(j.jobId));
+    const jobs: StoredJob[] = [];
+    for (const job of candidates) {
+      // Exactly one process wins each job: the claim reads and writes in one statement.
+      if (await this.#jobs.claim(job.jobId, this.owner, this.#clock.now() + this.#leaseMs)) jobs.push(job);
+    }
     if (jobs.length > 0) this.#logger.info({ count: jobs.length }, 'resuming unfinished advanced jobs');
     await Promise.all(
       jobs.map(async (job) => {
@@ -141,11 +197,43 @@ export class AdvancedJobs {
           const latest = this.#jobs.get(outcome.jobId) ?? job;
           // A delivery that failed stays `succeeded` and is retried at the next start; only jobs
           // that ended without audio are reported as failed.
-          if (latest.state === 'failed') await onFailed?.(latest, { code: outcome.code, message: outcome.message }).catch(() => {});
+          if (latest.state === 'failed' && !latest.discard) await onFailed?.(latest, { code: outcome.code, message: outcome.message }).catch(() => {});
         }
       }),
     );
     return summary;
+  }
+
+  /**
+   * Looks for jobs whose owner died (lease expired) every `intervalMs` and resumes them like a
+   * restart would. Returns a function that stops watching.
+   */
+  watch(deliver: DeliverFn, onFailed?: FailFn, intervalMs = this.#leaseMs / 2): () => void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.resumeUnfinished(deliver, onFailed)
+        .then((s) => {
+          if (s.delivered.length || s.failed.length) this.#logger.info({ delivered: s.delivered.length, failed: s.failed.length }, 'took over advanced jobs of a stopped process');
+        })
+        .catch((err: unknown) => this.#logger.warn({ err: describe(err) }, 'taking over advanced jobs failed'))
+        .finally(() => (running = false));
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Gives back the leases of every job this process holds, so the next process takes them at once. */
+  async releaseLeases(): Promise<number> {
+    return this.#jobs.releaseAll(this.owner);
+  }
+
+  /** Deletes jobs that ended more than the retention period ago (tokens included); resolves with how many. */
+  async prune(): Promise<number> {
+    const n = await this.#jobs.deleteEndedBefore(this.#clock.now() - this.#retentionMs);
+    if (n > 0) this.#logger.info({ count: n }, 'pruned ended advanced jobs');
+    return n;
   }
 
   async #resumeOne(
@@ -154,18 +242,23 @@ export class AdvancedJobs {
     signal: AbortSignal | undefined,
   ): Promise<{ ok: true; jobId: string } | { ok: false; jobId: string; code: string; message: string }> {
     let current = job;
-    if (this.#clock.now() - job.createdAt > this.#maxResumeAgeMs) {
-      this.#end(job.jobId, 'failed', 'job_stuck');
-      return { ok: false, jobId: job.jobId, code: 'job_stuck', message: 'the job is too old to resume' };
-    }
+    const follow = this.#follow(job.jobId);
     try {
+      await this.#charging?.ensureCharged(current);
+      if (current.discard) return await this.#settleDiscarded(current, signal);
+      if (this.#clock.now() - job.createdAt > this.#maxResumeAgeMs) {
+        await this.#end(job.jobId, 'failed', 'job_stuck');
+        return { ok: false, jobId: job.jobId, code: 'job_stuck', message: 'the job is too old to resume' };
+      }
+      const jobSignal = signal ? AbortSignal.any([signal, follow.signal]) : follow.signal;
       if (current.state !== 'succeeded' || current.url === null) {
         if (current.request.text === null) {
           // Cannot happen for an unfinished job (text is cleared only at the end); refuse to guess.
-          this.#jobs.updateState(current.jobId, 'failed', { errorCode: 'invalid_request' });
+          await this.#jobs.updateState(current.jobId, 'failed', { errorCode: 'invalid_request' });
           return { ok: false, jobId: current.jobId, code: 'invalid_request', message: 'the stored job has no text to resume with' };
         }
-        const tracker = this.#tracker({ ...current, ...(signal ? { signal } : {}) }, current);
+        const billing = this.#charging?.forJob(current);
+        const tracker = this.#tracker({ ...current, signal: jobSignal, ...(billing ? { billing } : {}) }, current);
         let result: NarrateResult;
         try {
           result = await this.#client.resumeJob(
@@ -173,28 +266,68 @@ export class AdvancedJobs {
             tracker.options,
           );
         } catch (err) {
-          tracker.fail(err);
+          await tracker.fail(err);
           throw err;
         } finally {
-          tracker.done();
+          await tracker.done();
+          await billing?.close();
         }
-        current = this.#succeeded(result) ?? current;
+        current = (await this.#succeeded(result)) ?? current;
       }
-      const mp3 = await this.#downloadFresh(current, signal);
+      const mp3 = await this.#downloadFresh(current, jobSignal);
       const result: JobResult = { mp3, url: current.url!, pk: current.pk!, ...(current.seed !== null ? { seed: current.seed } : {}) };
+      // Another process took the job over while we were slow: it delivers, not us.
+      if (!(await this.#jobs.renew(current.jobId, this.owner, this.#clock.now() + this.#leaseMs))) {
+        return { ok: false, jobId: current.jobId, code: 'lease_lost', message: 'another process took the job over' };
+      }
       try {
         await deliver(current, result);
       } catch (err) {
-        this.#logger.warn({ jobId: current.jobId, err: describe(err) }, 'advanced job delivery failed; will retry at next start');
+        // Held (not followed) until the retry time, so no process retries it in a tight loop.
+        await this.#jobs.renew(current.jobId, this.owner, this.#clock.now() + this.#deliveryRetryMs).catch(() => false);
+        this.#logger.warn({ jobId: current.jobId, err: describe(err) }, 'advanced job delivery failed; will retry later or at the next start');
         return { ok: false, jobId: current.jobId, code: 'delivery_failed', message: describe(err).message };
       }
-      this.markDelivered(current.jobId);
+      await this.markDelivered(current.jobId);
       this.#logger.info({ jobId: current.jobId }, 'advanced job delivered after resume');
       return { ok: true, jobId: current.jobId };
     } catch (err) {
       const d = describe(err);
       this.#logger.warn({ jobId: current.jobId, code: d.code }, 'advanced job could not be resumed');
       return { ok: false, jobId: current.jobId, code: d.code, message: d.message };
+    } finally {
+      follow.done();
+    }
+  }
+
+  /**
+   * A job nobody wants any more: polled to its end without resubmitting or delivering, so a
+   * failed job's refund reaches the ledger (README "Characters are money").
+   */
+  async #settleDiscarded(job: StoredJob, signal: AbortSignal | undefined): Promise<{ ok: false; jobId: string; code: string; message: string }> {
+    const ended = (code: string) => ({ ok: false as const, jobId: job.jobId, code, message: 'the result was not wanted any more' });
+    const follow = this.#follow(job.jobId);
+    const s = signal ? AbortSignal.any([signal, follow.signal]) : follow.signal;
+    try {
+      for (;;) {
+        if (this.#clock.now() - job.createdAt > this.#maxResumeAgeMs) {
+          await this.#end(job.jobId, 'failed', 'discarded');
+          return ended('discarded');
+        }
+        const p = await this.#client.pollJob(job.jobId, job.jobToken, { signal: s });
+        if (p.status === 'failed') {
+          await this.#charging?.refund(job.jobId);
+          await this.#end(job.jobId, 'failed', 'discarded');
+          return ended('discarded');
+        }
+        if (p.status === 'succeeded') {
+          await this.#end(job.jobId, 'failed', 'discarded');
+          return ended('discarded');
+        }
+        await this.#clock.sleep(Math.max(250, p.pollAfterMs ?? 4000), s);
+      }
+    } finally {
+      follow.done();
     }
   }
 
@@ -206,33 +339,92 @@ export class AdvancedJobs {
     } catch (err) {
       const poll = await this.#client.pollJob(job.jobId, job.jobToken, o).catch(() => undefined);
       if (poll?.status !== 'succeeded' || !poll.url || poll.url === job.url) throw err;
-      this.#jobs.updateState(job.jobId, 'succeeded', { url: poll.url, ...(poll.pk !== undefined ? { pk: poll.pk } : {}) });
+      await this.#jobs.updateState(job.jobId, 'succeeded', { url: poll.url, ...(poll.pk !== undefined ? { pk: poll.pk } : {}) });
       job.url = poll.url;
       return this.#client.download(poll.url, o);
     }
   }
 
   /** Records success: the url/pk/seed, and the text is dropped (no longer needed to resubmit). */
-  #succeeded(result: NarrateResult): StoredJob | undefined {
-    this.#jobs.updateState(result.jobId, 'succeeded', { url: result.url, pk: result.pk, ...(result.seed !== undefined ? { seed: result.seed } : {}) });
-    this.#jobs.clearText(result.jobId);
+  async #succeeded(result: NarrateResult): Promise<StoredJob | undefined> {
+    await this.#jobs.updateState(result.jobId, 'succeeded', { url: result.url, pk: result.pk, ...(result.seed !== undefined ? { seed: result.seed } : {}) });
+    await this.#jobs.clearText(result.jobId);
     return this.#jobs.get(result.jobId);
+  }
+
+  /**
+   * Marks `jobId` followed by this process and keeps its lease renewed; the returned signal
+   * aborts if the lease is lost (another process took the job over).
+   */
+  #follow(jobId: string): { signal: AbortSignal; done: () => void } {
+    // The latest follower of a job owns its entry; an earlier one's done() leaves it alone.
+    const controller = new AbortController();
+    this.#active.set(jobId, controller);
+    this.#ensureRenewing();
+    return {
+      signal: controller.signal,
+      done: () => {
+        if (this.#active.get(jobId) === controller) this.#active.delete(jobId);
+      },
+    };
+  }
+
+  #ensureRenewing(): void {
+    if (this.#renewTimer) return;
+    this.#renewTimer = setInterval(() => {
+      if (this.#active.size === 0) {
+        clearInterval(this.#renewTimer);
+        this.#renewTimer = undefined;
+        return;
+      }
+      for (const [jobId, controller] of this.#active) {
+        this.#jobs
+          .renew(jobId, this.owner, this.#clock.now() + this.#leaseMs)
+          .then((held) => {
+            const job = held ? undefined : this.#jobs.get(jobId);
+            // Lost only if another process holds it now (an ended job has nothing left to lose).
+            if (job && job.leaseOwner !== null && job.leaseOwner !== this.owner) {
+              this.#logger.warn({ jobId }, 'advanced job lease lost; another process follows it now');
+              controller.abort(new Error('lease lost'));
+            }
+          })
+          .catch(() => {});
+      }
+    }, this.#leaseMs / 3);
+    this.#renewTimer.unref();
   }
 
   /**
    * The callbacks that keep SQLite in step with the client: insert on creation (a resubmit marks
    * the job it replaces failed), state on progress, failure with its code.
    */
-  #tracker(ctx: Pick<JobContext, 'guildId' | 'userId' | 'channelId' | 'delivery' | 'signal' | 'onProgress' | 'resumeAfterAbort'>, resumed: StoredJob | undefined) {
-    let currentId = resumed?.jobId;
-    if (currentId) this.#active.add(currentId);
+  #tracker(
+    ctx: Pick<JobContext, 'guildId' | 'userId' | 'channelId' | 'delivery' | 'signal' | 'onProgress' | 'resumeAfterAbort' | 'billing'>,
+    resumed: StoredJob | undefined,
+  ) {
+    let current: { jobId: string; done: () => void } | undefined;
+    if (resumed) current = { jobId: resumed.jobId, done: () => {} }; // #resumeOne follows it
     const failures = new Map<string, TtsErrorCode>();
+    // Progress arrives synchronously; its writes are chained so they land in order, and the first
+    // attempt of a write with none before it runs at once (writeTx tries synchronously first).
+    let writes: Promise<unknown> = Promise.resolve();
+    let queued = 0;
+    const later = (op: () => Promise<unknown>) => {
+      queued++;
+      const run = () =>
+        op()
+          .catch((err: unknown) => this.#logger.warn({ err: describe(err) }, 'advanced job state write failed'))
+          .finally(() => queued--);
+      writes = queued === 1 ? run() : writes.then(run);
+    };
     const options: NarrateOptions = {
       key: ctx.guildId,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
-      onJobCreated: (job: CreatedJobRecord) => {
-        if (job.replaces !== undefined) this.#end(job.replaces, 'failed', failures.get(job.replaces) ?? 'job_stuck');
-        this.#jobs.insert({
+      ...(ctx.billing ? { billing: ctx.billing } : {}),
+      onJobCreated: async (job: CreatedJobRecord) => {
+        await writes;
+        if (job.replaces !== undefined) await this.#end(job.replaces, 'failed', failures.get(job.replaces) ?? 'job_stuck');
+        await this.#jobs.insert({
           jobId: job.jobId,
           jobToken: job.jobToken,
           guildId: ctx.guildId,
@@ -245,37 +437,49 @@ export class AdvancedJobs {
           ...(job.seed !== undefined ? { seed: job.seed } : {}),
           attempt: job.attempt + (resumed ? resumed.attempt - 1 : 0),
           createdAt: job.createdAt,
+          lease: { owner: this.owner, expiresAt: this.#clock.now() + this.#leaseMs },
+          chars: countChars(job.request.text),
         });
-        if (currentId) this.#active.delete(currentId);
-        currentId = job.jobId;
-        this.#active.add(job.jobId);
+        current?.done();
+        current = { jobId: job.jobId, done: this.#follow(job.jobId).done };
         this.#logger.info({ jobId: job.jobId, attempt: job.attempt, replaces: job.replaces }, 'advanced job persisted');
       },
       onProgress: (e: NarrateProgress) => {
         if (e.jobId !== undefined) {
-          if (e.state === 'running') this.#jobs.updateState(e.jobId, 'running');
-          if (e.state === 'failed' && e.code !== undefined) failures.set(e.jobId, e.code);
+          const jobId = e.jobId;
+          if (e.state === 'running') later(() => this.#jobs.updateState(jobId, 'running'));
+          if (e.state === 'failed' && e.code !== undefined) failures.set(jobId, e.code);
         }
         ctx.onProgress?.(e);
       },
     };
     return {
       options,
-      fail: (err: unknown) => {
-        if (currentId === undefined) return; // nothing was created: nothing to record
+      fail: async (err: unknown) => {
+        await writes;
+        if (current === undefined) return; // nothing was created: nothing to record
         if (ctx.signal?.aborted && ctx.resumeAfterAbort?.(ctx.signal.reason)) return; // the next process resumes it
-        const d = describe(err);
-        this.#end(currentId, 'failed', d.code);
+        const jobId = current.jobId;
+        if (ctx.signal?.aborted && !this.#jobs.get(jobId)?.state.match(/^(succeeded|failed|delivered)$/)) {
+          // Nobody wants the result (/clear, /leave), but the job runs on at the service and is
+          // refunded if it fails: follow it to its end for the ledger, never deliver it.
+          await this.#jobs.markDiscard(jobId);
+          const job = this.#jobs.get(jobId);
+          if (job) void this.#settleDiscarded(job, undefined).catch(() => {});
+          return;
+        }
+        await this.#end(jobId, 'failed', describe(err).code);
       },
-      done: () => {
-        if (currentId) this.#active.delete(currentId);
+      done: async () => {
+        await writes;
+        current?.done();
       },
     };
   }
 
-  #end(jobId: string, state: 'failed', code: string): void {
-    this.#jobs.updateState(jobId, state, { errorCode: code });
-    this.#jobs.clearText(jobId);
+  async #end(jobId: string, state: 'failed', code: string): Promise<void> {
+    await this.#jobs.updateState(jobId, state, { errorCode: code });
+    await this.#jobs.clearText(jobId);
   }
 }
 
@@ -287,6 +491,6 @@ function toClientRequest(job: StoredJob): AdvancedRequest {
 /** Code and message of any thrown value, without its cause chain (which could hold headers). */
 function describe(err: unknown): { code: string; message: string } {
   if (isTtsError(err)) return { code: err.code, message: err.message };
-  if (err instanceof Error) return { code: 'error', message: err.message };
+  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'DB_BUSY' ? 'db_busy' : 'error', message: err.message };
   return { code: 'error', message: String(err) };
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/database.ts';
+import { isBusy, writeTx } from '../db/write.ts';
 import type { RateKind } from './limiter.ts';
 
 export type TakeResult = { ok: true } | { ok: false; retryInMs: number };
@@ -52,6 +53,9 @@ export class MemoryWindowStore implements WindowStore {
   }
 }
 
+/** How soon to look again when another process holds the database's write lock. */
+const BUSY_RETRY_MS = 3;
+
 export interface SqliteWindowStoreOptions {
   /** A database migrated to at least 002 (tables rate_grants, rate_blocks). */
   db: Db;
@@ -60,7 +64,8 @@ export interface SqliteWindowStoreOptions {
 /**
  * Grants counted in SQLite, shared by every process that opens the same file. The count and the
  * insert happen inside one BEGIN IMMEDIATE transaction, so two shards can never both take the
- * last slot of a window.
+ * last slot of a window. Never waits for a lock another process holds (src/db/write.ts): a taken
+ * lock answers "look again in a few ms", which the limiter's loop does asynchronously.
  */
 export class SqliteWindowStore implements WindowStore {
   readonly #take: (kind: RateKind, now: number, limit: number, windowMs: number) => TakeResult;
@@ -86,9 +91,17 @@ export class SqliteWindowStore implements WindowStore {
       if (result.ok) insert.run(kind, Math.ceil(now));
       return result;
     });
-    this.#take = (kind, now, limit, windowMs) => take.immediate(kind, now, limit, windowMs);
+    this.#take = (kind, now, limit, windowMs) => {
+      try {
+        return take.immediate(kind, now, limit, windowMs);
+      } catch (err) {
+        if (isBusy(err)) return { ok: false, retryInMs: BUSY_RETRY_MS };
+        throw err;
+      }
+    };
     this.#block = (kind, untilMs) => {
-      upsertBlock.run(kind, Math.ceil(untilMs));
+      // The first attempt runs synchronously; only a taken lock makes it retry later.
+      void writeTx(db, () => upsertBlock.run(kind, Math.ceil(untilMs))).catch(() => {});
     };
   }
 

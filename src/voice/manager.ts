@@ -12,8 +12,8 @@ export interface JoinRequest {
 
 /** Where sessions are remembered across a restart (src/voice/session-store.ts). */
 export interface VoiceSessionMemory {
-  save(guildId: string, voiceChannelId: string, textChannelId: string | null): void;
-  forget(guildId: string): void;
+  save(guildId: string, voiceChannelId: string, textChannelId: string | null): Promise<void>;
+  forget(guildId: string): Promise<void>;
 }
 
 /** A session that ended without /leave: disconnected by someone (4014) or unable to reconnect. */
@@ -36,9 +36,9 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
-  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>;
+  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>;
 
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback'>) {
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>) {
     super();
     const { logger, memory, ...sessionOptions } = options;
     this.#logger = logger;
@@ -56,7 +56,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
         existing.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
       }
       await existing.ready();
-      this.#memory?.save(request.guildId, existing.channelId, existing.textChannelId);
+      this.#remember(request.guildId, existing.channelId, existing.textChannelId);
       return existing;
     }
     const session = new GuildVoiceSession({ ...this.#sessionOptions, ...request, logger: this.#logger });
@@ -70,17 +70,17 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
       // Ended by something other than /leave or a shutdown: not rejoined after a restart, and
       // whoever listens tells the channel that reading stopped.
       if (next.reason === SHUTDOWN) return;
-      this.#memory?.forget(request.guildId);
+      this.#forget(request.guildId);
       if (wasReady) this.emit('ended', { guildId: request.guildId, voiceChannelId: session.channelId, textChannelId: session.textChannelId, reason: next.reason });
     });
     await session.ready();
-    this.#memory?.save(request.guildId, session.channelId, session.textChannelId);
+    this.#remember(request.guildId, session.channelId, session.textChannelId);
     return session;
   }
 
   /** Leaves the guild's voice channel for good (not rejoined after a restart); false when not connected. */
   leave(guildId: string): boolean {
-    this.#memory?.forget(guildId);
+    this.#forget(guildId);
     const session = this.#sessions.get(guildId);
     if (!session) return false;
     this.#sessions.delete(guildId);
@@ -101,7 +101,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
     const session = this.#sessions.get(guildId);
     if (!session || session.channelId === channelId) return false;
     session.channelId = channelId;
-    this.#memory?.save(guildId, channelId, session.textChannelId);
+    this.#remember(guildId, channelId, session.textChannelId);
     return true;
   }
 
@@ -126,6 +126,15 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
 
   get size(): number {
     return this.#sessions.size;
+  }
+
+  // Remembering is best effort and never holds up voice: a failed write is logged.
+  #remember(guildId: string, voiceChannelId: string, textChannelId: string | null): void {
+    this.#memory?.save(guildId, voiceChannelId, textChannelId).catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
+  }
+
+  #forget(guildId: string): void {
+    this.#memory?.forget(guildId).catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not forget the voice session'));
   }
 
   /** Shutdown: leaves every channel but keeps them remembered, so the next start rejoins them. */

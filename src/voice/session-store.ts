@@ -1,7 +1,8 @@
 import type { Db } from '../db/database.ts';
+import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
-/** A voice channel the bot was reading in (migrations/004_restart_safety.sql). */
+/** A voice channel the bot was reading in (migrations/005_restart_safety.sql). */
 export interface SavedVoiceSession {
   guildId: string;
   voiceChannelId: string;
@@ -22,12 +23,14 @@ interface Row {
  * a shutdown keeps it.
  */
 export class VoiceSessionStore {
+  readonly #db: Db;
   readonly #clock: Clock;
   readonly #upsert;
   readonly #delete;
   readonly #all;
 
   constructor(db: Db, options: { clock?: Clock } = {}) {
+    this.#db = db;
     this.#clock = options.clock ?? systemClock;
     this.#upsert = db.prepare<[Row]>(`
       INSERT INTO voice_sessions (guild_id, voice_channel_id, text_channel_id, updated_at)
@@ -38,12 +41,14 @@ export class VoiceSessionStore {
     this.#all = db.prepare<[], Row>('SELECT * FROM voice_sessions ORDER BY guild_id');
   }
 
-  save(guildId: string, voiceChannelId: string, textChannelId: string | null): void {
-    this.#upsert.run({ guild_id: guildId, voice_channel_id: voiceChannelId, text_channel_id: textChannelId, updated_at: this.#clock.now() });
+  /** Writes never wait on the audio thread (src/db/write.ts). */
+  async save(guildId: string, voiceChannelId: string, textChannelId: string | null): Promise<void> {
+    const row = { guild_id: guildId, voice_channel_id: voiceChannelId, text_channel_id: textChannelId, updated_at: this.#clock.now() };
+    await writeTx(this.#db, () => this.#upsert.run(row));
   }
 
-  forget(guildId: string): void {
-    this.#delete.run(guildId);
+  async forget(guildId: string): Promise<void> {
+    await writeTx(this.#db, () => this.#delete.run(guildId));
   }
 
   list(): SavedVoiceSession[] {

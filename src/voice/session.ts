@@ -45,9 +45,14 @@ export interface VoiceSessionOptions {
    * the MP3 every time (the baseline `npm run bench:voice` compares against).
    */
   playback?: 'cached' | 'mp3';
+  /**
+   * DAVE end-to-end encryption. Discord requires it (since March 2026), so only tests turn it off:
+   * the negative control proving the DAVE tests fail without it.
+   */
+  daveEncryption?: boolean;
 }
 
-const DEFAULTS = { readyTimeoutMs: 20_000, reconnectGraceMs: 5_000, maxRejoins: 3, playback: 'cached' } as const satisfies Partial<VoiceSessionOptions>;
+const DEFAULTS = { readyTimeoutMs: 20_000, reconnectGraceMs: 5_000, maxRejoins: 3, playback: 'cached', daveEncryption: true } as const satisfies Partial<VoiceSessionOptions>;
 
 export type VoiceSessionState =
   | { status: 'connecting' }
@@ -90,14 +95,13 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.channelId = options.channelId;
     this.textChannelId = options.textChannelId;
     this.#logger = options.logger.child({ guildId: options.guildId });
-    // DAVE (end-to-end encryption) stays on: Discord requires it since March 2026.
     this.connection = joinVoiceChannel({
       guildId: options.guildId,
       channelId: options.channelId,
       adapterCreator: options.adapterCreator,
       selfDeaf: true,
       selfMute: false,
-      daveEncryption: true,
+      daveEncryption: this.#options.daveEncryption,
     });
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     this.connection.subscribe(this.player);

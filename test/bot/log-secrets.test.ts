@@ -85,7 +85,7 @@ describe('no secret and no payload in any log line', () => {
 
   it('channel post 403: the audio of an auto-read message cannot be attached', async () => {
     // With MP3 posts: the bot is in no voice channel here (issue 9 §6: otherwise not read at all).
-    h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.chat, { postAudio: true });
+    await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.chat, { postAudio: true });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '権限のないチャンネルで読み上げ' });
     const failed = await logged('could not post audio');
     expect(failed.err).toMatchObject({ status: 403, code: 50013, method: 'POST' });

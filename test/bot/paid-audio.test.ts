@@ -41,9 +41,12 @@ async function start(env: Record<string, string> = {}): Promise<{ h: Harness; lo
 
 async function join(h: Harness): Promise<void> {
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+  // Alice's client in the call: the bot's audio is end-to-end encrypted to her (DAVE).
+  if (voice.dave.listeners(guildId).length === 0) voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
   const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
   const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
   expect(String(reply.data?.content)).toContain('Joined');
+  await voice.waitForDave(guildId);
 }
 
 async function say(h: Harness, text: string) {
@@ -59,6 +62,8 @@ async function sayAndHear(h: Harness, text: string): Promise<void> {
   expect(reply.files).toHaveLength(0);
   const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
   expect(heard.rmsDb).toBeGreaterThan(-40);
+  expect(heard.plainFrames).toBe(0);
+  expect(heard.packets.filter((p) => !p.silent && p.heardBy[alice.id] !== 'decrypted')).toHaveLength(0);
 }
 
 const warnings = (log: CapturedLog, msg: string) => log.records().filter((r) => r.msg === msg && r.level === 40);

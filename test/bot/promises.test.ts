@@ -79,13 +79,13 @@ describe('voices are checked before they are saved or used (§4)', () => {
 
   it('/config voice with a voice the service has but the known list lacks: confirmed, saved, charged to the server', async () => {
     const before = standardRequests(h.emulator).length;
-    const spent = h.bot.context.budget.usage({ guildId }).used;
+    const spent = (await h.bot.context.budget.usage({ guildId })).used;
     const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'ja-JP-Standard-A' }] }] });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(String(reply.data?.content)).toContain('ja-JP-Standard-A');
     expect(h.bot.context.repos.guildSettings.get(guildId).voice).toBe('ja-JP-Standard-A');
     expect(confirmations('ja-JP-Standard-A', before)).toHaveLength(1);
-    expect(h.bot.context.budget.usage({ guildId }).used).toBe(spent + 1);
+    expect((await h.bot.context.budget.usage({ guildId })).used).toBe(spent + 1);
     await h.bot.context.repos.guildSettings.update(guildId, { voice: 'ja-JP-Wavenet-B' });
   });
 
@@ -106,7 +106,7 @@ describe('voices are checked before they are saved or used (§4)', () => {
   });
 
   it('a voice saved before these checks that the service refuses: the notice names it, never 「」', async () => {
-    h.bot.context.repos.userSettings.set(guildId, '1000000000000000088', { voice: 'old-bad-voice' });
+    await h.bot.context.repos.userSettings.set(guildId, '1000000000000000088', { voice: 'old-bad-voice' });
     const frank = { id: '1000000000000000088', username: 'frank' };
     const { id } = await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: frank, content: '古い声の設定で話します' });
     const notice = await eventually(() => botMessages(DEFAULT_IDS.chat).find((m) => m.messageReference?.message_id === id), 20_000, 'the failure notice');

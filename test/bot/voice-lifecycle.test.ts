@@ -108,7 +108,7 @@ describe('restart', () => {
     }, 10_000, 'three accepted');
     let before = 0;
     // Nobody is left in voice while the bot is down.
-    await h.restart(async () => {
+    await h.restart(undefined, async () => {
       // The first message was on its way to the service when the bot stopped; count from here.
       await new Promise((r) => setTimeout(r, 100));
       before = standardRequests(h.emulator).length;

@@ -1,16 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDS } from '../support/discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { probeDurationMs } from '../../src/audio/transcode.ts';
+import { getVoiceConnection } from '@discordjs/voice';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type Utterance } from '../support/discord/voice-server.ts';
+import { decodedMs, e2eeProblems, playedFrames } from '../support/discord/dave/check.ts';
+import type { SimulatedListener } from '../support/discord/dave/listener.ts';
+import { eventually, mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 6 acceptance: real discord.js + @discordjs/voice against the loopback Discord (REST,
 // gateway, TLS voice gateway, UDP); the fake voice server decrypts and decodes what is played.
+// Issue 15: the call is end-to-end encrypted (DAVE v1) with a simulated listener in it, who
+// decrypts every frame (voice-dave.test.ts covers the DAVE protocol itself).
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const guildId = DEFAULT_IDS.guild;
+// The negative control's seam: YOMIAGE_TEST_BOT_DAVE=off runs the bot without DAVE (tests fail).
+const botDave = process.env.YOMIAGE_TEST_BOT_DAVE !== 'off';
 
 let voice: FakeVoiceServer;
 let h: Harness;
+let aliceEars: SimulatedListener;
 
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
@@ -19,33 +26,31 @@ beforeAll(async () => {
     discord: { voiceEndpoint: () => voice.endpoint },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
     // Shorter than the guide's 5 s so the 4014 test does not wait long.
-    bot: { voice: { reconnectGraceMs: 1_000 } },
+    bot: { voice: { reconnectGraceMs: 1_000, daveEncryption: botDave } },
   });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+  aliceEars = voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
 }, 60_000);
+
+/** Every sound frame of `u` was end-to-end encrypted, and alice's client decrypted it. */
+function expectE2ee(u: Utterance): void {
+  expect(u.plainFrames, 'frames without DAVE framing').toBe(0);
+  expect(u.daveFrames).toBeGreaterThan(0);
+  expect(u.packets.filter((p) => !p.silent && p.heardBy[alice.id] !== 'decrypted')).toHaveLength(0);
+}
 afterAll(async () => {
   await h?.close();
   await voice?.close();
 });
 
-/** The MP3 the emulator made for the i-th standard request from now on, and its duration. */
-async function mp3DurationOf(text: string): Promise<number> {
-  const entry = h.emulator.requests().find((r) => r.target === 'standard' && (r.body as { text: string }).text === text && r.status === 200);
-  expect(entry, `request for ${text}`).toBeTruthy();
-  const body = entry!.body as { text: string; voice: string; speed: number; pitch: number };
-  const res = await fetch(`${h.emulator.baseUrl}/text_to_speech_api/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', token: '0123456789abcdef'.repeat(4), 'x-forwarded-for': '10.1.1.1' },
-    body: JSON.stringify(body),
-  });
-  const { url } = (await res.json()) as { url: string };
-  return probeDurationMs(Buffer.from(await (await fetch(url)).arrayBuffer()));
-}
+const mp3DurationOf = (text: string) => harnessMp3DurationOf(h.emulator, text);
 
 async function join(): Promise<void> {
   const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
   const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
   expect(String(reply.data?.content)).toContain('Joined');
+  // The bot is in the DAVE group with the listener before anything is said.
+  await voice.waitForDave(guildId);
 }
 
 async function say(text: string) {
@@ -53,8 +58,9 @@ async function say(text: string) {
 }
 
 describe('voice playback', () => {
-  it('/join then /say: the voice server receives Opus audio as long as the MP3, clearly above silence', async () => {
+  it('/join then /say: DAVE v1; every frame end-to-end encrypted and decrypted by the listener, as long as the MP3, clearly above silence', async () => {
     await join();
+    expect(voice.sessions.findLast((s) => s.serverId === guildId)).toMatchObject({ maxDaveProtocolVersion: 1, daveProtocolVersion: 1 });
     const started = performance.now();
     const text = 'こんにちは、ボイスチャンネルで読み上げています';
     const interaction = await say(text);
@@ -66,6 +72,15 @@ describe('voice playback', () => {
     const expected = await mp3DurationOf(text);
     expect(Math.abs(done.durationMs - expected) / expected).toBeLessThan(0.1);
     expect(done.rmsDb).toBeGreaterThan(-40);
+    expectE2ee(done);
+    // Frame by frame, from the first to speaking off: DAVE framing, never the plaintext, decrypted
+    // by the listener, and together exactly as long as the MP3.
+    const frames = playedFrames(voice, done);
+    expect(e2eeProblems(frames, [alice.id])).toEqual([]);
+    expect(Math.abs(decodedMs(frames) - expected)).toBeLessThanOrEqual(40);
+    // The bot and the listener hold the same group: the same voice privacy code.
+    expect(getVoiceConnection(guildId)?.voicePrivacyCode).toMatch(/^\d{30}$/);
+    expect(getVoiceConnection(guildId)?.voicePrivacyCode).toBe(aliceEars.voicePrivacyCode);
   });
 
   it('reads three auto-read messages as three utterances in message order', async () => {
@@ -89,6 +104,7 @@ describe('voice playback', () => {
       // The fake counts from the first to the last non-silent frame; the emulator's audio ends in
       // a short fade, which matters for a two-syllable clip, hence the 200 ms floor.
       expect(Math.abs(heard[i]!.durationMs - expected), `utterance ${i + 1}`).toBeLessThan(Math.max(0.1 * expected, 200));
+      expectE2ee(heard[i]!);
     }
   });
 
@@ -115,6 +131,7 @@ describe('voice playback', () => {
     const nextText = standardRequests(h.emulator).find((r) => r.text.includes(next))!.text;
     expect(heard[0]!.durationMs).toBeLessThan((await mp3DurationOf(longText)) * 0.7);
     expect(Math.abs(heard[1]!.durationMs - (await mp3DurationOf(nextText))) / (await mp3DurationOf(nextText))).toBeLessThan(0.1);
+    heard.slice(0, 2).forEach(expectE2ee);
   });
 });
 
@@ -127,16 +144,21 @@ describe('voice resilience', () => {
     await say('再開のあとも読み上げます');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+    // The DAVE group outlives a resume: same keys, no new commit needed.
+    expectE2ee(heard);
   });
 
   it('4006: the bot rejoins with a new session and keeps speaking', async () => {
     const sessionsBefore = voice.sessions.length;
     voice.closeConnection(guildId, 4006);
     await eventually(() => (voice.sessions.length > sessionsBefore ? true : undefined), 30_000, 'a new voice session');
+    // The new session makes a new group with the listener (after the sole member reset).
+    await voice.waitForDave(guildId);
     const started = performance.now();
     await say('もう一度つながりました');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+    expectE2ee(heard);
   });
 
   it('4014: the session is cleaned up, and a later /join works', async () => {
@@ -149,12 +171,14 @@ describe('voice resilience', () => {
     await say('また参加しました');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+    expectE2ee(heard);
   });
 
   it('leaves when the last human leaves the voice channel', async () => {
     expect(h.bot.context.voice.isConnected(guildId)).toBe(true);
     const leavesBefore = h.discord.botVoiceStates.filter((s) => s.channelId === null).length;
     await h.discord.setVoiceState(alice.id, guildId, null);
+    for (const listener of voice.dave.listeners(guildId)) voice.dave.detachListener(listener);
     await eventually(() => (h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore ? true : undefined), 20_000, 'the bot leaving');
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
   });

@@ -127,6 +127,11 @@ describe('AdvancedJobs.resumeUnfinished', () => {
     expect(state).toBe('pending');
     expect(repos.jobs.get(jobId)).toMatchObject({ state: 'pending', request: { text: '再起動しても届くはずの読み上げです。' } });
 
+    // Process 1 died holding the job's lease: nobody else takes the job until the lease runs out.
+    expect(await jobsFor().resumeUnfinished(async () => {})).toEqual({ delivered: [], failed: [] });
+    expect(emulator.stats().requests.poll).toBe(0);
+    t = Date.now() + 61_000;
+
     // Process 2: a fresh AdvancedJobs over the same file.
     const db2 = openDatabase(file);
     try {
@@ -158,13 +163,19 @@ describe('AdvancedJobs.resumeUnfinished', () => {
   it('GIVEN a succeeded job never delivered THEN it is delivered without polling again; a failing delivery is retried next start', async () => {
     const result = await jobsFor().run(REQ, ctx);
     const polls = emulator.stats().requests.poll;
+    t += 61_000; // the process that ran it is gone; its lease has run out
     let attempts = 0;
     const flaky = async () => {
       attempts++;
       if (attempts === 1) throw new Error('Discord is down');
     };
-    expect(await jobsFor().resumeUnfinished(flaky)).toEqual({ delivered: [], failed: [{ jobId: result.jobId, code: 'delivery_failed' }] });
+    const first = jobsFor();
+    expect(await first.resumeUnfinished(flaky)).toEqual({ delivered: [], failed: [{ jobId: result.jobId, code: 'delivery_failed' }] });
     expect(repos.jobs.get(result.jobId)!.state).toBe('succeeded');
+    // Not retried in a tight loop by any process: the failed try holds it for an hour...
+    expect(await jobsFor().resumeUnfinished(flaky)).toEqual({ delivered: [], failed: [] });
+    // ... or until that process stops cleanly: then the next start delivers it.
+    await first.releaseLeases();
     expect(await jobsFor().resumeUnfinished(flaky)).toEqual({ delivered: [result.jobId], failed: [] });
     expect(repos.jobs.get(result.jobId)!.state).toBe('delivered');
     expect(emulator.stats().requests.poll).toBe(polls);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, MigrationError, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
-import { createRepositories, DictionaryRepo, GuildSettingsRepo, HistoryRepo, JobsRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
+import { createRepositories, GuildSettingsRepo, HistoryRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
 
 let dir: string;
 const open: Db[] = [];
@@ -30,7 +30,7 @@ function schema(db: Db): unknown[] {
 }
 
 describe('migrations', () => {
-  it('GIVEN a fresh file THEN it reaches the latest version with every table of 001', () => {
+  it('GIVEN a fresh file THEN it reaches the latest version with every table of 001', async () => {
     const db = openFile('fresh.db');
     const migrations = loadMigrations();
     expect(version(db)).toBe(migrations.at(-1)!.version);
@@ -48,7 +48,7 @@ describe('migrations', () => {
     );
   });
 
-  it('GIVEN a migrated database WHEN migrating again THEN nothing is applied and the schema is unchanged', () => {
+  it('GIVEN a migrated database WHEN migrating again THEN nothing is applied and the schema is unchanged', async () => {
     const db = openFile('again.db');
     const before = schema(db);
     expect(migrate(db)).toEqual([]);
@@ -59,25 +59,27 @@ describe('migrations', () => {
     expect(schema(reopened)).toEqual(before);
   });
 
-  it('GIVEN a database built by 001 only, with rows THEN it upgrades to the latest with the rows intact', () => {
+  it('GIVEN a database built by 001 only, with rows THEN it upgrades to the latest with the rows intact', async () => {
     const all = loadMigrations();
     const db = openFile('old.db', all.slice(0, 1));
     expect(version(db)).toBe(1);
-    // Only the repositories whose tables 001 already has in their current shape.
-    const clock = { now: () => Date.now(), sleep: async () => {} };
-    const repos = {
-      guildSettings: new GuildSettingsRepo(db, clock), userSettings: new UserSettingsRepo(db, clock), dictionary: new DictionaryRepo(db, clock),
-      history: new HistoryRepo(db, clock), jobs: new JobsRepo(db, clock),
-    };
-    repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
-    // As 001 wrote it (the repository writes 004's post_audio column, which 001 does not have).
+    // Repositories of tables 001 already had (createRepositories needs the latest schema).
+    const repos = { guildSettings: new GuildSettingsRepo(db), userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
+    await repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
+    await repos.userSettings.setNickname('g1', 'u1', 'たろう');
+    await repos.history.record({ pk: 7, endpoint: 'standard', url: 'http://x/a.mp3', voice: 'v', characters: 3, text: 'abc', guildId: 'g1', userId: 'u1' });
+    // Tables whose repositories need later columns are written as 001 knew them.
     db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
-    repos.userSettings.setNickname('g1', 'u1', 'たろう');
-    repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
-    repos.history.record({ pk: 7, endpoint: 'standard', url: 'http://x/a.mp3', voice: 'v', characters: 3, text: 'abc', guildId: 'g1', userId: 'u1' });
-    repos.jobs.insert({ jobId: 'j1', jobToken: 't', guildId: 'g1', userId: 'u1', channelId: 'c1', delivery: { x: 1 }, request: { text: 'hello there' } });
+    db.prepare("INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at) VALUES ('g1', 'GitHub', 'ぎっとはぶ', 'u1', 0)").run();
+    db.prepare(
+      `INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, created_at, updated_at)
+       VALUES ('j1', 't', 'g1', 'u1', 'c1', '{"x":1}', '{"text":"hello there"}', 0, 0)`,
+    ).run();
     db.prepare(
       "INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, created_at) VALUES ('r', 'g1', 'u1', 0, 'standard', 12, 'committed', 0)",
+    ).run();
+    db.prepare(
+      "INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, created_at) VALUES ('h', 'g1', 'u2', 0, 'advanced', 5, 'reserved', 0)",
     ).run();
 
     // A synthetic later migration too, so the upgrade path is exercised even while 001 is the only real one.
@@ -91,11 +93,20 @@ describe('migrations', () => {
     expect(after.userSettings.get('g1', 'u1').nickname).toBe('たろう');
     expect(after.dictionary.list('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
     expect(after.history.recent('g1')).toMatchObject([{ pk: 7, characters: 3 }]);
-    expect(after.jobs.get('j1')).toMatchObject({ state: 'pending', delivery: { x: 1 } });
-    expect(db.prepare('SELECT SUM(chars) FROM character_ledger').pluck().get()).toBe(12);
+    expect(after.jobs.get('j1')).toMatchObject({ state: 'pending', delivery: { x: 1 }, leaseOwner: null, discard: false });
+    // 004: committed rows became charged, held ones stay held, and the running totals match them.
+    expect(db.prepare('SELECT state, SUM(chars) AS n FROM character_ledger GROUP BY state ORDER BY state').all()).toEqual([
+      { state: 'charged', n: 12 },
+      { state: 'reserved', n: 5 },
+    ]);
+    expect(db.prepare("SELECT reserved, charged, uncertain FROM ledger_totals WHERE guild_id = '' AND user_id = '' ORDER BY endpoint").all()).toEqual([
+      { reserved: 5, charged: 0, uncertain: 0 },
+      { reserved: 0, charged: 12, uncertain: 0 },
+    ]);
+    expect(db.prepare("SELECT SUM(charged) FROM ledger_totals WHERE guild_id = 'g1' AND user_id = 'u1'").pluck().get()).toBe(12);
   });
 
-  it('GIVEN a database whose version is newer than the code THEN opening it is refused with a clear message', () => {
+  it('GIVEN a database whose version is newer than the code THEN opening it is refused with a clear message', async () => {
     const db = openFile('newer.db');
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from_the_future', 0)").run();
     db.close();
@@ -110,7 +121,7 @@ describe('migrations', () => {
     expect((caught as Error).message).toMatch(/version 999 is newer than this code knows/);
   });
 
-  it('GIVEN a migration that fails THEN nothing of it is applied and the version stays', () => {
+  it('GIVEN a migration that fails THEN nothing of it is applied and the version stays', async () => {
     const all = loadMigrations();
     const db = openFile('broken.db', all);
     const broken: Migration = { version: all.length + 1, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); SELECT * FROM no_such_table;' };
@@ -121,7 +132,7 @@ describe('migrations', () => {
 });
 
 describe('001 constraints', () => {
-  it('rejects values outside the enums and booleans', () => {
+  it('rejects values outside the enums and booleans', async () => {
     const db = openFile('checks.db');
     expect(() =>
       db.prepare("INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, created_at) VALUES ('r','g','u',0,'premium',1,0)").run(),

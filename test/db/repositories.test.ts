@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
@@ -16,107 +19,138 @@ beforeEach(() => {
 afterEach(() => db.close());
 
 describe('GuildSettingsRepo', () => {
-  it('GIVEN a guild that never changed anything THEN it gets the defaults', () => {
+  it('GIVEN a guild that never changed anything THEN it gets the defaults', async () => {
     expect(repos.guildSettings.get('g1')).toEqual({ guildId: 'g1', ...GUILD_SETTINGS_DEFAULTS, updatedAt: null });
   });
 
-  it('the code defaults match the SQL column defaults', () => {
+  it('the code defaults match the SQL column defaults', async () => {
     db.prepare('INSERT INTO guild_settings (guild_id, updated_at) VALUES (?, ?)').run('g1', 5);
     expect(repos.guildSettings.get('g1')).toEqual({ guildId: 'g1', ...GUILD_SETTINGS_DEFAULTS, updatedAt: 5 });
   });
 
-  it('GIVEN partial updates THEN only the given fields change and undefined leaves a field alone', () => {
-    repos.guildSettings.update('g1', { voice: 'ja-JP-NanamiNeural', speed: 1.25 });
+  it('GIVEN partial updates THEN only the given fields change and undefined leaves a field alone', async () => {
+    await repos.guildSettings.update('g1', { voice: 'ja-JP-NanamiNeural', speed: 1.25 });
     now += 1000;
-    const s = repos.guildSettings.update('g1', { readAuthorNames: false, voice: undefined, guildMonthlyLimit: 2000 });
+    const s = await repos.guildSettings.update('g1', { readAuthorNames: false, voice: undefined, guildMonthlyLimit: 2000 });
     expect(s).toMatchObject({ voice: 'ja-JP-NanamiNeural', speed: 1.25, readAuthorNames: false, guildMonthlyLimit: 2000, updatedAt: now });
     expect(repos.guildSettings.get('g1')).toEqual(s);
     expect(repos.guildSettings.get('g2')).toMatchObject({ voice: GUILD_SETTINGS_DEFAULTS.voice });
-    repos.guildSettings.update('g1', { guildMonthlyLimit: null });
+    await repos.guildSettings.update('g1', { guildMonthlyLimit: null });
     expect(repos.guildSettings.get('g1').guildMonthlyLimit).toBeNull();
   });
 
-  it('reset returns the guild to defaults', () => {
-    repos.guildSettings.update('g1', { maxLength: 50 });
-    expect(repos.guildSettings.reset('g1')).toBe(true);
+  it('reset returns the guild to defaults', async () => {
+    await repos.guildSettings.update('g1', { maxLength: 50 });
+    expect(await repos.guildSettings.reset('g1')).toBe(true);
     expect(repos.guildSettings.get('g1').maxLength).toBe(100);
   });
 });
 
 describe('AutoReadRepo', () => {
-  it('adds, lists, checks and removes channels per guild', () => {
-    expect(repos.autoRead.add('g1', 'c1')).toBe(true);
-    expect(repos.autoRead.add('g1', 'c1')).toBe(false);
+  it('adds, lists, checks and removes channels per guild', async () => {
+    expect(await repos.autoRead.add('g1', 'c1')).toBe(true);
+    expect(await repos.autoRead.add('g1', 'c1')).toBe(false);
     now += 1;
-    repos.autoRead.add('g1', 'c2');
-    repos.autoRead.add('g2', 'c9');
+    await repos.autoRead.add('g1', 'c2');
+    await repos.autoRead.add('g2', 'c9');
     expect(repos.autoRead.list('g1')).toEqual(['c1', 'c2']);
     expect(repos.autoRead.isAutoRead('g1', 'c2')).toBe(true);
     expect(repos.autoRead.isAutoRead('g1', 'c9')).toBe(false);
-    expect(repos.autoRead.remove('g1', 'c1')).toBe(true);
-    expect(repos.autoRead.remove('g1', 'c1')).toBe(false);
+    expect(await repos.autoRead.remove('g1', 'c1')).toBe(true);
+    expect(await repos.autoRead.remove('g1', 'c1')).toBe(false);
     expect(repos.autoRead.list('g1')).toEqual(['c2']);
-    expect(repos.autoRead.clear('g1')).toBe(1);
+    expect(await repos.autoRead.clear('g1')).toBe(1);
     expect(repos.autoRead.list('g2')).toEqual(['c9']);
   });
 });
 
 describe('UserSettingsRepo', () => {
-  it('GIVEN no settings THEN the guild voice is used; a user override wins; reset goes back', () => {
-    const guild = repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-D', speed: 1.5 });
+  it('GIVEN no settings THEN the guild voice is used; a user override wins; reset goes back', async () => {
+    const guild = await repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-D', speed: 1.5 });
     expect(effectiveVoice(guild, repos.userSettings.get('g1', 'u1'))).toEqual({ voice: 'ja-JP-Wavenet-D', speed: 1.5, pitch: 0 });
-    repos.userSettings.set('g1', 'u1', { voice: 'ja-JP-Wavenet-A', pitch: 3 });
+    await repos.userSettings.set('g1', 'u1', { voice: 'ja-JP-Wavenet-A', pitch: 3 });
     expect(effectiveVoice(guild, repos.userSettings.get('g1', 'u1'))).toEqual({ voice: 'ja-JP-Wavenet-A', speed: 1.5, pitch: 3 });
     // The same user in another guild is unaffected.
     expect(repos.userSettings.get('g2', 'u1').voice).toBeNull();
-    repos.userSettings.set('g1', 'u1', { voice: null });
+    await repos.userSettings.set('g1', 'u1', { voice: null });
     expect(repos.userSettings.get('g1', 'u1')).toMatchObject({ voice: null, pitch: 3 });
-    expect(repos.userSettings.reset('g1', 'u1')).toBe(true);
+    expect(await repos.userSettings.reset('g1', 'u1')).toBe(true);
     expect(repos.userSettings.get('g1', 'u1')).toMatchObject({ voice: null, pitch: null, updatedAt: null });
   });
 
-  it('mute and nickname are kept alongside the voice', () => {
-    repos.userSettings.set('g1', 'u1', { speed: 2 });
-    repos.userSettings.setMuted('g1', 'u1', true);
-    repos.userSettings.setNickname('g1', 'u1', 'ボブ');
+  it('mute and nickname are kept alongside the voice', async () => {
+    await repos.userSettings.set('g1', 'u1', { speed: 2 });
+    await repos.userSettings.setMuted('g1', 'u1', true);
+    await repos.userSettings.setNickname('g1', 'u1', 'ボブ');
     expect(repos.userSettings.get('g1', 'u1')).toMatchObject({ speed: 2, muted: true, nickname: 'ボブ' });
     expect(repos.userSettings.isMuted('g1', 'u1')).toBe(true);
     expect(repos.userSettings.isMuted('g1', 'u2')).toBe(false);
     expect(repos.userSettings.listMuted('g1')).toEqual(['u1']);
-    repos.userSettings.setMuted('g1', 'u1', false);
+    await repos.userSettings.setMuted('g1', 'u1', false);
     expect(repos.userSettings.listMuted('g1')).toEqual([]);
     expect(repos.userSettings.get('g1', 'u1').nickname).toBe('ボブ');
   });
 });
 
 describe('DictionaryRepo', () => {
-  it('lists the longest word first, counting characters not bytes', () => {
-    repos.dictionary.add('g1', 'Git', 'ぎっと', 'u1');
-    repos.dictionary.add('g1', 'GitHub Actions', 'ぎっとはぶあくしょんず', 'u1');
-    repos.dictionary.add('g1', '草', 'くさ', 'u1');
-    repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
+  // Issue 10 §3: the compiled dictionary is cached per entries array; a new array per message
+  // meant a recompile per message. The list is the same array until the dictionary changes.
+  it('returns the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dict-'));
+    const file = join(dir, 'bot.db');
+    const a = openDatabase(file);
+    const b = openDatabase(file);
+    try {
+      const mine = createRepositories(a, { clock });
+      const other = createRepositories(b, { clock });
+      await mine.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
+      const first = mine.dictionary.list('g1');
+      expect(mine.dictionary.list('g1')).toBe(first);
+      expect(mine.dictionary.list('g2')).toBe(mine.dictionary.list('g2'));
+      await other.dictionary.add('g1', 'w', 'わら', 'u2'); // another process changes it
+      const second = mine.dictionary.list('g1');
+      expect(second).not.toBe(first);
+      expect(second.map((e) => e.word)).toEqual(['GitHub', 'w']);
+      expect(mine.dictionary.list('g1')).toBe(second);
+      expect(await other.dictionary.remove('g1', 'nope')).toBe(false);
+      expect(mine.dictionary.list('g1')).toBe(second); // nothing changed
+      await other.dictionary.remove('g1', 'w');
+      expect(mine.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub']);
+      expect(mine.dictionary.list('g2')).toEqual([]);
+    } finally {
+      a.close();
+      b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists the longest word first, counting characters not bytes', async () => {
+    await repos.dictionary.add('g1', 'Git', 'ぎっと', 'u1');
+    await repos.dictionary.add('g1', 'GitHub Actions', 'ぎっとはぶあくしょんず', 'u1');
+    await repos.dictionary.add('g1', '草', 'くさ', 'u1');
+    await repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
     // 4 characters but 12 UTF-8 bytes: must sort after 'GitHub' (6 chars).
-    repos.dictionary.add('g1', '東京都庁', 'とうきょうとちょう', 'u2');
+    await repos.dictionary.add('g1', '東京都庁', 'とうきょうとちょう', 'u2');
     expect(repos.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub Actions', 'GitHub', '東京都庁', 'Git', '草']);
     expect(repos.dictionary.count('g1')).toBe(5);
     expect(repos.dictionary.list('g2')).toEqual([]);
   });
 
-  it('adding an existing word replaces its reading; remove says whether it existed', () => {
-    expect(repos.dictionary.add('g1', 'w', 'だぶりゅー', 'u1')).toBe('added');
-    expect(repos.dictionary.add('g1', 'w', 'わら', 'u2')).toBe('updated');
+  it('adding an existing word replaces its reading; remove says whether it existed', async () => {
+    expect(await repos.dictionary.add('g1', 'w', 'だぶりゅー', 'u1')).toBe('added');
+    expect(await repos.dictionary.add('g1', 'w', 'わら', 'u2')).toBe('updated');
     expect(repos.dictionary.list('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: now }]);
-    expect(repos.dictionary.remove('g1', 'w')).toBe(true);
-    expect(repos.dictionary.remove('g1', 'w')).toBe(false);
+    expect(await repos.dictionary.remove('g1', 'w')).toBe(true);
+    expect(await repos.dictionary.remove('g1', 'w')).toBe(false);
   });
 });
 
 describe('HistoryRepo', () => {
-  it('records the hash of the text, never the text, newest first', () => {
+  it('records the hash of the text, never the text, newest first', async () => {
     const secret = 'my private message';
-    repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
+    await repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
     now += 10;
-    repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
+    await repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
     const recent = repos.history.recent('g1');
     expect(recent.map((e) => e.pk)).toEqual([2, 1]);
     expect(recent[1]!.textHash).toBe(hashText(secret));
@@ -130,30 +164,30 @@ describe('HistoryRepo', () => {
 describe('JobsRepo', () => {
   const base = { jobId: 'j1', jobToken: 'tok-secret', guildId: 'g1', userId: 'u1', channelId: 'c1', delivery: { kind: 'voice', channelId: 'c1' }, request: { text: 'read me aloud please', voice: 'Ruby', seed: 5 } };
 
-  it('persists a job and walks it to delivered, keeping result fields', () => {
-    repos.jobs.insert(base);
+  it('persists a job and walks it to delivered, keeping result fields', async () => {
+    await repos.jobs.insert(base);
     expect(repos.jobs.listUnfinished().map((j) => j.jobId)).toEqual(['j1']);
-    repos.jobs.updateState('j1', 'running');
-    repos.jobs.updateState('j1', 'succeeded', { url: 'http://a/x.mp3', pk: 42, seed: 9 });
-    repos.jobs.clearText('j1');
+    await repos.jobs.updateState('j1', 'running');
+    await repos.jobs.updateState('j1', 'succeeded', { url: 'http://a/x.mp3', pk: 42, seed: 9 });
+    await repos.jobs.clearText('j1');
     const done = repos.jobs.get('j1')!;
     expect(done).toMatchObject({ state: 'succeeded', url: 'http://a/x.mp3', pk: 42, seed: 9, delivery: base.delivery });
     expect(done.request).toEqual({ text: null, voice: 'Ruby', seed: 5 });
     // Succeeded but not yet delivered is still unfinished: a restart must deliver it.
     expect(repos.jobs.listUnfinished()).toHaveLength(1);
-    expect(repos.jobs.markDelivered('j1')).toBe(true);
+    expect(await repos.jobs.markDelivered('j1')).toBe(true);
     expect(repos.jobs.get('j1')).toMatchObject({ state: 'delivered', pk: 42 });
     expect(repos.jobs.listUnfinished()).toEqual([]);
   });
 
-  it('a failed job records its code and is no longer unfinished', () => {
-    repos.jobs.insert(base);
-    repos.jobs.updateState('j1', 'failed', { errorCode: 'content_policy_violation' });
+  it('a failed job records its code and is no longer unfinished', async () => {
+    await repos.jobs.insert(base);
+    await repos.jobs.updateState('j1', 'failed', { errorCode: 'content_policy_violation' });
     expect(repos.jobs.get('j1')).toMatchObject({ state: 'failed', errorCode: 'content_policy_violation' });
     expect(repos.jobs.listUnfinished()).toEqual([]);
-    expect(repos.jobs.updateState('nope', 'failed')).toBe(false);
+    expect(await repos.jobs.updateState('nope', 'failed')).toBe(false);
     now += 1000;
-    expect(repos.jobs.deleteEndedBefore(now)).toBe(1);
+    expect(await repos.jobs.deleteEndedBefore(now)).toBe(1);
     expect(repos.jobs.get('j1')).toBeUndefined();
   });
 });

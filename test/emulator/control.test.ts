@@ -49,6 +49,45 @@ describe('control API over HTTP', () => {
     expect((await fetch(std.json.url)).status).toBe(200);
   });
 
+  it('a chargeFirst fault charges (and records history, creates the job) and then answers 5xx; the per-account counter follows', async () => {
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(0);
+    expect((await control('POST', 'faults', { target: 'standard', count: 1, status: 500, chargeFirst: true })).status).toBe(200);
+    const lost = await standard(ctx.emu, okStandard);
+    expect(lost.status).toBe(500);
+    const chars = [...okStandard.text].length;
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(chars);
+    // The history kept it: the same request again is served free with the first pk.
+    const again = await standard(ctx.emu, okStandard);
+    expect(again.status).toBe(200);
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(chars);
+
+    ctx.emu.injectFault({ target: 'advanced', count: 1, status: 503, chargeFirst: true });
+    expect((await advanced(ctx.emu, okAdvanced)).status).toBe(503);
+    expect(ctx.emu.stats().jobsCreated).toBe(1);
+    const advChars = [...okAdvanced.text].length;
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(chars + advChars);
+    // A plain fault replaces the request: nothing charged.
+    ctx.emu.injectFault({ target: 'advanced', count: 1, status: 503 });
+    expect((await advanced(ctx.emu, okAdvanced)).status).toBe(503);
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(chars + advChars);
+    const listed = (await control('GET', 'accounts')).json as { userId: string; charged: number }[];
+    expect(listed.find((a) => a.userId === 'free-user')).toMatchObject({ charged: chars + advChars });
+    expect(JSON.stringify(listed)).not.toContain(DEFAULT_TOKEN);
+    expect(listed.find((a) => a.userId === 'paid-user')).toMatchObject({ charged: 0 });
+  });
+
+  it('the per-account counter is net of refunds of failed jobs and comes back to 0 on reset', async () => {
+    ctx.emu.nextJobs({ outcome: 'fail', code: 'tts_retry_exhausted' });
+    const job = await advanced(ctx.emu, okAdvanced);
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe([...okAdvanced.text].length);
+    ctx.clock.advance(10_000);
+    expect((await poll(ctx.emu, job.json.poll_url, { jobToken: job.json.job_token })).json).toMatchObject({ status: 'failed' });
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(0);
+    await standard(ctx.emu, okStandard);
+    ctx.emu.reset();
+    expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(0);
+  });
+
   it('a fault with delayMs answers no sooner than the delay', async () => {
     ctx.emu.injectFault({ target: 'standard', count: 1, status: 500, delayMs: 200 });
     const started = performance.now();

@@ -21,10 +21,10 @@ process.stdin.once('data', async () => {
   let accepted = 0;
   const refused: Record<string, number> = {};
   for (const [i, charges] of job.plan.entries()) {
-    const r = budget.reserve(charges);
+    const r = await budget.reserve(charges);
     if (r.ok) {
       accepted++;
-      if (i % job.commitEvery === 0) budget.commit(r.reservation);
+      if (i % job.commitEvery === 0) await budget.charge(r.reservation);
     } else {
       refused[r.refusal.scope] = (refused[r.refusal.scope] ?? 0) + 1;
     }

@@ -6,7 +6,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { ManualClock, msg, until } from './queue-fakes.ts';
+import { fakeLedger, ManualClock, msg, until } from './queue-fakes.ts';
 
 // Issue 9 §5: cache eviction deleted files a queued utterance was about to play.
 let dir: string;
@@ -30,12 +30,7 @@ function pipeline(maxBytes: number) {
     },
     download: async () => Buffer.alloc(20, 0xff),
   };
-  const budget = {
-    reserve: (charges: never[]) => ({ ok: true as const, reservation: { id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 } }),
-    commit() {},
-    release() {},
-  };
-  return { cache, synth: createSynthesizer({ client, cache, budget }) };
+  return { cache, synth: createSynthesizer({ client, cache, budget: fakeLedger() }) };
 }
 
 describe('queued audio is pinned against cache eviction', () => {

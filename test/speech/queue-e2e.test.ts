@@ -61,7 +61,7 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
     expect(hit.audio!.durationMs).toBeGreaterThan(0);
     expect(emulator.requests()).toEqual([]);
     // A cache hit costs the second author nothing.
-    expect(budget.usage({ guildId: 'g1', userId: 'u2' }).used).toBe(0);
+    expect((await budget.usage({ guildId: 'g1', userId: 'u2' })).used).toBe(0);
   });
 
   it('GIVEN 20 queued auto messages THEN at most 5 requests reach the service, order is kept and each author pays their share', async () => {
@@ -77,7 +77,7 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
     // The service read the merged text; the budget charged each author for their own messages.
     const sent = requests.map((r) => (r.body as { text: string }).text);
     expect(sent.join('。')).toBe(texts.join('。'));
-    const charged = [0, 1, 2, 3].map((w) => budget.usage({ guildId: 'g1', userId: `w${w}` }).used);
+    const charged = await Promise.all([0, 1, 2, 3].map(async (w) => (await budget.usage({ guildId: 'g1', userId: `w${w}` })).used));
     const totalSent = sent.reduce((n, t) => n + [...t].length, 0);
     expect(charged.reduce((a, b) => a + b, 0)).toBe(totalSent);
     const rows = history.recent('g1', 100).filter((h) => h.userId.startsWith('w'));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
 import { SpeechScheduler } from '../../src/speech/queue.ts';
 import { createSynthesizer, type AudioCacheLike, type BudgetLike, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { ManualClock, msg, settle } from './queue-fakes.ts';
+import { fakeLedger, ManualClock, msg, settle } from './queue-fakes.ts';
 
 /** A client that, like the real one, takes a rate grant keyed by guild before each request. */
 function limitedClient(limiter: ReturnType<typeof createMemoryLimiter>): TtsClientLike {
@@ -31,11 +31,7 @@ describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => 
       limits: { standard: { limit: 2, windowMs: 60_000 }, advanced: { limit: 1, windowMs: 60_000 } },
       onGrant: (_kind, key) => grants.push(key),
     });
-    const budget: BudgetLike = {
-      reserve: (charges) => ({ ok: true, reservation: { id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 } }),
-      commit: () => {},
-      release: () => {},
-    };
+    const budget: BudgetLike = fakeLedger();
     const synth = createSynthesizer({ client: limitedClient(limiter), cache: noCache, budget });
     const q = new SpeechScheduler({ synthesize: synth, clock });
     const spokenB: string[] = [];

@@ -1,5 +1,6 @@
 import type { Clock } from '../../src/util/clock.ts';
-import type { ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { BudgetRefusal, Charge, Reservation } from '../../src/speech/budget.ts';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
 
 /** A clock that moves only when told; sleeps resolve as time passes them. */
@@ -95,4 +96,40 @@ export async function eventually(cond: () => boolean, maxMs = 20_000): Promise<v
     if (Date.now() > deadline) throw new Error('condition never held');
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * A ledger that holds everything (or refuses with `refuse`) and logs each call as
+ * `reserve:u1=3,u2=4`, `sent`, `charge`, `uncertain`, `release`, `refund:<jobId>`.
+ */
+export function fakeLedger(options: { log?: string[]; refuse?: (charges: readonly Charge[]) => BudgetRefusal | undefined } = {}): BudgetLike & { log: string[] } {
+  const log = options.log ?? [];
+  let n = 0;
+  const reservation = (charges: readonly Charge[]): Reservation => ({ id: `r${++n}`, periodStart: 0, charges, total: charges.reduce((a, c) => a + c.chars, 0), createdAt: 0 });
+  return {
+    log,
+    async reserve(charges) {
+      log.push(`reserve:${charges.map((c) => `${c.userId}=${c.chars}`).join(',')}`);
+      const refusal = options.refuse?.(charges);
+      return refusal ? { ok: false, refusal } : { ok: true, reservation: reservation(charges) };
+    },
+    async markSent(r) {
+      log.push('sent');
+      return { ok: true, reservation: r };
+    },
+    async charge() {
+      log.push('charge');
+      return 'charged';
+    },
+    async uncertain() {
+      log.push('uncertain');
+    },
+    async release() {
+      log.push('release');
+    },
+    async refundJob(jobId) {
+      log.push(`refund:${jobId}`);
+      return true;
+    },
+  };
 }

@@ -37,5 +37,5 @@ for (let round = 0; round < job.rounds; round++) {
   store.remove(ids);
   while (store.unwritten > 0) await new Promise((r) => setTimeout(r, 1));
 }
-store.close();
+await store.close();
 process.stdout.write(`${JSON.stringify(result)}\n`);

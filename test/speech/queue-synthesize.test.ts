@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NewHistoryEntry } from '../../src/db/repositories.ts';
 import type { CachedAudio } from '../../src/speech/cache.ts';
-import type { Reservation } from '../../src/speech/budget.ts';
+import type { BudgetRefusal, Charge } from '../../src/speech/budget.ts';
 import {
   BudgetRefusedError,
   createSynthesizer,
@@ -10,21 +10,37 @@ import {
   type SynthesisRequest,
   type TtsClientLike,
 } from '../../src/speech/synthesize.ts';
+import { fakeLedger } from './queue-fakes.ts';
 
-function fakes(options: { refuse?: boolean; failSpeak?: boolean } = {}) {
+function fakes(options: { refuse?: boolean | ((charges: readonly Charge[]) => BudgetRefusal | undefined); failSpeak?: boolean | 'bad_request' } = {}) {
   const log: string[] = [];
   const speakSignals: AbortSignal[] = [];
   const gates: Array<() => void> = [];
   const store = new Map<string, CachedAudio>();
   const client: TtsClientLike = {
-    async speak(req, { key, signal } = {}) {
+    // Reports to the billing hooks as the real client does (src/tts/client.ts).
+    async speak(req, { key, signal, billing } = {}) {
+      await billing?.beforeSend?.({ endpoint: 'standard', attempt: 1 });
       log.push(`speak:${key}:${req.text}`);
       speakSignals.push(signal!);
+      const billed = (outcome: 'charged' | 'maybe_charged' | 'not_charged') =>
+        billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: 1, outcome, ...(outcome === 'charged' ? { pk: 7 } : {}) });
       await new Promise<void>((resolve, reject) => {
         gates.push(resolve);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        signal?.addEventListener('abort', () => {
+          billed('maybe_charged'); // hung up while the service was working
+          reject(signal.reason);
+        }, { once: true });
       });
-      if (options.failSpeak) throw Object.assign(new Error('boom'), { code: 'internal_error' });
+      if (options.failSpeak === 'bad_request') {
+        billed('not_charged');
+        throw Object.assign(new Error('bad'), { code: 'invalid_input' });
+      }
+      if (options.failSpeak) {
+        billed('maybe_charged');
+        throw Object.assign(new Error('boom'), { code: 'internal_error' });
+      }
+      billed('charged');
       return { url: `http://x/${req.text}.mp3`, pk: 7, text: req.text, substituted: {} };
     },
     async narrate() {
@@ -44,16 +60,12 @@ function fakes(options: { refuse?: boolean; failSpeak?: boolean } = {}) {
       return e;
     },
   };
-  const reservation = (charges: Reservation['charges']): Reservation => ({ id: 'r', periodStart: 0, charges, total: 0, createdAt: 0 });
-  const budget: BudgetLike = {
-    reserve(charges) {
-      log.push(`reserve:${charges.map((c) => `${c.userId}=${c.chars}`).join(',')}`);
-      if (options.refuse) return { ok: false, refusal: { scope: 'user', used: 90, limit: 100, requested: charges[0]!.chars, remaining: 10, resetsAt: 5 } };
-      return { ok: true, reservation: reservation(charges) };
-    },
-    commit: () => log.push('commit'),
-    release: () => log.push('release'),
-  };
+  const refuse = typeof options.refuse === 'function'
+    ? options.refuse
+    : options.refuse
+      ? (charges: readonly Charge[]): BudgetRefusal => ({ scope: 'user', used: 90, limit: 100, requested: charges[0]!.chars, remaining: 10, resetsAt: 5 })
+      : undefined;
+  const budget: BudgetLike = fakeLedger({ log, ...(refuse ? { refuse } : {}) });
   const history: NewHistoryEntry[] = [];
   const synth = createSynthesizer({ client, cache, budget, history: { record: (e) => history.push(e) } });
   const openGates = () => gates.splice(0).forEach((g) => g());
@@ -74,14 +86,15 @@ const req = (text: string, charges = [charge('u1', [...text].length)]): Synthesi
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('createSynthesizer', () => {
-  it('GIVEN a miss THEN reserves, speaks keyed by guild, downloads, caches, commits and records per author', async () => {
+  it('GIVEN a miss THEN holds, speaks keyed by guild, records the charge when answered, downloads, caches and records per author', async () => {
     const f = fakes();
     const p = f.synth.synthesize(req('おはよう。草', [charge('a', 4), charge('b', 2)]));
     await tick();
     f.openGates();
     const audio = await p;
     expect(audio).toMatchObject({ fromCache: false, mp3Path: expect.stringContaining('.mp3'), durationMs: 1234 });
-    expect(f.log).toEqual(['reserve:a=4,b=2', 'speak:g1:おはよう。草', 'download:http://x/おはよう。草.mp3', 'commit', 'put']);
+    // The charge is recorded as soon as the service answered, before the download that may still fail.
+    expect(f.log).toEqual(['reserve:a=4,b=2', 'sent', 'speak:g1:おはよう。草', 'charge', 'download:http://x/おはよう。草.mp3', 'put']);
     expect(f.history.map((h) => [h.userId, h.characters, h.pk])).toEqual([['a', 4, 7], ['b', 2, 7]]);
   });
 
@@ -110,7 +123,7 @@ describe('createSynthesizer', () => {
     expect(rb.shared).toBe(true);
   });
 
-  it('GIVEN one of two waiters aborts THEN the shared call goes on; when all abort it is cancelled and released', async () => {
+  it('GIVEN one of two waiters aborts THEN the shared call goes on; when all abort it is cancelled and, sent already, kept as uncertain', async () => {
     const f = fakes();
     const c1 = new AbortController();
     const c2 = new AbortController();
@@ -124,8 +137,18 @@ describe('createSynthesizer', () => {
     await expect(b).rejects.toMatchObject({ code: 'aborted' });
     expect(f.speakSignals[0]!.aborted).toBe(true);
     await tick();
-    expect(f.log).toContain('release');
-    expect(f.log).not.toContain('commit');
+    // The request had left: the service may have charged it, so it is not released.
+    expect(f.log).toContain('uncertain');
+    expect(f.log).not.toContain('release');
+    expect(f.log).not.toContain('charge');
+  });
+
+  it('GIVEN a waiter aborts before its request is sent THEN the hold is released', async () => {
+    const f = fakes();
+    const c = new AbortController();
+    c.abort(new Error('skip'));
+    await expect(f.synth.synthesize(req('early'), { signal: c.signal })).rejects.toMatchObject({ code: 'aborted' });
+    expect(f.log).toEqual([]);
   });
 
   it('GIVEN the budget refuses THEN a typed error carries the numbers and nothing is sent', async () => {
@@ -137,14 +160,56 @@ describe('createSynthesizer', () => {
     expect(f.log.some((l) => l.startsWith('speak'))).toBe(false);
   });
 
-  it('GIVEN the service fails THEN the reservation is released and the error passes through', async () => {
+  it('GIVEN the service fails with a 5xx THEN the hold stays as uncertain and the error passes through', async () => {
     const f = fakes({ failSpeak: true });
     const p = f.synth.synthesize(req('abc'));
     await tick();
     f.openGates();
     await expect(p).rejects.toMatchObject({ code: 'internal_error' });
-    expect(f.log).toContain('release');
-    expect(f.log).not.toContain('commit');
+    expect(f.log.slice(-1)).toEqual(['uncertain']);
     expect(f.store.size).toBe(0);
+  });
+
+  it('GIVEN the service refuses with a 4xx THEN the hold is released', async () => {
+    const f = fakes({ failSpeak: 'bad_request' });
+    const p = f.synth.synthesize(req('abc'));
+    await tick();
+    f.openGates();
+    await expect(p).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(f.log.slice(-1)).toEqual(['release']);
+  });
+
+  // Issue 10 §6: a request shared by two guilds must not show one guild's members the other's numbers.
+  it('GIVEN a shared request refused by the sending guild’s budget THEN the other guild is served on its own budget', async () => {
+    const refusal = (charges: readonly Charge[]): BudgetRefusal | undefined =>
+      charges[0]!.guildId === 'g1' ? { scope: 'guild', guildId: 'g1', used: 3000, limit: 3000, requested: 2, remaining: 0, resetsAt: 5 } : undefined;
+    const f = fakes({ refuse: refusal });
+    const a = f.synth.synthesize(req('草'));
+    const b = f.synth.synthesize({ ...req('草'), guildId: 'g2', charges: [{ ...charge('u9', 1), guildId: 'g2' }] });
+    const ea = await a.catch((e: unknown) => e);
+    expect(ea).toBeInstanceOf(BudgetRefusedError);
+    expect((ea as BudgetRefusedError).refusal).toMatchObject({ scope: 'guild', guildId: 'g1' });
+    await tick();
+    f.openGates();
+    const rb = await b;
+    expect(rb.fromCache).toBe(false);
+    expect(f.log.filter((l) => l.startsWith('reserve'))).toEqual(['reserve:u1=1', 'reserve:u9=1']);
+  });
+
+  it('GIVEN a shared request refused for both guilds THEN each guild gets its own numbers', async () => {
+    const refusal = (charges: readonly Charge[]): BudgetRefusal => {
+      const g = charges[0]!.guildId;
+      return g === 'g1'
+        ? { scope: 'guild', guildId: 'g1', used: 3000, limit: 3000, requested: 1, remaining: 0, resetsAt: 5 }
+        : { scope: 'user', guildId: 'g2', userId: 'u9', used: 999, limit: 1000, requested: 1, remaining: 1, resetsAt: 5 };
+    };
+    const f = fakes({ refuse: refusal });
+    const [ea, eb] = await Promise.all([
+      f.synth.synthesize(req('草')).catch((e: unknown) => e),
+      f.synth.synthesize({ ...req('草'), guildId: 'g2', charges: [{ ...charge('u9', 1), guildId: 'g2' }] }).catch((e: unknown) => e),
+    ]);
+    expect((ea as BudgetRefusedError).refusal).toMatchObject({ guildId: 'g1', used: 3000 });
+    expect((eb as BudgetRefusedError).refusal).toMatchObject({ guildId: 'g2', userId: 'u9', used: 999 });
+    expect((eb as BudgetRefusedError).guildId).toBe('g2');
   });
 });

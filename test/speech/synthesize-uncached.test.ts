@@ -38,7 +38,13 @@ const request = (text: string): SynthesisRequest => ({
 describe('synthesizer when ffmpeg goes missing', () => {
   it('returns the paid MP3 uncached, commits the characters, lowers media support and warns once', async () => {
     const client: TtsClientLike = {
-      speak: async (req) => ({ url: `http://x/${req.text}.mp3`, pk: 1, text: req.text, substituted: {} }),
+      // Reports the charge as the real client does (src/tts/billing.ts); each text its own history pk.
+      speak: async (req, { billing } = {}) => {
+        await billing?.beforeSend?.({ endpoint: 'standard', attempt: 1 });
+        const pk = [...req.text].length + req.text.charCodeAt(0);
+        billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: 1, outcome: 'charged', pk });
+        return { url: `http://x/${req.text}.mp3`, pk, text: req.text, substituted: {} };
+      },
       narrate: async () => {
         throw new Error('not used');
       },
@@ -71,6 +77,6 @@ describe('synthesizer when ffmpeg goes missing', () => {
     expect(transcodes).toBe(1); // not tried again
     expect(warned()).toHaveLength(1);
     // Both clips are committed to the ledger: paid, and delivered.
-    expect(budget.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 3 + 3, reserved: 0 });
+    expect(await budget.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 3 + 3, charged: 3 + 3, reserved: 0 });
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { probeDurationMs } from '../../src/audio/transcode.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './discord/server.ts';
 
@@ -13,10 +14,11 @@ export interface Harness {
   bot: Bot;
   dataDir: string;
   /**
-   * Stops the bot cleanly and starts a new one on the same data directory (a process restart);
-   * `meanwhile` runs while no bot is running (the world changing during the restart).
+   * Stops the bot cleanly and starts a new one on the same data directory (a process restart),
+   * optionally with other bot options from then on; `meanwhile` runs while no bot is running (the
+   * world changing during the restart).
    */
-  restart(meanwhile?: () => Promise<void>): Promise<Bot>;
+  restart(bot?: Partial<BotOptions>, meanwhile?: () => Promise<void>): Promise<Bot>;
   close(): Promise<void>;
 }
 
@@ -43,8 +45,9 @@ export async function startHarness(options: {
     ...options.env,
   });
   const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
+  let botOptions = options.bot;
   const start = async () => {
-    const bot = await createBot({ config, logger, ...options.bot });
+    const bot = await createBot({ config, logger, ...botOptions });
     await bot.start();
     return bot;
   };
@@ -53,7 +56,8 @@ export async function startHarness(options: {
     discord,
     bot: await start(),
     dataDir,
-    async restart(meanwhile) {
+    async restart(bot, meanwhile) {
+      if (bot) botOptions = { ...botOptions, ...bot };
       await harness.bot.stop();
       await meanwhile?.();
       harness.bot = await start();
@@ -75,6 +79,22 @@ export function standardRequests(emulator: Emulator): Array<{ text: string; voic
     .requests()
     .filter((r) => r.target === 'standard')
     .map((r) => r.body as { text: string; voice: string; speed: number; pitch: number });
+}
+
+/**
+ * Duration of the MP3 the emulator made for the standard request that spoke `text` (asked again
+ * from another address, so the bot's rate window is untouched).
+ */
+export async function mp3DurationOf(emulator: Emulator, text: string): Promise<number> {
+  const entry = emulator.requests().find((r) => r.target === 'standard' && (r.body as { text: string }).text === text && r.status === 200);
+  if (!entry) throw new Error(`no successful standard request spoke ${JSON.stringify(text)}`);
+  const res = await fetch(`${emulator.baseUrl}/text_to_speech_api/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', token: DEFAULT_TOKEN, 'x-forwarded-for': '10.1.1.1' },
+    body: JSON.stringify(entry.body),
+  });
+  const { url } = (await res.json()) as { url: string };
+  return probeDurationMs(Buffer.from(await (await fetch(url)).arrayBuffer()));
 }
 
 /** Polls `check` until it returns a value other than undefined (for effects that happen later). */

@@ -12,6 +12,8 @@ import {
 import type { FakeVoiceServer } from '../support/discord/voice-server.ts';
 
 export const BOT_USER_ID = '100000000000000001';
+/** The simulated listener `join` puts in each call, so the audio is end-to-end encrypted (DAVE). */
+export const LISTENER_USER_ID = '100000000000000002';
 export const VOICE_TOKEN = 'fake-voice-token';
 
 /** Payloads the bot sent to the (simulated) main gateway, for assertions on rejoin behaviour. */
@@ -49,11 +51,16 @@ export function loopbackAdapter(server: FakeVoiceServer, guildId: string, log: A
   });
 }
 
-/** Joins `guildId` through the fake, recording every connection status in `statuses`. */
+/**
+ * Joins `guildId` through the fake, recording every connection status in `statuses`. A simulated
+ * listener (LISTENER_USER_ID) is in the channel first, so the call runs DAVE with the bot.
+ */
 export function join(server: FakeVoiceServer, guildId: string): { connection: VoiceConnection; statuses: string[]; log: AdapterLog } {
   const log: AdapterLog = { joins: [] };
+  const channelId = `${guildId}9`;
+  if (server.dave.listeners(guildId).length === 0) server.simulateListener({ guildId, channelId, userId: LISTENER_USER_ID });
   const connection = joinVoiceChannel({
-    channelId: `${guildId}9`,
+    channelId,
     guildId,
     adapterCreator: loopbackAdapter(server, guildId, log),
   });
@@ -75,11 +82,11 @@ export function ffmpeg(args: string[]): Promise<void> {
   });
 }
 
-/** Makes the fixtures: a 2 s 440 Hz sine as MP3 (24 kHz mono, like TTS output) and as Ogg Opus. */
+/** Makes the fixtures: a 1 s 440 Hz sine as MP3 (24 kHz mono, like TTS output) and as Ogg Opus (short: the suite plays them in real time). */
 export async function makeSineFiles(dir: string): Promise<{ mp3: string; ogg: string }> {
   const mp3 = `${dir}/sine.mp3`;
   const ogg = `${dir}/sine.ogg`;
-  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ar', '24000', '-ac', '1', mp3]);
-  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '64k', ogg]);
+  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '24000', '-ac', '1', mp3]);
+  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '64k', ogg]);
   return { mp3, ogg };
 }

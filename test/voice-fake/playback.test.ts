@@ -14,7 +14,7 @@ import {
 } from '@discordjs/voice';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
-import { BOT_USER_ID, join, makeSineFiles } from './helpers.ts';
+import { BOT_USER_ID, join, LISTENER_USER_ID, makeSineFiles } from './helpers.ts';
 
 let server: FakeVoiceServer;
 let dir: string;
@@ -45,7 +45,7 @@ function track(connection: VoiceConnection, player: AudioPlayer): void {
 }
 
 describe('fake voice server with the real @discordjs/voice', () => {
-  it('GIVEN a join WHEN an MP3 plays THEN the server hears about 2 s of clearly audible audio', async () => {
+  it('GIVEN a join WHEN an MP3 plays THEN the server hears about 1 s of clearly audible audio', async () => {
     const guildId = '200000000000000001';
     const { connection } = join(server, guildId);
     const player = createAudioPlayer();
@@ -54,8 +54,8 @@ describe('fake voice server with the real @discordjs/voice', () => {
 
     const session = server.sessions.find((s) => s.serverId === guildId);
     expect(session).toMatchObject({ userId: BOT_USER_ID, mode: 'aead_aes256_gcm_rtpsize', closed: false });
-    // The bot keeps DAVE on (offers a version > 0); only the fake answers 0.
-    expect(session?.maxDaveProtocolVersion).toBeGreaterThan(0);
+    expect(session).toMatchObject({ maxDaveProtocolVersion: 1, daveProtocolVersion: 1 });
+    await server.waitForDave(guildId);
 
     connection.subscribe(player);
     const speakingOff = server.waitForEvent('speaking', (s, { speaking }) => s === session && speaking === 0);
@@ -63,10 +63,11 @@ describe('fake voice server with the real @discordjs/voice', () => {
     const utterance = await server.waitForAudio({ guildId, minDurationMs: 100 });
     await speakingOff;
 
-    expect(utterance.durationMs).toBeGreaterThan(1800);
-    expect(utterance.durationMs).toBeLessThan(2200);
+    expect(utterance.durationMs).toBeGreaterThan(900);
+    expect(utterance.durationMs).toBeLessThan(1100);
     expect(utterance.rmsDb).toBeGreaterThan(-40);
-    expect(utterance.ssrc).toBe(session?.ssrc);
+    expect(utterance).toMatchObject({ plainFrames: 0, ssrc: session?.ssrc });
+    expect(utterance.packets.filter((p) => !p.silent && p.heardBy[LISTENER_USER_ID] !== 'decrypted')).toEqual([]);
     expect(server.utterances(guildId)).toHaveLength(1);
     // The library ends a resource with silence frames, then speaking off.
     expect(server.packets.filter((p) => p.guildId === guildId).at(-1)?.silent).toBe(true);
@@ -74,20 +75,22 @@ describe('fake voice server with the real @discordjs/voice', () => {
     await entersState(player, AudioPlayerStatus.Idle, 10_000);
   });
 
-  it('GIVEN a join WHEN an Ogg Opus stream plays THEN the server hears about 2 s of audio', async () => {
+  it('GIVEN a join WHEN an Ogg Opus stream plays THEN the server hears about 1 s of audio', async () => {
     const guildId = '200000000000000002';
     const { connection } = join(server, guildId);
     const player = createAudioPlayer();
     track(connection, player);
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    await server.waitForDave(guildId);
 
     connection.subscribe(player);
     player.play(createAudioResource(createReadStream(files.ogg), { inputType: StreamType.OggOpus }));
     const utterance = await server.waitForAudio({ guildId, minDurationMs: 100 });
 
-    expect(utterance.durationMs).toBeGreaterThan(1800);
-    expect(utterance.durationMs).toBeLessThan(2200);
+    expect(utterance.durationMs).toBeGreaterThan(900);
+    expect(utterance.durationMs).toBeLessThan(1100);
     expect(utterance.rmsDb).toBeGreaterThan(-40);
+    expect(utterance.plainFrames).toBe(0);
   });
 
   it('GIVEN two resources played back to back THEN the server hears two utterances', async () => {
@@ -96,6 +99,7 @@ describe('fake voice server with the real @discordjs/voice', () => {
     const player = createAudioPlayer();
     track(connection, player);
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+    await server.waitForDave(guildId);
     connection.subscribe(player);
 
     let played = 0;
@@ -107,10 +111,11 @@ describe('fake voice server with the real @discordjs/voice', () => {
       if (played < 2) playNext();
     });
     playNext();
-    const first = await server.waitForAudio({ guildId, minDurationMs: 1800 });
-    const second = await server.waitForAudio({ guildId, minDurationMs: 1800, startedAfter: first.end + 0.001 });
+    const first = await server.waitForAudio({ guildId, minDurationMs: 900 });
+    const second = await server.waitForAudio({ guildId, minDurationMs: 900, startedAfter: first.end + 0.001 });
 
     expect(second.start).toBeGreaterThan(first.end);
-    expect(server.utterances(guildId).map((u) => Math.round(u.durationMs / 100))).toEqual([20, 20]);
+    expect(server.utterances(guildId).map((u) => Math.round(u.durationMs / 100))).toEqual([10, 10]);
+    expect(server.utterances(guildId).map((u) => u.plainFrames)).toEqual([0, 0]);
   });
 });

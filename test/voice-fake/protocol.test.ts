@@ -6,6 +6,7 @@ import { createCipheriv } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
 import opus from '@discordjs/opus';
+import davey from '@snazzah/davey';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -32,6 +33,8 @@ interface Message {
   op: number;
   d: Record<string, unknown>;
   seq?: number;
+  /** Binary (DAVE) messages: what followed `u16 seq, u8 op`. */
+  payload?: Buffer;
 }
 
 /** A hand-driven voice gateway client that queues what it receives. */
@@ -39,8 +42,9 @@ async function rawClient(): Promise<{ ws: WebSocket; next: (op: number) => Promi
   const ws = new WebSocket(`wss://${server.endpoint}?v=8`);
   const inbox: Message[] = [];
   const waiters: (() => void)[] = [];
-  ws.on('message', (data) => {
-    inbox.push(JSON.parse(String(data)) as Message);
+  ws.on('message', (data, isBinary) => {
+    const bytes = data as Buffer;
+    inbox.push(isBinary ? { op: bytes[2]!, seq: bytes.readUInt16BE(0), d: {}, payload: bytes.subarray(3) } : (JSON.parse(String(data)) as Message));
     for (const wake of waiters.splice(0)) wake();
   });
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -55,8 +59,14 @@ async function rawClient(): Promise<{ ws: WebSocket; next: (op: number) => Promi
   return { ws, next, closed };
 }
 
-function identify(ws: WebSocket, guildId: string, token = TOKEN): void {
-  ws.send(JSON.stringify({ op: 0, d: { server_id: guildId, user_id: '1', session_id: 's1', token, max_dave_protocol_version: 1 } }));
+function identify(ws: WebSocket, guildId: string, token = TOKEN, options: { userId?: string; dave?: number } = {}): void {
+  const { userId = '1', dave = 0 } = options;
+  ws.send(JSON.stringify({ op: 0, d: { server_id: guildId, user_id: userId, session_id: 's1', token, max_dave_protocol_version: dave } }));
+}
+
+/** A client's binary message: `u8 op, payload`. */
+function sendBinary(ws: WebSocket, op: number, payload: Buffer): void {
+  ws.send(Buffer.concat([Buffer.from([op]), payload]));
 }
 
 async function udpSocket(): Promise<Socket> {
@@ -169,6 +179,72 @@ describe('fake voice gateway (raw client)', () => {
   });
 });
 
+describe('fake voice gateway DAVE (raw client holding a davey session)', () => {
+  it('GIVEN a client offering DAVE 1 THEN op 4 says 1, op 25 comes as binary with a seq, a foreign key package and a broken commit are refused, and its commit is announced and executed', async () => {
+    const guildId = '400000000000000003';
+    const userId = '400000000000000031';
+    const channelId = '400000000000000039';
+    const { ws, next } = await rawClient();
+    try {
+      identify(ws, guildId, TOKEN, { userId, dave: 1 });
+      await next(2);
+      ws.send(JSON.stringify({ op: 1, d: { protocol: 'udp', data: { address: '127.0.0.1', port: 9, mode: 'aead_aes256_gcm_rtpsize' } } }));
+      expect((await next(4)).d).toMatchObject({ dave_protocol_version: 1 });
+      const external = await next(25);
+      expect(external.seq).toBe(3); // after Ready and Session Description
+      const client = new davey.DAVESession(1, userId, channelId);
+      client.setExternalSender(external.payload!);
+
+      // The gateway checks that the credential names the authenticated user (daveprotocol.com, "Validation").
+      const refused = server.waitForEvent('dave', (e) => e.type === 'keyPackage');
+      sendBinary(ws, 26, new davey.DAVESession(1, '400000000000000032', channelId).getSerializedKeyPackage());
+      expect((await refused)[0]).toMatchObject({ accepted: false, reason: expect.stringContaining('400000000000000032') });
+      const accepted = server.waitForEvent('dave', (e) => e.type === 'keyPackage');
+      sendBinary(ws, 26, client.getSerializedKeyPackage());
+      expect((await accepted)[0]).toMatchObject({ accepted: true, userId });
+
+      const listener = server.simulateListener({ guildId, channelId, userId: '400000000000000033' });
+      expect((await next(11)).d).toEqual({ user_ids: [listener.userId] });
+      const proposals = await next(27);
+      const result = client.processProposals(proposals.payload![0]!, proposals.payload!.subarray(1), [listener.userId]);
+      expect(result.commit && result.welcome).toBeTruthy();
+      const rejected = server.waitForEvent('dave', (e) => e.type === 'commitRejected');
+      sendBinary(ws, 28, result.commit!.subarray(0, 20));
+      expect((await rejected)[0]).toMatchObject({ userId, reason: expect.stringContaining('unparsable') });
+      sendBinary(ws, 28, Buffer.concat([result.commit!, result.welcome!]));
+      const announced = await next(29);
+      const transitionId = announced.payload!.readUInt16BE(0);
+      expect(transitionId).toBeGreaterThan(0);
+      client.processCommit(announced.payload!.subarray(2));
+      ws.send(JSON.stringify({ op: 23, d: { transition_id: transitionId } }));
+      expect((await next(22)).d).toEqual({ transition_id: transitionId });
+      await server.waitForDave(guildId);
+      expect(listener.voicePrivacyCode).toMatch(/^\d{30}$/);
+      expect(listener.voicePrivacyCode).toBe(client.voicePrivacyCode);
+
+      const frame = loudOpusFrame();
+      const hearing = server.dave.hear(guildId, userId, client.encryptOpus(frame));
+      expect(hearing).toMatchObject({ framed: true, heardBy: { [listener.userId]: 'decrypted' } });
+      expect(hearing.opus?.equals(frame)).toBe(true);
+
+      // A member that leaves before its Add is committed: op 13, and the Add is revoked (op 27, 1).
+      const late = server.simulateListener({ guildId, channelId, userId: '400000000000000034' });
+      expect((await next(11)).d).toEqual({ user_ids: [late.userId] });
+      const add = await next(27);
+      expect(add.payload![0]).toBe(0);
+      expect(client.processProposals(0, add.payload!.subarray(1), [listener.userId, late.userId]).commit).toBeTruthy();
+      server.dave.detachListener(late);
+      expect((await next(13)).d).toEqual({ user_id: late.userId });
+      const revoke = await next(27);
+      expect(revoke.payload![0]).toBe(1);
+      expect(client.processProposals(1, revoke.payload!.subarray(1), [listener.userId])).toEqual({});
+      expect(server.dave.settled(guildId)).toBe(true);
+    } finally {
+      ws.close();
+    }
+  });
+});
+
 describe('groupUtterances', () => {
   const pcm = (loud: boolean) => new Int16Array(1920).fill(loud ? 8000 : 0);
   const packet = (receivedAt: number, loud: boolean, speakingOffCount = 0, ssrc = 1): ReceivedPacket => ({
@@ -178,10 +254,14 @@ describe('groupUtterances', () => {
     timestamp: 0,
     nonce: 0,
     receivedAt,
+    frame: Buffer.alloc(0),
+    daveFramed: false,
+    heardBy: {},
     opus: Buffer.alloc(0),
     pcm: pcm(loud),
     silent: !loud,
     decodeError: false,
+    undecryptable: false,
     speakingOffCount,
   });
 

@@ -1,6 +1,7 @@
 /**
  * What @discordjs/voice 0.19.2 does when the voice server closes the websocket with 4015, 4014 and
- * 4006. The bot's voice layer builds its recovery on these facts, so they are pinned here.
+ * 4006. The bot's voice layer builds its recovery on these facts, so they are pinned here. The
+ * calls run DAVE with a simulated listener: a resume keeps the group, a new session makes a new one.
  */
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +19,7 @@ import {
 } from '@discordjs/voice';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type VoiceSession } from '../support/discord/voice-server.ts';
-import { join, makeSineFiles } from './helpers.ts';
+import { join, LISTENER_USER_ID, makeSineFiles } from './helpers.ts';
 
 let server: FakeVoiceServer;
 let dir: string;
@@ -49,6 +50,7 @@ async function joinAndPlay(guildId: string): Promise<{ connection: VoiceConnecti
     if (connection.state.status !== VoiceConnectionStatus.Destroyed) connection.destroy();
   });
   await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
+  await server.waitForDave(guildId);
   const session = server.sessions.find((s) => s.serverId === guildId)!;
   connection.subscribe(player);
   player.play(createAudioResource(createReadStream(files.ogg), { inputType: StreamType.OggOpus }));
@@ -56,6 +58,13 @@ async function joinAndPlay(guildId: string): Promise<{ connection: VoiceConnecti
   let heard = 0;
   await server.waitForEvent('packet', (p) => p.ssrc === session.ssrc && !p.silent && ++heard >= 20);
   return { connection, statuses, joins: log.joins, player, session };
+}
+
+/** The last sound packets of `ssrc` were end-to-end encrypted and the listener decrypted them. */
+function expectE2eeTail(ssrc: number): void {
+  const tail = server.packets.filter((p) => p.ssrc === ssrc && !p.silent).slice(-10);
+  expect(tail).toHaveLength(10);
+  expect(tail.filter((p) => !p.daveFramed || p.heardBy[LISTENER_USER_ID] !== 'decrypted')).toEqual([]);
 }
 
 /** Audio heard in `guildId`, summed over its utterances. */
@@ -68,6 +77,8 @@ describe('voice websocket close codes with the real @discordjs/voice', () => {
     const guildId = '300000000000000001';
     const { connection, statuses, joins, session } = await joinAndPlay(guildId);
     const resumed = server.waitForEvent('resume', (s) => s === session);
+    const commitsBefore = server.dave.snapshot(guildId)!.epoch;
+    const seqAtClose = session.seq;
 
     server.closeConnection(guildId, 4015);
     const [, { seqAck }] = await resumed;
@@ -75,8 +86,11 @@ describe('voice websocket close codes with the real @discordjs/voice', () => {
     await server.waitForEvent('speaking', (s, { speaking }) => s === session && speaking === 0);
 
     expect(session.resumes).toBe(1);
-    // Ready and Session Description were the only messages with a seq before the close.
-    expect(seqAck).toBe(2);
+    // Everything sent before the close (Ready, Session Description, the DAVE handshake) was acked.
+    expect(seqAck).toBe(seqAtClose);
+    // The DAVE group outlived the resume: same epoch, and the audio after it is still E2EE.
+    expect(server.dave.snapshot(guildId)!.epoch).toBe(commitsBefore);
+    expectE2eeTail(session.ssrc);
     expect(server.sessions.filter((s) => s.serverId === guildId)).toHaveLength(1);
     expect(session.closeCodes).toEqual([4015]);
     const after = server.packets.filter((p) => p.ssrc === session.ssrc && p.receivedAt > resumedAt && !p.silent);
@@ -85,8 +99,8 @@ describe('voice websocket close codes with the real @discordjs/voice', () => {
     // resume is quick enough on loopback that it stays one utterance.
     const [utterance, ...more] = server.utterances(guildId);
     expect(more).toEqual([]);
-    expect(utterance!.durationMs).toBeGreaterThan(1800);
-    expect(utterance!.durationMs).toBeLessThan(2200);
+    expect(utterance!.durationMs).toBeGreaterThan(900);
+    expect(utterance!.durationMs).toBeLessThan(1100);
     expect(statuses).toEqual(['signalling', 'connecting', 'ready', 'connecting', 'ready']);
     expect(joins).toHaveLength(1); // no new op 4 to the main gateway
     expect(connection.state.status).toBe(VoiceConnectionStatus.Ready);
@@ -111,6 +125,8 @@ describe('voice websocket close codes with the real @discordjs/voice', () => {
     await entersState(connection, VoiceConnectionStatus.Ready, 20_000);
     expect(joins).toHaveLength(2);
     expect(second.ssrc).not.toBe(session.ssrc);
+    // The listener was reset as the sole member; the new session and it make a new group.
+    await server.waitForDave(guildId);
   });
 
   it('GIVEN playback WHEN the server closes with 4006 THEN the client signals again, identifies a new session and playback continues', async () => {
@@ -127,11 +143,12 @@ describe('voice websocket close codes with the real @discordjs/voice', () => {
     expect(session.resumes).toBe(0);
     expect(second.ssrc).not.toBe(session.ssrc);
     expect(server.packets.filter((p) => p.ssrc === second.ssrc && !p.silent).length).toBeGreaterThan(10);
-    // A new ssrc is a new utterance; together they still hold the whole 2 s.
+    // A new ssrc is a new utterance; together they still hold the whole 1 s.
     expect(server.utterances(guildId).map((u) => u.ssrc)).toEqual([session.ssrc, second.ssrc]);
-    expect(totalAudioMs(guildId)).toBeGreaterThan(1800);
-    expect(totalAudioMs(guildId)).toBeLessThan(2200);
+    expect(totalAudioMs(guildId)).toBeGreaterThan(900);
+    expect(totalAudioMs(guildId)).toBeLessThan(1100);
     expect(statuses).toEqual(['signalling', 'connecting', 'ready', 'signalling', 'connecting', 'ready']);
+    expectE2eeTail(second.ssrc);
     expect(connection.state.status).toBe(VoiceConnectionStatus.Ready);
   });
 });

@@ -19,9 +19,18 @@
  *   voice.closeConnection(guildId, 4015); // 4015 resume, 4014 Disconnected, 4006 rejoin
  *   await voice.close();
  *
+ * DAVE: a client offering `max_dave_protocol_version` 1 gets version 1, and the fake acts as the
+ * call's MLS delivery service and external sender (dave/gateway.ts). Audio is end to end encrypted
+ * only between members of the group, so a test puts simulated listeners in the call:
+ *   const alice = voice.simulateListener({ guildId, channelId, userId: aliceId });
+ *   await voice.waitForDave(guildId); // the bot is in the group, every transition executed
+ * Each packet then records what every listener made of it (`heardBy`), and its `opus` is the frame a
+ * listener decrypted. A client offering 0 downgrades the call to transport encryption only, as
+ * Discord did before DAVE was required. `daveProtocolVersion: 0` turns DAVE off in the fake.
+ *
  * Deliberate differences from Discord: Hello is sent on open (as Discord does) rather than after
- * Identify; only `aead_aes256_gcm_rtpsize` is offered; DAVE is always answered with version 0;
- * heartbeat timeouts and ClientsConnect/Disconnect (ops 11/13) are not implemented.
+ * Identify; only `aead_aes256_gcm_rtpsize` is offered; heartbeat timeouts are not implemented;
+ * one call per guild (simulated listeners name its channel).
  */
 import { execFile } from 'node:child_process';
 import { createDecipheriv, randomBytes, randomInt } from 'node:crypto';
@@ -36,6 +45,10 @@ import { performance } from 'node:perf_hooks';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import opus, { type OpusEncoder } from '@discordjs/opus';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { DaveGateway, type DaveEvent, type DaveParticipant } from './dave/gateway.ts';
+import { OPUS_SILENCE_FRAME } from './dave/frame.ts';
+import type { SimulatedListener } from './dave/listener.ts';
+import { BINARY_DAVE_OPS, DAVE_PROTOCOL_VERSION } from './dave/opcodes.ts';
 
 /** Voice gateway opcodes the fake speaks (Discord voice gateway v8). */
 const Op = {
@@ -91,8 +104,6 @@ const GCM_TAG_LENGTH = 16;
 const NONCE_SUFFIX_LENGTH = 4;
 const IP_DISCOVERY_LENGTH = 74;
 const KEEPALIVE_LENGTH = 8;
-/** The Opus frame Discord clients send for silence (shared/notes, "aead_aes256_gcm_rtpsize packet"). */
-const OPUS_SILENCE_FRAME = Buffer.from([0xf8, 0xff, 0xfe]);
 const SAMPLE_RATE = 48_000;
 const CHANNELS = 2;
 
@@ -109,6 +120,13 @@ export interface FakeVoiceServerOptions {
   utteranceSilenceMs?: number;
   /** Monotonic milliseconds used for `receivedAt` and friends (default performance.now). */
   now?: () => number;
+  /** The highest DAVE protocol version offered (default 1; 0 answers every client with 0). */
+  daveProtocolVersion?: number;
+  /**
+   * How long a session closed with a resumable code stays in its DAVE group waiting for the
+   * client to resume, before it counts as gone.
+   */
+  resumeGraceMs?: number;
 }
 
 type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> & FakeVoiceServerOptions;
@@ -124,6 +142,8 @@ const DEFAULT_OPTIONS = {
   // speaking 0, which ends an utterance at once.
   utteranceSilenceMs: 1000,
   now: () => performance.now(),
+  daveProtocolVersion: DAVE_PROTOCOL_VERSION,
+  resumeGraceMs: 5000,
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
 /** One voice session: created by an Identify, kept across Resumes. */
@@ -137,8 +157,12 @@ export interface VoiceSession {
   secretKey: Buffer;
   /** `now()` at Identify. */
   identifiedAt: number;
-  /** What the client offered in Identify (the fake always answers DAVE version 0). */
+  /** What the client offered in Identify. */
   maxDaveProtocolVersion: number | undefined;
+  /** The DAVE version Session Description announced (0: transport encryption only). */
+  daveProtocolVersion: number | undefined;
+  /** Sequence number of the last message sent to the client (binary DAVE messages included). */
+  seq: number;
   /** The encryption mode chosen in Select Protocol, once chosen. */
   mode: string | undefined;
   /** The client's UDP address as it announced it in Select Protocol. */
@@ -169,12 +193,21 @@ export interface ReceivedPacket {
   nonce: number;
   /** `now()` when the datagram arrived. */
   receivedAt: number;
+  /** The transport plaintext: a DAVE protocol frame when end-to-end encrypted, else the Opus frame. */
+  frame: Buffer;
+  /** `frame` passed DAVE's protocol frame check (it carries the E2EE framing). */
+  daveFramed: boolean;
+  /** What each simulated listener in the call made of `frame` (see SimulatedListener.hear). */
+  heardBy: Record<string, 'decrypted' | 'plain' | 'failed'>;
+  /** The Opus frame decoded: the one a listener decrypted, else `frame` when it is not E2EE. */
   opus: Buffer;
   /** Decoded 48 kHz stereo interleaved PCM (empty when `decodeError`). */
   pcm: Int16Array;
-  /** The Opus silence frame, or PCM quieter than the threshold, or undecodable. */
+  /** The Opus silence frame, or PCM quieter than the threshold, or undecodable, or undecryptable. */
   silent: boolean;
   decodeError: boolean;
+  /** DAVE-framed, and no simulated listener could decrypt it (nothing was decoded). */
+  undecryptable: boolean;
   /** The session's speaking-off count when this packet arrived. */
   speakingOffCount: number;
 }
@@ -192,6 +225,9 @@ export interface Utterance {
   rmsDb: number;
   /** True once something ended it: speaking off, a long silence, or a gap. */
   complete: boolean;
+  /** Packets (silence frames aside) that carried the DAVE framing, and that did not. */
+  daveFrames: number;
+  plainFrames: number;
   packets: ReceivedPacket[];
 }
 
@@ -213,6 +249,8 @@ export interface FakeVoiceServerEvents {
   heartbeat: [session: VoiceSession | undefined, info: { seqAck: number | undefined }];
   packet: [packet: ReceivedPacket];
   close: [session: VoiceSession | undefined, info: { code: number; byServer: boolean }];
+  /** A step of the DAVE protocol (dave/gateway.ts). */
+  dave: [event: DaveEvent];
   /** Something the fake rejected (bad payload, failed decryption, unknown ssrc). Never 'error'. */
   protocolError: [message: string];
 }
@@ -365,6 +403,8 @@ function toUtterance(run: ReceivedPacket[], complete: boolean): Utterance {
     durationMs: packets.reduce((ms, p) => ms + packetMs(p), 0),
     rmsDb: rmsDb(packets.filter((p) => !p.silent).map((p) => p.pcm)),
     complete,
+    daveFrames: packets.filter((p) => p.daveFramed).length,
+    plainFrames: packets.filter((p) => !p.daveFramed && !p.frame.equals(OPUS_SILENCE_FRAME)).length,
     packets,
   };
 }
@@ -382,14 +422,20 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   readonly sessions: VoiceSession[] = [];
   readonly packets: ReceivedPacket[] = [];
   readonly udpStats: UdpStats = { keepalives: 0, ipDiscoveries: 0, rejected: 0 };
+  /** The DAVE delivery service and external sender of every guild's call. */
+  readonly dave: DaveGateway;
   readonly #options: ResolvedOptions;
   readonly #https: HttpsServer;
   readonly #wss: WebSocketServer;
   readonly #udp: UdpSocket;
   readonly #connections = new Set<Connection>();
   readonly #decoders = new Map<number, OpusEncoder>();
-  /** Per-session outgoing sequence numbers; kept across resumes like Discord's. */
-  readonly #seq = new WeakMap<VoiceSession, number>();
+  /** Messages sent with a seq, replayed after a resume past the client's seq_ack (buffered resume). */
+  readonly #outbox = new WeakMap<VoiceSession, { seq: number; data: string | Buffer }[]>();
+  /** Each session's place in its guild's DAVE call, once Session Description was sent. */
+  readonly #participants = new WeakMap<VoiceSession, DaveParticipant>();
+  /** Sessions closed with a resumable code, leaving their DAVE call unless they resume in time. */
+  readonly #resumeTimers = new Map<VoiceSession, NodeJS.Timeout>();
   #closed = false;
 
   /** Use `startFakeVoiceServer`; the constructor takes already-listening sockets. */
@@ -407,6 +453,39 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     this.udpPort = (this.#udp.address() as AddressInfo).port;
     this.#wss.on('connection', (ws) => this.#onConnection(ws));
     this.#udp.on('message', (msg, rinfo) => this.#onDatagram(msg, rinfo));
+    this.dave = new DaveGateway({ protocolVersion: options.daveProtocolVersion, emit: (event) => this.emit('dave', event) });
+  }
+
+  /**
+   * Puts a simulated listener (a davey session in this process) in `guildId`'s call in
+   * `channelId`; it joins the DAVE group and decrypts what the other members send.
+   */
+  simulateListener(options: { guildId: string; channelId: string; userId: string }): SimulatedListener {
+    return this.dave.addListener(options);
+  }
+
+  /** Resolves once `guildId`'s call is end-to-end encrypted and at rest (DaveGateway.settled). */
+  waitForDave(guildId: string, timeoutMs = 20_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!this.dave.settled(guildId)) return;
+        cleanup();
+        resolve();
+      };
+      // Listeners answer a turn of the event loop later, so poll as well as listen.
+      const poll = setInterval(check, 10);
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`fake voice: guild ${guildId}'s call did not settle on DAVE within ${timeoutMs} ms: ${JSON.stringify(this.dave.snapshot(guildId), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearInterval(poll);
+        clearTimeout(timer);
+        this.off('dave', check);
+      };
+      this.on('dave', check);
+      check();
+    });
   }
 
   /** Utterances heard so far, optionally for one guild (see `groupUtterances`). */
@@ -503,6 +582,8 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     await new Promise<void>((resolve) => this.#https.close(() => resolve()));
     await new Promise<void>((resolve) => this.#udp.close(() => resolve()));
     this.#decoders.clear();
+    for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
+    this.#resumeTimers.clear();
   }
 
   #onConnection(ws: WebSocket): void {
@@ -518,6 +599,7 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
       if (session && this.#currentConnection(session) === undefined) {
         session.closed = true;
         session.closeCodes.push(code);
+        this.#leaveDaveCall(session, conn.closedByServer && session.resumable);
       }
       this.emit('close', session, { code, byServer: conn.closedByServer });
     });
@@ -536,20 +618,67 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   }
 
   #send(conn: Connection, op: number, d: unknown, withSeq = true): void {
-    const session = conn.session;
-    let message: Record<string, unknown> = { op, d };
-    if (withSeq && session) {
-      const seq = (this.#seq.get(session) ?? 0) + 1;
-      this.#seq.set(session, seq);
-      message = { ...message, seq };
+    if (withSeq && conn.session) return this.#sendToSession(conn.session, op, d);
+    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify({ op, d }));
+  }
+
+  /** A JSON message with the session's next seq, to its current websocket (or the replay buffer). */
+  #sendToSession(session: VoiceSession, op: number, d: unknown): void {
+    const seq = ++session.seq;
+    this.#deliver(session, seq, JSON.stringify({ op, d, seq }));
+  }
+
+  /** A binary DAVE message: `u16 seq, u8 op, payload` (daveprotocol.com, "Voice Gateway Opcodes"). */
+  #sendBinaryToSession(session: VoiceSession, op: number, payload: Buffer): void {
+    const seq = ++session.seq;
+    const head = Buffer.alloc(3);
+    head.writeUInt16BE(seq & 0xffff, 0);
+    head.writeUInt8(op, 2);
+    this.#deliver(session, seq, Buffer.concat([head, payload]));
+  }
+
+  #deliver(session: VoiceSession, seq: number, data: string | Buffer): void {
+    let outbox = this.#outbox.get(session);
+    if (!outbox) this.#outbox.set(session, (outbox = []));
+    outbox.push({ seq, data });
+    if (outbox.length > 200) outbox.shift();
+    const conn = this.#currentConnection(session);
+    if (conn && conn.ws.readyState === conn.ws.OPEN) conn.ws.send(data);
+  }
+
+  /** The session leaves its DAVE call now, or after the resume grace when it may come back. */
+  #leaveDaveCall(session: VoiceSession, mayResume: boolean): void {
+    const participant = this.#participants.get(session);
+    if (!participant) return;
+    clearTimeout(this.#resumeTimers.get(session));
+    this.#resumeTimers.delete(session);
+    if (!mayResume) {
+      this.dave.leave(participant);
+      return;
     }
-    if (conn.ws.readyState === conn.ws.OPEN) conn.ws.send(JSON.stringify(message));
+    const timer = setTimeout(() => {
+      this.#resumeTimers.delete(session);
+      this.dave.leave(participant);
+    }, this.#options.resumeGraceMs);
+    timer.unref();
+    this.#resumeTimers.set(session, timer);
   }
 
   #onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
     if (isBinary) {
-      // Binary messages are DAVE MLS traffic; with DAVE version 0 none should come.
-      this.emit('protocolError', 'unexpected binary voice gateway message (DAVE is off in the fake)');
+      // Binary messages are DAVE's MLS traffic: `u8 op, payload` from the client.
+      const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      const participant = conn.session && this.#participants.get(conn.session);
+      if (!participant) {
+        this.emit('protocolError', 'binary voice gateway message before Session Description');
+        return;
+      }
+      const op = bytes.length > 0 ? bytes[0]! : -1;
+      if (!BINARY_DAVE_OPS.has(op)) {
+        this.emit('protocolError', `unexpected binary voice gateway op ${op}`);
+        return;
+      }
+      this.dave.receiveBinary(participant, op, bytes.subarray(1));
       return;
     }
     let packet: { op?: unknown; d?: unknown };
@@ -587,9 +716,12 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
         this.emit('speaking', session, { speaking });
         return;
       }
-      default:
-        // Other client ops (e.g. 13 client disconnect, DAVE ops) are not needed by the bot.
+      default: {
+        // DAVE's text ops (23 ready for transition, 31 invalid commit or welcome).
+        const participant = conn.session && this.#participants.get(conn.session);
+        if (participant && typeof packet.op === 'number' && this.dave.receiveJson(participant, packet.op, d)) return;
         this.emit('protocolError', `unhandled voice gateway op ${String(packet.op)}`);
+      }
     }
   }
 
@@ -616,6 +748,8 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
       secretKey: randomBytes(32),
       identifiedAt: this.#options.now(),
       maxDaveProtocolVersion: typeof max_dave_protocol_version === 'number' ? max_dave_protocol_version : undefined,
+      daveProtocolVersion: undefined,
+      seq: 0,
       mode: undefined,
       clientAddress: undefined,
       closed: false,
@@ -642,15 +776,25 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     if (typeof data.address === 'string' && typeof data.port === 'number') {
       session.clientAddress = { address: data.address, port: data.port };
     }
-    // DAVE version 0 keeps the client on transport encryption only, so frames stay plain Opus
-    // (shared/notes, "Voice gateway (v8) and UDP"); the bot itself still offers DAVE.
+    // Version 0 keeps the client on transport encryption only; 1 makes it a DAVE group member.
+    const daveVersion = this.dave.negotiate(session.serverId, session.maxDaveProtocolVersion ?? 0);
+    session.daveProtocolVersion = daveVersion;
     this.#send(conn, Op.SessionDescription, {
       mode: ENCRYPTION_MODE,
       secret_key: [...session.secretKey],
-      dave_protocol_version: 0,
+      dave_protocol_version: daveVersion,
       audio_codec: 'opus',
     });
     this.emit('selectProtocol', session);
+    const participant: DaveParticipant = {
+      kind: 'client',
+      userId: session.userId,
+      maxProtocolVersion: session.maxDaveProtocolVersion ?? 0,
+      sendJson: (op, payload) => this.#sendToSession(session, op, payload),
+      sendBinary: (op, payload) => this.#sendBinaryToSession(session, op, payload),
+    };
+    this.#participants.set(session, participant);
+    this.dave.join(session.serverId, participant, daveVersion);
   }
 
   #onResume(conn: Connection, d: Record<string, unknown>): void {
@@ -663,8 +807,14 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     conn.session = session;
     session.closed = false;
     session.resumes++;
+    clearTimeout(this.#resumeTimers.get(session));
+    this.#resumeTimers.delete(session);
     const seqAck = typeof d.seq_ack === 'number' ? d.seq_ack : -1;
     this.#send(conn, Op.Resumed, null);
+    // Buffered resume: what the client missed while away, in order.
+    for (const { seq, data } of this.#outbox.get(session) ?? []) {
+      if (seq > seqAck && conn.ws.readyState === conn.ws.OPEN) conn.ws.send(data);
+    }
     this.emit('resume', session, { seqAck });
   }
 
@@ -742,22 +892,29 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
       const padding = plaintext[plaintext.length - 1]!;
       if (padding <= plaintext.length) plaintext = plaintext.subarray(0, plaintext.length - padding);
     }
-    const opusFrame = Buffer.from(plaintext.subarray(extensionBodyLength));
+    const frame = Buffer.from(plaintext.subarray(extensionBodyLength));
+    // End-to-end encryption sits inside the transport encryption: the listeners decrypt the frame.
+    const hearing = this.dave.hear(session.serverId, session.userId, frame);
+    const undecryptable = hearing.opus === undefined;
+    const opusFrame = hearing.opus ?? frame;
+    if (undecryptable) this.emit('protocolError', `DAVE frame from ssrc ${ssrc} was decrypted by no listener`);
     let pcm: Int16Array = new Int16Array(0);
     let decodeError = false;
-    try {
-      let decoder = this.#decoders.get(ssrc);
-      if (!decoder) {
-        decoder = new opus.OpusEncoder(SAMPLE_RATE, CHANNELS);
-        this.#decoders.set(ssrc, decoder);
+    if (!undecryptable) {
+      try {
+        let decoder = this.#decoders.get(ssrc);
+        if (!decoder) {
+          decoder = new opus.OpusEncoder(SAMPLE_RATE, CHANNELS);
+          this.#decoders.set(ssrc, decoder);
+        }
+        const raw = decoder.decode(opusFrame);
+        pcm = new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+      } catch {
+        decodeError = true;
+        this.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
       }
-      const raw = decoder.decode(opusFrame);
-      pcm = new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
-    } catch {
-      decodeError = true;
-      this.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
     }
-    const silent = decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#options.silenceThresholdDb;
+    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#options.silenceThresholdDb;
     return {
       guildId: session.serverId,
       ssrc,
@@ -765,10 +922,14 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
       timestamp: msg.readUInt32BE(4),
       nonce: nonceSuffix.readUInt32BE(0),
       receivedAt: this.#options.now(),
+      frame,
+      daveFramed: hearing.framed,
+      heardBy: hearing.heardBy,
       opus: opusFrame,
       pcm,
       silent,
       decodeError,
+      undecryptable,
       speakingOffCount: session.speakingOffCount,
     };
   }

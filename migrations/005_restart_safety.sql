@@ -1,4 +1,4 @@
--- 004_restart_safety (issue 9): nothing accepted is lost across a restart or a crash, and the bot
+-- 005_restart_safety (issue 9): nothing accepted is lost across a restart or a crash, and the bot
 -- goes back to the voice channels it was reading in.
 
 -- pending_utterances now holds every accepted utterance from the moment it is accepted until it is

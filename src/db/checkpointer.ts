@@ -1,0 +1,54 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Db } from './database.ts';
+
+/**
+ * WAL checkpoints off the audio thread (issue 10 §3, §5). SQLite's automatic checkpoint runs inside
+ * whichever commit crosses 1,000 WAL pages and copies them into the database file there and then:
+ * on a large database that is milliseconds of I/O on the thread that also drives the 20 ms audio
+ * loop, and it is the whole p99 tail of a ledger reservation. The bot turns the automatic
+ * checkpoint off on its connection and a worker thread with a connection of its own checkpoints
+ * (PASSIVE: it never waits for, nor blocks, readers or writers) a few times a second instead.
+ */
+export interface Checkpointer {
+  /** Stops the worker; the automatic checkpoint is back on for `db`. */
+  stop(): Promise<void>;
+}
+
+// Plain JS run with eval: no loader or type stripping needed in the worker, whatever runs the bot.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or closing: the next tick tries again */ }
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  try { db.pragma('wal_checkpoint(PASSIVE)'); db.close(); } catch {}
+  parentPort.postMessage('stopped');
+});
+`;
+
+/** Starts checkpointing `file` (the database `db` has open) on a worker thread every `intervalMs`. */
+export function startCheckpointer(db: Db, file: string, options: { intervalMs?: number } = {}): Checkpointer {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(WORKER, { eval: true, workerData: { file, driver, intervalMs: options.intervalMs ?? 250 } });
+  worker.unref();
+  db.pragma('wal_autocheckpoint = 0');
+  let stopped: Promise<void> | undefined;
+  return {
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        if (db.open) db.pragma('wal_autocheckpoint = 1000');
+        const done = () => void worker.terminate().finally(resolve);
+        worker.once('message', done);
+        worker.once('error', done);
+        worker.once('exit', () => resolve());
+        worker.postMessage('stop');
+      });
+      return stopped;
+    },
+  };
+}
