@@ -12,7 +12,7 @@ import { langOf, t, type Lang } from './i18n.ts';
 import { describeFailure } from './outcomes.ts';
 import { effectiveVoice, type Repositories, type StoredJob } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
-import { BudgetRefusedError, SpeechError } from '../speech/synthesize.ts';
+import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
 import type { VoiceChecker } from '../speech/voice-check.ts';
 import type { NameReader } from '../speech/names.ts';
 import { joinAnnouncement } from '../speech/names.ts';
@@ -500,7 +500,7 @@ export class SpeechService {
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
   async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
     const result = await this.#budget.check([{ guildId, userId, endpoint, chars }]);
-    if (!result.ok) throw new BudgetRefusedError(result.refusal, guildId);
+    if (!result.ok) throw new BudgetRefusedError({ refusal: result.refusal, guildId });
   }
 
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {

@@ -3,6 +3,10 @@ import type { Db } from '../db/database.ts';
 import type { Endpoint } from '../db/repositories.ts';
 import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { BudgetLimits, BudgetRefusal, BudgetScope } from './budget-policy.ts';
+import { BudgetError } from './errors.ts';
+
+export type { BudgetLimits, BudgetRefusal, BudgetScope };
 
 // Characters are the account's money (notes/service-facts.md: free plan 5,000/month shared by every
 // server). The ledger follows the service's charging model (README "Characters are money"): every
@@ -39,25 +43,6 @@ export interface Reservation {
 
 export type LedgerState = 'reserved' | 'charged' | 'uncertain' | 'released';
 
-export type BudgetScope = 'user' | 'guild' | 'account';
-
-/** Why a reservation was refused, with the numbers to show the user. */
-export interface BudgetRefusal {
-  scope: BudgetScope;
-  /** The guild whose limit (or whose user's limit) was hit; absent for the account scope. */
-  guildId?: string;
-  /** The user whose limit was hit (user scope only). */
-  userId?: string;
-  /** Characters reserved, charged or uncertain in this scope this period. */
-  used: number;
-  limit: number;
-  /** Characters this reservation asked for in this scope. */
-  requested: number;
-  remaining: number;
-  /** When the period ends and the usage starts again from zero (ms). */
-  resetsAt: number;
-}
-
 export type ReserveResult = { ok: true; reservation: Reservation } | { ok: false; refusal: BudgetRefusal };
 export type CheckResult = { ok: true } | { ok: false; refusal: BudgetRefusal };
 
@@ -75,15 +60,6 @@ export interface Usage {
   remaining: number;
   resetsAt: number;
   byEndpoint: Record<Endpoint, number>;
-}
-
-export interface BudgetLimits {
-  /** Per user, per guild, per period; a guild's `user_monthly_limit` overrides it. */
-  userMonthlyLimit: number;
-  /** Per guild, per period; a guild's `guild_monthly_limit` overrides it. */
-  guildMonthlyLimit: number;
-  /** The whole bot (the account's plan), every guild together. */
-  accountMonthlyLimit: number;
 }
 
 export interface BudgetOptions {
@@ -104,18 +80,6 @@ export const BUDGET_DEFAULTS = {
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
 } as const satisfies Omit<Required<BudgetOptions>, 'db'>;
-
-export type BudgetErrorCode = 'invalid_charge';
-
-/** A programming error in what was asked of the budget (not a refusal, which is a result). */
-export class BudgetError extends Error {
-  override name = 'BudgetError';
-  readonly code: BudgetErrorCode;
-  constructor(code: BudgetErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
 
 const DAY_MS = 86_400_000;
 const ACCOUNT = '';
@@ -499,9 +463,9 @@ class DeltaMap {
 
 function validate(charges: readonly Charge[]): void {
   for (const c of charges) {
-    if (!Number.isSafeInteger(c.chars) || c.chars < 0) throw new BudgetError('invalid_charge', `chars must be a non-negative integer (got ${c.chars})`);
-    if (!c.guildId || !c.userId) throw new BudgetError('invalid_charge', 'guildId and userId are required');
-    if (c.endpoint !== 'standard' && c.endpoint !== 'advanced') throw new BudgetError('invalid_charge', `unknown endpoint ${String(c.endpoint)}`);
+    if (!Number.isSafeInteger(c.chars) || c.chars < 0) throw new BudgetError({ message: `chars must be a non-negative integer (got ${c.chars})` });
+    if (!c.guildId || !c.userId) throw new BudgetError({ message: 'guildId and userId are required' });
+    if (c.endpoint !== 'standard' && c.endpoint !== 'advanced') throw new BudgetError({ message: `unknown endpoint ${String(c.endpoint)}` });
   }
 }
 

@@ -1,5 +1,5 @@
-import type { Db } from '../db/database.ts';
-import { failFastOnLock, isBusy, writeTx } from '../db/write.ts';
+import { failFastOnLock, type Db } from '../db/database.ts';
+import { isBusy, writeTx } from '../db/write.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
 import type { QueueJournal, Utterance, UtteranceKind } from './queue.ts';

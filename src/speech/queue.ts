@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
 import { countChars } from '../tts/chars.ts';
-import { SpeechError } from './synthesize.ts';
+import { SpeechError } from './errors.ts';
 import type { AdvancedParams, Charge, ReadyAudio, SynthesisRequest, Synthesizer } from './synthesize.ts';
 
 /**

@@ -88,8 +88,6 @@ export interface Synthesizer {
   synthesize(req: SynthesisRequest, options?: SynthesisOptions): Promise<ReadyAudio>;
 }
 
-export { BudgetRefusedError, SpeechError, type SpeechErrorCode } from './errors.ts';
-
 // ---- collaborators (the parts of the real classes used here) ----
 
 export type TtsClientLike = Pick<TtsClient, 'speak' | 'narrate' | 'download'>;

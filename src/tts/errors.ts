@@ -267,3 +267,26 @@ const CLIENT_ONLY: ReadonlySet<string> = new Set([
   'token_missing', 'token_mismatch', 'voice_required', 'unsupported_voice', 'missing_fields', 'non_finite',
   'method_not_allowed',
 ]);
+
+// ---- the rate limiter (src/tts/limiter-*.ts) ----
+
+export type RateLimiterErrorCode = 'limiter_store_failed' | 'limiter_bad_argument';
+
+/** Every limiter code's default message (the error table test reads it). */
+export const RATE_LIMITER_ERROR_MESSAGES = {
+  limiter_store_failed: 'the rate-limit store failed',
+  limiter_bad_argument: 'the rate limiter was called with an invalid argument',
+} as const satisfies Record<RateLimiterErrorCode, string>;
+
+/** Errors of the rate limiter; aborts reject with the signal's own reason instead. */
+export class RateLimiterError extends Error {
+  override name = 'RateLimiterError';
+  readonly code: RateLimiterErrorCode;
+  /** Which of the service's two budgets (spec: Limits). */
+  readonly kind: 'standard' | 'advanced';
+  constructor(code: RateLimiterErrorCode, options: { kind: 'standard' | 'advanced'; message?: string; cause?: unknown }) {
+    super(options.message ?? RATE_LIMITER_ERROR_MESSAGES[code], { cause: options.cause });
+    this.code = code;
+    this.kind = options.kind;
+  }
+}

@@ -491,6 +491,6 @@ function toClientRequest(job: StoredJob): AdvancedRequest {
 /** Code and message of any thrown value, without its cause chain (which could hold headers). */
 function describe(err: unknown): { code: string; message: string } {
   if (isTtsError(err)) return { code: err.code, message: err.message };
-  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'DB_BUSY' ? 'db_busy' : 'error', message: err.message };
+  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'db_busy' ? 'db_busy' : 'error', message: err.message };
   return { code: 'error', message: String(err) };
 }

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadMigrations, migrate, MigrationError, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
+import { loadMigrations, migrate, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
+import { MigrationError } from '../../src/db/errors.ts';
 import { createRepositories, GuildSettingsRepo, HistoryRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
 
 let dir: string;

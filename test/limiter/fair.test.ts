@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock, flush, storeFactories, type StoreFixture } from './support.ts';
-import { FairRateLimiter, RateLimiterError } from '../../src/tts/limiter-fair.ts';
+import { RateLimiterError } from '../../src/tts/errors.ts';
+import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
 import type { RateKind } from '../../src/tts/limiter.ts';
 import type { WindowStore } from '../../src/tts/limiter-window.ts';
 
@@ -137,7 +138,7 @@ describe('FairRateLimiter store failure', () => {
     const limiter = new FairRateLimiter({ store: broken, clock: new ManualClock() });
     const error = await limiter.acquire('standard', { key: 'A' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimiterError);
-    expect((error as RateLimiterError).code).toBe('LIMITER_STORE_FAILED');
+    expect((error as RateLimiterError).code).toBe('limiter_store_failed');
     await flush();
     expect(limiter.waiting('standard')).toBe(0);
   });

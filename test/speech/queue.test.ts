@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { BudgetRefusedError, SpeechError } from '../../src/speech/synthesize.ts';
+import { BudgetRefusedError, SpeechError } from '../../src/speech/errors.ts';
 import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
 
 function collectingSink() {
@@ -319,7 +319,7 @@ describe('SpeechScheduler control', () => {
   it('GIVEN one merged author over budget THEN the others are still spoken, the refused one told why', async () => {
     const refusal = { scope: 'user' as const, used: 100, limit: 100, requested: 3, remaining: 0, resetsAt: 0 };
     const synth = new FakeSynth({
-      failWhen: (r) => (r.charges.some((c) => c.userId === 'broke') ? new BudgetRefusedError(refusal, 'g1') : null),
+      failWhen: (r) => (r.charges.some((c) => c.userId === 'broke') ? new BudgetRefusedError({ refusal, guildId: 'g1' }) : null),
     });
     const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
     const { seen, sink } = collectingSink();
