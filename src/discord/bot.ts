@@ -22,7 +22,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
-import { VoiceSessionStore } from '../voice/session-store.ts';
+import { VoiceSessionStore } from '../db/voice-sessions.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
