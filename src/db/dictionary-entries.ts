@@ -14,9 +14,6 @@ export interface DictionaryEntry {
   createdAt: number;
 }
 
-type Row = RowOf<DictionaryEntry>;
-const rows = rowMapping<DictionaryEntry, Row>();
-
 const statements = (db: Db) => ({
   exists: db.prepare<[string, string], number>('SELECT 1 FROM dictionary_entries WHERE guild_id = ? AND word = ?').pluck(),
   upsert: db.prepare<[Row]>(`
@@ -32,6 +29,9 @@ const statements = (db: Db) => ({
     'INSERT INTO dictionary_versions (guild_id, version) VALUES (?, 1) ON CONFLICT (guild_id) DO UPDATE SET version = version + 1',
   ),
 });
+
+type Row = RowOf<DictionaryEntry>;
+const rows = rowMapping<DictionaryEntry, Row>();
 
 export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
   /**

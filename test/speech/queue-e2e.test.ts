@@ -42,7 +42,7 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
   });
   beforeEach(() => {
     seen = [];
-    q.setSink('g1', async (r) => void seen.push(r));
+    q.setDefaultSink(async (r) => void seen.push(r));
   });
 
   it('GIVEN a phrase already spoken THEN saying it again makes zero requests to the service', async () => {

@@ -61,7 +61,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     // Spoken after the restart: gone from disk one by one as each delivery settles.
     const spoken: ReadyUtterance[] = [];
     const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock, journal: after });
-    q.setSink('g1', async (r) => void spoken.push(r));
+    q.setDefaultSink(async (r) => void spoken.push(r));
     q.restore(g1.map((c) => c.utterance));
     await until(() => spoken.length === 3);
     await settle();
@@ -78,7 +78,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     const synth = new FakeSynth({ manual: true, failWhen: (r) => (r.text.includes('broken') ? new Error('boom') : null) });
     const q = new SpeechScheduler({ synthesize: synth, clock, journal: store, prefetch: 1, maxAutoAgeMs: 60_000 });
     const seen: ReadyUtterance[] = [];
-    q.setSink('g1', async (r) => void seen.push(r));
+    q.setDefaultSink(async (r) => void seen.push(r));
     q.enqueue(msg('g1', 'a', 'broken', { kind: 'say' }));
     await until(() => synth.calls.length === 1);
     q.enqueue(msg('g1', 'b', 'too old'));
@@ -95,7 +95,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     expect(onDisk(file)).toBe(0);
 
     // A delivery cut short by a shutdown stays, to be spoken again after the restart.
-    q.setSink('g1', (_r, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())));
+    q.setDefaultSink((_r, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())));
     synth.manual = false;
     q.enqueue(msg('g1', 'd', 'interrupted', { kind: 'say' }));
     q.enqueue(msg('g1', 'd', 'waiting', { kind: 'say' }));
