@@ -32,14 +32,6 @@ export interface CachedAudio {
   release?: () => void;
 }
 
-export interface AudioCacheStats {
-  entries: number;
-  bytes: number;
-  /** Hits and misses of this process since start. */
-  hits: number;
-  misses: number;
-}
-
 export interface AudioCacheOptions {
   /** A database migrated to at least 002 (table audio_cache). */
   db: Db;
@@ -82,8 +74,6 @@ export class AudioCache {
   readonly #maxBytes: number;
   readonly #transcode: (mp3: Buffer) => Promise<Buffer>;
   readonly #index: AudioCacheIndex;
-  #hits = 0;
-  #misses = 0;
   /** Keys whose files someone is about to play, with how many holders (this process only). */
   readonly #pins = new Map<string, number>();
 
@@ -123,21 +113,16 @@ export class AudioCache {
   async get(key: string, options: { pin?: boolean } = {}): Promise<CachedAudio | null> {
     if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
     const entry = this.#index.get(key);
-    if (!entry) {
-      this.#misses++;
-      return null;
-    }
+    if (!entry) return null;
     const audio = this.#toAudio(entry);
     const present = await Promise.all([stat(audio.mp3Path).then(() => true, () => false), stat(audio.oggPath).then(() => true, () => false)]);
     if (!present.every(Boolean)) {
       // Someone deleted files by hand (or another process evicted them): forget the entry.
       await this.#index.remove(key);
       await Promise.all([rm(audio.mp3Path, { force: true }), rm(audio.oggPath, { force: true })]);
-      this.#misses++;
       return null;
     }
     await this.#index.touch(key);
-    this.#hits++;
     return options.pin ? { ...audio, release: this.pin(key) } : audio;
   }
 
@@ -168,11 +153,6 @@ export class AudioCache {
     await this.#evict(key);
     const entry: CachedAudio = { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
     return release ? { ...entry, release } : entry;
-  }
-
-  /** Entries and bytes in the index (all processes), hits and misses of this process. */
-  stats(): AudioCacheStats {
-    return { ...this.#index.totals(), hits: this.#hits, misses: this.#misses };
   }
 
   async #writeAtomic(rel: string, data: Buffer): Promise<void> {

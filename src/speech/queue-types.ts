@@ -67,15 +67,10 @@ export interface GuildStats {
   synthesizing: number;
   ready: number;
   playing: boolean;
-  enqueued: number;
+  /** Utterances delivered with their audio (failures told in their place are not counted), since start. */
   delivered: number;
-  failed: number;
+  /** Auto-read dropped as too old, since start (shown by /usage). */
   dropped: number;
-  cleared: number;
-  skipped: number;
-  requests: number;
-  cacheHits: number;
-  merged: number;
 }
 
 export interface SchedulerEvents {

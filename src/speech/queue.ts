@@ -90,7 +90,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // On disk before it is acknowledged: from here on a crash does not lose it.
     this.#journal.add(u);
     g.pending.push(u);
-    g.stats.enqueued++;
     const position = this.#undelivered(g).length;
     this.#progress(u, 'queued', { position });
     this.#schedulePump(u.guildId);
@@ -107,7 +106,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   skip(guildId: string): boolean {
     const g = this.#guilds.get(guildId);
     if (!g?.current || g.current.signal.aborted) return false;
-    g.stats.skipped++;
     g.current.abort(new SpeechError('aborted', { guildId, message: 'skipped' }));
     return true;
   }
@@ -128,7 +126,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     items.push(...g.pending);
     g.pending = [];
     g.slots = [];
-    g.stats.cleared += items.length;
     this.#journal.remove(items.map((u) => u.id));
     this.emit('cleared', { guildId, count: items.length, items, reason });
     return items.length;
@@ -178,7 +175,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     for (const u of items) {
       const g = this.#guild(u.guildId);
       g.pending.push({ ...u });
-      g.stats.enqueued++;
       this.#schedulePump(u.guildId);
     }
     return items.length;
@@ -217,7 +213,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         slots: [],
         current: null,
         holdTimer: false,
-        stats: { enqueued: 0, delivered: 0, failed: 0, dropped: 0, cleared: 0, skipped: 0, requests: 0, cacheHits: 0, merged: 0 },
+        stats: { delivered: 0, dropped: 0 },
       };
       this.#guilds.set(guildId, g);
     }
@@ -319,9 +315,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #startSlot(guildId: string, g: GuildQueue, items: Utterance[]): void {
     const slot: Slot = { items, controller: new AbortController(), state: 'synthesizing', results: [] };
     g.slots.push(slot);
-    if (items.length > 1) g.stats.merged += items.length - 1;
     for (const u of items) this.#progress(u, 'synthesizing');
-    void this.#synthesizeSlot(guildId, g, slot).then(() => {
+    void this.#synthesizeSlot(guildId, slot).then(() => {
       // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
       if (!g.slots.includes(slot)) {
         for (const r of slot.results) r.audio?.release?.();
@@ -336,17 +331,17 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     });
   }
 
-  async #synthesizeSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
-    const first = await this.#synthesizeItems(guildId, g, slot, slot.items);
+  async #synthesizeSlot(guildId: string, slot: Slot): Promise<void> {
+    const first = await this.#synthesizeItems(guildId, slot, slot.items);
     // One author over their allowance must not silence the others merged with them: retry alone.
     if (first.error && slot.items.length > 1 && first.error.code === 'budget_refused' && !slot.controller.signal.aborted) {
-      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, g, slot, [u]));
+      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, slot, [u]));
       return;
     }
     slot.results.push(first);
   }
 
-  async #synthesizeItems(guildId: string, g: GuildQueue, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
+  async #synthesizeItems(guildId: string, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
     const base = { id: items[0]!.id, guildId, items };
     try {
       const audio = await this.#synth.synthesize(batchRequest(guildId, items, this.#rules), {
@@ -355,8 +350,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           for (const u of items) this.#progress(u, 'synthesizing', { detail: p.status });
         },
       });
-      if (audio.fromCache) g.stats.cacheHits++;
-      else if (!audio.shared) g.stats.requests++;
       return { ...base, audio };
     } catch (err) {
       const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
@@ -373,8 +366,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       }
       const controller = new AbortController();
       g.current = controller;
-      if (ready.error) g.stats.failed += ready.items.length;
-      else g.stats.delivered += ready.items.length;
+      if (!ready.error) g.stats.delivered += ready.items.length;
       await runSink(sink, ready, {
         controller,
         clock: this.#clock,

@@ -291,7 +291,7 @@ describe('SpeechScheduler control', () => {
     expect(synth.calls.every((c) => c.signal?.aborted)).toBe(true);
     await settle(10);
     expect(seen).toEqual([]);
-    expect(q.stats('g1')).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, cleared: 5 });
+    expect(q.stats('g1')).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, delivered: 0 });
     // The guild keeps working after a clear.
     synth.manual = false;
     q.enqueue(msg('g1', 'u', 'again', { kind: 'say' }));
