@@ -106,15 +106,6 @@ export class FairRateLimiter implements RateLimiter {
     this.#store.block(kind, this.#clock.now() + ms);
   }
 
-  /** How many acquires of `kind` are waiting (all keys), or of one key. */
-  waiting(kind: RateKind, key?: string): number {
-    const queues = this.#lanes[kind].queues;
-    if (key !== undefined) return queues.get(key)?.length ?? 0;
-    let n = 0;
-    for (const queue of queues.values()) n += queue.length;
-    return n;
-  }
-
   /** One loop per kind hands out grants while anyone waits; it sleeps while the window is full. */
   async #pump(kind: RateKind): Promise<void> {
     const lane = this.#lanes[kind];
