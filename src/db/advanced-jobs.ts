@@ -93,7 +93,6 @@ const statements = (db: Db) => ({
   renew: db.prepare<[{ job_id: string; owner: string; until: number }]>(
     'UPDATE advanced_jobs SET lease_expires_at = @until WHERE job_id = @job_id AND lease_owner = @owner',
   ),
-  release: db.prepare<[string, string]>('UPDATE advanced_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE job_id = ? AND lease_owner = ?'),
   releaseAll: db.prepare<[string]>('UPDATE advanced_jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?'),
   discard: db.prepare<[number, string]>('UPDATE advanced_jobs SET discard = 1, updated_at = ? WHERE job_id = ?'),
 });
@@ -175,11 +174,6 @@ export class JobsRepo extends Repo<ReturnType<typeof statements>> {
   /** Extends our lease; resolves false when the job is no longer ours (another process took it over). */
   renew(jobId: string, owner: string, until: number): Promise<boolean> {
     return this.write(() => this.sql.renew.run({ job_id: jobId, owner, until }).changes > 0);
-  }
-
-  /** Gives the lease back (the next process may take the job at once). */
-  release(jobId: string, owner: string): Promise<boolean> {
-    return this.write(() => this.sql.release.run(jobId, owner).changes > 0);
   }
 
   /** Gives back every lease `owner` holds (a clean shutdown). */

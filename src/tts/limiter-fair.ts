@@ -34,7 +34,7 @@ const DEFAULTS = {
 } as const satisfies Omit<Required<FairRateLimiterOptions>, 'store' | 'safety'>;
 
 /** The key of waiters that give none. */
-export const DEFAULT_KEY = '';
+const DEFAULT_KEY = '';
 
 interface Waiter {
   key: string;
