@@ -119,7 +119,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   /** Utterances whose advanced job exists at the service: after a restart the job is resumed, not re-queued. */
   const withJob = new Set<string>();
   const synthesizer = createSynthesizer({
-    client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
+    client: tts, cache, budget, history: repos.history, media, logger: logger.child({ component: 'speech' }),
     narrate: async (request, o) => {
       const ctx = o.context ?? { utteranceId: '', userId: 'unknown', channelId: 'unknown', meta: null };
       const result = await jobs.run(request, {
