@@ -58,6 +58,30 @@ export interface EndpointTotals {
   uncertain: number;
 }
 
+export type ReserveOutcome<R> = { ok: true; reservation: Reservation } | { ok: false; refusal: R };
+
+/**
+ * What the budget asks of a ledger: every operation atomic on its own, every total moved by
+ * deltas. SqliteLedger is the implementation today; an account pool shared by several hosts
+ * (issue 14, PostgreSQL) would be another.
+ */
+export interface LedgerStore {
+  usage(period: Period): Promise<ScopeUsage>;
+  reserve<R>(
+    request: { charges: readonly Charge[]; period: Period; now: number; staleBefore: number; audioKey?: string },
+    refuse: (usage: ScopeUsage) => R | undefined,
+  ): Promise<ReserveOutcome<R>>;
+  markSent(reservation: Reservation, now: number): Promise<boolean>;
+  charge(reservation: Reservation, info: { pk?: number; jobId?: string }, now: number): Promise<'charged' | 'free'>;
+  uncertain(reservation: Reservation, now: number): Promise<void>;
+  release(reservation: Reservation, now: number): Promise<void>;
+  refundJob(jobId: string, now: number): Promise<boolean>;
+  recordJobCharge(jobId: string, charges: readonly Charge[], period: Period, now: number): Promise<boolean>;
+  settleStale(before: number, now: number): Promise<number>;
+  totals(scope: { guildId?: string; userId?: string }, period: Period): Promise<EndpointTotals[]>;
+  topSpenders(guildId: string, period: Period, n: number): Promise<{ userId: string; used: number }[]>;
+}
+
 /** The account scope's key in ledger_totals (a member is (guild, user), a guild is (guild, '')). */
 const ACCOUNT = '';
 
@@ -129,7 +153,7 @@ const statements = (db: Db) => ({
 });
 
 /** The ledger in SQLite, atomic across every process sharing the database file. */
-export class SqliteLedger extends Repo<ReturnType<typeof statements>> {
+export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements LedgerStore {
   constructor(db: Db) {
     super(db, undefined, statements);
   }
@@ -147,7 +171,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> {
   reserve<R>(
     request: { charges: readonly Charge[]; period: Period; now: number; staleBefore: number; audioKey?: string },
     refuse: (usage: ScopeUsage) => R | undefined,
-  ): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: R }> {
+  ): Promise<ReserveOutcome<R>> {
     const { charges, period, now, audioKey } = request;
     return this.write(() => {
       this.#settleStale(request.staleBefore, now);

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { GuildSettingsRepo } from '../db/guild-settings.ts';
-import { SqliteLedger, type Charge, type LedgerState, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
+import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { billingPeriod, chargeProblem, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
@@ -44,7 +44,7 @@ const DAY_MS = 86_400_000;
 
 /** Per-user, per-guild and account-wide character allowances over one ledger. */
 export class CharacterBudget {
-  readonly #ledger: SqliteLedger;
+  readonly #ledger: LedgerStore;
   readonly #settings: GuildSettingsRepo;
   readonly #clock: Clock;
   readonly #defaults: BudgetLimits;
