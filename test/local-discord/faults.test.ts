@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { DiscordAPIError, HTTPError, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../src/util/clock.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../support/discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { loginClient } from './helpers.ts';
 
 // The fake's error-path controls: injected REST faults, and interaction tokens that expire.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateCommandList } from '../support/discord/commands.ts';
-import { computePings } from '../support/discord/messages.ts';
-import { multipartBoundary, parseMultipart } from '../support/discord/multipart.ts';
+import { validateCommandList } from '../../src/local-discord/commands.ts';
+import { computePings } from '../../src/local-discord/messages.ts';
+import { multipartBoundary, parseMultipart } from '../../src/local-discord/multipart.ts';
 
 describe('parseMultipart', () => {
   it('GIVEN a FormData body as fetch serialises it THEN payload_json and binary files come back intact', async () => {

@@ -19,7 +19,7 @@ import { EventEmitter } from 'node:events';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption, APIMessage } from 'discord.js';
-import { systemClock, type Clock } from '../../../src/util/clock.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
 import { storeCommand, validateCommand, validateCommandList } from './commands.ts';
 import { API_ERRORS, FakeDiscordError, invalidFormBody, type ApiError } from './errors.ts';
 import {

@@ -1,7 +1,7 @@
 /** Logs a real discord.js Client into a fake Discord. */
 import { once } from 'node:events';
 import { Client, GatewayIntentBits, type ClientOptions } from 'discord.js';
-import type { FakeDiscord } from '../support/discord/server.ts';
+import type { FakeDiscord } from '../../src/local-discord/server.ts';
 
 export const BOT_INTENTS = [
   GatewayIntentBits.Guilds,

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { MessageFlags, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/util/clock.ts';
-import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord } from '../support/discord/server.ts';
+import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { loginClient } from './helpers.ts';
 
 let fake: FakeDiscord | undefined;
