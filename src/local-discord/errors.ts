@@ -33,6 +33,8 @@ export const API_ERRORS = {
   cannotEditOthers: { status: 403, body: { message: 'Cannot edit a message authored by another user', code: 50005 } },
   emptyMessage: { status: 400, body: { message: 'Cannot send an empty message', code: 50006 } },
   invalidBody: { status: 400, body: { message: '400: Bad Request', code: 0 } },
+  invalidJson: { status: 400, body: { message: 'The request body contains invalid JSON.', code: 50109 } },
+  invalidMultipart: { status: 400, body: { message: 'Invalid multipart body', code: 50109 } },
 } as const satisfies Record<string, ApiError>;
 
 /** A 400 "Invalid Form Body" (50035) with Discord's nested `_errors` shape for one field path. */

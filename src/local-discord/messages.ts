@@ -7,7 +7,7 @@
 import type { APIMessage } from 'discord.js';
 import { API_ERRORS, invalidFormBody, type ApiError } from './errors.ts';
 import { snowflake, toAPIUser, type FakeUser } from './fixtures.ts';
-import type { UploadedFile } from './multipart.ts';
+import type { UploadedFile } from './rest/body.ts';
 
 export interface FakeAttachment {
   id: string;

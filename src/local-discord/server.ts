@@ -51,12 +51,12 @@ import {
   type FakeMessage,
   type MessageSource,
 } from './messages.ts';
-import { multipartBoundary, parseMultipart, type UploadedFile } from './multipart.ts';
+import { parseBody, type UploadedFile } from './rest/body.ts';
 
 export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
 export { DEFAULT_IDS, defaultGuild, PERMISSIONS } from './fixtures.ts';
 export type { FakeAttachment, FakeMessage } from './messages.ts';
-export type { UploadedFile } from './multipart.ts';
+export type { UploadedFile } from './rest/body.ts';
 
 export interface FakeDiscordOptions {
   applicationId?: string;
@@ -716,7 +716,7 @@ class FakeDiscordServer implements FakeDiscord {
       body: undefined,
       status: 0,
     };
-    const parsed = parseBody(raw, req.headers['content-type']);
+    const parsed = await parseBody(raw, req.headers['content-type']);
     entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
     this.requests.push(entry);
     let result: RouteResult;
@@ -1273,34 +1273,6 @@ class FakeDiscordServer implements FakeDiscord {
       this.#events.on(event, onEvent);
     });
   }
-}
-
-type ParsedBody = { ok: true; json: unknown; files: UploadedFile[]; logged: unknown } | { ok: false; error: ApiError };
-
-function parseBody(raw: Buffer, contentType: string | undefined): ParsedBody {
-  if (raw.length === 0) return { ok: true, json: undefined, files: [], logged: undefined };
-  const boundary = multipartBoundary(contentType);
-  if (boundary) {
-    const parsed = parseMultipart(raw, boundary);
-    if (!parsed.ok) return { ok: false, error: { status: 400, body: { message: `Invalid multipart body: ${parsed.error}`, code: 50109 } } };
-    const payloadText = parsed.value.fields.payload_json;
-    let json: unknown;
-    try {
-      json = payloadText === undefined ? {} : JSON.parse(payloadText);
-    } catch {
-      return { ok: false, error: { status: 400, body: { message: 'The request body contains invalid JSON.', code: 50109 } } };
-    }
-    return { ok: true, json, files: parsed.value.files, logged: { payload_json: json, files: parsed.value.files } };
-  }
-  if (contentType?.startsWith('application/json')) {
-    try {
-      const json: unknown = JSON.parse(raw.toString('utf8'));
-      return { ok: true, json, files: [], logged: json };
-    } catch {
-      return { ok: false, error: { status: 400, body: { message: 'The request body contains invalid JSON.', code: 50109 } } };
-    }
-  }
-  return { ok: true, json: undefined, files: [], logged: raw.toString('utf8') };
 }
 
 function reply(res: ServerResponse, result: { status: number; body?: unknown }): void {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { validateCommandList } from '../../src/local-discord/commands.ts';
 import { computePings } from '../../src/local-discord/messages.ts';
-import { multipartBoundary, parseMultipart } from '../../src/local-discord/multipart.ts';
+import { parseBody } from '../../src/local-discord/rest/body.ts';
 
-describe('parseMultipart', () => {
+describe('parseBody (multipart by Response#formData)', () => {
   it('GIVEN a FormData body as fetch serialises it THEN payload_json and binary files come back intact', async () => {
     const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256)); // includes CR/LF and '-' bytes
     const form = new FormData();
@@ -11,22 +11,24 @@ describe('parseMultipart', () => {
     form.append('files[1]', new Blob(['\r\n--not-a-boundary\r\n']), 'b.txt');
     form.append('payload_json', JSON.stringify({ content: 'こんにちは', attachments: [{ id: 0 }, { id: 1 }] }));
     const request = new Request('http://127.0.0.1/', { method: 'POST', body: form });
-    const boundary = multipartBoundary(request.headers.get('content-type') ?? undefined);
-    expect(boundary).toBeDefined();
-    const result = parseMultipart(Buffer.from(await request.arrayBuffer()), boundary!);
-    if (!result.ok) throw new Error(result.error);
-    expect(JSON.parse(result.value.fields.payload_json!)).toEqual({ content: 'こんにちは', attachments: [{ id: 0 }, { id: 1 }] });
-    expect(result.value.files.map((f) => [f.field, f.name, f.contentType])).toEqual([
+    const contentType = request.headers.get('content-type') ?? undefined;
+    expect(contentType).toMatch(/^multipart\/form-data; boundary=/);
+    const result = await parseBody(Buffer.from(await request.arrayBuffer()), contentType);
+    if (!result.ok) throw new Error(result.error.body.message);
+    expect(result.json).toEqual({ content: 'こんにちは', attachments: [{ id: 0 }, { id: 1 }] });
+    expect(result.files.map((f) => [f.field, f.name, f.contentType])).toEqual([
       ['files[0]', 'a "quoted".mp3', 'audio/mpeg'],
       ['files[1]', 'b.txt', 'application/octet-stream'],
     ]);
-    expect(result.value.files[0]?.data.equals(bytes)).toBe(true);
-    expect(result.value.files[1]?.data.toString()).toBe('\r\n--not-a-boundary\r\n');
+    expect(result.files[0]?.data.equals(bytes)).toBe(true);
+    expect(result.files[1]?.data.toString()).toBe('\r\n--not-a-boundary\r\n');
   });
 
-  it('GIVEN a truncated body THEN it returns an error result', () => {
-    const result = parseMultipart(Buffer.from('--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nvalue'), 'b');
+  it('GIVEN a truncated body THEN it returns an error result', async () => {
+    const result = await parseBody(Buffer.from('--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nvalue'), 'multipart/form-data; boundary=b');
     expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error).toEqual({ status: 400, body: { message: 'Invalid multipart body', code: 50109 } });
   });
 });
 
