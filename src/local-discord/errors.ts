@@ -1,5 +1,5 @@
 /**
- * Errors of the fake Discord: the JSON errors it answers over REST (Discord's shape
+ * Errors of the local Discord: the JSON errors it answers over REST (Discord's shape
  * `{message, code, errors?}`, https://discord.com/developers/docs/topics/opcodes-and-status-codes#json)
  * and the errors its test-facing API throws.
  */
@@ -27,11 +27,14 @@ export const API_ERRORS = {
   unknownWebhook: { status: 404, body: { message: 'Unknown Webhook', code: 10015 } },
   unknownCommand: { status: 404, body: { message: 'Unknown application command', code: 10063 } },
   unknownInteraction: { status: 404, body: { message: 'Unknown interaction', code: 10062 } },
+  unknownVoiceState: { status: 404, body: { message: 'Unknown Voice State', code: 10065 } },
   alreadyAcknowledged: { status: 400, body: { message: 'Interaction has already been acknowledged.', code: 40060 } },
   entityTooLarge: { status: 413, body: { message: 'Request entity too large', code: 40005 } },
   missingAccess: { status: 403, body: { message: 'Missing Access', code: 50001 } },
   cannotEditOthers: { status: 403, body: { message: 'Cannot edit a message authored by another user', code: 50005 } },
   emptyMessage: { status: 400, body: { message: 'Cannot send an empty message', code: 50006 } },
+  nonTextChannel: { status: 400, body: { message: 'Cannot send messages in a non-text channel', code: 50008 } },
+  missingPermissions: { status: 403, body: { message: 'Missing Permissions', code: 50013 } },
   invalidBody: { status: 400, body: { message: '400: Bad Request', code: 0 } },
   invalidJson: { status: 400, body: { message: 'The request body contains invalid JSON.', code: 50109 } },
   invalidMultipart: { status: 400, body: { message: 'Invalid multipart body', code: 50109 } },
@@ -44,19 +47,22 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-export type FakeDiscordErrorCode =
-  | 'FAKE_DISCORD_NO_SESSION'
-  | 'FAKE_DISCORD_UNKNOWN_CHANNEL'
-  | 'FAKE_DISCORD_UNKNOWN_GUILD'
-  | 'FAKE_DISCORD_TIMEOUT'
-  | 'FAKE_DISCORD_CLOSED';
+export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'timeout';
 
-/** Thrown by the fake's test-facing API (misuse or a wait that timed out). */
-export class FakeDiscordError extends Error {
-  readonly code: FakeDiscordErrorCode;
-  constructor(code: FakeDiscordErrorCode, message: string) {
-    super(message);
-    this.name = 'FakeDiscordError';
+/** Default messages of the test-facing API's errors, one per code. */
+export const LOCAL_DISCORD_ERROR_MESSAGES = {
+  no_session: 'no client has identified with the local Discord',
+  unknown_channel: 'the local Discord has no such channel',
+  unknown_guild: 'the local Discord has no such guild',
+  timeout: 'timed out waiting for the local Discord',
+} as const satisfies Record<LocalDiscordErrorCode, string>;
+
+/** Thrown by the local Discord's test-facing API (misuse, or a wait that timed out). */
+export class LocalDiscordError extends Error {
+  override name = 'LocalDiscordError';
+  readonly code: LocalDiscordErrorCode;
+  constructor(code: LocalDiscordErrorCode, options: { message?: string; cause?: unknown } = {}) {
+    super(options.message ?? LOCAL_DISCORD_ERROR_MESSAGES[code], { cause: options.cause });
     this.code = code;
   }
 }

@@ -249,7 +249,7 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
 }
 
 /** Voice state as it appears inside GUILD_CREATE (no guild_id, no member). */
-export function toAPIVoiceState(state: FakeVoiceState, guildId?: string): GatewayVoiceState {
+export function toAPIVoiceState(state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null }, guildId?: string): GatewayVoiceState {
   return {
     ...(guildId ? { guild_id: guildId } : {}),
     user_id: state.userId,
@@ -263,6 +263,11 @@ export function toAPIVoiceState(state: FakeVoiceState, guildId?: string): Gatewa
     suppress: false,
     request_to_speak_timestamp: null,
   } as GatewayVoiceState;
+}
+
+/** VOICE_STATE_UPDATE's payload: a voice state in `guildId` (channel null once they left), with the member. */
+export function voiceStateUpdate(guildId: string, state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null }, member: FakeMember | undefined): Record<string, unknown> {
+  return { ...toAPIVoiceState(state, guildId), ...(member ? { member: toAPIMember(member) } : {}) };
 }
 
 /** API guild object without the gateway-only fields. */

@@ -1,5 +1,5 @@
 /**
- * The fake's gateway: Discord gateway v10, JSON, no compression
+ * The local Discord's gateway: Discord gateway v10, JSON, no compression
  * (https://discord.com/developers/docs/topics/gateway; facts in
  * /work/shared/notes/discord-local-protocol.md "Gateway").
  *
@@ -12,28 +12,11 @@ import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import { FakeDiscordError } from './errors.ts';
-import {
-  randomToken,
-  toAPIChannel,
-  toAPIGuild,
-  toAPIMember,
-  toAPIUser,
-  toAPIVoiceState,
-  type FakeGuild,
-  type FakeUser,
-} from './fixtures.ts';
+import { LocalDiscordError } from './errors.ts';
+import { randomToken, type FakeGuild, type FakeUser } from './fixtures.ts';
+import { guildCreatePayload, INTENTS, membersChunkPayload, readyPayload } from './gateway-payloads.ts';
 
-/** Gateway intents the fake checks (https://discord.com/developers/docs/events/gateway#gateway-intents). */
-export const INTENTS = {
-  Guilds: 1 << 0,
-  GuildMembers: 1 << 1,
-  GuildVoiceStates: 1 << 7,
-  GuildPresences: 1 << 8,
-  GuildMessages: 1 << 9,
-  DirectMessages: 1 << 12,
-  MessageContent: 1 << 15,
-} as const;
+export { INTENTS } from './gateway-payloads.ts';
 
 const ALL_KNOWN_INTENTS = (1 << 26) - 1;
 
@@ -127,7 +110,7 @@ export class FakeGateway extends EventEmitter {
     try {
       await once(this, 'ready', { signal });
     } catch {
-      throw new FakeDiscordError('FAKE_DISCORD_TIMEOUT', `no client became ready within ${timeoutMs} ms`);
+      throw new LocalDiscordError('timeout', { message: `no client became ready within ${timeoutMs} ms` });
     }
   }
 
@@ -137,7 +120,7 @@ export class FakeGateway extends EventEmitter {
    */
   async dispatch(t: string, d: unknown, options: DispatchOptions = {}): Promise<void> {
     if (this.sessions.size === 0) {
-      throw new FakeDiscordError('FAKE_DISCORD_NO_SESSION', `cannot dispatch ${t}: no client has identified`);
+      throw new LocalDiscordError('no_session', { message: `cannot dispatch ${t}: no client has identified` });
     }
     const writes: Promise<void>[] = [];
     for (const session of this.sessions.values()) {
@@ -281,63 +264,16 @@ export class FakeGateway extends EventEmitter {
   async #sendReady(session: GatewaySession): Promise<void> {
     const { botUser, applicationId, guilds } = this.#options;
     const writes = [
-      this.#dispatchTo(session, 'READY', {
-        v: 10,
-        user: { ...toAPIUser(botUser), bot: true, verified: true, mfa_enabled: false, email: null },
-        guilds: guilds.map((g) => ({ id: g.id, unavailable: true })),
-        session_id: session.id,
-        session_type: 'normal',
-        resume_gateway_url: this.#options.resumeUrl(),
-        application: { id: applicationId, flags: 0 },
-        shard: [0, 1],
-        user_settings: {},
-        relationships: [],
-        private_channels: [],
-        presences: [],
-        guild_join_requests: [],
-        geo_ordered_rtc_regions: ['japan'],
-        _trace: ['["fake-discord",{"micros":0}]'],
-      }),
+      this.#dispatchTo(session, 'READY', readyPayload(session.id, { botUser, applicationId, guilds, resumeUrl: this.#options.resumeUrl() })),
     ];
     if (session.intents & INTENTS.Guilds) {
-      for (const guild of guilds) writes.push(this.#dispatchTo(session, 'GUILD_CREATE', this.guildCreate(guild, session.intents)));
+      for (const guild of guilds) writes.push(this.#dispatchTo(session, 'GUILD_CREATE', guildCreatePayload(guild, session.intents, botUser.id)));
     }
     await Promise.all(writes).catch(() => {});
     if (session.socket) {
       session.ready = true;
       this.emit('ready', session);
     }
-  }
-
-  /**
-   * GUILD_CREATE payload. Without the GuildPresences intent Discord lists only the bot and members
-   * in voice channels (https://discord.com/developers/docs/events/gateway-events#guild-create);
-   * the rest come from op 8 or from the member objects on messages and interactions.
-   */
-  guildCreate(guild: FakeGuild, intents: number): Record<string, unknown> {
-    const inVoice = new Set(guild.voiceStates.map((v) => v.userId));
-    const members = intents & INTENTS.GuildPresences
-      ? guild.members
-      : guild.members.filter((m) => m.user.id === this.#options.botUser.id || inVoice.has(m.user.id));
-    return {
-      ...toAPIGuild(guild),
-      joined_at: '2024-01-01T00:00:00.000Z',
-      large: false,
-      unavailable: false,
-      member_count: guild.members.length,
-      members: members.map(toAPIMember),
-      channels: guild.channels.map((c) => toAPIChannel(c, guild.id)),
-      threads: [],
-      presences: [],
-      voice_states: intents & INTENTS.GuildVoiceStates ? guild.voiceStates.map((v) => toAPIVoiceState(v)) : [],
-      stage_instances: [],
-      guild_scheduled_events: [],
-      soundboard_sounds: [],
-      embedded_activities: [],
-      activity_instances: [],
-      application_command_counts: {},
-      lazy: true,
-    };
   }
 
   #resume(socket: WebSocket, d: Record<string, unknown> | null): GatewaySession | null {
@@ -370,21 +306,7 @@ export class FakeGateway extends EventEmitter {
   #requestGuildMembers(session: GatewaySession, d: Record<string, unknown> | null): void {
     const guild = this.#options.guilds.find((g) => g.id === d?.guild_id);
     if (!guild || !d) return;
-    const query = typeof d.query === 'string' ? d.query.toLowerCase() : '';
-    const limit = typeof d.limit === 'number' && d.limit > 0 ? d.limit : Number.POSITIVE_INFINITY;
-    const ids = Array.isArray(d.user_ids) ? d.user_ids.map(String) : typeof d.user_ids === 'string' ? [d.user_ids] : undefined;
-    const members = guild.members
-      .filter((m) => (ids ? ids.includes(m.user.id) : m.user.username.toLowerCase().startsWith(query) || (m.nick ?? '').toLowerCase().startsWith(query)))
-      .slice(0, limit);
-    const notFound = ids ? ids.filter((id) => !guild.members.some((m) => m.user.id === id)) : [];
-    void this.#dispatchTo(session, 'GUILD_MEMBERS_CHUNK', {
-      guild_id: guild.id,
-      members: members.map(toAPIMember),
-      chunk_index: 0,
-      chunk_count: 1,
-      not_found: notFound,
-      ...(d.nonce !== undefined ? { nonce: d.nonce } : {}),
-    }).catch(() => {});
+    void this.#dispatchTo(session, 'GUILD_MEMBERS_CHUNK', membersChunkPayload(guild, d)).catch(() => {});
   }
 
   #dispatchTo(session: GatewaySession, t: string, d: unknown): Promise<void> {

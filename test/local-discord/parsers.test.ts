@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateCommandList } from '../../src/local-discord/commands.ts';
+import { validateCommandList } from '../../src/local-discord/rest/commands.ts';
 import { computePings } from '../../src/local-discord/messages.ts';
 import { parseBody } from '../../src/local-discord/rest/body.ts';
 

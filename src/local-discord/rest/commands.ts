@@ -4,8 +4,8 @@
  * covers the rules that make a real deploy fail: naming, lengths, option counts and order, locales.
  */
 import type { APIApplicationCommand } from 'discord.js';
-import { invalidFormBody, type ApiError } from './errors.ts';
-import { snowflake } from './fixtures.ts';
+import { invalidFormBody, type ApiError } from '../errors.ts';
+import { snowflake } from '../fixtures.ts';
 
 /** Locales Discord accepts in *_localizations (https://discord.com/developers/docs/reference#locales). */
 export const DISCORD_LOCALES = new Set([
