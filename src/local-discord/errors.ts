@@ -47,13 +47,15 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'timeout';
+export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'timeout';
 
 /** Default messages of the test-facing API's errors, one per code. */
 export const LOCAL_DISCORD_ERROR_MESSAGES = {
   no_session: 'no client has identified with the local Discord',
   unknown_channel: 'the local Discord has no such channel',
   unknown_guild: 'the local Discord has no such guild',
+  no_voice_connection: 'the voice server has no open voice websocket for that guild',
+  certificate_failed: 'openssl could not make the voice server\'s certificate',
   timeout: 'timed out waiting for the local Discord',
 } as const satisfies Record<LocalDiscordErrorCode, string>;
 
