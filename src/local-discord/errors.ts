@@ -47,7 +47,7 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'timeout';
+export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'dave_misuse' | 'mls_malformed' | 'timeout';
 
 /** Default messages of the test-facing API's errors, one per code. */
 export const LOCAL_DISCORD_ERROR_MESSAGES = {
@@ -56,6 +56,8 @@ export const LOCAL_DISCORD_ERROR_MESSAGES = {
   unknown_guild: 'the local Discord has no such guild',
   no_voice_connection: 'the voice server has no open voice websocket for that guild',
   certificate_failed: 'openssl could not make the voice server\'s certificate',
+  dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',
+  mls_malformed: 'an MLS message could not be read',
   timeout: 'timed out waiting for the local Discord',
 } as const satisfies Record<LocalDiscordErrorCode, string>;
 

@@ -34,25 +34,13 @@ export interface MediaParts {
 }
 
 export class UdpMedia {
-  readonly #udp: UdpSocket;
-  readonly #sessions: readonly VoiceSession[];
-  readonly #dave: DaveGateway;
-  readonly #events: EventEmitter<FakeVoiceServerEvents>;
-  readonly #packets: ReceivedPacket[];
-  readonly #stats: UdpStats;
-  readonly #options: ResolvedOptions;
+  readonly #parts: MediaParts;
   /** One Opus decoder per ssrc: Opus decoding is stateful. */
   readonly #decoders = new Map<number, OpusEncoder>();
 
   constructor(parts: MediaParts) {
-    this.#udp = parts.udp;
-    this.#sessions = parts.sessions;
-    this.#dave = parts.dave;
-    this.#events = parts.events;
-    this.#packets = parts.packets;
-    this.#stats = parts.stats;
-    this.#options = parts.options;
-    this.#udp.on('message', (msg, rinfo) => this.#receive(msg, rinfo));
+    this.#parts = parts;
+    this.#parts.udp.on('message', (msg, rinfo) => this.#receive(msg, rinfo));
   }
 
   clear(): void {
@@ -61,7 +49,7 @@ export class UdpMedia {
 
   #receive(msg: Buffer, rinfo: RemoteInfo): void {
     if (msg.length === KEEPALIVE_LENGTH) {
-      this.#stats.keepalives++;
+      this.#parts.stats.keepalives++;
       return;
     }
     if (msg.length === IP_DISCOVERY_LENGTH && msg.readUInt16BE(0) === 1 && msg.readUInt16BE(2) === 70) {
@@ -70,29 +58,29 @@ export class UdpMedia {
     }
     const result = this.#decryptRtp(msg);
     if (typeof result === 'string') {
-      this.#stats.rejected++;
-      this.#events.emit('protocolError', result);
+      this.#parts.stats.rejected++;
+      this.#parts.events.emit('protocolError', result);
       return;
     }
-    this.#packets.push(result);
-    this.#events.emit('packet', result);
+    this.#parts.packets.push(result);
+    this.#parts.events.emit('packet', result);
   }
 
   #answerIpDiscovery(msg: Buffer, rinfo: RemoteInfo): void {
     const ssrc = msg.readUInt32BE(4);
-    if (!this.#sessions.some((s) => s.ssrc === ssrc)) {
-      this.#stats.rejected++;
-      this.#events.emit('protocolError', `IP discovery for unknown ssrc ${ssrc}`);
+    if (!this.#parts.sessions.some((s) => s.ssrc === ssrc)) {
+      this.#parts.stats.rejected++;
+      this.#parts.events.emit('protocolError', `IP discovery for unknown ssrc ${ssrc}`);
       return;
     }
-    this.#stats.ipDiscoveries++;
+    this.#parts.stats.ipDiscoveries++;
     const reply = Buffer.alloc(IP_DISCOVERY_LENGTH);
     reply.writeUInt16BE(2, 0);
     reply.writeUInt16BE(70, 2);
     reply.writeUInt32BE(ssrc, 4);
     reply.write(rinfo.address, 8, 'utf8'); // NUL-terminated: the rest is already zero.
     reply.writeUInt16BE(rinfo.port, IP_DISCOVERY_LENGTH - 2);
-    this.#udp.send(reply, rinfo.port, rinfo.address);
+    this.#parts.udp.send(reply, rinfo.port, rinfo.address);
   }
 
   /** Decrypts one `aead_aes256_gcm_rtpsize` packet; returns a reason string when it cannot. */
@@ -102,7 +90,7 @@ export class UdpMedia {
     if (first >> 6 !== 2) return 'not RTP version 2';
     if ((msg[1]! & 0x7f) !== RTP_OPUS_PAYLOAD_TYPE) return `RTP payload type ${msg[1]! & 0x7f} is not Opus (0x78)`;
     const ssrc = msg.readUInt32BE(8);
-    const session = this.#sessions.findLast((s) => s.ssrc === ssrc);
+    const session = this.#parts.sessions.findLast((s) => s.ssrc === ssrc);
     if (!session || session.mode === undefined) return `RTP for unknown ssrc ${ssrc}`;
     if (!session.resumable) return `RTP for ended session (ssrc ${ssrc})`;
     // rtpsize: the unencrypted part is the fixed header, the CSRCs and, with the X bit, the 4-byte
@@ -135,10 +123,10 @@ export class UdpMedia {
     }
     const frame = Buffer.from(plaintext.subarray(extensionBodyLength));
     // End-to-end encryption sits inside the transport encryption: the listeners decrypt the frame.
-    const hearing = this.#dave.hear(session.serverId, session.userId, frame);
+    const hearing = this.#parts.dave.hear(session.serverId, session.userId, frame);
     const undecryptable = hearing.opus === undefined;
     const opusFrame = hearing.opus ?? frame;
-    if (undecryptable) this.#events.emit('protocolError', `DAVE frame from ssrc ${ssrc} was decrypted by no listener`);
+    if (undecryptable) this.#parts.events.emit('protocolError', `DAVE frame from ssrc ${ssrc} was decrypted by no listener`);
     let pcm: Int16Array = new Int16Array(0);
     let decodeError = false;
     if (!undecryptable) {
@@ -152,17 +140,17 @@ export class UdpMedia {
         pcm = new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
       } catch {
         decodeError = true;
-        this.#events.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
+        this.#parts.events.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
       }
     }
-    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#options.silenceThresholdDb;
+    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#parts.options.silenceThresholdDb;
     return {
       guildId: session.serverId,
       ssrc,
       seq: msg.readUInt16BE(2),
       timestamp: msg.readUInt32BE(4),
       nonce: nonceSuffix.readUInt32BE(0),
-      receivedAt: this.#options.now(),
+      receivedAt: this.#parts.options.now(),
       frame,
       daveFramed: hearing.framed,
       heardBy: hearing.heardBy,

@@ -101,27 +101,11 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   }
 
   /** Resolves once `guildId`'s call is end-to-end encrypted and at rest (DaveGateway.settled). */
-  waitForDave(guildId: string, timeoutMs = 20_000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!this.dave.settled(guildId)) return;
-        cleanup();
-        resolve();
-      };
-      // Listeners answer a turn of the event loop later, so poll as well as listen.
-      const poll = setInterval(check, 10);
-      const timer = setTimeout(() => {
-        cleanup();
-        const snapshot = JSON.stringify(this.dave.snapshot(guildId), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
-        reject(new LocalDiscordError('timeout', { message: `guild ${guildId}'s call did not settle on DAVE within ${timeoutMs} ms: ${snapshot}` }));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearInterval(poll);
-        clearTimeout(timer);
-        this.off('dave', check);
-      };
-      this.on('dave', check);
-      check();
+  async waitForDave(guildId: string, timeoutMs = 20_000): Promise<void> {
+    // Listeners answer a turn of the event loop later, so poll as well as listen.
+    await this.#watch(() => (this.dave.settled(guildId) ? true : undefined), ['dave'], 10, timeoutMs, () => {
+      const snapshot = JSON.stringify(this.dave.snapshot(guildId), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
+      return `guild ${guildId}'s call did not settle on DAVE within ${timeoutMs} ms: ${snapshot}`;
     });
   }
 
@@ -145,35 +129,14 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     const { guildId, minDurationMs = 1, startedAfter = -Infinity, timeoutMs = 20_000 } = opts;
     const find = () =>
       this.utterances(guildId).find((u) => u.complete && u.durationMs >= minDurationMs && u.start >= startedAfter);
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = find();
-        if (found) {
-          cleanup();
-          resolve(found);
-        }
-      };
-      // Completion by a gap is only visible with time passing, so poll as well as listen.
-      const poll = setInterval(check, Math.max(10, Math.min(50, this.#options.utteranceGapMs / 4)));
-      const timer = setTimeout(() => {
-        cleanup();
-        const heard = this.utterances(guildId).map((u) => `${Math.round(u.durationMs)}ms@${u.rmsDb.toFixed(1)}dB`);
-        reject(
-          new LocalDiscordError('timeout', {
-            message: `no utterance${guildId ? ` in guild ${guildId}` : ''} of >= ${minDurationMs} ms within ${timeoutMs} ms; ` +
-              `heard [${heard.join(', ')}], ${this.packets.length} packets, ${this.udpStats.rejected} rejected datagrams`,
-          }),
-        );
-      }, timeoutMs);
-      const cleanup = () => {
-        clearInterval(poll);
-        clearTimeout(timer);
-        this.off('packet', check);
-        this.off('speaking', check);
-      };
-      this.on('packet', check);
-      this.on('speaking', check);
-      check();
+    // Completion by a gap is only visible with time passing, so poll as well as listen.
+    const pollMs = Math.max(10, Math.min(50, this.#options.utteranceGapMs / 4));
+    return this.#watch(find, ['packet', 'speaking'], pollMs, timeoutMs, () => {
+      const heard = this.utterances(guildId).map((u) => `${Math.round(u.durationMs)}ms@${u.rmsDb.toFixed(1)}dB`);
+      return (
+        `no utterance${guildId ? ` in guild ${guildId}` : ''} of >= ${minDurationMs} ms within ${timeoutMs} ms; ` +
+        `heard [${heard.join(', ')}], ${this.packets.length} packets, ${this.udpStats.rejected} rejected datagrams`
+      );
     });
   }
 
@@ -195,6 +158,30 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
         reject(new LocalDiscordError('timeout', { message: `no matching voice server '${String(event)}' event within ${timeoutMs} ms` }));
       }, timeoutMs);
       this.on(event, listener as never);
+    });
+  }
+
+  /** Resolves with `find()` once it finds something, checking on `events` and every `pollMs`; rejects after `timeoutMs`. */
+  #watch<T>(find: () => T | undefined, events: (keyof FakeVoiceServerEvents)[], pollMs: number, timeoutMs: number, describe: () => string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = find();
+        if (found === undefined) return;
+        cleanup();
+        resolve(found);
+      };
+      const poll = setInterval(check, pollMs);
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new LocalDiscordError('timeout', { message: describe() }));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearInterval(poll);
+        clearTimeout(timer);
+        for (const event of events) this.off(event, check);
+      };
+      for (const event of events) this.on(event, check);
+      check();
     });
   }
 

@@ -81,11 +81,7 @@ export interface SignallingParts {
 }
 
 export class VoiceSignalling {
-  readonly #sessions: VoiceSession[];
-  readonly #dave: DaveGateway;
-  readonly #events: EventEmitter<FakeVoiceServerEvents>;
-  readonly #udpPort: number;
-  readonly #options: ResolvedOptions;
+  readonly #parts: SignallingParts;
   readonly #connections = new Set<Connection>();
   /** Messages sent with a seq, replayed after a resume past the client's seq_ack (buffered resume). */
   readonly #outbox = new WeakMap<VoiceSession, { seq: number; data: string | Buffer }[]>();
@@ -95,11 +91,7 @@ export class VoiceSignalling {
   readonly #resumeTimers = new Map<VoiceSession, NodeJS.Timeout>();
 
   constructor(parts: SignallingParts) {
-    this.#sessions = parts.sessions;
-    this.#dave = parts.dave;
-    this.#events = parts.events;
-    this.#udpPort = parts.udpPort;
-    this.#options = parts.options;
+    this.#parts = parts;
   }
 
   /** Drops every websocket and forgets the sessions waiting to resume. */
@@ -125,9 +117,9 @@ export class VoiceSignalling {
     const conn: Connection = { ws, session: undefined, closedByServer: false };
     this.#connections.add(conn);
     // Discord sends Hello as soon as the socket opens, before Identify or Resume.
-    this.#send(conn, Op.Hello, { v: 8, heartbeat_interval: this.#options.heartbeatIntervalMs }, false);
+    this.#send(conn, Op.Hello, { v: 8, heartbeat_interval: this.#parts.options.heartbeatIntervalMs }, false);
     ws.on('message', (data, isBinary) => this.#onMessage(conn, data, isBinary));
-    ws.on('error', (error) => this.#events.emit('protocolError', `websocket error: ${error.message}`));
+    ws.on('error', (error) => this.#parts.events.emit('protocolError', `websocket error: ${error.message}`));
     ws.on('close', (code) => {
       this.#connections.delete(conn);
       const session = conn.session;
@@ -136,7 +128,7 @@ export class VoiceSignalling {
         session.closeCodes.push(code);
         this.#leaveDaveCall(session, conn.closedByServer && session.resumable);
       }
-      this.#events.emit('close', session, { code, byServer: conn.closedByServer });
+      this.#parts.events.emit('close', session, { code, byServer: conn.closedByServer });
     });
   }
 
@@ -188,13 +180,13 @@ export class VoiceSignalling {
     clearTimeout(this.#resumeTimers.get(session));
     this.#resumeTimers.delete(session);
     if (!mayResume) {
-      this.#dave.leave(participant);
+      this.#parts.dave.leave(participant);
       return;
     }
     const timer = setTimeout(() => {
       this.#resumeTimers.delete(session);
-      this.#dave.leave(participant);
-    }, this.#options.resumeGraceMs);
+      this.#parts.dave.leave(participant);
+    }, this.#parts.options.resumeGraceMs);
     timer.unref();
     this.#resumeTimers.set(session, timer);
   }
@@ -205,22 +197,22 @@ export class VoiceSignalling {
       const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
       const participant = conn.session && this.#participants.get(conn.session);
       if (!participant) {
-        this.#events.emit('protocolError', 'binary voice gateway message before Session Description');
+        this.#parts.events.emit('protocolError', 'binary voice gateway message before Session Description');
         return;
       }
       const op = bytes.length > 0 ? bytes[0]! : -1;
       if (!BINARY_DAVE_OPS.has(op)) {
-        this.#events.emit('protocolError', `unexpected binary voice gateway op ${op}`);
+        this.#parts.events.emit('protocolError', `unexpected binary voice gateway op ${op}`);
         return;
       }
-      this.#dave.receiveBinary(participant, op, bytes.subarray(1));
+      this.#parts.dave.receiveBinary(participant, op, bytes.subarray(1));
       return;
     }
     let packet: { op?: unknown; d?: unknown };
     try {
       packet = JSON.parse(String(data)) as { op?: unknown; d?: unknown };
     } catch {
-      this.#events.emit('protocolError', 'voice gateway message is not JSON');
+      this.#parts.events.emit('protocolError', 'voice gateway message is not JSON');
       this.#close(conn, VoiceCloseCode.FailedToDecode);
       return;
     }
@@ -236,7 +228,7 @@ export class VoiceSignalling {
         if (conn.session) conn.session.heartbeats++;
         const seqAck = typeof d.seq_ack === 'number' ? d.seq_ack : undefined;
         this.#send(conn, Op.HeartbeatAck, { t: d.t }, false);
-        this.#events.emit('heartbeat', conn.session, { seqAck });
+        this.#parts.events.emit('heartbeat', conn.session, { seqAck });
         return;
       }
       case Op.SelectProtocol:
@@ -248,40 +240,40 @@ export class VoiceSignalling {
         const speaking = typeof d.speaking === 'number' ? d.speaking : 0;
         if (speaking === 0 && session.speaking !== 0) session.speakingOffCount++;
         session.speaking = speaking;
-        this.#events.emit('speaking', session, { speaking });
+        this.#parts.events.emit('speaking', session, { speaking });
         return;
       }
       default: {
         // DAVE's text ops (23 ready for transition, 31 invalid commit or welcome).
         const participant = conn.session && this.#participants.get(conn.session);
-        if (participant && typeof packet.op === 'number' && this.#dave.receiveJson(participant, packet.op, d)) return;
-        this.#events.emit('protocolError', `unhandled voice gateway op ${String(packet.op)}`);
+        if (participant && typeof packet.op === 'number' && this.#parts.dave.receiveJson(participant, packet.op, d)) return;
+        this.#parts.events.emit('protocolError', `unhandled voice gateway op ${String(packet.op)}`);
       }
     }
   }
 
   #tokenOk(token: unknown): boolean {
-    return this.#options.expectedToken === undefined || token === this.#options.expectedToken;
+    return this.#parts.options.expectedToken === undefined || token === this.#parts.options.expectedToken;
   }
 
   #onIdentify(conn: Connection, d: Record<string, unknown>): void {
     if (conn.session) return this.#close(conn, VoiceCloseCode.AlreadyAuthenticated);
     const { server_id, user_id, session_id, token, max_dave_protocol_version } = d;
     if (typeof server_id !== 'string' || typeof user_id !== 'string' || typeof session_id !== 'string') {
-      this.#events.emit('protocolError', 'identify is missing server_id, user_id or session_id');
+      this.#parts.events.emit('protocolError', 'identify is missing server_id, user_id or session_id');
       return this.#close(conn, VoiceCloseCode.FailedToDecode);
     }
     if (!this.#tokenOk(token)) return this.#close(conn, VoiceCloseCode.AuthenticationFailed);
     let ssrc: number;
     do ssrc = randomInt(1, 2 ** 31);
-    while (this.#sessions.some((s) => s.ssrc === ssrc));
+    while (this.#parts.sessions.some((s) => s.ssrc === ssrc));
     const session: VoiceSession = {
       serverId: server_id,
       userId: user_id,
       sessionId: session_id,
       ssrc,
       secretKey: randomBytes(32),
-      identifiedAt: this.#options.now(),
+      identifiedAt: this.#parts.options.now(),
       maxDaveProtocolVersion: typeof max_dave_protocol_version === 'number' ? max_dave_protocol_version : undefined,
       daveProtocolVersion: undefined,
       seq: 0,
@@ -295,10 +287,10 @@ export class VoiceSignalling {
       speaking: 0,
       speakingOffCount: 0,
     };
-    this.#sessions.push(session);
+    this.#parts.sessions.push(session);
     conn.session = session;
-    this.#send(conn, Op.Ready, { ssrc, ip: LOOPBACK_HOST, port: this.#udpPort, modes: [ENCRYPTION_MODE], experiments: [] });
-    this.#events.emit('identify', session);
+    this.#send(conn, Op.Ready, { ssrc, ip: LOOPBACK_HOST, port: this.#parts.udpPort, modes: [ENCRYPTION_MODE], experiments: [] });
+    this.#parts.events.emit('identify', session);
   }
 
   #onSelectProtocol(conn: Connection, d: Record<string, unknown>): void {
@@ -312,7 +304,7 @@ export class VoiceSignalling {
       session.clientAddress = { address: data.address, port: data.port };
     }
     // Version 0 keeps the client on transport encryption only; 1 makes it a DAVE group member.
-    const daveVersion = this.#dave.negotiate(session.serverId, session.maxDaveProtocolVersion ?? 0);
+    const daveVersion = this.#parts.dave.negotiate(session.serverId, session.maxDaveProtocolVersion ?? 0);
     session.daveProtocolVersion = daveVersion;
     this.#send(conn, Op.SessionDescription, {
       mode: ENCRYPTION_MODE,
@@ -320,7 +312,7 @@ export class VoiceSignalling {
       dave_protocol_version: daveVersion,
       audio_codec: 'opus',
     });
-    this.#events.emit('selectProtocol', session);
+    this.#parts.events.emit('selectProtocol', session);
     const participant: DaveParticipant = {
       kind: 'client',
       userId: session.userId,
@@ -329,12 +321,12 @@ export class VoiceSignalling {
       sendBinary: (op, payload) => this.#sendBinaryToSession(session, op, payload),
     };
     this.#participants.set(session, participant);
-    this.#dave.join(session.serverId, participant, daveVersion);
+    this.#parts.dave.join(session.serverId, participant, daveVersion);
   }
 
   #onResume(conn: Connection, d: Record<string, unknown>): void {
     if (conn.session) return this.#close(conn, VoiceCloseCode.AlreadyAuthenticated);
-    const session = this.#sessions.findLast((s) => s.serverId === d.server_id && s.sessionId === d.session_id);
+    const session = this.#parts.sessions.findLast((s) => s.serverId === d.server_id && s.sessionId === d.session_id);
     if (!this.#tokenOk(d.token)) return this.#close(conn, VoiceCloseCode.AuthenticationFailed);
     if (!session || !session.resumable || this.#currentConnection(session)) {
       return this.#close(conn, VoiceCloseCode.SessionNoLongerValid);
@@ -350,6 +342,6 @@ export class VoiceSignalling {
     for (const { seq, data } of this.#outbox.get(session) ?? []) {
       if (seq > seqAck && conn.ws.readyState === conn.ws.OPEN) conn.ws.send(data);
     }
-    this.#events.emit('resume', session, { seqAck });
+    this.#parts.events.emit('resume', session, { seqAck });
   }
 }

@@ -10,6 +10,7 @@
  * proposals, commits and welcomes) with node:crypto; no MLS library plays the external sender.
  */
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { LocalDiscordError } from '../../errors.ts';
 import { TlsReader, TlsWriter } from './tls.ts';
 
 export const MLS_VERSION_10 = 1;
@@ -25,10 +26,6 @@ const LEAF_SOURCE_KEY_PACKAGE = 1;
 const LEAF_SOURCE_COMMIT = 3;
 const PROPOSAL_OR_REF_PROPOSAL = 1;
 const PROPOSAL_OR_REF_REFERENCE = 2;
-
-export class MlsError extends Error {
-  override name = 'MlsError';
-}
 
 /** SignWithLabel (RFC 9420 §5.1.2): ECDSA P-256 / SHA-256 over SignContent, DER-encoded. */
 export function signWithLabel(privateKey: KeyObject, label: string, content: Buffer): Buffer {
@@ -54,7 +51,7 @@ export function refHash(label: string, value: Buffer): Buffer {
 }
 
 function p256PublicKey(point: Buffer): KeyObject {
-  if (point.length !== 65 || point[0] !== 0x04) throw new MlsError('not an uncompressed P-256 point');
+  if (point.length !== 65 || point[0] !== 0x04) throw new LocalDiscordError('mls_malformed', { message: 'not an uncompressed P-256 point' });
   return createPublicKey({
     key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
     format: 'jwk',
@@ -188,14 +185,14 @@ export function parseKeyPackageMessage(payload: Buffer): ParsedKeyPackage {
     r.offset = 4;
   }
   const start = r.offset;
-  if (r.u16() !== MLS_VERSION_10) throw new MlsError('key package is not MLS 1.0');
+  if (r.u16() !== MLS_VERSION_10) throw new LocalDiscordError('mls_malformed', { message: 'key package is not MLS 1.0' });
   const cipherSuite = r.u16();
   r.vector(); // init_key
   const leaf = readLeafNode(r);
   r.vector(); // extensions
   const tbs = r.since(start);
   const signature = r.vector();
-  if (r.remaining !== 0) throw new MlsError(`${r.remaining} trailing bytes after the key package`);
+  if (r.remaining !== 0) throw new LocalDiscordError('mls_malformed', { message: `${r.remaining} trailing bytes after the key package` });
   const keyPackage = r.since(start);
   return {
     keyPackage,
@@ -240,16 +237,16 @@ export interface ParsedWelcome {
 /** Parses a commit MLSMessage from `r` (a PublicMessage; other wire formats are only identified). */
 function readCommitMessage(r: TlsReader): ParsedCommit {
   const start = r.offset;
-  if (r.u16() !== MLS_VERSION_10) throw new MlsError('commit is not MLS 1.0');
+  if (r.u16() !== MLS_VERSION_10) throw new LocalDiscordError('mls_malformed', { message: 'commit is not MLS 1.0' });
   const wireFormat = r.u16();
-  if (wireFormat !== WireFormat.PublicMessage) throw new MlsError(`commit wire format ${wireFormat} is not PublicMessage`);
+  if (wireFormat !== WireFormat.PublicMessage) throw new LocalDiscordError('mls_malformed', { message: `commit wire format ${wireFormat} is not PublicMessage` });
   const groupId = r.vector();
   const epoch = r.u64();
   const senderType = r.u8();
   const leafIndex = senderType === SenderType.Member || senderType === SenderType.External ? r.u32() : undefined;
   r.vector(); // authenticated_data
   const contentType = r.u8();
-  if (contentType !== ContentType.Commit) throw new MlsError(`content type ${contentType} is not a commit`);
+  if (contentType !== ContentType.Commit) throw new LocalDiscordError('mls_malformed', { message: `content type ${contentType} is not a commit` });
   const proposals = new TlsReader(r.vector());
   const proposalRefs: Buffer[] = [];
   let inlineProposals = 0;
@@ -260,7 +257,7 @@ function readCommitMessage(r: TlsReader): ParsedCommit {
       // An inline proposal's length depends on its type; DAVE forbids them, so stop here.
       inlineProposals++;
       break;
-    } else throw new MlsError(`unknown ProposalOrRef type ${kind}`);
+    } else throw new LocalDiscordError('mls_malformed', { message: `unknown ProposalOrRef type ${kind}` });
   }
   const hasPath = r.u8() === 1;
   if (hasPath) {
@@ -311,7 +308,7 @@ export function parseCommitWelcome(payload: Buffer): { commit: ParsedCommit; wel
     r.offset += 4;
   }
   const welcome = readWelcome(r);
-  if (r.remaining !== 0) throw new MlsError(`${r.remaining} trailing bytes after the welcome`);
+  if (r.remaining !== 0) throw new LocalDiscordError('mls_malformed', { message: `${r.remaining} trailing bytes after the welcome` });
   return { commit, welcome };
 }
 

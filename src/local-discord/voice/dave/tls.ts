@@ -2,6 +2,7 @@
  * The TLS presentation language as MLS uses it (RFC 9420 §2.1): big-endian integers and vectors
  * with a variable-size length header (§2.1.2: 1, 2 or 4 bytes, the top two bits giving the size).
  */
+import { LocalDiscordError } from '../../errors.ts';
 
 /** Appends MLS-encoded values to a growing list of chunks. */
 export class TlsWriter {
@@ -13,29 +14,28 @@ export class TlsWriter {
   }
 
   u16(value: number): this {
-    const b = Buffer.alloc(2);
-    b.writeUInt16BE(value);
-    this.#chunks.push(b);
-    return this;
+    return this.#fixed(2, (b) => b.writeUInt16BE(value));
   }
 
   u32(value: number): this {
-    const b = Buffer.alloc(4);
-    b.writeUInt32BE(value);
-    this.#chunks.push(b);
-    return this;
+    return this.#fixed(4, (b) => b.writeUInt32BE(value));
   }
 
   u64(value: bigint): this {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64BE(value);
-    this.#chunks.push(b);
-    return this;
+    return this.#fixed(8, (b) => b.writeBigUInt64BE(value));
   }
 
   /** Bytes written as they are (a struct already encoded). */
   raw(bytes: Uint8Array): this {
     this.#chunks.push(Buffer.from(bytes));
+    return this;
+  }
+
+  /** A big-endian integer of `size` bytes. */
+  #fixed(size: number, write: (b: Buffer) => unknown): this {
+    const b = Buffer.alloc(size);
+    write(b);
+    this.#chunks.push(b);
     return this;
   }
 
@@ -66,11 +66,7 @@ export function encodeVarint(length: number): Buffer {
   throw new RangeError(`vector of ${length} bytes is too long for MLS`);
 }
 
-export class TlsDecodeError extends Error {
-  override name = 'TlsDecodeError';
-}
-
-/** Reads MLS-encoded values from a buffer, throwing `TlsDecodeError` on truncation. */
+/** Reads MLS-encoded values from a buffer, throwing LocalDiscordError `mls_malformed` on truncation. */
 export class TlsReader {
   readonly buffer: Buffer;
   offset: number;
@@ -86,7 +82,7 @@ export class TlsReader {
 
   #need(n: number): void {
     if (this.offset + n > this.buffer.length) {
-      throw new TlsDecodeError(`truncated: need ${n} bytes at offset ${this.offset} of ${this.buffer.length}`);
+      throw new LocalDiscordError('mls_malformed', { message: `truncated: need ${n} bytes at offset ${this.offset} of ${this.buffer.length}` });
     }
   }
 
@@ -131,11 +127,11 @@ export class TlsReader {
     if (prefix === 0) length = first;
     else if (prefix === 1) {
       length = ((first & 0x3f) << 8) | this.u8();
-      if (length < 0x40) throw new TlsDecodeError('non-minimal vector length');
+      if (length < 0x40) throw new LocalDiscordError('mls_malformed', { message: 'non-minimal vector length' });
     } else if (prefix === 2) {
       length = (((first & 0x3f) << 24) | (this.u8() << 16) | (this.u8() << 8) | this.u8()) >>> 0;
-      if (length < 0x4000) throw new TlsDecodeError('non-minimal vector length');
-    } else throw new TlsDecodeError('invalid vector length prefix 0b11');
+      if (length < 0x4000) throw new LocalDiscordError('mls_malformed', { message: 'non-minimal vector length' });
+    } else throw new LocalDiscordError('mls_malformed', { message: 'invalid vector length prefix 0b11' });
     return this.bytes(length);
   }
 
