@@ -56,7 +56,7 @@ export type * from './types.ts';
 /** Starts the local Discord on 127.0.0.1 (an ephemeral port). */
 export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
   const server = new FakeDiscordServer(options);
-  await server.listen();
+  await server.start();
   return server;
 }
 
@@ -135,7 +135,7 @@ class FakeDiscordServer implements FakeDiscord {
     return this.#state.deletions;
   }
 
-  async listen(): Promise<void> {
+  async start(): Promise<void> {
     const port = await listenOnLoopback(this.#http);
     const state = this.#state;
     state.baseUrl = `http://${LOOPBACK_HOST}:${port}`;
