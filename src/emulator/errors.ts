@@ -1,22 +1,12 @@
 /**
- * Errors the emulator raises inside itself. Clients never see them: an endpoint that fails this
- * way answers the spec's 500 (standard) or fails the job (advanced), see server.ts and poll.ts.
+ * Errors the emulator raises inside itself (their messages: messages.ts). Clients never see them:
+ * an endpoint that fails this way answers the spec's 500 (standard) or fails the job (advanced).
  */
-
-export type EmulatorErrorCode = 'ffmpeg_unavailable' | 'ffmpeg_failed';
-
-/** Default messages, one per code. */
-export const EMULATOR_ERROR_MESSAGES = {
-  ffmpeg_unavailable: 'ffmpeg could not be started to make the audio',
-  ffmpeg_failed: 'ffmpeg failed to encode the audio',
-} as const satisfies Record<EmulatorErrorCode, string>;
+import { CodedError } from '../util/coded-error.ts';
+import { EMULATOR_ERROR_MESSAGES, type EmulatorErrorCode } from './messages.ts';
 
 /** The emulator could not make an audio file. */
-export class EmulatorError extends Error {
+export class EmulatorError extends CodedError<EmulatorErrorCode> {
   override name = 'EmulatorError';
-  readonly code: EmulatorErrorCode;
-  constructor(code: EmulatorErrorCode, options: { message?: string; cause?: unknown } = {}) {
-    super(options.message ?? EMULATOR_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
-  }
+  static override readonly messages = EMULATOR_ERROR_MESSAGES;
 }

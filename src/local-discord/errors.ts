@@ -3,6 +3,7 @@
  * `{message, code, errors?}`, https://discord.com/developers/docs/topics/opcodes-and-status-codes#json)
  * and the errors its test-facing API throws.
  */
+import { CodedError } from '../util/coded-error.ts';
 
 export interface DiscordErrorBody {
   message: string;
@@ -62,11 +63,7 @@ export const LOCAL_DISCORD_ERROR_MESSAGES = {
 } as const satisfies Record<LocalDiscordErrorCode, string>;
 
 /** Thrown by the local Discord's test-facing API (misuse, or a wait that timed out). */
-export class LocalDiscordError extends Error {
+export class LocalDiscordError extends CodedError<LocalDiscordErrorCode> {
   override name = 'LocalDiscordError';
-  readonly code: LocalDiscordErrorCode;
-  constructor(code: LocalDiscordErrorCode, options: { message?: string; cause?: unknown } = {}) {
-    super(options.message ?? LOCAL_DISCORD_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
-  }
+  static override readonly messages = LOCAL_DISCORD_ERROR_MESSAGES;
 }

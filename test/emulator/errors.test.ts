@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeMp3 } from '../../src/emulator/audio.ts';
-import { EMULATOR_ERROR_MESSAGES, EmulatorError, type EmulatorErrorCode } from '../../src/emulator/errors.ts';
+import { EmulatorError } from '../../src/emulator/errors.ts';
+import { EMULATOR_ERROR_MESSAGES, type EmulatorErrorCode } from '../../src/emulator/messages.ts';
 
 describe('EmulatorError', () => {
   it.each(Object.entries(EMULATOR_ERROR_MESSAGES) as [EmulatorErrorCode, string][])('GIVEN code %s THEN name, code and the default message are set', (code, message) => {
