@@ -139,13 +139,13 @@ export interface SendInteractionInput {
 }
 
 export interface FakeDiscord {
-  apiUrl: string;
+  readonly apiUrl: string;
   /** ws:// URL of the gateway. */
-  gatewayUrl: string;
-  token: string;
-  applicationId: string;
-  botUser: FakeUser;
-  guilds: FakeGuild[];
+  readonly gatewayUrl: string;
+  readonly token: string;
+  readonly applicationId: string;
+  readonly botUser: FakeUser;
+  readonly guilds: FakeGuild[];
   close(): Promise<void>;
   waitForReady(timeoutMs?: number): Promise<void>;
   sendMessage(m: SendMessageInput): Promise<{ id: string }>;
@@ -159,13 +159,13 @@ export interface FakeDiscord {
   requestReconnect(): void;
   /** Makes the next matching REST request(s) fail (the request is still logged, with that status). */
   injectFault(fault: RestFault): void;
-  requests: RestLogEntry[];
-  commands: { global: APIApplicationCommand[]; guild: Record<string, APIApplicationCommand[]> };
-  messages: FakeMessage[];
-  botVoiceStates: BotVoiceStateRequest[];
-  identifies: IdentifyRecord[];
-  reactions: Array<{ channelId: string; messageId: string; emoji: string }>;
-  deletions: Array<{ channelId: string; messageId: string }>;
+  readonly requests: RestLogEntry[];
+  readonly commands: { global: APIApplicationCommand[]; guild: Record<string, APIApplicationCommand[]> };
+  readonly messages: FakeMessage[];
+  readonly botVoiceStates: BotVoiceStateRequest[];
+  readonly identifies: IdentifyRecord[];
+  readonly reactions: Array<{ channelId: string; messageId: string; emoji: string }>;
+  readonly deletions: Array<{ channelId: string; messageId: string }>;
   voiceCredentials(guildId: string): VoiceCredentials | undefined;
   checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean;
   /** The first bot message created, edited or deleted AFTER this call that matches (check `messages` for earlier ones). */
