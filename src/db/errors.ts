@@ -1,3 +1,5 @@
+import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
+
 // Errors of src/db: one module, stable codes (STYLE #4, /work/brief/ERRORS.md). Messages name
 // versions and counts, never a row's content.
 
@@ -10,25 +12,16 @@ export const DB_ERROR_MESSAGES = {
   db_busy: 'the database stayed locked by another process',
 } as const satisfies Record<DbErrorCode, string>;
 
-interface DbErrorOptions {
-  message?: string;
-  cause?: unknown;
-}
-
 /** Base error of src/db; `code` is stable. */
-export class DbError extends Error {
+export class DbError extends CodedError<DbErrorCode> {
   override name = 'DbError';
-  readonly code: DbErrorCode;
-  constructor(code: DbErrorCode, options: DbErrorOptions = {}) {
-    super(options.message ?? DB_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
-  }
+  static override readonly messages = DB_ERROR_MESSAGES;
 }
 
 /** The migrations on disk or in the database cannot be applied (a packaging bug, or an older bot). */
 export class MigrationError extends DbError {
   override name = 'MigrationError';
-  constructor(code: 'migrations_not_contiguous' | 'schema_too_new', options: DbErrorOptions = {}) {
+  constructor(code: 'migrations_not_contiguous' | 'schema_too_new', options: CodedErrorOptions = {}) {
     super(code, options);
   }
 }
@@ -37,7 +30,7 @@ export class MigrationError extends DbError {
 export class DbBusyError extends DbError {
   override name = 'DbBusyError';
   readonly attempts: number;
-  constructor(options: DbErrorOptions & { attempts: number }) {
+  constructor(options: CodedErrorOptions & { attempts: number }) {
     super('db_busy', { message: `${DB_ERROR_MESSAGES.db_busy} (${options.attempts} attempts)`, ...options });
     this.attempts = options.attempts;
   }

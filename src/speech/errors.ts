@@ -1,3 +1,4 @@
+import { CodedError } from '../util/coded-error.ts';
 import type { BudgetRefusal } from './budget-policy.ts';
 
 // Errors of src/speech: one place, stable codes (STYLE #4, /work/brief/ERRORS.md).
@@ -20,13 +21,12 @@ interface SpeechErrorOptions {
 }
 
 /** Base error of src/speech; `code` is stable, `guildId` says where. */
-export class SpeechError extends Error {
+export class SpeechError extends CodedError<SpeechErrorCode> {
   override name = 'SpeechError';
-  readonly code: SpeechErrorCode;
+  static override readonly messages = SPEECH_ERROR_MESSAGES;
   readonly guildId: string | undefined;
   constructor(code: SpeechErrorCode, options: SpeechErrorOptions = {}) {
-    super(options.message ?? SPEECH_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
+    super(code, options);
     this.guildId = options.guildId;
   }
 }

@@ -5,6 +5,7 @@
  * debug (endpoint, HTTP status, attempts, job id) and never a secret: no access token, no job
  * token, no raw request/undici objects (their `cause` chains can hold headers).
  */
+import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 import type { ValidationIssue } from './validation.ts';
 
 /** How a failure should be handled by a caller; the CLI maps it to an exit code. */
@@ -279,14 +280,13 @@ export const RATE_LIMITER_ERROR_MESSAGES = {
 } as const satisfies Record<RateLimiterErrorCode, string>;
 
 /** Errors of the rate limiter; aborts reject with the signal's own reason instead. */
-export class RateLimiterError extends Error {
+export class RateLimiterError extends CodedError<RateLimiterErrorCode> {
   override name = 'RateLimiterError';
-  readonly code: RateLimiterErrorCode;
+  static override readonly messages = RATE_LIMITER_ERROR_MESSAGES;
   /** Which of the service's two budgets (spec: Limits). */
   readonly kind: 'standard' | 'advanced';
-  constructor(code: RateLimiterErrorCode, options: { kind: 'standard' | 'advanced'; message?: string; cause?: unknown }) {
-    super(options.message ?? RATE_LIMITER_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
+  constructor(code: RateLimiterErrorCode, options: CodedErrorOptions & { kind: 'standard' | 'advanced' }) {
+    super(code, options);
     this.kind = options.kind;
   }
 }
