@@ -105,20 +105,24 @@ export class JobsRepo extends Repo<ReturnType<typeof statements>> {
   /** Persists a job the service just created. */
   async insert(input: NewJob): Promise<StoredJob> {
     const now = this.clock.now();
-    const { lease, ...fields } = input;
     const job: StoredJob = {
-      state: 'pending',
-      attempt: 1,
-      createdAt: now,
-      ...fields,
+      jobId: input.jobId,
+      jobToken: input.jobToken,
+      guildId: input.guildId,
+      userId: input.userId,
+      channelId: input.channelId,
       delivery: input.delivery ?? null,
+      request: input.request,
+      state: input.state ?? 'pending',
+      attempt: input.attempt ?? 1,
+      createdAt: input.createdAt ?? now,
       updatedAt: now,
       url: null,
       pk: null,
       seed: input.seed ?? null,
       errorCode: null,
-      leaseOwner: lease?.owner ?? null,
-      leaseExpiresAt: lease?.expiresAt ?? null,
+      leaseOwner: input.lease?.owner ?? null,
+      leaseExpiresAt: input.lease?.expiresAt ?? null,
       discard: false,
       chars: input.chars ?? null,
     };
