@@ -297,7 +297,7 @@ export class TtsClient {
   /** Standard speech (POST /text_to_speech_api/); throws `allowance_exhausted` on notice audio. */
   async speak(req: StandardRequest, opts: CallOptions = {}): Promise<StandardResult> {
     const v = validateStandard(req);
-    if (!v.ok) throw new TtsInputError(v.issues, { endpoint: 'standard' });
+    if (!v.ok) throw new TtsInputError({ issues: v.issues, endpoint: 'standard' });
     this.#checkToken('standard');
     const { res, attempts } = await this.#call('standard', '/text_to_speech_api/', JSON.stringify(v.value), opts);
     const billed = (outcome: AttemptOutcome, pk?: number) =>
@@ -328,7 +328,7 @@ export class TtsClient {
   /** Creates an advanced job (POST /api/advanced-tts/) after local validation. */
   async createJob(req: AdvancedRequest, opts: CallOptions = {}): Promise<CreatedJob> {
     const v = validateAdvanced(req, this.options.plan);
-    if (!v.ok) throw new TtsInputError(v.issues, { endpoint: 'advanced' });
+    if (!v.ok) throw new TtsInputError({ issues: v.issues, endpoint: 'advanced' });
     this.#checkToken('advanced');
     return this.#createJob(v.value, opts);
   }
@@ -389,7 +389,7 @@ export class TtsClient {
   /** Runs an advanced job to its end: create, poll, resubmit on transient failure or a stuck job. */
   async narrate(req: AdvancedRequest, opts: NarrateOptions = {}): Promise<NarrateResult> {
     const v = validateAdvanced(req, this.options.plan);
-    if (!v.ok) throw new TtsInputError(v.issues, { endpoint: 'advanced' });
+    if (!v.ok) throw new TtsInputError({ issues: v.issues, endpoint: 'advanced' });
     this.#checkToken('advanced');
     return this.#drive(v.value, undefined, opts);
   }
@@ -397,7 +397,7 @@ export class TtsClient {
   /** Continues a job created earlier (e.g. before a restart) with the same rules as `narrate`. */
   async resumeJob(job: StoredJob, opts: NarrateOptions = {}): Promise<NarrateResult> {
     const v = validateAdvanced(job.request, this.options.plan);
-    if (!v.ok) throw new TtsInputError(v.issues, { endpoint: 'advanced', jobId: job.jobId });
+    if (!v.ok) throw new TtsInputError({ issues: v.issues, endpoint: 'advanced', jobId: job.jobId });
     this.#checkToken('advanced');
     return this.#drive(v.value, { ...job, request: v.value }, opts);
   }
@@ -414,7 +414,7 @@ export class TtsClient {
     if (!t.ok) {
       // The service would refuse it (spec: Authentication 2-3); nothing is sent.
       const issues = t.issues.map((i) => ({ ...i, code: endpoint === 'standard' ? 'token_missing' : 'invalid_token' }));
-      throw new TtsInputError(issues, { endpoint });
+      throw new TtsInputError({ issues, endpoint });
     }
   }
 
@@ -528,7 +528,7 @@ export class TtsClient {
         const resetIn = b.success ? b.data.reset_in : undefined;
         context.retryAfterMs = Math.max(this.options.retry.standardMinRateWaitMs, (resetIn ?? 0) * 1000);
       }
-      return new TtsServiceError(code, context, code === 'unknown' ? `The service refused the request: ${context.serviceMessage ?? `HTTP ${res.status}`}` : undefined);
+      return new TtsServiceError(code, { ...context, ...(code === 'unknown' ? { message: `The service refused the request: ${context.serviceMessage ?? `HTTP ${res.status}`}` } : {}) });
     }
     const b = AdvancedErrorBody.safeParse(json);
     const body = b.success ? b.data : {};
@@ -540,7 +540,7 @@ export class TtsClient {
       const seconds = body.retry_after ?? retryAfterHeader(header(res.headers, 'retry-after'), this.options.clock.now()) ?? 0;
       context.retryAfterMs = Math.max(this.options.retry.advancedMinRateWaitMs, seconds * 1000);
     }
-    return new TtsServiceError(code, context, code === 'unknown' ? `The service answered with an unknown code: ${context.serviceCode ?? `HTTP ${res.status}`}` : undefined);
+    return new TtsServiceError(code, { ...context, ...(code === 'unknown' ? { message: `The service answered with an unknown code: ${context.serviceCode ?? `HTTP ${res.status}`}` } : {}) });
   }
 
   /** Redirect handling for sendApi: messages scrubbed of secrets, followed hops logged for the operator. */
@@ -695,7 +695,7 @@ export class TtsClient {
         if (p.error !== undefined) ctx.serviceMessage = this.#scrub(p.error, job.jobToken);
         const code = p.code ?? 'unknown';
         const message = code === 'unknown' ? `The job failed with an unknown code: ${ctx.serviceCode ?? '(none)'}` : undefined;
-        const error = new TtsJobFailedError(code, ctx, message);
+        const error = new TtsJobFailedError(code, { ...ctx, ...(message !== undefined ? { message } : {}) });
         return seed === undefined ? { kind: 'failed', error } : { kind: 'failed', error, seed };
       }
       waitMs = Math.max(jobs.minPollMs, p.pollAfterMs ?? jobs.defaultPollMs);

@@ -80,7 +80,7 @@ export async function downloadAudio(url: string, opts: DownloadOptions, deps: Do
   try {
     parsed = new URL(url);
   } catch {
-    throw new TtsDownloadError('download_refused', 'the audio URL is not a valid URL');
+    throw new TtsDownloadError('download_refused', { message: 'the audio URL is not a valid URL' });
   }
   for (let attempt = 1; ; attempt++) {
     try {
@@ -108,24 +108,24 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
     for (let hop = 0; ; hop++) {
       const ctx = { ...context, host: url.hostname };
       const why = refuseReason(url, opts);
-      if (why) throw new TtsDownloadError('download_refused', `audio download refused: ${why}`, ctx);
+      if (why) throw new TtsDownloadError('download_refused', { ...ctx, message: `audio download refused: ${why}` });
       const res = await request(url, { method: 'GET', dispatcher: deps.dispatcher, signal, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
       if (REDIRECTS.has(res.statusCode)) {
         await res.body.dump();
         const location = header(res.headers, 'location');
-        if (!location) throw new TtsDownloadError('download_failed', 'redirect without a Location header', { ...ctx, status: res.statusCode });
-        if (hop >= opts.maxRedirects) throw new TtsDownloadError('download_refused', 'too many redirects', ctx);
+        if (!location) throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: 'redirect without a Location header' });
+        if (hop >= opts.maxRedirects) throw new TtsDownloadError('download_refused', { ...ctx, message: 'too many redirects' });
         url = new URL(location, url);
         continue;
       }
       if (res.statusCode < 200 || res.statusCode > 299) {
         await res.body.dump();
-        throw new TtsDownloadError('download_failed', `audio download failed with HTTP ${res.statusCode}`, { ...ctx, status: res.statusCode });
+        throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: `audio download failed with HTTP ${res.statusCode}` });
       }
       const declared = Number(header(res.headers, 'content-length'));
       if (Number.isFinite(declared) && declared > opts.maxBytes) {
         discard(res.body);
-        throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
+        throw new TtsDownloadError('download_refused', { ...ctx, message: `audio is larger than ${opts.maxBytes} bytes` });
       }
       const chunks: Buffer[] = [];
       let total = 0;
@@ -135,12 +135,12 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
         // Enforced while streaming: a missing or lying Content-Length does not get past the cap.
         if (total > opts.maxBytes) {
           discard(res.body);
-          throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
+          throw new TtsDownloadError('download_refused', { ...ctx, message: `audio is larger than ${opts.maxBytes} bytes` });
         }
         chunks.push(buf);
       }
       const body = Buffer.concat(chunks);
-      if (!looksLikeMp3(body)) throw new TtsDownloadError('download_refused', 'the downloaded body is not MP3 audio', ctx);
+      if (!looksLikeMp3(body)) throw new TtsDownloadError('download_refused', { ...ctx, message: 'the downloaded body is not MP3 audio' });
       return body;
     }
   });

@@ -99,14 +99,26 @@ export function isKnownCode(code: string): code is TtsErrorCode {
   return Object.hasOwn(TTS_ERROR_CODES, code);
 }
 
+/** Constructor options of every TTS error (ERRORS.md): its debug context, a message, a cause. */
+export interface TtsErrorOptions extends TtsErrorContext {
+  /** Replaces the code's default message; service text in it must be scrubbed of secrets first. */
+  message?: string;
+  /**
+   * Only another TtsError: low-level (transport) errors can hold request options, headers
+   * included, so only their name and code are copied, into `causeInfo`.
+   */
+  cause?: TtsError;
+}
+
 /** Base class: every error thrown by src/tts is a TtsError. */
 export class TtsError extends Error {
+  override name = 'TtsError';
   readonly code: TtsErrorCode;
   readonly context: TtsErrorContext;
 
-  constructor(code: TtsErrorCode, message?: string, context: TtsErrorContext = {}) {
-    super(message ?? TTS_ERROR_CODES[code].message);
-    this.name = 'TtsError';
+  constructor(code: TtsErrorCode, options: TtsErrorOptions = {}) {
+    const { message, cause, ...context } = options;
+    super(message ?? TTS_ERROR_CODES[code].message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.context = context;
   }
@@ -131,11 +143,12 @@ export class TtsError extends Error {
 
 /** The request was refused locally by the validators; nothing reached the service. */
 export class TtsInputError extends TtsError {
+  override name = 'TtsInputError';
   readonly issues: readonly ValidationIssue[];
-  constructor(issues: readonly ValidationIssue[], context: TtsErrorContext = {}) {
+  constructor(options: TtsErrorOptions & { issues: readonly ValidationIssue[] }) {
+    const { issues, ...rest } = options;
     const first = issues[0];
-    super('invalid_input', first ? `Invalid ${first.field}: ${first.message}` : undefined, context);
-    this.name = 'TtsInputError';
+    super('invalid_input', { ...(first ? { message: `Invalid ${first.field}: ${first.message}` } : {}), ...rest });
     this.issues = issues;
   }
 
@@ -146,57 +159,51 @@ export class TtsInputError extends TtsError {
 
 /** The service answered an HTTP request with an error (4xx/5xx), after any retries. */
 export class TtsServiceError extends TtsError {
-  constructor(code: TtsErrorCode, context: TtsErrorContext, message?: string) {
-    super(code, message, context);
-    this.name = 'TtsServiceError';
-  }
+  override name = 'TtsServiceError';
 }
 
 /** An advanced job ended with `status: failed` (spec: Job failure codes). */
 export class TtsJobFailedError extends TtsError {
-  constructor(code: TtsErrorCode, context: TtsErrorContext, message?: string) {
-    super(code, message, context);
-    this.name = 'TtsJobFailedError';
-  }
+  override name = 'TtsJobFailedError';
 }
 
 /** Standard endpoint returned notice audio instead of speech (spec: POST /text_to_speech_api/). */
 export class TtsAllowanceError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('allowance_exhausted', undefined, context);
-    this.name = 'TtsAllowanceError';
+  override name = 'TtsAllowanceError';
+  constructor(options: TtsErrorOptions = {}) {
+    super('allowance_exhausted', options);
   }
 }
 
 /** The audio download was refused by the guard (`download_refused`) or failed (`download_failed`). */
 export class TtsDownloadError extends TtsError {
-  constructor(code: 'download_refused' | 'download_failed', message: string, context: TtsErrorContext = {}) {
-    super(code, message, { endpoint: 'download', ...context });
-    this.name = 'TtsDownloadError';
+  override name = 'TtsDownloadError';
+  constructor(code: 'download_refused' | 'download_failed', options: TtsErrorOptions = {}) {
+    super(code, { endpoint: 'download', ...options });
   }
 }
 
 /** The service could not be reached or did not answer in time (`network`, `timeout`). */
 export class TtsNetworkError extends TtsError {
-  constructor(code: 'network' | 'timeout', context: TtsErrorContext = {}) {
-    super(code, undefined, context);
-    this.name = 'TtsNetworkError';
+  override name = 'TtsNetworkError';
+  constructor(code: 'network' | 'timeout', options: TtsErrorOptions = {}) {
+    super(code, options);
   }
 }
 
 /** The caller's AbortSignal fired. */
 export class TtsAbortError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('aborted', undefined, context);
-    this.name = 'TtsAbortError';
+  override name = 'TtsAbortError';
+  constructor(options: TtsErrorOptions = {}) {
+    super('aborted', options);
   }
 }
 
 /** An advanced job stayed pending (or running) past the limits, and resubmits were used up. */
 export class TtsJobStuckError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('job_stuck', undefined, context);
-    this.name = 'TtsJobStuckError';
+  override name = 'TtsJobStuckError';
+  constructor(options: TtsErrorOptions = {}) {
+    super('job_stuck', options);
   }
 }
 

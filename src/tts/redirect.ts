@@ -91,10 +91,10 @@ export async function sendApi(url: string, opts: ApiSendOptions): Promise<HttpRe
     if (!REDIRECTS.has(res.status)) return res;
     const context: TtsErrorContext = { ...opts.context, status: res.status };
     const verdict = judgeRedirect(opts.method, current, res.status, header(res.headers, 'location'), base);
-    if ('refuse' in verdict) throw new TtsServiceError('redirect_refused', context, scrub(verdict.refuse));
+    if ('refuse' in verdict) throw new TtsServiceError('redirect_refused', { ...context, message: scrub(verdict.refuse) });
     if (hop >= MAX_API_REDIRECTS) {
       const message = `The service redirected ${opts.method} ${new URL(url).pathname} more than ${MAX_API_REDIRECTS} times (last to ${showUrl(verdict.follow)}). Check TTS_BASE_URL (now ${showBase(base)}).`;
-      throw new TtsServiceError('redirect_refused', context, scrub(message));
+      throw new TtsServiceError('redirect_refused', { ...context, message: scrub(message) });
     }
     onRedirect?.(res.status, verdict.follow);
     current = verdict.follow;
