@@ -157,6 +157,15 @@ export class TtsInputError extends TtsError {
   }
 }
 
+/** The base of a subclass with one fixed code: it is constructed from the options bag alone. */
+function withFixedCode(code: TtsErrorCode) {
+  return class extends TtsError {
+    constructor(options: TtsErrorOptions = {}) {
+      super(code, options);
+    }
+  };
+}
+
 /** The service answered an HTTP request with an error (4xx/5xx), after any retries. */
 export class TtsServiceError extends TtsError {
   override name = 'TtsServiceError';
@@ -168,11 +177,8 @@ export class TtsJobFailedError extends TtsError {
 }
 
 /** Standard endpoint returned notice audio instead of speech (spec: POST /text_to_speech_api/). */
-export class TtsAllowanceError extends TtsError {
+export class TtsAllowanceError extends withFixedCode('allowance_exhausted') {
   override name = 'TtsAllowanceError';
-  constructor(options: TtsErrorOptions = {}) {
-    super('allowance_exhausted', options);
-  }
 }
 
 /** The audio download was refused by the guard (`download_refused`) or failed (`download_failed`). */
@@ -192,19 +198,13 @@ export class TtsNetworkError extends TtsError {
 }
 
 /** The caller's AbortSignal fired. */
-export class TtsAbortError extends TtsError {
+export class TtsAbortError extends withFixedCode('aborted') {
   override name = 'TtsAbortError';
-  constructor(options: TtsErrorOptions = {}) {
-    super('aborted', options);
-  }
 }
 
 /** An advanced job stayed pending (or running) past the limits, and resubmits were used up. */
-export class TtsJobStuckError extends TtsError {
+export class TtsJobStuckError extends withFixedCode('job_stuck') {
   override name = 'TtsJobStuckError';
-  constructor(options: TtsErrorOptions = {}) {
-    super('job_stuck', options);
-  }
 }
 
 /** Any thrown value is a TtsError? */
