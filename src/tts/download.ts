@@ -6,8 +6,9 @@
  */
 import { request, type Dispatcher } from './transport.ts';
 import type { Clock } from '../util/clock.ts';
-import { TtsAbortError, TtsDownloadError, isTtsError, type TtsErrorContext } from './errors.ts';
+import { TtsDownloadError, isTtsError, type TtsErrorContext } from './errors.ts';
 import { header, withDeadline } from './http.ts';
+import { downloadRetryRule, withRetries, type Attempt } from './retry.ts';
 
 export interface DownloadOptions {
   /** Host names audio may come from (exact match, case-insensitive, any port). */
@@ -20,7 +21,7 @@ export interface DownloadOptions {
   timeoutMs: number;
   /** Redirect hops followed at most. */
   maxRedirects: number;
-  /** Retries after a network error or 5xx, waiting 1 s, 2 s (injected clock). */
+  /** Retries after a network error or 5xx, waiting 1 s, 2 s (injected clock; rule in retry.ts). */
   retries: number;
 }
 
@@ -82,23 +83,16 @@ export async function downloadAudio(url: string, opts: DownloadOptions, deps: Do
   } catch {
     throw new TtsDownloadError('download_refused', { message: 'the audio URL is not a valid URL' });
   }
-  for (let attempt = 1; ; attempt++) {
+  const loop = { rule: downloadRetryRule(opts.retries), clock: deps.clock, signal: deps.signal, context: { endpoint: 'download', host: parsed.hostname } } as const;
+  const { value } = await withRetries(loop, async (attempt): Promise<Attempt<Buffer>> => {
     try {
-      return await downloadOnce(parsed, opts, deps, attempt);
+      return { ok: true, value: await downloadOnce(parsed, opts, deps, attempt) };
     } catch (err) {
-      // Retry only what may pass on a second try: network trouble and 5xx (not 403/404).
-      const status = isTtsError(err) ? err.context.status : undefined;
-      const retry =
-        isTtsError(err) &&
-        (err.code === 'network' || err.code === 'timeout' || (err.code === 'download_failed' && (status === undefined || status >= 500)));
-      if (!retry || attempt > opts.retries) throw err;
-      try {
-        await deps.clock.sleep(1000 * 2 ** (attempt - 1), deps.signal);
-      } catch {
-        throw new TtsAbortError({ endpoint: 'download', host: parsed.hostname });
-      }
+      if (!isTtsError(err)) throw err;
+      return { ok: false, error: err, answered: err.context.status !== undefined };
     }
-  }
+  });
+  return value;
 }
 
 async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDeps, attempt: number): Promise<Buffer> {

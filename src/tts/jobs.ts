@@ -17,13 +17,14 @@ import type { JobsRepo, StoredJob } from '../db/repositories.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { BillingHooks } from './billing.ts';
 import { countChars } from './chars.ts';
-import type { AdvancedRequest, CreatedJobRecord, JobPoll, NarrateOptions, NarrateProgress, NarrateResult, StoredJob as ClientJob } from './client.ts';
+import type { CreatedJobRecord, JobPoll, NarrateOptions, NarrateProgress, NarrateResult, ResumableJob } from './types.ts';
+import type { AdvancedRequest } from './validation.ts';
 import { isTtsError, type TtsErrorCode } from './errors.ts';
 
 /** The parts of TtsClient this module uses (the real client fits). */
 export interface JobsClient {
   narrate(req: AdvancedRequest, opts?: NarrateOptions): Promise<NarrateResult>;
-  resumeJob(job: ClientJob, opts?: NarrateOptions): Promise<NarrateResult>;
+  resumeJob(job: ResumableJob, opts?: NarrateOptions): Promise<NarrateResult>;
   pollJob(jobId: string, jobToken: string, opts?: { signal?: AbortSignal }): Promise<JobPoll>;
   download(url: string, opts?: { signal?: AbortSignal }): Promise<Buffer>;
 }

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../src/util/clock.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
-import { TtsClient, type TtsClientInit, type TtsLogger } from '../../src/tts/client.ts';
+import { TtsClient, type TtsClientInit } from '../../src/tts/client.ts';
+import type { TtsLogger } from '../../src/tts/types.ts';
 import type { RateKind, RateLimiter } from '../../src/tts/limiter.ts';
 import type { TtsError } from '../../src/tts/errors.ts';
 
