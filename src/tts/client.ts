@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from './transport.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { LogSink } from '../util/log.ts';
 import { chargeOfFailure, type AttemptOutcome } from './billing.ts';
 import { DOWNLOAD_DEFAULTS, downloadAudio, type DownloadOptions } from './download.ts';
 import { TtsAbortError, TtsAllowanceError, TtsInputError, TtsServiceError, isTtsError, type TtsErrorContext } from './errors.ts';
@@ -16,7 +17,7 @@ import type { RateLimiter } from './limiter.ts';
 import { sendApi, showUrl } from './redirect.ts';
 import { CreateResponse, StandardResponse, errorFromAnswer, parseJson, readPoll } from './responses.ts';
 import { RETRY_DEFAULTS, serviceRetryRule, withRetries, type Attempt, type RetryLoop, type RetryPolicy, type ServiceCall } from './retry.ts';
-import type { CallOptions, CreatedJob, JobPoll, NarrateOptions, NarrateResult, ResumableJob, StandardResult, TtsLogger } from './types.ts';
+import type { CallOptions, CreatedJob, JobPoll, NarrateOptions, NarrateResult, ResumableJob, StandardResult } from './types.ts';
 import { standardEffective, validateAdvanced, validateStandard, validateToken, type AdvancedRequest, type Plan, type StandardRequest } from './validation.ts';
 
 export interface TtsClientOptions {
@@ -31,7 +32,7 @@ export interface TtsClientOptions {
   /** Deadline for one HTTP exchange (real time). */
   requestTimeoutMs: number;
   download: DownloadOptions;
-  logger: TtsLogger;
+  logger: LogSink;
   retry: RetryPolicy;
   jobs: JobPolicy;
 }
@@ -46,7 +47,7 @@ export type TtsClientInit = { token: string } & Partial<Omit<TtsClientOptions, '
 /** A limiter that always grants: the default when the caller has no shared budget. */
 const NO_LIMIT: RateLimiter = { acquire: async () => {}, block: () => {} };
 
-const SILENT: TtsLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const SILENT: LogSink = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Defaults merged under the constructor's options (nested `download`, `retry`, `jobs` field by field). */
 const DEFAULTS = {

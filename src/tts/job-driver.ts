@@ -6,9 +6,10 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
+import type { LogSink } from '../util/log.ts';
 import { TRANSIENT_JOB_CODES, TtsJobFailedError, TtsJobStuckError, type TtsErrorContext } from './errors.ts';
 import { pause } from './retry.ts';
-import type { CallOptions, CreatedJob, CreatedJobRecord, JobPoll, JobStatus, NarrateOptions, NarrateProgress, NarrateResult, ResumableJob, TtsLogger } from './types.ts';
+import type { CallOptions, CreatedJob, CreatedJobRecord, JobPoll, JobStatus, NarrateOptions, NarrateProgress, NarrateResult, ResumableJob } from './types.ts';
 import { LIMITS, type AdvancedRequest } from './validation.ts';
 
 /** Advanced job handling (spec: States and transitions, GET /api/advanced-tts/jobs/{job_id}/). */
@@ -37,7 +38,7 @@ export const JOB_DEFAULTS = {
 export interface JobDriverDeps {
   clock: Clock;
   policy: JobPolicy;
-  logger: Pick<TtsLogger, 'warn'>;
+  logger: Pick<LogSink, 'warn'>;
   /** Creates one job (already validated), under the creation retry rules. */
   create(request: AdvancedRequest, opts: CallOptions): Promise<CreatedJob>;
   /** Polls a job once, under the polling retry rules. */

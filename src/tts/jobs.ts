@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobsRepo, StoredJob } from '../db/repositories.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { LogSink } from '../util/log.ts';
 import type { BillingHooks } from './billing.ts';
 import { countChars } from './chars.ts';
 import type { CreatedJobRecord, JobPoll, NarrateOptions, NarrateProgress, NarrateResult, ResumableJob } from './types.ts';
@@ -29,11 +30,8 @@ export interface JobsClient {
   download(url: string, opts?: { signal?: AbortSignal }): Promise<Buffer>;
 }
 
-/** The subset of pino used here. */
-export interface JobsLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+/** The part of a logger used here. */
+export type JobsLogger = Pick<LogSink, 'info' | 'warn'>;
 
 /** Keeps the character ledger in step with jobs this process did not create (resumes, discards). */
 export interface JobCharging {

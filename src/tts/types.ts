@@ -7,14 +7,6 @@ import type { BillingHooks } from './billing.ts';
 import type { TtsErrorCode } from './errors.ts';
 import type { AdvancedRequest } from './validation.ts';
 
-/** The subset of pino the client uses. */
-export interface TtsLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface CallOptions {
   /** Who the request is for (a guild id); a fair limiter rotates between keys. */
   key?: string;

@@ -2,6 +2,14 @@ import pino from 'pino';
 
 export type Logger = pino.Logger;
 
+/** The part of a logger that library code calls (a pino Logger fits; tests pass a recorder). */
+export interface LogSink {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
 /** Keys whose values are secrets wherever they appear in a log record. */
 const SECRET_KEYS = ['token', 'jobToken', 'job_token', 'authorization', 'Authorization', 'cookie', 'password', 'secret'];
 
