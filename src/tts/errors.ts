@@ -207,6 +207,11 @@ export class TtsJobStuckError extends withFixedCode('job_stuck') {
   override name = 'TtsJobStuckError';
 }
 
+/** The `tts` command line was called wrongly (unknown command, missing TEXT or -o, bad flag): nothing was sent. */
+export class TtsUsageError extends withFixedCode('invalid_input') {
+  override name = 'TtsUsageError';
+}
+
 /** Any thrown value is a TtsError? */
 export function isTtsError(e: unknown): e is TtsError {
   return e instanceof TtsError;

@@ -11,6 +11,7 @@ import {
   TtsJobStuckError,
   TtsNetworkError,
   TtsServiceError,
+  TtsUsageError,
   advancedCodeFor,
   errorKind,
   exitCodeFor,
@@ -133,6 +134,7 @@ describe('one error convention (ERRORS.md): (code, options) or (options), name a
     [new TtsNetworkError('network', { attempts: 3, cause }), 'TtsNetworkError', 'network'],
     [new TtsAbortError({ endpoint: 'standard', cause }), 'TtsAbortError', 'aborted'],
     [new TtsJobStuckError({ jobId: 'j', cause }), 'TtsJobStuckError', 'job_stuck'],
+    [new TtsUsageError({ message: 'TEXT is required', cause }), 'TtsUsageError', 'invalid_input'],
   ];
   for (const [error, name, code] of rows) {
     it(`${name} (${code})`, () => {
