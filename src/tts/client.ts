@@ -210,8 +210,8 @@ export class TtsClient {
     const d = body.data;
     // Charged at creation (README "Characters are money"); refunded only if the job fails.
     opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'advanced', attempt: attempts, outcome: 'charged', jobId: d.job_id });
-    const job: CreatedJob = { jobId: d.job_id, jobToken: d.job_token, status: d.status, minPollAfterMs: d.min_poll_after_ms, pollUrl: d.poll_url };
-    if (value.seed !== undefined) job.seed = value.seed;
+    // poll_url is not used: polls are built from the job id, so the job token only goes to TTS_BASE_URL.
+    const job: CreatedJob = { jobId: d.job_id, jobToken: d.job_token, status: d.status, minPollAfterMs: d.min_poll_after_ms };
     this.options.logger.debug({ endpoint: 'advanced', jobId: job.jobId, attempts }, 'tts job created');
     return job;
   }

@@ -217,22 +217,12 @@ export function isTtsError(e: unknown): e is TtsError {
   return e instanceof TtsError;
 }
 
-/** Classifies any thrown value; non-TTS errors count as `unavailable`. */
-export function errorKind(e: unknown): TtsErrorKind {
-  return isTtsError(e) ? e.kind : 'unavailable';
-}
-
-/** Whether trying again later may succeed (rate limits, 5xx, network, transient job failures). */
-export function isRetryable(e: unknown): boolean {
-  return isTtsError(e) ? e.retryable : false;
-}
-
 /** CLI exit codes (documented in the CLI help): 2 input, 3 refused, 4 limited, 5 unavailable. */
 export const EXIT_CODES = { input: 2, refused: 3, limited: 4, unavailable: 5, aborted: 130 } as const satisfies Record<TtsErrorKind, number>;
 
-/** Exit code for a thrown value. */
+/** Exit code for a thrown value; non-TTS errors count as `unavailable`. */
 export function exitCodeFor(e: unknown): number {
-  return EXIT_CODES[errorKind(e)];
+  return EXIT_CODES[isTtsError(e) ? e.kind : 'unavailable'];
 }
 
 /** Maps a standard endpoint error message to a code (spec: Errors / Standard endpoint). */

@@ -63,7 +63,7 @@ export interface AdvancedJobsOptions {
 
 const SILENT: JobsLogger = { info() {}, warn() {} };
 
-export const ADVANCED_JOBS_DEFAULTS = {
+const ADVANCED_JOBS_DEFAULTS = {
   clock: systemClock,
   logger: SILENT,
   // Advanced URLs expire after about 24 h (service-facts.md: Audio); past that, tell the author.

@@ -14,7 +14,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const METHOD_KEEPING = new Set([307, 308]);
 
 /** Same-origin 307/308 hops followed per call at most. */
-export const MAX_API_REDIRECTS = 3;
+const MAX_API_REDIRECTS = 3;
 
 /** A URL as it may appear in a message: no credentials, no query (a signed URL's), no fragment. */
 export function showUrl(url: URL): string {
@@ -52,7 +52,7 @@ export function judgeRedirect(method: string, from: URL, status: number, locatio
 }
 
 /** TTS_BASE_URL as shown in messages. */
-export function showBase(base: URL): string {
+function showBase(base: URL): string {
   return showUrl(base).replace(/\/$/, '');
 }
 

@@ -35,9 +35,6 @@ export interface CreatedJob {
   jobToken: string;
   status: JobStatus;
   minPollAfterMs: number;
-  pollUrl: string;
-  /** The seed sent with the request, when one was. */
-  seed?: number;
 }
 
 export interface JobPoll {

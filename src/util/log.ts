@@ -176,6 +176,3 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
   logger.child = child as unknown as typeof logger.child;
   return logger;
 }
-
-/** A logger that discards everything (tests, tools). */
-export const silentLogger: Logger = pino({ level: 'silent' });

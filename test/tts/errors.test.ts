@@ -13,9 +13,7 @@ import {
   TtsServiceError,
   TtsUsageError,
   advancedCodeFor,
-  errorKind,
   exitCodeFor,
-  isRetryable,
   standardCodeFor,
   type TtsErrorCode,
   type TtsErrorKind,
@@ -78,8 +76,8 @@ describe('error codes', () => {
       const e = new TtsError(code, { status: 400 });
       expect(e.code).toBe(code);
       expect(e.message.length).toBeGreaterThan(0);
-      if (code !== 'unknown') expect(errorKind(e)).toBe(kind);
-      expect(isRetryable(e)).toBe(retryable);
+      if (code !== 'unknown') expect(e.kind).toBe(kind);
+      expect(e.retryable).toBe(retryable);
       expect(e).toBeInstanceOf(Error);
       expect(JSON.parse(JSON.stringify(e))).toMatchObject({ code, status: 400 });
     });
