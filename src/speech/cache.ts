@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { AudioError } from '../audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../audio/transcode.ts';
 import type { Db } from '../db/database.ts';
+import type { Endpoint } from '../db/repositories.ts';
 import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
-export type Endpoint = 'standard' | 'advanced';
 
 /** Everything that shapes the audio of one request (spec: standard / advanced request bodies). */
 export interface AudioKeyInput {
