@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
+import { CodedError } from './util/coded-error.ts';
 import { ffmpegPath } from './util/ffmpeg.ts';
 
 /**
@@ -79,14 +80,13 @@ export interface ConfigIssue {
 }
 
 /** The environment cannot start the bot: the message names every bad variable (ERRORS.md: one fixed code). */
-export class ConfigError extends Error {
+export class ConfigError extends CodedError<'config_invalid'> {
   override name = 'ConfigError';
-  readonly code = 'config_invalid';
   readonly variables: string[];
   // No `cause`: the schema's own error holds the values, and values are never echoed.
   constructor(options: { issues: readonly ConfigIssue[] }) {
     const lines = options.issues.map((i) => `  ${i.variable}: ${i.problem}`);
-    super(`Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`);
+    super('config_invalid', { message: `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.` });
     this.variables = options.issues.map((i) => i.variable);
   }
 }

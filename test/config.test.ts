@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, loadDiscordConfig } from '../src/config.ts';
+import { CodedError } from '../src/util/coded-error.ts';
 
 const REQUIRED = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', TTS_TOKEN: 'x'.repeat(64) };
 
@@ -18,6 +19,7 @@ describe('MAX_PENDING_PER_MEMBER counts characters (issue 9 §6)', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).variables).toEqual(['MAX_PENDING_PER_MEMBER']);
     expect((caught as ConfigError).code).toBe('config_invalid');
+    expect(caught).toBeInstanceOf(CodedError);
     expect((caught as Error).message).toContain('counts characters');
   });
 });

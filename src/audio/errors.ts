@@ -1,3 +1,5 @@
+import { CodedError } from '../util/coded-error.ts';
+
 /** Stable codes of audio errors (transcoding and the audio cache), with their default messages. */
 export const AUDIO_ERROR_MESSAGES = {
   ffmpeg_not_found: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
@@ -11,12 +13,10 @@ export const AUDIO_ERROR_MESSAGES = {
 export type AudioErrorCode = keyof typeof AUDIO_ERROR_MESSAGES;
 
 /** An audio error: `code` is stable, the message is the code's own plus a detail (never any chat text). */
-export class AudioError extends Error {
+export class AudioError extends CodedError<AudioErrorCode> {
   override name = 'AudioError';
-  readonly code: AudioErrorCode;
+  static override readonly messages = AUDIO_ERROR_MESSAGES;
   constructor(code: AudioErrorCode, options: { detail?: string | undefined; cause?: unknown } = {}) {
-    const message = options.detail ? `${AUDIO_ERROR_MESSAGES[code]}: ${options.detail}` : AUDIO_ERROR_MESSAGES[code];
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, { message: options.detail ? `${AUDIO_ERROR_MESSAGES[code]}: ${options.detail}` : undefined, cause: options.cause });
   }
 }

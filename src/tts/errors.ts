@@ -5,6 +5,7 @@
  * debug (endpoint, HTTP status, attempts, job id) and never a secret: no access token, no job
  * token, no raw request/undici objects (their `cause` chains can hold headers).
  */
+import { CodedError } from '../util/coded-error.ts';
 import type { ValidationIssue } from './validation.ts';
 
 /** How a failure should be handled by a caller; the CLI maps it to an exit code. */
@@ -111,15 +112,16 @@ export interface TtsErrorOptions extends TtsErrorContext {
 }
 
 /** Base class: every error thrown by src/tts is a TtsError. */
-export class TtsError extends Error {
+export class TtsError extends CodedError<TtsErrorCode> {
   override name = 'TtsError';
-  readonly code: TtsErrorCode;
+  static override readonly messages: Readonly<Record<string, string>> = Object.fromEntries(
+    Object.entries(TTS_ERROR_CODES).map(([code, info]) => [code, info.message]),
+  );
   readonly context: TtsErrorContext;
 
   constructor(code: TtsErrorCode, options: TtsErrorOptions = {}) {
     const { message, cause, ...context } = options;
-    super(message ?? TTS_ERROR_CODES[code].message, cause === undefined ? undefined : { cause });
-    this.code = code;
+    super(code, { message, cause });
     this.context = context;
   }
 

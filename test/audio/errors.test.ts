@@ -1,5 +1,6 @@
 // Every audio error code from one table (STYLE #4): stable snake_case code, default message, detail, cause.
 import { describe, expect, it } from 'vitest';
+import { CodedError } from '../../src/util/coded-error.ts';
 import { AUDIO_ERROR_MESSAGES, AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';
 
 const TABLE: [AudioErrorCode, RegExp][] = [
@@ -19,11 +20,10 @@ describe('audio error codes', () => {
   for (const [code, message] of TABLE) {
     it(`${code}: its own message, a detail after it, the cause kept`, () => {
       const plain = new AudioError(code);
-      expect(plain).toBeInstanceOf(Error);
+      expect(plain).toBeInstanceOf(CodedError);
       expect(plain.name).toBe('AudioError');
       expect(plain.code).toBe(code);
       expect(plain.message).toMatch(message);
-      expect('cause' in plain).toBe(false);
       const cause = Object.assign(new Error('spawn ffmpeg ENOENT'), { code: 'ENOENT' });
       const detailed = new AudioError(code, { detail: 'ENOENT', cause });
       expect(detailed.message).toBe(`${plain.message}: ENOENT`);

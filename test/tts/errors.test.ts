@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CodedError } from '../../src/util/coded-error.ts';
 import {
   EXIT_CODES,
   TTS_ERROR_CODES,
@@ -137,6 +138,7 @@ describe('one error convention (ERRORS.md): (code, options) or (options), name a
   for (const [error, name, code] of rows) {
     it(`${name} (${code})`, () => {
       expect(error).toBeInstanceOf(TtsError);
+      expect(error).toBeInstanceOf(CodedError);
       expect(error.name).toBe(name);
       expect(error.code).toBe(code);
       expect(error.cause).toBe(cause);
@@ -151,6 +153,5 @@ describe('one error convention (ERRORS.md): (code, options) or (options), name a
     expect(new TtsServiceError('unknown', { message: 'The service answered with an unknown code: x' }).message).toBe('The service answered with an unknown code: x');
     expect(new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }] }).message).toBe('Invalid speed: too fast');
     expect(new TtsDownloadError('download_refused').context.endpoint).toBe('download');
-    expect('cause' in new TtsError('network')).toBe(false);
   });
 });
