@@ -3,14 +3,14 @@ import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 // Errors of src/db: one module, stable codes (STYLE #4, /work/brief/ERRORS.md). Messages name
 // versions and counts, never a row's content.
 
-export type DbErrorCode = 'migrations_not_contiguous' | 'schema_too_new' | 'db_busy';
-
-/** Every code's default message (the error table test reads it). */
+/** Every code with its default message (the error table test reads it). */
 export const DB_ERROR_MESSAGES = {
   migrations_not_contiguous: 'migrations must be numbered 001, 002, ... without gaps',
   schema_too_new: 'the database schema is newer than this code knows; refusing to start. Run a newer version of the bot.',
   db_busy: 'the database stayed locked by another process',
-} as const satisfies Record<DbErrorCode, string>;
+} as const;
+
+export type DbErrorCode = keyof typeof DB_ERROR_MESSAGES;
 
 /** Base error of src/db; `code` is stable. */
 export class DbError extends CodedError<DbErrorCode> {

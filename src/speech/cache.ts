@@ -111,7 +111,7 @@ export class AudioCache {
 
   /** The cached audio for `key`, or null; a hit marks it recently used (and with `pin`, pins it). */
   async get(key: string, options: { pin?: boolean } = {}): Promise<CachedAudio | null> {
-    if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
+    if (!KEY_PATTERN.test(key)) throw new AudioError('cache_bad_key');
     const entry = this.#index.get(key);
     if (!entry) return null;
     const audio = this.#toAudio(entry);
@@ -131,7 +131,7 @@ export class AudioCache {
    * entries until the cache fits `maxBytes`. `endpoint` is recorded for stats only.
    */
   async put(key: string, mp3: Buffer, info: { endpoint?: Endpoint; pin?: boolean } = {}): Promise<CachedAudio> {
-    if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
+    if (!KEY_PATTERN.test(key)) throw new AudioError('cache_bad_key');
     const ogg = await this.#transcode(mp3);
     const durationMs = probeDurationMs(mp3);
     const rel = { mp3: join(key.slice(0, 2), `${key}.mp3`), ogg: join(key.slice(0, 2), `${key}.ogg`) };
@@ -139,7 +139,7 @@ export class AudioCache {
       await mkdir(join(this.#dir, key.slice(0, 2)), { recursive: true });
       await Promise.all([this.#writeAtomic(rel.mp3, mp3), this.#writeAtomic(rel.ogg, ogg)]);
     } catch (cause) {
-      throw new AudioError('CACHE_WRITE_FAILED', (cause as NodeJS.ErrnoException).code, { cause });
+      throw new AudioError('cache_write_failed', { detail: (cause as NodeJS.ErrnoException).code, cause });
     }
     // Pinned before the index points at it: another put's eviction may run while this one waits.
     const release = info.pin ? this.pin(key) : undefined;

@@ -3,16 +3,16 @@ import type { BudgetRefusal } from './budget-policy.ts';
 
 // Errors of src/speech: one place, stable codes (STYLE #4, /work/brief/ERRORS.md).
 
-export type SpeechErrorCode = 'budget_refused' | 'invalid_charge' | 'aborted' | 'closed' | 'synthesis_failed';
-
-/** Every code's default message (the error table test reads it). */
+/** Every code with its default message (the error table test reads it). */
 export const SPEECH_ERROR_MESSAGES = {
   budget_refused: 'character allowance exceeded',
   invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
   aborted: 'speech was cancelled',
   closed: 'the speech queue is closed',
   synthesis_failed: 'speech synthesis failed',
-} as const satisfies Record<SpeechErrorCode, string>;
+} as const;
+
+export type SpeechErrorCode = keyof typeof SPEECH_ERROR_MESSAGES;
 
 interface SpeechErrorOptions {
   message?: string;
