@@ -1,4 +1,4 @@
-import { UserError } from './command.ts';
+import { UserError } from './errors.ts';
 import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts';
 import { isTtsError, TtsInputError } from '../tts/errors.ts';
 
@@ -57,7 +57,7 @@ function isRefusal(value: unknown): value is BudgetRefusalLike {
  * caller logs it and shows the generic message). Never includes raw error text, so no secret leaks.
  */
 export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): string | null {
-  if (error instanceof UserError) return t(lang, error.key, error.vars);
+  if (error instanceof UserError) return t(lang, error.code, error.vars);
   const refusal = (error as { refusal?: unknown } | null)?.refusal;
   if (isRefusal(refusal)) return describeRefusal(lang, refusal);
   if (isTtsError(error)) {

@@ -7,7 +7,7 @@ import {
   type Message,
   type VoiceState,
 } from 'discord.js';
-import { UserError } from './command.ts';
+import { UserError } from './errors.ts';
 import { langOf, t, type Lang } from './i18n.ts';
 import { describeFailure } from './outcomes.ts';
 import { effectiveVoice, type Repositories, type StoredJob } from '../db/repositories.ts';
@@ -153,7 +153,7 @@ export class SpeechService {
     if (!checked.ok) throw new TtsInputError(checked.issues);
     await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
-    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
+    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { vars: { limit: this.#scheduler.maxPendingCharsPerMember } });
     if (!this.#voices.isKnown(voice)) {
       // The confirming request may wait for the rate budget: answer Discord first.
       await interaction.deferReply();
@@ -178,8 +178,8 @@ export class SpeechService {
     } catch (error) {
       if (error instanceof BudgetRefusedError) throw error;
       const code = (error as { code?: string }).code;
-      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input') throw new UserError('tts.unsupported_voice', { voice });
-      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted') throw new UserError('voice.check_busy', { voice });
+      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input') throw new UserError('tts.unsupported_voice', { vars: { voice } });
+      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted') throw new UserError('voice.check_busy', { vars: { voice } });
       throw error;
     }
   }
@@ -218,7 +218,7 @@ export class SpeechService {
       await this.#voice.join({ guildId: guild.id, channelId: target, textChannelId: interaction.channelId, adapterCreator: guild.voiceAdapterCreator });
     } catch (error) {
       this.#logger.warn({ err: error, guildId: guild.id, channelId: target }, 'voice join failed');
-      throw new UserError('voice.join_failed');
+      throw new UserError('voice.join_failed', { cause: error });
     }
     await interaction.editReply({ content: t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` }), allowedMentions: { parse: [] } });
   }
@@ -506,7 +506,7 @@ export class SpeechService {
   async #enqueueForInteraction(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
     const lang = langOf(interaction.locale);
     // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
-    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
+    if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { vars: { limit: this.#scheduler.maxPendingCharsPerMember } });
     if (!interaction.deferred) await interaction.deferReply();
     const delivery: Delivery = {
       kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token, createdAt: interaction.createdTimestamp, channelId: interaction.channelId,

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
+import { VoiceSessionError } from './errors.ts';
 import { GuildVoiceSession, type PlayableAudio, type VoiceSessionOptions } from './session.ts';
 
 export interface JoinRequest {
@@ -120,7 +121,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   /** Plays one utterance in the guild's channel (see GuildVoiceSession.play). */
   play(guildId: string, audio: PlayableAudio, signal: AbortSignal): Promise<void> {
     const session = this.#sessions.get(guildId);
-    if (!session) return Promise.reject(new Error(`no voice session in guild ${guildId}`));
+    if (!session) return Promise.reject(new VoiceSessionError('no_session', { guildId }));
     return session.play(audio, signal);
   }
 

@@ -18,6 +18,7 @@ import {
   type VoiceConnectionState,
 } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
+import { VoiceSessionError } from './errors.ts';
 
 /** What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (ffmpeg per play). */
 export interface PlayableAudio {
@@ -59,17 +60,6 @@ export type VoiceSessionState =
   | { status: 'ready' }
   | { status: 'reconnecting'; attempt: number }
   | { status: 'destroyed'; reason: string };
-
-export class VoiceSessionError extends Error {
-  override name = 'VoiceSessionError';
-  readonly code: 'join_timeout' | 'not_ready' | 'destroyed' | 'playback_failed';
-  readonly guildId: string;
-  constructor(code: VoiceSessionError['code'], guildId: string, message: string, cause?: unknown) {
-    super(message, { cause });
-    this.code = code;
-    this.guildId = guildId;
-  }
-}
 
 /**
  * One guild's voice connection and audio player (STYLE.md #8: a state union with one setter).
@@ -128,9 +118,9 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       await entersState(this.connection, VoiceConnectionStatus.Ready, this.#options.readyTimeoutMs);
       if (this.#state.status !== 'destroyed') this.#setState({ status: 'ready' });
     } catch (error) {
-      if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed');
+      if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
       this.destroy('join_timeout');
-      throw new VoiceSessionError('join_timeout', this.guildId, 'could not connect to the voice channel in time', error);
+      throw new VoiceSessionError('join_timeout', { guildId: this.guildId, cause: error });
     }
   }
 
@@ -172,7 +162,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
    * aborts (skip), rejected when the player errors or the connection cannot get Ready.
    */
   async play(audio: PlayableAudio, signal: AbortSignal): Promise<void> {
-    if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed');
+    if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
     if (signal.aborted) return;
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
       try {
@@ -180,7 +170,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
         await entersState(this.connection, VoiceConnectionStatus.Ready, AbortSignal.any([signal, AbortSignal.timeout(this.#options.readyTimeoutMs)]));
       } catch (error) {
         if (signal.aborted) return;
-        throw new VoiceSessionError('not_ready', this.guildId, 'the voice connection is not ready', error);
+        throw new VoiceSessionError('not_ready', { guildId: this.guildId, cause: error });
       }
       if (signal.aborted) return;
     }
@@ -197,7 +187,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
         this.player.off('error', onError);
         signal.removeEventListener('abort', onAbort);
         this.off('stateChange', onSession);
-        if (error) reject(new VoiceSessionError('playback_failed', this.guildId, 'playback failed', error));
+        if (error) reject(new VoiceSessionError('playback_failed', { guildId: this.guildId, cause: error }));
         else resolve();
       };
       const onState = (oldState: AudioPlayerState, newState: AudioPlayerState) => {
@@ -206,7 +196,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       const onError = (error: Error) => settle(error);
       const onAbort = () => this.player.stop(true);
       const onSession = (_old: VoiceSessionState, next: VoiceSessionState) => {
-        if (next.status === 'destroyed') settle(new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed'));
+        if (next.status === 'destroyed') settle(new VoiceSessionError('destroyed', { guildId: this.guildId }));
       };
       this.player.on('stateChange', onState);
       this.player.on('error', onError);

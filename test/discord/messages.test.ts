@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_KEYS, MESSAGES, langOf, t } from '../../src/discord/i18n.ts';
 import { describeFailure } from '../../src/discord/outcomes.ts';
-import { UserError } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/synthesize.ts';
 
