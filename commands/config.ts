@@ -80,10 +80,10 @@ export default {
     switch (name) {
       case 'voice': {
         shown = o.getString('value', true).trim();
-        if (!ctx.speech.isKnownVoice(shown)) {
+        if (!ctx.requests.isKnownVoice(shown)) {
           // Saved only once the service confirmed it (one short request, charged like any other).
           await interaction.deferReply();
-          await ctx.speech.confirmVoice(shown, guildId, interaction.user.id);
+          await ctx.requests.confirmVoice(shown, guildId, interaction.user.id);
         }
         patch = { voice: shown };
         break;

@@ -14,8 +14,8 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    // Queued /say and /narrate replies are told why they were not read (SpeechService.leave).
-    if (!ctx.speech.leave(guildId)) throw new UserError('voice.not_connected');
+    // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).
+    if (!ctx.voiceControl.leave(guildId)) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
   },
 } satisfies Command;

@@ -14,7 +14,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    if (!ctx.speech.skip(guildId)) throw new UserError('voice.nothing_to_skip');
+    if (!ctx.voiceControl.skip(guildId)) throw new UserError('voice.nothing_to_skip');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
   },
 } satisfies Command;

@@ -23,7 +23,7 @@ export default {
     const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
     if (admin) {
       const guild = await ctx.budget.usage({ guildId });
-      lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.speech.droppedCount(guildId) }));
+      lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.autoRead.droppedCount(guildId) }));
       const top = await ctx.budget.topSpenders(guildId, 5);
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }

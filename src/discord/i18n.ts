@@ -22,6 +22,11 @@ export function langOf(locale: string | null | undefined): Lang {
   return locale?.startsWith('ja') ? 'ja' : 'en';
 }
 
+/** The language of a guild's automatic messages (auto-read, notices): its `/config` locale, Japanese by default. */
+export function guildLang(locale: string | null | undefined): Lang {
+  return locale === 'en' ? 'en' : 'ja';
+}
+
 /** The message for `key` in `lang`, with `{name}` placeholders filled from `vars`. */
 export function t(lang: Lang, key: MessageKey, vars: Vars = {}): string {
   return TEXTS[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));

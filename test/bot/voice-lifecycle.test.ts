@@ -53,7 +53,7 @@ describe('in voice', () => {
   });
 
   it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
-    const skippedBefore = h.bot.context.speech.droppedCount(guildId);
+    const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
     await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf ? true : undefined), 5_000, 'the deafen');
@@ -63,7 +63,7 @@ describe('in voice', () => {
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえる発言' });
     await eventually(() => (requested('聞こえる発言', before) ? true : undefined), 20_000, 'the heard message');
     expect(requested('聞こえない発言', before)).toBe(false);
-    expect(h.bot.context.speech.droppedCount(guildId)).toBe(skippedBefore + 1);
+    expect(h.bot.context.autoRead.droppedCount(guildId)).toBe(skippedBefore + 1);
   });
 
   it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves (§5)', async () => {
