@@ -92,10 +92,15 @@ export class SpeechDelivery {
     void this.#deps.jobs.discard(items.map((item) => item.id));
   }
 
-  /** An advanced job finished after a restart: its audio goes where the request asked for it. */
+  /**
+   * An advanced job finished after a restart: its audio goes where the request asked for it.
+   * Rejects when Discord did not take it, so the job stays undelivered and is tried again later.
+   */
   async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
     const meta = this.#recoveredMeta(job);
-    await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined);
+    if (!(await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined))) {
+      throw new Error('Discord did not take the audio of a resumed advanced job');
+    }
   }
 
   /** An advanced job that a restart could not finish: its author is told why. */

@@ -25,6 +25,8 @@ export class NarrateJobs {
   readonly #logger: Logger;
   /** Utterances whose job exists at the service. */
   readonly #withJob = new Set<string>();
+  /** Utterances whose job succeeded and whose audio is not delivered yet. */
+  readonly #undelivered = new Map<string, { jobId: string; release: () => void }>();
 
   constructor(options: { jobs: AdvancedJobs; repos: Repositories; store: PendingUtteranceStore; logger: Logger }) {
     this.#jobs = options.jobs;
@@ -53,14 +55,32 @@ export class NarrateJobs {
         ...(o.billing ? { billing: o.billing } : {}),
       })
       .finally(() => this.#withJob.delete(id));
-    // The scheduler delivers it from here on, in this process.
-    await this.#jobs.markDelivered(result.jobId);
+    // Ours to deliver from here on, in this process: held until delivery settles.
+    this.#undelivered.set(id, { jobId: result.jobId, release: this.#jobs.hold(result.jobId) });
     return result;
   };
 
-  /** After delivery (nothing to do: the job was marked delivered when it succeeded). */
-  async settle(_outcomes: readonly DeliveryOutcome[]): Promise<void> {}
+  /** After delivery: a job whose audio reached someone is finished for good; the others are let go, to be delivered again. */
+  async settle(outcomes: readonly DeliveryOutcome[]): Promise<void> {
+    for (const { id, delivered } of outcomes) {
+      const job = this.#undelivered.get(id);
+      if (!job) continue;
+      this.#undelivered.delete(id);
+      if (delivered) await this.#jobs.markDelivered(job.jobId).catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not mark an advanced job delivered'));
+      else this.#logger.warn({ jobId: job.jobId }, 'narrated audio was not delivered; the job will be delivered again');
+      job.release();
+    }
+  }
 
-  /** /clear, /leave (nothing to do: the job was marked delivered when it succeeded). */
-  async discard(_ids: readonly string[]): Promise<void> {}
+  /** /clear, /leave: the finished jobs of dropped utterances end without delivery (never resumed). */
+  async discard(ids: readonly string[]): Promise<void> {
+    for (const id of ids) {
+      const job = this.#undelivered.get(id);
+      if (!job) continue;
+      this.#undelivered.delete(id);
+      // As AdvancedJobs ends a succeeded job nobody wants: failed, 'discarded'.
+      await this.#repos.jobs.updateState(job.jobId, 'failed', { errorCode: 'discarded' }).catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not end a discarded advanced job'));
+      job.release();
+    }
+  }
 }

@@ -21,7 +21,9 @@ beforeAll(async () => {
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
-    bot: { voice: { reconnectGraceMs: 1_000 } },
+    emulator: { jobs: { pendingMs: 100, runningMs: 100, minPollAfterMs: 50, pollAfterMs: 50 } },
+    // A lease far shorter than a clip: a job whose audio is still playing must stay this process's.
+    bot: { voice: { reconnectGraceMs: 1_000 }, jobs: { leaseMs: 300 } },
   });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
 }, 60_000);
@@ -50,6 +52,20 @@ describe('in voice', () => {
     expect(withFile.files[0]!.name).toMatch(/\.mp3$/);
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+  });
+
+  it('/narrate played in voice is delivered once, however much longer than the job lease it plays (issue 11)', async () => {
+    const started = performance.now();
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: alice, name: 'narrate', locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: 'A narration longer than a lease.' }, { name: 'voice', type: 3, value: 'Luna' }, { name: 'speed', type: 10, value: 1.5 }],
+    });
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
+    expect(heard.durationMs).toBeGreaterThan(1_000);
+    await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 10_000, 'the job marked delivered');
+    // Played, never also posted by a takeover of the job while it played.
+    expect(i.responses().filter((r) => r.files.length > 0)).toEqual([]);
+    expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
   });
 
   it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
