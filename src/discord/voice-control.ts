@@ -19,7 +19,8 @@ export interface VoiceControlDeps {
 /**
  * The /join, /leave, /skip and /clear use cases, and the automatic leave. Whatever drops queued
  * speech goes through `clear`, so every /say and /narrate waiting is told why (delivery listens
- * to the scheduler's 'cleared').
+ * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
+ * as members expect after the bot left and rejoined.
  */
 export class VoiceControl {
   readonly #deps: VoiceControlDeps;
@@ -50,8 +51,9 @@ export class VoiceControl {
     return this.#deps.scheduler.skip(guildId);
   }
 
-  /** Drops everything queued in the guild (each /say or /narrate waiting is told why). */
+  /** Drops everything queued in the guild (each /say or /narrate waiting is told why); the next message is named. */
   clear(guildId: string, reason: ClearReason = 'clear'): number {
+    this.#deps.names.forget(guildId);
     return this.#deps.scheduler.clear(guildId, reason);
   }
 

@@ -47,6 +47,22 @@ describe('no spend when nobody listens (§6)', () => {
   });
 });
 
+describe('names (issue 11)', () => {
+  it('after /clear the next message is named again, as the reader starts afresh', async () => {
+    const ivy = { id: '1000000000000000055', username: 'ivy' };
+    const said = async (content: string) => {
+      const before = standardRequests(h.emulator).length;
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: ivy, content });
+      return eventually(() => texts(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+    };
+    expect(await said('一つ目の発言')).toBe('ivy、一つ目の発言');
+    expect(await said('二つ目の発言')).toBe('二つ目の発言'); // the same author again: not named twice
+    const clear = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: bob, name: 'clear', locale: 'en-US' });
+    await clear.waitForResponse((r) => r.kind === 'callback');
+    expect(await said('三つ目の発言')).toBe('ivy、三つ目の発言');
+  });
+});
+
 describe('budget refusals of auto-read (§6)', () => {
   it('a member out of characters gets one public notice, then reactions, not a reply per line', async () => {
     const erin = { id: '1000000000000000066', username: 'erin' };

@@ -68,6 +68,20 @@ describe('in voice', () => {
     expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
   });
 
+  it('after /leave and /join the reader starts afresh: the next message is named again (issue 11)', async () => {
+    const said = async (content: string) => {
+      const before = standardRequests(h.emulator).length;
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+      return eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+    };
+    expect(await said('はじめの発言')).toBe('Alice、はじめの発言');
+    const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
+    expect(String((await leave.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('Left');
+    await join();
+    // Seconds later, the same author: still named, as in a new session.
+    expect(await said('戻ってからの発言')).toBe('Alice、戻ってからの発言');
+  });
+
   it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
     const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
