@@ -1,7 +1,8 @@
 /**
  * Every user-facing string, in Japanese and English, keyed by a stable identifier (STYLE.md #5).
  * The texts are data, one file per language (locales/*.json); the keys are typed from them, and
- * the two files must hold the same keys (checked here at compile time, placeholders by a test).
+ * the two files must hold the same keys (checked here at compile time; placeholders by
+ * test/discord/messages.test.ts, which reads the files).
  * Replies use the interaction's locale: `ja` -> Japanese, anything else -> English.
  */
 import enTexts from './locales/en.json' with { type: 'json' };
@@ -36,9 +37,3 @@ export function t(lang: Lang, key: MessageKey, vars: Vars = {}): string {
 export function formatDate(lang: Lang, ms: number): string {
   return new Intl.DateTimeFormat(lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(ms);
 }
-
-/** Every key, for the test that checks both languages exist and placeholders match. */
-export const MESSAGE_KEYS = Object.keys(ja) as MessageKey[];
-export const MESSAGES: Readonly<Record<MessageKey, Record<Lang, string>>> = Object.fromEntries(
-  MESSAGE_KEYS.map((key) => [key, { ja: ja[key], en: en[key] }]),
-) as Record<MessageKey, Record<Lang, string>>;

@@ -3,7 +3,7 @@ import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts'
 import { isTtsError, TtsInputError } from '../tts/errors.ts';
 
 /** A budget refusal as the speech core reports it (src/speech/budget.ts). */
-export interface BudgetRefusalLike {
+interface BudgetRefusalLike {
   scope: 'user' | 'guild' | 'account';
   used: number;
   limit: number;
@@ -43,7 +43,7 @@ const TTS_MESSAGES: Record<string, MessageKey> = {
 };
 
 /** The localised message for a budget refusal: which limit, the numbers, and when it resets. */
-export function describeRefusal(lang: Lang, r: BudgetRefusalLike): string {
+function describeRefusal(lang: Lang, r: BudgetRefusalLike): string {
   return t(lang, `budget.${r.scope}`, { used: r.used, limit: r.limit, resets: formatDate(lang, r.resetsAt) });
 }
 

@@ -10,7 +10,7 @@ import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 
 /** A message that came back this many start-ups without being finished is given up on. */
-export const MAX_RESTORES = 3;
+const MAX_RESTORES = 3;
 
 export interface ResumeDeps {
   client: Client;
