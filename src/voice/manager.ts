@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
-import { GuildVoiceSession, type PlayableAudio, type VoiceSessionOptions } from './session.ts';
+import { GuildVoiceSession, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -37,9 +37,9 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
-  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>;
+  readonly #sessionOptions: VoiceSessionPolicy;
 
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>) {
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & VoiceSessionPolicy) {
     super();
     const { logger, memory, ...sessionOptions } = options;
     this.#logger = logger;
