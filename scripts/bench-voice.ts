@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_TOKEN, startEmulator } from '../src/emulator/index.ts';
-import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../test/support/discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../test/support/discord/voice-server.ts';
+import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../src/local-discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../src/local-discord/voice/server.ts';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 15);
 const GUILDS = Number(process.env.BENCH_GUILDS ?? 50);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { ffmpegPath } from '../util/ffmpeg.ts';
+import { EmulatorError } from './errors.ts';
 
 /**
  * Everything that shapes one emulated audio file. Two inputs with equal fields give byte-identical
@@ -127,13 +128,13 @@ export function encodeMp3(pcm: Buffer, ffmpeg: string = ffmpegPath()): Promise<B
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
     });
-    child.on('error', reject);
+    child.on('error', (cause) => reject(new EmulatorError('ffmpeg_unavailable', { cause })));
     child.stdin.on('error', () => {
       // EPIPE when ffmpeg exits early; the close handler reports the real failure.
     });
     child.on('close', (code) => {
       if (code === 0) resolve(Buffer.concat(out));
-      else reject(new Error(`ffmpeg exited with ${code}: ${err.trim().slice(0, 300)}`));
+      else reject(new EmulatorError('ffmpeg_failed', { message: `ffmpeg exited with ${code}: ${err.trim().slice(0, 300)}` }));
     });
     child.stdin.end(pcm);
   });

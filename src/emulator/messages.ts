@@ -1,7 +1,7 @@
 /**
- * Every error the emulated service can answer with, in one place (spec: Errors). Standard
- * endpoint errors are identified by their exact English message; advanced ones by `code`, each
- * with the Japanese message the live service currently sends.
+ * Every error the emulated service can answer with, in one place (spec: Errors), and the messages
+ * of its own internal errors. Standard endpoint errors are identified by their exact English
+ * message; advanced ones by `code`, each with the Japanese message the live service currently sends.
  */
 
 /** Standard endpoint `error` strings, verbatim from the spec's table. */
@@ -80,3 +80,11 @@ export const NOTICE_TEXT = '今月の利用可能文字数が不足している�
 export const FORBIDDEN_HTML =
   '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>403 Forbidden</title></head>' +
   '<body><h1>Forbidden <span>(403)</span></h1><p>CSRF verification failed. Request aborted.</p></body></html>\n';
+
+/** The emulator's own errors (errors.ts), never sent to a client: their codes and default messages. */
+export const EMULATOR_ERROR_MESSAGES = {
+  ffmpeg_unavailable: 'ffmpeg could not be started to make the audio',
+  ffmpeg_failed: 'ffmpeg failed to encode the audio',
+} as const;
+
+export type EmulatorErrorCode = keyof typeof EMULATOR_ERROR_MESSAGES;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS } from '../support/discord/server.ts';
+import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 

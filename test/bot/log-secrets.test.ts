@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { sleep, type Clock } from '../../src/util/clock.ts';
-import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '../support/discord/server.ts';
+import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '../../src/local-discord/server.ts';
 import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, scanLog, type CapturedLog } from '../support/log-scan.ts';
 

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { countChars } from '../../src/tts/chars.ts';
-import { DEFAULT_IDS } from '../support/discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, type CapturedLog } from '../support/log-scan.ts';
 

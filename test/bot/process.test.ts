@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../support/discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { eventually, standardRequests } from '../support/bot-harness.ts';
 
 // Issue 9 §2: the product is what `npm start` runs. The real entry point runs as a child process

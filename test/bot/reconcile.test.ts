@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS } from '../support/discord/server.ts';
+import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,11 +1,11 @@
 import { getVoiceConnection } from '@discordjs/voice';
 import type { DAVESession } from '@snazzah/davey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS } from '../support/discord/server.ts';
-import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type ReceivedPacket } from '../support/discord/voice-server.ts';
-import type { DaveEvent } from '../support/discord/dave/gateway.ts';
-import type { SimulatedListener } from '../support/discord/dave/listener.ts';
-import { canDecrypt, e2eeProblems, playedFrames } from '../support/discord/dave/check.ts';
+import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type ReceivedPacket } from '../../src/local-discord/voice/server.ts';
+import type { DaveEvent } from '../../src/local-discord/voice/dave/gateway.ts';
+import type { SimulatedListener } from '../../src/local-discord/voice/dave/listener.ts';
+import { canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 15: the real bot speaks DAVE v1 with the fake voice gateway, which is the call's MLS

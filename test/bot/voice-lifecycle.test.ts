@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS, defaultGuild } from '../support/discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../support/discord/voice-server.ts';
+import { DEFAULT_IDS, defaultGuild } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 

@@ -6,7 +6,7 @@ import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 import { probeDurationMs } from '../../src/audio/transcode.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from './discord/server.ts';
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from '../../src/local-discord/server.ts';
 
 export interface Harness {
   emulator: Emulator;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOKEN, type Emulator } from '../../src/emulator/index.ts';
-import type { FakeDiscord } from './discord/server.ts';
+import type { FakeDiscord } from '../../src/local-discord/server.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -1,0 +1,11 @@
+/**
+ * The local Discord: a Discord-compatible development server on 127.0.0.1 (REST, gateway, TLS
+ * voice gateway and UDP with DAVE) that the real discord.js client and @discordjs/voice connect
+ * to. Used by the test suite and the playground; not Discord. See README.md next to this file.
+ */
+export * from './server.ts';
+export * from './voice/server.ts';
+export { LocalDiscordError, LOCAL_DISCORD_ERROR_MESSAGES, type LocalDiscordErrorCode } from './errors.ts';
+export { LOOPBACK_HOST } from './loopback.ts';
+export type { DaveEvent, DaveGroupSnapshot } from './voice/dave/gateway.ts';
+export type { SimulatedListener } from './voice/dave/listener.ts';

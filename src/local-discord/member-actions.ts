@@ -1,0 +1,240 @@
+/**
+ * What members do, as the local Discord tells the bot about it: write a message (MESSAGE_CREATE),
+ * run a slash command (INTERACTION_CREATE), move between voice channels (VOICE_STATE_UPDATE).
+ * Payloads follow https://discord.com/developers/docs/events/gateway-events.
+ */
+import type { APIApplicationCommandInteractionDataOption, APIMessage } from 'discord.js';
+import { LocalDiscordError } from './errors.ts';
+import {
+  findChannel,
+  memberPermissions,
+  randomToken,
+  snowflake,
+  toAPIChannel,
+  toAPIMember,
+  toAPIRole,
+  toAPIUser,
+  voiceStateUpdate,
+  type FakeGuild,
+  type FakeMember,
+  type FakeUser,
+} from './fixtures.ts';
+import { INTENTS } from './gateway.ts';
+import type { DiscordState, InteractionRecord } from './state.ts';
+import type { FakeInteraction, SendInteractionInput, SendMessageInput } from './types.ts';
+
+/** The channel's guild (none for a DM), the acting member as stored there, and the user merged over it. */
+function locate(state: DiscordState, channelId: string, guildId: string | undefined, acting: FakeUser) {
+  const located = findChannel(state.guilds, channelId);
+  if (guildId && located?.guild.id !== guildId) {
+    throw new LocalDiscordError('unknown_channel', { message: `channel ${channelId} is not in guild ${guildId}` });
+  }
+  const guild = located?.guild;
+  const stored = guild?.members.find((m) => m.user.id === acting.id);
+  const user: FakeUser = { ...stored?.user, ...acting };
+  return { located, guild, stored, user };
+}
+
+export async function sendMessage(state: DiscordState, input: SendMessageInput): Promise<{ id: string }> {
+  const { guild, stored, user: author } = locate(state, input.channelId, input.guildId, input.author);
+  const id = snowflake(state.now());
+  const mentions = input.mentions ?? mentionedUsers(state, input.content, guild);
+  const message: Record<string, unknown> = {
+    id,
+    type: input.referenceMessageId ? 19 : 0,
+    channel_id: input.channelId,
+    author: toAPIUser(author),
+    content: input.content,
+    timestamp: new Date(state.now()).toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: /@(everyone|here)\b/.test(input.content),
+    mentions: mentions.map((u) => {
+      const member = guild?.members.find((m) => m.user.id === u.id);
+      const { user: _user, ...partial } = member ? toAPIMember(member) : { user: undefined };
+      return { ...toAPIUser({ ...member?.user, ...u }), ...(member ? { member: partial } : {}) };
+    }),
+    mention_roles: [...new Set([...input.content.matchAll(/<@&(\d+)>/g)].map((m) => m[1]))],
+    attachments: (input.attachments ?? []).map((a) => ({
+      id: a.id ?? snowflake(),
+      filename: a.filename,
+      size: a.size ?? 0,
+      url: a.url ?? `${state.baseUrl}/attachments/${input.channelId}/${a.id ?? 'x'}/${encodeURIComponent(a.filename)}`,
+      proxy_url: a.url ?? `${state.baseUrl}/attachments/${input.channelId}/${a.id ?? 'x'}/${encodeURIComponent(a.filename)}`,
+      ...(a.content_type ? { content_type: a.content_type } : {}),
+    })),
+    embeds: input.embeds ?? [],
+    components: [],
+    pinned: false,
+    flags: 0,
+    nonce: null,
+  };
+  if (input.sticker_items) message.sticker_items = input.sticker_items;
+  if (guild) message.guild_id = guild.id;
+  if (input.webhookId) {
+    message.webhook_id = input.webhookId;
+  } else if (guild) {
+    const { user: _user, ...partial } = toAPIMember({
+      user: author,
+      roles: input.member?.roles ?? stored?.roles ?? [],
+      nick: input.member?.nick !== undefined ? input.member.nick : (stored?.nick ?? null),
+      ...(stored?.joinedAt ? { joinedAt: stored.joinedAt } : {}),
+    });
+    message.member = partial;
+  }
+  if (input.referenceMessageId) {
+    message.message_reference = { type: 0, message_id: input.referenceMessageId, channel_id: input.channelId, ...(guild ? { guild_id: guild.id } : {}) };
+    const referenced = state.findAnyMessage(input.referenceMessageId);
+    if (referenced) message.referenced_message = referenced;
+  }
+  state.userMessages.set(id, message as unknown as APIMessage);
+  const mentionsBot = mentions.some((u) => u.id === state.botUser.id);
+  await state.gateway.dispatch('MESSAGE_CREATE', message, {
+    intent: guild ? INTENTS.GuildMessages : INTENTS.DirectMessages,
+    // Without the privileged MESSAGE_CONTENT intent Discord blanks these fields, except in DMs and
+    // messages that mention the bot (https://discord.com/developers/docs/events/gateway#message-content-intent).
+    transform: (d, session) =>
+      session.intents & INTENTS.MessageContent || !guild || mentionsBot
+        ? d
+        : { ...(d as object), content: '', embeds: [], attachments: [], components: [] },
+  });
+  return { id };
+}
+
+export async function sendInteraction(state: DiscordState, input: SendInteractionInput): Promise<FakeInteraction> {
+  const { located, guild, stored, user } = locate(state, input.channelId, input.guildId, input.user);
+  const type = input.type ?? 2;
+  const record: InteractionRecord = {
+    id: snowflake(state.now()),
+    token: `aW50ZXJhY3Rpb246${randomToken(48)}`,
+    type,
+    name: input.name,
+    user,
+    channelId: input.channelId,
+    createdAt: state.now(),
+    responses: [],
+  };
+  if (guild) record.guildId = guild.id;
+  state.interactions.set(record.id, record);
+  const command = [...(guild ? (state.commands.guild[guild.id] ?? []) : []), ...state.commands.global].find((c) => c.name === input.name);
+  const data: Record<string, unknown> = {
+    id: command?.id ?? snowflake(),
+    name: input.name,
+    type: 1,
+    ...(input.options ? { options: input.options } : {}),
+    ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
+  };
+  if (guild && input.options) {
+    const resolved = resolveOptions(state, guild, input.options);
+    if (resolved) data.resolved = resolved;
+  }
+  const payload: Record<string, unknown> = {
+    id: record.id,
+    application_id: state.applicationId,
+    type,
+    token: record.token,
+    version: 1,
+    data,
+    locale: input.locale ?? 'ja',
+    entitlements: [],
+    attachment_size_limit: state.options.maxUploadBytes,
+  };
+  if (guild && located) {
+    const permissions = input.memberPermissions ?? memberPermissions(guild, user.id).toString();
+    const member: FakeMember = {
+      user,
+      roles: input.member?.roles ?? stored?.roles ?? [],
+      nick: input.member?.nick !== undefined ? input.member.nick : (stored?.nick ?? null),
+      ...(stored?.joinedAt ? { joinedAt: stored.joinedAt } : {}),
+    };
+    Object.assign(payload, {
+      guild_id: guild.id,
+      guild: { id: guild.id, locale: guild.preferredLocale ?? 'en-US', features: [] },
+      guild_locale: guild.preferredLocale ?? 'en-US',
+      channel_id: located.channel.id,
+      channel: toAPIChannel(located.channel, guild.id),
+      member: { ...toAPIMember(member), permissions },
+      app_permissions: memberPermissions(guild, state.botUser.id).toString(),
+      authorizing_integration_owners: { '0': guild.id },
+      context: 0,
+    });
+  } else {
+    Object.assign(payload, {
+      channel_id: input.channelId,
+      channel: { id: input.channelId, type: 1, last_message_id: null, flags: 0, recipients: [toAPIUser(user)] },
+      user: toAPIUser(user),
+      app_permissions: '0',
+      authorizing_integration_owners: { '0': '0' },
+      context: 1,
+    });
+  }
+  await state.gateway.dispatch('INTERACTION_CREATE', payload);
+  return interactionHandle(state, record);
+}
+
+export async function setVoiceState(state: DiscordState, userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {
+  const guild = state.guilds.find((g) => g.id === guildId);
+  if (!guild) throw new LocalDiscordError('unknown_guild', { message: `unknown guild ${guildId}` });
+  const previous = guild.voiceStates.find((v) => v.userId === userId);
+  guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== userId);
+  const sessionId = previous?.sessionId ?? randomToken(16);
+  const selfDeaf = options.selfDeaf ?? false;
+  if (channelId) guild.voiceStates.push({ userId, channelId, sessionId, selfMute: false, selfDeaf });
+  if (state.gateway.sessions.size === 0) return; // state only: the next GUILD_CREATE carries it
+  const member = guild.members.find((m) => m.user.id === userId);
+  const update = voiceStateUpdate(guildId, { userId, channelId, sessionId, selfMute: false, selfDeaf }, member);
+  await state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates });
+}
+
+// ---- gateway op 4 -----------------------------------------------------------------------------
+
+function interactionHandle(state: DiscordState, record: InteractionRecord): FakeInteraction {
+  return {
+    id: record.id,
+    token: record.token,
+    responses: () => [...record.responses],
+    waitForResponse: (predicate = () => true, timeoutMs = state.options.waitTimeoutMs) =>
+      state.waitFor(`interaction:${record.id}`, () => record.responses.find(predicate), timeoutMs, `a matching response to interaction /${record.name}`, () =>
+        record.responses.map((r) => `${r.kind}${r.type !== undefined ? `(${r.type})` : ''}`).join(', '),
+      ),
+    original: () => state.original(record),
+  };
+}
+
+function resolveOptions(state: DiscordState, guild: FakeGuild, options: readonly APIApplicationCommandInteractionDataOption[]): Record<string, Record<string, unknown>> | undefined {
+  const resolved: Record<string, Record<string, unknown>> = {};
+  const add = (kind: string, id: string, value: unknown) => ((resolved[kind] ??= {})[id] = value);
+  const walk = (list: readonly APIApplicationCommandInteractionDataOption[]) => {
+    for (const option of list) {
+      if ('options' in option && option.options) walk(option.options as APIApplicationCommandInteractionDataOption[]);
+      if (!('value' in option)) continue;
+      const id = String(option.value);
+      // 6 user, 7 channel, 8 role, 9 mentionable
+      if (option.type === 6 || option.type === 9) {
+        const member = guild.members.find((m) => m.user.id === id);
+        if (member) {
+          add('users', id, toAPIUser(member.user));
+          const { user: _user, ...partial } = toAPIMember(member);
+          add('members', id, { ...partial, permissions: memberPermissions(guild, id).toString() });
+        }
+      }
+      if (option.type === 7) {
+        const channel = guild.channels.find((c) => c.id === id);
+        if (channel) add('channels', id, { id, name: channel.name, type: channel.type, permissions: memberPermissions(guild, state.botUser.id).toString() });
+      }
+      if (option.type === 8 || option.type === 9) {
+        const role = guild.roles.find((r) => r.id === id);
+        if (role) add('roles', id, toAPIRole(role));
+      }
+    }
+  };
+  walk(options);
+  return Object.keys(resolved).length > 0 ? resolved : undefined;
+}
+
+function mentionedUsers(state: DiscordState, content: string, guild: FakeGuild | undefined): FakeUser[] {
+  const ids = [...new Set([...content.matchAll(/<@!?(\d{15,21})>/g)].map((m) => m[1] as string))];
+  return ids.map((id) => guild?.members.find((m) => m.user.id === id)?.user ?? state.findUser(id)).filter((u): u is FakeUser => u !== undefined);
+}
+
+// ---- waiting ----------------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+/**
+ * Request bodies as @discordjs/rest sends them: JSON, or multipart/form-data with `files[N]` parts
+ * and one `payload_json` part (https://discord.com/developers/docs/reference#uploading-files).
+ * Multipart is parsed by Node's own `Response#formData()`.
+ */
+import { API_ERRORS, type ApiError } from '../errors.ts';
+
+export interface UploadedFile {
+  /** The form field, e.g. `files[0]`. */
+  field: string;
+  /** The filename from Content-Disposition. */
+  name: string;
+  contentType: string;
+  data: Buffer;
+}
+
+/** A parsed body: the JSON (or payload_json), the files, and what the request log shows. */
+export type ParsedBody = { ok: true; json: unknown; files: UploadedFile[]; logged: unknown } | { ok: false; error: ApiError };
+
+/** Parses a request body by its Content-Type; an error result (never a throw) when it is malformed. */
+export async function parseBody(raw: Buffer, contentType: string | undefined): Promise<ParsedBody> {
+  if (raw.length === 0) return { ok: true, json: undefined, files: [], logged: undefined };
+  if (contentType !== undefined && /^multipart\/form-data/i.test(contentType)) return parseMultipart(raw, contentType);
+  if (contentType?.startsWith('application/json')) {
+    try {
+      const json: unknown = JSON.parse(raw.toString('utf8'));
+      return { ok: true, json, files: [], logged: json };
+    } catch {
+      return { ok: false, error: API_ERRORS.invalidJson };
+    }
+  }
+  return { ok: true, json: undefined, files: [], logged: raw.toString('utf8') };
+}
+
+async function parseMultipart(raw: Buffer, contentType: string): Promise<ParsedBody> {
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return { ok: false, error: API_ERRORS.invalidMultipart };
+  }
+  const files: UploadedFile[] = [];
+  let payloadText: string | undefined;
+  for (const [field, value] of form) {
+    if (typeof value === 'string') {
+      if (field === 'payload_json') payloadText = value;
+      continue;
+    }
+    files.push({ field, name: value.name, contentType: value.type || 'application/octet-stream', data: Buffer.from(await value.arrayBuffer()) });
+  }
+  let json: unknown;
+  try {
+    json = payloadText === undefined ? {} : JSON.parse(payloadText);
+  } catch {
+    return { ok: false, error: API_ERRORS.invalidJson };
+  }
+  return { ok: true, json, files, logged: { payload_json: json, files } };
+}

@@ -1,0 +1,79 @@
+/** Channels, their messages, typing and reactions (https://discord.com/developers/docs/resources/message). */
+import { API_ERRORS, invalidFormBody } from '../errors.ts';
+import { findChannel, memberPermissions, PERMISSIONS, toAPIChannel, toAPIUser } from '../fixtures.ts';
+import { EPHEMERAL, validateMessageBody, type FakeMessage } from '../messages.ts';
+import type { DiscordState } from '../state.ts';
+import { NO_CONTENT, ok, type RequestContext, type RouteResult, type Router } from './router.ts';
+
+export function channelRoutes(router: Router, state: DiscordState): void {
+  /** One of the bot's own live messages in the route's channel. */
+  const ownMessage = (params: Record<string, string>) =>
+    state.messages.find((m) => m.id === params.message && m.channelId === params.channel && !m.deleted);
+
+  router.on('GET', '/channels/:channel', ({ params }) => {
+    const located = findChannel(state.guilds, params.channel as string);
+    if (located) return ok(toAPIChannel(located.channel, located.guild.id));
+    const dmUser = state.dmChannels.get(params.channel as string);
+    const recipient = dmUser ? state.findUser(dmUser) : undefined;
+    return recipient ? ok({ id: params.channel, type: 1, last_message_id: null, flags: 0, recipients: [toAPIUser(recipient)] }) : API_ERRORS.unknownChannel;
+  });
+  router.on('POST', '/channels/:channel/messages', (ctx) => createChannelMessage(state, ctx));
+  router.on('POST', '/channels/:channel/typing', ({ params }) => (state.channelExists(params.channel as string) ? NO_CONTENT : API_ERRORS.unknownChannel));
+  router.on('GET', '/channels/:channel/messages/:message', ({ params }) => {
+    const own = ownMessage(params);
+    if (own) return ok(state.apiMessage(own));
+    const other = state.userMessages.get(params.message as string);
+    return other && other.channel_id === params.channel ? ok(other) : API_ERRORS.unknownMessage;
+  });
+  router.on('PATCH', '/channels/:channel/messages/:message', ({ params, json, files }) => {
+    const message = ownMessage(params);
+    if (!message) return state.userMessages.has(params.message as string) ? API_ERRORS.cannotEditOthers : API_ERRORS.unknownMessage;
+    return state.editMessage(message, (json ?? {}) as Record<string, unknown>, files) ?? ok(state.apiMessage(message));
+  });
+  router.on('DELETE', '/channels/:channel/messages/:message', ({ params }) => {
+    const channelId = params.channel as string;
+    const messageId = params.message as string;
+    const own = ownMessage(params);
+    if (own) {
+      own.deleted = true;
+    } else {
+      // A member's message: the bot needs Manage Messages to delete it.
+      const other = state.userMessages.get(messageId);
+      if (!other || other.channel_id !== channelId) return API_ERRORS.unknownMessage;
+      const located = findChannel(state.guilds, channelId);
+      if (located && !(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ManageMessages)) return API_ERRORS.missingPermissions;
+      state.userMessages.delete(messageId);
+    }
+    state.deletions.push({ channelId, messageId });
+    state.dispatchBotEvent('MESSAGE_DELETE', { id: messageId, channel_id: channelId, ...state.guildIdOf(channelId) }, channelId);
+    if (own) state.touch(own);
+    return NO_CONTENT;
+  });
+  router.on('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', ({ params }) => {
+    if (!state.findAnyMessage(params.message as string)) return API_ERRORS.unknownMessage;
+    state.reactions.push({ channelId: params.channel as string, messageId: params.message as string, emoji: params.emoji as string });
+    return NO_CONTENT;
+  });
+}
+
+function createChannelMessage(state: DiscordState, ctx: RequestContext): RouteResult {
+  const channelId = ctx.params.channel as string;
+  if (!state.channelExists(channelId)) return API_ERRORS.unknownChannel;
+  const located = findChannel(state.guilds, channelId);
+  if (located) {
+    if (located.channel.type === 4) return API_ERRORS.nonTextChannel;
+    const perms = memberPermissions(located.guild, state.botUser.id);
+    const needed = PERMISSIONS.ViewChannel | PERMISSIONS.SendMessages | (ctx.files.length > 0 ? PERMISSIONS.AttachFiles : 0n);
+    if ((perms & needed) !== needed) return API_ERRORS.missingPermissions;
+  }
+  const payload = (ctx.json ?? {}) as Record<string, unknown>;
+  const valid = validateMessageBody(payload, ctx.files, true, state.options.maxUploadBytes);
+  if (!valid.ok) return valid.error;
+  const reference = payload.message_reference as FakeMessage['messageReference'] | undefined;
+  if (reference?.message_id && !state.findAnyMessage(reference.message_id) && reference.fail_if_not_exists !== false) {
+    return invalidFormBody('message_reference', 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message');
+  }
+  // Ephemeral is for interaction responses only: Discord ignores the flag here.
+  const message = state.createMessage(payload, ctx.files, { source: 'channel', channelId, flags: Number(payload.flags ?? 0) & ~EPHEMERAL });
+  return ok(state.apiMessage(message));
+}

@@ -1,0 +1,318 @@
+/**
+ * The local Discord's REST v10 + gateway v10 server, on 127.0.0.1: a real discord.js Client logs
+ * in with `new Client({ rest: { api: fake.apiUrl } })` and talks to it as it would to Discord.
+ * Protocol facts: /work/shared/notes/discord-local-protocol.md; what it does and does not
+ * implement: README.md next to this file.
+ *
+ * Behaviour a bot can trip over is modelled the way Discord behaves: 2000-character and empty
+ * message limits, upload size, invalid command names, interactions acknowledged twice, the
+ * MESSAGE_CONTENT intent, members missing from GUILD_CREATE without the presences intent, the
+ * bot's own messages arriving as MESSAGE_CREATE, and `allowed_mentions` pings.
+ *
+ *   const fake = await startFakeDiscord({ voiceEndpoint: () => voice.endpoint });
+ *   const client = new Client({ intents, rest: { api: fake.apiUrl } });
+ *   await client.login(fake.token); await fake.waitForReady();
+ *   const i = await fake.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', options });
+ *   const last = await i.waitForResponse((r) => (r.message?.attachments.length ?? 0) > 0);
+ *   ...; await client.destroy(); await fake.close();
+ *
+ * The routes live in rest/ by Discord resource; what members do in member-actions.ts; the bot's
+ * own voice state in voice-states.ts; the shared world in state.ts.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { API_ERRORS, type ApiError } from './errors.ts';
+import type { FakeGuild, FakeUser } from './fixtures.ts';
+import type { FakeGateway, IdentifyRecord } from './gateway.ts';
+import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
+import { sendInteraction, sendMessage, setVoiceState } from './member-actions.ts';
+import type { FakeMessage } from './messages.ts';
+import { applicationRoutes } from './rest/applications.ts';
+import { parseBody } from './rest/body.ts';
+import { channelRoutes } from './rest/channels.ts';
+import { guildRoutes } from './rest/guilds.ts';
+import { interactionRoutes } from './rest/interactions.ts';
+import { ok, Router, type RouteResult } from './rest/router.ts';
+import { userRoutes } from './rest/users.ts';
+import { DiscordState } from './state.ts';
+import type {
+  BotVoiceStateRequest,
+  FakeDiscord,
+  FakeDiscordOptions,
+  FakeInteraction,
+  RestFault,
+  RestLogEntry,
+  SendInteractionInput,
+  SendMessageInput,
+  VoiceCredentials,
+} from './types.ts';
+import { BotVoiceStates } from './voice-states.ts';
+
+export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
+export { DEFAULT_IDS, defaultGuild, PERMISSIONS } from './fixtures.ts';
+export type { FakeAttachment, FakeMessage } from './messages.ts';
+export type { UploadedFile } from './rest/body.ts';
+export type * from './types.ts';
+
+/** Starts the local Discord on 127.0.0.1 (an ephemeral port). */
+export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+  const server = new FakeDiscordServer(options);
+  await server.start();
+  return server;
+}
+
+const API_PREFIX = '/api/v10';
+const MAX_BODY_BYTES = 100 * 1024 * 1024;
+
+class FakeDiscordServer implements FakeDiscord {
+  readonly #state: DiscordState;
+  readonly #voice: BotVoiceStates;
+  readonly #http: Server;
+  readonly #router: Router;
+  #faults: Array<Required<Omit<RestFault, 'method'>> & { method: string | undefined }> = [];
+
+  constructor(options: FakeDiscordOptions) {
+    this.#state = new DiscordState(options, (session, request) => this.#voice.onRequest(session, request));
+    this.#voice = new BotVoiceStates(this.#state);
+    this.#router = new Router(this.#state.token);
+    this.#router.on('GET', '/gateway', () => ok({ url: this.gatewayUrl }), false);
+    this.#router.on('GET', '/gateway/bot', () =>
+      ok({ url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 } }),
+    );
+    userRoutes(this.#router, this.#state);
+    applicationRoutes(this.#router, this.#state);
+    interactionRoutes(this.#router, this.#state);
+    channelRoutes(this.#router, this.#state);
+    guildRoutes(this.#router, this.#state);
+    this.#http = createServer((req, res) => void this.#onRequest(req, res));
+    this.#http.on('upgrade', (req, socket, head) => {
+      if ((req.url ?? '').startsWith('/gateway')) this.gateway.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+  }
+
+  // ---- what the bot and the tests see -----------------------------------------------------------
+
+  get apiUrl(): string {
+    return this.#state.apiUrl;
+  }
+  get gatewayUrl(): string {
+    return this.#state.gatewayUrl;
+  }
+  get token(): string {
+    return this.#state.token;
+  }
+  get applicationId(): string {
+    return this.#state.applicationId;
+  }
+  get botUser(): FakeUser {
+    return this.#state.botUser;
+  }
+  get guilds(): FakeGuild[] {
+    return this.#state.guilds;
+  }
+  get gateway(): FakeGateway {
+    return this.#state.gateway;
+  }
+  get identifies(): IdentifyRecord[] {
+    return this.#state.gateway.identifies;
+  }
+  get requests(): RestLogEntry[] {
+    return this.#state.requests;
+  }
+  get commands(): DiscordState['commands'] {
+    return this.#state.commands;
+  }
+  get messages(): FakeMessage[] {
+    return this.#state.messages;
+  }
+  get botVoiceStates(): BotVoiceStateRequest[] {
+    return this.#state.botVoiceStates;
+  }
+  get reactions(): DiscordState['reactions'] {
+    return this.#state.reactions;
+  }
+  get deletions(): DiscordState['deletions'] {
+    return this.#state.deletions;
+  }
+
+  async start(): Promise<void> {
+    const port = await listenOnLoopback(this.#http);
+    const state = this.#state;
+    state.baseUrl = `http://${LOOPBACK_HOST}:${port}`;
+    state.apiUrl = `${state.baseUrl}/api`;
+    state.gatewayUrl = `ws://${LOOPBACK_HOST}:${port}/gateway`;
+  }
+
+  async close(): Promise<void> {
+    await this.gateway.close();
+    this.#http.closeAllConnections();
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()));
+  }
+
+  // ---- driving it -------------------------------------------------------------------------------
+
+  sendMessage(input: SendMessageInput): Promise<{ id: string }> {
+    return sendMessage(this.#state, input);
+  }
+
+  sendInteraction(input: SendInteractionInput): Promise<FakeInteraction> {
+    return sendInteraction(this.#state, input);
+  }
+
+  setVoiceState(userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {
+    return setVoiceState(this.#state, userId, guildId, channelId, options);
+  }
+
+  closeGateway(code: number): void {
+    this.gateway.closeConnections(code);
+  }
+
+  invalidateSession(resumable: boolean): void {
+    this.gateway.invalidateSessions(resumable);
+  }
+
+  requestReconnect(): void {
+    this.gateway.requestReconnect();
+  }
+
+  injectFault(fault: RestFault): void {
+    const reason = STATUS_CODES[fault.status] ?? 'Error';
+    this.#faults.push({
+      method: fault.method?.toUpperCase(),
+      path: fault.path,
+      status: fault.status,
+      body: fault.body ?? { message: `${fault.status}: ${reason}`, code: 0 },
+      count: fault.count ?? 1,
+    });
+  }
+
+  voiceCredentials(guildId: string): VoiceCredentials | undefined {
+    return this.#voice.credentials(guildId);
+  }
+
+  checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean {
+    return this.#voice.checkIdentify(identify);
+  }
+
+  // ---- waiting ----------------------------------------------------------------------------------
+  // The global waits match only what happens after the call (create the promise before the action),
+  // so an entry left by an earlier test step never satisfies them.
+
+  waitForReady(timeoutMs = this.#state.options.waitTimeoutMs): Promise<void> {
+    return this.gateway.waitForReady(timeoutMs);
+  }
+
+  waitForMessage(predicate: (m: FakeMessage) => boolean = () => true, timeoutMs = this.#state.options.waitTimeoutMs): Promise<FakeMessage> {
+    const state = this.#state;
+    const since = state.changeMark();
+    return state.waitFor('message', () => state.messages.find((m) => state.changedSince(m, since) && predicate(m)), timeoutMs, 'a matching bot message');
+  }
+
+  waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs = this.#state.options.waitTimeoutMs): Promise<RestLogEntry> {
+    const from = this.requests.length;
+    return this.#state.waitFor('request', () => this.requests.slice(from).find(predicate), timeoutMs, 'a matching REST request');
+  }
+
+  waitForBotVoiceState(predicate: (s: BotVoiceStateRequest) => boolean = () => true, timeoutMs = this.#state.options.waitTimeoutMs): Promise<BotVoiceStateRequest> {
+    const from = this.botVoiceStates.length;
+    return this.#state.waitFor('botVoiceState', () => this.botVoiceStates.slice(from).find(predicate), timeoutMs, 'a matching bot voice state update (op 4)');
+  }
+
+  // ---- HTTP -------------------------------------------------------------------------------------
+
+  async #onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.#state.baseUrl);
+    const raw = await readBody(req);
+    if (raw === undefined) return reply(res, API_ERRORS.entityTooLarge);
+    if (url.pathname.startsWith('/attachments/')) return this.#serveAttachment(req, res, url);
+    const routePath = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
+    const segments = routePath.split('/').slice(1).map((s) => safeDecode(s));
+    const entry: RestLogEntry = {
+      method: req.method ?? 'GET',
+      path: '/' + segments.join('/'),
+      query: Object.fromEntries(url.searchParams),
+      headers: logHeaders(req),
+      body: undefined,
+      status: 0,
+    };
+    const parsed = await parseBody(raw, req.headers['content-type']);
+    entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
+    this.requests.push(entry);
+    let result: RouteResult;
+    const fault = this.#takeFault(entry.method, entry.path);
+    if (fault) {
+      result = fault;
+    } else if (!url.pathname.startsWith(`${API_PREFIX}/`)) {
+      result = API_ERRORS.notFound;
+    } else if (!parsed.ok) {
+      result = parsed.error;
+    } else {
+      result = this.#router.route(entry.method, segments, req.headers.authorization, { query: url.searchParams, json: parsed.json, files: parsed.files });
+    }
+    entry.status = result.status;
+    this.#state.events.emit('request');
+    reply(res, result);
+  }
+
+  /** The CDN side: attachment URLs the bot's messages carry. */
+  #serveAttachment(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const id = decodeURIComponent(url.pathname.split('/')[3] ?? '');
+    const attachment = this.#state.attachments.get(id);
+    if (!attachment || req.method !== 'GET') return reply(res, API_ERRORS.notFound);
+    res.writeHead(200, { 'content-type': attachment.contentType, 'content-length': attachment.data.length });
+    res.end(attachment.data);
+  }
+
+  #takeFault(method: string, path: string): ApiError | undefined {
+    const fault = this.#faults.find((f) => f.count > 0 && (f.method === undefined || f.method === method) && f.path.test(path));
+    if (!fault) return undefined;
+    fault.count -= 1;
+    return { status: fault.status, body: fault.body };
+  }
+}
+
+/** The whole body, or undefined once it is over MAX_BODY_BYTES. */
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function reply(res: ServerResponse, result: { status: number; body?: unknown }): void {
+  if (result.status === 204 || result.body === undefined) {
+    res.writeHead(result.status);
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(result.body);
+  res.writeHead(result.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Request headers for the log, the Authorization credential masked. */
+function logHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    headers[name] = name === 'authorization' ? maskAuthorization(String(value)) : Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function maskAuthorization(value: string): string {
+  const space = value.indexOf(' ');
+  return space > 0 ? `${value.slice(0, space)} ***` : '***';
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

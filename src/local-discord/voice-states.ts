@@ -1,0 +1,74 @@
+/**
+ * The bot's own voice state (gateway op 4): joining, moving and leaving a voice channel, answered
+ * as Discord does with VOICE_STATE_UPDATE and, for a join, VOICE_SERVER_UPDATE naming the voice
+ * server and a fresh token (https://discord.com/developers/docs/topics/voice-connections).
+ */
+import { voiceStateUpdate } from './fixtures.ts';
+import { INTENTS, type GatewaySession, type VoiceStateRequest } from './gateway.ts';
+import type { DiscordState } from './state.ts';
+import type { BotVoiceStateRequest, VoiceCredentials } from './types.ts';
+
+export class BotVoiceStates {
+  readonly #state: DiscordState;
+  /** What the voice server should expect from the bot, per guild, while it is in a channel. */
+  readonly #credentials = new Map<string, VoiceCredentials>();
+  #joins = 0;
+
+  constructor(state: DiscordState) {
+    this.#state = state;
+  }
+
+  credentials(guildId: string): VoiceCredentials | undefined {
+    return this.#credentials.get(guildId);
+  }
+
+  /** True when a voice Identify matches the session and token last handed out for its guild. */
+  checkIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean {
+    const expected = this.#credentials.get(identify.server_id);
+    return !!expected && expected.userId === identify.user_id && expected.sessionId === identify.session_id && expected.token === identify.token;
+  }
+
+  /** op 4 from the bot's gateway session. */
+  onRequest(session: GatewaySession, request: VoiceStateRequest): void {
+    const state = this.#state;
+    const wanted: BotVoiceStateRequest = {
+      guildId: request.guild_id,
+      channelId: request.channel_id ?? null,
+      selfMute: !!request.self_mute,
+      selfDeaf: !!request.self_deaf,
+    };
+    state.botVoiceStates.push(wanted);
+    state.events.emit('botVoiceState');
+    const guild = state.guild(wanted.guildId);
+    if (!guild) return;
+    if (wanted.channelId) {
+      const channel = guild.channels.find((c) => c.id === wanted.channelId);
+      if (!channel || (channel.type !== 2 && channel.type !== 13)) return;
+    }
+    const botId = state.botUser.id;
+    // Discord uses the gateway session id as the voice session id.
+    const sessionId = session.id;
+    guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== botId);
+    if (wanted.channelId) guild.voiceStates.push({ userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf });
+    const member = guild.members.find((m) => m.user.id === botId) ?? { user: state.botUser, roles: [] };
+    const update = voiceStateUpdate(guild.id, { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf }, member);
+    const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];
+    const { voiceEndpoint, voiceToken } = state.options;
+    if (!wanted.channelId) {
+      this.#credentials.delete(guild.id);
+    } else if (voiceEndpoint) {
+      this.#joins += 1;
+      const credentials: VoiceCredentials = {
+        guildId: guild.id,
+        channelId: wanted.channelId,
+        userId: botId,
+        sessionId,
+        token: typeof voiceToken === 'string' ? voiceToken : voiceToken(guild.id, this.#joins),
+        endpoint: voiceEndpoint(),
+      };
+      this.#credentials.set(guild.id, credentials);
+      dispatches.push(state.gateway.dispatch('VOICE_SERVER_UPDATE', { token: credentials.token, guild_id: guild.id, endpoint: credentials.endpoint }));
+    }
+    void Promise.all(dispatches).catch(() => {});
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The local Discord listens on 127.0.0.1 and nowhere else (src/local-discord/loopback.ts), and it
+ * stays a module of its own: the bot never imports it, and it never imports the bot.
+ */
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const MODULE = join(ROOT, 'src/local-discord');
+/** Another loopback address: on Linux all of 127/8 reaches this host, so a wildcard listener answers it. */
+const OTHER_LOCAL = '127.0.0.2';
+
+/** Whether a TCP connection to host:port is accepted. */
+async function accepts(host: string, port: number): Promise<boolean> {
+  const socket = connect({ host, port });
+  try {
+    await once(socket, 'connect');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    socket.destroy();
+  }
+}
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => join(e.parentPath, e.name));
+}
+
+/** The files a source file imports by relative path, resolved. */
+function relativeImports(file: string, text: string): string[] {
+  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => resolve(dirname(file), m[1]!));
+}
+
+describe('bound to 127.0.0.1 only', () => {
+  let discord: FakeDiscord;
+  let voice: FakeVoiceServer;
+
+  beforeAll(async () => {
+    discord = await startFakeDiscord();
+    voice = await startFakeVoiceServer();
+  });
+  afterAll(async () => {
+    await discord.close();
+    await voice.close();
+  });
+
+  it('GIVEN another loopback address that does reach this host THEN neither the REST/gateway port nor the voice gateway answers there', async () => {
+    // Control: 127.0.0.2 is a live address here, so a server listening on any address would answer it.
+    const control = createServer((s) => s.destroy());
+    await new Promise<void>((done) => control.listen(0, OTHER_LOCAL, done));
+    try {
+      expect(await accepts(OTHER_LOCAL, (control.address() as AddressInfo).port)).toBe(true);
+    } finally {
+      control.close();
+    }
+    const restPort = Number(new URL(discord.apiUrl).port);
+    const voicePort = Number(voice.endpoint.split(':')[1]);
+    expect(new URL(discord.apiUrl).hostname).toBe('127.0.0.1');
+    expect(new URL(discord.gatewayUrl).hostname).toBe('127.0.0.1');
+    expect(voice.endpoint).toBe(`127.0.0.1:${voicePort}`);
+    for (const port of [restPort, voicePort]) {
+      expect(await accepts('127.0.0.1', port)).toBe(true);
+      expect(await accepts(OTHER_LOCAL, port)).toBe(false);
+    }
+  });
+
+  it('GIVEN a datagram to the voice UDP port at another loopback address THEN it never arrives; the same at 127.0.0.1 does', async () => {
+    const client = createSocket('udp4');
+    client.on('error', () => {}); // ICMP port unreachable for the first send
+    try {
+      const keepalive = Buffer.alloc(8);
+      // Sent first: had it been delivered, it would have arrived before the second.
+      client.send(keepalive, voice.udpPort, OTHER_LOCAL);
+      client.send(keepalive, voice.udpPort, '127.0.0.1');
+      await vi.waitFor(() => expect(voice.udpStats.keepalives).toBeGreaterThan(0));
+      expect(voice.udpStats.keepalives).toBe(1);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('structure', () => {
+  it('every socket of src/local-discord listens through loopback.ts, which names 127.0.0.1 and takes no host', async () => {
+    const offenders: string[] = [];
+    for (const file of await sourceFiles(MODULE)) {
+      if (file.endsWith('loopback.ts')) continue;
+      const text = await readFile(file, 'utf8');
+      const name = relative(ROOT, file);
+      if (/\.listen\(/.test(text)) offenders.push(`${name}: .listen(`);
+      if (/\.bind\(/.test(text)) offenders.push(`${name}: .bind(`);
+      if (/0\.0\.0\.0|'::'|\bhost\s*:/.test(text)) offenders.push(`${name}: names a host`);
+      for (const m of text.matchAll(/new WebSocketServer\(([^)]*)\)/g)) {
+        if (!/noServer: true|server: /.test(m[1]!)) offenders.push(`${name}: a WebSocketServer with its own socket`);
+      }
+    }
+    expect(offenders).toEqual([]);
+    const loopback = await readFile(join(MODULE, 'loopback.ts'), 'utf8');
+    expect(loopback).toMatch(/export const LOOPBACK_HOST = '127\.0\.0\.1';/);
+    expect(loopback.match(/\.listen\(port, LOOPBACK_HOST,/g)).toHaveLength(1);
+    expect(loopback.match(/\.bind\(port, LOOPBACK_HOST,/g)).toHaveLength(1);
+  });
+
+  it('no bot code imports src/local-discord (only the dev tools may: it and src/emulator), and it imports nothing of the bot but src/util', async () => {
+    const wrong: string[] = [];
+    for (const file of await sourceFiles(join(ROOT, 'src'))) {
+      const text = await readFile(file, 'utf8');
+      const inModule = file.startsWith(MODULE + '/');
+      const devTool = inModule || file.startsWith(join(ROOT, 'src/emulator') + '/');
+      for (const target of relativeImports(file, text)) {
+        const rel = relative(join(ROOT, 'src'), target);
+        if (!devTool && target.startsWith(MODULE + '/')) wrong.push(`${relative(ROOT, file)} imports ${rel}`);
+        if (inModule && !target.startsWith(MODULE + '/') && !rel.startsWith('util/')) wrong.push(`${relative(ROOT, file)} imports ${rel}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
