@@ -5,8 +5,9 @@ import { NetworkingStatusCode, VoiceConnectionStatus, type VoiceConnection } fro
  * uses DAVE. @discordjs/voice 0.19 sends frames in the clear while its DAVE session is not ready
  * (`DAVESession.encrypt`), which listeners' clients drop: that happens after every join or new
  * voice session until the bot is welcomed into the call's MLS group (a 'transitioned' event).
- * True also when nobody else is in the call, or the call is on transport encryption only
- * (protocol version 0, or DAVE turned off): then there is nothing to wait for.
+ * True also when the call is on transport encryption only (protocol version 0, or DAVE turned
+ * off): then there is nothing to wait for. Who else is in the call is no guide: the voice server
+ * announces the others (op 11) only after the connection is Ready.
  */
 export function callCanEncrypt(connection: VoiceConnection): boolean {
   const state = connection.state;
@@ -15,6 +16,5 @@ export function callCanEncrypt(connection: VoiceConnection): boolean {
   if (networking.code !== NetworkingStatusCode.Ready) return false;
   const dave = networking.dave;
   if (!dave || dave.protocolVersion === 0) return true;
-  if (networking.connectionData.connectedClients.size === 0) return true;
   return dave.session?.ready === true;
 }

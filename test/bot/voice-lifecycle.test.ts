@@ -26,6 +26,8 @@ beforeAll(async () => {
     bot: { voice: { reconnectGraceMs: 1_000 }, jobs: { leaseMs: 300 } },
   });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+  // Alice's client in the call, so the bot's audio is end-to-end encrypted as on Discord (DAVE).
+  voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
 }, 60_000);
 afterAll(async () => {
   await h?.close();
