@@ -5,6 +5,7 @@ import { isKnownCode, TtsError } from '../tts/errors.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
+import { BotError } from './errors.ts';
 import { t } from './i18n.ts';
 import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { NarrateJobs } from './narrate-jobs.ts';
@@ -99,7 +100,7 @@ export class SpeechDelivery {
   async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
     const meta = this.#recoveredMeta(job);
     if (!(await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined))) {
-      throw new Error('Discord did not take the audio of a resumed advanced job');
+      throw new BotError('not_delivered', { message: 'Discord did not take the audio of a resumed advanced job' });
     }
   }
 

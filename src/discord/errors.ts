@@ -14,3 +14,23 @@ export class UserError extends Error {
     this.vars = options.vars ?? {};
   }
 }
+
+export type BotErrorCode = 'not_delivered' | 'invalid_command_module' | 'duplicate_command' | 'unknown_subcommand';
+
+/** Default messages, one per code (tests check every code from this table). */
+export const BOT_ERROR_MESSAGES: Readonly<Record<BotErrorCode, string>> = {
+  not_delivered: 'Discord did not take the audio',
+  invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
+  duplicate_command: 'two command modules use the same command name',
+  unknown_subcommand: 'a subcommand the command does not handle',
+};
+
+/** Something went wrong on the bot's side of Discord (not the user's doing: that is UserError). */
+export class BotError extends Error {
+  override name = 'BotError';
+  readonly code: BotErrorCode;
+  constructor(code: BotErrorCode, options: { message?: string; cause?: unknown } = {}) {
+    super(options.message ?? BOT_ERROR_MESSAGES[code], { cause: options.cause });
+    this.code = code;
+  }
+}
