@@ -25,9 +25,9 @@ export interface AutoReadDeps {
  * or its author is told why not. Delivery takes it from the queue (src/discord/delivery.ts).
  */
 export class AutoReader {
-  readonly #deps: AutoReadDeps;
   /** Auto-read messages not read because every listener was deafened, per guild. */
   readonly #unheard = new Map<string, number>();
+  readonly #deps: AutoReadDeps;
 
   constructor(deps: AutoReadDeps) {
     this.#deps = deps;
