@@ -108,7 +108,7 @@ export class SpeechDelivery {
   async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
     const meta = this.#recoveredMeta(job);
     const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
-    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', error.message, { serviceCode: error.code }));
+    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }));
   }
 
   /** Posts the MP3 where `meta` says; resolves whether it reached Discord. */

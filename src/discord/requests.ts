@@ -74,7 +74,7 @@ export class SpeechRequests {
     const pitch = args.pitch ?? settings.pitch;
     const text = this.#speakable(interaction, args, SAY_MAX_CHARS);
     const checked = validateStandard({ voice, text, speed, pitch });
-    if (!checked.ok) throw new TtsInputError(checked.issues);
+    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
     this.#checkMemberQueue(input);
@@ -99,7 +99,7 @@ export class SpeechRequests {
       ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
     };
     const checked = validateAdvanced({ text, ...advanced }, this.#deps.plan);
-    if (!checked.ok) throw new TtsInputError(checked.issues);
+    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'advanced', countChars(text));
     await this.#enqueue(interaction, {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
