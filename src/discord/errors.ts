@@ -1,36 +1,31 @@
+import { CodedError } from '../util/coded-error.ts';
 import type { MessageKey, Vars } from './i18n.ts';
 
 /**
  * An outcome the user must be told about (STYLE.md #5): `code` is the i18n key of the message,
  * `vars` its placeholders. The dispatcher turns it into an ephemeral reply in the user's language.
  */
-export class UserError extends Error {
+export class UserError extends CodedError<MessageKey> {
   override name = 'UserError';
-  readonly code: MessageKey;
   readonly vars: Vars;
   constructor(code: MessageKey, options: { vars?: Vars; cause?: unknown } = {}) {
-    super(code, { cause: options.cause });
-    this.code = code;
+    super(code, { message: code, cause: options.cause });
     this.vars = options.vars ?? {};
   }
 }
 
-export type BotErrorCode = 'not_delivered' | 'invalid_command_module' | 'duplicate_command' | 'unknown_subcommand';
-
 /** Default messages, one per code (tests check every code from this table). */
-export const BOT_ERROR_MESSAGES: Readonly<Record<BotErrorCode, string>> = {
+export const BOT_ERROR_MESSAGES = {
   not_delivered: 'Discord did not take the audio',
   invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
   duplicate_command: 'two command modules use the same command name',
   unknown_subcommand: 'a subcommand the command does not handle',
-};
+} as const;
+
+export type BotErrorCode = keyof typeof BOT_ERROR_MESSAGES;
 
 /** Something went wrong on the bot's side of Discord (not the user's doing: that is UserError). */
-export class BotError extends Error {
+export class BotError extends CodedError<BotErrorCode> {
   override name = 'BotError';
-  readonly code: BotErrorCode;
-  constructor(code: BotErrorCode, options: { message?: string; cause?: unknown } = {}) {
-    super(options.message ?? BOT_ERROR_MESSAGES[code], { cause: options.cause });
-    this.code = code;
-  }
+  static override readonly messages = BOT_ERROR_MESSAGES;
 }
