@@ -14,18 +14,16 @@ export class UserError extends CodedError<MessageKey> {
   }
 }
 
-/** Default messages, one per code (tests check every code from this table). */
-export const BOT_ERROR_MESSAGES = {
-  not_delivered: 'Discord did not take the audio',
-  invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
-  duplicate_command: 'two command modules use the same command name',
-  unknown_subcommand: 'a subcommand the command does not handle',
-} as const;
-
-export type BotErrorCode = keyof typeof BOT_ERROR_MESSAGES;
+export type BotErrorCode = 'not_delivered' | 'invalid_command_module' | 'duplicate_command' | 'unknown_subcommand';
 
 /** Something went wrong on the bot's side of Discord (not the user's doing: that is UserError). */
 export class BotError extends CodedError<BotErrorCode> {
+  /** Default messages, one per code (tests check every code from this table). */
+  static override readonly messages: Readonly<Record<BotErrorCode, string>> = {
+    not_delivered: 'Discord did not take the audio',
+    invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
+    duplicate_command: 'two command modules use the same command name',
+    unknown_subcommand: 'a subcommand the command does not handle',
+  };
   override name = 'BotError';
-  static override readonly messages = BOT_ERROR_MESSAGES;
 }

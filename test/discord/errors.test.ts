@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BOT_ERROR_MESSAGES, BotError, UserError, type BotErrorCode } from '../../src/discord/errors.ts';
+import { BotError, UserError, type BotErrorCode } from '../../src/discord/errors.ts';
+
+const BOT_ERROR_MESSAGES = BotError.messages;
 
 describe('errors of the Discord side, one table', () => {
   it.each(Object.keys(BOT_ERROR_MESSAGES) as BotErrorCode[])('BotError %s: stable code, its default message, the cause', (code) => {

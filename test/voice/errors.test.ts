@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { VOICE_ERROR_MESSAGES, VoiceSessionError, type VoiceSessionErrorCode } from '../../src/voice/errors.ts';
+import { VoiceSessionError, type VoiceSessionErrorCode } from '../../src/voice/errors.ts';
+
+const VOICE_ERROR_MESSAGES = VoiceSessionError.messages;
 
 describe('voice errors, one table', () => {
   it.each(Object.keys(VOICE_ERROR_MESSAGES) as VoiceSessionErrorCode[])('%s: stable code, its default message, the guild and the cause', (code) => {
