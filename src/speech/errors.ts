@@ -3,16 +3,7 @@ import type { BudgetRefusal } from './budget-policy.ts';
 
 // Errors of src/speech: one place, stable codes (STYLE #4, /work/brief/ERRORS.md).
 
-/** Every code with its default message (the error table test reads it). */
-export const SPEECH_ERROR_MESSAGES = {
-  budget_refused: 'character allowance exceeded',
-  invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
-  aborted: 'speech was cancelled',
-  closed: 'the speech queue is closed',
-  synthesis_failed: 'speech synthesis failed',
-} as const;
-
-export type SpeechErrorCode = keyof typeof SPEECH_ERROR_MESSAGES;
+export type SpeechErrorCode = 'budget_refused' | 'invalid_charge' | 'aborted' | 'closed' | 'synthesis_failed';
 
 interface SpeechErrorOptions {
   message?: string;
@@ -22,8 +13,15 @@ interface SpeechErrorOptions {
 
 /** Base error of src/speech; `code` is stable, `guildId` says where. */
 export class SpeechError extends CodedError<SpeechErrorCode> {
+  /** Default messages, one per code (tests check every code from this table). */
+  static override readonly messages: Readonly<Record<SpeechErrorCode, string>> = {
+    budget_refused: 'character allowance exceeded',
+    invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
+    aborted: 'speech was cancelled',
+    closed: 'the speech queue is closed',
+    synthesis_failed: 'speech synthesis failed',
+  };
   override name = 'SpeechError';
-  static override readonly messages = SPEECH_ERROR_MESSAGES;
   readonly guildId: string | undefined;
   constructor(code: SpeechErrorCode, options: SpeechErrorOptions = {}) {
     super(code, options);
@@ -37,7 +35,7 @@ export class BudgetRefusedError extends SpeechError {
   readonly refusal: BudgetRefusal;
   constructor(options: Omit<SpeechErrorOptions, 'message'> & { refusal: BudgetRefusal }) {
     const { refusal } = options;
-    super('budget_refused', { ...options, message: `${SPEECH_ERROR_MESSAGES.budget_refused} (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})` });
+    super('budget_refused', { ...options, message: `${SpeechError.messages.budget_refused} (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})` });
     this.refusal = refusal;
   }
 }

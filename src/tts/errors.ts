@@ -274,18 +274,16 @@ const CLIENT_ONLY: ReadonlySet<string> = new Set([
 
 // ---- the rate limiter (src/tts/limiter-*.ts) ----
 
-/** Every limiter code with its default message (the error table test reads it). */
-export const RATE_LIMITER_ERROR_MESSAGES = {
-  limiter_store_failed: 'the rate-limit store failed',
-  limiter_bad_argument: 'the rate limiter was called with an invalid argument',
-} as const;
-
-export type RateLimiterErrorCode = keyof typeof RATE_LIMITER_ERROR_MESSAGES;
+export type RateLimiterErrorCode = 'limiter_store_failed' | 'limiter_bad_argument';
 
 /** Errors of the rate limiter; aborts reject with the signal's own reason instead. */
 export class RateLimiterError extends CodedError<RateLimiterErrorCode> {
+  /** Default messages, one per code (tests check every code from this table). */
+  static override readonly messages: Readonly<Record<RateLimiterErrorCode, string>> = {
+    limiter_store_failed: 'the rate-limit store failed',
+    limiter_bad_argument: 'the rate limiter was called with an invalid argument',
+  };
   override name = 'RateLimiterError';
-  static override readonly messages = RATE_LIMITER_ERROR_MESSAGES;
   /** Which of the service's two budgets (spec: Limits). */
   readonly kind: 'standard' | 'advanced';
   constructor(code: RateLimiterErrorCode, options: CodedErrorOptions & { kind: 'standard' | 'advanced' }) {

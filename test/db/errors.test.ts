@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DB_ERROR_MESSAGES, DbBusyError, DbError, MigrationError, type DbErrorCode } from '../../src/db/errors.ts';
+import { DbBusyError, DbError, MigrationError, type DbErrorCode } from '../../src/db/errors.ts';
 
 // One row per code (STYLE #4): [code, an error of it as the code builds it, its class name].
 const TABLE: [DbErrorCode, DbError, string][] = [
@@ -10,15 +10,15 @@ const TABLE: [DbErrorCode, DbError, string][] = [
 
 describe('db errors', () => {
   it('the table covers every code, each with its own default message', () => {
-    expect(TABLE.map(([code]) => code).sort()).toEqual(Object.keys(DB_ERROR_MESSAGES).sort());
-    expect(new Set(Object.values(DB_ERROR_MESSAGES)).size).toBe(TABLE.length);
+    expect(TABLE.map(([code]) => code).sort()).toEqual(Object.keys(DbError.messages).sort());
+    expect(new Set(Object.values(DbError.messages)).size).toBe(TABLE.length);
   });
 
   it.each(TABLE)('GIVEN code %s THEN a DbError of that code, named for its class, with the default message', (code, error, name) => {
     expect(error).toBeInstanceOf(DbError);
     expect(error.name).toBe(name);
     expect(error.code).toBe(code);
-    expect(error.message.startsWith(DB_ERROR_MESSAGES[code])).toBe(true);
+    expect(error.message.startsWith(DbError.messages[code])).toBe(true);
     expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
   });
 

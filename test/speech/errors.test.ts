@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetError, BudgetRefusedError, SPEECH_ERROR_MESSAGES, SpeechError, type SpeechErrorCode } from '../../src/speech/errors.ts';
+import { BudgetError, BudgetRefusedError, SpeechError, type SpeechErrorCode } from '../../src/speech/errors.ts';
 
 // One row per code (STYLE #4): [code, the class a caller sees for it].
 const TABLE: [SpeechErrorCode, string][] = [
@@ -12,15 +12,15 @@ const TABLE: [SpeechErrorCode, string][] = [
 
 describe('speech errors', () => {
   it('the table covers every code, each with its own default message', () => {
-    expect(TABLE.map(([code]) => code).sort()).toEqual(Object.keys(SPEECH_ERROR_MESSAGES).sort());
-    expect(new Set(Object.values(SPEECH_ERROR_MESSAGES)).size).toBe(TABLE.length);
+    expect(TABLE.map(([code]) => code).sort()).toEqual(Object.keys(SpeechError.messages).sort());
+    expect(new Set(Object.values(SpeechError.messages)).size).toBe(TABLE.length);
   });
 
   it.each(TABLE)('GIVEN code %s THEN a SpeechError with that code, its default message, the guild and the cause', (code) => {
     const cause = new Error('underneath');
     const error = new SpeechError(code, { guildId: 'g1', cause });
     expect(error).toBeInstanceOf(Error);
-    expect(error).toMatchObject({ name: 'SpeechError', code, guildId: 'g1', message: SPEECH_ERROR_MESSAGES[code] });
+    expect(error).toMatchObject({ name: 'SpeechError', code, guildId: 'g1', message: SpeechError.messages[code] });
     expect(error.cause).toBe(cause);
     expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
   });
@@ -37,6 +37,6 @@ describe('speech errors', () => {
     const error = new BudgetError({ message: 'guildId and userId are required' });
     expect(error).toBeInstanceOf(SpeechError);
     expect(error).toMatchObject({ name: 'BudgetError', code: 'invalid_charge', message: 'guildId and userId are required', guildId: undefined });
-    expect(new BudgetError().message).toBe(SPEECH_ERROR_MESSAGES.invalid_charge);
+    expect(new BudgetError().message).toBe(SpeechError.messages.invalid_charge);
   });
 });
