@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { failFastOnLock } from './write.ts';
+import { MigrationError } from './errors.ts';
 
 export type Db = Database.Database;
 
@@ -13,10 +13,6 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
-}
-
-export class MigrationError extends Error {
-  override name = 'MigrationError';
 }
 
 /** Reads `NNN_name.sql` files in version order; a gap or a duplicate version is a packaging bug. */
@@ -30,7 +26,11 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     }))
     .sort((a, b) => a.version - b.version);
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new MigrationError(`migrations must be numbered 001, 002, ... without gaps (found ${m.version} at position ${i + 1})`);
+    if (m.version !== i + 1) {
+      throw new MigrationError('migrations_not_contiguous', {
+        message: `migrations must be numbered 001, 002, ... without gaps (found ${m.version} at position ${i + 1})`,
+      });
+    }
   });
   return migrations;
 }
@@ -49,9 +49,9 @@ export function migrate(db: Db, migrations = loadMigrations()): number[] {
   const current = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
-    throw new MigrationError(
-      `database schema version ${current} is newer than this code knows (${latest}); refusing to start. Run a newer version of the bot.`,
-    );
+    throw new MigrationError('schema_too_new', {
+      message: `database schema version ${current} is newer than this code knows (${latest}); refusing to start. Run a newer version of the bot.`,
+    });
   }
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   const applied: number[] = [];
@@ -67,6 +67,14 @@ export function migrate(db: Db, migrations = loadMigrations()): number[] {
     }).immediate();
   }
   return applied;
+}
+
+/**
+ * Sets the connection to fail fast on a lock another process holds: writes are retried
+ * asynchronously by src/db/write.ts instead of blocking the thread that drives the audio.
+ */
+export function failFastOnLock(db: Db): void {
+  db.pragma('busy_timeout = 0');
 }
 
 export interface OpenOptions {

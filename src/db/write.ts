@@ -1,4 +1,5 @@
 import type { Db } from './database.ts';
+import { DbBusyError } from './errors.ts';
 import { sleep } from '../util/clock.ts';
 
 /**
@@ -28,17 +29,6 @@ export const WRITE_POLICY = {
   maxDelayMs: 25,
 } as const satisfies WritePolicy;
 
-/** The write lock stayed taken past the policy's deadline. */
-export class DbBusyError extends Error {
-  override name = 'DbBusyError';
-  readonly code = 'DB_BUSY';
-  readonly attempts: number;
-  constructor(attempts: number, options?: ErrorOptions) {
-    super(`the database stayed locked by another process (${attempts} attempts)`, options);
-    this.attempts = attempts;
-  }
-}
-
 /** SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT). */
 export function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -60,14 +50,9 @@ export async function writeTx<T>(db: Db, fn: () => T, policy: WritePolicy = WRIT
     } catch (err) {
       // Inside an outer transaction the lock is already ours: a busy answer there is not ours to retry.
       if (!isBusy(err) || db.inTransaction) throw err;
-      if (Date.now() >= deadline) throw new DbBusyError(attempts, { cause: err });
+      if (Date.now() >= deadline) throw new DbBusyError({ attempts, cause: err });
       await sleep(delay * (0.5 + Math.random()));
       delay = Math.min(policy.maxDelayMs, delay * 2);
     }
   }
-}
-
-/** Sets the connection to fail fast on a taken lock (see the module comment). */
-export function failFastOnLock(db: Db): void {
-  db.pragma('busy_timeout = 0');
 }

@@ -21,7 +21,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
-import { VoiceSessionStore } from '../voice/session-store.ts';
+import { VoiceSessionStore } from '../db/voice-sessions.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
@@ -126,7 +126,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // /narrate's jobs: who holds them until their audio is delivered (src/discord/narrate-jobs.ts).
   const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
   const synthesizer = createSynthesizer({
-    client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
+    client: tts, cache, budget, history: repos.history, media, logger: logger.child({ component: 'speech' }),
     narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({

@@ -1,6 +1,7 @@
 import type { Repositories } from '../db/repositories.ts';
 import type { PendingUtteranceStore } from '../speech/queue-store.ts';
-import { SpeechError, type NarrateFn } from '../speech/synthesize.ts';
+import { SpeechError } from '../speech/errors.ts';
+import type { NarrateFn } from '../speech/synthesize.ts';
 import type { AdvancedJobs } from '../tts/jobs.ts';
 import type { Logger } from '../util/log.ts';
 

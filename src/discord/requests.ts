@@ -2,7 +2,7 @@ import type { ChatInputCommandInteraction, Client } from 'discord.js';
 import { effectiveVoice, type Repositories } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
 import type { SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
-import { BudgetRefusedError, SpeechError } from '../speech/synthesize.ts';
+import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
 import { normaliseMessage } from '../speech/text.ts';
 import type { VoiceChecker } from '../speech/voice-check.ts';
 import { countChars } from '../tts/chars.ts';
@@ -145,7 +145,7 @@ export class SpeechRequests {
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
   async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
     const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
-    if (!result.ok) throw new BudgetRefusedError(result.refusal, guildId);
+    if (!result.ok) throw new BudgetRefusedError({ refusal: result.refusal, guildId });
   }
 
   #checkMemberQueue(input: UtteranceInput): void {

@@ -4,7 +4,7 @@ import type { SpeechScheduler, Utterance } from '../speech/queue.ts';
 import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-store.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
-import type { VoiceSessionStore } from '../voice/session-store.ts';
+import type { VoiceSessionStore } from '../db/voice-sessions.ts';
 import { guildLang, t, type Lang, type MessageKey } from './i18n.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';

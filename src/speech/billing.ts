@@ -54,7 +54,7 @@ export class ChargeSession implements BillingHooks {
   /** Holds the characters for the first attempt; throws BudgetRefusedError when a limit says no. */
   static async open(ledger: LedgerLike, charges: readonly Charge[], options: ChargeSessionOptions): Promise<ChargeSession> {
     const r = await ledger.reserve(charges, options.audioKey ? { audioKey: options.audioKey } : {});
-    if (!r.ok) throw new BudgetRefusedError(r.refusal, options.guildId);
+    if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: options.guildId });
     return new ChargeSession(ledger, charges, options, r.reservation);
   }
 
@@ -73,13 +73,13 @@ export class ChargeSession implements BillingHooks {
     if (this.#hold === null) {
       // Advanced: the previous attempt was settled (charged, uncertain or refunded); this one needs its own hold.
       const r = await this.#ledger.reserve(this.#charges);
-      if (!r.ok) throw new BudgetRefusedError(r.refusal, this.#options.guildId);
+      if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
       this.#hold = r.reservation;
       this.#sent = false;
     }
     if (!this.#sent) {
       const r = await this.#ledger.markSent(this.#hold);
-      if (!r.ok) throw new BudgetRefusedError(r.refusal, this.#options.guildId);
+      if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
       this.#hold = r.reservation;
       this.#sent = true;
     }

@@ -3,11 +3,10 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AudioError } from '../audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../audio/transcode.ts';
+import { AudioCacheIndex, type AudioCacheEntry } from '../db/audio-cache.ts';
 import type { Db } from '../db/database.ts';
-import type { Endpoint } from '../db/repositories.ts';
-import { writeTx } from '../db/write.ts';
+import type { Endpoint } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-
 
 /** Everything that shapes the audio of one request (spec: standard / advanced request bodies). */
 export interface AudioKeyInput {
@@ -31,14 +30,6 @@ export interface CachedAudio {
   durationMs: number;
   /** With `pin: true`: lets eviction delete these files again (idempotent). */
   release?: () => void;
-}
-
-export interface AudioCacheStats {
-  entries: number;
-  bytes: number;
-  /** Hits and misses of this process since start. */
-  hits: number;
-  misses: number;
 }
 
 export interface AudioCacheOptions {
@@ -73,19 +64,6 @@ export function isCacheable(input: AudioKeyInput): boolean {
   return typeof input.seed === 'number' && Number.isInteger(input.seed);
 }
 
-interface Row {
-  key: string;
-  endpoint: Endpoint;
-  mp3_path: string;
-  ogg_path: string;
-  mp3_bytes: number;
-  ogg_bytes: number;
-  duration_ms: number;
-  created_at: number;
-  last_used_at: number;
-  hits: number;
-}
-
 /**
  * Content-addressed audio: the MP3 from the service and its Ogg Opus, indexed in SQLite. A hit
  * costs no request from the rate budget (ARCHITECTURE: cache hits never touch it). Keys are
@@ -94,56 +72,16 @@ interface Row {
 export class AudioCache {
   readonly #dir: string;
   readonly #maxBytes: number;
-  readonly #clock: Clock;
   readonly #transcode: (mp3: Buffer) => Promise<Buffer>;
-  readonly #db: Db;
-  readonly #stmt;
-  readonly #evictBatch;
-  #hits = 0;
-  #misses = 0;
+  readonly #index: AudioCacheIndex;
   /** Keys whose files someone is about to play, with how many holders (this process only). */
   readonly #pins = new Map<string, number>();
 
   constructor(options: AudioCacheOptions) {
-    const { db } = options;
-    this.#db = db;
     this.#dir = options.dir;
     this.#maxBytes = options.maxBytes ?? AUDIO_CACHE_DEFAULTS.maxBytes;
-    this.#clock = options.clock ?? AUDIO_CACHE_DEFAULTS.clock;
     this.#transcode = options.transcode ?? AUDIO_CACHE_DEFAULTS.transcode;
-    this.#stmt = {
-      get: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key = ?'),
-      touch: db.prepare('UPDATE audio_cache SET last_used_at = max(last_used_at, ?), hits = hits + 1 WHERE key = ?'),
-      remove: db.prepare('DELETE FROM audio_cache WHERE key = ?'),
-      upsert: db.prepare(`INSERT INTO audio_cache
-          (key, endpoint, mp3_path, ogg_path, mp3_bytes, ogg_bytes, duration_ms, created_at, last_used_at, hits)
-          VALUES (@key, @endpoint, @mp3_path, @ogg_path, @mp3_bytes, @ogg_bytes, @duration_ms, @created_at, @last_used_at, 0)
-        ON CONFLICT (key) DO UPDATE SET mp3_bytes = excluded.mp3_bytes, ogg_bytes = excluded.ogg_bytes,
-          duration_ms = excluded.duration_ms, last_used_at = excluded.last_used_at`),
-      totals: db.prepare<[], { entries: number; bytes: number | null }>(
-        'SELECT COUNT(*) AS entries, SUM(mp3_bytes + ogg_bytes) AS bytes FROM audio_cache',
-      ),
-      oldest: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key != ? ORDER BY last_used_at, created_at'),
-    };
-    // Choose and delete victims in one transaction, so two processes do not both count the same bytes.
-    this.#evictBatch = (keep: string): Row[] => {
-      const victims: Row[] = [];
-      let bytes = this.#stmt.totals.get()!.bytes ?? 0;
-      if (bytes <= this.#maxBytes) return victims;
-      const candidates: Row[] = [];
-      for (const row of this.#stmt.oldest.iterate(keep)) {
-        // Pinned files are waiting to be played: they may take the cache over its cap for a while.
-        if (this.#pins.has(row.key)) continue;
-        candidates.push(row);
-        bytes -= row.mp3_bytes + row.ogg_bytes;
-        if (bytes <= this.#maxBytes) break;
-      }
-      for (const row of candidates) {
-        this.#stmt.remove.run(row.key);
-        victims.push(row);
-      }
-      return victims;
-    };
+    this.#index = new AudioCacheIndex(options.db, options.clock ?? AUDIO_CACHE_DEFAULTS.clock);
   }
 
   /** The cache key of a request: sha256 over a canonical JSON of everything that shapes the audio. */
@@ -174,22 +112,17 @@ export class AudioCache {
   /** The cached audio for `key`, or null; a hit marks it recently used (and with `pin`, pins it). */
   async get(key: string, options: { pin?: boolean } = {}): Promise<CachedAudio | null> {
     if (!KEY_PATTERN.test(key)) throw new AudioError('cache_bad_key');
-    const row = this.#stmt.get.get(key);
-    if (!row) {
-      this.#misses++;
-      return null;
-    }
-    const audio = this.#toAudio(row);
+    const entry = this.#index.get(key);
+    if (!entry) return null;
+    const audio = this.#toAudio(entry);
     const present = await Promise.all([stat(audio.mp3Path).then(() => true, () => false), stat(audio.oggPath).then(() => true, () => false)]);
     if (!present.every(Boolean)) {
       // Someone deleted files by hand (or another process evicted them): forget the entry.
-      await writeTx(this.#db, () => this.#stmt.remove.run(key));
+      await this.#index.remove(key);
       await Promise.all([rm(audio.mp3Path, { force: true }), rm(audio.oggPath, { force: true })]);
-      this.#misses++;
       return null;
     }
-    await writeTx(this.#db, () => this.#stmt.touch.run(Math.floor(this.#clock.now()), key));
-    this.#hits++;
+    await this.#index.touch(key);
     return options.pin ? { ...audio, release: this.pin(key) } : audio;
   }
 
@@ -208,23 +141,11 @@ export class AudioCache {
     } catch (cause) {
       throw new AudioError('cache_write_failed', { detail: (cause as NodeJS.ErrnoException).code, cause });
     }
-    const now = Math.floor(this.#clock.now()); // STRICT INTEGER columns
-    // Only now that both files exist may the index point at them.
-    const row = {
-      key,
-      endpoint: info.endpoint ?? 'standard',
-      mp3_path: rel.mp3,
-      ogg_path: rel.ogg,
-      mp3_bytes: mp3.length,
-      ogg_bytes: ogg.length,
-      duration_ms: durationMs,
-      created_at: now,
-      last_used_at: now,
-    };
     // Pinned before the index points at it: another put's eviction may run while this one waits.
     const release = info.pin ? this.pin(key) : undefined;
     try {
-      await writeTx(this.#db, () => this.#stmt.upsert.run(row));
+      // Only now that both files exist may the index point at them.
+      await this.#index.put({ key, endpoint: info.endpoint ?? 'standard', mp3Path: rel.mp3, oggPath: rel.ogg, mp3Bytes: mp3.length, oggBytes: ogg.length, durationMs });
     } catch (error) {
       release?.();
       throw error;
@@ -232,12 +153,6 @@ export class AudioCache {
     await this.#evict(key);
     const entry: CachedAudio = { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
     return release ? { ...entry, release } : entry;
-  }
-
-  /** Entries and bytes in the index (all processes), hits and misses of this process. */
-  stats(): AudioCacheStats {
-    const totals = this.#stmt.totals.get()!;
-    return { entries: totals.entries, bytes: totals.bytes ?? 0, hits: this.#hits, misses: this.#misses };
   }
 
   async #writeAtomic(rel: string, data: Buffer): Promise<void> {
@@ -254,17 +169,12 @@ export class AudioCache {
 
   /** The entry just written is never its own victim, even when it alone exceeds the cap. */
   async #evict(keep: string): Promise<void> {
-    const victims = await writeTx(this.#db, () => this.#evictBatch(keep));
-    await Promise.all(victims.flatMap((row) => [rm(join(this.#dir, row.mp3_path), { force: true }), rm(join(this.#dir, row.ogg_path), { force: true })]));
+    // Pinned files are waiting to be played: they may take the cache over its cap for a while.
+    const victims = await this.#index.evict(this.#maxBytes, keep, (key) => this.#pins.has(key));
+    await Promise.all(victims.flatMap((e) => [rm(join(this.#dir, e.mp3Path), { force: true }), rm(join(this.#dir, e.oggPath), { force: true })]));
   }
 
-  #toAudio(row: Row): CachedAudio {
-    return {
-      key: row.key,
-      mp3Path: join(this.#dir, row.mp3_path),
-      oggPath: join(this.#dir, row.ogg_path),
-      mp3Bytes: row.mp3_bytes,
-      durationMs: row.duration_ms,
-    };
+  #toAudio(entry: AudioCacheEntry): CachedAudio {
+    return { key: entry.key, mp3Path: join(this.#dir, entry.mp3Path), oggPath: join(this.#dir, entry.oggPath), mp3Bytes: entry.mp3Bytes, durationMs: entry.durationMs };
   }
 }

@@ -56,29 +56,34 @@ function fail<T>(identifier: DictionaryErrorIdentifier, context: DictionaryError
 }
 
 /**
- * Validates a dictionary word. The value is trimmed and NFKC-normalised, because text.ts matches
- * against NFKC-normalised message text (so "ｗ" and "w", "ｶﾅ" and "カナ" are the same word).
+ * The rules of one half of an entry, checked in order after trimming and NFKC normalisation,
+ * because text.ts matches against NFKC-normalised message text (so "ｗ" and "w", "ｶﾅ" and "カナ"
+ * are the same word). A reading must not bring back what text.ts replaced (a URL).
  */
-export function parseDictionaryWord(input: string): ParseResult<string> {
+function parsePart(part: 'word' | 'reading', input: string, maxChars: number, forbidden: readonly [RegExp, DictionaryErrorIdentifier][]): ParseResult<string> {
   const value = input.normalize('NFKC').trim();
-  if (value.length === 0) return fail('dictionary.word_empty');
+  if (value.length === 0) return fail(`dictionary.${part}_empty`);
   const length = countChars(value);
-  if (length > DICTIONARY_LIMITS.wordMaxChars) return fail('dictionary.word_too_long', { max: DICTIONARY_LIMITS.wordMaxChars, length });
-  if (MENTION_LIKE.test(value)) return fail('dictionary.word_mention');
-  if (INVALID_CHARACTER.test(value)) return fail('dictionary.word_invalid_character');
+  if (length > maxChars) return fail(`dictionary.${part}_too_long`, { max: maxChars, length });
+  for (const [pattern, identifier] of forbidden) if (pattern.test(value)) return fail(identifier);
   return { ok: true, value };
+}
+
+/** Validates a dictionary word (see parsePart). */
+export function parseDictionaryWord(input: string): ParseResult<string> {
+  return parsePart('word', input, DICTIONARY_LIMITS.wordMaxChars, [
+    [MENTION_LIKE, 'dictionary.word_mention'],
+    [INVALID_CHARACTER, 'dictionary.word_invalid_character'],
+  ]);
 }
 
 /** Validates a reading (what the word is replaced with); trimmed and NFKC-normalised like words. */
 export function parseReading(input: string): ParseResult<string> {
-  const value = input.normalize('NFKC').trim();
-  if (value.length === 0) return fail('dictionary.reading_empty');
-  const length = countChars(value);
-  if (length > DICTIONARY_LIMITS.readingMaxChars) return fail('dictionary.reading_too_long', { max: DICTIONARY_LIMITS.readingMaxChars, length });
-  if (MENTION_LIKE.test(value)) return fail('dictionary.reading_mention');
-  if (URL_LIKE.test(value)) return fail('dictionary.reading_url');
-  if (INVALID_CHARACTER.test(value)) return fail('dictionary.reading_invalid_character');
-  return { ok: true, value };
+  return parsePart('reading', input, DICTIONARY_LIMITS.readingMaxChars, [
+    [MENTION_LIKE, 'dictionary.reading_mention'],
+    [URL_LIKE, 'dictionary.reading_url'],
+    [INVALID_CHARACTER, 'dictionary.reading_invalid_character'],
+  ]);
 }
 
 /** Validates both halves of an entry; the first failure wins (word before reading). */

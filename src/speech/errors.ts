@@ -1,24 +1,30 @@
-import type { BudgetRefusal } from './budget.ts';
+import { CodedError } from '../util/coded-error.ts';
+import type { BudgetRefusal } from './budget-policy.ts';
 
-// Errors of src/speech: one place, stable codes (STYLE 4).
+// Errors of src/speech: one place, stable codes (STYLE #4, /work/brief/ERRORS.md).
 
-export type SpeechErrorCode = 'budget_refused' | 'aborted' | 'closed' | 'synthesis_failed';
+export type SpeechErrorCode = 'budget_refused' | 'invalid_charge' | 'aborted' | 'closed' | 'synthesis_failed';
 
-const MESSAGES: Record<SpeechErrorCode, string> = {
-  budget_refused: 'character allowance exceeded',
-  aborted: 'speech was cancelled',
-  closed: 'the speech queue is closed',
-  synthesis_failed: 'speech synthesis failed',
-};
+interface SpeechErrorOptions {
+  message?: string;
+  guildId?: string;
+  cause?: unknown;
+}
 
 /** Base error of src/speech; `code` is stable, `guildId` says where. */
-export class SpeechError extends Error {
+export class SpeechError extends CodedError<SpeechErrorCode> {
+  /** Default messages, one per code (tests check every code from this table). */
+  static override readonly messages: Readonly<Record<SpeechErrorCode, string>> = {
+    budget_refused: 'character allowance exceeded',
+    invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
+    aborted: 'speech was cancelled',
+    closed: 'the speech queue is closed',
+    synthesis_failed: 'speech synthesis failed',
+  };
   override name = 'SpeechError';
-  readonly code: SpeechErrorCode;
   readonly guildId: string | undefined;
-  constructor(code: SpeechErrorCode, options: { message?: string; guildId?: string; cause?: unknown } = {}) {
-    super(options.message ?? MESSAGES[code], { cause: options.cause });
-    this.code = code;
+  constructor(code: SpeechErrorCode, options: SpeechErrorOptions = {}) {
+    super(code, options);
     this.guildId = options.guildId;
   }
 }
@@ -27,12 +33,17 @@ export class SpeechError extends Error {
 export class BudgetRefusedError extends SpeechError {
   override name = 'BudgetRefusedError';
   readonly refusal: BudgetRefusal;
-  constructor(refusal: BudgetRefusal, guildId?: string) {
-    super('budget_refused', {
-      message: `character allowance exceeded (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})`,
-      ...(guildId === undefined ? {} : { guildId }),
-    });
+  constructor(options: Omit<SpeechErrorOptions, 'message'> & { refusal: BudgetRefusal }) {
+    const { refusal } = options;
+    super('budget_refused', { ...options, message: `${SpeechError.messages.budget_refused} (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})` });
     this.refusal = refusal;
   }
 }
 
+/** A programming error in what was asked of the budget (not a refusal, which is a result). */
+export class BudgetError extends SpeechError {
+  override name = 'BudgetError';
+  constructor(options: SpeechErrorOptions = {}) {
+    super('invalid_charge', options);
+  }
+}

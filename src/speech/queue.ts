@@ -1,176 +1,26 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { systemClock } from '../util/clock.ts';
-import { countChars } from '../tts/chars.ts';
-import { SpeechError } from './synthesize.ts';
-import type { AdvancedParams, Charge, ReadyAudio, SynthesisRequest, Synthesizer } from './synthesize.ts';
+import { admits, batchRequest, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import { SpeechError } from './errors.ts';
+import {
+  SCHEDULER_DEFAULTS, type EnqueueResult, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
+  type ReadyUtterance, type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
+} from './queue-types.ts';
+import { runSink } from './sink.ts';
+import type { Synthesizer } from './synthesize.ts';
+
+// The scheduler's vocabulary (utterances, sinks, events, options) lives in queue-types.ts.
+export * from './queue-types.ts';
 
 /**
  * The fair per-guild speech scheduler: one FIFO per guild, K utterances synthesised ahead of
- * playback, consecutive auto-read messages merged into one request, and exactly one place that
- * advances a guild's queue (after its sink settles). Cross-guild fairness of the shared rate
- * budget lives in the fair limiter inside the TTS client, keyed by guild id; this scheduler keeps
- * each guild's demand to at most K requests at a time so one busy guild cannot flood it.
+ * playback, consecutive auto-read messages merged into one request (the rules: batching.ts), and
+ * exactly one place that advances a guild's queue (after its sink settles). Cross-guild fairness
+ * of the shared rate budget lives in the fair limiter inside the TTS client, keyed by guild id;
+ * this scheduler keeps each guild's demand to at most K requests at a time so one busy guild
+ * cannot flood it.
  */
-
-export type UtteranceKind = 'auto' | 'say' | 'narrate';
-
-export interface UtteranceInput {
-  guildId: string;
-  userId: string;
-  channelId: string;
-  kind: UtteranceKind;
-  text: string;
-  lang?: string;
-  voice: string;
-  speed: number;
-  pitch: number;
-  /** Present for the advanced (Beta) endpoint; `narrate` utterances need it. */
-  advanced?: AdvancedParams;
-  /** Anything the bot needs back at delivery (message id, interaction token, ...). */
-  meta?: unknown;
-}
-
-export interface Utterance extends UtteranceInput {
-  id: string;
-  enqueuedAt: number;
-}
-
-interface ReadyBase {
-  /** Delivery id (the first item's id). */
-  id: string;
-  guildId: string;
-  /** The original utterances merged into this audio, in message order. */
-  items: Utterance[];
-}
-/** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
-export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
-
-/** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
-export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
-
-export type EnqueueResult = { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'closed'; limit?: number };
-
-export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
-
-export interface ProgressEvent {
-  id: string;
-  guildId: string;
-  userId: string;
-  kind: UtteranceKind;
-  state: ProgressState;
-  /** 1 = next to speak; present on 'queued'. */
-  position?: number;
-  /** Advanced job status while synthesising ('created', 'pending', 'running', ...). */
-  detail?: string;
-  error?: Error & { code?: string };
-}
-
-export interface PendingPosition {
-  id: string;
-  userId: string;
-  kind: UtteranceKind;
-  position: number;
-  state: 'queued' | 'synthesizing' | 'ready';
-}
-
-export interface GuildStats {
-  guildId: string;
-  queued: number;
-  synthesizing: number;
-  ready: number;
-  playing: boolean;
-  enqueued: number;
-  delivered: number;
-  failed: number;
-  dropped: number;
-  cleared: number;
-  skipped: number;
-  requests: number;
-  cacheHits: number;
-  merged: number;
-}
-
-export interface SchedulerEvents {
-  progress: [ProgressEvent];
-  /** Auto-read items that waited longer than maxAutoAgeMs (counted in stats). */
-  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old' }];
-  /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
-  ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
-  delivered: [{ guildId: string; ready: ReadyUtterance; at: number }];
-  sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
-  /** Everything not yet delivered was dropped by clear(); `reason` is the caller's. */
-  cleared: [{ guildId: string; count: number; items: Utterance[]; reason: string | undefined }];
-}
-
-/**
- * Where accepted utterances are kept until they are finished, so a crash loses none (issue 9 §3).
- * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
- * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
- * Both must be quick and must not throw (src/speech/queue-store.ts).
- */
-export interface QueueJournal {
-  add(u: Utterance): void;
-  remove(ids: readonly string[]): void;
-}
-
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
-export interface CoalesceOptions {
-  maxChars?: number;
-  maxMessages?: number;
-  /** How long a lone auto message may wait for company while its guild is playing. */
-  holdMs?: number;
-  /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
-  separator?: Record<string, string>;
-}
-
-export interface SchedulerOptions {
-  synthesize: Synthesizer;
-  clock?: Clock;
-  prefetch?: number;
-  /**
-   * Requests per guild synthesising at once (<= prefetch). 1 by default: under load a second
-   * request would wait on the shared rate budget holding one message, where waiting lets every
-   * message that arrives meanwhile merge into the next request (bench:queue shows the difference).
-   */
-  maxInFlight?: number;
-  /**
-   * Characters one member may have waiting per guild (issue 9 §6: characters, not lines, so a
-   * burst of short chat lines that merge into a few requests is never refused). A member with
-   * nothing waiting is always accepted, however long the text.
-   */
-  maxPendingCharsPerMember?: number;
-  maxAutoAgeMs?: number;
-  coalesce?: CoalesceOptions;
-  /** Counts characters the way the service does (default: src/tts/chars.ts). */
-  countChars?: (text: string) => number;
-  /** After audio length + this, a delivery's signal is aborted; after twice this the queue moves on anyway. */
-  sinkTimeoutMs?: number;
-  logger?: Logger;
-  /** Keeps accepted utterances on disk until they are finished. */
-  journal?: QueueJournal;
-}
-
-const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
-
-/** Defaults of every option (src/config.ts takes MAX_PENDING_PER_MEMBER's from here). */
-export const SCHEDULER_DEFAULTS = {
-  clock: systemClock,
-  prefetch: 2,
-  maxInFlight: 1,
-  maxPendingCharsPerMember: 500,
-  maxAutoAgeMs: 60_000,
-  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, separator: DEFAULT_SEPARATORS },
-  countChars,
-  sinkTimeoutMs: 30_000,
-  logger: { info() {}, warn() {} },
-  journal: { add() {}, remove() {} },
-} as const satisfies Required<Omit<SchedulerOptions, 'synthesize'>>;
 
 interface Slot {
   items: Utterance[];
@@ -185,13 +35,10 @@ interface GuildQueue {
   slots: Slot[];
   /** The delivery in progress, if any. */
   current: AbortController | null;
-  sink: Sink | null;
   /** A held auto message has a wake-up scheduled. */
   holdTimer: boolean;
   stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
 }
-
-const CJK = /[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]/u;
 
 /** One FIFO per guild with prefetch, coalescing and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -200,14 +47,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #prefetch: number;
   readonly #maxInFlight: number;
   readonly #maxCharsPerMember: number;
-  readonly #maxAutoAgeMs: number;
-  readonly #coalesce: Required<CoalesceOptions>;
-  readonly #countChars: (text: string) => number;
+  readonly #rules: BatchRules;
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #guilds = new Map<string, GuildQueue>();
-  #defaultSink: Sink | null = null;
+  #sink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
   #pumpScheduled = false;
@@ -222,14 +67,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#prefetch = Math.max(1, options.prefetch ?? SCHEDULER_DEFAULTS.prefetch);
     this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? SCHEDULER_DEFAULTS.maxInFlight));
     this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? SCHEDULER_DEFAULTS.maxPendingCharsPerMember;
-    this.#maxAutoAgeMs = options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs;
-    this.#coalesce = {
-      maxChars: options.coalesce?.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
-      maxMessages: options.coalesce?.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
-      holdMs: options.coalesce?.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
-      separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...options.coalesce?.separator },
+    const coalesce = options.coalesce ?? {};
+    this.#rules = {
+      maxMessages: coalesce.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
+      maxChars: coalesce.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
+      holdMs: coalesce.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
+      maxAutoAgeMs: options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs,
+      separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
+      countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
     };
-    this.#countChars = options.countChars ?? SCHEDULER_DEFAULTS.countChars;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
@@ -244,23 +90,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // On disk before it is acknowledged: from here on a crash does not lose it.
     this.#journal.add(u);
     g.pending.push(u);
-    g.stats.enqueued++;
     const position = this.#undelivered(g).length;
     this.#progress(u, 'queued', { position });
     this.#schedulePump(u.guildId);
     return { ok: true, id: u.id, position };
   }
 
-  /** Sets (or with null removes) the guild's sink; deliveries wait while a guild has none. */
-  setSink(guildId: string, sink: Sink | null): void {
-    const g = this.#guild(guildId);
-    g.sink = sink;
-    this.#schedulePump(guildId);
-  }
-
-  /** The sink for guilds without their own (e.g. attach the audio to a reply). */
+  /** Where ready utterances go (play, or attach to a reply); deliveries wait while there is none. */
   setDefaultSink(sink: Sink | null): void {
-    this.#defaultSink = sink;
+    this.#sink = sink;
     for (const [id, g] of this.#guilds) this.#schedulePump(id);
   }
 
@@ -268,7 +106,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   skip(guildId: string): boolean {
     const g = this.#guilds.get(guildId);
     if (!g?.current || g.current.signal.aborted) return false;
-    g.stats.skipped++;
     g.current.abort(new SpeechError('aborted', { guildId, message: 'skipped' }));
     return true;
   }
@@ -289,7 +126,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     items.push(...g.pending);
     g.pending = [];
     g.slots = [];
-    g.stats.cleared += items.length;
     this.#journal.remove(items.map((u) => u.id));
     this.emit('cleared', { guildId, count: items.length, items, reason });
     return items.length;
@@ -301,19 +137,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const g = this.#guilds.get(input.guildId);
     const waiting = g ? this.#charsForMember(g, input.userId) : 0;
     // Explicit requests count too: one member must not fill a guild's queue (read-aloud-bots.md: delays under load).
-    return waiting === 0 || waiting + this.#countChars(input.text) <= this.#maxCharsPerMember;
-  }
-
-  /** Not-yet-delivered utterances of a guild with their positions (1 = next to speak). */
-  pending(guildId: string): PendingPosition[] {
-    const g = this.#guilds.get(guildId);
-    if (!g) return [];
-    const out: PendingPosition[] = [];
-    for (const slot of g.slots) {
-      for (const u of slot.items) out.push({ id: u.id, userId: u.userId, kind: u.kind, position: out.length + 1, state: slot.state });
-    }
-    for (const u of g.pending) out.push({ id: u.id, userId: u.userId, kind: u.kind, position: out.length + 1, state: 'queued' });
-    return out;
+    return admits(waiting, this.#rules.countChars(input.text), this.#maxCharsPerMember);
   }
 
   /** Counters for one guild, or for all guilds. */
@@ -333,7 +157,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** Utterances queued but not yet spoken, in order per guild (for a clean shutdown). */
-  snapshot(): Utterance[] {
+  #snapshot(): Utterance[] {
     const out: Utterance[] = [];
     for (const g of this.#guilds.values()) {
       for (const slot of g.slots) out.push(...slot.items);
@@ -351,7 +175,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     for (const u of items) {
       const g = this.#guild(u.guildId);
       g.pending.push({ ...u });
-      g.stats.enqueued++;
       this.#schedulePump(u.guildId);
     }
     return items.length;
@@ -359,7 +182,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** Refuses new work, aborts synthesis and playback, and returns what was not spoken. */
   close(): Utterance[] {
-    const unspoken = this.snapshot();
+    const unspoken = this.#snapshot();
     this.#closed = true;
     this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
@@ -380,10 +203,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return this.#maxCharsPerMember;
   }
 
-  get closed(): boolean {
-    return this.#closed;
-  }
-
   // ---- internals ----
 
   #guild(guildId: string): GuildQueue {
@@ -393,9 +212,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         pending: [],
         slots: [],
         current: null,
-        sink: null,
         holdTimer: false,
-        stats: { enqueued: 0, delivered: 0, failed: 0, dropped: 0, cleared: 0, skipped: 0, requests: 0, cacheHits: 0, merged: 0 },
+        stats: { delivered: 0, dropped: 0 },
       };
       this.#guilds.set(guildId, g);
     }
@@ -408,7 +226,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   #charsForMember(g: GuildQueue, userId: string): number {
     let n = 0;
-    for (const u of this.#undelivered(g)) if (u.userId === userId) n += this.#countChars(u.text);
+    for (const u of this.#undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
     return n;
   }
 
@@ -444,7 +262,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#dirty.clear();
     for (const [id, g] of guilds) {
       const head = g.slots[0];
-      const sink = g.sink ?? this.#defaultSink;
+      const sink = this.#sink;
       if (!g.current && head?.state === 'ready' && sink) {
         g.slots.shift();
         void this.#deliver(id, g, head, sink);
@@ -455,8 +273,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     let active = guilds;
     while (active.length > 0) {
       active = active.filter(([id, g]) => {
-        if (g.slots.length >= this.#prefetch) return false;
-        if (g.slots.filter((s) => s.state === 'synthesizing').length >= this.#maxInFlight) return false;
+        const synthesizing = g.slots.filter((s) => s.state === 'synthesizing').length;
+        const ready = g.slots.length - synthesizing;
+        if (!mayStartBatch({ synthesizing, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
         const batch = this.#takeBatch(id, g);
         if (!batch) return false;
         this.#startSlot(id, g, batch);
@@ -465,102 +284,39 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
-  /** Takes the next batch: a lone explicit request, or up to maxMessages compatible auto messages. */
+  /** Applies the batching rules (batching.ts) to the head of the guild's queue: drops, holds or takes. */
   #takeBatch(guildId: string, g: GuildQueue): Utterance[] | null {
-    const now = this.#clock.now();
-    const stale: Utterance[] = [];
-    // Auto-read that waited too long is no longer conversation; say/narrate are never dropped.
-    while (g.pending[0]?.kind === 'auto' && now - g.pending[0].enqueuedAt > this.#maxAutoAgeMs) stale.push(g.pending.shift()!);
-    if (stale.length > 0) {
+    const decision = nextBatch(g.pending, { now: this.#clock.now(), playing: g.current !== null }, this.#rules);
+    if (decision.stale > 0) {
+      // Auto-read that waited too long is no longer conversation; say/narrate are never dropped.
+      const stale = g.pending.splice(0, decision.stale);
       g.stats.dropped += stale.length;
       this.#journal.remove(stale.map((u) => u.id));
       this.#logger.info({ guildId, count: stale.length }, 'dropped stale auto-read messages');
       this.emit('dropped', { guildId, items: stale, reason: 'too_old' });
     }
-    const head = g.pending.shift();
-    if (!head) return null;
-    const batch = [head];
-    if (head.kind !== 'auto' || head.advanced) return batch;
-    if (g.pending.length === 0 && this.#hold(guildId, g, head, now)) {
-      g.pending.unshift(head);
-      return null;
-    }
-    const sep = this.#separator(head);
-    let chars = this.#countChars(head.text);
-    while (batch.length < this.#coalesce.maxMessages) {
-      const next = g.pending[0];
-      if (!next || !this.#mergeable(head, next)) break;
-      const add = this.#countChars(sep) + this.#countChars(next.text);
-      if (chars + add > this.#coalesce.maxChars) break;
-      chars += add;
-      batch.push(g.pending.shift()!);
-    }
-    return batch;
+    if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
+    return decision.take > 0 ? g.pending.splice(0, decision.take) : null;
   }
 
-  /**
-   * While the guild is playing, a lone auto message cannot be heard before the playback ends
-   * anyway: hold it up to holdMs so the next lines of a burst merge into the same request. An
-   * idle guild speaks at once. Returns whether to hold (a pump is scheduled for the deadline).
-   */
-  #hold(guildId: string, g: GuildQueue, head: Utterance, now: number): boolean {
-    const left = head.enqueuedAt + this.#coalesce.holdMs - now;
-    if (g.current === null || left <= 0) return false;
-    if (!g.holdTimer) {
-      g.holdTimer = true;
-      this.#clock
-        .sleep(left, this.#lifetime.signal)
-        .then(() => {
-          g.holdTimer = false;
-          this.#schedulePump(guildId);
-        })
-        .catch(() => {});
-    }
-    return true;
-  }
-
-  #mergeable(a: Utterance, b: Utterance): boolean {
-    return b.kind === 'auto' && !b.advanced && a.voice === b.voice && a.speed === b.speed && a.pitch === b.pitch && a.lang === b.lang;
-  }
-
-  #separator(u: Utterance): string {
-    const s = this.#coalesce.separator;
-    if (u.lang !== undefined && s[u.lang] !== undefined) return s[u.lang]!;
-    if (u.lang === undefined && !CJK.test(u.text) && s.en !== undefined) return s.en;
-    return s.default ?? '。';
-  }
-
-  /** The merged request; each author is charged for their own text (plus the pause before it). */
-  #request(guildId: string, items: Utterance[]): SynthesisRequest {
-    const first = items[0]!;
-    const sep = this.#separator(first);
-    const byUser = new Map<string, number>();
-    items.forEach((u, i) => {
-      const chars = this.#countChars(u.text) + (i > 0 ? this.#countChars(sep) : 0);
-      byUser.set(u.userId, (byUser.get(u.userId) ?? 0) + chars);
-    });
-    const endpoint = first.advanced ? 'advanced' : 'standard';
-    const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint, chars }));
-    const req: SynthesisRequest = {
-      guildId,
-      endpoint,
-      text: items.map((u) => u.text).join(sep),
-      voice: first.voice,
-      speed: first.speed,
-      pitch: first.pitch,
-      charges,
-    };
-    if (first.advanced) req.advanced = first.advanced;
-    if (first.kind !== 'auto') req.context = { utteranceId: first.id, userId: first.userId, channelId: first.channelId, meta: first.meta };
-    return req;
+  /** A held message's guild is pumped again at `at` (one wake-up per guild at a time). */
+  #wakeAt(guildId: string, g: GuildQueue, at: number): void {
+    if (g.holdTimer) return;
+    g.holdTimer = true;
+    this.#clock
+      .sleep(at - this.#clock.now(), this.#lifetime.signal)
+      .then(() => {
+        g.holdTimer = false;
+        this.#schedulePump(guildId);
+      })
+      .catch(() => {});
   }
 
   #startSlot(guildId: string, g: GuildQueue, items: Utterance[]): void {
     const slot: Slot = { items, controller: new AbortController(), state: 'synthesizing', results: [] };
     g.slots.push(slot);
-    if (items.length > 1) g.stats.merged += items.length - 1;
     for (const u of items) this.#progress(u, 'synthesizing');
-    void this.#synthesizeSlot(guildId, g, slot).then(() => {
+    void this.#synthesizeSlot(guildId, slot).then(() => {
       // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
       if (!g.slots.includes(slot)) {
         for (const r of slot.results) r.audio?.release?.();
@@ -575,27 +331,25 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     });
   }
 
-  async #synthesizeSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
-    const first = await this.#synthesizeItems(guildId, g, slot, slot.items);
+  async #synthesizeSlot(guildId: string, slot: Slot): Promise<void> {
+    const first = await this.#synthesizeItems(guildId, slot, slot.items);
     // One author over their allowance must not silence the others merged with them: retry alone.
     if (first.error && slot.items.length > 1 && first.error.code === 'budget_refused' && !slot.controller.signal.aborted) {
-      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, g, slot, [u]));
+      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, slot, [u]));
       return;
     }
     slot.results.push(first);
   }
 
-  async #synthesizeItems(guildId: string, g: GuildQueue, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
+  async #synthesizeItems(guildId: string, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
     const base = { id: items[0]!.id, guildId, items };
     try {
-      const audio = await this.#synth.synthesize(this.#request(guildId, items), {
+      const audio = await this.#synth.synthesize(batchRequest(guildId, items, this.#rules), {
         signal: slot.controller.signal,
         onProgress: (p) => {
           for (const u of items) this.#progress(u, 'synthesizing', { detail: p.status });
         },
       });
-      if (audio.fromCache) g.stats.cacheHits++;
-      else if (!audio.shared) g.stats.requests++;
       return { ...base, audio };
     } catch (err) {
       const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
@@ -612,41 +366,22 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       }
       const controller = new AbortController();
       g.current = controller;
-      if (ready.error) g.stats.failed += ready.items.length;
-      else g.stats.delivered += ready.items.length;
-      this.emit('delivered', { guildId, ready, at: this.#clock.now() });
-      await this.#runSink(guildId, ready, sink, controller);
+      if (!ready.error) g.stats.delivered += ready.items.length;
+      await runSink(sink, ready, {
+        controller,
+        clock: this.#clock,
+        timeoutMs: this.#sinkTimeoutMs,
+        onFailed: (error) => {
+          this.#logger.warn({ guildId, id: ready.id, err: error instanceof Error ? error.message : String(error) }, 'sink failed');
+          this.emit('sinkError', { guildId, error, ready });
+        },
+        onAbandoned: () => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'),
+      });
       g.current = null;
       ready.audio?.release?.();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
       if (!this.#closed) this.#journal.remove(ready.items.map((u) => u.id));
     }
     this.#schedulePump(guildId);
-  }
-
-  async #runSink(guildId: string, ready: ReadyUtterance, sink: Sink, controller: AbortController): Promise<void> {
-    // Watchdog: a sink that never settles would stall the guild silently (read-aloud-bots.md, issue 3).
-    const watchdog = new AbortController();
-    const limit = (ready.audio?.durationMs ?? 0) + this.#sinkTimeoutMs;
-    const abandoned = this.#clock
-      .sleep(limit, watchdog.signal)
-      .then(() => {
-        controller.abort(new SpeechError('aborted', { guildId, message: 'sink timed out' }));
-        return this.#clock.sleep(this.#sinkTimeoutMs, watchdog.signal);
-      })
-      .then(() => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'))
-      .catch(() => {});
-    let settled: Promise<void>;
-    try {
-      settled = Promise.resolve(sink(ready, controller.signal));
-    } catch (err) {
-      settled = Promise.reject(err);
-    }
-    const done = settled.catch((error: unknown) => {
-      this.#logger.warn({ guildId, id: ready.id, err: error instanceof Error ? error.message : String(error) }, 'sink failed');
-      this.emit('sinkError', { guildId, error, ready });
-    });
-    await Promise.race([done, abandoned]);
-    watchdog.abort();
   }
 }

@@ -3,7 +3,6 @@ import { probeDurationMs } from '../audio/transcode.ts';
 import type { BillingHooks } from '../tts/billing.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
-import type { Clock } from '../util/clock.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { ChargeSession, type LedgerLike } from './billing.ts';
@@ -88,8 +87,6 @@ export interface Synthesizer {
   synthesize(req: SynthesisRequest, options?: SynthesisOptions): Promise<ReadyAudio>;
 }
 
-export { BudgetRefusedError, SpeechError, type SpeechErrorCode } from './errors.ts';
-
 // ---- collaborators (the parts of the real classes used here) ----
 
 export type TtsClientLike = Pick<TtsClient, 'speak' | 'narrate' | 'download'>;
@@ -113,8 +110,6 @@ export interface SynthesizerOptions {
   cache: AudioCacheLike;
   budget: BudgetLike;
   history?: HistoryLike;
-  /** Accepted for symmetry with the other pieces; timing (retries, polling) lives in the client. */
-  clock?: Clock;
   /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
   narrate?: NarrateFn;
   /** What ffmpeg allows (checked at start); shared with delivery, lowered if ffmpeg goes missing. */

@@ -131,6 +131,6 @@ export function trackJob(deps: TrackerDeps, requester: JobRequester, resumed: St
 /** Code and message of any thrown value, without its cause chain (which could hold headers). */
 export function codeAndMessage(err: unknown): { code: string; message: string } {
   if (isTtsError(err)) return { code: err.code, message: err.message };
-  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'DB_BUSY' ? 'db_busy' : 'error', message: err.message };
+  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'db_busy' ? 'db_busy' : 'error', message: err.message };
   return { code: 'error', message: String(err) };
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import { RateLimiterError } from './errors.ts';
 import { RATE_LIMITS, type AcquireOptions, type RateKind, type RateLimiter } from './limiter.ts';
 import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from './limiter-window.ts';
 
@@ -33,19 +34,7 @@ const DEFAULTS = {
 } as const satisfies Omit<Required<FairRateLimiterOptions>, 'store' | 'safety'>;
 
 /** The key of waiters that give none. */
-export const DEFAULT_KEY = '';
-
-/** Errors of the rate limiter; `code` is stable. Aborts reject with the signal's own reason instead. */
-export class RateLimiterError extends Error {
-  override name = 'RateLimiterError';
-  readonly code: 'LIMITER_STORE_FAILED' | 'LIMITER_BAD_ARGUMENT';
-  readonly kind: RateKind;
-  constructor(code: RateLimiterError['code'], kind: RateKind, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    this.kind = kind;
-  }
-}
+const DEFAULT_KEY = '';
 
 interface Waiter {
   key: string;
@@ -112,18 +101,9 @@ export class FairRateLimiter implements RateLimiter {
 
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */
   block(kind: RateKind, ms: number): void {
-    if (!Number.isFinite(ms)) throw new RateLimiterError('LIMITER_BAD_ARGUMENT', kind, `block needs a finite duration, got ${ms}`);
+    if (!Number.isFinite(ms)) throw new RateLimiterError('limiter_bad_argument', { kind, message: `block needs a finite duration, got ${ms}` });
     if (ms <= 0) return;
     this.#store.block(kind, this.#clock.now() + ms);
-  }
-
-  /** How many acquires of `kind` are waiting (all keys), or of one key. */
-  waiting(kind: RateKind, key?: string): number {
-    const queues = this.#lanes[kind].queues;
-    if (key !== undefined) return queues.get(key)?.length ?? 0;
-    let n = 0;
-    for (const queue of queues.values()) n += queue.length;
-    return n;
   }
 
   /** One loop per kind hands out grants while anyone waits; it sleeps while the window is full. */
@@ -140,7 +120,7 @@ export class FairRateLimiter implements RateLimiter {
           result = this.#store.tryTake(kind, this.#clock.now(), limit, occupiedMs);
         } catch (cause) {
           // Without the store we cannot know the budget; sending anyway could cost the whole IP a 429.
-          this.#failAll(lane, new RateLimiterError('LIMITER_STORE_FAILED', kind, `the rate-limit store failed for ${kind} requests`, { cause }));
+          this.#failAll(lane, new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }));
           return;
         }
         if (result.ok) {

@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.ts';
-import { isBusy, writeTx } from '../db/write.ts';
+import { RateWindowTable } from '../db/rate-window.ts';
+import { isBusy } from '../db/write.ts';
 import type { RateKind } from './limiter.ts';
 
 export type TakeResult = { ok: true } | { ok: false; retryInMs: number };
@@ -62,54 +63,28 @@ export interface SqliteWindowStoreOptions {
 }
 
 /**
- * Grants counted in SQLite, shared by every process that opens the same file. The count and the
- * insert happen inside one BEGIN IMMEDIATE transaction, so two shards can never both take the
- * last slot of a window. Never waits for a lock another process holds (src/db/write.ts): a taken
- * lock answers "look again in a few ms", which the limiter's loop does asynchronously.
+ * Grants counted in SQLite (src/db/rate-window.ts), shared by every process that opens the same
+ * file: the count and the grant are one transaction. Never waits for a lock another process holds
+ * (src/db/write.ts): a taken lock answers "look again in a few ms", which the limiter's loop does
+ * asynchronously.
  */
 export class SqliteWindowStore implements WindowStore {
-  readonly #take: (kind: RateKind, now: number, limit: number, windowMs: number) => TakeResult;
-  readonly #block: (kind: RateKind, untilMs: number) => void;
+  readonly #table: RateWindowTable;
 
   constructor(options: SqliteWindowStoreOptions) {
-    const { db } = options;
-    const prune = db.prepare('DELETE FROM rate_grants WHERE kind = ? AND granted_at <= ?');
-    const inWindow = db.prepare('SELECT granted_at FROM rate_grants WHERE kind = ? AND granted_at > ? ORDER BY granted_at').pluck();
-    const blockedUntil = db.prepare('SELECT until_ms FROM rate_blocks WHERE kind = ?').pluck();
-    const insert = db.prepare('INSERT INTO rate_grants (kind, granted_at) VALUES (?, ?)');
-    const upsertBlock = db.prepare(
-      'INSERT INTO rate_blocks (kind, until_ms) VALUES (?, ?) ON CONFLICT (kind) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms)',
-    );
-
-    const take = db.transaction((kind: RateKind, now: number, limit: number, windowMs: number): TakeResult => {
-      // Prune with slack: another process may use a longer window (a larger safety margin).
-      prune.run(kind, now - 2 * windowMs);
-      const times = inWindow.all(kind, now - windowMs) as number[];
-      const until = (blockedUntil.get(kind) as number | undefined) ?? 0;
-      const result = decide(times, until, now, limit, windowMs);
-      // STRICT INTEGER column; rounding up keeps the grant in its window a little longer, never less.
-      if (result.ok) insert.run(kind, Math.ceil(now));
-      return result;
-    });
-    this.#take = (kind, now, limit, windowMs) => {
-      try {
-        return take.immediate(kind, now, limit, windowMs);
-      } catch (err) {
-        if (isBusy(err)) return { ok: false, retryInMs: BUSY_RETRY_MS };
-        throw err;
-      }
-    };
-    this.#block = (kind, untilMs) => {
-      // The first attempt runs synchronously; only a taken lock makes it retry later.
-      void writeTx(db, () => upsertBlock.run(kind, Math.ceil(untilMs))).catch(() => {});
-    };
+    this.#table = new RateWindowTable(options.db);
   }
 
   tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult {
-    return this.#take(kind, now, limit, windowMs);
+    try {
+      return this.#table.take(kind, now, windowMs, (w) => decide(w.times, w.blockedUntil, now, limit, windowMs));
+    } catch (err) {
+      if (isBusy(err)) return { ok: false, retryInMs: BUSY_RETRY_MS };
+      throw err;
+    }
   }
 
   block(kind: RateKind, untilMs: number): void {
-    this.#block(kind, untilMs);
+    void this.#table.block(kind, untilMs).catch(() => {});
   }
 }

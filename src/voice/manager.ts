@@ -11,7 +11,7 @@ export interface JoinRequest {
   adapterCreator: DiscordGatewayAdapterCreator;
 }
 
-/** Where sessions are remembered across a restart (src/voice/session-store.ts). */
+/** Where sessions are remembered across a restart (src/db/voice-sessions.ts). */
 export interface VoiceSessionMemory {
   save(guildId: string, voiceChannelId: string, textChannelId: string | null): Promise<void>;
   forget(guildId: string): Promise<void>;

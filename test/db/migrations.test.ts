@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadMigrations, migrate, MigrationError, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
+import { loadMigrations, migrate, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
+import { MigrationError } from '../../src/db/errors.ts';
 import { createRepositories, GuildSettingsRepo, HistoryRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
 
 let dir: string;
@@ -66,7 +67,7 @@ describe('migrations', () => {
     // Repositories of tables 001 already had (createRepositories needs the latest schema).
     const repos = { guildSettings: new GuildSettingsRepo(db), userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
     await repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
-    await repos.userSettings.setNickname('g1', 'u1', 'たろう');
+    await repos.userSettings.set('g1', 'u1', { nickname: 'たろう' });
     await repos.history.record({ pk: 7, endpoint: 'standard', url: 'http://x/a.mp3', voice: 'v', characters: 3, text: 'abc', guildId: 'g1', userId: 'u1' });
     // Tables whose repositories need later columns are written as 001 knew them.
     db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
@@ -92,7 +93,7 @@ describe('migrations', () => {
     expect(after.autoRead.entries('g1')).toEqual([{ channelId: 'c1', postAudio: false }]);
     expect(after.userSettings.get('g1', 'u1').nickname).toBe('たろう');
     expect(after.dictionary.list('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
-    expect(after.history.recent('g1')).toMatchObject([{ pk: 7, characters: 3 }]);
+    expect(db.prepare("SELECT pk, characters FROM generation_history WHERE guild_id = 'g1'").all()).toEqual([{ pk: 7, characters: 3 }]);
     expect(after.jobs.get('j1')).toMatchObject({ state: 'pending', delivery: { x: 1 }, leaseOwner: null, discard: false });
     // 004: committed rows became charged, held ones stay held, and the running totals match them.
     expect(db.prepare('SELECT state, SUM(chars) AS n FROM character_ledger GROUP BY state ORDER BY state').all()).toEqual([

@@ -38,29 +38,33 @@ describe('GuildSettingsRepo', () => {
     await repos.guildSettings.update('g1', { guildMonthlyLimit: null });
     expect(repos.guildSettings.get('g1').guildMonthlyLimit).toBeNull();
   });
-
-  it('reset returns the guild to defaults', async () => {
-    await repos.guildSettings.update('g1', { maxLength: 50 });
-    expect(await repos.guildSettings.reset('g1')).toBe(true);
-    expect(repos.guildSettings.get('g1').maxLength).toBe(100);
-  });
 });
 
 describe('AutoReadRepo', () => {
+  const channels = (guildId: string) => repos.autoRead.entries(guildId).map((e) => e.channelId);
+
   it('adds, lists, checks and removes channels per guild', async () => {
     expect(await repos.autoRead.add('g1', 'c1')).toBe(true);
     expect(await repos.autoRead.add('g1', 'c1')).toBe(false);
     now += 1;
     await repos.autoRead.add('g1', 'c2');
     await repos.autoRead.add('g2', 'c9');
-    expect(repos.autoRead.list('g1')).toEqual(['c1', 'c2']);
+    expect(channels('g1')).toEqual(['c1', 'c2']);
     expect(repos.autoRead.isAutoRead('g1', 'c2')).toBe(true);
     expect(repos.autoRead.isAutoRead('g1', 'c9')).toBe(false);
     expect(await repos.autoRead.remove('g1', 'c1')).toBe(true);
     expect(await repos.autoRead.remove('g1', 'c1')).toBe(false);
-    expect(repos.autoRead.list('g1')).toEqual(['c2']);
-    expect(await repos.autoRead.clear('g1')).toBe(1);
-    expect(repos.autoRead.list('g2')).toEqual(['c9']);
+    expect(channels('g1')).toEqual(['c2']);
+    expect(channels('g2')).toEqual(['c9']);
+  });
+
+  it('adding a listed channel again changes only its MP3 option', async () => {
+    await repos.autoRead.add('g1', 'c1');
+    expect(repos.autoRead.postsAudio('g1', 'c1')).toBe(false);
+    expect(await repos.autoRead.add('g1', 'c1', { postAudio: true })).toBe(false);
+    expect(repos.autoRead.postsAudio('g1', 'c1')).toBe(true);
+    expect(repos.autoRead.entries('g1')).toEqual([{ channelId: 'c1', postAudio: true }]);
+    expect(repos.autoRead.postsAudio('g1', 'c2')).toBe(false);
   });
 });
 
@@ -80,15 +84,12 @@ describe('UserSettingsRepo', () => {
 
   it('mute and nickname are kept alongside the voice', async () => {
     await repos.userSettings.set('g1', 'u1', { speed: 2 });
-    await repos.userSettings.setMuted('g1', 'u1', true);
-    await repos.userSettings.setNickname('g1', 'u1', 'ボブ');
+    await repos.userSettings.set('g1', 'u1', { muted: true });
+    await repos.userSettings.set('g1', 'u1', { nickname: 'ボブ' });
     expect(repos.userSettings.get('g1', 'u1')).toMatchObject({ speed: 2, muted: true, nickname: 'ボブ' });
-    expect(repos.userSettings.isMuted('g1', 'u1')).toBe(true);
-    expect(repos.userSettings.isMuted('g1', 'u2')).toBe(false);
-    expect(repos.userSettings.listMuted('g1')).toEqual(['u1']);
-    await repos.userSettings.setMuted('g1', 'u1', false);
-    expect(repos.userSettings.listMuted('g1')).toEqual([]);
-    expect(repos.userSettings.get('g1', 'u1').nickname).toBe('ボブ');
+    expect(repos.userSettings.get('g1', 'u2').muted).toBe(false);
+    await repos.userSettings.set('g1', 'u1', { muted: false });
+    expect(repos.userSettings.get('g1', 'u1')).toMatchObject({ speed: 2, muted: false, nickname: 'ボブ' });
   });
 });
 
@@ -132,7 +133,6 @@ describe('DictionaryRepo', () => {
     // 4 characters but 12 UTF-8 bytes: must sort after 'GitHub' (6 chars).
     await repos.dictionary.add('g1', '東京都庁', 'とうきょうとちょう', 'u2');
     expect(repos.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub Actions', 'GitHub', '東京都庁', 'Git', '草']);
-    expect(repos.dictionary.count('g1')).toBe(5);
     expect(repos.dictionary.list('g2')).toEqual([]);
   });
 
@@ -146,18 +146,22 @@ describe('DictionaryRepo', () => {
 });
 
 describe('HistoryRepo', () => {
-  it('records the hash of the text, never the text, newest first', async () => {
+  it('records the hash of the text, never the text', async () => {
     const secret = 'my private message';
-    await repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
+    const first = await repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
     now += 10;
-    await repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
-    const recent = repos.history.recent('g1');
-    expect(recent.map((e) => e.pk)).toEqual([2, 1]);
-    expect(recent[1]!.textHash).toBe(hashText(secret));
-    expect(recent[1]!.textHash).toMatch(/^[0-9a-f]{64}$/);
-    const dump = JSON.stringify(db.prepare('SELECT * FROM generation_history').all());
-    expect(dump).not.toContain(secret);
-    expect(repos.history.recent('g1', 1)).toHaveLength(1);
+    const second = await repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
+    expect(first).toMatchObject({ pk: 1, endpoint: 'standard', characters: 18, guildId: 'g1', userId: 'u1', createdAt: now - 10 });
+    expect(first.textHash).toBe(hashText(secret));
+    expect(first.textHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(second).toMatchObject({ pk: 2, url: null, createdAt: now });
+    expect(second.id).toBeGreaterThan(first.id);
+    const stored = db.prepare('SELECT * FROM generation_history ORDER BY id').all();
+    expect(stored).toEqual([
+      { id: first.id, pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text_hash: hashText(secret), guild_id: 'g1', user_id: 'u1', created_at: now - 10 },
+      { id: second.id, pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text_hash: hashText('hello world'), guild_id: 'g1', user_id: 'u2', created_at: now },
+    ]);
+    expect(JSON.stringify(stored)).not.toContain(secret);
   });
 });
 

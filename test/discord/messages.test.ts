@@ -5,7 +5,7 @@ import ja from '../../src/discord/locales/ja.json' with { type: 'json' };
 import { describeFailure } from '../../src/discord/outcomes.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
-import { BudgetRefusedError } from '../../src/speech/synthesize.ts';
+import { BudgetRefusedError } from '../../src/speech/errors.ts';
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -50,10 +50,10 @@ describe('every failure a user can meet has a localised explanation', () => {
 
   it('GIVEN a budget refusal THEN which limit, the numbers and the reset date are given', () => {
     const refusal = { scope: 'user' as const, used: 990, limit: 1000, requested: 20, remaining: 10, resetsAt: Date.UTC(2026, 11, 1) };
-    const en = describeFailure('en', new BudgetRefusedError(refusal, 'g'))!;
+    const en = describeFailure('en', new BudgetRefusedError({ refusal, guildId: 'g' }))!;
     expect(en).toContain('990 / 1000');
     expect(en).toContain('Dec 1, 2026');
-    expect(describeFailure('ja', new BudgetRefusedError({ ...refusal, scope: 'guild' }, 'g'))).toContain('このサーバー');
+    expect(describeFailure('ja', new BudgetRefusedError({ refusal: { ...refusal, scope: 'guild' }, guildId: 'g' }))).toContain('このサーバー');
   });
 
   it('GIVEN invalid input THEN the details say which field', () => {

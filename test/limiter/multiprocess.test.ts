@@ -6,10 +6,10 @@ import { tempDb } from './support.ts';
 
 // Acceptance: two bot processes sharing one SQLite file never send more than N standard requests
 // in any window of the service, so the IP never sees a 429 (spec: Limits). The window is scaled
-// down (5 per 2 s instead of 30 per 60 s) to keep the test to a few seconds; the emulator enforces
+// down (5 per 1 s instead of 30 per 60 s) to keep the test to a few seconds; the emulator enforces
 // the same scaled limit and its request log is the referee.
 const LIMIT = 5;
-const WINDOW_MS = 2_000;
+const WINDOW_MS = 1_000;
 const TOKEN = '0123456789abcdef'.repeat(4);
 const WORKER = fileURLToPath(new URL('./shard-worker.ts', import.meta.url));
 

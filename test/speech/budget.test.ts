@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
-import { BudgetError, CharacterBudget, type BudgetOptions, type Reservation, type ReserveResult } from '../../src/speech/budget.ts';
+import { CharacterBudget, type BudgetOptions, type Reservation, type ReserveResult } from '../../src/speech/budget.ts';
+import { BudgetError } from '../../src/speech/errors.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import type { Clock } from '../../src/util/clock.ts';
 

@@ -40,12 +40,12 @@ describe('queued audio is pinned against cache eviction', () => {
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((r) => (releaseFirst = r));
     const g1: Array<{ text: string; filesThere: boolean; ready: ReadyUtterance }> = [];
-    q.setSink('g1', async (r) => {
+    let g2 = 0;
+    q.setDefaultSink(async (r) => {
+      if (r.guildId === 'g2') return void g2++;
       g1.push({ text: r.items[0]!.text, filesThere: existsSync(r.audio!.oggPath!) && existsSync(r.audio!.mp3Path!), ready: r });
       if (g1.length === 1) await firstHeld;
     });
-    let g2 = 0;
-    q.setSink('g2', async () => void g2++);
     q.enqueue(msg('g1', 'a', 'playing now', { kind: 'say' }));
     q.enqueue(msg('g1', 'a', 'next in line', { kind: 'say' }));
     await until(() => g1.length === 1 && q.stats('g1').ready === 1);

@@ -35,8 +35,7 @@ describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => 
     const synth = createSynthesizer({ client: limitedClient(limiter), cache: noCache, budget });
     const q = new SpeechScheduler({ synthesize: synth, clock });
     const spokenB: string[] = [];
-    q.setSink('A', async () => {});
-    q.setSink('B', async (r) => void spokenB.push(...r.items.map((u) => u.text)));
+    q.setDefaultSink(async (r) => void (r.guildId === 'B' && spokenB.push(...r.items.map((u) => u.text))));
 
     // Explicit requests are never merged, so each one costs a grant.
     for (let i = 0; i < 100; i++) expect(q.enqueue(msg('A', `a${i % 20}`, `A message ${i}`, { kind: 'say' })).ok).toBe(true);

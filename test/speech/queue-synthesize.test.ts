@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { NewHistoryEntry } from '../../src/db/repositories.ts';
 import type { CachedAudio } from '../../src/speech/cache.ts';
 import type { BudgetRefusal, Charge } from '../../src/speech/budget.ts';
+import { BudgetRefusedError } from '../../src/speech/errors.ts';
 import {
-  BudgetRefusedError,
   createSynthesizer,
   type AudioCacheLike,
   type BudgetLike,

@@ -1,0 +1,80 @@
+import type { Db } from './database.ts';
+import { Repo } from './repo.ts';
+import { rowMapping, type RowOf } from './rows.ts';
+import type { Clock } from '../util/clock.ts';
+
+// The dictionary_entries table (migrations/001) and each guild's dictionary version
+// (dictionary_versions, migrations/004), bumped in the same transaction as every change.
+
+export interface DictionaryEntry {
+  guildId: string;
+  word: string;
+  reading: string;
+  createdBy: string;
+  createdAt: number;
+}
+
+const statements = (db: Db) => ({
+  exists: db.prepare<[string, string], number>('SELECT 1 FROM dictionary_entries WHERE guild_id = ? AND word = ?').pluck(),
+  upsert: db.prepare<[Row]>(`
+    INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at)
+    VALUES (@guild_id, @word, @reading, @created_by, @created_at)
+    ON CONFLICT (guild_id, word) DO UPDATE SET reading = excluded.reading, created_by = excluded.created_by,
+      created_at = excluded.created_at`),
+  delete: db.prepare<[string, string]>('DELETE FROM dictionary_entries WHERE guild_id = ? AND word = ?'),
+  // Longest word first, so "GitHub Actions" is replaced before "GitHub" (SQLite length() counts characters).
+  list: db.prepare<[string], Row>('SELECT * FROM dictionary_entries WHERE guild_id = ? ORDER BY length(word) DESC, word'),
+  version: db.prepare<[string], number>('SELECT version FROM dictionary_versions WHERE guild_id = ?').pluck(),
+  bump: db.prepare<[string]>(
+    'INSERT INTO dictionary_versions (guild_id, version) VALUES (?, 1) ON CONFLICT (guild_id) DO UPDATE SET version = version + 1',
+  ),
+});
+
+type Row = RowOf<DictionaryEntry>;
+const rows = rowMapping<DictionaryEntry, Row>();
+
+export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
+  /**
+   * The last list read per guild with its version: the same array is returned until the guild's
+   * dictionary changes (in any process), so the compiled trie cached per array (dictionary.ts)
+   * is built once per version instead of once per message.
+   */
+  readonly #lists = new Map<string, { version: number; entries: DictionaryEntry[] }>();
+
+  constructor(db: Db, clock?: Clock) {
+    super(db, clock, statements);
+  }
+
+  /** Adds the word, or replaces its reading; says which. */
+  add(guildId: string, word: string, reading: string, createdBy: string): Promise<'added' | 'updated'> {
+    return this.write(() => {
+      const existed = this.sql.exists.get(guildId, word) !== undefined;
+      this.sql.upsert.run(rows.toRow({ guildId, word, reading, createdBy, createdAt: this.clock.now() }));
+      this.sql.bump.run(guildId);
+      return existed ? 'updated' : 'added';
+    });
+  }
+
+  /** Resolves false when the word was not in the dictionary. */
+  remove(guildId: string, word: string): Promise<boolean> {
+    return this.write(() => {
+      const removed = this.sql.delete.run(guildId, word).changes > 0;
+      if (removed) this.sql.bump.run(guildId);
+      return removed;
+    });
+  }
+
+  /**
+   * Every entry of the guild, longest word first (the order to apply them in). The same array
+   * while the dictionary is unchanged: treat it as immutable.
+   */
+  list(guildId: string): readonly DictionaryEntry[] {
+    const version = this.sql.version.get(guildId) ?? 0;
+    const cached = this.#lists.get(guildId);
+    if (cached?.version === version) return cached.entries;
+    const entries = this.sql.list.all(guildId).map(rows.fromRow);
+    Object.freeze(entries);
+    this.#lists.set(guildId, { version, entries });
+    return entries;
+  }
+}

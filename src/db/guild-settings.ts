@@ -1,0 +1,87 @@
+import type { Db } from './database.ts';
+import { Repo } from './repo.ts';
+import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
+import type { Clock } from '../util/clock.ts';
+
+// The guild_settings table (migrations/001). Its only owner: everything else reads a guild's
+// settings through GuildSettingsRepo.
+
+export interface GuildSettings {
+  guildId: string;
+  /** Standard voice id. */
+  voice: string;
+  speed: number;
+  pitch: number;
+  readAuthorNames: boolean;
+  announceJoinLeave: boolean;
+  /** Longest message read aloud, in characters. */
+  maxLength: number;
+  /** Messages starting with this are not read. */
+  ignorePrefix: string;
+  /** Per-user monthly characters in this guild; null = the bot's default. */
+  userMonthlyLimit: number | null;
+  /** Whole-guild monthly characters; null = the bot's default. */
+  guildMonthlyLimit: number | null;
+  autoJoinChannelId: string | null;
+  /** Locale of the bot's own read-aloud words (announcements). */
+  locale: string;
+  /** null while the guild has never changed anything (no row). */
+  updatedAt: number | null;
+}
+
+export type GuildSettingsPatch = Partial<Omit<GuildSettings, 'guildId' | 'updatedAt'>>;
+
+/** Must match the column defaults of 001_init.sql (test/db/repositories.test.ts checks they do). */
+export const GUILD_SETTINGS_DEFAULTS = {
+  voice: 'ja-JP-Wavenet-B',
+  speed: 1.0,
+  pitch: 0,
+  readAuthorNames: true,
+  announceJoinLeave: false,
+  maxLength: 100,
+  ignorePrefix: ';',
+  userMonthlyLimit: null,
+  guildMonthlyLimit: null,
+  autoJoinChannelId: null,
+  locale: 'ja',
+} as const satisfies Required<GuildSettingsPatch>;
+
+type Stored = GuildSettings & { updatedAt: number };
+type Row = RowOf<Stored, { readAuthorNames: number; announceJoinLeave: number }>;
+const rows = rowMapping<Stored, Row>({ codecs: { readAuthorNames: bool, announceJoinLeave: bool } });
+
+const statements = (db: Db) => ({
+  select: db.prepare<[string], Row>('SELECT * FROM guild_settings WHERE guild_id = ?'),
+  upsert: db.prepare<[Row]>(`
+    INSERT INTO guild_settings (guild_id, voice, speed, pitch, read_author_names, announce_join_leave,
+      max_length, ignore_prefix, user_monthly_limit, guild_monthly_limit, auto_join_channel_id, locale, updated_at)
+    VALUES (@guild_id, @voice, @speed, @pitch, @read_author_names, @announce_join_leave,
+      @max_length, @ignore_prefix, @user_monthly_limit, @guild_monthly_limit, @auto_join_channel_id, @locale, @updated_at)
+    ON CONFLICT (guild_id) DO UPDATE SET voice = excluded.voice, speed = excluded.speed, pitch = excluded.pitch,
+      read_author_names = excluded.read_author_names, announce_join_leave = excluded.announce_join_leave,
+      max_length = excluded.max_length, ignore_prefix = excluded.ignore_prefix,
+      user_monthly_limit = excluded.user_monthly_limit, guild_monthly_limit = excluded.guild_monthly_limit,
+      auto_join_channel_id = excluded.auto_join_channel_id, locale = excluded.locale, updated_at = excluded.updated_at`),
+});
+
+export class GuildSettingsRepo extends Repo<ReturnType<typeof statements>> {
+  constructor(db: Db, clock?: Clock) {
+    super(db, clock, statements);
+  }
+
+  /** The guild's settings, with defaults for a guild that never changed anything. */
+  get(guildId: string): GuildSettings {
+    const row = this.sql.select.get(guildId);
+    return row ? rows.fromRow(row) : { guildId, ...GUILD_SETTINGS_DEFAULTS, updatedAt: null };
+  }
+
+  /** Changes only the given fields (an `undefined` value leaves the field as it is); returns the result. */
+  update(guildId: string, patch: GuildSettingsPatch): Promise<GuildSettings> {
+    // Read-modify-write in one IMMEDIATE transaction so two processes' partial updates do not clobber.
+    return this.write(() => {
+      const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.clock.now() };
+      this.sql.upsert.run(rows.toRow(next));
+      return next;
+    });
+  }
+}

@@ -1,0 +1,68 @@
+import type { Db } from './database.ts';
+import { Repo } from './repo.ts';
+import type { GuildSettings } from './guild-settings.ts';
+import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
+import type { Clock } from '../util/clock.ts';
+
+// The user_settings table (migrations/001): per-member overrides within one guild.
+
+export interface UserSettings {
+  guildId: string;
+  userId: string;
+  /** null = the guild's voice. */
+  voice: string | null;
+  speed: number | null;
+  pitch: number | null;
+  /** Name read aloud instead of the display name; null = the display name. */
+  nickname: string | null;
+  /** Muted members' messages are not read aloud. */
+  muted: boolean;
+  updatedAt: number | null;
+}
+
+export type UserSettingsPatch = Partial<Pick<UserSettings, 'voice' | 'speed' | 'pitch' | 'nickname' | 'muted'>>;
+
+type Stored = UserSettings & { updatedAt: number };
+type Row = RowOf<Stored, { muted: number }>;
+const rows = rowMapping<Stored, Row>({ codecs: { muted: bool } });
+
+/** What a user's message is spoken with: their own choice where set, else the guild's. */
+export function effectiveVoice(guild: GuildSettings, user: UserSettings): { voice: string; speed: number; pitch: number } {
+  return { voice: user.voice ?? guild.voice, speed: user.speed ?? guild.speed, pitch: user.pitch ?? guild.pitch };
+}
+
+const statements = (db: Db) => ({
+  select: db.prepare<[string, string], Row>('SELECT * FROM user_settings WHERE guild_id = ? AND user_id = ?'),
+  upsert: db.prepare<[Row]>(`
+    INSERT INTO user_settings (guild_id, user_id, voice, speed, pitch, nickname, muted, updated_at)
+    VALUES (@guild_id, @user_id, @voice, @speed, @pitch, @nickname, @muted, @updated_at)
+    ON CONFLICT (guild_id, user_id) DO UPDATE SET voice = excluded.voice, speed = excluded.speed,
+      pitch = excluded.pitch, nickname = excluded.nickname, muted = excluded.muted, updated_at = excluded.updated_at`),
+  delete: db.prepare<[string, string]>('DELETE FROM user_settings WHERE guild_id = ? AND user_id = ?'),
+});
+
+export class UserSettingsRepo extends Repo<ReturnType<typeof statements>> {
+  constructor(db: Db, clock?: Clock) {
+    super(db, clock, statements);
+  }
+
+  /** The user's settings in the guild; all null / not muted when never set. */
+  get(guildId: string, userId: string): UserSettings {
+    const row = this.sql.select.get(guildId, userId);
+    return row ? rows.fromRow(row) : { guildId, userId, voice: null, speed: null, pitch: null, nickname: null, muted: false, updatedAt: null };
+  }
+
+  /** Changes the given fields (null voice/speed/pitch/nickname = back to the default; undefined = unchanged). */
+  set(guildId: string, userId: string, patch: UserSettingsPatch): Promise<UserSettings> {
+    return this.write(() => {
+      const next = { ...this.get(guildId, userId), ...definedOnly(patch), guildId, userId, updatedAt: this.clock.now() };
+      this.sql.upsert.run(rows.toRow(next));
+      return next;
+    });
+  }
+
+  /** Forgets everything about the user in this guild (voice, nickname, mute). */
+  reset(guildId: string, userId: string): Promise<boolean> {
+    return this.write(() => this.sql.delete.run(guildId, userId).changes > 0);
+  }
+}

@@ -1,0 +1,153 @@
+import { countChars } from '../tts/chars.ts';
+import { systemClock, type Clock } from '../util/clock.ts';
+import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesize.ts';
+
+// The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
+// accepted messages and requests; src/discord turns Discord objects into UtteranceInput), what it
+// delivers, the events it emits, and its options with their defaults. The batching rules are in
+// batching.ts.
+
+export type UtteranceKind = 'auto' | 'say' | 'narrate';
+
+export interface UtteranceInput {
+  guildId: string;
+  userId: string;
+  channelId: string;
+  kind: UtteranceKind;
+  text: string;
+  lang?: string;
+  voice: string;
+  speed: number;
+  pitch: number;
+  /** Present for the advanced (Beta) endpoint; `narrate` utterances need it. */
+  advanced?: AdvancedParams;
+  /** Anything the bot needs back at delivery (message id, interaction token, ...). */
+  meta?: unknown;
+}
+
+export interface Utterance extends UtteranceInput {
+  id: string;
+  enqueuedAt: number;
+}
+
+interface ReadyBase {
+  /** Delivery id (the first item's id). */
+  id: string;
+  guildId: string;
+  /** The original utterances merged into this audio, in message order. */
+  items: Utterance[];
+}
+
+/** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
+export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
+
+/** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
+export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
+
+export type EnqueueResult = { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'closed'; limit?: number };
+
+export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
+
+export interface ProgressEvent {
+  id: string;
+  guildId: string;
+  userId: string;
+  kind: UtteranceKind;
+  state: ProgressState;
+  /** 1 = next to speak; present on 'queued'. */
+  position?: number;
+  /** Advanced job status while synthesising ('created', 'pending', 'running', ...). */
+  detail?: string;
+  error?: Error & { code?: string };
+}
+
+export interface GuildStats {
+  guildId: string;
+  queued: number;
+  synthesizing: number;
+  ready: number;
+  playing: boolean;
+  /** Utterances delivered with their audio (failures told in their place are not counted), since start. */
+  delivered: number;
+  /** Auto-read dropped as too old, since start (shown by /usage). */
+  dropped: number;
+}
+
+export interface SchedulerEvents {
+  progress: [ProgressEvent];
+  /** Auto-read items that waited longer than maxAutoAgeMs (counted in stats). */
+  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old' }];
+  /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
+  ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
+  sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
+  /** Everything not yet delivered was dropped by clear(); `reason` is the caller's. */
+  cleared: [{ guildId: string; count: number; items: Utterance[]; reason: string | undefined }];
+}
+
+/**
+ * Where accepted utterances are kept until they are finished, so a crash loses none (issue 9 §3).
+ * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
+ * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
+ * Both must be quick and must not throw (src/speech/queue-store.ts).
+ */
+export interface QueueJournal {
+  add(u: Utterance): void;
+  remove(ids: readonly string[]): void;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface CoalesceOptions {
+  maxChars?: number;
+  maxMessages?: number;
+  /** How long a lone auto message may wait for company while its guild is playing. */
+  holdMs?: number;
+  /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
+  separator?: Record<string, string>;
+}
+
+export interface SchedulerOptions {
+  synthesize: Synthesizer;
+  clock?: Clock;
+  prefetch?: number;
+  /**
+   * Requests per guild synthesising at once (<= prefetch). 1 by default: under load a second
+   * request would wait on the shared rate budget holding one message, where waiting lets every
+   * message that arrives meanwhile merge into the next request (bench:queue shows the difference).
+   */
+  maxInFlight?: number;
+  /**
+   * Characters one member may have waiting per guild (issue 9 §6: characters, not lines, so a
+   * burst of short chat lines that merge into a few requests is never refused). A member with
+   * nothing waiting is always accepted, however long the text.
+   */
+  maxPendingCharsPerMember?: number;
+  maxAutoAgeMs?: number;
+  coalesce?: CoalesceOptions;
+  /** Counts characters the way the service does (default: src/tts/chars.ts). */
+  countChars?: (text: string) => number;
+  /** After audio length + this, a delivery's signal is aborted; after twice this the queue moves on anyway. */
+  sinkTimeoutMs?: number;
+  logger?: Logger;
+  /** Keeps accepted utterances on disk until they are finished. */
+  journal?: QueueJournal;
+}
+
+const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
+
+/** Defaults of every option (src/config.ts takes MAX_PENDING_PER_MEMBER's from here). */
+export const SCHEDULER_DEFAULTS = {
+  clock: systemClock,
+  prefetch: 2,
+  maxInFlight: 1,
+  maxPendingCharsPerMember: 500,
+  maxAutoAgeMs: 60_000,
+  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, separator: DEFAULT_SEPARATORS },
+  countChars,
+  sinkTimeoutMs: 30_000,
+  logger: { info() {}, warn() {} },
+  journal: { add() {}, remove() {} },
+} as const satisfies Required<Omit<SchedulerOptions, 'synthesize'>>;

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { Charge, ScopeUsage } from '../../src/db/ledger.ts';
+import { billingPeriod, chargeProblem, refusalFor, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
+
+const DAY = 86_400_000;
+const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };
+const std = (userId: string, chars: number, guildId = 'g1'): Charge => ({ guildId, userId, endpoint: 'standard', chars });
+
+/** Usage read from plain numbers: members as `g1/u1`, guilds by id, the account. */
+function usage(used: { users?: Record<string, number>; guilds?: Record<string, number>; account?: number } = {}): ScopeUsage {
+  return {
+    user: (g, u) => used.users?.[`${g}/${u}`] ?? 0,
+    guild: (g) => used.guilds?.[g] ?? 0,
+    account: () => used.account ?? 0,
+  };
+}
+
+const refusal = (charges: Charge[], used: ScopeUsage, limitsOf: (guildId: string) => BudgetLimits = () => LIMITS) =>
+  refusalFor({ charges, usage: used, limitsOf, accountLimit: LIMITS.accountMonthlyLimit, resetsAt: 777 });
+
+describe('billingPeriod', () => {
+  it('GIVEN an anchor THEN periods are windows of periodMs from it, before and after', () => {
+    expect(billingPeriod(1_000 + 3 * DAY, 1_000, 30 * DAY)).toEqual({ start: 1_000, end: 1_000 + 30 * DAY });
+    expect(billingPeriod(1_000 + 30 * DAY, 1_000, 30 * DAY)).toEqual({ start: 1_000 + 30 * DAY, end: 1_000 + 60 * DAY });
+    expect(billingPeriod(999, 1_000, 30 * DAY)).toEqual({ start: 1_000 - 30 * DAY, end: 1_000 });
+  });
+});
+
+describe('chargeProblem', () => {
+  it.each([
+    [[std('u1', -1)], 'chars must be a non-negative integer (got -1)'],
+    [[std('u1', 1.5)], 'chars must be a non-negative integer (got 1.5)'],
+    [[std('', 1)], 'guildId and userId are required'],
+    [[{ ...std('u1', 1), endpoint: 'poll' as never }], 'unknown endpoint poll'],
+  ])('GIVEN %j THEN %s', (charges, problem) => {
+    expect(chargeProblem(charges)).toBe(problem);
+  });
+
+  it('GIVEN well-formed charges, zero characters included THEN no problem', () => {
+    expect(chargeProblem([std('u1', 0), { ...std('u2', 5), endpoint: 'advanced' }])).toBeUndefined();
+  });
+});
+
+describe('refusalFor', () => {
+  it('GIVEN every scope with room THEN nothing is refused', () => {
+    expect(refusal([std('u1', 100)], usage())).toBeUndefined();
+  });
+
+  it('GIVEN a member at their limit THEN the member scope refuses first, with its numbers', () => {
+    const used = usage({ users: { 'g1/u1': 90 }, guilds: { g1: 250 }, account: 400 });
+    expect(refusal([std('u1', 11)], used)).toEqual({ scope: 'user', guildId: 'g1', userId: 'u1', used: 90, limit: 100, requested: 11, remaining: 10, resetsAt: 777 });
+  });
+
+  it("GIVEN one member's charges spread over a merged request THEN they are summed against their limit", () => {
+    expect(refusal([std('u1', 50), std('u2', 1), std('u1', 51)], usage())).toMatchObject({ scope: 'user', userId: 'u1', requested: 101 });
+  });
+
+  it('GIVEN members with room in a full guild THEN the guild refuses with what the whole request asks of it', () => {
+    expect(refusal([std('u1', 10), std('u2', 10)], usage({ guilds: { g1: 240 } }))).toEqual({ scope: 'guild', guildId: 'g1', used: 240, limit: 250, requested: 20, remaining: 10, resetsAt: 777 });
+  });
+
+  it('GIVEN members and guilds with room but the account nearly spent THEN the account refuses, over every guild together', () => {
+    const charges = [std('u1', 30, 'g1'), std('u2', 30, 'g2')];
+    expect(refusal(charges, usage({ account: 350 }))).toEqual({ scope: 'account', used: 350, limit: 400, requested: 60, remaining: 50, resetsAt: 777 });
+  });
+
+  it("GIVEN a guild's own limits THEN they apply in that guild only", () => {
+    const limitsOf = (guildId: string) => (guildId === 'g2' ? { ...LIMITS, userMonthlyLimit: 10 } : LIMITS);
+    expect(refusal([std('u1', 11, 'g1')], usage(), limitsOf)).toBeUndefined();
+    expect(refusal([std('u1', 11, 'g2')], usage(), limitsOf)).toMatchObject({ scope: 'user', guildId: 'g2', limit: 10 });
+  });
+
+  it('GIVEN a scope asked for 0 characters THEN it is not refused, however spent', () => {
+    expect(refusal([std('u1', 0)], usage({ users: { 'g1/u1': 500 }, guilds: { g1: 500 }, account: 500 }))).toBeUndefined();
+  });
+});
+
+describe('toUsage', () => {
+  it('GIVEN totals by endpoint THEN used is reserved + charged + uncertain, with what remains of the limit', () => {
+    const totals = [
+      { endpoint: 'standard' as const, reserved: 5, charged: 20, uncertain: 1 },
+      { endpoint: 'advanced' as const, reserved: 0, charged: 70, uncertain: 10 },
+    ];
+    expect(toUsage('guild', totals, 100, 9)).toEqual({
+      scope: 'guild', used: 106, reserved: 5, charged: 90, uncertain: 11, limit: 100, remaining: 0, resetsAt: 9, byEndpoint: { standard: 26, advanced: 80 },
+    });
+    expect(toUsage('user', [], 50, 9)).toMatchObject({ used: 0, remaining: 50, byEndpoint: { standard: 0, advanced: 0 } });
+  });
+});
