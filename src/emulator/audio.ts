@@ -171,6 +171,8 @@ export interface AudioStoreOptions {
   /** What makes the audio (see speech.ts). */
   engine: SpeechEngine;
   espeakPath: string;
+  /** Told about every file made (see EmulatorOptions.onAudio). */
+  onAudio?: ((made: { hash: string; input: AudioInput; bytes: Buffer }) => void) | undefined;
 }
 
 const AUDIO_STORE_DEFAULTS = { maxCacheBytes: 64 * 1024 * 1024, maxEntries: 20_000, engine: 'tones', espeakPath: 'espeak-ng' } as const satisfies AudioStoreOptions;
@@ -222,6 +224,7 @@ export class AudioStore {
         (buf) => {
           this.#inflight.delete(hash);
           this.#remember(hash, buf);
+          this.#options.onAudio?.({ hash, input, bytes: buf });
           return buf;
         },
         (error: unknown) => {

@@ -60,7 +60,7 @@ export const EMULATOR_DEFAULTS = {
   now: () => Date.now(),
   speech: 'tones',
   espeakPath: 'espeak-ng',
-} as const satisfies Omit<EmulatorOptions, 'publicBaseUrl'>;
+} as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;
 
 /** Merges `options` over the defaults (nested `rate` and `jobs` field by field). */
 export function resolveEmulatorOptions(given: Partial<EmulatorOptions> = {}): EmulatorOptions {

@@ -1,4 +1,5 @@
 /** Public types of the TTS service emulator (re-exported by index.ts). */
+import type { AudioInput } from './audio.ts';
 import type { SpeechEngine, SpeechOption } from './speech.ts';
 
 export interface EmulatorAccount {
@@ -52,6 +53,11 @@ export interface EmulatorOptions {
   speech: SpeechOption;
   /** The espeak-ng binary. */
   espeakPath: string;
+  /**
+   * Called with every audio file the emulator makes (once per file while it stays in memory): the
+   * playground uses it to tell which text the bot is playing.
+   */
+  onAudio?: (made: { hash: string; input: AudioInput; bytes: Buffer }) => void;
 }
 
 export type Target = 'standard' | 'advanced' | 'poll' | 'audio';

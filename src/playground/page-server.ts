@@ -41,7 +41,8 @@ export interface PageServerOptions {
   discord: FakeDiscord;
   voice: FakeVoiceServer;
   emulator: Emulator;
-  bot: BotProcess;
+  /** The bot child as the page shows it: its status and log (BotProcess). */
+  bot: Pick<BotProcess, 'status' | 'logs' | 'on'>;
   tap: VoiceTap;
 }
 

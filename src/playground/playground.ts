@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '../emulator/index.ts';
 import { LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '../local-discord/index.ts';
 import { BotProcess, deployCommands, ROOT } from './bot-process.ts';
+import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';
 import { playgroundGuild, PLAYGROUND_IDS } from './world.ts';
@@ -54,7 +55,8 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     cleanups.push(() => voice.close());
     const discord = await startFakeDiscord({ guilds: [playgroundGuild()], voiceEndpoint: () => voice.endpoint });
     cleanups.push(() => discord.close());
-    const emulator = await startEmulator({ host: LOOPBACK_HOST, port: 0, control: true, speech: options.speech ?? 'auto' });
+    const clips = new ClipIndex();
+    const emulator = await startEmulator({ host: LOOPBACK_HOST, port: 0, control: true, speech: options.speech ?? 'auto', onAudio: (made) => void clips.add(made) });
     cleanups.push(() => emulator.close());
 
     // The bot's configuration, as a deployment would give it: environment variables only.
@@ -84,7 +86,7 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     cleanups.push(() => bot.stop());
     await bot.waitForReady();
 
-    const tap = new VoiceTap(voice, { guildId: PLAYGROUND_IDS.guild });
+    const tap = new VoiceTap(voice, { guildId: PLAYGROUND_IDS.guild, identify: (contour, complete) => clips.match(contour, complete) });
     cleanups.push(() => tap.close());
     const page = new PageServer({ port: options.port, guildId: PLAYGROUND_IDS.guild, discord, voice, emulator, bot, tap });
     await page.listen();

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { FakeVoiceServer, ReceivedPacket, VoiceSession } from '../local-discord/index.ts';
+import { frameOf, type ClipLabel, type Frame } from './clips.ts';
 
 export interface TappedUtterance {
   /** 1, 2, 3... in the order they started. */
@@ -22,6 +23,9 @@ export interface TappedUtterance {
   endToEndEncrypted: boolean;
   /** Members whose simulated client decrypted it. */
   heardBy: string[];
+  /** What the bot is saying, once one clip the emulator made matches (see clips.ts). */
+  text?: string;
+  voice?: string;
 }
 
 export interface VoiceTapEvents {
@@ -45,6 +49,8 @@ interface Open {
   sumSquares: number;
   samples: number;
   pendingMs: number;
+  /** Loudness and pitch per packet from the first audible one, for `identify`. */
+  contour: Frame[];
 }
 
 export class VoiceTap extends EventEmitter<VoiceTapEvents> {
@@ -53,6 +59,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
   readonly #voice: FakeVoiceServer;
   readonly #endAfterMs: number;
   readonly #keep: number;
+  readonly #identify: ((contour: readonly Frame[], complete: boolean) => ClipLabel | undefined) | undefined;
   #open: Open | undefined;
   #next = 1;
   readonly #timer: NodeJS.Timeout;
@@ -61,8 +68,12 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     if (info.speaking === 0 && this.#open?.ssrc === session.ssrc) this.#finish();
   };
 
-  constructor(voice: FakeVoiceServer, options: { guildId: string; endAfterMs?: number; keep?: number }) {
+  constructor(
+    voice: FakeVoiceServer,
+    options: { guildId: string; endAfterMs?: number; keep?: number; identify?: (contour: readonly Frame[], complete: boolean) => ClipLabel | undefined },
+  ) {
     super();
+    this.#identify = options.identify;
     this.#voice = voice;
     this.#guildId = options.guildId;
     this.#endAfterMs = options.endAfterMs ?? 1000;
@@ -99,6 +110,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
       open = this.#start(key, packet.ssrc);
     }
     open.lastAt = performance.now();
+    open.contour.push(frameOf(mono));
     for (const userId of heardBy) if (!open.view.heardBy.includes(userId)) open.view.heardBy.push(userId);
     if (packet.silent) {
       open.pendingMs += ms; // counts only if sound follows: trailing silence is not the utterance
@@ -113,6 +125,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     open.view.rmsDb = rms(open.sumSquares, open.samples);
     if (open.lastAt - open.reportedAt >= PROGRESS_EVERY_MS) {
       open.reportedAt = open.lastAt;
+      this.#label(open, false);
       this.emit('utterance', { ...open.view, heardBy: [...open.view.heardBy] });
     }
   }
@@ -122,7 +135,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     this.utterances.push(view);
     if (this.utterances.length > this.#keep) this.utterances.splice(0, this.utterances.length - this.#keep);
     const now = performance.now();
-    this.#open = { view, key, ssrc, lastAt: now, reportedAt: now, loudMs: 0, sumSquares: 0, samples: 0, pendingMs: 0 };
+    this.#open = { view, key, ssrc, lastAt: now, reportedAt: now, loudMs: 0, sumSquares: 0, samples: 0, pendingMs: 0, contour: [] };
     this.emit('utterance', { ...view, heardBy: [] });
     return this.#open;
   }
@@ -132,7 +145,16 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     if (!open) return;
     this.#open = undefined;
     open.view.playing = false;
+    this.#label(open, true);
     this.emit('utterance', { ...open.view, heardBy: [...open.view.heardBy] });
+  }
+
+  #label(open: Open, complete: boolean): void {
+    if (open.view.text !== undefined || !this.#identify) return;
+    const label = this.#identify(open.contour, complete);
+    if (!label) return;
+    open.view.text = label.text;
+    open.view.voice = label.voice;
   }
 }
 

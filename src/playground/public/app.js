@@ -71,7 +71,7 @@ function loc(object, field = 'name') {
 }
 
 function time(at) {
-  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 }
 
 async function post(path, body) {
@@ -287,6 +287,7 @@ function renderUtterance(u) {
     el('b', { text: `#${u.id} ` }),
     u.playing ? '▶ playing · ' : '✓ ',
     `${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
+    el('span', { class: 'text said', text: u.text ? `“${u.text}”` : u.playing ? '…' : '(not recognised)', title: u.voice ? `voice: ${u.voice}` : undefined }),
     el('span', { class: 'text muted', text: `${u.endToEndEncrypted ? '🔒 end-to-end encrypted (DAVE)' : 'transport encryption only'} · heard by ${u.heardBy.map(nameOf).join(', ') || '…'}` }),
   );
   const existing = list.querySelector(`li[data-id="${u.id}"]`);
