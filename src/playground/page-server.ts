@@ -16,7 +16,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '../emulator/index.ts';
 import { listenOnLoopback, LOOPBACK_HOST, type FakeDiscord, type FakeVoiceServer, type LocalDiscordActivity, type SimulatedListener } from '../local-discord/index.ts';
-import type { BotLogLine, BotProcess } from './bot-process.ts';
+import type { BotLogLine, BotProcessEvents, BotStatus } from './bot-process.ts';
 import { botItem, guildView, serviceView, type CommandItem, type MemberItem, type TimelineItem } from './views.ts';
 import type { VoiceTap } from './voice-tap.ts';
 
@@ -35,14 +35,21 @@ const KEPT_ITEMS = 500;
 /** A client this far behind on the socket skips audio rather than buffering without bound. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
+export interface BotView {
+  readonly status: BotStatus;
+  readonly logs: readonly BotLogLine[];
+  on(event: 'status', listener: (...args: BotProcessEvents['status']) => void): unknown;
+  on(event: 'log', listener: (...args: BotProcessEvents['log']) => void): unknown;
+}
+
 export interface PageServerOptions {
   port: number;
   guildId: string;
   discord: FakeDiscord;
   voice: FakeVoiceServer;
   emulator: Emulator;
-  /** The bot child as the page shows it: its status and log (BotProcess). */
-  bot: Pick<BotProcess, 'status' | 'logs' | 'on'>;
+  /** The bot child as the page shows it: its status and log (a BotProcess). */
+  bot: BotView;
   tap: VoiceTap;
 }
 
@@ -73,8 +80,10 @@ export class PageServer {
     this.#options = options;
     this.#http = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
-        const status = error instanceof HttpError ? error.status : 500;
-        const message = error instanceof Error ? error.message : String(error);
+        // No bot on the gateway (it exited, or is restarting): nobody to deliver to.
+        const offline = (error as { code?: unknown }).code === 'no_session';
+        const status = error instanceof HttpError ? error.status : offline ? 503 : 500;
+        const message = offline ? 'the bot is not connected to the local Discord (see the bot log)' : error instanceof Error ? error.message : String(error);
         if (!res.headersSent) sendJson(res, status, { error: message });
         else res.destroy();
       });
