@@ -19,7 +19,13 @@ const state = {
 
 /** What the page heard, for a person (the level meter) and for the browser test. */
 const heard = { frames: 0, samples: 0, loudFrames: 0, sumSquares: 0, loudSamples: 0, peak: 0 };
-window.playground = { state, heard };
+window.playground = {
+  state,
+  heard,
+  get audioContext() {
+    return speaker.ctx;
+  },
+};
 
 // ---- helpers ------------------------------------------------------------------------------------
 
