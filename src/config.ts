@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
+import { CodedError } from './util/coded-error.ts';
 import { ffmpegPath } from './util/ffmpeg.ts';
 
 /**
@@ -72,12 +73,21 @@ export interface Config {
   jobRetentionDays: number;
 }
 
-export class ConfigError extends Error {
+/** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
+export interface ConfigIssue {
+  variable: string;
+  problem: string;
+}
+
+/** The environment cannot start the bot: the message names every bad variable (ERRORS.md: one fixed code). */
+export class ConfigError extends CodedError<'config_invalid'> {
   override name = 'ConfigError';
   readonly variables: string[];
-  constructor(message: string, variables: string[]) {
-    super(message);
-    this.variables = variables;
+  // No `cause`: the schema's own error holds the values, and values are never echoed.
+  constructor(options: { issues: readonly ConfigIssue[] }) {
+    const lines = options.issues.map((i) => `  ${i.variable}: ${i.problem}`);
+    super('config_invalid', { message: `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.` });
+    this.variables = options.issues.map((i) => i.variable);
   }
 }
 
@@ -89,9 +99,7 @@ function parse<S extends z.ZodType>(s: S, env: Record<string, string | undefined
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = s.safeParse(cleaned);
   if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((issue) => `  ${String(issue.path[0])}: ${issue.message}`);
-  const variables = parsed.error.issues.map((issue) => String(issue.path[0]));
-  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`, variables);
+  throw new ConfigError({ issues: parsed.error.issues.map((issue) => ({ variable: String(issue.path[0]), problem: issue.message })) });
 }
 
 /** Only the Discord variables (`npm run deploy-commands` needs no TTS_TOKEN); the same rules as loadConfig. */

@@ -1,27 +1,22 @@
-/** Stable codes of audio errors (transcoding and the audio cache). */
-export type AudioErrorCode =
-  | 'FFMPEG_NOT_FOUND'
-  | 'TRANSCODE_FAILED'
-  | 'TRANSCODE_TIMEOUT'
-  | 'TRANSCODE_ABORTED'
-  | 'CACHE_BAD_KEY'
-  | 'CACHE_WRITE_FAILED';
+import { CodedError } from '../util/coded-error.ts';
 
-const MESSAGES = {
-  FFMPEG_NOT_FOUND: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
-  TRANSCODE_FAILED: 'ffmpeg could not convert the MP3 to Ogg Opus',
-  TRANSCODE_TIMEOUT: 'ffmpeg took too long to convert the MP3 to Ogg Opus',
-  TRANSCODE_ABORTED: 'the conversion to Ogg Opus was aborted',
-  CACHE_BAD_KEY: 'an audio cache key must be 64 lowercase hex characters (a sha256)',
-  CACHE_WRITE_FAILED: 'the audio cache could not write its files',
-} as const satisfies Record<AudioErrorCode, string>;
+/** Stable codes of audio errors (transcoding and the audio cache), with their default messages. */
+export const AUDIO_ERROR_MESSAGES = {
+  ffmpeg_not_found: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
+  transcode_failed: 'ffmpeg could not convert the MP3 to Ogg Opus',
+  transcode_timeout: 'ffmpeg took too long to convert the MP3 to Ogg Opus',
+  transcode_aborted: 'the conversion to Ogg Opus was aborted',
+  cache_bad_key: 'an audio cache key must be 64 lowercase hex characters (a sha256)',
+  cache_write_failed: 'the audio cache could not write its files',
+} as const;
 
-/** An audio error: `code` is stable, `message` adds the detail (never any chat text). */
-export class AudioError extends Error {
+export type AudioErrorCode = keyof typeof AUDIO_ERROR_MESSAGES;
+
+/** An audio error: `code` is stable, the message is the code's own plus a detail (never any chat text). */
+export class AudioError extends CodedError<AudioErrorCode> {
   override name = 'AudioError';
-  readonly code: AudioErrorCode;
-  constructor(code: AudioErrorCode, detail?: string, options?: ErrorOptions) {
-    super(detail ? `${MESSAGES[code]}: ${detail}` : MESSAGES[code], options);
-    this.code = code;
+  static override readonly messages = AUDIO_ERROR_MESSAGES;
+  constructor(code: AudioErrorCode, options: { detail?: string | undefined; cause?: unknown } = {}) {
+    super(code, { message: options.detail ? `${AUDIO_ERROR_MESSAGES[code]}: ${options.detail}` : undefined, cause: options.cause });
   }
 }

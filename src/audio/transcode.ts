@@ -33,7 +33,7 @@ const STDERR_KEEP = 2_000;
 export function mp3ToOggOpus(mp3: Buffer, options: TranscodeOptions = {}): Promise<Buffer> {
   const o = { ...DEFAULTS, ...options };
   const bin = o.ffmpeg ?? ffmpegPath();
-  if (o.signal?.aborted) return Promise.reject(new AudioError('TRANSCODE_ABORTED'));
+  if (o.signal?.aborted) return Promise.reject(new AudioError('transcode_aborted'));
   // prettier-ignore
   const args = [
     '-hide_banner', '-loglevel', 'error',
@@ -65,8 +65,8 @@ export function mp3ToOggOpus(mp3: Buffer, options: TranscodeOptions = {}): Promi
       failure ??= error;
       child.kill('SIGKILL');
     };
-    const onAbort = () => kill(new AudioError('TRANSCODE_ABORTED'));
-    const timer = setTimeout(() => kill(new AudioError('TRANSCODE_TIMEOUT', `after ${o.timeoutMs} ms`)), o.timeoutMs);
+    const onAbort = () => kill(new AudioError('transcode_aborted'));
+    const timer = setTimeout(() => kill(new AudioError('transcode_timeout', { detail: `after ${o.timeoutMs} ms` })), o.timeoutMs);
     o.signal?.addEventListener('abort', onAbort, { once: true });
 
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -74,17 +74,17 @@ export function mp3ToOggOpus(mp3: Buffer, options: TranscodeOptions = {}): Promi
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP);
     });
     child.on('error', (err: NodeJS.ErrnoException) => {
-      const code = err.code === 'ENOENT' || err.code === 'EACCES' ? 'FFMPEG_NOT_FOUND' : 'TRANSCODE_FAILED';
-      finish(new AudioError(code, `${bin}: ${err.code ?? err.message}`, { cause: err }));
+      const code = err.code === 'ENOENT' || err.code === 'EACCES' ? 'ffmpeg_not_found' : 'transcode_failed';
+      finish(new AudioError(code, { detail: `${bin}: ${err.code ?? err.message}`, cause: err }));
     });
     child.on('close', (exitCode, signalName) => {
       if (failure) return finish(failure);
       if (exitCode !== 0) {
-        return finish(new AudioError('TRANSCODE_FAILED', `exit ${exitCode ?? signalName}: ${stderr.trim() || 'no output'}`));
+        return finish(new AudioError('transcode_failed', { detail: `exit ${exitCode ?? signalName}: ${stderr.trim() || 'no output'}` }));
       }
       const ogg = Buffer.concat(out);
       if (ogg.length < 4 || ogg.subarray(0, 4).toString('latin1') !== 'OggS') {
-        return finish(new AudioError('TRANSCODE_FAILED', 'ffmpeg wrote no Ogg stream'));
+        return finish(new AudioError('transcode_failed', { detail: 'ffmpeg wrote no Ogg stream' }));
       }
       finish(undefined, ogg);
     });

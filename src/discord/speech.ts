@@ -150,7 +150,7 @@ export class SpeechService {
     const text = this.#normaliseCommandText(interaction, args.guildId, args.text, args.lang, SAY_MAX_CHARS);
     if (!text) throw new UserError('tts.validation_error');
     const checked = validateStandard({ voice, text, speed, pitch });
-    if (!checked.ok) throw new TtsInputError(checked.issues);
+    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
     if (!this.#scheduler.accepts(input)) throw new UserError('queue.member_full', { limit: this.#scheduler.maxPendingCharsPerMember });
@@ -198,7 +198,7 @@ export class SpeechService {
       ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
     };
     const checked = validateAdvanced({ text, ...advanced }, this.#plan);
-    if (!checked.ok) throw new TtsInputError(checked.issues);
+    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'advanced', countChars(text));
     await this.#enqueueForInteraction(interaction, {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
@@ -483,7 +483,7 @@ export class SpeechService {
   async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
     const meta = this.#recoveredMeta(job);
     const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
-    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', error.message, { serviceCode: error.code }));
+    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }));
   }
 
   /** The stored delivery of a job; #finalEdit posts in its channel once the token is too old. */

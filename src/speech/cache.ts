@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { AudioError } from '../audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../audio/transcode.ts';
 import type { Db } from '../db/database.ts';
+import type { Endpoint } from '../db/repositories.ts';
 import { writeTx } from '../db/write.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
-export type Endpoint = 'standard' | 'advanced';
 
 /** Everything that shapes the audio of one request (spec: standard / advanced request bodies). */
 export interface AudioKeyInput {
@@ -173,7 +173,7 @@ export class AudioCache {
 
   /** The cached audio for `key`, or null; a hit marks it recently used (and with `pin`, pins it). */
   async get(key: string, options: { pin?: boolean } = {}): Promise<CachedAudio | null> {
-    if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
+    if (!KEY_PATTERN.test(key)) throw new AudioError('cache_bad_key');
     const row = this.#stmt.get.get(key);
     if (!row) {
       this.#misses++;
@@ -198,7 +198,7 @@ export class AudioCache {
    * entries until the cache fits `maxBytes`. `endpoint` is recorded for stats only.
    */
   async put(key: string, mp3: Buffer, info: { endpoint?: Endpoint; pin?: boolean } = {}): Promise<CachedAudio> {
-    if (!KEY_PATTERN.test(key)) throw new AudioError('CACHE_BAD_KEY');
+    if (!KEY_PATTERN.test(key)) throw new AudioError('cache_bad_key');
     const ogg = await this.#transcode(mp3);
     const durationMs = probeDurationMs(mp3);
     const rel = { mp3: join(key.slice(0, 2), `${key}.mp3`), ogg: join(key.slice(0, 2), `${key}.ogg`) };
@@ -206,7 +206,7 @@ export class AudioCache {
       await mkdir(join(this.#dir, key.slice(0, 2)), { recursive: true });
       await Promise.all([this.#writeAtomic(rel.mp3, mp3), this.#writeAtomic(rel.ogg, ogg)]);
     } catch (cause) {
-      throw new AudioError('CACHE_WRITE_FAILED', (cause as NodeJS.ErrnoException).code, { cause });
+      throw new AudioError('cache_write_failed', { detail: (cause as NodeJS.ErrnoException).code, cause });
     }
     const now = Math.floor(this.#clock.now()); // STRICT INTEGER columns
     // Only now that both files exist may the index point at them.

@@ -162,7 +162,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   function cacheFailed(error: unknown, guildId: string): void {
     const code = String((error as { code?: unknown }).code ?? (error as Error).name ?? 'error');
     // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
-    if (code === 'FFMPEG_NOT_FOUND') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
+    if (code === 'ffmpeg_not_found') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
     const fields = { err: error, guildId };
     if (code !== lastCacheFailure) options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
     else options.logger?.debug(fields, 'could not cache the paid audio again (same cause)');

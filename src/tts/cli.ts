@@ -5,6 +5,9 @@
  * Exit codes: 0 success, 1 doctor found a problem, 2 invalid input (nothing was sent),
  * 3 refused by the service (4xx), 4 rate limited or allowance exhausted (notice audio included),
  * 5 server or network failure, 130 interrupted.
+ *
+ * `main` touches the process only through its `CliIo` (output, environment, directory, clock,
+ * interrupt), so tests run it in-process; bin/tts.js is the entry point that passes the process's own.
  */
 import { spawnSync } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
@@ -13,11 +16,13 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
+import type { Clock } from '../util/clock.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
-import { TtsClient, type NarrateProgress } from './client.ts';
+import { TtsClient } from './client.ts';
+import type { NarrateProgress } from './types.ts';
 import { KNOWN_STANDARD_VOICES } from './voices.ts';
 import { isLoopbackHost } from './download.ts';
-import { EXIT_CODES, TtsInputError, exitCodeFor, isTtsError } from './errors.ts';
+import { EXIT_CODES, TtsInputError, TtsUsageError, exitCodeFor, isTtsError } from './errors.ts';
 import { ADVANCED_VOICES, validateToken, type AdvancedRequest, type Plan } from './validation.ts';
 
 const USAGE = `usage: tts <command> [options]
@@ -46,10 +51,36 @@ const ConfigSchema = z.object({
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be free or paid' }).default('free'),
 });
 
-class UsageError extends Error {}
+/** What the command line touches outside itself. */
+export interface CliIo {
+  /** Writes one line to standard output. */
+  out(line: string): void;
+  /** Writes one line to standard error. */
+  err(line: string): void;
+  env: Readonly<Record<string, string | undefined>>;
+  /** The directory relative output paths are resolved against. */
+  cwd: string;
+  /** The client's clock (retry and poll waits); the wall clock when absent. */
+  clock?: Clock;
+  /** Aborts the running command (Ctrl-C): exit 130. */
+  signal?: AbortSignal;
+}
 
-const out = (line: string) => process.stdout.write(`${line}\n`);
-const err = (line: string) => process.stderr.write(`${line}\n`);
+/** The process's own output, environment and Ctrl-C. */
+export function processIo(): CliIo {
+  const interrupt = new AbortController();
+  process.once('SIGINT', () => interrupt.abort());
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    env: process.env,
+    // `npm run tts` runs in the package root; a relative path means the caller's directory.
+    cwd: process.env.INIT_CWD ?? process.cwd(),
+    signal: interrupt.signal,
+  };
+}
+
+const usage = (message: string) => new TtsUsageError({ message });
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -74,31 +105,31 @@ function parse(argv: string[]) {
 
 type Values = ReturnType<typeof parse>['values'];
 
-function config(values: Values) {
+function config(values: Values, io: CliIo) {
   // Flags override the environment; one schema so an error names the variable.
   const env = {
-    TTS_TOKEN: values.token ?? process.env.TTS_TOKEN,
-    TTS_BASE_URL: values['base-url'] ?? (process.env.TTS_BASE_URL || undefined),
-    TTS_PLAN: values.plan ?? (process.env.TTS_PLAN || undefined),
+    TTS_TOKEN: values.token ?? io.env.TTS_TOKEN,
+    TTS_BASE_URL: values['base-url'] ?? (io.env.TTS_BASE_URL || undefined),
+    TTS_PLAN: values.plan ?? (io.env.TTS_PLAN || undefined),
   };
   const parsed = ConfigSchema.safeParse(env);
   if (!parsed.success) {
-    throw new UsageError(parsed.error.issues.map((i) => `${String(i.path[0])} (or its --flag) ${i.message}`).join('; '));
+    throw usage(parsed.error.issues.map((i) => `${String(i.path[0])} (or its --flag) ${i.message}`).join('; '));
   }
   return parsed.data;
 }
 
-function makeClient(values: Values, abort: AbortController): { client: TtsClient; signal: AbortSignal } {
-  const cfg = config(values);
-  if (cfg.TTS_TOKEN === undefined || cfg.TTS_TOKEN === '') throw new UsageError('TTS_TOKEN (or --token) is required');
+function makeClient(values: Values, io: CliIo): TtsClient {
+  const cfg = config(values, io);
+  if (cfg.TTS_TOKEN === undefined || cfg.TTS_TOKEN === '') throw usage('TTS_TOKEN (or --token) is required');
   const loopback = isLoopbackHost(new URL(cfg.TTS_BASE_URL).hostname);
-  const client = new TtsClient({
+  return new TtsClient({
     token: cfg.TTS_TOKEN,
     baseUrl: cfg.TTS_BASE_URL,
     plan: cfg.TTS_PLAN as Plan,
     download: { allowLoopback: loopback },
+    ...(io.clock ? { clock: io.clock } : {}),
   });
-  return { client, signal: abort.signal };
 }
 
 /** A number flag: absent stays absent; anything else goes to the validators as a number (maybe NaN). */
@@ -108,14 +139,13 @@ function num(v: string | undefined): number | undefined {
 
 function textArg(positionals: string[]): string {
   const text = positionals.slice(1).join(' ');
-  if (positionals.length < 2) throw new UsageError('TEXT is required');
+  if (positionals.length < 2) throw usage('TEXT is required');
   return text;
 }
 
-function outputArg(values: Values): string {
-  if (!values.output) throw new UsageError('-o out.mp3 is required');
-  // `npm run tts` runs in the package root; a relative path means the caller's directory.
-  return resolve(process.env.INIT_CWD ?? process.cwd(), values.output);
+function outputArg(values: Values, io: CliIo): string {
+  if (!values.output) throw usage('-o out.mp3 is required');
+  return resolve(io.cwd, values.output);
 }
 
 async function save(path: string, audio: Buffer): Promise<void> {
@@ -125,24 +155,26 @@ async function save(path: string, audio: Buffer): Promise<void> {
   await rename(tmp, path);
 }
 
-async function say(positionals: string[], values: Values, abort: AbortController): Promise<number> {
+async function say(positionals: string[], values: Values, io: CliIo): Promise<number> {
   const text = textArg(positionals);
-  const output = outputArg(values);
-  const { client, signal } = makeClient(values, abort);
-  const r = await client.speak({ voice: values.voice as string, text, speed: num(values.speed) ?? 1, pitch: num(values.pitch) ?? 0 }, { signal });
+  const output = outputArg(values, io);
+  const client = makeClient(values, io);
+  const signal = io.signal;
+  const r = await client.speak({ voice: values.voice as string, text, speed: num(values.speed) ?? 1, pitch: num(values.pitch) ?? 0 }, signal ? { signal } : {});
   for (const [field, s] of Object.entries(r.substituted)) {
-    out(`note: ${field} ${s.requested} is out of range; the service used ${s.used}`);
+    io.out(`note: ${field} ${s.requested} is out of range; the service used ${s.used}`);
   }
-  const audio = await client.download(r.url, { signal });
+  const audio = await client.download(r.url, signal ? { signal } : {});
   await save(output, audio);
-  out(`wrote ${output} (${audio.length} bytes, pk ${r.pk})`);
+  io.out(`wrote ${output} (${audio.length} bytes, pk ${r.pk})`);
   return 0;
 }
 
-async function narrate(positionals: string[], values: Values, abort: AbortController): Promise<number> {
+async function narrate(positionals: string[], values: Values, io: CliIo): Promise<number> {
   const text = textArg(positionals);
-  const output = outputArg(values);
-  const { client, signal } = makeClient(values, abort);
+  const output = outputArg(values, io);
+  const client = makeClient(values, io);
+  const signal = io.signal;
   const req: Record<string, unknown> = { text };
   if (values.voice !== undefined) req.voice = values.voice;
   if (values.tone !== undefined) req.tone = values.tone;
@@ -154,43 +186,43 @@ async function narrate(positionals: string[], values: Values, abort: AbortContro
   const onProgress = (e: NarrateProgress) => {
     const job = e.jobId ? `job ${e.jobId}` : 'job';
     const extra = [e.code ? `code ${e.code}` : '', e.seed !== undefined ? `seed ${e.seed}` : ''].filter(Boolean).join(', ');
-    out(`[attempt ${e.attempt}] ${job}: ${e.state}${extra ? ` (${extra})` : ''}`);
+    io.out(`[attempt ${e.attempt}] ${job}: ${e.state}${extra ? ` (${extra})` : ''}`);
   };
-  const r = await client.narrate(req as unknown as AdvancedRequest, { signal, onProgress });
+  const r = await client.narrate(req as unknown as AdvancedRequest, { ...(signal ? { signal } : {}), onProgress });
   // Download right away: the signed URL expires (spec: GET /api/advanced-tts/jobs/{job_id}/).
-  const audio = await client.download(r.url, { signal });
+  const audio = await client.download(r.url, signal ? { signal } : {});
   await save(output, audio);
-  out(`seed: ${r.seed ?? '(not reported by the service)'}`);
-  out(`wrote ${output} (${audio.length} bytes, pk ${r.pk}, job ${r.jobId})`);
+  io.out(`seed: ${r.seed ?? '(not reported by the service)'}`);
+  io.out(`wrote ${output} (${audio.length} bytes, pk ${r.pk}, job ${r.jobId})`);
   return 0;
 }
 
-function voices(): number {
-  out('Advanced voices (25):');
-  out(`  female: ${ADVANCED_VOICES.slice(0, 12).join(', ')}`);
-  out(`  male:   ${ADVANCED_VOICES.slice(12).join(', ')}`);
-  out('Standard voices: the service\'s own list (about 650 ids, and it grows); it is the authority.');
-  out(`  known ids include: ${KNOWN_STANDARD_VOICES.join(', ')}`);
+function voices(io: CliIo): number {
+  io.out('Advanced voices (25):');
+  io.out(`  female: ${ADVANCED_VOICES.slice(0, 12).join(', ')}`);
+  io.out(`  male:   ${ADVANCED_VOICES.slice(12).join(', ')}`);
+  io.out('Standard voices: the service\'s own list (about 650 ids, and it grows); it is the authority.');
+  io.out(`  known ids include: ${KNOWN_STANDARD_VOICES.join(', ')}`);
   return 0;
 }
 
-async function doctor(values: Values): Promise<number> {
+async function doctor(values: Values, io: CliIo): Promise<number> {
   const require = createRequire(import.meta.url);
   let failed = 0;
   const check = async (name: string, fn: () => Promise<string> | string) => {
     try {
-      out(`ok    ${name}: ${await fn()}`);
+      io.out(`ok    ${name}: ${await fn()}`);
     } catch (e) {
       failed++;
-      out(`FAIL  ${name}: ${e instanceof Error ? e.message : String(e)}`);
+      io.out(`FAIL  ${name}: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
   const cfg = await (async () => {
     try {
-      return config(values);
+      return config(values, io);
     } catch (e) {
       failed++;
-      out(`FAIL  config: ${(e as Error).message}`);
+      io.out(`FAIL  config: ${(e as Error).message}`);
       return undefined;
     }
   })();
@@ -208,7 +240,8 @@ async function doctor(values: Values): Promise<number> {
     });
   }
   await check('ffmpeg', () => {
-    const path = ffmpegPath();
+    // '' (not undefined): only the environment given here counts.
+    const path = ffmpegPath(io.env.FFMPEG_PATH ?? '');
     const r = spawnSync(path, ['-hide_banner', '-version'], { encoding: 'utf8', timeout: 10_000 });
     if (r.error || r.status !== 0) throw new Error(`${path} does not run`);
     return `${path}: ${r.stdout.split('\n')[0] ?? ''}`;
@@ -232,12 +265,13 @@ async function doctor(values: Values): Promise<number> {
       db.close();
     }
   });
-  out(failed === 0 ? 'all checks passed' : `${failed} check(s) failed`);
+  io.out(failed === 0 ? 'all checks passed' : `${failed} check(s) failed`);
   return failed === 0 ? 0 : 1;
 }
 
-function report(e: unknown): number {
-  if (e instanceof UsageError) {
+function report(e: unknown, io: CliIo): number {
+  const err = io.err;
+  if (e instanceof TtsUsageError) {
     err(`tts: ${e.message}`);
     err('run `tts --help` for usage');
     return EXIT_CODES.input;
@@ -260,40 +294,33 @@ function report(e: unknown): number {
 }
 
 /** Runs the command line with `argv` (without node and script) and resolves to the exit code. */
-export async function main(argv: string[]): Promise<number> {
-  const abort = new AbortController();
-  const onSigint = () => abort.abort();
-  process.once('SIGINT', onSigint);
+export async function main(argv: string[], io: CliIo): Promise<number> {
   try {
     let parsed: ReturnType<typeof parse>;
     try {
       parsed = parse(argv);
     } catch (e) {
-      throw new UsageError((e as Error).message);
+      throw usage((e as Error).message);
     }
     const { values, positionals } = parsed;
     const command = positionals[0];
     if (values.help || command === undefined || command === 'help') {
-      out(USAGE);
+      io.out(USAGE);
       return command === undefined && !values.help ? EXIT_CODES.input : 0;
     }
     switch (command) {
       case 'say':
-        return await say(positionals, values, abort);
+        return await say(positionals, values, io);
       case 'narrate':
-        return await narrate(positionals, values, abort);
+        return await narrate(positionals, values, io);
       case 'voices':
-        return voices();
+        return voices(io);
       case 'doctor':
-        return await doctor(values);
+        return await doctor(values, io);
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw usage(`unknown command "${command}"`);
     }
   } catch (e) {
-    return report(e);
-  } finally {
-    process.off('SIGINT', onSigint);
+    return report(e, io);
   }
 }
-
-process.exit(await main(process.argv.slice(2)));

@@ -6,8 +6,9 @@
  */
 import { request, type Dispatcher } from './transport.ts';
 import type { Clock } from '../util/clock.ts';
-import { TtsAbortError, TtsDownloadError, isTtsError, type TtsErrorContext } from './errors.ts';
+import { TtsDownloadError, isTtsError, type TtsErrorContext } from './errors.ts';
 import { header, withDeadline } from './http.ts';
+import { downloadRetryRule, withRetries, type Attempt } from './retry.ts';
 
 export interface DownloadOptions {
   /** Host names audio may come from (exact match, case-insensitive, any port). */
@@ -20,7 +21,7 @@ export interface DownloadOptions {
   timeoutMs: number;
   /** Redirect hops followed at most. */
   maxRedirects: number;
-  /** Retries after a network error or 5xx, waiting 1 s, 2 s (injected clock). */
+  /** Retries after a network error or 5xx, waiting 1 s, 2 s (injected clock; rule in retry.ts). */
   retries: number;
 }
 
@@ -80,25 +81,18 @@ export async function downloadAudio(url: string, opts: DownloadOptions, deps: Do
   try {
     parsed = new URL(url);
   } catch {
-    throw new TtsDownloadError('download_refused', 'the audio URL is not a valid URL');
+    throw new TtsDownloadError('download_refused', { message: 'the audio URL is not a valid URL' });
   }
-  for (let attempt = 1; ; attempt++) {
+  const loop = { rule: downloadRetryRule(opts.retries), clock: deps.clock, signal: deps.signal, context: { endpoint: 'download', host: parsed.hostname } } as const;
+  const { value } = await withRetries(loop, async (attempt): Promise<Attempt<Buffer>> => {
     try {
-      return await downloadOnce(parsed, opts, deps, attempt);
+      return { ok: true, value: await downloadOnce(parsed, opts, deps, attempt) };
     } catch (err) {
-      // Retry only what may pass on a second try: network trouble and 5xx (not 403/404).
-      const status = isTtsError(err) ? err.context.status : undefined;
-      const retry =
-        isTtsError(err) &&
-        (err.code === 'network' || err.code === 'timeout' || (err.code === 'download_failed' && (status === undefined || status >= 500)));
-      if (!retry || attempt > opts.retries) throw err;
-      try {
-        await deps.clock.sleep(1000 * 2 ** (attempt - 1), deps.signal);
-      } catch {
-        throw new TtsAbortError({ endpoint: 'download', host: parsed.hostname });
-      }
+      if (!isTtsError(err)) throw err;
+      return { ok: false, error: err, answered: err.context.status !== undefined };
     }
-  }
+  });
+  return value;
 }
 
 async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDeps, attempt: number): Promise<Buffer> {
@@ -108,24 +102,24 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
     for (let hop = 0; ; hop++) {
       const ctx = { ...context, host: url.hostname };
       const why = refuseReason(url, opts);
-      if (why) throw new TtsDownloadError('download_refused', `audio download refused: ${why}`, ctx);
+      if (why) throw new TtsDownloadError('download_refused', { ...ctx, message: `audio download refused: ${why}` });
       const res = await request(url, { method: 'GET', dispatcher: deps.dispatcher, signal, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
       if (REDIRECTS.has(res.statusCode)) {
         await res.body.dump();
         const location = header(res.headers, 'location');
-        if (!location) throw new TtsDownloadError('download_failed', 'redirect without a Location header', { ...ctx, status: res.statusCode });
-        if (hop >= opts.maxRedirects) throw new TtsDownloadError('download_refused', 'too many redirects', ctx);
+        if (!location) throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: 'redirect without a Location header' });
+        if (hop >= opts.maxRedirects) throw new TtsDownloadError('download_refused', { ...ctx, message: 'too many redirects' });
         url = new URL(location, url);
         continue;
       }
       if (res.statusCode < 200 || res.statusCode > 299) {
         await res.body.dump();
-        throw new TtsDownloadError('download_failed', `audio download failed with HTTP ${res.statusCode}`, { ...ctx, status: res.statusCode });
+        throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: `audio download failed with HTTP ${res.statusCode}` });
       }
       const declared = Number(header(res.headers, 'content-length'));
       if (Number.isFinite(declared) && declared > opts.maxBytes) {
         discard(res.body);
-        throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
+        throw new TtsDownloadError('download_refused', { ...ctx, message: `audio is larger than ${opts.maxBytes} bytes` });
       }
       const chunks: Buffer[] = [];
       let total = 0;
@@ -135,12 +129,12 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
         // Enforced while streaming: a missing or lying Content-Length does not get past the cap.
         if (total > opts.maxBytes) {
           discard(res.body);
-          throw new TtsDownloadError('download_refused', `audio is larger than ${opts.maxBytes} bytes`, ctx);
+          throw new TtsDownloadError('download_refused', { ...ctx, message: `audio is larger than ${opts.maxBytes} bytes` });
         }
         chunks.push(buf);
       }
       const body = Buffer.concat(chunks);
-      if (!looksLikeMp3(body)) throw new TtsDownloadError('download_refused', 'the downloaded body is not MP3 audio', ctx);
+      if (!looksLikeMp3(body)) throw new TtsDownloadError('download_refused', { ...ctx, message: 'the downloaded body is not MP3 audio' });
       return body;
     }
   });

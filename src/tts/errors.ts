@@ -5,6 +5,7 @@
  * debug (endpoint, HTTP status, attempts, job id) and never a secret: no access token, no job
  * token, no raw request/undici objects (their `cause` chains can hold headers).
  */
+import { CodedError } from '../util/coded-error.ts';
 import type { ValidationIssue } from './validation.ts';
 
 /** How a failure should be handled by a caller; the CLI maps it to an exit code. */
@@ -99,15 +100,28 @@ export function isKnownCode(code: string): code is TtsErrorCode {
   return Object.hasOwn(TTS_ERROR_CODES, code);
 }
 
+/** Constructor options of every TTS error (ERRORS.md): its debug context, a message, a cause. */
+export interface TtsErrorOptions extends TtsErrorContext {
+  /** Replaces the code's default message; service text in it must be scrubbed of secrets first. */
+  message?: string;
+  /**
+   * Only another TtsError: low-level (transport) errors can hold request options, headers
+   * included, so only their name and code are copied, into `causeInfo`.
+   */
+  cause?: TtsError;
+}
+
 /** Base class: every error thrown by src/tts is a TtsError. */
-export class TtsError extends Error {
-  readonly code: TtsErrorCode;
+export class TtsError extends CodedError<TtsErrorCode> {
+  override name = 'TtsError';
+  static override readonly messages: Readonly<Record<string, string>> = Object.fromEntries(
+    Object.entries(TTS_ERROR_CODES).map(([code, info]) => [code, info.message]),
+  );
   readonly context: TtsErrorContext;
 
-  constructor(code: TtsErrorCode, message?: string, context: TtsErrorContext = {}) {
-    super(message ?? TTS_ERROR_CODES[code].message);
-    this.name = 'TtsError';
-    this.code = code;
+  constructor(code: TtsErrorCode, options: TtsErrorOptions = {}) {
+    const { message, cause, ...context } = options;
+    super(code, { message, cause });
     this.context = context;
   }
 
@@ -131,11 +145,12 @@ export class TtsError extends Error {
 
 /** The request was refused locally by the validators; nothing reached the service. */
 export class TtsInputError extends TtsError {
+  override name = 'TtsInputError';
   readonly issues: readonly ValidationIssue[];
-  constructor(issues: readonly ValidationIssue[], context: TtsErrorContext = {}) {
+  constructor(options: TtsErrorOptions & { issues: readonly ValidationIssue[] }) {
+    const { issues, ...rest } = options;
     const first = issues[0];
-    super('invalid_input', first ? `Invalid ${first.field}: ${first.message}` : undefined, context);
-    this.name = 'TtsInputError';
+    super('invalid_input', { ...(first ? { message: `Invalid ${first.field}: ${first.message}` } : {}), ...rest });
     this.issues = issues;
   }
 
@@ -144,60 +159,59 @@ export class TtsInputError extends TtsError {
   }
 }
 
+/** The base of a subclass with one fixed code: it is constructed from the options bag alone. */
+function withFixedCode(code: TtsErrorCode) {
+  return class extends TtsError {
+    constructor(options: TtsErrorOptions = {}) {
+      super(code, options);
+    }
+  };
+}
+
 /** The service answered an HTTP request with an error (4xx/5xx), after any retries. */
 export class TtsServiceError extends TtsError {
-  constructor(code: TtsErrorCode, context: TtsErrorContext, message?: string) {
-    super(code, message, context);
-    this.name = 'TtsServiceError';
-  }
+  override name = 'TtsServiceError';
 }
 
 /** An advanced job ended with `status: failed` (spec: Job failure codes). */
 export class TtsJobFailedError extends TtsError {
-  constructor(code: TtsErrorCode, context: TtsErrorContext, message?: string) {
-    super(code, message, context);
-    this.name = 'TtsJobFailedError';
-  }
+  override name = 'TtsJobFailedError';
 }
 
 /** Standard endpoint returned notice audio instead of speech (spec: POST /text_to_speech_api/). */
-export class TtsAllowanceError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('allowance_exhausted', undefined, context);
-    this.name = 'TtsAllowanceError';
-  }
+export class TtsAllowanceError extends withFixedCode('allowance_exhausted') {
+  override name = 'TtsAllowanceError';
 }
 
 /** The audio download was refused by the guard (`download_refused`) or failed (`download_failed`). */
 export class TtsDownloadError extends TtsError {
-  constructor(code: 'download_refused' | 'download_failed', message: string, context: TtsErrorContext = {}) {
-    super(code, message, { endpoint: 'download', ...context });
-    this.name = 'TtsDownloadError';
+  override name = 'TtsDownloadError';
+  constructor(code: 'download_refused' | 'download_failed', options: TtsErrorOptions = {}) {
+    super(code, { endpoint: 'download', ...options });
   }
 }
 
 /** The service could not be reached or did not answer in time (`network`, `timeout`). */
 export class TtsNetworkError extends TtsError {
-  constructor(code: 'network' | 'timeout', context: TtsErrorContext = {}) {
-    super(code, undefined, context);
-    this.name = 'TtsNetworkError';
+  override name = 'TtsNetworkError';
+  constructor(code: 'network' | 'timeout', options: TtsErrorOptions = {}) {
+    super(code, options);
   }
 }
 
 /** The caller's AbortSignal fired. */
-export class TtsAbortError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('aborted', undefined, context);
-    this.name = 'TtsAbortError';
-  }
+export class TtsAbortError extends withFixedCode('aborted') {
+  override name = 'TtsAbortError';
 }
 
 /** An advanced job stayed pending (or running) past the limits, and resubmits were used up. */
-export class TtsJobStuckError extends TtsError {
-  constructor(context: TtsErrorContext = {}) {
-    super('job_stuck', undefined, context);
-    this.name = 'TtsJobStuckError';
-  }
+export class TtsJobStuckError extends withFixedCode('job_stuck') {
+  override name = 'TtsJobStuckError';
+}
+
+/** The `tts` command line was called wrongly (unknown command, missing TEXT or -o, bad flag): nothing was sent. */
+export class TtsUsageError extends withFixedCode('invalid_input') {
+  override name = 'TtsUsageError';
 }
 
 /** Any thrown value is a TtsError? */
@@ -205,22 +219,12 @@ export function isTtsError(e: unknown): e is TtsError {
   return e instanceof TtsError;
 }
 
-/** Classifies any thrown value; non-TTS errors count as `unavailable`. */
-export function errorKind(e: unknown): TtsErrorKind {
-  return isTtsError(e) ? e.kind : 'unavailable';
-}
-
-/** Whether trying again later may succeed (rate limits, 5xx, network, transient job failures). */
-export function isRetryable(e: unknown): boolean {
-  return isTtsError(e) ? e.retryable : false;
-}
-
 /** CLI exit codes (documented in the CLI help): 2 input, 3 refused, 4 limited, 5 unavailable. */
 export const EXIT_CODES = { input: 2, refused: 3, limited: 4, unavailable: 5, aborted: 130 } as const satisfies Record<TtsErrorKind, number>;
 
-/** Exit code for a thrown value. */
+/** Exit code for a thrown value; non-TTS errors count as `unavailable`. */
 export function exitCodeFor(e: unknown): number {
-  return EXIT_CODES[errorKind(e)];
+  return EXIT_CODES[isTtsError(e) ? e.kind : 'unavailable'];
 }
 
 /** Maps a standard endpoint error message to a code (spec: Errors / Standard endpoint). */

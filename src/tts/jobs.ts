@@ -4,35 +4,34 @@
  * follows the polls, and `resumeUnfinished` finishes what a previous process left: polls
  * pending/running jobs to their end and delivers results that were never delivered.
  *
- * Several processes may share the database (shards, or a restart overlapping the old process):
- * the process following a job holds a lease on it (owner, expiry), renewed while it follows the
- * job, so exactly one process resumes each; a dead owner's lease runs out and `watch` takes the
- * job over (issue 10 §5). Ended jobs are deleted after a retention period, job tokens and
- * interaction tokens with them (issue 10 §1). Job tokens are secrets (spec: GET
- * /api/advanced-tts/jobs/{job_id}/ X-Job-Token): they are stored, never logged.
+ * Exactly one process follows each job (leases: job-leases.ts); a dead owner's lease runs out and
+ * `watch` takes the job over (issue 10 §5). The writes that follow a narration are job-tracker.ts.
+ * Ended jobs are deleted after a retention period, job tokens and interaction tokens with them
+ * (issue 10 §1). Job tokens are secrets (spec: GET /api/advanced-tts/jobs/{job_id}/ X-Job-Token):
+ * they are stored, never logged.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { JobsRepo, StoredJob } from '../db/repositories.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { LogSink } from '../util/log.ts';
 import type { BillingHooks } from './billing.ts';
-import { countChars } from './chars.ts';
-import type { AdvancedRequest, CreatedJobRecord, JobPoll, NarrateOptions, NarrateProgress, NarrateResult, StoredJob as ClientJob } from './client.ts';
-import { isTtsError, type TtsErrorCode } from './errors.ts';
+import { JOB_DEFAULTS } from './job-driver.ts';
+import { JobLeases } from './job-leases.ts';
+import { codeAndMessage, trackJob, type JobRequester, type Tracker } from './job-tracker.ts';
+import type { JobPoll, NarrateOptions, NarrateResult, ResumableJob } from './types.ts';
+import type { AdvancedRequest } from './validation.ts';
 
 /** The parts of TtsClient this module uses (the real client fits). */
 export interface JobsClient {
   narrate(req: AdvancedRequest, opts?: NarrateOptions): Promise<NarrateResult>;
-  resumeJob(job: ClientJob, opts?: NarrateOptions): Promise<NarrateResult>;
+  resumeJob(job: ResumableJob, opts?: NarrateOptions): Promise<NarrateResult>;
   pollJob(jobId: string, jobToken: string, opts?: { signal?: AbortSignal }): Promise<JobPoll>;
   download(url: string, opts?: { signal?: AbortSignal }): Promise<Buffer>;
 }
 
-/** The subset of pino used here. */
-export interface JobsLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+/** The part of a logger used here. */
+export type JobsLogger = Pick<LogSink, 'info' | 'warn'>;
 
 /** Keeps the character ledger in step with jobs this process did not create (resumes, discards). */
 export interface JobCharging {
@@ -64,7 +63,7 @@ export interface AdvancedJobsOptions {
 
 const SILENT: JobsLogger = { info() {}, warn() {} };
 
-export const ADVANCED_JOBS_DEFAULTS = {
+const ADVANCED_JOBS_DEFAULTS = {
   clock: systemClock,
   logger: SILENT,
   // Advanced URLs expire after about 24 h (service-facts.md: Audio); past that, tell the author.
@@ -78,23 +77,10 @@ export const ADVANCED_JOBS_DEFAULTS = {
   deliveryRetryMs: 60 * 60_000,
 } as const satisfies Omit<Required<AdvancedJobsOptions>, 'client' | 'repos' | 'owner' | 'charging'>;
 
-/** Who asked, and where the result goes. `delivery` is opaque JSON, handed back to `deliver`. */
-export interface JobContext {
-  guildId: string;
-  userId: string;
-  channelId: string;
-  delivery: unknown;
-  signal?: AbortSignal;
-  onProgress?: (e: NarrateProgress) => void;
+/** Who asked, where the result goes, and how to follow the narration (job-tracker.ts). */
+export interface JobContext extends JobRequester {
   /** When given, `run` delivers the result itself and marks the job delivered. */
   deliver?: DeliverFn;
-  /**
-   * An abort whose reason this accepts (a shutdown) leaves the job unfinished in the store, so the
-   * next process resumes it instead of it being recorded as failed.
-   */
-  resumeAfterAbort?: (reason: unknown) => boolean;
-  /** The ledger's hooks for this request (src/speech/billing.ts). */
-  billing?: BillingHooks;
 }
 
 export interface JobResult {
@@ -108,7 +94,7 @@ export type DeliverFn = (job: StoredJob, result: JobResult) => Promise<void>;
 /** Told about a job that ended without audio, so its author can be told why (nothing silently lost). */
 export type FailFn = (job: StoredJob, error: { code: string; message: string }) => Promise<void>;
 
-export interface ResumeSummary {
+export interface JobResumeSummary {
   delivered: string[];
   failed: { jobId: string; code: string }[];
 }
@@ -120,15 +106,10 @@ export class AdvancedJobs {
   readonly #clock: Clock;
   readonly #logger: JobsLogger;
   readonly #maxResumeAgeMs: number;
-  readonly #leaseMs: number;
   readonly #retentionMs: number;
   readonly #deliveryRetryMs: number;
   readonly #charging: JobCharging | undefined;
-  /** This process in the lease columns. */
-  readonly owner: string;
-  /** Jobs this process is following, with what stops them when their lease is lost. */
-  readonly #active = new Map<string, AbortController>();
-  #renewTimer: NodeJS.Timeout | undefined;
+  readonly #leases: JobLeases;
 
   constructor(options: AdvancedJobsOptions) {
     this.#client = options.client;
@@ -136,11 +117,21 @@ export class AdvancedJobs {
     this.#clock = options.clock ?? ADVANCED_JOBS_DEFAULTS.clock;
     this.#logger = options.logger ?? ADVANCED_JOBS_DEFAULTS.logger;
     this.#maxResumeAgeMs = options.maxResumeAgeMs ?? ADVANCED_JOBS_DEFAULTS.maxResumeAgeMs;
-    this.#leaseMs = options.leaseMs ?? ADVANCED_JOBS_DEFAULTS.leaseMs;
     this.#retentionMs = options.retentionMs ?? ADVANCED_JOBS_DEFAULTS.retentionMs;
     this.#deliveryRetryMs = options.deliveryRetryMs ?? ADVANCED_JOBS_DEFAULTS.deliveryRetryMs;
     this.#charging = options.charging;
-    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.#leases = new JobLeases({
+      jobs: this.#jobs,
+      clock: this.#clock,
+      logger: this.#logger,
+      owner: options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      leaseMs: options.leaseMs ?? ADVANCED_JOBS_DEFAULTS.leaseMs,
+    });
+  }
+
+  /** This process in the lease columns. */
+  get owner(): string {
+    return this.#leases.owner;
   }
 
   /**
@@ -179,13 +170,12 @@ export class AdvancedJobs {
    * are recorded with their code and reported to `onFailed`. Jobs are resumed concurrently;
    * resolves when all are settled.
    */
-  async resumeUnfinished(deliver: DeliverFn, onFailed?: FailFn, opts: { signal?: AbortSignal } = {}): Promise<ResumeSummary> {
-    const summary: ResumeSummary = { delivered: [], failed: [] };
-    const candidates = this.#jobs.listUnfinished().filter((j) => !this.#active.has(j.jobId));
+  async resumeUnfinished(deliver: DeliverFn, onFailed?: FailFn, opts: { signal?: AbortSignal } = {}): Promise<JobResumeSummary> {
+    const summary: JobResumeSummary = { delivered: [], failed: [] };
+    const candidates = this.#jobs.listUnfinished().filter((j) => !this.#leases.isFollowing(j.jobId));
     const jobs: StoredJob[] = [];
     for (const job of candidates) {
-      // Exactly one process wins each job: the claim reads and writes in one statement.
-      if (await this.#jobs.claim(job.jobId, this.owner, this.#clock.now() + this.#leaseMs)) jobs.push(job);
+      if (await this.#leases.claim(job.jobId)) jobs.push(job);
     }
     if (jobs.length > 0) this.#logger.info({ count: jobs.length }, 'resuming unfinished advanced jobs');
     await Promise.all(
@@ -208,7 +198,7 @@ export class AdvancedJobs {
    * Looks for jobs whose owner died (lease expired) every `intervalMs` and resumes them like a
    * restart would. Returns a function that stops watching.
    */
-  watch(deliver: DeliverFn, onFailed?: FailFn, intervalMs = this.#leaseMs / 2): () => void {
+  watch(deliver: DeliverFn, onFailed?: FailFn, intervalMs = this.#leases.leaseMs / 2): () => void {
     let running = false;
     const timer = setInterval(() => {
       if (running) return;
@@ -217,7 +207,7 @@ export class AdvancedJobs {
         .then((s) => {
           if (s.delivered.length || s.failed.length) this.#logger.info({ delivered: s.delivered.length, failed: s.failed.length }, 'took over advanced jobs of a stopped process');
         })
-        .catch((err: unknown) => this.#logger.warn({ err: describe(err) }, 'taking over advanced jobs failed'))
+        .catch((err: unknown) => this.#logger.warn({ err: codeAndMessage(err) }, 'taking over advanced jobs failed'))
         .finally(() => (running = false));
     }, intervalMs);
     timer.unref();
@@ -226,7 +216,7 @@ export class AdvancedJobs {
 
   /** Gives back the leases of every job this process holds, so the next process takes them at once. */
   async releaseLeases(): Promise<number> {
-    return this.#jobs.releaseAll(this.owner);
+    return this.#leases.releaseAll();
   }
 
   /** Deletes jobs that ended more than the retention period ago (tokens included); resolves with how many. */
@@ -242,12 +232,12 @@ export class AdvancedJobs {
     signal: AbortSignal | undefined,
   ): Promise<{ ok: true; jobId: string } | { ok: false; jobId: string; code: string; message: string }> {
     let current = job;
-    const follow = this.#follow(job.jobId);
+    const follow = this.#leases.follow(job.jobId);
     try {
       await this.#charging?.ensureCharged(current);
       if (current.discard) return await this.#settleDiscarded(current, signal);
       if (this.#clock.now() - job.createdAt > this.#maxResumeAgeMs) {
-        await this.#end(job.jobId, 'failed', 'job_stuck');
+        await this.#endFailed(job.jobId, 'job_stuck');
         return { ok: false, jobId: job.jobId, code: 'job_stuck', message: 'the job is too old to resume' };
       }
       const jobSignal = signal ? AbortSignal.any([signal, follow.signal]) : follow.signal;
@@ -277,22 +267,22 @@ export class AdvancedJobs {
       const mp3 = await this.#downloadFresh(current, jobSignal);
       const result: JobResult = { mp3, url: current.url!, pk: current.pk!, ...(current.seed !== null ? { seed: current.seed } : {}) };
       // Another process took the job over while we were slow: it delivers, not us.
-      if (!(await this.#jobs.renew(current.jobId, this.owner, this.#clock.now() + this.#leaseMs))) {
+      if (!(await this.#leases.renew(current.jobId))) {
         return { ok: false, jobId: current.jobId, code: 'lease_lost', message: 'another process took the job over' };
       }
       try {
         await deliver(current, result);
       } catch (err) {
         // Held (not followed) until the retry time, so no process retries it in a tight loop.
-        await this.#jobs.renew(current.jobId, this.owner, this.#clock.now() + this.#deliveryRetryMs).catch(() => false);
-        this.#logger.warn({ jobId: current.jobId, err: describe(err) }, 'advanced job delivery failed; will retry later or at the next start');
-        return { ok: false, jobId: current.jobId, code: 'delivery_failed', message: describe(err).message };
+        await this.#leases.renew(current.jobId, this.#clock.now() + this.#deliveryRetryMs).catch(() => false);
+        this.#logger.warn({ jobId: current.jobId, err: codeAndMessage(err) }, 'advanced job delivery failed; will retry later or at the next start');
+        return { ok: false, jobId: current.jobId, code: 'delivery_failed', message: codeAndMessage(err).message };
       }
       await this.markDelivered(current.jobId);
       this.#logger.info({ jobId: current.jobId }, 'advanced job delivered after resume');
       return { ok: true, jobId: current.jobId };
     } catch (err) {
-      const d = describe(err);
+      const d = codeAndMessage(err);
       this.#logger.warn({ jobId: current.jobId, code: d.code }, 'advanced job could not be resumed');
       return { ok: false, jobId: current.jobId, code: d.code, message: d.message };
     } finally {
@@ -306,25 +296,25 @@ export class AdvancedJobs {
    */
   async #settleDiscarded(job: StoredJob, signal: AbortSignal | undefined): Promise<{ ok: false; jobId: string; code: string; message: string }> {
     const ended = (code: string) => ({ ok: false as const, jobId: job.jobId, code, message: 'the result was not wanted any more' });
-    const follow = this.#follow(job.jobId);
+    const follow = this.#leases.follow(job.jobId);
     const s = signal ? AbortSignal.any([signal, follow.signal]) : follow.signal;
     try {
       for (;;) {
         if (this.#clock.now() - job.createdAt > this.#maxResumeAgeMs) {
-          await this.#end(job.jobId, 'failed', 'discarded');
+          await this.#endFailed(job.jobId, 'discarded');
           return ended('discarded');
         }
         const p = await this.#client.pollJob(job.jobId, job.jobToken, { signal: s });
         if (p.status === 'failed') {
           await this.#charging?.refund(job.jobId);
-          await this.#end(job.jobId, 'failed', 'discarded');
+          await this.#endFailed(job.jobId, 'discarded');
           return ended('discarded');
         }
         if (p.status === 'succeeded') {
-          await this.#end(job.jobId, 'failed', 'discarded');
+          await this.#endFailed(job.jobId, 'discarded');
           return ended('discarded');
         }
-        await this.#clock.sleep(Math.max(250, p.pollAfterMs ?? 4000), s);
+        await this.#clock.sleep(Math.max(JOB_DEFAULTS.minPollMs, p.pollAfterMs ?? JOB_DEFAULTS.defaultPollMs), s);
       }
     } finally {
       follow.done();
@@ -352,133 +342,23 @@ export class AdvancedJobs {
     return this.#jobs.get(result.jobId);
   }
 
-  /**
-   * Marks `jobId` followed by this process and keeps its lease renewed; the returned signal
-   * aborts if the lease is lost (another process took the job over).
-   */
-  #follow(jobId: string): { signal: AbortSignal; done: () => void } {
-    // The latest follower of a job owns its entry; an earlier one's done() leaves it alone.
-    const controller = new AbortController();
-    this.#active.set(jobId, controller);
-    this.#ensureRenewing();
-    return {
-      signal: controller.signal,
-      done: () => {
-        if (this.#active.get(jobId) === controller) this.#active.delete(jobId);
+  #tracker(requester: JobRequester, resumed: StoredJob | undefined): Tracker {
+    return trackJob(
+      {
+        jobs: this.#jobs,
+        leases: this.#leases,
+        logger: this.#logger,
+        endFailed: (jobId, code) => this.#endFailed(jobId, code),
+        settleDiscarded: (job) => this.#settleDiscarded(job, undefined),
       },
-    };
+      requester,
+      resumed,
+    );
   }
 
-  #ensureRenewing(): void {
-    if (this.#renewTimer) return;
-    this.#renewTimer = setInterval(() => {
-      if (this.#active.size === 0) {
-        clearInterval(this.#renewTimer);
-        this.#renewTimer = undefined;
-        return;
-      }
-      for (const [jobId, controller] of this.#active) {
-        this.#jobs
-          .renew(jobId, this.owner, this.#clock.now() + this.#leaseMs)
-          .then((held) => {
-            const job = held ? undefined : this.#jobs.get(jobId);
-            // Lost only if another process holds it now (an ended job has nothing left to lose).
-            if (job && job.leaseOwner !== null && job.leaseOwner !== this.owner) {
-              this.#logger.warn({ jobId }, 'advanced job lease lost; another process follows it now');
-              controller.abort(new Error('lease lost'));
-            }
-          })
-          .catch(() => {});
-      }
-    }, this.#leaseMs / 3);
-    this.#renewTimer.unref();
-  }
-
-  /**
-   * The callbacks that keep SQLite in step with the client: insert on creation (a resubmit marks
-   * the job it replaces failed), state on progress, failure with its code.
-   */
-  #tracker(
-    ctx: Pick<JobContext, 'guildId' | 'userId' | 'channelId' | 'delivery' | 'signal' | 'onProgress' | 'resumeAfterAbort' | 'billing'>,
-    resumed: StoredJob | undefined,
-  ) {
-    let current: { jobId: string; done: () => void } | undefined;
-    if (resumed) current = { jobId: resumed.jobId, done: () => {} }; // #resumeOne follows it
-    const failures = new Map<string, TtsErrorCode>();
-    // Progress arrives synchronously; its writes are chained so they land in order, and the first
-    // attempt of a write with none before it runs at once (writeTx tries synchronously first).
-    let writes: Promise<unknown> = Promise.resolve();
-    let queued = 0;
-    const later = (op: () => Promise<unknown>) => {
-      queued++;
-      const run = () =>
-        op()
-          .catch((err: unknown) => this.#logger.warn({ err: describe(err) }, 'advanced job state write failed'))
-          .finally(() => queued--);
-      writes = queued === 1 ? run() : writes.then(run);
-    };
-    const options: NarrateOptions = {
-      key: ctx.guildId,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.billing ? { billing: ctx.billing } : {}),
-      onJobCreated: async (job: CreatedJobRecord) => {
-        await writes;
-        if (job.replaces !== undefined) await this.#end(job.replaces, 'failed', failures.get(job.replaces) ?? 'job_stuck');
-        await this.#jobs.insert({
-          jobId: job.jobId,
-          jobToken: job.jobToken,
-          guildId: ctx.guildId,
-          userId: ctx.userId,
-          channelId: ctx.channelId,
-          delivery: ctx.delivery,
-          // The caller's request as given (its seed only if the caller fixed one); the seed the client
-          // picked for a resubmit goes to the seed column, so a resume does not mistake it for fixed.
-          request: job.request,
-          ...(job.seed !== undefined ? { seed: job.seed } : {}),
-          attempt: job.attempt + (resumed ? resumed.attempt - 1 : 0),
-          createdAt: job.createdAt,
-          lease: { owner: this.owner, expiresAt: this.#clock.now() + this.#leaseMs },
-          chars: countChars(job.request.text),
-        });
-        current?.done();
-        current = { jobId: job.jobId, done: this.#follow(job.jobId).done };
-        this.#logger.info({ jobId: job.jobId, attempt: job.attempt, replaces: job.replaces }, 'advanced job persisted');
-      },
-      onProgress: (e: NarrateProgress) => {
-        if (e.jobId !== undefined) {
-          const jobId = e.jobId;
-          if (e.state === 'running') later(() => this.#jobs.updateState(jobId, 'running'));
-          if (e.state === 'failed' && e.code !== undefined) failures.set(jobId, e.code);
-        }
-        ctx.onProgress?.(e);
-      },
-    };
-    return {
-      options,
-      fail: async (err: unknown) => {
-        await writes;
-        if (current === undefined) return; // nothing was created: nothing to record
-        if (ctx.signal?.aborted && ctx.resumeAfterAbort?.(ctx.signal.reason)) return; // the next process resumes it
-        const jobId = current.jobId;
-        if (ctx.signal?.aborted && !this.#jobs.get(jobId)?.state.match(/^(succeeded|failed|delivered)$/)) {
-          // Nobody wants the result (/clear, /leave), but the job runs on at the service and is
-          // refunded if it fails: follow it to its end for the ledger, never deliver it.
-          await this.#jobs.markDiscard(jobId);
-          const job = this.#jobs.get(jobId);
-          if (job) void this.#settleDiscarded(job, undefined).catch(() => {});
-          return;
-        }
-        await this.#end(jobId, 'failed', describe(err).code);
-      },
-      done: async () => {
-        await writes;
-        current?.done();
-      },
-    };
-  }
-
-  async #end(jobId: string, state: 'failed', code: string): Promise<void> {
-    await this.#jobs.updateState(jobId, state, { errorCode: code });
+  /** The job ended without audio: its code is kept, its text (no longer needed to resubmit) is not. */
+  async #endFailed(jobId: string, code: string): Promise<void> {
+    await this.#jobs.updateState(jobId, 'failed', { errorCode: code });
     await this.#jobs.clearText(jobId);
   }
 }
@@ -486,11 +366,4 @@ export class AdvancedJobs {
 function toClientRequest(job: StoredJob): AdvancedRequest {
   const { text, ...rest } = job.request;
   return { ...(rest as Omit<AdvancedRequest, 'text'>), text: text ?? '' };
-}
-
-/** Code and message of any thrown value, without its cause chain (which could hold headers). */
-function describe(err: unknown): { code: string; message: string } {
-  if (isTtsError(err)) return { code: err.code, message: err.message };
-  if (err instanceof Error) return { code: (err as { code?: unknown }).code === 'DB_BUSY' ? 'db_busy' : 'error', message: err.message };
-  return { code: 'error', message: String(err) };
 }

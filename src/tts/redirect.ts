@@ -14,7 +14,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const METHOD_KEEPING = new Set([307, 308]);
 
 /** Same-origin 307/308 hops followed per call at most. */
-export const MAX_API_REDIRECTS = 3;
+const MAX_API_REDIRECTS = 3;
 
 /** A URL as it may appear in a message: no credentials, no query (a signed URL's), no fragment. */
 export function showUrl(url: URL): string {
@@ -52,7 +52,7 @@ export function judgeRedirect(method: string, from: URL, status: number, locatio
 }
 
 /** TTS_BASE_URL as shown in messages. */
-export function showBase(base: URL): string {
+function showBase(base: URL): string {
   return showUrl(base).replace(/\/$/, '');
 }
 
@@ -91,10 +91,10 @@ export async function sendApi(url: string, opts: ApiSendOptions): Promise<HttpRe
     if (!REDIRECTS.has(res.status)) return res;
     const context: TtsErrorContext = { ...opts.context, status: res.status };
     const verdict = judgeRedirect(opts.method, current, res.status, header(res.headers, 'location'), base);
-    if ('refuse' in verdict) throw new TtsServiceError('redirect_refused', context, scrub(verdict.refuse));
+    if ('refuse' in verdict) throw new TtsServiceError('redirect_refused', { ...context, message: scrub(verdict.refuse) });
     if (hop >= MAX_API_REDIRECTS) {
       const message = `The service redirected ${opts.method} ${new URL(url).pathname} more than ${MAX_API_REDIRECTS} times (last to ${showUrl(verdict.follow)}). Check TTS_BASE_URL (now ${showBase(base)}).`;
-      throw new TtsServiceError('redirect_refused', context, scrub(message));
+      throw new TtsServiceError('redirect_refused', { ...context, message: scrub(message) });
     }
     onRedirect?.(res.status, verdict.follow);
     current = verdict.follow;

@@ -19,7 +19,7 @@ export interface Dispatcher {
 }
 
 /** A fresh pair of keep-alive agents. */
-export function createDispatcher(): Dispatcher {
+function createDispatcher(): Dispatcher {
   return { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 }
 

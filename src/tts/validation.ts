@@ -16,11 +16,11 @@ export const ADVANCED_VOICES = [
 ] as const;
 export type AdvancedVoice = (typeof ADVANCED_VOICES)[number];
 
-export const ADVANCED_MODELS = ['flash', 'pro'] as const;
+const ADVANCED_MODELS = ['flash', 'pro'] as const;
 export type AdvancedModel = (typeof ADVANCED_MODELS)[number];
 
 /** Allowed `temperature` values (spec: Advanced job creation request). */
-export const ADVANCED_TEMPERATURES = [0, 0.5, 0.7, 1.0] as const;
+const ADVANCED_TEMPERATURES = [0, 0.5, 0.7, 1.0] as const;
 
 /** Limits from the spec's Limits table. */
 export const LIMITS = {
@@ -81,7 +81,7 @@ export function isOnlyEmoji(text: string): boolean {
 }
 
 /** Length of the longest run of one repeated character (code point). */
-export function longestRun(text: string): number {
+function longestRun(text: string): number {
   let best = 0;
   let run = 0;
   let prev: string | undefined;

@@ -2,6 +2,14 @@ import pino from 'pino';
 
 export type Logger = pino.Logger;
 
+/** The part of a logger that library code calls (a pino Logger fits; tests pass a recorder). */
+export interface LogSink {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
 /** Keys whose values are secrets wherever they appear in a log record. */
 const SECRET_KEYS = ['token', 'jobToken', 'job_token', 'authorization', 'Authorization', 'cookie', 'password', 'secret'];
 
@@ -168,6 +176,3 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
   logger.child = child as unknown as typeof logger.child;
   return logger;
 }
-
-/** A logger that discards everything (tests, tools). */
-export const silentLogger: Logger = pino({ level: 'silent' });

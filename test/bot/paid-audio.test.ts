@@ -85,7 +85,7 @@ describe('the cache directory cannot be written (disk full, read-only, not a dir
     expect(h.emulator.stats().charactersCharged).toBe(texts.reduce((n, t) => n + countChars(t), 0));
     const warned = warnings(log, CACHE_FAILED);
     expect(warned).toHaveLength(1);
-    expect(warned[0]!.err).toMatchObject({ code: 'CACHE_WRITE_FAILED' });
+    expect(warned[0]!.err).toMatchObject({ code: 'cache_write_failed' });
     expect(log.records().filter((r) => r.msg === 'could not cache the paid audio again (same cause)' && r.level === 20)).toHaveLength(1);
     expect(log.records().some((r) => r.msg === 'speech failed')).toBe(false);
   });
@@ -110,7 +110,7 @@ describe('ffmpeg fails on the file', () => {
     expect(h.emulator.stats().charactersCharged).toBe(countChars(text));
     const warned = warnings(log, CACHE_FAILED);
     expect(warned).toHaveLength(1);
-    expect(warned[0]!.err).toMatchObject({ code: 'TRANSCODE_FAILED' });
+    expect(warned[0]!.err).toMatchObject({ code: 'transcode_failed' });
     expect(String((warned[0]!.err as { message: string }).message)).toContain('Invalid data');
   });
 });

@@ -32,7 +32,7 @@ describe('every failure a user can meet has a localised explanation', () => {
   const codes = Object.keys(TTS_ERROR_CODES) as TtsErrorCode[];
   it.each(codes)('service code %s', (code) => {
     for (const lang of ['ja', 'en'] as const) {
-      const text = describeFailure(lang, new TtsError(code, 'internal detail that must not leak', { retryAfterMs: 7000, available: 12 }));
+      const text = describeFailure(lang, new TtsError(code, { message: 'internal detail that must not leak', retryAfterMs: 7000, available: 12 }));
       expect(text).toBeTruthy();
       expect(text).not.toContain('internal detail');
       expect(text).not.toMatch(/\{\w+\}/);
@@ -40,7 +40,7 @@ describe('every failure a user can meet has a localised explanation', () => {
   });
 
   it('GIVEN rate_limited THEN the wait is given in seconds', () => {
-    expect(describeFailure('en', new TtsError('rate_limited', undefined, { retryAfterMs: 7000 }))).toContain('7 s');
+    expect(describeFailure('en', new TtsError('rate_limited', { retryAfterMs: 7000 }))).toContain('7 s');
   });
 
   it('GIVEN a budget refusal THEN which limit, the numbers and the reset date are given', () => {
@@ -52,7 +52,7 @@ describe('every failure a user can meet has a localised explanation', () => {
   });
 
   it('GIVEN invalid input THEN the details say which field', () => {
-    const error = new TtsInputError([{ field: 'speed', code: 'invalid_speed', message: 'speed must be between 0.5 and 1.5' }]);
+    const error = new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'speed must be between 0.5 and 1.5' }] });
     expect(describeFailure('en', error)).toContain('speed');
   });
 

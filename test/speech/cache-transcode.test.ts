@@ -61,23 +61,23 @@ describe('mp3ToOggOpus', () => {
     expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThan(0.1);
   });
 
-  it('fails with TRANSCODE_FAILED (and ffmpeg\'s reason) on input that is not audio', async () => {
+  it('fails with transcode_failed (and ffmpeg\'s reason) on input that is not audio', async () => {
     const error = await mp3ToOggOpus(Buffer.from('<html>notice</html>')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AudioError);
-    expect((error as AudioError).code).toBe('TRANSCODE_FAILED');
+    expect((error as AudioError).code).toBe('transcode_failed');
     expect((error as AudioError).message).toMatch(/Invalid data/);
   });
 
-  it('fails with FFMPEG_NOT_FOUND when the binary is missing', async () => {
+  it('fails with ffmpeg_not_found when the binary is missing', async () => {
     const error = await mp3ToOggOpus(Buffer.from('x'), { ffmpeg: join(dir, 'no-such-ffmpeg') }).catch((e: unknown) => e);
-    expect((error as AudioError).code).toBe('FFMPEG_NOT_FOUND');
+    expect((error as AudioError).code).toBe('ffmpeg_not_found');
   });
 
-  it('kills ffmpeg and fails with TRANSCODE_TIMEOUT when it hangs', async () => {
+  it('kills ffmpeg and fails with transcode_timeout when it hangs', async () => {
     // A stand-in "ffmpeg" that never exits.
     const hang = join(dir, 'hang.sh');
     writeFileSync(hang, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
     const error = await mp3ToOggOpus(Buffer.from('x'), { ffmpeg: hang, timeoutMs: 200 }).catch((e: unknown) => e);
-    expect((error as AudioError).code).toBe('TRANSCODE_TIMEOUT');
+    expect((error as AudioError).code).toBe('transcode_timeout');
   });
 });

@@ -140,7 +140,7 @@ describe('AudioCache index', () => {
 
   it('refuses keys that are not sha256 hex (they become file names)', async () => {
     const cache = new AudioCache({ db, dir: join(dir, 'cache'), clock, transcode: fakeTranscode(100) });
-    await expect(cache.put('../../etc/passwd', Buffer.alloc(1))).rejects.toMatchObject({ code: 'CACHE_BAD_KEY' });
-    await expect(cache.get('ABC')).rejects.toMatchObject({ code: 'CACHE_BAD_KEY' });
+    await expect(cache.put('../../etc/passwd', Buffer.alloc(1))).rejects.toMatchObject({ code: 'cache_bad_key' });
+    await expect(cache.get('ABC')).rejects.toMatchObject({ code: 'cache_bad_key' });
   });
 });

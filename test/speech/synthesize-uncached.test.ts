@@ -70,7 +70,7 @@ describe('synthesizer when ffmpeg goes missing', () => {
     expect(first.durationMs).toBeGreaterThan(900);
     expect(media).toEqual({ transcode: false, playMp3: false });
     expect(warned()).toHaveLength(1);
-    expect(warned()[0]).toMatchObject({ err: { code: 'FFMPEG_NOT_FOUND' } });
+    expect(warned()[0]).toMatchObject({ err: { code: 'ffmpeg_not_found' } });
 
     const second = await synth.synthesize(request('二つ目'));
     expect(second.mp3?.equals(mp3)).toBe(true);

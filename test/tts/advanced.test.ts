@@ -1,7 +1,8 @@
 // TtsClient advanced jobs (createJob, pollJob, narrate, resumeJob) over real HTTP against the
 // emulator; job progress follows the shared virtual clock, so 5-minute thresholds cost no time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TtsClient, type CreatedJobRecord, type NarrateProgress } from '../../src/tts/client.ts';
+import { TtsClient } from '../../src/tts/client.ts';
+import type { CreatedJobRecord, NarrateProgress } from '../../src/tts/types.ts';
 import { TtsJobFailedError, TtsJobStuckError, TtsServiceError } from '../../src/tts/errors.ts';
 import { DEFAULT_TOKEN, emulatorFixture, rejection } from './helpers.ts';
 

@@ -1,25 +1,31 @@
-// The `tts` command line as a child process against an emulator started here (real clock, fast
-// job timings): MP3s ffprobe accepts, and the documented exit codes.
+// The `tts` command line: main() in-process against an emulator started here, on a virtual clock
+// shared with the emulator (job progress and retry waits cost no real time), with its output,
+// environment and directory injected; and two runs as a child process through bin/tts.js, for the
+// exit codes a shell sees. MP3s ffprobe accepts, and the documented exit codes.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { main } from '../../src/tts/cli.ts';
+import { DEFAULT_TOKEN, emulatorFixture } from './helpers.ts';
 
-const CLI = join(import.meta.dirname, '../../src/tts/cli.ts');
-let emulator: Emulator;
+const BIN = join(import.meta.dirname, '../../bin/tts.js');
+let fx: Awaited<ReturnType<typeof emulatorFixture>>;
+let emulator: Awaited<ReturnType<typeof emulatorFixture>>['emulator'];
 let dir: string;
 
 beforeAll(async () => {
-  emulator = await startEmulator({ control: true, jobs: { pendingMs: 100, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 } });
+  fx = await emulatorFixture({ jobs: { pendingMs: 100, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 } });
+  emulator = fx.emulator;
   dir = mkdtempSync(join(tmpdir(), 'tts-cli-'));
 });
 afterAll(async () => {
   await emulator.close();
   rmSync(dir, { recursive: true, force: true });
 });
-beforeEach(() => emulator.reset());
+// A fresh virtual clock and a clean emulator for each test.
+beforeEach(() => void fx.fresh());
 
 interface Run {
   code: number;
@@ -27,12 +33,26 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the CLI asynchronously (the emulator lives in this process, so it must keep serving). */
-function tts(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** Runs main() in this process, collecting what it writes as the process would see it. */
+async function tts(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await main(args, {
+    out: (line) => stdout.push(`${line}\n`),
+    err: (line) => stderr.push(`${line}\n`),
+    env: { TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: emulator.baseUrl, ...env },
+    cwd: dir,
+    clock: fx.clock,
+  });
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/** Runs bin/tts.js as a child process (asynchronously: the emulator lives in this process and must keep serving). */
+function spawnTts(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--experimental-strip-types', '--no-warnings', CLI, ...args],
+      ['--experimental-strip-types', '--no-warnings', BIN, ...args],
       { env: { PATH: process.env.PATH ?? '', TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: emulator.baseUrl, ...env }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -51,9 +71,9 @@ function ffprobe(path: string): Promise<{ ok: boolean; out: string }> {
 }
 
 describe('tts say', () => {
-  it('GIVEN text and a voice THEN writes an MP3 ffprobe accepts, exit 0', async () => {
+  it('GIVEN text and a voice THEN (as a child process) writes an MP3 ffprobe accepts, exit 0', async () => {
     const out = join(dir, 'say.mp3');
-    const r = await tts(['say', 'こんにちは、世界', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
+    const r = await spawnTts(['say', 'こんにちは、世界', '--voice', 'ja-JP-Wavenet-B', '-o', out]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`wrote ${out}`);
@@ -68,9 +88,9 @@ describe('tts say', () => {
     expect(r.stdout).toContain('speed 9 is out of range; the service used 1');
   });
 
-  it('GIVEN a rejected token THEN exit 3 naming token_mismatch, and the token is not printed', async () => {
+  it('GIVEN a rejected token THEN (as a child process) exit 3 naming token_mismatch, and the token is not printed', async () => {
     const wrong = 'w'.repeat(64);
-    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'no.mp3')], { TTS_TOKEN: wrong });
+    const r = await spawnTts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'no.mp3')], { TTS_TOKEN: wrong });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('token_mismatch');
     expect(r.stderr + r.stdout).not.toContain(wrong);
@@ -136,6 +156,8 @@ describe('tts say', () => {
     const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3')], { TTS_BASE_URL: 'http://127.0.0.1:1' });
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('network');
+    // Retried as the spec says, on the injected clock: no real time spent waiting.
+    expect(fx.clock.sleeps).toEqual([1000, 2000]);
   });
 });
 

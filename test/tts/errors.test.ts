@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { CodedError } from '../../src/util/coded-error.ts';
 import {
   EXIT_CODES,
   TTS_ERROR_CODES,
+  TtsAbortError,
+  TtsAllowanceError,
+  TtsDownloadError,
   TtsError,
+  TtsInputError,
+  TtsJobFailedError,
+  TtsJobStuckError,
+  TtsNetworkError,
+  TtsServiceError,
+  TtsUsageError,
   advancedCodeFor,
-  errorKind,
   exitCodeFor,
-  isRetryable,
   standardCodeFor,
   type TtsErrorCode,
   type TtsErrorKind,
@@ -66,11 +74,11 @@ describe('error codes', () => {
 
   for (const [code, kind, retryable] of TABLE) {
     it(`${code}: kind ${kind}, retryable ${retryable}, exit ${EXIT_CODES[kind]}`, () => {
-      const e = new TtsError(code, undefined, { status: 400 });
+      const e = new TtsError(code, { status: 400 });
       expect(e.code).toBe(code);
       expect(e.message.length).toBeGreaterThan(0);
-      if (code !== 'unknown') expect(errorKind(e)).toBe(kind);
-      expect(isRetryable(e)).toBe(retryable);
+      if (code !== 'unknown') expect(e.kind).toBe(kind);
+      expect(e.retryable).toBe(retryable);
       expect(e).toBeInstanceOf(Error);
       expect(JSON.parse(JSON.stringify(e))).toMatchObject({ code, status: 400 });
     });
@@ -86,9 +94,9 @@ describe('error codes', () => {
   });
 
   it('an unknown code is judged by the HTTP status it came with', () => {
-    expect(new TtsError('unknown', undefined, { status: 418 }).kind).toBe('refused');
-    expect(new TtsError('unknown', undefined, { status: 502 }).kind).toBe('unavailable');
-    expect(new TtsError('unknown', undefined, {}).kind).toBe('unavailable');
+    expect(new TtsError('unknown', { status: 418 }).kind).toBe('refused');
+    expect(new TtsError('unknown', { status: 502 }).kind).toBe('unavailable');
+    expect(new TtsError('unknown', {}).kind).toBe('unavailable');
   });
 
   it('standard messages map to codes (spec: Errors / Standard endpoint)', () => {
@@ -110,5 +118,40 @@ describe('error codes', () => {
     expect(advancedCodeFor(undefined, 403)).toBe('forbidden');
     expect(advancedCodeFor(undefined, 405)).toBe('method_not_allowed');
     expect(advancedCodeFor(undefined, 503)).toBe('internal_error');
+  });
+});
+
+describe('one error convention (ERRORS.md): (code, options) or (options), name as a field, cause in the bag', () => {
+  const cause = new TtsNetworkError('timeout', { endpoint: 'poll', attempts: 3 });
+  const rows: [TtsError, string, TtsErrorCode][] = [
+    [new TtsError('bad_response', { status: 200, cause }), 'TtsError', 'bad_response'],
+    [new TtsServiceError('rate_limited', { status: 429, retryAfterMs: 5000, cause }), 'TtsServiceError', 'rate_limited'],
+    [new TtsJobFailedError('job_timeout', { status: 200, jobId: 'j', cause }), 'TtsJobFailedError', 'job_timeout'],
+    [new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }], cause }), 'TtsInputError', 'invalid_input'],
+    [new TtsAllowanceError({ status: 200, cause }), 'TtsAllowanceError', 'allowance_exhausted'],
+    [new TtsDownloadError('download_failed', { status: 503, cause }), 'TtsDownloadError', 'download_failed'],
+    [new TtsNetworkError('network', { attempts: 3, cause }), 'TtsNetworkError', 'network'],
+    [new TtsAbortError({ endpoint: 'standard', cause }), 'TtsAbortError', 'aborted'],
+    [new TtsJobStuckError({ jobId: 'j', cause }), 'TtsJobStuckError', 'job_stuck'],
+    [new TtsUsageError({ message: 'TEXT is required', cause }), 'TtsUsageError', 'invalid_input'],
+  ];
+  for (const [error, name, code] of rows) {
+    it(`${name} (${code})`, () => {
+      expect(error).toBeInstanceOf(TtsError);
+      expect(error).toBeInstanceOf(CodedError);
+      expect(error.name).toBe(name);
+      expect(error.code).toBe(code);
+      expect(error.cause).toBe(cause);
+      // The cause is not part of the context (it is not copied into logs as a field).
+      expect(Object.keys(error.context)).not.toContain('cause');
+      expect(String(error)).toBe(`${name}: ${error.message}`);
+    });
+  }
+
+  it('the default message comes from the code table; options.message replaces it', () => {
+    expect(new TtsServiceError('quota_exceeded').message).toBe(TTS_ERROR_CODES.quota_exceeded.message);
+    expect(new TtsServiceError('unknown', { message: 'The service answered with an unknown code: x' }).message).toBe('The service answered with an unknown code: x');
+    expect(new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }] }).message).toBe('Invalid speed: too fast');
+    expect(new TtsDownloadError('download_refused').context.endpoint).toBe('download');
   });
 });

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../src/util/clock.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
-import { TtsClient, type TtsClientInit, type TtsLogger } from '../../src/tts/client.ts';
+import { TtsClient, type TtsClientInit } from '../../src/tts/client.ts';
+import type { LogSink } from '../../src/util/log.ts';
 import type { RateKind, RateLimiter } from '../../src/tts/limiter.ts';
 import type { TtsError } from '../../src/tts/errors.ts';
 
@@ -94,7 +95,7 @@ export function recordingLimiter(): RateLimiter & { acquires: RateKind[]; blocks
 }
 
 /** A pino-like logger keeping every line as JSON text. */
-export function recordingLogger(): TtsLogger & { lines: string[] } {
+export function recordingLogger(): LogSink & { lines: string[] } {
   const lines: string[] = [];
   const log = (level: string) => (obj: object, msg?: string) => {
     lines.push(JSON.stringify({ level, ...obj, msg }));

@@ -1,7 +1,7 @@
 // Every invalid input in the spec's tables is refused locally: zero requests reach the emulator and
 // no rate budget is spent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AdvancedRequest, StandardRequest } from '../../src/tts/client.ts';
+import type { AdvancedRequest, StandardRequest } from '../../src/tts/validation.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { emulatorFixture, rejection } from './helpers.ts';
 

@@ -86,7 +86,8 @@ describe('no secret in any error path', () => {
     c = make();
     em.setRemaining(SECRET, 0);
     await catching(() => c.speak(STD), 'allowance_exhausted');
-    c = make();
+    // Timeouts are real time: a short deadline keeps the three attempts quick.
+    c = make({ requestTimeoutMs: 100 });
     em.injectFault({ target: 'standard', count: 3, status: 500, delayMs: 1200 });
     await catching(() => c.speak(STD), 'timeout');
     await catching(() => make({ baseUrl: 'http://127.0.0.1:1' }).speak(STD), 'network');
@@ -135,7 +136,8 @@ describe('no secret in any error path', () => {
     em.injectFault({ target: 'poll', count: 4, status: 500, body: { code: 'internal_error', error: `e ${job.jobToken}` } });
     await catching(() => c.pollJob(job.jobId, job.jobToken), 'internal_error');
     em.injectFault({ target: 'poll', count: 3, status: 500, delayMs: 1200 });
-    await catching(() => c.pollJob(job.jobId, job.jobToken), 'timeout');
+    const quick = new TtsClient({ token: SECRET, baseUrl: em.baseUrl, clock: fx.clock, logger, requestTimeoutMs: 100 });
+    await catching(() => quick.pollJob(job.jobId, job.jobToken), 'timeout');
     em.injectFault({ target: 'poll', count: 1, status: 302, body: null, headers: { Location: `/ja/api/advanced-tts/jobs/${job.jobToken}/` } });
     await catching(() => c.pollJob(job.jobId, job.jobToken), 'redirect_refused');
     for (const o of [

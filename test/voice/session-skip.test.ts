@@ -1,6 +1,6 @@
 import { AudioPlayerStatus, type DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/util/log.ts';
+import { createLogger } from '../../src/util/log.ts';
 import { GuildVoiceSession } from '../../src/voice/session.ts';
 
 // Issue 9 §5: /skip sent while the player waits for the connection to be Ready was lost (the
@@ -13,7 +13,7 @@ afterEach(() => session?.destroy());
 
 describe('GuildVoiceSession.play while the connection is not Ready', () => {
   it('GIVEN a skip (abort) during the wait for Ready THEN play settles at once without playing anything', async () => {
-    session = new GuildVoiceSession({ guildId: 'g1', channelId: 'c1', textChannelId: null, adapterCreator: silentGateway, logger: silentLogger, readyTimeoutMs: 5_000 });
+    session = new GuildVoiceSession({ guildId: 'g1', channelId: 'c1', textChannelId: null, adapterCreator: silentGateway, logger: createLogger({ level: 'silent' }), readyTimeoutMs: 5_000 });
     const statuses: string[] = [];
     session.player.on('stateChange', (_old, next) => statuses.push(next.status));
     const skip = new AbortController();
