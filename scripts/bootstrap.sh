@@ -69,7 +69,7 @@ yomiage_packages() {
     return 0
   fi
   if [ "${#required[@]}" -gt 0 ]; then
-    echo "could not install ${required[*]}: install it with your package manager (needs root), then run this again" >&2
+    echo "could not install ${required[*]} (apt-get failed, or no root or sudo): install it with your package manager, then run this again" >&2
     return 1
   fi
   echo "warning: could not install ${missing[*]}; going on without it" >&2

@@ -6,11 +6,12 @@
  * a child process configured by environment variables alone, then serves the page.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '../emulator/index.ts';
-import { LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '../local-discord/index.ts';
+import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '../local-discord/index.ts';
 import { BotProcess, deployCommands, ROOT } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
@@ -50,6 +51,8 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
   };
   try {
+    // A taken port fails now, not after the bot has started.
+    if (options.port !== 0) await portIsFree(options.port);
     progress('starting the TTS emulator and the local Discord (127.0.0.1 only)');
     const voice = await startFakeVoiceServer({ maxRetainedPackets: RETAINED_PACKETS });
     cleanups.push(() => voice.close());
@@ -96,4 +99,11 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     await close();
     throw error;
   }
+}
+
+/** Resolves when `port` can be listened on at 127.0.0.1 (then lets it go); rejects with EADDRINUSE otherwise. */
+async function portIsFree(port: number): Promise<void> {
+  const probe = createServer();
+  await listenOnLoopback(probe, port);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
