@@ -195,7 +195,7 @@ function renderVoiceControls() {
   const listeners = guild.voiceStates.filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id).map((v) => nameOf(v.userId));
   const botIn = guild.voiceStates.some((v) => v.userId === state.botUser?.id);
   $('#listen-state').textContent = listeners.length
-    ? `In voice: ${listeners.join(', ')}${botIn ? ' and the bot' : ' (run /join to bring the bot)'}${speaker.ctx?.state === 'running' ? '' : ' · click Join to hear'}`
+    ? `In voice: ${listeners.join(', ')}${botIn ? ' and the bot' : ' (run /join to bring the bot)'}${speaker.ctx?.state === 'running' ? '' : ' · click anywhere on the page to hear it'}`
     : 'Not in voice';
 }
 
@@ -614,4 +614,6 @@ $('#subsubcommand').addEventListener('change', renderCommandForm);
 $('#command-form').addEventListener('submit', runCommand);
 $('#composer').addEventListener('submit', sendMessage);
 $('#voice-toggle').addEventListener('click', toggleVoice);
+// Browsers play sound only after a click on the page: any click will do (after a reload, say).
+document.addEventListener('pointerdown', () => speaker.start());
 connect();
