@@ -1,5 +1,6 @@
 import { ApplicationCommandOptionType, ChannelType, InteractionContextType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
 import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
@@ -56,7 +57,7 @@ export default {
       await repo.add(guildId, channelId, { postAudio });
       await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel }) });
     } else {
-      if (!(await repo.remove(guildId, channelId))) throw new UserError('autoread.not_listed', { channel });
+      if (!(await repo.remove(guildId, channelId))) throw new UserError('autoread.not_listed', { vars: { channel } });
       await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
     }
   },

@@ -13,7 +13,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    const count = ctx.speech.clear(guildId);
+    const count = ctx.voiceControl.clear(guildId);
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.cleared', { count }) });
   },
 } satisfies Command;

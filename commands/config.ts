@@ -8,6 +8,7 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
+import { BotError } from '../src/discord/errors.ts';
 import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
@@ -80,10 +81,10 @@ export default {
     switch (name) {
       case 'voice': {
         shown = o.getString('value', true).trim();
-        if (!ctx.speech.isKnownVoice(shown)) {
+        if (!ctx.requests.isKnownVoice(shown)) {
           // Saved only once the service confirmed it (one short request, charged like any other).
           await interaction.deferReply();
-          await ctx.speech.confirmVoice(shown, guildId, interaction.user.id);
+          await ctx.requests.confirmVoice(shown, guildId, interaction.user.id);
         }
         patch = { voice: shown };
         break;
@@ -101,7 +102,7 @@ export default {
         break;
       }
       case 'ignore-prefix': shown = o.getString('value', true).trim(); patch = { ignorePrefix: shown }; break;
-      default: throw new Error(`unknown /config subcommand ${name}`);
+      default: throw new BotError('unknown_subcommand', { message: `unknown /config subcommand ${name}` });
     }
     await repo.update(guildId, patch);
     const saved = { content: t(lang, 'config.saved', { setting: name, value: shown }) };

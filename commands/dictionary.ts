@@ -1,5 +1,6 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 import { DICTIONARY_ERROR_TEXT, parseDictionaryWord, parseReading, type DictionaryError } from '../src/speech/dictionary.ts';
@@ -49,14 +50,14 @@ export default {
     }
     if (sub === 'remove') {
       const word = interaction.options.getString('word', true).trim();
-      if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { word });
+      if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { vars: { word } });
       await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
       return;
     }
     const word = parseDictionaryWord(interaction.options.getString('word', true));
     const reading = parseReading(interaction.options.getString('reading', true));
-    if (!word.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, word.error) });
-    if (!reading.ok) throw new UserError('dictionary.invalid', { reason: reason(lang, reading.error) });
+    if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: reason(lang, word.error) } });
+    if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: reason(lang, reading.error) } });
     await repo.add(guildId, word.value, reading.value, interaction.user.id);
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },

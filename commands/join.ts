@@ -21,6 +21,6 @@ export default {
   data,
   async execute(interaction, ctx) {
     requireGuild(interaction);
-    await ctx.speech.join(interaction, interaction.options.getChannel('channel')?.id ?? null, langOf(interaction.locale));
+    await ctx.voiceControl.join(interaction, interaction.options.getChannel('channel')?.id ?? null, langOf(interaction.locale));
   },
 } satisfies Command;

@@ -1,5 +1,6 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
@@ -13,8 +14,8 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    // Queued /say and /narrate replies are told why they were not read (SpeechService.leave).
-    if (!ctx.speech.leave(guildId)) throw new UserError('voice.not_connected');
+    // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).
+    if (!ctx.voiceControl.leave(guildId)) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
   },
 } satisfies Command;

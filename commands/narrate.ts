@@ -35,7 +35,7 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const o = interaction.options;
-    await ctx.speech.narrate(interaction, {
+    await ctx.requests.narrate(interaction, {
       guildId,
       lang: langOf(interaction.locale),
       text: o.getString('text', true),

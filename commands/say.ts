@@ -21,7 +21,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    await ctx.speech.say(interaction, {
+    await ctx.requests.say(interaction, {
       guildId,
       text: interaction.options.getString('text', true),
       voice: interaction.options.getString('voice') ?? undefined,

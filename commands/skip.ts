@@ -1,5 +1,6 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
 import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
@@ -13,7 +14,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    if (!ctx.speech.skip(guildId)) throw new UserError('voice.nothing_to_skip');
+    if (!ctx.voiceControl.skip(guildId)) throw new UserError('voice.nothing_to_skip');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
   },
 } satisfies Command;

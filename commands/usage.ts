@@ -1,5 +1,6 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, UserError, type Command } from '../src/discord/command.ts';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
 import { isManager, requireGuild } from '../src/discord/guards.ts';
 import { formatDate, langOf, t } from '../src/discord/i18n.ts';
 
@@ -22,7 +23,7 @@ export default {
     const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
     if (admin) {
       const guild = await ctx.budget.usage({ guildId });
-      lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.speech.droppedCount(guildId) }));
+      lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.autoRead.droppedCount(guildId) }));
       const top = await ctx.budget.topSpenders(guildId, 5);
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }

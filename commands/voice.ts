@@ -41,10 +41,10 @@ export default {
     if (sub === 'set') {
       const o = interaction.options;
       const voice = o.getString('voice')?.trim() || undefined;
-      if (voice && !ctx.speech.isKnownVoice(voice)) {
+      if (voice && !ctx.requests.isKnownVoice(voice)) {
         // Saved only once the service confirmed it (one short request, charged like any other).
         await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-        await ctx.speech.confirmVoice(voice, guildId, userId);
+        await ctx.requests.confirmVoice(voice, guildId, userId);
       }
       const patch = {
         ...(voice ? { voice } : {}),

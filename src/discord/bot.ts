@@ -11,7 +11,7 @@ import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
 import { PendingUtteranceStore } from '../speech/queue-store.ts';
-import { createSynthesizer, SpeechError } from '../speech/synthesize.ts';
+import { createSynthesizer } from '../speech/synthesize.ts';
 import { VoiceChecker } from '../speech/voice-check.ts';
 import { countChars } from '../tts/chars.ts';
 import { TtsClient, type TtsClientInit } from '../tts/client.ts';
@@ -28,7 +28,15 @@ import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
-import { SpeechService } from './speech.ts';
+import { SpeechDelivery } from './delivery.ts';
+import { AutoReader } from './auto-read.ts';
+import type { ClearReason } from './meta.ts';
+import { NarrateJobs } from './narrate-jobs.ts';
+import { Notices } from './notices.ts';
+import { InteractionReplies } from './replies.ts';
+import { SpeechRequests } from './requests.ts';
+import { VoiceControl } from './voice-control.ts';
+import { VoiceStateEvents } from './voice-events.ts';
 
 export interface BotOptions {
   config: Config;
@@ -115,30 +123,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     retentionMs: config.jobRetentionDays * 86_400_000,
     ...(options.jobs?.leaseMs !== undefined ? { leaseMs: options.jobs.leaseMs } : {}),
   });
-  /** Utterances whose advanced job exists at the service: after a restart the job is resumed, not re-queued. */
-  const withJob = new Set<string>();
+  // /narrate's jobs: who holds them until their audio is delivered (src/discord/narrate-jobs.ts).
+  const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
   const synthesizer = createSynthesizer({
     client: tts, cache, budget, history: repos.history, clock, media, logger: logger.child({ component: 'speech' }),
-    narrate: async (request, o) => {
-      const ctx = o.context ?? { utteranceId: '', userId: 'unknown', channelId: 'unknown', meta: null };
-      const result = await jobs.run(request, {
-        guildId: o.key, userId: ctx.userId, channelId: ctx.channelId, delivery: ctx.meta ?? null, signal: o.signal,
-        onProgress: (p) => {
-          if (p.jobId && !withJob.has(ctx.utteranceId)) {
-            withJob.add(ctx.utteranceId);
-            // The job is persisted now and resumes after a restart (jobs.ts); the queue's own
-            // copy would submit a second one.
-            pendingStore.remove([ctx.utteranceId]);
-          }
-          o.onProgress(p);
-        },
-        resumeAfterAbort: (reason) => reason instanceof SpeechError && reason.code === 'closed',
-        ...(o.billing ? { billing: o.billing } : {}),
-      }).finally(() => withJob.delete(ctx.utteranceId));
-      // The scheduler delivers it from here on, in this process.
-      await repos.jobs.markDelivered(result.jobId);
-      return result;
-    },
+    narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({
     synthesize: synthesizer,
@@ -167,25 +156,38 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     rest: { agent: discordRestAgent(), ...(config.discord.apiUrl ? { api: config.discord.apiUrl } : {}) },
     ...options.clientOptions,
   });
-  const speech = new SpeechService({
-    client, scheduler, budget, repos, voice, logger, plan: config.tts.plan, media,
-    names: new NameReader({ clock }),
-    voices: new VoiceChecker({ synthesizer }),
-    now: () => clock.now(),
-  });
-  const context: BotContext = { config, logger, repos, budget, speech, voice };
+  const now = () => clock.now();
+  const names = new NameReader({ clock });
+  const notices = new Notices({ client, logger, now });
+  const replies = new InteractionReplies({ client, logger, now });
+
+  // Where audio goes: the scheduler's sink, reply progress, and a word for what was dropped.
+  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger });
+  scheduler.setDefaultSink((ready, signal) => delivery.deliver(ready, signal));
+  scheduler.on('progress', (event) => replies.onProgress(event));
+  scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
+  scheduler.on('dropped', ({ guildId, items }) => logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind'));
+
+  // What turns Discord's events into speech: commands, messages, voice states.
+  const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
+  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }) });
+  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices });
+  const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
+  voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
+
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
   client.on(Events.MessageCreate, (message) => {
     try {
-      speech.autoRead(message);
+      autoRead.read(message);
     } catch (error) {
       logger.error({ err: error, guildId: message.guildId, channelId: message.channelId }, 'auto-read failed');
     }
   });
   client.on(Events.VoiceStateUpdate, (oldState, newState) =>
-    void speech.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
+    void voiceEvents.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
@@ -201,13 +203,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await client.login(config.discord.token);
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
-      const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, speech, logger });
+      const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger });
       logger.info({ guilds: client.guilds.cache.size, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over
       // once its lease runs out.
-      const deliver = (job: StoredJob, result: { mp3: Buffer; seed?: number }) => speech.deliverRecoveredJob(job, result);
-      const tell = (job: StoredJob, error: { code: string; message: string }) => speech.tellRecoveredJobFailure(job, error);
+      const deliver = (job: StoredJob, result: { mp3: Buffer; seed?: number }) => delivery.deliverRecoveredJob(job, result);
+      const tell = (job: StoredJob, error: { code: string; message: string }) => delivery.tellRecoveredJobFailure(job, error);
       void jobs
         .resumeUnfinished(deliver, tell)
         .then((summary) => {

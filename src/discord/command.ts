@@ -4,28 +4,12 @@ import type {
   RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { BotContext } from './context.ts';
-import type { MessageKey, Vars } from './i18n.ts';
 
 /** One slash command: its registration data and its handlers (STYLE.md #1). */
 export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody;
   execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;
   autocomplete?(interaction: AutocompleteInteraction, ctx: BotContext): Promise<void>;
-}
-
-/**
- * An outcome the user must be told about, by message identifier plus context (STYLE.md #5); the
- * dispatcher turns it into an ephemeral reply in the user's language.
- */
-export class UserError extends Error {
-  override name = 'UserError';
-  readonly key: MessageKey;
-  readonly vars: Vars;
-  constructor(key: MessageKey, vars: Vars = {}) {
-    super(key);
-    this.key = key;
-    this.vars = vars;
-  }
 }
 
 /** `name` + `name_localizations` for a command, option or choice name (ja and en-US). */

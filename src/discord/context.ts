@@ -1,9 +1,11 @@
 import type { Config } from '../config.ts';
-import type { Logger } from '../util/log.ts';
-import type { SpeechService } from './speech.ts';
 import type { Repositories } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
+import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
+import type { AutoReader } from './auto-read.ts';
+import type { SpeechRequests } from './requests.ts';
+import type { VoiceControl } from './voice-control.ts';
 
 /** What command handlers may use: collaborators passed in, never fetched from globals (STYLE.md #10). */
 export interface BotContext {
@@ -11,6 +13,11 @@ export interface BotContext {
   logger: Logger;
   repos: Repositories;
   budget: CharacterBudget;
-  speech: SpeechService;
   voice: VoiceManager;
+  /** /say and /narrate, and the voice checks /config and /voice share with them. */
+  requests: SpeechRequests;
+  /** /join, /leave, /skip, /clear. */
+  voiceControl: VoiceControl;
+  /** The auto-read path (its skipped count for /usage). */
+  autoRead: AutoReader;
 }

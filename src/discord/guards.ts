@@ -1,5 +1,5 @@
 import { PermissionFlagsBits, type ChatInputCommandInteraction, type AutocompleteInteraction } from 'discord.js';
-import { UserError } from './command.ts';
+import { UserError } from './errors.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */
 export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {

@@ -4,9 +4,6 @@ import type { BotContext } from './context.ts';
 import { langOf, t } from './i18n.ts';
 import { describeFailure } from './outcomes.ts';
 
-/** Counts of what the dispatcher saw, for logs and health checks. */
-export const interactionStats = { handled: 0, userErrors: 0, failures: 0 };
-
 /** Replies ephemerally whether or not the interaction was already answered or deferred. */
 async function tell(interaction: RepliableInteraction, content: string): Promise<void> {
   const body = { content, allowedMentions: { parse: [] } };
@@ -39,16 +36,13 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
     await tell(interaction, t(lang, 'error.generic')).catch(() => {});
     return;
   }
-  interactionStats.handled += 1;
   try {
     await command.execute(interaction, ctx);
   } catch (error) {
     const known = describeFailure(lang, error);
     if (known) {
-      interactionStats.userErrors += 1;
       ctx.logger.debug({ ...where, code: (error as { code?: string }).code ?? (error as Error).message }, 'command refused');
     } else {
-      interactionStats.failures += 1;
       ctx.logger.error({ ...where, err: error }, 'command failed');
     }
     await tell(interaction, known ?? t(lang, 'error.generic')).catch((replyError: unknown) =>

@@ -2,8 +2,9 @@ import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
+import { BotError } from './errors.ts';
 
-export const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'commands');
+const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'commands');
 
 function isCommand(value: unknown): value is Command {
   if (typeof value !== 'object' || value === null) return false;
@@ -19,8 +20,8 @@ export async function loadCommands(dir = COMMANDS_DIR): Promise<Map<string, Comm
   const commands = new Map<string, Command>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) {
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: unknown };
-    if (!isCommand(mod.default)) throw new Error(`commands/${file} must default-export { data, execute } (a Command)`);
-    if (commands.has(mod.default.data.name)) throw new Error(`duplicate command name ${mod.default.data.name} in commands/${file}`);
+    if (!isCommand(mod.default)) throw new BotError('invalid_command_module', { message: `commands/${file} must default-export { data, execute } (a Command)` });
+    if (commands.has(mod.default.data.name)) throw new BotError('duplicate_command', { message: `duplicate command name ${mod.default.data.name} in commands/${file}` });
     commands.set(mod.default.data.name, mod.default);
   }
   return commands;

@@ -1,9 +1,9 @@
-import { UserError } from './command.ts';
+import { UserError } from './errors.ts';
 import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts';
 import { isTtsError, TtsInputError } from '../tts/errors.ts';
 
 /** A budget refusal as the speech core reports it (src/speech/budget.ts). */
-export interface BudgetRefusalLike {
+interface BudgetRefusalLike {
   scope: 'user' | 'guild' | 'account';
   used: number;
   limit: number;
@@ -43,7 +43,7 @@ const TTS_MESSAGES: Record<string, MessageKey> = {
 };
 
 /** The localised message for a budget refusal: which limit, the numbers, and when it resets. */
-export function describeRefusal(lang: Lang, r: BudgetRefusalLike): string {
+function describeRefusal(lang: Lang, r: BudgetRefusalLike): string {
   return t(lang, `budget.${r.scope}`, { used: r.used, limit: r.limit, resets: formatDate(lang, r.resetsAt) });
 }
 
@@ -57,7 +57,7 @@ function isRefusal(value: unknown): value is BudgetRefusalLike {
  * caller logs it and shows the generic message). Never includes raw error text, so no secret leaks.
  */
 export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): string | null {
-  if (error instanceof UserError) return t(lang, error.key, error.vars);
+  if (error instanceof UserError) return t(lang, error.code, error.vars);
   const refusal = (error as { refusal?: unknown } | null)?.refusal;
   if (isRefusal(refusal)) return describeRefusal(lang, refusal);
   if (isTtsError(error)) {

@@ -5,11 +5,12 @@ import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-st
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import type { VoiceSessionStore } from '../voice/session-store.ts';
-import { t, type Lang, type MessageKey } from './i18n.ts';
-import type { SpeechService, UtteranceMeta } from './speech.ts';
+import { guildLang, t, type Lang, type MessageKey } from './i18n.ts';
+import type { UtteranceMeta } from './meta.ts';
+import type { Notices } from './notices.ts';
 
 /** A message that came back this many start-ups without being finished is given up on. */
-export const MAX_RESTORES = 3;
+const MAX_RESTORES = 3;
 
 export interface ResumeDeps {
   client: Client;
@@ -18,7 +19,7 @@ export interface ResumeDeps {
   store: PendingUtteranceStore;
   scheduler: SpeechScheduler;
   repos: Repositories;
-  speech: SpeechService;
+  notices: Notices;
   logger: Logger;
 }
 
@@ -39,7 +40,7 @@ export interface ResumeSummary {
  * are delivered either way: spoken in voice, or attached as they are without voice.
  */
 export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummary> {
-  const { client, voice, sessions, store, scheduler, repos, speech, logger } = deps;
+  const { client, voice, sessions, store, scheduler, repos, notices, logger } = deps;
   const owns = (guildId: string) => client.guilds.cache.has(guildId);
   const noVoice = new Map<string, 'restart.not_read' | 'restart.voice_gone'>();
   const joins: Promise<unknown>[] = [];
@@ -74,7 +75,7 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
   const keep: Utterance[] = [];
   const dropped = new Map<string, { lang: Lang; key: MessageKey; ids: string[] }>();
   const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
-    const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? (repos.guildSettings.get(u.guildId).locale === 'en' ? 'en' : 'ja');
+    const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? guildLang(repos.guildSettings.get(u.guildId).locale);
     const group = dropped.get(`${u.channelId}:${key}`) ?? { lang, key, ids: [] };
     group.ids.push(u.id);
     dropped.set(`${u.channelId}:${key}`, group);
@@ -92,7 +93,7 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
       count += group.ids.length;
       store.remove(group.ids);
       const channelId = where.slice(0, where.indexOf(':'));
-      return speech.postNotice(channelId, t(group.lang, group.key, { count: group.ids.length })).then((posted) => {
+      return notices.post(channelId, t(group.lang, group.key, { count: group.ids.length })).then((posted) => {
         if (!posted) logger.warn({ channelId, count: group.ids.length }, 'queued messages dropped after a restart; their channel is gone');
       });
     }),

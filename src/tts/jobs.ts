@@ -165,6 +165,15 @@ export class AdvancedJobs {
   }
 
   /**
+   * Keeps the lease of a job `run` returned while its caller still delivers the result, so no
+   * process (this one's `watch` included) delivers it a second time; call the returned function
+   * once it is delivered or given up (the lease then runs out and the job is resumed).
+   */
+  hold(jobId: string): () => void {
+    return this.#leases.follow(jobId).done;
+  }
+
+  /**
    * Follows every unfinished job no live process holds (a previous process left it, or its owner
    * died and the lease ran out) to its end and delivers every result not yet delivered. Failures
    * are recorded with their code and reported to `onFailed`. Jobs are resumed concurrently;

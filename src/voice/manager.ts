@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
-import { GuildVoiceSession, type PlayableAudio, type VoiceSessionOptions } from './session.ts';
+import { VoiceSessionError } from './errors.ts';
+import { GuildVoiceSession, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -36,9 +37,9 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
-  readonly #sessionOptions: Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>;
+  readonly #sessionOptions: VoiceSessionPolicy;
 
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'playback' | 'daveEncryption'>) {
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & VoiceSessionPolicy) {
     super();
     const { logger, memory, ...sessionOptions } = options;
     this.#logger = logger;
@@ -120,7 +121,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
   /** Plays one utterance in the guild's channel (see GuildVoiceSession.play). */
   play(guildId: string, audio: PlayableAudio, signal: AbortSignal): Promise<void> {
     const session = this.#sessions.get(guildId);
-    if (!session) return Promise.reject(new Error(`no voice session in guild ${guildId}`));
+    if (!session) return Promise.reject(new VoiceSessionError('no_session', { guildId }));
     return session.play(audio, signal);
   }
 

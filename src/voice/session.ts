@@ -12,12 +12,18 @@ import {
   VoiceConnectionDisconnectReason,
   VoiceConnectionStatus,
   type AudioPlayer,
+  type AudioPlayerError,
   type AudioPlayerState,
+  type AudioResource,
   type DiscordGatewayAdapterCreator,
   type VoiceConnection,
+  type VoiceConnectionDisconnectedState,
   type VoiceConnectionState,
 } from '@discordjs/voice';
+import { sleep } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
+import { callCanEncrypt } from './dave.ts';
+import { VoiceSessionError } from './errors.ts';
 
 /** What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (ffmpeg per play). */
 export interface PlayableAudio {
@@ -40,6 +46,13 @@ export interface VoiceSessionOptions {
   reconnectGraceMs?: number;
   /** Rejoins attempted after disconnects the library does not recover from itself. */
   maxRejoins?: number;
+  /** Pause before the first rejoin; each further attempt waits twice as long as the one before. */
+  rejoinBackoffMs?: number;
+  /**
+   * How long audio waits, once the connection is Ready, for the call's end-to-end encryption
+   * (DAVE) to be able to encrypt it; after that it plays anyway, with a warning (src/voice/dave.ts).
+   */
+  daveReadyTimeoutMs?: number;
   /**
    * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play); 'mp3' runs ffmpeg on
    * the MP3 every time (the baseline `npm run bench:voice` compares against).
@@ -52,7 +65,18 @@ export interface VoiceSessionOptions {
   daveEncryption?: boolean;
 }
 
-const DEFAULTS = { readyTimeoutMs: 20_000, reconnectGraceMs: 5_000, maxRejoins: 3, playback: 'cached', daveEncryption: true } as const satisfies Partial<VoiceSessionOptions>;
+/** The timings and switches a session is built with; the rest of its options say where it is. */
+export type VoiceSessionPolicy = Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'rejoinBackoffMs' | 'daveReadyTimeoutMs' | 'playback' | 'daveEncryption'>;
+
+const DEFAULTS = {
+  readyTimeoutMs: 20_000,
+  reconnectGraceMs: 5_000,
+  maxRejoins: 3,
+  rejoinBackoffMs: 2_000,
+  daveReadyTimeoutMs: 3_000,
+  playback: 'cached',
+  daveEncryption: true,
+} as const satisfies Required<VoiceSessionPolicy>;
 
 export type VoiceSessionState =
   | { status: 'connecting' }
@@ -60,22 +84,12 @@ export type VoiceSessionState =
   | { status: 'reconnecting'; attempt: number }
   | { status: 'destroyed'; reason: string };
 
-export class VoiceSessionError extends Error {
-  override name = 'VoiceSessionError';
-  readonly code: 'join_timeout' | 'not_ready' | 'destroyed' | 'playback_failed';
-  readonly guildId: string;
-  constructor(code: VoiceSessionError['code'], guildId: string, message: string, cause?: unknown) {
-    super(message, { cause });
-    this.code = code;
-    this.guildId = guildId;
-  }
-}
-
 /**
  * One guild's voice connection and audio player (STYLE.md #8: a state union with one setter).
  * Playback is strictly one at a time: `play` settles exactly once per utterance, whether the audio
- * ends, is skipped, or the player errors (an error is followed by Idle; only the first counts),
- * so the scheduler's single advancing point never advances twice.
+ * ends, is skipped, or the player errors, so the scheduler's single advancing point never advances
+ * twice. The player is subscribed to the connection only while what it sends would reach the call
+ * end-to-end encrypted (bounded by `daveReadyTimeoutMs`); until then it waits, paused.
  */
 export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState] }> {
   readonly guildId: string;
@@ -84,13 +98,19 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   readonly connection: VoiceConnection;
   readonly player: AudioPlayer;
   #state: VoiceSessionState = { status: 'connecting' };
-  #options: Required<Omit<VoiceSessionOptions, 'textChannelId'>>;
-  #rejoins = 0;
+  readonly #options: Required<VoiceSessionPolicy>;
   readonly #logger: Logger;
+  /** Aborted (with the reason) when the session is destroyed: ends playback and backoff waits. */
+  readonly #closed = new AbortController();
+  #rejoins = 0;
+  /** Which recovery (after a Disconnected) is current; an older one still waiting stops. */
+  #recovery = 0;
+  /** The bounded wait for DAVE after the connection became Ready; `expired` once it ran out. */
+  #daveWait: { timer: NodeJS.Timeout | undefined; expired: boolean } = { timer: undefined, expired: false };
 
   constructor(options: VoiceSessionOptions) {
     super();
-    this.#options = { ...DEFAULTS, ...options } as Required<Omit<VoiceSessionOptions, 'textChannelId'>>;
+    this.#options = { ...DEFAULTS, ...definedOnly(options) };
     this.guildId = options.guildId;
     this.channelId = options.channelId;
     this.textChannelId = options.textChannelId;
@@ -108,7 +128,8 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     // Unhandled 'error' events crash the process; both emitters always have a listener.
     this.connection.on('error', (error) => this.#logger.warn({ err: error }, 'voice connection error'));
     this.player.on('error', (error) => this.#logger.warn({ err: error }, 'audio player error'));
-    this.connection.on('stateChange', (oldState, newState) => void this.#onConnectionState(oldState, newState));
+    this.connection.on('stateChange', (oldState, newState) => this.#onConnectionState(oldState, newState));
+    this.connection.on('transitioned', () => this.#gate());
   }
 
   get state(): VoiceSessionState {
@@ -119,6 +140,10 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const previous = this.#state;
     if (previous.status === 'destroyed') return;
     this.#state = next;
+    if (next.status === 'destroyed') {
+      clearTimeout(this.#daveWait.timer);
+      this.#closed.abort(new VoiceSessionError('destroyed', { guildId: this.guildId }));
+    }
     this.emit('stateChange', previous, next);
   }
 
@@ -128,59 +153,118 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       await entersState(this.connection, VoiceConnectionStatus.Ready, this.#options.readyTimeoutMs);
       if (this.#state.status !== 'destroyed') this.#setState({ status: 'ready' });
     } catch (error) {
-      if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed');
+      if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
       this.destroy('join_timeout');
-      throw new VoiceSessionError('join_timeout', this.guildId, 'could not connect to the voice channel in time', error);
+      throw new VoiceSessionError('join_timeout', { guildId: this.guildId, cause: error });
     }
   }
 
-  async #onConnectionState(oldState: VoiceConnectionState, newState: VoiceConnectionState): Promise<void> {
+  #onConnectionState(oldState: VoiceConnectionState, newState: VoiceConnectionState): void {
+    this.#gate();
+    if (oldState.status === newState.status) return;
     if (newState.status === VoiceConnectionStatus.Ready) {
       this.#rejoins = 0;
       this.#setState({ status: 'ready' });
-      return;
-    }
-    if (newState.status === VoiceConnectionStatus.Destroyed) {
+    } else if (newState.status === VoiceConnectionStatus.Destroyed) {
       this.#setState({ status: 'destroyed', reason: 'connection destroyed' });
       this.player.stop(true);
-      return;
-    }
-    if (newState.status !== VoiceConnectionStatus.Disconnected || oldState.status === VoiceConnectionStatus.Disconnected) return;
-    // The official guide's recipe: a Disconnected that moves on to Signalling/Connecting within 5 s
-    // is a channel move or a reconnect in progress; otherwise the bot was removed (4014) or lost.
-    this.#setState({ status: 'reconnecting', attempt: this.#rejoins + 1 });
-    try {
-      await Promise.race([
-        entersState(this.connection, VoiceConnectionStatus.Signalling, this.#options.reconnectGraceMs),
-        entersState(this.connection, VoiceConnectionStatus.Connecting, this.#options.reconnectGraceMs),
-      ]);
-    } catch {
-      const kicked = newState.reason === VoiceConnectionDisconnectReason.WebSocketClose && newState.closeCode === 4014;
-      if (kicked || this.#rejoins >= this.#options.maxRejoins) {
-        this.#logger.info({ channelId: this.channelId, closeCode: 'closeCode' in newState ? newState.closeCode : undefined, rejoins: this.#rejoins }, 'voice disconnected; cleaning up');
-        this.destroy(kicked ? 'disconnected (4014)' : 'too many rejoins');
-        return;
-      }
-      this.#rejoins += 1;
-      this.#logger.info({ channelId: this.channelId, attempt: this.#rejoins }, 'voice disconnected; rejoining');
-      if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.rejoin();
+    } else if (newState.status === VoiceConnectionStatus.Disconnected) {
+      void this.#recover(newState);
     }
   }
 
   /**
+   * After a Disconnected, the official guide's recipe: one that moves on to Signalling/Connecting
+   * within the grace is a channel move or a reconnect in progress; otherwise the bot was removed
+   * (4014: the session ends) or lost, and rejoins after a pause that doubles with each attempt (a
+   * gateway shard reconnecting needs time, and rejoining at once only fails again).
+   */
+  async #recover(disconnected: VoiceConnectionDisconnectedState): Promise<void> {
+    const run = ++this.#recovery;
+    this.#setState({ status: 'reconnecting', attempt: this.#rejoins + 1 });
+    const grace = this.#options.reconnectGraceMs;
+    try {
+      await Promise.race([
+        entersState(this.connection, VoiceConnectionStatus.Signalling, grace),
+        entersState(this.connection, VoiceConnectionStatus.Connecting, grace),
+      ]);
+      return;
+    } catch {
+      // Not moving on by itself.
+    }
+    if (run !== this.#recovery) return;
+    const kicked = disconnected.reason === VoiceConnectionDisconnectReason.WebSocketClose && disconnected.closeCode === 4014;
+    while (this.#state.status !== 'destroyed') {
+      if (kicked || this.#rejoins >= this.#options.maxRejoins) {
+        const closeCode = 'closeCode' in disconnected ? disconnected.closeCode : undefined;
+        this.#logger.info({ channelId: this.channelId, closeCode, rejoins: this.#rejoins }, 'voice disconnected; cleaning up');
+        this.destroy(kicked ? 'disconnected (4014)' : 'too many rejoins');
+        return;
+      }
+      this.#rejoins += 1;
+      const delayMs = this.#options.rejoinBackoffMs * 2 ** (this.#rejoins - 1);
+      this.#setState({ status: 'reconnecting', attempt: this.#rejoins });
+      this.#logger.info({ channelId: this.channelId, attempt: this.#rejoins, delayMs }, 'voice disconnected; rejoining');
+      try {
+        await sleep(delayMs, this.#closed.signal);
+      } catch {
+        return; // destroyed while waiting
+      }
+      if (run !== this.#recovery) return;
+      // Recovered meanwhile (moved by someone, say): nothing to do.
+      if (this.connection.state.status !== VoiceConnectionStatus.Disconnected) return;
+      // Sent: Ready resets the count, another Disconnected starts over. Not sent: the main
+      // gateway is unavailable; wait longer and try again.
+      if (this.connection.rejoin()) return;
+    }
+  }
+
+  /**
+   * Subscribes the player to the connection unless the connection is Ready but the call cannot
+   * encrypt yet (DAVE handshake after a join or a new voice session): then the player waits,
+   * auto-paused, for the 'transitioned' that makes it able to, or for `daveReadyTimeoutMs`.
+   */
+  #gate(): void {
+    const state = this.connection.state;
+    if (state.status === VoiceConnectionStatus.Destroyed) return;
+    const ready = state.status === VoiceConnectionStatus.Ready;
+    const encrypting = ready && callCanEncrypt(this.connection);
+    if (!ready || encrypting) {
+      clearTimeout(this.#daveWait.timer);
+      // The next handshake (a rejoin, a new voice session) gets its own bounded wait.
+      this.#daveWait = { timer: undefined, expired: false };
+    } else if (!this.#daveWait.timer && !this.#daveWait.expired) {
+      this.#daveWait.timer = setTimeout(() => {
+        this.#daveWait = { timer: undefined, expired: true };
+        this.#logger.warn({ channelId: this.channelId, timeoutMs: this.#options.daveReadyTimeoutMs }, 'the call cannot encrypt yet (DAVE); playing anyway');
+        this.#gate();
+      }, this.#options.daveReadyTimeoutMs);
+    }
+    const hold = ready && !encrypting && !this.#daveWait.expired;
+    if (hold && state.subscription) state.subscription.unsubscribe();
+    else if (!hold && !state.subscription) this.connection.subscribe(this.player);
+  }
+
+  /**
    * Plays one utterance to its end. Settles exactly once: resolved when the audio ends or `signal`
-   * aborts (skip), rejected when the player errors or the connection cannot get Ready.
+   * aborts (skip), rejected when the player errors, the session closes or the connection cannot
+   * get Ready.
    */
   async play(audio: PlayableAudio, signal: AbortSignal): Promise<void> {
-    if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed');
+    if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
     if (signal.aborted) return;
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
+      // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new Error('timed out')), this.#options.readyTimeoutMs);
       try {
-        // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
-        await entersState(this.connection, VoiceConnectionStatus.Ready, AbortSignal.any([signal, AbortSignal.timeout(this.#options.readyTimeoutMs)]));
+        await entersState(this.connection, VoiceConnectionStatus.Ready, AbortSignal.any([signal, timeout.signal, this.#closed.signal]));
       } catch (error) {
         if (signal.aborted) return;
-        throw new VoiceSessionError('not_ready', this.guildId, 'the voice connection is not ready', error);
+        if (this.#closed.signal.aborted) throw this.#closed.signal.reason;
+        throw new VoiceSessionError('not_ready', { guildId: this.guildId, cause: error });
+      } finally {
+        clearTimeout(timer);
       }
       if (signal.aborted) return;
     }
@@ -188,32 +272,36 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const resource = audio.oggPath && this.#options.playback === 'cached'
       ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
       : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const settle = (error?: unknown) => {
-        if (settled) return;
-        settled = true;
-        this.player.off('stateChange', onState);
-        this.player.off('error', onError);
-        signal.removeEventListener('abort', onAbort);
-        this.off('stateChange', onSession);
-        if (error) reject(new VoiceSessionError('playback_failed', this.guildId, 'playback failed', error));
-        else resolve();
-      };
-      const onState = (oldState: AudioPlayerState, newState: AudioPlayerState) => {
-        if (newState.status === AudioPlayerStatus.Idle && oldState.status !== AudioPlayerStatus.Idle) settle();
-      };
-      const onError = (error: Error) => settle(error);
-      const onAbort = () => this.player.stop(true);
-      const onSession = (_old: VoiceSessionState, next: VoiceSessionState) => {
-        if (next.status === 'destroyed') settle(new VoiceSessionError('destroyed', this.guildId, 'the voice session was closed'));
-      };
-      this.player.on('stateChange', onState);
-      this.player.on('error', onError);
-      this.on('stateChange', onSession);
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.player.play(resource);
-    });
+    await this.#playToEnd(resource, signal);
+  }
+
+  /** Plays `resource`, settling once: resolved at its end or on `signal` (skip), rejected on a player error or the session's end. */
+  #playToEnd(resource: AudioResource, signal: AbortSignal): Promise<void> {
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    const settled = new AbortController();
+    // The one settle path: every listener below is removed here, whichever fires first.
+    const settle = (error?: unknown) => {
+      if (settled.signal.aborted) return;
+      settled.abort();
+      this.player.off('stateChange', onState);
+      this.player.off('error', onError);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onState = (oldState: AudioPlayerState, newState: AudioPlayerState) => {
+      if (newState.status === AudioPlayerStatus.Idle && oldState.status !== AudioPlayerStatus.Idle) settle();
+    };
+    // An error is followed by Idle; only the error counts.
+    const onError = (error: AudioPlayerError) => settle(new VoiceSessionError('playback_failed', { guildId: this.guildId, cause: error }));
+    this.player.on('stateChange', onState);
+    this.player.on('error', onError);
+    signal.addEventListener('abort', () => {
+      settle();
+      this.player.stop(true);
+    }, { signal: settled.signal });
+    this.#closed.signal.addEventListener('abort', () => settle(this.#closed.signal.reason), { signal: settled.signal });
+    this.player.play(resource);
+    return promise;
   }
 
   /** Leaves the channel and frees the player; idempotent. */
@@ -223,4 +311,9 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player.stop(true);
     if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.destroy();
   }
+}
+
+/** `options` without its undefined values, so they do not override the defaults. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -36,6 +36,8 @@ beforeAll(async () => {
       // As src/main.ts builds it, at the most verbose level.
       logger: createLogger({ level: 'trace', secrets: [botToken, DEFAULT_TOKEN], destination: log }),
       voice: { readyTimeoutMs: 1_000 },
+      // The spec's waits (1-8 s backoff) shortened: the same attempts fail and are logged, sooner.
+      tts: { retry: { standardBackoffMs: [20, 20, 20, 20], advancedBackoffMs: [20, 20, 20] }, jobs: { minPollMs: 50, defaultPollMs: 100 } },
     },
   });
 }, 60_000);

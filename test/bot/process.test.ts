@@ -6,13 +6,16 @@ import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '../../src/local-discord/voice/server.ts';
+import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { eventually, standardRequests } from '../support/bot-harness.ts';
 
 // Issue 9 §2: the product is what `npm start` runs. The real entry point runs as a child process
 // (its own environment, no .env, DATA_DIR of its own) against the loopback Discord, the fake TLS
 // voice server and the emulator, which run here; each test checks what a server would notice.
 // One story, so the bot starts only three times: first run, after SIGTERM, after kill -9.
+// The call runs DAVE as on Discord: alice's client (a simulated listener) is in it, and every
+// frame the bot sends must reach her end-to-end encrypted, the first ones after each rejoin too.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
@@ -58,6 +61,12 @@ function pendingRows(): number {
 
 const readyLog = (b: ChildBot) => b.logs.find((l) => l.msg === 'bot ready') as LogLine & { restored: number; rejoined: number };
 
+/** Every sound frame of `u`, from the first to speaking off, was end-to-end encrypted and alice decrypted it. */
+function expectE2ee(u: Utterance): void {
+  expect(u.plainFrames, 'frames without DAVE framing').toBe(0);
+  expect(e2eeProblems(playedFrames(voice, u), [alice.id])).toEqual([]);
+}
+
 /** Sends `texts` as alice in #general while the service is slow, and waits until all are accepted. */
 async function burst(texts: string[]): Promise<void> {
   emulator.setLatency('standard', 3_000);
@@ -73,7 +82,12 @@ async function spokenAfterRestart(texts: string[], since: { requests: number; at
     return texts.every((t) => sent.some((s) => s.includes(t))) ? sent : undefined;
   }, 30_000, 'every restored message requested');
   // Each request is one utterance in voice: wait until all of them were heard to the end.
-  await eventually(() => (voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete).length >= requests.length ? true : undefined), 30_000, 'the restored messages heard');
+  const heard = await eventually(() => {
+    const us = voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete);
+    return us.length >= requests.length ? us : undefined;
+  }, 30_000, 'the restored messages heard');
+  // Played at once after the rejoin, before any test waited for DAVE: encrypted all the same.
+  heard.forEach(expectE2ee);
   await eventually(() => (pendingRows() === 0 ? true : undefined), 10_000, 'nothing left on disk');
 }
 
@@ -96,13 +110,16 @@ describe('npm start, as a child process', () => {
 
   it('/join then /say: the voice server receives the speech', async () => {
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
     const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
     expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    await voice.waitForDave(guildId);
     const started = performance.now();
     const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ボイスで聞こえます' }] });
     expect((await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000)).files).toHaveLength(0);
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+    expectE2ee(heard);
   });
 
   it('auto-read in voice: a message in the bound channel is spoken', async () => {
@@ -110,6 +127,7 @@ describe('npm start, as a child process', () => {
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '自動で読み上げます' });
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
+    expectE2ee(heard);
   });
 
   it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {

@@ -47,6 +47,22 @@ describe('no spend when nobody listens (§6)', () => {
   });
 });
 
+describe('names (issue 11)', () => {
+  it('after /clear the next message is named again, as the reader starts afresh', async () => {
+    const ivy = { id: '1000000000000000055', username: 'ivy' };
+    const said = async (content: string) => {
+      const before = standardRequests(h.emulator).length;
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: ivy, content });
+      return eventually(() => texts(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+    };
+    expect(await said('一つ目の発言')).toBe('ivy、一つ目の発言');
+    expect(await said('二つ目の発言')).toBe('二つ目の発言'); // the same author again: not named twice
+    const clear = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: bob, name: 'clear', locale: 'en-US' });
+    await clear.waitForResponse((r) => r.kind === 'callback');
+    expect(await said('三つ目の発言')).toBe('ivy、三つ目の発言');
+  });
+});
+
 describe('budget refusals of auto-read (§6)', () => {
   it('a member out of characters gets one public notice, then reactions, not a reply per line', async () => {
     const erin = { id: '1000000000000000066', username: 'erin' };
@@ -166,6 +182,31 @@ describe('nothing disappears without a word (§5)', () => {
       expect(posted.pings.users).toEqual([]);
     } finally {
       skewMs = 0;
+    }
+  });
+
+  it('/narrate whose audio Discord refused is not marked delivered: the next start delivers it', async () => {
+    // The bot's clock says the token is too old, so the answer goes to the channel, which refuses it once.
+    botSkewMs = 14 * 60_000 + 30_000;
+    const hana = { id: '1000000000000000077', username: 'hana' }; // a member with characters left
+    const channelPost = /^\/channels\/\d+\/messages$/;
+    h.discord.injectFault({ method: 'POST', path: channelPost, status: 403, count: 1 });
+    try {
+      const i = await h.discord.sendInteraction({
+        channelId: DEFAULT_IDS.general, user: hana, name: 'narrate', locale: 'en-US',
+        options: [{ name: 'text', type: 3, value: 'A story whose first delivery fails.' }, { name: 'voice', type: 3, value: 'Kai' }],
+      });
+      await i.waitForResponse((r) => r.kind === 'callback');
+      const refused = await h.discord.waitForRequest((r) => r.method === 'POST' && channelPost.test(r.path) && r.status === 403, 30_000);
+      expect(refused).toBeDefined();
+      // Ended at the service, its audio not delivered: still the bot's to deliver.
+      await eventually(() => (h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai') ? true : undefined), 5_000, 'the job left undelivered');
+      const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes('Kai'), 30_000);
+      await h.restart();
+      expect((await posted).content).toContain(`<@${hana.id}>`);
+      await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 5_000, 'the job marked delivered');
+    } finally {
+      botSkewMs = 0;
     }
   });
 });

@@ -318,6 +318,8 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     const d = await cell(async () => {
       interaction = await narrate(text);
       await until('the job to be created', () => requestFor('advanced', text).some((r) => r.status === 202));
+      // Running as the bot knows it (recorded): a /clear before the bot read the 202 is the lost-answer cell above.
+      await until('the bot to record the job', () => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text));
       await command('clear');
       await until('the job to be followed to its end', () => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), 10_000);
     });
@@ -331,6 +333,10 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     const d = await cell(async () => {
       const i = await narrate(text);
       await until('the job to be created', () => requestFor('advanced', text).some((r) => r.status === 202));
+      // Mid-job as the bot knows it: the job recorded and the queue's copy dropped. (Stopped
+      // before the bot read the 202, it could only submit again: a lost answer, not this cell.)
+      const pending = h.bot.db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck();
+      await until('the bot to record the job', () => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0);
       await h.restart();
       expect((await final(i)).files).toHaveLength(1);
     });

@@ -5,6 +5,7 @@ import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type ReceivedPacket } from '../../src/local-discord/voice/server.ts';
 import type { DaveEvent } from '../../src/local-discord/voice/dave/gateway.ts';
 import type { SimulatedListener } from '../../src/local-discord/voice/dave/listener.ts';
+import { DaveOp } from '../../src/local-discord/voice/dave/opcodes.ts';
 import { canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
@@ -155,6 +156,27 @@ describe('DAVE with the real bot', () => {
     const frames = await sayAndHear('なおりました');
     expect(e2eeProblems(frames, [alice.id, bob.id])).toEqual([]);
     expect(privacyCode()).toBe(aliceEars.voicePrivacyCode);
+  });
+});
+
+describe('the first clip after a join (issue 11)', () => {
+  it('/join then /say at once, while the bot is not yet in the group: even the very first frames are end-to-end encrypted', async () => {
+    const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
+    await leave.waitForResponse((r) => r.kind === 'callback');
+    // The bot's key package reaches the gateway a second late, as over a slow link: for that
+    // long its connection is Ready while its DAVE session cannot encrypt.
+    const receive = voice.dave.receiveBinary.bind(voice.dave);
+    voice.dave.receiveBinary = (participant, op, payload) => {
+      if (participant.kind === 'client' && op === DaveOp.MlsKeyPackage) setTimeout(() => receive(participant, op, payload), 1_000);
+      else receive(participant, op, payload);
+    };
+    try {
+      await join(); // no wait for DAVE: the test speaks at once
+      const frames = await sayAndHear('はいったらすぐにはなします');
+      expect(e2eeProblems(frames, [alice.id, bob.id])).toEqual([]);
+    } finally {
+      voice.dave.receiveBinary = receive;
+    }
   });
 });
 

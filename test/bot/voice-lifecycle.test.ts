@@ -21,9 +21,13 @@ beforeAll(async () => {
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
-    bot: { voice: { reconnectGraceMs: 1_000 } },
+    emulator: { jobs: { pendingMs: 100, runningMs: 100, minPollAfterMs: 50, pollAfterMs: 50 } },
+    // A lease far shorter than a clip: a job whose audio is still playing must stay this process's.
+    bot: { voice: { reconnectGraceMs: 1_000 }, jobs: { leaseMs: 300 } },
   });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+  // Alice's client in the call, so the bot's audio is end-to-end encrypted as on Discord (DAVE).
+  voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
 }, 60_000);
 afterAll(async () => {
   await h?.close();
@@ -52,8 +56,36 @@ describe('in voice', () => {
     expect(heard.rmsDb).toBeGreaterThan(-40);
   });
 
+  it('/narrate played in voice is delivered once, however much longer than the job lease it plays (issue 11)', async () => {
+    const started = performance.now();
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general, user: alice, name: 'narrate', locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: 'Longer than its lease.' }, { name: 'voice', type: 3, value: 'Luna' }, { name: 'speed', type: 10, value: 1.5 }],
+    });
+    const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
+    expect(heard.durationMs).toBeGreaterThan(1_000);
+    await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 10_000, 'the job marked delivered');
+    // Played, never also posted by a takeover of the job while it played.
+    expect(i.responses().filter((r) => r.files.length > 0)).toEqual([]);
+    expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
+  });
+
+  it('after /leave and /join the reader starts afresh: the next message is named again (issue 11)', async () => {
+    const said = async (content: string) => {
+      const before = standardRequests(h.emulator).length;
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+      return eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+    };
+    expect(await said('はじめの発言')).toBe('Alice、はじめの発言');
+    const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
+    expect(String((await leave.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('Left');
+    await join();
+    // Seconds later, the same author: still named, as in a new session.
+    expect(await said('戻ってからの発言')).toBe('Alice、戻ってからの発言');
+  });
+
   it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
-    const skippedBefore = h.bot.context.speech.droppedCount(guildId);
+    const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
     await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf ? true : undefined), 5_000, 'the deafen');
@@ -63,7 +95,7 @@ describe('in voice', () => {
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえる発言' });
     await eventually(() => (requested('聞こえる発言', before) ? true : undefined), 20_000, 'the heard message');
     expect(requested('聞こえない発言', before)).toBe(false);
-    expect(h.bot.context.speech.droppedCount(guildId)).toBe(skippedBefore + 1);
+    expect(h.bot.context.autoRead.droppedCount(guildId)).toBe(skippedBefore + 1);
   });
 
   it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves (§5)', async () => {

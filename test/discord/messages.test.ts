@@ -1,18 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { MESSAGE_KEYS, MESSAGES, langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
+import en from '../../src/discord/locales/en.json' with { type: 'json' };
+import ja from '../../src/discord/locales/ja.json' with { type: 'json' };
 import { describeFailure } from '../../src/discord/outcomes.ts';
-import { UserError } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/synthesize.ts';
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
 describe('localised messages', () => {
-  it.each(MESSAGE_KEYS)('%s exists in Japanese and English with the same placeholders', (key) => {
-    const { ja, en } = MESSAGES[key];
-    expect(ja.trim()).not.toBe('');
-    expect(en.trim()).not.toBe('');
-    expect(placeholders(ja)).toEqual(placeholders(en));
+  it('both locale files hold the same keys', () => {
+    expect(Object.keys(en).sort()).toEqual(Object.keys(ja).sort());
+  });
+
+  it.each(Object.keys(ja) as (keyof typeof ja)[])('%s exists in Japanese and English with the same placeholders', (key) => {
+    expect(ja[key].trim()).not.toBe('');
+    expect(en[key].trim()).not.toBe('');
+    expect(placeholders(ja[key])).toEqual(placeholders(en[key]));
   });
 
   it('GIVEN a Discord locale THEN replies use Japanese only for ja', () => {

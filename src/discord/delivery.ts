@@ -1,0 +1,161 @@
+import type { Client } from 'discord.js';
+import type { StoredJob } from '../db/repositories.ts';
+import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
+import { isKnownCode, TtsError } from '../tts/errors.ts';
+import type { MediaSupport } from '../util/ffmpeg.ts';
+import type { Logger } from '../util/log.ts';
+import type { VoiceManager } from '../voice/manager.ts';
+import { BotError } from './errors.ts';
+import { t } from './i18n.ts';
+import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
+import type { NarrateJobs } from './narrate-jobs.ts';
+import type { Notices } from './notices.ts';
+import { describeFailure } from './outcomes.ts';
+import type { InteractionReplies } from './replies.ts';
+
+type Item = Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>;
+
+/** What SpeechDelivery works with. */
+export interface DeliveryDeps {
+  client: Client;
+  voice: VoiceManager;
+  replies: InteractionReplies;
+  notices: Notices;
+  jobs: NarrateJobs;
+  logger: Logger;
+  /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
+  media?: MediaSupport;
+}
+
+/**
+ * Where audio is delivered: the scheduler's sink plays a finished utterance in voice, attaches its
+ * MP3 (to the reply, or as a reply to the message read), or tells whoever asked why it could not be
+ * spoken. Nothing is silently lost: every utterance ends in exactly one of those, dropped ones
+ * (/clear, /leave) with a word, and /narrate jobs a restart finished go where they were asked for.
+ */
+export class SpeechDelivery {
+  readonly #deps: DeliveryDeps;
+  readonly #media: MediaSupport;
+
+  constructor(deps: DeliveryDeps) {
+    this.#deps = deps;
+    this.#media = deps.media ?? { transcode: true, playMp3: true };
+  }
+
+  /**
+   * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
+   * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
+   * once per utterance; the scheduler advances after it.
+   */
+  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<void> {
+    const metas = ready.items.map((item) => item.meta as UtteranceMeta);
+    if (ready.error) {
+      for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
+      return;
+    }
+    const audio = ready.audio;
+    // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
+    const played = this.#deps.voice.isConnected(ready.guildId) && (audio.oggPath !== undefined || this.#media.playMp3);
+    // /say attach:true while in voice: played and attached.
+    const toAttach = metas.filter((m) => !played || m.forceAttach);
+    // Attach first (in parallel with playback) so a long voice line does not delay the reply.
+    // Messages merged into one request get one attachment, as a reply to the last of them.
+    const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
+    const attaching = Promise.all(
+      metas.map(async (meta, i) => {
+        const item = ready.items[i]!;
+        if (meta.delivery.kind === 'message' && meta !== lastMessage) return false;
+        if (toAttach.includes(meta)) return this.#attach(meta, item, audio.mp3Path ?? audio.mp3!, audio.seed);
+        if (meta.delivery.kind === 'interaction') await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'say.playing') });
+        return false;
+      }),
+    );
+    let heard = false;
+    if (played) {
+      try {
+        await this.#deps.voice.play(ready.guildId, audio, signal);
+        heard = true;
+      } catch (error) {
+        this.#deps.logger.warn({ err: error, guildId: ready.guildId }, 'playback failed');
+      }
+    }
+    const attached = await attaching;
+    await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
+  }
+
+  /** /say and /narrate dropped by /clear, /leave or a leave: each told why; their finished jobs end undelivered. */
+  cancelled(items: readonly Utterance[], reason: ClearReason): void {
+    for (const item of items) {
+      const meta = item.meta as UtteranceMeta | undefined;
+      if (meta?.delivery.kind !== 'interaction') continue;
+      void this.#deps.replies.finish(item, meta, { content: t(meta.lang, `cancelled.${reason}`) });
+    }
+    void this.#deps.jobs.discard(items.map((item) => item.id));
+  }
+
+  /**
+   * An advanced job finished after a restart: its audio goes where the request asked for it.
+   * Rejects when Discord did not take it, so the job stays undelivered and is tried again later.
+   */
+  async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
+    const meta = this.#recoveredMeta(job);
+    if (!(await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined))) {
+      throw new BotError('not_delivered', { message: 'Discord did not take the audio of a resumed advanced job' });
+    }
+  }
+
+  /** An advanced job that a restart could not finish: its author is told why. */
+  async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
+    const meta = this.#recoveredMeta(job);
+    const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
+    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }));
+  }
+
+  /** Posts the MP3 where `meta` says; resolves whether it reached Discord. */
+  async #attach(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, mp3: string | Buffer, seed: number | undefined): Promise<boolean> {
+    const file = { attachment: mp3, name: 'speech.mp3' };
+    if (meta.delivery.kind === 'interaction') {
+      const content = meta.advancedVoice
+        ? t(meta.lang, 'narrate.done', { voice: meta.advancedVoice, seed: seed ?? '—' })
+        : t(meta.lang, 'say.attached');
+      return this.#deps.replies.finish(item, meta, { content, files: [file] });
+    }
+    const { channelId, messageId } = meta.delivery;
+    const channel = await this.#deps.client.channels.fetch(channelId).catch(() => null);
+    if (!channel?.isSendable()) return false;
+    return channel
+      .send({
+        files: [file],
+        allowedMentions: { parse: [], repliedUser: false },
+        ...(messageId ? { reply: { messageReference: messageId, failIfNotExists: false } } : {}),
+      })
+      .then(() => true)
+      .catch((error: unknown) => {
+        this.#deps.logger.warn({ err: error, channelId }, 'could not post audio');
+        return false;
+      });
+  }
+
+  async #tellFailure(meta: UtteranceMeta, item: Item, error: Error): Promise<void> {
+    const known = describeFailure(meta.lang, error, { voice: item.voice });
+    if (!known) this.#deps.logger.error({ err: error }, 'speech failed');
+    const content = known ?? t(meta.lang, 'error.generic');
+    if (meta.delivery.kind === 'interaction') {
+      const prefix = meta.advancedVoice ? t(meta.lang, 'narrate.failed', { reason: content }) : content;
+      await this.#deps.replies.finish(item, meta, { content: prefix });
+      return;
+    }
+    // Auto-read: one public notice per member and kind per hour, a reaction in between (issue 9 §6).
+    const kind = (error as { code?: string }).code ?? 'failed';
+    await this.#deps.notices.tellAuthor({ guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId }, kind, content);
+  }
+
+  /** The stored delivery of a job; the reply's answer goes to its channel once the token is too old. */
+  #recoveredMeta(job: StoredJob): UtteranceMeta {
+    const stored = job.delivery as UtteranceMeta | null;
+    const delivery: DeliveryTarget = stored?.delivery.kind === 'interaction'
+      ? { ...stored.delivery, createdAt: stored.delivery.createdAt ?? job.createdAt, channelId: job.channelId }
+      : { kind: 'message', channelId: job.channelId, messageId: '' };
+    return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
+  }
+}

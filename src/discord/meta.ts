@@ -1,0 +1,21 @@
+import type { Lang } from './i18n.ts';
+
+/** Where a finished utterance goes when it is not (only) played: plain data, so it survives a restart. */
+export type DeliveryTarget =
+  /** `createdAt` (the interaction's) and `channelId` let a late result go to the channel once the 15-minute token is gone. */
+  | { kind: 'interaction'; applicationId: string; token: string; createdAt?: number; channelId?: string }
+  | { kind: 'message'; channelId: string; messageId: string };
+
+/** What the Discord side attaches to each utterance it queues (stored with it, opaque to the speech core). */
+export interface UtteranceMeta {
+  delivery: DeliveryTarget;
+  lang: Lang;
+  /** Attach the MP3 even when connected to voice (/say attach:true). */
+  forceAttach?: boolean;
+  /** /narrate: the advanced voice, shown with the seed. */
+  advancedVoice?: string;
+}
+
+/** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */
+export type ClearReason = 'clear' | 'leave' | 'auto_leave' | 'disconnected';
+

@@ -1,0 +1,81 @@
+import type { Client, VoiceState } from 'discord.js';
+import type { Repositories } from '../db/repositories.ts';
+import { joinAnnouncement } from '../speech/names.ts';
+import type { SpeechScheduler } from '../speech/queue.ts';
+import type { Logger } from '../util/log.ts';
+import type { EndedSession, VoiceManager } from '../voice/manager.ts';
+import { whoCanHear } from './hearing.ts';
+import { guildLang, t } from './i18n.ts';
+import type { UtteranceMeta } from './meta.ts';
+import type { Notices } from './notices.ts';
+import type { VoiceControl } from './voice-control.ts';
+
+/** What VoiceStateEvents works with. */
+export interface VoiceEventsDeps {
+  client: Client;
+  voice: VoiceManager;
+  repos: Repositories;
+  scheduler: SpeechScheduler;
+  control: VoiceControl;
+  notices: Notices;
+  logger: Logger;
+}
+
+/**
+ * voiceStateUpdate and the end of a voice session: the bot's own state (disconnected or moved by
+ * someone), auto-join, join/leave announcements, and leaving when no human is left.
+ */
+export class VoiceStateEvents {
+  readonly #deps: VoiceEventsDeps;
+
+  constructor(deps: VoiceEventsDeps) {
+    this.#deps = deps;
+  }
+
+  /** voiceStateUpdate: join/leave announcements, auto-join, and leaving when no human is left. */
+  async onVoiceState(oldState: VoiceState, newState: VoiceState): Promise<void> {
+    const guild = newState.guild;
+    const listeners = () => whoCanHear(guild, this.#deps.voice.voiceChannel(guild.id));
+    if (newState.id === this.#deps.client.user?.id) {
+      // Our own state: if someone disconnected the bot, end the session at once (and say so).
+      if (oldState.channelId && !newState.channelId) this.#deps.voice.disconnected(guild.id, 'disconnected by someone');
+      // Moved by someone: the read scope and the "no human left" check follow the bot.
+      else if (newState.channelId && oldState.channelId !== newState.channelId && this.#deps.voice.moved(guild.id, newState.channelId)) {
+        if (listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
+      }
+      return;
+    }
+    if (newState.member?.user.bot) return;
+    const settings = this.#deps.repos.guildSettings.get(guild.id);
+    const connected = this.#deps.voice.voiceChannel(guild.id);
+    if (!connected && settings.autoJoinChannelId && newState.channelId === settings.autoJoinChannelId && oldState.channelId !== newState.channelId) {
+      await this.#deps.voice
+        .join({ guildId: guild.id, channelId: settings.autoJoinChannelId, textChannelId: settings.autoJoinChannelId, adapterCreator: guild.voiceAdapterCreator })
+        .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
+      return;
+    }
+    if (!connected || oldState.channelId === newState.channelId) return;
+    const lang = guildLang(settings.locale);
+    if (settings.announceJoinLeave && (newState.channelId === connected || oldState.channelId === connected) && listeners() === 'yes') {
+      const dictionary = this.#deps.repos.dictionary.list(guild.id);
+      const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
+      const name = user.nickname ?? newState.member?.displayName ?? '';
+      const kind = newState.channelId === connected ? 'join' : 'leave';
+      this.#deps.scheduler.enqueue({
+        guildId: guild.id, userId: newState.id, channelId: connected, kind: 'auto', text: joinAnnouncement(name, lang, kind, dictionary), lang,
+        voice: settings.voice, speed: settings.speed, pitch: settings.pitch,
+        meta: { delivery: { kind: 'message', channelId: connected, messageId: '' }, lang } satisfies UtteranceMeta,
+      });
+    }
+    if (oldState.channelId === connected && listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
+  }
+
+  /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
+  onSessionEnded(ended: EndedSession): void {
+    this.#deps.logger.info({ guildId: ended.guildId, reason: ended.reason }, 'voice session ended without /leave');
+    this.#deps.control.clear(ended.guildId, 'disconnected');
+    if (!ended.textChannelId) return;
+    const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);
+    void this.#deps.notices.post(ended.textChannelId, t(lang, 'voice.disconnected'));
+  }
+}
