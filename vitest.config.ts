@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The browser test has a config of its own (vitest.browser.config.ts, `npm run test:browser`).
+    exclude: ['test/browser/**', '**/node_modules/**'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

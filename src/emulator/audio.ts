@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { EmulatorError } from './errors.ts';
+import { espeakMp3, type SpeechEngine } from './speech.ts';
 
 /**
  * Everything that shapes one emulated audio file. Two inputs with equal fields give byte-identical
@@ -28,7 +29,7 @@ export const BITRATE = '160k';
 const SECONDS_PER_CHAR = 0.12;
 const MIN_SECONDS = 0.6;
 /** Upper bound so a 3,000-character paid job does not produce an hour of audio. */
-const MAX_SECONDS = 600;
+export const MAX_SECONDS = 600;
 
 /** The 56-hex sha224 content hash naming an audio file (the live bucket uses 56-hex names). */
 export function audioHash(input: AudioInput): string {
@@ -140,9 +141,26 @@ export function encodeMp3(pcm: Buffer, ffmpeg: string = ffmpegPath()): Promise<B
   });
 }
 
-/** The exact MP3 bytes the emulator serves for `input`, and its content hash. */
-export async function audioFor(input: AudioInput): Promise<{ hash: string; bytes: Buffer }> {
-  return { hash: audioHash(input), bytes: await encodeMp3(synthesizePcm(input)) };
+/**
+ * The MP3 for `input` made by `engine`: espeak-ng's reading, or the tones. When espeak-ng fails on
+ * one text the tones stand in for it, so a request never fails for the sake of realism (and the
+ * same input still gives the same bytes).
+ */
+export async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
+  const ffmpeg = ffmpegPath();
+  if (engine === 'espeak') {
+    try {
+      return await espeakMp3(input, { espeakPath, ffmpeg, sampleRate: SAMPLE_RATE, bitrate: BITRATE, maxSeconds: MAX_SECONDS });
+    } catch (error) {
+      if ((error as EmulatorError).code === 'ffmpeg_unavailable') throw error;
+    }
+  }
+  return encodeMp3(synthesizePcm(input), ffmpeg);
+}
+
+/** The exact MP3 bytes the emulator serves for `input` (made by `engine`), and its content hash. */
+export async function audioFor(input: AudioInput, engine: SpeechEngine = 'tones'): Promise<{ hash: string; bytes: Buffer }> {
+  return { hash: audioHash(input), bytes: await makeMp3(input, engine) };
 }
 
 export interface AudioStoreOptions {
@@ -150,9 +168,14 @@ export interface AudioStoreOptions {
   maxCacheBytes: number;
   /** How many issued media names are remembered (an unknown name is a 404). */
   maxEntries: number;
+  /** What makes the audio (see speech.ts). */
+  engine: SpeechEngine;
+  espeakPath: string;
+  /** Told about every file made (see EmulatorOptions.onAudio). */
+  onAudio?: ((made: { hash: string; input: AudioInput; bytes: Buffer }) => void) | undefined;
 }
 
-const AUDIO_STORE_DEFAULTS = { maxCacheBytes: 64 * 1024 * 1024, maxEntries: 20_000 } as const satisfies AudioStoreOptions;
+const AUDIO_STORE_DEFAULTS = { maxCacheBytes: 64 * 1024 * 1024, maxEntries: 20_000, engine: 'tones', espeakPath: 'espeak-ng' } as const satisfies AudioStoreOptions;
 
 /**
  * The emulator's media bucket: names issued to clients (hash -> input) and a bounded cache of the
@@ -197,10 +220,11 @@ export class AudioStore {
     }
     let pending = this.#inflight.get(hash);
     if (!pending) {
-      pending = encodeMp3(synthesizePcm(input)).then(
+      pending = makeMp3(input, this.#options.engine, this.#options.espeakPath).then(
         (buf) => {
           this.#inflight.delete(hash);
           this.#remember(hash, buf);
+          this.#options.onAudio?.({ hash, input, bytes: buf });
           return buf;
         },
         (error: unknown) => {

@@ -2,7 +2,8 @@
  * `npm run emulator`: runs the TTS service emulator until SIGINT/SIGTERM.
  * Flags win over environment variables: --port/EMULATOR_PORT (8787), --host/EMULATOR_HOST
  * (127.0.0.1), --control/EMULATOR_CONTROL, --trust-proxy/EMULATOR_TRUST_PROXY,
- * --plan/EMULATOR_PLAN (free|paid), --token/EMULATOR_TOKEN (64 chars), --allowance/EMULATOR_ALLOWANCE.
+ * --plan/EMULATOR_PLAN (free|paid), --token/EMULATOR_TOKEN (64 chars), --allowance/EMULATOR_ALLOWANCE,
+ * --speech/EMULATOR_SPEECH (auto: espeak-ng's real words when it is installed, else tones).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -18,6 +19,7 @@ const configSchema = z.object({
   EMULATOR_PLAN: z.enum(['free', 'paid']).default('free'),
   EMULATOR_TOKEN: z.string().length(64, 'must be 64 characters').default(DEFAULT_TOKEN),
   EMULATOR_ALLOWANCE: z.coerce.number().int().min(0).optional(),
+  EMULATOR_SPEECH: z.enum(['auto', 'espeak', 'tones']).default('auto'),
 });
 
 function usageError(message: string): never {
@@ -36,6 +38,7 @@ const { values } = (() => {
         plan: { type: 'string' },
         token: { type: 'string' },
         allowance: { type: 'string' },
+        speech: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -47,7 +50,8 @@ const { values } = (() => {
 if (values.help) {
   process.stdout.write(
     'usage: npm run emulator -- [--port 8787] [--host 127.0.0.1] [--control] [--trust-proxy]\n' +
-      '                          [--plan free|paid] [--token <64 chars>] [--allowance <chars>]\n',
+      '                          [--plan free|paid] [--token <64 chars>] [--allowance <chars>]\n' +
+      '                          [--speech auto|espeak|tones]\n',
   );
   process.exit(0);
 }
@@ -61,6 +65,7 @@ if (values['trust-proxy']) env.EMULATOR_TRUST_PROXY = '1';
 if (values.plan !== undefined) env.EMULATOR_PLAN = values.plan;
 if (values.token !== undefined) env.EMULATOR_TOKEN = values.token;
 if (values.allowance !== undefined) env.EMULATOR_ALLOWANCE = values.allowance;
+if (values.speech !== undefined) env.EMULATOR_SPEECH = values.speech;
 
 const parsed = configSchema.safeParse(env);
 if (!parsed.success) {
@@ -69,6 +74,7 @@ if (!parsed.success) {
 const config = parsed.data;
 
 const emulator = await startEmulator({
+  speech: config.EMULATOR_SPEECH,
   port: config.EMULATOR_PORT,
   host: config.EMULATOR_HOST,
   control: config.EMULATOR_CONTROL,
@@ -88,6 +94,7 @@ process.stdout.write(
     `TTS emulator listening on ${emulator.baseUrl}`,
     `  token: ${config.EMULATOR_TOKEN} (${config.EMULATOR_PLAN} plan)`,
     `  control API: ${config.EMULATOR_CONTROL ? `${emulator.baseUrl}/__emulator/` : 'off (--control)'}`,
+    `  audio: ${emulator.speech === 'espeak' ? 'espeak-ng reads the text' : 'tones (install espeak-ng to hear the words)'}`,
     'try:',
     `  curl -s -X POST ${emulator.baseUrl}/text_to_speech_api/ -H 'Content-Type: application/json' -H 'token: ${config.EMULATOR_TOKEN}' -d '${body}'`,
     '',

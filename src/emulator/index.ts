@@ -22,6 +22,7 @@ export type {
   Target,
 } from './types.ts';
 export { audioFor, audioHash, expectedSeconds, SAMPLE_RATE, type AudioInput } from './audio.ts';
+export { espeakAvailable, type SpeechEngine, type SpeechOption } from './speech.ts';
 export { ADVANCED_ERRORS, JOB_FAILURES, NOTICE_TEXT, STANDARD_ERRORS } from './messages.ts';
 export { ADVANCED_VOICES, LIMITS } from './validate.ts';
 export { PLAN_ALLOWANCE } from './accounts.ts';
@@ -57,7 +58,9 @@ export const EMULATOR_DEFAULTS = {
   synthesisDelayMs: 0,
   blockList: ['禁止ワード', 'forbidden-word'],
   now: () => Date.now(),
-} as const satisfies Omit<EmulatorOptions, 'publicBaseUrl'>;
+  speech: 'tones',
+  espeakPath: 'espeak-ng',
+} as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;
 
 /** Merges `options` over the defaults (nested `rate` and `jobs` field by field). */
 export function resolveEmulatorOptions(given: Partial<EmulatorOptions> = {}): EmulatorOptions {
@@ -85,6 +88,7 @@ export async function startEmulator(options: Partial<EmulatorOptions> = {}): Pro
     baseUrl: server.baseUrl,
     port,
     options: server.options,
+    speech: server.speech,
     close: () => server.close(),
     requests: () => server.requests(),
     clearRequests: () => server.clearRequests(),

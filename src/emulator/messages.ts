@@ -85,6 +85,8 @@ export const FORBIDDEN_HTML =
 export const EMULATOR_ERROR_MESSAGES = {
   ffmpeg_unavailable: 'ffmpeg could not be started to make the audio',
   ffmpeg_failed: 'ffmpeg failed to encode the audio',
+  espeak_unavailable: 'espeak-ng could not be started to read the text',
+  espeak_failed: 'espeak-ng failed to read the text',
 } as const;
 
 export type EmulatorErrorCode = keyof typeof EMULATOR_ERROR_MESSAGES;

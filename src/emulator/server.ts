@@ -8,6 +8,7 @@ import { audioFile } from './media.ts';
 import { pollJob } from './poll.ts';
 import { faultReply, internalError } from './replies.ts';
 import { ServiceState } from './service.ts';
+import type { SpeechEngine } from './speech.ts';
 import { standardSpeech } from './standard.ts';
 import type { AccountCharges, EmulatorOptions, EmulatorStats, Fault, JobOutcome, RequestLogEntry, Target } from './types.ts';
 
@@ -70,6 +71,10 @@ export class EmulatorServer implements ControlTarget {
 
   get baseUrl(): string {
     return this.#service.baseUrl;
+  }
+
+  get speech(): SpeechEngine {
+    return this.#service.speech;
   }
 
   close(): Promise<void> {

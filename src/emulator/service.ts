@@ -7,6 +7,7 @@ import { Accounts, type AccountState } from './accounts.ts';
 import { AudioStore } from './audio.ts';
 import { JobStore } from './jobs.ts';
 import type { EmulatorOptions, EmulatorStats, PlannedCounter } from './types.ts';
+import { resolveSpeechEngine, type SpeechEngine } from './speech.ts';
 import { SlidingWindow } from './windows.ts';
 
 /** Spec: Limits, "Planned advanced limits" (observed only, never enforced). */
@@ -21,7 +22,7 @@ const PLANNED = {
 type PlannedKey = keyof typeof PLANNED;
 
 /** What the statistics count, except the planned limits (kept in their windows). */
-export type Counters = Omit<EmulatorStats, 'planned'>;
+export type Counters = Omit<EmulatorStats, 'planned' | 'rate'>;
 
 function emptyCounters(): Counters {
   return {
@@ -37,7 +38,9 @@ export class ServiceState {
   readonly options: EmulatorOptions;
   readonly accounts: Accounts;
   readonly voices: ReadonlySet<string>;
-  readonly audio = new AudioStore();
+  /** What makes the audio on this machine (the `speech` option resolved). */
+  readonly speech: SpeechEngine;
+  readonly audio: AudioStore;
   readonly jobs: JobStore;
   readonly standardRate: SlidingWindow;
   readonly advancedRate: SlidingWindow;
@@ -55,6 +58,8 @@ export class ServiceState {
     this.options = options;
     this.accounts = new Accounts(options.accounts, options.sessions);
     this.voices = new Set(options.voices);
+    this.speech = resolveSpeechEngine(options.speech, options.espeakPath);
+    this.audio = new AudioStore({ engine: this.speech, espeakPath: options.espeakPath, onAudio: options.onAudio });
     this.jobs = new JobStore(options.jobs);
     this.standardRate = new SlidingWindow(options.rate.standard.limit, options.rate.standard.windowMs);
     this.advancedRate = new SlidingWindow(options.rate.advanced.limit, options.rate.advanced.windowMs);
@@ -108,6 +113,7 @@ export class ServiceState {
       jobsCreated: c.jobsCreated,
       charactersCharged: c.charactersCharged,
       notices: c.notices,
+      rate: { standard: this.standardRate.state(now), advanced: this.advancedRate.state(now) },
       planned,
     };
   }

@@ -1,4 +1,6 @@
 /** Public types of the TTS service emulator (re-exported by index.ts). */
+import type { AudioInput } from './audio.ts';
+import type { SpeechEngine, SpeechOption } from './speech.ts';
 
 export interface EmulatorAccount {
   /** The account access token, 64 characters. */
@@ -42,6 +44,20 @@ export interface EmulatorOptions {
   publicBaseUrl?: string;
   /** Clock for rate windows, job timings and URL expiry. */
   now: () => number;
+  /**
+   * What the audio is: `espeak` reads the text with espeak-ng (real words; an error at start when
+   * it is missing), `tones` a deterministic tone per character, `auto` espeak-ng when it runs here
+   * and tones otherwise. Default `tones`, so tests hear the same audio on every machine; the
+   * emulator command and the playground ask for `auto`.
+   */
+  speech: SpeechOption;
+  /** The espeak-ng binary. */
+  espeakPath: string;
+  /**
+   * Called with every audio file the emulator makes (once per file while it stays in memory): the
+   * playground uses it to tell which text the bot is playing.
+   */
+  onAudio?: (made: { hash: string; input: AudioInput; bytes: Buffer }) => void;
 }
 
 export type Target = 'standard' | 'advanced' | 'poll' | 'audio';
@@ -118,6 +134,11 @@ export interface EmulatorStats {
   /** Every account together, net of refunds. */
   charactersCharged: number;
   notices: number;
+  /**
+   * The enforced per-IP rate windows (spec: Limits): `current` is the busiest client's count in
+   * the window now, `retryInMs` when that client may send again once it is full (0: it may now).
+   */
+  rate: Record<'standard' | 'advanced', RateWindowState>;
   planned: {
     /** Job creations per user (client IP when not logged in): 30 / 60 s. */
     jobCreationsPerUserMinute: PlannedCounter;
@@ -132,6 +153,13 @@ export interface EmulatorStats {
   };
 }
 
+export interface RateWindowState {
+  limit: number;
+  windowMs: number;
+  current: number;
+  retryInMs: number;
+}
+
 export interface AccountCharges {
   userId: string;
   plan: 'free' | 'paid';
@@ -143,6 +171,8 @@ export interface Emulator {
   baseUrl: string;
   port: number;
   options: EmulatorOptions;
+  /** The engine making the audio (`speech: 'auto'` resolved on this machine). */
+  speech: SpeechEngine;
   close(): Promise<void>;
   requests(): RequestLogEntry[];
   clearRequests(): void;

@@ -53,6 +53,19 @@ export class SlidingWindow {
     return most;
   }
 
+  /** The busiest key's count in the window now, and how long until it may take another event. */
+  state(now: number): { limit: number; windowMs: number; current: number; retryInMs: number } {
+    let current = 0;
+    let retryInMs = 0;
+    for (const key of [...this.#events.keys()]) {
+      const events = this.#live(key, now);
+      if (events.length < current) continue;
+      current = events.length;
+      retryInMs = events.length >= this.limit ? Math.max(0, events[0]! + this.windowMs - now) : 0;
+    }
+    return { limit: this.limit, windowMs: this.windowMs, current, retryInMs };
+  }
+
   /** The largest count any key ever had in one window. */
   get max(): number {
     return this.#max;

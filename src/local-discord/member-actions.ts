@@ -180,6 +180,7 @@ export async function setVoiceState(state: DiscordState, userId: string, guildId
   const sessionId = previous?.sessionId ?? randomToken(16);
   const selfDeaf = options.selfDeaf ?? false;
   if (channelId) guild.voiceStates.push({ userId, channelId, sessionId, selfMute: false, selfDeaf });
+  state.emitActivity({ kind: 'voiceStates', guildId });
   if (state.gateway.sessions.size === 0) return; // state only: the next GUILD_CREATE carries it
   const member = guild.members.find((m) => m.user.id === userId);
   const update = voiceStateUpdate(guildId, { userId, channelId, sessionId, selfMute: false, selfDeaf }, member);

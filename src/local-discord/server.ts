@@ -39,6 +39,7 @@ import type {
   FakeDiscord,
   FakeDiscordOptions,
   FakeInteraction,
+  LocalDiscordActivity,
   RestFault,
   RestLogEntry,
   SendInteractionInput,
@@ -48,7 +49,7 @@ import type {
 import { BotVoiceStates } from './voice-states.ts';
 
 export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
-export { DEFAULT_IDS, defaultGuild, PERMISSIONS } from './fixtures.ts';
+export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, PERMISSIONS } from './fixtures.ts';
 export type { FakeAttachment, FakeMessage } from './messages.ts';
 export type { UploadedFile } from './rest/body.ts';
 export type * from './types.ts';
@@ -184,6 +185,11 @@ class FakeDiscordServer implements FakeDiscord {
       body: fault.body ?? { message: `${fault.status}: ${reason}`, code: 0 },
       count: fault.count ?? 1,
     });
+  }
+
+  onActivity(listener: (activity: LocalDiscordActivity) => void): () => void {
+    this.#state.events.on('activity', listener);
+    return () => this.#state.events.off('activity', listener);
   }
 
   voiceCredentials(guildId: string): VoiceCredentials | undefined {

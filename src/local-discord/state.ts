@@ -22,7 +22,7 @@ import {
   type MessageSource,
 } from './messages.ts';
 import type { UploadedFile } from './rest/body.ts';
-import type { BotVoiceStateRequest, FakeDiscordOptions, InteractionResponse, RestLogEntry } from './types.ts';
+import type { BotVoiceStateRequest, FakeDiscordOptions, InteractionResponse, LocalDiscordActivity, RestLogEntry } from './types.ts';
 
 const DEFAULTS = {
   applicationId: DEFAULT_BOT_USER.id,
@@ -81,7 +81,7 @@ export class DiscordState {
   readonly attachments = new Map<string, FakeAttachment>();
   /** DM channel id -> the recipient's user id. */
   readonly dmChannels = new Map<string, string>();
-  /** What the waits listen to: 'message', 'request', 'botVoiceState', `interaction:<id>`. */
+  /** What the waits listen to: 'message', 'request', 'botVoiceState', `interaction:<id>`; and 'activity' (onActivity). */
   readonly events = new EventEmitter();
   #changeSeq = 0;
   readonly #changedAt = new WeakMap<FakeMessage, number>();
@@ -228,11 +228,17 @@ export class DiscordState {
     void this.gateway.dispatch(t, d, { intent: inGuild ? INTENTS.GuildMessages : INTENTS.DirectMessages }).catch(() => {});
   }
 
-  /** Marks a message as changed (created, edited, deleted) for waitForMessage. */
+  /** Marks a message as changed (created, edited, deleted) for waitForMessage and onActivity. */
   touch(message: FakeMessage): void {
     this.#changeSeq += 1;
     this.#changedAt.set(message, this.#changeSeq);
     this.events.emit('message');
+    this.emitActivity({ kind: 'message', message });
+  }
+
+  /** Tells onActivity listeners what changed (the playground page follows the server this way). */
+  emitActivity(activity: LocalDiscordActivity): void {
+    this.events.emit('activity', activity);
   }
 
   #attachmentUrl(channelId: string, id: string, filename: string): string {

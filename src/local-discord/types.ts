@@ -138,6 +138,17 @@ export interface SendInteractionInput {
   type?: 2 | 4;
 }
 
+/** A change in the local Discord's world, as onActivity reports it. */
+export type LocalDiscordActivity =
+  /** A bot message was created, edited or deleted (`message.deleted`); ephemeral ones too. */
+  | { kind: 'message'; message: FakeMessage }
+  /** The bot deleted a member's message. */
+  | { kind: 'deletion'; channelId: string; messageId: string }
+  /** The bot reacted to a message. */
+  | { kind: 'reaction'; channelId: string; messageId: string; emoji: string }
+  /** Someone (a member or the bot) joined, moved or left a voice channel: read `guilds[].voiceStates`. */
+  | { kind: 'voiceStates'; guildId: string };
+
 export interface FakeDiscord {
   readonly apiUrl: string;
   /** ws:// URL of the gateway. */
@@ -174,6 +185,8 @@ export interface FakeDiscord {
   waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs?: number): Promise<RestLogEntry>;
   /** The first op 4 the bot sends after this call that matches. */
   waitForBotVoiceState(predicate?: (s: BotVoiceStateRequest) => boolean, timeoutMs?: number): Promise<BotVoiceStateRequest>;
+  /** Calls `listener` on every change of the world (see LocalDiscordActivity); returns the unsubscribe. */
+  onActivity(listener: (activity: LocalDiscordActivity) => void): () => void;
   /** Raw dispatches (all sessions), for protocol-level tests. */
   readonly gateway: FakeGateway;
 }

@@ -50,6 +50,7 @@ export class BotVoiceStates {
     const sessionId = session.id;
     guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== botId);
     if (wanted.channelId) guild.voiceStates.push({ userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf });
+    state.emitActivity({ kind: 'voiceStates', guildId: guild.id });
     const member = guild.members.find((m) => m.user.id === botId) ?? { user: state.botUser, roles: [] };
     const update = voiceStateUpdate(guild.id, { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf }, member);
     const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];

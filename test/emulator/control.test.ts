@@ -131,6 +131,9 @@ describe('control API over HTTP', () => {
     expect(stats.requests.standard).toBe(2);
     expect(stats.statuses.standard).toEqual({ 200: 1, 400: 1 });
     expect(stats.planned.jobCreationsPerUserMinute.limit).toBe(30);
+    // Both requests count against the per-IP window, the refused one too (spec: Limits).
+    expect(stats.rate.standard).toEqual({ limit: 30, windowMs: 60_000, current: 2, retryInMs: 0 });
+    expect(stats.rate.advanced).toMatchObject({ limit: 10, current: 0 });
     await control('POST', 'reset');
     expect((await control('GET', 'stats')).json.requests.standard).toBe(0);
   });

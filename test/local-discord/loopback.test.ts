@@ -110,12 +110,29 @@ describe('structure', () => {
     expect(loopback.match(/\.bind\(port, LOOPBACK_HOST,/g)).toHaveLength(1);
   });
 
-  it('no bot code imports src/local-discord (only the dev tools may: it and src/emulator), and it imports nothing of the bot but src/util', async () => {
+  it('the playground opens no socket of its own: its page server listens through loopback.ts, its emulator on 127.0.0.1', async () => {
+    const offenders: string[] = [];
+    for (const file of await sourceFiles(join(ROOT, 'src/playground'))) {
+      // bot-loopback.ts is the bot child's preload that keeps its UDP socket on 127.0.0.1 (tested with the playground).
+      if (file.endsWith('bot-loopback.ts')) continue;
+      const text = await readFile(file, 'utf8');
+      const name = relative(ROOT, file);
+      if (/\.listen\(\s*[^)\s]/.test(text)) offenders.push(`${name}: .listen(`);
+      if (/\.bind\(|createSocket/.test(text)) offenders.push(`${name}: a UDP socket`);
+      if (/0\.0\.0\.0|'::'/.test(text)) offenders.push(`${name}: names a wildcard address`);
+      for (const m of text.matchAll(/new WebSocketServer\(([^)]*)\)/g)) if (!/noServer: true/.test(m[1]!)) offenders.push(`${name}: a WebSocketServer with its own socket`);
+      for (const m of text.matchAll(/startEmulator\(\{([^}]*)\}/g)) if (!/host: LOOPBACK_HOST/.test(m[1]!)) offenders.push(`${name}: an emulator without host: LOOPBACK_HOST`);
+    }
+    expect(offenders).toEqual([]);
+    expect(await readFile(join(ROOT, 'src/playground/page-server.ts'), 'utf8')).toMatch(/listenOnLoopback\(this\.#http/);
+  });
+
+  it('no bot code imports src/local-discord (only the dev tools may: it, src/emulator and src/playground), and it imports nothing of the bot but src/util', async () => {
     const wrong: string[] = [];
     for (const file of await sourceFiles(join(ROOT, 'src'))) {
       const text = await readFile(file, 'utf8');
       const inModule = file.startsWith(MODULE + '/');
-      const devTool = inModule || file.startsWith(join(ROOT, 'src/emulator') + '/');
+      const devTool = inModule || ['src/emulator', 'src/playground'].some((dir) => file.startsWith(join(ROOT, dir) + '/'));
       for (const target of relativeImports(file, text)) {
         const rel = relative(join(ROOT, 'src'), target);
         if (!devTool && target.startsWith(MODULE + '/')) wrong.push(`${relative(ROOT, file)} imports ${rel}`);

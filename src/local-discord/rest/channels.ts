@@ -47,11 +47,14 @@ export function channelRoutes(router: Router, state: DiscordState): void {
     state.deletions.push({ channelId, messageId });
     state.dispatchBotEvent('MESSAGE_DELETE', { id: messageId, channel_id: channelId, ...state.guildIdOf(channelId) }, channelId);
     if (own) state.touch(own);
+    else state.emitActivity({ kind: 'deletion', channelId, messageId });
     return NO_CONTENT;
   });
   router.on('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', ({ params }) => {
     if (!state.findAnyMessage(params.message as string)) return API_ERRORS.unknownMessage;
-    state.reactions.push({ channelId: params.channel as string, messageId: params.message as string, emoji: params.emoji as string });
+    const reaction = { channelId: params.channel as string, messageId: params.message as string, emoji: params.emoji as string };
+    state.reactions.push(reaction);
+    state.emitActivity({ kind: 'reaction', ...reaction });
     return NO_CONTENT;
   });
 }

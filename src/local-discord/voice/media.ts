@@ -62,7 +62,9 @@ export class UdpMedia {
       this.#parts.events.emit('protocolError', result);
       return;
     }
-    this.#parts.packets.push(result);
+    const { packets, options } = this.#parts;
+    packets.push(result);
+    if (packets.length > options.maxRetainedPackets) packets.splice(0, packets.length - options.maxRetainedPackets);
     this.#parts.events.emit('packet', result);
   }
 

@@ -23,6 +23,11 @@ export interface FakeVoiceServerOptions {
    * client to resume, before it counts as gone.
    */
   resumeGraceMs?: number;
+  /**
+   * How many received packets `packets` keeps (the oldest are dropped first). Tests keep them all;
+   * a long-running server (the playground) bounds its memory with this.
+   */
+  maxRetainedPackets?: number;
 }
 
 export type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> & FakeVoiceServerOptions;
@@ -40,6 +45,7 @@ export const DEFAULT_OPTIONS = {
   now: () => performance.now(),
   daveProtocolVersion: DAVE_PROTOCOL_VERSION,
   resumeGraceMs: 5000,
+  maxRetainedPackets: Infinity,
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
 /** One voice session: created by an Identify, kept across Resumes. */

@@ -1,0 +1,619 @@
+// The playground page: plain JavaScript, no build step. State arrives over one WebSocket
+// (/api/live): a snapshot first, then every change; binary messages are the voice channel's audio
+// (mono 48 kHz 16-bit PCM, about 20 ms each), played with WebAudio. Members act through the JSON API.
+'use strict';
+
+const $ = (selector) => document.querySelector(selector);
+
+const state = {
+  guild: null,
+  botUser: null,
+  commands: [],
+  items: new Map(),
+  utterances: new Map(),
+  service: null,
+  botStatus: 'starting',
+  me: localStorage.getItem('playground.member') || '',
+  locale: localStorage.getItem('playground.locale') || (navigator.language.startsWith('ja') ? 'ja' : 'en-US'),
+};
+
+/** What the page heard, for a person (the level meter) and for the browser test. */
+const heard = { frames: 0, samples: 0, loudFrames: 0, sumSquares: 0, loudSamples: 0, peak: 0 };
+window.playground = {
+  state,
+  heard,
+  get audioContext() {
+    return speaker.ctx;
+  },
+};
+
+// ---- helpers ------------------------------------------------------------------------------------
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key === 'html') node.innerHTML = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
+function member(id) {
+  return state.guild?.members.find((m) => m.id === id);
+}
+
+function nameOf(id) {
+  if (state.botUser && id === state.botUser.id) return state.botUser.username;
+  return member(id)?.displayName ?? id;
+}
+
+function channelName(id) {
+  return state.guild?.channels.find((c) => c.id === id)?.name ?? id;
+}
+
+/** Discord-flavoured text: mentions resolved, **bold**, `code`, newlines. */
+function format(text) {
+  let html = escapeHtml(text ?? '');
+  html = html.replace(/&lt;@!?(\d+)&gt;/g, (_, id) => `<b>@${escapeHtml(nameOf(id))}</b>`);
+  html = html.replace(/&lt;#(\d+)&gt;/g, (_, id) => `<b>#${escapeHtml(channelName(id))}</b>`);
+  html = html.replace(/&lt;@&amp;(\d+)&gt;/g, (_, id) => `<b>@${escapeHtml(state.guild?.roles.find((r) => r.id === id)?.name ?? id)}</b>`);
+  html = html.replace(/`([^`\n]+)`/g, '<code>$1</code>');
+  html = html.replace(/\*\*([^*\n]+)\*\*/g, '<b>$1</b>');
+  return html;
+}
+
+/** A command's, option's or choice's name or description in the chosen Discord language. */
+function loc(object, field = 'name') {
+  return object?.[`${field}_localizations`]?.[state.locale] ?? object?.[field] ?? '';
+}
+
+function time(at) {
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+}
+
+async function post(path, body) {
+  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(json.error || `${res.status} ${res.statusText}`);
+  return json;
+}
+
+function textChannel() {
+  return state.guild?.channels.find((c) => c.type === 0);
+}
+
+function voiceChannel() {
+  return state.guild?.channels.find((c) => c.type === 2);
+}
+
+// ---- audio --------------------------------------------------------------------------------------
+
+const speaker = {
+  ctx: null,
+  nextTime: 0,
+  /** Starts (or resumes) playback; browsers allow it only from a click. */
+  start() {
+    if (!this.ctx) this.ctx = new AudioContext({ sampleRate: 48000 });
+    void this.ctx.resume();
+  },
+  play(pcm) {
+    if (!this.ctx || this.ctx.state !== 'running') return;
+    const buffer = this.ctx.createBuffer(1, pcm.length, 48000);
+    const channel = buffer.getChannelData(0);
+    for (let i = 0; i < pcm.length; i++) channel[i] = pcm[i] / 32768;
+    const source = this.ctx.createBufferSource();
+    source.buffer = buffer;
+    source.connect(this.ctx.destination);
+    // A small jitter buffer: packets come every 20 ms, give or take.
+    const now = this.ctx.currentTime;
+    if (this.nextTime < now + 0.02) this.nextTime = now + 0.08;
+    source.start(this.nextTime);
+    this.nextTime += buffer.duration;
+  },
+};
+
+function onAudio(data) {
+  const pcm = new Int16Array(data);
+  let sum = 0;
+  let peak = 0;
+  for (const s of pcm) {
+    sum += s * s;
+    peak = Math.max(peak, Math.abs(s));
+  }
+  heard.frames += 1;
+  heard.samples += pcm.length;
+  heard.peak = Math.max(heard.peak, peak);
+  const db = sum > 0 ? 20 * Math.log10(Math.sqrt(sum / pcm.length) / 32768) : -Infinity;
+  if (db > -60) {
+    heard.loudFrames += 1;
+    heard.sumSquares += sum;
+    heard.loudSamples += pcm.length;
+  }
+  $('#level').value = Math.max(-60, db);
+  speaker.play(pcm);
+}
+
+// ---- the server ---------------------------------------------------------------------------------
+
+function renderServer() {
+  const guild = state.guild;
+  if (!guild) return;
+  $('#guild-name').textContent = guild.name;
+  const text = textChannel();
+  $('#channel-name').textContent = `# ${text?.name ?? ''}`;
+  $('#message').placeholder = `Message #${text?.name ?? ''} as ${nameOf(state.me)}`;
+  $('#text-channels').replaceChildren(...guild.channels.filter((c) => c.type === 0).map((c) => el('li', { class: 'current', text: `# ${c.name}` })));
+  const inVoice = (id) => guild.voiceStates.filter((v) => v.channelId === id).map((v) => v.userId);
+  $('#voice-channels').replaceChildren(
+    ...guild.channels
+      .filter((c) => c.type === 2)
+      .map((c) => el('div', { class: 'voice-channel' }, `🔊 ${c.name}`, el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))))),
+  );
+  $('#voice-name').textContent = voiceChannel()?.name ?? 'Voice';
+  const voiceIds = new Set(guild.voiceStates.map((v) => v.userId));
+  $('#members').replaceChildren(
+    ...guild.members.map((m) =>
+      el(
+        'li',
+        { class: m.id === state.me ? 'me' : '', title: `@${m.username}`, onclick: () => !m.bot && setMe(m.id) },
+        el('span', { text: m.displayName }),
+        m.bot ? el('span', { class: 'badge bot', text: 'BOT' }) : null,
+        m.admin ? el('span', { class: 'badge admin', text: 'admin' }) : null,
+        voiceIds.has(m.id) ? el('span', { title: 'in voice', text: '🔊' }) : null,
+      ),
+    ),
+  );
+  const select = $('#as-member');
+  const humans = guild.members.filter((m) => !m.bot);
+  select.replaceChildren(...humans.map((m) => el('option', { value: m.id, selected: m.id === state.me, text: `${m.displayName}${m.admin ? ' (admin)' : ''}` })));
+  renderVoiceControls();
+}
+
+function setMe(id) {
+  state.me = id;
+  localStorage.setItem('playground.member', id);
+  renderServer();
+  renderCommandForm();
+}
+
+function renderVoiceControls() {
+  const guild = state.guild;
+  const voice = voiceChannel();
+  if (!guild || !voice) return;
+  const mine = guild.voiceStates.find((v) => v.userId === state.me);
+  const toggle = $('#voice-toggle');
+  toggle.textContent = mine ? `Leave ${voice.name}` : `Join ${voice.name}`;
+  const listeners = guild.voiceStates.filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id).map((v) => nameOf(v.userId));
+  const botIn = guild.voiceStates.some((v) => v.userId === state.botUser?.id);
+  $('#listen-state').textContent = listeners.length
+    ? `In voice: ${listeners.join(', ')}${botIn ? ' and the bot' : ' (run /join to bring the bot)'}${speaker.ctx?.state === 'running' ? '' : ' · click anywhere on the page to hear it'}`
+    : 'Not in voice';
+}
+
+// ---- the timeline -------------------------------------------------------------------------------
+
+function renderItem(item) {
+  const at = el('span', { class: 'time', text: time(item.at) });
+  if (item.type === 'member') {
+    return el(
+      'li',
+      { 'data-id': item.id, class: item.deleted ? 'member deleted' : 'member' },
+      el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
+      el('div', { class: 'body', html: format(item.content) }),
+      item.reactions.length ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) }))) : null,
+    );
+  }
+  if (item.type === 'command') {
+    return el(
+      'li',
+      { 'data-id': item.id, class: 'command' },
+      el('div', { class: 'command-use', html: `<b>${escapeHtml(nameOf(item.userId))}</b> used <code>${escapeHtml(item.summary)}</code> <span class="muted">(${escapeHtml(item.locale)})</span>` }),
+      item.noResponse ? el('div', { class: 'error', text: 'The application did not respond' }) : null,
+    );
+  }
+  const context = [];
+  if (item.interaction) context.push(el('div', { class: 'context', text: `↪ ${nameOf(item.interaction.userId)} used /${item.interaction.name}` }));
+  if (item.replyTo) {
+    const original = state.items.get(item.replyTo);
+    context.push(el('div', { class: 'context', text: `↪ replying to ${original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : 'a message'}` }));
+  }
+  const owner = item.interaction ? nameOf(item.interaction.userId) : 'the member';
+  return el(
+    'li',
+    { 'data-id': item.id, class: ['bot', item.ephemeral ? 'ephemeral' : '', item.deleted ? 'deleted' : ''].join(' ').trim() },
+    ...context,
+    el(
+      'div',
+      {},
+      el('span', { class: 'author bot-author', text: state.botUser?.username ?? 'bot' }),
+      el('span', { class: 'badge bot', text: 'APP' }),
+      at,
+      item.edited ? el('span', { class: 'time', text: '(edited)' }) : null,
+    ),
+    item.loading ? el('div', { class: 'body muted', text: `${state.botUser?.username ?? 'The bot'} is thinking…` }) : el('div', { class: 'body', html: format(item.content) }),
+    ...item.embeds.map(renderEmbed),
+    ...item.attachments.map(renderAttachment),
+    item.ephemeral ? el('div', { class: 'context' }, el('span', { class: 'badge ephemeral', text: 'ephemeral' }), ` Only ${owner} can see this`) : null,
+  );
+}
+
+function renderEmbed(embed) {
+  return el(
+    'div',
+    { class: 'embed' },
+    embed.title ? el('div', { class: 'title', html: format(embed.title) }) : null,
+    embed.description ? el('div', { class: 'body', html: format(embed.description) }) : null,
+    ...(embed.fields ?? []).map((f) => el('div', { class: 'field' }, el('b', { html: format(f.name) }), el('span', { class: 'body', html: format(f.value) }))),
+    embed.footer?.text ? el('div', { class: 'muted', html: format(embed.footer.text) }) : null,
+  );
+}
+
+function renderAttachment(a) {
+  const size = a.size > 1024 * 1024 ? `${(a.size / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(a.size / 1024)} KB`;
+  return el(
+    'div',
+    { class: 'attachment' },
+    a.contentType.startsWith('audio/') ? el('audio', { controls: true, preload: 'metadata', src: a.url }) : null,
+    el('a', { href: `${a.url}?download=1`, download: a.filename, text: `⬇ ${a.filename} (${size})` }),
+  );
+}
+
+function upsertItem(item) {
+  state.items.set(item.id, item);
+  const list = $('#timeline');
+  const node = renderItem(item);
+  const existing = list.querySelector(`li[data-id="${item.id}"]`);
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  if (existing) existing.replaceWith(node);
+  else {
+    const after = [...list.children].find((li) => (state.items.get(li.dataset.id)?.at ?? 0) > item.at);
+    list.insertBefore(node, after ?? null);
+  }
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+// ---- utterances ---------------------------------------------------------------------------------
+
+function renderUtterance(u) {
+  state.utterances.set(u.id, u);
+  const list = $('#utterances');
+  const db = u.rmsDb === null || u.rmsDb === undefined ? '–' : `${Math.round(u.rmsDb)} dB`;
+  const node = el(
+    'li',
+    { 'data-id': u.id, class: u.playing ? 'playing' : 'done' },
+    el('b', { text: `#${u.id} ` }),
+    u.playing ? '▶ playing · ' : '✓ ',
+    `${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
+    el('span', { class: 'text said', text: u.text ? `“${u.text}”` : u.playing ? '…' : '(not recognised)', title: u.voice ? `voice: ${u.voice}` : undefined }),
+    el('span', { class: 'text muted', text: `${u.endToEndEncrypted ? '🔒 end-to-end encrypted (DAVE)' : 'transport encryption only'} · heard by ${u.heardBy.map(nameOf).join(', ') || '…'}` }),
+  );
+  const existing = list.querySelector(`li[data-id="${u.id}"]`);
+  if (existing) existing.replaceWith(node);
+  else list.prepend(node);
+  while (list.children.length > 100) list.lastElementChild.remove();
+}
+
+// ---- the service --------------------------------------------------------------------------------
+
+function renderService(service) {
+  state.service = service;
+  $('#speech-engine').textContent = `(emulator · ${service.speech === 'espeak' ? 'espeak-ng voice' : 'tones'})`;
+  const windows = Object.entries(service.rate).map(([name, w]) => {
+    const pct = Math.min(100, (w.current / w.limit) * 100);
+    return el(
+      'div',
+      { class: 'window' },
+      el('span', { text: `${name}: ${w.current} / ${w.limit} requests in the last ${Math.round(w.windowMs / 1000)} s${w.retryInMs ? ` · full, next in ${Math.ceil(w.retryInMs / 1000)} s` : ''}` }),
+      el('div', { class: 'bar' }, el('span', { class: w.current >= w.limit ? 'full' : '', style: `width:${pct}%` })),
+    );
+  });
+  $('#rate').replaceChildren(...windows);
+  const account = service.accounts[0];
+  $('#characters').textContent = `Characters spent: ${service.charactersCharged}${account ? ` · ${account.remaining} left this month (${account.plan} plan)` : ''}${service.notices ? ` · ${service.notices} notice(s): allowance exhausted` : ''}`;
+  $('#requests tbody').replaceChildren(
+    ...service.requests.map((r) =>
+      el(
+        'tr',
+        {},
+        el('td', { text: time(r.at) }),
+        el('td', { text: r.target === 'audio' ? 'audio download' : r.target }),
+        el('td', { class: `status-${String(r.status)[0]}`, text: `${r.status || '…'}${r.code ? ` ${r.code}` : ''}` }),
+        el('td', { text: r.chars ?? '' }),
+        el('td', { class: 'text', title: r.text ?? r.path, text: r.text ?? '' }),
+      ),
+    ),
+  );
+}
+
+// ---- the bot ------------------------------------------------------------------------------------
+
+function renderBotStatus() {
+  const pill = $('#bot-status');
+  pill.textContent = `bot: ${state.botStatus}`;
+  pill.className = `pill ${state.botStatus === 'ready' ? 'ok' : state.botStatus === 'exited' ? 'bad' : ''}`;
+}
+
+function appendLog(line) {
+  const list = $('#log');
+  list.append(el('li', { class: `lvl-${line.level}`, text: `${line.time ? time(line.time) : ''} ${line.msg}${line.fields ? ` ${line.fields}` : ''}` }));
+  while (list.children.length > 300) list.firstElementChild.remove();
+}
+
+// ---- slash commands -----------------------------------------------------------------------------
+
+const OPTION = { SUB: 1, GROUP: 2, STRING: 3, INTEGER: 4, BOOLEAN: 5, USER: 6, CHANNEL: 7, ROLE: 8, MENTIONABLE: 9, NUMBER: 10, ATTACHMENT: 11 };
+
+function currentCommand() {
+  return state.commands.find((c) => c.name === $('#command').value);
+}
+
+/** The options the chosen command (sub)command takes, and the path of subcommand names to it. */
+function currentLeaf() {
+  const command = currentCommand();
+  if (!command) return { path: [], options: [], description: '' };
+  const options = command.options ?? [];
+  const subs = options.filter((o) => o.type === OPTION.SUB || o.type === OPTION.GROUP);
+  if (subs.length === 0) return { path: [], options, description: loc(command, 'description') };
+  const sub = subs.find((o) => o.name === $('#subcommand').value) ?? subs[0];
+  if (sub.type === OPTION.SUB) return { path: [sub], options: sub.options ?? [], description: loc(sub, 'description') };
+  const leaf = (sub.options ?? []).find((o) => o.name === $('#subsubcommand').value) ?? sub.options?.[0];
+  return { path: [sub, leaf].filter(Boolean), options: leaf?.options ?? [], description: loc(leaf, 'description') };
+}
+
+function renderCommandList() {
+  const select = $('#command');
+  const chosen = select.value;
+  select.replaceChildren(
+    ...state.commands.map((c) => el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` })),
+  );
+  renderSubcommands();
+}
+
+function renderSubcommands() {
+  const command = currentCommand();
+  const subs = (command?.options ?? []).filter((o) => o.type === OPTION.SUB || o.type === OPTION.GROUP);
+  const sub = $('#subcommand');
+  const chosen = sub.value;
+  sub.hidden = subs.length === 0;
+  sub.replaceChildren(...subs.map((o) => el('option', { value: o.name, selected: o.name === chosen, text: loc(o) })));
+  const group = subs.find((o) => o.name === sub.value);
+  const subsub = $('#subsubcommand');
+  const leaves = group?.type === OPTION.GROUP ? group.options ?? [] : [];
+  subsub.hidden = leaves.length === 0;
+  subsub.replaceChildren(...leaves.map((o) => el('option', { value: o.name, text: loc(o) })));
+  renderCommandForm();
+}
+
+function renderCommandForm() {
+  const command = currentCommand();
+  const { options, description } = currentLeaf();
+  const admin = command?.default_member_permissions
+    ? ' · registered for members with Manage Server (Discord hides it from the others unless the server allows it; the bot checks again)'
+    : '';
+  $('#command-description').textContent = `${description}${admin}`;
+  $('#command-error').textContent = '';
+  const box = $('#command-options');
+  box.replaceChildren();
+  for (const option of options) {
+    const id = `opt-${option.name}`;
+    box.append(el('label', { for: id, class: option.required ? 'required' : '', title: option.name, text: loc(option) }));
+    box.append(optionInput(option, id));
+    const hint = [loc(option, 'description'), range(option)].filter(Boolean).join(' · ');
+    if (hint) box.append(el('div', { class: 'hint', text: hint }));
+  }
+}
+
+function range(option) {
+  if (option.min_value !== undefined || option.max_value !== undefined) return `${option.min_value ?? ''}…${option.max_value ?? ''}`;
+  if (option.min_length !== undefined || option.max_length !== undefined) return `${option.min_length ?? 0}–${option.max_length ?? ''} characters`;
+  return '';
+}
+
+function optionInput(option, id) {
+  const common = { id, name: option.name, 'data-type': option.type, required: option.required };
+  const blank = option.required ? [] : [el('option', { value: '', text: '—' })];
+  if (option.choices?.length) {
+    return el('select', common, ...blank, ...option.choices.map((c) => el('option', { value: String(c.value), text: loc(c) })));
+  }
+  switch (option.type) {
+    case OPTION.BOOLEAN:
+      return el('select', common, ...blank, el('option', { value: 'true', text: 'True' }), el('option', { value: 'false', text: 'False' }));
+    case OPTION.INTEGER:
+    case OPTION.NUMBER:
+      return el('input', { ...common, type: 'number', step: option.type === OPTION.INTEGER ? '1' : 'any', min: option.min_value, max: option.max_value });
+    case OPTION.USER:
+    case OPTION.MENTIONABLE:
+      return el('select', common, ...blank, ...(state.guild?.members ?? []).map((m) => el('option', { value: m.id, text: m.displayName })));
+    case OPTION.ROLE:
+      return el('select', common, ...blank, ...(state.guild?.roles ?? []).map((r) => el('option', { value: r.id, text: `@${r.name}` })));
+    case OPTION.CHANNEL: {
+      const types = option.channel_types;
+      const channels = (state.guild?.channels ?? []).filter((c) => (types?.length ? types.includes(c.type) : c.type !== 4));
+      return el('select', common, ...blank, ...channels.map((c) => el('option', { value: c.id, text: `${c.type === 2 ? '🔊' : '#'} ${c.name}` })));
+    }
+    case OPTION.ATTACHMENT:
+      return el('input', { ...common, disabled: true, placeholder: 'attachments are not supported here' });
+    default: {
+      const input = el('input', { ...common, type: 'text', minlength: option.min_length, maxlength: option.max_length });
+      if (option.autocomplete) {
+        const list = el('datalist', { id: `${id}-choices` });
+        input.setAttribute('list', list.id);
+        let timer;
+        input.addEventListener('input', () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => void autocomplete(option, input, list), 250);
+        });
+        input.addEventListener('focus', () => void autocomplete(option, input, list));
+        return el('span', {}, input, list);
+      }
+      return input;
+    }
+  }
+}
+
+/** The options payload as Discord sends it: values typed, subcommands nested; errors for missing ones. */
+function collectOptions(focused) {
+  const { path, options } = currentLeaf();
+  const values = [];
+  const problems = [];
+  for (const option of options) {
+    const input = document.getElementById(`opt-${option.name}`);
+    const raw = input?.value ?? '';
+    if (raw === '' && !(focused && focused.name === option.name)) {
+      if (option.required && !focused) problems.push(`${loc(option)} is required`);
+      continue;
+    }
+    if (!focused && input && !input.checkValidity()) {
+      problems.push(`${loc(option)}: ${input.validationMessage}`);
+      continue;
+    }
+    let value = raw;
+    if (option.type === OPTION.INTEGER) value = Number.parseInt(raw, 10);
+    else if (option.type === OPTION.NUMBER) value = Number.parseFloat(raw);
+    else if (option.type === OPTION.BOOLEAN) value = raw === 'true';
+    values.push({ name: option.name, type: option.type, value, ...(focused?.name === option.name ? { focused: true } : {}) });
+  }
+  let nested = values;
+  for (const sub of [...path].reverse()) nested = [{ name: sub.name, type: sub.type, options: nested }];
+  return { options: nested, problems };
+}
+
+async function autocomplete(option, input, list) {
+  const command = currentCommand();
+  if (!command || !state.me) return;
+  try {
+    const { options } = collectOptions(option);
+    const { choices } = await post('/api/autocomplete', { userId: state.me, channelId: textChannel().id, name: command.name, options, locale: state.locale });
+    list.replaceChildren(...choices.map((c) => el('option', { value: String(c.value), text: c.name })));
+  } catch {
+    // Suggestions are a convenience; typing still works.
+  }
+}
+
+async function runCommand(event) {
+  event.preventDefault();
+  const command = currentCommand();
+  if (!command) return;
+  const { options, problems } = collectOptions();
+  $('#command-error').textContent = problems.join(' · ');
+  if (problems.length) return;
+  const button = $('#run-command');
+  button.disabled = true;
+  try {
+    await post('/api/command', { userId: state.me, channelId: textChannel().id, name: command.name, options, locale: state.locale });
+  } catch (error) {
+    $('#command-error').textContent = error.message;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- wiring -------------------------------------------------------------------------------------
+
+async function sendMessage(event) {
+  event.preventDefault();
+  const input = $('#message');
+  const content = input.value;
+  if (!content.trim()) return;
+  try {
+    await post('/api/message', { userId: state.me, channelId: textChannel().id, content });
+    input.value = '';
+  } catch (error) {
+    $('#command-error').textContent = error.message;
+  }
+}
+
+async function toggleVoice() {
+  const voice = voiceChannel();
+  const inVoice = state.guild.voiceStates.some((v) => v.userId === state.me);
+  if (!inVoice) speaker.start(); // this click is the gesture the browser needs to play sound
+  try {
+    await post('/api/voice', { userId: state.me, channelId: inVoice ? null : voice.id });
+  } catch (error) {
+    $('#command-error').textContent = error.message;
+  }
+}
+
+function applySnapshot(snapshot) {
+  state.guild = snapshot.guild;
+  state.botUser = snapshot.botUser;
+  state.commands = snapshot.commands;
+  state.botStatus = snapshot.bot.status;
+  if (!member(state.me) || member(state.me).bot) state.me = snapshot.guild.members.find((m) => !m.bot)?.id ?? '';
+  state.items.clear();
+  $('#timeline').replaceChildren();
+  for (const item of snapshot.timeline) upsertItem(item);
+  $('#utterances').replaceChildren();
+  for (const u of snapshot.utterances) renderUtterance(u);
+  $('#log').replaceChildren();
+  for (const line of snapshot.bot.logs) appendLog(line);
+  renderService(snapshot.service);
+  renderBotStatus();
+  renderServer();
+  renderCommandList();
+}
+
+function connect() {
+  const ws = new WebSocket(`ws://${location.host}/api/live`);
+  ws.binaryType = 'arraybuffer';
+  ws.onopen = () => {
+    $('#connection').textContent = 'connected';
+    $('#connection').className = 'pill ok';
+  };
+  ws.onmessage = (event) => {
+    if (event.data instanceof ArrayBuffer) return onAudio(event.data);
+    const message = JSON.parse(event.data);
+    switch (message.t) {
+      case 'hello':
+        return applySnapshot(message.state);
+      case 'item':
+        return upsertItem(message.item);
+      case 'voice':
+        state.guild.voiceStates = message.voiceStates;
+        return renderServer();
+      case 'utterance':
+        return renderUtterance(message.utterance);
+      case 'service':
+        return renderService(message.service);
+      case 'bot':
+        state.botStatus = message.status;
+        return renderBotStatus();
+      case 'log':
+        return appendLog(message.line);
+    }
+  };
+  ws.onclose = () => {
+    $('#connection').textContent = 'disconnected: retrying';
+    $('#connection').className = 'pill bad';
+    setTimeout(connect, 2000);
+  };
+}
+
+$('#locale').value = state.locale;
+$('#locale').addEventListener('change', (event) => {
+  state.locale = event.target.value;
+  localStorage.setItem('playground.locale', state.locale);
+  renderCommandList();
+});
+$('#as-member').addEventListener('change', (event) => setMe(event.target.value));
+$('#command').addEventListener('change', () => {
+  $('#subcommand').value = '';
+  renderSubcommands();
+});
+$('#subcommand').addEventListener('change', renderSubcommands);
+$('#subsubcommand').addEventListener('change', renderCommandForm);
+$('#command-form').addEventListener('submit', runCommand);
+$('#composer').addEventListener('submit', sendMessage);
+$('#voice-toggle').addEventListener('click', toggleVoice);
+// Browsers play sound only after a click on the page: any click will do (after a reload, say).
+document.addEventListener('pointerdown', () => speaker.start());
+connect();
