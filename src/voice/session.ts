@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import {
   AudioPlayerStatus,
@@ -20,12 +21,18 @@ import {
   type VoiceConnectionDisconnectedState,
   type VoiceConnectionState,
 } from '@discordjs/voice';
+import { Mp3OpusStream } from '../audio/mp3-opus.ts';
 import { sleep } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
+import { moments, type PlaySource } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
 
-/** What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (ffmpeg per play). */
+/**
+ * What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (`mp3` in memory or
+ * `mp3Path`), decoded and encoded in this process as it plays (src/audio/mp3-opus.ts): a cache
+ * miss plays from its download while its Ogg is still being made.
+ */
 export interface PlayableAudio {
   oggPath?: string;
   mp3Path?: string;
@@ -54,8 +61,9 @@ export interface VoiceSessionOptions {
    */
   daveReadyTimeoutMs?: number;
   /**
-   * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play); 'mp3' runs ffmpeg on
-   * the MP3 every time (the baseline `npm run bench:voice` compares against).
+   * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play), else decodes the MP3
+   * in this process; 'mp3' runs ffmpeg on the MP3 every time (the baseline `npm run bench:voice`
+   * compares against).
    */
   playback?: 'cached' | 'mp3';
   /**
@@ -242,7 +250,10 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     }
     const hold = ready && !encrypting && !this.#daveWait.expired;
     if (hold && state.subscription) state.subscription.unsubscribe();
-    else if (!hold && !state.subscription) this.connection.subscribe(this.player);
+    else if (!hold && !state.subscription) {
+      this.connection.subscribe(this.player);
+      if (moments.encrypting.hasSubscribers) moments.encrypting.publish({ guildId: this.guildId, at: performance.now() });
+    }
   }
 
   /**
@@ -268,11 +279,34 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
       if (signal.aborted) return;
     }
-    // Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding).
-    const resource = audio.oggPath && this.#options.playback === 'cached'
-      ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
-      : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
+    const { resource, source } = await this.#resource(audio);
+    if (signal.aborted || this.#closed.signal.aborted) {
+      resource.playStream.destroy();
+      if (signal.aborted) return;
+      throw this.#closed.signal.reason;
+    }
+    if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
     await this.#playToEnd(resource, signal);
+  }
+
+  /** The resource for `audio`; never inlineVolume (it forces per-frame re-encoding). */
+  async #resource(audio: PlayableAudio): Promise<{ resource: AudioResource; source: PlaySource }> {
+    const cached = this.#options.playback === 'cached';
+    // Pre-encoded Ogg Opus needs no encoding at all.
+    if (audio.oggPath && cached) return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
+    if (!cached) {
+      return { resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }), source: 'mp3-ffmpeg' };
+    }
+    let mp3 = audio.mp3;
+    if (!mp3 && audio.mp3Path) {
+      try {
+        mp3 = await readFile(audio.mp3Path);
+      } catch (error) {
+        throw new VoiceSessionError('playback_failed', { guildId: this.guildId, cause: error });
+      }
+    }
+    mp3 ??= Buffer.alloc(0);
+    return { resource: createAudioResource(new Mp3OpusStream(mp3), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
   }
 
   /** Plays `resource`, settling once: resolved at its end or on `signal` (skip), rejected on a player error or the session's end. */
