@@ -131,7 +131,7 @@ export class UdpMedia {
     if (undecryptable) this.#parts.events.emit('protocolError', `DAVE frame from ssrc ${ssrc} was decrypted by no listener`);
     let pcm: Int16Array = new Int16Array(0);
     let decodeError = false;
-    if (!undecryptable) {
+    if (!undecryptable && this.#parts.options.decodeOpus) {
       try {
         let decoder = this.#decoders.get(ssrc);
         if (!decoder) {
@@ -145,7 +145,7 @@ export class UdpMedia {
         this.#parts.events.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
       }
     }
-    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#parts.options.silenceThresholdDb;
+    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || (this.#parts.options.decodeOpus && rmsDb(pcm) < this.#parts.options.silenceThresholdDb);
     return {
       guildId: session.serverId,
       ssrc,

@@ -28,6 +28,12 @@ export interface FakeVoiceServerOptions {
    * a long-running server (the playground) bounds its memory with this.
    */
   maxRetainedPackets?: number;
+  /**
+   * Decode every Opus frame back to PCM (default true). A load benchmark turns it off so that
+   * hearing 10 000 packets a second does not take a core: then `pcm` is empty and only the Opus
+   * silence frame counts as silent.
+   */
+  decodeOpus?: boolean;
 }
 
 export type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> & FakeVoiceServerOptions;
@@ -46,6 +52,7 @@ export const DEFAULT_OPTIONS = {
   daveProtocolVersion: DAVE_PROTOCOL_VERSION,
   resumeGraceMs: 5000,
   maxRetainedPackets: Infinity,
+  decodeOpus: true,
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
 /** One voice session: created by an Identify, kept across Resumes. */
