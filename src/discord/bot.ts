@@ -204,7 +204,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger });
-      logger.info({ guilds: client.guilds.cache.size, ...resumed, user: client.user?.tag }, 'bot ready');
+      logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over
       // once its lease runs out.
