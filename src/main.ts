@@ -49,7 +49,14 @@ async function runManager(plan: ShardPlan, logger: Logger): Promise<void> {
 
 async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void> {
   const clientOptions = plan ? { shards: plan.ids, shardCount: plan.count } : {};
-  const bot = await createBot({ config, logger, clientOptions });
+  let bot;
+  try {
+    bot = await createBot({ config, logger, clientOptions });
+  } catch (error) {
+    // PostgreSQL (ACCOUNT_LEDGER_URL / RATE_STORE_URL) not answering is the likely cause here.
+    logger.fatal({ err: error }, 'could not start (is the database, or a shared PostgreSQL, reachable?)');
+    process.exit(1);
+  }
   onStop(() => bot.stop(), logger);
   // Under the shard manager: answer its questions, and stop when it is gone (no orphan shards).
   answerCollect('status', () => ({ pid: process.pid, shards: plan?.ids ?? [0], guilds: [...bot.client.guilds.cache.keys()] }));
