@@ -53,7 +53,7 @@ const refused = (i: FakeInteraction) => i.responses().some((r) => /allowance is 
 
 describe('two hosts, one account pool (ACCOUNT_LEDGER_URL) and one rate window (RATE_STORE_URL)', () => {
   it('each host serves only its shard', () => {
-    expect(hosts.map((h) => (h.logs.find((l) => l.msg === 'bot ready') as { shards: number[]; guilds: number }))).toMatchObject([
+    expect(hosts.map((h) => (h.logs.find((l) => l.msg === 'bot ready') as unknown as { shards: number[]; guilds: number }))).toMatchObject([
       { shards: [0], guilds: 1 },
       { shards: [1], guilds: 1 },
     ]);
