@@ -7,3 +7,9 @@ CREATE TABLE pool_outbox (
   -- Bumped by every change, so a copy only clears the entry when nothing changed meanwhile.
   version INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
+
+-- The billing periods whose rows were already handed to the pool: when a host first uses a pool,
+-- what it spent earlier in the current period is copied to it once (the pool must count it too).
+CREATE TABLE pool_seeded (
+  period_start INTEGER PRIMARY KEY NOT NULL
+) STRICT;

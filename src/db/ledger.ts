@@ -154,6 +154,12 @@ const statements = (db: Db) => ({
   // The account pool's outbox (migrations/006, src/db/pooled-ledger.ts).
   touch: db.prepare<[string]>('INSERT INTO pool_outbox (reservation_id, version) VALUES (?, 1) ON CONFLICT (reservation_id) DO UPDATE SET version = version + 1'),
   outbox: db.prepare<[number], { reservationId: string; version: number }>('SELECT reservation_id AS reservationId, version FROM pool_outbox LIMIT ?'),
+  seeded: db.prepare<[number], number>('SELECT 1 FROM pool_seeded WHERE period_start = ?').pluck(),
+  seed: db.prepare<[number, number]>(
+    `INSERT INTO pool_outbox (reservation_id, version) SELECT DISTINCT reservation_id, 1 FROM character_ledger
+     WHERE period_start >= ? AND period_start < ? AND state != 'released' ON CONFLICT (reservation_id) DO NOTHING`,
+  ),
+  markSeeded: db.prepare<[number]>('INSERT INTO pool_seeded (period_start) VALUES (?) ON CONFLICT DO NOTHING'),
   clearOutbox: db.prepare<[string, number]>('DELETE FROM pool_outbox WHERE reservation_id = ? AND version = ?'),
   pooledRows: db.prepare<[string], PooledRow>('SELECT period_start AS periodStart, endpoint, state, chars, sent_at IS NOT NULL AS sent FROM character_ledger WHERE reservation_id = ?'),
 });
@@ -187,6 +193,15 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   /** Reservations changed since the pool last copied them (oldest order not guaranteed). */
   pendingCopies(limit = 200): OutboxEntry[] {
     return this.sql.outbox.all(limit);
+  }
+
+  /** Once per period: every reservation of `period` that counts is queued for the pool (a host joining a pool mid-period). */
+  seedCopies(period: Period): Promise<void> {
+    return this.write(() => {
+      if (this.sql.seeded.get(period.start) !== undefined) return;
+      this.sql.seed.run(period.start, period.end);
+      this.sql.markSeeded.run(period.start);
+    });
   }
 
   /** The rows of one reservation, as the pool copies them. */

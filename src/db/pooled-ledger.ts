@@ -51,8 +51,12 @@ export class PooledLedger implements LedgerStore {
     this.#timer.unref();
   }
 
-  /** Copies what a previous process left uncopied (call once at start). */
-  async start(): Promise<void> {
+  /**
+   * Call once at start: what this host spent in `period` before it used the pool is handed to it
+   * (once), then whatever a previous process left uncopied is copied.
+   */
+  async start(period: Period): Promise<void> {
+    await this.#local.seedCopies(period);
     await this.#copyPending().catch(this.#onError);
   }
 

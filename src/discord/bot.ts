@@ -93,7 +93,6 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const pooled = config.shared.accountLedgerUrl
     ? new PooledLedger({ db, pg: await connect(config.shared.accountLedgerUrl), onError: (err) => logger.warn({ err }, 'copying to the shared account ledger failed; retrying') })
     : undefined;
-  await pooled?.start();
   const budget = new CharacterBudget({
     db,
     ...(pooled ? { ledger: pooled } : {}),
@@ -105,6 +104,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
   });
+  // What this host spent this period before it shared the pool counts in the pool too.
+  await pooled?.start(budget.currentPeriod());
   // A process that crashed between holding characters and settling them left holds behind.
   await budget.releaseStale();
   // One rate budget for every process on this host (they share the SQLite file), or for every host

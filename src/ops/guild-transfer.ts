@@ -32,6 +32,7 @@ export const STAYING_TABLES = {
   audio_cache: 'host',
   schema_migrations: 'host',
   pool_outbox: 'host',
+  pool_seeded: 'host',
 } as const;
 
 /** Columns a table numbers itself: not carried over (the target numbers the rows anew, in order). */

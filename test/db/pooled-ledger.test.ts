@@ -19,8 +19,7 @@ interface Host {
 }
 const open: Host[] = [];
 
-function host(options: { holdMs?: number; renewEveryMs?: number } = {}): Host {
-  const db = tempDb();
+function host(options: { holdMs?: number; renewEveryMs?: number } = {}, db = tempDb()): Host {
   const ledger = new PooledLedger({ db: db.db, pg, ...options });
   const budget = new CharacterBudget({ db: db.db, ledger, defaults: { accountMonthlyLimit: ACCOUNT, guildMonthlyLimit: 10_000, userMonthlyLimit: 10_000 } });
   const h = { budget, ledger, close: async () => { await ledger.close(); db.close(); } };
@@ -90,5 +89,22 @@ describe('the account pool across hosts', () => {
       await resume();
     }
     await vi.waitFor(async () => expect(await h.budget.accountUsage()).toMatchObject({ charged: 7, reserved: 0 }), { timeout: 10_000, interval: 200 });
+  });
+
+  it('GIVEN a host that spent characters before it joined the pool THEN the pool counts them from its first start', async () => {
+    const db = tempDb();
+    const alone = new CharacterBudget({ db: db.db, defaults: { accountMonthlyLimit: ACCOUNT } });
+    const before = await alone.reserve(say('ga', 40));
+    if (!before.ok) throw new Error('reserve');
+    await alone.markSent(before.reservation);
+    await alone.charge(before.reservation);
+    const joined = host({}, db);
+    await joined.ledger.start(joined.budget.currentPeriod());
+    const other = host();
+    expect(await other.budget.reserve(say('gb', 11))).toMatchObject({ ok: false, refusal: { scope: 'account', used: 40 } });
+    expect((await other.budget.reserve(say('gb', 10))).ok).toBe(true);
+    // Once only: a restart does not count it twice.
+    await joined.ledger.start(joined.budget.currentPeriod());
+    expect((await other.budget.accountUsage()).used).toBe(50);
   });
 });
