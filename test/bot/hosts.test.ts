@@ -59,7 +59,7 @@ describe('two hosts, one account pool (ACCOUNT_LEDGER_URL) and one rate window (
     ]);
   });
 
-  it('a concurrent burst from both hosts, 2.4 times the allowance: the bill never goes over it by a single character', async () => {
+  it('a concurrent burst from both hosts, 2.4 times the allowance: the bill never goes over it by a single character', { timeout: 60_000 }, async () => {
     const perGuild = 12; // 24 texts of 10 characters against an allowance of 100
     const asked = await Promise.all(
       [G0, G1].flatMap((g, h) => Array.from({ length: perGuild }, (_, i) =>
