@@ -129,7 +129,11 @@ process.on('message', (message: Command) => {
       return answer({ streams, loopDelayP99Ms: loopDelay.percentile(99) / 1e6, rss: process.memoryUsage().rss, rejected: voice.udpStats.rejected });
     }
     case 'stop':
-      return void voice.close().then(() => process.exit(0));
+      // Answered first: the bench waits for the answer, then for the exit.
+      return void voice.close().finally(() => {
+        answer({});
+        process.exit(0);
+      });
   }
 });
 process.send?.({ ready: true, endpoint: voice.endpoint, caCertPem: voice.caCertPem });

@@ -278,11 +278,13 @@ async function measure(mode: 'cached' | 'mp3') {
     let memory: { one: number; all: number } | undefined;
     const load: LoadResult[] = [];
     if (mode === 'cached') {
+      debug('trials done');
       const one = (await bot.rss()).rss;
       await joinAll(discord, server, guilds.slice(1, GUILDS));
       const all = await bot.rss();
       if (all.voiceGuilds !== GUILDS) throw new Error(`only ${all.voiceGuilds} guilds connected`);
       memory = { one, all: all.rss };
+      debug('memory measured');
       // The long clip is cached in both forms it is read in (alice named or not, by how long ago
       // she spoke in that guild), so every load run plays cached Ogg Opus as repeated clips do.
       await trial(discord, server, bot.moments, guilds[0]!, LONG_TEXT);
@@ -293,15 +295,23 @@ async function measure(mode: 'cached' | 'mp3') {
           await joinAll(discord, server, guilds.slice(joined, n));
           joined = n;
         }
+        debug('load run', n);
         load.push(await loadRun(discord, server, bot, guilds.slice(0, n)));
       }
     }
     return { miss, hit, memory, load };
+  } catch (error) {
+    console.error(`bench:voice (${mode}) failed:`, error);
+    throw error;
   } finally {
+    debug('cleaning up');
     await bot.stop();
+    debug('bot stopped');
     await discord.close();
+    debug('discord closed');
     await server.ask('stop').catch(() => {});
     await server.exited();
+    debug('voice server stopped');
     await emulator.close();
   }
 }
@@ -318,6 +328,7 @@ console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(',
 const cached = await measure('cached');
 const baseline = await measure('mp3');
 console.log(`cache miss  (download, play the MP3 decoded in-process, Ogg Opus cached meanwhile): ${fmt(cached.miss)}`);
+console.log(`baseline    (cache miss, ffmpeg on the MP3):             ${fmt(baseline.miss)}`);
 console.log(`cache hit   (Ogg Opus from the cache, no ffmpeg):  ${fmt(cached.hit)}`);
 console.log(`baseline    (cache hit, ffmpeg on the MP3 each play): ${fmt(baseline.hit)}`);
 
@@ -334,6 +345,9 @@ if (parts.length > 0) {
       `player -> first packet p50 ${ms(percentile(parts.map((p) => p.overhead - p.toPlay - p.daveWait), 50))} (@discordjs/voice prepares a frame on one 20 ms tick and sends it on the next); ` +
       `played from: ${[...new Set(parts.map((p) => p.source))].join(', ')}`,
   );
+  const base = baseline.miss.flatMap((t) => (t.miss ? [t.miss.overhead] : []));
+  // What common bots do on every clip: createAudioResource(mp3) spawns ffmpeg to decode it.
+  if (base.length > 0) console.log(`  baseline (ffmpeg child per clip, as createAudioResource does): p50 ${ms(percentile(base, 50))}, p95 ${ms(percentile(base, 95))}`);
 } else {
   console.log('\ncache-miss overhead: MISS (no download/play moments were reported by the bot)');
 }
