@@ -1,10 +1,10 @@
 // Child process of `npm run bench:voice`: the real bot, alone in its process so its resident
 // memory and its audio loop can be measured. Configured by the environment (like `npm start`) plus
 // BENCH_PLAYBACK ('cached' | 'mp3'). Over IPC it answers {cmd: 'rss'} (after a GC), {cmd: 'load',
-// start: true|false} (event-loop delay, CPU and peak RSS between start and stop), and forwards the
+// start: true|false} (event-loop delay, CPU, GC pauses and peak RSS between start and stop), and forwards the
 // moments of every clip (src/util/moments.ts) as {moment, guildId, at} with `at` in epoch ms.
 import { subscribe } from 'node:diagnostics_channel';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
 import { createBot } from '../src/discord/bot.ts';
 import { createLogger } from '../src/util/log.ts';
@@ -25,6 +25,14 @@ for (const [name, channel] of Object.entries(moments)) {
 }
 
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+/** Garbage collection during a load run: total pause time and the longest pause. */
+const gcPauses = { total: 0, max: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauses.total += entry.duration;
+    gcPauses.max = Math.max(gcPauses.max, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 let load: { cpu: NodeJS.CpuUsage; wall: number; peakRss: number; timer: NodeJS.Timeout } | undefined;
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -36,6 +44,8 @@ process.on('message', (message: { cmd: string; start?: boolean }) => {
   } else if (message.cmd === 'load' && message.start) {
     loopDelay.reset();
     loopDelay.enable();
+    gcPauses.total = 0;
+    gcPauses.max = 0;
     const state = { cpu: process.cpuUsage(), wall: performance.now(), peakRss: process.memoryUsage().rss, timer: setInterval(() => (state.peakRss = Math.max(state.peakRss, process.memoryUsage().rss)), 250) };
     load = state;
     process.send?.({ load: 'started' });
@@ -50,6 +60,8 @@ process.on('message', (message: { cmd: string; start?: boolean }) => {
         loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
         loopDelayMaxMs: loopDelay.max / 1e6,
         peakRss: Math.max(load.peakRss, process.memoryUsage().rss),
+        gcMs: gcPauses.total,
+        gcMaxMs: gcPauses.max,
       },
     });
     load = undefined;

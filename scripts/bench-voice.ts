@@ -154,7 +154,8 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
 }
 
 /** /join in `g` with alice's client in the call, so the bot speaks DAVE as on Discord. */
-async function join_(discord: FakeDiscord, server: Child, g: FakeGuild): Promise<void> {
+/** Whether the call settled on DAVE (a call that did not is left out of the load runs, and said so). */
+async function join_(discord: FakeDiscord, server: Child, g: FakeGuild): Promise<boolean> {
   const { general, voice } = ids(g);
   await discord.setVoiceState(alice.id, g.id, voice);
   await server.ask('listen', { guildId: g.id, channelId: voice, userId: alice.id });
@@ -162,7 +163,13 @@ async function join_(discord: FakeDiscord, server: Child, g: FakeGuild): Promise
   const interaction = await discord.sendInteraction({ guildId: g.id, channelId: general, user: alice, name: 'join', locale: 'en-US' });
   await interaction.waitForResponse((r) => r.kind === 'editOriginal', 60_000);
   debug('join answered', g.id);
-  await server.ask('dave', { guildId: g.id });
+  return server.ask('dave', { guildId: g.id }).then(
+    () => true,
+    (error: Error) => {
+      console.error(`  guild ${g.id}: ${error.message}`);
+      return false;
+    },
+  );
 }
 
 interface Trial {
@@ -207,7 +214,7 @@ interface LoadResult {
   e2ee: number;
   plain: number;
   undecryptable: number;
-  bot: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number; peakRss: number };
+  bot: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number; peakRss: number; gcMs: number; gcMaxMs: number };
   serverLoopDelayP99Ms: number;
   loadAvg: number;
 }
@@ -251,8 +258,14 @@ async function loadRun(discord: FakeDiscord, server: Child, bot: Awaited<ReturnT
 }
 
 /** Joins `guilds` a few at a time (each join is a gateway round trip and a DAVE handshake). */
-async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[]): Promise<void> {
-  for (let i = 0; i < guilds.length; i += 10) await Promise.all(guilds.slice(i, i + 10).map((g) => join_(discord, server, g)));
+async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[]): Promise<FakeGuild[]> {
+  const settled: FakeGuild[] = [];
+  for (let i = 0; i < guilds.length; i += 10) {
+    const batch = guilds.slice(i, i + 10);
+    const ok = await Promise.all(batch.map((g) => join_(discord, server, g)));
+    settled.push(...batch.filter((_, j) => ok[j]));
+  }
+  return settled;
 }
 
 async function measure(mode: 'cached' | 'mp3') {
@@ -280,7 +293,7 @@ async function measure(mode: 'cached' | 'mp3') {
     if (mode === 'cached') {
       debug('trials done');
       const one = (await bot.rss()).rss;
-      await joinAll(discord, server, guilds.slice(1, GUILDS));
+      const inCall = [guilds[0]!, ...(await joinAll(discord, server, guilds.slice(1, GUILDS)))];
       const all = await bot.rss();
       if (all.voiceGuilds !== GUILDS) throw new Error(`only ${all.voiceGuilds} guilds connected`);
       memory = { one, all: all.rss };
@@ -290,13 +303,16 @@ async function measure(mode: 'cached' | 'mp3') {
       await trial(discord, server, bot.moments, guilds[0]!, LONG_TEXT);
       await trial(discord, server, bot.moments, guilds[1]!, LONG_TEXT);
       let joined = GUILDS;
+      printLoadHeader();
       for (const n of LOAD) {
         if (n > joined) {
-          await joinAll(discord, server, guilds.slice(joined, n));
+          inCall.push(...(await joinAll(discord, server, guilds.slice(joined, n))));
           joined = n;
         }
         debug('load run', n);
-        load.push(await loadRun(discord, server, bot, guilds.slice(0, n)));
+        const run = await loadRun(discord, server, bot, inCall.slice(0, n));
+        load.push({ ...run, guilds: n });
+        printLoadRow(load.at(-1)!);
       }
     }
     return { miss, hit, memory, load };
@@ -314,6 +330,21 @@ async function measure(mode: 'cached' | 'mp3') {
     debug('voice server stopped');
     await emulator.close();
   }
+}
+
+function printLoadHeader(): void {
+  console.log('\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:');
+  console.log('guilds | intervals | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | load avg');
+}
+
+function printLoadRow(r: LoadResult): void {
+  console.log(
+    `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
+      `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
+      `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
+  );
+  if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
+  if (r.plain > 0 || r.undecryptable > 0) console.log(`  DAVE: ${r.plain} audible frames were not end-to-end encrypted, ${r.undecryptable} undecryptable`);
 }
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
@@ -363,19 +394,8 @@ if (cached.memory) {
   console.log(`per extra voice guild: ${perGuild.toFixed(2)} MB (target <= 3 MB: ${perGuild <= 3 ? 'PASS' : 'MISS'})`);
 }
 if (cached.load.length > 0) {
-  console.log('\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:');
-  console.log('guilds | intervals | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot peak RSS | server loop p99 | load avg');
-  for (const r of cached.load) {
-    console.log(
-      `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
-        `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
-        `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
-    );
-    if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
-    if (r.plain > 0 || r.undecryptable > 0) console.log(`  DAVE: ${r.plain} audible frames were not end-to-end encrypted, ${r.undecryptable} undecryptable`);
-  }
   const at100 = cached.load.find((r) => r.guilds === 100);
-  if (at100) console.log(`p99 packet interval at 100 guilds: ${at100.p99.toFixed(1)} ms (target <= 25 ms: ${at100.p99 <= 25 ? 'PASS' : 'MISS'})`);
+  if (at100) console.log(`\np99 packet interval at 100 guilds: ${at100.p99.toFixed(1)} ms (target <= 25 ms: ${at100.p99 <= 25 ? 'PASS' : 'MISS'})`);
   console.log(`every audible frame end-to-end encrypted (DAVE): ${cached.load.every((r) => r.plain === 0 && r.undecryptable === 0) ? 'yes' : 'NO'}`);
 }
 console.log(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
