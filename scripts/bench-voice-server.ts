@@ -20,6 +20,9 @@ interface Stream {
   undecryptable: number;
   /** When the bot last said it stopped speaking. */
   speakingOffAt: number;
+  /** Packets missing from the RTP sequence (lost between the bot and this server, or never sent). */
+  lost: number;
+  lastSeq: number;
 }
 let recording: { since: number; streams: Map<string, Stream> } | undefined;
 const watchers = new Set<(p: ReceivedPacket) => void>();
@@ -29,8 +32,10 @@ voice.on('packet', (p) => {
   for (const w of watchers) w(p);
   if (!recording || p.receivedAt < recording.since) return;
   let s = recording.streams.get(p.guildId);
-  if (!s) recording.streams.set(p.guildId, (s = { arrivals: [], audible: 0, e2ee: 0, plain: 0, undecryptable: 0, speakingOffAt: 0 }));
+  if (!s) recording.streams.set(p.guildId, (s = { arrivals: [], audible: 0, e2ee: 0, plain: 0, undecryptable: 0, speakingOffAt: 0, lost: 0, lastSeq: -1 }));
   s.arrivals.push(p.receivedAt);
+  if (s.lastSeq >= 0) s.lost += (p.seq - s.lastSeq - 1) & 0xffff;
+  s.lastSeq = p.seq;
   if (!p.silent) s.audible++;
   if (p.undecryptable) s.undecryptable++;
   else if (p.daveFramed) s.e2ee++;

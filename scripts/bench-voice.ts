@@ -214,12 +214,14 @@ interface LoadResult {
   e2ee: number;
   plain: number;
   undecryptable: number;
+  /** Packets missing from the streams' RTP sequences. */
+  lost: number;
   bot: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number; peakRss: number; gcMs: number; gcMaxMs: number };
   serverLoopDelayP99Ms: number;
   loadAvg: number;
 }
 
-interface StreamReport { arrivals: number[]; audible: number; e2ee: number; plain: number; undecryptable: number; speakingOffAt: number }
+interface StreamReport { arrivals: number[]; audible: number; e2ee: number; plain: number; undecryptable: number; speakingOffAt: number; lost: number }
 
 /** `n` guilds get the same (cached) long message at the same moment; the server times every packet. */
 async function loadRun(discord: FakeDiscord, server: Child, bot: Awaited<ReturnType<typeof startBot>>, guilds: FakeGuild[]): Promise<LoadResult> {
@@ -251,6 +253,7 @@ async function loadRun(discord: FakeDiscord, server: Child, bot: Awaited<ReturnT
     e2ee: streams.reduce((n, s) => n + s.e2ee, 0),
     plain: streams.reduce((n, s) => n + s.plain, 0),
     undecryptable: streams.reduce((n, s) => n + s.undecryptable, 0),
+    lost: streams.reduce((n, s) => n + s.lost, 0),
     bot: botLoad,
     serverLoopDelayP99Ms: report.loopDelayP99Ms,
     loadAvg: loadavg()[0]!,
@@ -334,12 +337,12 @@ async function measure(mode: 'cached' | 'mp3') {
 
 function printLoadHeader(): void {
   console.log('\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:');
-  console.log('guilds | intervals | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | load avg');
+  console.log('guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | load avg');
 }
 
 function printLoadRow(r: LoadResult): void {
   console.log(
-    `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
+    `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
       `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
       `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
   );

@@ -25,7 +25,8 @@ export interface FakeVoiceServerOptions {
   resumeGraceMs?: number;
   /**
    * How many received packets `packets` keeps (the oldest are dropped first). Tests keep them all;
-   * a long-running server (the playground) bounds its memory with this.
+   * a long-running server (the playground) bounds its memory with this. A bound of 1024 or more may
+   * be exceeded by an eighth before the oldest are dropped at once.
    */
   maxRetainedPackets?: number;
   /**
