@@ -10,12 +10,13 @@
 // 3. how many guilds can speak at once (issue 14 §4): 10, 50, 100 and 200 guilds playing the same
 //    clip at the same moment; per stream, the interval between consecutive packets at the server.
 // BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200") change the sizes.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_TOKEN, startEmulator } from '../src/emulator/index.ts';
 import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../src/local-discord/server.ts';
+import { Child, loadRun, percentile, printLoadHeader, printLoadRow, type LoadResult } from './bench-voice-load.ts';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 15);
 const GUILDS = Number(process.env.BENCH_GUILDS ?? 50);
@@ -33,10 +34,6 @@ function guildNumber(n: number): FakeGuild {
   return JSON.parse(json) as FakeGuild;
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
 
 const ids = (g: FakeGuild) => ({
   guild: g.id,
@@ -44,49 +41,6 @@ const ids = (g: FakeGuild) => ({
   voice: g.channels.find((c) => c.type === 2)!.id,
 });
 
-/** A child process answering {id, cmd} requests with {id, ...}; other messages go to `onOther`. */
-class Child {
-  readonly child: ChildProcess;
-  #next = 0;
-  readonly #pending = new Map<number, { resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }>();
-  onOther: (message: Record<string, unknown>) => void = () => {};
-
-  constructor(child: ChildProcess) {
-    this.child = child;
-    child.on('message', (m: Record<string, unknown>) => {
-      const waiter = typeof m.id === 'number' ? this.#pending.get(m.id) : undefined;
-      if (!waiter) return this.onOther(m);
-      this.#pending.delete(m.id as number);
-      if (typeof m.error === 'string') waiter.reject(new Error(m.error));
-      else waiter.resolve(m);
-    });
-  }
-
-  ask<T = Record<string, unknown>>(cmd: string, body: object = {}): Promise<T> {
-    const id = this.#next++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve: resolve as (m: Record<string, unknown>) => void, reject });
-      this.child.send({ id, cmd, ...body });
-    });
-  }
-
-  /** The next message that `pick` accepts. */
-  next<T>(pick: (m: Record<string, unknown>) => T | undefined): Promise<T> {
-    return new Promise((resolve) => {
-      const listener = (m: Record<string, unknown>) => {
-        const picked = pick(m);
-        if (picked === undefined) return;
-        this.child.off('message', listener);
-        resolve(picked);
-      };
-      this.child.on('message', listener);
-    });
-  }
-
-  exited(): Promise<void> {
-    return new Promise((resolve) => (this.child.exitCode !== null ? resolve() : this.child.once('exit', () => resolve())));
-  }
-}
 
 async function startVoiceServer(): Promise<{ server: Child; endpoint: string; caCertPem: string }> {
   const child = fork(join(import.meta.dirname, 'bench-voice-server.ts'), [], { execArgv: ['--experimental-strip-types'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -201,64 +155,8 @@ async function trial(discord: FakeDiscord, server: Child, moments: Moment[], g: 
   return result;
 }
 
-interface LoadResult {
-  guilds: number;
-  streams: number;
-  intervals: number;
-  p50: number;
-  p99: number;
-  max: number;
-  overlapMs: number;
-  overlapP99: number;
-  worstStreamP99: number;
-  e2ee: number;
-  plain: number;
-  undecryptable: number;
-  /** Packets missing from the streams' RTP sequences. */
-  lost: number;
-  bot: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number; peakRss: number; gcMs: number; gcMaxMs: number };
-  serverLoopDelayP99Ms: number;
-  loadAvg: number;
-}
 
-interface StreamReport { arrivals: number[]; audible: number; e2ee: number; plain: number; undecryptable: number; speakingOffAt: number; lost: number }
 
-/** `n` guilds get the same (cached) long message at the same moment; the server times every packet. */
-async function loadRun(discord: FakeDiscord, server: Child, bot: Awaited<ReturnType<typeof startBot>>, guilds: FakeGuild[]): Promise<LoadResult> {
-  const since = epochNow();
-  await server.ask('record', { since });
-  await bot.load<string>(true);
-  const ended = server.ask('streamsEnded', { guildIds: guilds.map((g) => g.id), after: since });
-  await Promise.all(guilds.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })));
-  await ended;
-  const botLoad = await bot.load<LoadResult['bot']>(false);
-  const report = await server.ask<{ streams: Record<string, StreamReport>; loopDelayP99Ms: number }>('report');
-  const streams = Object.values(report.streams).filter((s) => s.arrivals.length > 1);
-  const intervals = streams.flatMap((s) => s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!));
-  // The stretch when every stream was playing: from the last first packet to the first last packet.
-  const from = Math.max(...streams.map((s) => s.arrivals[0]!));
-  const to = Math.min(...streams.map((s) => s.arrivals.at(-1)!));
-  const overlap = streams.flatMap((s) => s.arrivals.slice(1).flatMap((t, i) => (s.arrivals[i]! >= from && t <= to ? [t - s.arrivals[i]!] : [])));
-  const perStream = streams.map((s) => percentile(s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!), 99));
-  return {
-    guilds: guilds.length,
-    streams: streams.length,
-    intervals: intervals.length,
-    p50: percentile(intervals, 50),
-    p99: percentile(intervals, 99),
-    max: Math.max(...intervals),
-    overlapMs: Math.max(0, to - from),
-    overlapP99: percentile(overlap, 99),
-    worstStreamP99: Math.max(...perStream),
-    e2ee: streams.reduce((n, s) => n + s.e2ee, 0),
-    plain: streams.reduce((n, s) => n + s.plain, 0),
-    undecryptable: streams.reduce((n, s) => n + s.undecryptable, 0),
-    lost: streams.reduce((n, s) => n + s.lost, 0),
-    bot: botLoad,
-    serverLoopDelayP99Ms: report.loopDelayP99Ms,
-    loadAvg: loadavg()[0]!,
-  };
-}
 
 /** Joins `guilds` a few at a time (each join is a gateway round trip and a DAVE handshake). */
 async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[]): Promise<FakeGuild[]> {
@@ -313,7 +211,9 @@ async function measure(mode: 'cached' | 'mp3') {
           joined = n;
         }
         debug('load run', n);
-        const run = await loadRun(discord, server, bot, inCall.slice(0, n));
+        const playing = inCall.slice(0, n);
+        const send = () => Promise.all(playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })));
+        const run = await loadRun(server, bot, playing.map((g) => g.id), send);
         load.push({ ...run, guilds: n });
         printLoadRow(load.at(-1)!);
       }
@@ -335,20 +235,7 @@ async function measure(mode: 'cached' | 'mp3') {
   }
 }
 
-function printLoadHeader(): void {
-  console.log('\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:');
-  console.log('guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | load avg');
-}
 
-function printLoadRow(r: LoadResult): void {
-  console.log(
-    `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
-      `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
-      `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
-  );
-  if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
-  if (r.plain > 0 || r.undecryptable > 0) console.log(`  DAVE: ${r.plain} audible frames were not end-to-end encrypted, ${r.undecryptable} undecryptable`);
-}
 
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const fmt = (trials: Trial[]) => {
