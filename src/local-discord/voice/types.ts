@@ -35,6 +35,11 @@ export interface FakeVoiceServerOptions {
    * silence frame counts as silent.
    */
   decodeOpus?: boolean;
+  /**
+   * SO_RCVBUF of the UDP socket (0: the system default). A load benchmark raises it so that its
+   * measurements are not packets this server dropped while busy.
+   */
+  udpReceiveBufferBytes?: number;
 }
 
 export type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> & FakeVoiceServerOptions;
@@ -54,6 +59,7 @@ export const DEFAULT_OPTIONS = {
   resumeGraceMs: 5000,
   maxRetainedPackets: Infinity,
   decodeOpus: true,
+  udpReceiveBufferBytes: 0,
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
 /** One voice session: created by an Identify, kept across Resumes. */
