@@ -108,19 +108,29 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
 }
 
 /** /join in `g` with alice's client in the call, so the bot speaks DAVE as on Discord. */
-/** Whether the call settled on DAVE (a call that did not is left out of the load runs, and said so). */
+/**
+ * /join in `g`; whether the call settled on DAVE (a call that did not is left out of the load runs,
+ * and said so). A join the bot answered with an error is tried again after a pause, up to 3 times:
+ * past ~100 joins a minute discord.js holds the voice state updates back (the gateway allows 120
+ * sends a minute), and the bot's join times out meanwhile, as it would on Discord.
+ */
 async function join_(discord: FakeDiscord, server: Child, g: FakeGuild): Promise<boolean> {
   const { general, voice } = ids(g);
   await discord.setVoiceState(alice.id, g.id, voice);
   await server.ask('listen', { guildId: g.id, channelId: voice, userId: alice.id });
   debug('listener', g.id);
-  const interaction = await discord.sendInteraction({ guildId: g.id, channelId: general, user: alice, name: 'join', locale: 'en-US' });
-  await interaction.waitForResponse((r) => r.kind === 'editOriginal', 60_000);
-  debug('join answered', g.id);
+  let content = '';
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const interaction = await discord.sendInteraction({ guildId: g.id, channelId: general, user: alice, name: 'join', locale: 'en-US' });
+    content = String((await interaction.waitForResponse((r) => r.kind === 'editOriginal', 60_000)).data?.content ?? '');
+    debug('join answered', g.id, content);
+    if (/joined/i.test(content)) break;
+    await new Promise((r) => setTimeout(r, 20_000));
+  }
   return server.ask('dave', { guildId: g.id }).then(
     () => true,
     (error: Error) => {
-      console.error(`  guild ${g.id}: ${error.message}`);
+      console.error(`  guild ${g.id} (join answered ${JSON.stringify(content)}): ${error.message}`);
       return false;
     },
   );
@@ -154,9 +164,6 @@ async function trial(discord: FakeDiscord, server: Child, moments: Moment[], g: 
   }
   return result;
 }
-
-
-
 
 /** Joins `guilds` a few at a time (each join is a gateway round trip and a DAVE handshake). */
 async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[]): Promise<FakeGuild[]> {
