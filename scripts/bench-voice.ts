@@ -9,7 +9,8 @@
 // 2. the bot's resident memory with 1 and with 50 guilds in voice;
 // 3. how many guilds can speak at once (issue 14 §4): 10, 50, 100 and 200 guilds playing the same
 //    clip at the same moment; per stream, the interval between consecutive packets at the server.
-// BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200") change the sizes.
+// BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200") change the sizes;
+// BENCH_BOT_PROFILE=dir writes a CPU profile of the bot.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -62,7 +63,8 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, caCertPem);
   const child = fork(join(import.meta.dirname, 'bench-voice-bot.ts'), [], {
-    execArgv: ['--experimental-strip-types', '--expose-gc'],
+    // BENCH_BOT_PROFILE=dir: a V8 CPU profile of the bot process, written there when it stops.
+    execArgv: ['--experimental-strip-types', '--expose-gc', ...(process.env.BENCH_BOT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_BOT_PROFILE}`] : [])],
     env: {
       ...process.env,
       NODE_EXTRA_CA_CERTS: caFile,

@@ -26,6 +26,7 @@ import { sleep } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
 import { moments, type PlaySource } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
+import { cacheTransportKey } from './transport-key.ts';
 import { VoiceSessionError } from './errors.ts';
 
 /**
@@ -131,6 +132,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       selfMute: false,
       daveEncryption: this.#options.daveEncryption,
     });
+    cacheTransportKey(this.connection);
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     this.connection.subscribe(this.player);
     // Unhandled 'error' events crash the process; both emitters always have a listener.
