@@ -4,7 +4,8 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsClient } from '../../src/tts/client.ts';
 import { MAX_JSON_BYTES } from '../../src/tts/http.ts';
-import { DEFAULT_TOKEN, recordingLimiter, recordingLogger, rejection, routeServer, virtualClock } from './helpers.ts';
+import { DEFAULT_TOKEN, recordingLimiter, recordingLogger, rejection, routeServer } from './helpers.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const REQ = { voice: 'ja-JP-Wavenet-B', text: 'こんにちは', speed: 1, pitch: 0 };
 let sentBytes = 0;
@@ -52,7 +53,7 @@ function client(answer: typeof mode): TtsClient {
   return new TtsClient({
     token: DEFAULT_TOKEN,
     baseUrl: server.url,
-    clock: virtualClock(),
+    clock: new FakeClock({ autoAdvance: true }),
     limiter: recordingLimiter(),
     logger: recordingLogger(),
     requestTimeoutMs: 20_000,

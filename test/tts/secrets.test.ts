@@ -3,7 +3,8 @@
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsClient } from '../../src/tts/client.ts';
-import { emulatorFixture, recordingLogger, routeServer, virtualClock } from './helpers.ts';
+import { emulatorFixture, recordingLogger, routeServer } from './helpers.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const SECRET = 'S3cr3tT0k3n'.repeat(6).slice(0, 60) + 'ZZZZ'; // 64 characters
 const WRONG = 'Wr0ngT0k3n'.repeat(7).slice(0, 64);
@@ -174,7 +175,7 @@ describe('no secret in any error path', () => {
   });
 
   it('the client itself does not show its token when inspected or serialised', () => {
-    const client = new TtsClient({ token: SECRET, clock: virtualClock() });
+    const client = new TtsClient({ token: SECRET, clock: new FakeClock({ autoAdvance: true }) });
     expect(inspect(client, { depth: Infinity, showHidden: true })).not.toContain(SECRET);
     expect(JSON.stringify(client)).not.toContain(SECRET);
   });
