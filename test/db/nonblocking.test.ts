@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
@@ -60,8 +60,9 @@ async function whileLocked<T>(start: () => Promise<T>) {
   const audioLoop = setInterval(() => ticks++, 5); // the 20 ms audio loop is a timer like this one
   let settled = false;
   const result = start().finally(() => (settled = true));
-  // The calls above returned at once; the loop keeps turning while they wait.
-  await new Promise((r) => setTimeout(r, 200));
+  // The calls above returned at once; the loop keeps turning while they wait (the lock is held
+  // for HOLD_MS: a blocked thread would not tick before it is released).
+  await vi.waitUntil(() => ticks > 5, { timeout: HOLD_MS, interval: 1 });
   const during = { ticks, settled };
   let releasedFirst = false;
   await released.then(() => (releasedFirst = !settled));

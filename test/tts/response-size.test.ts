@@ -12,8 +12,12 @@ let sentBytes = 0;
 /** What the standard endpoint answers in the current test. */
 let mode: 'endless' | 'declared' | 'fits' = 'endless';
 
+/** Resolves once the client of the current endless answer has gone (its connection closed). */
+let clientGone: Promise<void> = Promise.resolve();
+
 /** Streams JSON-looking bytes until the client goes away (a body with no end). */
 function endless(res: ServerResponse): void {
+  clientGone = new Promise((resolve) => res.once('close', () => resolve()));
   res.writeHead(200, { 'content-type': 'application/json' });
   res.write('{"text":"');
   const chunk = Buffer.alloc(64 * 1024, 'a');
@@ -68,7 +72,7 @@ describe('JSON response size cap', () => {
     expect(e.code).toBe('bad_response');
     expect(e.message).toContain(`${MAX_JSON_BYTES} bytes`);
     // The server stops once the client has gone: far below what it would have sent.
-    await new Promise((r) => setTimeout(r, 200));
+    await clientGone;
     expect(sentBytes).toBeLessThan(16 * MAX_JSON_BYTES);
   });
 
@@ -83,7 +87,7 @@ describe('JSON response size cap', () => {
     const e = await rejection(client('endless').pollJob('j1', 'job-token-for-j1'));
     expect(e.code).toBe('bad_response');
     expect(e.message).toContain(`${MAX_JSON_BYTES} bytes`);
-    await new Promise((r) => setTimeout(r, 200));
+    await clientGone;
     expect(sentBytes).toBeLessThan(16 * MAX_JSON_BYTES);
   });
 
