@@ -198,7 +198,7 @@ describe('nothing disappears without a word (§5)', () => {
       });
       await i.waitForResponse((r) => r.kind === 'callback');
       const refused = await h.discord.waitForRequest((r) => r.method === 'POST' && channelPost.test(r.path) && r.status === 403, 30_000);
-      expect(refused).toBeDefined();
+      expect(refused).toMatchObject({ method: 'POST', status: 403 });
       // Ended at the service, its audio not delivered: still the bot's to deliver.
       await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai'), { timeout: 5_000, message: 'the job left undelivered' });
       const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes('Kai'), 30_000);
