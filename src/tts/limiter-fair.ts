@@ -117,14 +117,16 @@ export class FairRateLimiter implements RateLimiter {
       while (lane.queues.size > 0) {
         let result;
         try {
-          result = this.#store.tryTake(kind, this.#clock.now(), limit, occupiedMs);
+          result = await this.#store.tryTake(kind, this.#clock.now(), limit, occupiedMs);
         } catch (cause) {
           // Without the store we cannot know the budget; sending anyway could cost the whole IP a 429.
           this.#failAll(lane, new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }));
           return;
         }
         if (result.ok) {
-          this.#grantNext(kind, lane);
+          // An asynchronous store answered after the last waiter gave up: the slot goes unused
+          // (never more requests than the window, at worst one fewer).
+          if (lane.queues.size > 0) this.#grantNext(kind, lane);
           continue;
         }
         await this.#clock.sleep(Math.min(result.retryInMs, this.#recheckMs));

@@ -11,10 +11,13 @@ export type TakeResult = { ok: true } | { ok: false; retryInMs: number };
  * frees. Implementations: in memory (one process) and SQLite (every process on the host).
  */
 export interface WindowStore {
-  /** Records a grant at `now` if fewer than `limit` grants lie in (now - windowMs, ...] and no block is active. */
-  tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult;
-  /** Grants nothing of `kind` before `untilMs` (an earlier block never shortens a later one). */
-  block(kind: RateKind, untilMs: number): void;
+  /**
+   * Records a grant at `now` if fewer than `limit` grants lie in (now - windowMs, ...] and no block
+   * is active. A store across the network (PostgreSQL, several hosts) answers asynchronously.
+   */
+  tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult | Promise<TakeResult>;
+  /** Grants nothing of `kind` before `untilMs` (an earlier block never shortens a later one); a network store resolves once written. */
+  block(kind: RateKind, untilMs: number): void | Promise<void>;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface WindowStore {
  * grants stamped later than `now` (another process whose clock read came first but committed
  * later) count too, which keeps every window at or below `limit` whatever the commit order.
  */
-function decide(times: readonly number[], blockedUntil: number, now: number, limit: number, windowMs: number): TakeResult {
+export function decide(times: readonly number[], blockedUntil: number, now: number, limit: number, windowMs: number): TakeResult {
   if (blockedUntil > now) return { ok: false, retryInMs: blockedUntil - now };
   if (times.length < limit) return { ok: true };
   // The slot frees when the grant at index (length - limit) leaves the window.
