@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { EmulatorError } from './errors.ts';
+import { fnv1a } from './hash.ts';
 import { espeakMp3, type SpeechEngine } from './speech.ts';
 
 /**
@@ -52,16 +53,6 @@ export function audioHash(input: AudioInput): string {
 export function expectedSeconds(input: AudioInput): number {
   const chars = [...input.text].length;
   return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, (chars * SECONDS_PER_CHAR) / input.speed));
-}
-
-/** FNV-1a, for deterministic per-voice and per-character variation. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 /**
