@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { EmulatorError } from './errors.ts';
-import type { AudioInput } from './audio.ts';
+import type { AudioInput } from './audio-input.ts';
 import { fnv1a } from './hash.ts';
 import { ADVANCED_VOICES } from './validate.ts';
 
