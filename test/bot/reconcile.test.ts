@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
+import { StoppableClock } from '../support/clock.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -16,11 +17,15 @@ const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const chars = (s: string) => [...s].length;
 
 let h: Harness;
+const JOBS = { pendingMs: 400, runningMs: 200 };
+/** The service's time: stopped where a job must still be running when the test acts. */
+const serviceClock = new StoppableClock();
 beforeAll(async () => {
   h = await startHarness({
     // The matrix sends more than a minute's worth of requests: the windows are not what is tested here.
     emulator: {
-      jobs: { pendingMs: 400, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 },
+      now: serviceClock.now,
+      jobs: { ...JOBS, minPollAfterMs: 100, pollAfterMs: 100 },
       rate: { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } },
     },
     env: { USER_MONTHLY_CHARS: '3000', GUILD_MONTHLY_CHARS: '3000', ACCOUNT_MONTHLY_CHARS: '5000' },
@@ -35,6 +40,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => h?.close());
+afterEach(() => serviceClock.start()); // a failed cell leaves no stopped clock to the next
 
 interface Books {
   /** What the emulator charged the bot's account, net of refunds. */
@@ -84,6 +90,20 @@ async function narrate(text: string) {
 async function command(name: 'skip' | 'clear') {
   const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name, locale: 'en-US' });
   return i.waitForResponse((r) => r.kind === 'callback', 10_000);
+}
+
+/**
+ * /narrate whose job is created and then kept running at the service (its clock stopped halfway
+ * through the job's run) until the test starts the clock again: whatever the machine's load, the
+ * job cannot end before the test's next step lands, and it is past pending, so never judged stuck.
+ */
+async function runningJob(text: string) {
+  serviceClock.stop();
+  const createdAt = serviceClock.now();
+  const i = await narrate(text);
+  await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), { timeout: 10_000, interval: 10, message: 'the job to be created' });
+  serviceClock.stop(createdAt + JOBS.pendingMs + JOBS.runningMs / 2);
+  return i;
 }
 
 /** The final edit of a /say or /narrate reply: the audio, or why there is none. */
@@ -310,11 +330,11 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     h.emulator.nextJobs({ outcome: 'fail', code: 'internal_error' });
     let interaction: Awaited<ReturnType<typeof narrate>> | undefined;
     const d = await cell(async () => {
-      interaction = await narrate(text);
-      await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), { timeout: 10_000, interval: 10, message: 'the job to be created' });
+      interaction = await runningJob(text);
       // Running as the bot knows it (recorded): a /clear before the bot read the 202 is the lost-answer cell above.
       await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text), { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
       await command('clear');
+      serviceClock.start(); // cleared: now the job may fail
       await vi.waitUntil(() => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), { timeout: 10_000, interval: 10, message: 'the job to be followed to its end' });
     });
     exact(d, 0);
@@ -325,13 +345,13 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
   it('a restart mid-job: the resumed job is charged once, by the process that created it', async () => {
     const text = '再起動をまたいで届く高度な読み上げです。';
     const d = await cell(async () => {
-      const i = await narrate(text);
-      await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), { timeout: 10_000, interval: 10, message: 'the job to be created' });
+      const i = await runningJob(text);
       // Mid-job as the bot knows it: the job recorded and the queue's copy dropped. (Stopped
       // before the bot read the 202, it could only submit again: a lost answer, not this cell.)
       const pending = h.bot.db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck();
       await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0, { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
       await h.restart();
+      serviceClock.start(); // the new process follows the job the old one created
       expect((await final(i)).files).toHaveLength(1);
     });
     exact(d, chars(text));

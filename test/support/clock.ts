@@ -106,3 +106,28 @@ export class FakeClock implements Clock {
     this.#now = time;
   }
 }
+
+/**
+ * Real time that a test can stop and start again: the `now` of a loopback server (the emulator)
+ * whose own timings must not run out while the test arranges something that takes an unknown time
+ * on a loaded machine (a job that must still be running when a /clear or a restart lands).
+ * Stopped, `now()` stands still (`stop(at)` moves it there first, forwards only); started again,
+ * it runs on from where it stood.
+ */
+export class StoppableClock {
+  #offset = 0;
+  #stoppedAt: number | undefined;
+
+  now = (): number => this.#stoppedAt ?? Date.now() + this.#offset;
+
+  stop(at = this.now()): void {
+    if (at < this.now()) throw new Error('StoppableClock.stop: time only moves forwards');
+    this.#stoppedAt = at;
+  }
+
+  start(): void {
+    if (this.#stoppedAt === undefined) return;
+    this.#offset = this.#stoppedAt - Date.now();
+    this.#stoppedAt = undefined;
+  }
+}
