@@ -80,7 +80,7 @@ describe('the cache directory cannot be written (disk full, read-only, not a dir
   afterAll(async () => h?.close());
 
   it('plays the paid MP3 uncached, charges it once, and logs the cause once for a run of failures', async () => {
-    const texts = ['キャッシュに書けなくても読み上げます', 'もう一度キャッシュに書けません'];
+    const texts = ['キャッシュ不可です', 'もう一度書けません'];
     for (const text of texts) await sayAndHear(h, text);
     expect(h.emulator.stats().charactersCharged).toBe(texts.reduce((n, t) => n + countChars(t), 0));
     const warned = warnings(log, CACHE_FAILED);
@@ -105,7 +105,7 @@ describe('ffmpeg fails on the file', () => {
   afterAll(async () => h?.close());
 
   it('plays the MP3 through the uncached path and logs the transcode failure once', async () => {
-    const text = '変換に失敗しても声は届きます';
+    const text = '変換失敗でも届く';
     await sayAndHear(h, text);
     expect(h.emulator.stats().charactersCharged).toBe(countChars(text));
     const warned = warnings(log, CACHE_FAILED);
