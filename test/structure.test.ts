@@ -2,7 +2,7 @@
 // rather than in a reader's head: files of one concern (no file in src/ over about 400 lines), no
 // import circle, the layers importing only downwards, and errors declared by the one convention
 // in their layer's errors.ts (/work/brief/ERRORS.md).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { circles, importGraph, importsOf, tsFiles } from './support/import-graph.ts';
@@ -120,5 +120,23 @@ describe('the structure of src/ and commands/', () => {
       return [...elsewhere, ...ownRoot];
     });
     expect(misplaced).toEqual([]);
+  });
+});
+
+describe("the README's How it is built", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## How it is built'), readme.indexOf('\n## ', readme.indexOf('## How it is built') + 1));
+  const known = new Set([...files, ...tsFiles(ROOT, 'test')].map((f) => f.split('/').at(-1)!));
+
+  it('names every folder of src/', () => {
+    expect(section.length).toBeGreaterThan(1_000);
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}/`);
+    expect(folders.filter((f) => !section.includes(f))).toEqual([]);
+  });
+
+  it('names only files that exist', () => {
+    const named = [...new Set(section.match(/\b[a-z][a-z0-9.-]*\.ts\b/g))];
+    expect(named.length).toBeGreaterThan(50);
+    expect(named.filter((name) => !known.has(name))).toEqual([]);
   });
 });
