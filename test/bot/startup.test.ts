@@ -83,8 +83,8 @@ describe('npm run deploy-commands', () => {
   it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN (issue 9 §4)', async () => {
     const env = { ...withoutSecrets(), DISCORD_TOKEN: 'not-a-token', DISCORD_API_URL: discord.apiUrl };
     const from = discord.requests.length;
-    const deploy = await npm(['run', 'deploy-commands'], env).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
-    const start = await npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    const outcome = (run: Promise<unknown>) => run.then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    const [deploy, start] = await Promise.all([outcome(npm(['run', 'deploy-commands'], env)), outcome(npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }))]);
     expect(deploy.code).not.toBe(0);
     expect(start.code).not.toBe(0);
     const reason = 'DISCORD_TOKEN: does not look like a bot token';
