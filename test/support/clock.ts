@@ -14,6 +14,8 @@
  * await client.speak(req, { clock });
  * expect(clock.sleeps).toEqual([1_000, 2_000]);       // the waits asked for, exactly
  * ```
+ * A loopback server that must keep real time (the emulator under a whole bot) takes a
+ * `StoppableClock` instead: real time, stopped while the test arranges a race it must not lose.
  */
 import type { Clock } from '../../src/util/clock.ts';
 
