@@ -13,6 +13,12 @@ import type { Notices } from './notices.ts';
 import { describeFailure } from './outcomes.ts';
 import type { InteractionReplies } from './replies.ts';
 
+/** Where one ready utterance's audio went. */
+export interface Delivered {
+  played: boolean;
+  attached: boolean;
+}
+
 type Item = Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>;
 
 /** What SpeechDelivery works with. */
@@ -45,13 +51,14 @@ export class SpeechDelivery {
   /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
-   * once per utterance; the scheduler advances after it.
+   * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics
+   * count it), or undefined for a failure told.
    */
-  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<void> {
+  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<Delivered | undefined> {
     const metas = ready.items.map((item) => item.meta as UtteranceMeta);
     if (ready.error) {
       for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
-      return;
+      return undefined;
     }
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
@@ -81,6 +88,7 @@ export class SpeechDelivery {
     }
     const attached = await attaching;
     await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
+    return { played: heard, attached: attached.some(Boolean) };
   }
 
   /** /say and /narrate dropped by /clear, /leave or a leave: each told why; their finished jobs end undelivered. */
