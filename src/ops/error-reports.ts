@@ -2,8 +2,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 // Issue 14 §1: unexpected errors are posted to the operator's ERROR_WEBHOOK_URL (a Discord webhook,
-// or anything taking a JSON POST), each distinct error (same type, same stack) at most once an
-// hour, with how often it happened meanwhile. A report is built from the log line the error was
+// or anything taking a JSON POST), each distinct error (same type, same place in the stack) at most once an
+// hour, with how often it happened meanwhile (errorKey says what "the same" is). A report is built from the log line the error was
 // written as, after the logger's serializer and secret scrubbing (src/util/log.ts): it can hold
 // only what the logs hold (never a token or a message's text), plus guild and channel ids.
 // The webhook URL is a secret too: it is never logged, and never part of an error message.
@@ -117,11 +117,17 @@ export class ErrorReporter {
   }
 }
 
-/** Same type and same stack frames = the same error, whatever its message says (ids, counts). */
+/**
+ * Same type, code and place = the same error, whatever its message says (ids, counts). The place
+ * is the top frames in our own code: frames of libraries and of Node vary with the async path
+ * that led there (the same await can resume from different callers), ours do not.
+ */
 export function errorKey(record: LogRecord): string {
   const err = record.err ?? {};
-  const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).map((l) => l.trim());
-  return [err.type ?? 'Error', String(err.code ?? ''), ...(frames.length > 0 ? frames : [record.msg ?? '', err.message ?? ''])].join('\n');
+  const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ''));
+  const own = frames.filter((f) => !f.includes('/node_modules/') && !/\(?node:/.test(f) && !f.includes('<anonymous>'));
+  const place = own.length > 0 ? own.slice(0, 5) : frames.slice(0, 3);
+  return [err.type ?? 'Error', String(err.code ?? ''), ...(place.length > 0 ? place : [record.msg ?? '', err.message ?? ''])].join('\n');
 }
 
 /** The webhook payload (Discord's shape: `content`; no one is pinged). */
