@@ -15,7 +15,7 @@ interface Panel {
 /** Every sample name the bot's registry exposes: counters and gauges as named, histograms as _bucket, _sum, _count. */
 async function exportedSamples(): Promise<Set<string>> {
   const metrics = await new BotMetrics().registry.getMetricsAsJSON();
-  return new Set(metrics.flatMap((m) => (m.type === 'histogram' || m.type === 'summary' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`, m.name] : [m.name])));
+  return new Set(metrics.flatMap((m) => (String(m.type) === 'histogram' || String(m.type) === 'summary' ? [`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`, m.name] : [m.name])));
 }
 
 const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'le', 'inf', 'nan']);
