@@ -65,7 +65,13 @@ export class BotMetrics {
       async collect() {
         const used = sources().rateWindowUsed;
         if (!used) return;
-        for (const endpoint of ['standard', 'advanced'] as const) this.set({ endpoint }, await used(endpoint));
+        try {
+          for (const endpoint of ['standard', 'advanced'] as const) this.set({ endpoint }, await used(endpoint));
+        } catch {
+          // The shared store does not answer (RATE_STORE_URL down): no value rather than a stale one,
+          // and the rest of /metrics is still served.
+          this.reset();
+        }
       },
     });
     this.#messages = new Counter({

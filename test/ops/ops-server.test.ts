@@ -113,3 +113,25 @@ describe('METRICS_PORT, METRICS_HOST, ERROR_WEBHOOK_URL', () => {
     }
   });
 });
+
+describe('yomiage_rate_window_used', () => {
+  it('a shared store that does not answer leaves the gauge out; the rest of /metrics is served', async () => {
+    const metrics = new BotMetrics({ defaultMetrics: false });
+    let down = false;
+    metrics.setSources({ rateWindowUsed: async (kind) => {
+      if (down) throw new Error('connection refused');
+      return kind === 'standard' ? 7 : 1;
+    } });
+    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(metrics, { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps), logger: createLogger({ level: 'silent' }) });
+    try {
+      expect((await getText(`${local.url}/metrics`)).body).toContain('yomiage_rate_window_used{endpoint="standard"} 7');
+      down = true;
+      const r = await getText(`${local.url}/metrics`);
+      expect(r.status).toBe(200);
+      expect(r.body).not.toMatch(/^yomiage_rate_window_used\{/m);
+      expect(r.body).toContain('yomiage_speech_messages_total{outcome="spoken"} 0');
+    } finally {
+      await local.close();
+    }
+  });
+});
