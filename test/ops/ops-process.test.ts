@@ -68,7 +68,9 @@ describe('METRICS_PORT of npm start', () => {
     await voice.waitForDave(guildId);
     // A slow service: the first line is sent alone, the three after it wait and share one request.
     emulator.setLatency('standard', 1_500);
-    for (const content of ['ひとつめ', 'ふたつめ', 'みっつめ', 'よっつめ']) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'ひとつめ' });
+    await until(async () => (emulator.requests().some((r) => r.target === 'standard') ? true : undefined), 10_000, 'the first line sent');
+    for (const content of ['ふたつめ', 'みっつめ', 'よっつめ']) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     await until(async () => ((await spoken()) === 4 ? true : undefined), 30_000, 'four messages spoken');
     emulator.setLatency('standard', 0);
     const text = await metrics();
