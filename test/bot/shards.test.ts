@@ -9,7 +9,7 @@ import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-disc
 import { RATE_LIMITS } from '../../src/tts/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
-import { getText, value } from '../support/ops.ts';
+import { getText, until, value } from '../support/ops.ts';
 
 // Issue 14 §2, end to end through `npm start` as a child process: the local Discord recommends
 // 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
@@ -95,14 +95,17 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     }
   });
 
-  it("the manager's METRICS_PORT serves the sum over both processes, and /readyz over both", async () => {
+  it("the manager's METRICS_PORT serves the sum over both processes, and /readyz over both", { timeout: 30_000 }, async () => {
     const listening = manager.logs.filter((l) => l.msg === 'metrics and health checks listening');
     // Only the manager listens; its processes answer it over IPC.
     expect(listening).toHaveLength(1);
     expect(listening[0]!.shardProcess).toBeUndefined();
     const base = String(listening[0]!.url);
-    const text = (await getText(`${base}/metrics`)).body;
-    // One message spoken by each process, one request each, one voice session each.
+    // One message spoken by each process (counted once its clip ended), one request each, one voice session each.
+    const text = await until(async () => {
+      const body = (await getText(`${base}/metrics`)).body;
+      return value(body, 'yomiage_speech_messages_total', { outcome: 'spoken' }) >= 2 ? body : undefined;
+    }, 20_000, 'both messages counted');
     expect(value(text, 'yomiage_speech_messages_total', { outcome: 'spoken' })).toBe(2);
     expect(value(text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '200' })).toBe(standardRequests(emulator).length);
     expect(value(text, 'yomiage_voice_sessions')).toBe(2);
