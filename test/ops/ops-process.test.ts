@@ -105,6 +105,19 @@ describe('METRICS_PORT of npm start', () => {
     expect(value(after, 'yomiage_speech_wait_seconds_count')).toBe(6);
   }, 90_000);
 
+  it('a message nobody can hear (every listener deafened): skipped, nothing sent', async () => {
+    const requests = standardRequests(emulator).length;
+    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
+    try {
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'だれもきいていない' });
+      await until(async () => (value(await metrics(), 'yomiage_speech_messages_total', { outcome: 'skipped' }) === 1 ? true : undefined), 10_000, 'the message skipped');
+      expect(standardRequests(emulator)).toHaveLength(requests);
+      expect(await spoken()).toBe(6);
+    } finally {
+      await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: false });
+    }
+  });
+
   it('exports every documented metric and the default process metrics, and no id in any label', async () => {
     const text = await metrics();
     const names = families(text);
