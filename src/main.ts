@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createBot } from './discord/bot.ts';
 import { resolveShardPlan, type ShardPlan } from './ops/shard-plan.ts';
@@ -8,7 +9,6 @@ import { botEndpoints } from './ops/health.ts';
 import { COLLECT_TOPICS, managerEndpoints } from './ops/manager-ops.ts';
 import { BotMetrics } from './ops/metrics.ts';
 import { startOpsServer, type OpsEndpoints } from './ops/ops-server.ts';
-import pino from 'pino';
 import { createLogger, type Logger } from './util/log.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
