@@ -1,5 +1,6 @@
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../db/repositories.ts';
+import type { Delivered } from '../ops/instrument.ts';
 import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
 import { isKnownCode, TtsError } from '../tts/errors.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
@@ -12,12 +13,6 @@ import type { NarrateJobs } from './narrate-jobs.ts';
 import type { Notices } from './notices.ts';
 import { describeFailure } from './outcomes.ts';
 import type { InteractionReplies } from './replies.ts';
-
-/** Where one ready utterance's audio went. */
-export interface Delivered {
-  played: boolean;
-  attached: boolean;
-}
 
 type Item = Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>;
 

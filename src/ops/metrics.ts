@@ -94,7 +94,7 @@ export class BotMetrics {
     });
     this.#firstPacket = new Histogram({
       name: 'yomiage_voice_first_packet_seconds',
-      help: 'From a clip ready to play to its first voice packet sent',
+      help: 'From a clip ready to play (handed to the guild\'s voice connection, which may first wait for it to be ready) to its first voice packet sent',
       buckets: [0.005, 0.01, 0.02, 0.04, 0.06, 0.1, 0.2, 0.5, 1, 3],
       registers,
     });
