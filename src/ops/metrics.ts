@@ -76,7 +76,7 @@ export class BotMetrics {
     });
     this.#messages = new Counter({
       name: 'yomiage_speech_messages_total',
-      help: 'Messages (auto-read, /say, /narrate), each counted once by its final outcome: spoken (played or attached), dropped_stale (auto-read too old when its turn came), refused (budget or member queue), failed (synthesis or delivery failed), skipped (nobody could hear it, /skip, /clear, a leave)',
+      help: 'Messages (auto-read, /say, /narrate), each counted once by its final outcome: spoken (played or attached), dropped_stale (auto-read too old when its turn came), refused (budget or member queue), failed (synthesis or delivery failed), skipped (nobody could hear it, /skip before its clip started, /clear, a leave)',
       labelNames: ['outcome'],
       registers,
     });
