@@ -23,3 +23,14 @@ export function isManager(interaction: ChatInputCommandInteraction): boolean {
 
 /** Manage Server as the permission string Discord expects in command data. */
 export const MANAGE_GUILD = PermissionFlagsBits.ManageGuild.toString();
+
+/**
+ * /skip and /clear change what everyone in the call hears: only members in the bot's voice
+ * channel may use them, or moderators with Move Members (issue 13, "Moderation of playback").
+ */
+export function requirePlaybackControl(interaction: ChatInputCommandInteraction, botChannelId: string | null): void {
+  if (interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers)) return;
+  const memberChannelId = interaction.guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null;
+  if (botChannelId !== null && memberChannelId === botChannelId) return;
+  throw new UserError('playback.not_in_channel');
+}
