@@ -33,6 +33,7 @@ import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
+import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
 import { Notices } from './notices.ts';
@@ -55,6 +56,8 @@ export interface BotOptions {
   jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
+  /** How long a question asked with buttons waits for its click (tests shorten it). */
+  buttonTimeoutMs?: number;
 }
 
 export interface Bot {
@@ -103,6 +106,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       accountMonthlyLimit: config.limits.accountMonthlyChars,
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
+    // Role allowances (issue 13): the member's roles as this process's gateway cache knows them.
+    roleAllowance: (guildId, userId) => {
+      const member = client.guilds.cache.get(guildId)?.members.cache.get(userId);
+      return member ? repos.roleAllowances.largestFor(guildId, member.roles.cache.keys()) : undefined;
+    },
   });
   // What this host spent this period before it shared the pool counts in the pool too.
   await pooled?.start(budget.currentPeriod());
@@ -190,12 +198,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
-  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }) });
+  const buttons = new ButtonQuestions({ logger, ...(options.buttonTimeoutMs !== undefined ? { timeoutMs: options.buttonTimeoutMs } : {}) });
+  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons });
   const autoRead = new AutoReader({ voice, repos, names, scheduler, notices });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead };
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
@@ -246,6 +255,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       if (stopped) return;
       stopped = true;
       stopWatching();
+      buttons.close();
       clearInterval(pruneTimer);
       // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it
       // there (what it interrupts is spoken again after the restart). Voice sessions stay remembered.
