@@ -61,6 +61,8 @@ const schema = discordSchema.extend({
   SHARD_PROCESSES: intFrom(1, 1),
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
+  // Issue 13: the operator's bot-wide reading dictionary (JSON, CSV or TSV).
+  GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -92,6 +94,8 @@ export interface Config {
   sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };
   /** What several hosts share through PostgreSQL (issue 14 §3); each unset: this host's SQLite. */
   shared: { accountLedgerUrl: string | undefined; rateStoreUrl: string | undefined };
+  /** The operator's bot-wide dictionary file, applied under each server's own entries (issue 13). */
+  globalDictionaryFile: string | undefined;
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
@@ -154,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobRetentionDays: e.JOB_RETENTION_DAYS,
     sharding,
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
+    globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
   };
 }
 

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import { mp3ToOggOpus } from '../audio/transcode.ts';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories, type StoredJob } from '../db/repositories.ts';
 import { ChargeSession } from '../speech/billing.ts';
 import { CharacterBudget } from '../speech/budget.ts';
+import { GlobalDictionary } from '../speech/global-dictionary.ts';
 import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
@@ -58,6 +59,8 @@ export interface BotOptions {
   rateLimits?: RateLimits;
   /** How long a question asked with buttons waits for its click (tests shorten it). */
   buttonTimeoutMs?: number;
+  /** How often the global dictionary file is checked for changes (tests shorten it). */
+  dictionaryWatchMs?: number;
 }
 
 export interface Bot {
@@ -78,6 +81,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const clock = options.clock ?? systemClock;
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
+  // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
+  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }) }) : undefined;
+  const loaded = globalDictionary?.load();
+  if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   const db = openDatabase(dbFile);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
@@ -85,6 +92,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
+  if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
   // Issue 14 §3: what several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];
   const connect = async (url: string) => {
@@ -246,6 +254,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);
+      const stopDictionary = globalDictionary?.watch(options.dictionaryWatchMs);
+      if (stopDictionary) {
+        const stopJobs = stopWatching;
+        stopWatching = () => (stopJobs(), stopDictionary());
+      }
       // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
       prune();
       pruneTimer = setInterval(prune, options.jobs?.pruneEveryMs ?? 86_400_000);
