@@ -36,12 +36,10 @@ const HEADER_READING = /^(reading|読み|読み方|よみ|value|yomi|after|置�
 
 /** Which format a file is, from its name and first characters. */
 export function detectFormat(filename: string, text: string): DictionaryFileFormat {
-  const name = filename.toLowerCase();
-  if (name.endsWith('.json')) return 'json';
-  if (name.endsWith('.tsv')) return 'tsv';
-  if (name.endsWith('.csv')) return 'csv';
-  const start = text.trimStart();
-  if (start.startsWith('[') || start.startsWith('{')) return 'json';
+  // The content decides first: exports are often renamed (a .txt, or JSON saved as .csv).
+  const start = text.replace(/^\uFEFF/, '').trimStart();
+  if (start.startsWith('[') || start.startsWith('{') || filename.toLowerCase().endsWith('.json')) return 'json';
+  if (filename.toLowerCase().endsWith('.tsv')) return 'tsv';
   const firstLine = start.split('\n', 1)[0] ?? '';
   return firstLine.includes('\t') ? 'tsv' : 'csv';
 }
