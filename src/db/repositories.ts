@@ -6,6 +6,7 @@ import { HistoryRepo } from './generation-history.ts';
 import { GuildControlsRepo } from './guild-controls.ts';
 import { GuildSettingsRepo } from './guild-settings.ts';
 import { RoleAllowancesRepo } from './role-allowances.ts';
+import { DailySpendReport } from './ledger-daily.ts';
 import { UserSettingsRepo } from './user-settings.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
@@ -23,6 +24,7 @@ export type { Endpoint } from './rows.ts';
 export { effectiveVoice, type UserSettings, type UserSettingsPatch } from './user-settings.ts';
 export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } from './guild-controls.ts';
 export type { RoleAllowance } from './role-allowances.ts';
+export type { DailySpend } from './ledger-daily.ts';
 export { GuildControlsRepo, RoleAllowancesRepo };
 export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };
 
@@ -36,6 +38,8 @@ export interface Repositories {
   /** Issue 13: dictionary editors, /narrate confirmation threshold. */
   controls: GuildControlsRepo;
   roleAllowances: RoleAllowancesRepo;
+  /** /usage's spend by day (read-only over the ledger). */
+  dailySpend: DailySpendReport;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -50,5 +54,6 @@ export function createRepositories(db: Db, options: { clock?: Clock } = {}): Rep
     jobs: new JobsRepo(db, clock),
     controls: new GuildControlsRepo(db, clock),
     roleAllowances: new RoleAllowancesRepo(db, clock),
+    dailySpend: new DailySpendReport(db),
   };
 }
