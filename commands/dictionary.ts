@@ -1,5 +1,5 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { choice, described, named, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
 import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
@@ -43,7 +43,7 @@ const data = {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('export', 'エクスポート'),
       ...described('The dictionary as a file', '辞書をファイルで出力'),
-      options: [{ type: ApplicationCommandOptionType.String, ...named('format', '形式'), ...described('json (default) or csv', 'json（既定）または csv'), choices: [{ name: 'JSON', value: 'json' }, { name: 'CSV', value: 'csv' }] }],
+      options: [{ type: ApplicationCommandOptionType.String, ...named('format', '形式'), ...described('json (default) or csv', 'json（既定）または csv'), choices: [choice('JSON', 'JSON', 'json'), choice('CSV', 'CSV', 'csv')] }],
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
