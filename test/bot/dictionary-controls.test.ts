@@ -79,6 +79,10 @@ describe('who may edit the dictionary', () => {
     const ja = await dictionary(alice, 'remove', [{ name: 'word', type: 3, value: 'abc' }], { locale: 'ja' });
     expect(ja.text).toContain('サーバー管理');
     expect(own()).toEqual([]);
+    // A mention as a word is refused even to an admin, with the reason.
+    const mention = await dictionary(bob, 'add', [{ name: 'word', type: 3, value: '<@1000000000000000002>' }, { name: 'reading', type: 3, value: 'ありす' }], { locale: 'ja' });
+    expect(mention.text).toContain('語句にメンションは使えません。');
+    expect(own()).toEqual([]);
     // Everyone may still read it.
     expect((await dictionary(alice, 'list')).text).toBe('The dictionary is empty.');
   });

@@ -183,3 +183,16 @@ describe('role allowances', () => {
     expect((await command(carol, 'usage', [], { roles: [BOOSTER, PATRON] })).text).toMatch(/\/ 1000 characters/);
   }, 30_000);
 });
+
+describe('a question open across a restart', () => {
+  it('a click after the restart is told the question expired, and nothing is sent', async () => {
+    const before = advancedRequests();
+    // Carol (a booster: room for 230 more characters) asks; the bot restarts before she clicks.
+    const { first } = await command(carol, 'narrate', [{ name: 'text', type: 3, value: LONG }], { roles: [BOOSTER] });
+    await h.restart();
+    const late = await click(first, 'Confirm', carol);
+    expect(late.first.data?.flags).toBe(EPHEMERAL);
+    expect(String(late.first.data?.content)).toContain('This question has expired (or was lost in a restart). Nothing was done');
+    expect(advancedRequests()).toBe(before);
+  }, 60_000);
+});
