@@ -36,7 +36,8 @@ export default {
     const total = spent.reduce((sum, d) => sum + d.chars, 0);
     lines.push(t(lang, serverChart ? 'usage.days_server' : 'usage.days_member', { name: target.displayName, total }));
     lines.push(spent.length ? spent.map((d) => `${day(d.dayStart)} ${d.chars}`).join(' · ') : t(lang, 'usage.days_none'));
-    const png = renderUsageChart(days, { title: t(lang, serverChart ? 'usage.chart_server' : 'usage.chart_member', { name: target.displayName }), day });
-    await interaction.reply({ content: lines.join('\n').slice(0, 2000), files: [new AttachmentBuilder(png, { name: 'usage.png' })], flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    const png = await renderUsageChart(days, { title: t(lang, serverChart ? 'usage.chart_server' : 'usage.chart_member', { name: target.displayName }), day });
+    const files = png ? [new AttachmentBuilder(png, { name: 'usage.png' })] : [];
+    await interaction.reply({ content: lines.join('\n').slice(0, 2000), files, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   },
 } satisfies Command;

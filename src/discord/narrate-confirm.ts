@@ -49,8 +49,8 @@ export async function askNarrateCost(
           await click.update({ content: t(lang, 'narrate.cost_refused', { reason: known }), components: [] });
           return;
         }
-        await closeQuestion(t(lang, 'narrate.cost_confirmed', { chars }));
-        await steps.proceed(click);
+        // Together: the click must be answered within Discord's 3 s, whatever the edit takes.
+        await Promise.all([closeQuestion(t(lang, 'narrate.cost_confirmed', { chars })), steps.proceed(click)]);
       },
       expire: async () => void (await closeQuestion(t(lang, 'narrate.cost_expired', { chars }))),
     },

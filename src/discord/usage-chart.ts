@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
-import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 import type { DailySpend } from '../db/ledger-daily.ts';
 
+type Canvas = typeof import('@napi-rs/canvas');
+
 // /usage's chart (issue 13): the period's spend by day as a small PNG, drawn in this process with
-// @napi-rs/canvas (prebuilt, no system libraries). Labels may be Japanese, so a CJK font is
+// @napi-rs/canvas (prebuilt, no system libraries), loaded on first use: where its binary cannot
+// load, /usage answers with the numbers alone instead of the bot failing to start. Labels may be Japanese, so a CJK font is
 // registered from the system's files (fonts-noto-cjk on Debian, which scripts/bootstrap.sh
 // installs through .ci/run); without one the bars and numbers still draw, the CJK labels as boxes.
 
@@ -18,14 +20,26 @@ const FONT_FILES = [
 
 export const CHART_SIZE = { width: 640, height: 260 } as const;
 
+let canvasModule: Promise<Canvas | null> | undefined;
 let fontFile: string | null | undefined;
 
-/** The CJK font file the chart uses (registered once), or null when the system has none. */
+/** The CJK font file the chart uses, or null when the system has none. */
 export function chartFont(): string | null {
-  if (fontFile !== undefined) return fontFile;
-  fontFile = FONT_FILES.find((f) => existsSync(f)) ?? null;
-  if (fontFile) GlobalFonts.registerFromPath(fontFile, FONT_FAMILY);
+  fontFile ??= FONT_FILES.find((f) => existsSync(f)) ?? null;
   return fontFile;
+}
+
+/** @napi-rs/canvas with the CJK font registered, or null when it cannot load here. */
+function loadCanvas(): Promise<Canvas | null> {
+  canvasModule ??= import('@napi-rs/canvas').then(
+    (mod) => {
+      const font = chartFont();
+      if (font) mod.GlobalFonts.registerFromPath(font, FONT_FAMILY);
+      return mod;
+    },
+    () => null,
+  );
+  return canvasModule;
 }
 
 export interface ChartLabels {
@@ -34,11 +48,12 @@ export interface ChartLabels {
   day(dayStart: number): string;
 }
 
-/** A bar per day of the period, the limit as a line when it fits; PNG bytes. */
-export function renderUsageChart(days: readonly DailySpend[], labels: ChartLabels): Buffer {
-  chartFont();
+/** A bar per day of the period; PNG bytes, or undefined when the canvas library cannot load here. */
+export async function renderUsageChart(days: readonly DailySpend[], labels: ChartLabels): Promise<Buffer | undefined> {
+  const mod = await loadCanvas();
+  if (!mod) return undefined;
   const { width, height } = CHART_SIZE;
-  const canvas = createCanvas(width, height);
+  const canvas = mod.createCanvas(width, height);
   const g = canvas.getContext('2d');
   const font = (px: number) => `${px}px ${FONT_FAMILY}, sans-serif`;
   g.fillStyle = '#ffffff';
