@@ -197,8 +197,8 @@ function componentMessage(state: DiscordState, input: SendInteractionInput) {
   if (!wanted) throw new LocalDiscordError('unknown_message', { message: 'a component interaction needs `component`' });
   const message = state.messages.find((m) => m.id === wanted.messageId && !m.deleted);
   if (!message) throw new LocalDiscordError('unknown_message', { message: `no bot message ${wanted.messageId}` });
-  const ids: string[] = JSON.stringify(message.components).match(/"custom_id":"[^"]*"/g) ?? [];
-  if (!ids.includes(`"custom_id":${JSON.stringify(wanted.customId)}`)) {
+  const buttons = (message.components as Array<{ components?: Array<{ custom_id?: unknown }> }>).flatMap((row) => row.components ?? []);
+  if (!buttons.some((b) => b.custom_id === wanted.customId)) {
     throw new LocalDiscordError('unknown_message', { message: `message ${wanted.messageId} has no component ${wanted.customId}` });
   }
   return { message, customId: wanted.customId };
