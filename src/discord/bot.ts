@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import { mp3ToOggOpus } from '../audio/transcode.ts';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories, type StoredJob } from '../db/repositories.ts';
 import { ChargeSession } from '../speech/billing.ts';
 import { CharacterBudget } from '../speech/budget.ts';
+import { GlobalDictionary } from '../speech/global-dictionary.ts';
 import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
@@ -39,6 +40,7 @@ import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
+import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
 import { Notices } from './notices.ts';
@@ -63,6 +65,10 @@ export interface BotOptions {
   rateLimits?: RateLimits;
   /** Where the bot counts (issue 14 §1); default: a registry of its own without process metrics. */
   metrics?: BotMetrics;
+  /** How long a question asked with buttons waits for its click (tests shorten it). */
+  buttonTimeoutMs?: number;
+  /** How often the global dictionary file is checked for changes (tests shorten it). */
+  dictionaryWatchMs?: number;
 }
 
 export interface Bot {
@@ -89,6 +95,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const metrics = options.metrics ?? new BotMetrics({ defaultMetrics: false });
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
+  // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
+  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }) }) : undefined;
+  const loaded = globalDictionary?.load();
+  if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   const db = openDatabase(dbFile);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
@@ -96,6 +106,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
+  if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
   // Issue 14 §3: what several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];
   const connect = async (url: string) => {
@@ -118,6 +129,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
     onCharged: meterCharges(metrics),
+    // Role allowances (issue 13): the member's roles as this process's gateway cache knows them.
+    roleAllowance: (guildId, userId) => {
+      const member = client.guilds.cache.get(guildId)?.members.cache.get(userId);
+      return member ? repos.roleAllowances.largestFor(guildId, member.roles.cache.keys()) : undefined;
+    },
   });
   // What this host spent this period before it shared the pool counts in the pool too.
   await pooled?.start(budget.currentPeriod());
@@ -213,12 +229,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
-  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), onRefused: () => metrics.messages('refused') });
+  const buttons = new ButtonQuestions({ logger, ...(options.buttonTimeoutMs !== undefined ? { timeoutMs: options.buttonTimeoutMs } : {}) });
+  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons, onRefused: () => metrics.messages('refused') });
   const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, onNotQueued: (outcome) => metrics.messages(outcome) });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead };
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
@@ -261,6 +278,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);
+      const stopDictionary = globalDictionary?.watch(options.dictionaryWatchMs);
+      if (stopDictionary) {
+        const stopJobs = stopWatching;
+        stopWatching = () => (stopJobs(), stopDictionary());
+      }
       // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
       prune();
       pruneTimer = setInterval(prune, options.jobs?.pruneEveryMs ?? 86_400_000);
@@ -270,6 +292,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       if (stopped) return;
       stopped = true;
       stopWatching();
+      buttons.close();
       clearInterval(pruneTimer);
       // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it
       // there (what it interrupts is spoken again after the restart). Voice sessions stay remembered.

@@ -3,7 +3,7 @@ import { GuildSettingsRepo } from '../db/guild-settings.ts';
 import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { billingPeriod, chargeProblem, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
+import { billingPeriod, chargeProblem, memberLimit, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
 import { BudgetError } from './errors.ts';
 
 export type { BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
@@ -32,6 +32,8 @@ export interface BudgetOptions {
   staleAfterMs?: number;
   /** The ledger recorded a charge of the service (metrics; src/ops/instrument.ts). */
   onCharged?: (charges: readonly Charge[]) => void;
+  /** The largest monthly allowance of a member's roles in a guild, if any (issue 13: role allowances). */
+  roleAllowance?: (guildId: string, userId: string) => number | undefined;
 }
 
 export const BUDGET_DEFAULTS = {
@@ -43,7 +45,7 @@ export const BUDGET_DEFAULTS = {
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
   onCharged: () => {},
-} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger'>;
+} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger' | 'roleAllowance'>;
 
 const DAY_MS = 86_400_000;
 
@@ -57,6 +59,7 @@ export class CharacterBudget {
   readonly #periodMs: number;
   readonly #staleAfterMs: number;
   readonly #onCharged: (charges: readonly Charge[]) => void;
+  readonly #roleAllowance: (guildId: string, userId: string) => number | undefined;
 
   constructor(options: BudgetOptions) {
     this.#ledger = options.ledger ?? new SqliteLedger(options.db);
@@ -67,6 +70,7 @@ export class CharacterBudget {
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
     this.#onCharged = options.onCharged ?? BUDGET_DEFAULTS.onCharged;
+    this.#roleAllowance = options.roleAllowance ?? (() => undefined);
   }
 
   /** The billing period containing now: [start, end) in ms. */
@@ -82,6 +86,11 @@ export class CharacterBudget {
       guildMonthlyLimit: settings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit,
       accountMonthlyLimit: this.#defaults.accountMonthlyLimit,
     };
+  }
+
+  /** A member's monthly limit in a guild: the guild's member limit, or their roles' larger allowance. */
+  userLimitFor(guildId: string, userId: string): number {
+    return memberLimit(this.limitsFor(guildId).userMonthlyLimit, this.#roleAllowance(guildId, userId));
   }
 
   /** Whether `charges` would be reserved now (nothing is held): for refusing before answering. */
@@ -174,7 +183,7 @@ export class CharacterBudget {
     const period = this.currentPeriod();
     const limits = this.limitsFor(scope.guildId);
     const totals = await this.#ledger.totals(scope, period);
-    return scope.userId ? toUsage('user', totals, limits.userMonthlyLimit, period.end) : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
+    return scope.userId ? toUsage('user', totals, this.userLimitFor(scope.guildId, scope.userId), period.end) : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
   }
 
   /** This period's usage of the whole bot (the account). */
@@ -189,7 +198,7 @@ export class CharacterBudget {
   }
 
   #refusal(charges: readonly Charge[], usage: ScopeUsage, period: Period): BudgetRefusal | undefined {
-    return refusalFor({ charges, usage, limitsOf: (guildId) => this.limitsFor(guildId), accountLimit: this.#defaults.accountMonthlyLimit, resetsAt: period.end });
+    return refusalFor({ charges, usage, limitsOf: (guildId) => this.limitsFor(guildId), userLimitOf: (guildId, userId) => this.userLimitFor(guildId, userId), accountLimit: this.#defaults.accountMonthlyLimit, resetsAt: period.end });
   }
 }
 
