@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unwatchFile, watchFile, writeFileSync, type Stats } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -175,9 +175,18 @@ describe("the operator's global dictionary", () => {
     // The file is named .csv but holds JSON: still read (the content decides).
     await vi.waitUntil(() => h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん'), { timeout: 5_000, interval: 10, message: 'the reload' });
     expect(await spoken('yomiage です')).toBe('読み上げくん です');
-    // A broken edit is ignored: the previous entries stay.
+    // A broken edit is ignored: the previous entries stay. Seen once the file's change has been
+    // handled: Node runs the listeners of one watched file in order, and the bot's came first.
+    const handled = new Promise<void>((resolve) => {
+      const seen = (now: Stats, before: Stats) => {
+        if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
+        unwatchFile(globalFile, seen);
+        resolve();
+      };
+      watchFile(globalFile, { interval: 50, persistent: false }, seen);
+    });
     writeFileSync(globalFile, 'word,reading\n<@&1>,x\n');
-    await new Promise((r) => setTimeout(r, 300));
+    await handled;
     expect(await spoken('yomiage でした')).toBe('読み上げくん でした');
   }, 60_000);
 
