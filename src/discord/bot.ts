@@ -31,6 +31,7 @@ import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
+import { announceStaleDrop } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
 import type { ClearReason } from './meta.ts';
@@ -186,7 +187,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   scheduler.setDefaultSink((ready, signal) => delivery.deliver(ready, signal));
   scheduler.on('progress', (event) => replies.onProgress(event));
   scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
-  scheduler.on('dropped', ({ guildId, items }) => logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind'));
+  scheduler.on('dropped', ({ guildId, items }) => {
+    logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind');
+    announceStaleDrop({ voice, repos, scheduler, logger }, guildId, items.length);
+  });
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
