@@ -62,7 +62,7 @@ export async function runMemberControl(name: string, interaction: ChatInputComma
   const o = interaction.options;
   switch (name) {
     case 'mute': {
-      const member = o.getUser('member', true);
+      const member = { id: String(o.get('member', true).value) };
       const muted = o.getBoolean('muted', true);
       if (member.id === interaction.client.user.id) throw new UserError('config.mute_self_bot');
       await ctx.repos.userSettings.set(guildId, member.id, { muted });

@@ -33,7 +33,9 @@ export function nameProblem(name: string, lang: Lang): 'uservoice.name_too_long'
 
 /** Runs /voice name: saves (or clears) the read name and answers with how it will sound. */
 export async function runVoiceName(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): Promise<void> {
-  const target = interaction.options.getUser('member') ?? interaction.user;
+  // The option's raw id: a user Discord did not resolve must never fall back to the caller.
+  const targetId = String(interaction.options.get('member')?.value ?? interaction.user.id);
+  const target = { id: targetId };
   const self = target.id === interaction.user.id;
   if (!self && !interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) throw new UserError('error.admin_only');
   const raw = interaction.options.getString('reading')?.normalize('NFKC').trim() ?? '';
