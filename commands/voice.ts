@@ -65,7 +65,7 @@ export default {
     const v = effectiveVoice(guildSettings.get(guildId), user);
     const isDefault = user.voice === null && user.speed === null && user.pitch === null;
     await interaction.reply({
-      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }),
+      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
       flags: MessageFlags.Ephemeral,
     });
   },

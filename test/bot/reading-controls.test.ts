@@ -89,6 +89,7 @@ describe('/voice name', () => {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '名前の確認です' });
     });
     expect(texts.join('|')).toMatch(/ありすちゃん、名前の確認です/);
+    expect(await command(alice, 'voice', sub('show'), 'ja')).toContain('名前の読み方: ありすちゃん');
   });
 
   it("a member cannot set someone else's name; an admin can", async () => {
