@@ -3,6 +3,9 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import type { Utterance } from '../../src/speech/queue.ts';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/database.ts';
+import { t } from '../../src/discord/i18n.ts';
 import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13 in a voice call (loopback Discord, TLS voice server with DAVE, emulator): the
@@ -120,4 +123,36 @@ describe('the stale-drop notice', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(voice.utterances(guildId).length).toBe(heardBefore);
   });
+});
+
+describe('a bot clip waiting when the bot restarts', () => {
+  it('goes without a word and without a request when nobody is left in voice; members\' messages are still told', async () => {
+    await idle();
+    const before = standardRequests(h.emulator).length;
+    const clip = '7件省略しました。';
+    await h.restart(undefined, async () => {
+      await h.discord.setVoiceState(alice.id, guildId, null);
+      const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
+      try {
+        const row = (id: string, userId: string, kind: string, text: string, meta: object) =>
+          db.prepare(`INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, meta, enqueued_at, saved_at)
+            VALUES (?, ?, ?, ?, ?, ?, 'ja', 'ja-JP-Wavenet-B', 1, 0, ?, ?, ?)`).run(id, guildId, userId, DEFAULT_IDS.voice, kind, text, JSON.stringify(meta), Date.now(), Date.now());
+        row('clip-1', guildId, 'say', clip, { delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '' }, lang: 'ja', botClip: true });
+        row('chat-1', alice.id, 'auto', '再起動前の発言', { delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '1' }, lang: 'ja' });
+      } finally {
+        db.close();
+      }
+    });
+    // The member's message is told once (1 message, not 2: the clip is nobody's), the clip is gone.
+    const expected = t('ja', 'restart.not_read', { count: 1 });
+    await eventually(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.voice && m.content === expected), 10_000, 'the not-read notice for one message');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(texts(before)).not.toContain(clip);
+    const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
+    try {
+      expect(db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
 });
