@@ -83,6 +83,10 @@ async function resolveRole(interaction: ChatInputCommandInteraction, guildId: st
   return id;
 }
 
+/** Items shown per list: a reply holds 2,000 characters and each list may hold READING_LIST_MAX. */
+const SHOWN = 15;
+const capped = (items: string[]) => items.slice(0, SHOWN).join(', ') + (items.length > SHOWN ? ` …(+${items.length - SHOWN})` : '');
+
 function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: string) => boolean): string {
   const r = ctx.repos.reading.get(guildId);
   const lists = ctx.repos.readingLists;
@@ -92,11 +96,11 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
   const never = lists.list(guildId, 'never_role');
   return t(lang, 'reading.show', {
     bots: t(lang, BOT_MODES[r.bots]),
-    allowed: bots.length ? bots.map((id) => `<@${id}> (${id})`).join(', ') : t(lang, 'config.none'),
+    allowed: bots.length ? capped(bots.map((id) => `<@${id}> (${id})`)) : t(lang, 'config.none'),
     forwards: onOff(r.forwards),
     emoji: onOff(r.emoji),
     required: r.requiredRoleId ? roleName(r.requiredRoleId) : t(lang, 'config.none'),
-    never: never.length ? never.map(roleName).join(', ') : t(lang, 'config.none'),
+    never: never.length ? capped(never.map(roleName)) : t(lang, 'config.none'),
     inVoice: onOff(r.requireInVoice),
     staleNotice: onOff(r.staleNotice),
   });

@@ -177,6 +177,20 @@ describe('/reading: bots and webhooks', () => {
   });
 });
 
+describe('/reading: a full allow-list', () => {
+  it('one more is refused with the limit, and /reading show still fits in one reply', async () => {
+    const lists = h.bot.context.repos.readingLists;
+    for (let i = 0; lists.list(guildId, 'bot').length < 50; i++) await lists.add(guildId, 'bot', `13000000000000001${String(i).padStart(2, '0')}`);
+    const full = await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: '1300000000000000999' }]), 'ja');
+    expect(full.content).toContain('50件まで');
+    expect(lists.list(guildId, 'bot')).not.toContain('1300000000000000999');
+    const shown = await run(bob, 'reading', sub('show'));
+    expect(shown.content).toContain('…(+35)');
+    expect(shown.content.length).toBeLessThanOrEqual(2000);
+    for (const id of lists.list(guildId, 'bot')) if (id !== WEBHOOK) await lists.remove(guildId, 'bot', id);
+  });
+});
+
 describe('/reading: forwards and emoji', () => {
   it('a forwarded message is read after a lead-in; with forwards off it is not', async () => {
     const texts = await spokenAround(say(bob, '', { forward: { content: '転送元の大事なお知らせ' } }));
