@@ -21,8 +21,8 @@ export interface AutoReadDeps {
 
 /**
  * messageCreate -> utterance: where an auto-read message becomes speech, as one straight line
- * (STYLE.md #21): in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose name first? Then it is queued,
- * or its author is told why not. Delivery takes it from the queue (src/discord/delivery.ts).
+ * (STYLE.md #21): in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
+ * name first? Then it is queued, or its author is told why not. Delivery takes it from the queue (src/discord/delivery.ts).
  */
 export class AutoReader {
   /** Auto-read messages not read because every listener was deafened, per guild. */
