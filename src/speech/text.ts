@@ -15,7 +15,8 @@
  *  6. Attachments ("画像3枚") and stickers appended, each after a pause.
  *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
  *  8. Unicode emoji dropped (or read by name: emoji.ts), newlines -> "、" / ", ", safety net (no
- *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at maxLength + "以下略" / "and so on".
+ *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at
+ *     maxLength + "以下略" / "and so on".
  * The words themselves live in words.ts.
  */
 import { countChars, truncateChars } from '../tts/chars.ts';
