@@ -31,6 +31,7 @@ import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
+import { loadEmojiNames } from '../speech/emoji.ts';
 import { announceStaleDrop } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
@@ -178,6 +179,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ...options.clientOptions,
   });
   const now = () => clock.now();
+  loadEmojiNames(); // before any voice plays (src/speech/emoji.ts)
   const names = new NameReader({ clock });
   const notices = new Notices({ client, logger, now });
   const replies = new InteractionReplies({ client, logger, now });
