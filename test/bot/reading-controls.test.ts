@@ -172,6 +172,8 @@ describe('/reading: bots and webhooks', () => {
     expect(bad.content).toContain('17〜20桁');
     expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: `<@${alice.id}>` }]))).content).toContain('is a member, not a bot');
     expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: DEFAULT_IDS.bot }]))).content).toContain('never reads its own');
+    const notListed = await run(bob, 'reading', sub('bot-remove', [{ name: 'id', type: 3, value: '1300000000000000555' }]), 'ja');
+    expect(notListed.content).toContain('1300000000000000555 は許可されていません');
     expect(h.bot.context.repos.readingLists.list(guildId, 'bot')).toEqual([WEBHOOK]);
     await command(bob, 'reading', sub('bots', [{ name: 'value', type: 3, value: 'off' }]));
   });
@@ -245,6 +247,8 @@ describe('/reading: roles', () => {
     expect(goneEn.content).toContain('That role no longer exists');
     const everyone = await run(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: DEFAULT_IDS.everyoneRole }]));
     expect(everyone.content).toContain('@everyone cannot be used');
+    const notListed = await run(bob, 'reading', sub('never-role-remove', [{ name: 'role', type: 8, value: moderator }]));
+    expect(notListed.content).toContain('is not a never-read role');
     expect(h.bot.context.repos.reading.get(guildId)).toEqual(before);
     expect(h.bot.context.repos.readingLists.list(guildId, 'never_role')).toEqual([]);
   });
