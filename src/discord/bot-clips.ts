@@ -42,12 +42,42 @@ export function queueBotClip(deps: BotClipDeps, guildId: string, text: string, o
   if (!result.ok) deps.logger.info({ guildId, reason: result.reason }, 'bot clip not queued');
 }
 
+/** Default shortest time between two stale-drop notices in one guild. */
+export const STALE_NOTICE_INTERVAL_MS = 30_000;
+
 /**
  * The scheduler dropped stale auto-read messages (they waited too long): "3件省略しました" is spoken
- * in their place, unless the server turned the notice off (/reading stale-notice).
+ * in their place, unless the server turned the notice off (/reading stale-notice). A queue that far
+ * behind must not get a notice after every message: at most one per `minIntervalMs` per guild, the
+ * next one counting every drop since the last (each drop is also counted under /usage).
  */
-export function announceStaleDrop(deps: BotClipDeps, guildId: string, count: number): void {
-  if (count <= 0 || !deps.repos.reading.get(guildId).staleNotice) return;
-  const lang = guildLang(deps.repos.guildSettings.get(guildId).locale);
-  queueBotClip(deps, guildId, WORDS[lang].staleDropped(count), { mergeable: false });
+export class StaleDropNotices {
+  readonly #deps: BotClipDeps;
+  readonly #now: () => number;
+  readonly #minIntervalMs: number;
+  /** guildId -> when its last notice was queued; guildId -> drops not yet told. One entry per guild. */
+  readonly #last = new Map<string, number>();
+  readonly #carried = new Map<string, number>();
+
+  constructor(deps: BotClipDeps & { now: () => number; minIntervalMs?: number }) {
+    this.#deps = deps;
+    this.#now = deps.now;
+    this.#minIntervalMs = deps.minIntervalMs ?? STALE_NOTICE_INTERVAL_MS;
+  }
+
+  /** `count` auto-read messages of the guild were dropped as too old. */
+  onDropped(guildId: string, count: number): void {
+    if (count <= 0 || !this.#deps.repos.reading.get(guildId).staleNotice || !this.#deps.voice.voiceChannel(guildId)) return;
+    const total = (this.#carried.get(guildId) ?? 0) + count;
+    const last = this.#last.get(guildId);
+    const now = this.#now();
+    if (last !== undefined && now - last < this.#minIntervalMs) {
+      this.#carried.set(guildId, total);
+      return;
+    }
+    this.#carried.delete(guildId);
+    this.#last.set(guildId, now);
+    const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
+    queueBotClip(this.#deps, guildId, WORDS[lang].staleDropped(total), { mergeable: false });
+  }
 }

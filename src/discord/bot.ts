@@ -32,7 +32,7 @@ import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
 import { loadEmojiNames } from '../speech/emoji.ts';
-import { announceStaleDrop } from './bot-clips.ts';
+import { StaleDropNotices } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
 import type { ClearReason } from './meta.ts';
@@ -57,6 +57,8 @@ export interface BotOptions {
   jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
+  /** Shortest time between two spoken stale-drop notices in a guild (bot-clips.ts; tests shorten it). */
+  staleNoticeIntervalMs?: number;
 }
 
 export interface Bot {
@@ -189,9 +191,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   scheduler.setDefaultSink((ready, signal) => delivery.deliver(ready, signal));
   scheduler.on('progress', (event) => replies.onProgress(event));
   scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
+  const staleNotices = new StaleDropNotices({ voice, repos, scheduler, logger, now, minIntervalMs: options.staleNoticeIntervalMs });
   scheduler.on('dropped', ({ guildId, items }) => {
     logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind');
-    announceStaleDrop({ voice, repos, scheduler, logger }, guildId, items.length);
+    staleNotices.onDropped(guildId, items.length);
   });
 
   // What turns Discord's events into speech: commands, messages, voice states.

@@ -23,7 +23,7 @@ let h: Harness;
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
   trustCertificate(voice.caCertPem);
-  h = await startHarness({ discord: { voiceEndpoint: () => voice.endpoint }, env: { AUTO_READ_MAX_AGE_SECONDS: '3', PREFETCH: '1' } });
+  h = await startHarness({ discord: { voiceEndpoint: () => voice.endpoint }, env: { AUTO_READ_MAX_AGE_SECONDS: '3', PREFETCH: '1' }, bot: { staleNoticeIntervalMs: 0 } });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
   voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
   const join = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
