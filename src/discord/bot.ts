@@ -17,14 +17,20 @@ import { countChars } from '../tts/chars.ts';
 import { TtsClient, type TtsClientInit } from '../tts/client.ts';
 import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
 import { createSqliteLimiter, FairRateLimiter, type RateLimits } from '../tts/limiter-fair.ts';
+import { RATE_LIMITS } from '../tts/limiter.ts';
 import { PostgresWindowStore } from '../tts/limiter-postgres.ts';
 import { closePostgres, openPostgres, type PgPool } from '../db/postgres.ts';
 import { PooledLedger } from '../db/pooled-ledger.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { checkMediaSupport } from '../util/ffmpeg.ts';
+import { checkMediaSupport, type MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
 import { VoiceSessionStore } from '../db/voice-sessions.ts';
+import { RateWindowTable } from '../db/rate-window.ts';
+import { botReadiness } from '../ops/health.ts';
+import { meterCharges, meteredSink, meteredSynthesizer, meterScheduler } from '../ops/instrument.ts';
+import { BotMetrics } from '../ops/metrics.ts';
+import type { Readiness } from '../ops/ops-server.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
@@ -59,6 +65,8 @@ export interface BotOptions {
   rateLimits?: RateLimits;
   /** Shortest time between two spoken stale-drop notices in a guild (bot-clips.ts; tests shorten it). */
   staleNoticeIntervalMs?: number;
+  /** Where the bot counts (issue 14 §1); default: a registry of its own without process metrics. */
+  metrics?: BotMetrics;
 }
 
 export interface Bot {
@@ -67,6 +75,11 @@ export interface Bot {
   commands: Map<string, Command>;
   db: Db;
   scheduler: SpeechScheduler;
+  metrics: BotMetrics;
+  /** What ffmpeg allows here (checked at start). */
+  media: MediaSupport;
+  /** /readyz: gateway shards ready and the database writable; no ffmpeg is "degraded". */
+  readiness(): Promise<Readiness>;
   /** Logs in; resolves when the gateway is ready. */
   start(): Promise<void>;
   /** Stops taking work, persists what is still queued, leaves voice, closes the database. */
@@ -77,6 +90,7 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? new BotMetrics({ defaultMetrics: false });
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
   const dbFile = join(config.dataDir, 'bot.sqlite3');
@@ -107,6 +121,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       accountMonthlyLimit: config.limits.accountMonthlyChars,
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
+    onCharged: meterCharges(metrics),
   });
   // What this host spent this period before it shared the pool counts in the pool too.
   await pooled?.start(budget.currentPeriod());
@@ -115,9 +130,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // One rate budget for every process on this host (they share the SQLite file), or for every host
   // behind one IP (RATE_STORE_URL).
   const limits = options.rateLimits ? { limits: options.rateLimits } : {};
-  const limiter = config.shared.rateStoreUrl
-    ? new FairRateLimiter({ store: new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }), clock, ...limits })
-    : createSqliteLimiter(db, { clock, ...limits });
+  const windowStore = config.shared.rateStoreUrl ? new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }) : undefined;
+  const limiter = windowStore ? new FairRateLimiter({ store: windowStore, clock, ...limits }) : createSqliteLimiter(db, { clock, ...limits });
+  const rateWindow = new RateWindowTable(db);
+  const windowMs = (kind: 'standard' | 'advanced') => (options.rateLimits ?? RATE_LIMITS)[kind].windowMs;
   const tts = new TtsClient({
     token: config.tts.token,
     baseUrl: config.tts.baseUrl,
@@ -126,6 +142,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     clock,
     logger: logger.child({ component: 'tts' }),
     download: { allowLoopback: config.tts.allowLoopback },
+    onExchange: (call, status) => metrics.ttsRequest(call, status),
     ...options.tts,
   });
   const cache = new AudioCache({
@@ -154,7 +171,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({
-    synthesize: synthesizer,
+    synthesize: meteredSynthesizer(synthesizer, metrics),
     clock,
     prefetch: config.limits.prefetch,
     maxPendingCharsPerMember: config.limits.maxPendingCharsPerMember,
@@ -188,7 +205,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // Where audio goes: the scheduler's sink, reply progress, and a word for what was dropped.
   const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger });
-  scheduler.setDefaultSink((ready, signal) => delivery.deliver(ready, signal));
+  scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
+  meterScheduler(scheduler, metrics);
+  metrics.setSources({
+    rateWindowUsed: (kind) => windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
+    voiceSessions: () => voice.size,
+    queueDepth: () => scheduler.stats().reduce((n, g) => n + g.queued + g.synthesizing + g.ready, 0),
+  });
   scheduler.on('progress', (event) => replies.onProgress(event));
   scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
   const staleNotices = new StaleDropNotices({ voice, repos, scheduler, logger, now, minIntervalMs: options.staleNoticeIntervalMs });
@@ -199,8 +222,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
-  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }) });
-  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices });
+  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), onRefused: () => metrics.messages('refused') });
+  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, onNotQueued: (outcome) => metrics.messages(outcome) });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
@@ -226,7 +249,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   let pruneTimer: NodeJS.Timeout | undefined;
   const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
-    client, context, commands, db, scheduler,
+    client, context, commands, db, scheduler, metrics, media,
+    readiness: () => botReadiness({ client, db, media }),
     async start() {
       const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
       await client.login(config.discord.token);

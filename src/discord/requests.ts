@@ -51,6 +51,8 @@ export interface RequestsDeps {
   voices: VoiceChecker;
   replies: InteractionReplies;
   plan: 'free' | 'paid';
+  /** A request refused before it was queued (budget, member queue): counted by the metrics. */
+  onRefused?: () => void;
 }
 
 /**
@@ -145,11 +147,17 @@ export class SpeechRequests {
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
   async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
     const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
-    if (!result.ok) throw new BudgetRefusedError({ refusal: result.refusal, guildId });
+    if (!result.ok) {
+      this.#deps.onRefused?.();
+      throw new BudgetRefusedError({ refusal: result.refusal, guildId });
+    }
   }
 
   #checkMemberQueue(input: UtteranceInput): void {
-    if (!this.#deps.scheduler.accepts(input)) throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
+    if (!this.#deps.scheduler.accepts(input)) {
+      this.#deps.onRefused?.();
+      throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
+    }
   }
 
   async #enqueue(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
@@ -163,6 +171,7 @@ export class SpeechRequests {
     const meta: UtteranceMeta = { delivery, lang, ...extra };
     const result = this.#deps.scheduler.enqueue({ ...input, meta });
     if (!result.ok) {
+      this.#deps.onRefused?.();
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
       await interaction.editReply({ content, allowedMentions: { parse: [] } });
       return;

@@ -30,6 +30,8 @@ export interface BudgetOptions {
   period?: { anchor?: number; days?: number };
   /** Holds older than this are assumed left by a crashed process and settled (see releaseStale). */
   staleAfterMs?: number;
+  /** The ledger recorded a charge of the service (metrics; src/ops/instrument.ts). */
+  onCharged?: (charges: readonly Charge[]) => void;
 }
 
 export const BUDGET_DEFAULTS = {
@@ -40,6 +42,7 @@ export const BUDGET_DEFAULTS = {
   // Billing periods run about 30 days from sign-up; the anchor is any one period start.
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
+  onCharged: () => {},
 } as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger'>;
 
 const DAY_MS = 86_400_000;
@@ -53,6 +56,7 @@ export class CharacterBudget {
   readonly #anchor: number;
   readonly #periodMs: number;
   readonly #staleAfterMs: number;
+  readonly #onCharged: (charges: readonly Charge[]) => void;
 
   constructor(options: BudgetOptions) {
     this.#ledger = options.ledger ?? new SqliteLedger(options.db);
@@ -62,6 +66,7 @@ export class CharacterBudget {
     this.#anchor = options.period?.anchor ?? BUDGET_DEFAULTS.period.anchor;
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
+    this.#onCharged = options.onCharged ?? BUDGET_DEFAULTS.onCharged;
   }
 
   /** The billing period containing now: [start, end) in ms. */
@@ -121,7 +126,9 @@ export class CharacterBudget {
    */
   async charge(reservation: Reservation, info: { pk?: number; jobId?: string } = {}): Promise<'charged' | 'free'> {
     if (reservation.free) return 'free';
-    return this.#ledger.charge(reservation, info, this.#clock.now());
+    const result = await this.#ledger.charge(reservation, info, this.#clock.now());
+    if (result === 'charged') this.#onCharged(reservation.charges);
+    return result;
   }
 
   /**
@@ -148,7 +155,9 @@ export class CharacterBudget {
    */
   async recordJobCharge(jobId: string, charges: readonly Charge[]): Promise<boolean> {
     validate(charges);
-    return this.#ledger.recordJobCharge(jobId, charges, this.currentPeriod(), this.#clock.now());
+    const recorded = await this.#ledger.recordJobCharge(jobId, charges, this.currentPeriod(), this.#clock.now());
+    if (recorded) this.#onCharged(charges);
+    return recorded;
   }
 
   /**
