@@ -3,8 +3,13 @@ import { JobsRepo } from './advanced-jobs.ts';
 import { AutoReadRepo } from './auto-read-channels.ts';
 import { DictionaryRepo } from './dictionary-entries.ts';
 import { HistoryRepo } from './generation-history.ts';
+import { GuildControlsRepo } from './guild-controls.ts';
 import { GuildSettingsRepo } from './guild-settings.ts';
+import { RoleAllowancesRepo } from './role-allowances.ts';
+import { DailySpendReport } from './ledger-daily.ts';
 import { UserSettingsRepo } from './user-settings.ts';
+import { ReadingListsRepo } from './reading-lists.ts';
+import { ReadingSettingsRepo } from './reading-settings.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
@@ -19,6 +24,13 @@ export { hashText, type HistoryEntry, type NewHistoryEntry } from './generation-
 export { GUILD_SETTINGS_DEFAULTS, type GuildSettings, type GuildSettingsPatch } from './guild-settings.ts';
 export type { Endpoint } from './rows.ts';
 export { effectiveVoice, type UserSettings, type UserSettingsPatch } from './user-settings.ts';
+export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } from './guild-controls.ts';
+export type { RoleAllowance } from './role-allowances.ts';
+export type { DailySpend } from './ledger-daily.ts';
+export { GuildControlsRepo, RoleAllowancesRepo };
+export { READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
+export { READING_LIST_MAX, type ReadingListKind } from './reading-lists.ts';
+export { ReadingListsRepo, ReadingSettingsRepo };
 export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };
 
 export interface Repositories {
@@ -28,6 +40,14 @@ export interface Repositories {
   dictionary: DictionaryRepo;
   history: HistoryRepo;
   jobs: JobsRepo;
+  /** Issue 13: dictionary editors, /narrate confirmation threshold. */
+  controls: GuildControlsRepo;
+  roleAllowances: RoleAllowancesRepo;
+  /** /usage's spend by day (read-only over the ledger). */
+  dailySpend: DailySpendReport;
+  /** Issue 13: who and what auto-read reads (migrations/008). */
+  reading: ReadingSettingsRepo;
+  readingLists: ReadingListsRepo;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -40,5 +60,10 @@ export function createRepositories(db: Db, options: { clock?: Clock } = {}): Rep
     dictionary: new DictionaryRepo(db, clock),
     history: new HistoryRepo(db, clock),
     jobs: new JobsRepo(db, clock),
+    controls: new GuildControlsRepo(db, clock),
+    roleAllowances: new RoleAllowancesRepo(db, clock),
+    dailySpend: new DailySpendReport(db),
+    reading: new ReadingSettingsRepo(db, clock),
+    readingLists: new ReadingListsRepo(db, clock),
   };
 }

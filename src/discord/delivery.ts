@@ -1,5 +1,6 @@
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../db/repositories.ts';
+import type { Delivered } from '../ops/instrument.ts';
 import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
 import { isKnownCode, TtsError } from '../tts/errors.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
@@ -45,19 +46,21 @@ export class SpeechDelivery {
   /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
-   * once per utterance; the scheduler advances after it.
+   * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics
+   * count it), or undefined for a failure told.
    */
-  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<void> {
+  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<Delivered | undefined> {
     const metas = ready.items.map((item) => item.meta as UtteranceMeta);
     if (ready.error) {
       for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
-      return;
+      return undefined;
     }
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const played = this.#deps.voice.isConnected(ready.guildId) && (audio.oggPath !== undefined || this.#media.playMp3);
     // /say attach:true while in voice: played and attached.
-    const toAttach = metas.filter((m) => !played || m.forceAttach);
+    // The bot's own clips are for the voice channel only: never posted as files.
+    const toAttach = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
@@ -81,6 +84,7 @@ export class SpeechDelivery {
     }
     const attached = await attaching;
     await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
+    return { played: heard, attached: attached.some(Boolean) };
   }
 
   /** /say and /narrate dropped by /clear, /leave or a leave: each told why; their finished jobs end undelivered. */
@@ -139,6 +143,8 @@ export class SpeechDelivery {
   async #tellFailure(meta: UtteranceMeta, item: Item, error: Error): Promise<void> {
     const known = describeFailure(meta.lang, error, { voice: item.voice });
     if (!known) this.#deps.logger.error({ err: error }, 'speech failed');
+    // No member asked for the bot's own clip: there is nobody to tell.
+    if (meta.botClip) return void this.#deps.logger.info({ err: error, guildId: item.guildId }, 'bot clip not spoken');
     const content = known ?? t(meta.lang, 'error.generic');
     if (meta.delivery.kind === 'interaction') {
       const prefix = meta.advancedVoice ? t(meta.lang, 'narrate.failed', { reason: content }) : content;

@@ -49,6 +49,25 @@ export interface Usage {
   byEndpoint: Record<Endpoint, number>;
 }
 
+/** A member's limit: the guild's member limit, or the largest allowance of their roles when that is larger. */
+export function memberLimit(guildLimit: number, roleAllowance: number | undefined): number {
+  return roleAllowance !== undefined && roleAllowance > guildLimit ? roleAllowance : guildLimit;
+}
+
+/**
+ * Clips the bot makes on its own (announcements, notices) are charged to the server, not to a
+ * member (issue 13): their charges carry the guild's id as the user id, which no member has, and
+ * only the server's and the account's limits apply to them.
+ */
+export function serverChargeUser(guildId: string): string {
+  return guildId;
+}
+
+/** Whether a charge is the server's own (see serverChargeUser). */
+export function isServerCharge(c: { guildId: string; userId: string }): boolean {
+  return c.userId === c.guildId;
+}
+
 /** The billing period containing `now`: [start, end) in ms, periods of `periodMs` from any one start `anchor`. */
 export function billingPeriod(now: number, anchor: number, periodMs: number): Period {
   const start = anchor + Math.floor((now - anchor) / periodMs) * periodMs;
@@ -74,6 +93,8 @@ export function refusalFor(request: {
   charges: readonly Charge[];
   usage: ScopeUsage;
   limitsOf: (guildId: string) => BudgetLimits;
+  /** A member's own limit where it differs from the guild's (role allowances); default the guild's. */
+  userLimitOf?: (guildId: string, userId: string) => number;
   accountLimit: number;
   resetsAt: number;
 }): BudgetRefusal | undefined {
@@ -93,8 +114,8 @@ export function refusalFor(request: {
   const limits = new Map<string, BudgetLimits>();
   const limitsOf = (guildId: string) => limits.get(guildId) ?? limits.set(guildId, request.limitsOf(guildId)).get(guildId)!;
   for (const u of perUser.values()) {
-    if (u.chars === 0) continue;
-    const limit = limitsOf(u.guildId).userMonthlyLimit;
+    if (u.chars === 0 || isServerCharge(u)) continue;
+    const limit = request.userLimitOf?.(u.guildId, u.userId) ?? limitsOf(u.guildId).userMonthlyLimit;
     const used = usage.user(u.guildId, u.userId);
     if (used + u.chars > limit) return refuse({ scope: 'user', guildId: u.guildId, userId: u.userId, used, limit, requested: u.chars });
   }

@@ -87,6 +87,12 @@ const DEFAULTS = {
   daveEncryption: true,
 } as const satisfies Required<VoiceSessionPolicy>;
 
+/** A clip's first voice packet left for the call, `ms` after `play` was asked to play it (metrics). */
+export interface ClipStarted {
+  guildId: string;
+  ms: number;
+}
+
 export type VoiceSessionState =
   | { status: 'connecting' }
   | { status: 'ready' }
@@ -100,7 +106,7 @@ export type VoiceSessionState =
  * twice. The player is subscribed to the connection only while what it sends would reach the call
  * end-to-end encrypted (bounded by `daveReadyTimeoutMs`); until then it waits, paused.
  */
-export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState] }> {
+export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }> {
   readonly guildId: string;
   channelId: string;
   textChannelId: string | null;
@@ -116,6 +122,8 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   #recovery = 0;
   /** The bounded wait for DAVE after the connection became Ready; `expired` once it ran out. */
   #daveWait: { timer: NodeJS.Timeout | undefined; expired: boolean } = { timer: undefined, expired: false };
+  /** The clip whose first packet is awaited, and when it was asked to play. */
+  #firstPacket: { resource: AudioResource; since: number } | undefined;
 
   constructor(options: VoiceSessionOptions) {
     super();
@@ -140,6 +148,26 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player.on('error', (error) => this.#logger.warn({ err: error }, 'audio player error'));
     this.connection.on('stateChange', (oldState, newState) => this.#onConnectionState(oldState, newState));
     this.connection.on('transitioned', () => this.#gate());
+    this.#watchFirstPacket();
+  }
+
+  /**
+   * @discordjs/voice has no event for a packet sent: the connection's dispatchAudio (called by
+   * the player every 20 ms) is wrapped to see the first one that carries the awaited clip (one
+   * of its packets was read, so the one sent now is its own, not a leftover of the clip before).
+   */
+  #watchFirstPacket(): void {
+    const connection = this.connection;
+    const dispatch = connection.dispatchAudio.bind(connection);
+    connection.dispatchAudio = () => {
+      const sent = dispatch();
+      const awaited = this.#firstPacket;
+      if (sent && awaited && awaited.resource.playbackDuration > 0) {
+        this.#firstPacket = undefined;
+        this.emit('clipStarted', { guildId: this.guildId, ms: performance.now() - awaited.since });
+      }
+      return sent;
+    };
   }
 
   get state(): VoiceSessionState {
@@ -266,6 +294,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   async play(audio: PlayableAudio, signal: AbortSignal): Promise<void> {
     if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
     if (signal.aborted) return;
+    const since = performance.now();
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
       // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
       const timeout = new AbortController();
@@ -288,7 +317,12 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       throw this.#closed.signal.reason;
     }
     if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
-    await this.#playToEnd(resource, signal);
+    this.#firstPacket = { resource, since };
+    try {
+      await this.#playToEnd(resource, signal);
+    } finally {
+      if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
+    }
   }
 
   /** The resource for `audio`; never inlineVolume (it forces per-frame re-encoding). */

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
-import { eventually, mp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { mp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 12 §4: a cache miss plays from the downloaded MP3, decoded in the bot's process. When the
 // service's MP3 is broken (it passes the download's magic check, then nothing decodes), the clip
@@ -35,13 +35,13 @@ afterAll(async () => {
 async function message(content: string): Promise<string> {
   const before = standardRequests(h.emulator).length;
   await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-  return eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, 20_000, `a request for ${content}`);
+  return vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, { timeout: 20_000, interval: 20, message: `a request for ${content}` });
 }
 
 /** The next complete utterance that starts after `after` (performance.now()). */
 async function heard(after: number) {
   const first = await voice.waitForAudio({ guildId, startedAfter: after, minDurationMs: 300, timeoutMs: 30_000 });
-  return eventually(() => voice.utterances(guildId).find((u) => u.start === first.start && u.complete), 30_000, 'the end of the utterance');
+  return vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === first.start && u.complete), { timeout: 30_000, interval: 20, message: 'the end of the utterance' });
 }
 
 describe('a broken MP3 on a cache miss', () => {
@@ -50,8 +50,7 @@ describe('a broken MP3 on a cache miss', () => {
     h.emulator.injectFault({ target: 'audio', count: 1, status: 200, body: BROKEN_MP3, headers: { 'content-type': 'audio/mpeg' } });
     const t0 = performance.now();
     const brokenText = await message('壊れた音声のテストです');
-    // The next message is asked for once the broken one failed to play (nothing merged with it).
-    await new Promise((r) => setTimeout(r, 500));
+    // Sent once the broken one's request has left, so the two cannot share one request.
     const t1 = performance.now();
     const nextText = await message('次のメッセージは聞こえます');
     const next = await heard(t1);
