@@ -1,46 +1,62 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import type { RateGrant } from '../tts/limiter.ts';
 import type { Clock } from '../util/clock.ts';
-import { admits, batchRequest, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import {
+  admits, clipParts, clipRequest, cutAtSpeaking, isRipe, mayStartBatch, mergeableRun, nextBatch, partRequest, planBatch,
+  type BatchPlan, type BatchRules, type PlanLimits,
+} from './batching.ts';
 import { SpeechError } from './errors.ts';
 import {
-  SCHEDULER_DEFAULTS, type EnqueueResult, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
+  SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
   type ReadyUtterance, type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
 } from './queue-types.ts';
 import { runSink } from './sink.ts';
-import type { Synthesizer } from './synthesize.ts';
+import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.ts';
 
 // The scheduler's vocabulary (utterances, sinks, events, options) lives in queue-types.ts.
 export * from './queue-types.ts';
 
 /**
- * The fair per-guild speech scheduler: one FIFO per guild, K utterances synthesised ahead of
- * playback, consecutive auto-read messages merged into one request (the rules: batching.ts), and
- * exactly one place that advances a guild's queue (after its sink settles). Cross-guild fairness
- * of the shared rate budget lives in the fair limiter inside the TTS client, keyed by guild id;
- * this scheduler keeps each guild's demand to at most K requests at a time so one busy guild
- * cannot flood it.
+ * The fair per-guild speech scheduler: one FIFO per guild, K batches synthesised ahead of
+ * playback, and exactly one place that advances a guild's queue (after its sink settles).
+ *
+ * Issue 12: a guild's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
+ * everything that arrived while it waited rides along in the same request; parts the cache has
+ * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
+ * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
+ * is judged when the batch would speak, both before anything is paid for it and at the moment of
+ * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. Cross-guild order and
+ * pacing of the shared budget live in the limiter (src/tts/pacing.ts), keyed by guild id.
  */
 
 interface Slot {
+  /** planning: waiting for a grant (the batch is not formed yet); then synthesizing, then ready. */
+  state: 'planning' | 'synthesizing' | 'ready';
   items: Utterance[];
   controller: AbortController;
-  state: 'synthesizing' | 'ready';
   results: ReadyUtterance[];
+  /** Audio length expected while not ready (ms), to project when the batches behind it speak. */
+  estimateMs: number;
 }
 
 interface GuildQueue {
   pending: Utterance[];
-  /** Batches taken for synthesis, not yet delivered, in order (length <= prefetch). */
+  /** Batches started, not yet delivered, in order (length <= prefetch); at most one is planning. */
   slots: Slot[];
   /** The delivery in progress, if any. */
   current: AbortController | null;
+  /** When the delivery in progress is expected to end (clock time). */
+  playingUntil: number;
   /** A held auto message has a wake-up scheduled. */
   holdTimer: boolean;
   stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
 }
 
-/** One FIFO per guild with prefetch, coalescing and a single advancing point. */
+/** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
+const LEARN = 0.2;
+
+/** One FIFO per guild with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #synth: Synthesizer;
   readonly #clock: Clock;
@@ -48,10 +64,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #maxInFlight: number;
   readonly #maxCharsPerMember: number;
   readonly #rules: BatchRules;
+  readonly #limiter: GrantingLimiter | undefined;
+  readonly #reusableChars: number;
+  readonly #pressureHoldMs: number;
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #guilds = new Map<string, GuildQueue>();
+  /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
+  readonly #clipItems = new WeakMap<ReadyUtterance, Utterance[][]>();
   #sink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
@@ -59,6 +80,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Aborted by close(): cancels hold timers. */
   readonly #lifetime = new AbortController();
   #closed = false;
+  /** Expected time from a batch's grant to its audio (ms), learnt from requests. */
+  #latencyMs = 1_000;
+  /** Expected speech per character (ms), learnt from the audio made. */
+  #msPerChar = 120;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -76,6 +101,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
       countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
     };
+    this.#limiter = options.limiter;
+    this.#reusableChars = options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars;
+    this.#pressureHoldMs = coalesce.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
@@ -208,13 +236,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #guild(guildId: string): GuildQueue {
     let g = this.#guilds.get(guildId);
     if (!g) {
-      g = {
-        pending: [],
-        slots: [],
-        current: null,
-        holdTimer: false,
-        stats: { delivered: 0, dropped: 0 },
-      };
+      g = { pending: [], slots: [], current: null, playingUntil: 0, holdTimer: false, stats: { delivered: 0, dropped: 0 } };
       this.#guilds.set(guildId, g);
     }
     return g;
@@ -249,9 +271,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Delivers ready heads, then starts synthesis round-robin across guilds, one batch per guild per
-   * round: a guild that queued a hundred messages first does not take every free rate slot ahead
-   * of a guild that queued five in the same moment.
+   * Delivers ready heads, then starts the next batch of each guild that may have one (round-robin
+   * across guilds, one per guild per round). A started batch plans, waits for its grant and only
+   * then takes its utterances from the queue; one batch per guild plans at a time, so batches
+   * keep the queue's order.
    */
   #pumpAll(): void {
     const guilds: Array<[string, GuildQueue]> = [];
@@ -268,35 +291,59 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         void this.#deliver(id, g, head, sink);
       }
     }
-    // Prefetch: at most K batches synthesising or ready-but-undelivered per guild, of which at
-    // most maxInFlight synthesising.
     let active = guilds;
     while (active.length > 0) {
       active = active.filter(([id, g]) => {
-        const synthesizing = g.slots.filter((s) => s.state === 'synthesizing').length;
-        const ready = g.slots.length - synthesizing;
-        if (!mayStartBatch({ synthesizing, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
-        const batch = this.#takeBatch(id, g);
-        if (!batch) return false;
-        this.#startSlot(id, g, batch);
+        const ready = g.slots.filter((s) => s.state === 'ready').length;
+        if (g.slots.some((s) => s.state === 'planning')) return false;
+        if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
+        if (!this.#headReady(id, g, null)) return false;
+        const slot: Slot = { state: 'planning', items: [], controller: new AbortController(), results: [], estimateMs: 0 };
+        g.slots.push(slot);
+        void this.#runSlot(id, g, slot);
         return true;
       });
     }
   }
 
-  /** Applies the batching rules (batching.ts) to the head of the guild's queue: drops, holds or takes. */
-  #takeBatch(guildId: string, g: GuildQueue): Utterance[] | null {
-    const decision = nextBatch(g.pending, { now: this.#clock.now(), playing: g.current !== null }, this.#rules);
-    if (decision.stale > 0) {
-      // Auto-read that waited too long is no longer conversation; say/narrate are never dropped.
-      const stale = g.pending.splice(0, decision.stale);
-      g.stats.dropped += stale.length;
-      this.#journal.remove(stale.map((u) => u.id));
-      this.#logger.info({ guildId, count: stale.length }, 'dropped stale auto-read messages');
-      this.emit('dropped', { guildId, items: stale, reason: 'too_old' });
-    }
+  /**
+   * Applies the head rules (batching.ts `nextBatch`) as the guild's next batch would speak: drops
+   * the auto-read that would be past the cut by then (unpaid), holds a lone message for company.
+   * Whether a batch can be formed now.
+   */
+  #headReady(guildId: string, g: GuildQueue, slot: Slot | null, granted = false): boolean {
+    const now = this.#clock.now();
+    // With a grant in hand there is nothing more to wait for: a lone message is not held.
+    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: this.#speakAt(g, slot) }, this.#rules);
+    if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
-    return decision.take > 0 ? g.pending.splice(0, decision.take) : null;
+    if (decision.take === 0) return false;
+    // Requests are scarce: a run that can still grow waits for company (a new message pumps again).
+    if (!granted && this.#limiter?.pressured('standard') && !isRipe(g.pending, now, this.#pressureHoldMs, this.#rules)) {
+      this.#wakeAt(guildId, g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
+      return false;
+    }
+    return true;
+  }
+
+  /** The earliest a batch started now could speak: after what plays and waits ahead of it, and a request's latency. */
+  #speakAt(g: GuildQueue, slot: Slot | null): number {
+    const now = this.#clock.now();
+    let t = g.current ? Math.max(now, g.playingUntil) : now;
+    for (const s of g.slots) {
+      if (s === slot) break;
+      t += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
+    }
+    return Math.max(t, now + this.#latencyMs);
+  }
+
+  #dropStale(guildId: string, g: GuildQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
+    if (items.length === 0) return;
+    // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
+    g.stats.dropped += items.length;
+    this.#journal.remove(items.map((u) => u.id));
+    this.#logger.info({ guildId, count: items.length, at }, 'dropped stale auto-read messages');
+    this.emit('dropped', { guildId, items, reason: 'too_old', at });
   }
 
   /** A held message's guild is pumped again at `at` (one wake-up per guild at a time). */
@@ -312,44 +359,198 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       .catch(() => {});
   }
 
-  #startSlot(guildId: string, g: GuildQueue, items: Utterance[]): void {
-    const slot: Slot = { items, controller: new AbortController(), state: 'synthesizing', results: [] };
-    g.slots.push(slot);
-    for (const u of items) this.#progress(u, 'synthesizing');
-    void this.#synthesizeSlot(guildId, slot).then(() => {
-      // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
-      if (!g.slots.includes(slot)) {
-        for (const r of slot.results) r.audio?.release?.();
+  /** The slot leaves the guild's batches without having taken anything (nothing to say after all, or aborted). */
+  #abandon(guildId: string, g: GuildQueue, slot: Slot): void {
+    const i = g.slots.indexOf(slot);
+    if (i >= 0) g.slots.splice(i, 1);
+    this.#schedulePump(guildId);
+  }
+
+  /**
+   * One batch from plan to ready: look up the parts the cache has; when a request is needed, wait
+   * for a grant and only then form the batch from what is pending at that moment (batch at the
+   * moment of the grant); with grants to spare, ask for names and short lines alone.
+   */
+  async #runSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
+    const signal = slot.controller.signal;
+    let grant: RateGrant | null = null;
+    // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
+    const known = new Map<string, ReadyAudio>();
+    const looked = new Set<string>();
+    let formed = false;
+    try {
+      for (;;) {
+        if (signal.aborted || this.#closed || !g.slots.includes(slot)) return;
+        if (!this.#headReady(guildId, g, slot, grant !== null)) {
+          this.#abandon(guildId, g, slot);
+          return;
+        }
+        const runLength = mergeableRun(g.pending, 0, this.#rules.maxMessages * 2);
+        const run = g.pending.slice(0, runLength);
+        const head = run[0]!;
+        const auto = head.kind === 'auto' && !head.advanced;
+        if (auto) await this.#lookup(guildId, run, known, looked);
+        if (signal.aborted || this.#closed || g.pending[0] !== head) continue;
+        const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
+        const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: this.#reusableChars, maxItems: runLength });
+        let grants: RateGrant[] = [];
+        let plan: BatchPlan;
+        if (grant) {
+          // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
+          const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), this.#rules).requests;
+          grants = [grant];
+          for (let e: RateGrant | null; grants.length < wanted && (e = this.#limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
+          plan = planBatch(run, isCached, limits(grants.length), this.#rules);
+        } else {
+          plan = planBatch(run, isCached, limits(0), this.#rules);
+          if (plan.take === 0) {
+            if (this.#limiter && auto) {
+              grant = await this.#limiter.reserve('standard', { key: guildId, signal });
+              // Batch at the moment of the grant: look again at everything pending now.
+              continue;
+            }
+            // Explicit requests and a scheduler without a limiter: the client waits for its own grant.
+            plan = planBatch(run, isCached, limits(1), this.#rules);
+          }
+        }
+        grant = null;
+        const items = g.pending.splice(0, plan.take);
+        const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
+        releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
+        formed = true;
+        for (const extra of grants.slice(plan.requests)) extra.release();
+        slot.items = items;
+        slot.state = 'synthesizing';
+        slot.estimateMs = plan.clips.reduce((ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')), 0);
+        for (const u of items) this.#progress(u, 'synthesizing');
+        // The next batch may start planning (prefetch) now that this one has its utterances.
+        this.#schedulePump(guildId);
+        await this.#synthesizePlan(guildId, slot, plan, known, grants.slice(0, plan.requests));
+        break;
+      }
+    } catch (err) {
+      // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
+      if (!signal.aborted) this.#logger.warn({ guildId, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
+      if (slot.items.length === 0) {
+        this.#abandon(guildId, g, slot);
         return;
       }
-      slot.state = 'ready';
-      for (const r of slot.results) {
-        this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
-        for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+      // Taken from the queue: each is delivered (as a failure, so its author is told), never lost.
+      if (slot.results.length === 0) {
+        const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
+        slot.results.push({ id: slot.items[0]!.id, guildId, items: slot.items, error });
       }
-      this.#schedulePump(guildId);
-    });
-  }
-
-  async #synthesizeSlot(guildId: string, slot: Slot): Promise<void> {
-    const first = await this.#synthesizeItems(guildId, slot, slot.items);
-    // One author over their allowance must not silence the others merged with them: retry alone.
-    if (first.error && slot.items.length > 1 && first.error.code === 'budget_refused' && !slot.controller.signal.aborted) {
-      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, slot, [u]));
+    } finally {
+      grant?.release();
+      if (!formed) releaseAll(known.values());
+    }
+    // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
+    if (!g.slots.includes(slot)) {
+      for (const r of slot.results) r.audio?.release?.();
       return;
     }
-    slot.results.push(first);
+    slot.state = 'ready';
+    for (const r of slot.results) {
+      this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
+      for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+    }
+    this.#schedulePump(guildId);
   }
 
-  async #synthesizeItems(guildId: string, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
-    const base = { id: items[0]!.id, guildId, items };
+  /** Adds to `found` the cached audio of every part of `run` not `looked` up yet (pinned; the caller releases what it does not use). */
+  async #lookup(guildId: string, run: readonly Utterance[], found: Map<string, ReadyAudio>, looked: Set<string>): Promise<void> {
+    const lookup = this.#synth.lookup?.bind(this.#synth);
+    if (!lookup) return;
+    const wanted = new Map<string, { u: Utterance; text: string }>();
+    for (const [i, u] of run.entries()) {
+      for (const p of clipParts(u, i)) {
+        const key = partKey(u, p.text);
+        if (!looked.has(key)) wanted.set(key, { u, text: p.text });
+      }
+    }
+    for (const key of wanted.keys()) looked.add(key);
+    await Promise.all(
+      [...wanted].map(async ([key, { u, text }]) => {
+        const audio = await lookup(partRequest(guildId, u, text)).catch(() => null);
+        if (audio) found.set(key, audio);
+      }),
+    );
+  }
+
+  /** Runs a batch's requests (each with its grant) and turns the clips into deliveries, in order. */
+  async #synthesizePlan(guildId: string, slot: Slot, plan: BatchPlan, known: Map<string, ReadyAudio>, grants: RateGrant[]): Promise<void> {
+    const items = slot.items;
+    const started = this.#clock.now();
+    const clipItems = plan.clips.map((c) => (c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!)));
+    let g = 0;
+    const outcomes = await Promise.all(
+      plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: Error & { code?: string } }> => {
+        if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
+        const grant = grants[g++];
+        const req = clipRequest(guildId, items, clip.parts, this.#rules);
+        try {
+          const audio = await this.#synth.synthesize(req, {
+            signal: slot.controller.signal,
+            ...(grant ? { grant } : {}),
+            onProgress: (p) => {
+              for (const u of clipItems[k]!) this.#progress(u, 'synthesizing', { detail: p.status });
+            },
+          });
+          if (!audio.fromCache) this.#msPerChar += LEARN * (audio.durationMs / Math.max(1, this.#rules.countChars(req.text)) - this.#msPerChar);
+          return { audio };
+        } catch (err) {
+          return { error: err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err }) };
+        }
+      }),
+    );
+    if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
+    const failedBy = new Map<Utterance, { error: Error & { code?: string }; clip: number }>();
+    outcomes.forEach((o, k) => {
+      if ('error' in o) for (const u of clipItems[k]!) if (!failedBy.has(u)) failedBy.set(u, { error: o.error, clip: k });
+    });
+    // Consecutive utterances that all have their audio play as one delivery; a failure is delivered
+    // in its place, so its author is told in order.
+    let i = 0;
+    while (i < items.length) {
+      const failure = failedBy.get(items[i]!);
+      if (failure) {
+        const group: Utterance[] = [];
+        while (i < items.length && failedBy.get(items[i]!)?.clip === failure.clip) group.push(items[i++]!);
+        for (const [k, o] of outcomes.entries()) if ('audio' in o && clipItems[k]!.every((u) => group.includes(u))) o.audio.release?.();
+        // One author over their allowance must not silence the others merged with them: each alone.
+        if (failure.error.code === 'budget_refused' && new Set(group.map((u) => u.userId)).size > 1 && !slot.controller.signal.aborted) {
+          for (const u of group) slot.results.push(await this.#alone(guildId, slot, u));
+        } else {
+          slot.results.push({ id: group[0]!.id, guildId, items: group, error: failure.error });
+        }
+        continue;
+      }
+      const group: Utterance[] = [];
+      while (i < items.length && !failedBy.has(items[i]!)) group.push(items[i++]!);
+      const clips = plan.clips.flatMap((_, k) => (clipItems[k]!.some((u) => group.includes(u)) ? [k] : []));
+      slot.results.push(this.#delivery(guildId, group, clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio), clips.map((k) => clipItems[k]!)));
+    }
+  }
+
+  /** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
+  #delivery(guildId: string, items: Utterance[], clips: ReadyAudio[], carries: Utterance[][]): ReadyUtterance {
+    const starts = new Map<Utterance, number>();
+    let t = 0;
+    clips.forEach((audio, k) => {
+      for (const u of carries[k]!) if (!starts.has(u)) starts.set(u, t);
+      t += audio.durationMs;
+    });
+    const ready: ReadyUtterance = { id: items[0]!.id, guildId, items, audio: sequenceAudio(clips) };
+    if (clips.length > 1) ready.starts = items.map((u) => starts.get(u) ?? 0);
+    this.#clipItems.set(ready, carries);
+    return ready;
+  }
+
+  /** `u` alone in one request (the client waits for its own grant). */
+  async #alone(guildId: string, slot: Slot, u: Utterance): Promise<ReadyUtterance> {
+    const base = { id: u.id, guildId, items: [u] };
     try {
-      const audio = await this.#synth.synthesize(batchRequest(guildId, items, this.#rules), {
-        signal: slot.controller.signal,
-        onProgress: (p) => {
-          for (const u of items) this.#progress(u, 'synthesizing', { detail: p.status });
-        },
-      });
+      const audio = await this.#synth.synthesize(clipRequest(guildId, [u], [{ item: 0, part: 'all', text: u.text }], this.#rules), { signal: slot.controller.signal });
       return { ...base, audio };
     } catch (err) {
       const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
@@ -357,15 +558,38 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
+  /**
+   * The staleness cut at the moment of speaking (batching.ts `cutAtSpeaking`): auto-read that would
+   * start later than the cut is dropped (and counted) with the clips that carry it; the rest plays.
+   */
+  #cut(guildId: string, g: GuildQueue, ready: ReadyUtterance): ReadyUtterance | null {
+    const audio = ready.audio;
+    if (!audio) return ready;
+    const clips = audio.parts ?? [audio];
+    const carries = this.#clipItems.get(ready) ?? [ready.items];
+    const { keep, dropped } = cutAtSpeaking(clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })), this.#clock.now(), this.#rules.maxAutoAgeMs);
+    if (dropped.length === 0) return ready;
+    this.#dropStale(guildId, g, ready.items.filter((u) => dropped.includes(u)), 'speaking');
+    clips.forEach((a, k) => {
+      if (!keep.includes(k)) a.release?.();
+    });
+    if (keep.length === 0) return null;
+    const items = ready.items.filter((u) => !dropped.includes(u));
+    return this.#delivery(guildId, items, keep.map((k) => clips[k]!), keep.map((k) => carries[k]!));
+  }
+
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    for (const [i, ready] of slot.results.entries()) {
+    for (const [i, result] of slot.results.entries()) {
       if (this.#closed) {
         for (const rest of slot.results.slice(i)) rest.audio?.release?.();
         return;
       }
+      const ready = this.#cut(guildId, g, result);
+      if (!ready) continue;
       const controller = new AbortController();
       g.current = controller;
+      g.playingUntil = this.#clock.now() + (ready.audio?.durationMs ?? 0);
       if (!ready.error) g.stats.delivered += ready.items.length;
       await runSink(sink, ready, {
         controller,
@@ -378,10 +602,20 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         onAbandoned: () => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'),
       });
       g.current = null;
+      g.playingUntil = this.#clock.now();
       ready.audio?.release?.();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
       if (!this.#closed) this.#journal.remove(ready.items.map((u) => u.id));
     }
     this.#schedulePump(guildId);
   }
+}
+
+/** The cache identity of one part as spoken by `u`'s voice and settings. */
+function partKey(u: Utterance, text: string): string {
+  return JSON.stringify([u.voice, u.speed, u.pitch, text]);
+}
+
+function releaseAll(audios: Iterable<ReadyAudio>): void {
+  for (const a of audios) a.release?.();
 }
