@@ -4,6 +4,7 @@ import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from './util/coded-error.ts';
 import { ffmpegPath } from './util/ffmpeg.ts';
+import { parseShardIds, shardPlanProblem } from './util/shards.ts';
 
 /**
  * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
@@ -19,6 +20,11 @@ const intFrom = (fallback: number, min = 0, tooSmall?: string) =>
     .prefault(String(fallback));
 
 const MIB = 1024 * 1024;
+
+// A PostgreSQL connection URL (it may hold a password: never echoed in a message).
+const postgresUrl = z.string().trim().refine((v) => URL.canParse(v) && /^postgres(ql)?:$/.test(new URL(v).protocol), {
+  error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
+});
 
 // The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
 const discordSchema = z.object({
@@ -47,6 +53,14 @@ const schema = discordSchema.extend({
   PREFETCH: intFrom(2, 1),
   FFMPEG_PATH: z.string().trim().min(1).optional(),
   JOB_RETENTION_DAYS: intFrom(7, 1),
+  // Issue 14: shards on this host, and what several hosts share (docs/scaling.md).
+  SHARD_COUNT: z.union([z.literal('auto'), z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100_000))], {
+    error: 'must be a whole number of shards (at least 1) or "auto" (Discord\'s recommendation)',
+  }).optional(),
+  SHARD_IDS: z.string().trim().optional(),
+  SHARD_PROCESSES: intFrom(1, 1),
+  ACCOUNT_LEDGER_URL: postgresUrl.optional(),
+  RATE_STORE_URL: postgresUrl.optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -71,6 +85,13 @@ export interface Config {
   ffmpegPath: string;
   /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
   jobRetentionDays: number;
+  /**
+   * Shards (issue 14 §2). `count` undefined: one shard, as before sharding existed. `ids`
+   * undefined: every shard of `count`. With `processes` > 1, `npm start` runs a shard manager.
+   */
+  sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };
+  /** What several hosts share through PostgreSQL (issue 14 §3); each unset: this host's SQLite. */
+  shared: { accountLedgerUrl: string | undefined; rateStoreUrl: string | undefined };
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
@@ -111,6 +132,7 @@ export function loadDiscordConfig(env: Record<string, string | undefined> = proc
 /** Parses the environment; throws ConfigError naming every bad variable (never echoing values). */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const e = parse(schema, env);
+  const sharding = parseSharding(e);
   const baseHost = new URL(e.TTS_BASE_URL).hostname;
   return {
     discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL },
@@ -130,5 +152,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // '' (not undefined): only the environment given here counts, not process.env.
     ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
     jobRetentionDays: e.JOB_RETENTION_DAYS,
+    sharding,
+    shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
   };
+}
+
+/** The shard variables together: SHARD_IDS and SHARD_PROCESSES need a SHARD_COUNT to mean something. */
+function parseSharding(e: Env): Config['sharding'] {
+  const fail = (variable: string, problem: string): never => {
+    throw new ConfigError({ issues: [{ variable, problem }] });
+  };
+  let ids: number[] | undefined;
+  if (e.SHARD_IDS !== undefined) {
+    const parsed = parseShardIds(e.SHARD_IDS);
+    if (!parsed.ok) fail('SHARD_IDS', `${parsed.problem} (expected ids and ranges such as 0,1 or 4-7)`);
+    else ids = parsed.ids;
+  }
+  const count = e.SHARD_COUNT;
+  if (count === undefined && (ids !== undefined || e.SHARD_PROCESSES > 1)) {
+    fail(ids !== undefined ? 'SHARD_IDS' : 'SHARD_PROCESSES', 'needs SHARD_COUNT (the total number of shards across every host, or "auto")');
+  }
+  if (typeof count === 'number') {
+    const problem = shardPlanProblem({ count, ids: ids ?? Array.from({ length: count }, (_, i) => i), processes: e.SHARD_PROCESSES });
+    if (problem) fail(problem.variable, problem.problem);
+  }
+  return { count, ids, processes: e.SHARD_PROCESSES };
 }

@@ -49,3 +49,39 @@ describe('the Discord variables (issue 9 §4)', () => {
     expect(error.message).not.toContain(secret);
   });
 });
+
+describe('shards and what hosts share (issue 14)', () => {
+  const problem = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...REQUIRED, ...env });
+    } catch (error) {
+      return { variables: (error as ConfigError).variables, message: (error as Error).message };
+    }
+    return undefined;
+  };
+
+  it('GIVEN nothing set THEN one shard in one process, and nothing shared: exactly as before', () => {
+    expect(loadConfig(REQUIRED).sharding).toEqual({ count: undefined, ids: undefined, processes: 1 });
+    expect(loadConfig(REQUIRED).shared).toEqual({ accountLedgerUrl: undefined, rateStoreUrl: undefined });
+  });
+
+  it('GIVEN a count, a range and processes THEN they are read; auto stays for start-up to resolve', () => {
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: '8', SHARD_IDS: '4-7', SHARD_PROCESSES: '2' }).sharding).toEqual({ count: 8, ids: [4, 5, 6, 7], processes: 2 });
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: 'auto' }).sharding.count).toBe('auto');
+  });
+
+  it('GIVEN shard variables that cannot work together THEN the one at fault is named', () => {
+    expect(problem({ SHARD_IDS: '0' })?.variables).toEqual(['SHARD_IDS']);
+    expect(problem({ SHARD_COUNT: '4', SHARD_IDS: '3-5' })).toMatchObject({ variables: ['SHARD_IDS'], message: expect.stringContaining('SHARD_COUNT is 4') });
+    expect(problem({ SHARD_COUNT: '2', SHARD_PROCESSES: '3' })?.variables).toEqual(['SHARD_PROCESSES']);
+    expect(problem({ SHARD_COUNT: 'many' })?.variables).toEqual(['SHARD_COUNT']);
+    expect(problem({ SHARD_COUNT: '2', SHARD_IDS: '1-0' })?.variables).toEqual(['SHARD_IDS']);
+  });
+
+  it('GIVEN a URL that is not PostgreSQL THEN it is refused without echoing it (it may hold a password)', () => {
+    const url = 'mysql://user:hunter2@db:3306/x';
+    const p = problem({ ACCOUNT_LEDGER_URL: url, RATE_STORE_URL: 'postgres://u:pw@127.0.0.1:5432/db' });
+    expect(p?.variables).toEqual(['ACCOUNT_LEDGER_URL']);
+    expect(p?.message).not.toContain('hunter2');
+  });
+});

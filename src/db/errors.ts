@@ -3,7 +3,7 @@ import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 // Errors of src/db: one module, stable codes (STYLE #4, /work/brief/ERRORS.md). Messages name
 // versions and counts, never a row's content.
 
-export type DbErrorCode = 'migrations_not_contiguous' | 'schema_too_new' | 'db_busy';
+export type DbErrorCode = 'migrations_not_contiguous' | 'schema_too_new' | 'db_busy' | 'account_pool_unavailable' | 'rate_store_unavailable';
 
 /** Base error of src/db; `code` is stable. */
 export class DbError extends CodedError<DbErrorCode> {
@@ -12,6 +12,8 @@ export class DbError extends CodedError<DbErrorCode> {
     migrations_not_contiguous: 'migrations must be numbered 001, 002, ... without gaps',
     schema_too_new: 'the database schema is newer than this code knows; refusing to start. Run a newer version of the bot.',
     db_busy: 'the database stayed locked by another process',
+    account_pool_unavailable: 'the shared account ledger (ACCOUNT_LEDGER_URL) did not answer; nothing is sent while it cannot count the characters',
+    rate_store_unavailable: 'the shared rate window (RATE_STORE_URL) did not answer; nothing is sent while it cannot count the requests',
   };
   override name = 'DbError';
 }
@@ -31,5 +33,13 @@ export class DbBusyError extends DbError {
   constructor(options: CodedErrorOptions & { attempts: number }) {
     super('db_busy', { message: `${DbError.messages.db_busy} (${options.attempts} attempts)`, ...options });
     this.attempts = options.attempts;
+  }
+}
+
+/** A PostgreSQL store shared by several hosts (issue 14 §3) did not answer: what needs it fails closed. */
+export class SharedStoreError extends DbError {
+  override name = 'SharedStoreError';
+  constructor(code: 'account_pool_unavailable' | 'rate_store_unavailable', options: CodedErrorOptions = {}) {
+    super(code, options);
   }
 }

@@ -96,6 +96,7 @@ function reservationId(now: number): string {
 
 interface LedgerRow {
   id: number;
+  reservation_id: string;
   guild_id: string;
   user_id: string;
   period_start: number;
@@ -108,7 +109,7 @@ type Deltas = { reserved: number; charged: number; uncertain: number };
 type TotalsKey = { guild: string; user: string; period: number; endpoint: Endpoint };
 type ScopeQuery = { guild: string; user: string; start: number; end: number };
 
-const ROW = 'id, guild_id, user_id, period_start, endpoint, chars, state';
+const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, chars, state';
 // Periods are matched by range, not equality, so totals survive a corrected anchor.
 const SCOPE = 'guild_id = @guild AND user_id = @user AND period_start >= @start AND period_start < @end';
 
@@ -150,12 +151,69 @@ const statements = (db: Db) => ({
   paidPk: db.prepare<[number], number>('SELECT 1 FROM paid_audio WHERE pk = ?').pluck(),
   insertPaid: db.prepare<[string, number | null, number]>('INSERT INTO paid_audio (audio_key, pk, paid_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
   hasJob: db.prepare<[string], number>('SELECT 1 FROM character_ledger WHERE job_id = ? LIMIT 1').pluck(),
+  // The account pool's outbox (migrations/006, src/db/pooled-ledger.ts).
+  touch: db.prepare<[string]>('INSERT INTO pool_outbox (reservation_id, version) VALUES (?, 1) ON CONFLICT (reservation_id) DO UPDATE SET version = version + 1'),
+  outbox: db.prepare<[number], { reservationId: string; version: number }>('SELECT reservation_id AS reservationId, version FROM pool_outbox LIMIT ?'),
+  seeded: db.prepare<[number], number>('SELECT 1 FROM pool_seeded WHERE period_start = ?').pluck(),
+  seed: db.prepare<[number, number]>(
+    `INSERT INTO pool_outbox (reservation_id, version) SELECT DISTINCT reservation_id, 1 FROM character_ledger
+     WHERE period_start >= ? AND period_start < ? AND state != 'released' ON CONFLICT (reservation_id) DO NOTHING`,
+  ),
+  markSeeded: db.prepare<[number]>('INSERT INTO pool_seeded (period_start) VALUES (?) ON CONFLICT DO NOTHING'),
+  clearOutbox: db.prepare<[string, number]>('DELETE FROM pool_outbox WHERE reservation_id = ? AND version = ?'),
+  pooledRows: db.prepare<[string], PooledRow>('SELECT period_start AS periodStart, endpoint, state, chars, sent_at IS NOT NULL AS sent FROM character_ledger WHERE reservation_id = ?'),
 });
+
+/** A ledger row as the account pool copies it. */
+export interface PooledRow {
+  periodStart: number;
+  endpoint: Endpoint;
+  state: LedgerState;
+  chars: number;
+  /** 1 once the first attempt left for the service. */
+  sent: number;
+}
+
+/** A reservation whose rows changed since the account pool last copied them. */
+export interface OutboxEntry {
+  reservationId: string;
+  version: number;
+}
 
 /** The ledger in SQLite, atomic across every process sharing the database file. */
 export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements LedgerStore {
-  constructor(db: Db) {
+  readonly #outbox: boolean;
+
+  /** With `outbox`, every change of a reservation is noted in pool_outbox in its transaction (an account pool copies it). */
+  constructor(db: Db, options: { outbox?: boolean } = {}) {
     super(db, undefined, statements);
+    this.#outbox = options.outbox ?? false;
+  }
+
+  /** Reservations changed since the pool last copied them (oldest order not guaranteed). */
+  pendingCopies(limit = 200): OutboxEntry[] {
+    return this.sql.outbox.all(limit);
+  }
+
+  /** Once per period: every reservation of `period` that counts is queued for the pool (a host joining a pool mid-period). */
+  seedCopies(period: Period): Promise<void> {
+    return this.write(() => {
+      if (this.sql.seeded.get(period.start) !== undefined) return;
+      this.sql.seed.run(period.start, period.end);
+      this.sql.markSeeded.run(period.start);
+    });
+  }
+
+  /** The rows of one reservation, as the pool copies them. */
+  rowsOf(reservationId: string): PooledRow[] {
+    return this.sql.pooledRows.all(reservationId);
+  }
+
+  /** The pool has copied these versions: their entries go, unless changed again meanwhile. */
+  copied(entries: readonly OutboxEntry[]): Promise<void> {
+    return this.write(() => {
+      for (const e of entries) this.sql.clearOutbox.run(e.reservationId, e.version);
+    });
   }
 
   /** What counts against each scope's limit in `period`, read as the caller asks (no hold). */
@@ -281,6 +339,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
       if (r.state === to) continue;
       this.sql.setState.run({ id: r.id, state: to, at: now, pk: extra.pk ?? null, job: extra.job ?? null });
       deltas.add(r, r.state, to);
+      if (this.#outbox) this.sql.touch.run(r.reservation_id);
     }
     this.#apply(deltas);
   }
@@ -298,6 +357,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
       });
       deltas.add(row, null, state);
     }
+    if (this.#outbox && reservation.total > 0) this.sql.touch.run(reservation.id);
     this.#apply(deltas);
   }
 

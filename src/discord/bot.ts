@@ -16,7 +16,10 @@ import { VoiceChecker } from '../speech/voice-check.ts';
 import { countChars } from '../tts/chars.ts';
 import { TtsClient, type TtsClientInit } from '../tts/client.ts';
 import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
-import { createSqliteLimiter, type RateLimits } from '../tts/limiter-fair.ts';
+import { createSqliteLimiter, FairRateLimiter, type RateLimits } from '../tts/limiter-fair.ts';
+import { PostgresWindowStore } from '../tts/limiter-postgres.ts';
+import { closePostgres, openPostgres, type PgPool } from '../db/postgres.ts';
+import { PooledLedger } from '../db/pooled-ledger.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
@@ -79,8 +82,20 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
+  // Issue 14 §3: what several hosts share lives in PostgreSQL when configured (docs/scaling.md).
+  const shared: PgPool[] = [];
+  const connect = async (url: string) => {
+    const pg = await openPostgres(url);
+    shared.push(pg);
+    return pg;
+  };
+  const ledgerError = (err: unknown) => logger.warn({ err }, 'ledger write failed');
+  const pooled = config.shared.accountLedgerUrl
+    ? new PooledLedger({ db, pg: await connect(config.shared.accountLedgerUrl), onError: (err) => logger.warn({ err }, 'copying to the shared account ledger failed; retrying') })
+    : undefined;
   const budget = new CharacterBudget({
     db,
+    ...(pooled ? { ledger: pooled } : {}),
     clock,
     defaults: {
       userMonthlyLimit: config.limits.userMonthlyChars,
@@ -89,10 +104,16 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
   });
+  // What this host spent this period before it shared the pool counts in the pool too.
+  await pooled?.start(budget.currentPeriod());
   // A process that crashed between holding characters and settling them left holds behind.
   await budget.releaseStale();
-  // One rate budget for every process on this host (they share the SQLite file).
-  const limiter = createSqliteLimiter(db, { clock, ...(options.rateLimits ? { limits: options.rateLimits } : {}) });
+  // One rate budget for every process on this host (they share the SQLite file), or for every host
+  // behind one IP (RATE_STORE_URL).
+  const limits = options.rateLimits ? { limits: options.rateLimits } : {};
+  const limiter = config.shared.rateStoreUrl
+    ? new FairRateLimiter({ store: new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }), clock, ...limits })
+    : createSqliteLimiter(db, { clock, ...limits });
   const tts = new TtsClient({
     token: config.tts.token,
     baseUrl: config.tts.baseUrl,
@@ -109,7 +130,6 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
   // the ledger follows the jobs this process did not start itself (README "Characters are money").
-  const ledgerError = (err: unknown) => logger.warn({ err }, 'ledger write failed');
   const jobCharge = (job: { guildId: string; userId: string; chars: number | null; request: { text: string | null } }) => [
     { guildId: job.guildId, userId: job.userId, endpoint: 'advanced' as const, chars: job.chars ?? countChars(job.request.text ?? '') },
   ];
@@ -206,7 +226,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger });
-      logger.info({ guilds: client.guilds.cache.size, ...resumed, user: client.user?.tag }, 'bot ready');
+      logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over
       // once its lease runs out.
@@ -239,6 +259,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       // Writes another process's lock kept in memory: written now (waiting is fine at shutdown).
       await pendingStore.close();
       await checkpointer.stop();
+      await pooled?.close();
+      await Promise.all(shared.map((pg) => closePostgres(pg)));
       db.close();
       logger.info({ unspoken }, 'bot stopped');
     },

@@ -164,6 +164,34 @@ export function defaultGuild(botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
   };
 }
 
+/**
+ * Another server like the default one (same members and channel layout, ids of its own) whose
+ * events go to shard `shard` of `shardCount` by Discord's formula, (guild_id >> 22) % count.
+ * `index` tells apart several guilds of one shard. Its text channels are `${id}01` style ids:
+ * read them from the returned guild (`channels`), not from DEFAULT_IDS.
+ */
+export function guildOnShard(shard: number, shardCount: number, index = 0, botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
+  // The part above bit 22 picks the shard; keep it near the default ids' timestamps.
+  const count = BigInt(shardCount);
+  const high = (BigInt(DEFAULT_IDS.guild) >> 22n) + 1000n;
+  const aligned = high - (high % count) + BigInt(index) * count + BigInt(shard);
+  const id = (aligned << 22n).toString();
+  const sub = (n: number) => ((aligned << 22n) + BigInt(n)).toString();
+  const base = defaultGuild(botUser);
+  const renamed = new Map<string, string>([[DEFAULT_IDS.guild, id]]);
+  base.channels.forEach((c, i) => renamed.set(c.id, sub(100 + i)));
+  base.roles.forEach((r, i) => renamed.set(r.id, r.id === DEFAULT_IDS.guild ? id : sub(10 + i)));
+  const to = (old: string) => renamed.get(old) ?? old;
+  return {
+    ...base,
+    id,
+    name: `Shard ${shard} Guild ${index}`,
+    roles: base.roles.map((r) => ({ ...r, id: to(r.id) })),
+    channels: base.channels.map((c) => ({ ...c, id: to(c.id), parentId: c.parentId ? to(c.parentId) : c.parentId ?? null })),
+    members: base.members.map((m) => ({ ...m, roles: m.roles.map(to) })),
+  };
+}
+
 const DISCORD_EPOCH = 1_420_070_400_000n;
 let snowflakeIncrement = 0n;
 

@@ -16,7 +16,7 @@ export const INTENTS = {
 } as const;
 
 /** READY: the bot user, its guilds (unavailable until their GUILD_CREATE) and where to resume. */
-export function readyPayload(sessionId: string, world: { botUser: FakeUser; applicationId: string; guilds: readonly FakeGuild[]; resumeUrl: string }): Record<string, unknown> {
+export function readyPayload(sessionId: string, world: { botUser: FakeUser; applicationId: string; guilds: readonly FakeGuild[]; shard: [number, number]; resumeUrl: string }): Record<string, unknown> {
   return {
     v: 10,
     user: { ...toAPIUser(world.botUser), bot: true, verified: true, mfa_enabled: false, email: null },
@@ -25,7 +25,7 @@ export function readyPayload(sessionId: string, world: { botUser: FakeUser; appl
     session_type: 'normal',
     resume_gateway_url: world.resumeUrl,
     application: { id: world.applicationId, flags: 0 },
-    shard: [0, 1],
+    shard: world.shard,
     user_settings: {},
     relationships: [],
     private_channels: [],

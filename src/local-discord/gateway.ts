@@ -15,6 +15,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { LocalDiscordError } from './errors.ts';
 import { randomToken, type FakeGuild, type FakeUser } from './fixtures.ts';
 import { guildCreatePayload, INTENTS, membersChunkPayload, readyPayload } from './gateway-payloads.ts';
+import { shardOf } from '../util/shards.ts';
 
 export { INTENTS } from './gateway-payloads.ts';
 
@@ -42,6 +43,8 @@ export interface GatewaySession {
   socket: WebSocket | null;
   /** READY (or RESUMED) and all GUILD_CREATEs were written on the current socket. */
   ready: boolean;
+  /** [shard_id, shard_count] from Identify ([0, 1] when the client sent none). */
+  shard: [number, number];
 }
 
 export interface IdentifyRecord {
@@ -64,6 +67,8 @@ export interface GatewayOptions {
   applicationId: string;
   guilds: FakeGuild[];
   heartbeatIntervalMs: number;
+  /** Shards GET /gateway/bot recommends; clients may identify with any count. */
+  shardCount: number;
   /** ws:// URL clients resume at (READY `resume_gateway_url`). */
   resumeUrl: () => string;
   /** op 4 from the client. */
@@ -73,6 +78,11 @@ export interface GatewayOptions {
 /** Per-dispatch options: the intent that gates the event and a per-session rewrite. */
 export interface DispatchOptions {
   intent?: number;
+  /**
+   * The guild the event is about, which picks the shard that receives it; default: the payload's
+   * `guild_id`. Events of no guild (DMs) go to shard 0, as on Discord.
+   */
+  guildId?: string;
   transform?: (d: unknown, session: GatewaySession) => unknown;
 }
 
@@ -103,6 +113,19 @@ export class FakeGateway extends EventEmitter {
     return false;
   }
 
+  /** The shard ids whose sessions are connected and ready, ascending. */
+  readyShards(): number[] {
+    const ids = new Set<number>();
+    for (const session of this.sessions.values()) if (session.ready && session.socket) ids.add(session.shard[0]);
+    return [...ids].sort((a, b) => a - b);
+  }
+
+  /** Whether `session` receives the events of `guildId` (Discord's formula; DMs: shard 0). */
+  owns(session: GatewaySession, guildId: string | undefined): boolean {
+    const [id, count] = session.shard;
+    return guildId === undefined ? id === 0 : shardOf(guildId, count) === id;
+  }
+
   /** Resolves when a client is ready (see isReady). */
   async waitForReady(timeoutMs: number): Promise<void> {
     if (this.isReady()) return;
@@ -115,16 +138,18 @@ export class FakeGateway extends EventEmitter {
   }
 
   /**
-   * Dispatches an event to every live session (connected or waiting to resume); resolves once it
-   * is written to the connected sockets.
+   * Dispatches an event to every live session (connected or waiting to resume) of the shard that
+   * owns its guild; resolves once it is written to the connected sockets.
    */
   async dispatch(t: string, d: unknown, options: DispatchOptions = {}): Promise<void> {
     if (this.sessions.size === 0) {
       throw new LocalDiscordError('no_session', { message: `cannot dispatch ${t}: no client has identified` });
     }
     const writes: Promise<void>[] = [];
+    const guildId = options.guildId ?? guildIdIn(d);
     for (const session of this.sessions.values()) {
       if (options.intent !== undefined && (session.intents & options.intent) === 0) continue;
+      if (!this.owns(session, guildId)) continue;
       const data = options.transform ? options.transform(d, session) : d;
       writes.push(this.#dispatchTo(session, t, data));
     }
@@ -228,7 +253,8 @@ export class FakeGateway extends EventEmitter {
       case 3: // presence update: recorded in `received`, nothing to answer
         return session;
       case 4:
-        this.#options.onVoiceStateRequest(session, payload.d as VoiceStateRequest);
+        // Discord takes a guild's voice state only on the shard that owns the guild.
+        if (this.owns(session, guildIdIn(payload.d))) this.#options.onVoiceStateRequest(session, payload.d as VoiceStateRequest);
         return session;
       case 8:
         this.#requestGuildMembers(session, payload.d as Record<string, unknown>);
@@ -245,7 +271,7 @@ export class FakeGateway extends EventEmitter {
       return null;
     }
     const shard = d.shard;
-    if (shard !== undefined && (!Array.isArray(shard) || shard[0] !== 0 || shard[1] !== 1)) {
+    if (shard !== undefined && !validShard(shard)) {
       socket.close(4010, 'Invalid shard');
       return null;
     }
@@ -255,16 +281,18 @@ export class FakeGateway extends EventEmitter {
       return null;
     }
     this.identifies.push({ intents, properties: d.properties, shard, presence: d.presence });
-    const session: GatewaySession = { id: randomToken(16), intents, seq: 0, backlog: [], socket, ready: false };
+    const session: GatewaySession = { id: randomToken(16), intents, seq: 0, backlog: [], socket, ready: false, shard: shard === undefined ? [0, 1] : [shard[0], shard[1]] };
     this.sessions.set(session.id, session);
     void this.#sendReady(session);
     return session;
   }
 
   async #sendReady(session: GatewaySession): Promise<void> {
-    const { botUser, applicationId, guilds } = this.#options;
+    const { botUser, applicationId } = this.#options;
+    // A shard is told only of its own guilds (READY's list and their GUILD_CREATEs).
+    const guilds = this.#options.guilds.filter((g) => this.owns(session, g.id));
     const writes = [
-      this.#dispatchTo(session, 'READY', readyPayload(session.id, { botUser, applicationId, guilds, resumeUrl: this.#options.resumeUrl() })),
+      this.#dispatchTo(session, 'READY', readyPayload(session.id, { botUser, applicationId, guilds, shard: session.shard, resumeUrl: this.#options.resumeUrl() })),
     ];
     if (session.intents & INTENTS.Guilds) {
       for (const guild of guilds) writes.push(this.#dispatchTo(session, 'GUILD_CREATE', guildCreatePayload(guild, session.intents, botUser.id)));
@@ -305,7 +333,7 @@ export class FakeGateway extends EventEmitter {
 
   #requestGuildMembers(session: GatewaySession, d: Record<string, unknown> | null): void {
     const guild = this.#options.guilds.find((g) => g.id === d?.guild_id);
-    if (!guild || !d) return;
+    if (!guild || !d || !this.owns(session, guild.id)) return;
     void this.#dispatchTo(session, 'GUILD_MEMBERS_CHUNK', membersChunkPayload(guild, d)).catch(() => {});
   }
 
@@ -323,6 +351,17 @@ export class FakeGateway extends EventEmitter {
     session.socket = null;
     session.ready = false;
   }
+}
+
+/** Identify's `shard`: [id, count] with 0 <= id < count. */
+function validShard(shard: unknown): shard is [number, number] {
+  return Array.isArray(shard) && shard.length === 2 && Number.isInteger(shard[0]) && Number.isInteger(shard[1]) && shard[1] >= 1 && shard[0] >= 0 && shard[0] < shard[1];
+}
+
+/** The `guild_id` of an event payload, if it has one. */
+function guildIdIn(d: unknown): string | undefined {
+  const id = (d as { guild_id?: unknown } | null)?.guild_id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 function send(socket: WebSocket, payload: GatewayPayload | { op: number; d?: unknown }): void {

@@ -49,7 +49,7 @@ import type {
 import { BotVoiceStates } from './voice-states.ts';
 
 export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
-export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, PERMISSIONS } from './fixtures.ts';
+export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS } from './fixtures.ts';
 export type { FakeAttachment, FakeMessage } from './messages.ts';
 export type { UploadedFile } from './rest/body.ts';
 export type * from './types.ts';
@@ -77,7 +77,7 @@ class FakeDiscordServer implements FakeDiscord {
     this.#router = new Router(this.#state.token);
     this.#router.on('GET', '/gateway', () => ok({ url: this.gatewayUrl }), false);
     this.#router.on('GET', '/gateway/bot', () =>
-      ok({ url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 } }),
+      ok({ url: this.gatewayUrl, shards: this.#state.options.shardCount, session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 } }),
     );
     userRoutes(this.#router, this.#state);
     applicationRoutes(this.#router, this.#state);

@@ -32,6 +32,7 @@ const DEFAULTS = {
   voiceToken: (guildId: string, join: number) => `voice-${guildId}-${join}`,
   token: '',
   heartbeatIntervalMs: 41_250,
+  shardCount: 1,
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
   interactionTokenLifetimeMs: 15 * 60_000,
@@ -106,6 +107,7 @@ export class DiscordState {
       applicationId: this.applicationId,
       guilds: this.guilds,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      shardCount: this.options.shardCount,
       resumeUrl: () => this.gatewayUrl,
       onVoiceStateRequest,
     });

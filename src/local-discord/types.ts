@@ -25,6 +25,12 @@ export interface FakeDiscordOptions {
   token?: string;
   /** Gateway heartbeat interval sent in Hello. */
   heartbeatIntervalMs?: number;
+  /**
+   * The shard count GET /gateway/bot recommends (default 1). The gateway accepts any Identify
+   * `shard: [id, count]` with id < count and routes every guild to the shard Discord's formula
+   * names, (guild_id >> 22) % count: READY's guild list, GUILD_CREATE, events and voice.
+   */
+  shardCount?: number;
   /** Largest accepted upload per file (Discord's default limit is 10 MiB). */
   maxUploadBytes?: number;
   /**

@@ -23,6 +23,8 @@ export type CheckResult = { ok: true } | { ok: false; refusal: BudgetRefusal };
 
 export interface BudgetOptions {
   db: Db;
+  /** Where reservations are kept: this host's SQLite ledger (default), or a PooledLedger sharing the account with other hosts. */
+  ledger?: LedgerStore;
   clock?: Clock;
   defaults?: Partial<BudgetLimits>;
   period?: { anchor?: number; days?: number };
@@ -38,7 +40,7 @@ export const BUDGET_DEFAULTS = {
   // Billing periods run about 30 days from sign-up; the anchor is any one period start.
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
-} as const satisfies Omit<Required<BudgetOptions>, 'db'>;
+} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger'>;
 
 const DAY_MS = 86_400_000;
 
@@ -53,7 +55,7 @@ export class CharacterBudget {
   readonly #staleAfterMs: number;
 
   constructor(options: BudgetOptions) {
-    this.#ledger = new SqliteLedger(options.db);
+    this.#ledger = options.ledger ?? new SqliteLedger(options.db);
     this.#settings = new GuildSettingsRepo(options.db);
     this.#clock = options.clock ?? BUDGET_DEFAULTS.clock;
     this.#defaults = { ...BUDGET_DEFAULTS.defaults, ...definedOnly(options.defaults ?? {}) };

@@ -399,7 +399,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
           const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), this.#rules).requests;
           grants = [grant];
-          for (let e: RateGrant | null; grants.length < wanted && (e = this.#limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
+          for (let e: RateGrant | null; grants.length < wanted && (e = await this.#limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
+          if (signal.aborted || this.#closed || g.pending[0] !== head) {
+            // Cleared or closed meanwhile (or the head went): give the extras back and look again.
+            for (const extra of grants.slice(1)) extra.release();
+            continue;
+          }
           plan = planBatch(run, isCached, limits(grants.length), this.#rules);
         } else {
           plan = planBatch(run, isCached, limits(0), this.#rules);

@@ -131,12 +131,12 @@ export class FairRateLimiter implements GrantingLimiter {
     });
   }
 
-  tryReserve(kind: RateKind, options: Pick<AcquireOptions, 'key'> = {}): RateGrant | null {
+  async tryReserve(kind: RateKind, options: Pick<AcquireOptions, 'key'> = {}): Promise<RateGrant | null> {
     // Whoever waits goes first; an extra grant is only for a moment nobody else wants one.
     if (this.#lanes[kind].queues.size > 0) return null;
     const key = options.key ?? DEFAULT_KEY;
     try {
-      const result = this.#take(kind, [{ key, since: this.#clock.now() }], false, true);
+      const result = await this.#take(kind, [{ key, since: this.#clock.now() }], false, true);
       if (!result.ok) return null;
       return this.#granted(kind, key, result.id);
     } catch {
@@ -186,7 +186,7 @@ export class FairRateLimiter implements GrantingLimiter {
         const mine: Demand[] = [...lane.queues].map(([key, queue]) => ({ key, since: queue[0]!.since }));
         let result;
         try {
-          result = this.#take(kind, mine);
+          result = await this.#take(kind, mine);
         } catch (cause) {
           // Without the store we cannot know the budget; sending anyway could cost the whole IP a 429.
           this.#failAll(lane, new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }));
@@ -198,15 +198,19 @@ export class FairRateLimiter implements GrantingLimiter {
         }
         await this.#clock.sleep(Math.min(result.retryInMs, this.#recheckMs));
       }
-      this.#store.withdraw(kind, this.#owner);
+      quietly(this.#store.withdraw(kind, this.#owner));
     } finally {
       lane.pumping = false;
     }
   }
 
   #grantTo(kind: RateKind, lane: Lane, key: string, id: number | undefined): void {
-    // Only called synchronously after the decision named one of this lane's keys.
-    const queue = lane.queues.get(key)!;
+    const queue = lane.queues.get(key);
+    if (!queue) {
+      // An asynchronous store answered after that key's last waiter gave up: the slot goes back.
+      if (id !== undefined) quietly(this.#store.release(kind, id));
+      return;
+    }
     const waiter = queue.shift()!;
     if (queue.length === 0) lane.queues.delete(key);
     if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
@@ -234,7 +238,7 @@ export class FairRateLimiter implements GrantingLimiter {
       release: () => {
         if (state !== 'held') return;
         state = 'released';
-        if (id !== undefined) store.release(kind, id);
+        if (id !== undefined) quietly(store.release(kind, id));
         const i = recent.indexOf(at);
         if (i >= 0) recent.splice(i, 1);
       },
@@ -268,4 +272,9 @@ export function createMemoryLimiter(options: Omit<FairRateLimiterOptions, 'store
 /** The host-wide limiter: fair and paced across every process using `db`, counted in SQLite. */
 export function createSqliteLimiter(db: Db, options: Omit<FairRateLimiterOptions, 'store'> = {}): FairRateLimiter {
   return new FairRateLimiter({ ...options, store: new SqliteWindowStore({ db }) });
+}
+
+/** A store's fire-and-forget write (a give-back, a withdrawal): its failure only delays a slot. */
+function quietly(result: void | Promise<void>): void {
+  if (result) result.catch(() => {});
 }

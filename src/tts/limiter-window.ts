@@ -21,17 +21,17 @@ export interface WindowStore {
   /**
    * Reads the window of `kind` at `now` (grants in (now - windowMs, ...], the block, and other
    * processes' live demand after recording `demand`), and records a grant at `now` to the key
-   * `decide` returns.
+   * `decide` returns. A store across the network (PostgreSQL, several hosts) answers asynchronously.
    */
-  take(kind: RateKind, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): TakeDecision;
+  take(kind: RateKind, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): TakeDecision | Promise<TakeDecision>;
   /** Records a grant at `now` if fewer than `limit` grants lie in (now - windowMs, ...] and no block is active (unpaced, keyless). */
-  tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult;
+  tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult | Promise<TakeResult>;
   /** Gives back grant `id` (taken, never used): its slot frees at once. */
-  release(kind: RateKind, id: number): void;
+  release(kind: RateKind, id: number): void | Promise<void>;
   /** The process `owner` has nothing of `kind` waiting any more. */
-  withdraw(kind: RateKind, owner: string): void;
-  /** Grants nothing of `kind` before `untilMs` (an earlier block never shortens a later one). */
-  block(kind: RateKind, untilMs: number): void;
+  withdraw(kind: RateKind, owner: string): void | Promise<void>;
+  /** Grants nothing of `kind` before `untilMs` (an earlier block never shortens a later one); a network store resolves once written. */
+  block(kind: RateKind, untilMs: number): void | Promise<void>;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface WindowStore {
  * clock read came first but committed later) count too, which keeps every window at or below
  * `limit` whatever the commit order.
  */
-function plain(s: WindowSnapshot, now: number, limit: number, windowMs: number): GrantDecision {
+export function plain(s: WindowSnapshot, now: number, limit: number, windowMs: number): GrantDecision {
   if (s.blockedUntil > now) return { ok: false, retryInMs: s.blockedUntil - now };
   if (s.grants.length < limit) return { ok: true, key: '' };
   // The slot frees when the grant at index (length - limit) leaves the window.
@@ -47,7 +47,7 @@ function plain(s: WindowSnapshot, now: number, limit: number, windowMs: number):
   return { ok: false, retryInMs: Math.max(1, freeing + windowMs - now) };
 }
 
-const asTakeResult = (d: GrantDecision): TakeResult => (d.ok ? { ok: true } : d);
+export const asTakeResult = (d: GrantDecision): TakeResult => (d.ok ? { ok: true } : d);
 
 /** Grants counted in this process only (the "simple in-process implementation"). */
 export class MemoryWindowStore implements WindowStore {

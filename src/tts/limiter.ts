@@ -43,7 +43,7 @@ export interface GrantingLimiter extends RateLimiter {
   /** Resolves with a grant for `options.key` when its turn comes; rejects with the signal's reason on abort. */
   reserve(kind: RateKind, options?: Omit<AcquireOptions, 'grant'>): Promise<RateGrant>;
   /** A grant at once when one is to spare now (nobody else waiting, the window nearly empty), else null. */
-  tryReserve(kind: RateKind, options?: Pick<AcquireOptions, 'key'>): RateGrant | null;
+  tryReserve(kind: RateKind, options?: Pick<AcquireOptions, 'key'>): Promise<RateGrant | null>;
   /** Whether requests of `kind` are scarce now: grants are being paced or someone waits for one. */
   pressured(kind: RateKind): boolean;
 }

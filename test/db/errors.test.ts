@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DbBusyError, DbError, MigrationError, type DbErrorCode } from '../../src/db/errors.ts';
+import { DbBusyError, DbError, MigrationError, SharedStoreError, type DbErrorCode } from '../../src/db/errors.ts';
 
 // One row per code (STYLE #4): [code, an error of it as the code builds it, its class name].
 const TABLE: [DbErrorCode, DbError, string][] = [
   ['migrations_not_contiguous', new MigrationError('migrations_not_contiguous'), 'MigrationError'],
   ['schema_too_new', new MigrationError('schema_too_new'), 'MigrationError'],
   ['db_busy', new DbBusyError({ attempts: 3 }), 'DbBusyError'],
+  ['account_pool_unavailable', new SharedStoreError('account_pool_unavailable'), 'SharedStoreError'],
+  ['rate_store_unavailable', new SharedStoreError('rate_store_unavailable'), 'SharedStoreError'],
 ];
 
 describe('db errors', () => {

@@ -1,56 +1,81 @@
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { storeFactories, tempDb, type StoreFixture } from './support.ts';
+import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.ts';
+import { PostgresWindowStore } from '../../src/tts/limiter-postgres.ts';
+import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
+import pgLib from 'pg';
+const PgPoolCtor = pgLib.Pool;
+import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { SqliteWindowStore } from '../../src/tts/limiter-window.ts';
 
-describe.each(storeFactories)('WindowStore contract: $name', ({ make }) => {
+// The PostgreSQL store (several hosts behind one IP, issue 14 §3) keeps the same contract.
+let postgres: TestPostgres | undefined;
+let pg: PgPool | undefined;
+beforeAll(async () => {
+  postgres = await startPostgres();
+  pg = await openPostgres(postgres.url);
+}, 60_000);
+afterAll(async () => {
+  if (pg) await closePostgres(pg);
+  await postgres?.stop();
+});
+const postgresFactory = {
+  name: 'PostgresWindowStore',
+  make: async (): Promise<StoreFixture> => {
+    await pg!.query("DELETE FROM yomiage_rate_grants; UPDATE yomiage_rate_blocks SET until_ms = 0");
+    return { store: new PostgresWindowStore({ pg: pg! }), close: () => {} };
+  },
+};
+
+describe.each([...storeFactories, postgresFactory])('WindowStore contract: $name', ({ make }) => {
   let fixture: StoreFixture;
-  beforeEach(() => {
-    fixture = make();
+  beforeEach(async () => {
+    fixture = await make();
   });
   afterEach(() => fixture.close());
 
-  it('grants up to the limit in a window, then says when the oldest grant leaves it', () => {
+  it('grants up to the limit in a window, then says when the oldest grant leaves it', async () => {
     const { store } = fixture;
-    expect(store.tryTake('standard', 1_000, 3, 60_000)).toEqual({ ok: true });
-    expect(store.tryTake('standard', 2_000, 3, 60_000)).toEqual({ ok: true });
-    expect(store.tryTake('standard', 5_000, 3, 60_000)).toEqual({ ok: true });
-    expect(store.tryTake('standard', 10_000, 3, 60_000)).toEqual({ ok: false, retryInMs: 51_000 });
+    expect(await store.tryTake('standard', 1_000, 3, 60_000)).toEqual({ ok: true });
+    expect(await store.tryTake('standard', 2_000, 3, 60_000)).toEqual({ ok: true });
+    expect(await store.tryTake('standard', 5_000, 3, 60_000)).toEqual({ ok: true });
+    expect(await store.tryTake('standard', 10_000, 3, 60_000)).toEqual({ ok: false, retryInMs: 51_000 });
     // Still full one millisecond before the first grant leaves the window.
-    expect(store.tryTake('standard', 60_999, 3, 60_000)).toEqual({ ok: false, retryInMs: 1 });
-    expect(store.tryTake('standard', 61_000, 3, 60_000)).toEqual({ ok: true });
+    expect(await store.tryTake('standard', 60_999, 3, 60_000)).toEqual({ ok: false, retryInMs: 1 });
+    expect(await store.tryTake('standard', 61_000, 3, 60_000)).toEqual({ ok: true });
     // The refusals recorded nothing: the next slot frees when the 2 000 grant leaves.
-    expect(store.tryTake('standard', 61_500, 3, 60_000)).toEqual({ ok: false, retryInMs: 500 });
+    expect(await store.tryTake('standard', 61_500, 3, 60_000)).toEqual({ ok: false, retryInMs: 500 });
   });
 
-  it('keeps the two kinds apart', () => {
+  it('keeps the two kinds apart', async () => {
     const { store } = fixture;
-    expect(store.tryTake('standard', 0, 1, 60_000).ok).toBe(true);
-    expect(store.tryTake('standard', 1, 1, 60_000).ok).toBe(false);
-    expect(store.tryTake('advanced', 1, 1, 60_000).ok).toBe(true);
-    expect(store.tryTake('advanced', 2, 1, 60_000).ok).toBe(false);
+    expect((await store.tryTake('standard', 0, 1, 60_000)).ok).toBe(true);
+    expect((await store.tryTake('standard', 1, 1, 60_000)).ok).toBe(false);
+    expect((await store.tryTake('advanced', 1, 1, 60_000)).ok).toBe(true);
+    expect((await store.tryTake('advanced', 2, 1, 60_000)).ok).toBe(false);
   });
 
-  it('a block closes an empty window until its time, and only for its kind', () => {
+  it('a block closes an empty window until its time, and only for its kind', async () => {
     const { store } = fixture;
-    store.block('advanced', 15_000);
-    expect(store.tryTake('advanced', 10_000, 10, 60_000)).toEqual({ ok: false, retryInMs: 5_000 });
-    expect(store.tryTake('standard', 10_000, 10, 60_000)).toEqual({ ok: true });
-    expect(store.tryTake('advanced', 15_000, 10, 60_000)).toEqual({ ok: true });
+    await store.block('advanced', 15_000);
+    expect(await store.tryTake('advanced', 10_000, 10, 60_000)).toEqual({ ok: false, retryInMs: 5_000 });
+    expect(await store.tryTake('standard', 10_000, 10, 60_000)).toEqual({ ok: true });
+    expect(await store.tryTake('advanced', 15_000, 10, 60_000)).toEqual({ ok: true });
   });
 
-  it('an earlier block never shortens a later one', () => {
+  it('an earlier block never shortens a later one', async () => {
     const { store } = fixture;
-    store.block('standard', 30_000);
-    store.block('standard', 20_000);
-    expect(store.tryTake('standard', 25_000, 10, 60_000)).toEqual({ ok: false, retryInMs: 5_000 });
+    await store.block('standard', 30_000);
+    await store.block('standard', 20_000);
+    expect(await store.tryTake('standard', 25_000, 10, 60_000)).toEqual({ ok: false, retryInMs: 5_000 });
   });
 
-  it('counts a grant stamped after `now` (another process committed first) against the window', () => {
+  it('counts a grant stamped after `now` (another process committed first) against the window', async () => {
     const { store } = fixture;
-    expect(store.tryTake('standard', 2_000, 1, 1_000).ok).toBe(true);
+    expect((await store.tryTake('standard', 2_000, 1, 1_000)).ok).toBe(true);
     // A process whose clock read 1 500 commits after the 2 000 grant: refused, or two would share (1 500, 2 500].
-    expect(store.tryTake('standard', 1_500, 1, 1_000)).toEqual({ ok: false, retryInMs: 1_500 });
+    expect(await store.tryTake('standard', 1_500, 1, 1_000)).toEqual({ ok: false, retryInMs: 1_500 });
   });
 });
 
@@ -82,6 +107,35 @@ describe('SqliteWindowStore', () => {
       expect(rows).toBeLessThanOrEqual(3);
     } finally {
       close();
+    }
+  });
+});
+
+describe('PostgresWindowStore (hosts behind one IP, issue 14 §3)', () => {
+  it('two hosts, each with its own connections, taking at once: exactly `limit` grants in one window', async () => {
+    const hosts = [new PgPoolCtor({ connectionString: postgres!.url, max: 4 }), new PgPoolCtor({ connectionString: postgres!.url, max: 4 })];
+    try {
+      await pg!.query('DELETE FROM yomiage_rate_grants');
+      const stores = hosts.map((p) => new PostgresWindowStore({ pg: p }));
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 2]!.tryTake('standard', 500_000 + (i % 5), 7, 60_000)));
+      expect(results.filter((r) => r.ok)).toHaveLength(7);
+    } finally {
+      await Promise.all(hosts.map((p) => p.end()));
+    }
+  });
+
+  it('PostgreSQL down: nothing is granted; after the grace period the limiter fails its waiters, naming the store', async () => {
+    const down = new PgPoolCtor({ connectionString: 'postgres://u:secret-pw@127.0.0.1:1/none', connectionTimeoutMillis: 200 });
+    down.on('error', () => {});
+    try {
+      const store = new PostgresWindowStore({ pg: down, outageGraceMs: 300, retryMs: 50 });
+      expect(await store.tryTake('standard', 1, 30, 60_000)).toEqual({ ok: false, retryInMs: 50 });
+      const limiter = new FairRateLimiter({ store });
+      const error = await limiter.acquire('standard').catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'limiter_store_failed', cause: { code: 'rate_store_unavailable' } });
+      expect(String((error as Error).message) + String(((error as Error).cause as Error).message)).not.toContain('secret-pw');
+    } finally {
+      await down.end().catch(() => {});
     }
   });
 });

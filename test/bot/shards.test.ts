@@ -1,0 +1,154 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { RATE_LIMITS } from '../../src/tts/limiter.ts';
+import { standardRequests } from '../support/bot-harness.ts';
+import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+
+// Issue 14 §2, end to end through `npm start` as a child process: the local Discord recommends
+// 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
+// `npm start` a shard manager running one bot process per shard, sharing one DATA_DIR. Both
+// processes speak, the service never sees more than its window, and a process killed with
+// queued speech is started again and speaks it.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+// Voice guilds (A on shard 0, B on shard 1), and two more for the /say burst (C on 0, D on 1).
+const [A, B, C, D] = [guildOnShard(0, 2, 0), guildOnShard(1, 2, 0), guildOnShard(0, 2, 1), guildOnShard(1, 2, 1)] as [FakeGuild, FakeGuild, FakeGuild, FakeGuild];
+const channel = (g: FakeGuild, name: string) => g.channels.find((c) => c.name === name)!.id;
+
+let emulator: Emulator;
+let discord: FakeDiscord;
+let voice: FakeVoiceServer;
+let dataDir: string;
+let manager: ChildBot;
+
+const ready = (): Array<LogLine & { shards: number[]; guilds: number; pid: number; restored: number }> =>
+  manager.logs.filter((l) => l.msg === 'bot ready') as never;
+const readyOf = (shard: number) => ready().filter((l) => l.shards.includes(shard));
+
+/** Accepted and unfinished rows of a guild in the shared database, read as another process would. */
+function pendingRows(guildId: string): number {
+  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
+  try {
+    return db.prepare('SELECT COUNT(*) FROM pending_utterances WHERE guild_id = ?').pluck().get(guildId) as number;
+  } finally {
+    db.close();
+  }
+}
+
+beforeAll(async () => {
+  voice = await startFakeVoiceServer();
+  [emulator, discord] = await Promise.all([
+    startEmulator({ control: true }),
+    startFakeDiscord({ shardCount: 2, guilds: [A, B, C, D], voiceEndpoint: () => voice.endpoint }),
+  ]);
+  dataDir = mkdtempSync(join(tmpdir(), 'yomiage-shards-'));
+  manager = await startChildBot({
+    discord, emulator, dataDir, caCertPem: voice.caCertPem, readyMessage: null,
+    env: { SHARD_COUNT: 'auto', SHARD_PROCESSES: '2', AUTO_READ_MAX_AGE_SECONDS: '600' },
+  });
+  await vi.waitFor(() => expect(ready()).toHaveLength(2), { timeout: 45_000, interval: 100 });
+}, 60_000);
+afterAll(async () => {
+  await manager?.stop('SIGKILL');
+  for (const l of ready()) {
+    try {
+      process.kill(l.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await Promise.all([emulator?.close(), discord?.close(), voice?.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
+  it('runs one bot process per shard, each with the guilds the formula gives its shard', () => {
+    const [zero, one] = [readyOf(0)[0]!, readyOf(1)[0]!];
+    expect(zero.shards).toEqual([0]);
+    expect(one.shards).toEqual([1]);
+    expect([zero.guilds, one.guilds]).toEqual([2, 2]);
+    expect(new Set([zero.pid, one.pid, manager.pid]).size).toBe(3);
+    expect(discord.identifies.map((i) => i.shard).sort()).toEqual([[0, 2], [1, 2]]);
+  });
+
+  it('both processes speak: a message in a guild of each shard is heard in its voice channel', { timeout: 60_000 }, async () => {
+    for (const g of [A, B]) {
+      await discord.setVoiceState(alice.id, g.id, channel(g, 'Voice'));
+      voice.simulateListener({ guildId: g.id, channelId: channel(g, 'Voice'), userId: alice.id });
+      const joined = await discord.sendInteraction({ channelId: channel(g, 'general'), user: alice, name: 'join', locale: 'en-US' });
+      expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    }
+    await Promise.all([A, B].map((g) => voice.waitForDave(g.id)));
+    const started = performance.now();
+    await discord.sendMessage({ channelId: channel(A, 'general'), author: alice, content: 'シャードゼロです' });
+    await discord.sendMessage({ channelId: channel(B, 'general'), author: alice, content: 'シャードイチです' });
+    for (const g of [A, B]) {
+      const heard = await voice.waitForAudio({ guildId: g.id, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
+      expect(heard.rmsDb).toBeGreaterThan(-40);
+    }
+  });
+
+  it('kill -9 of the process of shard 1 with speech queued: it is started again and speaks all of it', { timeout: 90_000 }, async () => {
+    const texts = ['再起動一', '再起動二', '再起動三'];
+    emulator.setLatency('standard', 3_000);
+    for (const content of texts) await discord.sendMessage({ channelId: channel(B, 'general'), author: alice, content });
+    await vi.waitFor(() => expect(pendingRows(B.id)).toBe(texts.length), { timeout: 20_000 });
+    const victim = readyOf(1)[0]!.pid;
+    process.kill(victim, 'SIGKILL');
+    await manager.waitForLog((l) => l.msg === 'shard process exited; restarting it' && l.signal === 'SIGKILL', 10_000, 'the manager seeing the death');
+    emulator.setLatency('standard', 0);
+    const since = { requests: standardRequests(emulator).length, at: performance.now() };
+    await vi.waitFor(() => expect(readyOf(1)).toHaveLength(2), { timeout: 30_000, interval: 100 });
+    const again = readyOf(1)[1]!;
+    expect(again.pid).not.toBe(victim);
+    expect(again.restored).toBe(texts.length);
+    // Shard 0's process was never touched.
+    expect(readyOf(0)).toHaveLength(1);
+    await vi.waitFor(() => {
+      const sent = standardRequests(emulator).slice(since.requests).map((r) => r.text);
+      expect(texts.every((t) => sent.some((s) => s.includes(t)))).toBe(true);
+    }, { timeout: 30_000 });
+    await vi.waitFor(() => expect(pendingRows(B.id)).toBe(0), { timeout: 30_000 });
+    expect(voice.utterances(B.id).filter((u) => u.start >= since.at && u.complete).length).toBeGreaterThan(0);
+  });
+
+  it('a /say burst from both shards beyond the window: the service never sees more than it allows, and no 429', { timeout: 90_000 }, async () => {
+    const { limit, windowMs } = RATE_LIMITS.standard;
+    const perGuild = 18; // 36 requests wanted, more than the 30 a window allows
+    const asked = await Promise.all(
+      [C, D].flatMap((g) => Array.from({ length: perGuild }, (_, i) =>
+        discord.sendInteraction({ channelId: channel(g, 'general'), user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: `窓${g === C ? 'C' : 'D'}${i}` }] }))),
+    );
+    const seen = () => emulator.requests().filter((r) => r.target === 'standard');
+    const inWindowAt = (t: number) => seen().filter((r) => r.at > t - windowMs && r.at <= t).length;
+    // The window fills and stays full: requests stop arriving while /say are still waiting, because
+    // both processes hold theirs back (they look again every second). Full as the limiter counts it:
+    // each grant occupies its slot for the window plus a 1 s safety margin.
+    const answered = () => asked.filter((i) => i.responses().some((r) => r.files.length > 0));
+    let last = -1;
+    let stableSince = Date.now();
+    await vi.waitFor(() => {
+      const n = seen().length;
+      if (n !== last) [last, stableSince] = [n, Date.now()];
+      expect(Date.now() - stableSince).toBeGreaterThanOrEqual(2_500);
+    }, { timeout: 60_000, interval: 100 });
+    const now = Date.now();
+    expect(seen().filter((r) => r.at > now - windowMs - 1_000).length).toBe(limit);
+    expect(answered().length).toBeLessThan(asked.length);
+    for (const g of [C, D]) expect(answered().some((i) => i.responses().some((r) => r.files.length > 0 && r.message?.guildId === g.id))).toBe(true);
+    expect(seen().filter((r) => r.status === 429)).toEqual([]);
+    for (const r of seen()) expect(inWindowAt(r.at)).toBeLessThanOrEqual(limit);
+  });
+
+  it('SIGTERM to the manager stops every bot process, then the manager', async () => {
+    const pids = [readyOf(0).at(-1)!.pid, readyOf(1).at(-1)!.pid];
+    expect(await manager.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    expect(manager.logs.filter((l) => l.msg === 'bot stopped')).toHaveLength(2);
+  });
+});
