@@ -1,18 +1,16 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import type { RateGrant } from '../tts/limiter.ts';
 import type { Clock } from '../util/clock.ts';
-import {
-  admits, clipParts, clipRequest, cutAtSpeaking, isRipe, mayStartBatch, mergeableRun, nextBatch, partRequest, planBatch,
-  type BatchPlan, type BatchRules, type PlanLimits,
-} from './batching.ts';
+import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import { cutReady, synthesizePlan, type ClipCarries } from './queue-clips.ts';
+import { formBatch, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import {
   SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
-  type ReadyUtterance, type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
+  type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
 } from './queue-types.ts';
 import { runSink } from './sink.ts';
-import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.ts';
+import type { Synthesizer } from './synthesize.ts';
 
 // The scheduler's vocabulary (utterances, sinks, events, options) lives in queue-types.ts.
 export * from './queue-types.ts';
@@ -29,29 +27,6 @@ export * from './queue-types.ts';
  * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. Cross-guild order and
  * pacing of the shared budget live in the limiter (src/tts/pacing.ts), keyed by guild id.
  */
-
-interface Slot {
-  /** planning: waiting for a grant (the batch is not formed yet); then synthesizing, then ready. */
-  state: 'planning' | 'synthesizing' | 'ready';
-  items: Utterance[];
-  controller: AbortController;
-  results: ReadyUtterance[];
-  /** Audio length expected while not ready (ms), to project when the batches behind it speak. */
-  estimateMs: number;
-}
-
-interface GuildQueue {
-  pending: Utterance[];
-  /** Batches started, not yet delivered, in order (length <= prefetch); at most one is planning. */
-  slots: Slot[];
-  /** The delivery in progress, if any. */
-  current: AbortController | null;
-  /** When the delivery in progress is expected to end (clock time). */
-  playingUntil: number;
-  /** A held auto message has a wake-up scheduled. */
-  holdTimer: boolean;
-  stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
-}
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
@@ -72,7 +47,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #journal: QueueJournal;
   readonly #guilds = new Map<string, GuildQueue>();
   /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
-  readonly #clipItems = new WeakMap<ReadyUtterance, Utterance[][]>();
+  readonly #clipItems: ClipCarries = new WeakMap();
   #sink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
@@ -118,7 +93,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // On disk before it is acknowledged: from here on a crash does not lose it.
     this.#journal.add(u);
     g.pending.push(u);
-    const position = this.#undelivered(g).length;
+    const position = undelivered(g).length;
     this.#progress(u, 'queued', { position });
     this.#schedulePump(u.guildId);
     return { ok: true, id: u.id, position };
@@ -236,19 +211,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #guild(guildId: string): GuildQueue {
     let g = this.#guilds.get(guildId);
     if (!g) {
-      g = { pending: [], slots: [], current: null, playingUntil: 0, holdTimer: false, stats: { delivered: 0, dropped: 0 } };
+      g = newGuildQueue();
       this.#guilds.set(guildId, g);
     }
     return g;
   }
 
-  #undelivered(g: GuildQueue): Utterance[] {
-    return [...g.slots.flatMap((s) => s.items), ...g.pending];
-  }
-
   #charsForMember(g: GuildQueue, userId: string): number {
     let n = 0;
-    for (const u of this.#undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
+    for (const u of undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
     return n;
   }
 
@@ -314,7 +285,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #headReady(guildId: string, g: GuildQueue, slot: Slot | null, granted = false): boolean {
     const now = this.#clock.now();
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
-    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: this.#speakAt(g, slot) }, this.#rules);
+    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) }, this.#rules);
     if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
     if (decision.take === 0) return false;
@@ -324,17 +295,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       return false;
     }
     return true;
-  }
-
-  /** The earliest a batch started now could speak: after what plays and waits ahead of it, and a request's latency. */
-  #speakAt(g: GuildQueue, slot: Slot | null): number {
-    const now = this.#clock.now();
-    let t = g.current ? Math.max(now, g.playingUntil) : now;
-    for (const s of g.slots) {
-      if (s === slot) break;
-      t += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
-    }
-    return Math.max(t, now + this.#latencyMs);
   }
 
   #dropStale(guildId: string, g: GuildQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
@@ -366,73 +326,37 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#schedulePump(guildId);
   }
 
-  /**
-   * One batch from plan to ready: look up the parts the cache has; when a request is needed, wait
-   * for a grant and only then form the batch from what is pending at that moment (batch at the
-   * moment of the grant); with grants to spare, ask for names and short lines alone.
-   */
+  /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `formBatch`), then synthesised. */
   async #runSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
     const signal = slot.controller.signal;
-    let grant: RateGrant | null = null;
-    // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
-    const known = new Map<string, ReadyAudio>();
-    const looked = new Set<string>();
-    let formed = false;
     try {
-      for (;;) {
-        if (signal.aborted || this.#closed || !g.slots.includes(slot)) return;
-        if (!this.#headReady(guildId, g, slot, grant !== null)) {
-          this.#abandon(guildId, g, slot);
-          return;
-        }
-        const runLength = mergeableRun(g.pending, 0, this.#rules.maxMessages * 2);
-        const run = g.pending.slice(0, runLength);
-        const head = run[0]!;
-        const auto = head.kind === 'auto' && !head.advanced;
-        if (auto) await this.#lookup(guildId, run, known, looked);
-        if (signal.aborted || this.#closed || g.pending[0] !== head) continue;
-        const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
-        const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: this.#reusableChars, maxItems: runLength });
-        let grants: RateGrant[] = [];
-        let plan: BatchPlan;
-        if (grant) {
-          // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
-          const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), this.#rules).requests;
-          grants = [grant];
-          for (let e: RateGrant | null; grants.length < wanted && (e = await this.#limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
-          if (signal.aborted || this.#closed || g.pending[0] !== head) {
-            // Cleared or closed meanwhile (or the head went): give the extras back and look again.
-            for (const extra of grants.slice(1)) extra.release();
-            continue;
-          }
-          plan = planBatch(run, isCached, limits(grants.length), this.#rules);
-        } else {
-          plan = planBatch(run, isCached, limits(0), this.#rules);
-          if (plan.take === 0) {
-            if (this.#limiter && auto) {
-              grant = await this.#limiter.reserve('standard', { key: guildId, signal });
-              // Batch at the moment of the grant: look again at everything pending now.
-              continue;
-            }
-            // Explicit requests and a scheduler without a limiter: the client waits for its own grant.
-            plan = planBatch(run, isCached, limits(1), this.#rules);
-          }
-        }
-        grant = null;
-        const items = g.pending.splice(0, plan.take);
-        const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
-        releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
-        formed = true;
-        for (const extra of grants.slice(plan.requests)) extra.release();
-        slot.items = items;
-        slot.state = 'synthesizing';
-        slot.estimateMs = plan.clips.reduce((ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')), 0);
-        for (const u of items) this.#progress(u, 'synthesizing');
-        // The next batch may start planning (prefetch) now that this one has its utterances.
-        this.#schedulePump(guildId);
-        await this.#synthesizePlan(guildId, slot, plan, known, grants.slice(0, plan.requests));
-        break;
+      const formed = await formBatch(
+        {
+          synth: this.#synth,
+          limiter: this.#limiter,
+          rules: this.#rules,
+          reusableChars: this.#reusableChars,
+          signal,
+          live: () => !this.#closed && g.slots.includes(slot),
+          headReady: (granted) => this.#headReady(guildId, g, slot, granted),
+        },
+        guildId,
+        g,
+      );
+      if (!formed) {
+        this.#abandon(guildId, g, slot);
+        return;
       }
+      const { items, plan } = formed;
+      slot.items = items;
+      slot.state = 'synthesizing';
+      slot.estimateMs = plan.clips.reduce((ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')), 0);
+      for (const u of items) this.#progress(u, 'synthesizing');
+      // The next batch may start planning (prefetch) now that this one has its utterances.
+      this.#schedulePump(guildId);
+      const started = this.#clock.now();
+      slot.results.push(...(await synthesizePlan(this.#planRun(signal), guildId, items, plan, formed.known, formed.grants)));
+      if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
     } catch (err) {
       // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
       if (!signal.aborted) this.#logger.warn({ guildId, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
@@ -445,9 +369,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
         slot.results.push({ id: slot.items[0]!.id, guildId, items: slot.items, error });
       }
-    } finally {
-      grant?.release();
-      if (!formed) releaseAll(known.values());
     }
     // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
     if (!g.slots.includes(slot)) {
@@ -462,125 +383,17 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#schedulePump(guildId);
   }
 
-  /** Adds to `found` the cached audio of every part of `run` not `looked` up yet (pinned; the caller releases what it does not use). */
-  async #lookup(guildId: string, run: readonly Utterance[], found: Map<string, ReadyAudio>, looked: Set<string>): Promise<void> {
-    const lookup = this.#synth.lookup?.bind(this.#synth);
-    if (!lookup) return;
-    const wanted = new Map<string, { u: Utterance; text: string }>();
-    for (const [i, u] of run.entries()) {
-      for (const p of clipParts(u, i)) {
-        const key = partKey(u, p.text);
-        if (!looked.has(key)) wanted.set(key, { u, text: p.text });
-      }
-    }
-    for (const key of wanted.keys()) looked.add(key);
-    await Promise.all(
-      [...wanted].map(async ([key, { u, text }]) => {
-        const audio = await lookup(partRequest(guildId, u, text)).catch(() => null);
-        if (audio) found.set(key, audio);
-      }),
-    );
-  }
-
-  /** Runs a batch's requests (each with its grant) and turns the clips into deliveries, in order. */
-  async #synthesizePlan(guildId: string, slot: Slot, plan: BatchPlan, known: Map<string, ReadyAudio>, grants: RateGrant[]): Promise<void> {
-    const items = slot.items;
-    const started = this.#clock.now();
-    const clipItems = plan.clips.map((c) => (c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!)));
-    let g = 0;
-    const outcomes = await Promise.all(
-      plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: Error & { code?: string } }> => {
-        if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
-        const grant = grants[g++];
-        const req = clipRequest(guildId, items, clip.parts, this.#rules);
-        try {
-          const audio = await this.#synth.synthesize(req, {
-            signal: slot.controller.signal,
-            ...(grant ? { grant } : {}),
-            onProgress: (p) => {
-              for (const u of clipItems[k]!) this.#progress(u, 'synthesizing', { detail: p.status });
-            },
-          });
-          if (!audio.fromCache) this.#msPerChar += LEARN * (audio.durationMs / Math.max(1, this.#rules.countChars(req.text)) - this.#msPerChar);
-          return { audio };
-        } catch (err) {
-          return { error: err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err }) };
-        }
-      }),
-    );
-    if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
-    const failedBy = new Map<Utterance, { error: Error & { code?: string }; clip: number }>();
-    outcomes.forEach((o, k) => {
-      if ('error' in o) for (const u of clipItems[k]!) if (!failedBy.has(u)) failedBy.set(u, { error: o.error, clip: k });
-    });
-    // Consecutive utterances that all have their audio play as one delivery; a failure is delivered
-    // in its place, so its author is told in order.
-    let i = 0;
-    while (i < items.length) {
-      const failure = failedBy.get(items[i]!);
-      if (failure) {
-        const group: Utterance[] = [];
-        while (i < items.length && failedBy.get(items[i]!)?.clip === failure.clip) group.push(items[i++]!);
-        for (const [k, o] of outcomes.entries()) if ('audio' in o && clipItems[k]!.every((u) => group.includes(u))) o.audio.release?.();
-        // One author over their allowance must not silence the others merged with them: each alone.
-        if (failure.error.code === 'budget_refused' && new Set(group.map((u) => u.userId)).size > 1 && !slot.controller.signal.aborted) {
-          for (const u of group) slot.results.push(await this.#alone(guildId, slot, u));
-        } else {
-          slot.results.push({ id: group[0]!.id, guildId, items: group, error: failure.error });
-        }
-        continue;
-      }
-      const group: Utterance[] = [];
-      while (i < items.length && !failedBy.has(items[i]!)) group.push(items[i++]!);
-      const clips = plan.clips.flatMap((_, k) => (clipItems[k]!.some((u) => group.includes(u)) ? [k] : []));
-      slot.results.push(this.#delivery(guildId, group, clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio), clips.map((k) => clipItems[k]!)));
-    }
-  }
-
-  /** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
-  #delivery(guildId: string, items: Utterance[], clips: ReadyAudio[], carries: Utterance[][]): ReadyUtterance {
-    const starts = new Map<Utterance, number>();
-    let t = 0;
-    clips.forEach((audio, k) => {
-      for (const u of carries[k]!) if (!starts.has(u)) starts.set(u, t);
-      t += audio.durationMs;
-    });
-    const ready: ReadyUtterance = { id: items[0]!.id, guildId, items, audio: sequenceAudio(clips) };
-    if (clips.length > 1) ready.starts = items.map((u) => starts.get(u) ?? 0);
-    this.#clipItems.set(ready, carries);
-    return ready;
-  }
-
-  /** `u` alone in one request (the client waits for its own grant). */
-  async #alone(guildId: string, slot: Slot, u: Utterance): Promise<ReadyUtterance> {
-    const base = { id: u.id, guildId, items: [u] };
-    try {
-      const audio = await this.#synth.synthesize(clipRequest(guildId, [u], [{ item: 0, part: 'all', text: u.text }], this.#rules), { signal: slot.controller.signal });
-      return { ...base, audio };
-    } catch (err) {
-      const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
-      return { ...base, error };
-    }
-  }
-
-  /**
-   * The staleness cut at the moment of speaking (batching.ts `cutAtSpeaking`): auto-read that would
-   * start later than the cut is dropped (and counted) with the clips that carry it; the rest plays.
-   */
-  #cut(guildId: string, g: GuildQueue, ready: ReadyUtterance): ReadyUtterance | null {
-    const audio = ready.audio;
-    if (!audio) return ready;
-    const clips = audio.parts ?? [audio];
-    const carries = this.#clipItems.get(ready) ?? [ready.items];
-    const { keep, dropped } = cutAtSpeaking(clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })), this.#clock.now(), this.#rules.maxAutoAgeMs);
-    if (dropped.length === 0) return ready;
-    this.#dropStale(guildId, g, ready.items.filter((u) => dropped.includes(u)), 'speaking');
-    clips.forEach((a, k) => {
-      if (!keep.includes(k)) a.release?.();
-    });
-    if (keep.length === 0) return null;
-    const items = ready.items.filter((u) => !dropped.includes(u));
-    return this.#delivery(guildId, items, keep.map((k) => clips[k]!), keep.map((k) => carries[k]!));
+  #planRun(signal: AbortSignal) {
+    return {
+      synth: this.#synth,
+      rules: this.#rules,
+      carries: this.#clipItems,
+      signal,
+      progress: (u: Utterance, state: ProgressState, extra?: Partial<ProgressEvent>) => this.#progress(u, state, extra),
+      onMade: (chars: number, durationMs: number) => {
+        this.#msPerChar += LEARN * (durationMs / Math.max(1, chars) - this.#msPerChar);
+      },
+    };
   }
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
@@ -590,7 +403,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const rest of slot.results.slice(i)) rest.audio?.release?.();
         return;
       }
-      const ready = this.#cut(guildId, g, result);
+      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      this.#dropStale(guildId, g, cut.dropped, 'speaking');
+      const ready = cut.ready;
       if (!ready) continue;
       const controller = new AbortController();
       g.current = controller;
@@ -614,13 +429,4 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
     this.#schedulePump(guildId);
   }
-}
-
-/** The cache identity of one part as spoken by `u`'s voice and settings. */
-function partKey(u: Utterance, text: string): string {
-  return JSON.stringify([u.voice, u.speed, u.pitch, text]);
-}
-
-function releaseAll(audios: Iterable<ReadyAudio>): void {
-  for (const a of audios) a.release?.();
 }

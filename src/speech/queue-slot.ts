@@ -1,0 +1,135 @@
+import type { GrantingLimiter, RateGrant } from '../tts/limiter.ts';
+import { mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
+import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
+import type { GuildStats, ReadyUtterance, Utterance } from './queue-types.ts';
+import type { ReadyAudio, Synthesizer } from './synthesize.ts';
+
+// A guild's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
+// moment of the grant (issue 12 §1, §3).
+
+export interface Slot {
+  /** planning: waiting for a grant (the batch is not formed yet); then synthesizing, then ready. */
+  state: 'planning' | 'synthesizing' | 'ready';
+  items: Utterance[];
+  controller: AbortController;
+  results: ReadyUtterance[];
+  /** Audio length expected while not ready (ms), to project when the batches behind it speak. */
+  estimateMs: number;
+}
+
+export interface GuildQueue {
+  pending: Utterance[];
+  /** Batches started, not yet delivered, in order (length <= prefetch); at most one is planning. */
+  slots: Slot[];
+  /** The delivery in progress, if any. */
+  current: AbortController | null;
+  /** When the delivery in progress is expected to end (clock time). */
+  playingUntil: number;
+  /** A held auto message has a wake-up scheduled. */
+  holdTimer: boolean;
+  stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
+}
+
+export function newGuildQueue(): GuildQueue {
+  return { pending: [], slots: [], current: null, playingUntil: 0, holdTimer: false, stats: { delivered: 0, dropped: 0 } };
+}
+
+/** Everything of the guild not yet delivered, in order. */
+export function undelivered(g: GuildQueue): Utterance[] {
+  return [...g.slots.flatMap((s) => s.items), ...g.pending];
+}
+
+/** The earliest a batch behind `slot`'s predecessors could speak: after what plays and waits ahead of it, and a request's latency. */
+export function speakAt(g: GuildQueue, slot: Slot | null, now: number, latencyMs: number): number {
+  let t = g.current ? Math.max(now, g.playingUntil) : now;
+  for (const s of g.slots) {
+    if (s === slot) break;
+    t += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
+  }
+  return Math.max(t, now + latencyMs);
+}
+
+export interface FormContext {
+  synth: Synthesizer;
+  limiter: GrantingLimiter | undefined;
+  rules: BatchRules;
+  reusableChars: number;
+  signal: AbortSignal;
+  /** Whether the slot may still form a batch (not cleared or closed). */
+  live: () => boolean;
+  /** The head rules as the batch would speak (drops the stale, holds a lone message); false: nothing to form now. */
+  headReady: (granted: boolean) => boolean;
+}
+
+/** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
+export interface Formed {
+  items: Utterance[];
+  plan: BatchPlan;
+  known: Map<string, ReadyAudio>;
+  grants: RateGrant[];
+}
+
+/**
+ * Forms the guild's next batch: looks up the parts the cache has; when a request is needed, waits
+ * for a grant and only then takes from what is pending at that moment (batch at the moment of the
+ * grant); with grants to spare, asks for names and short lines alone. Null: nothing to form (the
+ * queue emptied, a message is held, the slot was cleared). Throws the signal's reason on abort,
+ * with nothing taken from the queue. Grants and cached audio not used are given back.
+ */
+export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue): Promise<Formed | null> {
+  const { rules, signal } = ctx;
+  let grant: RateGrant | null = null;
+  // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
+  const known = new Map<string, ReadyAudio>();
+  const looked = new Set<string>();
+  let formed = false;
+  const gone = (head: Utterance) => signal.aborted || !ctx.live() || g.pending[0] !== head;
+  try {
+    for (;;) {
+      if (signal.aborted || !ctx.live() || !ctx.headReady(grant !== null)) return null;
+      const runLength = mergeableRun(g.pending, 0, rules.maxMessages * 2);
+      const run = g.pending.slice(0, runLength);
+      const head = run[0]!;
+      const auto = head.kind === 'auto' && !head.advanced;
+      if (auto) await lookupParts(ctx.synth, guildId, run, known, looked);
+      if (gone(head)) continue;
+      const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
+      const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: ctx.reusableChars, maxItems: runLength });
+      let grants: RateGrant[] = [];
+      let plan: BatchPlan;
+      if (grant) {
+        // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
+        const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), rules).requests;
+        grants = [grant];
+        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
+        if (gone(head)) {
+          // Cleared or closed meanwhile (or the head went): give the extras back and look again.
+          for (const extra of grants.slice(1)) extra.release();
+          continue;
+        }
+        plan = planBatch(run, isCached, limits(grants.length), rules);
+      } else {
+        plan = planBatch(run, isCached, limits(0), rules);
+        if (plan.take === 0) {
+          if (ctx.limiter && auto) {
+            grant = await ctx.limiter.reserve('standard', { key: guildId, signal });
+            // Batch at the moment of the grant: look again at everything pending now.
+            continue;
+          }
+          // Explicit requests and a scheduler without a limiter: the client waits for its own grant.
+          plan = planBatch(run, isCached, limits(1), rules);
+        }
+      }
+      grant = null;
+      const items = g.pending.splice(0, plan.take);
+      const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
+      releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
+      formed = true;
+      for (const extra of grants.slice(plan.requests)) extra.release();
+      return { items, plan, known, grants: grants.slice(0, plan.requests) };
+    }
+  } finally {
+    grant?.release();
+    if (!formed) releaseAll(known.values());
+  }
+}
