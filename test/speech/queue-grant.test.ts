@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
+import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
+
+// Issue 12 §1: the scheduler with the real limiter, on a manual clock. The batch is formed once the
+// grant is in hand, and the staleness cut is applied before anything is paid for it.
+
+// One request per 30 s: a wait for the grant that stays within the 60 s staleness cut.
+const ONE_PER_30S = { standard: { limit: 1, windowMs: 30_000 }, advanced: { limit: 1, windowMs: 30_000 } };
+
+function setup() {
+  const clock = new ManualClock();
+  const limiter = createMemoryLimiter({ clock, limits: ONE_PER_30S, safety: { marginMs: 0 }, pacing: false });
+  const synth = new FakeSynth();
+  const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 0 } });
+  const spoken: ReadyUtterance[] = [];
+  const dropped: Utterance[] = [];
+  q.on('dropped', ({ items }) => dropped.push(...items));
+  q.setDefaultSink(async (r) => {
+    spoken.push(r);
+  });
+  return { clock, limiter, synth, q, spoken, dropped };
+}
+
+describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
+  it('GIVEN the window is spent THEN everything that arrives during the wait rides in the one request made when the grant comes', async () => {
+    const { clock, limiter, synth, q, spoken } = setup();
+    await limiter.acquire('standard', { key: 'another guild' }); // the window's only request is gone
+    q.enqueue(msg('g1', 'a', 'いちばん'));
+    await settle(10);
+    q.enqueue(msg('g1', 'b', 'にばん'));
+    q.enqueue(msg('g1', 'a', 'さんばん'));
+    await settle(10);
+    expect(synth.calls).toHaveLength(0); // nothing sent before the grant
+    clock.advance(30_001);
+    await until(() => spoken.length > 0);
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['いちばん。にばん。さんばん']);
+    expect(spoken.flatMap((r) => r.items.map((u) => u.text))).toEqual(['いちばん', 'にばん', 'さんばん']);
+    q.close();
+  });
+
+  it('GIVEN the wait for a grant outlasts the staleness cut THEN the auto message is dropped and counted, and nothing is paid for it', async () => {
+    const { clock, limiter, synth, q, spoken, dropped } = setup();
+    limiter.block('standard', 70_000); // the service said: nothing for 70 s
+    q.enqueue(msg('g1', 'a', 'おそすぎる'));
+    const say = q.enqueue(msg('g1', 'b', 'これは読む', { kind: 'say' }));
+    expect(say.ok).toBe(true);
+    await settle(10);
+    clock.advance(70_001);
+    await until(() => spoken.length > 0);
+    expect(dropped.map((u) => u.text)).toEqual(['おそすぎる']);
+    expect(q.stats('g1').dropped).toBe(1);
+    // Only the /say was sent (it is never dropped): the late auto-read cost nothing.
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['これは読む']);
+    q.close();
+  });
+});
