@@ -24,6 +24,9 @@
  * which makes it about a second of service latency at x10; beyond x20 the numbers start measuring
  * the machine. The cache's Ogg transcode is skipped (it is not needed to measure the queue).
  *
+ * BENCH_DEBUG=1 prints the scheduler mode's grants, ready batches and drops (scaled-clock seconds)
+ * to stderr.
+ *
  * The emulator's history, charges and windows are reset between the modes; `chars_paid` is what it
  * charged the account. A run is under pressure when the naive mode saw at least one 429. The last
  * check, back-to-back clips at the voice server, runs the real bot against the local Discord once
@@ -199,7 +202,9 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
   const dir = mkdtempSync(join(tmpdir(), 'bench-queue-'));
   const db = openDatabase(join(dir, 'bench.sqlite'));
   try {
-    const limiter = createMemoryLimiter({ clock, safety: { marginMs: MARGIN_MS } });
+    const debug = process.env.BENCH_DEBUG ? (...a: unknown[]) => console.error(((clock.now() - t0) / 1000).toFixed(1), ...a) : () => {};
+    const t0 = clock.now();
+    const limiter = createMemoryLimiter({ clock, safety: { marginMs: MARGIN_MS }, onGrant: (_k, key) => debug('grant', key) });
     const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, limiter, clock, download: { allowLoopback: true } });
     const cache = new AudioCache({ db, dir: join(dir, 'cache'), clock, transcode: async (mp3) => mp3 });
     const big = 100_000_000;
@@ -207,7 +212,9 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
     const q = new SpeechScheduler({ synthesize: createSynthesizer({ client, cache, budget }), clock, limiter });
     const arrived = new Map<number, number>();
     let settled = 0;
-    q.on('dropped', ({ items }) => {
+    q.on('ready', ({ guildId, ready }) => debug('ready', guildId, ready.items.length, ready.audio?.durationMs, ready.error?.code ?? ''));
+    q.on('dropped', ({ items, guildId, at }) => {
+      debug('dropped', guildId, items.length, at);
       o.droppedStale += items.length;
       settled += items.length;
     });
