@@ -1,7 +1,7 @@
 import type { GrantingLimiter, RateGrant } from '../tts/limiter.ts';
 import { mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
-import type { GuildStats, ReadyUtterance, Utterance } from './queue-types.ts';
+import { SCHEDULER_DEFAULTS, type GuildStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
 
 // A guild's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
@@ -32,6 +32,22 @@ export interface GuildQueue {
 
 export function newGuildQueue(): GuildQueue {
   return { pending: [], slots: [], current: null, playingUntil: 0, holdTimer: false, stats: { delivered: 0, dropped: 0 } };
+}
+
+/** The guild's counters (GuildStats) from its queue. */
+export function guildStats(guildId: string, g: GuildQueue): GuildStats {
+  const count = (state: Slot['state']) => g.slots.filter((s) => s.state === state).reduce((n, s) => n + s.items.length, 0);
+  return { guildId, queued: g.pending.length, synthesizing: count('synthesizing'), ready: count('ready'), playing: g.current !== null, ...g.stats };
+}
+
+/** Empties the guild's queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to the caller. */
+export function abortAll(g: GuildQueue, reason: unknown): void {
+  for (const slot of g.slots) {
+    slot.controller.abort(reason);
+    for (const r of slot.results) r.audio?.release?.();
+  }
+  g.slots = [];
+  g.pending = [];
 }
 
 /** Everything of the guild not yet delivered, in order. */
@@ -132,4 +148,17 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
     grant?.release();
     if (!formed) releaseAll(known.values());
   }
+}
+
+/** The batching rules (batching.ts) a scheduler with `options` applies. */
+export function batchRules(options: Pick<SchedulerOptions, 'coalesce' | 'maxAutoAgeMs' | 'countChars'>): BatchRules {
+  const coalesce = options.coalesce ?? {};
+  return {
+    maxMessages: coalesce.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
+    maxChars: coalesce.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
+    holdMs: coalesce.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
+    maxAutoAgeMs: options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs,
+    separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
+    countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
+  };
 }

@@ -2,8 +2,8 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
-import { cutReady, synthesizePlan, type ClipCarries } from './queue-clips.ts';
-import { formBatch, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
+import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
+import { abortAll, batchRules, formBatch, guildStats, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import {
   SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
@@ -67,18 +67,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#prefetch = Math.max(1, options.prefetch ?? SCHEDULER_DEFAULTS.prefetch);
     this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? SCHEDULER_DEFAULTS.maxInFlight));
     this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? SCHEDULER_DEFAULTS.maxPendingCharsPerMember;
-    const coalesce = options.coalesce ?? {};
-    this.#rules = {
-      maxMessages: coalesce.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
-      maxChars: coalesce.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
-      holdMs: coalesce.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
-      maxAutoAgeMs: options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs,
-      separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
-      countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
-    };
+    this.#rules = batchRules(options);
     this.#limiter = options.limiter;
     this.#reusableChars = options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars;
-    this.#pressureHoldMs = coalesce.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs;
+    this.#pressureHoldMs = options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
@@ -102,7 +94,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Where ready utterances go (play, or attach to a reply); deliveries wait while there is none. */
   setDefaultSink(sink: Sink | null): void {
     this.#sink = sink;
-    for (const [id, g] of this.#guilds) this.#schedulePump(id);
+    for (const id of this.#guilds.keys()) this.#schedulePump(id);
   }
 
   /** Stops the utterance being delivered: its sink's signal is aborted. Returns whether one was. */
@@ -120,15 +112,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   clear(guildId: string, reason?: string): number {
     const g = this.#guilds.get(guildId);
     if (!g) return 0;
-    const items: Utterance[] = [];
-    for (const slot of g.slots) {
-      items.push(...slot.items);
-      slot.controller.abort(new SpeechError('aborted', { guildId, message: 'cleared' }));
-      for (const r of slot.results) r.audio?.release?.();
-    }
-    items.push(...g.pending);
-    g.pending = [];
-    g.slots = [];
+    const items = undelivered(g);
+    abortAll(g, new SpeechError('aborted', { guildId, message: 'cleared' }));
     this.#journal.remove(items.map((u) => u.id));
     this.emit('cleared', { guildId, count: items.length, items, reason });
     return items.length;
@@ -148,15 +133,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   stats(): GuildStats[];
   stats(guildId?: string): GuildStats | GuildStats[] {
     if (guildId === undefined) return [...this.#guilds.keys()].map((id) => this.stats(id));
-    const g = this.#guild(guildId);
-    return {
-      guildId,
-      queued: g.pending.length,
-      synthesizing: g.slots.filter((s) => s.state === 'synthesizing').reduce((n, s) => n + s.items.length, 0),
-      ready: g.slots.filter((s) => s.state === 'ready').reduce((n, s) => n + s.items.length, 0),
-      playing: g.current !== null,
-      ...g.stats,
-    };
+    return guildStats(guildId, this.#guild(guildId));
   }
 
   /** Utterances queued but not yet spoken, in order per guild (for a clean shutdown). */
@@ -190,12 +167,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
       const reason = new SpeechError('closed', { guildId });
-      for (const slot of g.slots) {
-        slot.controller.abort(reason);
-        for (const r of slot.results) r.audio?.release?.();
-      }
-      g.slots = [];
-      g.pending = [];
+      abortAll(g, reason);
       g.current?.abort(reason);
     }
     return unspoken;
@@ -383,17 +355,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#schedulePump(guildId);
   }
 
-  #planRun(signal: AbortSignal) {
-    return {
-      synth: this.#synth,
-      rules: this.#rules,
-      carries: this.#clipItems,
-      signal,
-      progress: (u: Utterance, state: ProgressState, extra?: Partial<ProgressEvent>) => this.#progress(u, state, extra),
-      onMade: (chars: number, durationMs: number) => {
-        this.#msPerChar += LEARN * (durationMs / Math.max(1, chars) - this.#msPerChar);
-      },
-    };
+  /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
+  #planRun(signal: AbortSignal): PlanRun {
+    const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
+    return { synth: this.#synth, rules: this.#rules, carries: this.#clipItems, signal, progress: (u, state, extra) => this.#progress(u, state, extra), onMade };
   }
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */

@@ -46,7 +46,9 @@ describe('planBatch: the batch formed when the grant is in hand', () => {
       { cached: true, part: { item: 0, part: 'name', text: 'たろう、' } },
       { cached: false, parts: [{ item: 0, part: 'body', text: '今日の晩ごはんは何にしようかな' }] },
     ]);
-    const paid = clipRequest('g1', run, (plan.clips[1] as { parts: never[] }).parts, RULES);
+    const line = plan.clips[1]!;
+    if (line.cached) throw new Error('the line was planned as cached');
+    const paid = clipRequest('g1', run, line.parts, RULES);
     expect(paid.text).toBe('今日の晩ごはんは何にしようかな');
     expect(paid.charges).toEqual([{ guildId: 'g1', userId: 'a', endpoint: 'standard', chars: countChars('今日の晩ごはんは何にしようかな') }]);
   });
