@@ -25,6 +25,8 @@ export interface Report {
   trace: string;
   messages: number;
   bound: { requests_per_spoken: number };
+  /** p95 wait if every message were synthesised alone at arrival with no rate limit (bench-queue-traces.ts `playbackFloor`). */
+  playback_floor: { wait_p95_s: number };
   scheduler: ModeStats;
   naive: ModeStats;
 }
@@ -51,6 +53,7 @@ export function printTable(r: Report, wall: { scheduler: number; naive: number }
   console.log(`\n${'metric'.padEnd(w)}  ${'scheduler'.padStart(12)}  ${'naive'.padStart(12)}`);
   for (const [name, x, y] of rows) console.log(`${name.padEnd(w)}  ${x.padStart(12)}  ${y.padStart(12)}`);
   console.log(`${'bound: requests per spoken message'.padEnd(w)}  ${f(r.bound.requests_per_spoken, 3).padStart(12)}`);
+  console.log(`${'playback floor: p95 wait speaking all (s)'.padEnd(w)}  ${f(r.playback_floor.wait_p95_s).padStart(12)}`);
 }
 
 /** The issue's targets for this trace: [line, pass]. */
@@ -65,7 +68,9 @@ export function targets(r: Report, scenario: string): Array<[string, boolean]> {
     out.push([`bound / scheduler requests per spoken >= 0.9 (${f(r.bound.requests_per_spoken, 3)} / ${f(a.requests_per_spoken, 3)} = ${f(ratio, 3)})`, ratio >= 0.9]);
   }
   if (scenario === 'staggered') out.push([`Jain's index of spoken fraction >= 0.95 (${f(a.jain_spoken_fraction, 3)})`, a.jain_spoken_fraction >= 0.95]);
-  if (pressure) out.push([`under pressure (naive saw ${b.http_429} 429s): p95 wait <= naive / 3 (${f(a.wait_p95_s)} s <= ${f(b.wait_p95_s / 3)} s)`, a.wait_p95_s <= b.wait_p95_s / 3]);
+  // Why a wait target misses when it lies below what playback alone makes every spoken message wait.
+  const floor = (limit: number) => (r.playback_floor.wait_p95_s > limit ? `; playback alone, speaking every message, gives ${f(r.playback_floor.wait_p95_s)} s` : '');
+  if (pressure) out.push([`under pressure (naive saw ${b.http_429} 429s): p95 wait <= naive / 3 (${f(a.wait_p95_s)} s <= ${f(b.wait_p95_s / 3)} s${floor(b.wait_p95_s / 3)})`, a.wait_p95_s <= b.wait_p95_s / 3]);
   else out.push([`without pressure (naive saw no 429): p95 wait <= 1.1 x naive + 0.25 s (${f(a.wait_p95_s)} s <= ${f(1.1 * b.wait_p95_s + 0.25)} s)`, a.wait_p95_s <= 1.1 * b.wait_p95_s + 0.25]);
   out.push([`spoken >= naive (${a.spoken} >= ${b.spoken})`, a.spoken >= b.spoken]);
   if (scenario === 'names' || scenario === 'overload') {

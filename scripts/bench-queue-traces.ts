@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
+import { expectedSeconds } from '../src/emulator/audio.ts';
 import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
 import type { Utterance } from '../src/speech/queue-types.ts';
@@ -317,4 +318,18 @@ export function scenarioTrace(scenario: Scenario, seed: number): TraceLine[] {
     case 'overload':
       return overloadTrace(seed);
   }
+}
+
+/**
+ * The waits (unscaled ms) if every message were synthesised alone the moment it arrived, with no
+ * rate limit: only its guild's playback ahead of it delays it (the emulator's audio lengths). No
+ * mode that speaks every message can wait less; a wait target below this floor is out of reach.
+ */
+export function playbackFloor(trace: readonly TraceMessage[]): number[] {
+  const freeAt = new Map<string, number>();
+  return trace.map((m) => {
+    const start = Math.max(m.at_ms, freeAt.get(m.guild) ?? 0);
+    freeAt.set(m.guild, start + 1000 * expectedSeconds({ kind: 'standard', text: m.prefix + m.body, voice: m.voice, speed: 1, pitch: 0 }));
+    return start - m.at_ms;
+  });
 }

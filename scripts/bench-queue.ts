@@ -47,7 +47,7 @@ import { TtsClient } from '../src/tts/client.ts';
 import { createMemoryLimiter } from '../src/tts/limiter-fair.ts';
 import { RATE_LIMITS } from '../src/tts/limiter.ts';
 import { scaledClock, type Clock } from '../src/util/clock.ts';
-import { asRead, bound, readTrace, scenarioTrace, SCENARIOS, writeTrace, type Scenario, type TraceMessage } from './bench-queue-traces.ts';
+import { asRead, bound, playbackFloor, readTrace, scenarioTrace, SCENARIOS, writeTrace, type Scenario, type TraceMessage } from './bench-queue-traces.ts';
 import { printTable, targets, type ModeStats, type Report } from './bench-queue-report.ts';
 import { measureBackToBack, type GapResult } from './bench-queue-voice.ts';
 
@@ -296,7 +296,14 @@ async function runTrace(name: string, trace: TraceMessage[], scale: number): Pro
     started = Date.now();
     const theirs = await runNaive(shifted, emulator, clock, scale);
     const naive = stats(shifted, theirs, emulator);
-    const report: Report = { trace: name, messages: trace.length, bound: { requests_per_spoken: round(bound(shifted, RULES).requestsPerSpoken) }, scheduler, naive };
+    const report: Report = {
+      trace: name,
+      messages: trace.length,
+      bound: { requests_per_spoken: round(bound(shifted, RULES).requestsPerSpoken) },
+      playback_floor: { wait_p95_s: round(quantile(playbackFloor(shifted), 0.95) / 1000, 2) },
+      scheduler,
+      naive,
+    };
     printTable(report, { scheduler: wallScheduler, naive: Date.now() - started });
     return report;
   } finally {
