@@ -75,6 +75,8 @@ export interface FormContext {
   live: () => boolean;
   /** The head rules as the batch would speak (drops the stale, holds a lone message); false: nothing to form now. */
   headReady: (granted: boolean) => boolean;
+  /** Before asking for a grant: whether the run should wait for company first (it is woken later). */
+  holdForCompany: () => boolean;
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -89,7 +91,7 @@ export interface Formed {
  * Forms the guild's next batch: looks up the parts the cache has; when a request is needed, waits
  * for a grant and only then takes from what is pending at that moment (batch at the moment of the
  * grant); with grants to spare, asks for names and short lines alone. Null: nothing to form (the
- * queue emptied, a message is held, the slot was cleared). Throws the signal's reason on abort,
+ * queue emptied, a message is held or waits for company, the slot was cleared). Throws the signal's reason on abort,
  * with nothing taken from the queue. Grants and cached audio not used are given back.
  */
 export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue): Promise<Formed | null> {
@@ -128,6 +130,7 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
         plan = planBatch(run, isCached, limits(0), rules);
         if (plan.take === 0) {
           if (ctx.limiter && auto) {
+            if (ctx.holdForCompany()) return null;
             grant = await ctx.limiter.reserve('standard', { key: guildId, signal });
             // Batch at the moment of the grant: look again at everything pending now.
             continue;

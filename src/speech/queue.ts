@@ -260,12 +260,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) }, this.#rules);
     if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
-    if (decision.take === 0) return false;
-    // Requests are scarce: a run that can still grow waits for company (a new message pumps again).
-    if (!granted && this.#limiter?.pressured('standard') && !isRipe(g.pending, now, this.#pressureHoldMs, this.#rules)) {
-      this.#wakeAt(guildId, g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
-      return false;
-    }
+    return decision.take > 0;
+  }
+
+  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
+  #holdForCompany(guildId: string, g: GuildQueue): boolean {
+    if (!this.#limiter?.pressured('standard') || isRipe(g.pending, this.#clock.now(), this.#pressureHoldMs, this.#rules)) return false;
+    this.#wakeAt(guildId, g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
     return true;
   }
 
@@ -311,6 +312,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           signal,
           live: () => !this.#closed && g.slots.includes(slot),
           headReady: (granted) => this.#headReady(guildId, g, slot, granted),
+          holdForCompany: () => this.#holdForCompany(guildId, g),
         },
         guildId,
         g,

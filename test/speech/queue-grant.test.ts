@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
+import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter.ts';
 import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
 
 // Issue 12 §1: the scheduler with the real limiter, on a manual clock. The batch is formed once the
@@ -53,6 +55,48 @@ describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
     expect(q.stats('g1').dropped).toBe(1);
     // Only the /say was sent (it is never dropped): the late auto-read cost nothing.
     expect(synth.calls.map((c) => c.req.text)).toEqual(['これは読む']);
+    q.close();
+  });
+});
+
+describe('SpeechScheduler while requests are scarce', () => {
+  /** A limiter under pressure that records who asked and never grants on its own. */
+  function scarceLimiter() {
+    const asked: string[] = [];
+    const limiter: GrantingLimiter = {
+      acquire: async () => {},
+      block: () => {},
+      reserve: (_kind, options) => {
+        asked.push(options?.key ?? '');
+        return new Promise<RateGrant>(() => {});
+      },
+      tryReserve: async () => null,
+      pressured: () => true,
+    };
+    return { limiter, asked };
+  }
+
+  it('GIVEN a message whose audio is cached THEN it plays at once; an uncached one waits for company before asking for a grant', async () => {
+    const clock = new ManualClock();
+    const { limiter, asked } = scarceLimiter();
+    const synth = Object.assign(new FakeSynth(), {
+      lookup: async (req: SynthesisRequest): Promise<ReadyAudio | null> => (req.text === 'おはよう' ? { mp3: Buffer.from('hit'), durationMs: 500, fromCache: true, key: 'hit' } : null),
+    });
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 10_000 } });
+    const spoken: string[] = [];
+    q.setDefaultSink(async (r) => {
+      spoken.push(...r.items.map((u) => u.text));
+    });
+    q.enqueue(msg('g1', 'a', 'おはよう'));
+    await until(() => spoken.length > 0);
+    expect(spoken).toEqual(['おはよう']);
+    expect(synth.calls).toHaveLength(0);
+    q.enqueue(msg('g1', 'a', 'きょうはなにするの'));
+    await settle(20);
+    expect(asked).toEqual([]); // held for company: no grant asked for yet
+    clock.advance(10_000);
+    await until(() => asked.length > 0);
+    expect(asked).toEqual(['g1']);
     q.close();
   });
 });
