@@ -202,6 +202,11 @@ export interface PlanLimits {
   maxRequests: number;
   /** Bodies up to this many characters are common short lines, worth a clip of their own. */
   reusableChars: number;
+  /**
+   * Whether a name or short line comes back often enough to be worth a request of its own (the
+   * cost is a request now, the saving its characters each later time). Default: always.
+   */
+  recurring?: (u: Utterance, text: string) => boolean;
   /** Most utterances in one batch (cached ones included). */
   maxItems: number;
 }
@@ -278,6 +283,7 @@ function addItem(draft: Draft, run: readonly Utterance[], u: Utterance, i: numbe
 }
 
 function isReusablePart(run: readonly Utterance[], part: ClipPart, limits: PlanLimits, rules: BatchRules): boolean {
+  if (limits.recurring && !limits.recurring(run[part.item]!, part.text)) return false;
   if (part.part === 'name') return true;
   return run[part.item]!.kind === 'auto' && rules.countChars(part.text) <= limits.reusableChars;
 }

@@ -1,5 +1,5 @@
 import type { GrantingLimiter, RateGrant } from '../tts/limiter.ts';
-import { mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
+import { clipParts, mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type GuildStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
@@ -77,6 +77,25 @@ export interface FormContext {
   headReady: (granted: boolean) => boolean;
   /** Before asking for a grant: whether the run should wait for company first (it is woken later). */
   holdForCompany: () => boolean;
+  /** How often each part (partKey) was read lately; updated as batches are formed. */
+  reads: Map<string, number>;
+}
+
+/** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
+const REUSE_AFTER_READS = 2;
+/** Parts remembered for their reading counts (the oldest forgotten first). */
+const MAX_REMEMBERED_PARTS = 10_000;
+
+function countReads(reads: Map<string, number>, items: readonly Utterance[]): void {
+  for (const [i, u] of items.entries()) {
+    for (const p of clipParts(u, i)) {
+      const key = partKey(u, p.text);
+      const n = (reads.get(key) ?? 0) + 1;
+      reads.delete(key); // to the back: the most recent
+      reads.set(key, n);
+    }
+  }
+  while (reads.size > MAX_REMEMBERED_PARTS) reads.delete(reads.keys().next().value!);
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -112,7 +131,8 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
       if (auto) await lookupParts(ctx.synth, guildId, run, known, looked);
       if (gone(head)) continue;
       const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
-      const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: ctx.reusableChars, maxItems: runLength });
+      const recurring = (u: Utterance, text: string) => (ctx.reads.get(partKey(u, text)) ?? 0) >= REUSE_AFTER_READS;
+      const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: ctx.reusableChars, maxItems: runLength, recurring });
       let grants: RateGrant[] = [];
       let plan: BatchPlan;
       if (grant) {
@@ -141,6 +161,7 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
       }
       grant = null;
       const items = g.pending.splice(0, plan.take);
+      countReads(ctx.reads, items);
       const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
       releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
       formed = true;

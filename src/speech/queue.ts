@@ -48,6 +48,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #guilds = new Map<string, GuildQueue>();
   /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
   readonly #clipItems: ClipCarries = new WeakMap();
+  readonly #reads = new Map<string, number>(); // readings per name and line (queue-slot.ts: worth a clip?)
   #sink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
@@ -313,14 +314,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           live: () => !this.#closed && g.slots.includes(slot),
           headReady: (granted) => this.#headReady(guildId, g, slot, granted),
           holdForCompany: () => this.#holdForCompany(guildId, g),
+          reads: this.#reads,
         },
         guildId,
         g,
       );
-      if (!formed) {
-        this.#abandon(guildId, g, slot);
-        return;
-      }
+      if (!formed) return this.#abandon(guildId, g, slot);
       const { items, plan } = formed;
       slot.items = items;
       slot.state = 'synthesizing';

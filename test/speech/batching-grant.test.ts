@@ -63,6 +63,13 @@ describe('planBatch: the batch formed when the grant is in hand', () => {
     expect(scarce.clips).toHaveLength(1);
   });
 
+  it('GIVEN grants to spare and a name that does not keep coming back THEN it rides in the request: a request of its own would not pay', () => {
+    const run = [named('さぶろう', 'はじめまして、よろしく')];
+    const plan = planBatch(run, nothingCached, { ...limits(2), recurring: () => false }, RULES);
+    expect(plan.requests).toBe(1);
+    expect(plan.clips).toHaveLength(1);
+  });
+
   it('GIVEN one grant and cached parts between uncached ones THEN the cached ones are read in the request rather than needing a second', () => {
     const run = [named('たろう', '一つ目の長いメッセージです'), named('はなこ', '二つ目の長いメッセージです')];
     const cached = (_u: Utterance, text: string) => text === 'はなこ、';
