@@ -1,6 +1,6 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
+import { requireGuild, requirePlaybackControl } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
 const data = {
@@ -13,6 +13,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
+    requirePlaybackControl(interaction, ctx.voice.voiceChannel(guildId));
     const count = ctx.voiceControl.clear(guildId);
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.cleared', { count }) });
   },

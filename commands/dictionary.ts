@@ -1,7 +1,8 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { choice, described, named, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
-import { requireGuild } from '../src/discord/guards.ts';
+import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
+import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 import { DICTIONARY_ERROR_TEXT, parseDictionaryWord, parseReading, type DictionaryError } from '../src/speech/dictionary.ts';
 import type { Lang } from '../src/discord/i18n.ts';
@@ -31,6 +32,25 @@ const data = {
       options: [{ type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word to remove', '削除する単語'), required: true, autocomplete: true, max_length: 50 }],
     },
     { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('Show the dictionary', '辞書を表示') },
+    // Issue 13: files and who may edit.
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('import', 'インポート'),
+      ...described('Import a JSON, CSV or TSV file (word, reading); shows a summary first', 'JSON・CSV・TSV（単語, 読み）を取り込み（先に内容を確認）'),
+      options: [{ type: ApplicationCommandOptionType.Attachment, ...named('file', 'ファイル'), ...described('At most 1 MB and 5,000 entries', '1 MB・5,000 件まで'), required: true }],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('export', 'エクスポート'),
+      ...described('The dictionary as a file', '辞書をファイルで出力'),
+      options: [{ type: ApplicationCommandOptionType.String, ...named('format', '形式'), ...described('json (default) or csv', 'json（既定）または csv'), choices: [choice('JSON', 'JSON', 'json'), choice('CSV', 'CSV', 'csv')] }],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('editors', '編集者'),
+      ...described('Let a role edit the dictionary besides Manage Server; empty: Manage Server only (admins)', 'サーバー管理権限に加えて辞書を編集できるロール。省略で管理者のみ（管理者）'),
+      options: [{ type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role (leave out: Manage Server only)', 'ロール（省略で管理者のみ）') }],
+    },
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -41,13 +61,24 @@ export default {
     const lang = langOf(interaction.locale);
     const repo = ctx.repos.dictionary;
     const sub = interaction.options.getSubcommand();
+    if (sub === 'export') return exportDictionary(interaction, ctx.repos, guildId, interaction.options.getString('format') === 'csv' ? 'csv' : 'json', lang);
+    if (sub === 'editors') {
+      requireManageGuild(interaction);
+      const roleId = interaction.options.get('role') ? await requireExistingRole(interaction, 'role') : null;
+      await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
+      await interaction.reply({ content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      return;
+    }
     if (sub === 'list') {
-      const entries = repo.list(guildId);
+      const entries = repo.own(guildId);
       const lines = entries.slice(0, 50).map((e) => `${e.word} → ${e.reading}`).join('\n');
       const content = entries.length ? t(lang, 'dictionary.list', { count: entries.length, entries: lines }) : t(lang, 'dictionary.empty');
       await interaction.reply({ content: content.slice(0, 2000), flags: MessageFlags.Ephemeral });
       return;
     }
+    // Everything below changes the dictionary: Manage Server, or the role the admins allowed.
+    requireDictionaryEditor(interaction, ctx.repos, guildId);
+    if (sub === 'import') return importDictionary(interaction, { repos: ctx.repos, buttons: ctx.buttons }, guildId, lang);
     if (sub === 'remove') {
       const word = interaction.options.getString('word', true).trim();
       if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { vars: { word } });
@@ -64,7 +95,7 @@ export default {
   async autocomplete(interaction, ctx) {
     if (!interaction.inGuild()) return interaction.respond([]);
     const typed = interaction.options.getFocused().toLowerCase();
-    const words = ctx.repos.dictionary.list(interaction.guildId).map((e) => e.word).filter((w) => w.toLowerCase().includes(typed));
+    const words = ctx.repos.dictionary.own(interaction.guildId).map((e) => e.word).filter((w) => w.toLowerCase().includes(typed));
     await interaction.respond(words.slice(0, 25).map((w) => ({ name: w, value: w })));
   },
 } satisfies Command;

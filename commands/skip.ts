@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
-import { requireGuild } from '../src/discord/guards.ts';
+import { requireGuild, requirePlaybackControl } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
 const data = {
@@ -14,6 +14,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
+    requirePlaybackControl(interaction, ctx.voice.voiceChannel(guildId));
     if (!ctx.voiceControl.skip(guildId)) throw new UserError('voice.nothing_to_skip');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
   },

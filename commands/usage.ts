@@ -1,8 +1,9 @@
-import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { ApplicationCommandOptionType, AttachmentBuilder, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
 import { isManager, requireGuild } from '../src/discord/guards.ts';
 import { formatDate, langOf, t } from '../src/discord/i18n.ts';
+import { renderUsageChart } from '../src/discord/usage-chart.ts';
 
 const data = {
   ...named('usage', '利用状況'),
@@ -27,6 +28,16 @@ export default {
       const top = await ctx.budget.topSpenders(guildId, 5);
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }
-    await interaction.reply({ content: lines.join('\n'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    // Issue 13: the period's spend by day, as a chart and as numbers (the member's; the server's for admins).
+    const serverChart = admin && interaction.options.getUser('member') === null;
+    const days = ctx.repos.dailySpend.days(ctx.budget.currentPeriod(), serverChart ? { guildId } : { guildId, userId: target.id });
+    const day = (ms: number) => { const d = new Date(ms); return `${d.getUTCMonth() + 1}/${d.getUTCDate()}`; };
+    const spent = days.filter((d) => d.chars > 0);
+    const total = spent.reduce((sum, d) => sum + d.chars, 0);
+    lines.push(t(lang, serverChart ? 'usage.days_server' : 'usage.days_member', { name: target.displayName, total }));
+    lines.push(spent.length ? spent.map((d) => `${day(d.dayStart)} ${d.chars}`).join(' · ') : t(lang, 'usage.days_none'));
+    const png = await renderUsageChart(days, { title: t(lang, serverChart ? 'usage.chart_server' : 'usage.chart_member', { name: target.displayName }), day });
+    const files = png ? [new AttachmentBuilder(png, { name: 'usage.png' })] : [];
+    await interaction.reply({ content: lines.join('\n').slice(0, 2000), files, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   },
 } satisfies Command;

@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 
 yomiage_node
 # espeak-ng makes the emulator read the text aloud; without it the playground speaks in tones.
-yomiage_packages ffmpeg:ffmpeg ffprobe:ffmpeg '?espeak-ng:espeak-ng'
+yomiage_packages ffmpeg:ffmpeg ffprobe:ffmpeg '?espeak-ng:espeak-ng' '?fonts-noto-cjk'
 yomiage_npm_ci --if-changed
 exec npm run playground

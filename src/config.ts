@@ -61,6 +61,12 @@ const schema = discordSchema.extend({
   SHARD_PROCESSES: intFrom(1, 1),
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
+  // Issue 14 §1: metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
+  METRICS_PORT: z.string().trim().regex(/^\d+$/, 'must be a port number (0-65535)').transform(Number).pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' })).optional(),
+  METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  ERROR_WEBHOOK_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL (a Discord webhook URL, or any endpoint taking a JSON POST)' }).optional(),
+  // Issue 13: the operator's bot-wide reading dictionary (JSON, CSV or TSV).
+  GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -92,6 +98,10 @@ export interface Config {
   sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };
   /** What several hosts share through PostgreSQL (issue 14 §3); each unset: this host's SQLite. */
   shared: { accountLedgerUrl: string | undefined; rateStoreUrl: string | undefined };
+  /** Issue 14 §1: METRICS_PORT (undefined: off) on METRICS_HOST, and where unexpected errors are reported. */
+  ops: { metricsPort: number | undefined; metricsHost: string; errorWebhookUrl: string | undefined };
+  /** The operator's bot-wide dictionary file, applied under each server's own entries (issue 13). */
+  globalDictionaryFile: string | undefined;
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
@@ -154,6 +164,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobRetentionDays: e.JOB_RETENTION_DAYS,
     sharding,
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
+    ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
+    globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
   };
 }
 

@@ -1,8 +1,14 @@
+import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createBot } from './discord/bot.ts';
 import { resolveShardPlan, type ShardPlan } from './ops/shard-plan.ts';
 import { ShardProcessManager } from './ops/shard-manager.ts';
 import { answerCollect } from './ops/shard-ipc.ts';
+import { ErrorReporter, reportingDestination } from './ops/error-reports.ts';
+import { botEndpoints } from './ops/health.ts';
+import { COLLECT_TOPICS, managerEndpoints } from './ops/manager-ops.ts';
+import { BotMetrics } from './ops/metrics.ts';
+import { startOpsServer, type OpsEndpoints } from './ops/ops-server.ts';
 import { createLogger, type Logger } from './util/log.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
@@ -20,8 +26,16 @@ try {
   }
   throw error;
 }
-const secrets = [config.discord.token, config.tts.token, ...urlPasswords(config)];
-const base = createLogger({ level: config.logLevel, secrets });
+const secrets = [config.discord.token, config.tts.token, ...urlPasswords(config), ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : [])];
+// Unexpected errors (logged at error or fatal with an error object) are also posted to
+// ERROR_WEBHOOK_URL, built from the scrubbed log line (src/ops/error-reports.ts).
+const reporter = config.ops.errorWebhookUrl
+  ? new ErrorReporter({ url: config.ops.errorWebhookUrl, onFailure: (problem) => reportFailed(problem) })
+  : undefined;
+const stdout = pino.destination({ dest: 1, sync: true });
+const base = createLogger({ level: config.logLevel, secrets, destination: reporter ? reportingDestination(stdout, reporter) : stdout });
+// Never logged through the reporting path at error level: a failing webhook must not report itself.
+const reportFailed = (problem: { status?: number; code?: string }) => base.warn({ ...problem }, 'could not post an error report to ERROR_WEBHOOK_URL');
 // A process the manager started says which it is on every line.
 const logger = process.env.YOMIAGE_SHARD_PROCESS !== undefined ? base.child({ shardProcess: Number(process.env.YOMIAGE_SHARD_PROCESS) }) : base;
 
@@ -34,7 +48,7 @@ try {
     process.exit(1);
   }
   logger.fatal({ err: error }, 'could not ask Discord for the recommended shard count (SHARD_COUNT=auto)');
-  process.exit(1);
+  await exit(1);
 }
 
 if (plan && plan.groups.length > 1) await runManager(plan, logger);
@@ -42,32 +56,63 @@ else await runBot(plan, logger);
 
 async function runManager(plan: ShardPlan, logger: Logger): Promise<void> {
   const manager = new ShardProcessManager({ token: config.discord.token, shardCount: plan.count, groups: plan.groups, logger });
-  onStop(async () => manager.stop(), logger);
+  // The manager serves METRICS_PORT (the sum over its processes); they answer it over IPC.
+  const ops = await serveOps(managerEndpoints(manager), logger);
+  onStop(async () => {
+    await manager.stop();
+    await ops?.close();
+  }, logger);
   logger.info({ shardCount: plan.count, shards: plan.ids, processes: plan.groups.length }, 'starting the shard manager');
   await manager.start();
 }
 
 async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void> {
   const clientOptions = plan ? { shards: plan.ids, shardCount: plan.count } : {};
+  const metrics = new BotMetrics();
   let bot;
   try {
-    bot = await createBot({ config, logger, clientOptions });
+    bot = await createBot({ config, logger, clientOptions, metrics });
   } catch (error) {
     // PostgreSQL (ACCOUNT_LEDGER_URL / RATE_STORE_URL) not answering is the likely cause here.
     logger.fatal({ err: error }, 'could not start (is the database, or a shared PostgreSQL, reachable?)');
-    process.exit(1);
+    return exit(1);
   }
-  onStop(() => bot.stop(), logger);
+  // Listening before the gateway is: /healthz answers at once, /readyz says when it is ready.
+  const ops = await serveOps(botEndpoints(metrics, { client: bot.client, db: bot.db, media: bot.media }), logger);
+  onStop(async () => {
+    await ops?.close();
+    await bot.stop();
+  }, logger);
   // Under the shard manager: answer its questions, and stop when it is gone (no orphan shards).
   answerCollect('status', () => ({ pid: process.pid, shards: plan?.ids ?? [0], guilds: [...bot.client.guilds.cache.keys()] }));
+  answerCollect(COLLECT_TOPICS.metrics, () => metrics.registry.getMetricsAsJSON());
+  answerCollect(COLLECT_TOPICS.ready, () => bot.readiness());
   process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
   try {
     await bot.start();
   } catch (error) {
     logger.fatal({ err: error }, 'could not start (is DISCORD_TOKEN right and the gateway reachable?)');
     await bot.stop().catch(() => {});
-    process.exit(1);
+    await exit(1);
   }
+}
+
+/** METRICS_PORT's server when set; a port that cannot be bound stops start-up with a clear message. */
+async function serveOps(endpoints: OpsEndpoints, logger: Logger) {
+  const { metricsPort, metricsHost } = config.ops;
+  if (metricsPort === undefined) return undefined;
+  try {
+    return await startOpsServer({ port: metricsPort, host: metricsHost, endpoints, logger });
+  } catch (error) {
+    logger.fatal({ code: (error as { code?: string }).code, host: metricsHost, port: metricsPort }, 'could not listen on METRICS_HOST:METRICS_PORT');
+    return exit(1);
+  }
+}
+
+/** Exits once pending error reports were posted (at most 5 s). */
+async function exit(code: number): Promise<never> {
+  if (reporter) await Promise.race([reporter.flush(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+  process.exit(code);
 }
 
 function onStop(stop: () => Promise<void>, logger: Logger): void {
@@ -78,15 +123,20 @@ function onStop(stop: () => Promise<void>, logger: Logger): void {
     logger.info({ signal }, 'shutting down');
     try {
       await stop();
-      process.exit(0);
+      await exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
+      await exit(1);
     }
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  // Logged (and reported) before the process ends, as Node would end it.
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    void exit(1);
+  });
 }
 
 /** Passwords inside the PostgreSQL URLs: scrubbed from every log line like the tokens. */

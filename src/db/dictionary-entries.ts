@@ -22,6 +22,8 @@ const statements = (db: Db) => ({
     ON CONFLICT (guild_id, word) DO UPDATE SET reading = excluded.reading, created_by = excluded.created_by,
       created_at = excluded.created_at`),
   delete: db.prepare<[string, string]>('DELETE FROM dictionary_entries WHERE guild_id = ? AND word = ?'),
+  deleteAll: db.prepare<[string]>('DELETE FROM dictionary_entries WHERE guild_id = ?'),
+  count: db.prepare<[string], number>('SELECT count(*) FROM dictionary_entries WHERE guild_id = ?').pluck(),
   // Longest word first, so "GitHub Actions" is replaced before "GitHub" (SQLite length() counts characters).
   list: db.prepare<[string], Row>('SELECT * FROM dictionary_entries WHERE guild_id = ? ORDER BY length(word) DESC, word'),
   version: db.prepare<[string], number>('SELECT version FROM dictionary_versions WHERE guild_id = ?').pluck(),
@@ -31,6 +33,12 @@ const statements = (db: Db) => ({
 });
 
 type Row = RowOf<DictionaryEntry>;
+
+/** The operator's bot-wide entries (issue 13), applied under each guild's own; `version` changes when they do. */
+export interface GlobalDictionarySource {
+  entries(): readonly { word: string; reading: string }[];
+  version(): number;
+}
 const rows = rowMapping<DictionaryEntry, Row>();
 
 export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
@@ -40,9 +48,16 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
    * is built once per version instead of once per message.
    */
   readonly #lists = new Map<string, { version: number; entries: DictionaryEntry[] }>();
+  readonly #effective = new Map<string, { own: readonly DictionaryEntry[]; globalVersion: number; entries: readonly DictionaryEntry[] }>();
+  #global: GlobalDictionarySource | undefined;
 
   constructor(db: Db, clock?: Clock) {
     super(db, clock, statements);
+  }
+
+  /** The operator's bot-wide dictionary, applied under every guild's own entries (see list). */
+  setGlobal(source: GlobalDictionarySource | undefined): void {
+    this.#global = source;
   }
 
   /** Adds the word, or replaces its reading; says which. */
@@ -65,10 +80,40 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
   }
 
   /**
-   * Every entry of the guild, longest word first (the order to apply them in). The same array
-   * while the dictionary is unchanged: treat it as immutable.
+   * Everything read in the guild: its own entries, and the operator's global ones for words it has
+   * not defined itself (a guild's entry wins), longest word first (the order to apply them in).
+   * The same array while neither changes: treat it as immutable.
    */
   list(guildId: string): readonly DictionaryEntry[] {
+    const own = this.own(guildId);
+    const global = this.#global;
+    if (!global || global.entries().length === 0) return own;
+    const globalVersion = global.version();
+    const cached = this.#effective.get(guildId);
+    if (cached?.own === own && cached.globalVersion === globalVersion) return cached.entries;
+    const words = new Set(own.map((e) => e.word));
+    const extra = global.entries().filter((e) => !words.has(e.word)).map((e) => ({ guildId, word: e.word, reading: e.reading, createdBy: 'operator', createdAt: 0 }));
+    const entries = Object.freeze([...own, ...extra].sort((a, b) => [...b.word].length - [...a.word].length || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0)));
+    this.#effective.set(guildId, { own, globalVersion, entries });
+    return entries;
+  }
+
+  /**
+   * Replaces the guild's whole dictionary (`replace`) or adds and updates the given words, keeping
+   * the others (`merge`), in one transaction: all of it or nothing.
+   */
+  import(guildId: string, entries: readonly { word: string; reading: string }[], mode: 'merge' | 'replace', createdBy: string): Promise<number> {
+    return this.write(() => {
+      if (mode === 'replace') this.sql.deleteAll.run(guildId);
+      const now = this.clock.now();
+      for (const e of entries) this.sql.upsert.run(rows.toRow({ guildId, word: e.word, reading: e.reading, createdBy, createdAt: now }));
+      this.sql.bump.run(guildId);
+      return this.sql.count.get(guildId) ?? 0;
+    });
+  }
+
+  /** The guild's own entries (what /dictionary lists and exports), longest word first; cached like list. */
+  own(guildId: string): readonly DictionaryEntry[] {
     const version = this.sql.version.get(guildId) ?? 0;
     const cached = this.#lists.get(guildId);
     if (cached?.version === version) return cached.entries;

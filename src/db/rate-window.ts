@@ -23,6 +23,7 @@ const statements = (db: Db) => ({
   blockedUntil: db.prepare<[Endpoint], number>('SELECT until_ms FROM rate_blocks WHERE kind = ?').pluck(),
   insert: db.prepare<[Endpoint, number, string]>('INSERT INTO rate_grants (kind, granted_at, grant_key) VALUES (?, ?, ?)'),
   remove: db.prepare<[Endpoint, number]>('DELETE FROM rate_grants WHERE kind = ? AND id = ?'),
+  count: db.prepare<[Endpoint, number], number>('SELECT count(*) FROM rate_grants WHERE kind = ? AND granted_at > ?').pluck(),
   upsertBlock: db.prepare<[Endpoint, number]>(
     'INSERT INTO rate_blocks (kind, until_ms) VALUES (?, ?) ON CONFLICT (kind) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms)',
   ),
@@ -95,5 +96,10 @@ export class RateWindowTable extends Repo<ReturnType<typeof statements>> {
   /** Nothing of `kind` before `untilMs` (a later block stays). The first attempt runs at once; a taken lock retries later. */
   block(kind: Endpoint, untilMs: number): Promise<void> {
     return this.write(() => void this.sql.upsertBlock.run(kind, Math.ceil(untilMs)));
+  }
+
+  /** Grants of `kind` inside the window ending at `now`: what every process of the host shares (a read: never waits). */
+  used(kind: Endpoint, now: number, windowMs: number): number {
+    return this.sql.count.get(kind, now - windowMs) ?? 0;
   }
 }

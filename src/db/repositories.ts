@@ -3,7 +3,10 @@ import { JobsRepo } from './advanced-jobs.ts';
 import { AutoReadRepo } from './auto-read-channels.ts';
 import { DictionaryRepo } from './dictionary-entries.ts';
 import { HistoryRepo } from './generation-history.ts';
+import { GuildControlsRepo } from './guild-controls.ts';
 import { GuildSettingsRepo } from './guild-settings.ts';
+import { RoleAllowancesRepo } from './role-allowances.ts';
+import { DailySpendReport } from './ledger-daily.ts';
 import { UserSettingsRepo } from './user-settings.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
@@ -19,6 +22,10 @@ export { hashText, type HistoryEntry, type NewHistoryEntry } from './generation-
 export { GUILD_SETTINGS_DEFAULTS, type GuildSettings, type GuildSettingsPatch } from './guild-settings.ts';
 export type { Endpoint } from './rows.ts';
 export { effectiveVoice, type UserSettings, type UserSettingsPatch } from './user-settings.ts';
+export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } from './guild-controls.ts';
+export type { RoleAllowance } from './role-allowances.ts';
+export type { DailySpend } from './ledger-daily.ts';
+export { GuildControlsRepo, RoleAllowancesRepo };
 export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };
 
 export interface Repositories {
@@ -28,6 +35,11 @@ export interface Repositories {
   dictionary: DictionaryRepo;
   history: HistoryRepo;
   jobs: JobsRepo;
+  /** Issue 13: dictionary editors, /narrate confirmation threshold. */
+  controls: GuildControlsRepo;
+  roleAllowances: RoleAllowancesRepo;
+  /** /usage's spend by day (read-only over the ledger). */
+  dailySpend: DailySpendReport;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -40,5 +52,8 @@ export function createRepositories(db: Db, options: { clock?: Clock } = {}): Rep
     dictionary: new DictionaryRepo(db, clock),
     history: new HistoryRepo(db, clock),
     jobs: new JobsRepo(db, clock),
+    controls: new GuildControlsRepo(db, clock),
+    roleAllowances: new RoleAllowancesRepo(db, clock),
+    dailySpend: new DailySpendReport(db),
   };
 }

@@ -17,6 +17,8 @@ export interface AutoReadDeps {
   names: NameReader;
   scheduler: SpeechScheduler;
   notices: Notices;
+  /** A message not queued: refused (member queue full) or skipped (nobody can hear it); for the metrics. */
+  onNotQueued?: (outcome: 'refused' | 'skipped') => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export class AutoReader {
     if (inVoice && whoCanHear(message.guild, this.#deps.voice.voiceChannel(guildId)) === 'deaf') {
       // Nobody can hear it: not synthesised, not read later, counted as skipped.
       this.#unheard.set(guildId, (this.#unheard.get(guildId) ?? 0) + 1);
+      this.#deps.onNotQueued?.('skipped');
       return;
     }
     const settings = this.#deps.repos.guildSettings.get(guildId);
@@ -71,6 +74,7 @@ export class AutoReader {
       meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang } satisfies UtteranceMeta,
     });
     if (!result.ok) {
+      this.#deps.onNotQueued?.('refused');
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
     }

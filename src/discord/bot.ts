@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import { mp3ToOggOpus } from '../audio/transcode.ts';
-import type { Config } from '../config.ts';
+import { ConfigError, type Config } from '../config.ts';
 import { startCheckpointer } from '../db/checkpointer.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { createRepositories, type StoredJob } from '../db/repositories.ts';
 import { ChargeSession } from '../speech/billing.ts';
 import { CharacterBudget } from '../speech/budget.ts';
+import { GlobalDictionary } from '../speech/global-dictionary.ts';
 import { AudioCache } from '../speech/cache.ts';
 import { NameReader } from '../speech/names.ts';
 import { SpeechScheduler } from '../speech/queue.ts';
@@ -17,14 +18,20 @@ import { countChars } from '../tts/chars.ts';
 import { TtsClient, type TtsClientInit } from '../tts/client.ts';
 import { AdvancedJobs, type JobCharging } from '../tts/jobs.ts';
 import { createSqliteLimiter, FairRateLimiter, type RateLimits } from '../tts/limiter-fair.ts';
+import { RATE_LIMITS } from '../tts/limiter.ts';
 import { PostgresWindowStore } from '../tts/limiter-postgres.ts';
 import { closePostgres, openPostgres, type PgPool } from '../db/postgres.ts';
 import { PooledLedger } from '../db/pooled-ledger.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { checkMediaSupport } from '../util/ffmpeg.ts';
+import { checkMediaSupport, type MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceManager } from '../voice/manager.ts';
 import { VoiceSessionStore } from '../db/voice-sessions.ts';
+import { RateWindowTable } from '../db/rate-window.ts';
+import { botReadiness } from '../ops/health.ts';
+import { meterCharges, meteredSink, meteredSynthesizer, meterScheduler } from '../ops/instrument.ts';
+import { BotMetrics } from '../ops/metrics.ts';
+import type { Readiness } from '../ops/ops-server.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
 import { dispatchInteraction } from './interactions.ts';
@@ -33,6 +40,7 @@ import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
+import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
 import { Notices } from './notices.ts';
@@ -55,6 +63,12 @@ export interface BotOptions {
   jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
+  /** Where the bot counts (issue 14 §1); default: a registry of its own without process metrics. */
+  metrics?: BotMetrics;
+  /** How long a question asked with buttons waits for its click (tests shorten it). */
+  buttonTimeoutMs?: number;
+  /** How often the global dictionary file is checked for changes (tests shorten it). */
+  dictionaryWatchMs?: number;
 }
 
 export interface Bot {
@@ -63,6 +77,11 @@ export interface Bot {
   commands: Map<string, Command>;
   db: Db;
   scheduler: SpeechScheduler;
+  metrics: BotMetrics;
+  /** What ffmpeg allows here (checked at start). */
+  media: MediaSupport;
+  /** /readyz: gateway shards ready and the database writable; no ffmpeg is "degraded". */
+  readiness(): Promise<Readiness>;
   /** Logs in; resolves when the gateway is ready. */
   start(): Promise<void>;
   /** Stops taking work, persists what is still queued, leaves voice, closes the database. */
@@ -73,8 +92,13 @@ export interface Bot {
 export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? new BotMetrics({ defaultMetrics: false });
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
+  // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
+  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }) }) : undefined;
+  const loaded = globalDictionary?.load();
+  if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   const db = openDatabase(dbFile);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
@@ -82,6 +106,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
+  if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
   // Issue 14 §3: what several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];
   const connect = async (url: string) => {
@@ -103,6 +128,12 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       accountMonthlyLimit: config.limits.accountMonthlyChars,
     },
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
+    onCharged: meterCharges(metrics),
+    // Role allowances (issue 13): the member's roles as this process's gateway cache knows them.
+    roleAllowance: (guildId, userId) => {
+      const member = client.guilds.cache.get(guildId)?.members.cache.get(userId);
+      return member ? repos.roleAllowances.largestFor(guildId, member.roles.cache.keys()) : undefined;
+    },
   });
   // What this host spent this period before it shared the pool counts in the pool too.
   await pooled?.start(budget.currentPeriod());
@@ -111,9 +142,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // One rate budget for every process on this host (they share the SQLite file), or for every host
   // behind one IP (RATE_STORE_URL).
   const limits = options.rateLimits ? { limits: options.rateLimits } : {};
-  const limiter = config.shared.rateStoreUrl
-    ? new FairRateLimiter({ store: new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }), clock, ...limits })
-    : createSqliteLimiter(db, { clock, ...limits });
+  const windowStore = config.shared.rateStoreUrl ? new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }) : undefined;
+  const limiter = windowStore ? new FairRateLimiter({ store: windowStore, clock, ...limits }) : createSqliteLimiter(db, { clock, ...limits });
+  const rateWindow = new RateWindowTable(db);
+  const windowMs = (kind: 'standard' | 'advanced') => (options.rateLimits ?? RATE_LIMITS)[kind].windowMs;
   const tts = new TtsClient({
     token: config.tts.token,
     baseUrl: config.tts.baseUrl,
@@ -122,6 +154,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     clock,
     logger: logger.child({ component: 'tts' }),
     download: { allowLoopback: config.tts.allowLoopback },
+    onExchange: (call, status) => metrics.ttsRequest(call, status),
     ...options.tts,
   });
   const cache = new AudioCache({
@@ -150,7 +183,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({
-    synthesize: synthesizer,
+    synthesize: meteredSynthesizer(synthesizer, metrics),
     clock,
     prefetch: config.limits.prefetch,
     maxPendingCharsPerMember: config.limits.maxPendingCharsPerMember,
@@ -185,19 +218,26 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // Where audio goes: the scheduler's sink, reply progress, and a word for what was dropped.
   const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger });
-  scheduler.setDefaultSink((ready, signal) => delivery.deliver(ready, signal));
+  scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
+  meterScheduler(scheduler, metrics);
+  metrics.setSources({
+    rateWindowUsed: (kind) => windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
+    voiceSessions: () => voice.size,
+    queueDepth: () => scheduler.stats().reduce((n, g) => n + g.queued + g.synthesizing + g.ready, 0),
+  });
   scheduler.on('progress', (event) => replies.onProgress(event));
   scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
   scheduler.on('dropped', ({ guildId, items }) => logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind'));
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
-  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }) });
-  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices });
+  const buttons = new ButtonQuestions({ logger, ...(options.buttonTimeoutMs !== undefined ? { timeoutMs: options.buttonTimeoutMs } : {}) });
+  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons, onRefused: () => metrics.messages('refused') });
+  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, onNotQueued: (outcome) => metrics.messages(outcome) });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead };
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
@@ -219,7 +259,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   let pruneTimer: NodeJS.Timeout | undefined;
   const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
-    client, context, commands, db, scheduler,
+    client, context, commands, db, scheduler, metrics, media,
+    readiness: () => botReadiness({ client, db, media }),
     async start() {
       const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
       await client.login(config.discord.token);
@@ -239,6 +280,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);
+      const stopDictionary = globalDictionary?.watch(options.dictionaryWatchMs);
+      if (stopDictionary) {
+        const stopJobs = stopWatching;
+        stopWatching = () => (stopJobs(), stopDictionary());
+      }
       // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
       prune();
       pruneTimer = setInterval(prune, options.jobs?.pruneEveryMs ?? 86_400_000);
@@ -248,6 +294,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       if (stopped) return;
       stopped = true;
       stopWatching();
+      buttons.close();
       clearInterval(pruneTimer);
       // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it
       // there (what it interrupts is spoken again after the restart). Voice sessions stay remembered.

@@ -4,6 +4,7 @@ import type { CharacterBudget } from '../speech/budget.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import type { AutoReader } from './auto-read.ts';
+import type { ButtonQuestions } from './buttons.ts';
 import type { SpeechRequests } from './requests.ts';
 import type { VoiceControl } from './voice-control.ts';
 
@@ -20,4 +21,6 @@ export interface BotContext {
   voiceControl: VoiceControl;
   /** The auto-read path (its skipped count for /usage). */
   autoRead: AutoReader;
+  /** Questions asked with buttons (/narrate's cost, a dictionary import), answered by one click. */
+  buttons: ButtonQuestions;
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../db/repositories.ts';
+import type { Delivered } from '../ops/instrument.ts';
 import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
 import type { ReadyAudio } from '../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../tts/errors.ts';
@@ -47,13 +48,14 @@ export class SpeechDelivery {
   /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
-   * once per utterance; the scheduler advances after it.
+   * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics
+   * count it), or undefined for a failure told.
    */
-  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<void> {
+  async deliver(ready: ReadyUtterance, signal: AbortSignal): Promise<Delivered | undefined> {
     const metas = ready.items.map((item) => item.meta as UtteranceMeta);
     if (ready.error) {
       for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
-      return;
+      return undefined;
     }
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
@@ -84,6 +86,7 @@ export class SpeechDelivery {
     }
     const attached = await attaching;
     await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
+    return { played: heard, attached: attached.some(Boolean) };
   }
 
   /** /say and /narrate dropped by /clear, /leave or a leave: each told why; their finished jobs end undelivered. */

@@ -27,6 +27,17 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
     }
     return;
   }
+  if (interaction.isButton()) {
+    // Answers to the questions commands ask with buttons (src/discord/buttons.ts).
+    if (!ctx.buttons.owns(interaction.customId)) return;
+    const where = { button: interaction.customId.split(':')[0], guildId: interaction.guildId, userId: interaction.user.id, interactionId: interaction.id };
+    try {
+      await ctx.buttons.click(interaction);
+    } catch (error) {
+      await fail(interaction, error, where, ctx);
+    }
+    return;
+  }
   if (!interaction.isChatInputCommand()) return;
   const command = commands.get(interaction.commandName);
   const lang = langOf(interaction.locale);
@@ -39,14 +50,20 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
   try {
     await command.execute(interaction, ctx);
   } catch (error) {
-    const known = describeFailure(lang, error);
-    if (known) {
-      ctx.logger.debug({ ...where, code: (error as { code?: string }).code ?? (error as Error).message }, 'command refused');
-    } else {
-      ctx.logger.error({ ...where, err: error }, 'command failed');
-    }
-    await tell(interaction, known ?? t(lang, 'error.generic')).catch((replyError: unknown) =>
-      ctx.logger.warn({ ...where, err: replyError }, 'could not tell the user about a failure'),
-    );
+    await fail(interaction, error, where, ctx);
   }
+}
+
+/** The one way a failure reaches the user: what went wrong in their language, internals only in the log. */
+async function fail(interaction: RepliableInteraction, error: unknown, where: Record<string, unknown>, ctx: BotContext): Promise<void> {
+  const lang = langOf(interaction.locale);
+  const known = describeFailure(lang, error);
+  if (known) {
+    ctx.logger.debug({ ...where, code: (error as { code?: string }).code ?? (error as Error).message }, 'command refused');
+  } else {
+    ctx.logger.error({ ...where, err: error }, 'command failed');
+  }
+  await tell(interaction, known ?? t(lang, 'error.generic')).catch((replyError: unknown) =>
+    ctx.logger.warn({ ...where, err: replyError }, 'could not tell the user about a failure'),
+  );
 }

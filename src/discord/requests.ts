@@ -1,4 +1,4 @@
-import type { ChatInputCommandInteraction, Client } from 'discord.js';
+import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
 import { effectiveVoice, type Repositories } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
 import type { SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
@@ -8,9 +8,11 @@ import type { VoiceChecker } from '../speech/voice-check.ts';
 import { countChars } from '../tts/chars.ts';
 import { TtsInputError } from '../tts/errors.ts';
 import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
+import type { ButtonQuestions } from './buttons.ts';
 import { UserError } from './errors.ts';
 import { langOf, t, type Lang } from './i18n.ts';
 import { toPlainMessage } from './mentions.ts';
+import { askNarrateCost } from './narrate-confirm.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { InteractionReplies } from './replies.ts';
 
@@ -51,6 +53,10 @@ export interface RequestsDeps {
   voices: VoiceChecker;
   replies: InteractionReplies;
   plan: 'free' | 'paid';
+  /** A request refused before it was queued (budget, member queue): counted by the metrics. */
+  onRefused?: () => void;
+  /** Asks before a long /narrate (issue 13); without it every /narrate goes ahead at once. */
+  buttons?: ButtonQuestions;
 }
 
 /**
@@ -100,11 +106,23 @@ export class SpeechRequests {
     };
     const checked = validateAdvanced({ text, ...advanced }, this.#deps.plan);
     if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
-    await this.#precheck(args.guildId, userId, 'advanced', countChars(text));
-    await this.#enqueue(interaction, {
+    const chars = countChars(text);
+    await this.#precheck(args.guildId, userId, 'advanced', chars);
+    const input: UtteranceInput = {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
       voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced,
-    }, { advancedVoice: advanced.voice });
+    };
+    const buttons = this.#deps.buttons;
+    if (buttons && chars > this.#deps.repos.controls.get(args.guildId).narrateConfirmChars) {
+      // Shown before it is spent: nothing held or sent until the member confirms.
+      this.#checkMemberQueue(input);
+      await askNarrateCost({ budget: this.#deps.budget, buttons }, interaction, { guildId: args.guildId, userId, chars, lang: args.lang }, {
+        recheck: () => this.#precheck(args.guildId, userId, 'advanced', chars),
+        proceed: (click) => this.#enqueue(click, input, { advancedVoice: advanced.voice }),
+      });
+      return;
+    }
+    await this.#enqueue(interaction, input, { advancedVoice: advanced.voice });
   }
 
   /** In the known list, or confirmed by the service earlier: usable without a request. */
@@ -145,14 +163,21 @@ export class SpeechRequests {
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
   async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
     const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
-    if (!result.ok) throw new BudgetRefusedError({ refusal: result.refusal, guildId });
+    if (!result.ok) {
+      this.#deps.onRefused?.();
+      throw new BudgetRefusedError({ refusal: result.refusal, guildId });
+    }
   }
 
   #checkMemberQueue(input: UtteranceInput): void {
-    if (!this.#deps.scheduler.accepts(input)) throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
+    if (!this.#deps.scheduler.accepts(input)) {
+      this.#deps.onRefused?.();
+      throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
+    }
   }
 
-  async #enqueue(interaction: ChatInputCommandInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
+  /** Queues with a reply that follows it: the command's own, or a Confirm click's (a long /narrate). */
+  async #enqueue(interaction: ChatInputCommandInteraction | ButtonInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
     const lang = langOf(interaction.locale);
     // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
     this.#checkMemberQueue(input);
@@ -163,6 +188,7 @@ export class SpeechRequests {
     const meta: UtteranceMeta = { delivery, lang, ...extra };
     const result = this.#deps.scheduler.enqueue({ ...input, meta });
     if (!result.ok) {
+      this.#deps.onRefused?.();
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
       await interaction.editReply({ content, allowedMentions: { parse: [] } });
       return;

@@ -48,13 +48,14 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'dave_misuse' | 'mls_malformed' | 'timeout';
+export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_message' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'dave_misuse' | 'mls_malformed' | 'timeout';
 
 /** Default messages of the test-facing API's errors, one per code. */
 export const LOCAL_DISCORD_ERROR_MESSAGES = {
   no_session: 'no client has identified with the local Discord',
   unknown_channel: 'the local Discord has no such channel',
   unknown_guild: 'the local Discord has no such guild',
+  unknown_message: 'the local Discord has no such bot message or component',
   no_voice_connection: 'the voice server has no open voice websocket for that guild',
   certificate_failed: 'openssl could not make the voice server\'s certificate',
   dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',

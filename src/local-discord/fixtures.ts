@@ -88,6 +88,7 @@ export const PERMISSIONS = {
   UseExternalEmojis: 1n << 18n,
   Connect: 1n << 20n,
   Speak: 1n << 21n,
+  MoveMembers: 1n << 24n,
   UseVAD: 1n << 25n,
   ChangeNickname: 1n << 26n,
   UseApplicationCommands: 1n << 31n,
@@ -132,7 +133,7 @@ export const DEFAULT_BOT_USER: FakeUser = { id: DEFAULT_IDS.bot, username: 'yomi
 
 /**
  * The default world: "Test Guild" with #general, #chat, a voice channel "Voice"; members: the bot,
- * "owner" (guild owner), "alice" (no special permission), "bob" (Moderator role: Manage Guild) and
+ * "owner" (guild owner), "alice" (no special permission), "bob" (Moderator role: Manage Guild, Move Members) and
  * "otherbot" (another bot).
  */
 export function defaultGuild(botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
@@ -144,7 +145,7 @@ export function defaultGuild(botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
     preferredLocale: 'ja',
     roles: [
       { id: DEFAULT_IDS.everyoneRole, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0 },
-      { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages).toString(), position: 2 },
+      { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages | PERMISSIONS.MoveMembers).toString(), position: 2 },
       { id: DEFAULT_IDS.botRole, name: botUser.username, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageMessages).toString(), position: 1, managed: true, botId: botUser.id },
     ],
     channels: [

@@ -21,7 +21,7 @@ import {
 } from './fixtures.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState, InteractionRecord } from './state.ts';
-import type { FakeInteraction, SendInteractionInput, SendMessageInput } from './types.ts';
+import type { FakeInteraction, MemberUpload, SendInteractionInput, SendMessageInput } from './types.ts';
 
 /** The channel's guild (none for a DM), the acting member as stored there, and the user merged over it. */
 function locate(state: DiscordState, channelId: string, guildId: string | undefined, acting: FakeUser) {
@@ -104,11 +104,12 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
 export async function sendInteraction(state: DiscordState, input: SendInteractionInput): Promise<FakeInteraction> {
   const { located, guild, stored, user } = locate(state, input.channelId, input.guildId, input.user);
   const type = input.type ?? 2;
+  const component = type === 3 ? componentMessage(state, input) : undefined;
   const record: InteractionRecord = {
     id: snowflake(state.now()),
     token: `aW50ZXJhY3Rpb246${randomToken(48)}`,
     type,
-    name: input.name,
+    name: component ? component.customId : input.name,
     user,
     channelId: input.channelId,
     createdAt: state.now(),
@@ -117,7 +118,7 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
   if (guild) record.guildId = guild.id;
   state.interactions.set(record.id, record);
   const command = [...(guild ? (state.commands.guild[guild.id] ?? []) : []), ...state.commands.global].find((c) => c.name === input.name);
-  const data: Record<string, unknown> = {
+  const data: Record<string, unknown> = component ? { custom_id: component.customId, component_type: 2 } : {
     id: command?.id ?? snowflake(),
     name: input.name,
     type: 1,
@@ -138,7 +139,10 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
     locale: input.locale ?? 'ja',
     entitlements: [],
     attachment_size_limit: state.options.maxUploadBytes,
+    ...(component ? { message: state.apiMessage(component.message) } : {}),
   };
+  // A component interaction's original response is the message its button is on.
+  if (component) record.originalMessageId = component.message.id;
   if (guild && located) {
     const permissions = input.memberPermissions ?? memberPermissions(guild, user.id).toString();
     const member: FakeMember = {
@@ -187,6 +191,27 @@ export async function setVoiceState(state: DiscordState, userId: string, guildId
   await state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates });
 }
 
+/** The bot message a button click (type 3) is on: it must exist and carry that custom_id. */
+function componentMessage(state: DiscordState, input: SendInteractionInput) {
+  const wanted = input.component;
+  if (!wanted) throw new LocalDiscordError('unknown_message', { message: 'a component interaction needs `component`' });
+  const message = state.messages.find((m) => m.id === wanted.messageId && !m.deleted);
+  if (!message) throw new LocalDiscordError('unknown_message', { message: `no bot message ${wanted.messageId}` });
+  const buttons = (message.components as Array<{ components?: Array<{ custom_id?: unknown }> }>).flatMap((row) => row.components ?? []);
+  if (!buttons.some((b) => b.custom_id === wanted.customId)) {
+    throw new LocalDiscordError('unknown_message', { message: `message ${wanted.messageId} has no component ${wanted.customId}` });
+  }
+  return { message, customId: wanted.customId };
+}
+
+/** Keeps a member's upload where attachment options and the CDN route find it. */
+export function uploadAttachment(state: DiscordState, upload: MemberUpload): { id: string; url: string } {
+  const id = snowflake(state.now());
+  const url = `${state.baseUrl}/attachments/uploads/${id}/${encodeURIComponent(upload.filename)}`;
+  state.attachments.set(id, { id, filename: upload.filename, contentType: upload.contentType ?? 'application/octet-stream', size: upload.data.length, data: upload.data, url });
+  return { id, url };
+}
+
 // ---- gateway op 4 -----------------------------------------------------------------------------
 
 function interactionHandle(state: DiscordState, record: InteractionRecord): FakeInteraction {
@@ -222,6 +247,10 @@ function resolveOptions(state: DiscordState, guild: FakeGuild, options: readonly
       if (option.type === 7) {
         const channel = guild.channels.find((c) => c.id === id);
         if (channel) add('channels', id, { id, name: channel.name, type: channel.type, permissions: memberPermissions(guild, state.botUser.id).toString() });
+      }
+      if (option.type === 11) {
+        const file = state.attachments.get(id);
+        if (file) add('attachments', id, { id, filename: file.filename, size: file.size, url: file.url, proxy_url: file.url, content_type: file.contentType });
       }
       if (option.type === 8 || option.type === 9) {
         const role = guild.roles.find((r) => r.id === id);

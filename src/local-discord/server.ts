@@ -24,7 +24,7 @@ import { API_ERRORS, type ApiError } from './errors.ts';
 import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
-import { sendInteraction, sendMessage, setVoiceState } from './member-actions.ts';
+import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
 import { parseBody } from './rest/body.ts';
@@ -40,6 +40,7 @@ import type {
   FakeDiscordOptions,
   FakeInteraction,
   LocalDiscordActivity,
+  MemberUpload,
   RestFault,
   RestLogEntry,
   SendInteractionInput,
@@ -158,6 +159,10 @@ class FakeDiscordServer implements FakeDiscord {
 
   sendInteraction(input: SendInteractionInput): Promise<FakeInteraction> {
     return sendInteraction(this.#state, input);
+  }
+
+  uploadAttachment(upload: MemberUpload): { id: string; url: string } {
+    return uploadAttachment(this.#state, upload);
   }
 
   setVoiceState(userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {

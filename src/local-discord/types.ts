@@ -140,8 +140,17 @@ export interface SendInteractionInput {
   name: string;
   options?: APIApplicationCommandInteractionDataOption[];
   locale?: string;
-  /** 2 = application command (default), 4 = autocomplete. */
-  type?: 2 | 4;
+  /** 2 = application command (default), 3 = message component (a button click: see `component`), 4 = autocomplete. */
+  type?: 2 | 3 | 4;
+  /** For type 3: the bot message the clicked button is on, and the button's custom_id. */
+  component?: { messageId: string; customId: string };
+}
+
+/** A file a member attaches to a slash command's attachment option (type 11), by its id. */
+export interface MemberUpload {
+  filename: string;
+  data: Buffer;
+  contentType?: string;
 }
 
 /** A change in the local Discord's world, as onActivity reports it. */
@@ -167,6 +176,8 @@ export interface FakeDiscord {
   waitForReady(timeoutMs?: number): Promise<void>;
   sendMessage(m: SendMessageInput): Promise<{ id: string }>;
   sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
+  /** Keeps a file a member uploads for an attachment option; pass the returned id as the option's value. */
+  uploadAttachment(upload: MemberUpload): { id: string; url: string };
   /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
   setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
   closeGateway(code: number): void;

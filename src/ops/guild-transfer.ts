@@ -18,6 +18,8 @@ export const MOVED_TABLES = [
   'generation_history',
   'advanced_jobs',
   'pending_utterances',
+  'guild_controls',
+  'role_allowances',
 ] as const;
 
 /** Tables that do not move, and why (a new table must be put in one list or the other: test/ops/guild-transfer.test.ts). */

@@ -86,6 +86,8 @@ export class ShardProcessManager {
         SHARD_IDS: shards.join(','),
         SHARD_PROCESSES: '1',
         YOMIAGE_SHARD_PROCESS: String(index),
+        // The manager serves METRICS_PORT (the sum over processes); a process answers over IPC.
+        METRICS_PORT: '',
       });
       const slot: Slot = { index, shards, shard, delayMs: this.#backoff.firstMs, startedAt: 0, restart: undefined };
       shard.on('death', (child) => this.#onDeath(slot, child as { exitCode?: number | null; signalCode?: string | null }));

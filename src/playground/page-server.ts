@@ -174,6 +174,8 @@ export class PageServer {
         return sendJson(res, 200, await this.#autocomplete(body));
       case '/api/voice':
         return sendJson(res, 200, await this.#voice(body));
+      case '/api/click':
+        return sendJson(res, 200, await this.#click(body));
       default:
         throw new HttpError(404, `no route POST ${url.pathname}`);
     }
@@ -239,6 +241,17 @@ export class PageServer {
       item.noResponse = true;
       this.#broadcast({ t: 'item', item });
     });
+    return { id: interaction.id };
+  }
+
+  /** A member clicks a button of a bot message (the local Discord refuses one the message lacks). */
+  async #click(body: Record<string, unknown>) {
+    const member = this.#member(body.userId);
+    const message = this.#options.discord.messages.find((m) => m.id === body.messageId && !m.deleted);
+    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId)) throw new HttpError(400, 'no such button');
+    const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
+    const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId: message.channelId, user: member.user, name: '', locale, type: 3, component: { messageId: message.id, customId: String(body.customId) } });
+    this.#interactions.set(interaction.id, { name: 'button', userId: member.user.id });
     return { id: interaction.id };
   }
 

@@ -60,6 +60,8 @@ export interface BotItem {
   content: string;
   embeds: unknown[];
   attachments: Array<{ id: string; filename: string; size: number; contentType: string; url: string }>;
+  /** The message's buttons (issue 13: a question answered by a click). */
+  buttons: Array<{ customId: string; label: string }>;
   /** Only the member who ran the command sees it (flag 64). */
   ephemeral: boolean;
   /** A deferred reply not answered yet ("yomiage is thinking..."). */
@@ -107,6 +109,10 @@ export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, 
     content: message.content,
     embeds: message.embeds,
     attachments: message.attachments.map((a) => ({ id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: `/api/attachments/${a.id}` })),
+    buttons: (message.components as Array<{ components?: Array<{ type?: number; custom_id?: string; label?: string }> }>)
+      .flatMap((row) => row.components ?? [])
+      .filter((c) => c.type === 2 && typeof c.custom_id === 'string')
+      .map((c) => ({ customId: c.custom_id!, label: c.label ?? c.custom_id! })),
     ephemeral: (message.flags & 64) !== 0,
     loading: (message.flags & 128) !== 0,
     ...(message.interactionId && invoked ? { interaction: { id: message.interactionId, ...invoked } } : {}),

@@ -49,6 +49,11 @@ export interface Usage {
   byEndpoint: Record<Endpoint, number>;
 }
 
+/** A member's limit: the guild's member limit, or the largest allowance of their roles when that is larger. */
+export function memberLimit(guildLimit: number, roleAllowance: number | undefined): number {
+  return roleAllowance !== undefined && roleAllowance > guildLimit ? roleAllowance : guildLimit;
+}
+
 /** The billing period containing `now`: [start, end) in ms, periods of `periodMs` from any one start `anchor`. */
 export function billingPeriod(now: number, anchor: number, periodMs: number): Period {
   const start = anchor + Math.floor((now - anchor) / periodMs) * periodMs;
@@ -74,6 +79,8 @@ export function refusalFor(request: {
   charges: readonly Charge[];
   usage: ScopeUsage;
   limitsOf: (guildId: string) => BudgetLimits;
+  /** A member's own limit where it differs from the guild's (role allowances); default the guild's. */
+  userLimitOf?: (guildId: string, userId: string) => number;
   accountLimit: number;
   resetsAt: number;
 }): BudgetRefusal | undefined {
@@ -94,7 +101,7 @@ export function refusalFor(request: {
   const limitsOf = (guildId: string) => limits.get(guildId) ?? limits.set(guildId, request.limitsOf(guildId)).get(guildId)!;
   for (const u of perUser.values()) {
     if (u.chars === 0) continue;
-    const limit = limitsOf(u.guildId).userMonthlyLimit;
+    const limit = request.userLimitOf?.(u.guildId, u.userId) ?? limitsOf(u.guildId).userMonthlyLimit;
     const used = usage.user(u.guildId, u.userId);
     if (used + u.chars > limit) return refuse({ scope: 'user', guildId: u.guildId, userId: u.userId, used, limit, requested: u.chars });
   }

@@ -3,7 +3,7 @@ import { GuildSettingsRepo } from '../db/guild-settings.ts';
 import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { billingPeriod, chargeProblem, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
+import { billingPeriod, chargeProblem, memberLimit, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
 import { BudgetError } from './errors.ts';
 
 export type { BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
@@ -30,6 +30,10 @@ export interface BudgetOptions {
   period?: { anchor?: number; days?: number };
   /** Holds older than this are assumed left by a crashed process and settled (see releaseStale). */
   staleAfterMs?: number;
+  /** The ledger recorded a charge of the service (metrics; src/ops/instrument.ts). */
+  onCharged?: (charges: readonly Charge[]) => void;
+  /** The largest monthly allowance of a member's roles in a guild, if any (issue 13: role allowances). */
+  roleAllowance?: (guildId: string, userId: string) => number | undefined;
 }
 
 export const BUDGET_DEFAULTS = {
@@ -40,7 +44,8 @@ export const BUDGET_DEFAULTS = {
   // Billing periods run about 30 days from sign-up; the anchor is any one period start.
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
-} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger'>;
+  onCharged: () => {},
+} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger' | 'roleAllowance'>;
 
 const DAY_MS = 86_400_000;
 
@@ -53,6 +58,8 @@ export class CharacterBudget {
   readonly #anchor: number;
   readonly #periodMs: number;
   readonly #staleAfterMs: number;
+  readonly #onCharged: (charges: readonly Charge[]) => void;
+  readonly #roleAllowance: (guildId: string, userId: string) => number | undefined;
 
   constructor(options: BudgetOptions) {
     this.#ledger = options.ledger ?? new SqliteLedger(options.db);
@@ -62,6 +69,8 @@ export class CharacterBudget {
     this.#anchor = options.period?.anchor ?? BUDGET_DEFAULTS.period.anchor;
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
+    this.#onCharged = options.onCharged ?? BUDGET_DEFAULTS.onCharged;
+    this.#roleAllowance = options.roleAllowance ?? (() => undefined);
   }
 
   /** The billing period containing now: [start, end) in ms. */
@@ -77,6 +86,11 @@ export class CharacterBudget {
       guildMonthlyLimit: settings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit,
       accountMonthlyLimit: this.#defaults.accountMonthlyLimit,
     };
+  }
+
+  /** A member's monthly limit in a guild: the guild's member limit, or their roles' larger allowance. */
+  userLimitFor(guildId: string, userId: string): number {
+    return memberLimit(this.limitsFor(guildId).userMonthlyLimit, this.#roleAllowance(guildId, userId));
   }
 
   /** Whether `charges` would be reserved now (nothing is held): for refusing before answering. */
@@ -121,7 +135,9 @@ export class CharacterBudget {
    */
   async charge(reservation: Reservation, info: { pk?: number; jobId?: string } = {}): Promise<'charged' | 'free'> {
     if (reservation.free) return 'free';
-    return this.#ledger.charge(reservation, info, this.#clock.now());
+    const result = await this.#ledger.charge(reservation, info, this.#clock.now());
+    if (result === 'charged') this.#onCharged(reservation.charges);
+    return result;
   }
 
   /**
@@ -148,7 +164,9 @@ export class CharacterBudget {
    */
   async recordJobCharge(jobId: string, charges: readonly Charge[]): Promise<boolean> {
     validate(charges);
-    return this.#ledger.recordJobCharge(jobId, charges, this.currentPeriod(), this.#clock.now());
+    const recorded = await this.#ledger.recordJobCharge(jobId, charges, this.currentPeriod(), this.#clock.now());
+    if (recorded) this.#onCharged(charges);
+    return recorded;
   }
 
   /**
@@ -165,7 +183,7 @@ export class CharacterBudget {
     const period = this.currentPeriod();
     const limits = this.limitsFor(scope.guildId);
     const totals = await this.#ledger.totals(scope, period);
-    return scope.userId ? toUsage('user', totals, limits.userMonthlyLimit, period.end) : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
+    return scope.userId ? toUsage('user', totals, this.userLimitFor(scope.guildId, scope.userId), period.end) : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
   }
 
   /** This period's usage of the whole bot (the account). */
@@ -180,7 +198,7 @@ export class CharacterBudget {
   }
 
   #refusal(charges: readonly Charge[], usage: ScopeUsage, period: Period): BudgetRefusal | undefined {
-    return refusalFor({ charges, usage, limitsOf: (guildId) => this.limitsFor(guildId), accountLimit: this.#defaults.accountMonthlyLimit, resetsAt: period.end });
+    return refusalFor({ charges, usage, limitsOf: (guildId) => this.limitsFor(guildId), userLimitOf: (guildId, userId) => this.userLimitFor(guildId, userId), accountLimit: this.#defaults.accountMonthlyLimit, resetsAt: period.end });
   }
 }
 

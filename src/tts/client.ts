@@ -35,6 +35,8 @@ export interface TtsClientOptions {
   logger: LogSink;
   retry: RetryPolicy;
   jobs: JobPolicy;
+  /** Every HTTP exchange with the API: its HTTP status, or undefined when no answer came (metrics). */
+  onExchange: (call: ServiceCall, status: number | undefined) => void;
 }
 
 /** Constructor input: the token is required, everything else falls back to DEFAULTS. */
@@ -61,6 +63,7 @@ const DEFAULTS = {
   logger: SILENT,
   retry: RETRY_DEFAULTS,
   jobs: JOB_DEFAULTS,
+  onExchange: () => {},
 } as const satisfies Omit<TtsClientOptions, 'token'>;
 
 /** One HTTP request to the API, before the per-attempt parts are added. */
@@ -272,8 +275,10 @@ export class TtsClient {
       });
     } catch (err) {
       if (!isTtsError(err)) throw err;
+      this.options.onExchange(call, undefined);
       return { ok: false, error: err, answered: false };
     }
+    this.options.onExchange(call, res.status);
     if (request.success(res.status)) return { ok: true, value: res };
     const error = errorFromAnswer(call, res, context, {
       scrub: (s) => this.#scrub(s, request.jobToken),

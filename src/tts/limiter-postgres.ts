@@ -99,4 +99,10 @@ export class PostgresWindowStore implements WindowStore {
       .query('UPDATE yomiage_rate_blocks SET until_ms = GREATEST(until_ms, $2) WHERE kind = $1', [kind, Math.ceil(untilMs)])
       .then(() => {}, () => {});
   }
+
+  /** Grants of `kind` inside the window ending at `now` (metrics: every host reads the same count). */
+  async used(kind: RateKind, now: number, windowMs: number): Promise<number> {
+    const { rows } = await this.#pg.query<{ n: string }>('SELECT count(*) AS n FROM yomiage_rate_grants WHERE kind = $1 AND granted_at > $2', [kind, Math.floor(now - windowMs)]);
+    return Number(rows[0]?.n ?? 0);
+  }
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
-import { GuildVoiceSession, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
+import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -33,7 +33,7 @@ const SHUTDOWN = 'shutdown';
  * are remembered (`memory`) until the bot leaves for good, so a restart can rejoin them; one
  * that ends without /leave is announced with 'ended', so the reader can be told.
  */
-export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
+export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [ClipStarted] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
@@ -62,6 +62,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession] }> {
     }
     const session = new GuildVoiceSession({ ...this.#sessionOptions, ...request, logger: this.#logger });
     this.#sessions.set(request.guildId, session);
+    session.on('clipStarted', (started) => this.emit('clipStarted', started));
     let wasReady = false;
     session.on('stateChange', (_old, next) => {
       if (next.status === 'ready') wasReady = true;

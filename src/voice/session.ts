@@ -81,6 +81,12 @@ const DEFAULTS = {
   daveEncryption: true,
 } as const satisfies Required<VoiceSessionPolicy>;
 
+/** A clip's first voice packet left for the call, `ms` after `play` was asked to play it (metrics). */
+export interface ClipStarted {
+  guildId: string;
+  ms: number;
+}
+
 export type VoiceSessionState =
   | { status: 'connecting' }
   | { status: 'ready' }
@@ -94,7 +100,7 @@ export type VoiceSessionState =
  * twice. The player is subscribed to the connection only while what it sends would reach the call
  * end-to-end encrypted (bounded by `daveReadyTimeoutMs`); until then it waits, paused.
  */
-export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState] }> {
+export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }> {
   readonly guildId: string;
   channelId: string;
   textChannelId: string | null;
@@ -110,6 +116,8 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   #recovery = 0;
   /** The bounded wait for DAVE after the connection became Ready; `expired` once it ran out. */
   #daveWait: { timer: NodeJS.Timeout | undefined; expired: boolean } = { timer: undefined, expired: false };
+  /** The clip whose first packet is awaited, and when it was asked to play. */
+  #firstPacket: { resource: AudioResource; since: number } | undefined;
 
   constructor(options: VoiceSessionOptions) {
     super();
@@ -133,6 +141,26 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player.on('error', (error) => this.#logger.warn({ err: error }, 'audio player error'));
     this.connection.on('stateChange', (oldState, newState) => this.#onConnectionState(oldState, newState));
     this.connection.on('transitioned', () => this.#gate());
+    this.#watchFirstPacket();
+  }
+
+  /**
+   * @discordjs/voice has no event for a packet sent: the connection's dispatchAudio (called by
+   * the player every 20 ms) is wrapped to see the first one that carries the awaited clip (one
+   * of its packets was read, so the one sent now is its own, not a leftover of the clip before).
+   */
+  #watchFirstPacket(): void {
+    const connection = this.connection;
+    const dispatch = connection.dispatchAudio.bind(connection);
+    connection.dispatchAudio = () => {
+      const sent = dispatch();
+      const awaited = this.#firstPacket;
+      if (sent && awaited && awaited.resource.playbackDuration > 0) {
+        this.#firstPacket = undefined;
+        this.emit('clipStarted', { guildId: this.guildId, ms: performance.now() - awaited.since });
+      }
+      return sent;
+    };
   }
 
   get state(): VoiceSessionState {
@@ -256,6 +284,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   async play(audio: PlayableAudio, signal: AbortSignal): Promise<void> {
     if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
     if (signal.aborted) return;
+    const since = performance.now();
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
       // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
       const timeout = new AbortController();
@@ -271,16 +300,23 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
       if (signal.aborted) return;
     }
+    // Clips of one utterance (issue 12 §3) play as one resource of every clip's Opus packets in
+    // turn when cached: no end-of-resource silence, no restart between them.
     const parts = audio.parts ?? [audio];
-    const cached = this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
-    if (parts.length > 1 && cached) {
-      // One resource of every clip's Opus packets in turn: no end-of-resource silence, no restart between clips.
-      await this.#playToEnd(createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus }), signal);
-      return;
-    }
-    for (const part of parts) {
+    const joined = parts.length > 1 && this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
+    const resources = joined
+      ? [() => createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus })]
+      : parts.map((part) => () => resourceOf(part, this.#options.playback));
+    for (const [i, make] of resources.entries()) {
       if (signal.aborted) return;
-      await this.#playToEnd(resourceOf(part, this.#options.playback), signal);
+      const resource = make();
+      // The utterance's first packet is what clipStarted times.
+      if (i === 0) this.#firstPacket = { resource, since };
+      try {
+        await this.#playToEnd(resource, signal);
+      } finally {
+        if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
+      }
     }
   }
 

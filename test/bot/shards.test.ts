@@ -9,12 +9,14 @@ import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-disc
 import { RATE_LIMITS } from '../../src/tts/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { getText, until, value } from '../support/ops.ts';
 
 // Issue 14 §2, end to end through `npm start` as a child process: the local Discord recommends
 // 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
 // `npm start` a shard manager running one bot process per shard, sharing one DATA_DIR. Both
 // processes speak, the service never sees more than its window, and a process killed with
-// queued speech is started again and speaks it.
+// queued speech is started again and speaks it. The manager serves METRICS_PORT (issue 14 §1):
+// the sum over its processes, the shared rate window by max, /readyz over every process.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 // Voice guilds (A on shard 0, B on shard 1), and two more for the /say burst (C on 0, D on 1).
 const [A, B, C, D] = [guildOnShard(0, 2, 0), guildOnShard(1, 2, 0), guildOnShard(0, 2, 1), guildOnShard(1, 2, 1)] as [FakeGuild, FakeGuild, FakeGuild, FakeGuild];
@@ -49,7 +51,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-shards-'));
   manager = await startChildBot({
     discord, emulator, dataDir, caCertPem: voice.caCertPem, readyMessage: null,
-    env: { SHARD_COUNT: 'auto', SHARD_PROCESSES: '2', AUTO_READ_MAX_AGE_SECONDS: '600' },
+    env: { SHARD_COUNT: 'auto', SHARD_PROCESSES: '2', AUTO_READ_MAX_AGE_SECONDS: '600', METRICS_PORT: '0' },
   });
   await vi.waitFor(() => expect(ready()).toHaveLength(2), { timeout: 45_000, interval: 100 });
 }, 60_000);
@@ -91,6 +93,30 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
       const heard = await voice.waitForAudio({ guildId: g.id, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
       expect(heard.rmsDb).toBeGreaterThan(-40);
     }
+  });
+
+  it("the manager's METRICS_PORT serves the sum over both processes, and /readyz over both", { timeout: 30_000 }, async () => {
+    const listening = manager.logs.filter((l) => l.msg === 'metrics and health checks listening');
+    // Only the manager listens; its processes answer it over IPC.
+    expect(listening).toHaveLength(1);
+    expect(listening[0]!.shardProcess).toBeUndefined();
+    const base = String(listening[0]!.url);
+    // One message spoken by each process (counted once its clip ended), one request each, one voice session each.
+    const text = await until(async () => {
+      const body = (await getText(`${base}/metrics`)).body;
+      return value(body, 'yomiage_speech_messages_total', { outcome: 'spoken' }) >= 2 ? body : undefined;
+    }, 20_000, 'both messages counted');
+    expect(value(text, 'yomiage_speech_messages_total', { outcome: 'spoken' })).toBe(2);
+    expect(value(text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '200' })).toBe(standardRequests(emulator).length);
+    expect(value(text, 'yomiage_voice_sessions')).toBe(2);
+    expect(value(text, 'yomiage_speech_wait_seconds_count')).toBe(2);
+    // Both processes read the one shared window: the manager takes the max, not the sum.
+    expect(value(text, 'yomiage_rate_window_used', { endpoint: 'standard' })).toBe(standardRequests(emulator).length);
+    expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    const readyz = await getText(`${base}/readyz`);
+    expect(readyz.status).toBe(200);
+    expect(JSON.parse(readyz.body)).toEqual({ status: 'ready', degraded: [], checks: { process_0: { ok: true }, process_1: { ok: true } } });
+    expect((await getText(`${base}/healthz`)).status).toBe(200);
   });
 
   it('kill -9 of the process of shard 1 with speech queued: it is started again and speaks all of it', { timeout: 90_000 }, async () => {
@@ -147,6 +173,11 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     for (const g of [C, D]) expect(answered().some((i) => i.responses().some((r) => r.files.length > 0 && r.message?.guildId === g.id))).toBe(true);
     expect(seen().filter((r) => r.status === 429)).toEqual([]);
     for (const r of seen()) expect(inWindowAt(r.at)).toBeLessThanOrEqual(limit);
+    // The manager's gauge of the shared window: the max over processes (a sum would be twice the limit).
+    const base = String(manager.logs.find((l) => l.msg === 'metrics and health checks listening')!.url);
+    const used = value((await getText(`${base}/metrics`)).body, 'yomiage_rate_window_used', { endpoint: 'standard' });
+    expect(used).toBeGreaterThan(limit / 2);
+    expect(used).toBeLessThanOrEqual(limit);
   });
 
   it('SIGTERM to the manager stops every bot process, then the manager', async () => {

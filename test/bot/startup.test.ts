@@ -55,7 +55,7 @@ describe('npm run deploy-commands', () => {
     const expected = [...(await loadCommands()).keys()].sort();
     const registered = discord.commands.global;
     expect(registered.map((c) => c.name).sort()).toEqual(expected);
-    expect(expected).toEqual(expect.arrayContaining(['say', 'narrate', 'join', 'leave', 'skip', 'clear', 'autoread', 'config', 'voice', 'dictionary', 'usage', 'help']));
+    expect(expected).toEqual(expect.arrayContaining(['say', 'narrate', 'join', 'leave', 'skip', 'clear', 'autoread', 'config', 'voice', 'dictionary', 'usage', 'help', 'spend']));
     for (const command of registered) {
       expect(command.name_localizations?.ja, command.name).toBeTruthy();
       expect(command.description_localizations?.ja, command.name).toBeTruthy();
@@ -67,7 +67,7 @@ describe('npm run deploy-commands', () => {
       }
     }
     // Admin commands are hidden from members without Manage Server by default.
-    for (const name of ['autoread', 'config']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
+    for (const name of ['autoread', 'config', 'spend']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
     // Every command is offered in servers only, /help included (issue 9 §4): a DM has no voice to read in.
     for (const command of registered) expect(command.contexts, command.name).toEqual([0]);
   });

@@ -234,3 +234,29 @@ describe('REST', () => {
     await expect(channel.send('')).rejects.toMatchObject({ code: 50006 });
   });
 });
+
+describe('buttons and member uploads (issue 13)', () => {
+  it('a click on a bot message arrives as a ButtonInteraction; update (7) edits that message', async () => {
+    const { interaction: command } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: 'ask' });
+    await command.reply({ content: 'Sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'yes', label: 'Yes' }] }] });
+    const asked = fake.messages.at(-1)!;
+    // A custom_id the message does not carry cannot be clicked.
+    await expect(fake.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: '', component: { messageId: asked.id, customId: 'no' } })).rejects.toThrow(/no component no/);
+    const { interaction, handle } = await dispatch<Interaction>({ type: 3, channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: '', component: { messageId: asked.id, customId: 'yes' } });
+    expect(interaction.isButton() && interaction.customId).toBe('yes');
+    expect(interaction.isButton() && interaction.message.id).toBe(asked.id);
+    if (interaction.isButton()) await interaction.update({ content: 'Done', components: [] });
+    const response = await handle.waitForResponse((r) => r.kind === 'callback');
+    expect(response.type).toBe(7);
+    expect(fake.messages.find((m) => m.id === asked.id)).toMatchObject({ content: 'Done', components: [] });
+  });
+
+  it("a member's upload arrives resolved on an attachment option and downloads byte for byte", async () => {
+    const upload = fake.uploadAttachment({ filename: 'dict.csv', data: Buffer.from('a,b\n'), contentType: 'text/csv' });
+    const { interaction } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.bob, username: 'bob' }, name: 'dictionary', options: [{ name: 'file', type: ApplicationCommandOptionType.Attachment, value: upload.id }] });
+    const file = interaction.options.getAttachment('file', true);
+    expect([file.name, file.size]).toEqual(['dict.csv', 4]);
+    expect(Buffer.from(await (await fetch(file.url)).arrayBuffer()).toString()).toBe('a,b\n');
+    await interaction.reply({ content: 'ok' });
+  });
+});

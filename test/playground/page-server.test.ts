@@ -48,6 +48,12 @@ beforeAll(async () => {
   expect(res.status).toBe(200);
   client = await loginClient(discord);
   client.on('interactionCreate', async (interaction) => {
+    // A click on /ping ask's button: the message says who clicked.
+    if (interaction.isButton()) return void (await interaction.update({ content: `clicked by ${interaction.user.username}`, components: [] }));
+    // /ping ask: a question with a button (issue 13).
+    if (interaction.isChatInputCommand() && interaction.options.getString('text') === 'ask') {
+      return void (await interaction.reply({ content: 'sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'ok', label: 'OK' }] }] }));
+    }
     // /ping with a text: an ephemeral reply with an MP3; without: no answer at all.
     if (!interaction.isChatInputCommand() || !interaction.options.getString('text')) return;
     await interaction.reply({ content: 'here it is', flags: MessageFlags.Ephemeral, files: [new AttachmentBuilder(MP3, { name: 'say.mp3' })] });
@@ -188,6 +194,20 @@ describe('what members do', () => {
     expect(file.headers['content-type']).toBe('audio/mpeg');
     expect(file.headers['content-disposition']).toBe("attachment; filename*=UTF-8''say.mp3");
     expect(file.body.equals(MP3)).toBe(true);
+    ws.close();
+  });
+
+  it('GIVEN a bot message with a button THEN the page shows it and a click reaches the bot as that member', async () => {
+    const { ws, next } = await live();
+    await next('hello');
+    await http('POST', '/api/command', { body: { userId: IDS.alice, channelId: IDS.text, name: 'ping', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ask' }] } });
+    const asked = (await next('item', (m) => m.item.type === 'bot' && m.item.buttons.length > 0)).item;
+    expect(asked.buttons).toEqual([{ customId: 'ok', label: 'OK' }]);
+    const wrong = await http('POST', '/api/click', { body: { userId: IDS.alice, messageId: asked.id, customId: 'nope' } });
+    expect([wrong.status, JSON.parse(wrong.text).error]).toEqual([400, 'no such button']);
+    expect((await http('POST', '/api/click', { body: { userId: IDS.taro, messageId: asked.id, customId: 'ok' } })).status).toBe(200);
+    const clicked = (await next('item', (m) => m.item.id === asked.id && m.item.buttons.length === 0)).item;
+    expect(clicked.content).toBe('clicked by taro');
     ws.close();
   });
 

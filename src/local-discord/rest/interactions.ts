@@ -25,8 +25,9 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
   if (record.callbackType !== undefined) return API_ERRORS.alreadyAcknowledged;
   const body = (json ?? {}) as { type?: unknown; data?: Record<string, unknown> };
   const type = body.type;
-  // Autocomplete (4) takes only choices (8); a command takes a message (4), a deferral (5) or a modal (9).
-  const allowed = record.type === 4 ? [8] : [4, 5, 9];
+  // Autocomplete (4) takes only choices (8); a command takes a message (4), a deferral (5) or a modal (9);
+  // a component (3) also a deferred update (6) or an update of its message (7).
+  const allowed = record.type === 4 ? [8] : record.type === 3 ? [4, 5, 6, 7, 9] : [4, 5, 9];
   if (typeof type !== 'number' || !allowed.includes(type)) return invalidFormBody('type', 'INTERACTION_CALLBACK_TYPE_INVALID', `Interaction callback type ${String(type)} is not valid for this interaction`);
   const data = body.data ?? null;
   const response: InteractionResponse = { kind: 'callback', type, data, files };
@@ -47,6 +48,15 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
     record.originalMessageId = message.id;
     response.messageId = message.id;
     response.message = snapshot(message);
+  } else if (type === 7 || type === 6) {
+    const target = state.original(record);
+    if (!target || target.deleted) return API_ERRORS.unknownMessage;
+    if (type === 7) {
+      const refused = state.editMessage(target, data ?? {}, files);
+      if (refused) return refused;
+    }
+    response.messageId = target.id;
+    response.message = snapshot(target);
   } else if (type === 8) {
     const choices = data?.choices;
     if (!Array.isArray(choices)) return invalidFormBody('data.choices', 'BASE_TYPE_REQUIRED', 'This field is required');

@@ -242,6 +242,7 @@ function renderItem(item) {
     item.loading ? el('div', { class: 'body muted', text: `${state.botUser?.username ?? 'The bot'} is thinking…` }) : el('div', { class: 'body', html: format(item.content) }),
     ...item.embeds.map(renderEmbed),
     ...item.attachments.map(renderAttachment),
+    item.buttons?.length ? el('div', { class: 'buttons' }, ...item.buttons.map((b) => renderButton(item, b))) : null,
     item.ephemeral ? el('div', { class: 'context' }, el('span', { class: 'badge ephemeral', text: 'ephemeral' }), ` Only ${owner} can see this`) : null,
   );
 }
@@ -257,12 +258,22 @@ function renderEmbed(embed) {
   );
 }
 
+/** A button of a bot message: the member acting now clicks it (issue 13). */
+function renderButton(item, b) {
+  const button = el('button', { type: 'button', text: b.label });
+  button.addEventListener('click', () => {
+    post('/api/click', { userId: state.me, messageId: item.id, customId: b.customId, locale: state.locale }).catch(() => {});
+  });
+  return button;
+}
+
 function renderAttachment(a) {
   const size = a.size > 1024 * 1024 ? `${(a.size / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(a.size / 1024)} KB`;
   return el(
     'div',
     { class: 'attachment' },
     a.contentType.startsWith('audio/') ? el('audio', { controls: true, preload: 'metadata', src: a.url }) : null,
+    a.contentType.startsWith('image/') ? el('img', { src: a.url, alt: a.filename }) : null,
     el('a', { href: `${a.url}?download=1`, download: a.filename, text: `⬇ ${a.filename} (${size})` }),
   );
 }

@@ -1,0 +1,69 @@
+import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, type Command } from '../src/discord/command.ts';
+import { UserError } from '../src/discord/errors.ts';
+import { MANAGE_GUILD, requireExistingRole, requireManageGuild } from '../src/discord/guards.ts';
+import { langOf, t } from '../src/discord/i18n.ts';
+
+// Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
+
+const MAX_CHARS = 10_000_000;
+const roleOption = { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role', '対象のロール'), required: true } as const;
+
+const data = {
+  ...named('spend', '利用枠'),
+  ...described('Character allowances of roles, and when /narrate asks first (admins)', 'ロールごとの文字数枠と /narrate の確認（管理者）'),
+  contexts: [InteractionContextType.Guild],
+  default_member_permissions: MANAGE_GUILD,
+  options: [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('role-limit', 'ロール枠'),
+      ...described("Give a role a larger monthly limit per member (several roles: the largest)", 'ロールのメンバーに大きい月間上限を付与（複数ロールは最大のもの）'),
+      options: [
+        roleOption,
+        { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Monthly characters per member', 'メンバーごとの月間文字数'), required: true, min_value: 1, max_value: MAX_CHARS },
+      ],
+    },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('role-remove', 'ロール枠削除'), ...described("Remove a role's allowance", 'ロールの枠を削除'), options: [roleOption] },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('roles', 'ロール枠一覧'), ...described('List role allowances', 'ロールの枠の一覧') },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('narrate-confirm', 'ナレーション確認'),
+      ...described('/narrate longer than this shows its cost and asks to confirm (default 200)', 'これより長い /narrate は文字数を表示して確認（既定 200）'),
+      options: [{ type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Characters (0: always ask)', '文字数（0 で常に確認）'), required: true, min_value: 0, max_value: 3000 }],
+    },
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireManageGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const sub = interaction.options.getSubcommand();
+    const reply = (content: string) => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    if (sub === 'narrate-confirm') {
+      const chars = interaction.options.getInteger('chars', true);
+      await ctx.repos.controls.update(guildId, { narrateConfirmChars: chars });
+      return void (await reply(t(lang, 'spend.confirm_set', { chars })));
+    }
+    if (sub === 'roles') {
+      const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
+      const allowances = ctx.repos.roleAllowances.list(guildId);
+      const gone = (id: string) => (interaction.guild && !interaction.guild.roles.cache.has(id) ? t(lang, 'spend.role_gone') : '');
+      const lines = allowances.map((a) => `<@&${a.roleId}> ${a.monthlyLimit}${gone(a.roleId)}`).join('\n');
+      return void (await reply(allowances.length ? t(lang, 'spend.roles', { base, list: lines }) : t(lang, 'spend.roles_empty', { base })));
+    }
+    if (sub === 'role-remove') {
+      // By id: a deleted role's allowance can still be removed.
+      const roleId = String(interaction.options.get('role', true).value);
+      if (!(await ctx.repos.roleAllowances.remove(guildId, roleId))) throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
+      return void (await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` })));
+    }
+    const roleId = await requireExistingRole(interaction, 'role');
+    const chars = interaction.options.getInteger('chars', true);
+    const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
+    await ctx.repos.roleAllowances.set(guildId, roleId, chars);
+    await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));
+  },
+} satisfies Command;

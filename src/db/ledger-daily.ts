@@ -1,0 +1,44 @@
+import type { Db } from './database.ts';
+import type { Period } from './ledger.ts';
+
+// A read-only report over character_ledger (owned by ledger.ts, which writes it): what counted
+// against the limits per day of a billing period, for /usage's chart (issue 13). Kept apart so
+// the ledger's write path stays one module of its own size.
+
+/** Characters that count against the limits (held, charged or possibly charged) per day of a period. */
+export interface DailySpend {
+  /** Start of the day (ms), days counted from the period's start. */
+  dayStart: number;
+  chars: number;
+}
+
+const DAY_MS = 86_400_000;
+
+type Params = { start: number; guild: string; user: string | null };
+
+export class DailySpendReport {
+  readonly #query;
+
+  constructor(db: Db) {
+    // Released rows never counted; every other state does (README "Characters are money").
+    this.#query = db.prepare<[Params], { day: number; chars: number }>(`
+      SELECT CAST((created_at - @start) / ${DAY_MS} AS INTEGER) AS day, SUM(chars) AS chars
+      FROM character_ledger
+      WHERE period_start = @start AND guild_id = @guild AND (@user IS NULL OR user_id = @user)
+        AND state IN ('reserved', 'charged', 'uncertain')
+      GROUP BY day ORDER BY day`);
+  }
+
+  /** Every day of the period, spent or not (a member's with userId, else the whole guild's). */
+  days(period: Period, scope: { guildId: string; userId?: string }): DailySpend[] {
+    const rows = this.#query.all({ start: period.start, guild: scope.guildId, user: scope.userId ?? null });
+    const count = Math.ceil((period.end - period.start) / DAY_MS);
+    // A row stamped outside its period (a job recorded late) counts on the nearest day, so the days add up to the totals.
+    const byDay = new Map<number, number>();
+    for (const r of rows) {
+      const day = Math.min(count - 1, Math.max(0, r.day));
+      byDay.set(day, (byDay.get(day) ?? 0) + r.chars);
+    }
+    return Array.from({ length: count }, (_, day) => ({ dayStart: period.start + day * DAY_MS, chars: byDay.get(day) ?? 0 }));
+  }
+}

@@ -1,0 +1,107 @@
+import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
+import type { Repositories } from '../db/repositories.ts';
+import { DICTIONARY_FILE_LIMITS, describeDictionaryFileProblem, parseDictionaryFile, serialiseDictionary } from '../speech/dictionary-file.ts';
+import type { ButtonQuestions } from './buttons.ts';
+import { UserError } from './errors.ts';
+import { t, type Lang } from './i18n.ts';
+
+// Issue 13, "Dictionary": who may edit, and import/export as a file. An import is read whole and
+// checked first; nothing changes until the member picks Merge or Replace on the summary.
+
+const SHOWN_PROBLEMS = 15;
+
+/** Manage Server, or the role the admins allowed (/dictionary editors); otherwise a localised refusal. */
+export function requireDictionaryEditor(interaction: ChatInputCommandInteraction, repos: Repositories, guildId: string): void {
+  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return;
+  const roleId = repos.controls.get(guildId).dictionaryRoleId;
+  const roles = interaction.member?.roles;
+  const held = roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
+  if (!held) throw new UserError(roleId ? 'dictionary.editor_only_role' : 'dictionary.editor_only', roleId ? { vars: { role: `<@&${roleId}>` } } : {});
+}
+
+/** /dictionary export: the server's own entries as a JSON or CSV attachment. */
+export async function exportDictionary(interaction: ChatInputCommandInteraction, repos: Repositories, guildId: string, format: 'json' | 'csv', lang: Lang): Promise<void> {
+  const entries = repos.dictionary.own(guildId);
+  if (entries.length === 0) throw new UserError('dictionary.empty');
+  const file = new AttachmentBuilder(Buffer.from(serialiseDictionary(entries, format), 'utf8'), { name: `dictionary.${format}` });
+  await interaction.reply({ content: t(lang, 'dictionary.exported', { count: entries.length }), files: [file], flags: MessageFlags.Ephemeral });
+}
+
+/** /dictionary import: reads and checks the file, shows what Merge and Replace would do, waits for the click. */
+export async function importDictionary(
+  interaction: ChatInputCommandInteraction,
+  deps: { repos: Repositories; buttons: ButtonQuestions },
+  guildId: string,
+  lang: Lang,
+): Promise<void> {
+  const attachment = interaction.options.getAttachment('file', true);
+  // Refused before anything is downloaded when Discord already says it is too large.
+  if (attachment.size > DICTIONARY_FILE_LIMITS.maxBytes) {
+    throw new UserError('dictionary.import_refused', { vars: { problems: describeDictionaryFileProblem(lang, undefined, { identifier: 'dictfile.too_large', context: { max: DICTIONARY_FILE_LIMITS.maxBytes, found: attachment.size } }) } });
+  }
+  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  const bytes = await download(attachment.url, DICTIONARY_FILE_LIMITS.maxBytes);
+  const parsed = parseDictionaryFile(attachment.name, bytes ?? new Uint8Array(DICTIONARY_FILE_LIMITS.maxBytes + 1));
+  if (!parsed.ok) {
+    const problems = parsed.file ? [parsed.file] : parsed.rows;
+    const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
+    if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
+    await interaction.editReply({ content: t(lang, 'dictionary.import_refused', { problems: lines.join('\n') }).slice(0, 2000), allowedMentions: { parse: [] } });
+    return;
+  }
+  const entries = parsed.entries;
+  const own = new Map(deps.repos.dictionary.own(guildId).map((e) => [e.word, e.reading]));
+  const added = entries.filter((e) => !own.has(e.word)).length;
+  const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
+  const inFile = new Set(entries.map((e) => e.word));
+  const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
+  const afterMerge = own.size + added;
+  const close = (content: string) => interaction.editReply({ content, components: [], allowedMentions: { parse: [] } });
+  const row = deps.buttons.ask(
+    {
+      userId: interaction.user.id,
+      choices: ['merge', 'replace', 'cancel'] as const,
+      async answer(choice, click) {
+        if (choice === 'cancel') return void (await click.update({ content: t(lang, 'dictionary.import_cancelled'), components: [] }));
+        if (choice === 'merge' && afterMerge > DICTIONARY_FILE_LIMITS.maxEntries) {
+          return void (await click.update({ content: t(lang, 'dictionary.import_over_total', { count: afterMerge, max: DICTIONARY_FILE_LIMITS.maxEntries }), components: [] }));
+        }
+        const total = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
+        await click.update({ content: t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total }), components: [] });
+      },
+      expire: async () => void (await close(t(lang, 'dictionary.import_expired'))),
+    },
+    {
+      merge: { label: t(lang, 'dictionary.import_merge'), primary: true },
+      replace: { label: t(lang, 'dictionary.import_replace'), danger: true },
+      cancel: { label: t(lang, 'dictionary.import_cancel') },
+    },
+  );
+  await interaction.editReply({
+    content: t(lang, 'dictionary.import_summary', { count: entries.length, added, changed, unchanged: entries.length - added - changed, removed, total: own.size }),
+    components: [row],
+    allowedMentions: { parse: [] },
+  });
+}
+
+/** The file's bytes, or undefined once it is larger than `maxBytes` (the download stops there). */
+async function download(url: string, maxBytes: number): Promise<Uint8Array | undefined> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(15_000) });
+  } catch (error) {
+    throw new UserError('dictionary.import_download', { cause: error });
+  }
+  if (!res.ok || !res.body) throw new UserError('dictionary.import_download', { cause: new Error(`status ${res.status}`) });
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      await res.body.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

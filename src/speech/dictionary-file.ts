@@ -1,0 +1,207 @@
+/**
+ * Dictionary import and export files (issue 13, "Dictionary"): JSON and CSV (word, reading), and
+ * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
+ * line-numbered problems out (STYLE #7); the command decides what to do with them.
+ */
+import { DICTIONARY_ERROR_TEXT, parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
+
+export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: 5_000 } as const;
+
+export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
+
+/** What is wrong with the file as a whole (the i18n keys the command shows). */
+export type DictionaryFileErrorIdentifier =
+  | 'dictfile.too_large'
+  | 'dictfile.too_many'
+  | 'dictfile.not_utf8'
+  | 'dictfile.bad_json'
+  | 'dictfile.empty';
+
+/** What is wrong with one row (the file's line, or the JSON entry's position). */
+export type DictionaryRowErrorIdentifier = DictionaryErrorIdentifier | 'dictfile.columns' | 'dictfile.unclosed_quote' | 'dictfile.duplicate' | 'dictfile.bad_entry';
+
+export interface DictionaryRowError {
+  /** 1-based line of a CSV/TSV row, or 1-based position of a JSON entry. */
+  at: number;
+  identifier: DictionaryRowErrorIdentifier;
+  context: { max?: number; found?: number; first?: number };
+}
+
+export type DictionaryFileResult =
+  | { ok: true; format: DictionaryFileFormat; entries: DictionaryEntry[] }
+  | { ok: false; format?: DictionaryFileFormat; file?: { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } }; rows: DictionaryRowError[] };
+
+const HEADER_WORD = /^(word|words|単語|語句|key|before|surface|置換前)$/i;
+const HEADER_READING = /^(reading|読み|読み方|よみ|value|yomi|after|置換後)$/i;
+
+/** Which format a file is, from its name and first characters. */
+export function detectFormat(filename: string, text: string): DictionaryFileFormat {
+  // The content decides first: exports are often renamed (a .txt, or JSON saved as .csv).
+  const start = text.replace(/^\uFEFF/, '').trimStart();
+  if (start.startsWith('[') || start.startsWith('{') || filename.toLowerCase().endsWith('.json')) return 'json';
+  if (filename.toLowerCase().endsWith('.tsv')) return 'tsv';
+  const firstLine = start.split('\n', 1)[0] ?? '';
+  return firstLine.includes('\t') ? 'tsv' : 'csv';
+}
+
+/** Reads an import file: every row checked, every problem listed with its line; entries only when none. */
+export function parseDictionaryFile(filename: string, bytes: Uint8Array): DictionaryFileResult {
+  if (bytes.length > DICTIONARY_FILE_LIMITS.maxBytes) return fileError('dictfile.too_large', { max: DICTIONARY_FILE_LIMITS.maxBytes, found: bytes.length });
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return fileError('dictfile.not_utf8', {});
+  }
+  const format = detectFormat(filename, text);
+  const raw = format === 'json' ? jsonRows(text) : delimitedRows(text, format === 'tsv' ? '\t' : ',');
+  if ('file' in raw) return { ok: false, format, file: raw.file, rows: [] };
+  const rows: DictionaryRowError[] = [...raw.errors];
+  const entries: DictionaryEntry[] = [];
+  const firstAt = new Map<string, number>();
+  for (const row of raw.rows) {
+    const parsed = parseDictionaryEntry(row.word, row.reading);
+    if (!parsed.ok) {
+      rows.push({ at: row.at, identifier: parsed.error.identifier, context: parsed.error.context.max !== undefined ? { max: parsed.error.context.max } : {} });
+      continue;
+    }
+    const first = firstAt.get(parsed.value.word);
+    if (first !== undefined) {
+      rows.push({ at: row.at, identifier: 'dictfile.duplicate', context: { first } });
+      continue;
+    }
+    firstAt.set(parsed.value.word, row.at);
+    entries.push(parsed.value);
+  }
+  if (raw.rows.length > DICTIONARY_FILE_LIMITS.maxEntries) return { ok: false, format, file: { identifier: 'dictfile.too_many', context: { max: DICTIONARY_FILE_LIMITS.maxEntries, found: raw.rows.length } }, rows: [] };
+  if (rows.length > 0) return { ok: false, format, rows: rows.sort((a, b) => a.at - b.at) };
+  if (entries.length === 0) return { ok: false, format, file: { identifier: 'dictfile.empty', context: {} }, rows: [] };
+  return { ok: true, format, entries };
+}
+
+/** The server's entries as a file another server (or a spreadsheet) can import. */
+export function serialiseDictionary(entries: readonly DictionaryEntry[], format: 'json' | 'csv'): string {
+  const sorted = [...entries].sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
+  if (format === 'json') return JSON.stringify(sorted.map((e) => ({ word: e.word, reading: e.reading })), null, 2) + '\n';
+  const field = (s: string) => (/[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  return ['word,reading', ...sorted.map((e) => `${field(e.word)},${field(e.reading)}`)].join('\r\n') + '\r\n';
+}
+
+interface RawRow {
+  at: number;
+  word: string;
+  reading: string;
+}
+type Raw = { rows: RawRow[]; errors: DictionaryRowError[] } | { file: { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } } };
+
+function fileError(identifier: DictionaryFileErrorIdentifier, context: { max?: number; found?: number }): DictionaryFileResult {
+  return { ok: false, file: { identifier, context }, rows: [] };
+}
+
+/** JSON: an array of {word, reading} (or [word, reading]), {entries: [...]}, or an object word -> reading. */
+function jsonRows(text: string): Raw {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return { file: { identifier: 'dictfile.bad_json', context: {} } };
+  }
+  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { entries?: unknown }).entries)) value = (value as { entries: unknown[] }).entries;
+  const rows: RawRow[] = [];
+  const errors: DictionaryRowError[] = [];
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      const pair = Array.isArray(item) ? item : item && typeof item === 'object' ? [(item as Record<string, unknown>).word, (item as Record<string, unknown>).reading] : [];
+      if (pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') errors.push({ at: i + 1, identifier: 'dictfile.bad_entry', context: {} });
+      else rows.push({ at: i + 1, word: pair[0], reading: pair[1] });
+    });
+    return { rows, errors };
+  }
+  if (value && typeof value === 'object') {
+    Object.entries(value).forEach(([word, reading], i) => {
+      if (typeof reading !== 'string') errors.push({ at: i + 1, identifier: 'dictfile.bad_entry', context: {} });
+      else rows.push({ at: i + 1, word, reading });
+    });
+    return { rows, errors };
+  }
+  return { file: { identifier: 'dictfile.bad_json', context: {} } };
+}
+
+/** CSV (RFC 4180 quoting) or TSV, two columns; an optional header row; blank lines skipped. */
+function delimitedRows(text: string, delimiter: string): Raw {
+  const rows: RawRow[] = [];
+  const errors: DictionaryRowError[] = [];
+  const records = splitRecords(text.replace(/^\uFEFF/, ''), delimiter);
+  records.forEach((record, index) => {
+    if (record.fields.length === 1 && record.fields[0]!.trim() === '') return;
+    if (record.unclosed) return void errors.push({ at: record.line, identifier: 'dictfile.unclosed_quote', context: {} });
+    const fields = record.fields;
+    if (index === 0 && fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim())) return;
+    if (fields.length !== 2) return void errors.push({ at: record.line, identifier: 'dictfile.columns', context: { found: fields.length } });
+    rows.push({ at: record.line, word: fields[0]!, reading: fields[1]! });
+  });
+  return { rows, errors };
+}
+
+function splitRecords(text: string, delimiter: string): { line: number; fields: string[]; unclosed: boolean }[] {
+  const records: { line: number; fields: string[]; unclosed: boolean }[] = [];
+  let line = 1;
+  let i = 0;
+  while (i <= text.length) {
+    const start = line;
+    const fields: string[] = [];
+    let field = '';
+    let quoted = false;
+    let unclosed = false;
+    for (;;) {
+      if (i >= text.length) {
+        if (quoted) unclosed = true;
+        fields.push(field);
+        i += 1;
+        break;
+      }
+      const c = text[i]!;
+      if (quoted) {
+        if (c === '"' && text[i + 1] === '"') { field += '"'; i += 2; continue; }
+        if (c === '"') { quoted = false; i += 1; continue; }
+        if (c === '\n') line += 1;
+        field += c;
+        i += 1;
+        continue;
+      }
+      if (c === '"' && field === '') { quoted = true; i += 1; continue; }
+      if (c === delimiter) { fields.push(field); field = ''; i += 1; continue; }
+      if (c === '\r' && text[i + 1] === '\n') { i += 1; continue; }
+      if (c === '\n') { fields.push(field); i += 1; line += 1; break; }
+      field += c;
+      i += 1;
+    }
+    records.push({ line: start, fields, unclosed });
+    if (unclosed) break;
+  }
+  return records;
+}
+
+/** ja/en explanations of file and row problems (the row ones add to DICTIONARY_ERROR_TEXT). */
+export const DICTIONARY_FILE_ERROR_TEXT = {
+  'dictfile.too_large': { ja: 'ファイルが大きすぎます（{found} バイト、上限 {max} バイト）。', en: 'The file is too large ({found} bytes; at most {max}).' },
+  'dictfile.too_many': { ja: '項目が多すぎます（{found} 件、上限 {max} 件）。', en: 'Too many entries ({found}; at most {max}).' },
+  'dictfile.not_utf8': { ja: 'ファイルが UTF-8 のテキストではありません。', en: 'The file is not UTF-8 text.' },
+  'dictfile.bad_json': { ja: 'JSON として読めません（[{"word": "…", "reading": "…"}] の形にしてください）。', en: 'The file is not valid JSON (expected [{"word": "…", "reading": "…"}]).' },
+  'dictfile.empty': { ja: 'ファイルに項目がありません。', en: 'The file has no entries.' },
+  'dictfile.columns': { ja: '列は2つ（単語, 読み）にしてください（{found} 列あります）。', en: 'Expected 2 columns (word, reading); found {found}.' },
+  'dictfile.unclosed_quote': { ja: '引用符 " が閉じられていません。', en: 'A quote (") is never closed.' },
+  'dictfile.duplicate': { ja: '同じ単語が {first} 行目にもあります。', en: 'The same word is already on line {first}.' },
+  'dictfile.bad_entry': { ja: '項目は {"word": "…", "reading": "…"} の形にしてください。', en: 'An entry must be {"word": "…", "reading": "…"}.' },
+} as const satisfies Record<DictionaryFileErrorIdentifier | Exclude<DictionaryRowErrorIdentifier, DictionaryErrorIdentifier>, { ja: string; en: string }>;
+
+const fill = (text: string, context: Record<string, number | undefined>) => text.replace(/\{(\w+)\}/g, (whole, k: string) => (context[k] !== undefined ? String(context[k]) : whole));
+
+/** One problem as a line the user reads: "line 3: …" (entry 3 for JSON). */
+export function describeDictionaryFileProblem(lang: 'ja' | 'en', format: DictionaryFileFormat | undefined, problem: DictionaryRowError | { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } }): string {
+  const table: Record<string, { ja: string; en: string }> = { ...DICTIONARY_ERROR_TEXT, ...DICTIONARY_FILE_ERROR_TEXT };
+  const text = fill(table[problem.identifier]![lang], problem.context);
+  if (!('at' in problem)) return text;
+  const where = format === 'json' ? (lang === 'ja' ? `${problem.at}番目の項目` : `entry ${problem.at}`) : lang === 'ja' ? `${problem.at}行目` : `line ${problem.at}`;
+  return `${where}: ${text}`;
+}

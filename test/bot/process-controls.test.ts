@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadImage } from '@napi-rs/canvas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import type { InteractionResponse } from '../../src/local-discord/types.ts';
+import { standardRequests } from '../support/bot-harness.ts';
+import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+
+// Issue 13 (b) through the real entry point: `npm start` as a child process (test/support/child-bot.ts)
+// against the loopback Discord and the emulator: the cost question of a long /narrate, a dictionary
+// import with its summary, the operator's global dictionary, /skip's refusal, and /usage's chart.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+const LONG = '今日は長いナレーションを確認してから送ります。'.repeat(10);
+
+let emulator: Emulator;
+let discord: FakeDiscord;
+let dataDir: string;
+let bot: ChildBot;
+beforeAll(async () => {
+  [emulator, discord] = await Promise.all([
+    startEmulator({ control: true, jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } }),
+    startFakeDiscord(),
+  ]);
+  dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process13-'));
+  writeFileSync(join(dataDir, 'global.tsv'), 'yomiage\tよみあげボット\n');
+  bot = await startChildBot({ discord, emulator, dataDir, env: { GLOBAL_DICTIONARY_FILE: join(dataDir, 'global.tsv') } });
+}, 60_000);
+afterAll(async () => {
+  await bot?.stop('SIGKILL');
+  await Promise.all([emulator?.close(), discord?.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function run(user: { id: string; username: string }, name: string, options: unknown[] = []) {
+  const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name, locale: 'en-US', options: options as never });
+  return { i, first: await i.waitForResponse((r) => r.kind === 'callback', 15_000) };
+}
+async function click(messageId: string, r: InteractionResponse, label: string, user: { id: string; username: string }) {
+  const button = ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? []).flatMap((row) => row.components).find((b) => b.label === label)!;
+  const c = await discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user, name: '', locale: 'en-US', component: { messageId, customId: button.custom_id } });
+  return { c, first: await c.waitForResponse((x) => x.kind === 'callback', 15_000) };
+}
+const longJobs = () => emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
+
+describe('npm start: reading controls', () => {
+  it('a long /narrate asks first; Cancel sends nothing, Confirm delivers the audio', async () => {
+    const asked = await run(alice, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
+    expect(String(asked.first.data?.content)).toContain('This narration will use 230 characters');
+    const cancel = await click(asked.first.messageId!, asked.first, 'Cancel', alice);
+    expect(String(cancel.first.data?.content)).toContain('Nothing was sent');
+    const again = await run(alice, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
+    expect(longJobs()).toBe(0);
+    const confirm = await click(again.first.messageId!, again.first, 'Confirm', alice);
+    const audio = await confirm.c.waitForResponse((r) => r.files.length > 0, 30_000);
+    expect(audio.files[0]!.name).toMatch(/\.mp3$/);
+    expect(longJobs()).toBe(1);
+  }, 60_000);
+
+  it('a dictionary import is summarised, merged on the click, and read with the global dictionary', async () => {
+    const upload = discord.uploadAttachment({ filename: 'export.csv', data: Buffer.from('word,reading\nGPU,ジーピーユー\n', 'utf8') });
+    const { i } = await run(bob, 'dictionary', [{ name: 'import', type: 1, options: [{ name: 'file', type: 11, value: upload.id }] }]);
+    const summary = await i.waitForResponse((r) => r.kind === 'editOriginal', 15_000);
+    expect(String(summary.data?.content)).toContain('1 new, 0 changed');
+    const merged = await click(i.original()!.id, summary, 'Merge', bob);
+    expect(String(merged.first.data?.content)).toBe('Merged 1 entries. The dictionary has 1 entries.');
+    const before = standardRequests(emulator).length;
+    const say = await run(bob, 'say', [{ name: 'text', type: 3, value: 'yomiage の GPU' }]);
+    await say.i.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(standardRequests(emulator).slice(before).map((r) => r.text)).toContain('よみあげボット の ジーピーユー');
+  }, 60_000);
+
+  it('/skip is refused to a member outside the voice channel; /usage answers with the chart', async () => {
+    expect(String((await run(alice, 'skip')).first.data?.content)).toContain('Move Members');
+    const usage = await run(alice, 'usage');
+    const png = usage.first.files.find((f) => f.name === 'usage.png')!;
+    expect((await loadImage(png.data)).width).toBe(640);
+    expect(String(usage.first.data?.content)).toMatch(/per day \(UTC; \d+ characters in all\)/);
+  }, 30_000);
+});

@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Status } from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/db/database.ts';
+import { botEndpoints, type BotHealthDeps } from '../../src/ops/health.ts';
+import { BotMetrics } from '../../src/ops/metrics.ts';
+import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
+import { createLogger } from '../../src/util/log.ts';
+import { getText } from '../support/ops.ts';
+
+// Issue 14 §1: the METRICS_PORT server over real HTTP, with a real SQLite file that another
+// connection can lock, and the gateway's shard states as discord.js keeps them.
+let dir: string;
+let db: Db;
+let server: OpsServer;
+const shards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }], [1, { id: 1, status: Status.Ready }]]);
+const media = { transcode: true, playMp3: true };
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
+  db = openDatabase(join(dir, 'bot.sqlite3'));
+  const deps = { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps;
+  server = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics(), deps), logger: createLogger({ level: 'silent' }) });
+});
+afterAll(async () => {
+  await server?.close();
+  db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('/readyz', () => {
+  it('is 503 while a gateway shard is not ready, naming it, and 200 again once it is', async () => {
+    shards.get(1)!.status = Status.Reconnecting;
+    const down = await getText(`${server.url}/readyz`);
+    expect(down.status).toBe(503);
+    expect(JSON.parse(down.body)).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: false, detail: 'shards_not_ready:1' }, database: { ok: true } } });
+    shards.get(1)!.status = Status.Ready;
+    expect((await getText(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  it('is 503 while the database cannot take a write (another process holds its lock), and 200 once it can', async () => {
+    const other = new Database(join(dir, 'bot.sqlite3'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const locked = await getText(`${server.url}/readyz`);
+      expect(locked.status).toBe(503);
+      expect(JSON.parse(locked.body)).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: true }, database: { ok: false, detail: 'db_busy' } } });
+      // Alive all the same: a restart would not help.
+      expect((await getText(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect((await getText(`${server.url}/readyz`)).status).toBe(200);
+  }, 15_000);
+
+  it('ffmpeg missing: 200, degraded', async () => {
+    const before = { ...media };
+    Object.assign(media, { transcode: false, playMp3: false });
+    try {
+      const r = await getText(`${server.url}/readyz`);
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ status: 'degraded', degraded: ['ffmpeg'] });
+    } finally {
+      Object.assign(media, before);
+    }
+  });
+});
+
+describe('the server', () => {
+  it('serves the Prometheus text format; refuses other methods; HEAD has no body', async () => {
+    const m = await getText(`${server.url}/metrics`);
+    expect(m.status).toBe(200);
+    expect(m.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(m.body).toContain('# TYPE yomiage_speech_messages_total counter');
+    const post = await fetch(`${server.url}/metrics`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    const head = await fetch(`${server.url}/healthz`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('a port already taken rejects with EADDRINUSE', async () => {
+    const error = await startOpsServer({ port: server.port, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps), logger: createLogger({ level: 'silent' }) }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'EADDRINUSE' });
+  });
+});
+
+describe('METRICS_PORT, METRICS_HOST, ERROR_WEBHOOK_URL', () => {
+  const base = { DISCORD_TOKEN: 'a.b.c', TTS_TOKEN: 'x'.repeat(64) };
+  it('off when unset; 127.0.0.1 unless METRICS_HOST says otherwise', () => {
+    expect(loadConfig(base).ops).toEqual({ metricsPort: undefined, metricsHost: '127.0.0.1', errorWebhookUrl: undefined });
+    expect(loadConfig({ ...base, METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).ops).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+  });
+
+  it('a bad port or webhook URL stops start-up naming the variable, never echoing the URL', () => {
+    for (const [variable, bad] of [['METRICS_PORT', 'http'], ['METRICS_PORT', '70000'], ['ERROR_WEBHOOK_URL', 'ftp://hooks.example/secret-part']] as const) {
+      const error = (() => {
+        try {
+          loadConfig({ ...base, [variable]: bad });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variables).toEqual([variable]);
+      expect((error as Error).message).not.toContain('secret-part');
+    }
+  });
+});
+
+describe('yomiage_rate_window_used', () => {
+  it('a shared store that does not answer leaves the gauge out; the rest of /metrics is served', async () => {
+    const metrics = new BotMetrics({ defaultMetrics: false });
+    let down = false;
+    metrics.setSources({ rateWindowUsed: async (kind) => {
+      if (down) throw new Error('connection refused');
+      return kind === 'standard' ? 7 : 1;
+    } });
+    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(metrics, { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps), logger: createLogger({ level: 'silent' }) });
+    try {
+      expect((await getText(`${local.url}/metrics`)).body).toContain('yomiage_rate_window_used{endpoint="standard"} 7');
+      down = true;
+      const r = await getText(`${local.url}/metrics`);
+      expect(r.status).toBe(200);
+      expect(r.body).not.toMatch(/^yomiage_rate_window_used\{/m);
+      expect(r.body).toContain('yomiage_speech_messages_total{outcome="spoken"} 0');
+    } finally {
+      await local.close();
+    }
+  });
+});
