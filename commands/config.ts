@@ -13,6 +13,7 @@ import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
 import { suggestVoices } from '../src/tts/voices.ts';
+import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/discord/config-members.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
@@ -46,10 +47,12 @@ const data = {
       options: [{ type: ApplicationCommandOptionType.Channel, ...named('channel', 'チャンネル'), ...described('Voice channel', 'ボイスチャンネル'), channel_types: [ChannelType.GuildVoice, ChannelType.GuildStageVoice] }],
     },
     sub('ignore-prefix', '無視する接頭辞', 'Messages starting with this are not read (e.g. ;)', 'これで始まるメッセージは読まない（例: ;）', { type: ApplicationCommandOptionType.String, min_length: 1, max_length: 5 }),
+    // Issue 13: settings that were stored but could not be set.
+    ...MEMBER_CONTROL_SUBCOMMANDS,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
-function show(lang: Lang, s: GuildSettings, defaultUserLimit: number): string {
+function show(lang: Lang, s: GuildSettings, defaultUserLimit: number, defaultGuildLimit: number): string {
   const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
   return t(lang, 'config.show', {
     voice: s.voice,
@@ -61,7 +64,7 @@ function show(lang: Lang, s: GuildSettings, defaultUserLimit: number): string {
     userLimit: s.userMonthlyLimit ?? defaultUserLimit,
     autoJoin: s.autoJoinChannelId ? `<#${s.autoJoinChannelId}>` : t(lang, 'config.none'),
     prefix: s.ignorePrefix,
-  });
+  }) + '\n' + showMore(lang, s, defaultGuildLimit);
 }
 
 export default {
@@ -73,9 +76,10 @@ export default {
     const name = o.getSubcommand();
     const repo = ctx.repos.guildSettings;
     if (name === 'show') {
-      await interaction.reply({ content: show(lang, repo.get(guildId), ctx.config.limits.userMonthlyChars), flags: MessageFlags.Ephemeral });
+      await interaction.reply({ content: show(lang, repo.get(guildId), ctx.config.limits.userMonthlyChars, ctx.config.limits.guildMonthlyChars), flags: MessageFlags.Ephemeral });
       return;
     }
+    if (await runMemberControl(name, interaction, ctx, guildId, lang)) return;
     let patch: GuildSettingsPatch;
     let shown: string;
     switch (name) {

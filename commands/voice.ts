@@ -4,6 +4,7 @@ import { requireGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 import { effectiveVoice } from '../src/db/repositories.ts';
 import { suggestVoices } from '../src/tts/voices.ts';
+import { NAME_SUBCOMMAND, runVoiceName } from '../src/discord/voice-name.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),
@@ -22,6 +23,7 @@ const data = {
     },
     { type: ApplicationCommandOptionType.Subcommand, ...named('show', '表示'), ...described('Show your voice', 'あなたの声を表示') },
     { type: ApplicationCommandOptionType.Subcommand, ...named('reset', 'リセット'), ...described("Go back to the server's default", 'サーバーの標準に戻す') },
+    NAME_SUBCOMMAND,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -33,8 +35,10 @@ export default {
     const userId = interaction.user.id;
     const { userSettings, guildSettings } = ctx.repos;
     const sub = interaction.options.getSubcommand();
+    if (sub === 'name') return runVoiceName(interaction, ctx, guildId, lang);
     if (sub === 'reset') {
-      await userSettings.reset(guildId, userId);
+      // Voice, speed and pitch only: a member must not undo an admin's mute (or lose their read name).
+      await userSettings.set(guildId, userId, { voice: null, speed: null, pitch: null });
       await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
       return;
     }
@@ -61,7 +65,7 @@ export default {
     const v = effectiveVoice(guildSettings.get(guildId), user);
     const isDefault = user.voice === null && user.speed === null && user.pitch === null;
     await interaction.reply({
-      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }),
+      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
       flags: MessageFlags.Ephemeral,
     });
   },

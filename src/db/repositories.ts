@@ -8,6 +8,8 @@ import { GuildSettingsRepo } from './guild-settings.ts';
 import { RoleAllowancesRepo } from './role-allowances.ts';
 import { DailySpendReport } from './ledger-daily.ts';
 import { UserSettingsRepo } from './user-settings.ts';
+import { ReadingListsRepo } from './reading-lists.ts';
+import { ReadingSettingsRepo } from './reading-settings.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
@@ -26,6 +28,9 @@ export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } 
 export type { RoleAllowance } from './role-allowances.ts';
 export type { DailySpend } from './ledger-daily.ts';
 export { GuildControlsRepo, RoleAllowancesRepo };
+export { READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
+export { READING_LIST_MAX, type ReadingListKind } from './reading-lists.ts';
+export { ReadingListsRepo, ReadingSettingsRepo };
 export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };
 
 export interface Repositories {
@@ -40,6 +45,9 @@ export interface Repositories {
   roleAllowances: RoleAllowancesRepo;
   /** /usage's spend by day (read-only over the ledger). */
   dailySpend: DailySpendReport;
+  /** Issue 13: who and what auto-read reads (migrations/008). */
+  reading: ReadingSettingsRepo;
+  readingLists: ReadingListsRepo;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -55,5 +63,7 @@ export function createRepositories(db: Db, options: { clock?: Clock } = {}): Rep
     controls: new GuildControlsRepo(db, clock),
     roleAllowances: new RoleAllowancesRepo(db, clock),
     dailySpend: new DailySpendReport(db),
+    reading: new ReadingSettingsRepo(db, clock),
+    readingLists: new ReadingListsRepo(db, clock),
   };
 }

@@ -39,6 +39,7 @@ const statements = (db: Db) => ({
     ON CONFLICT (guild_id, user_id) DO UPDATE SET voice = excluded.voice, speed = excluded.speed,
       pitch = excluded.pitch, nickname = excluded.nickname, muted = excluded.muted, updated_at = excluded.updated_at`),
   delete: db.prepare<[string, string]>('DELETE FROM user_settings WHERE guild_id = ? AND user_id = ?'),
+  muted: db.prepare<[string], string>('SELECT user_id FROM user_settings WHERE guild_id = ? AND muted = 1 ORDER BY updated_at, user_id').pluck(),
 });
 
 export class UserSettingsRepo extends Repo<ReturnType<typeof statements>> {
@@ -59,6 +60,11 @@ export class UserSettingsRepo extends Repo<ReturnType<typeof statements>> {
       this.sql.upsert.run(rows.toRow(next));
       return next;
     });
+  }
+
+  /** Members of the guild whose reading is muted, longest muted first. */
+  muted(guildId: string): string[] {
+    return this.sql.muted.all(guildId);
   }
 
   /** Forgets everything about the user in this guild (voice, nickname, mute). */

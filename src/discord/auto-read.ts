@@ -1,14 +1,14 @@
 import type { Message } from 'discord.js';
-import { effectiveVoice, type Repositories } from '../db/repositories.ts';
+import { effectiveVoice, type ReadingSettings, type Repositories } from '../db/repositories.ts';
 import type { NameReader } from '../speech/names.ts';
 import type { SpeechScheduler } from '../speech/queue.ts';
-import { normaliseMessage } from '../speech/text.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import { guildLang, t } from './i18n.ts';
-import { toPlainMessage } from './mentions.ts';
+import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
+import { whyNotRead, type NotRead } from './reading-rules.ts';
 
 /** What AutoReader works with. */
 export interface AutoReadDeps {
@@ -23,8 +23,9 @@ export interface AutoReadDeps {
 
 /**
  * messageCreate -> utterance: where an auto-read message becomes speech, as one straight line
- * (STYLE.md #21): in scope? heard by anyone? wanted? speakable? whose name first? Then it is queued,
- * or its author is told why not. Delivery takes it from the queue (src/discord/delivery.ts).
+ * (STYLE.md #21): in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
+ * name first? Then it is queued, or its author is told why not. Delivery takes it from the queue
+ * (src/discord/delivery.ts).
  */
 export class AutoReader {
   /** Auto-read messages not read because every listener was deafened, per guild. */
@@ -41,10 +42,13 @@ export class AutoReader {
    * turned on are read (issue 9 §6: no characters spent for nobody).
    */
   read(message: Message): void {
-    if (!message.inGuild() || message.author.bot || message.webhookId || message.system) return;
+    if (!message.inGuild() || message.system) return;
     const { guildId, channelId } = message;
     const inVoice = this.#deps.voice.isConnected(guildId);
     if (!this.#inScope(guildId, channelId, inVoice)) return;
+    const reading = this.#deps.repos.reading.get(guildId);
+    const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
+    if (this.#whyNotRead(message, reading, user.muted) !== undefined) return;
     if (inVoice && whoCanHear(message.guild, this.#deps.voice.voiceChannel(guildId)) === 'deaf') {
       // Nobody can hear it: not synthesised, not read later, counted as skipped.
       this.#unheard.set(guildId, (this.#unheard.get(guildId) ?? 0) + 1);
@@ -53,21 +57,13 @@ export class AutoReader {
     }
     const settings = this.#deps.repos.guildSettings.get(guildId);
     if (settings.ignorePrefix && message.content.startsWith(settings.ignorePrefix)) return;
-    const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
-    if (user.muted) return;
     const lang = guildLang(settings.locale);
     const dictionary = this.#deps.repos.dictionary.list(guildId);
-    const plain = toPlainMessage({
-      content: message.content,
-      author: { id: message.author.id, name: message.member?.displayName ?? message.author.displayName },
-      guild: message.guild,
-      users: message.client.users,
-      attachments: [...message.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
-      stickers: [...message.stickers.values()].map((s) => ({ name: s.name })),
-    });
-    const body = normaliseMessage(plain, { lang, maxLength: settings.maxLength, dictionary });
-    if (!body) return;
     const name = user.nickname ?? message.member?.displayName ?? message.author.displayName;
+    const body = messageText(message, { id: message.author.id, name }, {
+      lang, maxLength: settings.maxLength, dictionary, readEmoji: reading.emoji, forwards: reading.forwards,
+    });
+    if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, ...(prefix ? { prefix } : {}), lang, ...effectiveVoice(settings, user),
@@ -78,6 +74,31 @@ export class AutoReader {
       const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
     }
+  }
+
+  /** Bots, webhooks, muted members and the role and voice-channel rules (reading-rules.ts). */
+  #whyNotRead(message: Message<true>, reading: ReadingSettings, muted: boolean): NotRead | undefined {
+    const { guildId } = message;
+    const lists = this.#deps.repos.readingLists;
+    const member = message.webhookId ? null : message.member;
+    return whyNotRead(
+      {
+        id: message.author.id,
+        bot: message.author.bot,
+        webhookId: message.webhookId,
+        roleIds: member ? new Set(member.roles.cache.keys()) : null,
+        voiceChannelId: message.guild.voiceStates.cache.get(message.author.id)?.channelId ?? null,
+      },
+      {
+        reading,
+        allowedBots: reading.bots === 'listed' ? lists.list(guildId, 'bot') : [],
+        neverRoles: lists.list(guildId, 'never_role'),
+        muted,
+        selfId: message.client.user.id,
+        botVoiceChannelId: this.#deps.voice.voiceChannel(guildId) ?? null,
+        roleExists: (id) => message.guild.roles.cache.has(id),
+      },
+    );
   }
 
   /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */

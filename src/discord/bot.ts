@@ -38,6 +38,8 @@ import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
 import { discordRestAgent } from './rest-agent.ts';
+import { loadEmojiNames } from '../speech/emoji.ts';
+import { StaleDropNotices } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
 import { ButtonQuestions } from './buttons.ts';
@@ -63,6 +65,8 @@ export interface BotOptions {
   jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
+  /** Shortest time between two spoken stale-drop notices in a guild (bot-clips.ts; tests shorten it). */
+  staleNoticeIntervalMs?: number;
   /** Where the bot counts (issue 14 §1); default: a registry of its own without process metrics. */
   metrics?: BotMetrics;
   /** How long a question asked with buttons waits for its click (tests shorten it). */
@@ -212,6 +216,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ...options.clientOptions,
   });
   const now = () => clock.now();
+  loadEmojiNames(); // before any voice plays (src/speech/emoji.ts)
   const names = new NameReader({ clock });
   const notices = new Notices({ client, logger, now });
   const replies = new InteractionReplies({ client, logger, now });
@@ -227,7 +232,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   scheduler.on('progress', (event) => replies.onProgress(event));
   scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
-  scheduler.on('dropped', ({ guildId, items }) => logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind'));
+  const staleNotices = new StaleDropNotices({ voice, repos, scheduler, logger, now, minIntervalMs: options.staleNoticeIntervalMs });
+  scheduler.on('dropped', ({ guildId, items }) => {
+    logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind');
+    staleNotices.onDropped(guildId, items.length);
+  });
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });

@@ -62,7 +62,8 @@ export class SpeechDelivery {
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
     const played = this.#deps.voice.isConnected(ready.guildId) && playable;
     // /say attach:true while in voice: played and attached.
-    const toAttach = metas.filter((m) => !played || m.forceAttach);
+    // The bot's own clips are for the voice channel only: never posted as files.
+    const toAttach = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
@@ -145,6 +146,8 @@ export class SpeechDelivery {
   async #tellFailure(meta: UtteranceMeta, item: Item, error: Error): Promise<void> {
     const known = describeFailure(meta.lang, error, { voice: item.voice });
     if (!known) this.#deps.logger.error({ err: error }, 'speech failed');
+    // No member asked for the bot's own clip: there is nobody to tell.
+    if (meta.botClip) return void this.#deps.logger.info({ err: error, guildId: item.guildId }, 'bot clip not spoken');
     const content = known ?? t(meta.lang, 'error.generic');
     if (meta.delivery.kind === 'interaction') {
       const prefix = meta.advancedVoice ? t(meta.lang, 'narrate.failed', { reason: content }) : content;

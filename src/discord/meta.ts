@@ -14,6 +14,8 @@ export interface UtteranceMeta {
   forceAttach?: boolean;
   /** /narrate: the advanced voice, shown with the seed. */
   advancedVoice?: string;
+  /** The bot's own clip (announcement, notice): charged to the server, only played, never attached (bot-clips.ts). */
+  botClip?: true;
 }
 
 /** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */

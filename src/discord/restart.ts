@@ -5,6 +5,7 @@ import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-st
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import type { VoiceSessionStore } from '../db/voice-sessions.ts';
+import { isBotClip } from './bot-clips.ts';
 import { guildLang, t, type Lang, type MessageKey } from './i18n.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
@@ -83,6 +84,8 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
   for (const c of claimed) {
     const u = c.utterance;
     if (c.restores > MAX_RESTORES) drop(c, 'restart.gave_up');
+    // The bot's own clips are for the voice channel only: without it they just go (nobody asked).
+    else if (isBotClip(u) && !voice.isConnected(u.guildId)) store.remove([u.id]);
     else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
     else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
   }

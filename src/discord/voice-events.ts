@@ -6,7 +6,7 @@ import type { Logger } from '../util/log.ts';
 import type { EndedSession, VoiceManager } from '../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import { guildLang, t } from './i18n.ts';
-import type { UtteranceMeta } from './meta.ts';
+import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from './notices.ts';
 import type { VoiceControl } from './voice-control.ts';
 
@@ -61,11 +61,8 @@ export class VoiceStateEvents {
       const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
       const kind = newState.channelId === connected ? 'join' : 'leave';
-      this.#deps.scheduler.enqueue({
-        guildId: guild.id, userId: newState.id, channelId: connected, kind: 'auto', text: joinAnnouncement(name, lang, kind, dictionary), lang,
-        voice: settings.voice, speed: settings.speed, pitch: settings.pitch,
-        meta: { delivery: { kind: 'message', channelId: connected, messageId: '' }, lang } satisfies UtteranceMeta,
-      });
+      // The bot's own clip: charged to the server, not to the member who moved (issue 13).
+      queueBotClip(this.#deps, guild.id, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
     }
     if (oldState.channelId === connected && listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
   }

@@ -82,6 +82,7 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
     });
     message.member = partial;
   }
+  if (input.forward) Object.assign(message, forwardFields(state, input.forward, id));
   if (input.referenceMessageId) {
     message.message_reference = { type: 0, message_id: input.referenceMessageId, channel_id: input.channelId, ...(guild ? { guild_id: guild.id } : {}) };
     const referenced = state.findAnyMessage(input.referenceMessageId);
@@ -96,9 +97,48 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
     transform: (d, session) =>
       session.intents & INTENTS.MessageContent || !guild || mentionsBot
         ? d
-        : { ...(d as object), content: '', embeds: [], attachments: [], components: [] },
+        : { ...(d as object), content: '', embeds: [], attachments: [], components: [], ...blankSnapshots(d) },
   });
   return { id };
+}
+
+/** A forward's reference and snapshot (Discord sets the HAS_SNAPSHOT flag, 1 << 14). */
+function forwardFields(state: DiscordState, forward: NonNullable<SendMessageInput['forward']>, id: string): Record<string, unknown> {
+  const messageId = forward.messageId ?? snowflake(state.now());
+  const channelId = forward.channelId ?? snowflake(state.now());
+  return {
+    flags: 1 << 14,
+    message_reference: { type: 1, message_id: messageId, channel_id: channelId, ...(forward.guildId ? { guild_id: forward.guildId } : {}) },
+    message_snapshots: [
+      {
+        message: {
+          type: 0,
+          content: forward.content,
+          embeds: [],
+          attachments: (forward.attachments ?? []).map((a, i) => ({
+            id: `${id}${i}`,
+            filename: a.filename,
+            size: a.size ?? 0,
+            url: `${state.baseUrl}/attachments/${channelId}/${id}${i}/${encodeURIComponent(a.filename)}`,
+            proxy_url: `${state.baseUrl}/attachments/${channelId}/${id}${i}/${encodeURIComponent(a.filename)}`,
+            ...(a.content_type ? { content_type: a.content_type } : {}),
+          })),
+          timestamp: new Date(state.now()).toISOString(),
+          edited_timestamp: null,
+          flags: 0,
+          mentions: [],
+          mention_roles: [],
+          ...(forward.sticker_items ? { sticker_items: forward.sticker_items } : {}),
+        },
+      },
+    ],
+  };
+}
+
+/** Without MESSAGE_CONTENT a forward's snapshot is blanked like the message's own content. */
+function blankSnapshots(d: unknown): Record<string, unknown> {
+  const snapshots = (d as { message_snapshots?: Array<{ message: object }> }).message_snapshots;
+  return snapshots ? { message_snapshots: snapshots.map((s) => ({ message: { ...s.message, content: '', embeds: [], attachments: [] } })) } : {};
 }
 
 export async function sendInteraction(state: DiscordState, input: SendInteractionInput): Promise<FakeInteraction> {

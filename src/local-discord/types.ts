@@ -128,6 +128,20 @@ export interface SendMessageInput {
   webhookId?: string;
   /** Reply to this message id. */
   referenceMessageId?: string;
+  /**
+   * A forward: the message carries a snapshot of another one (message_reference type 1 and
+   * message_snapshots; https://discord.com/developers/docs/resources/message#message-snapshot-object).
+   * The forwarding message's own `content` is usually ''.
+   */
+  forward?: {
+    /** The forwarded message (default: a fresh id in another channel). */
+    messageId?: string;
+    channelId?: string;
+    guildId?: string;
+    content: string;
+    attachments?: Array<{ filename: string; content_type?: string; size?: number }>;
+    sticker_items?: Array<{ id: string; name: string; format_type: number }>;
+  };
 }
 
 export interface SendInteractionInput {

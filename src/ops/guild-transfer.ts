@@ -20,6 +20,8 @@ export const MOVED_TABLES = [
   'pending_utterances',
   'guild_controls',
   'role_allowances',
+  'reading_settings',
+  'reading_lists',
 ] as const;
 
 /** Tables that do not move, and why (a new table must be put in one list or the other: test/ops/guild-transfer.test.ts). */

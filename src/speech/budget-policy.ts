@@ -54,6 +54,20 @@ export function memberLimit(guildLimit: number, roleAllowance: number | undefine
   return roleAllowance !== undefined && roleAllowance > guildLimit ? roleAllowance : guildLimit;
 }
 
+/**
+ * Clips the bot makes on its own (announcements, notices) are charged to the server, not to a
+ * member (issue 13): their charges carry the guild's id as the user id, which no member has, and
+ * only the server's and the account's limits apply to them.
+ */
+export function serverChargeUser(guildId: string): string {
+  return guildId;
+}
+
+/** Whether a charge is the server's own (see serverChargeUser). */
+export function isServerCharge(c: { guildId: string; userId: string }): boolean {
+  return c.userId === c.guildId;
+}
+
 /** The billing period containing `now`: [start, end) in ms, periods of `periodMs` from any one start `anchor`. */
 export function billingPeriod(now: number, anchor: number, periodMs: number): Period {
   const start = anchor + Math.floor((now - anchor) / periodMs) * periodMs;
@@ -100,7 +114,7 @@ export function refusalFor(request: {
   const limits = new Map<string, BudgetLimits>();
   const limitsOf = (guildId: string) => limits.get(guildId) ?? limits.set(guildId, request.limitsOf(guildId)).get(guildId)!;
   for (const u of perUser.values()) {
-    if (u.chars === 0) continue;
+    if (u.chars === 0 || isServerCharge(u)) continue;
     const limit = request.userLimitOf?.(u.guildId, u.userId) ?? limitsOf(u.guildId).userMonthlyLimit;
     const used = usage.user(u.guildId, u.userId);
     if (used + u.chars > limit) return refuse({ scope: 'user', guildId: u.guildId, userId: u.userId, used, limit, requested: u.chars });

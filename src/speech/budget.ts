@@ -3,7 +3,7 @@ import { GuildSettingsRepo } from '../db/guild-settings.ts';
 import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { billingPeriod, chargeProblem, memberLimit, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
+import { billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
 import { BudgetError } from './errors.ts';
 
 export type { BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
@@ -192,9 +192,10 @@ export class CharacterBudget {
     return toUsage('account', await this.#ledger.totals({}, period), this.#defaults.accountMonthlyLimit, period.end);
   }
 
-  /** The guild's `n` biggest spenders this period, most first. */
+  /** The guild's `n` biggest spending members this period, most first (the server's own clips are not a member). */
   async topSpenders(guildId: string, n = 10): Promise<{ userId: string; used: number }[]> {
-    return this.#ledger.topSpenders(guildId, this.currentPeriod(), n);
+    const top = await this.#ledger.topSpenders(guildId, this.currentPeriod(), n + 1);
+    return top.filter((s) => !isServerCharge({ guildId, userId: s.userId })).slice(0, n);
   }
 
   #refusal(charges: readonly Charge[], usage: ScopeUsage, period: Period): BudgetRefusal | undefined {

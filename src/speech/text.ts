@@ -14,12 +14,14 @@
  *     timestamps -> "日時"; then bold/italic/strike/underline markers are stripped.
  *  6. Attachments ("画像3枚") and stickers appended, each after a pause.
  *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
- *  8. Unicode emoji dropped, newlines -> "、" / ", ", safety net (no "<@", URL or ping), runs of one
- *     character capped, nothing speakable -> null, cut at maxLength + "以下略" / "and so on".
+ *  8. Unicode emoji dropped (or read by name: emoji.ts), newlines -> "、" / ", ", safety net (no
+ *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at
+ *     maxLength + "以下略" / "and so on".
  * The words themselves live in words.ts.
  */
 import { countChars, truncateChars } from '../tts/chars.ts';
 import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
+import { readEmoji } from './emoji.ts';
 import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
 
 export type { ReadLang } from './words.ts';
@@ -47,6 +49,8 @@ export interface NormaliseOptions {
   maxLength: number;
   /** Applied after markup is resolved, before the length cap. Treat the array as immutable. */
   dictionary?: readonly DictionaryEntry[];
+  /** Read Unicode emoji by their names (emoji.ts) instead of dropping them (issue 13, off by default). */
+  readEmoji?: boolean;
 }
 
 /** Longest name read for a mention (and by names.ts for the author prefix). */
@@ -112,17 +116,18 @@ export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): str
   const content = resolveMarkup(msg, opts.lang, words);
   const extras = [...attachmentWords(msg.attachments, words), ...msg.stickers.map((s) => words.sticker(cleanName(s.name)))];
   const text = [content, ...extras].filter((s) => s.length > 0).join('\n');
-  return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength);
+  return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength, opts.readEmoji ?? false);
 }
 
 // The tail of the pipeline, on text whose markup is resolved: laughter, dictionary, emoji, pauses,
 // safety net, run cap, null check, length cap.
-function finish(text: string, lang: ReadLang, dictionary: readonly DictionaryEntry[], maxLength: number): string | null {
+function finish(text: string, lang: ReadLang, dictionary: readonly DictionaryEntry[], maxLength: number, namedEmoji = false): string | null {
   const words = WORDS[lang];
   let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
   if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);
   s = applyDictionary(s, dictionary).replace(LONE_SURROGATE, '').replace(PRIVATE_USE, ''); // unvalidated readings
   // After the dictionary, so a server can give an emoji a reading ("🍣" -> "すし").
+  if (namedEmoji) s = readEmoji(s, lang);
   s = s.replace(EMOJI, '').replace(/(\p{M}{3})\p{M}+/gu, '$1'); // and tame "Zalgo" stacks of marks
   s = joinLines(s, lang);
   s = sanitise(s, lang);

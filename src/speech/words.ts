@@ -37,7 +37,17 @@ export interface SpokenWords {
   leave: (name: string) => string;
   joinUnknown: string;
   leaveUnknown: string;
+  /** Lead-in before a forwarded message's content (issue 13). */
+  forwarded: string;
+  /**
+   * Spoken when `count` stale auto-read messages were dropped (issue 13). Counts above
+   * STALE_NOTICE_MAX share one text, so the notice is nearly always a cached clip.
+   */
+  staleDropped: (count: number) => string;
 }
+
+/** Stale-drop counts above this are read as "10 or more", so a handful of texts cover every case. */
+export const STALE_NOTICE_MAX = 9;
 
 const JA_COUNTERS: Record<AttachmentKind, string> = { image: '枚', video: '本', audio: '件', voiceMessage: '件', file: '件' };
 const JA_KINDS: Record<AttachmentKind, string> = {
@@ -77,6 +87,8 @@ export const WORDS = {
     leave: (name) => `${name}さんが退出しました。`,
     joinUnknown: '誰かが入室しました。',
     leaveUnknown: '誰かが退出しました。',
+    forwarded: '転送、',
+    staleDropped: (count) => (count > STALE_NOTICE_MAX ? `${STALE_NOTICE_MAX + 1}件以上省略しました。` : `${count}件省略しました。`),
   },
   en: {
     someone: 'someone',
@@ -99,5 +111,8 @@ export const WORDS = {
     leave: (name) => `${name} left.`,
     joinUnknown: 'Someone joined.',
     leaveUnknown: 'Someone left.',
+    forwarded: 'Forwarded: ',
+    staleDropped: (count) =>
+      count > STALE_NOTICE_MAX ? `Skipped ${STALE_NOTICE_MAX + 1} or more messages.` : count === 1 ? 'Skipped 1 message.' : `Skipped ${count} messages.`,
   },
 } as const satisfies Record<ReadLang, SpokenWords>;

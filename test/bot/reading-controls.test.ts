@@ -1,198 +1,261 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultGuild } from '../../src/local-discord/fixtures.ts';
+import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import type { InteractionResponse } from '../../src/local-discord/types.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
-import { startHarness, type Harness } from '../support/bot-harness.ts';
+import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13 (b), end to end against the loopback Discord and the emulator: who may skip and clear,
-// a long /narrate shown before it is spent, role allowances.
+// Issue 13, end to end: the real discord.js client against the loopback Discord and the emulator.
+// #chat is an auto-read channel with MP3 posts, so every message read is one request the emulator
+// logs; "not read" is shown by a later marker message being read while the first one never was.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Moderator: Manage Server
+const carol = { id: '1000000000000000031', username: 'carol' };
 const guildId = DEFAULT_IDS.guild;
-const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
-const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Moderator: Manage Server, Move Members
-const carol = { id: '1000000000000000077', username: 'carol' };
-const BOOSTER = '1000000000000000501';
-const PATRON = '1000000000000000502';
 const EPHEMERAL = 64;
-const LONG = 'これは確認が必要な長いナレーションの文章です。'.repeat(10); // 230 characters
+const WEBHOOK = '1300000000000000077';
+const GONE_ROLE = '1100000000000000999';
 
-let voice: FakeVoiceServer;
 let h: Harness;
 beforeAll(async () => {
-  voice = await startFakeVoiceServer();
-  trustCertificate(voice.caCertPem);
-  const guild = defaultGuild();
-  guild.roles.push({ id: BOOSTER, name: 'Booster', permissions: '0', position: 3 }, { id: PATRON, name: 'Patron', permissions: '0', position: 4 });
-  guild.members.push({ user: { id: carol.id, username: 'carol', globalName: 'Carol' }, roles: [], joinedAt: '2024-01-01T00:00:00.000Z' });
-  h = await startHarness({
-    discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
-    env: { USER_MONTHLY_CHARS: '300' },
-    emulator: { jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } },
-    bot: { buttonTimeoutMs: 2_500 },
-  });
+  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
+  const add = await command(bob, 'autoread', [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }], 'en-US', DEFAULT_IDS.chat);
+  expect(add).toContain('costs characters');
 }, 60_000);
-afterAll(async () => {
-  await h?.close();
-  await voice?.close();
-});
+afterAll(async () => h?.close());
 
-type User = { id: string; username: string };
-async function command(user: User, name: string, options: unknown[] = [], extra: { locale?: string; roles?: string[] } = {}) {
-  const i = await h.discord.sendInteraction({
-    channelId: DEFAULT_IDS.general, user, name, locale: extra.locale ?? 'en-US',
-    options: options as never, ...(extra.roles ? { member: { roles: extra.roles } } : {}),
+/** Runs a slash command; resolves with the text of its first answer (and its flags). */
+async function run(user: { id: string; username: string }, name: string, options: APIApplicationCommandInteractionDataOption[], locale = 'en-US', channelId: string = DEFAULT_IDS.general) {
+  const interaction = await h.discord.sendInteraction({ channelId, user, name, locale, options });
+  const reply = await interaction.waitForResponse((r) => r.kind === 'callback' || r.kind === 'editOriginal', 20_000);
+  return { content: String(reply.data?.content ?? ''), flags: reply.data?.flags };
+}
+const command = async (...args: Parameters<typeof run>) => (await run(...args)).content;
+const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []): APIApplicationCommandInteractionDataOption[] => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
+
+let marker = 0;
+/**
+ * Sends `send` (which may or may not be read), then a marker message from carol; resolves with the
+ * texts the emulator was asked to speak from `send` up to and including the marker.
+ */
+async function spokenAround(send: () => Promise<unknown>, markerRoles: string[] = []): Promise<string[]> {
+  const before = standardRequests(h.emulator).length;
+  await send();
+  const mark = `目印${++marker}番です`;
+  await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: carol, content: mark, member: { roles: markerRoles } });
+  return eventually(() => {
+    const texts = standardRequests(h.emulator).slice(before).map((r) => r.text);
+    return texts.some((t) => t.includes(mark)) ? texts : undefined;
+  }, 20_000, `the marker ${mark}`);
+}
+const say = (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) => () =>
+  h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });
+
+describe('/config mute and muted', () => {
+  it("an admin mutes a member: their messages are not read, they are listed, /voice reset does not undo it, unmute reads them again", async () => {
+    expect(await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: true }]), 'ja')).toContain('読み上げないように');
+    const listed = await run(bob, 'config', sub('muted'), 'en-US');
+    expect(listed.flags).toBe(EPHEMERAL);
+    expect(listed.content).toContain(`<@${alice.id}>`);
+    await command(alice, 'voice', sub('reset'));
+    const muted = await spokenAround(say(alice, 'ミュート中の発言です'));
+    expect(muted.join('|')).not.toContain('ミュート中の発言');
+    await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: false }]));
+    const back = await spokenAround(say(alice, 'ミュート解除後の発言です'));
+    expect(back.join('|')).toContain('ミュート解除後の発言');
+    expect(await command(bob, 'config', sub('muted'), 'ja')).toContain('いません');
   });
-  const first = await i.waitForResponse((r) => r.kind === 'callback', 10_000);
-  return { i, first, text: String(first.data?.content ?? '') };
-}
-const buttonsOf = (r: InteractionResponse) =>
-  ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }> | undefined) ?? []).flatMap((row) => row.components);
-async function click(r: InteractionResponse, label: string, user: User, locale = 'en-US') {
-  const button = buttonsOf(r).find((b) => b.label === label);
-  if (!button) throw new Error(`no button ${label}`);
-  const i = await h.discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user, name: '', locale, component: { messageId: r.messageId!, customId: button.custom_id } });
-  return { i, first: await i.waitForResponse((x) => x.kind === 'callback', 10_000) };
-}
-// Job creations carrying the long text (earlier tests' short ones may still be arriving).
-const advancedRequests = () => h.emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
-const used = async (userId?: string) => (await h.bot.context.budget.usage(userId ? { guildId, userId } : { guildId })).used;
 
-describe('/skip and /clear: only members in the bot voice channel, or with Move Members', () => {
-  it('refuses a member outside the call (ja and en), allows one inside it and a moderator outside', async () => {
-    await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
-    const join = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
-    await join.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
-    for (const name of ['skip', 'clear']) {
-      const en = await command(carol, name);
-      expect(en.first.data?.flags).toBe(EPHEMERAL);
-      expect(en.text).toContain('Move Members');
-      const ja = await command(carol, name, [], { locale: 'ja' });
-      expect(ja.text).toContain('メンバーを移動');
-    }
-    expect((await command(alice, 'skip')).text).toBe('Nothing is being read right now.');
-    expect((await command(alice, 'clear')).text).toMatch(/^Cleared 0/);
-    expect((await command(bob, 'clear')).text).toMatch(/^Cleared 0/);
-    await h.discord.setVoiceState(alice.id, guildId, null);
-    // Alice left the call: she is refused like anyone outside it.
-    expect((await command(alice, 'clear')).text).toContain('Move Members');
-  }, 60_000);
+  it('a member without Manage Server cannot mute, and nothing changes', async () => {
+    const r = await run(alice, 'config', sub('mute', [{ name: 'member', type: 6, value: bob.id }, { name: 'muted', type: 5, value: true }]), 'ja');
+    expect(r.flags).toBe(EPHEMERAL);
+    expect(r.content).toContain('サーバー管理');
+    expect(h.bot.context.repos.userSettings.get(guildId, bob.id).muted).toBe(false);
+  });
+
+  it('muting the bot itself is refused with a clear message', async () => {
+    const r = await run(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: DEFAULT_IDS.bot }, { name: 'muted', type: 5, value: true }]));
+    expect(r.flags).toBe(EPHEMERAL);
+    expect(r.content).toContain('cannot be muted');
+    expect(h.bot.context.repos.userSettings.muted(guildId)).toEqual([]);
+  });
 });
 
-describe('/narrate over the threshold shows the cost first', () => {
-  it('shows cost and what is left with Confirm/Cancel; Cancel sends and holds nothing', async () => {
-    const before = advancedRequests();
-    const { first } = await command(alice, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
-    expect(first.data?.flags).toBe(EPHEMERAL);
-    expect(String(first.data?.content)).toContain('230 characters');
-    expect(String(first.data?.content)).toContain('You have left: 300 / 300');
-    expect(buttonsOf(first).map((b) => b.label)).toEqual(['Confirm', 'Cancel']);
-    expect(await used(alice.id)).toBe(0);
-    // Somebody else's click is refused and the question stays open.
-    const other = await click(first, 'Confirm', bob);
-    expect(String(other.first.data?.content)).toContain('Only the member who ran the command');
-    const cancel = await click(first, 'Cancel', alice);
-    expect(cancel.first.type).toBe(7);
-    expect(String(cancel.first.data?.content)).toContain('Cancelled. Nothing was sent');
-    expect(cancel.first.message?.components).toEqual([]);
-    expect(advancedRequests()).toBe(before);
-    expect(await used(alice.id)).toBe(0);
-    // A second click on the answered question changes nothing.
-    const again = await h.discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: alice, name: '', component: { messageId: first.messageId!, customId: buttonsOf(first)[0]!.custom_id } }).catch((e: unknown) => e);
-    expect(again).toBeInstanceOf(Error); // the buttons are gone from the message
-  }, 30_000);
+describe('/voice name', () => {
+  it('a member sets how their name is read; the next message is read with it', async () => {
+    const r = await run(alice, 'voice', sub('name', [{ name: 'reading', type: 3, value: 'ありすちゃん' }]), 'ja');
+    expect(r.flags).toBe(EPHEMERAL);
+    expect(r.content).toContain('「ありすちゃん」');
+    const texts = await spokenAround(async () => {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: '先に一言' }); // someone else spoke last
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '名前の確認です' });
+    });
+    expect(texts.join('|')).toMatch(/ありすちゃん、名前の確認です/);
+    expect(await command(alice, 'voice', sub('show'), 'ja')).toContain('名前の読み方: ありすちゃん');
+  });
 
-  it('Confirm creates the job and delivers the audio; below the threshold no question is asked', async () => {
-    const before = advancedRequests();
-    const { first, i } = await command(alice, 'narrate', [{ name: 'text', type: 3, value: LONG }], { locale: 'ja' });
-    expect(String(first.data?.content)).toContain('230 文字');
-    const confirm = await click(first, '確定', alice, 'ja');
-    expect(confirm.first.type).toBe(5);
-    const audio = await confirm.i.waitForResponse((r) => r.files.length > 0, 30_000);
-    expect(audio.files[0]!.name).toMatch(/\.mp3$/);
-    expect(advancedRequests()).toBe(before + 1);
-    expect(await used(alice.id)).toBe(230);
-    expect(String(i.original()?.content)).toContain('確定しました');
-    // Short: straight on, as before.
-    const short = await command(bob, 'narrate', [{ name: 'text', type: 3, value: '短いナレーションです。' }]);
-    expect(short.first.type).toBe(5);
-  }, 60_000);
+  it("a member cannot set someone else's name; an admin can", async () => {
+    const refused = await run(alice, 'voice', sub('name', [{ name: 'reading', type: 3, value: 'ぼぶ' }, { name: 'member', type: 6, value: bob.id }]), 'ja');
+    expect(refused.content).toContain('サーバー管理');
+    expect(h.bot.context.repos.userSettings.get(guildId, bob.id).nickname).toBeNull();
+    const done = await command(bob, 'voice', sub('name', [{ name: 'reading', type: 3, value: 'キャロル' }, { name: 'member', type: 6, value: carol.id }]));
+    expect(done).toContain(`<@${carol.id}>'s name will be read as "キャロル"`);
+    expect(h.bot.context.repos.userSettings.get(guildId, carol.id).nickname).toBe('キャロル');
+  });
 
-  it('Confirm checks the budget again: spent meanwhile, it is refused and nothing is sent', async () => {
-    const { first } = await command(bob, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
-    expect(String(first.data?.content)).toContain('230 characters');
-    // Bob spends elsewhere while the question is open.
-    const spent = await h.bot.context.budget.reserve([{ guildId, userId: bob.id, endpoint: 'standard', chars: 100 }]);
-    expect(spent.ok).toBe(true);
-    const before = advancedRequests();
-    const confirm = await click(first, 'Confirm', bob);
-    expect(String(confirm.first.data?.content)).toMatch(/Not sent \(nothing was used\).*monthly limit/);
-    expect(advancedRequests()).toBe(before);
-    if (spent.ok) await h.bot.context.budget.release(spent.reservation);
-  }, 30_000);
-
-  it('no click in time: the question says it expired and nothing was sent', async () => {
-    const before = advancedRequests();
-    const { i } = await command(bob, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
-    const expired = await i.waitForResponse((r) => r.kind === 'editOriginal', 10_000);
-    expect(String(expired.data?.content)).toContain('expired. Nothing was sent');
-    expect(expired.data?.components).toEqual([]);
-    expect(advancedRequests()).toBe(before);
-  }, 30_000);
-
-  it('admins change the threshold; members cannot', async () => {
-    expect((await command(alice, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 500 }] }])).text).toContain('Manage Server');
-    expect(h.bot.context.repos.controls.get(guildId).narrateConfirmChars).toBe(200);
-    const set = await command(bob, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 500 }] }]);
-    expect(set.text).toBe('/narrate longer than 500 characters now shows its cost and asks to confirm first.');
-    const { first } = await command(bob, 'narrate', [{ name: 'text', type: 3, value: LONG }]);
-    expect(first.type).toBe(5); // 230 <= 500: no question
-    await command(bob, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 200 }] }]);
-  }, 30_000);
+  it('a name with nothing speakable, or a mention, is refused and the old name stays', async () => {
+    const emoji = await run(alice, 'voice', sub('name', [{ name: 'reading', type: 3, value: '🎉🎉' }]), 'ja');
+    expect(emoji.flags).toBe(EPHEMERAL);
+    expect(emoji.content).toContain('読み上げられる文字がありません');
+    const ping = await run(alice, 'voice', sub('name', [{ name: 'reading', type: 3, value: '@everyone' }]));
+    expect(ping.content).toContain('cannot contain a mention');
+    expect(h.bot.context.repos.userSettings.get(guildId, alice.id).nickname).toBe('ありすちゃん');
+  });
 });
 
-describe('role allowances', () => {
-  const setRole = (role: string, chars: number) => command(bob, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: role }, { name: 'chars', type: 4, value: chars }] }]);
-  it('a member with roles gets the largest allowance, in /usage and in what the budget lets through', async () => {
-    expect((await setRole(BOOSTER, 1_000)).text).toContain('1000');
-    expect((await setRole(PATRON, 2_000)).text).toContain('2000');
-    const usage = await command(carol, 'usage', [], { roles: [BOOSTER, PATRON] });
-    expect(usage.text).toMatch(/\/ 2000 characters/);
-    const boosterOnly = await command(carol, 'usage', [], { roles: [BOOSTER] });
-    expect(boosterOnly.text).toMatch(/\/ 1000 characters/);
-    // 230 + 230 > 300 (the member limit) but within the booster's 1000: the budget agrees.
-    expect((await h.bot.context.budget.check([{ guildId, userId: carol.id, endpoint: 'advanced', chars: 460 }])).ok).toBe(true);
-    const none = await command(carol, 'usage', [], { roles: [] });
-    expect(none.text).toMatch(/\/ 300 characters/);
-    expect((await h.bot.context.budget.check([{ guildId, userId: carol.id, endpoint: 'advanced', chars: 460 }])).ok).toBe(false);
-    const list = await command(bob, 'spend', [{ name: 'roles', type: 1 }], { locale: 'ja' });
-    expect(list.text).toContain(`<@&${PATRON}> 2000\n<@&${BOOSTER}> 1000`);
-  }, 30_000);
+describe('/config language and server-limit', () => {
+  it('English reading: names and attachments are read in English; back to Japanese after', async () => {
+    expect(await command(bob, 'config', sub('language', [{ name: 'value', type: 3, value: 'en' }]))).toContain('English');
+    const texts = await spokenAround(async () => {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'hello' });
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'look', attachments: [{ filename: 'a.png', content_type: 'image/png' }, { filename: 'b.png', content_type: 'image/png' }] });
+    });
+    expect(texts.join('|')).toContain('ありすちゃん said, look, 2 images');
+    expect(await command(bob, 'config', sub('show'))).toContain('Reading language: English');
+    await command(bob, 'config', sub('language', [{ name: 'value', type: 3, value: 'ja' }]));
+  });
 
-  it('a role that no longer exists is refused (ja, en) and nothing is saved; non-admins are refused', async () => {
-    const gone = '1000000000000000999';
-    const en = await setRole(gone, 5_000);
-    expect(en.text).toContain(`The role (id ${gone}) no longer exists`);
-    const ja = await command(bob, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: gone }, { name: 'chars', type: 4, value: 5_000 }] }], { locale: 'ja' });
-    expect(ja.text).toContain('もう存在しません');
-    expect(h.bot.context.repos.roleAllowances.list(guildId).map((a) => a.roleId)).not.toContain(gone);
-    const member = await command(alice, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: BOOSTER }, { name: 'chars', type: 4, value: 9_999 }] }]);
-    expect(member.text).toContain('Manage Server');
-    expect(h.bot.context.repos.roleAllowances.list(guildId).find((a) => a.roleId === BOOSTER)?.monthlyLimit).toBe(1_000);
-    const removed = await command(bob, 'spend', [{ name: 'role-remove', type: 1, options: [{ name: 'role', type: 8, value: PATRON }] }]);
-    expect(removed.text).toContain('Removed');
-    expect((await command(carol, 'usage', [], { roles: [BOOSTER, PATRON] })).text).toMatch(/\/ 1000 characters/);
-  }, 30_000);
+  it('a language outside the choices is refused and nothing changes', async () => {
+    const r = await run(bob, 'config', sub('language', [{ name: 'value', type: 3, value: 'fr' }]), 'ja');
+    expect(r.flags).toBe(EPHEMERAL);
+    expect(r.content).toContain('「fr」は読み上げ言語に使えません');
+    expect(h.bot.context.repos.guildSettings.get(guildId).locale).toBe('ja');
+  });
+
+  it('the server limit applies at once: /say over it is refused with its numbers, nothing sent; a negative one is refused', async () => {
+    const used = (await h.bot.context.budget.usage({ guildId })).used;
+    const saved = await command(bob, 'config', sub('server-limit', [{ name: 'value', type: 4, value: used + 5 }]));
+    expect(saved).toContain(`${used + 5} characters`);
+    const before = standardRequests(h.emulator).length;
+    const r = await run(alice, 'say', [{ name: 'text', type: 3, value: 'これは十文字を超える長さの文章です' }], 'ja');
+    expect(r.content).toContain('このサーバーの今月の読み上げ上限');
+    expect(r.content).toContain(`/ ${used + 5}`);
+    expect(standardRequests(h.emulator).length).toBe(before);
+    const bad = await run(bob, 'config', sub('server-limit', [{ name: 'value', type: 4, value: -1 }]));
+    expect(bad.content).toContain('Nothing was changed');
+    expect(h.bot.context.repos.guildSettings.get(guildId).guildMonthlyLimit).toBe(used + 5);
+    await command(bob, 'config', sub('server-limit', [{ name: 'value', type: 4, value: 1_000_000 }]));
+  });
 });
 
-describe('a question open across a restart', () => {
-  it('a click after the restart is told the question expired, and nothing is sent', async () => {
-    const before = advancedRequests();
-    // Carol (a booster: room for 230 more characters) asks; the bot restarts before she clicks.
-    const { first } = await command(carol, 'narrate', [{ name: 'text', type: 3, value: LONG }], { roles: [BOOSTER] });
-    await h.restart();
-    const late = await click(first, 'Confirm', carol);
-    expect(late.first.data?.flags).toBe(EPHEMERAL);
-    expect(String(late.first.data?.content)).toContain('This question has expired (or was lost in a restart). Nothing was done');
-    expect(advancedRequests()).toBe(before);
-  }, 60_000);
+describe('/reading: bots and webhooks', () => {
+  it('off by default: neither a bot nor a webhook is read', async () => {
+    const texts = await spokenAround(async () => {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true }, content: 'ボットの発言です' });
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: WEBHOOK, username: 'RSS', bot: true }, webhookId: WEBHOOK, content: 'ウェブフックの発言です' });
+    });
+    expect(texts.join('|')).not.toMatch(/ボットの発言|ウェブフックの発言/);
+  });
+
+  it('listed: an allowed webhook is read, a bot not on the list is not', async () => {
+    await command(bob, 'reading', sub('bots', [{ name: 'value', type: 3, value: 'listed' }]));
+    expect(await command(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: WEBHOOK }]))).toContain('now allowed');
+    const texts = await spokenAround(async () => {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true }, content: '許可されていないボット' });
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: WEBHOOK, username: 'RSS', bot: true }, webhookId: WEBHOOK, content: '新着記事があります' });
+    });
+    expect(texts.join('|')).toContain('新着記事があります');
+    expect(texts.join('|')).not.toContain('許可されていないボット');
+  });
+
+  it('bad ids, a human member and the bot itself are refused; nothing is added', async () => {
+    const bad = await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: 'not-an-id' }]), 'ja');
+    expect(bad.flags).toBe(EPHEMERAL);
+    expect(bad.content).toContain('17〜20桁');
+    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: `<@${alice.id}>` }]))).content).toContain('is a member, not a bot');
+    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: DEFAULT_IDS.bot }]))).content).toContain('never reads its own');
+    const notListed = await run(bob, 'reading', sub('bot-remove', [{ name: 'id', type: 3, value: '1300000000000000555' }]), 'ja');
+    expect(notListed.content).toContain('1300000000000000555 は許可されていません');
+    expect(h.bot.context.repos.readingLists.list(guildId, 'bot')).toEqual([WEBHOOK]);
+    await command(bob, 'reading', sub('bots', [{ name: 'value', type: 3, value: 'off' }]));
+  });
+});
+
+describe('/reading: a full allow-list', () => {
+  it('one more is refused with the limit, and /reading show still fits in one reply', async () => {
+    const lists = h.bot.context.repos.readingLists;
+    for (let i = 0; lists.list(guildId, 'bot').length < 50; i++) await lists.add(guildId, 'bot', `13000000000000001${String(i).padStart(2, '0')}`);
+    const full = await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: '1300000000000000999' }]), 'ja');
+    expect(full.content).toContain('50件まで');
+    expect(lists.list(guildId, 'bot')).not.toContain('1300000000000000999');
+    const shown = await run(bob, 'reading', sub('show'));
+    expect(shown.content).toContain('…(+35)');
+    expect(shown.content.length).toBeLessThanOrEqual(2000);
+    for (const id of lists.list(guildId, 'bot')) if (id !== WEBHOOK) await lists.remove(guildId, 'bot', id);
+  });
+});
+
+describe('/reading: forwards and emoji', () => {
+  it('a forwarded message is read after a lead-in; with forwards off it is not', async () => {
+    const texts = await spokenAround(say(bob, '', { forward: { content: '転送元の大事なお知らせ' } }));
+    expect(texts.join('|')).toContain('転送、転送元の大事なお知らせ');
+    await command(bob, 'reading', sub('forwards', [{ name: 'value', type: 5, value: false }]));
+    const off = await spokenAround(say(bob, '', { forward: { content: '読まれない転送です' } }));
+    expect(off.join('|')).not.toContain('読まれない転送');
+    await command(bob, 'reading', sub('forwards', [{ name: 'value', type: 5, value: true }]));
+  });
+
+  it('emoji are dropped by default; switched on they are read by name, a run once', async () => {
+    const dropped = await spokenAround(say(bob, 'おすし🍣'));
+    expect(dropped.join('|')).toMatch(/おすし(?!すし)/);
+    await command(bob, 'reading', sub('emoji', [{ name: 'value', type: 5, value: true }]));
+    const named = await spokenAround(say(bob, 'かんぱい🎉🎉🎉'));
+    expect(named.join('|')).toContain('かんぱいクラッカー');
+    expect(named.join('|')).not.toContain('クラッカークラッカー');
+    await command(bob, 'reading', sub('emoji', [{ name: 'value', type: 5, value: false }]));
+  });
+});
+
+describe('/reading: roles', () => {
+  const moderator = DEFAULT_IDS.moderatorRole;
+
+  it('a required role: only members with it are read; cleared, everyone is read again', async () => {
+    expect(await command(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: moderator }]))).toContain('Only members with');
+    const texts = await spokenAround(async () => {
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'ロールなしの発言' });
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ロールありの発言' });
+    }, [moderator]);
+    expect(texts.join('|')).toContain('ロールありの発言');
+    expect(texts.join('|')).not.toContain('ロールなしの発言');
+    expect(await command(bob, 'reading', sub('required-role'))).toContain('No role is required');
+    expect((await spokenAround(say(alice, 'また読まれる発言'))).join('|')).toContain('また読まれる発言');
+  });
+
+  it('a never-read role: its members are not read until it is removed', async () => {
+    expect(await command(bob, 'reading', sub('never-role-add', [{ name: 'role', type: 8, value: moderator }]), 'ja')).toContain('読み上げません');
+    const texts = await spokenAround(say(bob, 'モデレーターの発言'));
+    expect(texts.join('|')).not.toContain('モデレーターの発言');
+    expect(await command(bob, 'reading', sub('show'))).toContain(`never-read roles: <@&${moderator}>`);
+    await command(bob, 'reading', sub('never-role-remove', [{ name: 'role', type: 8, value: moderator }]));
+    expect((await spokenAround(say(bob, 'モデレーターの再発言'))).join('|')).toContain('モデレーターの再発言');
+  });
+
+  it('a role that no longer exists, or @everyone, is refused in the member\'s language and nothing changes', async () => {
+    const before = h.bot.context.repos.reading.get(guildId);
+    const gone = await run(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: GONE_ROLE }]), 'ja');
+    expect(gone.flags).toBe(EPHEMERAL);
+    expect(gone.content).toContain('そのロールはもう存在しません');
+    const goneEn = await run(bob, 'reading', sub('never-role-add', [{ name: 'role', type: 8, value: GONE_ROLE }]));
+    expect(goneEn.content).toContain('That role no longer exists');
+    const everyone = await run(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: DEFAULT_IDS.everyoneRole }]));
+    expect(everyone.content).toContain('@everyone cannot be used');
+    const notListed = await run(bob, 'reading', sub('never-role-remove', [{ name: 'role', type: 8, value: moderator }]));
+    expect(notListed.content).toContain('is not a never-read role');
+    expect(h.bot.context.repos.reading.get(guildId)).toEqual(before);
+    expect(h.bot.context.repos.readingLists.list(guildId, 'never_role')).toEqual([]);
+  });
+
+  it('a member without Manage Server cannot change /reading', async () => {
+    const r = await run(alice, 'reading', sub('emoji', [{ name: 'value', type: 5, value: true }]), 'ja');
+    expect(r.content).toContain('サーバー管理');
+    expect(h.bot.context.repos.reading.get(guildId).emoji).toBe(false);
+  });
 });

@@ -46,6 +46,8 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   await repos.userSettings.set(guildId, 'u1', { nickname: 'たろう', speed: 1.2 });
   await repos.controls.update(guildId, { dictionaryRoleId: `${guildId}7`, narrateConfirmChars: 400 });
   await repos.roleAllowances.set(guildId, `${guildId}8`, 2_000);
+  await repos.reading.update(guildId, { bots: 'listed', emoji: true });
+  await repos.readingLists.add(guildId, 'bot', `${guildId}7`);
   const budget = new CharacterBudget({ db });
   const paid = await budget.reserve([{ guildId, userId: 'u1', endpoint: 'standard', chars }], { audioKey: guildId === X ? KEY : 'b'.repeat(64) });
   if (!paid.ok) throw new Error('reserve');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Charge, ScopeUsage } from '../../src/db/ledger.ts';
-import { billingPeriod, chargeProblem, refusalFor, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
+import { billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
 
 const DAY = 86_400_000;
 const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };
@@ -42,6 +42,14 @@ describe('chargeProblem', () => {
 });
 
 describe('refusalFor', () => {
+  it("GIVEN the server's own clip (announcement, notice) THEN no member limit applies, only the server's and the account's", () => {
+    const server = std(serverChargeUser('g1'), 150);
+    expect(refusal([server], usage())).toBeUndefined(); // 150 is over a member's 100
+    expect(refusal([server], usage({ guilds: { g1: 200 } }))).toMatchObject({ scope: 'guild', guildId: 'g1', requested: 150 });
+    // Merged with a member's message: the member is still held to their own limit.
+    expect(refusal([server, std('u1', 101)], usage())).toMatchObject({ scope: 'user', userId: 'u1', requested: 101 });
+  });
+
   it('GIVEN every scope with room THEN nothing is refused', () => {
     expect(refusal([std('u1', 100)], usage())).toBeUndefined();
   });

@@ -1,0 +1,176 @@
+import {
+  ApplicationCommandOptionType,
+  InteractionContextType,
+  MessageFlags,
+  type APIApplicationCommandBasicOption,
+  type APIApplicationCommandSubcommandOption,
+  type ChatInputCommandInteraction,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
+import { choice, described, named, type Command } from '../src/discord/command.ts';
+import { BotError, UserError } from '../src/discord/errors.ts';
+import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
+import { langOf, t, type Lang, type MessageKey } from '../src/discord/i18n.ts';
+import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../src/db/repositories.ts';
+import type { BotContext } from '../src/discord/context.ts';
+
+// /reading (issue 13): whose messages and what in them auto-read reads — the switches other
+// read-aloud bots have. Admins only (Manage Server), like /config.
+
+const sub = (en: string, ja: string, descEn: string, descJa: string, options: APIApplicationCommandBasicOption[] = []): APIApplicationCommandSubcommandOption => ({
+  type: ApplicationCommandOptionType.Subcommand, ...named(en, ja), ...described(descEn, descJa), options,
+});
+const onOff = (descEn: string, descJa: string): APIApplicationCommandBasicOption[] => [
+  { type: ApplicationCommandOptionType.Boolean, ...named('value', '値'), ...described(descEn, descJa), required: true },
+];
+const botId: APIApplicationCommandBasicOption[] = [
+  { type: ApplicationCommandOptionType.String, ...named('id', 'id'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true, max_length: 30 },
+];
+const role = (required: boolean): APIApplicationCommandBasicOption[] => [
+  { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'), required },
+];
+
+const data = {
+  ...named('reading', '読み上げ対象'),
+  ...described('Whose messages and what in them is read (admins)', '誰の何を読み上げるか（管理者）'),
+  contexts: [InteractionContextType.Guild],
+  default_member_permissions: MANAGE_GUILD,
+  options: [
+    sub('show', '表示', 'Show these settings', '設定を表示'),
+    sub('bots', 'ボット', 'Read messages from bots and webhooks', 'ボットとWebhookのメッセージを読む', [
+      {
+        type: ApplicationCommandOptionType.String, ...named('value', '値'), ...described('Which ones', '対象'), required: true,
+        choices: [choice('None (default)', '読まない（標準）', 'off'), choice('Only the allowed ones', '許可したものだけ', 'listed'), choice('All', 'すべて', 'all')],
+      },
+    ]),
+    sub('bot-add', 'ボット許可', 'Allow a bot or webhook to be read', 'ボットかWebhookを読み上げ対象にする', botId),
+    sub('bot-remove', 'ボット許可解除', 'Remove a bot or webhook from the allowed ones', 'ボットかWebhookを許可から外す', botId),
+    sub('forwards', '転送', 'Read forwarded messages', '転送されたメッセージを読む', onOff('On: read them', 'オンで読む')),
+    sub('emoji', '絵文字', 'Read emoji by their names', '絵文字を名前で読む', onOff('On: read names', 'オンで読む')),
+    sub('required-role', '必須ロール', 'Only members with this role are read', 'このロールを持つメンバーだけ読む', role(false)),
+    sub('never-role-add', '読まないロール追加', 'Members with this role are never read', 'このロールのメンバーは読まない', role(true)),
+    sub('never-role-remove', '読まないロール解除', 'Read members with this role again', 'このロールのメンバーを読むに戻す', role(true)),
+    sub('in-voice', 'vc参加者のみ', "Only read members in the bot's voice channel", 'ボットと同じボイスチャンネルにいるメンバーだけ読む', onOff('On: only them', 'オンで限定')),
+    sub('stale-notice', '省略通知', 'Say how many messages were skipped when reading falls behind', '読み上げが遅れて省略した件数を読み上げる', onOff('On: say it', 'オンで読み上げる')),
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+const SWITCHES: Record<string, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>> = {
+  forwards: 'forwards',
+  emoji: 'emoji',
+  'in-voice': 'requireInVoice',
+  'stale-notice': 'staleNotice',
+};
+const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
+
+/** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
+function parseId(raw: string): string {
+  const m = /^\s*(?:<@!?(\d{17,20})>|(\d{17,20}))\s*$/.exec(raw);
+  const id = m?.[1] ?? m?.[2];
+  if (!id) throw new UserError('reading.bad_id');
+  return id;
+}
+
+/** The role option, refused when the role no longer exists (deleted after it was picked) or is @everyone. */
+async function resolveRole(interaction: ChatInputCommandInteraction, guildId: string): Promise<string | null> {
+  const option = interaction.options.get('role');
+  if (!option) return null;
+  const id = String(option.value);
+  const guild = interaction.guild;
+  const found = guild?.roles.cache.get(id) ?? (await guild?.roles.fetch(id).catch(() => null));
+  if (!found) throw new UserError('reading.role_gone');
+  if (id === guildId) throw new UserError('reading.role_everyone');
+  return id;
+}
+
+/** Items shown per list: a reply holds 2,000 characters and each list may hold READING_LIST_MAX. */
+const SHOWN = 15;
+const capped = (items: string[]) => items.slice(0, SHOWN).join(', ') + (items.length > SHOWN ? ` …(+${items.length - SHOWN})` : '');
+
+function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: string) => boolean): string {
+  const r = ctx.repos.reading.get(guildId);
+  const lists = ctx.repos.readingLists;
+  const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
+  const roleName = (id: string) => (roleExists(id) ? `<@&${id}>` : t(lang, 'reading.role_deleted', { id }));
+  const bots = lists.list(guildId, 'bot');
+  const never = lists.list(guildId, 'never_role');
+  return t(lang, 'reading.show', {
+    bots: t(lang, BOT_MODES[r.bots]),
+    allowed: bots.length ? capped(bots.map((id) => `<@${id}> (${id})`)) : t(lang, 'config.none'),
+    forwards: onOff(r.forwards),
+    emoji: onOff(r.emoji),
+    required: r.requiredRoleId ? roleName(r.requiredRoleId) : t(lang, 'config.none'),
+    never: never.length ? capped(never.map(roleName)) : t(lang, 'config.none'),
+    inVoice: onOff(r.requireInVoice),
+    staleNotice: onOff(r.staleNotice),
+  });
+}
+
+async function botList(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, adding: boolean): Promise<string> {
+  const id = parseId(interaction.options.getString('id', true));
+  const lists = ctx.repos.readingLists;
+  if (!adding) {
+    if (!(await lists.remove(guildId, 'bot', id))) throw new UserError('reading.bot_not_listed', { vars: { id } });
+    return t(lang, 'reading.bot_removed', { id });
+  }
+  if (id === interaction.client.user.id) throw new UserError('reading.bot_self');
+  const known = interaction.guild?.members.cache.get(id)?.user ?? interaction.client.users.cache.get(id);
+  if (known && !known.bot) throw new UserError('reading.not_a_bot', { vars: { id } });
+  const result = await lists.add(guildId, 'bot', id);
+  if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
+  const mode = ctx.repos.reading.get(guildId).bots;
+  const hint = mode === 'listed' ? '' : t(lang, 'reading.bot_hint');
+  return t(lang, result === 'exists' ? 'reading.bot_exists' : 'reading.bot_added', { id }) + hint;
+}
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireManageGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const name = interaction.options.getSubcommand();
+    const reply = (content: string, ephemeral = false) =>
+      interaction.reply({ content, allowedMentions: { parse: [] }, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
+    const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
+    const save = (patch: ReadingSettingsPatch) => ctx.repos.reading.update(guildId, patch);
+    const field = SWITCHES[name];
+    if (field) {
+      const value = interaction.options.getBoolean('value', true);
+      await save({ [field]: value });
+      await reply(t(lang, 'config.saved', { setting: name, value: t(lang, value ? 'config.on' : 'config.off') }));
+      return;
+    }
+    switch (name) {
+      case 'show':
+        return void (await reply(show(lang, ctx, guildId, roleExists), true));
+      case 'bots': {
+        const value = interaction.options.getString('value', true);
+        if (!(value in BOT_MODES)) throw new UserError('reading.bad_bots', { vars: { value: value.slice(0, 20) } });
+        await save({ bots: value as BotReading });
+        return void (await reply(t(lang, 'config.saved', { setting: name, value: t(lang, BOT_MODES[value as BotReading]) })));
+      }
+      case 'bot-add':
+      case 'bot-remove':
+        return void (await reply(await botList(interaction, ctx, guildId, lang, name === 'bot-add')));
+      case 'required-role': {
+        const id = await resolveRole(interaction, guildId);
+        await save({ requiredRoleId: id });
+        return void (await reply(id ? t(lang, 'reading.required_set', { role: `<@&${id}>` }) : t(lang, 'reading.required_cleared')));
+      }
+      case 'never-role-add':
+      case 'never-role-remove': {
+        const id = (await resolveRole(interaction, guildId))!;
+        const lists = ctx.repos.readingLists;
+        if (name === 'never-role-remove') {
+          if (!(await lists.remove(guildId, 'never_role', id))) throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
+          return void (await reply(t(lang, 'reading.never_removed', { role: `<@&${id}>` })));
+        }
+        const result = await lists.add(guildId, 'never_role', id);
+        if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
+        return void (await reply(t(lang, result === 'exists' ? 'reading.never_exists' : 'reading.never_added', { role: `<@&${id}>` })));
+      }
+      default:
+        throw new BotError('unknown_subcommand', { message: `unknown /reading subcommand ${name}` });
+    }
+  },
+} satisfies Command;

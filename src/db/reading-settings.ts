@@ -1,0 +1,73 @@
+import type { Db } from './database.ts';
+import { Repo } from './repo.ts';
+import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
+import type { Clock } from '../util/clock.ts';
+
+// The reading_settings table (migrations/008, issue 13): who and what auto-read reads.
+
+/** Messages from bots and webhooks: none, only the allow-list, or all. */
+export type BotReading = 'off' | 'listed' | 'all';
+
+export interface ReadingSettings {
+  guildId: string;
+  bots: BotReading;
+  /** Forwarded messages are read (their snapshot, after a lead-in). */
+  forwards: boolean;
+  /** Unicode emoji are read by name instead of dropped. */
+  emoji: boolean;
+  /** Only members with this role are read; null = everyone. */
+  requiredRoleId: string | null;
+  /** Only members in the bot's voice channel are read. */
+  requireInVoice: boolean;
+  /** Spoken notice when stale auto-read messages were dropped. */
+  staleNotice: boolean;
+  updatedAt: number | null;
+}
+
+export type ReadingSettingsPatch = Partial<Omit<ReadingSettings, 'guildId' | 'updatedAt'>>;
+
+/** Must match the column defaults of 008_reading_controls.sql (test/db/reading-controls.test.ts). */
+export const READING_DEFAULTS = {
+  bots: 'off',
+  forwards: true,
+  emoji: false,
+  requiredRoleId: null,
+  requireInVoice: false,
+  staleNotice: true,
+} as const satisfies Required<ReadingSettingsPatch>;
+
+type Stored = ReadingSettings & { updatedAt: number };
+type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number };
+type Row = RowOf<Stored, Flags>;
+const rows = rowMapping<Stored, Row>({ codecs: { forwards: bool, emoji: bool, requireInVoice: bool, staleNotice: bool } });
+
+const statements = (db: Db) => ({
+  select: db.prepare<[string], Row>('SELECT * FROM reading_settings WHERE guild_id = ?'),
+  upsert: db.prepare<[Row]>(`
+    INSERT INTO reading_settings (guild_id, bots, forwards, emoji, required_role_id, require_in_voice, stale_notice, updated_at)
+    VALUES (@guild_id, @bots, @forwards, @emoji, @required_role_id, @require_in_voice, @stale_notice, @updated_at)
+    ON CONFLICT (guild_id) DO UPDATE SET bots = excluded.bots, forwards = excluded.forwards, emoji = excluded.emoji,
+      required_role_id = excluded.required_role_id, require_in_voice = excluded.require_in_voice,
+      stale_notice = excluded.stale_notice, updated_at = excluded.updated_at`),
+});
+
+export class ReadingSettingsRepo extends Repo<ReturnType<typeof statements>> {
+  constructor(db: Db, clock?: Clock) {
+    super(db, clock, statements);
+  }
+
+  /** The guild's reading settings, with defaults for a guild that never changed one. */
+  get(guildId: string): ReadingSettings {
+    const row = this.sql.select.get(guildId);
+    return row ? rows.fromRow(row) : { guildId, ...READING_DEFAULTS, updatedAt: null };
+  }
+
+  /** Changes only the given fields (`undefined` leaves a field as it is; null clears the role). */
+  update(guildId: string, patch: ReadingSettingsPatch): Promise<ReadingSettings> {
+    return this.write(() => {
+      const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.clock.now() };
+      this.sql.upsert.run(rows.toRow(next));
+      return next;
+    });
+  }
+}

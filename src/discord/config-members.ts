@@ -1,0 +1,97 @@
+import {
+  ApplicationCommandOptionType,
+  MessageFlags,
+  type APIApplicationCommandSubcommandOption,
+  type ChatInputCommandInteraction,
+} from 'discord.js';
+import type { GuildSettings } from '../db/repositories.ts';
+import { choice, described, named } from './command.ts';
+import type { BotContext } from './context.ts';
+import { UserError } from './errors.ts';
+import { guildLang, t, type Lang } from './i18n.ts';
+
+// /config subcommands for settings the database always had but no command could set (issue 13):
+// muting a member's reading, the list of muted members, the server's reading language and its
+// monthly character limit. Kept apart from commands/config.ts so that file stays small.
+
+/** Highest server monthly limit an admin can set (characters); the account's own limit applies on top. */
+export const GUILD_LIMIT_MAX = 100_000_000;
+/** Muted members listed at most (a reply holds 2,000 characters). */
+const MUTED_SHOWN = 50;
+
+export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[] = [
+  {
+    type: ApplicationCommandOptionType.Subcommand,
+    ...named('mute', 'ミュート'),
+    ...described("Stop or resume reading a member's messages", 'メンバーのメッセージを読まない／読むに戻す'),
+    options: [
+      { type: ApplicationCommandOptionType.User, ...named('member', 'メンバー'), ...described('Member', 'メンバー'), required: true },
+      { type: ApplicationCommandOptionType.Boolean, ...named('muted', 'ミュート'), ...described('True: not read; false: read again', 'オンで読まない、オフで読むに戻す'), required: true },
+    ],
+  },
+  { type: ApplicationCommandOptionType.Subcommand, ...named('muted', 'ミュート一覧'), ...described('List the muted members', 'ミュート中のメンバー一覧') },
+  {
+    type: ApplicationCommandOptionType.Subcommand,
+    ...named('language', '読み上げ言語'),
+    ...described('Reading language of the server (names, announcements, omissions)', 'サーバーの読み上げ言語（名前・入退室・省略の言葉）'),
+    options: [
+      {
+        type: ApplicationCommandOptionType.String, ...named('value', '値'), ...described('Language', '言語'), required: true,
+        choices: [choice('Japanese', '日本語', 'ja'), choice('English', '英語', 'en')],
+      },
+    ],
+  },
+  {
+    type: ApplicationCommandOptionType.Subcommand,
+    ...named('server-limit', 'サーバー上限'),
+    ...described('Monthly characters for the whole server (0 = nothing is read)', 'サーバー全体の月間文字数（0で読み上げなし）'),
+    options: [{ type: ApplicationCommandOptionType.Integer, ...named('value', '値'), ...described('Characters', '文字数'), required: true, min_value: 0, max_value: GUILD_LIMIT_MAX }],
+  },
+];
+
+/** The second line of /config show: reading language and the server's limit. */
+export function showMore(lang: Lang, s: GuildSettings, defaultGuildLimit: number): string {
+  return t(lang, 'config.show_more', { language: t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja'), guildLimit: s.guildMonthlyLimit ?? defaultGuildLimit });
+}
+
+/**
+ * Runs one of MEMBER_CONTROL_SUBCOMMANDS (the caller checked Manage Server); false when `name` is
+ * not one of them. Bad input is refused with a UserError before anything is written.
+ */
+export async function runMemberControl(name: string, interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): Promise<boolean> {
+  const o = interaction.options;
+  switch (name) {
+    case 'mute': {
+      const member = { id: String(o.get('member', true).value) };
+      const muted = o.getBoolean('muted', true);
+      if (member.id === interaction.client.user.id) throw new UserError('config.mute_self_bot');
+      await ctx.repos.userSettings.set(guildId, member.id, { muted });
+      await interaction.reply({ content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member.id}>` }), allowedMentions: { parse: [] } });
+      return true;
+    }
+    case 'muted': {
+      const ids = ctx.repos.userSettings.muted(guildId);
+      const shown = ids.slice(0, MUTED_SHOWN).map((id) => `<@${id}>`).join(', ') + (ids.length > MUTED_SHOWN ? ` …(+${ids.length - MUTED_SHOWN})` : '');
+      const content = ids.length ? t(lang, 'config.muted_list', { count: ids.length, members: shown }) : t(lang, 'config.muted_none');
+      await interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      return true;
+    }
+    case 'language': {
+      const value = o.getString('value', true);
+      if (value !== 'ja' && value !== 'en') throw new UserError('config.bad_language', { vars: { value: value.slice(0, 20) } });
+      await ctx.repos.guildSettings.update(guildId, { locale: value });
+      await interaction.reply({ content: t(lang, 'config.language_saved', { language: t(lang, value === 'en' ? 'config.lang_en' : 'config.lang_ja') }) });
+      return true;
+    }
+    case 'server-limit': {
+      const value = o.getInteger('value', true);
+      if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX) throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
+      await ctx.repos.guildSettings.update(guildId, { guildMonthlyLimit: value });
+      const used = (await ctx.budget.usage({ guildId })).used;
+      await interaction.reply({ content: t(lang, 'config.server_limit_saved', { limit: value, used }) });
+      return true;
+    }
+    default:
+      return false;
+  }
+}
