@@ -37,7 +37,7 @@ const statements = (db: Db) => ({
 });
 
 /**
- * The rate_grants, rate_blocks and rate_demand tables (migrations/002, 007): every request granted
+ * The rate_grants, rate_blocks and rate_demand tables (migrations/002, 009): every request granted
  * by any bot process on this host and the guild it went to, the service's "wait until" per kind,
  * and which guilds each process has waiting. The limiter decides (src/tts/pacing.ts); this module
  * reads and records inside one transaction, so two shards can never both take the last slot of a

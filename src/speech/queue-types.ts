@@ -93,7 +93,7 @@ export interface SchedulerEvents {
    * Auto-read items that would be read later than maxAutoAgeMs after they arrived (counted in
    * stats): before a request was paid for them ('queue'), or at the moment of speaking ('speaking').
    */
-  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old'; at: 'queue' | 'speaking' }];
+  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old'; at?: 'queue' | 'speaking' }];
   /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
   ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
   sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];

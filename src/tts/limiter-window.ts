@@ -93,7 +93,7 @@ export class MemoryWindowStore implements WindowStore {
 const BUSY_RETRY_MS = 3;
 
 export interface SqliteWindowStoreOptions {
-  /** A database migrated to at least 007 (tables rate_grants, rate_blocks, rate_demand). */
+  /** A database migrated to at least 009 (tables rate_grants, rate_blocks, rate_demand). */
   db: Db;
 }
 

@@ -1,4 +1,4 @@
--- 007_rate_keys_and_demand (issue 12 §2, §5): processes sharing the SQLite rate window pace and
+-- 009_rate_keys_and_demand (issue 12 §2, §5): processes sharing the SQLite rate window pace and
 -- order grants together. Each grant records the guild it went to, so "served least recently" is
 -- counted across processes, and each process says which guilds it has waiting, so a process holds
 -- back when another's guild has the turn.
