@@ -176,7 +176,7 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     // The manager's gauge of the shared window: the max over processes (a sum would be twice the limit).
     const base = String(manager.logs.find((l) => l.msg === 'metrics and health checks listening')!.url);
     const used = value((await getText(`${base}/metrics`)).body, 'yomiage_rate_window_used', { endpoint: 'standard' });
-    expect(used).toBeGreaterThan(limit / 2);
+    expect(used).toBeGreaterThanOrEqual(limit / 2); // half at once, the rest paced (issue 12 §2)
     expect(used).toBeLessThanOrEqual(limit);
   });
 
