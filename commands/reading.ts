@@ -24,7 +24,7 @@ const onOff = (descEn: string, descJa: string): APIApplicationCommandBasicOption
   { type: ApplicationCommandOptionType.Boolean, ...named('value', '値'), ...described(descEn, descJa), required: true },
 ];
 const botId: APIApplicationCommandBasicOption[] = [
-  { type: ApplicationCommandOptionType.String, ...named('id', 'id'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true, max_length: 30 },
+  { type: ApplicationCommandOptionType.String, ...named('id', 'ボットid'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true, max_length: 30 },
 ];
 const role = (required: boolean): APIApplicationCommandBasicOption[] => [
   { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'), required },

@@ -1,6 +1,6 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import { definedOnly, rowMapping, type RowOf } from './rows.ts';
+import { GuildRowRepo } from './repo.ts';
+import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The guild_controls table (migrations/009): who edits the dictionary, when /narrate asks first.
@@ -32,23 +32,9 @@ const statements = (db: Db) => ({
       narrate_confirm_chars = excluded.narrate_confirm_chars, updated_at = excluded.updated_at`),
 });
 
-export class GuildControlsRepo extends Repo<ReturnType<typeof statements>> {
+/** The guild_controls rows: `get` with defaults, `update` field by field (null dictionaryRoleId clears it). */
+export class GuildControlsRepo extends GuildRowRepo<GuildControls, Row> {
   constructor(db: Db, clock?: Clock) {
-    super(db, clock, statements);
-  }
-
-  /** The guild's controls, with defaults for a guild that never changed one. */
-  get(guildId: string): GuildControls {
-    const row = this.sql.select.get(guildId);
-    return row ? rows.fromRow(row) : { guildId, ...GUILD_CONTROLS_DEFAULTS, updatedAt: null };
-  }
-
-  /** Changes only the given fields (undefined leaves a field; null dictionaryRoleId clears it). */
-  update(guildId: string, patch: GuildControlsPatch): Promise<GuildControls> {
-    return this.write(() => {
-      const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.clock.now() };
-      this.sql.upsert.run(rows.toRow(next));
-      return next;
-    });
+    super(db, clock, statements, rows, GUILD_CONTROLS_DEFAULTS);
   }
 }

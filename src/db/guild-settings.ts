@@ -1,6 +1,6 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
+import { GuildRowRepo } from './repo.ts';
+import { bool, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The guild_settings table (migrations/001). Its only owner: everything else reads a guild's
@@ -64,24 +64,9 @@ const statements = (db: Db) => ({
       auto_join_channel_id = excluded.auto_join_channel_id, locale = excluded.locale, updated_at = excluded.updated_at`),
 });
 
-export class GuildSettingsRepo extends Repo<ReturnType<typeof statements>> {
+/** The guild_settings rows: `get` with defaults, `update` field by field. */
+export class GuildSettingsRepo extends GuildRowRepo<GuildSettings, Row> {
   constructor(db: Db, clock?: Clock) {
-    super(db, clock, statements);
-  }
-
-  /** The guild's settings, with defaults for a guild that never changed anything. */
-  get(guildId: string): GuildSettings {
-    const row = this.sql.select.get(guildId);
-    return row ? rows.fromRow(row) : { guildId, ...GUILD_SETTINGS_DEFAULTS, updatedAt: null };
-  }
-
-  /** Changes only the given fields (an `undefined` value leaves the field as it is); returns the result. */
-  update(guildId: string, patch: GuildSettingsPatch): Promise<GuildSettings> {
-    // Read-modify-write in one IMMEDIATE transaction so two processes' partial updates do not clobber.
-    return this.write(() => {
-      const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.clock.now() };
-      this.sql.upsert.run(rows.toRow(next));
-      return next;
-    });
+    super(db, clock, statements, rows, GUILD_SETTINGS_DEFAULTS);
   }
 }

@@ -1,26 +1,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { ffmpegPath } from '../util/ffmpeg.ts';
+import type { AudioInput } from './audio-input.ts';
 import { EmulatorError } from './errors.ts';
+import { fnv1a } from './hash.ts';
 import { espeakMp3, type SpeechEngine } from './speech.ts';
 
-/**
- * Everything that shapes one emulated audio file. Two inputs with equal fields give byte-identical
- * MP3s and the same content hash (spec: "the same text and voice give the same audio").
- */
-export interface AudioInput {
-  kind: 'standard' | 'advanced';
-  text: string;
-  voice: string;
-  /** Effective speed (the standard endpoint's out-of-range values already replaced by 1.0). */
-  speed: number;
-  /** Effective pitch: semitones for `standard` (-20..20), -1..1 for `advanced`. */
-  pitch: number;
-  tone?: string | undefined;
-  model?: string | undefined;
-  seed?: number | undefined;
-  temperature?: number | undefined;
-}
+export type { AudioInput } from './audio-input.ts';
 
 /** The live service's advanced output format (service-facts.md: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
 export const SAMPLE_RATE = 24_000;
@@ -52,16 +38,6 @@ export function audioHash(input: AudioInput): string {
 export function expectedSeconds(input: AudioInput): number {
   const chars = [...input.text].length;
   return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, (chars * SECONDS_PER_CHAR) / input.speed));
-}
-
-/** FNV-1a, for deterministic per-voice and per-character variation. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 /**

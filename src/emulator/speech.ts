@@ -8,7 +8,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { EmulatorError } from './errors.ts';
-import type { AudioInput } from './audio.ts';
+import type { AudioInput } from './audio-input.ts';
+import { fnv1a } from './hash.ts';
 import { ADVANCED_VOICES } from './validate.ts';
 
 /** What makes the audio: espeak-ng's speech, or the deterministic tones. */
@@ -106,16 +107,6 @@ export function speechSsml(text: string, voiceLang: string): string {
     .map((run) => (run.lang === voiceLang ? escapeXml(run.text) : `<voice xml:lang="${run.lang}">${escapeXml(run.text)}</voice>`))
     .join('');
   return `<speak>${body}</speak>`;
-}
-
-/** FNV-1a, so one voice id always gets the same espeak-ng variant. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 const FEMALE = ['f1', 'f2', 'f3', 'f4'];

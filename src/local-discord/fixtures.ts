@@ -97,6 +97,7 @@ export const PERMISSIONS = {
 /** Every permission bit Discord currently defines (an owner or Administrator has them all). */
 export const ALL_PERMISSIONS = (1n << 53n) - 1n;
 
+/** What @everyone may do in the default world (Discord's defaults that matter to a read-aloud bot). */
 const EVERYONE_PERMISSIONS =
   PERMISSIONS.CreateInstantInvite |
   PERMISSIONS.AddReactions |
@@ -132,6 +133,18 @@ export const DEFAULT_IDS = {
 export const DEFAULT_BOT_USER: FakeUser = { id: DEFAULT_IDS.bot, username: 'yomiage', bot: true };
 
 /**
+ * A world's three roles: @everyone, one that manages the server (Manage Server and Manage
+ * Messages, and `also`), and the bot's own managed role (Manage Messages).
+ */
+export function worldRoles(ids: { everyone: string; manager: { id: string; name: string; also?: bigint }; bot: string }, botUser: FakeUser): FakeRole[] {
+  return [
+    { id: ids.everyone, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0 },
+    { id: ids.manager.id, name: ids.manager.name, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages | (ids.manager.also ?? 0n)).toString(), position: 2 },
+    { id: ids.bot, name: botUser.username, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageMessages).toString(), position: 1, managed: true, botId: botUser.id },
+  ];
+}
+
+/**
  * The default world: "Test Guild" with #general, #chat, a voice channel "Voice"; members: the bot,
  * "owner" (guild owner), "alice" (no special permission), "bob" (Moderator role: Manage Guild, Move Members) and
  * "otherbot" (another bot).
@@ -143,11 +156,7 @@ export function defaultGuild(botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
     name: 'Test Guild',
     ownerId: DEFAULT_IDS.owner,
     preferredLocale: 'ja',
-    roles: [
-      { id: DEFAULT_IDS.everyoneRole, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0 },
-      { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages | PERMISSIONS.MoveMembers).toString(), position: 2 },
-      { id: DEFAULT_IDS.botRole, name: botUser.username, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageMessages).toString(), position: 1, managed: true, botId: botUser.id },
-    ],
+    roles: worldRoles({ everyone: DEFAULT_IDS.everyoneRole, manager: { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', also: PERMISSIONS.MoveMembers }, bot: DEFAULT_IDS.botRole }, botUser),
     channels: [
       { id: '1100000000000000100', name: 'Text Channels', type: 4, position: 0 },
       { id: DEFAULT_IDS.general, name: 'general', type: 0, position: 0, parentId: '1100000000000000100' },

@@ -50,7 +50,7 @@ import type {
 import { BotVoiceStates } from './voice-states.ts';
 
 export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
-export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS } from './fixtures.ts';
+export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS, worldRoles } from './fixtures.ts';
 export type { FakeAttachment, FakeMessage } from './messages.ts';
 export type { UploadedFile } from './rest/body.ts';
 export type * from './types.ts';

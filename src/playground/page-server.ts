@@ -17,6 +17,7 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '../emulator/index.ts';
 import { listenOnLoopback, LOOPBACK_HOST, type FakeDiscord, type FakeVoiceServer, type LocalDiscordActivity, type SimulatedListener } from '../local-discord/index.ts';
 import type { BotLogLine, BotProcessEvents, BotStatus } from './bot-process.ts';
+import { PageRequestError } from './errors.ts';
 import { botItem, guildView, serviceView, type CommandItem, type MemberItem, type TimelineItem } from './views.ts';
 import type { VoiceTap } from './voice-tap.ts';
 
@@ -53,14 +54,6 @@ export interface PageServerOptions {
   tap: VoiceTap;
 }
 
-class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
-
 export class PageServer {
   readonly #options: PageServerOptions;
   readonly #http: Server;
@@ -82,7 +75,7 @@ export class PageServer {
       this.#handle(req, res).catch((error: unknown) => {
         // No bot on the gateway (it exited, or is restarting): nobody to deliver to.
         const offline = (error as { code?: unknown }).code === 'no_session';
-        const status = error instanceof HttpError ? error.status : offline ? 503 : 500;
+        const status = error instanceof PageRequestError ? error.status : offline ? 503 : 500;
         const message = offline ? 'the bot is not connected to the local Discord (see the bot log)' : error instanceof Error ? error.message : String(error);
         if (!res.headersSent) sendJson(res, status, { error: message });
         else res.destroy();
@@ -150,7 +143,7 @@ export class PageServer {
   // ---- HTTP -------------------------------------------------------------------------------------
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.#trusted(req, req.method !== 'GET' && req.method !== 'HEAD')) throw new HttpError(403, 'this page is served for http://127.0.0.1 only');
+    if (!this.#trusted(req, req.method !== 'GET' && req.method !== 'HEAD')) throw new PageRequestError('forbidden');
     const url = new URL(req.url ?? '/', this.url);
     const page = STATIC[url.pathname];
     if (page && req.method === 'GET') {
@@ -162,8 +155,8 @@ export class PageServer {
     const attachment = /^\/api\/attachments\/(\d+)$/.exec(url.pathname);
     if (attachment && req.method === 'GET') return this.#attachment(res, attachment[1]!, url.searchParams.has('download'));
     if (req.method === 'GET' && url.pathname === '/api/state') return sendJson(res, 200, this.#snapshot());
-    if (req.method !== 'POST') throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
-    if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send JSON (content-type: application/json)');
+    if (req.method !== 'POST') throw new PageRequestError('not_found', { message: `no route ${req.method} ${url.pathname}` });
+    if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new PageRequestError('unsupported_media_type');
     const body = await readJson(req);
     switch (url.pathname) {
       case '/api/message':
@@ -177,7 +170,7 @@ export class PageServer {
       case '/api/click':
         return sendJson(res, 200, await this.#click(body));
       default:
-        throw new HttpError(404, `no route POST ${url.pathname}`);
+        throw new PageRequestError('not_found', { message: `no route POST ${url.pathname}` });
     }
   }
 
@@ -192,7 +185,7 @@ export class PageServer {
 
   #attachment(res: ServerResponse, id: string, download: boolean): void {
     const found = this.#options.discord.messages.flatMap((m) => m.attachments).find((a) => a.id === id);
-    if (!found) throw new HttpError(404, 'no such attachment');
+    if (!found) throw new PageRequestError('not_found', { message: 'no such attachment' });
     const name = encodeURIComponent(found.filename);
     res.writeHead(200, {
       'content-type': found.contentType,
@@ -207,13 +200,13 @@ export class PageServer {
 
   #member(userId: unknown) {
     const member = this.#guild.members.find((m) => m.user.id === userId && !m.user.bot);
-    if (!member) throw new HttpError(400, `no member ${String(userId)} in this server`);
+    if (!member) throw new PageRequestError('bad_request', { message: `no member ${String(userId)} in this server` });
     return member;
   }
 
   #channel(channelId: unknown, type: number) {
     const channel = this.#guild.channels.find((c) => c.id === channelId && c.type === type);
-    if (!channel) throw new HttpError(400, `no ${type === 2 ? 'voice' : 'text'} channel ${String(channelId)} in this server`);
+    if (!channel) throw new PageRequestError('bad_request', { message: `no ${type === 2 ? 'voice' : 'text'} channel ${String(channelId)} in this server` });
     return channel;
   }
 
@@ -221,8 +214,8 @@ export class PageServer {
     const member = this.#member(body.userId);
     const channel = this.#channel(body.channelId, 0);
     const content = body.content;
-    if (typeof content !== 'string' || content.trim() === '') throw new HttpError(400, 'write something first');
-    if ([...content].length > MAX_MESSAGE_CHARS) throw new HttpError(400, `a message is at most ${MAX_MESSAGE_CHARS} characters`);
+    if (typeof content !== 'string' || content.trim() === '') throw new PageRequestError('bad_request', { message: 'write something first' });
+    if ([...content].length > MAX_MESSAGE_CHARS) throw new PageRequestError('bad_request', { message: `a message is at most ${MAX_MESSAGE_CHARS} characters` });
     const { id } = await this.#options.discord.sendMessage({ guildId: this.#options.guildId, channelId: channel.id, author: member.user, content });
     const item: MemberItem = { type: 'member', id, channelId: channel.id, authorId: member.user.id, content, at: Date.now(), reactions: [], deleted: false };
     this.#remember(item);
@@ -248,7 +241,7 @@ export class PageServer {
   async #click(body: Record<string, unknown>) {
     const member = this.#member(body.userId);
     const message = this.#options.discord.messages.find((m) => m.id === body.messageId && !m.deleted);
-    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId)) throw new HttpError(400, 'no such button');
+    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId)) throw new PageRequestError('bad_request', { message: 'no such button' });
     const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
     const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId: message.channelId, user: member.user, name: '', locale, type: 3, component: { messageId: message.id, customId: String(body.customId) } });
     this.#interactions.set(interaction.id, { name: 'button', userId: member.user.id });
@@ -268,7 +261,7 @@ export class PageServer {
     const channelId = this.#channel(body.channelId, 0).id;
     const commands = this.#options.discord.commands.guild[this.#options.guildId] ?? [];
     const name = body.name;
-    if (typeof name !== 'string' || !commands.some((c) => c.name === name)) throw new HttpError(400, `no command /${String(name)} is registered here`);
+    if (typeof name !== 'string' || !commands.some((c) => c.name === name)) throw new PageRequestError('bad_request', { message: `no command /${String(name)} is registered here` });
     const options = Array.isArray(body.options) ? (body.options as APIApplicationCommandInteractionDataOption[]) : [];
     const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
     return { name, options, locale, channelId, member };
@@ -376,7 +369,7 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'request too large');
+    if (size > MAX_BODY_BYTES) throw new PageRequestError('too_large');
     chunks.push(chunk as Buffer);
   }
   try {
@@ -385,7 +378,7 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   } catch {
     // answered below
   }
-  throw new HttpError(400, 'the body must be a JSON object');
+  throw new PageRequestError('bad_request', { message: 'the body must be a JSON object' });
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

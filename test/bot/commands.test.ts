@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 5 acceptance, end to end: real discord.js against the loopback Discord, the emulator.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
@@ -115,7 +115,7 @@ describe('auto-read', () => {
       author: alice,
       content: `<@${DEFAULT_IDS.bob}> ymg見て https://example.com/page?x=1 <:pepe:123456789012345678> ||秘密の話|| \`\`\`js\nconsole.log(1)\n\`\`\``,
     });
-    const spoken = await eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes('よみあげ')), 20_000, 'auto-read request');
+    const spoken = await vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes('よみあげ')), { timeout: 20_000, message: 'auto-read request' });
     expect(spoken.text).not.toContain('<@');
     expect(spoken.text).not.toContain('http');
     expect(spoken.text).not.toContain('秘密');
@@ -129,25 +129,24 @@ describe('auto-read', () => {
 
 describe('auto-read without a voice session', () => {
   it('answers each request with one MP3, also when several messages were merged into one request', async () => {
-    // Let earlier tests' speech finish delivering first.
-    await eventually(() => {
-      const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
-      return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
-    }, 20_000, 'an idle queue');
-    await new Promise((r) => setTimeout(r, 200));
     const before = standardRequests(h.emulator).length;
-    const posted = () => h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.chat && m.authorId === h.discord.botUser.id && m.attachments.length > 0).length;
-    const postedBefore = posted();
     const dave = { id: '1000000000000000055', username: 'dave' }; // a fresh budget (this file's limit is 60)
     const lines = ['一つ目のメッセージ', '二つ目のメッセージ', '三つ目のメッセージ'];
-    for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content });
-    const requests = await eventually(() => {
-      const texts = standardRequests(h.emulator).slice(before).map((r) => r.text);
+    const ids: string[] = [];
+    for (const content of lines) ids.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content })).id);
+    // The bot's MP3 posts answering dave's lines (each a reply to the last line of its request).
+    const posted = () => h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.chat && m.authorId === h.discord.botUser.id && m.attachments.length > 0 && ids.includes(m.messageReference?.message_id ?? '')).length;
+    const requests = await vi.waitUntil(() => {
+      const texts = standardRequests(h.emulator).slice(before).map((r) => r.text).filter((t) => lines.some((l) => t.includes(l)));
       return lines.every((l) => texts.some((t) => t.includes(l))) ? texts : undefined;
-    }, 20_000, 'all three spoken');
-    await eventually(() => (posted() - postedBefore >= requests.length ? true : undefined), 20_000, 'the attachments');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(posted() - postedBefore).toBe(requests.length);
+    }, { timeout: 20_000, message: 'all three spoken' });
+    await vi.waitUntil(() => posted() >= requests.length, { timeout: 20_000, message: 'the attachments' });
+    // Nothing more can come: the guild's queue is idle, every request delivered.
+    await vi.waitUntil(() => {
+      const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+      return s.queued + s.synthesizing + s.ready === 0 && !s.playing;
+    }, { timeout: 20_000, message: 'an idle queue' });
+    expect(posted()).toBe(requests.length);
     expect(requests.length).toBeLessThanOrEqual(3);
   });
 });
@@ -164,7 +163,10 @@ describe('character budgets', () => {
     const reply = await second.waitForResponse((r) => r.kind === 'callback');
     expect(reply.data?.flags).toBe(EPHEMERAL);
     expect(String(reply.data?.content)).toMatch(/上限.*36 \/ 60/);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(h.emulator.requests().slice(before).filter((r) => r.target === 'standard')).toHaveLength(0);
+    // A later /say by someone else is spoken: the queue is in order, so the refused one would have been requested before it.
+    const erin = { id: '1000000000000000088', username: 'erin' };
+    const later = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: erin, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: 'あとの発言' }] });
+    await later.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(h.emulator.requests().slice(before).filter((r) => r.target === 'standard').map((r) => (r.body as { text: string }).text)).toEqual(['あとの発言']);
   });
 });

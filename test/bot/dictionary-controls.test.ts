@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unwatchFile, watchFile, writeFileSync, type Stats } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createBot } from '../../src/discord/bot.ts';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
@@ -9,7 +9,7 @@ import { defaultGuild } from '../../src/local-discord/fixtures.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import type { InteractionResponse } from '../../src/local-discord/types.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13 (b), "Dictionary", end to end against the loopback Discord and the emulator: who may
 // edit, import with a summary first, export, and the operator's global dictionary.
@@ -173,11 +173,20 @@ describe("the operator's global dictionary", () => {
     expect(await spoken('yomiage の GPU')).toBe('よみあげボット の グラフィックス');
     writeFileSync(globalFile, '[{"word": "yomiage", "reading": "読み上げくん"}]');
     // The file is named .csv but holds JSON: still read (the content decides).
-    await eventually(() => (h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん') ? true : undefined), 5_000, 'the reload');
+    await vi.waitUntil(() => h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん'), { timeout: 5_000, interval: 10, message: 'the reload' });
     expect(await spoken('yomiage です')).toBe('読み上げくん です');
-    // A broken edit is ignored: the previous entries stay.
+    // A broken edit is ignored: the previous entries stay. Seen once the file's change has been
+    // handled: Node runs the listeners of one watched file in order, and the bot's came first.
+    const handled = new Promise<void>((resolve) => {
+      const seen = (now: Stats, before: Stats) => {
+        if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
+        unwatchFile(globalFile, seen);
+        resolve();
+      };
+      watchFile(globalFile, { interval: 50, persistent: false }, seen);
+    });
     writeFileSync(globalFile, 'word,reading\n<@&1>,x\n');
-    await new Promise((r) => setTimeout(r, 300));
+    await handled;
     expect(await spoken('yomiage でした')).toBe('読み上げくん でした');
   }, 60_000);
 

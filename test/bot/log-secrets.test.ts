@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { sleep, type Clock } from '../../src/util/clock.ts';
 import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '../../src/local-discord/server.ts';
-import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
+import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, scanLog, type CapturedLog } from '../support/log-scan.ts';
 
 // Issue 10 §1: every failing path, through the real bot (discord.js against the loopback Discord,
@@ -53,7 +53,7 @@ const text = (value: string) => ({ name: 'text', type: 3, value });
 
 /** Waits until a line with this message has been logged (the path really ran). */
 function logged(msg: string, timeoutMs = 20_000) {
-  return eventually(() => log.records().find((r) => r.msg === msg), timeoutMs, `a log line "${msg}"`);
+  return vi.waitUntil(() => log.records().find((r) => r.msg === msg), { timeout: timeoutMs, message: `a log line "${msg}"` });
 }
 
 /** The final edit of an interaction's reply (the bot's answer after its work). */

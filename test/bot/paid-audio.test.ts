@@ -1,13 +1,13 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
-import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
+import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, type CapturedLog } from '../support/log-scan.ts';
 
 // Issue 10 §4: once the service has charged for a clip, a failing cache or ffmpeg must not throw
@@ -80,7 +80,7 @@ describe('the cache directory cannot be written (disk full, read-only, not a dir
   afterAll(async () => h?.close());
 
   it('plays the paid MP3 uncached, charges it once, and logs the cause once for a run of failures', async () => {
-    const texts = ['キャッシュに書けなくても読み上げます', 'もう一度キャッシュに書けません'];
+    const texts = ['キャッシュ不可です', 'もう一度書けません'];
     for (const text of texts) await sayAndHear(h, text);
     expect(h.emulator.stats().charactersCharged).toBe(texts.reduce((n, t) => n + countChars(t), 0));
     const warned = warnings(log, CACHE_FAILED);
@@ -105,7 +105,7 @@ describe('ffmpeg fails on the file', () => {
   afterAll(async () => h?.close());
 
   it('plays the MP3 through the uncached path and logs the transcode failure once', async () => {
-    const text = '変換に失敗しても声は届きます';
+    const text = '変換失敗でも届く';
     await sayAndHear(h, text);
     expect(h.emulator.stats().charactersCharged).toBe(countChars(text));
     const warned = warnings(log, CACHE_FAILED);
@@ -148,7 +148,7 @@ describe('no ffmpeg at all', () => {
     const { id } = await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '自動読み上げも添付されます' });
     const message = await posted;
     expect(message.messageReference?.message_id).toBe(id);
-    await eventually(() => (h.emulator.stats().charactersCharged > 0 ? true : undefined));
+    await vi.waitUntil(() => h.emulator.stats().charactersCharged > 0, { timeout: 10_000 });
     expect(log.records().some((r) => r.msg === 'playback failed')).toBe(false);
   });
 });

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '../../src/local-discord/voice/server.ts';
 import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
-import { eventually, standardRequests } from '../support/bot-harness.ts';
+import { standardRequests } from '../support/bot-harness.ts';
 
 // Issue 9 §2: the product is what `npm start` runs. The real entry point runs as a child process
 // (its own environment, no .env, DATA_DIR of its own) against the loopback Discord, the fake TLS
@@ -71,24 +71,24 @@ function expectE2ee(u: Utterance): void {
 async function burst(texts: string[]): Promise<void> {
   emulator.setLatency('standard', 3_000);
   for (const content of texts) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-  await eventually(() => (pendingRows() === texts.length ? true : undefined), 20_000, `${texts.length} accepted`);
+  await vi.waitUntil(() => pendingRows() === texts.length, { timeout: 20_000, message: `${texts.length} accepted` });
 }
 
 /** After a restart: every text reaches the service again, and what comes back is played in voice. */
 async function spokenAfterRestart(texts: string[], since: { requests: number; at: number }): Promise<void> {
   emulator.setLatency('standard', 0);
-  const requests = await eventually(() => {
+  const requests = await vi.waitUntil(() => {
     const sent = standardRequests(emulator).slice(since.requests).map((r) => r.text);
     return texts.every((t) => sent.some((s) => s.includes(t))) ? sent : undefined;
-  }, 30_000, 'every restored message requested');
+  }, { timeout: 30_000, message: 'every restored message requested' });
   // Each request is one utterance in voice: wait until all of them were heard to the end.
-  const heard = await eventually(() => {
+  const heard = await vi.waitUntil(() => {
     const us = voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete);
     return us.length >= requests.length ? us : undefined;
-  }, 30_000, 'the restored messages heard');
+  }, { timeout: 30_000, message: 'the restored messages heard' });
   // Played at once after the rejoin, before any test waited for DAVE: encrypted all the same.
   heard.forEach(expectE2ee);
-  await eventually(() => (pendingRows() === 0 ? true : undefined), 10_000, 'nothing left on disk');
+  await vi.waitUntil(() => pendingRows() === 0, { timeout: 10_000, message: 'nothing left on disk' });
 }
 
 describe('npm start, as a child process', () => {

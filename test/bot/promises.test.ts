@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { systemClock, type Clock } from '../../src/util/clock.ts';
 
 // Issue 9 §4-§6, end to end in process (real discord.js, the loopback Discord, the emulator):
@@ -41,9 +41,9 @@ describe('no spend when nobody listens (§6)', () => {
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '誰も聞いていない発言' });
     // A later message in the MP3 channel: the queue is FIFO, so once it is sent the first one would have been.
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'こちらはMP3で投稿' });
-    await eventually(() => (texts(before).some((r) => r.text.includes('こちらはMP3で投稿')) ? true : undefined), 20_000, 'the MP3 channel');
+    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('こちらはMP3で投稿')), { timeout: 20_000, message: 'the MP3 channel' });
     expect(texts(before).some((r) => r.text.includes('誰も聞いていない'))).toBe(false);
-    await eventually(() => (botMessages(DEFAULT_IDS.chat).some((m) => m.attachments.length > 0) ? true : undefined), 20_000, 'the MP3 post');
+    await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).some((m) => m.attachments.length > 0), { timeout: 20_000, message: 'the MP3 post' });
   });
 });
 
@@ -53,7 +53,7 @@ describe('names (issue 11)', () => {
     const said = async (content: string) => {
       const before = standardRequests(h.emulator).length;
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: ivy, content });
-      return eventually(() => texts(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+      return vi.waitUntil(() => texts(before).find((r) => r.text.includes(content))?.text, { timeout: 20_000, message: content });
     };
     expect(await said('一つ目の発言')).toBe('ivy、一つ目の発言');
     expect(await said('二つ目の発言')).toBe('二つ目の発言'); // the same author again: not named twice
@@ -68,12 +68,12 @@ describe('budget refusals of auto-read (§6)', () => {
     const erin = { id: '1000000000000000066', username: 'erin' };
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: erin, content: 'これは五十文字近くある長い最初のメッセージです、まだ予算は足りていますがもうすぐなくなります' });
-    await eventually(() => (texts(before).some((r) => r.text.includes('最初のメッセージ')) ? true : undefined), 20_000, 'the first message');
+    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('最初のメッセージ')), { timeout: 20_000, message: 'the first message' });
     const refused: string[] = [];
     for (let i = 0; i < 5; i++) refused.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: erin, content: `予算を超えたあとのメッセージその${i + 1}です` })).id);
     const notices = () => botMessages(DEFAULT_IDS.chat).filter((m) => m.content.includes('上限') && refused.includes(m.messageReference?.message_id ?? ''));
     const reacted = () => h.discord.reactions.filter((r) => refused.includes(r.messageId));
-    await eventually(() => (notices().length + reacted().length >= 5 ? true : undefined), 20_000, 'every refused line answered');
+    await vi.waitUntil(() => notices().length + reacted().length >= 5, { timeout: 20_000, message: 'every refused line answered' });
     expect(notices()).toHaveLength(1);
     expect(reacted()).toHaveLength(4);
   });
@@ -125,7 +125,7 @@ describe('voices are checked before they are saved or used (§4)', () => {
     await h.bot.context.repos.userSettings.set(guildId, '1000000000000000088', { voice: 'old-bad-voice' });
     const frank = { id: '1000000000000000088', username: 'frank' };
     const { id } = await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: frank, content: '古い声の設定で話します' });
-    const notice = await eventually(() => botMessages(DEFAULT_IDS.chat).find((m) => m.messageReference?.message_id === id), 20_000, 'the failure notice');
+    const notice = await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).find((m) => m.messageReference?.message_id === id), { timeout: 20_000, message: 'the failure notice' });
     expect(notice.content).toContain('声「old-bad-voice」');
     expect(notice.content).toContain('/voice set');
   });
@@ -198,13 +198,13 @@ describe('nothing disappears without a word (§5)', () => {
       });
       await i.waitForResponse((r) => r.kind === 'callback');
       const refused = await h.discord.waitForRequest((r) => r.method === 'POST' && channelPost.test(r.path) && r.status === 403, 30_000);
-      expect(refused).toBeDefined();
+      expect(refused).toMatchObject({ method: 'POST', status: 403 });
       // Ended at the service, its audio not delivered: still the bot's to deliver.
-      await eventually(() => (h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai') ? true : undefined), 5_000, 'the job left undelivered');
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai'), { timeout: 5_000, message: 'the job left undelivered' });
       const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes('Kai'), 30_000);
       await h.restart();
       expect((await posted).content).toContain(`<@${hana.id}>`);
-      await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 5_000, 'the job marked delivered');
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, { timeout: 5_000, message: 'the job marked delivered' });
     } finally {
       botSkewMs = 0;
     }

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 10 §1: ended advanced jobs keep their job token and the reply's interaction token; they
 // are deleted once they ended more than JOB_RETENTION_DAYS (default 7) ago, at start and daily.
@@ -36,7 +36,7 @@ describe('ended advanced jobs are pruned after the retention period', () => {
   it('and daily while running', async () => {
     job('e-failed-9d', 'failed', 9);
     expect(ids()).toContain('e-failed-9d');
-    await eventually(() => (ids().includes('e-failed-9d') ? undefined : true), 5_000, 'the daily pruning');
+    await vi.waitUntil(() => !ids().includes('e-failed-9d'), { timeout: 5_000, message: 'the daily pruning' });
     expect(ids()).toEqual(['c-delivered-6d', 'd-pending-8d']);
   });
 });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13, end to end: the real discord.js client against the loopback Discord and the emulator.
 // #chat is an auto-read channel with MP3 posts, so every message read is one request the emulator
@@ -41,10 +41,10 @@ async function spokenAround(send: () => Promise<unknown>, markerRoles: string[] 
   await send();
   const mark = `目印${++marker}番です`;
   await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: carol, content: mark, member: { roles: markerRoles } });
-  return eventually(() => {
+  return vi.waitUntil(() => {
     const texts = standardRequests(h.emulator).slice(before).map((r) => r.text);
     return texts.some((t) => t.includes(mark)) ? texts : undefined;
-  }, 20_000, `the marker ${mark}`);
+  }, { timeout: 20_000, interval: 20, message: `the marker ${mark}` });
 }
 const say = (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) => () =>
   h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });

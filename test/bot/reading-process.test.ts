@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
-import { eventually, standardRequests } from '../support/bot-harness.ts';
+import { standardRequests } from '../support/bot-harness.ts';
 
 // Issue 13's core controls through the real entry point: `npm start` as a child process (its own
 // environment and DATA_DIR, no .env) against the loopback Discord and the emulator. #chat is an
@@ -46,10 +46,10 @@ async function spokenAround(send: () => Promise<unknown>): Promise<string> {
   await send();
   const mark = `確認用${++marker}です`;
   await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content: mark });
-  return eventually(() => {
+  return vi.waitUntil(() => {
     const texts = standardRequests(emulator).slice(before).map((r) => r.text).join('|');
     return texts.includes(mark) ? texts : undefined;
-  }, 20_000, mark);
+  }, { timeout: 20_000, interval: 20, message: mark });
 }
 const post = (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) => () =>
   discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
@@ -6,7 +6,7 @@ import type { Utterance } from '../../src/speech/queue.ts';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.ts';
 import { t } from '../../src/discord/i18n.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13 in a voice call (loopback Discord, TLS voice server with DAVE, emulator): the
 // voice-channel rule, clips the bot makes on its own charged to the server, and the spoken notice
@@ -42,10 +42,10 @@ async function command(user: { id: string; username: string }, name: string, opt
 const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
 const texts = (from: number) => standardRequests(h.emulator).slice(from).map((r) => r.text);
 const idle = () =>
-  eventually(() => {
+  vi.waitUntil(() => {
     const s = h.bot.scheduler.stats(guildId);
     return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
-  }, 60_000, 'an idle queue');
+  }, { timeout: 60_000, interval: 20, message: 'an idle queue' });
 
 describe('/reading in-voice', () => {
   it("on: a member outside the bot's voice channel is not read, one inside is", async () => {
@@ -53,7 +53,7 @@ describe('/reading in-voice', () => {
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: 'ボイスにいない人の発言' });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'ボイスにいる人の発言' });
-    const sent = await eventually(() => (texts(before).some((t) => t.includes('ボイスにいる人')) ? texts(before) : undefined), 20_000, "alice's message");
+    const sent = await vi.waitUntil(() => (texts(before).some((t) => t.includes('ボイスにいる人')) ? texts(before) : undefined), { timeout: 20_000, interval: 20, message: "alice's message" });
     expect(sent.join('|')).not.toContain('ボイスにいない人');
     await command(bob, 'reading', sub('in-voice', [{ name: 'value', type: 5, value: false }]));
     await idle();
@@ -65,7 +65,7 @@ describe("the bot's own clips are charged to the server", () => {
     await command(bob, 'config', sub('announce', [{ name: 'value', type: 5, value: true }]));
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(bob.id, guildId, DEFAULT_IDS.voice);
-    await eventually(() => (texts(before).some((t) => t.includes('入室しました')) ? true : undefined), 20_000, 'the announcement');
+    await vi.waitUntil(() => (texts(before).some((t) => t.includes('入室しました')) ? true : undefined), { timeout: 20_000, interval: 20, message: 'the announcement' });
     await idle();
     expect((await h.bot.context.budget.usage({ guildId, userId: bob.id })).used).toBe(0);
     expect((await h.bot.context.budget.usage({ guildId, userId: guildId })).used).toBeGreaterThan(0);
@@ -93,7 +93,7 @@ describe('the stale-drop notice', () => {
     for (const content of ['一件目です', '二件目です', '三件目です', '四件目です']) {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     }
-    const notice = await eventually(() => texts(before).find((t) => NOTICE.test(t)), 60_000, 'the notice request').catch((e: Error) => { throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: h.bot.scheduler.stats(guildId) })); });
+    const notice = await vi.waitUntil(() => texts(before).find((t) => NOTICE.test(t)), { timeout: 60_000, interval: 20, message: 'the notice request' }).catch((e: Error) => { throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: h.bot.scheduler.stats(guildId) })); });
     const dropped = h.bot.scheduler.stats(guildId).dropped;
     expect(dropped).toBeGreaterThan(0);
     expect(notice).toBe(dropped > 9 ? '10件以上省略しました。' : `${dropped}件省略しました。`);
@@ -109,7 +109,7 @@ describe('the stale-drop notice', () => {
     const heardBefore = voice.utterances(guildId).length;
     const requestsBefore = standardRequests(h.emulator).length;
     h.bot.scheduler.emit('dropped', { guildId, items: Array.from({ length: dropped }, () => ({}) as Utterance), reason: 'too_old' });
-    await eventually(() => (voice.utterances(guildId).length > heardBefore ? true : undefined), 30_000, 'the notice played again');
+    await vi.waitUntil(() => (voice.utterances(guildId).length > heardBefore ? true : undefined), { timeout: 30_000, interval: 20, message: 'the notice played again' });
     await idle();
     expect(standardRequests(h.emulator).length).toBe(requestsBefore);
     expect((await h.bot.context.budget.usage({ guildId, userId: guildId })).used).toBe(serverAfter);
@@ -117,9 +117,12 @@ describe('the stale-drop notice', () => {
 
   it('switched off, stale messages are dropped without a word', async () => {
     await command(bob, 'reading', sub('stale-notice', [{ name: 'value', type: 5, value: false }]));
+    await idle();
     const heardBefore = voice.utterances(guildId).length;
+    // The bot answers a drop at once (a notice is queued synchronously, or nothing): the queue
+    // still empty right after it proves that nothing will be said.
     h.bot.scheduler.emit('dropped', { guildId, items: [{} as Utterance], reason: 'too_old' });
-    await new Promise((r) => setTimeout(r, 1_500));
+    expect(h.bot.scheduler.stats(guildId)).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, playing: false });
     expect(voice.utterances(guildId).length).toBe(heardBefore);
   });
 });
@@ -144,12 +147,14 @@ describe('a bot clip waiting when the bot restarts', () => {
     });
     // The member's message is told once (1 message, not 2: the clip is nobody's), the clip is gone.
     const expected = t('ja', 'restart.not_read', { count: 1 });
-    await eventually(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.voice && m.content === expected), 10_000, 'the not-read notice for one message');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(texts(before)).not.toContain(clip);
+    await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.voice && m.content === expected), { timeout: 10_000, interval: 20, message: 'the not-read notice for one message' });
+    // Every restored row handled (none left on disk, the queue idle): a request for the clip would
+    // have been sent by now.
     const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
     try {
-      expect(db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get()).toBe(0);
+      await vi.waitUntil(() => db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() === 0, { timeout: 10_000, interval: 20, message: 'the restored rows handled' });
+      await idle();
+      expect(texts(before)).not.toContain(clip);
     } finally {
       db.close();
     }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
+import { StoppableClock } from '../support/clock.ts';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -16,11 +17,15 @@ const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const chars = (s: string) => [...s].length;
 
 let h: Harness;
+const JOBS = { pendingMs: 400, runningMs: 200 };
+/** The service's time: stopped where a job must still be running when the test acts. */
+const serviceClock = new StoppableClock();
 beforeAll(async () => {
   h = await startHarness({
     // The matrix sends more than a minute's worth of requests: the windows are not what is tested here.
     emulator: {
-      jobs: { pendingMs: 400, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 },
+      now: serviceClock.now,
+      jobs: { ...JOBS, minPollAfterMs: 100, pollAfterMs: 100 },
       rate: { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } },
     },
     env: { USER_MONTHLY_CHARS: '3000', GUILD_MONTHLY_CHARS: '3000', ACCOUNT_MONTHLY_CHARS: '5000' },
@@ -35,6 +40,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => h?.close());
+afterEach(() => serviceClock.start()); // a failed cell leaves no stopped clock to the next
 
 interface Books {
   /** What the emulator charged the bot's account, net of refunds. */
@@ -51,21 +57,23 @@ async function books(): Promise<Books> {
 
 const delta = (a: Books, b: Books): Books => ({ service: b.service - a.service, certain: b.certain - a.certain, uncertain: b.uncertain - a.uncertain, reserved: b.reserved - a.reserved });
 
-/** Waits until nothing is held, the emulator answered every request, and the books stop moving. */
+/**
+ * Waits until the books cannot move any more, and reads them: nothing held, every request answered
+ * by the emulator, the guild's queue idle, and no advanced job followed (a failed one is refunded
+ * before it ends). Nothing is left in the bot that could charge, release or refund.
+ */
 async function settled(): Promise<Books> {
-  const deadline = Date.now() + 20_000;
-  let last = '';
-  let stable = 0;
-  for (;;) {
-    const b = await books();
-    const inFlight = h.emulator.requests().some((r) => r.status === 0);
-    const key = JSON.stringify(b);
-    stable = key === last && !inFlight && b.reserved === 0 ? stable + 1 : 0;
-    last = key;
-    if (stable >= 5) return b;
-    if (Date.now() > deadline) throw new Error(`books never settled: ${key}, in flight: ${inFlight}`);
-    await new Promise((r) => setTimeout(r, 40));
-  }
+  let last: Books | undefined;
+  const idle = () => {
+    const q = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+    return q.queued + q.synthesizing + q.ready === 0 && !q.playing
+      && !h.emulator.requests().some((r) => r.status === 0)
+      && h.bot.context.repos.jobs.listUnfinished().length === 0;
+  };
+  await vi.waitUntil(async () => idle() && (last = await books()).reserved === 0, {
+    timeout: 20_000, interval: 10, message: 'the books never settled',
+  });
+  return last!;
 }
 
 async function say(text: string, user = alice) {
@@ -84,17 +92,23 @@ async function command(name: 'skip' | 'clear') {
   return i.waitForResponse((r) => r.kind === 'callback', 10_000);
 }
 
+/**
+ * /narrate whose job is created and then kept running at the service (its clock stopped halfway
+ * through the job's run) until the test starts the clock again: whatever the machine's load, the
+ * job cannot end before the test's next step lands, and it is past pending, so never judged stuck.
+ */
+async function runningJob(text: string) {
+  serviceClock.stop();
+  const createdAt = serviceClock.now();
+  const i = await narrate(text);
+  await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), { timeout: 10_000, interval: 10, message: 'the job to be created' });
+  serviceClock.stop(createdAt + JOBS.pendingMs + JOBS.runningMs / 2);
+  return i;
+}
+
 /** The final edit of a /say or /narrate reply: the audio, or why there is none. */
 async function final(i: Awaited<ReturnType<typeof say>>) {
   return i.waitForResponse((r) => r.kind === 'editOriginal' && (r.files.length > 0 || !/queued|waiting|generating|順番|待/i.test(String(r.data?.content))), 30_000);
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const requestFor = (target: 'standard' | 'advanced', text: string) =>
@@ -201,9 +215,9 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         await say(text);
-        await until('the request to reach the service', () => requestFor('standard', text).length === 1);
+        await vi.waitUntil(() => requestFor('standard', text).length === 1, { timeout: 10_000, interval: 10, message: 'the request to reach the service' });
         await command('clear');
-        await until('the service to finish it', () => requestFor('standard', text)[0]!.status !== 0);
+        await vi.waitUntil(() => requestFor('standard', text)[0]!.status !== 0, { timeout: 10_000, interval: 10, message: 'the service to finish it' });
       });
       expect(d).toEqual({ service: chars(text), certain: 0, uncertain: chars(text), reserved: 0 });
       await record(d);
@@ -221,7 +235,7 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         const i = await say(text);
-        await until('the request to reach the service', () => requestFor('standard', text).length === 1);
+        await vi.waitUntil(() => requestFor('standard', text).length === 1, { timeout: 10_000, interval: 10, message: 'the request to reach the service' });
         await command('skip');
         await final(i);
       });
@@ -300,9 +314,9 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         await narrate(text);
-        await until('the creation to reach the service', () => requestFor('advanced', text).length === 1);
+        await vi.waitUntil(() => requestFor('advanced', text).length === 1, { timeout: 10_000, interval: 10, message: 'the creation to reach the service' });
         await command('clear');
-        await until('the service to create it', () => requestFor('advanced', text)[0]!.status !== 0);
+        await vi.waitUntil(() => requestFor('advanced', text)[0]!.status !== 0, { timeout: 10_000, interval: 10, message: 'the service to create it' });
       });
       expect(d).toEqual({ service: chars(text), certain: 0, uncertain: chars(text), reserved: 0 });
       await record(d);
@@ -316,12 +330,12 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     h.emulator.nextJobs({ outcome: 'fail', code: 'internal_error' });
     let interaction: Awaited<ReturnType<typeof narrate>> | undefined;
     const d = await cell(async () => {
-      interaction = await narrate(text);
-      await until('the job to be created', () => requestFor('advanced', text).some((r) => r.status === 202));
+      interaction = await runningJob(text);
       // Running as the bot knows it (recorded): a /clear before the bot read the 202 is the lost-answer cell above.
-      await until('the bot to record the job', () => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text));
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text), { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
       await command('clear');
-      await until('the job to be followed to its end', () => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), 10_000);
+      serviceClock.start(); // cleared: now the job may fail
+      await vi.waitUntil(() => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), { timeout: 10_000, interval: 10, message: 'the job to be followed to its end' });
     });
     exact(d, 0);
     expect(interaction!.responses().some((r) => r.files.length > 0)).toBe(false);
@@ -331,13 +345,13 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
   it('a restart mid-job: the resumed job is charged once, by the process that created it', async () => {
     const text = '再起動をまたいで届く高度な読み上げです。';
     const d = await cell(async () => {
-      const i = await narrate(text);
-      await until('the job to be created', () => requestFor('advanced', text).some((r) => r.status === 202));
+      const i = await runningJob(text);
       // Mid-job as the bot knows it: the job recorded and the queue's copy dropped. (Stopped
       // before the bot read the 202, it could only submit again: a lost answer, not this cell.)
       const pending = h.bot.db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck();
-      await until('the bot to record the job', () => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0);
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0, { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
       await h.restart();
+      serviceClock.start(); // the new process follows the job the old one created
       expect((await final(i)).files).toHaveLength(1);
     });
     exact(d, chars(text));

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { eventually, startHarness, type Harness } from '../support/bot-harness.ts';
+import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 4 ("an advanced job persisted while pending is finished and delivered by a new process")
 // at the level a user sees: /narrate, the bot restarts mid-job, the audio still arrives, and the
@@ -21,13 +21,13 @@ describe('restart during /narrate', () => {
       channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
       options: [{ name: 'text', type: 3, value: 'A story that outlives a restart of the bot.' }, { name: 'voice', type: 3, value: 'Sam' }],
     });
-    await eventually(() => (creations().length === 1 ? true : undefined), 20_000, 'job creation');
-    await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 1 ? true : undefined), 5_000, 'job persisted');
+    await vi.waitUntil(() => creations().length === 1, { timeout: 20_000, message: 'job creation' });
+    await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 1, { timeout: 5_000, message: 'job persisted' });
     await h.restart();
     const final = await interaction.waitForResponse((r) => r.files.length > 0, 30_000);
     expect(String(final.data?.content)).toContain('Sam');
     expect(String(final.data?.content)).toMatch(/seed: -?\d+/);
     expect(creations()).toHaveLength(1);
-    await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 5_000, 'job marked delivered');
+    await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, { timeout: 5_000, message: 'job marked delivered' });
   });
 });

@@ -9,7 +9,7 @@ import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-disc
 import { RATE_LIMITS } from '../../src/tts/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
-import { getText, until, value } from '../support/ops.ts';
+import { getText, value } from '../support/ops.ts';
 
 // Issue 14 §2, end to end through `npm start` as a child process: the local Discord recommends
 // 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
@@ -102,10 +102,10 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     expect(listening[0]!.shardProcess).toBeUndefined();
     const base = String(listening[0]!.url);
     // One message spoken by each process (counted once its clip ended), one request each, one voice session each.
-    const text = await until(async () => {
+    const text = await vi.waitUntil(async () => {
       const body = (await getText(`${base}/metrics`)).body;
       return value(body, 'yomiage_speech_messages_total', { outcome: 'spoken' }) >= 2 ? body : undefined;
-    }, 20_000, 'both messages counted');
+    }, { timeout: 20_000, interval: 50, message: 'both messages counted' });
     expect(value(text, 'yomiage_speech_messages_total', { outcome: 'spoken' })).toBe(2);
     expect(value(text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '200' })).toBe(standardRequests(emulator).length);
     expect(value(text, 'yomiage_voice_sessions')).toBe(2);

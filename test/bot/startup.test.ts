@@ -5,6 +5,7 @@ import { startFakeDiscord, type FakeDiscord } from '../../src/local-discord/serv
 import { loadCommands } from '../../src/discord/loader.ts';
 
 const run = promisify(execFile);
+const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 // Run exactly what a user runs (npm scripts), with this test's Node first on PATH.
 const npm = (args: string[], env: NodeJS.ProcessEnv) => run('npm', ['--silent', ...args], { env: { ...env, PATH: `${process.execPath.replace(/\/node$/, '')}:${env.PATH ?? ''}` } });
 
@@ -56,14 +57,21 @@ describe('npm run deploy-commands', () => {
     const registered = discord.commands.global;
     expect(registered.map((c) => c.name).sort()).toEqual(expected);
     expect(expected).toEqual(expect.arrayContaining(['say', 'narrate', 'join', 'leave', 'skip', 'clear', 'autoread', 'config', 'voice', 'dictionary', 'usage', 'help', 'spend']));
+    // Registered as each command declares it, localisations and all...
+    const declared = await loadCommands();
+    for (const command of registered) expect(command, command.name).toMatchObject(JSON.parse(JSON.stringify(declared.get(command.name)!.data)) as object);
+    // ...and every Japanese name and description is Japanese text (a choice may keep a proper name: the voices).
     for (const command of registered) {
-      expect(command.name_localizations?.ja, command.name).toBeTruthy();
-      expect(command.description_localizations?.ja, command.name).toBeTruthy();
+      expect(command.name_localizations?.ja, command.name).toMatch(JAPANESE);
+      expect(command.description_localizations?.ja, command.name).toMatch(JAPANESE);
       for (const option of command.options ?? []) {
-        expect(option.name_localizations?.ja, `${command.name} ${option.name}`).toBeTruthy();
-        expect(option.description_localizations?.ja, `${command.name} ${option.name}`).toBeTruthy();
-        for (const sub of 'options' in option ? (option.options ?? []) : []) expect(sub.name_localizations?.ja, `${command.name} ${option.name} ${sub.name}`).toBeTruthy();
-        for (const c of 'choices' in option ? (option.choices ?? []) : []) expect(c.name_localizations?.ja, `${command.name} ${option.name} choice`).toBeTruthy();
+        expect(option.name_localizations?.ja, `${command.name} ${option.name}`).toMatch(JAPANESE);
+        expect(option.description_localizations?.ja, `${command.name} ${option.name}`).toMatch(JAPANESE);
+        for (const sub of 'options' in option ? (option.options ?? []) : []) expect(sub.name_localizations?.ja, `${command.name} ${option.name} ${sub.name}`).toMatch(JAPANESE);
+        for (const c of 'choices' in option ? (option.choices ?? []) : []) {
+          const ja = c.name_localizations?.ja ?? '';
+          expect(JAPANESE.test(ja) || ja === c.name, `${command.name} ${option.name} choice ${c.name}: ${ja}`).toBe(true);
+        }
       }
     }
     // Admin commands are hidden from members without Manage Server by default.
@@ -75,8 +83,8 @@ describe('npm run deploy-commands', () => {
   it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN (issue 9 §4)', async () => {
     const env = { ...withoutSecrets(), DISCORD_TOKEN: 'not-a-token', DISCORD_API_URL: discord.apiUrl };
     const from = discord.requests.length;
-    const deploy = await npm(['run', 'deploy-commands'], env).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
-    const start = await npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    const outcome = (run: Promise<unknown>) => run.then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    const [deploy, start] = await Promise.all([outcome(npm(['run', 'deploy-commands'], env)), outcome(npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }))]);
     expect(deploy.code).not.toBe(0);
     expect(start.code).not.toBe(0);
     const reason = 'DISCORD_TOKEN: does not look like a bot token';

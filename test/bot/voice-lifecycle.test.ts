@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS, defaultGuild } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
-import { eventually, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 
 // Issue 9 §3-§6 with the bot in voice, in process (the child-process versions are in process.test.ts).
@@ -64,7 +64,7 @@ describe('in voice', () => {
     });
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
     expect(heard.durationMs).toBeGreaterThan(1_000);
-    await eventually(() => (h.bot.context.repos.jobs.listUnfinished().length === 0 ? true : undefined), 10_000, 'the job marked delivered');
+    await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, { timeout: 10_000, message: 'the job marked delivered' });
     // Played, never also posted by a takeover of the job while it played.
     expect(i.responses().filter((r) => r.files.length > 0)).toEqual([]);
     expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
@@ -74,7 +74,7 @@ describe('in voice', () => {
     const said = async (content: string) => {
       const before = standardRequests(h.emulator).length;
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-      return eventually(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, 20_000, content);
+      return vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, { timeout: 20_000, message: content });
     };
     expect(await said('はじめの発言')).toBe('Alice、はじめの発言');
     const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
@@ -88,12 +88,12 @@ describe('in voice', () => {
     const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
-    await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf ? true : undefined), 5_000, 'the deafen');
+    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf, { timeout: 5_000, message: 'the deafen' });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえない発言' });
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: false });
-    await eventually(() => (h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf === false ? true : undefined), 5_000, 'the undeafen');
+    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf === false, { timeout: 5_000, message: 'the undeafen' });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえる発言' });
-    await eventually(() => (requested('聞こえる発言', before) ? true : undefined), 20_000, 'the heard message');
+    await vi.waitUntil(() => requested('聞こえる発言', before), { timeout: 20_000, message: 'the heard message' });
     expect(requested('聞こえない発言', before)).toBe(false);
     expect(h.bot.context.autoRead.droppedCount(guildId)).toBe(skippedBefore + 1);
   });
@@ -101,10 +101,10 @@ describe('in voice', () => {
   it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves (§5)', async () => {
     await h.discord.setVoiceState(bob.id, guildId, VOICE_2);
     await h.discord.setVoiceState(h.discord.botUser.id, guildId, VOICE_2);
-    await eventually(() => (h.bot.context.voice.voiceChannel(guildId) === VOICE_2 ? true : undefined), 5_000, 'the session to follow');
+    await vi.waitUntil(() => h.bot.context.voice.voiceChannel(guildId) === VOICE_2, { timeout: 5_000, message: 'the session to follow' });
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: VOICE_2, author: bob, content: '移動先のチャット' });
-    await eventually(() => (requested('移動先のチャット', before) ? true : undefined), 20_000, 'the new voice chat read');
+    await vi.waitUntil(() => requested('移動先のチャット', before), { timeout: 20_000, message: 'the new voice chat read' });
     const leaving = h.discord.waitForBotVoiceState((s) => s.channelId === null, 20_000);
     await h.discord.setVoiceState(bob.id, guildId, null); // alice is still in the first channel: not a listener here
     await leaving;
@@ -118,7 +118,7 @@ describe('in voice', () => {
     const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected, 20_000);
     voice.closeConnection(guildId, 4014);
     expect((await notice).content).toContain('/join');
-    await eventually(() => (h.bot.context.voice.isConnected(guildId) ? undefined : true), 20_000, 'session cleanup');
+    await vi.waitUntil(() => !h.bot.context.voice.isConnected(guildId), { timeout: 20_000, message: 'session cleanup' });
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '切断のあとの発言' });
     // Once, not per message: a later /join is answered and nothing else was posted or requested.
@@ -134,25 +134,28 @@ describe('restart', () => {
     h.emulator.setLatency('standard', 3_000);
     const lines = ['再起動で一つ目', '再起動で二つ目', '再起動で三つ目'];
     for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-    await eventually(() => {
+    await vi.waitUntil(() => {
       const s = h.bot.scheduler.stats(guildId);
       return s.queued + s.synthesizing === 3 ? true : undefined;
-    }, 10_000, 'three accepted');
+    }, { timeout: 10_000, message: 'three accepted' });
+    // The first message is on its way to the service when the bot stops; count from there.
+    await vi.waitUntil(() => requested(lines[0]!), { timeout: 10_000, message: 'the first request at the service' });
     let before = 0;
     // Nobody is left in voice while the bot is down.
     await h.restart(undefined, async () => {
-      // The first message was on its way to the service when the bot stopped; count from here.
-      await new Promise((r) => setTimeout(r, 100));
       before = standardRequests(h.emulator).length;
       h.emulator.setLatency('standard', 0);
       await h.discord.setVoiceState(alice.id, guildId, null);
     });
     const expected = t('ja', 'restart.not_read', { count: 3 });
-    const notice = await eventually(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.general && m.content === expected), 10_000, 'the notice');
+    const notice = await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.general && m.content === expected), { timeout: 10_000, message: 'the notice' });
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
     // Dropped, not retried: another restart says nothing more and requests nothing.
     await h.restart();
-    await new Promise((r) => setTimeout(r, 300));
+    // The restart is over (start() returns once what was accepted is queued again or told), and
+    // nothing was queued again: the queue is idle, so nothing can be requested later.
+    const idle = h.bot.scheduler.stats(guildId);
+    expect(idle.queued + idle.synthesizing + idle.ready).toBe(0);
     expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === notice.content)).toHaveLength(1);
     expect(lines.some((l) => requested(l, before))).toBe(false);
   });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { getVoiceConnection } from '@discordjs/voice';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type Utterance } from '../../src/local-discord/voice/server.ts';
 import { decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import type { SimulatedListener } from '../../src/local-discord/voice/dave/listener.ts';
-import { eventually, mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 6 acceptance: real discord.js + @discordjs/voice against the loopback Discord (REST,
 // gateway, TLS voice gateway, UDP); the fake voice server decrypts and decodes what is played.
@@ -62,12 +62,12 @@ describe('voice playback', () => {
     await join();
     expect(voice.sessions.findLast((s) => s.serverId === guildId)).toMatchObject({ maxDaveProtocolVersion: 1, daveProtocolVersion: 1 });
     const started = performance.now();
-    const text = 'こんにちは、ボイスチャンネルで読み上げています';
+    const text = 'ボイスで読み上げ';
     const interaction = await say(text);
     const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(reply.files).toHaveLength(0); // played, not attached
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
-    await eventually(() => (voice.utterances(guildId).find((u) => u.start === heard.start)?.complete ? true : undefined), 30_000, 'utterance end');
+    await vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === heard.start)?.complete, { timeout: 30_000, message: 'utterance end' });
     const done = voice.utterances(guildId).find((u) => u.start === heard.start)!;
     const expected = await mp3DurationOf(text);
     expect(Math.abs(done.durationMs - expected) / expected).toBeLessThan(0.1);
@@ -84,20 +84,20 @@ describe('voice playback', () => {
   });
 
   it('reads three auto-read messages as three utterances in message order', async () => {
-    const texts = ['はい', 'きょうはとてもいいてんきですね、さんぽにいきましょう', 'また明日'];
+    const texts = ['はい', 'きょうはいいてんき', 'また明日'];
     const started = performance.now();
     const before = standardRequests(h.emulator).length;
     for (const [i, content] of texts.entries()) {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-      await eventually(() => (standardRequests(h.emulator).length >= before + i + 1 ? true : undefined), 20_000, `request ${i + 1}`);
+      await vi.waitUntil(() => standardRequests(h.emulator).length >= before + i + 1, { timeout: 20_000, message: `request ${i + 1}` });
     }
     const sent = standardRequests(h.emulator).slice(before).map((r) => r.text);
     expect(sent).toHaveLength(3);
     sent.forEach((t, i) => expect(t).toContain(texts[i]));
-    const heard = await eventually(() => {
+    const heard = await vi.waitUntil(() => {
       const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
       return us.length >= 3 ? us : undefined;
-    }, 60_000, 'three utterances');
+    }, { timeout: 60_000, message: 'three utterances' });
     expect(heard).toHaveLength(3);
     for (const [i, text] of sent.entries()) {
       const expected = await mp3DurationOf(text);
@@ -116,17 +116,19 @@ describe('voice playback', () => {
     const speaking = voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started, 30_000);
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: long });
     // Sent once the first is on its way, so the two are not merged into one request (coalescing).
-    await eventually(() => (standardRequests(h.emulator).length > before ? true : undefined), 20_000, 'the long request');
+    await vi.waitUntil(() => standardRequests(h.emulator).length > before, { timeout: 20_000, message: 'the long request' });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: next });
-    await eventually(() => (standardRequests(h.emulator).length > before + 1 ? true : undefined), 20_000, 'the next request');
+    await vi.waitUntil(() => standardRequests(h.emulator).length > before + 1, { timeout: 20_000, message: 'the next request' });
     await speaking;
-    await new Promise((r) => setTimeout(r, 500));
+    // Half a second of it heard (25 frames of 20 ms) before the skip.
+    let frames = 0;
+    await voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25, 30_000);
     const skip = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'skip', locale: 'en-US' });
     expect(String((await skip.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('Skipped');
-    const heard = await eventually(() => {
+    const heard = await vi.waitUntil(() => {
       const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
       return us.length >= 2 ? us : undefined;
-    }, 30_000, 'the next utterance');
+    }, { timeout: 30_000, message: 'the next utterance' });
     const longText = standardRequests(h.emulator).find((r) => r.text.includes('スキップされるまで'))!.text;
     const nextText = standardRequests(h.emulator).find((r) => r.text.includes(next))!.text;
     expect(heard[0]!.durationMs).toBeLessThan((await mp3DurationOf(longText)) * 0.7);
@@ -141,7 +143,7 @@ describe('voice resilience', () => {
     voice.closeConnection(guildId, 4015);
     await resumed;
     const started = performance.now();
-    await say('再開のあとも読み上げます');
+    await say('再開後も読む');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
     // The DAVE group outlives a resume: same keys, no new commit needed.
@@ -151,11 +153,11 @@ describe('voice resilience', () => {
   it('4006: the bot rejoins with a new session and keeps speaking', async () => {
     const sessionsBefore = voice.sessions.length;
     voice.closeConnection(guildId, 4006);
-    await eventually(() => (voice.sessions.length > sessionsBefore ? true : undefined), 30_000, 'a new voice session');
+    await vi.waitUntil(() => voice.sessions.length > sessionsBefore, { timeout: 30_000, message: 'a new voice session' });
     // The new session makes a new group with the listener (after the sole member reset).
     await voice.waitForDave(guildId);
     const started = performance.now();
-    await say('もう一度つながりました');
+    await say('また繋がった');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
     expectE2ee(heard);
@@ -163,12 +165,12 @@ describe('voice resilience', () => {
 
   it('4014: the session is cleaned up, and a later /join works', async () => {
     voice.closeConnection(guildId, 4014);
-    await eventually(() => (h.bot.context.voice.isConnected(guildId) ? undefined : true), 30_000, 'session cleanup');
+    await vi.waitUntil(() => !h.bot.context.voice.isConnected(guildId), { timeout: 30_000, message: 'session cleanup' });
     const sessionsBefore = voice.sessions.length;
     await join();
     expect(voice.sessions.length).toBeGreaterThan(sessionsBefore);
     const started = performance.now();
-    await say('また参加しました');
+    await say('また参加した');
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
     expectE2ee(heard);
@@ -179,7 +181,7 @@ describe('voice resilience', () => {
     const leavesBefore = h.discord.botVoiceStates.filter((s) => s.channelId === null).length;
     await h.discord.setVoiceState(alice.id, guildId, null);
     for (const listener of voice.dave.listeners(guildId)) voice.dave.detachListener(listener);
-    await eventually(() => (h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore ? true : undefined), 20_000, 'the bot leaving');
+    await vi.waitUntil(() => h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore, { timeout: 20_000, message: 'the bot leaving' });
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
   });
 });

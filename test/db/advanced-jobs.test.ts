@@ -11,21 +11,13 @@ import { createRepositories, type Repositories, type StoredJob } from '../../src
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { TtsClient } from '../../src/tts/client.ts';
 import { AdvancedJobs, type JobResult } from '../../src/tts/jobs.ts';
-import type { Clock } from '../../src/util/clock.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const WORKER = fileURLToPath(new URL('./jobs-worker.ts', import.meta.url));
 const REQ = { text: 'これは高度な読み上げのテストです。', voice: 'Luna', model: 'flash' } as const;
 
 /** Virtual time: sleeping moves it forward and resolves on the next turn of the event loop. */
-let t = Date.now();
-const clock: Clock = {
-  now: () => t,
-  sleep: (ms, signal) => {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    t += Math.max(0, ms);
-    return new Promise((resolve) => setImmediate(resolve));
-  },
-};
+const clock = new FakeClock({ autoAdvance: true, start: Date.now() });
 
 let emulator: Emulator;
 let dir: string;
@@ -34,7 +26,7 @@ let repos: Repositories;
 let lines: string[];
 
 beforeAll(async () => {
-  emulator = await startEmulator({ now: () => t, jobs: { pendingMs: 3_000, runningMs: 4_000, minPollAfterMs: 1_000, pollAfterMs: 1_000 } });
+  emulator = await startEmulator({ now: clock.now, jobs: { pendingMs: 3_000, runningMs: 4_000, minPollAfterMs: 1_000, pollAfterMs: 1_000 } });
 });
 afterAll(() => emulator.close());
 beforeEach(() => {
@@ -130,7 +122,7 @@ describe('AdvancedJobs.resumeUnfinished', () => {
     // Process 1 died holding the job's lease: nobody else takes the job until the lease runs out.
     expect(await jobsFor().resumeUnfinished(async () => {})).toEqual({ delivered: [], failed: [] });
     expect(emulator.stats().requests.poll).toBe(0);
-    t = Date.now() + 61_000;
+    clock.set(Date.now() + 61_000);
 
     // Process 2: a fresh AdvancedJobs over the same file.
     const db2 = openDatabase(file);
@@ -163,7 +155,7 @@ describe('AdvancedJobs.resumeUnfinished', () => {
   it('GIVEN a succeeded job never delivered THEN it is delivered without polling again; a failing delivery is retried next start', async () => {
     const result = await jobsFor().run(REQ, ctx);
     const polls = emulator.stats().requests.poll;
-    t += 61_000; // the process that ran it is gone; its lease has run out
+    await clock.advance(61_000); // the process that ran it is gone; its lease has run out
     let attempts = 0;
     const flaky = async () => {
       attempts++;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -111,8 +111,7 @@ describe('advanced job leases across processes', () => {
     expect(await jobs.resumeUnfinished(async () => {})).toEqual({ delivered: [], failed: [] });
     const stop = jobs.watch(async (job) => void delivered.push({ jobId: job.jobId, at: Date.now() }), undefined, 100);
     try {
-      const deadline = Date.now() + 15_000;
-      while (delivered.length < ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await vi.waitUntil(() => delivered.length >= ids.length, { timeout: 15_000, message: 'the jobs taken over' });
     } finally {
       stop();
     }

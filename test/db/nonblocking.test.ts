@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
@@ -36,8 +36,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Another process takes the write lock and holds it for HOLD_MS; resolves once it holds it. */
-async function lockElsewhere(): Promise<{ released: Promise<void> }> {
+/**
+ * Another process takes the write lock and holds it for HOLD_MS; resolves once it holds it, with
+ * the earliest time the lock can be free again (it cannot have been taken before the spawn).
+ */
+async function lockElsewhere(): Promise<{ released: Promise<void>; freeAtTheEarliest: number }> {
+  const freeAtTheEarliest = Date.now() + HOLD_MS;
   holder = spawn(process.execPath, ['--experimental-strip-types', HOLDER, file, String(HOLD_MS), '0', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let onLocked: () => void;
@@ -50,22 +54,29 @@ async function lockElsewhere(): Promise<{ released: Promise<void> }> {
     if (out.includes('done')) onDone();
   });
   await locked;
-  return { released };
+  return { released, freeAtTheEarliest };
 }
 
 /** Runs `start` while the lock is held elsewhere; returns what happened while it was held. */
 async function whileLocked<T>(start: () => Promise<T>) {
-  const { released } = await lockElsewhere();
+  const { released, freeAtTheEarliest } = await lockElsewhere();
   let ticks = 0;
   const audioLoop = setInterval(() => ticks++, 5); // the 20 ms audio loop is a timer like this one
   let settled = false;
-  const result = start().finally(() => (settled = true));
-  // The calls above returned at once; the loop keeps turning while they wait.
-  await new Promise((r) => setTimeout(r, 200));
+  let settledAt = 0;
+  const result = start().finally(() => {
+    settled = true;
+    settledAt = Date.now();
+  });
+  // The calls above returned at once; the loop keeps turning while they wait (the lock is held
+  // for HOLD_MS: a blocked thread would not tick before it is released).
+  await vi.waitUntil(() => ticks > 5, { timeout: HOLD_MS, interval: 1 });
   const during = { ticks, settled };
-  let releasedFirst = false;
-  await released.then(() => (releasedFirst = !settled));
+  // Settled only once the lock could be free: by the clock, not by which of the holder's "done" and
+  // the retried writes this process happens to see first (a race on a loaded machine).
+  await released;
   const value = await result;
+  const releasedFirst = settledAt >= freeAtTheEarliest;
   clearInterval(audioLoop);
   return { during, releasedFirst, value };
 }

@@ -4,15 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
-import type { Clock } from '../../src/util/clock.ts';
+import { FakeClock } from '../support/clock.ts';
 
 let db: Db;
 let repos: Repositories;
-let now = 1_700_000_000_000;
-const clock: Clock = { now: () => now, sleep: async () => {} };
+const clock = new FakeClock({ start: 1_700_000_000_000 });
 
 beforeEach(() => {
-  now = 1_700_000_000_000;
+  clock.set(1_700_000_000_000);
   db = openDatabase(':memory:');
   repos = createRepositories(db, { clock });
 });
@@ -30,9 +29,9 @@ describe('GuildSettingsRepo', () => {
 
   it('GIVEN partial updates THEN only the given fields change and undefined leaves a field alone', async () => {
     await repos.guildSettings.update('g1', { voice: 'ja-JP-NanamiNeural', speed: 1.25 });
-    now += 1000;
+    await clock.advance(1000);
     const s = await repos.guildSettings.update('g1', { readAuthorNames: false, voice: undefined, guildMonthlyLimit: 2000 });
-    expect(s).toMatchObject({ voice: 'ja-JP-NanamiNeural', speed: 1.25, readAuthorNames: false, guildMonthlyLimit: 2000, updatedAt: now });
+    expect(s).toMatchObject({ voice: 'ja-JP-NanamiNeural', speed: 1.25, readAuthorNames: false, guildMonthlyLimit: 2000, updatedAt: clock.now() });
     expect(repos.guildSettings.get('g1')).toEqual(s);
     expect(repos.guildSettings.get('g2')).toMatchObject({ voice: GUILD_SETTINGS_DEFAULTS.voice });
     await repos.guildSettings.update('g1', { guildMonthlyLimit: null });
@@ -46,7 +45,7 @@ describe('AutoReadRepo', () => {
   it('adds, lists, checks and removes channels per guild', async () => {
     expect(await repos.autoRead.add('g1', 'c1')).toBe(true);
     expect(await repos.autoRead.add('g1', 'c1')).toBe(false);
-    now += 1;
+    await clock.advance(1);
     await repos.autoRead.add('g1', 'c2');
     await repos.autoRead.add('g2', 'c9');
     expect(channels('g1')).toEqual(['c1', 'c2']);
@@ -139,7 +138,7 @@ describe('DictionaryRepo', () => {
   it('adding an existing word replaces its reading; remove says whether it existed', async () => {
     expect(await repos.dictionary.add('g1', 'w', 'だぶりゅー', 'u1')).toBe('added');
     expect(await repos.dictionary.add('g1', 'w', 'わら', 'u2')).toBe('updated');
-    expect(repos.dictionary.list('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: now }]);
+    expect(repos.dictionary.list('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: clock.now() }]);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(true);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(false);
   });
@@ -149,17 +148,17 @@ describe('HistoryRepo', () => {
   it('records the hash of the text, never the text', async () => {
     const secret = 'my private message';
     const first = await repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
-    now += 10;
+    await clock.advance(10);
     const second = await repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
-    expect(first).toMatchObject({ pk: 1, endpoint: 'standard', characters: 18, guildId: 'g1', userId: 'u1', createdAt: now - 10 });
+    expect(first).toMatchObject({ pk: 1, endpoint: 'standard', characters: 18, guildId: 'g1', userId: 'u1', createdAt: clock.now() - 10 });
     expect(first.textHash).toBe(hashText(secret));
     expect(first.textHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(second).toMatchObject({ pk: 2, url: null, createdAt: now });
+    expect(second).toMatchObject({ pk: 2, url: null, createdAt: clock.now() });
     expect(second.id).toBeGreaterThan(first.id);
     const stored = db.prepare('SELECT * FROM generation_history ORDER BY id').all();
     expect(stored).toEqual([
-      { id: first.id, pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text_hash: hashText(secret), guild_id: 'g1', user_id: 'u1', created_at: now - 10 },
-      { id: second.id, pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text_hash: hashText('hello world'), guild_id: 'g1', user_id: 'u2', created_at: now },
+      { id: first.id, pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text_hash: hashText(secret), guild_id: 'g1', user_id: 'u1', created_at: clock.now() - 10 },
+      { id: second.id, pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text_hash: hashText('hello world'), guild_id: 'g1', user_id: 'u2', created_at: clock.now() },
     ]);
     expect(JSON.stringify(stored)).not.toContain(secret);
   });
@@ -190,8 +189,8 @@ describe('JobsRepo', () => {
     expect(repos.jobs.get('j1')).toMatchObject({ state: 'failed', errorCode: 'content_policy_violation' });
     expect(repos.jobs.listUnfinished()).toEqual([]);
     expect(await repos.jobs.updateState('nope', 'failed')).toBe(false);
-    now += 1000;
-    expect(await repos.jobs.deleteEndedBefore(now)).toBe(1);
+    await clock.advance(1000);
+    expect(await repos.jobs.deleteEndedBefore(clock.now())).toBe(1);
     expect(repos.jobs.get('j1')).toBeUndefined();
   });
 });

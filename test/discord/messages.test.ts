@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t, type MessageKey } from '../../src/discord/i18n.ts';
 import en from '../../src/discord/locales/en.json' with { type: 'json' };
 import ja from '../../src/discord/locales/ja.json' with { type: 'json' };
 import { describeFailure } from '../../src/discord/outcomes.ts';
@@ -7,6 +7,7 @@ import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
 
+const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
 describe('localised messages', () => {
@@ -15,8 +16,10 @@ describe('localised messages', () => {
   });
 
   it.each(Object.keys(ja) as (keyof typeof ja)[])('%s exists in Japanese and English with the same placeholders', (key) => {
-    expect(ja[key].trim()).not.toBe('');
-    expect(en[key].trim()).not.toBe('');
+    // Each in its own language: Japanese text in ja, and none left untranslated in en.
+    expect(ja[key]).toMatch(JAPANESE);
+    expect(en[key]).toMatch(/[A-Za-z]{2}/);
+    expect(en[key]).not.toMatch(JAPANESE);
     expect(placeholders(ja[key])).toEqual(placeholders(en[key]));
   });
 
@@ -33,12 +36,34 @@ describe('localised messages', () => {
   });
 });
 
+/** What a member is told for each service code: every code once (the generic message names the code). */
+const TOLD: Partial<Record<MessageKey, TtsErrorCode[]>> = {
+  'tts.auth': ['token_missing', 'token_mismatch', 'invalid_token', 'client_ip_unresolved', 'service_not_configured', 'user_unavailable'],
+  'tts.unsupported_voice': ['voice_required', 'unsupported_voice', 'invalid_voice'],
+  'tts.failed': ['missing_fields', 'non_finite', 'invalid_json', 'invalid_speed', 'invalid_pitch', 'invalid_temperature', 'invalid_seed', 'invalid_model', 'invalid_request', 'forbidden', 'not_found', 'method_not_allowed', 'aborted', 'unknown'],
+  'tts.rate_limited': ['rate_limited'],
+  'tts.transient': ['internal_error', 'unsupported_location', 'tts_retry_exhausted', 'job_timeout', 'enqueue_failed', 'download_failed', 'bad_response', 'network', 'timeout', 'job_stuck'],
+  'tts.validation_error': ['validation_error'],
+  'tts.text_too_long': ['text_too_long'],
+  'tts.content_policy_violation': ['content_policy_violation'],
+  'tts.quota_exceeded': ['quota_exceeded'],
+  'tts.invalid_input': ['invalid_input'],
+  'tts.allowance_exhausted': ['allowance_exhausted'],
+  'tts.download_refused': ['download_refused'],
+  'tts.misconfigured': ['redirect_refused'],
+};
+const toldFor = new Map(Object.entries(TOLD).flatMap(([key, codes]) => codes.map((code) => [code, key as MessageKey] as const)));
+
 describe('every failure a user can meet has a localised explanation', () => {
   const codes = Object.keys(TTS_ERROR_CODES) as TtsErrorCode[];
+  it('the table names every service code once', () => {
+    expect(Object.values(TOLD).flat().sort()).toEqual([...codes].sort());
+  });
+
   it.each(codes)('service code %s', (code) => {
     for (const lang of ['ja', 'en'] as const) {
       const text = describeFailure(lang, new TtsError(code, { message: 'internal detail that must not leak', retryAfterMs: 7000, available: 12 }));
-      expect(text).toBeTruthy();
+      expect(text).toBe(t(lang, toldFor.get(code)!, { code, details: '', seconds: 7, available: 12, max: '', voice: '' }));
       expect(text).not.toContain('internal detail');
       expect(text).not.toMatch(/\{\w+\}/);
     }

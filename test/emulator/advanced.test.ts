@@ -159,13 +159,13 @@ describe('advanced creation: rate limit 10 / 60 s per client IP', () => {
     expect(viaSession.status).toBe(429);
 
     expect((await advanced(ctx.emu, okAdvanced, { ip: '198.51.100.8' })).status).toBe(202);
-    ctx.clock.advance(60_000);
+    await ctx.clock.advance(60_000);
     expect((await advanced(ctx.emu, okAdvanced, { ip: '198.51.100.7' })).status).toBe(202);
   });
 
   it('retry_after is the time until the oldest creation leaves the window', async () => {
     for (let i = 0; i < 10; i++) await advanced(ctx.emu, okAdvanced, { ip: '198.51.100.9' });
-    ctx.clock.advance(50_000);
+    await ctx.clock.advance(50_000);
     const over = await advanced(ctx.emu, okAdvanced, { ip: '198.51.100.9' });
     expect(over.json.retry_after).toBe(10);
   });

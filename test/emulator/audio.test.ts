@@ -6,10 +6,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { audioFor, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { ffmpegPath } from '../../src/util/ffmpeg.ts';
-import { advanced, call, fastOptions, manualClock, okAdvanced, okStandard, poll, standard } from './support.ts';
+import { advanced, call, fastOptions, okAdvanced, okStandard, poll, standard } from './support.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const run = promisify(execFile);
-const clock = manualClock();
+const clock = new FakeClock();
 const TTL = 10 * 60_000;
 let emu: Emulator;
 let dir: string;
@@ -18,9 +19,9 @@ beforeAll(async () => {
   emu = await startEmulator(fastOptions(clock, { signedUrlTtlMs: TTL, jobs: { pendingMs: 0, runningMs: 0, minPollAfterMs: 0, pollAfterMs: 0 } }));
   dir = await mkdtemp(join(tmpdir(), 'emulator-audio-'));
 });
-beforeEach(() => {
+beforeEach(async () => {
   emu.reset();
-  clock.advance(24 * 60 * 60 * 1000); // empty rate windows
+  await clock.advance(24 * 60 * 60 * 1000); // empty rate windows
 });
 afterAll(async () => {
   await emu.close();
@@ -88,7 +89,7 @@ describe('audio files', () => {
     expect(a.url.endsWith(`/media/${expected.hash}.mp3`)).toBe(true);
     expect(expected.bytes.equals(a.bytes)).toBe(true);
 
-    const other = await startEmulator(fastOptions(manualClock()));
+    const other = await startEmulator(fastOptions(new FakeClock()));
     try {
       const res = await standard(other, { ...okStandard, text: '同じ入力は同じ音声' });
       expect(new URL(res.json.url).pathname).toBe(new URL(a.url).pathname);
@@ -133,9 +134,9 @@ describe('audio URLs', () => {
 
   it('a signed URL works until it expires, then is refused with 403', async () => {
     const url = await advancedUrl({ ...okAdvanced, text: '期限付きのURLを試します' });
-    clock.advance(TTL - 2_000);
+    await clock.advance(TTL - 2_000);
     expect((await fetch(url)).status).toBe(200);
-    clock.advance(2_000);
+    await clock.advance(2_000);
     const expired = await fetch(url);
     expect(expired.status).toBe(403);
     expect(await expired.text()).toMatch(/ExpiredToken/);
@@ -146,7 +147,7 @@ describe('audio URLs', () => {
     const job = await advanced(emu, body);
     const first = (await poll(emu, job.json.poll_url, { jobToken: job.json.job_token })).json.url as string;
     const bytes = await download(first);
-    clock.advance(TTL + 1_000);
+    await clock.advance(TTL + 1_000);
     expect((await fetch(first)).status).toBe(403);
     const fresh = (await poll(emu, job.json.poll_url, { jobToken: job.json.job_token })).json.url as string;
     expect(fresh).not.toBe(first);
@@ -169,7 +170,7 @@ describe('audio URLs', () => {
   });
 
   it('publicBaseUrl changes the base of the audio URLs', async () => {
-    const other = await startEmulator(fastOptions(manualClock(), { publicBaseUrl: 'http://tts.example.test:9000/' }));
+    const other = await startEmulator(fastOptions(new FakeClock(), { publicBaseUrl: 'http://tts.example.test:9000/' }));
     try {
       const res = await standard(other, okStandard);
       expect(res.json.url).toMatch(/^http:\/\/tts\.example\.test:9000\/media\/[0-9a-f]{56}\.mp3$/);

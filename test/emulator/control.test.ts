@@ -80,7 +80,7 @@ describe('control API over HTTP', () => {
     ctx.emu.nextJobs({ outcome: 'fail', code: 'tts_retry_exhausted' });
     const job = await advanced(ctx.emu, okAdvanced);
     expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe([...okAdvanced.text].length);
-    ctx.clock.advance(10_000);
+    await ctx.clock.advance(10_000);
     expect((await poll(ctx.emu, job.json.poll_url, { jobToken: job.json.job_token })).json).toMatchObject({ status: 'failed' });
     expect(ctx.emu.charged(DEFAULT_TOKEN)).toBe(0);
     await standard(ctx.emu, okStandard);
@@ -107,7 +107,7 @@ describe('control API over HTTP', () => {
   it('POST /__emulator/jobs queues job outcomes', async () => {
     expect((await control('POST', 'jobs', { outcome: 'fail', code: 'user_unavailable' })).status).toBe(200);
     const job = await advanced(ctx.emu, okAdvanced);
-    ctx.clock.advance(10_000);
+    await ctx.clock.advance(10_000);
     expect((await poll(ctx.emu, job.json.poll_url, { jobToken: job.json.job_token })).json).toMatchObject({ status: 'failed', code: 'user_unavailable' });
   });
 

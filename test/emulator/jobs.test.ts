@@ -19,14 +19,14 @@ describe('job state machine', () => {
     expect(p0.status).toBe(200);
     expect(p0.json).toEqual({ job_id: job.job_id, status: 'pending', poll_after_ms: 700 });
 
-    ctx.clock.advance(1_000);
+    await ctx.clock.advance(1_000);
     const p1 = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(p1.json).toEqual({ job_id: job.job_id, status: 'running', poll_after_ms: 700 });
 
-    ctx.clock.advance(1_999);
+    await ctx.clock.advance(1_999);
     expect((await poll(ctx.emu, job.poll_url, { jobToken: job.job_token })).json.status).toBe('running');
 
-    ctx.clock.advance(1);
+    await ctx.clock.advance(1);
     const done = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(done.status).toBe(200);
     expect(Object.keys(done.json).sort()).toEqual(['job_id', 'pk', 'seed', 'status', 'url']);
@@ -38,14 +38,14 @@ describe('job state machine', () => {
     expect(audio.headers.get('content-type')).toBe('audio/mpeg');
 
     // End states are final.
-    ctx.clock.advance(60_000);
+    await ctx.clock.advance(60_000);
     const later = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(later.json).toMatchObject({ status: 'succeeded', pk: done.json.pk });
   });
 
   it('a job polled only after its end reports succeeded directly; no seed when none was sent', async () => {
     const job = await createJob();
-    ctx.clock.advance(10_000);
+    await ctx.clock.advance(10_000);
     const done = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(done.json.status).toBe('succeeded');
     expect('seed' in done.json).toBe(false);
@@ -58,9 +58,9 @@ describe('job state machine', () => {
     const job = await createJob();
     const charged = [...okAdvanced.text].length;
     expect(ctx.emu.stats().charactersCharged).toBe(charged);
-    ctx.clock.advance(1_500);
+    await ctx.clock.advance(1_500);
     expect((await poll(ctx.emu, job.poll_url, { jobToken: job.job_token })).json.status).toBe('running');
-    ctx.clock.advance(1_500);
+    await ctx.clock.advance(1_500);
     const failed = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(failed.status).toBe(200);
     expect(failed.json).toEqual({ job_id: job.job_id, status: 'failed', code: 'tts_retry_exhausted', error: expect.stringMatching(JAPANESE) });
@@ -73,7 +73,7 @@ describe('job state machine', () => {
   it.each([...Object.keys(JOB_FAILURES), 'some_future_code'])('failure code %s is reported with HTTP 200', async (code) => {
     ctx.emu.nextJobs({ outcome: 'fail', code });
     const job = await createJob();
-    ctx.clock.advance(3_000);
+    await ctx.clock.advance(3_000);
     const res = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ status: 'failed', code });
@@ -84,16 +84,16 @@ describe('job state machine', () => {
   it("outcome 'timeout': runs, then fails with job_timeout", async () => {
     ctx.emu.nextJobs({ outcome: 'timeout' });
     const job = await createJob();
-    ctx.clock.advance(1_000);
+    await ctx.clock.advance(1_000);
     expect((await poll(ctx.emu, job.poll_url, { jobToken: job.job_token })).json.status).toBe('running');
-    ctx.clock.advance(2_000);
+    await ctx.clock.advance(2_000);
     expect((await poll(ctx.emu, job.poll_url, { jobToken: job.job_token })).json).toMatchObject({ status: 'failed', code: 'job_timeout' });
   });
 
   it("outcome 'stay_pending': still pending after 5 minutes (the spec's stuck job)", async () => {
     ctx.emu.nextJobs({ outcome: 'stay_pending' });
     const job = await createJob();
-    ctx.clock.advance(5 * 60_000 + 1);
+    await ctx.clock.advance(5 * 60_000 + 1);
     const res = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(res.json).toEqual({ job_id: job.job_id, status: 'pending', poll_after_ms: 700 });
   });
@@ -101,7 +101,7 @@ describe('job state machine', () => {
   it('queued outcomes apply to the next `count` jobs, then jobs succeed again', async () => {
     ctx.emu.nextJobs({ outcome: 'fail', code: 'enqueue_failed', count: 2 });
     const jobs = [await createJob(), await createJob(), await createJob()];
-    ctx.clock.advance(3_000);
+    await ctx.clock.advance(3_000);
     const states = [];
     for (const j of jobs) states.push((await poll(ctx.emu, j.poll_url, { jobToken: j.job_token })).json.status);
     expect(states).toEqual(['failed', 'failed', 'succeeded']);
@@ -179,7 +179,7 @@ describe('planned advanced limits are observed, not enforced', () => {
     expect(planned.statusChecksTotalMinute).toMatchObject({ limit: 600, current: 130 });
     expect(planned.badJobChecksPerIpMinute).toMatchObject({ limit: 30, current: 4, max: 4 });
 
-    ctx.clock.advance(60_000);
+    await ctx.clock.advance(60_000);
     const after = ctx.emu.stats().planned;
     expect(after.statusChecksPerJobMinute).toMatchObject({ current: 0, max: 130 });
     expect(after.jobCreationsPerUserHour.current).toBe(2);

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audioFor, espeakAvailable, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 import { espeakArgs, speechRuns, speechSsml, voiceLanguage } from '../../src/emulator/speech.ts';
-import { call, DEFAULT_TOKEN, fastOptions, manualClock, okStandard } from './support.ts';
+import { call, DEFAULT_TOKEN, fastOptions, okStandard } from './support.ts';
+import { FakeClock } from '../support/clock.ts';
 
 // Issue 16: the emulator speaks real words with espeak-ng, and falls back to its tones without it.
 // espeak-ng is required here as ffmpeg is (`bash .ci/run` installs both).
@@ -23,7 +24,7 @@ afterAll(async () => {
 });
 
 async function emulator(over: Partial<EmulatorOptions>): Promise<Emulator> {
-  const emu = await startEmulator(fastOptions(manualClock(), over));
+  const emu = await startEmulator(fastOptions(new FakeClock(), over));
   started.push(emu);
   return emu;
 }

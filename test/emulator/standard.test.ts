@@ -161,13 +161,13 @@ describe('standard endpoint: rate limit 30 / 60 s per client IP', () => {
   it('reset_in counts down to when the oldest request leaves the window (sliding)', async () => {
     // One request at t0, 29 more at t0 + 1 s; invalid requests count too.
     expect((await standard(ctx.emu, {}, { ip: '192.0.2.3' })).status).toBe(400);
-    ctx.clock.advance(1_000);
+    await ctx.clock.advance(1_000);
     for (let i = 0; i < 29; i++) expect((await standard(ctx.emu, {}, { ip: '192.0.2.3' })).status).toBe(400);
-    ctx.clock.advance(44_500);
+    await ctx.clock.advance(44_500);
     const over = await standard(ctx.emu, okStandard, { ip: '192.0.2.3' });
     expect(over.status).toBe(429);
     expect(over.json.reset_in).toBe(15);
-    ctx.clock.advance(14_500);
+    await ctx.clock.advance(14_500);
     expect((await standard(ctx.emu, okStandard, { ip: '192.0.2.3' })).status).toBe(200);
     // Only the t0 slot freed: the next is refused again; the t0 + 1 s ones leave in 1 s.
     const again = await standard(ctx.emu, okStandard, { ip: '192.0.2.3' });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { FakeClock } from '../support/clock.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 
 export { DEFAULT_TOKEN };
@@ -8,21 +9,8 @@ export const OTHER_TOKEN = 'e'.repeat(64);
 export const SESSION = { sessionid: 'sess-free', csrftoken: 'csrf-token-value-123' };
 export const OTHER_SESSION = { sessionid: 'sess-other' };
 
-/** A clock the test moves by hand: rate windows, job timings and URL expiry follow it. */
-export function manualClock(start = 1_800_000_000_000) {
-  let t = start;
-  return {
-    now: () => t,
-    advance(ms: number) {
-      t += ms;
-    },
-  };
-}
-
-export type Clock = ReturnType<typeof manualClock>;
-
-/** Options for a fast emulator: hand-moved clock, accounts free + paid + other, sessions, control on. */
-export function fastOptions(clock: Clock, over: Partial<EmulatorOptions> = {}): Partial<EmulatorOptions> {
+/** Options for a fast emulator: a FakeClock the test moves (rate windows, job timings and URL expiry follow it), accounts free + paid + other, sessions, control on. */
+export function fastOptions(clock: FakeClock, over: Partial<EmulatorOptions> = {}): Partial<EmulatorOptions> {
   return {
     now: clock.now,
     control: true,
@@ -43,15 +31,15 @@ export function fastOptions(clock: Clock, over: Partial<EmulatorOptions> = {}): 
 
 /** Starts one emulator for the file and resets it (and the clock's rate windows) before each test. */
 export function useEmulator(over: Partial<EmulatorOptions> = {}) {
-  const clock = manualClock();
+  const clock = new FakeClock();
   const ctx = { clock, emu: undefined as unknown as Emulator };
   beforeAll(async () => {
     ctx.emu = await startEmulator(fastOptions(clock, over));
   });
-  beforeEach(() => {
+  beforeEach(async () => {
     ctx.emu.reset();
     // A fresh minute, so windows of earlier tests are empty.
-    clock.advance(24 * 60 * 60 * 1000);
+    await clock.advance(24 * 60 * 60 * 1000);
   });
   afterAll(() => ctx.emu?.close());
   return ctx;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, flush, storeFactories, type StoreFixture } from './support.ts';
+import { storeFactories, type StoreFixture } from './support.ts';
+import { FakeClock, settle } from '../support/clock.ts';
 import { RateLimiterError } from '../../src/tts/errors.ts';
 import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
 import type { RateKind } from '../../src/tts/limiter.ts';
@@ -9,13 +10,13 @@ const LIMITS = { standard: { limit: 5, windowMs: 10_000 }, advanced: { limit: 2,
 
 describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
   let fixture: StoreFixture;
-  let clock: ManualClock;
+  let clock: FakeClock;
   let grants: { kind: RateKind; key: string; at: number }[];
   let limiter: FairRateLimiter;
 
   beforeEach(() => {
     fixture = make();
-    clock = new ManualClock();
+    clock = new FakeClock();
     grants = [];
     limiter = new FairRateLimiter({
       store: fixture.store,
@@ -135,13 +136,13 @@ describe('FairRateLimiter store failure', () => {
       throw new Error('SQLITE_BUSY: database is locked');
     };
     const broken: WindowStore = { take: fail, tryTake: fail, release: () => {}, withdraw: () => {}, block: () => {} };
-    const limiter = new FairRateLimiter({ store: broken, clock: new ManualClock() });
+    const limiter = new FairRateLimiter({ store: broken, clock: new FakeClock() });
     // Every waiter is told, none is left hanging: the one behind in another guild too.
     const errors = await Promise.all(['A', 'B'].map((key) => limiter.acquire('standard', { key }).catch((e: unknown) => e)));
     for (const error of errors) {
       expect(error).toBeInstanceOf(RateLimiterError);
       expect(error).toMatchObject({ code: 'limiter_store_failed', kind: 'standard' });
     }
-    await flush();
+    await settle(1);
   });
 });

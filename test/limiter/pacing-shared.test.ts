@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
 import { SqliteWindowStore } from '../../src/tts/limiter-window.ts';
-import { ManualClock, tempDb } from './support.ts';
+import { FakeClock } from '../support/clock.ts';
+import { tempDb } from './support.ts';
 
 // Issue 12 §5: processes sharing the SQLite rate window take turns together. Two limiters on two
 // connections to one file stand for two shard processes on one host (same wall clock).
@@ -19,7 +20,7 @@ describe('FairRateLimiter over a shared SQLite window (two processes)', () => {
     const fixture = tempDb();
     const second: Db = openDatabase(fixture.file);
     cleanups.push(() => second.close(), fixture.close);
-    const clock = new ManualClock(0);
+    const clock = new FakeClock({ start: 0 });
     const grants: string[] = [];
     const make = (db: Db, name: string) =>
       new FairRateLimiter({ store: new SqliteWindowStore({ db }), clock, limits: LIMITS, safety: { marginMs: 0 }, ...(pacing === false ? { pacing } : {}), onGrant: (_k, key) => grants.push(`${name}:${key}`) });

@@ -82,9 +82,14 @@ describe('a local Discord of two shards', () => {
     const [, now] = (await stateUpdate) as [unknown, { channelId: string | null; id: string }];
     expect(now).toMatchObject({ channelId: voiceChannel, id: DEFAULT_IDS.bot });
     // The other shard's session asking for a guild it does not own is ignored, as on Discord.
+    // Proved by a later op 4 on the same socket for the guild it does own: the server reads one
+    // socket's payloads in order, so once that one is recorded the first was read and dropped.
     const before = fake.botVoiceStates.length;
-    clients[0]!.ws.shards.get(0)!.send({ op: 4, d: { guild_id: guilds[1].id, channel_id: null, self_mute: false, self_deaf: false } });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(fake.botVoiceStates.length).toBe(before);
+    const zeroShard = clients[0]!.ws.shards.get(0)!;
+    const later = fake.waitForBotVoiceState((s) => s.guildId === guilds[0].id);
+    zeroShard.send({ op: 4, d: { guild_id: guilds[1].id, channel_id: null, self_mute: false, self_deaf: false } });
+    zeroShard.send({ op: 4, d: { guild_id: guilds[0].id, channel_id: null, self_mute: false, self_deaf: false } });
+    await later;
+    expect(fake.botVoiceStates.slice(before).map((s) => s.guildId)).toEqual([guilds[0].id]);
   });
 });

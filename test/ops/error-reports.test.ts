@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ErrorReporter, reportingDestination } from '../../src/ops/error-reports.ts';
 import { TtsServiceError } from '../../src/tts/errors.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { startWebhookReceiver, until } from '../support/ops.ts';
+import { startWebhookReceiver } from '../support/ops.ts';
 
 // Issue 14 §1: error reports over real HTTP to a loopback webhook, with a clock the test moves.
 const HOUR = 3_600_000;
@@ -89,7 +89,7 @@ describe('ErrorReporter', () => {
     const problems: unknown[] = [];
     failing.report({ level: 50, msg: 'x', err: { type: 'Error', message: 'm', stack: 'Error: m\n    at here (file.ts:1:1)' } });
     await failing.flush();
-    await until(async () => (problems.length === 1 ? true : undefined), 5_000, 'the failure told');
+    await vi.waitUntil(async () => problems.length === 1, { timeout: 5_000, interval: 50, message: 'the failure told' });
     expect(problems[0]).toEqual({ code: 'ECONNREFUSED' });
     expect(JSON.stringify(problems)).not.toContain('secret-path');
   });

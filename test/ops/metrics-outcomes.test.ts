@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { botEndpoints } from '../../src/ops/health.ts';
 import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
-import { getText, until, value } from '../support/ops.ts';
+import { getText, value } from '../support/ops.ts';
 
 // Issue 14 §1: every message is counted once, by how it ended. The whole bot (real discord.js on
 // the local Discord, the emulator, SQLite) in this process, its metrics read over real HTTP. Chat
@@ -40,12 +40,12 @@ describe('yomiage_speech_messages_total', () => {
     await say('ふるい一');
     // The first is being made (alone) before the others arrive; they wait for it, and grow old. It
     // comes back 3 s after it arrived, past the cut: dropped at the moment of speaking (issue 12).
-    await until(async () => (h.bot.scheduler.stats(guildId).synthesizing > 0 ? true : undefined), 5_000, 'the first being made');
+    await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, { timeout: 5_000, interval: 50, message: 'the first being made' });
     for (const content of ['ふるい二', 'ふるい三']) await say(content);
-    const o = await until(async () => {
+    const o = await vi.waitUntil(async () => {
       const r = await outcomes();
       return total(r) === 3 ? r : undefined;
-    }, 20_000, 'three outcomes');
+    }, { timeout: 20_000, interval: 50, message: 'three outcomes' });
     h.emulator.setLatency('standard', 0);
     expect(o).toMatchObject({ spoken: 0, dropped_stale: 3, refused: 0, failed: 0, skipped: 0 });
     expect(h.emulator.requests().filter((r) => r.target === 'standard')).toHaveLength(1);
@@ -55,10 +55,10 @@ describe('yomiage_speech_messages_total', () => {
     const before = await outcomes();
     h.emulator.injectFault({ target: 'standard', count: 1, status: 400, body: { error: 'bad request' } });
     await say('しっぱいする');
-    const o = await until(async () => {
+    const o = await vi.waitUntil(async () => {
       const r = await outcomes();
       return total(r) === total(before) + 1 ? r : undefined;
-    }, 20_000, 'the failure counted');
+    }, { timeout: 20_000, interval: 50, message: 'the failure counted' });
     expect(o.failed - before.failed).toBe(1);
     expect(value(o.text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '400' })).toBe(1);
   });
@@ -68,10 +68,10 @@ describe('yomiage_speech_messages_total', () => {
     const sent = h.emulator.requests().length;
     const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'いろはにほへとちりぬるをわかよたれそつねならむうゐのおくやまけふこえてあさきゆめみしゑひもせす' }] });
     expect(String((await i.waitForResponse(() => true, 10_000)).data?.content)).toMatch(/limit|上限/i);
-    const o = await until(async () => {
+    const o = await vi.waitUntil(async () => {
       const r = await outcomes();
       return total(r) === total(before) + 1 ? r : undefined;
-    }, 10_000, 'the refusal counted');
+    }, { timeout: 10_000, interval: 50, message: 'the refusal counted' });
     expect(o.refused - before.refused).toBe(1);
     expect(h.emulator.requests()).toHaveLength(sent);
   });
@@ -80,14 +80,19 @@ describe('yomiage_speech_messages_total', () => {
     const before = await outcomes();
     h.emulator.setLatency('standard', 2_000);
     for (const content of ['けす一', 'けす二', 'けす三']) await say(content);
-    await until(async () => (h.bot.scheduler.stats(guildId).synthesizing > 0 ? true : undefined), 5_000, 'one being made');
+    await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, { timeout: 5_000, interval: 50, message: 'one being made' });
     expect(h.bot.scheduler.clear(guildId, 'clear')).toBe(3);
     h.emulator.setLatency('standard', 0);
     const o = await outcomes();
     expect(o.skipped - before.skipped).toBe(3);
     expect(total(o)).toBe(total(before) + 3);
-    // Nothing else is counted for them later, and nothing is left waiting.
-    await new Promise((r) => setTimeout(r, 2_500));
+    // Nothing else is counted for them later, and nothing is left waiting: the one request that was
+    // in flight (the only thing that could count later) has ended for the bot (cut off by the clear)
+    // and its characters are settled, nothing held.
+    const ended = (text: string) => [...text.matchAll(/^yomiage_tts_requests_total\{endpoint="standard"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    await vi.waitUntil(async () => ended((await outcomes()).text) === ended(before.text) + 1 && (await h.bot.context.budget.accountUsage()).reserved === 0, {
+      timeout: 10_000, interval: 10, message: 'the request in flight ended and settled',
+    });
     expect(total(await outcomes())).toBe(total(before) + 3);
     expect(value((await outcomes()).text, 'yomiage_queue_depth')).toBe(0);
   });

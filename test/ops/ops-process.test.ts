@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { METRIC_NAMES } from '../../src/ops/metrics.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
-import { families, getText, startWebhookReceiver, until, value } from '../support/ops.ts';
+import { families, getText, startWebhookReceiver, value } from '../support/ops.ts';
 
 // Issue 14 §1, through the real entry point: `npm start` as a child process with METRICS_PORT=0
 // (the OS picks the port) and ERROR_WEBHOOK_URL pointing at a receiver here. Everything is read
@@ -69,9 +69,9 @@ describe('METRICS_PORT of npm start', () => {
     // A slow service: the first line is sent alone, the three after it wait and share one request.
     emulator.setLatency('standard', 1_500);
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'ひとつめ' });
-    await until(async () => (emulator.requests().some((r) => r.target === 'standard') ? true : undefined), 10_000, 'the first line sent');
+    await vi.waitUntil(async () => emulator.requests().some((r) => r.target === 'standard'), { timeout: 10_000, interval: 50, message: 'the first line sent' });
     for (const content of ['ふたつめ', 'みっつめ', 'よっつめ']) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-    await until(async () => ((await spoken()) === 4 ? true : undefined), 30_000, 'four messages spoken');
+    await vi.waitUntil(async () => (await spoken()) === 4, { timeout: 30_000, interval: 50, message: 'four messages spoken' });
     emulator.setLatency('standard', 0);
     const text = await metrics();
     const requests = standardRequests(emulator).length;
@@ -95,9 +95,9 @@ describe('METRICS_PORT of npm start', () => {
 
     // A line, then the same line again: the second is served from the cache, nothing sent.
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'いつつめ' });
-    await until(async () => ((await spoken()) === 5 ? true : undefined), 20_000, 'the fifth spoken');
+    await vi.waitUntil(async () => (await spoken()) === 5, { timeout: 20_000, interval: 50, message: 'the fifth spoken' });
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'いつつめ' });
-    await until(async () => ((await spoken()) === 6 ? true : undefined), 20_000, 'the repeat spoken');
+    await vi.waitUntil(async () => (await spoken()) === 6, { timeout: 20_000, interval: 50, message: 'the repeat spoken' });
     const after = await metrics();
     expect(value(after, 'yomiage_cache_hits_total')).toBe(1);
     expect(standardRequests(emulator)).toHaveLength(requests + 1);
@@ -110,7 +110,7 @@ describe('METRICS_PORT of npm start', () => {
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
     try {
       await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'だれもきいていない' });
-      await until(async () => (value(await metrics(), 'yomiage_speech_messages_total', { outcome: 'skipped' }) === 1 ? true : undefined), 10_000, 'the message skipped');
+      await vi.waitUntil(async () => value(await metrics(), 'yomiage_speech_messages_total', { outcome: 'skipped' }) === 1, { timeout: 10_000, interval: 50, message: 'the message skipped' });
       expect(standardRequests(emulator)).toHaveLength(requests);
       expect(await spoken()).toBe(6);
     } finally {
@@ -135,11 +135,11 @@ describe('METRICS_PORT of npm start', () => {
     const secretText = '秘密の内容です';
     const first = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: secretText }] });
     await bot.waitForLog((l) => l.msg === 'command failed', 20_000);
-    await until(async () => (webhook.posts.length >= 1 ? true : undefined), 10_000, 'the report posted');
+    await vi.waitUntil(async () => webhook.posts.length >= 1, { timeout: 10_000, interval: 50, message: 'the report posted' });
     // The same error again: counted, not posted (once an hour per distinct error).
     const second = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: secretText }] });
-    await until(async () => (bot.logs.filter((l) => l.msg === 'command failed').length === 2 ? true : undefined), 20_000, 'the second failure');
-    await until(async () => (discord.requests.filter((r) => r.status === 500).length >= 16 ? true : undefined), 20_000, 'every injected fault used');
+    await vi.waitUntil(async () => bot.logs.filter((l) => l.msg === 'command failed').length === 2, { timeout: 20_000, interval: 50, message: 'the second failure' });
+    await vi.waitUntil(async () => discord.requests.filter((r) => r.status === 500).length >= 16, { timeout: 20_000, interval: 50, message: 'every injected fault used' });
     await new Promise((r) => setTimeout(r, 500));
     expect(webhook.posts).toHaveLength(1);
     const post = webhook.posts[0]!;
@@ -169,10 +169,10 @@ describe('METRICS_PORT of npm start', () => {
 
   it('/readyz answers 503 once the gateway is gone, /healthz still 200', async () => {
     await discord.close();
-    const body = await until(async () => {
+    const body = await vi.waitUntil(async () => {
       const r = await getText(`${base}/readyz`);
       return r.status === 503 ? JSON.parse(r.body) : undefined;
-    }, 20_000, '/readyz 503');
+    }, { timeout: 20_000, interval: 50, message: '/readyz 503' });
     expect(body).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: false }, database: { ok: true } } });
     expect((await getText(`${base}/healthz`)).status).toBe(200);
   }, 30_000);

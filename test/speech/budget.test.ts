@@ -7,17 +7,16 @@ import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget, type BudgetOptions, type Reservation, type ReserveResult } from '../../src/speech/budget.ts';
 import { BudgetError } from '../../src/speech/errors.ts';
 import { countChars } from '../../src/tts/chars.ts';
-import type { Clock } from '../../src/util/clock.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const DAY = 86_400_000;
 const ANCHOR = Date.UTC(2025, 0, 10); // any period start
-let now: number;
-const clock: Clock = { now: () => now, sleep: async () => {} };
+const clock = new FakeClock();
 let db: Db;
 let dir: string;
 
 beforeEach(() => {
-  now = ANCHOR + 3 * DAY;
+  clock.set(ANCHOR + 3 * DAY);
   dir = mkdtempSync(join(tmpdir(), 'budget-'));
   db = openDatabase(join(dir, 'bot.db'));
 });
@@ -51,9 +50,9 @@ describe('CharacterBudget', () => {
   it('GIVEN the period anchor THEN periods are 30-day windows and resetsAt is the next start', () => {
     const b = budget();
     expect(b.currentPeriod()).toEqual({ start: ANCHOR, end: ANCHOR + 30 * DAY });
-    now = ANCHOR + 65 * DAY;
+    clock.set(ANCHOR + 65 * DAY);
     expect(b.currentPeriod()).toEqual({ start: ANCHOR + 60 * DAY, end: ANCHOR + 90 * DAY });
-    now = ANCHOR - 1;
+    clock.set(ANCHOR - 1);
     expect(b.currentPeriod()).toEqual({ start: ANCHOR - 30 * DAY, end: ANCHOR });
   });
 
@@ -200,7 +199,7 @@ describe('CharacterBudget', () => {
     const b = budget();
     await b.charge(held(await b.reserve([std('u1', 100)])));
     expect(await ok(b.reserve([std('u1', 1)]))).toBe(false);
-    now = ANCHOR + 30 * DAY;
+    clock.set(ANCHOR + 30 * DAY);
     expect((await b.usage({ guildId: 'g1', userId: 'u1' })).used).toBe(0);
     expect(await ok(b.reserve([std('u1', 100)]))).toBe(true);
   });
@@ -210,9 +209,9 @@ describe('CharacterBudget', () => {
     await crashed.reserve([std('u1', 100)]); // never sent
     const sent = held(await crashed.reserve([std('u2', 100)]));
     expect(await crashed.markSent(sent)).toEqual({ ok: true, reservation: sent });
-    now += 5 * 60_000;
+    await clock.advance(5 * 60_000);
     expect(await ok(budget().reserve([std('u1', 1)]))).toBe(false); // still held: may be in flight
-    now += 6 * 60_000;
+    await clock.advance(6 * 60_000);
     const restarted = budget();
     expect(await restarted.releaseStale()).toBe(2);
     expect(await restarted.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 0 });
@@ -220,7 +219,7 @@ describe('CharacterBudget', () => {
 
     // A slow process whose hold was judged stale before it sent: the hold is taken again (or refused).
     const slow = held(await crashed.reserve([std('u3', 60)]));
-    now += 11 * 60_000;
+    await clock.advance(11 * 60_000);
     await restarted.releaseStale();
     const again = await crashed.markSent(slow);
     expect(again.ok && again.reservation.id !== slow.id).toBe(true);
@@ -242,7 +241,7 @@ describe('CharacterBudget', () => {
     for (let i = 0; i < 60; i++) {
       const c = [std(`u${i % 4}`, 1 + (i % 7), `g${i % 3}`), { guildId: `g${i % 2}`, userId: `v${i % 5}`, endpoint: 'advanced' as const, chars: 2 + (i % 3) }];
       const r = held(await b.reserve(c, i % 3 === 0 ? { audioKey: KEY(100 + (i % 9)) } : {}));
-      if (i % 11 === 0) now += 11 * 60_000; // some holds go stale
+      if (i % 11 === 0) await clock.advance(11 * 60_000); // some holds go stale
       if (i % 4 === 0) await b.charge(r, { jobId: `j${i}` });
       else if (i % 4 === 1) await b.uncertain(r);
       else if (i % 4 === 2) await b.release(r);

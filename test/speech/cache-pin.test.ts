@@ -1,12 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { fakeLedger, ManualClock, msg, until } from './queue-fakes.ts';
+import { fakeLedger, msg } from './queue-fakes.ts';
+import { FakeClock, SOON } from '../support/clock.ts';
 
 // Issue 9 §5: cache eviction deleted files a queued utterance was about to play.
 let dir: string;
@@ -36,7 +37,7 @@ function pipeline(maxBytes: number) {
 describe('queued audio is pinned against cache eviction', () => {
   it('GIVEN audio ready and waiting for its turn THEN other guilds filling the cache do not delete its files; after it played they may', async () => {
     const { synth } = pipeline(250); // two entries fit
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2, maxInFlight: 2 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), prefetch: 2, maxInFlight: 2 });
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((r) => (releaseFirst = r));
     const g1: Array<{ text: string; filesThere: boolean; ready: ReadyUtterance }> = [];
@@ -48,17 +49,17 @@ describe('queued audio is pinned against cache eviction', () => {
     });
     q.enqueue(msg('g1', 'a', 'playing now', { kind: 'say' }));
     q.enqueue(msg('g1', 'a', 'next in line', { kind: 'say' }));
-    await until(() => g1.length === 1 && q.stats('g1').ready === 1);
+    await vi.waitUntil(() => g1.length === 1 && q.stats('g1').ready === 1, SOON);
     for (const text of ['other 1', 'other 2', 'other 3']) q.enqueue(msg('g2', 'b', text, { kind: 'say' }));
-    await until(() => g2 === 3);
+    await vi.waitUntil(() => g2 === 3, SOON);
     releaseFirst();
-    await until(() => g1.length === 2);
+    await vi.waitUntil(() => g1.length === 2, SOON);
     expect(g1[1]).toMatchObject({ text: 'next in line', filesThere: true });
     // Played: no longer pinned, so the next entry's eviction may take it.
-    await until(() => q.stats('g1').playing === false);
+    await vi.waitUntil(() => q.stats('g1').playing === false, SOON);
     q.enqueue(msg('g2', 'b', 'other 4', { kind: 'say' }));
     q.enqueue(msg('g2', 'b', 'other 5', { kind: 'say' }));
-    await until(() => g2 === 5);
+    await vi.waitUntil(() => g2 === 5, SOON);
     expect(existsSync(g1[1]!.ready.audio!.oggPath!)).toBe(false);
   });
 

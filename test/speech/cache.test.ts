@@ -7,16 +7,16 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCacheIndex } from '../../src/db/audio-cache.ts';
 import { AudioCache, isCacheable, type AudioKeyInput } from '../../src/speech/cache.ts';
 import { ffmpegPath } from '../../src/util/ffmpeg.ts';
-import { ManualClock } from '../limiter/support.ts';
+import { FakeClock } from '../support/clock.ts';
 
 let dir: string;
 let db: Db;
-let clock: ManualClock;
+let clock: FakeClock;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'audio-cache-'));
   db = openDatabase(join(dir, 'bot.sqlite'));
-  clock = new ManualClock();
+  clock = new FakeClock();
 });
 afterEach(() => {
   db.close();

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { HistoryRepo } from '../../src/db/repositories.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -11,7 +11,7 @@ import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts'
 import { createSynthesizer } from '../../src/speech/synthesize.ts';
 import { TtsClient } from '../../src/tts/client.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
-import { eventually, msg } from './queue-fakes.ts';
+import { msg } from './queue-fakes.ts';
 
 // The whole pipeline over loopback: scheduler -> synthesizer -> real client (fair limiter) ->
 // emulator; real AudioCache (ffmpeg transcode) and CharacterBudget on a temp SQLite file.
@@ -47,14 +47,14 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
 
   it('GIVEN a phrase already spoken THEN saying it again makes zero requests to the service', async () => {
     q.enqueue(msg('g1', 'u1', 'おはよう', { lang: 'ja' }));
-    await eventually(() => seen.length === 1);
+    await vi.waitUntil(() => seen.length === 1, { timeout: 20_000 });
     expect(seen[0]!.error).toBeUndefined();
     expect(seen[0]!.audio).toMatchObject({ fromCache: false });
     expect(emulator.requests().filter((r) => r.target === 'standard')).toHaveLength(1);
 
     emulator.clearRequests();
     q.enqueue(msg('g1', 'u2', 'おはよう', { lang: 'ja' }));
-    await eventually(() => seen.length === 2);
+    await vi.waitUntil(() => seen.length === 2, { timeout: 20_000 });
     const hit = seen[1]!;
     expect(hit.audio).toMatchObject({ fromCache: true });
     expect(existsSync(hit.audio!.oggPath!)).toBe(true);
@@ -68,7 +68,7 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
     emulator.clearRequests();
     const texts = Array.from({ length: 20 }, (_, i) => `テスト${i}番`);
     texts.forEach((t, i) => expect(q.enqueue(msg('g1', `w${i % 4}`, t, { lang: 'ja' })).ok).toBe(true));
-    await eventually(() => seen.flatMap((r) => r.items).length === 20);
+    await vi.waitUntil(() => seen.flatMap((r) => r.items).length === 20, { timeout: 20_000 });
     expect(seen.every((r) => r.error === undefined)).toBe(true);
     expect(seen.flatMap((r) => r.items.map((u) => u.text))).toEqual(texts);
     const requests = emulator.requests().filter((r) => r.target === 'standard');

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
 import { SpeechScheduler } from '../../src/speech/queue.ts';
 import { createSynthesizer, type AudioCacheLike, type BudgetLike, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { fakeLedger, ManualClock, msg, settle } from './queue-fakes.ts';
+import { fakeLedger, msg } from './queue-fakes.ts';
+import { FakeClock, settle } from '../support/clock.ts';
 
 /** A client that, like the real one, takes a rate grant keyed by guild before each request. */
 function limitedClient(limiter: ReturnType<typeof createMemoryLimiter>): TtsClientLike {
@@ -23,7 +24,7 @@ const noCache: AudioCacheLike = {
 
 describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => {
   it('GIVEN guild A queues 100 messages, then guild B 5 THEN all of B is served within the first 10 grants', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const grants: string[] = [];
     // A tight budget (2 per window) so everyone waits on the limiter, as under real load.
     const limiter = createMemoryLimiter({
@@ -42,7 +43,7 @@ describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => 
     for (let i = 0; i < 5; i++) expect(q.enqueue(msg('B', 'b', `B message ${i}`, { kind: 'say' })).ok).toBe(true);
 
     for (let step = 0; step < 400 && spokenB.length < 5; step++) {
-      clock.advance(1_000);
+      await clock.advance(1_000);
       await settle(3);
     }
     expect(spokenB).toEqual(['B message 0', 'B message 1', 'B message 2', 'B message 3', 'B message 4']);

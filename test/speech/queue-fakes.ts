@@ -1,33 +1,6 @@
-import type { Clock } from '../../src/util/clock.ts';
 import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
 import type { BudgetRefusal, Charge, Reservation } from '../../src/speech/budget.ts';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
-
-/** A clock that moves only when told; sleeps resolve as time passes them. */
-export class ManualClock implements Clock {
-  t = 1_000_000;
-  #sleepers: Array<{ until: number; resolve: () => void }> = [];
-  now(): number {
-    return this.t;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const s = { until: this.t + ms, resolve };
-      this.#sleepers.push(s);
-      signal?.addEventListener('abort', () => {
-        this.#sleepers = this.#sleepers.filter((x) => x !== s);
-        reject(signal.reason);
-      }, { once: true });
-    });
-  }
-  advance(ms: number): void {
-    this.t += ms;
-    const due = this.#sleepers.filter((s) => s.until <= this.t);
-    this.#sleepers = this.#sleepers.filter((s) => s.until > this.t);
-    for (const s of due) s.resolve();
-  }
-}
 
 interface Call {
   req: SynthesisRequest;
@@ -68,34 +41,11 @@ export class FakeSynth implements Synthesizer {
   }
 }
 
-/** Resolves after pending setImmediate/microtask work has run a few times. */
-export async function settle(rounds = 5): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
-}
-
-/** Waits (in real time, bounded) until `cond` holds. */
-export async function until(cond: () => boolean, rounds = 2000): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    if (cond()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition never held');
-}
-
 let n = 0;
 /** An auto-read message in guild g by user u. */
 export function msg(g: string, u: string, text: string, extra: Partial<UtteranceInput> = {}): UtteranceInput {
   n++;
   return { guildId: g, userId: u, channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, meta: n, ...extra };
-}
-
-/** Waits for real I/O (loopback HTTP, ffmpeg) until `cond` holds; gives up after `maxMs`. */
-export async function eventually(cond: () => boolean, maxMs = 20_000): Promise<void> {
-  const deadline = Date.now() + maxMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /**

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter.ts';
-import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
+import { FakeClock, settle, SOON } from '../support/clock.ts';
+import { FakeSynth, msg } from './queue-fakes.ts';
 
 // Issue 12 §1: the scheduler with the real limiter, on a manual clock. The batch is formed once the
 // grant is in hand, and the staleness cut is applied before anything is paid for it.
@@ -12,7 +13,7 @@ import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
 const ONE_PER_30S = { standard: { limit: 1, windowMs: 30_000 }, advanced: { limit: 1, windowMs: 30_000 } };
 
 function setup() {
-  const clock = new ManualClock();
+  const clock = new FakeClock();
   const limiter = createMemoryLimiter({ clock, limits: ONE_PER_30S, safety: { marginMs: 0 }, pacing: false });
   const synth = new FakeSynth();
   const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 0 } });
@@ -35,8 +36,8 @@ describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
     q.enqueue(msg('g1', 'a', 'さんばん'));
     await settle(10);
     expect(synth.calls).toHaveLength(0); // nothing sent before the grant
-    clock.advance(30_001);
-    await until(() => spoken.length > 0);
+    await clock.advance(30_001);
+    await vi.waitUntil(() => spoken.length > 0, SOON);
     expect(synth.calls.map((c) => c.req.text)).toEqual(['いちばん。にばん。さんばん']);
     expect(spoken.flatMap((r) => r.items.map((u) => u.text))).toEqual(['いちばん', 'にばん', 'さんばん']);
     q.close();
@@ -49,8 +50,8 @@ describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
     const say = q.enqueue(msg('g1', 'b', 'これは読む', { kind: 'say' }));
     expect(say.ok).toBe(true);
     await settle(10);
-    clock.advance(70_001);
-    await until(() => spoken.length > 0);
+    await clock.advance(70_001);
+    await vi.waitUntil(() => spoken.length > 0, SOON);
     expect(dropped.map((u) => u.text)).toEqual(['おそすぎる']);
     expect(q.stats('g1').dropped).toBe(1);
     // Only the /say was sent (it is never dropped): the late auto-read cost nothing.
@@ -77,7 +78,7 @@ describe('SpeechScheduler while requests are scarce', () => {
   }
 
   it('GIVEN a message whose audio is cached THEN it plays at once; an uncached one waits for company before asking for a grant', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const { limiter, asked } = scarceLimiter();
     const synth = Object.assign(new FakeSynth(), {
       lookup: async (req: SynthesisRequest): Promise<ReadyAudio | null> => (req.text === 'おはよう' ? { mp3: Buffer.from('hit'), durationMs: 500, fromCache: true, key: 'hit' } : null),
@@ -88,14 +89,14 @@ describe('SpeechScheduler while requests are scarce', () => {
       spoken.push(...r.items.map((u) => u.text));
     });
     q.enqueue(msg('g1', 'a', 'おはよう'));
-    await until(() => spoken.length > 0);
+    await vi.waitUntil(() => spoken.length > 0, SOON);
     expect(spoken).toEqual(['おはよう']);
     expect(synth.calls).toHaveLength(0);
     q.enqueue(msg('g1', 'a', 'きょうはなにするの'));
     await settle(20);
     expect(asked).toEqual([]); // held for company: no grant asked for yet
-    clock.advance(10_000);
-    await until(() => asked.length > 0);
+    await clock.advance(10_000);
+    await vi.waitUntil(() => asked.length > 0, SOON);
     expect(asked).toEqual(['g1']);
     q.close();
   });

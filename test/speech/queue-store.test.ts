@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
-import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
+import { FakeSynth, msg } from './queue-fakes.ts';
+import { FakeClock, settle, SOON } from '../support/clock.ts';
 
 const WORKER = fileURLToPath(new URL('./queue-store-worker.ts', import.meta.url));
 const dirs: string[] = [];
@@ -32,14 +33,14 @@ function onDisk(file: string): number {
 }
 
 /** A store on a connection of its own, as the bot opens it. */
-function openStore(file: string, clock = new ManualClock()): PendingUtteranceStore {
+function openStore(file: string, clock = new FakeClock()): PendingUtteranceStore {
   return new PendingUtteranceStore(openDatabase(file, { migrate: false }), { clock });
 }
 
 describe('PendingUtteranceStore: written on accept, deleted when finished (issue 9 §3)', () => {
   it('GIVEN accepted messages and no clean shutdown (a crash) THEN a new process gets every one back, in order, with its data', async () => {
     const file = dbFile();
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const store = openStore(file, clock);
     const before = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock, journal: store });
     before.enqueue(msg('g1', 'a', 'first', { kind: 'say', meta: { messageId: 'm1' } }));
@@ -63,7 +64,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock, journal: after });
     q.setDefaultSink(async (r) => void spoken.push(r));
     q.restore(g1.map((c) => c.utterance));
-    await until(() => spoken.length === 3);
+    await vi.waitUntil(() => spoken.length === 3, SOON);
     await settle();
     expect(spoken.map((r) => r.items[0]!.text)).toEqual(['first', 'narrated', 'second']);
     expect(onDisk(file)).toBe(1); // only g2's, which this scheduler does not serve
@@ -73,18 +74,18 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
 
   it('GIVEN cleared, stale-dropped and failed utterances THEN none is left on disk; close() keeps what it interrupts', async () => {
     const file = dbFile();
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const store = openStore(file, clock);
     const synth = new FakeSynth({ manual: true, failWhen: (r) => (r.text.includes('broken') ? new Error('boom') : null) });
     const q = new SpeechScheduler({ synthesize: synth, clock, journal: store, prefetch: 1, maxAutoAgeMs: 60_000 });
     const seen: ReadyUtterance[] = [];
     q.setDefaultSink(async (r) => void seen.push(r));
     q.enqueue(msg('g1', 'a', 'broken', { kind: 'say' }));
-    await until(() => synth.calls.length === 1);
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
     q.enqueue(msg('g1', 'b', 'too old'));
-    clock.advance(61_000);
+    await clock.advance(61_000);
     synth.release(0);
-    await until(() => seen.length === 1 && seen[0]!.error !== undefined);
+    await vi.waitUntil(() => seen.length === 1 && seen[0]!.error !== undefined, SOON);
     await settle();
     expect(q.stats('g1').dropped).toBe(1);
     expect(onDisk(file)).toBe(0);
@@ -99,7 +100,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     synth.manual = false;
     q.enqueue(msg('g1', 'd', 'interrupted', { kind: 'say' }));
     q.enqueue(msg('g1', 'd', 'waiting', { kind: 'say' }));
-    await until(() => q.stats('g1').playing);
+    await vi.waitUntil(() => q.stats('g1').playing, SOON);
     expect(q.close().map((u) => u.text)).toEqual(['waiting']);
     await settle();
     const back = await openStore(file, clock).claim();
@@ -109,7 +110,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
   it('GIVEN another process holding the write lock THEN accepting does not wait: the write is retried and lands once the lock is free', async () => {
     const file = dbFile();
     const store = new PendingUtteranceStore(openDatabase(file, { migrate: false }), { retryMs: 5, maxRetryMs: 20 });
-    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), journal: store });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), journal: store });
     const other = openDatabase(file, { migrate: false });
     other.exec('BEGIN IMMEDIATE');
     const started = performance.now();
@@ -124,7 +125,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     expect(store.unwritten).toBe(1); // an add and its remove cancel out in memory
     await new Promise((r) => setTimeout(r, 50));
     other.exec('COMMIT');
-    await until(() => store.unwritten === 0, 100_000);
+    await vi.waitUntil(() => store.unwritten === 0, { timeout: 10_000 });
     const rows = other.prepare('SELECT text FROM pending_utterances').all();
     expect(rows).toEqual([{ text: 'kept' }]);
     other.close();

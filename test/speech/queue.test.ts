@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { BudgetRefusedError, SpeechError } from '../../src/speech/errors.ts';
-import { FakeSynth, ManualClock, msg, settle, until } from './queue-fakes.ts';
+import { FakeSynth, msg } from './queue-fakes.ts';
+import { FakeClock, settle, SOON } from '../support/clock.ts';
 
 function collectingSink() {
   const seen: ReadyUtterance[] = [];
@@ -22,12 +23,12 @@ const spokenTexts = (seen: ReadyUtterance[]) => seen.flatMap((r) => r.items.map(
 describe('SpeechScheduler coalescing', () => {
   it('GIVEN 20 short auto messages queued together THEN at most 5 requests and message order is kept', async () => {
     const synth = new FakeSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     const texts = Array.from({ length: 20 }, (_, i) => `メッセージ${i}`);
     texts.forEach((t, i) => expect(q.enqueue(msg('g1', `u${i % 4}`, t, { lang: 'ja' })).ok).toBe(true));
-    await until(() => spokenTexts(seen).length === 20);
+    await vi.waitUntil(() => spokenTexts(seen).length === 20, SOON);
     expect(synth.calls.length).toBeLessThanOrEqual(5);
     expect(spokenTexts(seen)).toEqual(texts);
     // The merged request reads every message, with a pause between them, in order.
@@ -36,12 +37,12 @@ describe('SpeechScheduler coalescing', () => {
 
   it('THEN each author is charged for their own characters, summing to the request', async () => {
     const synth = new FakeSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     q.setDefaultSink(async () => {});
     q.enqueue(msg('g1', 'alice', 'hello there', { lang: 'en' }));
     q.enqueue(msg('g1', 'bob', 'lol', { lang: 'en' }));
     q.enqueue(msg('g1', 'alice', 'ok', { lang: 'en' }));
-    await until(() => synth.calls.length === 1);
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
     const { req } = synth.calls[0]!;
     expect(req.text).toBe('hello there. lol. ok');
     const byUser = Object.fromEntries(req.charges.map((c) => [c.userId, c.chars]));
@@ -51,7 +52,7 @@ describe('SpeechScheduler coalescing', () => {
 
   it('does not merge different voices, explicit requests, or beyond maxChars', async () => {
     const synth = new FakeSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), coalesce: { maxChars: 10 } });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), coalesce: { maxChars: 10 } });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     q.enqueue(msg('g1', 'a', 'abc'));
@@ -60,7 +61,7 @@ describe('SpeechScheduler coalescing', () => {
     q.enqueue(msg('g1', 'a', 'ghi'));
     q.enqueue(msg('g1', 'a', 'jkl'));
     q.enqueue(msg('g1', 'a', 'mnopqrs'));
-    await until(() => spokenTexts(seen).length === 6);
+    await vi.waitUntil(() => spokenTexts(seen).length === 6, SOON);
     expect(synth.calls.map((c) => c.req.text)).toEqual(['abc', 'def', 'say this', 'ghi. jkl', 'mnopqrs']);
     expect(spokenTexts(seen)).toEqual(['abc', 'def', 'say this', 'ghi', 'jkl', 'mnopqrs']);
   });
@@ -69,19 +70,19 @@ describe('SpeechScheduler coalescing', () => {
 describe('SpeechScheduler order and delivery', () => {
   it('GIVEN failures in between THEN every message is delivered in order, failures carrying their error', async () => {
     const synth = new FakeSynth({ failWhen: (r) => (r.text.includes('bad') ? Object.assign(new Error('nope'), { code: 'content_policy_violation' }) : null) });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     const texts = ['one', 'bad two', 'three', 'bad four', 'five'];
     for (const t of texts) q.enqueue(msg('g1', 'u', t, { kind: 'say' }));
-    await until(() => seen.length === 5);
+    await vi.waitUntil(() => seen.length === 5, SOON);
     expect(spokenTexts(seen)).toEqual(texts);
     expect(seen.map((r) => r.error?.code ?? 'ok')).toEqual(['ok', 'content_policy_violation', 'ok', 'content_policy_violation', 'ok']);
   });
 
   it('GIVEN a sink that throws or rejects THEN the queue advances exactly once per item and never stalls', async () => {
     const synth = new FakeSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const delivered: string[] = [];
     let active = 0;
     let maxActive = 0;
@@ -100,7 +101,7 @@ describe('SpeechScheduler order and delivery', () => {
     });
     const texts = ['a', 'sync-throw', 'b', 'reject-1', 'c', 'reject-2', 'd'];
     for (const t of texts) q.enqueue(msg('g1', 'u' + t, t, { kind: 'say' }));
-    await until(() => delivered.length === texts.length);
+    await vi.waitUntil(() => delivered.length === texts.length, SOON);
     await settle(10);
     expect(delivered).toEqual(texts); // each once, in order
     expect(maxActive).toBe(1); // never two deliveries at once
@@ -109,7 +110,7 @@ describe('SpeechScheduler order and delivery', () => {
   });
 
   it('GIVEN a sink that never settles THEN the watchdog aborts it and the queue moves on', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock, sinkTimeoutMs: 1_000 });
     const delivered: string[] = [];
     const signals: AbortSignal[] = [];
@@ -120,64 +121,64 @@ describe('SpeechScheduler order and delivery', () => {
     });
     q.enqueue(msg('g1', 'u', 'stuck', { kind: 'say' }));
     q.enqueue(msg('g1', 'u', 'next', { kind: 'say' }));
-    await until(() => delivered.length === 1);
-    clock.advance(1_100); // past durationMs(100) + timeout
+    await vi.waitUntil(() => delivered.length === 1, SOON);
+    await clock.advance(1_100); // past durationMs(100) + timeout
     await settle();
     expect(signals[0]!.aborted).toBe(true);
     expect(delivered).toEqual(['stuck']);
-    clock.advance(1_000);
-    await until(() => delivered.length === 2);
+    await clock.advance(1_000);
+    await vi.waitUntil(() => delivered.length === 2, SOON);
     expect(delivered).toEqual(['stuck', 'next']);
   });
 
   it('holds ready audio until a sink is set, and uses the default sink', async () => {
-    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new FakeClock() });
     q.enqueue(msg('g1', 'u', 'hi', { kind: 'say' }));
     await settle(10);
     expect(q.stats('g1')).toMatchObject({ ready: 1, delivered: 0 });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
-    await until(() => seen.length === 1);
+    await vi.waitUntil(() => seen.length === 1, SOON);
   });
 
   it('prefetches at most K utterances ahead of playback', async () => {
     const synth = new FakeSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), prefetch: 2 });
     let finish: (() => void) | undefined;
     q.setDefaultSink(() => new Promise<void>((r) => (finish = r)));
     for (let i = 0; i < 6; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
-    await until(() => synth.calls.length === 3);
+    await vi.waitUntil(() => synth.calls.length === 3, SOON);
     await settle(10);
     // One playing, two synthesised ahead, the rest waiting.
     expect(synth.calls.length).toBe(3);
     expect(q.stats('g1')).toMatchObject({ playing: true, ready: 2, queued: 3 });
     finish!();
-    await until(() => synth.calls.length === 4);
+    await vi.waitUntil(() => synth.calls.length === 4, SOON);
   });
 });
 
 describe('SpeechScheduler spending the rate budget', () => {
   it('GIVEN a request waiting on the service THEN later messages wait and merge instead of taking a second request', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     q.enqueue(msg('g1', 'a', 'first'));
-    await until(() => synth.calls.length === 1);
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
     q.enqueue(msg('g1', 'b', 'second'));
     await settle(5);
     q.enqueue(msg('g1', 'c', 'third'));
     await settle(5);
     expect(synth.calls).toHaveLength(1);
     synth.release(0);
-    await until(() => synth.calls.length === 2);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     expect(synth.calls[1]!.req.text).toBe('second. third');
     synth.release(1);
-    await until(() => seen.length === 2);
+    await vi.waitUntil(() => seen.length === 2, SOON);
   });
 
   it('GIVEN the guild is playing THEN a lone auto message waits up to holdMs for company; an idle guild speaks at once', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const synth = new FakeSynth();
     const q = new SpeechScheduler({ synthesize: synth, clock, coalesce: { holdMs: 1_000 } });
     let finish: (() => void) | undefined;
@@ -187,23 +188,23 @@ describe('SpeechScheduler spending the rate budget', () => {
       return new Promise<void>((resolve) => (finish = resolve));
     });
     q.enqueue(msg('g1', 'a', 'one'));
-    await until(() => played.length === 1); // idle: no hold
+    await vi.waitUntil(() => played.length === 1, SOON); // idle: no hold
     q.enqueue(msg('g1', 'b', 'two'));
     await settle(10);
     expect(synth.calls).toHaveLength(1); // held while 'one' plays
     q.enqueue(msg('g1', 'c', 'three'));
-    clock.advance(1_000);
-    await until(() => synth.calls.length === 2);
+    await clock.advance(1_000);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     expect(synth.calls[1]!.req.text).toBe('two. three');
     finish!();
-    await until(() => played.length === 2);
+    await vi.waitUntil(() => played.length === 2, SOON);
     expect(played).toEqual(['one', 'two+three']);
   });
 });
 
 describe('SpeechScheduler limits and dropping', () => {
   it('GIVEN a member with characters waiting up to the cap THEN more is refused with the limit, others are not', async () => {
-    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingCharsPerMember: 10 });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), maxPendingCharsPerMember: 10 });
     expect(q.enqueue(msg('g1', 'a', '1234')).ok).toBe(true);
     expect(q.enqueue(msg('g1', 'a', '5678', { kind: 'say' })).ok).toBe(true);
     expect(q.enqueue(msg('g1', 'a', 'abc'))).toEqual({ ok: false, reason: 'member_queue_full', limit: 10 });
@@ -213,7 +214,7 @@ describe('SpeechScheduler limits and dropping', () => {
   });
 
   it('GIVEN a member with nothing waiting THEN a text longer than the cap is still accepted (a long /narrate)', () => {
-    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new ManualClock(), maxPendingCharsPerMember: 10 });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), maxPendingCharsPerMember: 10 });
     expect(q.enqueue(msg('g1', 'a', 'x'.repeat(300), { kind: 'narrate' })).ok).toBe(true);
     expect(q.enqueue(msg('g1', 'a', 'y')).ok).toBe(false);
   });
@@ -221,7 +222,7 @@ describe('SpeechScheduler limits and dropping', () => {
   it('GIVEN a burst of 20 ordinary chat lines from 3 members THEN none is refused with the default cap (issue 9 §6)', async () => {
     // The issue's run: 20 lines from 3 members while the guild was busy; the old cap of 5 lines refused 3.
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const lines = ['おはよう', '今日の配信何時から？', '21時からだよ', 'りょうかい', 'それまでに夕飯食べとく', 'ｗ', '新しいマップ来てたね', 'まだ見てない', 'ボスが強いらしい',
       '装備整えないと', 'わかる', '昨日の続きからやる？', 'うん', 'セーブどこだっけ', '城の前', 'あーそうだった', '回復薬買っとこう', 'いくら持ってる？', '3000くらい', '足りるね'];
     const results = lines.map((text, i) => q.enqueue(msg('g1', ['alice', 'bob', 'carol'][i % 3]!, `${['alice', 'bob', 'carol'][i % 3]}、${text}`)));
@@ -233,7 +234,7 @@ describe('SpeechScheduler limits and dropping', () => {
   });
 
   it('GIVEN items older than maxAutoAgeMs at synthesis THEN auto ones are dropped and counted, say ones spoken', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const synth = new FakeSynth({ manual: true });
     const q = new SpeechScheduler({ synthesize: synth, clock, prefetch: 1, maxAutoAgeMs: 60_000 });
     const dropped: string[] = [];
@@ -241,18 +242,18 @@ describe('SpeechScheduler limits and dropping', () => {
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     q.enqueue(msg('g1', 'a', 'first', { kind: 'say' }));
-    await until(() => synth.calls.length === 1);
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
     q.enqueue(msg('g1', 'b', 'old auto 1'));
     q.enqueue(msg('g1', 'c', 'old say', { kind: 'say' }));
     q.enqueue(msg('g1', 'd', 'old auto 2'));
-    clock.advance(61_000);
+    await clock.advance(61_000);
     q.enqueue(msg('g1', 'e', 'fresh auto'));
     synth.release(0);
-    await until(() => synth.calls.length === 2);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     synth.release(1);
-    await until(() => synth.calls.length === 3);
+    await vi.waitUntil(() => synth.calls.length === 3, SOON);
     synth.release(2);
-    await until(() => seen.length === 3);
+    await vi.waitUntil(() => seen.length === 3, SOON);
     expect(spokenTexts(seen)).toEqual(['first', 'old say', 'fresh auto']);
     expect(dropped).toEqual(['old auto 1', 'old auto 2']);
     expect(q.stats('g1').dropped).toBe(2);
@@ -261,7 +262,7 @@ describe('SpeechScheduler limits and dropping', () => {
 
 describe('SpeechScheduler control', () => {
   it('skip aborts the current delivery and the next one plays', async () => {
-    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new FakeClock() });
     const delivered: string[] = [];
     q.setDefaultSink((r, signal) => {
       delivered.push(r.items[0]!.text);
@@ -269,20 +270,20 @@ describe('SpeechScheduler control', () => {
     });
     q.enqueue(msg('g1', 'u', 'long', { kind: 'say' }));
     q.enqueue(msg('g1', 'u', 'after', { kind: 'say' }));
-    await until(() => delivered.length === 1);
+    await vi.waitUntil(() => delivered.length === 1, SOON);
     expect(q.skip('g1')).toBe(true);
-    await until(() => delivered.length === 2);
+    await vi.waitUntil(() => delivered.length === 2, SOON);
     expect(delivered).toEqual(['long', 'after']);
     expect(q.skip('nope')).toBe(false);
   });
 
   it('clear drops pending and aborts in-flight synthesis, returning the count', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 2, maxInFlight: 2 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), prefetch: 2, maxInFlight: 2 });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     for (let i = 0; i < 5; i++) q.enqueue(msg('g1', `u${i}`, `s${i}`, { kind: 'say' }));
-    await until(() => synth.calls.length === 2);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     const cleared: Array<{ texts: string[]; reason: string | undefined }> = [];
     q.on('cleared', (e) => cleared.push({ texts: e.items.map((u) => u.text), reason: e.reason }));
     expect(q.clear('g1', 'leave')).toBe(5);
@@ -295,24 +296,24 @@ describe('SpeechScheduler control', () => {
     // The guild keeps working after a clear.
     synth.manual = false;
     q.enqueue(msg('g1', 'u', 'again', { kind: 'say' }));
-    await until(() => seen.length === 1);
+    await vi.waitUntil(() => seen.length === 1, SOON);
   });
 
   it('reports positions and progress for explicit requests', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), prefetch: 1 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), prefetch: 1 });
     const events: string[] = [];
     q.on('progress', (e) => events.push(`${e.state}${e.position ?? ''}`));
     q.setDefaultSink(async () => {});
     q.enqueue(msg('g1', 'a', 'auto'));
     const r = q.enqueue(msg('g1', 'b', 'explicit', { kind: 'say' }));
     expect(r).toMatchObject({ ok: true, position: 2 });
-    await until(() => synth.calls.length === 1);
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
     expect(q.stats('g1')).toMatchObject({ synthesizing: 1, queued: 1 });
     synth.release(0);
-    await until(() => synth.calls.length === 2);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     synth.release(1);
-    await until(() => events.length === 3);
+    await vi.waitUntil(() => events.length === 3, SOON);
     expect(events).toEqual(['queued2', 'synthesizing', 'ready']);
   });
 
@@ -321,32 +322,32 @@ describe('SpeechScheduler control', () => {
     const synth = new FakeSynth({
       failWhen: (r) => (r.charges.some((c) => c.userId === 'broke') ? new BudgetRefusedError({ refusal, guildId: 'g1' }) : null),
     });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock() });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     q.enqueue(msg('g1', 'rich', 'aaa'));
     q.enqueue(msg('g1', 'broke', 'bbb'));
     q.enqueue(msg('g1', 'rich', 'ccc'));
-    await until(() => seen.length === 3);
+    await vi.waitUntil(() => seen.length === 3, SOON);
     expect(seen.map((r) => [r.items[0]!.text, r.error?.code ?? 'ok'])).toEqual([['aaa', 'ok'], ['bbb', 'budget_refused'], ['ccc', 'ok']]);
     expect((seen[1]!.error as BudgetRefusedError).refusal).toEqual(refusal);
   });
 
   it('close refuses new work and returns what was not spoken; restore re-queues it in order', async () => {
     const synth = new FakeSynth({ manual: true });
-    const q = new SpeechScheduler({ synthesize: synth, clock: new ManualClock(), maxInFlight: 2 });
+    const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), maxInFlight: 2 });
     for (const t of ['x', 'y', 'z']) q.enqueue(msg('g1', t, t, { kind: 'say' }));
-    await until(() => synth.calls.length === 2);
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
     const unspoken = q.close();
     expect(unspoken.map((u) => u.text)).toEqual(['x', 'y', 'z']);
     expect(q.enqueue(msg('g1', 'a', 'late'))).toEqual({ ok: false, reason: 'closed' });
     expect(synth.calls[0]!.signal?.reason).toBeInstanceOf(SpeechError);
 
-    const q2 = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new ManualClock() });
+    const q2 = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q2.setDefaultSink(sink);
     q2.restore(unspoken);
-    await until(() => seen.length === 3);
+    await vi.waitUntil(() => seen.length === 3, SOON);
     expect(spokenTexts(seen)).toEqual(['x', 'y', 'z']);
   });
 });

@@ -1,60 +1,54 @@
 import { describe, expect, it } from 'vitest';
 import { joinAnnouncement, NameReader, speakableName } from '../../src/speech/names.ts';
-import type { Clock } from '../../src/util/clock.ts';
-
-/** A clock that only moves when the test says so. */
-function manualClock(start = 1_000_000): Clock & { advance(ms: number): void } {
-  let t = start;
-  return { now: () => t, sleep: async () => {}, advance: (ms) => void (t += ms) };
-}
+import { FakeClock } from '../support/clock.ts';
 
 describe('NameReader.prefix', () => {
   it('GIVEN name reading on THEN the first message is prefixed in the reading language', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g1', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
     expect(reader.prefix('g2', 'u1', 'Taro', 'en', true)).toBe('Taro said, ');
   });
 
-  it('GIVEN the same author again within the window THEN the name is not repeated; after it, it is', () => {
-    const clock = manualClock();
+  it('GIVEN the same author again within the window THEN the name is not repeated; after it, it is', async () => {
+    const clock = new FakeClock();
     const reader = new NameReader({ clock, repeatWindowMs: 30_000 });
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
-    clock.advance(29_999);
+    await clock.advance(29_999);
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('');
-    clock.advance(29_999); // the window slides with each message: still one monologue
+    await clock.advance(29_999); // the window slides with each message: still one monologue
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('');
-    clock.advance(30_000);
+    await clock.advance(30_000);
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
   });
 
   it('GIVEN another author speaks in between THEN the first author is named again', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
     expect(reader.prefix('g', 'u2', 'はなこ', 'ja', true)).toBe('はなこ、');
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
   });
 
   it('GIVEN two guilds THEN each keeps its own last speaker', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g1', 'u1', 'Taro', 'en', true)).toBe('Taro said, ');
     expect(reader.prefix('g2', 'u2', 'Hana', 'en', true)).toBe('Hana said, ');
     expect(reader.prefix('g1', 'u1', 'Taro', 'en', true)).toBe('');
   });
 
   it('GIVEN name reading disabled THEN there is no prefix', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', false)).toBe('');
   });
 
   it('GIVEN forget(guild) THEN the next message is named again', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     reader.prefix('g', 'u1', 'たろう', 'ja', true);
     reader.forget('g');
     expect(reader.prefix('g', 'u1', 'たろう', 'ja', true)).toBe('たろう、');
   });
 
   it('GIVEN a dictionary THEN it applies to the name, longest match first', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     const dict = [
       { word: 'Neko', reading: 'ねこ' },
       { word: 'NekoChan', reading: 'ねこちゃん' },
@@ -63,12 +57,12 @@ describe('NameReader.prefix', () => {
   });
 
   it('GIVEN a long name THEN it is capped at 20 characters', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g', 'u1', 'あいうえおかきくけこさしすせそたちつてとなにぬねの', 'ja', true)).toBe('あいうえおかきくけこさしすせそたちつてと、');
   });
 
   it('GIVEN a name of only emoji THEN no prefix is read (rather than an empty "said")', () => {
-    const reader = new NameReader({ clock: manualClock() });
+    const reader = new NameReader({ clock: new FakeClock() });
     expect(reader.prefix('g', 'u1', '🌸🌸', 'en', true)).toBe('');
   });
 });

@@ -96,14 +96,3 @@ export async function mp3DurationOf(emulator: Emulator, text: string): Promise<n
   const { url } = (await res.json()) as { url: string };
   return probeDurationMs(Buffer.from(await (await fetch(url)).arrayBuffer()));
 }
-
-/** Polls `check` until it returns a value other than undefined (for effects that happen later). */
-export async function eventually<T>(check: () => T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

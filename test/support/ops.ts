@@ -64,19 +64,3 @@ export async function startWebhookReceiver(): Promise<{ url: string; posts: Arra
     }),
   };
 }
-
-/** Polls the async `check` until it returns a value other than undefined. */
-export async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

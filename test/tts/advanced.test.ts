@@ -328,7 +328,7 @@ describe('resumeJob (after a restart)', () => {
     const { client, clock } = fx.fresh();
     fx.emulator.nextJobs({ outcome: 'stay_pending' });
     const job = await client.createJob(REQ);
-    clock.advance(6 * 60_000);
+    await clock.advance(6 * 60_000);
     const jobs: CreatedJobRecord[] = [];
     const r = await client.resumeJob(
       { jobId: job.jobId, jobToken: job.jobToken, createdAt: clock.now() - 6 * 60_000, request: REQ },

@@ -1,45 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Clock } from '../../src/util/clock.ts';
+import { FakeClock } from '../support/clock.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 import { TtsClient, type TtsClientInit } from '../../src/tts/client.ts';
 import type { LogSink } from '../../src/util/log.ts';
 import type { RateKind, RateLimiter } from '../../src/tts/limiter.ts';
 import type { TtsError } from '../../src/tts/errors.ts';
-
-/**
- * A virtual clock: `sleep(ms)` records `ms`, moves `now()` forward by it and resolves on the next
- * turn of the event loop, so retry/poll waits are asserted exactly and cost no real time.
- */
-export interface VirtualClock extends Clock {
-  sleeps: number[];
-  advance(ms: number): void;
-}
-
-export function virtualClock(start = 1_800_000_000_000): VirtualClock {
-  let t = start;
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => t,
-    advance(ms) {
-      t += ms;
-    },
-    sleep(ms, signal) {
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      sleeps.push(ms);
-      t += Math.max(0, ms);
-      return new Promise((resolve, reject) => {
-        const onAbort = () => reject(signal!.reason);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        setImmediate(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        });
-      });
-    },
-  };
-}
 
 /** A minimal MPEG-2 Layer III frame header (24 kHz, 160 kbit/s) followed by padding: passes the MP3 sniff. */
 export const FAKE_MP3 = Buffer.concat([Buffer.from([0xff, 0xf3, 0xe4, 0xc4]), Buffer.alloc(200)]);
@@ -104,11 +70,11 @@ export function recordingLogger(): LogSink & { lines: string[] } {
 }
 
 /**
- * One emulator per test file sharing a swappable virtual clock (the emulator's job timings and
+ * One emulator per test file sharing a swappable fake clock (the emulator's job timings and
  * rate windows follow the same time as the client's waits).
  */
 export async function emulatorFixture(options: Partial<EmulatorOptions> = {}) {
-  let clock = virtualClock();
+  let clock = new FakeClock({ autoAdvance: true, start: 1_800_000_000_000 });
   const emulator: Emulator = await startEmulator({ control: true, now: () => clock.now(), ...options });
   return {
     emulator,
@@ -117,7 +83,7 @@ export async function emulatorFixture(options: Partial<EmulatorOptions> = {}) {
     },
     /** Fresh clock, limiter, logger and a client against the emulator; clears emulator state. */
     fresh(init: Partial<TtsClientInit> = {}) {
-      clock = virtualClock(clock.now());
+      clock = new FakeClock({ autoAdvance: true, start: clock.now() });
       emulator.reset();
       const limiter = recordingLimiter();
       const logger = recordingLogger();

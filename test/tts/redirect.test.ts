@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsClient } from '../../src/tts/client.ts';
 import { TtsServiceError } from '../../src/tts/errors.ts';
 import { judgeRedirect } from '../../src/tts/redirect.ts';
-import { DEFAULT_TOKEN, emulatorFixture, recordingLogger, rejection, routeServer, virtualClock } from './helpers.ts';
+import { DEFAULT_TOKEN, emulatorFixture, recordingLogger, rejection, routeServer } from './helpers.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const SAY = { voice: 'ja-JP-Wavenet-B', text: 'こんにちは', speed: 1.2, pitch: 0 };
 const JOB = { text: 'これは転送のテストです、よろしく。' };
@@ -91,7 +92,7 @@ afterAll(async () => {
 function client(base: string) {
   seen.length = 0;
   const logger = recordingLogger();
-  const clock = virtualClock();
+  const clock = new FakeClock({ autoAdvance: true });
   return { client: new TtsClient({ token: DEFAULT_TOKEN, baseUrl: `${home.url}${base}`, clock, logger, requestTimeoutMs: 5000 }), logger, clock };
 }
 

@@ -4,15 +4,20 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TtsClient } from '../../src/tts/client.ts';
 import { MAX_JSON_BYTES } from '../../src/tts/http.ts';
-import { DEFAULT_TOKEN, recordingLimiter, recordingLogger, rejection, routeServer, virtualClock } from './helpers.ts';
+import { DEFAULT_TOKEN, recordingLimiter, recordingLogger, rejection, routeServer } from './helpers.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const REQ = { voice: 'ja-JP-Wavenet-B', text: 'こんにちは', speed: 1, pitch: 0 };
 let sentBytes = 0;
 /** What the standard endpoint answers in the current test. */
 let mode: 'endless' | 'declared' | 'fits' = 'endless';
 
+/** Resolves once the client of the current endless answer has gone (its connection closed). */
+let clientGone: Promise<void> = Promise.resolve();
+
 /** Streams JSON-looking bytes until the client goes away (a body with no end). */
 function endless(res: ServerResponse): void {
+  clientGone = new Promise((resolve) => res.once('close', () => resolve()));
   res.writeHead(200, { 'content-type': 'application/json' });
   res.write('{"text":"');
   const chunk = Buffer.alloc(64 * 1024, 'a');
@@ -52,7 +57,7 @@ function client(answer: typeof mode): TtsClient {
   return new TtsClient({
     token: DEFAULT_TOKEN,
     baseUrl: server.url,
-    clock: virtualClock(),
+    clock: new FakeClock({ autoAdvance: true }),
     limiter: recordingLimiter(),
     logger: recordingLogger(),
     requestTimeoutMs: 20_000,
@@ -67,7 +72,7 @@ describe('JSON response size cap', () => {
     expect(e.code).toBe('bad_response');
     expect(e.message).toContain(`${MAX_JSON_BYTES} bytes`);
     // The server stops once the client has gone: far below what it would have sent.
-    await new Promise((r) => setTimeout(r, 200));
+    await clientGone;
     expect(sentBytes).toBeLessThan(16 * MAX_JSON_BYTES);
   });
 
@@ -82,7 +87,7 @@ describe('JSON response size cap', () => {
     const e = await rejection(client('endless').pollJob('j1', 'job-token-for-j1'));
     expect(e.code).toBe('bad_response');
     expect(e.message).toContain(`${MAX_JSON_BYTES} bytes`);
-    await new Promise((r) => setTimeout(r, 200));
+    await clientGone;
     expect(sentBytes).toBeLessThan(16 * MAX_JSON_BYTES);
   });
 

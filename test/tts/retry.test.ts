@@ -14,7 +14,7 @@ import {
   type RetryVerdict,
   type ServiceCall,
 } from '../../src/tts/retry.ts';
-import { virtualClock } from './helpers.ts';
+import { FakeClock } from '../support/clock.ts';
 
 const NONE: RetriesSpent = { server: 0, rate: 0, network: 0 };
 
@@ -74,7 +74,7 @@ describe('downloadRetryRule (2 retries)', () => {
 
 describe('withRetries', () => {
   it('GIVEN failures then a success THEN waits what the rule says, counts attempts, tells the rate limit', async () => {
-    const clock = virtualClock();
+    const clock = new FakeClock({ autoAdvance: true });
     const outcomes: Attempt<string>[] = [answer('rate_limited', 429, 6000), answer('internal_error', 500), { ok: true, value: 'done' }];
     const limited: number[] = [];
     const retried: number[] = [];
@@ -90,14 +90,14 @@ describe('withRetries', () => {
 
   it('GIVEN the rule gives up THEN the last failure is thrown as it is', async () => {
     const last = answer('token_mismatch', 400);
-    const p = withRetries({ rule: serviceRetryRule('standard', RETRY_DEFAULTS), clock: virtualClock(), context: {} }, async () => last);
+    const p = withRetries({ rule: serviceRetryRule('standard', RETRY_DEFAULTS), clock: new FakeClock({ autoAdvance: true }), context: {} }, async () => last);
     await expect(p).rejects.toBe(last.error);
   });
 
   it('GIVEN an abort during a wait THEN aborted, with the context and attempt, and no further attempt', async () => {
     const ac = new AbortController();
     let calls = 0;
-    const p = withRetries({ rule: serviceRetryRule('poll', RETRY_DEFAULTS), clock: virtualClock(), signal: ac.signal, context: { endpoint: 'poll', jobId: 'j1' } }, async () => {
+    const p = withRetries({ rule: serviceRetryRule('poll', RETRY_DEFAULTS), clock: new FakeClock({ autoAdvance: true }), signal: ac.signal, context: { endpoint: 'poll', jobId: 'j1' } }, async () => {
       calls++;
       queueMicrotask(() => ac.abort());
       return answer('internal_error', 500);

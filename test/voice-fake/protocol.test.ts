@@ -207,7 +207,8 @@ describe('fake voice gateway DAVE (raw client holding a davey session)', () => {
       expect((await next(11)).d).toEqual({ user_ids: [listener.userId] });
       const proposals = await next(27);
       const result = client.processProposals(proposals.payload![0]!, proposals.payload!.subarray(1), [listener.userId]);
-      expect(result.commit && result.welcome).toBeTruthy();
+      expect(result.commit?.length).toBeGreaterThan(0);
+      expect(result.welcome?.length).toBeGreaterThan(0);
       const rejected = server.waitForEvent('dave', (e) => e.type === 'commitRejected');
       sendBinary(ws, 28, result.commit!.subarray(0, 20));
       expect((await rejected)[0]).toMatchObject({ userId, reason: expect.stringContaining('unparsable') });
@@ -232,7 +233,7 @@ describe('fake voice gateway DAVE (raw client holding a davey session)', () => {
       expect((await next(11)).d).toEqual({ user_ids: [late.userId] });
       const add = await next(27);
       expect(add.payload![0]).toBe(0);
-      expect(client.processProposals(0, add.payload!.subarray(1), [listener.userId, late.userId]).commit).toBeTruthy();
+      expect(client.processProposals(0, add.payload!.subarray(1), [listener.userId, late.userId]).commit?.length).toBeGreaterThan(0);
       server.dave.detachListener(late);
       expect((await next(13)).d).toEqual({ user_id: late.userId });
       const revoke = await next(27);

@@ -1,0 +1,31 @@
+import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
+
+// Errors of src/playground (ERRORS.md): what the page's API answers a request it cannot serve.
+
+export type PageRequestErrorCode = 'bad_request' | 'forbidden' | 'not_found' | 'unsupported_media_type' | 'too_large';
+
+/** The HTTP status the page server answers each code with. */
+const STATUS: Readonly<Record<PageRequestErrorCode, number>> = {
+  bad_request: 400,
+  forbidden: 403,
+  not_found: 404,
+  unsupported_media_type: 415,
+  too_large: 413,
+};
+
+/** A request to the playground page's API that it refuses; `status` is the HTTP answer. */
+export class PageRequestError extends CodedError<PageRequestErrorCode> {
+  static override readonly messages: Readonly<Record<PageRequestErrorCode, string>> = {
+    bad_request: 'the request is not one the page sends',
+    forbidden: 'this page is served for http://127.0.0.1 only',
+    not_found: 'no such route',
+    unsupported_media_type: 'send JSON (content-type: application/json)',
+    too_large: 'request too large',
+  };
+  override name = 'PageRequestError';
+  readonly status: number;
+  constructor(code: PageRequestErrorCode, options: CodedErrorOptions = {}) {
+    super(code, options);
+    this.status = STATUS[code];
+  }
+}

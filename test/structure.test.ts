@@ -1,0 +1,142 @@
+// Issue 11's structure rules, checked on the tree as it is, so a change that breaks one fails here
+// rather than in a reader's head: files of one concern (no file in src/ over about 400 lines), no
+// import circle, the layers importing only downwards, and errors declared by the one convention
+// in their layer's errors.ts (/work/brief/ERRORS.md).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { circles, importGraph, importsOf, tsFiles } from './support/import-graph.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const MAX_LINES = 400;
+const files = [...tsFiles(ROOT, 'src'), ...tsFiles(ROOT, 'commands')];
+const graph = importGraph(ROOT, files);
+
+/** The layer of a file: its folder under src/ (or `commands`), or the file itself at src/'s top. */
+function layerOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] === 'commands') return 'commands';
+  return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, '');
+}
+
+/**
+ * The bot's layers, highest first (issue 11): src/discord and commands/ above src/speech, above
+ * src/tts, above src/db, src/voice and src/audio; src/util under all. A layer imports only its own
+ * and lower ones.
+ */
+const RANK: Readonly<Record<string, number>> = { commands: 4, discord: 4, speech: 3, tts: 2, db: 1, voice: 1, audio: 1, util: 0 };
+/** Development servers: the playground and the tests use them; the bot never does. */
+const DEV_TOOLS = new Set(['emulator', 'local-discord', 'playground']);
+
+describe('the import graph reader', () => {
+  it('GIVEN import and export statements THEN each relative module, type-only where it is erased', () => {
+    const source = [
+      "import { a, type B } from './a.ts';",
+      "import type { C } from '../c.ts';",
+      'import {',
+      '  d,',
+      "} from './d.ts';",
+      "export { e } from './e.ts';",
+      "export type { F } from './f.ts';",
+      "import './side-effect.ts';",
+      "const g = await import('./g.ts');",
+      "import pino from 'pino';",
+      "export const h = 'from';",
+      " * import { x } from './in-a-comment-line.ts' is not at a line's start",
+    ].join('\n');
+    expect(importsOf(source)).toEqual([
+      { specifier: './a.ts', typeOnly: false },
+      { specifier: '../c.ts', typeOnly: true },
+      { specifier: './d.ts', typeOnly: false },
+      { specifier: './e.ts', typeOnly: false },
+      { specifier: './f.ts', typeOnly: true },
+      { specifier: './side-effect.ts', typeOnly: false },
+      { specifier: './g.ts', typeOnly: false },
+    ]);
+  });
+
+  it('GIVEN a graph THEN each circle once, with all its files; a tree has none', () => {
+    const g = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+      ['f', ['d']],
+    ]);
+    expect(circles(g)).toEqual([['a', 'b', 'c'], ['e']]);
+    expect(circles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toEqual([]);
+  });
+
+  it('reads the real tree: every relative import resolves to a file it read', () => {
+    // Guards the rules below against passing on an empty or misread graph.
+    expect(files.length).toBeGreaterThan(100);
+    expect(graph.get('src/main.ts')!.map((e) => e.to)).toContain('src/discord/bot.ts');
+    const unresolved = [...graph].flatMap(([from, edges]) => edges.filter((e) => !graph.has(e.to) && !e.to.endsWith('.json')).map((e) => `${from} -> ${e.to}`));
+    expect(unresolved).toEqual([]);
+  });
+});
+
+describe('the structure of src/ and commands/', () => {
+  it(`no file in src/ is over ${MAX_LINES} lines`, () => {
+    const long = files
+      .filter((f) => f.startsWith('src/'))
+      .map((f) => ({ file: f, lines: readFileSync(join(ROOT, f), 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > MAX_LINES);
+    expect(long).toEqual([]);
+  });
+
+  it('no import circle, counting type-only imports', () => {
+    const edges = new Map([...graph].map(([file, list]) => [file, list.map((e) => e.to)]));
+    expect(circles(edges)).toEqual([]);
+  });
+
+  it('each layer imports only from itself and the layers below it', () => {
+    const upward = [...graph].flatMap(([from, edges]) =>
+      edges
+        .filter((e) => {
+          const [a, b] = [RANK[layerOf(from)], RANK[layerOf(e.to)]];
+          return a !== undefined && b !== undefined && b > a;
+        })
+        .map((e) => `${from} -> ${e.to}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('the bot never imports the development servers (emulator, local Discord, playground)', () => {
+    const leaks = [...graph].flatMap(([from, edges]) =>
+      DEV_TOOLS.has(layerOf(from)) ? [] : edges.filter((e) => DEV_TOOLS.has(layerOf(e.to))).map((e) => `${from} -> ${e.to}`),
+    );
+    expect(leaks).toEqual([]);
+  });
+
+  it("errors extend CodedError and are declared in their layer's errors.ts (a single-file module at src/'s top keeps its own)", () => {
+    const misplaced = files.flatMap((file) => {
+      const declared = [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b/gm)];
+      const home = file.endsWith('/errors.ts') || file === 'src/util/coded-error.ts' || file.split('/').length === 2;
+      const elsewhere = home ? [] : declared.map((m) => `${file}: ${m[1]} extends ${m[2]}`);
+      // One root: every error class extends CodedError (or one of its subclasses), not Error.
+      const ownRoot = file === 'src/util/coded-error.ts' ? [] : declared.filter((m) => m[2] === 'Error').map((m) => `${file}: ${m[1]} extends Error`);
+      return [...elsewhere, ...ownRoot];
+    });
+    expect(misplaced).toEqual([]);
+  });
+});
+
+describe("the README's How it is built", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## How it is built'), readme.indexOf('\n## ', readme.indexOf('## How it is built') + 1));
+  const known = new Set([...files, ...tsFiles(ROOT, 'test')].map((f) => f.split('/').at(-1)!));
+
+  it('names every folder of src/', () => {
+    expect(section.length).toBeGreaterThan(1_000);
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}/`);
+    expect(folders.filter((f) => !section.includes(f))).toEqual([]);
+  });
+
+  it('names only files that exist', () => {
+    const named = [...new Set(section.match(/\b[a-z][a-z0-9.-]*\.ts\b/g))];
+    expect(named.length).toBeGreaterThan(50);
+    expect(named.filter((name) => !known.has(name))).toEqual([]);
+  });
+});
