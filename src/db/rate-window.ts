@@ -1,9 +1,34 @@
-import type { Demand, GrantDecision, WindowSnapshot } from '../tts/pacing.ts';
 import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
 import type { Endpoint } from './rows.ts';
 
-export type { WindowSnapshot };
+// What a grant decision (src/tts/pacing.ts) reads from this table and answers.
+
+/** One guild waiting for a grant: its key and since when its oldest waiter waits. */
+export interface Demand {
+  key: string;
+  since: number;
+}
+
+/** A grant still inside the window. */
+export interface WindowGrant {
+  at: number;
+  key: string;
+}
+
+/** What a grant decision reads from the store, in one transaction. */
+export interface WindowSnapshot {
+  /** Grants inside the window, oldest first (some may be stamped after `now`: another process's clock read). */
+  grants: readonly WindowGrant[];
+  /** Nothing may be granted before this time (0 when never blocked). */
+  blockedUntil: number;
+  /** Live demand of other processes sharing the store (empty for an in-process store). */
+  others: readonly Demand[];
+  /** Per key, the id of its latest grant still remembered (ids grow with every grant). */
+  lastGrant: ReadonlyMap<string, number>;
+}
+
+export type GrantDecision = { ok: true; key: string } | { ok: false; retryInMs: number };
 
 /** What one process tells the others when it looks at the window: who it has waiting. */
 export interface DemandReport {

@@ -1,3 +1,8 @@
+import type { Demand, GrantDecision, WindowSnapshot } from '../db/rate-window.ts';
+
+// The window's shapes live with the table that stores it (src/db/rate-window.ts: db sits below tts).
+export type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from '../db/rate-window.ts';
+
 /**
  * When the next rate grant may go out, and to whom (issue 12 §2, §5). Pure functions of the
  * shared window, so every process sharing it decides alike and the rules are tested on their own.
@@ -28,31 +33,6 @@ export interface PaceRules {
   spare: number;
 }
 
-/** One guild waiting for a grant: its key and since when its oldest waiter waits. */
-export interface Demand {
-  key: string;
-  since: number;
-}
-
-/** A grant still inside the window. */
-export interface WindowGrant {
-  at: number;
-  key: string;
-}
-
-/** What a grant decision reads from the store, in one transaction. */
-export interface WindowSnapshot {
-  /** Grants inside the window, oldest first (some may be stamped after `now`: another process's clock read). */
-  grants: readonly WindowGrant[];
-  /** Nothing may be granted before this time (0 when never blocked). */
-  blockedUntil: number;
-  /** Live demand of other processes sharing the store (empty for an in-process store). */
-  others: readonly Demand[];
-  /** Per key, the id of its latest grant still remembered (ids grow with every grant). */
-  lastGrant: ReadonlyMap<string, number>;
-}
-
-export type GrantDecision = { ok: true; key: string } | { ok: false; retryInMs: number };
 
 /** The default burst: half the window is granted at once, the rest is paced. */
 export function defaultBurst(limit: number): number {
