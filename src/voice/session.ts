@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
+import prism from 'prism-media';
 import {
   AudioPlayerStatus,
   createAudioPlayer,
@@ -31,6 +32,8 @@ export interface PlayableAudio {
   mp3Path?: string;
   mp3?: Buffer;
   durationMs?: number;
+  /** Clips played back to back as one utterance (a cached name, then its line: issue 12 §3). */
+  parts?: PlayableAudio[];
 }
 
 export interface VoiceSessionOptions {
@@ -297,15 +300,23 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
       if (signal.aborted) return;
     }
-    // Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding).
-    const resource = audio.oggPath && this.#options.playback === 'cached'
-      ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
-      : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
-    this.#firstPacket = { resource, since };
-    try {
-      await this.#playToEnd(resource, signal);
-    } finally {
-      if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
+    // Clips of one utterance (issue 12 §3) play as one resource of every clip's Opus packets in
+    // turn when cached: no end-of-resource silence, no restart between them.
+    const parts = audio.parts ?? [audio];
+    const joined = parts.length > 1 && this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
+    const resources = joined
+      ? [() => createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus })]
+      : parts.map((part) => () => resourceOf(part, this.#options.playback));
+    for (const [i, make] of resources.entries()) {
+      if (signal.aborted) return;
+      const resource = make();
+      // The utterance's first packet is what clipStarted times.
+      if (i === 0) this.#firstPacket = { resource, since };
+      try {
+        await this.#playToEnd(resource, signal);
+      } finally {
+        if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
+      }
     }
   }
 
@@ -345,6 +356,28 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player.stop(true);
     if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.destroy();
   }
+}
+
+/** Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding). */
+function resourceOf(audio: PlayableAudio, playback: 'cached' | 'mp3'): AudioResource {
+  return audio.oggPath && playback === 'cached'
+    ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
+    : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
+}
+
+/** The Opus packets of several Ogg Opus files, one after the other, as one stream. */
+function opusPackets(paths: readonly string[]): Readable {
+  return Readable.from(
+    (async function* () {
+      for (const path of paths) {
+        const demuxer = new prism.opus.OggDemuxer();
+        // A file gone missing ends the stream with its error (the player reports it), not the process.
+        const file = createReadStream(path).on('error', (error) => demuxer.destroy(error));
+        yield* file.pipe(demuxer);
+      }
+    })(),
+    { objectMode: true },
+  );
 }
 
 /** `options` without its undefined values, so they do not override the defaults. */
