@@ -50,6 +50,17 @@ CREATE TABLE IF NOT EXISTS yomiage_rate_blocks (
   until_ms BIGINT NOT NULL
 );
 INSERT INTO yomiage_rate_blocks (kind, until_ms) VALUES ('standard', 0), ('advanced', 0) ON CONFLICT DO NOTHING;
+-- Issue 12 §5 (as SQLite's migrations/009): the guild each grant went to, and which guilds each
+-- process waits for, so hosts pace and take turns together. Guild ids only, no chat text.
+ALTER TABLE yomiage_rate_grants ADD COLUMN IF NOT EXISTS grant_key TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS yomiage_rate_demand (
+  kind TEXT NOT NULL CHECK (kind IN ('standard', 'advanced')),
+  owner TEXT NOT NULL,
+  demand_key TEXT NOT NULL,
+  since BIGINT NOT NULL,
+  seen_at BIGINT NOT NULL,
+  PRIMARY KEY (kind, owner, demand_key)
+);
 `;
 
 export interface PostgresOptions {

@@ -66,7 +66,7 @@ export class AutoReader {
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
-      guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, lang, ...effectiveVoice(settings, user),
+      guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, ...(prefix ? { prefix } : {}), lang, ...effectiveVoice(settings, user),
       meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang } satisfies UtteranceMeta,
     });
     if (!result.ok) {

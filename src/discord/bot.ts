@@ -194,6 +194,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     maxAutoAgeMs: config.limits.autoReadMaxAgeMs,
     logger: logger.child({ component: 'queue' }),
     journal: pendingStore,
+    // The client's own limiter: batches are formed once its grant is in hand (issue 12 §1).
+    limiter,
   });
   const voiceSessions = new VoiceSessionStore(db, { clock });
   const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), memory: voiceSessions, ...options.voice });
@@ -322,3 +324,4 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     },
   };
 }
+

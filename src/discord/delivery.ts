@@ -1,7 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../db/repositories.ts';
 import type { Delivered } from '../ops/instrument.ts';
 import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
+import type { ReadyAudio } from '../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../tts/errors.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
@@ -57,7 +59,8 @@ export class SpeechDelivery {
     }
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
-    const played = this.#deps.voice.isConnected(ready.guildId) && (audio.oggPath !== undefined || this.#media.playMp3);
+    const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
+    const played = this.#deps.voice.isConnected(ready.guildId) && playable;
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
     const toAttach = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
@@ -68,7 +71,7 @@ export class SpeechDelivery {
       metas.map(async (meta, i) => {
         const item = ready.items[i]!;
         if (meta.delivery.kind === 'message' && meta !== lastMessage) return false;
-        if (toAttach.includes(meta)) return this.#attach(meta, item, audio.mp3Path ?? audio.mp3!, audio.seed);
+        if (toAttach.includes(meta)) return this.#attach(meta, item, await mp3Of(audio), audio.seed);
         if (meta.delivery.kind === 'interaction') await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'say.playing') });
         return false;
       }),
@@ -164,4 +167,10 @@ export class SpeechDelivery {
       : { kind: 'message', channelId: job.channelId, messageId: '' };
     return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
   }
+}
+
+/** The MP3 to attach: the file as the service sent it, or clips played back to back joined (same voice, so the same MP3 format). */
+async function mp3Of(audio: ReadyAudio): Promise<string | Buffer> {
+  if (!audio.parts) return audio.mp3Path ?? audio.mp3!;
+  return Buffer.concat(await Promise.all(audio.parts.map((p) => (p.mp3 ? Promise.resolve(p.mp3) : readFile(p.mp3Path!)))));
 }

@@ -5,6 +5,7 @@
  * choices made where the spec is silent.
  */
 import { RATE_LIMITS } from '../tts/limiter.ts';
+import { sleep } from '../util/clock.ts';
 import { PLAN_ALLOWANCE } from './accounts.ts';
 import { EmulatorServer } from './server.ts';
 import type { Emulator, EmulatorOptions } from './types.ts';
@@ -58,6 +59,7 @@ export const EMULATOR_DEFAULTS = {
   synthesisDelayMs: 0,
   blockList: ['禁止ワード', 'forbidden-word'],
   now: () => Date.now(),
+  sleep: (ms: number) => sleep(ms),
   speech: 'tones',
   espeakPath: 'espeak-ng',
 } as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sleep } from '../util/clock.ts';
 import { createJob } from './advanced.ts';
 import { controlReply, TARGETS, type ControlTarget } from './control.ts';
 import { clientIp, logBody, maskHeaders, readBody, send, type Reply, type RequestContext } from './http.ts';
@@ -181,10 +180,10 @@ export class EmulatorServer implements ControlTarget {
   /** The endpoint's answer, after the injected latency, or the injected fault instead. */
   async #answer(endpoint: (typeof ENDPOINTS)[number], ctx: RequestContext, tooLarge: boolean): Promise<Reply> {
     const { target } = endpoint;
-    if (this.#latency[target] > 0) await sleep(this.#latency[target]);
+    if (this.#latency[target] > 0) await this.options.sleep(this.#latency[target]);
     const fault = this.#takeFault(target);
     if (fault) {
-      if (fault.delayMs) await sleep(fault.delayMs);
+      if (fault.delayMs) await this.options.sleep(fault.delayMs);
       // The service did the work (and charged) before its answer was lost.
       if (fault.chargeFirst && !tooLarge && (target === 'standard' || target === 'advanced')) await endpoint.answer(this.#service, ctx);
       return faultReply(fault);

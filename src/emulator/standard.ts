@@ -1,5 +1,4 @@
 /** POST /text_to_speech_api/ (spec: Standard speech request and response, Notice responses). */
-import { sleep } from '../util/clock.ts';
 import { audioHash, type AudioInput } from './audio.ts';
 import { header, type Reply, type RequestContext } from './http.ts';
 import { NOTICE_TEXT, STANDARD_ERRORS } from './messages.ts';
@@ -28,7 +27,7 @@ export async function standardSpeech(service: ServiceState, ctx: RequestContext)
 
   const input: AudioInput = { kind: 'standard', ...checked.value };
   const hash = audioHash(input);
-  if (service.options.synthesisDelayMs > 0) await sleep(service.options.synthesisDelayMs);
+  if (service.options.synthesisDelayMs > 0) await service.options.sleep(service.options.synthesisDelayMs);
   const seen = account.history.get(hash);
   if (seen !== undefined) {
     // Served from the account's history: not charged again (service-facts.md).

@@ -42,8 +42,13 @@ export interface EmulatorOptions {
   blockList: string[];
   /** Base for audio URLs and the session Referer check; default the listening http://host:port. */
   publicBaseUrl?: string;
-  /** Clock for rate windows, job timings and URL expiry. */
+  /** Clock for rate windows (and so `reset_in`), job timings and URL expiry. */
   now: () => number;
+  /**
+   * Waits for `ms` on the same clock as `now`: synthesis delay, injected latency and fault delays.
+   * A benchmark that runs time faster passes both from one scaled clock (issue 12).
+   */
+  sleep: (ms: number) => Promise<void>;
   /**
    * What the audio is: `espeak` reads the text with espeak-ng (real words; an error at start when
    * it is missing), `tones` a deterministic tone per character, `auto` espeak-ng when it runs here

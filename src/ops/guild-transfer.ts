@@ -33,6 +33,7 @@ export const STAYING_TABLES = {
   // The host's own: its IP's window, its audio files, its schema, its copies to the account pool.
   rate_grants: 'host',
   rate_blocks: 'host',
+  rate_demand: 'host',
   audio_cache: 'host',
   schema_migrations: 'host',
   pool_outbox: 'host',

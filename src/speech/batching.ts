@@ -2,10 +2,11 @@ import type { Charge, SynthesisRequest } from './synthesize.ts';
 import type { Utterance } from './queue-types.ts';
 
 // The batching rules: which pending utterances of a guild share one request to the service, when
-// a lone message waits for company, when waiting auto-read is too old to speak, and how far ahead
-// of playback a guild may synthesise. Pure functions of the queue's state, so the scheduler
-// (queue.ts) only applies their decisions and the rules can change (issue 12: batch at the moment
-// of the grant, pace the budget) and be tested on their own.
+// a lone message waits for company, when waiting auto-read is too old to speak, how far ahead of
+// playback a guild may synthesise, and (issue 12 §3) which parts of a batch are played from the
+// cache as clips of their own and which are paid for in a request. Pure functions of the queue's
+// state, so the scheduler (queue.ts) only applies their decisions and the rules are tested on
+// their own.
 
 export interface BatchRules {
   /** Most messages merged into one request. */
@@ -22,6 +23,18 @@ export interface BatchRules {
   countChars: (text: string) => number;
 }
 
+/** The guild's state when the next batch is considered. */
+export interface HeadState {
+  now: number;
+  /** Whether the guild is playing (a lone auto message may wait for company). */
+  playing: boolean;
+  /**
+   * When this batch would start speaking at the earliest (after what plays and waits ahead of it,
+   * and a request's latency); the staleness cut is judged at that moment. Default `now`.
+   */
+  speakAt?: number;
+}
+
 /** What to do with the head of a guild's queue now. */
 export interface BatchDecision {
   /** How many auto-read items at the head waited too long: dropped, never spoken. */
@@ -33,15 +46,30 @@ export interface BatchDecision {
 }
 
 /**
- * The next request of a guild whose queue is `pending` (oldest first): the stale auto-read at the
- * head goes; then a lone explicit request (/say, /narrate), or up to `maxMessages` consecutive
- * auto messages that may share one request, within `maxChars`. While the guild is `playing`, a
- * lone auto message cannot be heard before the playback ends anyway: it is held up to `holdMs`
- * so the next lines of a burst merge into the same request. An idle guild speaks at once.
+ * How many utterances from `start` may share a batch with the one there (consecutive auto-read
+ * with the same voice and settings), at most `max`: what `planBatch` may draw on.
  */
-export function nextBatch(pending: readonly Utterance[], state: { now: number; playing: boolean }, rules: BatchRules): BatchDecision {
+export function mergeableRun(pending: readonly Utterance[], start: number, max: number): number {
+  const head = pending[start];
+  if (!head) return 0;
+  if (head.kind !== 'auto' || head.advanced) return 1;
+  let n = 1;
+  while (n < max && pending[start + n] && mergeable(head, pending[start + n]!)) n++;
+  return n;
+}
+
+/**
+ * The next request of a guild whose queue is `pending` (oldest first): the auto-read at the head
+ * that would be past the staleness cut when it could start speaking (`speakAt`) goes, unpaid; then
+ * a lone explicit request (/say, /narrate), or up to `maxMessages` consecutive auto messages that
+ * may share one request, within `maxChars`. While the guild is `playing`, a lone auto message
+ * cannot be heard before the playback ends anyway: it is held up to `holdMs` so the next lines of
+ * a burst merge into the same request. An idle guild speaks at once.
+ */
+export function nextBatch(pending: readonly Utterance[], state: HeadState, rules: BatchRules): BatchDecision {
+  const speakAt = Math.max(state.now, state.speakAt ?? state.now);
   let stale = 0;
-  while (pending[stale]?.kind === 'auto' && state.now - pending[stale]!.enqueuedAt > rules.maxAutoAgeMs) stale++;
+  while (pending[stale]?.kind === 'auto' && isStale(pending[stale]!, speakAt, rules.maxAutoAgeMs)) stale++;
   const head = pending[stale];
   if (!head) return { stale, take: 0 };
   if (head.kind !== 'auto' || head.advanced) return { stale, take: 1 };
@@ -61,6 +89,32 @@ export function nextBatch(pending: readonly Utterance[], state: { now: number; p
     take++;
   }
   return { stale, take };
+}
+
+/**
+ * Whether the head of a guild's queue is worth a request while requests are scarce (the rate
+ * budget is under pressure, issue 12 §1): a grant should carry as much as it can, so a run of
+ * auto-read that could still grow waits for company, up to `dueMs` after its first message. It is
+ * ripe when it cannot grow (another voice or an explicit request follows it), when it is full
+ * (`maxMessages`, or `maxChars` nearly reached), or when its first message is due.
+ */
+export function isRipe(pending: readonly Utterance[], now: number, dueMs: number, rules: BatchRules): boolean {
+  const head = pending[0];
+  if (!head) return false;
+  if (head.kind !== 'auto' || head.advanced) return true;
+  const run = mergeableRun(pending, 0, rules.maxMessages);
+  if (run < pending.length) return true;
+  if (run >= rules.maxMessages) return true;
+  const sep = rules.countChars(separatorFor(head, rules.separator));
+  const chars = pending.slice(0, run).reduce((n, u, i) => n + rules.countChars(u.text) + (i > 0 ? sep : 0), 0);
+  // A typical line more would not fit: the request is as full as it gets.
+  if (chars + sep + chars / run > rules.maxChars) return true;
+  return now - head.enqueuedAt >= dueMs;
+}
+
+/** Whether auto-read `u` would be read later than the cut if it started speaking at `at` (say/narrate never are). */
+export function isStale(u: Utterance, at: number, maxAutoAgeMs: number): boolean {
+  return u.kind === 'auto' && at - u.enqueuedAt > maxAutoAgeMs;
 }
 
 /** Whether `b` may be read in the same request as `a`: auto-read with the same voice and settings. */
@@ -119,4 +173,206 @@ export function mayStartBatch(batches: { synthesizing: number; ready: number }, 
  */
 export function admits(waitingChars: number, chars: number, maxChars: number): boolean {
   return waitingChars === 0 || waitingChars + chars <= maxChars;
+}
+
+// ---- clips: reuse before paying (issue 12 §3) ----
+
+/** One piece of an utterance that can be a clip of its own: the author's name prefix, the body after it, or all of it. */
+export interface ClipPart {
+  /** Index of the utterance in the run the plan was made for. */
+  item: number;
+  part: 'name' | 'body' | 'all';
+  text: string;
+}
+
+/** A clip of a planned batch: a part played from the cache, or parts read by one request. */
+export type PlannedClip = { cached: true; part: ClipPart } | { cached: false; parts: ClipPart[] };
+
+export interface BatchPlan {
+  /** How many utterances of the run the batch carries (0: none fits; a request is needed first). */
+  take: number;
+  /** What plays, in order. */
+  clips: PlannedClip[];
+  /** How many of the clips are requests. */
+  requests: number;
+}
+
+export interface PlanLimits {
+  /** Requests the batch may send: the grants in hand (0: only what the cache already has). */
+  maxRequests: number;
+  /** Bodies up to this many characters are common short lines, worth a clip of their own. */
+  reusableChars: number;
+  /**
+   * Whether a name or short line comes back often enough to be worth a request of its own (the
+   * cost is a request now, the saving its characters each later time). Default: always.
+   */
+  recurring?: (u: Utterance, text: string) => boolean;
+  /** Most utterances in one batch (cached ones included). */
+  maxItems: number;
+}
+
+/** The parts of `u`: its name prefix and body apart when it has both, else all of it. */
+export function clipParts(u: Utterance, item: number): ClipPart[] {
+  const prefix = u.kind === 'auto' && u.prefix && u.text.startsWith(u.prefix) ? u.prefix : '';
+  const body = u.text.slice(prefix.length);
+  if (!prefix || !body) return [{ item, part: 'all', text: u.text }];
+  return [
+    { item, part: 'name', text: prefix },
+    { item, part: 'body', text: body },
+  ];
+}
+
+interface Draft {
+  clips: PlannedClip[];
+  requests: number;
+}
+
+/**
+ * Plans the batch for `run` (consecutive utterances that may share a request, oldest first):
+ * which parts play from the cache and which are paid in a request. Parts the cache has are clips
+ * (they cost neither characters nor a request). With a request to spare, a name or a common short
+ * line is asked for alone, so the cache has it next time (it costs the same characters now and
+ * none later); without one, uncached parts share the request, taking in the cached parts between
+ * them when that is what keeps the batch to the requests in hand (requests are then the scarcer
+ * resource). The batch ends before the utterance that would break `maxMessages` or `maxChars` of a
+ * request, or need a request more than `maxRequests`; a first utterance longer than `maxChars`
+ * still goes alone.
+ */
+export function planBatch(run: readonly Utterance[], isCached: (u: Utterance, text: string) => boolean, limits: PlanLimits, rules: BatchRules): BatchPlan {
+  let draft: Draft = { clips: [], requests: 0 };
+  let take = 0;
+  for (const [i, u] of run.entries()) {
+    if (i >= limits.maxItems) break;
+    const next = addItem(draft, run, u, i, isCached, limits, rules);
+    if (!next) break;
+    if (i > 0 && !withinLimits(next, run, rules)) break;
+    draft = next;
+    take = i + 1;
+  }
+  return { take, clips: draft.clips, requests: draft.requests };
+}
+
+/** `draft` with utterance `u` added, or null when it would need a request more than allowed. */
+function addItem(draft: Draft, run: readonly Utterance[], u: Utterance, i: number, isCached: (u: Utterance, text: string) => boolean, limits: PlanLimits, rules: BatchRules): Draft | null {
+  const clips: PlannedClip[] = draft.clips.map((c) => (c.cached ? c : { cached: false, parts: [...c.parts] }));
+  let requests = draft.requests;
+  for (const part of clipParts(u, i)) {
+    if (isCached(u, part.text)) {
+      clips.push({ cached: true, part });
+      continue;
+    }
+    const reusable = isReusablePart(run, part, limits, rules);
+    const last = clips.at(-1);
+    const open = last && !last.cached ? last : undefined;
+    const openReusable = open !== undefined && open.parts.length === 1 && isReusablePart(run, open.parts[0]!, limits, rules);
+    const spare = requests < limits.maxRequests;
+    if (spare && (reusable || !open || openReusable)) {
+      clips.push({ cached: false, parts: [part] });
+      requests++;
+    } else if (open) {
+      open.parts.push(part);
+    } else {
+      // The last request lies before some cached clips: take them into it (pay for them) rather than a second request.
+      const at = clips.findLastIndex((c) => !c.cached);
+      if (at < 0) return null;
+      const absorbed = clips.splice(at + 1).map((c) => (c as { part: ClipPart }).part);
+      (clips[at] as { parts: ClipPart[] }).parts.push(...absorbed, part);
+    }
+  }
+  return { clips, requests };
+}
+
+function isReusablePart(run: readonly Utterance[], part: ClipPart, limits: PlanLimits, rules: BatchRules): boolean {
+  if (limits.recurring && !limits.recurring(run[part.item]!, part.text)) return false;
+  if (part.part === 'name') return true;
+  return run[part.item]!.kind === 'auto' && rules.countChars(part.text) <= limits.reusableChars;
+}
+
+function withinLimits(draft: Draft, run: readonly Utterance[], rules: BatchRules): boolean {
+  for (const c of draft.clips) {
+    if (c.cached) continue;
+    if (new Set(c.parts.map((p) => p.item)).size > rules.maxMessages) return false;
+    if (rules.countChars(requestText(run, c.parts, rules)) > rules.maxChars) return false;
+  }
+  return true;
+}
+
+/** The text one request reads: its parts in order, with the pause between utterances (a name runs into its body). */
+export function requestText(run: readonly Utterance[], parts: readonly ClipPart[], rules: Pick<BatchRules, 'separator'>): string {
+  const sep = separatorFor(run[parts[0]!.item]!, rules.separator);
+  let text = '';
+  parts.forEach((p, k) => {
+    if (k > 0 && parts[k - 1]!.item !== p.item) text += sep;
+    text += p.text;
+  });
+  return text;
+}
+
+/**
+ * The request that reads `parts` of `run`: a whole single utterance is `batchRequest`'s (explicit
+ * requests keep their context); otherwise each author is charged for their own parts and the pause
+ * before each of their utterances.
+ */
+export function clipRequest(guildId: string, run: readonly Utterance[], parts: readonly ClipPart[], rules: Pick<BatchRules, 'separator' | 'countChars'>): SynthesisRequest {
+  const items = [...new Set(parts.map((p) => p.item))].map((i) => run[i]!);
+  if (items.length === 1 && parts.length === 1 && parts[0]!.part === 'all') return batchRequest(guildId, items, rules);
+  const first = run[parts[0]!.item]!;
+  const sep = separatorFor(first, rules.separator);
+  const byUser = new Map<string, number>();
+  parts.forEach((p, k) => {
+    const pause = k > 0 && parts[k - 1]!.item !== p.item ? rules.countChars(sep) : 0;
+    const userId = run[p.item]!.userId;
+    byUser.set(userId, (byUser.get(userId) ?? 0) + rules.countChars(p.text) + pause);
+  });
+  return {
+    guildId,
+    endpoint: 'standard',
+    text: requestText(run, parts, rules),
+    voice: first.voice,
+    speed: first.speed,
+    pitch: first.pitch,
+    charges: [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint: 'standard' as const, chars })),
+  };
+}
+
+/** The request that plays one part alone from the cache, if it is there (same voice and settings as its utterance). */
+export function partRequest(guildId: string, u: Utterance, text: string): SynthesisRequest {
+  return { guildId, endpoint: 'standard', text, voice: u.voice, speed: u.speed, pitch: u.pitch, charges: [{ guildId, userId: u.userId, endpoint: 'standard', chars: 0 }] };
+}
+
+/** A delivery's clips, with the utterances each carries a part of. */
+export interface TimedClip {
+  durationMs: number;
+  items: readonly Utterance[];
+}
+
+/**
+ * The staleness cut at the moment of speaking (issue 12: nothing is read minutes late): clips
+ * played back to back from `at`, each utterance starting with its first clip. An auto utterance
+ * that would start past the cut is dropped, and with it every clip that carries a part of it (a
+ * request reads its parts as one sound); an utterance that loses a clip is dropped too. Returns
+ * the indices of the clips kept and the utterances dropped.
+ */
+export function cutAtSpeaking(clips: readonly TimedClip[], at: number, maxAutoAgeMs: number): { keep: number[]; dropped: Utterance[] } {
+  const dropped = new Set<Utterance>();
+  for (;;) {
+    let t = at;
+    const started = new Set<Utterance>();
+    let changed = false;
+    for (const clip of clips) {
+      if (clip.items.some((u) => dropped.has(u))) {
+        for (const u of clip.items) if (!dropped.has(u)) (dropped.add(u), (changed = true));
+        continue;
+      }
+      for (const u of clip.items) {
+        if (started.has(u)) continue;
+        started.add(u);
+        if (isStale(u, t, maxAutoAgeMs)) (dropped.add(u), (changed = true));
+      }
+      if (!clip.items.some((u) => dropped.has(u))) t += clip.durationMs;
+    }
+    if (!changed) break;
+  }
+  const keep = clips.flatMap((c, i) => (c.items.some((u) => dropped.has(u)) ? [] : [i]));
+  return { keep, dropped: [...dropped] };
 }

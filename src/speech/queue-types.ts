@@ -1,5 +1,6 @@
 import { countChars } from '../tts/chars.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
+import type { GrantingLimiter } from '../tts/limiter.ts';
 import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesize.ts';
 
 // The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
@@ -15,6 +16,11 @@ export interface UtteranceInput {
   channelId: string;
   kind: UtteranceKind;
   text: string;
+  /**
+   * The author's name as read before the message (names.ts), when `text` starts with it: the
+   * scheduler may play it as a cached clip of its own instead of paying for it again (issue 12 §3).
+   */
+  prefix?: string;
   lang?: string;
   voice: string;
   speed: number;
@@ -36,6 +42,11 @@ interface ReadyBase {
   guildId: string;
   /** The original utterances merged into this audio, in message order. */
   items: Utterance[];
+  /**
+   * With audio made of clips (`audio.parts`): where each item starts, in ms from the start of the
+   * audio, in `items` order. Absent: every item starts at 0 (one merged sound).
+   */
+  starts?: number[];
 }
 
 /** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
@@ -61,6 +72,9 @@ export interface ProgressEvent {
   error?: Error & { code?: string };
 }
 
+/** Where the scheduler gets rate grants before it forms a batch (the TTS client's limiter). */
+export type { GrantingLimiter } from '../tts/limiter.ts';
+
 export interface GuildStats {
   guildId: string;
   queued: number;
@@ -69,14 +83,17 @@ export interface GuildStats {
   playing: boolean;
   /** Utterances delivered with their audio (failures told in their place are not counted), since start. */
   delivered: number;
-  /** Auto-read dropped as too old, since start (shown by /usage). */
+  /** Auto-read dropped as too old (when its turn came, or at the moment of speaking), since start (shown by /usage). */
   dropped: number;
 }
 
 export interface SchedulerEvents {
   progress: [ProgressEvent];
-  /** Auto-read items that waited longer than maxAutoAgeMs (counted in stats). */
-  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old' }];
+  /**
+   * Auto-read items that would be read later than maxAutoAgeMs after they arrived (counted in
+   * stats): before a request was paid for them ('queue'), or at the moment of speaking ('speaking').
+   */
+  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old'; at?: 'queue' | 'speaking' }];
   /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
   ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
   sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
@@ -105,6 +122,11 @@ export interface CoalesceOptions {
   maxMessages?: number;
   /** How long a lone auto message may wait for company while its guild is playing. */
   holdMs?: number;
+  /**
+   * While the rate budget is under pressure, how long a run of auto messages that could still
+   * grow waits for company before it asks for a grant (batching.ts `isRipe`).
+   */
+  pressureHoldMs?: number;
   /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
   separator?: Record<string, string>;
 }
@@ -134,6 +156,15 @@ export interface SchedulerOptions {
   logger?: Logger;
   /** Keeps accepted utterances on disk until they are finished. */
   journal?: QueueJournal;
+  /**
+   * The rate budget the synthesizer's client spends (the same limiter). With it, a guild's batch is
+   * formed when a grant is in hand, so everything that arrived during the wait rides along
+   * (issue 12 §1), and a grant to spare lets names and short lines be asked for as clips of their
+   * own. Without it, batches are formed at once and the client waits for its own grant.
+   */
+  limiter?: GrantingLimiter;
+  /** Bodies up to this many characters (common short lines) are worth a clip of their own. */
+  reusableChars?: number;
 }
 
 const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
@@ -145,9 +176,10 @@ export const SCHEDULER_DEFAULTS = {
   maxInFlight: 1,
   maxPendingCharsPerMember: 500,
   maxAutoAgeMs: 60_000,
-  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, separator: DEFAULT_SEPARATORS },
+  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, pressureHoldMs: 10_000, separator: DEFAULT_SEPARATORS },
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },
   journal: { add() {}, remove() {} },
-} as const satisfies Required<Omit<SchedulerOptions, 'synthesize'>>;
+  reusableChars: 8,
+} as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;

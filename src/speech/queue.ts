@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, batchRequest, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
+import { abortAll, batchRules, formBatch, guildStats, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import {
-  SCHEDULER_DEFAULTS, type EnqueueResult, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
-  type ReadyUtterance, type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
+  SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
+  type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
 } from './queue-types.ts';
 import { runSink } from './sink.ts';
 import type { Synthesizer } from './synthesize.ts';
@@ -14,33 +16,22 @@ import type { Synthesizer } from './synthesize.ts';
 export * from './queue-types.ts';
 
 /**
- * The fair per-guild speech scheduler: one FIFO per guild, K utterances synthesised ahead of
- * playback, consecutive auto-read messages merged into one request (the rules: batching.ts), and
- * exactly one place that advances a guild's queue (after its sink settles). Cross-guild fairness
- * of the shared rate budget lives in the fair limiter inside the TTS client, keyed by guild id;
- * this scheduler keeps each guild's demand to at most K requests at a time so one busy guild
- * cannot flood it.
+ * The fair per-guild speech scheduler: one FIFO per guild, K batches synthesised ahead of
+ * playback, and exactly one place that advances a guild's queue (after its sink settles).
+ *
+ * Issue 12: a guild's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
+ * everything that arrived while it waited rides along in the same request; parts the cache has
+ * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
+ * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
+ * is judged when the batch would speak, both before anything is paid for it and at the moment of
+ * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. Cross-guild order and
+ * pacing of the shared budget live in the limiter (src/tts/pacing.ts), keyed by guild id.
  */
 
-interface Slot {
-  items: Utterance[];
-  controller: AbortController;
-  state: 'synthesizing' | 'ready';
-  results: ReadyUtterance[];
-}
+/** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
+const LEARN = 0.2;
 
-interface GuildQueue {
-  pending: Utterance[];
-  /** Batches taken for synthesis, not yet delivered, in order (length <= prefetch). */
-  slots: Slot[];
-  /** The delivery in progress, if any. */
-  current: AbortController | null;
-  /** A held auto message has a wake-up scheduled. */
-  holdTimer: boolean;
-  stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
-}
-
-/** One FIFO per guild with prefetch, coalescing and a single advancing point. */
+/** One FIFO per guild with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #synth: Synthesizer;
   readonly #clock: Clock;
@@ -48,10 +39,16 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #maxInFlight: number;
   readonly #maxCharsPerMember: number;
   readonly #rules: BatchRules;
+  readonly #limiter: GrantingLimiter | undefined;
+  readonly #reusableChars: number;
+  readonly #pressureHoldMs: number;
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #guilds = new Map<string, GuildQueue>();
+  /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
+  readonly #clipItems: ClipCarries = new WeakMap();
+  readonly #reads = new Map<string, number>(); // readings per name and line (queue-slot.ts: worth a clip?)
   #sink: Sink | null = null;
   /** Guilds with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
@@ -59,6 +56,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Aborted by close(): cancels hold timers. */
   readonly #lifetime = new AbortController();
   #closed = false;
+  /** Expected time from a batch's grant to its audio (ms), learnt from requests. */
+  #latencyMs = 1_000;
+  /** Expected speech per character (ms), learnt from the audio made. */
+  #msPerChar = 120;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -67,15 +68,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#prefetch = Math.max(1, options.prefetch ?? SCHEDULER_DEFAULTS.prefetch);
     this.#maxInFlight = Math.min(this.#prefetch, Math.max(1, options.maxInFlight ?? SCHEDULER_DEFAULTS.maxInFlight));
     this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? SCHEDULER_DEFAULTS.maxPendingCharsPerMember;
-    const coalesce = options.coalesce ?? {};
-    this.#rules = {
-      maxMessages: coalesce.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
-      maxChars: coalesce.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
-      holdMs: coalesce.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
-      maxAutoAgeMs: options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs,
-      separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
-      countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
-    };
+    this.#rules = batchRules(options);
+    this.#limiter = options.limiter;
+    this.#reusableChars = options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars;
+    this.#pressureHoldMs = options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
@@ -90,7 +86,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // On disk before it is acknowledged: from here on a crash does not lose it.
     this.#journal.add(u);
     g.pending.push(u);
-    const position = this.#undelivered(g).length;
+    const position = undelivered(g).length;
     this.#progress(u, 'queued', { position });
     this.#schedulePump(u.guildId);
     return { ok: true, id: u.id, position };
@@ -99,7 +95,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Where ready utterances go (play, or attach to a reply); deliveries wait while there is none. */
   setDefaultSink(sink: Sink | null): void {
     this.#sink = sink;
-    for (const [id, g] of this.#guilds) this.#schedulePump(id);
+    for (const id of this.#guilds.keys()) this.#schedulePump(id);
   }
 
   /** Stops the utterance being delivered: its sink's signal is aborted. Returns whether one was. */
@@ -117,15 +113,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   clear(guildId: string, reason?: string): number {
     const g = this.#guilds.get(guildId);
     if (!g) return 0;
-    const items: Utterance[] = [];
-    for (const slot of g.slots) {
-      items.push(...slot.items);
-      slot.controller.abort(new SpeechError('aborted', { guildId, message: 'cleared' }));
-      for (const r of slot.results) r.audio?.release?.();
-    }
-    items.push(...g.pending);
-    g.pending = [];
-    g.slots = [];
+    const items = undelivered(g);
+    abortAll(g, new SpeechError('aborted', { guildId, message: 'cleared' }));
     this.#journal.remove(items.map((u) => u.id));
     this.emit('cleared', { guildId, count: items.length, items, reason });
     return items.length;
@@ -145,15 +134,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   stats(): GuildStats[];
   stats(guildId?: string): GuildStats | GuildStats[] {
     if (guildId === undefined) return [...this.#guilds.keys()].map((id) => this.stats(id));
-    const g = this.#guild(guildId);
-    return {
-      guildId,
-      queued: g.pending.length,
-      synthesizing: g.slots.filter((s) => s.state === 'synthesizing').reduce((n, s) => n + s.items.length, 0),
-      ready: g.slots.filter((s) => s.state === 'ready').reduce((n, s) => n + s.items.length, 0),
-      playing: g.current !== null,
-      ...g.stats,
-    };
+    return guildStats(guildId, this.#guild(guildId));
   }
 
   /** Utterances queued but not yet spoken, in order per guild (for a clean shutdown). */
@@ -187,12 +168,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
       const reason = new SpeechError('closed', { guildId });
-      for (const slot of g.slots) {
-        slot.controller.abort(reason);
-        for (const r of slot.results) r.audio?.release?.();
-      }
-      g.slots = [];
-      g.pending = [];
+      abortAll(g, reason);
       g.current?.abort(reason);
     }
     return unspoken;
@@ -208,25 +184,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #guild(guildId: string): GuildQueue {
     let g = this.#guilds.get(guildId);
     if (!g) {
-      g = {
-        pending: [],
-        slots: [],
-        current: null,
-        holdTimer: false,
-        stats: { delivered: 0, dropped: 0 },
-      };
+      g = newGuildQueue();
       this.#guilds.set(guildId, g);
     }
     return g;
   }
 
-  #undelivered(g: GuildQueue): Utterance[] {
-    return [...g.slots.flatMap((s) => s.items), ...g.pending];
-  }
-
   #charsForMember(g: GuildQueue, userId: string): number {
     let n = 0;
-    for (const u of this.#undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
+    for (const u of undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
     return n;
   }
 
@@ -249,9 +215,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Delivers ready heads, then starts synthesis round-robin across guilds, one batch per guild per
-   * round: a guild that queued a hundred messages first does not take every free rate slot ahead
-   * of a guild that queued five in the same moment.
+   * Delivers ready heads, then starts the next batch of each guild that may have one (round-robin
+   * across guilds, one per guild per round). A started batch plans, waits for its grant and only
+   * then takes its utterances from the queue; one batch per guild plans at a time, so batches
+   * keep the queue's order.
    */
   #pumpAll(): void {
     const guilds: Array<[string, GuildQueue]> = [];
@@ -268,35 +235,49 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         void this.#deliver(id, g, head, sink);
       }
     }
-    // Prefetch: at most K batches synthesising or ready-but-undelivered per guild, of which at
-    // most maxInFlight synthesising.
     let active = guilds;
     while (active.length > 0) {
       active = active.filter(([id, g]) => {
-        const synthesizing = g.slots.filter((s) => s.state === 'synthesizing').length;
-        const ready = g.slots.length - synthesizing;
-        if (!mayStartBatch({ synthesizing, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
-        const batch = this.#takeBatch(id, g);
-        if (!batch) return false;
-        this.#startSlot(id, g, batch);
+        const ready = g.slots.filter((s) => s.state === 'ready').length;
+        if (g.slots.some((s) => s.state === 'planning')) return false;
+        if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
+        if (!this.#headReady(id, g, null)) return false;
+        const slot: Slot = { state: 'planning', items: [], controller: new AbortController(), results: [], estimateMs: 0 };
+        g.slots.push(slot);
+        void this.#runSlot(id, g, slot);
         return true;
       });
     }
   }
 
-  /** Applies the batching rules (batching.ts) to the head of the guild's queue: drops, holds or takes. */
-  #takeBatch(guildId: string, g: GuildQueue): Utterance[] | null {
-    const decision = nextBatch(g.pending, { now: this.#clock.now(), playing: g.current !== null }, this.#rules);
-    if (decision.stale > 0) {
-      // Auto-read that waited too long is no longer conversation; say/narrate are never dropped.
-      const stale = g.pending.splice(0, decision.stale);
-      g.stats.dropped += stale.length;
-      this.#journal.remove(stale.map((u) => u.id));
-      this.#logger.info({ guildId, count: stale.length }, 'dropped stale auto-read messages');
-      this.emit('dropped', { guildId, items: stale, reason: 'too_old' });
-    }
+  /**
+   * Applies the head rules (batching.ts `nextBatch`) as the guild's next batch would speak: drops
+   * the auto-read that would be past the cut by then (unpaid), holds a lone message for company.
+   * Whether a batch can be formed now.
+   */
+  #headReady(guildId: string, g: GuildQueue, slot: Slot | null, granted = false): boolean {
+    const now = this.#clock.now();
+    // With a grant in hand there is nothing more to wait for: a lone message is not held.
+    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) }, this.#rules);
+    if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
-    return decision.take > 0 ? g.pending.splice(0, decision.take) : null;
+    return decision.take > 0;
+  }
+
+  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
+  #holdForCompany(guildId: string, g: GuildQueue): boolean {
+    if (!this.#limiter?.pressured('standard') || isRipe(g.pending, this.#clock.now(), this.#pressureHoldMs, this.#rules)) return false;
+    this.#wakeAt(guildId, g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
+    return true;
+  }
+
+  #dropStale(guildId: string, g: GuildQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
+    if (items.length === 0) return;
+    // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
+    g.stats.dropped += items.length;
+    this.#journal.remove(items.map((u) => u.id));
+    this.#logger.info({ guildId, count: items.length, at }, 'dropped stale auto-read messages');
+    this.emit('dropped', { guildId, items, reason: 'too_old', at });
   }
 
   /** A held message's guild is pumped again at `at` (one wake-up per guild at a time). */
@@ -312,60 +293,89 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       .catch(() => {});
   }
 
-  #startSlot(guildId: string, g: GuildQueue, items: Utterance[]): void {
-    const slot: Slot = { items, controller: new AbortController(), state: 'synthesizing', results: [] };
-    g.slots.push(slot);
-    for (const u of items) this.#progress(u, 'synthesizing');
-    void this.#synthesizeSlot(guildId, slot).then(() => {
-      // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
-      if (!g.slots.includes(slot)) {
-        for (const r of slot.results) r.audio?.release?.();
+  /** The slot leaves the guild's batches without having taken anything (nothing to say after all, or aborted). */
+  #abandon(guildId: string, g: GuildQueue, slot: Slot): void {
+    const i = g.slots.indexOf(slot);
+    if (i >= 0) g.slots.splice(i, 1);
+    this.#schedulePump(guildId);
+  }
+
+  /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `formBatch`), then synthesised. */
+  async #runSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
+    const signal = slot.controller.signal;
+    try {
+      const formed = await formBatch(
+        {
+          synth: this.#synth,
+          limiter: this.#limiter,
+          rules: this.#rules,
+          reusableChars: this.#reusableChars,
+          signal,
+          live: () => !this.#closed && g.slots.includes(slot),
+          headReady: (granted) => this.#headReady(guildId, g, slot, granted),
+          holdForCompany: () => this.#holdForCompany(guildId, g),
+          reads: this.#reads,
+        },
+        guildId,
+        g,
+      );
+      if (!formed) return this.#abandon(guildId, g, slot);
+      const { items, plan } = formed;
+      slot.items = items;
+      slot.state = 'synthesizing';
+      slot.estimateMs = plan.clips.reduce((ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')), 0);
+      for (const u of items) this.#progress(u, 'synthesizing');
+      // The next batch may start planning (prefetch) now that this one has its utterances.
+      this.#schedulePump(guildId);
+      const started = this.#clock.now();
+      slot.results.push(...(await synthesizePlan(this.#planRun(signal), guildId, items, plan, formed.known, formed.grants)));
+      if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
+    } catch (err) {
+      // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
+      if (!signal.aborted) this.#logger.warn({ guildId, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
+      if (slot.items.length === 0) {
+        this.#abandon(guildId, g, slot);
         return;
       }
-      slot.state = 'ready';
-      for (const r of slot.results) {
-        this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
-        for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+      // Taken from the queue: each is delivered (as a failure, so its author is told), never lost.
+      if (slot.results.length === 0) {
+        const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
+        slot.results.push({ id: slot.items[0]!.id, guildId, items: slot.items, error });
       }
-      this.#schedulePump(guildId);
-    });
-  }
-
-  async #synthesizeSlot(guildId: string, slot: Slot): Promise<void> {
-    const first = await this.#synthesizeItems(guildId, slot, slot.items);
-    // One author over their allowance must not silence the others merged with them: retry alone.
-    if (first.error && slot.items.length > 1 && first.error.code === 'budget_refused' && !slot.controller.signal.aborted) {
-      for (const u of slot.items) slot.results.push(await this.#synthesizeItems(guildId, slot, [u]));
+    }
+    // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
+    if (!g.slots.includes(slot)) {
+      for (const r of slot.results) r.audio?.release?.();
       return;
     }
-    slot.results.push(first);
+    slot.state = 'ready';
+    for (const r of slot.results) {
+      this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
+      for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+    }
+    this.#schedulePump(guildId);
   }
 
-  async #synthesizeItems(guildId: string, slot: Slot, items: Utterance[]): Promise<ReadyUtterance> {
-    const base = { id: items[0]!.id, guildId, items };
-    try {
-      const audio = await this.#synth.synthesize(batchRequest(guildId, items, this.#rules), {
-        signal: slot.controller.signal,
-        onProgress: (p) => {
-          for (const u of items) this.#progress(u, 'synthesizing', { detail: p.status });
-        },
-      });
-      return { ...base, audio };
-    } catch (err) {
-      const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
-      return { ...base, error };
-    }
+  /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
+  #planRun(signal: AbortSignal): PlanRun {
+    const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
+    return { synth: this.#synth, rules: this.#rules, carries: this.#clipItems, signal, progress: (u, state, extra) => this.#progress(u, state, extra), onMade };
   }
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    for (const [i, ready] of slot.results.entries()) {
+    for (const [i, result] of slot.results.entries()) {
       if (this.#closed) {
         for (const rest of slot.results.slice(i)) rest.audio?.release?.();
         return;
       }
+      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      this.#dropStale(guildId, g, cut.dropped, 'speaking');
+      const ready = cut.ready;
+      if (!ready) continue;
       const controller = new AbortController();
       g.current = controller;
+      g.playingUntil = this.#clock.now() + (ready.audio?.durationMs ?? 0);
       if (!ready.error) g.stats.delivered += ready.items.length;
       await runSink(sink, ready, {
         controller,
@@ -378,6 +388,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         onAbandoned: () => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'),
       });
       g.current = null;
+      g.playingUntil = this.#clock.now();
       ready.audio?.release?.();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
       if (!this.#closed) this.#journal.remove(ready.items.map((u) => u.id));

@@ -2,6 +2,7 @@ import type { Endpoint, NewHistoryEntry } from '../db/repositories.ts';
 import { probeDurationMs } from '../audio/transcode.ts';
 import type { BillingHooks } from '../tts/billing.ts';
 import type { TtsClient } from '../tts/client.ts';
+import type { RateGrant } from '../tts/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
@@ -63,6 +64,12 @@ export interface SynthesisProgress {
 export interface SynthesisOptions {
   signal?: AbortSignal;
   onProgress?: (p: SynthesisProgress) => void;
+  /**
+   * A rate grant the caller already holds (issue 12 §1): the request spends it instead of waiting
+   * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
+   * refusal, an abort), it is given back.
+   */
+  grant?: RateGrant;
 }
 
 /** Audio ready to play or attach. */
@@ -83,18 +90,38 @@ export interface ReadyAudio {
    */
   release?: () => void;
   /**
-   * A cache miss comes back as soon as its MP3 is downloaded (`mp3`, playable at once, issue 12 §4)
-   * while its Ogg Opus is made and cached: this settles then, true once the files are in the cache
-   * (from then on `mp3Path` and `oggPath` are set here too, and pinned until `release`), false when
-   * caching failed (logged; the MP3 still plays or is attached). Never rejects.
+   * A miss comes back once its MP3 is downloaded (`mp3`, playable at once, issue 12 §4) while its
+   * Ogg Opus is cached: true once cached (`mp3Path`/`oggPath` then set, pinned until `release`),
+   * false when caching failed (logged; the MP3 still plays or is attached). Never rejects.
    */
   cached?: Promise<boolean>;
+  /**
+   * Clips played back to back as one sound (issue 12 §3: a cached name, then its line). The
+   * fields above describe the whole: `durationMs` is the sum, `release` releases every part.
+   */
+  parts?: ReadyAudio[];
 }
 
 export interface Synthesizer {
   synthesize(req: SynthesisRequest, options?: SynthesisOptions): Promise<ReadyAudio>;
   /** Resolves once no cache write started by a miss is still under way (before closing the database). */
   idle?(): Promise<void>;
+  /** The cached audio of `req` (pinned), or null; never sends anything or holds characters. */
+  lookup?(req: SynthesisRequest): Promise<ReadyAudio | null>;
+}
+
+/** Audio made of `parts` played back to back (one part: that part itself). */
+export function sequenceAudio(parts: readonly ReadyAudio[]): ReadyAudio {
+  if (parts.length === 1) return parts[0]!;
+  return {
+    parts: [...parts],
+    durationMs: parts.reduce((ms, p) => ms + p.durationMs, 0),
+    fromCache: parts.every((p) => p.fromCache),
+    key: parts.map((p) => p.key).join('+'),
+    release: () => {
+      for (const p of parts) p.release?.();
+    },
+  };
 }
 
 // ---- collaborators (the parts of the real classes used here) ----
@@ -150,6 +177,8 @@ type CallResult = ReadyAudio & { cachedFiles?: Promise<CachedFiles | null> };
 
 interface InFlight {
   promise: Promise<CallResult>;
+  /** The grant the first caller brought, spent by this call's first attempt. */
+  grant?: RateGrant | undefined;
   controller: AbortController;
   waiters: number;
   progress: Set<(p: SynthesisProgress) => void>;
@@ -196,7 +225,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       let downloaded: Buffer | undefined;
       if (req.endpoint === 'standard') {
         // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
-        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session }));
+        const grant = call.grant;
+        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session, ...(grant ? { grant } : {}) }));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
         const onProgress = (p: { state: string; jobId?: string }) =>
@@ -246,35 +276,46 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     }
   }
 
+  /** A cache hit spends neither characters nor rate budget (architecture: the budget is scarce). */
+  async function cached(req: SynthesisRequest): Promise<ReadyAudio | null> {
+    const input = cacheInput(req);
+    if (!isCacheable(input)) return null;
+    const key = AudioCache.key(input);
+    // The same text again while its first copy is still being cached: that copy is the hit.
+    await caching.get(key);
+    const hit = await cache.get(key, { pin: true });
+    if (!hit) return null;
+    return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
+  }
+
   return {
     async idle() {
       while (caching.size > 0) await Promise.all(caching.values());
     },
     async synthesize(req, opts = {}) {
       const { signal } = opts;
-      if (signal?.aborted) throw abortError(signal, req.guildId);
-      const input = cacheInput(req);
-      const key = AudioCache.key(input);
-      const cacheable = isCacheable(input);
-      // A cache hit spends neither characters nor rate budget (architecture: the budget is scarce).
-      if (cacheable) {
-        // The same text again while its first copy is still being cached: that copy is the hit.
-        await caching.get(key);
-        const hit = await cache.get(key, { pin: true });
-        if (hit) {
-          return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
+      try {
+        if (signal?.aborted) throw abortError(signal, req.guildId);
+        const hit = await cached(req);
+        if (hit) return hit;
+        const input = cacheInput(req);
+        const key = AudioCache.key(input);
+        const cacheable = isCacheable(input);
+        // A waiter that joined another's call refused by *their* budget (another guild's, another
+        // member's) tries on its own, so each member sees their own numbers (issue 10 §6).
+        for (let tries = 0; ; tries++) {
+          try {
+            return await wait(req, key, cacheable, opts, tries < 2);
+          } catch (err) {
+            if (err !== RETRY_ALONE) throw err;
+          }
         }
-      }
-      // A waiter that joined another's call refused by *their* budget (another guild's, another
-      // member's) tries on its own, so each member sees their own numbers (issue 10 §6).
-      for (let tries = 0; ; tries++) {
-        try {
-          return await wait(req, key, cacheable, opts, tries < 2);
-        } catch (err) {
-          if (err !== RETRY_ALONE) throw err;
-        }
+      } finally {
+        // Not spent (a hit, a shared call, a refusal before sending): the slot goes back to the window.
+        opts.grant?.release();
       }
     },
+    lookup: cached,
   };
 
   async function wait(req: SynthesisRequest, key: string, cacheable: boolean, opts: SynthesisOptions, mayShare: boolean): Promise<ReadyAudio> {
@@ -282,8 +323,10 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
     let call = mayShare ? inFlight.get(key) : undefined;
     const shared = call !== undefined;
+    // Riding on another caller's request: this caller's grant is not needed.
+    if (shared) opts.grant?.release();
     if (!call) {
-      const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false };
+      const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false, grant: opts.grant };
       created.promise = run(req, key, cacheable, created)
         .then((ready) => {
           created.callPin = ready.release;

@@ -310,7 +310,11 @@ export class TtsClient {
   async #acquire(call: 'standard' | 'advanced', opts: CallOptions, context: TtsErrorContext): Promise<void> {
     if (opts.signal?.aborted) throw new TtsAbortError(context);
     try {
-      await this.options.limiter.acquire(call, { ...(opts.key !== undefined ? { key: opts.key } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+      await this.options.limiter.acquire(call, {
+        ...(opts.key !== undefined ? { key: opts.key } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.grant ? { grant: opts.grant } : {}),
+      });
     } catch (err) {
       if (opts.signal?.aborted) throw new TtsAbortError(context);
       throw err;

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { RateLimiterError } from './errors.ts';
-import { RATE_LIMITS, type AcquireOptions, type RateKind, type RateLimiter } from './limiter.ts';
+import { RATE_LIMITS, type AcquireOptions, type GrantingLimiter, type RateGrant, type RateKind } from './limiter.ts';
 import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from './limiter-window.ts';
+import { decideGrant, defaultBurst, defaultSpare, hasSpare, type Demand, type PaceRules } from './pacing.ts';
 
 export type RateLimits = Record<RateKind, { limit: number; windowMs: number }>;
 
@@ -18,6 +20,13 @@ export interface FairRateLimiterOptions {
    */
   safety?: { marginMs?: number };
   /**
+   * Pacing under pressure (issue 12 §2, src/tts/pacing.ts): below `burst` grants in the window
+   * (default half the limit) grants go out at once, beyond it the free slots are spread out; below
+   * `spare` (default a sixth) `tryReserve` hands out a grant more than needed. `false` grants as
+   * fast as the window allows.
+   */
+  pacing?: { burst?: number; spare?: number } | false;
+  /**
    * Longest sleep between looks at the store while waiters wait. Other processes change a shared
    * store, and a look is cheap.
    */
@@ -31,37 +40,47 @@ const DEFAULTS = {
   limits: RATE_LIMITS,
   recheckMs: 1_000,
   onGrant: () => {},
-} as const satisfies Omit<Required<FairRateLimiterOptions>, 'store' | 'safety'>;
+} as const satisfies Omit<Required<FairRateLimiterOptions>, 'store' | 'safety' | 'pacing'>;
 
 /** The key of waiters that give none. */
 const DEFAULT_KEY = '';
 
 interface Waiter {
   key: string;
-  resolve: () => void;
+  since: number;
+  resolve: (grant: RateGrant) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
 }
 
 interface Lane {
-  /** Waiters by key. Map order is the round-robin order: a served key moves to the back. */
+  /** Waiters by key, FIFO within a key. */
   queues: Map<string, Waiter[]>;
   pumping: boolean;
 }
 
 /**
  * The per-IP request budget shared by every guild (ARCHITECTURE: the budget is the scarcest
- * resource). Waiters are grouped by `key` (a guild id) and served round-robin across keys, FIFO
- * within a key, so a busy guild cannot starve a quiet one.
+ * resource). Waiters are grouped by `key` (a guild id); the key with the fewest grants in the
+ * window goes first, then the one waiting longest, FIFO within a key, so a busy guild cannot
+ * starve a quiet one and a guild arriving late is served before those already served. Under
+ * pressure grants are paced so late arrivals still find a slot. With a shared store the order and
+ * the pacing are decided across every process on the host (src/tts/pacing.ts).
  */
-export class FairRateLimiter implements RateLimiter {
+export class FairRateLimiter implements GrantingLimiter {
   readonly #store: WindowStore;
   readonly #clock: Clock;
   readonly #limits: RateLimits;
-  readonly #marginMs: Record<RateKind, number>;
+  readonly #rules: Record<RateKind, PaceRules>;
   readonly #recheckMs: number;
   readonly #onGrant: (kind: RateKind, key: string) => void;
+  /** This limiter's name in a shared store's demand table. */
+  readonly #owner = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  /** What the last look at the window saw: how many grants were in it, and when. */
+  readonly #seen: Record<RateKind, { used: number; at: number }> = { standard: { used: 0, at: 0 }, advanced: { used: 0, at: 0 } };
+  /** This process's own grants inside the window (a lower bound when nobody waits and the store is not read). */
+  readonly #recent: Record<RateKind, number[]> = { standard: [], advanced: [] };
   readonly #lanes: Record<RateKind, Lane> = {
     standard: { queues: new Map(), pumping: false },
     advanced: { queues: new Map(), pumping: false },
@@ -73,18 +92,31 @@ export class FairRateLimiter implements RateLimiter {
     this.#limits = options.limits ?? DEFAULTS.limits;
     this.#recheckMs = options.recheckMs ?? DEFAULTS.recheckMs;
     this.#onGrant = options.onGrant ?? DEFAULTS.onGrant;
-    const margin = (kind: RateKind) => options.safety?.marginMs ?? Math.min(1_000, this.#limits[kind].windowMs * 0.05);
-    this.#marginMs = { standard: margin('standard'), advanced: margin('advanced') };
+    const rules = (kind: RateKind): PaceRules => {
+      const { limit, windowMs } = this.#limits[kind];
+      const marginMs = options.safety?.marginMs ?? Math.min(1_000, windowMs * 0.05);
+      const burst = options.pacing === false ? limit : Math.min(limit, options.pacing?.burst ?? defaultBurst(limit));
+      const spare = Math.min(burst, options.pacing === false ? limit : (options.pacing?.spare ?? defaultSpare(limit)));
+      return { limit, occupiedMs: windowMs + marginMs, burst, spare };
+    };
+    this.#rules = { standard: rules('standard'), advanced: rules('advanced') };
   }
 
-  /** Resolves when one request of `kind` may be sent for `options.key`; rejects with the signal's reason on abort. */
-  acquire(kind: RateKind, options: AcquireOptions = {}): Promise<void> {
+  /** Resolves when one request of `kind` may be sent for `options.key` (at once with an unspent `grant`); rejects with the signal's reason on abort. */
+  async acquire(kind: RateKind, options: AcquireOptions = {}): Promise<void> {
+    if (options.signal?.aborted) throw options.signal.reason;
+    if (options.grant?.kind === kind && options.grant.use()) return;
+    const grant = await this.reserve(kind, options);
+    grant.use();
+  }
+
+  reserve(kind: RateKind, options: Omit<AcquireOptions, 'grant'> = {}): Promise<RateGrant> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const key = options.key ?? DEFAULT_KEY;
     const lane = this.#lanes[kind];
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { key, resolve, reject, signal, onAbort: undefined };
+    return new Promise<RateGrant>((resolve, reject) => {
+      const waiter: Waiter = { key, since: this.#clock.now(), resolve, reject, signal, onAbort: undefined };
       if (signal) {
         waiter.onAbort = () => {
           this.#remove(lane, waiter);
@@ -99,6 +131,30 @@ export class FairRateLimiter implements RateLimiter {
     });
   }
 
+  async tryReserve(kind: RateKind, options: Pick<AcquireOptions, 'key'> = {}): Promise<RateGrant | null> {
+    // Whoever waits goes first; an extra grant is only for a moment nobody else wants one.
+    if (this.#lanes[kind].queues.size > 0) return null;
+    const key = options.key ?? DEFAULT_KEY;
+    try {
+      const result = await this.#take(kind, [{ key, since: this.#clock.now() }], false, true);
+      if (!result.ok) return null;
+      return this.#granted(kind, key, result.id);
+    } catch {
+      return null;
+    }
+  }
+
+  pressured(kind: RateKind): boolean {
+    if (this.#lanes[kind].queues.size > 0) return true;
+    const now = this.#clock.now();
+    const rules = this.#rules[kind];
+    const recent = this.#recent[kind];
+    while (recent.length > 0 && recent[0]! <= now - rules.occupiedMs) recent.shift();
+    const seen = this.#seen[kind];
+    const used = Math.max(recent.length, now - seen.at < this.#recheckMs ? seen.used : 0);
+    return used >= rules.burst;
+  }
+
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */
   block(kind: RateKind, ms: number): void {
     if (!Number.isFinite(ms)) throw new RateLimiterError('limiter_bad_argument', { kind, message: `block needs a finite duration, got ${ms}` });
@@ -106,49 +162,87 @@ export class FairRateLimiter implements RateLimiter {
     this.#store.block(kind, this.#clock.now() + ms);
   }
 
-  /** One loop per kind hands out grants while anyone waits; it sleeps while the window is full. */
+  /** One look at the window: pacing and whose turn it is, across every process sharing the store. */
+  #take(kind: RateKind, mine: Demand[], record = true, spareOnly = false) {
+    const now = this.#clock.now();
+    const rules = this.#rules[kind];
+    // Another process's guild has the turn: look again soon, so a slot is not left idle for long.
+    const turnMs = Math.max(1, Math.round(this.#recheckMs / 4));
+    const demand = { owner: this.#owner, waiting: mine, liveSince: now - 3 * this.#recheckMs, record };
+    return this.#store.take(kind, now, rules.occupiedMs, demand, (s) => {
+      this.#seen[kind] = { used: s.grants.length, at: now };
+      if (spareOnly && (!hasSpare(s, now, rules) || s.others.length > 0)) return { ok: false, retryInMs: turnMs };
+      return decideGrant(s, mine, now, rules, turnMs);
+    });
+  }
+
+  /** One loop per kind hands out grants while anyone waits; it sleeps while the window is full or paced. */
   async #pump(kind: RateKind): Promise<void> {
     const lane = this.#lanes[kind];
     if (lane.pumping) return;
     lane.pumping = true;
-    const { limit, windowMs } = this.#limits[kind];
-    const occupiedMs = windowMs + this.#marginMs[kind];
     try {
       while (lane.queues.size > 0) {
+        const mine: Demand[] = [...lane.queues].map(([key, queue]) => ({ key, since: queue[0]!.since }));
         let result;
         try {
-          result = await this.#store.tryTake(kind, this.#clock.now(), limit, occupiedMs);
+          result = await this.#take(kind, mine);
         } catch (cause) {
           // Without the store we cannot know the budget; sending anyway could cost the whole IP a 429.
           this.#failAll(lane, new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }));
           return;
         }
         if (result.ok) {
-          // An asynchronous store answered after the last waiter gave up: the slot goes unused
-          // (never more requests than the window, at worst one fewer).
-          if (lane.queues.size > 0) this.#grantNext(kind, lane);
+          this.#grantTo(kind, lane, result.key, result.id);
           continue;
         }
         await this.#clock.sleep(Math.min(result.retryInMs, this.#recheckMs));
       }
+      quietly(this.#store.withdraw(kind, this.#owner));
     } finally {
       lane.pumping = false;
     }
   }
 
-  #grantNext(kind: RateKind, lane: Lane): void {
-    // Only called when a queue is non-empty (synchronously after checking), so first() exists.
-    const [key, queue] = lane.queues.entries().next().value as [string, Waiter[]];
+  #grantTo(kind: RateKind, lane: Lane, key: string, id: number | undefined): void {
+    const queue = lane.queues.get(key);
+    if (!queue) {
+      // An asynchronous store answered after that key's last waiter gave up: the slot goes back.
+      if (id !== undefined) quietly(this.#store.release(kind, id));
+      return;
+    }
     const waiter = queue.shift()!;
-    lane.queues.delete(key);
-    if (queue.length > 0) lane.queues.set(key, queue); // to the back of the rotation
+    if (queue.length === 0) lane.queues.delete(key);
     if (waiter.signal && waiter.onAbort) waiter.signal.removeEventListener('abort', waiter.onAbort);
-    waiter.resolve();
+    waiter.resolve(this.#granted(kind, key, id));
+  }
+
+  #granted(kind: RateKind, key: string, id: number | undefined): RateGrant {
+    let state: 'held' | 'used' | 'released' = 'held';
+    const store = this.#store;
+    const recent = this.#recent[kind];
+    const at = this.#clock.now();
+    recent.push(at);
     try {
       this.#onGrant(kind, key);
     } catch {
       // An observer's bug must not stop the grants.
     }
+    return {
+      kind,
+      use: () => {
+        if (state !== 'held') return false;
+        state = 'used';
+        return true;
+      },
+      release: () => {
+        if (state !== 'held') return;
+        state = 'released';
+        if (id !== undefined) quietly(store.release(kind, id));
+        const i = recent.indexOf(at);
+        if (i >= 0) recent.splice(i, 1);
+      },
+    };
   }
 
   #remove(lane: Lane, waiter: Waiter): void {
@@ -175,7 +269,12 @@ export function createMemoryLimiter(options: Omit<FairRateLimiterOptions, 'store
   return new FairRateLimiter({ ...options, store: new MemoryWindowStore() });
 }
 
-/** The host-wide limiter: fair within this process, counted in SQLite across every process using `db`. */
+/** The host-wide limiter: fair and paced across every process using `db`, counted in SQLite. */
 export function createSqliteLimiter(db: Db, options: Omit<FairRateLimiterOptions, 'store'> = {}): FairRateLimiter {
   return new FairRateLimiter({ ...options, store: new SqliteWindowStore({ db }) });
+}
+
+/** A store's fire-and-forget write (a give-back, a withdrawal): its failure only delays a slot. */
+function quietly(result: void | Promise<void>): void {
+  if (result) result.catch(() => {});
 }

@@ -6,10 +6,25 @@ export const RATE_LIMITS = {
   advanced: { limit: 10, windowMs: 60_000 },
 } as const satisfies Record<RateKind, { limit: number; windowMs: number }>;
 
+/**
+ * Permission to send one request, handed out before the request is formed (issue 12 §1: a guild's
+ * batch is formed once the grant is in hand, so the backlog built during the wait rides along).
+ * It is spent by the first `acquire` that carries it, or given back unused.
+ */
+export interface RateGrant {
+  readonly kind: RateKind;
+  /** Marks the grant spent; false when it already was, or was given back. */
+  use(): boolean;
+  /** Gives the grant back unused (nothing needed a request after all): its slot frees. No-op once spent. */
+  release(): void;
+}
+
 export interface AcquireOptions {
-  /** Who the request is for (a guild id); limiters that are fair hand out grants round-robin by key. */
+  /** Who the request is for (a guild id); limiters that are fair order grants by key. */
   key?: string;
   signal?: AbortSignal;
+  /** A grant already in hand: spent instead of waiting (once; a retry waits as usual). */
+  grant?: RateGrant;
 }
 
 /**
@@ -21,4 +36,14 @@ export interface RateLimiter {
   acquire(kind: RateKind, options?: AcquireOptions): Promise<void>;
   /** The service asked us to wait: send nothing of `kind` for `ms`. */
   block(kind: RateKind, ms: number): void;
+}
+
+/** A limiter that hands out grants ahead of the request (the scheduler's side of the budget). */
+export interface GrantingLimiter extends RateLimiter {
+  /** Resolves with a grant for `options.key` when its turn comes; rejects with the signal's reason on abort. */
+  reserve(kind: RateKind, options?: Omit<AcquireOptions, 'grant'>): Promise<RateGrant>;
+  /** A grant at once when one is to spare now (nobody else waiting, the window nearly empty), else null. */
+  tryReserve(kind: RateKind, options?: Pick<AcquireOptions, 'key'>): Promise<RateGrant | null>;
+  /** Whether requests of `kind` are scarce now: grants are being paced or someone waits for one. */
+  pressured(kind: RateKind): boolean;
 }

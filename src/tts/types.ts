@@ -5,6 +5,7 @@
  */
 import type { BillingHooks } from './billing.ts';
 import type { TtsErrorCode } from './errors.ts';
+import type { RateGrant } from './limiter.ts';
 import type { AdvancedRequest } from './validation.ts';
 
 export interface CallOptions {
@@ -13,6 +14,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Told what each attempt may have cost (README "Characters are money"). */
   billing?: BillingHooks;
+  /** A rate grant already in hand (the scheduler reserved it, issue 12 §1): the first attempt spends it. */
+  grant?: RateGrant;
 }
 
 export interface Substitution {

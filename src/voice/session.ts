@@ -1,7 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import {
   AudioPlayerStatus,
   createAudioPlayer,
@@ -21,13 +18,13 @@ import {
   type VoiceConnectionDisconnectedState,
   type VoiceConnectionState,
 } from '@discordjs/voice';
-import { Mp3OpusStream } from '../audio/mp3-opus.ts';
 import { sleep } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
-import { moments, type PlaySource } from '../util/moments.ts';
+import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
-import { cacheTransportKey } from './transport-key.ts';
 import { VoiceSessionError } from './errors.ts';
+import { opusPackets, resourceFor } from './resources.ts';
+import { cacheTransportKey } from './transport-key.ts';
 
 /**
  * What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (`mp3` in memory or
@@ -39,6 +36,8 @@ export interface PlayableAudio {
   mp3Path?: string;
   mp3?: Buffer;
   durationMs?: number;
+  /** Clips played back to back as one utterance (a cached name, then its line: issue 12 §3). */
+  parts?: PlayableAudio[];
 }
 
 export interface VoiceSessionOptions {
@@ -310,39 +309,30 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
       if (signal.aborted) return;
     }
-    const { resource, source } = await this.#resource(audio);
-    if (signal.aborted || this.#closed.signal.aborted) {
-      resource.playStream.destroy();
+    // Clips of one utterance (issue 12 §3) play as one resource of every clip's Opus packets in
+    // turn when cached: no end-of-resource silence, no restart between them.
+    const parts = audio.parts ?? [audio];
+    const joined = parts.length > 1 && this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
+    const resources = joined
+      ? [async () => ({ resource: createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus }), source: 'ogg' as const })]
+      : parts.map((part) => () => resourceFor(part, this.#options.playback, this.guildId));
+    for (const [i, make] of resources.entries()) {
       if (signal.aborted) return;
-      throw this.#closed.signal.reason;
-    }
-    if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
-    this.#firstPacket = { resource, since };
-    try {
-      await this.#playToEnd(resource, signal);
-    } finally {
-      if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
-    }
-  }
-
-  /** The resource for `audio`; never inlineVolume (it forces per-frame re-encoding). */
-  async #resource(audio: PlayableAudio): Promise<{ resource: AudioResource; source: PlaySource }> {
-    const cached = this.#options.playback === 'cached';
-    // Pre-encoded Ogg Opus needs no encoding at all.
-    if (audio.oggPath && cached) return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
-    if (!cached) {
-      return { resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }), source: 'mp3-ffmpeg' };
-    }
-    let mp3 = audio.mp3;
-    if (!mp3 && audio.mp3Path) {
+      const { resource, source } = await make();
+      if (signal.aborted || this.#closed.signal.aborted) {
+        resource.playStream.destroy();
+        if (signal.aborted) return;
+        throw this.#closed.signal.reason;
+      }
+      if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
+      // The utterance's first packet is what clipStarted times.
+      if (i === 0) this.#firstPacket = { resource, since };
       try {
-        mp3 = await readFile(audio.mp3Path);
-      } catch (error) {
-        throw new VoiceSessionError('playback_failed', { guildId: this.guildId, cause: error });
+        await this.#playToEnd(resource, signal);
+      } finally {
+        if (this.#firstPacket?.resource === resource) this.#firstPacket = undefined;
       }
     }
-    mp3 ??= Buffer.alloc(0);
-    return { resource: createAudioResource(new Mp3OpusStream(mp3), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
   }
 
   /** Plays `resource`, settling once: resolved at its end or on `signal` (skip), rejected on a player error or the session's end. */

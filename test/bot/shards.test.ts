@@ -152,9 +152,9 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     );
     const seen = () => emulator.requests().filter((r) => r.target === 'standard');
     const inWindowAt = (t: number) => seen().filter((r) => r.at > t - windowMs && r.at <= t).length;
-    // The window fills and stays full: requests stop arriving while /say are still waiting, because
-    // both processes hold theirs back (they look again every second). Full as the limiter counts it:
-    // each grant occupies its slot for the window plus a 1 s safety margin.
+    // Requests stop arriving while /say are still waiting, because both processes hold theirs back
+    // (they look again every second), counted as the limiter counts it: each grant occupies its
+    // slot for the window plus a 1 s safety margin.
     const answered = () => asked.filter((i) => i.responses().some((r) => r.files.length > 0));
     let last = -1;
     let stableSince = Date.now();
@@ -164,7 +164,11 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
       expect(Date.now() - stableSince).toBeGreaterThanOrEqual(2_500);
     }, { timeout: 60_000, interval: 100 });
     const now = Date.now();
-    expect(seen().filter((r) => r.at > now - windowMs - 1_000).length).toBe(limit);
+    // Half the window goes at once; past it the slots are spread over the window (pacing, issue 12
+    // §2), so requests pause while /say still wait with the window only partly spent.
+    const inWindow = seen().filter((r) => r.at > now - windowMs - 1_000).length;
+    expect(inWindow).toBeGreaterThanOrEqual(limit / 2);
+    expect(inWindow).toBeLessThanOrEqual(limit);
     expect(answered().length).toBeLessThan(asked.length);
     for (const g of [C, D]) expect(answered().some((i) => i.responses().some((r) => r.files.length > 0 && r.message?.guildId === g.id))).toBe(true);
     expect(seen().filter((r) => r.status === 429)).toEqual([]);
@@ -172,7 +176,7 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     // The manager's gauge of the shared window: the max over processes (a sum would be twice the limit).
     const base = String(manager.logs.find((l) => l.msg === 'metrics and health checks listening')!.url);
     const used = value((await getText(`${base}/metrics`)).body, 'yomiage_rate_window_used', { endpoint: 'standard' });
-    expect(used).toBeGreaterThan(limit / 2);
+    expect(used).toBeGreaterThanOrEqual(limit / 2); // half at once, the rest paced (issue 12 §2)
     expect(used).toBeLessThanOrEqual(limit);
   });
 

@@ -23,6 +23,8 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
       clock,
       limits: LIMITS,
       safety: { marginMs: 0 },
+      // These cases are about the window and the order; pacing has its own below.
+      pacing: false,
       onGrant: (kind, key) => grants.push({ kind, key, at: clock.now() }),
     });
   });
@@ -113,6 +115,7 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
       clock,
       limits: LIMITS,
       safety: { marginMs: 500 },
+      pacing: false,
       onGrant: (kind, key) => grants.push({ kind, key, at: clock.now() }),
     });
     await margined.acquire('advanced');
@@ -129,12 +132,10 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
 
 describe('FairRateLimiter store failure', () => {
   it('rejects waiters with a coded error instead of sending without a budget', async () => {
-    const broken: WindowStore = {
-      tryTake: () => {
-        throw new Error('SQLITE_BUSY: database is locked');
-      },
-      block: () => {},
+    const fail = () => {
+      throw new Error('SQLITE_BUSY: database is locked');
     };
+    const broken: WindowStore = { take: fail, tryTake: fail, release: () => {}, withdraw: () => {}, block: () => {} };
     const limiter = new FairRateLimiter({ store: broken, clock: new FakeClock() });
     // Every waiter is told, none is left hanging: the one behind in another guild too.
     const errors = await Promise.all(['A', 'B'].map((key) => limiter.acquire('standard', { key }).catch((e: unknown) => e)));

@@ -8,6 +8,7 @@ import pgLib from 'pg';
 const PgPoolCtor = pgLib.Pool;
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { SqliteWindowStore } from '../../src/tts/limiter-window.ts';
+import type { GrantDecision, WindowSnapshot } from '../../src/tts/pacing.ts';
 
 // The PostgreSQL store (several hosts behind one IP, issue 14 §3) keeps the same contract.
 let postgres: TestPostgres | undefined;
@@ -77,6 +78,22 @@ describe.each([...storeFactories, postgresFactory])('WindowStore contract: $name
     // A process whose clock read 1 500 commits after the 2 000 grant: refused, or two would share (1 500, 2 500].
     expect(await store.tryTake('standard', 1_500, 1, 1_000)).toEqual({ ok: false, retryInMs: 1_500 });
   });
+
+  it('take records which guild each grant went to, and a grant given back unused frees its slot at once (issue 12)', async () => {
+    const { store } = fixture;
+    const to = (key: string) => (s: WindowSnapshot): GrantDecision => (s.grants.length < 2 ? { ok: true, key } : { ok: false, retryInMs: 1 });
+    const first = await store.take('standard', 1_000, 60_000, undefined, to('g1'));
+    const second = await store.take('standard', 2_000, 60_000, undefined, to('g2'));
+    expect([first.ok, second.ok]).toEqual([true, true]);
+    let seen: WindowSnapshot | undefined;
+    const full = await store.take('standard', 3_000, 60_000, undefined, (s) => ((seen = s), to('g3')(s)));
+    expect(full.ok).toBe(false);
+    expect(seen!.grants.map((g) => g.key)).toEqual(['g1', 'g2']);
+    // Served least recently: g1's latest grant is older than g2's.
+    expect(seen!.lastGrant.get('g1')!).toBeLessThan(seen!.lastGrant.get('g2')!);
+    await store.release('standard', second.id!);
+    expect((await store.take('standard', 3_000, 60_000, undefined, to('g3'))).ok).toBe(true);
+  });
 });
 
 describe('SqliteWindowStore', () => {
@@ -137,5 +154,30 @@ describe('PostgresWindowStore (hosts behind one IP, issue 14 §3)', () => {
     } finally {
       await down.end().catch(() => {});
     }
+  });
+});
+
+describe.each([storeFactories[1]!, postgresFactory])('Shared WindowStore demand (issue 12 §5): $name', ({ make }) => {
+  let fixture: StoreFixture;
+  beforeEach(async () => {
+    fixture = await make();
+  });
+  afterEach(() => fixture.close());
+
+  it("one process sees the guilds another has waiting while they are live, not after it withdraws or stops refreshing", async () => {
+    const { store } = fixture;
+    const look = async (owner: string, now: number, waiting: { key: string; since: number }[], liveSince = 0) => {
+      let others: readonly { key: string; since: number }[] = [];
+      await store.take('standard', now, 60_000, { owner, waiting, liveSince }, (s) => ((others = s.others), { ok: false, retryInMs: 1 }));
+      return others;
+    };
+    await look('A', 1_000, [{ key: 'a1', since: 900 }]);
+    expect(await look('B', 1_100, [{ key: 'b1', since: 1_050 }])).toEqual([{ key: 'a1', since: 900 }]);
+    expect(await look('A', 1_200, [{ key: 'a1', since: 900 }])).toEqual([{ key: 'b1', since: 1_050 }]);
+    await store.withdraw('standard', 'B');
+    expect(await look('A', 1_300, [])).toEqual([]);
+    // A process that stopped refreshing (crashed) is ignored once older than liveSince.
+    await look('C', 1_400, [{ key: 'c1', since: 1_400 }]);
+    expect(await look('A', 9_000, [], 5_000)).toEqual([]);
   });
 });

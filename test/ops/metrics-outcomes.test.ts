@@ -24,7 +24,7 @@ const total = (o: Awaited<ReturnType<typeof outcomes>>) => o.spoken + o.dropped_
 const say = (content: string) => h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content });
 
 beforeAll(async () => {
-  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '1', USER_MONTHLY_CHARS: '40' } });
+  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '2', USER_MONTHLY_CHARS: '40' } });
   await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.chat, { postAudio: true });
   const bot = h.bot;
   ops = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(bot.metrics, { client: bot.client, db: bot.db, media: bot.media }), logger: createLogger({ level: 'silent' }) });
@@ -35,10 +35,11 @@ afterAll(async () => {
 });
 
 describe('yomiage_speech_messages_total', () => {
-  it('auto-read too old when its turn comes: dropped_stale, never sent; the one sent is spoken', async () => {
-    h.emulator.setLatency('standard', 2_500);
+  it('auto-read too old to be read within the cut (2 s): dropped_stale, each once; those behind it never sent', async () => {
+    h.emulator.setLatency('standard', 3_000);
     await say('ふるい一');
-    // The first is being made (alone) before the others arrive; they wait for it, and grow old.
+    // The first is being made (alone) before the others arrive; they wait for it, and grow old. It
+    // comes back 3 s after it arrived, past the cut: dropped at the moment of speaking (issue 12).
     await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, { timeout: 5_000, interval: 50, message: 'the first being made' });
     for (const content of ['ふるい二', 'ふるい三']) await say(content);
     const o = await vi.waitUntil(async () => {
@@ -46,7 +47,7 @@ describe('yomiage_speech_messages_total', () => {
       return total(r) === 3 ? r : undefined;
     }, { timeout: 20_000, interval: 50, message: 'three outcomes' });
     h.emulator.setLatency('standard', 0);
-    expect(o).toMatchObject({ spoken: 1, dropped_stale: 2, refused: 0, failed: 0, skipped: 0 });
+    expect(o).toMatchObject({ spoken: 0, dropped_stale: 3, refused: 0, failed: 0, skipped: 0 });
     expect(h.emulator.requests().filter((r) => r.target === 'standard')).toHaveLength(1);
   });
 

@@ -1,0 +1,158 @@
+import type { RateGrant } from '../tts/limiter.ts';
+import { clipParts, clipRequest, cutAtSpeaking, partRequest, type BatchPlan, type BatchRules } from './batching.ts';
+import { SpeechError } from './errors.ts';
+import type { ProgressEvent, ProgressState, ReadyUtterance, Utterance } from './queue-types.ts';
+import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.ts';
+
+// The scheduler's clips (issue 12 §3): looking up the parts of a run the cache has, running a
+// planned batch's requests, and turning clips into deliveries played back to back (with the
+// staleness cut at the moment of speaking). Kept apart from queue.ts, which decides when.
+
+type CodedError = Error & { code?: string };
+
+/** The cache identity of one part as spoken by `u`'s voice and settings. */
+export function partKey(u: Utterance, text: string): string {
+  return JSON.stringify([u.voice, u.speed, u.pitch, text]);
+}
+
+export function releaseAll(audios: Iterable<ReadyAudio>): void {
+  for (const a of audios) a.release?.();
+}
+
+const asError = (err: unknown, guildId: string): CodedError => (err instanceof Error ? (err as CodedError) : new SpeechError('synthesis_failed', { guildId, cause: err }));
+
+/** Adds to `found` the cached audio of every part of `run` not `looked` up yet (pinned; the caller releases what it does not use). */
+export async function lookupParts(synth: Synthesizer, guildId: string, run: readonly Utterance[], found: Map<string, ReadyAudio>, looked: Set<string>): Promise<void> {
+  const lookup = synth.lookup?.bind(synth);
+  if (!lookup) return;
+  const wanted = new Map<string, { u: Utterance; text: string }>();
+  for (const [i, u] of run.entries()) {
+    for (const p of clipParts(u, i)) {
+      const key = partKey(u, p.text);
+      if (!looked.has(key)) wanted.set(key, { u, text: p.text });
+    }
+  }
+  for (const key of wanted.keys()) looked.add(key);
+  await Promise.all(
+    [...wanted].map(async ([key, { u, text }]) => {
+      const audio = await lookup(partRequest(guildId, u, text)).catch(() => null);
+      if (audio) found.set(key, audio);
+    }),
+  );
+}
+
+/** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
+export type ClipCarries = WeakMap<ReadyUtterance, Utterance[][]>;
+
+export interface PlanRun {
+  synth: Synthesizer;
+  rules: BatchRules;
+  carries: ClipCarries;
+  signal: AbortSignal;
+  progress: (u: Utterance, state: ProgressState, extra?: Partial<ProgressEvent>) => void;
+  /** Told each paid request's characters and the audio length it made (the scheduler learns the speech rate). */
+  onMade: (chars: number, durationMs: number) => void;
+}
+
+/**
+ * Runs a batch's requests (each with its grant) and turns the clips into deliveries, in order:
+ * consecutive utterances that all have their audio play as one delivery; a failure is delivered in
+ * its place, so its author is told in order.
+ */
+export async function synthesizePlan(run: PlanRun, guildId: string, items: Utterance[], plan: BatchPlan, known: Map<string, ReadyAudio>, grants: RateGrant[]): Promise<ReadyUtterance[]> {
+  const { synth, rules, signal } = run;
+  const clipItems = plan.clips.map((c) => (c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!)));
+  let g = 0;
+  const outcomes = await Promise.all(
+    plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: CodedError }> => {
+      if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
+      const grant = grants[g++];
+      const req = clipRequest(guildId, items, clip.parts, rules);
+      try {
+        const audio = await synth.synthesize(req, {
+          signal,
+          ...(grant ? { grant } : {}),
+          onProgress: (p) => {
+            for (const u of clipItems[k]!) run.progress(u, 'synthesizing', { detail: p.status });
+          },
+        });
+        if (!audio.fromCache) run.onMade(rules.countChars(req.text), audio.durationMs);
+        return { audio };
+      } catch (err) {
+        return { error: asError(err, guildId) };
+      }
+    }),
+  );
+  const failedBy = new Map<Utterance, { error: CodedError; clip: number }>();
+  outcomes.forEach((o, k) => {
+    if ('error' in o) for (const u of clipItems[k]!) if (!failedBy.has(u)) failedBy.set(u, { error: o.error, clip: k });
+  });
+  const results: ReadyUtterance[] = [];
+  let i = 0;
+  while (i < items.length) {
+    const failure = failedBy.get(items[i]!);
+    if (failure) {
+      const group: Utterance[] = [];
+      while (i < items.length && failedBy.get(items[i]!)?.clip === failure.clip) group.push(items[i++]!);
+      for (const [k, o] of outcomes.entries()) if ('audio' in o && clipItems[k]!.every((u) => group.includes(u))) o.audio.release?.();
+      // One author over their allowance must not silence the others merged with them: each alone.
+      if (failure.error.code === 'budget_refused' && new Set(group.map((u) => u.userId)).size > 1 && !signal.aborted) {
+        for (const u of group) results.push(await alone(run, guildId, u));
+      } else {
+        results.push({ id: group[0]!.id, guildId, items: group, error: failure.error });
+      }
+      continue;
+    }
+    const group: Utterance[] = [];
+    while (i < items.length && !failedBy.has(items[i]!)) group.push(items[i++]!);
+    const clips = plan.clips.flatMap((_, k) => (clipItems[k]!.some((u) => group.includes(u)) ? [k] : []));
+    results.push(delivery(run.carries, guildId, group, clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio), clips.map((k) => clipItems[k]!)));
+  }
+  return results;
+}
+
+/** `u` alone in one request (the client waits for its own grant). */
+async function alone(run: PlanRun, guildId: string, u: Utterance): Promise<ReadyUtterance> {
+  const base = { id: u.id, guildId, items: [u] };
+  try {
+    const audio = await run.synth.synthesize(clipRequest(guildId, [u], [{ item: 0, part: 'all', text: u.text }], run.rules), { signal: run.signal });
+    return { ...base, audio };
+  } catch (err) {
+    return { ...base, error: asError(err, guildId) };
+  }
+}
+
+/** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
+export function delivery(carried: ClipCarries, guildId: string, items: Utterance[], clips: ReadyAudio[], carries: Utterance[][]): ReadyUtterance {
+  const starts = new Map<Utterance, number>();
+  let t = 0;
+  clips.forEach((audio, k) => {
+    for (const u of carries[k]!) if (!starts.has(u)) starts.set(u, t);
+    t += audio.durationMs;
+  });
+  const ready: ReadyUtterance = { id: items[0]!.id, guildId, items, audio: sequenceAudio(clips) };
+  if (clips.length > 1) ready.starts = items.map((u) => starts.get(u) ?? 0);
+  carried.set(ready, carries);
+  return ready;
+}
+
+/**
+ * The staleness cut at the moment of speaking (batching.ts `cutAtSpeaking`): auto-read that would
+ * start later than the cut is dropped with the clips that carry it (released); the rest plays.
+ * Returns what still plays (null: nothing) and the utterances dropped.
+ */
+export function cutReady(carried: ClipCarries, ready: ReadyUtterance, now: number, maxAutoAgeMs: number): { ready: ReadyUtterance | null; dropped: Utterance[] } {
+  const audio = ready.audio;
+  if (!audio) return { ready, dropped: [] };
+  const clips = audio.parts ?? [audio];
+  const carries = carried.get(ready) ?? [ready.items];
+  const { keep, dropped } = cutAtSpeaking(clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })), now, maxAutoAgeMs);
+  if (dropped.length === 0) return { ready, dropped: [] };
+  clips.forEach((a, k) => {
+    if (!keep.includes(k)) a.release?.();
+  });
+  const gone = ready.items.filter((u) => dropped.includes(u));
+  if (keep.length === 0) return { ready: null, dropped: gone };
+  const items = ready.items.filter((u) => !dropped.includes(u));
+  return { ready: delivery(carried, ready.guildId, items, keep.map((k) => clips[k]!), keep.map((k) => carries[k]!)), dropped: gone };
+}

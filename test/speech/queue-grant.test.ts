@@ -1,0 +1,103 @@
+import { describe, expect, it, vi } from 'vitest';
+import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
+import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter.ts';
+import { FakeClock, settle, SOON } from '../support/clock.ts';
+import { FakeSynth, msg } from './queue-fakes.ts';
+
+// Issue 12 §1: the scheduler with the real limiter, on a manual clock. The batch is formed once the
+// grant is in hand, and the staleness cut is applied before anything is paid for it.
+
+// One request per 30 s: a wait for the grant that stays within the 60 s staleness cut.
+const ONE_PER_30S = { standard: { limit: 1, windowMs: 30_000 }, advanced: { limit: 1, windowMs: 30_000 } };
+
+function setup() {
+  const clock = new FakeClock();
+  const limiter = createMemoryLimiter({ clock, limits: ONE_PER_30S, safety: { marginMs: 0 }, pacing: false });
+  const synth = new FakeSynth();
+  const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 0 } });
+  const spoken: ReadyUtterance[] = [];
+  const dropped: Utterance[] = [];
+  q.on('dropped', ({ items }) => dropped.push(...items));
+  q.setDefaultSink(async (r) => {
+    spoken.push(r);
+  });
+  return { clock, limiter, synth, q, spoken, dropped };
+}
+
+describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
+  it('GIVEN the window is spent THEN everything that arrives during the wait rides in the one request made when the grant comes', async () => {
+    const { clock, limiter, synth, q, spoken } = setup();
+    await limiter.acquire('standard', { key: 'another guild' }); // the window's only request is gone
+    q.enqueue(msg('g1', 'a', 'いちばん'));
+    await settle(10);
+    q.enqueue(msg('g1', 'b', 'にばん'));
+    q.enqueue(msg('g1', 'a', 'さんばん'));
+    await settle(10);
+    expect(synth.calls).toHaveLength(0); // nothing sent before the grant
+    await clock.advance(30_001);
+    await vi.waitUntil(() => spoken.length > 0, SOON);
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['いちばん。にばん。さんばん']);
+    expect(spoken.flatMap((r) => r.items.map((u) => u.text))).toEqual(['いちばん', 'にばん', 'さんばん']);
+    q.close();
+  });
+
+  it('GIVEN the wait for a grant outlasts the staleness cut THEN the auto message is dropped and counted, and nothing is paid for it', async () => {
+    const { clock, limiter, synth, q, spoken, dropped } = setup();
+    limiter.block('standard', 70_000); // the service said: nothing for 70 s
+    q.enqueue(msg('g1', 'a', 'おそすぎる'));
+    const say = q.enqueue(msg('g1', 'b', 'これは読む', { kind: 'say' }));
+    expect(say.ok).toBe(true);
+    await settle(10);
+    await clock.advance(70_001);
+    await vi.waitUntil(() => spoken.length > 0, SOON);
+    expect(dropped.map((u) => u.text)).toEqual(['おそすぎる']);
+    expect(q.stats('g1').dropped).toBe(1);
+    // Only the /say was sent (it is never dropped): the late auto-read cost nothing.
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['これは読む']);
+    q.close();
+  });
+});
+
+describe('SpeechScheduler while requests are scarce', () => {
+  /** A limiter under pressure that records who asked and never grants on its own. */
+  function scarceLimiter() {
+    const asked: string[] = [];
+    const limiter: GrantingLimiter = {
+      acquire: async () => {},
+      block: () => {},
+      reserve: (_kind, options) => {
+        asked.push(options?.key ?? '');
+        return new Promise<RateGrant>(() => {});
+      },
+      tryReserve: async () => null,
+      pressured: () => true,
+    };
+    return { limiter, asked };
+  }
+
+  it('GIVEN a message whose audio is cached THEN it plays at once; an uncached one waits for company before asking for a grant', async () => {
+    const clock = new FakeClock();
+    const { limiter, asked } = scarceLimiter();
+    const synth = Object.assign(new FakeSynth(), {
+      lookup: async (req: SynthesisRequest): Promise<ReadyAudio | null> => (req.text === 'おはよう' ? { mp3: Buffer.from('hit'), durationMs: 500, fromCache: true, key: 'hit' } : null),
+    });
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 10_000 } });
+    const spoken: string[] = [];
+    q.setDefaultSink(async (r) => {
+      spoken.push(...r.items.map((u) => u.text));
+    });
+    q.enqueue(msg('g1', 'a', 'おはよう'));
+    await vi.waitUntil(() => spoken.length > 0, SOON);
+    expect(spoken).toEqual(['おはよう']);
+    expect(synth.calls).toHaveLength(0);
+    q.enqueue(msg('g1', 'a', 'きょうはなにするの'));
+    await settle(20);
+    expect(asked).toEqual([]); // held for company: no grant asked for yet
+    await clock.advance(10_000);
+    await vi.waitUntil(() => asked.length > 0, SOON);
+    expect(asked).toEqual(['g1']);
+    q.close();
+  });
+});
