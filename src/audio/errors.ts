@@ -1,11 +1,12 @@
 import { CodedError } from '../util/coded-error.ts';
 
-/** Stable codes of audio errors (transcoding and the audio cache), with their default messages. */
+/** Stable codes of audio errors (transcoding, in-process decoding and the audio cache), with their default messages. */
 export const AUDIO_ERROR_MESSAGES = {
   ffmpeg_not_found: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
   transcode_failed: 'ffmpeg could not convert the MP3 to Ogg Opus',
   transcode_timeout: 'ffmpeg took too long to convert the MP3 to Ogg Opus',
   transcode_aborted: 'the conversion to Ogg Opus was aborted',
+  decode_failed: 'the MP3 could not be decoded for playback',
   cache_bad_key: 'an audio cache key must be 64 lowercase hex characters (a sha256)',
   cache_write_failed: 'the audio cache could not write its files',
 } as const;

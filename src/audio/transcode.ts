@@ -109,6 +109,7 @@ interface FrameHeader {
   sampleRate: number;
   /** Offset of the Xing/Info tag inside the frame (after the side information). */
   xingOffset: number;
+  mono: boolean;
 }
 
 function parseHeader(buf: Buffer, at: number): FrameHeader | undefined {
@@ -132,7 +133,7 @@ function parseHeader(buf: Buffer, at: number): FrameHeader | undefined {
   const length = Math.floor(((samples / 8) * kbps * 1000) / sampleRate) + padding;
   const mono = (b4 >> 6) === 3;
   const sideInfo = mpeg1 ? (mono ? 17 : 32) : mono ? 9 : 17;
-  return { length, samples, sampleRate, xingOffset: 4 + sideInfo };
+  return { length, samples, sampleRate, xingOffset: 4 + sideInfo, mono };
 }
 
 function id3v2Size(buf: Buffer): number {
@@ -140,6 +141,20 @@ function id3v2Size(buf: Buffer): number {
   const size = ((buf[6]! & 0x7f) << 21) | ((buf[7]! & 0x7f) << 14) | ((buf[8]! & 0x7f) << 7) | (buf[9]! & 0x7f);
   const footer = (buf[5]! & 0x10) !== 0 ? 10 : 0;
   return 10 + size + footer;
+}
+
+/** Whether the MP3's first audio frame is single-channel (false when no frame is found). */
+export function isMonoMp3(mp3: Buffer | Uint8Array): boolean {
+  const buf = Buffer.isBuffer(mp3) ? mp3 : Buffer.from(mp3.buffer, mp3.byteOffset, mp3.byteLength);
+  for (let at = id3v2Size(buf); at + 4 <= buf.length; at++) {
+    const header = parseHeader(buf, at);
+    if (!header) continue;
+    const next = at + header.length;
+    // Synced only when another header follows (or the file ends): 0xFFE also occurs in data.
+    if (next + 4 <= buf.length && !parseHeader(buf, next)) continue;
+    return header.mono;
+  }
+  return false;
 }
 
 /**

@@ -314,6 +314,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await client.destroy();
       // Writes another process's lock kept in memory: written now (waiting is fine at shutdown).
       await pendingStore.close();
+      // A miss's Ogg Opus still being written goes into the cache before the database closes.
+      await synthesizer.idle?.();
       await checkpointer.stop();
       await pooled?.close();
       await Promise.all(shared.map((pg) => closePostgres(pg)));

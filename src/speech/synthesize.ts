@@ -6,6 +6,7 @@ import type { RateGrant } from '../tts/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
+import { moments } from '../util/moments.ts';
 import { ChargeSession, type LedgerLike } from './billing.ts';
 import type { BudgetRefusal, Charge } from './budget.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
@@ -89,6 +90,12 @@ export interface ReadyAudio {
    */
   release?: () => void;
   /**
+   * A miss comes back once its MP3 is downloaded (`mp3`, playable at once, issue 12 §4) while its
+   * Ogg Opus is cached: true once cached (`mp3Path`/`oggPath` then set, pinned until `release`),
+   * false when caching failed (logged; the MP3 still plays or is attached). Never rejects.
+   */
+  cached?: Promise<boolean>;
+  /**
    * Clips played back to back as one sound (issue 12 §3: a cached name, then its line). The
    * fields above describe the whole: `durationMs` is the sum, `release` releases every part.
    */
@@ -97,6 +104,8 @@ export interface ReadyAudio {
 
 export interface Synthesizer {
   synthesize(req: SynthesisRequest, options?: SynthesisOptions): Promise<ReadyAudio>;
+  /** Resolves once no cache write started by a miss is still under way (before closing the database). */
+  idle?(): Promise<void>;
   /** The cached audio of `req` (pinned), or null; never sends anything or holds characters. */
   lookup?(req: SynthesisRequest): Promise<ReadyAudio | null>;
 }
@@ -163,8 +172,11 @@ function abortError(signal: AbortSignal | undefined, guildId: string): unknown {
   return reason instanceof SpeechError ? reason : new SpeechError('aborted', { guildId, cause: reason });
 }
 
+/** What one call to the service gives its waiters: on a miss, also the cache write under way. */
+type CallResult = ReadyAudio & { cachedFiles?: Promise<CachedFiles | null> };
+
 interface InFlight {
-  promise: Promise<ReadyAudio>;
+  promise: Promise<CallResult>;
   /** The grant the first caller brought, spent by this call's first attempt. */
   grant?: RateGrant | undefined;
   controller: AbortController;
@@ -180,6 +192,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   const { client, cache, budget, history } = options;
   const media = options.media ?? { transcode: true, playMp3: true };
   const inFlight = new Map<string, InFlight>();
+  /** Cache writes of misses still under way (their audio already went on), by key. */
+  const caching = new Map<string, Promise<unknown>>();
   /** The code of the cache failure logged last; a run of the same failure is logged once. */
   let lastCacheFailure: string | undefined;
 
@@ -194,7 +208,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     lastCacheFailure = code;
   }
 
-  async function run(req: SynthesisRequest, key: string, cacheable: boolean, call: InFlight): Promise<ReadyAudio> {
+  async function run(req: SynthesisRequest, key: string, cacheable: boolean, call: InFlight): Promise<CallResult> {
     const signal = call.controller.signal;
     // Characters are held before the request is sent (a refusal throws here, nothing is sent);
     // from then on the session records what each attempt cost, as it happens.
@@ -224,6 +238,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       }
       // Signed URLs expire: download right away (unless the job runner already did).
       const mp3 = downloaded ?? (await client.download(url, { signal }));
+      if (moments.downloaded.hasSubscribers) moments.downloaded.publish({ guildId: req.guildId, key, at: performance.now() });
       await session.close();
       // One history row per author of a merged request, each with the characters charged to them.
       for (const c of req.charges) {
@@ -233,17 +248,29 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       }
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
-      if (cacheable && media.transcode) {
-        try {
-          const entry = await cache.put(key, mp3, { endpoint: req.endpoint, pin: true });
+      const uncached: ReadyAudio = { ...ready, mp3, durationMs: probeDurationMs(mp3) };
+      if (!cacheable || !media.transcode) return uncached;
+      // The MP3 plays now, decoded in-process, while ffmpeg makes the Ogg Opus for the next time
+      // (issue 12 §4): the first packet no longer waits for the transcode.
+      const put = cache.put(key, mp3, { endpoint: req.endpoint, pin: true }).then(
+        (entry) => {
           lastCacheFailure = undefined;
-          return { ...ready, mp3Path: entry.mp3Path, oggPath: entry.oggPath, durationMs: entry.durationMs, ...(entry.release ? { release: entry.release } : {}) };
-        } catch (error) {
+          // The put's own pin holds the files until every waiter has taken its own (in the
+          // microtasks that follow this one), then goes.
+          if (entry.release) setImmediate(entry.release);
+          return { mp3Path: entry.mp3Path, oggPath: entry.oggPath };
+        },
+        (error: unknown) => {
           // The characters are spent (issue 10 §4): the audio goes on uncached, never thrown away.
           cacheFailed(error, req.guildId);
-        }
-      }
-      return { ...ready, mp3, durationMs: probeDurationMs(mp3) };
+          return null;
+        },
+      );
+      caching.set(key, put);
+      void put.finally(() => {
+        if (caching.get(key) === put) caching.delete(key);
+      });
+      return { ...uncached, cachedFiles: put };
     } finally {
       await session.close();
     }
@@ -254,12 +281,17 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     const input = cacheInput(req);
     if (!isCacheable(input)) return null;
     const key = AudioCache.key(input);
+    // The same text again while its first copy is still being cached: that copy is the hit.
+    await caching.get(key);
     const hit = await cache.get(key, { pin: true });
     if (!hit) return null;
     return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
   }
 
   return {
+    async idle() {
+      while (caching.size > 0) await Promise.all(caching.values());
+    },
     async synthesize(req, opts = {}) {
       const { signal } = opts;
       try {
@@ -320,10 +352,12 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
         onAbort = () => reject(abortError(signal, req.guildId));
         signal.addEventListener('abort', onAbort, { once: true });
       });
-      const { release: _callPin, ...ready } = await Promise.race([current.promise, aborted]);
+      const { release: _callPin, cachedFiles, ...ready } = await Promise.race([current.promise, aborted]);
+      const audio: ReadyAudio = { ...ready, ...(shared ? { shared: true } : {}) };
       // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
-      const release = ready.mp3Path && cache.pin ? cache.pin(key) : undefined;
-      return { ...ready, ...(shared ? { shared: true } : {}), ...(release ? { release } : {}) };
+      if (ready.mp3Path && cache.pin) audio.release = cache.pin(key);
+      else if (cachedFiles) followCaching(audio, key, cachedFiles);
+      return audio;
     } catch (err) {
       if (signal?.aborted) throw abortError(signal, req.guildId);
       if (shared && err instanceof BudgetRefusedError) throw RETRY_ALONE;
@@ -336,7 +370,30 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       if (current.waiters === 0 && current.settled) current.callPin?.();
     }
   }
+
+  /**
+   * A miss's audio learns where its cached files are once they are written, and pins them from
+   * then until it is released (a clip released before that never pins them).
+   */
+  function followCaching(audio: ReadyAudio, key: string, files: Promise<CachedFiles | null>): void {
+    let released = false;
+    let unpin: (() => void) | undefined;
+    audio.release = () => {
+      released = true;
+      unpin?.();
+    };
+    audio.cached = files.then((written) => {
+      if (!written) return false;
+      if (!released) {
+        unpin = cache.pin?.(key);
+        Object.assign(audio, written);
+      }
+      return true;
+    });
+  }
 }
+
+type CachedFiles = Pick<CachedAudio, 'mp3Path' | 'oggPath'>;
 
 /** Thrown inside `synthesize` only: the shared call was refused by someone else's budget. */
 const RETRY_ALONE = Symbol('retry alone');

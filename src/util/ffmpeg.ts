@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import prism from 'prism-media';
 import type { Logger } from './log.ts';
 
 const require = createRequire(import.meta.url);
@@ -29,7 +28,10 @@ export function ffmpegPath(configured: string | undefined = process.env.FFMPEG_P
 export interface MediaSupport {
   /** ffmpeg with libopus: each clip is transcoded once to Ogg Opus and cached. */
   transcode: boolean;
-  /** ffmpeg for @discordjs/voice: an MP3 can be played as it is (ffmpeg on every play). */
+  /**
+   * An MP3 not cached as Ogg Opus is played in voice (decoded in this process, src/audio/mp3-opus.ts);
+   * false without ffmpeg, when such audio is attached instead (the documented degraded mode).
+   */
   playMp3: boolean;
 }
 
@@ -54,16 +56,6 @@ export function probeFfmpeg(bin: string, timeoutMs = 10_000): Promise<FfmpegProb
   });
 }
 
-/** Whether @discordjs/voice (prism-media) finds an ffmpeg to decode an MP3 on every play. */
-function voiceLibraryFindsFfmpeg(): boolean {
-  try {
-    prism.FFmpeg.getInfo();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Checks ffmpeg at start and says at warn level what works without it: the bot runs degraded, it
  * does not refuse to start. `bin` is the configured one (FFMPEG_PATH); when it is missing, no
@@ -81,21 +73,14 @@ export async function checkMediaSupport(bin: string, logger: Pick<Logger, 'info'
     );
     return { transcode: false, playMp3: false };
   }
-  const playMp3 = voiceLibraryFindsFfmpeg();
   if (!probe.libopus) {
     logger.warn(
       { ffmpeg: bin, version: probe.version },
       'ffmpeg has no libopus encoder: running degraded. Speech is not cached as Ogg Opus (a repeated text is paid again) ' +
-        'and is played through ffmpeg on every play. Install an ffmpeg built with libopus.',
+        'and its MP3 is decoded and encoded again on every play. Install an ffmpeg built with libopus.',
     );
+  } else {
+    logger.info({ ffmpeg: bin, version: probe.version }, 'ffmpeg found');
   }
-  if (!playMp3) {
-    logger.warn(
-      { ffmpeg: bin },
-      '@discordjs/voice finds no ffmpeg on PATH (FFMPEG_PATH is not used by it): speech that could not be cached is attached instead of played. ' +
-        'Put ffmpeg on PATH.',
-    );
-  }
-  if (probe.libopus && playMp3) logger.info({ ffmpeg: bin, version: probe.version }, 'ffmpeg found');
-  return { transcode: probe.libopus, playMp3 };
+  return { transcode: probe.libopus, playMp3: true };
 }

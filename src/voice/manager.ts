@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
+import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
 import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
@@ -45,6 +46,8 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     this.#logger = logger;
     this.#memory = memory;
     this.#sessionOptions = sessionOptions;
+    // The first cache miss plays from its MP3 at once: the decoder is compiled before it comes.
+    if (sessionOptions.playback !== 'mp3') void warmMp3Decoder();
   }
 
   /** Joins (or moves to) a voice channel and waits until the connection is Ready. */

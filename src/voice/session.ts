@@ -1,7 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
-import prism from 'prism-media';
 import {
   AudioPlayerStatus,
   createAudioPlayer,
@@ -23,10 +20,17 @@ import {
 } from '@discordjs/voice';
 import { sleep } from '../util/clock.ts';
 import type { Logger } from '../util/log.ts';
+import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
+import { opusPackets, resourceFor } from './resources.ts';
+import { cacheTransportKey } from './transport-key.ts';
 
-/** What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (ffmpeg per play). */
+/**
+ * What the voice layer can play: Ogg Opus made once at cache time, else an MP3 (`mp3` in memory or
+ * `mp3Path`), decoded and encoded in this process as it plays (src/audio/mp3-opus.ts): a cache
+ * miss plays from its download while its Ogg is still being made.
+ */
 export interface PlayableAudio {
   oggPath?: string;
   mp3Path?: string;
@@ -57,8 +61,9 @@ export interface VoiceSessionOptions {
    */
   daveReadyTimeoutMs?: number;
   /**
-   * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play); 'mp3' runs ffmpeg on
-   * the MP3 every time (the baseline `npm run bench:voice` compares against).
+   * 'cached' plays the Ogg Opus made once at cache time (no ffmpeg per play), else decodes the MP3
+   * in this process; 'mp3' runs ffmpeg on the MP3 every time (the baseline `npm run bench:voice`
+   * compares against).
    */
   playback?: 'cached' | 'mp3';
   /**
@@ -134,6 +139,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       selfMute: false,
       daveEncryption: this.#options.daveEncryption,
     });
+    cacheTransportKey(this.connection);
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     this.connection.subscribe(this.player);
     // Unhandled 'error' events crash the process; both emitters always have a listener.
@@ -273,7 +279,10 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     }
     const hold = ready && !encrypting && !this.#daveWait.expired;
     if (hold && state.subscription) state.subscription.unsubscribe();
-    else if (!hold && !state.subscription) this.connection.subscribe(this.player);
+    else if (!hold && !state.subscription) {
+      this.connection.subscribe(this.player);
+      if (moments.encrypting.hasSubscribers) moments.encrypting.publish({ guildId: this.guildId, at: performance.now() });
+    }
   }
 
   /**
@@ -305,11 +314,17 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const parts = audio.parts ?? [audio];
     const joined = parts.length > 1 && this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
     const resources = joined
-      ? [() => createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus })]
-      : parts.map((part) => () => resourceOf(part, this.#options.playback));
+      ? [async () => ({ resource: createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus }), source: 'ogg' as const })]
+      : parts.map((part) => () => resourceFor(part, this.#options.playback, this.guildId));
     for (const [i, make] of resources.entries()) {
       if (signal.aborted) return;
-      const resource = make();
+      const { resource, source } = await make();
+      if (signal.aborted || this.#closed.signal.aborted) {
+        resource.playStream.destroy();
+        if (signal.aborted) return;
+        throw this.#closed.signal.reason;
+      }
+      if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
       // The utterance's first packet is what clipStarted times.
       if (i === 0) this.#firstPacket = { resource, since };
       try {
@@ -356,28 +371,6 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     this.player.stop(true);
     if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.destroy();
   }
-}
-
-/** Pre-encoded Ogg Opus needs no ffmpeg; never inlineVolume (it forces per-frame re-encoding). */
-function resourceOf(audio: PlayableAudio, playback: 'cached' | 'mp3'): AudioResource {
-  return audio.oggPath && playback === 'cached'
-    ? createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus })
-    : createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary });
-}
-
-/** The Opus packets of several Ogg Opus files, one after the other, as one stream. */
-function opusPackets(paths: readonly string[]): Readable {
-  return Readable.from(
-    (async function* () {
-      for (const path of paths) {
-        const demuxer = new prism.opus.OggDemuxer();
-        // A file gone missing ends the stream with its error (the player reports it), not the process.
-        const file = createReadStream(path).on('error', (error) => demuxer.destroy(error));
-        yield* file.pipe(demuxer);
-      }
-    })(),
-    { objectMode: true },
-  );
 }
 
 /** `options` without its undefined values, so they do not override the defaults. */

@@ -8,6 +8,7 @@ const TABLE: [AudioErrorCode, RegExp][] = [
   ['transcode_failed', /could not convert the MP3 to Ogg Opus/],
   ['transcode_timeout', /took too long/],
   ['transcode_aborted', /aborted/],
+  ['decode_failed', /could not be decoded for playback/],
   ['cache_bad_key', /64 lowercase hex characters/],
   ['cache_write_failed', /could not write its files/],
 ];

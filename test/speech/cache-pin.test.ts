@@ -44,6 +44,9 @@ describe('queued audio is pinned against cache eviction', () => {
     let g2 = 0;
     q.setDefaultSink(async (r) => {
       if (r.guildId === 'g2') return void g2++;
+      // A miss comes back before its files are written (it plays from the MP3 meanwhile); once
+      // they are, they must stay until it has played.
+      await r.audio!.cached;
       g1.push({ text: r.items[0]!.text, filesThere: existsSync(r.audio!.oggPath!) && existsSync(r.audio!.mp3Path!), ready: r });
       if (g1.length === 1) await firstHeld;
     });

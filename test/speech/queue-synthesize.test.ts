@@ -92,7 +92,10 @@ describe('createSynthesizer', () => {
     await tick();
     f.openGates();
     const audio = await p;
-    expect(audio).toMatchObject({ fromCache: false, mp3Path: expect.stringContaining('.mp3'), durationMs: 1234 });
+    // Back as soon as it is downloaded, playable from memory; the cache write follows.
+    expect(audio).toMatchObject({ fromCache: false, mp3: expect.any(Buffer) });
+    expect(await audio.cached).toBe(true);
+    expect(audio).toMatchObject({ mp3Path: expect.stringContaining('.mp3'), oggPath: expect.stringContaining('.ogg') });
     // The charge is recorded as soon as the service answered, before the download that may still fail.
     expect(f.log).toEqual(['reserve:a=4,b=2', 'sent', 'speak:g1:おはよう。草', 'charge', 'download:http://x/おはよう。草.mp3', 'put']);
     expect(f.history.map((h) => [h.userId, h.characters, h.pk])).toEqual([['a', 4, 7], ['b', 2, 7]]);

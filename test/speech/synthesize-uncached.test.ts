@@ -66,6 +66,7 @@ describe('synthesizer when ffmpeg goes missing', () => {
 
     const first = await synth.synthesize(request('一つ目'));
     expect(first.mp3?.equals(mp3)).toBe(true);
+    expect(await first.cached).toBe(false);
     expect(first.oggPath).toBeUndefined();
     expect(first.durationMs).toBeGreaterThan(900);
     expect(media).toEqual({ transcode: false, playMp3: false });

@@ -64,7 +64,11 @@ export class UdpMedia {
     }
     const { packets, options } = this.#parts;
     packets.push(result);
-    if (packets.length > options.maxRetainedPackets) packets.splice(0, packets.length - options.maxRetainedPackets);
+    // A large bound is trimmed in chunks of an eighth: dropping one packet at a time from the front
+    // of a 20 000-entry array costs ~0.1 ms each, which at 10 000 packets a second (200 streams)
+    // is more than the server's whole event loop.
+    const max = options.maxRetainedPackets;
+    if (packets.length > max + (max >= 1024 ? max >> 3 : 0)) packets.splice(0, packets.length - max);
     this.#parts.events.emit('packet', result);
   }
 
@@ -131,7 +135,7 @@ export class UdpMedia {
     if (undecryptable) this.#parts.events.emit('protocolError', `DAVE frame from ssrc ${ssrc} was decrypted by no listener`);
     let pcm: Int16Array = new Int16Array(0);
     let decodeError = false;
-    if (!undecryptable) {
+    if (!undecryptable && this.#parts.options.decodeOpus) {
       try {
         let decoder = this.#decoders.get(ssrc);
         if (!decoder) {
@@ -145,7 +149,7 @@ export class UdpMedia {
         this.#parts.events.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
       }
     }
-    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || rmsDb(pcm) < this.#parts.options.silenceThresholdDb;
+    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || (this.#parts.options.decodeOpus && rmsDb(pcm) < this.#parts.options.silenceThresholdDb);
     return {
       guildId: session.serverId,
       ssrc,

@@ -213,7 +213,9 @@ export async function startFakeVoiceServer(options: FakeVoiceServerOptions = {})
   const { key, cert } = await loopbackCertificate();
   const https = createHttpsServer({ key, cert });
   const wss = new WebSocketServer({ server: https });
-  const udp = createSocket('udp4');
+  // A larger receive buffer (capped by the kernel's net.core.rmem_max) rides out a stalled event
+  // loop without dropping datagrams; unset, the system default (about 200 KiB).
+  const udp = createSocket({ type: 'udp4', ...(merged.udpReceiveBufferBytes ? { recvBufferSize: merged.udpReceiveBufferBytes } : {}) });
   const httpsPort = await listenOnLoopback(https);
   const udpPort = await bindOnLoopback(udp);
   return new FakeVoiceServer({ https, wss, udp, cert, httpsPort, udpPort }, merged);

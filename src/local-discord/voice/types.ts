@@ -25,9 +25,21 @@ export interface FakeVoiceServerOptions {
   resumeGraceMs?: number;
   /**
    * How many received packets `packets` keeps (the oldest are dropped first). Tests keep them all;
-   * a long-running server (the playground) bounds its memory with this.
+   * a long-running server (the playground) bounds its memory with this. A bound of 1024 or more may
+   * be exceeded by an eighth before the oldest are dropped at once.
    */
   maxRetainedPackets?: number;
+  /**
+   * Decode every Opus frame back to PCM (default true). A load benchmark turns it off so that
+   * hearing 10 000 packets a second does not take a core: then `pcm` is empty and only the Opus
+   * silence frame counts as silent.
+   */
+  decodeOpus?: boolean;
+  /**
+   * SO_RCVBUF of the UDP socket (0: the system default). A load benchmark raises it so that its
+   * measurements are not packets this server dropped while busy.
+   */
+  udpReceiveBufferBytes?: number;
 }
 
 export type ResolvedOptions = Required<Omit<FakeVoiceServerOptions, 'expectedToken'>> & FakeVoiceServerOptions;
@@ -46,6 +58,8 @@ export const DEFAULT_OPTIONS = {
   daveProtocolVersion: DAVE_PROTOCOL_VERSION,
   resumeGraceMs: 5000,
   maxRetainedPackets: Infinity,
+  decodeOpus: true,
+  udpReceiveBufferBytes: 0,
 } as const satisfies Required<Omit<FakeVoiceServerOptions, 'expectedToken'>>;
 
 /** One voice session: created by an Identify, kept across Resumes. */

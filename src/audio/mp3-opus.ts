@@ -1,0 +1,256 @@
+import { Readable } from 'node:stream';
+import opus from '@discordjs/opus';
+import { MPEGDecoder } from 'mpg123-decoder';
+import { AudioError } from './errors.ts';
+import { Resampler } from './resample.ts';
+import { isMonoMp3 } from './transcode.ts';
+
+/**
+ * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled
+ * to 48 kHz stereo and encoded to Opus (libopus through @discordjs/opus) a few 20 ms frames ahead of
+ * the player, so the first packet leaves a few milliseconds after the download instead of after an
+ * ffmpeg run (issue 12 §4). The sound matches the cached Ogg Opus that ffmpeg makes of the same MP3
+ * (src/audio/transcode.ts): the same leading-silence cut, rate, channels, bitrate and application.
+ */
+
+const RATE = 48_000;
+const CHANNELS = 2;
+/** Samples per channel in one 20 ms Opus frame at 48 kHz. */
+export const FRAME_SAMPLES = 960;
+/** MP3 bytes handed to the decoder at a time (a few frames at the service's 160 kbit/s). */
+const FEED_BYTES = 2048;
+/** The cut transcode.ts asks ffmpeg for: silenceremove's start threshold and its RMS window. */
+const SILENCE_THRESHOLD = 10 ** (-50 / 20);
+const SILENCE_WINDOW_S = 0.02;
+/** Opus CTL: OPUS_SET_APPLICATION, and OPUS_APPLICATION_AUDIO / VOIP. */
+const OPUS_SET_APPLICATION = 4000;
+const APPLICATIONS = { audio: 2049, voip: 2048 } as const;
+/** ffmpeg's mono to stereo upmix puts the centre in both channels at -3 dB; so do we. */
+const MONO_TO_STEREO_GAIN = Math.SQRT1_2;
+
+export interface Mp3OpusOptions {
+  /** Opus bitrate in kbit/s (as transcode.ts: 64). */
+  bitrateKbps?: number;
+  application?: 'audio' | 'voip';
+  /** Drop the silence before the first sound (default true, as transcode.ts). */
+  trimLeadingSilence?: boolean;
+  /** Frames encoded ahead of the player (the stream's high-water mark). */
+  framesAhead?: number;
+}
+
+const DEFAULTS = { bitrateKbps: 64, application: 'audio', trimLeadingSilence: true, framesAhead: 3 } as const satisfies Required<Mp3OpusOptions>;
+
+/**
+ * Decoders kept ready: compiling the WebAssembly takes ~20 ms once per process and a decoder's set
+ * up ~3 ms, both too slow for the first packet, so one spare is always made ahead.
+ */
+class DecoderPool {
+  readonly #idle: MPEGDecoder[] = [];
+  #spare: Promise<MPEGDecoder> | undefined;
+  readonly #max = 4;
+
+  /** Starts making a spare decoder if none is ready or on its way. */
+  warm(): Promise<void> {
+    if (this.#idle.length === 0 && !this.#spare) {
+      const decoder = new MPEGDecoder();
+      this.#spare = decoder.ready.then(() => decoder);
+      // A failure is reported to whoever takes the decoder.
+      this.#spare.catch(() => {});
+    }
+    return this.#spare?.then(() => undefined, () => undefined) ?? Promise.resolve();
+  }
+
+  async take(): Promise<MPEGDecoder> {
+    const idle = this.#idle.pop();
+    if (idle) {
+      void this.warm();
+      return idle;
+    }
+    this.warm();
+    const spare = this.#spare!;
+    this.#spare = undefined;
+    const decoder = await spare;
+    void this.warm();
+    return decoder;
+  }
+
+  /** Returns a decoder after use; reset (or freed, beyond the few kept). */
+  give(decoder: MPEGDecoder): void {
+    if (this.#idle.length >= this.#max) {
+      decoder.free();
+      return;
+    }
+    decoder.reset().then(
+      () => this.#idle.push(decoder),
+      () => {},
+    );
+  }
+}
+
+const pool = new DecoderPool();
+
+/** Compiles the decoder and makes one ready, so the first cache miss does not wait for it. */
+export function warmMp3Decoder(): Promise<void> {
+  return pool.warm();
+}
+
+/** Drops samples before the first sound: the first whose trailing 20 ms RMS (any channel) passes -50 dBFS. */
+class LeadingSilence {
+  readonly #window: number;
+  readonly #squares: Float64Array[];
+  readonly #sums: number[];
+  #at = 0;
+  #open = false;
+
+  constructor(sampleRate: number, channels: number) {
+    this.#window = Math.max(1, Math.round(SILENCE_WINDOW_S * sampleRate));
+    this.#squares = Array.from({ length: channels }, () => new Float64Array(this.#window));
+    this.#sums = Array.from({ length: channels }, () => 0);
+  }
+
+  /** The part of `input` from the first sound on (all of it once the sound began). */
+  cut(input: Float32Array[]): Float32Array[] {
+    if (this.#open) return input;
+    const n = input[0]!.length;
+    const threshold = SILENCE_THRESHOLD * SILENCE_THRESHOLD * this.#window;
+    for (let i = 0; i < n; i++, this.#at++) {
+      const slot = this.#at % this.#window;
+      let loud = false;
+      for (let c = 0; c < input.length; c++) {
+        const v = input[c]![i]!;
+        const sq = v * v;
+        this.#sums[c] = this.#sums[c]! + sq - this.#squares[c]![slot]!;
+        this.#squares[c]![slot] = sq;
+        if (this.#sums[c]! > threshold) loud = true;
+      }
+      if (loud) {
+        this.#open = true;
+        return input.map((ch) => ch.subarray(i));
+      }
+    }
+    return input.map((ch) => ch.subarray(n));
+  }
+}
+
+/**
+ * Opus packets (48 kHz stereo, 20 ms each) of `mp3`, for StreamType.Opus. Each read decodes and
+ * encodes only what the next frame needs, so the first one is out within a few milliseconds and
+ * the work follows the player's pace (never a whole clip at once on the audio thread). Errors:
+ * AudioError `decode_failed` when no audio could be decoded at all.
+ */
+export class Mp3OpusStream extends Readable {
+  readonly #mp3: Uint8Array;
+  readonly #options: Required<Mp3OpusOptions>;
+  #decoder: MPEGDecoder | undefined;
+  #encoder: opus.OpusEncoder | undefined;
+  #fed = 0;
+  #silence: LeadingSilence | undefined;
+  #resampler: Resampler | undefined;
+  /** Interleaved stereo 16-bit samples waiting for a full frame. */
+  #pcm = new Int16Array(FRAME_SAMPLES * CHANNELS * 4);
+  #pcmLength = 0;
+  #ended = false;
+  readonly #gain: number;
+  /** Opus frames made so far (tests and the bench read it). */
+  frames = 0;
+
+  constructor(mp3: Buffer | Uint8Array, options: Mp3OpusOptions = {}) {
+    const o = { ...DEFAULTS, ...options };
+    super({ objectMode: true, highWaterMark: o.framesAhead });
+    this.#mp3 = mp3;
+    this.#options = o;
+    this.#gain = isMonoMp3(mp3) ? MONO_TO_STEREO_GAIN : 1;
+  }
+
+  override _construct(callback: (error?: Error | null) => void): void {
+    pool.take().then(
+      (decoder) => {
+        this.#decoder = decoder;
+        const encoder = new opus.OpusEncoder(RATE, CHANNELS);
+        encoder.setBitrate(this.#options.bitrateKbps * 1000);
+        encoder.applyEncoderCTL(OPUS_SET_APPLICATION, APPLICATIONS[this.#options.application]);
+        this.#encoder = encoder;
+        callback();
+      },
+      (error: unknown) => callback(new AudioError('decode_failed', { detail: 'the MP3 decoder could not start', cause: error })),
+    );
+  }
+
+  override _read(): void {
+    try {
+      const frame = this.#nextFrame();
+      if (frame) this.push(this.#encoder!.encode(frame));
+      else this.push(null);
+    } catch (error) {
+      this.destroy(error instanceof AudioError ? error : new AudioError('decode_failed', { detail: (error as Error).message, cause: error }));
+    }
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.#decoder) pool.give(this.#decoder);
+    this.#decoder = undefined;
+    this.#encoder = undefined;
+    callback(error);
+  }
+
+  /** The next 20 ms of 48 kHz stereo PCM (the last one padded with silence), or null at the end. */
+  #nextFrame(): Buffer | null {
+    const frameLength = FRAME_SAMPLES * CHANNELS;
+    while (this.#pcmLength < frameLength && !this.#ended) this.#decodeMore();
+    if (this.#pcmLength === 0) return null;
+    const frame = Buffer.alloc(frameLength * 2);
+    const take = Math.min(frameLength, this.#pcmLength);
+    const samples = new Int16Array(frame.buffer, frame.byteOffset, frameLength);
+    samples.set(this.#pcm.subarray(0, take));
+    this.#pcm.copyWithin(0, take, this.#pcmLength);
+    this.#pcmLength -= take;
+    this.frames++;
+    return frame;
+  }
+
+  /** Feeds the decoder one more chunk of MP3 (or ends the input) and queues what came out. */
+  #decodeMore(): void {
+    if (this.#fed >= this.#mp3.length) {
+      this.#ended = true;
+      if (!this.#resampler) {
+        if (this.frames === 0 && this.#silence === undefined) throw new AudioError('decode_failed', { detail: 'no MPEG audio frame in the file' });
+        return;
+      }
+      this.#queue(this.#resampler.flush());
+      return;
+    }
+    const chunk = this.#mp3.subarray(this.#fed, this.#fed + FEED_BYTES);
+    this.#fed += chunk.length;
+    const decoded = this.#decoder!.decode(chunk);
+    if (decoded.samplesDecoded === 0) return;
+    // mpg123 gives two channels, mono duplicated: resample one of them only.
+    const channels = decoded.channelData.slice(0, this.#gain === 1 ? CHANNELS : 1);
+    this.#silence ??= new LeadingSilence(decoded.sampleRate, channels.length);
+    this.#resampler ??= new Resampler({ from: decoded.sampleRate, to: RATE, channels: channels.length });
+    const sound = this.#options.trimLeadingSilence ? this.#silence.cut(channels) : channels;
+    if (sound[0]!.length > 0) this.#queue(this.#resampler.push(sound));
+  }
+
+  #queue(channels: Float32Array[]): void {
+    const n = channels[0]!.length;
+    if (this.#pcmLength + n * CHANNELS > this.#pcm.length) {
+      const grown = new Int16Array(Math.max(this.#pcmLength + n * CHANNELS, this.#pcm.length * 2));
+      grown.set(this.#pcm.subarray(0, this.#pcmLength));
+      this.#pcm = grown;
+    }
+    const left = channels[0]!;
+    const right = channels[1] ?? left;
+    const gain = this.#gain;
+    let at = this.#pcmLength;
+    for (let i = 0; i < n; i++) {
+      this.#pcm[at++] = toInt16(left[i]! * gain);
+      this.#pcm[at++] = toInt16(right[i]! * gain);
+    }
+    this.#pcmLength = at;
+  }
+}
+
+function toInt16(v: number): number {
+  const s = Math.round(v * 32767);
+  return s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+}
