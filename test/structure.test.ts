@@ -1,7 +1,7 @@
 // Issue 11's structure rules, checked on the tree as it is, so a change that breaks one fails here
 // rather than in a reader's head: files of one concern (no file in src/ over about 400 lines), no
 // import circle, the layers importing only downwards, and errors declared by the one convention
-// in their layer's errors.ts (/work/brief/ERRORS.md).
+// in their layer's errors.ts (README "How it is built").
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
-// Errors of src/db: one module, stable codes (STYLE #4, /work/brief/ERRORS.md). Messages name
+// Errors of src/db: one module, stable codes (STYLE #4, README "How it is built"). Messages name
 // versions and counts, never a row's content.
 
 export type DbErrorCode = 'migrations_not_contiguous' | 'schema_too_new' | 'db_busy' | 'account_pool_unavailable' | 'rate_store_unavailable';

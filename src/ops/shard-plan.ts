@@ -1,5 +1,6 @@
 import { REST, Routes } from 'discord.js';
 import { ConfigError, type Config } from '../config.ts';
+import { discordRestAgent } from '../discord/rest-agent.ts';
 import { shardPlanProblem, splitShards } from '../util/shards.ts';
 
 /** What this host runs (issue 14 §2): the bot's total shard count, this host's ids, one group per process. */
@@ -11,7 +12,8 @@ export interface ShardPlan {
 
 /** Discord's recommended shard count (GET /gateway/bot `shards`), through DISCORD_API_URL when set. */
 export async function recommendedShardCount(discord: Config['discord']): Promise<number> {
-  const rest = new REST({ ...(discord.apiUrl ? { api: discord.apiUrl } : {}) }).setToken(discord.token);
+  // Its own agent, as every REST client of the bot's (src/discord/rest-agent.ts, issue 9 §1).
+  const rest = new REST({ agent: discordRestAgent(), ...(discord.apiUrl ? { api: discord.apiUrl } : {}) }).setToken(discord.token);
   const answer = (await rest.get(Routes.gatewayBot())) as { shards?: unknown };
   if (typeof answer.shards !== 'number' || !Number.isInteger(answer.shards) || answer.shards < 1) {
     throw new Error('GET /gateway/bot answered without a shard count');

@@ -1,7 +1,7 @@
 import { CodedError } from '../util/coded-error.ts';
 import type { BudgetRefusal } from './budget-policy.ts';
 
-// Errors of src/speech: one place, stable codes (STYLE #4, /work/brief/ERRORS.md).
+// Errors of src/speech: one place, stable codes (STYLE #4, README "How it is built").
 
 export type SpeechErrorCode = 'budget_refused' | 'invalid_charge' | 'aborted' | 'closed' | 'synthesis_failed';
 

@@ -1,5 +1,5 @@
 /**
- * The one shape of an error in this project (/work/brief/ERRORS.md, after undici's errors module):
+ * The one shape of an error in this project (README "How it is built", after undici's errors module):
  * a stable lowercase `code`, a default message per code from the subclass's own table
  * (`static messages`), `cause` in the options bag. A layer's errors.ts subclasses it:
  *

@@ -1,6 +1,6 @@
 import { CodedError } from '../util/coded-error.ts';
 
-// Errors of src/voice: one place, stable codes (STYLE.md #4, /work/brief/ERRORS.md).
+// Errors of src/voice: one place, stable codes (STYLE.md #4, README "How it is built").
 
 export type VoiceSessionErrorCode = 'join_timeout' | 'not_ready' | 'destroyed' | 'playback_failed' | 'no_session';
 
