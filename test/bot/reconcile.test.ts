@@ -3,7 +3,7 @@ import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { StoppableClock } from '../support/clock.ts';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Issue 10 §2: the ledger equals the bill. The whole bot (real discord.js against the loopback
@@ -199,14 +199,27 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
 
   it('a repeat the cache lost is served from the history: charged once', async () => {
     const text = '同じ文章をもう一度読みます';
-    // A miss is delivered while its files are still being cached (issue 12 §4): forget them once written.
+    // A miss is delivered while its files are still being cached (issue 12 §4): forget them once
+    // written. Known by its own bytes (the attached MP3), not by a count of files: an earlier
+    // cell's clip finishing its caching late must not pass for this one.
     const audioDir = join(h.dataDir, 'audio');
-    const oggs = () => (existsSync(audioDir) ? readdirSync(audioDir, { recursive: true }).map(String).filter((f) => f.endsWith('.ogg')).length : 0);
-    const before = oggs();
-    const first = await cell(async () => void expect((await final(await say(text))).files).toHaveLength(1));
+    let mp3: Buffer | undefined;
+    const first = await cell(async () => {
+      const files = (await final(await say(text))).files;
+      expect(files).toHaveLength(1);
+      mp3 = files[0]!.data;
+    });
     exact(first, chars(text));
     await record(first);
-    await vi.waitUntil(() => oggs() > before, { timeout: 10_000, interval: 10, message: 'the first clip to be cached' });
+    // Cached means both files written and the index pointing at them (src/speech/cache.ts put).
+    const cachedHere = () => {
+      if (!existsSync(audioDir)) return false;
+      const names = readdirSync(audioDir, { recursive: true }).map(String);
+      const mine = names.filter((f) => f.endsWith('.mp3')).find((f) => readFileSync(join(audioDir, f)).equals(mp3!));
+      if (mine === undefined || !names.includes(mine.replace(/\.mp3$/, '.ogg'))) return false;
+      return h.bot.db.prepare('SELECT 1 FROM audio_cache WHERE mp3_path = ?').get(mine) !== undefined;
+    };
+    await vi.waitUntil(cachedHere, { timeout: 10_000, interval: 10, message: 'the first clip to be cached' });
     rmSync(audioDir, { recursive: true, force: true }); // the cache forgot it
     const repeat = await cell(async () => void expect((await final(await say(text))).files).toHaveLength(1));
     expect(requestFor('standard', text).filter((r) => r.status === 200)).toHaveLength(2);

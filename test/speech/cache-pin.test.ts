@@ -43,7 +43,11 @@ describe('queued audio is pinned against cache eviction', () => {
     const g1: Array<{ text: string; filesThere: boolean; ready: ReadyUtterance }> = [];
     let g2 = 0;
     q.setDefaultSink(async (r) => {
-      if (r.guildId === 'g2') return void g2++;
+      if (r.guildId === 'g2') {
+        // Counted once its files are cached: that put is what evicts (a miss is delivered first).
+        await r.audio!.cached;
+        return void g2++;
+      }
       // A miss comes back before its files are written (it plays from the MP3 meanwhile); once
       // they are, they must stay until it has played.
       await r.audio!.cached;
