@@ -26,28 +26,38 @@ export async function resourceFor(audio: Clip, playback: 'cached' | 'mp3', guild
   if (!cached) {
     return { resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }), source: 'mp3-ffmpeg' };
   }
-  let mp3 = audio.mp3;
-  if (!mp3 && audio.mp3Path) {
-    try {
-      mp3 = await readFile(audio.mp3Path);
-    } catch (error) {
-      throw new VoiceSessionError('playback_failed', { guildId, cause: error });
-    }
-  }
-  return { resource: createAudioResource(new Mp3OpusStream(mp3 ?? Buffer.alloc(0)), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
+  const mp3 = audio.mp3 ?? (await readMp3(audio, guildId));
+  return { resource: createAudioResource(new Mp3OpusStream(mp3), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
 }
 
-/** The Opus packets of several Ogg Opus files, one after the other, as one stream. */
-export function opusPackets(paths: readonly string[]): Readable {
+/**
+ * The Opus packets of several clips, one after the other, as one stream (issue 12 §3: a name and
+ * its line with no gap between them): cached Ogg Opus demuxed, an MP3 not cached yet (a miss,
+ * issue 12 §4) decoded and encoded in this process as it plays.
+ */
+export function clipPackets(clips: readonly Clip[], guildId: string): Readable {
   return Readable.from(
     (async function* () {
-      for (const path of paths) {
-        const demuxer = new prism.opus.OggDemuxer();
-        // A file gone missing ends the stream with its error (the player reports it), not the process.
-        const file = createReadStream(path).on('error', (error) => demuxer.destroy(error));
-        yield* file.pipe(demuxer);
+      for (const clip of clips) {
+        if (clip.oggPath) {
+          const demuxer = new prism.opus.OggDemuxer();
+          // A file gone missing ends the stream with its error (the player reports it), not the process.
+          const file = createReadStream(clip.oggPath).on('error', (error) => demuxer.destroy(error));
+          yield* file.pipe(demuxer);
+        } else {
+          yield* new Mp3OpusStream(clip.mp3 ?? (await readMp3(clip, guildId)));
+        }
       }
     })(),
     { objectMode: true },
   );
+}
+
+async function readMp3(clip: Clip, guildId: string): Promise<Buffer> {
+  if (!clip.mp3Path) return Buffer.alloc(0);
+  try {
+    return await readFile(clip.mp3Path);
+  } catch (error) {
+    throw new VoiceSessionError('playback_failed', { guildId, cause: error });
+  }
 }

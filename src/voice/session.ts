@@ -23,7 +23,7 @@ import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
-import { opusPackets, resourceFor } from './resources.ts';
+import { clipPackets, resourceFor } from './resources.ts';
 import { cacheTransportKey } from './transport-key.ts';
 
 /**
@@ -310,11 +310,11 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       if (signal.aborted) return;
     }
     // Clips of one utterance (issue 12 §3) play as one resource of every clip's Opus packets in
-    // turn when cached: no end-of-resource silence, no restart between them.
+    // turn, cached or a miss decoded here: no end-of-resource silence, no restart between them.
     const parts = audio.parts ?? [audio];
-    const joined = parts.length > 1 && this.#options.playback === 'cached' && parts.every((p) => p.oggPath);
+    const joined = parts.length > 1 && this.#options.playback === 'cached';
     const resources = joined
-      ? [async () => ({ resource: createAudioResource(opusPackets(parts.map((p) => p.oggPath!)), { inputType: StreamType.Opus }), source: 'ogg' as const })]
+      ? [async () => ({ resource: createAudioResource(clipPackets(parts, this.guildId), { inputType: StreamType.Opus }), source: parts.every((p) => p.oggPath) ? ('ogg' as const) : ('mp3-in-process' as const) })]
       : parts.map((part) => () => resourceFor(part, this.#options.playback, this.guildId));
     for (const [i, make] of resources.entries()) {
       if (signal.aborted) return;

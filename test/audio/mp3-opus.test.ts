@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -7,6 +7,7 @@ import prism from 'prism-media';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mp3OpusStream } from '../../src/audio/mp3-opus.ts';
 import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
+import { clipPackets } from '../../src/voice/resources.ts';
 import { ffmpeg } from '../voice-fake/helpers.ts';
 
 // The in-process MP3 player (issue 12 §4) against what a listener hears: the Opus packets are
@@ -116,5 +117,29 @@ describe('Mp3OpusStream', () => {
     expect(pitch(decode(b), 0.1, 0.4)).toBeCloseTo(300, -1);
     const again = await collect(new Mp3OpusStream(twoTones));
     expect(again.length).toBe(a.length);
+  });
+});
+
+describe('clipPackets (a name and its line as one stream, issue 12 §3)', () => {
+  it('GIVEN a cached Ogg clip then an MP3 not cached yet (a miss) THEN one stream carries both, in order, with no gap between them', async () => {
+    const oggPath = join(dir, 'name.ogg');
+    await writeFile(oggPath, await mp3ToOggOpus(twoTones));
+    const first = await collect(Readable.from([await readFile(oggPath)]).pipe(new prism.opus.OggDemuxer()));
+    const second = await collect(new Mp3OpusStream(twoTones));
+    const joined = await collect(clipPackets([{ oggPath }, { mp3: twoTones }], 'g1'));
+    // Every packet of both clips and nothing in between: the player sees one resource, so no
+    // end-of-resource silence and no restart separate them at the voice server.
+    expect(joined.length).toBe(first.length + second.length);
+    const x = decode(joined);
+    const at = first.length * 0.02;
+    expect(pitch(x, 0.1, 0.4)).toBeCloseTo(300, -1);
+    expect(pitch(x, 0.6, 0.9)).toBeCloseTo(1500, -2);
+    expect(pitch(x, at + 0.1, at + 0.4)).toBeCloseTo(300, -1);
+    expect(pitch(x, at + 0.6, at + 0.9)).toBeCloseTo(1500, -2);
+  });
+
+  it('GIVEN an MP3 part whose file is gone THEN the stream fails with playback_failed (the player reports it)', async () => {
+    const error = await collect(clipPackets([{ mp3: twoTones }, { mp3Path: join(dir, 'gone.mp3') }], 'g1')).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ name: 'VoiceSessionError', code: 'playback_failed' });
   });
 });
