@@ -152,7 +152,10 @@ export class FairRateLimiter implements GrantingLimiter {
     while (recent.length > 0 && recent[0]! <= now - rules.occupiedMs) recent.shift();
     const seen = this.#seen[kind];
     const used = Math.max(recent.length, now - seen.at < this.#recheckMs ? seen.used : 0);
-    return used >= rules.burst;
+    // Scarce means a grant would wait for a slot to free, not merely that pacing has begun: while
+    // grants are only paced, the wait for the paced grant is itself the time a run gathers company
+    // (the batch forms at the grant), and holding a lone line longer only makes it late.
+    return used >= rules.limit;
   }
 
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */

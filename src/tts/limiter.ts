@@ -44,6 +44,6 @@ export interface GrantingLimiter extends RateLimiter {
   reserve(kind: RateKind, options?: Omit<AcquireOptions, 'grant'>): Promise<RateGrant>;
   /** A grant at once when one is to spare now (nobody else waiting, the window nearly empty), else null. */
   tryReserve(kind: RateKind, options?: Pick<AcquireOptions, 'key'>): Promise<RateGrant | null>;
-  /** Whether requests of `kind` are scarce now: grants are being paced or someone waits for one. */
+  /** Whether requests of `kind` are scarce now: the window is full or someone waits for a grant. */
   pressured(kind: RateKind): boolean;
 }
