@@ -110,7 +110,7 @@ export interface ConfigIssue {
   problem: string;
 }
 
-/** The environment cannot start the bot: the message names every bad variable (ERRORS.md: one fixed code). */
+/** The environment cannot start the bot: the message names every bad variable (README "How it is built", Errors: one fixed code). */
 export class ConfigError extends CodedError<'config_invalid'> {
   override name = 'ConfigError';
   readonly variables: string[];

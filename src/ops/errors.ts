@@ -1,6 +1,6 @@
 import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
-// Errors of src/ops (ERRORS.md): messages for the operator, never a row's content or a secret.
+// Errors of src/ops (README "How it is built", Errors): messages for the operator, never a row's content or a secret.
 
 export type TransferErrorCode = 'not_an_export' | 'schema_mismatch' | 'guild_exists' | 'foreign_row';
 

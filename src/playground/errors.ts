@@ -1,6 +1,6 @@
 import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
-// Errors of src/playground (ERRORS.md): what the page's API answers a request it cannot serve.
+// Errors of src/playground (README "How it is built", Errors): what the page's API answers a request it cannot serve.
 
 export type PageRequestErrorCode = 'bad_request' | 'forbidden' | 'not_found' | 'unsupported_media_type' | 'too_large';
 
