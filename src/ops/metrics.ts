@@ -106,24 +106,19 @@ export class BotMetrics {
       labelNames: ['endpoint'],
       registers,
     });
-    new Gauge({
-      name: 'yomiage_voice_sessions',
-      help: 'Voice channels the bot is connected to',
-      registers,
-      collect() {
-        const n = sources().voiceSessions?.();
-        if (n !== undefined) this.set(n);
-      },
-    });
-    new Gauge({
-      name: 'yomiage_queue_depth',
-      help: 'Messages accepted and not yet delivered (waiting, being synthesised, or ready)',
-      registers,
-      collect() {
-        const n = sources().queueDepth?.();
-        if (n !== undefined) this.set(n);
-      },
-    });
+    // Gauges read at scrape time from the bot's collaborators (none yet: no value).
+    const scraped = (name: string, help: string, read: (from: MetricSources) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const n = read(sources());
+          if (n !== undefined) this.set(n);
+        },
+      });
+    scraped('yomiage_voice_sessions', 'Voice channels the bot is connected to', (from) => from.voiceSessions?.());
+    scraped('yomiage_queue_depth', 'Messages accepted and not yet delivered (waiting, being synthesised, or ready)', (from) => from.queueDepth?.());
   }
 
   /** Where the scrape-time gauges read from (set once the bot's collaborators exist). */

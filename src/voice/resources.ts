@@ -21,13 +21,11 @@ interface Clip {
  * baseline `npm run bench:voice` compares against.
  */
 export async function resourceFor(audio: Clip, playback: 'cached' | 'mp3', guildId: string): Promise<{ resource: AudioResource; source: PlaySource }> {
-  const cached = playback === 'cached';
-  if (audio.oggPath && cached) return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
-  if (!cached) {
+  if (playback === 'mp3') {
     return { resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }), source: 'mp3-ffmpeg' };
   }
-  const mp3 = audio.mp3 ?? (await readMp3(audio, guildId));
-  return { resource: createAudioResource(new Mp3OpusStream(mp3), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
+  if (audio.oggPath) return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
+  return { resource: createAudioResource(clipPackets([audio], guildId), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
 }
 
 /**
