@@ -39,22 +39,32 @@ export type FfmpegProbe =
   | { ok: true; path: string; version: string; libopus: boolean }
   | { ok: false; path: string; reason: string };
 
-/** Runs `bin -version`, then `bin -encoders`: is it there, which version, can it encode Opus. */
+/**
+ * Runs `bin -encoders` once: is it there, which version (its banner, on stderr), can it encode Opus
+ * (the list, on stdout). One start of ffmpeg costs about 50 ms of CPU before it does anything, so
+ * the check is one run, not two.
+ */
 export function probeFfmpeg(bin: string, timeoutMs = 10_000): Promise<FfmpegProbe> {
   return new Promise((resolve) => {
-    execFile(bin, ['-hide_banner', '-version'], { timeout: timeoutMs }, (error, stdout) => {
+    execFile(bin, ['-encoders'], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) {
         const code = (error as NodeJS.ErrnoException).code;
         resolve({ ok: false, path: bin, reason: typeof code === 'string' ? code : `exit ${String(code ?? error.signal)}` });
         return;
       }
-      const version = /ffmpeg version (\S+)/.exec(stdout)?.[1] ?? 'unknown';
-      execFile(bin, ['-hide_banner', '-encoders'], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (encodersError, encoders) => {
-        resolve({ ok: true, path: bin, version, libopus: !encodersError && /\blibopus\b/.test(encoders) });
-      });
+      const version = /ffmpeg version (\S+)/.exec(`${stderr}\n${stdout}`)?.[1] ?? 'unknown';
+      resolve({ ok: true, path: bin, version, libopus: /^\s*A\S*\s+libopus\b/m.test(stdout) });
     });
   });
 }
+
+/**
+ * ffmpeg binaries found working in this process: a bot started again in the same process (the
+ * in-process restarts of the tests, the playground) does not look again. Not finding one is never
+ * remembered, so an ffmpeg installed meanwhile is found; one that goes missing later is noticed
+ * where it is run (the synthesizer lowers MediaSupport then).
+ */
+const found = new Map<string, FfmpegProbe & { ok: true }>();
 
 /**
  * Checks ffmpeg at start and says at warn level what works without it: the bot runs degraded, it
@@ -62,7 +72,8 @@ export function probeFfmpeg(bin: string, timeoutMs = 10_000): Promise<FfmpegProb
  * other ffmpeg is used either, so FFMPEG_PATH pointing nowhere means "no ffmpeg".
  */
 export async function checkMediaSupport(bin: string, logger: Pick<Logger, 'info' | 'warn'>): Promise<MediaSupport> {
-  const probe = await probeFfmpeg(bin);
+  const probe = found.get(bin) ?? (await probeFfmpeg(bin));
+  if (probe.ok) found.set(bin, probe);
   if (!probe.ok) {
     logger.warn(
       { ffmpeg: bin, reason: probe.reason },

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,22 @@ describe('probeFfmpeg', () => {
   });
 });
 
+/** An executable that answers `-encoders` as an ffmpeg without libopus does, and counts its runs. */
+function ffmpegWithoutLibopus(name: string): { bin: string; runs: () => number } {
+  const bin = join(dir, name);
+  const count = join(dir, `${name}.runs`);
+  writeFileSync(count, '');
+  writeFileSync(bin, [
+    '#!/bin/sh',
+    `echo run >> '${count}'`,
+    "echo 'ffmpeg version 9.9-test Copyright (c) the FFmpeg developers' >&2",
+    "echo '  configuration: --enable-libopus' >&2",
+    "printf 'Encoders:\\n A..X.. opus                 Opus\\n A..... libmp3lame           MP3\\n'",
+  ].join('\n'));
+  chmodSync(bin, 0o755);
+  return { bin, runs: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
+}
+
 describe('checkMediaSupport', () => {
   it('GIVEN no ffmpeg THEN neither transcoding nor MP3 playback, and one warning saying what works', async () => {
     const log = captureLog();
@@ -48,5 +64,24 @@ describe('checkMediaSupport', () => {
     const log = captureLog();
     expect(await checkMediaSupport(ffmpegPath(''), createLogger({ level: 'trace', destination: log }))).toEqual({ transcode: true, playMp3: true });
     expect(log.records().map((r) => r.level)).toEqual([30]);
+  });
+
+  it('GIVEN an ffmpeg without the libopus encoder THEN MP3 playback but no transcoding, said once as a warning with its version', async () => {
+    const fake = ffmpegWithoutLibopus('no-libopus');
+    const log = captureLog();
+    expect(await checkMediaSupport(fake.bin, createLogger({ level: 'trace', destination: log }))).toEqual({ transcode: false, playMp3: true });
+    expect(log.records()).toHaveLength(1);
+    expect(log.records()[0]).toMatchObject({ level: 40, version: '9.9-test' });
+    expect(fake.runs()).toBe(1);
+  });
+
+  it('GIVEN an ffmpeg found once THEN a bot started again in the process does not run it again, and says the same', async () => {
+    const fake = ffmpegWithoutLibopus('found-once');
+    const first = captureLog();
+    const support = await checkMediaSupport(fake.bin, createLogger({ level: 'trace', destination: first }));
+    const second = captureLog();
+    expect(await checkMediaSupport(fake.bin, createLogger({ level: 'trace', destination: second }))).toEqual(support);
+    expect(fake.runs()).toBe(1);
+    expect(second.records().map((r) => r.msg)).toEqual(first.records().map((r) => r.msg));
   });
 });
