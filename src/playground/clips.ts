@@ -8,7 +8,7 @@
  * Nothing of the bot is asked or changed.
  */
 import { spawn } from 'node:child_process';
-import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
+import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
 import type { AudioInput } from '../emulator/index.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 
@@ -16,9 +16,9 @@ const FLOOR_DB = -60;
 /** The bot's transcode trims leading silence below -50 dB; frames under this count as quiet. */
 const QUIET_DB = -45;
 const KEPT_CLIPS = 500;
-/** Frames compared at most (3 s), and at least before a match is trusted (0.3 s). */
-const MAX_FRAMES = 150;
-const MIN_FRAMES = 15;
+/** Frames compared at most, and at least before a match is trusted. */
+const MAX_FRAMES = 3_000 / FRAME_MS;
+const MIN_FRAMES = 300 / FRAME_MS;
 /**
  * A clip's score is its dB spread plus 20 dB per octave of mean pitch difference. Measured on the
  * emulator's audio through the bot's transcode: the same text scores 1.5 to 2.5 (espeak-ng or
