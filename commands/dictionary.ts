@@ -4,12 +4,8 @@ import { UserError } from '../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
 import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
-import { DICTIONARY_ERROR_TEXT, parseDictionaryWord, parseReading, type DictionaryError } from '../src/speech/dictionary.ts';
-import type { Lang } from '../src/discord/i18n.ts';
-
-function reason(lang: Lang, error: DictionaryError): string {
-  return DICTIONARY_ERROR_TEXT[error.identifier][lang].replace('{max}', String(error.context.max ?? ''));
-}
+import { describeDictionaryProblem } from '../src/discord/dictionary-problems.ts';
+import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
 
 const data = {
   ...named('dictionary', '辞書'),
@@ -87,8 +83,8 @@ export default {
     }
     const word = parseDictionaryWord(interaction.options.getString('word', true));
     const reading = parseReading(interaction.options.getString('reading', true));
-    if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: reason(lang, word.error) } });
-    if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: reason(lang, reading.error) } });
+    if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
+    if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
     await repo.add(guildId, word.value, reading.value, interaction.user.id);
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },

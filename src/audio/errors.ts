@@ -1,4 +1,4 @@
-import { CodedError } from '../util/coded-error.ts';
+import { codedError } from '../util/coded-error.ts';
 
 /** Stable codes of audio errors (transcoding, in-process decoding and the audio cache), with their default messages. */
 export const AUDIO_ERROR_MESSAGES = {
@@ -14,9 +14,8 @@ export const AUDIO_ERROR_MESSAGES = {
 export type AudioErrorCode = keyof typeof AUDIO_ERROR_MESSAGES;
 
 /** An audio error: `code` is stable, the message is the code's own plus a detail (never any chat text). */
-export class AudioError extends CodedError<AudioErrorCode> {
+export class AudioError extends codedError(AUDIO_ERROR_MESSAGES) {
   override name = 'AudioError';
-  static override readonly messages = AUDIO_ERROR_MESSAGES;
   constructor(code: AudioErrorCode, options: { detail?: string | undefined; cause?: unknown } = {}) {
     super(code, { message: options.detail ? `${AUDIO_ERROR_MESSAGES[code]}: ${options.detail}` : undefined, cause: options.cause });
   }

@@ -4,6 +4,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
 import { Resampler } from './resample.ts';
 import { isMonoMp3 } from './transcode.ts';
+import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from './voice-format.ts';
 
 /**
  * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled
@@ -13,10 +14,6 @@ import { isMonoMp3 } from './transcode.ts';
  * (src/audio/transcode.ts): the same leading-silence cut, rate, channels, bitrate and application.
  */
 
-const RATE = 48_000;
-const CHANNELS = 2;
-/** Samples per channel in one 20 ms Opus frame at 48 kHz. */
-export const FRAME_SAMPLES = 960;
 /** MP3 bytes handed to the decoder at a time (a few frames at the service's 160 kbit/s). */
 const FEED_BYTES = 2048;
 /** The cut transcode.ts asks ffmpeg for: silenceremove's start threshold and its RMS window. */
@@ -147,7 +144,7 @@ export class Mp3OpusStream extends Readable {
   #silence: LeadingSilence | undefined;
   #resampler: Resampler | undefined;
   /** Interleaved stereo 16-bit samples waiting for a full frame. */
-  #pcm = new Int16Array(FRAME_SAMPLES * CHANNELS * 4);
+  #pcm = new Int16Array(FRAME_SAMPLES * VOICE_CHANNELS * 4);
   #pcmLength = 0;
   #ended = false;
   readonly #gain: number;
@@ -166,7 +163,7 @@ export class Mp3OpusStream extends Readable {
     pool.take().then(
       (decoder) => {
         this.#decoder = decoder;
-        const encoder = new opus.OpusEncoder(RATE, CHANNELS);
+        const encoder = new opus.OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS);
         encoder.setBitrate(this.#options.bitrateKbps * 1000);
         encoder.applyEncoderCTL(OPUS_SET_APPLICATION, APPLICATIONS[this.#options.application]);
         this.#encoder = encoder;
@@ -195,7 +192,7 @@ export class Mp3OpusStream extends Readable {
 
   /** The next 20 ms of 48 kHz stereo PCM (the last one padded with silence), or null at the end. */
   #nextFrame(): Buffer | null {
-    const frameLength = FRAME_SAMPLES * CHANNELS;
+    const frameLength = FRAME_SAMPLES * VOICE_CHANNELS;
     while (this.#pcmLength < frameLength && !this.#ended) this.#decodeMore();
     if (this.#pcmLength === 0) return null;
     const frame = Buffer.alloc(frameLength * 2);
@@ -224,17 +221,17 @@ export class Mp3OpusStream extends Readable {
     const decoded = this.#decoder!.decode(chunk);
     if (decoded.samplesDecoded === 0) return;
     // mpg123 gives two channels, mono duplicated: resample one of them only.
-    const channels = decoded.channelData.slice(0, this.#gain === 1 ? CHANNELS : 1);
+    const channels = decoded.channelData.slice(0, this.#gain === 1 ? VOICE_CHANNELS : 1);
     this.#silence ??= new LeadingSilence(decoded.sampleRate, channels.length);
-    this.#resampler ??= new Resampler({ from: decoded.sampleRate, to: RATE, channels: channels.length });
+    this.#resampler ??= new Resampler({ from: decoded.sampleRate, to: VOICE_SAMPLE_RATE, channels: channels.length });
     const sound = this.#options.trimLeadingSilence ? this.#silence.cut(channels) : channels;
     if (sound[0]!.length > 0) this.#queue(this.#resampler.push(sound));
   }
 
   #queue(channels: Float32Array[]): void {
     const n = channels[0]!.length;
-    if (this.#pcmLength + n * CHANNELS > this.#pcm.length) {
-      const grown = new Int16Array(Math.max(this.#pcmLength + n * CHANNELS, this.#pcm.length * 2));
+    if (this.#pcmLength + n * VOICE_CHANNELS > this.#pcm.length) {
+      const grown = new Int16Array(Math.max(this.#pcmLength + n * VOICE_CHANNELS, this.#pcm.length * 2));
       grown.set(this.#pcm.subarray(0, this.#pcmLength));
       this.#pcm = grown;
     }

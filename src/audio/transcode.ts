@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { AudioError } from './errors.ts';
+import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from './voice-format.ts';
 
 export interface TranscodeOptions {
   /** Kill ffmpeg and fail after this long. */
@@ -42,7 +43,7 @@ export function mp3ToOggOpus(mp3: Buffer, options: TranscodeOptions = {}): Promi
     // Encoder padding and lead-in silence would only delay the first audible frame on every play
     // (measured by `npm run bench:voice`); cut it once here, keeping everything from the first sound.
     ...(o.trimLeadingSilence ? ['-af', 'silenceremove=start_periods=1:start_threshold=-50dB'] : []),
-    '-ac', '2', '-ar', '48000',
+    '-ac', String(VOICE_CHANNELS), '-ar', String(VOICE_SAMPLE_RATE),
     '-c:a', 'libopus', '-b:a', `${o.bitrateKbps}k`, '-application', o.application,
     '-f', 'ogg', 'pipe:1',
   ];

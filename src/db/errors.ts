@@ -1,22 +1,20 @@
-import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
+import { codedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
 // Errors of src/db: one module, stable codes (STYLE #4, README "How it is built"). Messages name
 // versions and counts, never a row's content.
 
-export type DbErrorCode = 'migrations_not_contiguous' | 'schema_too_new' | 'db_busy' | 'account_pool_unavailable' | 'rate_store_unavailable';
-
 /** Base error of src/db; `code` is stable. */
-export class DbError extends CodedError<DbErrorCode> {
-  /** Default messages, one per code (tests check every code from this table). */
-  static override readonly messages: Readonly<Record<DbErrorCode, string>> = {
-    migrations_not_contiguous: 'migrations must be numbered 001, 002, ... without gaps',
-    schema_too_new: 'the database schema is newer than this code knows; refusing to start. Run a newer version of the bot.',
-    db_busy: 'the database stayed locked by another process',
-    account_pool_unavailable: 'the shared account ledger (ACCOUNT_LEDGER_URL) did not answer; nothing is sent while it cannot count the characters',
-    rate_store_unavailable: 'the shared rate window (RATE_STORE_URL) did not answer; nothing is sent while it cannot count the requests',
-  };
+export class DbError extends codedError({
+  migrations_not_contiguous: 'migrations must be numbered 001, 002, ... without gaps',
+  schema_too_new: 'the database schema is newer than this code knows; refusing to start. Run a newer version of the bot.',
+  db_busy: 'the database stayed locked by another process',
+  account_pool_unavailable: 'the shared account ledger (ACCOUNT_LEDGER_URL) did not answer; nothing is sent while it cannot count the characters',
+  rate_store_unavailable: 'the shared rate window (RATE_STORE_URL) did not answer; nothing is sent while it cannot count the requests',
+}) {
   override name = 'DbError';
 }
+
+export type DbErrorCode = DbError['code'];
 
 /** The migrations on disk or in the database cannot be applied (a packaging bug, or an older bot). */
 export class MigrationError extends DbError {

@@ -34,6 +34,7 @@ import { BotMetrics } from '../ops/metrics.ts';
 import type { Readiness } from '../ops/ops-server.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
+import { describeDictionaryFileProblem } from './dictionary-problems.ts';
 import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
@@ -100,7 +101,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
   // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
-  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }) }) : undefined;
+  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }), describe: (format, problem) => describeDictionaryFileProblem('en', format, problem) }) : undefined;
   const loaded = globalDictionary?.load();
   if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');

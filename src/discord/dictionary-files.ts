@@ -1,7 +1,8 @@
 import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
 import type { Repositories } from '../db/repositories.ts';
-import { DICTIONARY_FILE_LIMITS, describeDictionaryFileProblem, parseDictionaryFile, serialiseDictionary } from '../speech/dictionary-file.ts';
+import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { ButtonQuestions } from './buttons.ts';
+import { describeDictionaryFileProblem } from './dictionary-problems.ts';
 import { UserError } from './errors.ts';
 import { t, type Lang } from './i18n.ts';
 

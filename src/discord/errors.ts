@@ -1,4 +1,4 @@
-import { CodedError } from '../util/coded-error.ts';
+import { CodedError, codedError } from '../util/coded-error.ts';
 import type { MessageKey, Vars } from './i18n.ts';
 
 /**
@@ -14,16 +14,14 @@ export class UserError extends CodedError<MessageKey> {
   }
 }
 
-export type BotErrorCode = 'not_delivered' | 'invalid_command_module' | 'duplicate_command' | 'unknown_subcommand';
-
 /** Something went wrong on the bot's side of Discord (not the user's doing: that is UserError). */
-export class BotError extends CodedError<BotErrorCode> {
-  /** Default messages, one per code (tests check every code from this table). */
-  static override readonly messages: Readonly<Record<BotErrorCode, string>> = {
-    not_delivered: 'Discord did not take the audio',
-    invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
-    duplicate_command: 'two command modules use the same command name',
-    unknown_subcommand: 'a subcommand the command does not handle',
-  };
+export class BotError extends codedError({
+  not_delivered: 'Discord did not take the audio',
+  invalid_command_module: 'a command module must default-export { data, execute } (a Command)',
+  duplicate_command: 'two command modules use the same command name',
+  unknown_subcommand: 'a subcommand the command does not handle',
+}) {
   override name = 'BotError';
 }
+
+export type BotErrorCode = BotError['code'];

@@ -3,7 +3,7 @@
  * `{message, code, errors?}`, https://discord.com/developers/docs/topics/opcodes-and-status-codes#json)
  * and the errors its test-facing API throws.
  */
-import { CodedError } from '../util/coded-error.ts';
+import { codedError } from '../util/coded-error.ts';
 
 export interface DiscordErrorBody {
   message: string;
@@ -48,8 +48,6 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-export type LocalDiscordErrorCode = 'no_session' | 'unknown_channel' | 'unknown_message' | 'unknown_guild' | 'no_voice_connection' | 'certificate_failed' | 'dave_misuse' | 'mls_malformed' | 'timeout';
-
 /** Default messages of the test-facing API's errors, one per code. */
 export const LOCAL_DISCORD_ERROR_MESSAGES = {
   no_session: 'no client has identified with the local Discord',
@@ -61,10 +59,11 @@ export const LOCAL_DISCORD_ERROR_MESSAGES = {
   dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',
   mls_malformed: 'an MLS message could not be read',
   timeout: 'timed out waiting for the local Discord',
-} as const satisfies Record<LocalDiscordErrorCode, string>;
+} as const;
+
+export type LocalDiscordErrorCode = keyof typeof LOCAL_DISCORD_ERROR_MESSAGES;
 
 /** Thrown by the local Discord's test-facing API (misuse, or a wait that timed out). */
-export class LocalDiscordError extends CodedError<LocalDiscordErrorCode> {
+export class LocalDiscordError extends codedError(LOCAL_DISCORD_ERROR_MESSAGES) {
   override name = 'LocalDiscordError';
-  static override readonly messages = LOCAL_DISCORD_ERROR_MESSAGES;
 }

@@ -8,18 +8,17 @@
  * Nothing of the bot is asked or changed.
  */
 import { spawn } from 'node:child_process';
+import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
 import type { AudioInput } from '../emulator/index.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 
-/** Samples per 20 ms at 48 kHz: one voice packet. */
-export const FRAME_SAMPLES = 960;
 const FLOOR_DB = -60;
 /** The bot's transcode trims leading silence below -50 dB; frames under this count as quiet. */
 const QUIET_DB = -45;
 const KEPT_CLIPS = 500;
-/** Frames compared at most (3 s), and at least before a match is trusted (0.3 s). */
-const MAX_FRAMES = 150;
-const MIN_FRAMES = 15;
+/** Frames compared at most, and at least before a match is trusted. */
+const MAX_FRAMES = 3_000 / FRAME_MS;
+const MIN_FRAMES = 300 / FRAME_MS;
 /**
  * A clip's score is its dB spread plus 20 dB per octave of mean pitch difference. Measured on the
  * emulator's audio through the bot's transcode: the same text scores 1.5 to 2.5 (espeak-ng or
@@ -67,7 +66,7 @@ export function frameOf(frame: Int16Array): Frame {
   for (const s of frame) sum += s * s;
   const db = sum === 0 ? FLOOR_DB : Math.max(FLOOR_DB, 20 * Math.log10(Math.sqrt(sum / frame.length) / 32768));
   if (db <= QUIET_DB) return { db, f0: 0 };
-  const step = 48_000 / PITCH_RATE;
+  const step = VOICE_SAMPLE_RATE / PITCH_RATE;
   const x = new Float64Array(Math.floor(frame.length / step));
   for (let i = 0; i < x.length; i++) {
     let v = 0;
@@ -155,7 +154,7 @@ export class ClipIndex {
       if (this.#clips.some((c) => c.hash === made.hash)) return;
       const pcm = await decodeMp3(made.bytes, this.#ffmpeg).catch(() => undefined);
       if (!pcm) return; // unlabelled, not broken: the utterance still plays
-      const variants = OFFSETS_MS.map((ms) => trimQuiet(contourOf(pcm, (ms * 48_000) / 1000)));
+      const variants = OFFSETS_MS.map((ms) => trimQuiet(contourOf(pcm, (ms * VOICE_SAMPLE_RATE) / 1000)));
       this.#clips.push({ hash: made.hash, text: made.input.text, voice: made.input.voice, variants: variants.map((v) => v.frames), loudFrames: variants[0]!.loudFrames });
       if (this.#clips.length > KEPT_CLIPS) this.#clips.splice(0, this.#clips.length - KEPT_CLIPS);
     });
@@ -193,7 +192,7 @@ export class ClipIndex {
 /** MP3 to mono 48 kHz 16-bit PCM with ffmpeg. */
 function decodeMp3(bytes: Buffer, ffmpeg: string): Promise<Int16Array> {
   return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', '48000', 'pipe:1'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', String(VOICE_SAMPLE_RATE), 'pipe:1'], { stdio: ['pipe', 'pipe', 'ignore'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.on('error', reject);

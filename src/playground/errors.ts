@@ -1,8 +1,6 @@
-import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
+import { codedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
 // Errors of src/playground (README "How it is built", Errors): what the page's API answers a request it cannot serve.
-
-export type PageRequestErrorCode = 'bad_request' | 'forbidden' | 'not_found' | 'unsupported_media_type' | 'too_large';
 
 /** The HTTP status the page server answers each code with. */
 const STATUS: Readonly<Record<PageRequestErrorCode, number>> = {
@@ -14,14 +12,13 @@ const STATUS: Readonly<Record<PageRequestErrorCode, number>> = {
 };
 
 /** A request to the playground page's API that it refuses; `status` is the HTTP answer. */
-export class PageRequestError extends CodedError<PageRequestErrorCode> {
-  static override readonly messages: Readonly<Record<PageRequestErrorCode, string>> = {
-    bad_request: 'the request is not one the page sends',
-    forbidden: 'this page is served for http://127.0.0.1 only',
-    not_found: 'no such route',
-    unsupported_media_type: 'send JSON (content-type: application/json)',
-    too_large: 'request too large',
-  };
+export class PageRequestError extends codedError({
+  bad_request: 'the request is not one the page sends',
+  forbidden: 'this page is served for http://127.0.0.1 only',
+  not_found: 'no such route',
+  unsupported_media_type: 'send JSON (content-type: application/json)',
+  too_large: 'request too large',
+}) {
   override name = 'PageRequestError';
   readonly status: number;
   constructor(code: PageRequestErrorCode, options: CodedErrorOptions = {}) {
@@ -29,3 +26,5 @@ export class PageRequestError extends CodedError<PageRequestErrorCode> {
     this.status = STATUS[code];
   }
 }
+
+export type PageRequestErrorCode = PageRequestError['code'];

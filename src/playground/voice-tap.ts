@@ -6,6 +6,7 @@
  * bot plays (@discordjs/voice ends each with speaking off), or until the audio stops for a second.
  */
 import { EventEmitter } from 'node:events';
+import { VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
 import type { FakeVoiceServer, ReceivedPacket, VoiceSession } from '../local-discord/index.ts';
 import { frameOf, type ClipLabel, type Frame } from './clips.ts';
 
@@ -35,7 +36,6 @@ export interface VoiceTapEvents {
   utterance: [utterance: TappedUtterance];
 }
 
-const SAMPLE_RATE = 48_000;
 /** An utterance still playing is reported at most this often while it grows. */
 const PROGRESS_EVERY_MS = 250;
 
@@ -103,7 +103,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     this.emit('audio', mono);
     const key = `${packet.ssrc}:${packet.speakingOffCount}`;
     if (this.#open && this.#open.key !== key) this.#finish();
-    const ms = (mono.length / SAMPLE_RATE) * 1000;
+    const ms = (mono.length / VOICE_SAMPLE_RATE) * 1000;
     let open = this.#open;
     if (!open) {
       if (packet.silent) return; // an utterance starts with sound

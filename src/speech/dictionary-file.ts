@@ -3,7 +3,7 @@
  * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
  * line-numbered problems out (STYLE #7); the command decides what to do with them.
  */
-import { DICTIONARY_ERROR_TEXT, parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
+import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
 
 export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: 5_000 } as const;
 
@@ -27,9 +27,17 @@ export interface DictionaryRowError {
   context: { max?: number; found?: number; first?: number };
 }
 
+export interface DictionaryFileError {
+  identifier: DictionaryFileErrorIdentifier;
+  context: { max?: number; found?: number };
+}
+
+/** A problem of the file as a whole or of one row; src/discord/dictionary-problems.ts words it. */
+export type DictionaryFileProblem = DictionaryFileError | DictionaryRowError;
+
 export type DictionaryFileResult =
   | { ok: true; format: DictionaryFileFormat; entries: DictionaryEntry[] }
-  | { ok: false; format?: DictionaryFileFormat; file?: { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } }; rows: DictionaryRowError[] };
+  | { ok: false; format?: DictionaryFileFormat; file?: DictionaryFileError; rows: DictionaryRowError[] };
 
 const HEADER_WORD = /^(word|words|単語|語句|key|before|surface|置換前)$/i;
 const HEADER_READING = /^(reading|読み|読み方|よみ|value|yomi|after|置換後)$/i;
@@ -92,9 +100,9 @@ interface RawRow {
   word: string;
   reading: string;
 }
-type Raw = { rows: RawRow[]; errors: DictionaryRowError[] } | { file: { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } } };
+type Raw = { rows: RawRow[]; errors: DictionaryRowError[] } | { file: DictionaryFileError };
 
-function fileError(identifier: DictionaryFileErrorIdentifier, context: { max?: number; found?: number }): DictionaryFileResult {
+function fileError(identifier: DictionaryFileErrorIdentifier, context: DictionaryFileError['context']): DictionaryFileResult {
   return { ok: false, file: { identifier, context }, rows: [] };
 }
 
@@ -180,28 +188,4 @@ function splitRecords(text: string, delimiter: string): { line: number; fields: 
     if (unclosed) break;
   }
   return records;
-}
-
-/** ja/en explanations of file and row problems (the row ones add to DICTIONARY_ERROR_TEXT). */
-export const DICTIONARY_FILE_ERROR_TEXT = {
-  'dictfile.too_large': { ja: 'ファイルが大きすぎます（{found} バイト、上限 {max} バイト）。', en: 'The file is too large ({found} bytes; at most {max}).' },
-  'dictfile.too_many': { ja: '項目が多すぎます（{found} 件、上限 {max} 件）。', en: 'Too many entries ({found}; at most {max}).' },
-  'dictfile.not_utf8': { ja: 'ファイルが UTF-8 のテキストではありません。', en: 'The file is not UTF-8 text.' },
-  'dictfile.bad_json': { ja: 'JSON として読めません（[{"word": "…", "reading": "…"}] の形にしてください）。', en: 'The file is not valid JSON (expected [{"word": "…", "reading": "…"}]).' },
-  'dictfile.empty': { ja: 'ファイルに項目がありません。', en: 'The file has no entries.' },
-  'dictfile.columns': { ja: '列は2つ（単語, 読み）にしてください（{found} 列あります）。', en: 'Expected 2 columns (word, reading); found {found}.' },
-  'dictfile.unclosed_quote': { ja: '引用符 " が閉じられていません。', en: 'A quote (") is never closed.' },
-  'dictfile.duplicate': { ja: '同じ単語が {first} 行目にもあります。', en: 'The same word is already on line {first}.' },
-  'dictfile.bad_entry': { ja: '項目は {"word": "…", "reading": "…"} の形にしてください。', en: 'An entry must be {"word": "…", "reading": "…"}.' },
-} as const satisfies Record<DictionaryFileErrorIdentifier | Exclude<DictionaryRowErrorIdentifier, DictionaryErrorIdentifier>, { ja: string; en: string }>;
-
-const fill = (text: string, context: Record<string, number | undefined>) => text.replace(/\{(\w+)\}/g, (whole, k: string) => (context[k] !== undefined ? String(context[k]) : whole));
-
-/** One problem as a line the user reads: "line 3: …" (entry 3 for JSON). */
-export function describeDictionaryFileProblem(lang: 'ja' | 'en', format: DictionaryFileFormat | undefined, problem: DictionaryRowError | { identifier: DictionaryFileErrorIdentifier; context: { max?: number; found?: number } }): string {
-  const table: Record<string, { ja: string; en: string }> = { ...DICTIONARY_ERROR_TEXT, ...DICTIONARY_FILE_ERROR_TEXT };
-  const text = fill(table[problem.identifier]![lang], problem.context);
-  if (!('at' in problem)) return text;
-  const where = format === 'json' ? (lang === 'ja' ? `${problem.at}番目の項目` : `entry ${problem.at}`) : lang === 'ja' ? `${problem.at}行目` : `line ${problem.at}`;
-  return `${where}: ${text}`;
 }

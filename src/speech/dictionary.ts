@@ -11,7 +11,7 @@ export interface DictionaryEntry {
 
 export const DICTIONARY_LIMITS = { wordMaxChars: 50, readingMaxChars: 100 } as const;
 
-/** Identifiers of the validation failures, the i18n keys the UI shows (STYLE.md #5). */
+/** Identifiers of the validation failures: the i18n keys of their texts (STYLE.md #5, src/discord/locales). */
 export type DictionaryErrorIdentifier =
   | 'dictionary.word_empty'
   | 'dictionary.word_too_long'
@@ -29,19 +29,6 @@ export interface DictionaryError {
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: DictionaryError };
-
-/** A human explanation of each identifier, ja/en, for the lead's `dictionary.invalid` {reason}. */
-export const DICTIONARY_ERROR_TEXT = {
-  'dictionary.word_empty': { ja: '語句が空です。', en: 'The word is empty.' },
-  'dictionary.word_too_long': { ja: '語句は{max}文字までです。', en: 'The word can be at most {max} characters.' },
-  'dictionary.word_mention': { ja: '語句にメンションは使えません。', en: 'The word cannot contain a mention.' },
-  'dictionary.word_invalid_character': { ja: '語句に改行や制御文字は使えません。', en: 'The word cannot contain line breaks or control characters.' },
-  'dictionary.reading_empty': { ja: '読み方が空です。', en: 'The reading is empty.' },
-  'dictionary.reading_too_long': { ja: '読み方は{max}文字までです。', en: 'The reading can be at most {max} characters.' },
-  'dictionary.reading_mention': { ja: '読み方にメンションは使えません。', en: 'The reading cannot contain a mention.' },
-  'dictionary.reading_url': { ja: '読み方にURLは使えません。', en: 'The reading cannot contain a URL.' },
-  'dictionary.reading_invalid_character': { ja: '読み方に改行や制御文字は使えません。', en: 'The reading cannot contain line breaks or control characters.' },
-} as const satisfies Record<DictionaryErrorIdentifier, { ja: string; en: string }>;
 
 /** Mentions and mass pings as Discord writes them in message content. */
 export const MENTION_LIKE = /<[@#]|@everyone|@here/i;

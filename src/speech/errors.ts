@@ -1,9 +1,7 @@
-import { CodedError } from '../util/coded-error.ts';
+import { codedError } from '../util/coded-error.ts';
 import type { BudgetRefusal } from './budget-policy.ts';
 
 // Errors of src/speech: one place, stable codes (STYLE #4, README "How it is built").
-
-export type SpeechErrorCode = 'budget_refused' | 'invalid_charge' | 'aborted' | 'closed' | 'synthesis_failed';
 
 interface SpeechErrorOptions {
   message?: string;
@@ -12,15 +10,13 @@ interface SpeechErrorOptions {
 }
 
 /** Base error of src/speech; `code` is stable, `guildId` says where. */
-export class SpeechError extends CodedError<SpeechErrorCode> {
-  /** Default messages, one per code (tests check every code from this table). */
-  static override readonly messages: Readonly<Record<SpeechErrorCode, string>> = {
-    budget_refused: 'character allowance exceeded',
-    invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
-    aborted: 'speech was cancelled',
-    closed: 'the speech queue is closed',
-    synthesis_failed: 'speech synthesis failed',
-  };
+export class SpeechError extends codedError({
+  budget_refused: 'character allowance exceeded',
+  invalid_charge: 'a charge must name a guild, a user, an endpoint and a non-negative whole number of characters',
+  aborted: 'speech was cancelled',
+  closed: 'the speech queue is closed',
+  synthesis_failed: 'speech synthesis failed',
+}) {
   override name = 'SpeechError';
   readonly guildId: string | undefined;
   constructor(code: SpeechErrorCode, options: SpeechErrorOptions = {}) {
@@ -28,6 +24,8 @@ export class SpeechError extends CodedError<SpeechErrorCode> {
     this.guildId = options.guildId;
   }
 }
+
+export type SpeechErrorCode = SpeechError['code'];
 
 /** The character budget said no; carries its numbers so the bot can tell the author. */
 export class BudgetRefusedError extends SpeechError {

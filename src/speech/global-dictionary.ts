@@ -2,7 +2,7 @@ import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { basename } from 'node:path';
 import type { Logger } from '../util/log.ts';
 import type { DictionaryEntry } from './dictionary.ts';
-import { describeDictionaryFileProblem, parseDictionaryFile } from './dictionary-file.ts';
+import { parseDictionaryFile, type DictionaryFileFormat, type DictionaryFileProblem } from './dictionary-file.ts';
 
 // The operator's bot-wide dictionary (issue 13): a file (JSON, CSV or TSV, as /dictionary import
 // reads) named by GLOBAL_DICTIONARY_FILE, applied under each server's own entries. Read at start
@@ -11,15 +11,20 @@ import { describeDictionaryFileProblem, parseDictionaryFile } from './dictionary
 
 export type GlobalDictionaryLoad = { ok: true; count: number } | { ok: false; problems: string[] };
 
+/** Words a file problem for the operator (the texts live with the UI's, above this layer). */
+export type DescribeDictionaryProblem = (format: DictionaryFileFormat | undefined, problem: DictionaryFileProblem) => string;
+
 export class GlobalDictionary {
   readonly #path: string;
   readonly #logger: Logger;
+  readonly #describe: DescribeDictionaryProblem;
   #entries: readonly DictionaryEntry[] = [];
   #version = 0;
 
-  constructor(options: { path: string; logger: Logger }) {
+  constructor(options: { path: string; logger: Logger; describe: DescribeDictionaryProblem }) {
     this.#path = options.path;
     this.#logger = options.logger;
+    this.#describe = options.describe;
   }
 
   entries(): readonly DictionaryEntry[] {
@@ -41,8 +46,7 @@ export class GlobalDictionary {
     }
     const parsed = parseDictionaryFile(basename(this.#path), bytes);
     if (!parsed.ok) {
-      const problems = parsed.file ? [describeDictionaryFileProblem('en', parsed.format, parsed.file)] : parsed.rows.map((r) => describeDictionaryFileProblem('en', parsed.format, r));
-      return { ok: false, problems };
+      return { ok: false, problems: (parsed.file ? [parsed.file] : parsed.rows).map((p) => this.#describe(parsed.format, p)) };
     }
     this.#entries = Object.freeze(parsed.entries);
     this.#version += 1;

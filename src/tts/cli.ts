@@ -16,6 +16,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
+import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
 import type { Clock } from '../util/clock.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { TtsClient } from './client.ts';
@@ -248,7 +249,7 @@ async function doctor(values: Values, io: CliIo): Promise<number> {
   });
   await check('Opus encoder (@discordjs/opus)', () => {
     const { OpusEncoder } = require('@discordjs/opus') as { OpusEncoder: new (rate: number, channels: number) => { encode(pcm: Buffer): Buffer } };
-    const packet = new OpusEncoder(48_000, 2).encode(Buffer.alloc(960 * 2 * 2));
+    const packet = new OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS).encode(Buffer.alloc(FRAME_SAMPLES * VOICE_CHANNELS * 2));
     return `loads, encodes a 20 ms frame (${packet.length} bytes)`;
   });
   await check('DAVE (@snazzah/davey)', async () => {

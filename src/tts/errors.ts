@@ -5,7 +5,7 @@
  * debug (endpoint, HTTP status, attempts, job id) and never a secret: no access token, no job
  * token, no raw request/undici objects (their `cause` chains can hold headers).
  */
-import { CodedError, type CodedErrorOptions } from '../util/coded-error.ts';
+import { CodedError, codedError, type CodedErrorOptions } from '../util/coded-error.ts';
 import type { ValidationIssue } from './validation.ts';
 
 /** How a failure should be handled by a caller; the CLI maps it to an exit code. */
@@ -274,15 +274,11 @@ const CLIENT_ONLY: ReadonlySet<string> = new Set([
 
 // ---- the rate limiter (src/tts/limiter-*.ts) ----
 
-export type RateLimiterErrorCode = 'limiter_store_failed' | 'limiter_bad_argument';
-
 /** Errors of the rate limiter; aborts reject with the signal's own reason instead. */
-export class RateLimiterError extends CodedError<RateLimiterErrorCode> {
-  /** Default messages, one per code (tests check every code from this table). */
-  static override readonly messages: Readonly<Record<RateLimiterErrorCode, string>> = {
-    limiter_store_failed: 'the rate-limit store failed',
-    limiter_bad_argument: 'the rate limiter was called with an invalid argument',
-  };
+export class RateLimiterError extends codedError({
+  limiter_store_failed: 'the rate-limit store failed',
+  limiter_bad_argument: 'the rate limiter was called with an invalid argument',
+}) {
   override name = 'RateLimiterError';
   /** Which of the service's two budgets (spec: Limits). */
   readonly kind: 'standard' | 'advanced';
@@ -291,3 +287,5 @@ export class RateLimiterError extends CodedError<RateLimiterErrorCode> {
     this.kind = options.kind;
   }
 }
+
+export type RateLimiterErrorCode = RateLimiterError['code'];

@@ -1,12 +1,15 @@
 /**
  * The one shape of an error in this project (README "How it is built", after undici's errors module):
- * a stable lowercase `code`, a default message per code from the subclass's own table
- * (`static messages`), `cause` in the options bag. A layer's errors.ts subclasses it:
+ * a stable lowercase `code`, a default message per code from the class's own table
+ * (`static messages`), `cause` in the options bag. A layer's errors.ts declares its class from its
+ * table, so every code is written once, with its message:
  *
- *   export class WidgetError extends CodedError<WidgetErrorCode> {
+ *   export class WidgetError extends codedError({
+ *     widget_missing: 'no such widget',
+ *   }) {
  *     override name = 'WidgetError';
- *     static override readonly messages = WIDGET_ERROR_MESSAGES;
  *   }
+ *   export type WidgetErrorCode = WidgetError['code'];
  */
 export interface CodedErrorOptions {
   /** Replaces the code's default message (never chat text or a secret). */
@@ -22,4 +25,11 @@ export abstract class CodedError<Code extends string> extends Error {
     super(options.message ?? (new.target as typeof CodedError).messages[code], { cause: options.cause });
     this.code = code;
   }
+}
+
+/** The base class of an error whose codes are the keys of `messages`, each with its default message. */
+export function codedError<const Messages extends Readonly<Record<string, string>>>(messages: Messages) {
+  return class extends CodedError<Extract<keyof Messages, string>> {
+    static override readonly messages: Messages = messages;
+  };
 }

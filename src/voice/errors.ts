@@ -1,19 +1,15 @@
-import { CodedError } from '../util/coded-error.ts';
+import { codedError } from '../util/coded-error.ts';
 
 // Errors of src/voice: one place, stable codes (STYLE.md #4, README "How it is built").
 
-export type VoiceSessionErrorCode = 'join_timeout' | 'not_ready' | 'destroyed' | 'playback_failed' | 'no_session';
-
 /** A guild's voice session could not join, play, or went away; `guildId` says where. */
-export class VoiceSessionError extends CodedError<VoiceSessionErrorCode> {
-  /** Default messages, one per code (tests check every code from this table). */
-  static override readonly messages: Readonly<Record<VoiceSessionErrorCode, string>> = {
-    join_timeout: 'could not connect to the voice channel in time',
-    not_ready: 'the voice connection is not ready',
-    destroyed: 'the voice session was closed',
-    playback_failed: 'playback failed',
-    no_session: 'the bot is not in a voice channel in this guild',
-  };
+export class VoiceSessionError extends codedError({
+  join_timeout: 'could not connect to the voice channel in time',
+  not_ready: 'the voice connection is not ready',
+  destroyed: 'the voice session was closed',
+  playback_failed: 'playback failed',
+  no_session: 'the bot is not in a voice channel in this guild',
+}) {
   override name = 'VoiceSessionError';
   readonly guildId: string;
   constructor(code: VoiceSessionErrorCode, options: { guildId: string; message?: string; cause?: unknown }) {
@@ -21,3 +17,5 @@ export class VoiceSessionError extends CodedError<VoiceSessionErrorCode> {
     this.guildId = options.guildId;
   }
 }
+
+export type VoiceSessionErrorCode = VoiceSessionError['code'];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DICTIONARY_FILE_LIMITS, describeDictionaryFileProblem, detectFormat, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
+import { describeDictionaryFileProblem } from '../../src/discord/dictionary-problems.ts';
+import { DICTIONARY_FILE_LIMITS, detectFormat, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const entries = (name: string, s: string) => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyDictionary,
-  DICTIONARY_ERROR_TEXT,
   DICTIONARY_LIMITS,
   parseDictionaryEntry,
   parseDictionaryWord,
   parseReading,
   type DictionaryEntry,
 } from '../../src/speech/dictionary.ts';
+import { describeDictionaryProblem } from '../../src/discord/dictionary-problems.ts';
 
 describe('applyDictionary', () => {
   it.each<[string, string, DictionaryEntry[], string]>([
@@ -105,11 +105,19 @@ describe('parseDictionaryEntry', () => {
     expect(!r.ok && r.error.identifier).toBe('dictionary.word_empty');
   });
 
-  it('GIVEN every identifier THEN there is a Japanese and an English explanation', () => {
-    for (const [id, text] of Object.entries(DICTIONARY_ERROR_TEXT)) {
-      expect(id).toMatch(/^dictionary\./);
-      expect(text.ja.length).toBeGreaterThan(0);
-      expect(text.en.length).toBeGreaterThan(0);
-    }
+  it.each<[string, string, string, string]>([
+    ['', 'x', '語句が空です。', 'The word is empty.'],
+    ['a'.repeat(51), 'x', '語句は50文字までです。', 'The word can be at most 50 characters.'],
+    ['<@1>', 'x', '語句にメンションは使えません。', 'The word cannot contain a mention.'],
+    ['a\nb', 'x', '語句に改行や制御文字は使えません。', 'The word cannot contain line breaks or control characters.'],
+    ['a', ' ', '読み方が空です。', 'The reading is empty.'],
+    ['a', 'あ'.repeat(101), '読み方は100文字までです。', 'The reading can be at most 100 characters.'],
+    ['a', '@here', '読み方にメンションは使えません。', 'The reading cannot contain a mention.'],
+    ['a', 'https://x.example', '読み方にURLは使えません。', 'The reading cannot contain a URL.'],
+    ['a', 'a\tb', '読み方に改行や制御文字は使えません。', 'The reading cannot contain line breaks or control characters.'],
+  ])('GIVEN word %j and reading %j THEN the member reads why, in Japanese and in English', (word, reading, ja, en) => {
+    const r = parseDictionaryEntry(word, reading);
+    if (r.ok) throw new Error('expected a rejection');
+    expect([describeDictionaryProblem('ja', r.error), describeDictionaryProblem('en', r.error)]).toEqual([ja, en]);
   });
 });

@@ -7,6 +7,7 @@ import { createDecipheriv } from 'node:crypto';
 import type { RemoteInfo, Socket as UdpSocket } from 'node:dgram';
 import type { EventEmitter } from 'node:events';
 import opus, { type OpusEncoder } from '@discordjs/opus';
+import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../audio/voice-format.ts';
 import { OPUS_SILENCE_FRAME } from './dave/frame.ts';
 import type { DaveGateway } from './dave/gateway.ts';
 import type { FakeVoiceServerEvents, ReceivedPacket, ResolvedOptions, UdpStats, VoiceSession } from './types.ts';
@@ -18,8 +19,6 @@ const GCM_TAG_LENGTH = 16;
 const NONCE_SUFFIX_LENGTH = 4;
 const IP_DISCOVERY_LENGTH = 74;
 const KEEPALIVE_LENGTH = 8;
-const SAMPLE_RATE = 48_000;
-const CHANNELS = 2;
 
 export interface MediaParts {
   udp: UdpSocket;
@@ -139,7 +138,7 @@ export class UdpMedia {
       try {
         let decoder = this.#decoders.get(ssrc);
         if (!decoder) {
-          decoder = new opus.OpusEncoder(SAMPLE_RATE, CHANNELS);
+          decoder = new opus.OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS);
           this.#decoders.set(ssrc, decoder);
         }
         const raw = decoder.decode(opusFrame);

@@ -2,11 +2,9 @@
  * What a listener hears: packets grouped into utterances per speaker, and their loudness. Pure
  * functions over received packets, so they can be tested on hand-made packet runs.
  */
+import { FRAME_MS, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../audio/voice-format.ts';
 import { OPUS_SILENCE_FRAME } from './dave/frame.ts';
 import type { ReceivedPacket, Utterance } from './types.ts';
-
-const SAMPLE_RATE = 48_000;
-const CHANNELS = 2;
 
 /** RMS loudness of 16-bit samples in dBFS (-Infinity for all zeros or no samples). */
 export function rmsDb(samples: Int16Array | readonly Int16Array[]): number {
@@ -78,9 +76,9 @@ export function groupUtterances(packets: readonly ReceivedPacket[], options: Gro
   return done.sort((a, b) => a.start - b.start);
 }
 
-/** Decoded duration of one packet (20 ms assumed when it did not decode). */
+/** Decoded duration of one packet (one frame assumed when it did not decode). */
 function packetMs(packet: ReceivedPacket): number {
-  return packet.pcm.length > 0 ? (packet.pcm.length / CHANNELS / SAMPLE_RATE) * 1000 : 20;
+  return packet.pcm.length > 0 ? (packet.pcm.length / VOICE_CHANNELS / VOICE_SAMPLE_RATE) * 1000 : FRAME_MS;
 }
 
 function toUtterance(run: ReceivedPacket[], complete: boolean): Utterance {
