@@ -4,7 +4,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
 import { Resampler } from './resample.ts';
 import { isMonoMp3 } from './transcode.ts';
-import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from './voice-format.ts';
+import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 /**
  * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { AudioError } from './errors.ts';
-import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from './voice-format.ts';
+import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 export interface TranscodeOptions {
   /** Kill ffmpeg and fail after this long. */

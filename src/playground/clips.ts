@@ -8,7 +8,7 @@
  * Nothing of the bot is asked or changed.
  */
 import { spawn } from 'node:child_process';
-import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
+import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { AudioInput } from '../emulator/index.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 

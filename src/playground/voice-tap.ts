@@ -6,7 +6,7 @@
  * bot plays (@discordjs/voice ends each with speaking off), or until the audio stops for a second.
  */
 import { EventEmitter } from 'node:events';
-import { VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
+import { VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { FakeVoiceServer, ReceivedPacket, VoiceSession } from '../local-discord/index.ts';
 import { frameOf, type ClipLabel, type Frame } from './clips.ts';
 

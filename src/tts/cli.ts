@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { z } from 'zod';
-import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../audio/voice-format.ts';
+import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { Clock } from '../util/clock.ts';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import { TtsClient } from './client.ts';
