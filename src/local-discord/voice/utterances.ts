@@ -12,11 +12,26 @@ export function rmsDb(samples: Int16Array | readonly Int16Array[]): number {
   let sum = 0;
   let count = 0;
   for (const part of parts) {
-    for (const s of part) sum += s * s;
+    sum += sumOfSquares(part);
     count += part.length;
   }
   if (count === 0 || sum === 0) return -Infinity;
   return 20 * Math.log10(Math.sqrt(sum / count) / 32768);
+}
+
+/**
+ * Each packet's PCM is summed once: tests poll `utterances()` while audio arrives, and every poll
+ * measures every utterance heard so far (summing all of it each time was most of a voice test's CPU).
+ */
+const sums = new WeakMap<Int16Array, number>();
+function sumOfSquares(part: Int16Array): number {
+  let sum = sums.get(part);
+  if (sum === undefined) {
+    sum = 0;
+    for (const s of part) sum += s * s;
+    sums.set(part, sum);
+  }
+  return sum;
 }
 
 export interface GroupingOptions {
