@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMp3 } from '../../src/emulator/audio.ts';
+import { BITRATE, encodeMp3, MAX_SECONDS, SAMPLE_RATE } from '../../src/emulator/audio.ts';
 import { EmulatorError } from '../../src/emulator/errors.ts';
 import { EMULATOR_ERROR_MESSAGES, type EmulatorErrorCode } from '../../src/emulator/messages.ts';
+import { espeakMp3 } from '../../src/emulator/speech.ts';
 
 describe('EmulatorError', () => {
   it.each(Object.entries(EMULATOR_ERROR_MESSAGES) as [EmulatorErrorCode, string][])('GIVEN code %s THEN name, code and the default message are set', (code, message) => {
@@ -23,6 +24,14 @@ describe('EmulatorError', () => {
 
   it('GIVEN an ffmpeg that exits non-zero THEN encoding fails with ffmpeg_failed naming the exit code', async () => {
     const error = await encodeMp3(Buffer.alloc(480), 'false').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EmulatorError);
+    expect((error as EmulatorError).code).toBe('ffmpeg_failed');
+    expect((error as EmulatorError).message).toMatch(/^ffmpeg exited with 1/);
+  });
+  it('GIVEN an ffmpeg that exits non-zero before reading a long espeak-ng reading THEN it fails with ffmpeg_failed naming the exit code (espeak-ng is not left blocked on a full pipe)', async () => {
+    // About 20 s of speech (1 MB of WAV): far more than a pipe holds once ffmpeg stops reading.
+    const text = 'きょうはいいてんきですね、さんぽにいきましょう。'.repeat(8);
+    const error = await espeakMp3({ kind: 'standard', voice: 'ja-JP-Wavenet-B', text, speed: 1, pitch: 0 }, { espeakPath: 'espeak-ng', ffmpeg: 'false', sampleRate: SAMPLE_RATE, bitrate: BITRATE, maxSeconds: MAX_SECONDS }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EmulatorError);
     expect((error as EmulatorError).code).toBe('ffmpeg_failed');
     expect((error as EmulatorError).message).toMatch(/^ffmpeg exited with 1/);
