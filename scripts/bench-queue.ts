@@ -20,7 +20,7 @@
  * Time is scaled (`--scale`, or BENCH_SCALE; default x10): the emulator, client, limiter,
  * scheduler and playback all run on one scaledClock, so the rate window, `reset_in` and every
  * wait are in unscaled (real-world) units and so are the printed waits. Work done in real time
- * (the emulator's ffmpeg encode, about 100 ms a request here) is amplified by the same factor,
+ * (the emulator's MP3 encode, in-process, about 20 ms a request here) is amplified by the same factor,
  * which makes it about a second of service latency at x10; beyond x20 the numbers start measuring
  * the machine. The cache's Ogg transcode is skipped (it is not needed to measure the queue).
  *

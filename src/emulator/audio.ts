@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createMp3Encoder } from 'wasm-media-encoders';
 import { ffmpegPath } from '../util/ffmpeg.ts';
 import type { AudioInput } from './audio-input.ts';
 import { EmulatorError } from './errors.ts';
@@ -10,7 +10,7 @@ export type { AudioInput } from './audio-input.ts';
 
 /** The live service's advanced output format (service-facts.md: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
 export const SAMPLE_RATE = 24_000;
-export const BITRATE = '160k';
+export const BITRATE_KBPS = 160;
 /** Seconds of audio per code point at speed 1.0, and the shortest file we make. */
 const SECONDS_PER_CHAR = 0.12;
 const MIN_SECONDS = 0.6;
@@ -80,41 +80,48 @@ export function synthesizePcm(input: AudioInput): Buffer {
   return pcm;
 }
 
+type Mp3Encoder = Awaited<ReturnType<typeof createMp3Encoder>>;
+let lame: Promise<Mp3Encoder> | undefined;
+
 /**
- * Encodes PCM to MP3 with ffmpeg: MPEG-2 Layer III, 24 kHz mono CBR, bitexact and without
- * metadata so identical input gives identical bytes on every run.
+ * LAME compiled to WebAssembly, instantiated once per process (about 30 ms) and shared: an ffmpeg
+ * child costs about 60 ms of CPU per file before it encodes anything. A failed instantiation is not
+ * kept, so the next file tries again.
  */
-export function encodeMp3(pcm: Buffer, ffmpeg: string = ffmpegPath()): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      ffmpeg,
-      [
-        '-hide_banner', '-loglevel', 'error', '-nostdin',
-        '-f', 's16le', '-ar', String(SAMPLE_RATE), '-ac', '1', '-i', 'pipe:0',
-        '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
-        '-c:a', 'libmp3lame', '-b:a', BITRATE, '-ar', String(SAMPLE_RATE), '-ac', '1',
-        // A pipe cannot be rewound to fill in the Xing header, so leave it out (CBR needs none).
-        '-write_xing', '0', '-id3v2_version', '0',
-        '-f', 'mp3', 'pipe:1',
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on('error', (cause) => reject(new EmulatorError('ffmpeg_unavailable', { cause })));
-    child.stdin.on('error', () => {
-      // EPIPE when ffmpeg exits early; the close handler reports the real failure.
-    });
-    child.on('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else reject(new EmulatorError('ffmpeg_failed', { message: `ffmpeg exited with ${code}: ${err.trim().slice(0, 300)}` }));
-    });
-    child.stdin.end(pcm);
+function mp3Encoder(): Promise<Mp3Encoder> {
+  lame ??= createMp3Encoder().catch((cause: unknown) => {
+    lame = undefined;
+    throw new EmulatorError('mp3_encoder_failed', { cause });
   });
+  return lame;
+}
+
+/** Samples handed to LAME per call, so a long file does not grow its (never shrinking) memory. */
+const CHUNK_SAMPLES = SAMPLE_RATE;
+
+/**
+ * Encodes 16-bit PCM at SAMPLE_RATE to MP3 in this process with LAME: MPEG-2 Layer III, 24 kHz
+ * mono CBR at BITRATE_KBPS, no Xing header and no ID3 tag, so identical input gives identical bytes.
+ */
+export async function encodeMp3(pcm: Buffer): Promise<Buffer> {
+  const encoder = await mp3Encoder();
+  // From configure to finalize nothing awaits, so no other file can use the shared encoder in between.
+  try {
+    encoder.configure({ sampleRate: SAMPLE_RATE, outputSampleRate: SAMPLE_RATE, channels: 1, bitrate: BITRATE_KBPS });
+    const out: Buffer[] = [];
+    const samples = new Float32Array(CHUNK_SAMPLES);
+    const total = Math.floor(pcm.length / 2);
+    for (let start = 0; start < total; start += CHUNK_SAMPLES) {
+      const n = Math.min(CHUNK_SAMPLES, total - start);
+      for (let i = 0; i < n; i++) samples[i] = pcm.readInt16LE((start + i) * 2) / 32768;
+      // The encoder owns the returned bytes until its next call: copy them.
+      out.push(Buffer.from(encoder.encode([samples.subarray(0, n)])));
+    }
+    out.push(Buffer.from(encoder.finalize()));
+    return Buffer.concat(out);
+  } catch (cause) {
+    throw new EmulatorError('mp3_encoder_failed', { cause });
+  }
 }
 
 /**
@@ -123,15 +130,14 @@ export function encodeMp3(pcm: Buffer, ffmpeg: string = ffmpegPath()): Promise<B
  * same input still gives the same bytes).
  */
 export async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
-  const ffmpeg = ffmpegPath();
   if (engine === 'espeak') {
     try {
-      return await espeakMp3(input, { espeakPath, ffmpeg, sampleRate: SAMPLE_RATE, bitrate: BITRATE, maxSeconds: MAX_SECONDS });
+      return await espeakMp3(input, { espeakPath, ffmpeg: ffmpegPath(), sampleRate: SAMPLE_RATE, bitrate: `${BITRATE_KBPS}k`, maxSeconds: MAX_SECONDS });
     } catch (error) {
       if ((error as EmulatorError).code === 'ffmpeg_unavailable') throw error;
     }
   }
-  return encodeMp3(synthesizePcm(input), ffmpeg);
+  return encodeMp3(synthesizePcm(input));
 }
 
 /** The exact MP3 bytes the emulator serves for `input` (made by `engine`), and its content hash. */

@@ -83,8 +83,9 @@ export const FORBIDDEN_HTML =
 
 /** The emulator's own errors (errors.ts), never sent to a client: their codes and default messages. */
 export const EMULATOR_ERROR_MESSAGES = {
-  ffmpeg_unavailable: 'ffmpeg could not be started to make the audio',
-  ffmpeg_failed: 'ffmpeg failed to encode the audio',
+  mp3_encoder_failed: 'the MP3 encoder (LAME in WebAssembly) failed to encode the audio',
+  ffmpeg_unavailable: 'ffmpeg could not be started to encode the espeak-ng reading',
+  ffmpeg_failed: 'ffmpeg failed to encode the espeak-ng reading',
   espeak_unavailable: 'espeak-ng could not be started to read the text',
   espeak_failed: 'espeak-ng failed to read the text',
 } as const;

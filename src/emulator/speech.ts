@@ -182,6 +182,9 @@ export function espeakMp3(input: AudioInput, options: { espeakPath: string; ffmp
     });
     ffmpeg.on('close', (code) => {
       codes.ffmpeg = code;
+      // An ffmpeg that ended early no longer reads: drain espeak-ng, or it blocks on a full pipe and never exits.
+      espeak.stdout.unpipe(ffmpeg.stdin);
+      espeak.stdout.resume();
       settle();
     });
     espeak.stdin.end(speechSsml(input.text, voiceLanguage(input.voice)));

@@ -7,10 +7,10 @@
  * rhythm (the emulator's tones give every character the same envelope) still differ in pitch.
  * Nothing of the bot is asked or changed.
  */
-import { spawn } from 'node:child_process';
+import { MPEGDecoder } from 'mpg123-decoder';
+import { Resampler } from '../audio/resample.ts';
 import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { AudioInput } from '../emulator/index.ts';
-import { ffmpegPath } from '../util/ffmpeg.ts';
 
 const FLOOR_DB = -60;
 /** The bot's transcode trims leading silence below -50 dB; frames under this count as quiet. */
@@ -136,13 +136,10 @@ export function contourDistance(heard: readonly Frame[], clip: readonly Frame[])
 
 export class ClipIndex {
   readonly #clips: Clip[] = [];
-  readonly #ffmpeg: string;
+  /** Made for the first file; decodes run one at a time, so it serves them all. */
+  #decoder: Promise<MPEGDecoder> | undefined;
   /** Decodes run one at a time: the playground shares a small machine with the bot. */
   #queue: Promise<void> = Promise.resolve();
-
-  constructor(ffmpeg: string = ffmpegPath()) {
-    this.#ffmpeg = ffmpeg;
-  }
 
   get size(): number {
     return this.#clips.length;
@@ -152,7 +149,7 @@ export class ClipIndex {
   add(made: { hash: string; input: AudioInput; bytes: Buffer }): Promise<void> {
     const next = this.#queue.then(async () => {
       if (this.#clips.some((c) => c.hash === made.hash)) return;
-      const pcm = await decodeMp3(made.bytes, this.#ffmpeg).catch(() => undefined);
+      const pcm = await this.#decode(made.bytes).catch(() => undefined);
       if (!pcm) return; // unlabelled, not broken: the utterance still plays
       const variants = OFFSETS_MS.map((ms) => trimQuiet(contourOf(pcm, (ms * VOICE_SAMPLE_RATE) / 1000)));
       this.#clips.push({ hash: made.hash, text: made.input.text, voice: made.input.voice, variants: variants.map((v) => v.frames), loudFrames: variants[0]!.loudFrames });
@@ -187,22 +184,43 @@ export class ClipIndex {
     if (!first || first.score > MAX_SCORE || (second && second.score - first.score < MARGIN)) return undefined;
     return { text: first.clip.text, voice: first.clip.voice };
   }
+
+  /**
+   * MP3 to mono 16-bit PCM at the voice rate, in this process: mpg123 compiled to WebAssembly and
+   * src/audio/resample.ts, as the bot's own uncached playback decodes (src/audio/mp3-opus.ts), where
+   * an ffmpeg child per file cost ~60 ms of CPU before decoding anything.
+   */
+  async #decode(bytes: Buffer): Promise<Int16Array> {
+    this.#decoder ??= readyDecoder().catch((error: unknown) => {
+      this.#decoder = undefined; // the next file tries again
+      throw error;
+    });
+    const decoder = await this.#decoder;
+    try {
+      const decoded = decoder.decode(bytes);
+      if (decoded.samplesDecoded === 0) throw new Error('no MPEG audio frame in the file');
+      // mpg123 gives two channels, a mono file's duplicated: the emulator's files are mono.
+      const resampler = new Resampler({ from: decoded.sampleRate, to: VOICE_SAMPLE_RATE, channels: 1 });
+      const first = resampler.push([decoded.channelData[0]!])[0]!;
+      const rest = resampler.flush()[0]!;
+      const pcm = new Int16Array(first.length + rest.length);
+      pcm.set(toInt16(first));
+      pcm.set(toInt16(rest), first.length);
+      return pcm;
+    } finally {
+      await decoder.reset();
+    }
+  }
 }
 
-/** MP3 to mono 48 kHz 16-bit PCM with ffmpeg. */
-function decodeMp3(bytes: Buffer, ffmpeg: string): Promise<Int16Array> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', String(VOICE_SAMPLE_RATE), 'pipe:1'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.on('error', reject);
-    child.stdin.on('error', () => {}); // EPIPE if ffmpeg gives up early; the exit code says so
-    child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`ffmpeg exited with ${code}`));
-      const raw = Buffer.concat(out);
-      // A copy: a pooled Buffer may start at an odd offset, which an Int16Array view cannot.
-      resolve(new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + (raw.length & ~1))));
-    });
-    child.stdin.end(bytes);
-  });
+async function readyDecoder(): Promise<MPEGDecoder> {
+  const decoder = new MPEGDecoder();
+  await decoder.ready;
+  return decoder;
+}
+
+function toInt16(samples: Float32Array): Int16Array {
+  const out = new Int16Array(samples.length);
+  for (let i = 0; i < samples.length; i++) out[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32768)));
+  return out;
 }

@@ -99,6 +99,15 @@ describe('audio files', () => {
     }
   });
 
+  it('files made at the same time share the one in-process encoder without mixing: each equals the file made alone', async () => {
+    const a = { kind: 'standard', ...okStandard, text: '同時に作る一つ目' } as const;
+    const b = { kind: 'standard', ...okStandard, text: '同時に作る二つ目は少し長めの文章です', pitch: 3 } as const;
+    const [a1, b1, a2] = await Promise.all([audioFor(a), audioFor(b), audioFor(a)]);
+    expect(a2.bytes.equals(a1.bytes)).toBe(true);
+    expect(b1.bytes.equals(a1.bytes)).toBe(false);
+    expect(b1.bytes.equals((await audioFor(b)).bytes)).toBe(true);
+  });
+
   it('voice and pitch shape the audio', async () => {
     const base = await standardAudio({ text: '声の違い' });
     const voice = await standardAudio({ text: '声の違い', voice: 'en-US-Wavenet-A' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NOTICE_TEXT, STANDARD_ERRORS } from '../../src/emulator/index.ts';
-import { call, DEFAULT_TOKEN, OTHER_TOKEN, PAID_TOKEN, STD, okStandard, standard, useEmulator } from './support.ts';
+import { NOTICE_TEXT, STANDARD_ERRORS, startEmulator } from '../../src/emulator/index.ts';
+import { FakeClock } from '../support/clock.ts';
+import { call, DEFAULT_TOKEN, fastOptions, OTHER_TOKEN, PAID_TOKEN, STD, okStandard, standard, useEmulator } from './support.ts';
 
 const ctx = useEmulator({ rate: { standard: { limit: 30, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } } });
 
@@ -43,17 +44,21 @@ describe('standard endpoint: errors table', () => {
   });
 
   it('500 Internal server error when synthesis fails, and nothing is charged', async () => {
+    // The tones need nothing outside the process; espeak-ng's reading is encoded by ffmpeg, and a
+    // missing ffmpeg fails the request rather than falling back to the tones.
+    const emu = await startEmulator(fastOptions(new FakeClock(), { speech: 'espeak' }));
     const saved = process.env.FFMPEG_PATH;
     process.env.FFMPEG_PATH = '/nonexistent/ffmpeg';
     try {
-      const res = await standard(ctx.emu, { ...okStandard, text: 'ffmpeg is missing for this one' });
+      const res = await standard(emu, { ...okStandard, text: 'ffmpeg is missing for this one' });
       expect(res.status).toBe(500);
       expect(res.json).toEqual({ error: STANDARD_ERRORS.internal });
+      expect(emu.stats().charactersCharged).toBe(0);
     } finally {
       if (saved === undefined) delete process.env.FFMPEG_PATH;
       else process.env.FFMPEG_PATH = saved;
+      await emu.close();
     }
-    expect(ctx.emu.stats().charactersCharged).toBe(0);
   });
 
   it('500 Internal server error by fault injection, then service resumes', async () => {
