@@ -1,7 +1,7 @@
 import { codedError } from '../util/coded-error.ts';
 
-/** Stable codes of audio errors (transcoding, in-process decoding and the audio cache), with their default messages. */
-export const AUDIO_ERROR_MESSAGES = {
+/** An audio error (transcoding, in-process decoding and the audio cache): `code` is stable, the message is the code's own plus a detail (never any chat text). */
+export class AudioError extends codedError({
   ffmpeg_not_found: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
   transcode_failed: 'ffmpeg could not convert the MP3 to Ogg Opus',
   transcode_timeout: 'ffmpeg took too long to convert the MP3 to Ogg Opus',
@@ -9,14 +9,11 @@ export const AUDIO_ERROR_MESSAGES = {
   decode_failed: 'the MP3 could not be decoded for playback',
   cache_bad_key: 'an audio cache key must be 64 lowercase hex characters (a sha256)',
   cache_write_failed: 'the audio cache could not write its files',
-} as const;
-
-export type AudioErrorCode = keyof typeof AUDIO_ERROR_MESSAGES;
-
-/** An audio error: `code` is stable, the message is the code's own plus a detail (never any chat text). */
-export class AudioError extends codedError(AUDIO_ERROR_MESSAGES) {
+}) {
   override name = 'AudioError';
   constructor(code: AudioErrorCode, options: { detail?: string | undefined; cause?: unknown } = {}) {
-    super(code, { message: options.detail ? `${AUDIO_ERROR_MESSAGES[code]}: ${options.detail}` : undefined, cause: options.cause });
+    super(code, { message: options.detail ? `${AudioError.messages[code]}: ${options.detail}` : undefined, cause: options.cause });
   }
 }
+
+export type AudioErrorCode = AudioError['code'];

@@ -14,7 +14,6 @@ export class DbError extends codedError({
   override name = 'DbError';
 }
 
-export type DbErrorCode = DbError['code'];
 
 /** The migrations on disk or in the database cannot be applied (a packaging bug, or an older bot). */
 export class MigrationError extends DbError {

@@ -23,5 +23,3 @@ export class BotError extends codedError({
 }) {
   override name = 'BotError';
 }
-
-export type BotErrorCode = BotError['code'];

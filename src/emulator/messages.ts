@@ -80,14 +80,3 @@ export const NOTICE_TEXT = '今月の利用可能文字数が不足している�
 export const FORBIDDEN_HTML =
   '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>403 Forbidden</title></head>' +
   '<body><h1>Forbidden <span>(403)</span></h1><p>CSRF verification failed. Request aborted.</p></body></html>\n';
-
-/** The emulator's own errors (errors.ts), never sent to a client: their codes and default messages. */
-export const EMULATOR_ERROR_MESSAGES = {
-  mp3_encoder_failed: 'the MP3 encoder (LAME in WebAssembly) failed to encode the audio',
-  ffmpeg_unavailable: 'ffmpeg could not be started to encode the espeak-ng reading',
-  ffmpeg_failed: 'ffmpeg failed to encode the espeak-ng reading',
-  espeak_unavailable: 'espeak-ng could not be started to read the text',
-  espeak_failed: 'espeak-ng failed to read the text',
-} as const;
-
-export type EmulatorErrorCode = keyof typeof EMULATOR_ERROR_MESSAGES;

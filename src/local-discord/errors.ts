@@ -48,8 +48,8 @@ export function invalidFormBody(path: string, code: string, message: string): Ap
   return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors } };
 }
 
-/** Default messages of the test-facing API's errors, one per code. */
-export const LOCAL_DISCORD_ERROR_MESSAGES = {
+/** Thrown by the local Discord's test-facing API (misuse, or a wait that timed out). */
+export class LocalDiscordError extends codedError({
   no_session: 'no client has identified with the local Discord',
   unknown_channel: 'the local Discord has no such channel',
   unknown_guild: 'the local Discord has no such guild',
@@ -59,11 +59,6 @@ export const LOCAL_DISCORD_ERROR_MESSAGES = {
   dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',
   mls_malformed: 'an MLS message could not be read',
   timeout: 'timed out waiting for the local Discord',
-} as const;
-
-export type LocalDiscordErrorCode = keyof typeof LOCAL_DISCORD_ERROR_MESSAGES;
-
-/** Thrown by the local Discord's test-facing API (misuse, or a wait that timed out). */
-export class LocalDiscordError extends codedError(LOCAL_DISCORD_ERROR_MESSAGES) {
+}) {
   override name = 'LocalDiscordError';
 }

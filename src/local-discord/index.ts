@@ -5,7 +5,7 @@
  */
 export * from './server.ts';
 export * from './voice/server.ts';
-export { LocalDiscordError, LOCAL_DISCORD_ERROR_MESSAGES, type LocalDiscordErrorCode } from './errors.ts';
+export { LocalDiscordError } from './errors.ts';
 export { LOOPBACK_HOST, bindOnLoopback, listenOnLoopback } from './loopback.ts';
 export type { DaveEvent, DaveGroupSnapshot } from './voice/dave/gateway.ts';
 export type { SimulatedListener } from './voice/dave/listener.ts';

@@ -11,5 +11,3 @@ export class TransferError extends codedError({
 }) {
   override name = 'TransferError';
 }
-
-export type TransferErrorCode = TransferError['code'];

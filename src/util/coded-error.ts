@@ -9,7 +9,9 @@
  *   }) {
  *     override name = 'WidgetError';
  *   }
- *   export type WidgetErrorCode = WidgetError['code'];
+ *
+ * Its code type is `WidgetError['code']`; a module exports a name for it only when its own code
+ * needs one (a constructor that takes a narrower set of codes, say).
  */
 export interface CodedErrorOptions {
   /** Replaces the code's default message (never chat text or a secret). */

@@ -1,7 +1,7 @@
 // Every audio error code from one table (STYLE #4): stable snake_case code, default message, detail, cause.
 import { describe, expect, it } from 'vitest';
 import { CodedError } from '../../src/util/coded-error.ts';
-import { AUDIO_ERROR_MESSAGES, AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';
+import { AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';
 
 const TABLE: [AudioErrorCode, RegExp][] = [
   ['ffmpeg_not_found', /ffmpeg could not be started.*FFMPEG_PATH/],
@@ -15,7 +15,7 @@ const TABLE: [AudioErrorCode, RegExp][] = [
 
 describe('audio error codes', () => {
   it('the table covers every code exactly once', () => {
-    expect(TABLE.map((r) => r[0]).sort()).toEqual(Object.keys(AUDIO_ERROR_MESSAGES).sort());
+    expect(TABLE.map((r) => r[0]).sort()).toEqual(Object.keys(AudioError.messages).sort());
   });
 
   for (const [code, message] of TABLE) {

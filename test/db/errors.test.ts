@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DbBusyError, DbError, MigrationError, SharedStoreError, type DbErrorCode } from '../../src/db/errors.ts';
+import { DbBusyError, DbError, MigrationError, SharedStoreError } from '../../src/db/errors.ts';
+
+type DbErrorCode = DbError['code'];
 
 // One row per code (STYLE #4): [code, an error of it as the code builds it, its class name].
 const TABLE: [DbErrorCode, DbError, string][] = [

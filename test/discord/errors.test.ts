@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BotError, UserError, type BotErrorCode } from '../../src/discord/errors.ts';
+import { BotError, UserError } from '../../src/discord/errors.ts';
+
+type BotErrorCode = BotError['code'];
 
 const BOT_ERROR_MESSAGES = BotError.messages;
 

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { BITRATE_KBPS, MAX_SECONDS, SAMPLE_RATE } from '../../src/emulator/audio.ts';
 import { EmulatorError } from '../../src/emulator/errors.ts';
-import { EMULATOR_ERROR_MESSAGES, type EmulatorErrorCode } from '../../src/emulator/messages.ts';
 import { espeakMp3 } from '../../src/emulator/speech.ts';
 
+type EmulatorErrorCode = EmulatorError['code'];
+
 describe('EmulatorError', () => {
-  it.each(Object.entries(EMULATOR_ERROR_MESSAGES) as [EmulatorErrorCode, string][])('GIVEN code %s THEN name, code and the default message are set', (code, message) => {
+  it.each(Object.entries(EmulatorError.messages) as [EmulatorErrorCode, string][])('GIVEN code %s THEN name, code and the default message are set', (code, message) => {
     const cause = new Error('underlying');
     const error = new EmulatorError(code, { cause });
     expect(error).toBeInstanceOf(Error);

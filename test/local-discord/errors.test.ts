@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_DISCORD_ERROR_MESSAGES, LocalDiscordError, type LocalDiscordErrorCode } from '../../src/local-discord/errors.ts';
+import { LocalDiscordError } from '../../src/local-discord/errors.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 
+type LocalDiscordErrorCode = LocalDiscordError['code'];
+
 describe('LocalDiscordError', () => {
-  it.each(Object.entries(LOCAL_DISCORD_ERROR_MESSAGES) as [LocalDiscordErrorCode, string][])('GIVEN code %s THEN name, code, the default message and the cause are set', (code, message) => {
+  it.each(Object.entries(LocalDiscordError.messages) as [LocalDiscordErrorCode, string][])('GIVEN code %s THEN name, code, the default message and the cause are set', (code, message) => {
     const cause = new Error('underlying');
     const error = new LocalDiscordError(code, { cause });
     expect(error).toBeInstanceOf(Error);
