@@ -16,7 +16,8 @@ export default defineConfig({
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
     // processes), not on the CPU: more files than cores at once keep both cores busy. Measured on
-    // the 2-core machine, otherwise quiet: 4 workers 59.7 s, 5 54.0-57.0 s, 6 52.3 s (3: 69.7 s).
+    // the 2-core machine, otherwise quiet (npm run bench:suite): 4 workers 55.9 s, 5 51.2 s,
+    // 6 47.0-48.5 s, 8 49.6 s.
     maxWorkers: 6,
     // A worker process runs file after file without re-importing what they share (discord.js, the
     // sources): about a third less CPU for the suite. So a file restores any global it changes
