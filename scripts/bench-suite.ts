@@ -28,6 +28,8 @@ interface Run {
   cpuS: number | undefined;
   passed: number;
   failed: number;
+  /** The failing tests by file and name (a timing-sensitive test failing under load shows here). */
+  failures: string[];
 }
 
 async function runSuite(): Promise<Run> {
@@ -40,15 +42,22 @@ async function runSuite(): Promise<Run> {
   const cpuBefore = childrenCpuSeconds();
   const started = performance.now();
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], { cwd: ROOT, stdio: 'ignore' });
     child.on('error', reject);
     child.on('close', resolve);
   });
   const wallS = (performance.now() - started) / 1000;
   const cpuAfter = childrenCpuSeconds();
   try {
-    const json = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number };
-    return { wallS, cpuS: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, passed: json.numPassedTests, failed: json.numFailedTests };
+    const json = JSON.parse(readFileSync(report, 'utf8')) as {
+      numPassedTests: number;
+      numFailedTests: number;
+      testResults: { name: string; assertionResults: { fullName: string; status: string; failureMessages?: string[] }[] }[];
+    };
+    const failures = json.testResults.flatMap((file) =>
+      file.assertionResults.filter((a) => a.status === 'failed').map((a) => `${file.name.slice(ROOT.length + 1)} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0]!.slice(0, 200)}`),
+    );
+    return { wallS, cpuS: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, passed: json.numPassedTests, failed: json.numFailedTests, failures };
   } catch (cause) {
     throw new Error(`vitest exited with ${code} and wrote no report`, { cause });
   } finally {
@@ -63,6 +72,7 @@ for (let i = 1; i <= runs; i++) {
   results.push(r);
   const cpu = r.cpuS === undefined ? 'n/a' : `${r.cpuS.toFixed(1)} CPU-s (${(r.cpuS / r.wallS).toFixed(2)} cores busy)`;
   console.log(`run ${i}: ${r.wallS.toFixed(1)} s wall, ${cpu}; ${r.passed} passed, ${r.failed} failed`);
+  for (const failure of r.failures) console.log(`  failed: ${failure}`);
 }
 const worst = Math.max(...results.map((r) => r.wallS));
 const failed = results.reduce((n, r) => n + r.failed, 0);
