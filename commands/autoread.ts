@@ -1,7 +1,7 @@
-import { ApplicationCommandOptionType, ChannelType, InteractionContextType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { ApplicationCommandOptionType, ChannelType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { adminCommand, described, named, subcommand, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
-import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
+import { requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
@@ -12,26 +12,18 @@ const channelOption: APIApplicationCommandChannelOption = {
 };
 
 const data = {
-  ...named('autoread', '自動読み上げ'),
-  ...described('Text channels read aloud automatically (admins)', '自動で読み上げるテキストチャンネル（管理者）'),
-  contexts: [InteractionContextType.Guild],
-  default_member_permissions: MANAGE_GUILD,
+  ...adminCommand('autoread', '自動読み上げ', 'Text channels read aloud automatically (admins)', '自動で読み上げるテキストチャンネル（管理者）'),
   options: [
-    {
-      type: ApplicationCommandOptionType.Subcommand,
-      ...named('add', '追加'),
-      ...described('Read a channel aloud automatically while I am in voice', 'ボイスチャンネルにいる間、チャンネルを自動で読み上げ'),
-      options: [
-        channelOption,
-        {
-          type: ApplicationCommandOptionType.Boolean,
-          ...named('mp3', 'mp3投稿'),
-          ...described('Also post MP3s while I am in no voice channel (costs characters)', 'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）'),
-        },
-      ],
-    },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('remove', '削除'), ...described('Stop reading a channel automatically', 'チャンネルを自動読み上げから外す'), options: [channelOption] },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('List auto-read channels', '自動読み上げチャンネルの一覧') },
+    subcommand('add', '追加', 'Read a channel aloud automatically while I am in voice', 'ボイスチャンネルにいる間、チャンネルを自動で読み上げ', [
+      channelOption,
+      {
+        type: ApplicationCommandOptionType.Boolean,
+        ...named('mp3', 'mp3投稿'),
+        ...described('Also post MP3s while I am in no voice channel (costs characters)', 'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）'),
+      },
+    ]),
+    subcommand('remove', '削除', 'Stop reading a channel automatically', 'チャンネルを自動読み上げから外す', [channelOption]),
+    subcommand('list', '一覧', 'List auto-read channels', '自動読み上げチャンネルの一覧'),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 

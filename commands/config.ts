@@ -1,15 +1,14 @@
 import {
   ApplicationCommandOptionType,
   ChannelType,
-  InteractionContextType,
   MessageFlags,
   type APIApplicationCommandBasicOption,
   type APIApplicationCommandSubcommandOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../src/discord/command.ts';
 import { BotError } from '../src/discord/errors.ts';
-import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
+import { requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
 import { suggestVoices } from '../src/tts/voices.ts';
@@ -19,18 +18,11 @@ import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/d
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
 
 /** A /config subcommand with one required `value` option of the given shape. */
-const sub = (en: string, ja: string, descEn: string, descJa: string, value?: ValueShape): APIApplicationCommandSubcommandOption => ({
-  type: ApplicationCommandOptionType.Subcommand,
-  ...named(en, ja),
-  ...described(descEn, descJa),
-  ...(value ? { options: [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as APIApplicationCommandBasicOption] } : {}),
-});
+const sub = (en: string, ja: string, descEn: string, descJa: string, value?: ValueShape): APIApplicationCommandSubcommandOption =>
+  subcommand(en, ja, descEn, descJa, value ? [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as APIApplicationCommandBasicOption] : undefined);
 
 const data = {
-  ...named('config', '設定'),
-  ...described('Server read-aloud settings (admins)', 'サーバーの読み上げ設定（管理者）'),
-  contexts: [InteractionContextType.Guild],
-  default_member_permissions: MANAGE_GUILD,
+  ...adminCommand('config', '設定', 'Server read-aloud settings (admins)', 'サーバーの読み上げ設定（管理者）'),
   options: [
     sub('show', '表示', 'Show the settings', '設定を表示'),
     sub('voice', '声', 'Default voice of the server', 'サーバーの標準の声', { type: ApplicationCommandOptionType.String, autocomplete: true, max_length: 100 }),

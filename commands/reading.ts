@@ -1,15 +1,13 @@
 import {
   ApplicationCommandOptionType,
-  InteractionContextType,
   MessageFlags,
   type APIApplicationCommandBasicOption,
-  type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { choice, described, named, type Command } from '../src/discord/command.ts';
+import { adminCommand, choice, described, named, subcommand, type Command } from '../src/discord/command.ts';
 import { BotError, UserError } from '../src/discord/errors.ts';
-import { MANAGE_GUILD, requireManageGuild } from '../src/discord/guards.ts';
+import { requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t, type Lang, type MessageKey } from '../src/discord/i18n.ts';
 import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../src/db/repositories.ts';
 import type { BotContext } from '../src/discord/context.ts';
@@ -17,9 +15,6 @@ import type { BotContext } from '../src/discord/context.ts';
 // /reading (issue 13): whose messages and what in them auto-read reads — the switches other
 // read-aloud bots have. Admins only (Manage Server), like /config.
 
-const sub = (en: string, ja: string, descEn: string, descJa: string, options: APIApplicationCommandBasicOption[] = []): APIApplicationCommandSubcommandOption => ({
-  type: ApplicationCommandOptionType.Subcommand, ...named(en, ja), ...described(descEn, descJa), options,
-});
 const onOff = (descEn: string, descJa: string): APIApplicationCommandBasicOption[] => [
   { type: ApplicationCommandOptionType.Boolean, ...named('value', '値'), ...described(descEn, descJa), required: true },
 ];
@@ -31,27 +26,24 @@ const role = (required: boolean): APIApplicationCommandBasicOption[] => [
 ];
 
 const data = {
-  ...named('reading', '読み上げ対象'),
-  ...described('Whose messages and what in them is read (admins)', '誰の何を読み上げるか（管理者）'),
-  contexts: [InteractionContextType.Guild],
-  default_member_permissions: MANAGE_GUILD,
+  ...adminCommand('reading', '読み上げ対象', 'Whose messages and what in them is read (admins)', '誰の何を読み上げるか（管理者）'),
   options: [
-    sub('show', '表示', 'Show these settings', '設定を表示'),
-    sub('bots', 'ボット', 'Read messages from bots and webhooks', 'ボットとWebhookのメッセージを読む', [
+    subcommand('show', '表示', 'Show these settings', '設定を表示', []),
+    subcommand('bots', 'ボット', 'Read messages from bots and webhooks', 'ボットとWebhookのメッセージを読む', [
       {
         type: ApplicationCommandOptionType.String, ...named('value', '値'), ...described('Which ones', '対象'), required: true,
         choices: [choice('None (default)', '読まない（標準）', 'off'), choice('Only the allowed ones', '許可したものだけ', 'listed'), choice('All', 'すべて', 'all')],
       },
     ]),
-    sub('bot-add', 'ボット許可', 'Allow a bot or webhook to be read', 'ボットかWebhookを読み上げ対象にする', botId),
-    sub('bot-remove', 'ボット許可解除', 'Remove a bot or webhook from the allowed ones', 'ボットかWebhookを許可から外す', botId),
-    sub('forwards', '転送', 'Read forwarded messages', '転送されたメッセージを読む', onOff('On: read them', 'オンで読む')),
-    sub('emoji', '絵文字', 'Read emoji by their names', '絵文字を名前で読む', onOff('On: read names', 'オンで読む')),
-    sub('required-role', '必須ロール', 'Only members with this role are read', 'このロールを持つメンバーだけ読む', role(false)),
-    sub('never-role-add', '読まないロール追加', 'Members with this role are never read', 'このロールのメンバーは読まない', role(true)),
-    sub('never-role-remove', '読まないロール解除', 'Read members with this role again', 'このロールのメンバーを読むに戻す', role(true)),
-    sub('in-voice', 'vc参加者のみ', "Only read members in the bot's voice channel", 'ボットと同じボイスチャンネルにいるメンバーだけ読む', onOff('On: only them', 'オンで限定')),
-    sub('stale-notice', '省略通知', 'Say how many messages were skipped when reading falls behind', '読み上げが遅れて省略した件数を読み上げる', onOff('On: say it', 'オンで読み上げる')),
+    subcommand('bot-add', 'ボット許可', 'Allow a bot or webhook to be read', 'ボットかWebhookを読み上げ対象にする', botId),
+    subcommand('bot-remove', 'ボット許可解除', 'Remove a bot or webhook from the allowed ones', 'ボットかWebhookを許可から外す', botId),
+    subcommand('forwards', '転送', 'Read forwarded messages', '転送されたメッセージを読む', onOff('On: read them', 'オンで読む')),
+    subcommand('emoji', '絵文字', 'Read emoji by their names', '絵文字を名前で読む', onOff('On: read names', 'オンで読む')),
+    subcommand('required-role', '必須ロール', 'Only members with this role are read', 'このロールを持つメンバーだけ読む', role(false)),
+    subcommand('never-role-add', '読まないロール追加', 'Members with this role are never read', 'このロールのメンバーは読まない', role(true)),
+    subcommand('never-role-remove', '読まないロール解除', 'Read members with this role again', 'このロールのメンバーを読むに戻す', role(true)),
+    subcommand('in-voice', 'vc参加者のみ', "Only read members in the bot's voice channel", 'ボットと同じボイスチャンネルにいるメンバーだけ読む', onOff('On: only them', 'オンで限定')),
+    subcommand('stale-notice', '省略通知', 'Say how many messages were skipped when reading falls behind', '読み上げが遅れて省略した件数を読み上げる', onOff('On: say it', 'オンで読み上げる')),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 

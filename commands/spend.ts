@@ -1,7 +1,7 @@
-import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { adminCommand, described, named, subcommand, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
-import { MANAGE_GUILD, requireExistingRole, requireManageGuild } from '../src/discord/guards.ts';
+import { requireExistingRole, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
 // Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
@@ -10,28 +10,17 @@ const MAX_CHARS = 10_000_000;
 const roleOption = { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role', '対象のロール'), required: true } as const;
 
 const data = {
-  ...named('spend', '利用枠'),
-  ...described('Character allowances of roles, and when /narrate asks first (admins)', 'ロールごとの文字数枠と /narrate の確認（管理者）'),
-  contexts: [InteractionContextType.Guild],
-  default_member_permissions: MANAGE_GUILD,
+  ...adminCommand('spend', '利用枠', 'Character allowances of roles, and when /narrate asks first (admins)', 'ロールごとの文字数枠と /narrate の確認（管理者）'),
   options: [
-    {
-      type: ApplicationCommandOptionType.Subcommand,
-      ...named('role-limit', 'ロール枠'),
-      ...described("Give a role a larger monthly limit per member (several roles: the largest)", 'ロールのメンバーに大きい月間上限を付与（複数ロールは最大のもの）'),
-      options: [
-        roleOption,
-        { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Monthly characters per member', 'メンバーごとの月間文字数'), required: true, min_value: 1, max_value: MAX_CHARS },
-      ],
-    },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('role-remove', 'ロール枠削除'), ...described("Remove a role's allowance", 'ロールの枠を削除'), options: [roleOption] },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('roles', 'ロール枠一覧'), ...described('List role allowances', 'ロールの枠の一覧') },
-    {
-      type: ApplicationCommandOptionType.Subcommand,
-      ...named('narrate-confirm', 'ナレーション確認'),
-      ...described('/narrate longer than this shows its cost and asks to confirm (default 200)', 'これより長い /narrate は文字数を表示して確認（既定 200）'),
-      options: [{ type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Characters (0: always ask)', '文字数（0 で常に確認）'), required: true, min_value: 0, max_value: 3000 }],
-    },
+    subcommand('role-limit', 'ロール枠', 'Give a role a larger monthly limit per member (several roles: the largest)', 'ロールのメンバーに大きい月間上限を付与（複数ロールは最大のもの）', [
+      roleOption,
+      { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Monthly characters per member', 'メンバーごとの月間文字数'), required: true, min_value: 1, max_value: MAX_CHARS },
+    ]),
+    subcommand('role-remove', 'ロール枠削除', "Remove a role's allowance", 'ロールの枠を削除', [roleOption]),
+    subcommand('roles', 'ロール枠一覧', 'List role allowances', 'ロールの枠の一覧'),
+    subcommand('narrate-confirm', 'ナレーション確認', '/narrate longer than this shows its cost and asks to confirm (default 200)', 'これより長い /narrate は文字数を表示して確認（既定 200）', [
+      { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Characters (0: always ask)', '文字数（0 で常に確認）'), required: true, min_value: 0, max_value: 3000 },
+    ]),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 

@@ -1,9 +1,14 @@
-import type {
-  AutocompleteInteraction,
-  ChatInputCommandInteraction,
-  RESTPostAPIChatInputApplicationCommandsJSONBody,
+import {
+  ApplicationCommandOptionType,
+  InteractionContextType,
+  type APIApplicationCommandBasicOption,
+  type APIApplicationCommandSubcommandOption,
+  type AutocompleteInteraction,
+  type ChatInputCommandInteraction,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { BotContext } from './context.ts';
+import { MANAGE_GUILD } from './guards.ts';
 
 /** One slash command: its registration data and its handlers (STYLE.md #1). */
 export interface Command {
@@ -25,4 +30,14 @@ export function described(en: string, ja: string) {
 /** A localised choice. */
 export function choice<V extends string | number>(en: string, ja: string, value: V) {
   return { ...named(en, ja), value };
+}
+
+/** A localised subcommand; `options` left out when it takes none. */
+export function subcommand(en: string, ja: string, descEn: string, descJa: string, options?: APIApplicationCommandBasicOption[]): APIApplicationCommandSubcommandOption {
+  return { type: ApplicationCommandOptionType.Subcommand, ...named(en, ja), ...described(descEn, descJa), ...(options ? { options } : {}) };
+}
+
+/** The head of a server settings command: usable in servers only, shown to Manage Server by default (the handler checks again). */
+export function adminCommand(en: string, ja: string, descEn: string, descJa: string) {
+  return { ...named(en, ja), ...described(descEn, descJa), contexts: [InteractionContextType.Guild], default_member_permissions: MANAGE_GUILD };
 }

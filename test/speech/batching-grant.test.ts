@@ -1,18 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { clipRequest, cutAtSpeaking, isRipe, nextBatch, planBatch, type BatchRules, type PlanLimits } from '../../src/speech/batching.ts';
+import { clipRequest, cutAtSpeaking, isRipe, nextBatch, planBatch, type PlanLimits } from '../../src/speech/batching.ts';
 import type { Utterance } from '../../src/speech/queue-types.ts';
 import { countChars } from '../../src/tts/chars.ts';
+import { NOW, RULES, u } from '../support/batching.ts';
 
 // Issue 12 §1 and §3 as pure functions (STYLE #7): GIVEN what is pending when a grant is in hand
 // THEN what one request carries, what plays from the cache, and what is cut at the moment of speaking.
 
-const RULES: BatchRules = { maxMessages: 5, maxChars: 200, holdMs: 1_500, maxAutoAgeMs: 60_000, separator: { ja: '。', en: '. ', default: '。' }, countChars };
-const NOW = 1_000_000;
-let n = 0;
-function u(text: string, extra: Partial<Utterance> = {}): Utterance {
-  n++;
-  return { id: `u${n}`, guildId: 'g1', userId: 'a', channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, lang: 'ja', enqueuedAt: NOW, ...extra };
-}
 /** An auto message read with its author's name before it. */
 const named = (name: string, body: string, extra: Partial<Utterance> = {}) => u(`${name}、${body}`, { prefix: `${name}、`, ...extra });
 const nothingCached = () => false;

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { admits, batchRequest, mayStartBatch, mergeable, nextBatch, separatorFor, type BatchRules } from '../../src/speech/batching.ts';
-import type { Utterance } from '../../src/speech/queue-types.ts';
-import { countChars } from '../../src/tts/chars.ts';
+import { admits, batchRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/batching.ts';
+import { NOW, RULES, u } from '../support/batching.ts';
 
 // The batching rules as pure functions (STYLE #7): GIVEN a guild's queue THEN the decision.
 
-const RULES: BatchRules = { maxMessages: 5, maxChars: 200, holdMs: 1_500, maxAutoAgeMs: 60_000, separator: { ja: '。', en: '. ', default: '。' }, countChars };
-const NOW = 1_000_000;
-let n = 0;
-function u(text: string, extra: Partial<Utterance> = {}): Utterance {
-  n++;
-  return { id: `u${n}`, guildId: 'g1', userId: 'a', channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, lang: 'ja', enqueuedAt: NOW, ...extra };
-}
 const idle = { now: NOW, playing: false };
 const playing = { now: NOW, playing: true };
 
