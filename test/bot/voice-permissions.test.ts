@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
@@ -54,6 +55,17 @@ async function refused(user: User, name: string, options: { channel?: string; lo
 }
 const botChannel = () => discord.guilds[0]!.voiceStates.find((v) => v.userId === DEFAULT_IDS.bot)?.channelId ?? null;
 const mention = (id: string) => `<#${id}>`;
+/** The voice session the bot remembers (its voice channel and bound text channel), read from its database file. */
+function remembered(): { voice: string; text: string | null } | null {
+  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
+  try {
+    const row = db.prepare('SELECT voice_channel_id AS voice, text_channel_id AS text FROM voice_sessions WHERE guild_id = ?').get(guildId);
+    return (row as { voice: string; text: string | null } | undefined) ?? null;
+  } finally {
+    db.close();
+  }
+}
+const READING_GENERAL = { voice: DEFAULT_IDS.voice, text: DEFAULT_IDS.general };
 
 describe('npm start: who may move or stop the bot', () => {
   it('a member in no voice channel is refused /leave (ja and en): the bot stays, and speaks what was waiting', async () => {
@@ -64,6 +76,7 @@ describe('npm start: who may move or stop the bot', () => {
     await voice.waitForDave(guildId);
     // Something waits in the queue while carol tries to stop the bot.
     emulator.setLatency('standard', 2_000);
+    const sayAt = performance.now();
     const say = await discord.sendInteraction({
       channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US',
       options: [{ name: 'text', type: 3, value: 'まだ読みます' }],
@@ -72,11 +85,11 @@ describe('npm start: who may move or stop the bot', () => {
     const opsBefore = discord.botVoiceStates.length;
     expect(await refused(carol, 'leave')).toContain('Move Members');
     expect(await refused(carol, 'leave', { locale: 'ja' })).toContain('メンバーを移動');
-    const refusedAt = performance.now();
     expect(discord.botVoiceStates.length).toBe(opsBefore);
     expect(botChannel()).toBe(DEFAULT_IDS.voice);
-    // The waiting /say was not dropped: it is spoken after the refusals.
-    const heard = await voice.waitForAudio({ guildId, startedAfter: refusedAt, minDurationMs: 100, timeoutMs: 20_000 });
+    expect(remembered()).toEqual(READING_GENERAL);
+    // The waiting /say was not dropped (no "Not read: the bot left" answer): it is spoken.
+    const heard = await voice.waitForAudio({ guildId, startedAfter: sayAt, minDurationMs: 100, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);
     emulator.setLatency('standard', 0);
     expect(say.responses().map((r) => String(r.data?.content ?? ''))).not.toContainEqual(expect.stringMatching(/leave|退出/i));
@@ -95,6 +108,7 @@ describe('npm start: who may move or stop the bot', () => {
     expect(await refused(bob, 'join', { channel: VOICE_IDS.full, locale: 'ja' })).toContain(`${mention(VOICE_IDS.full)} は満員`);
     expect(discord.botVoiceStates.length).toBe(opsBefore);
     expect(botChannel()).toBe(DEFAULT_IDS.voice);
+    expect(remembered()).toEqual(READING_GENERAL);
   }, 30_000);
 
   it('a member elsewhere cannot drag the bot away from listeners; one with Move Members can; one in its channel can /leave', async () => {
@@ -106,6 +120,8 @@ describe('npm start: who may move or stop the bot', () => {
     expect(ja).toContain(`${mention(DEFAULT_IDS.voice)} で聞いている人がいます`);
     expect(discord.botVoiceStates.length).toBe(opsBefore);
     expect(botChannel()).toBe(DEFAULT_IDS.voice);
+    // Asked from #chat: the bot still reads #general.
+    expect(remembered()).toEqual(READING_GENERAL);
 
     const moved = discord.waitForBotVoiceState((s) => s.channelId === VOICE_IDS.voice2, 20_000);
     const { i } = await run(bob, 'join', { channel: VOICE_IDS.voice2 });
@@ -118,5 +134,6 @@ describe('npm start: who may move or stop the bot', () => {
     expect((await run(carol, 'leave')).text).toBe('Left the voice channel.');
     await left;
     expect(botChannel()).toBeNull();
+    expect(remembered()).toBeNull();
   }, 60_000);
 });
