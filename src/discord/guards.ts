@@ -4,6 +4,7 @@ import {
   type ChatInputCommandInteraction,
   type GuildMember,
   type VoiceBasedChannel,
+  type VoiceState,
 } from 'discord.js';
 import { UserError } from './errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
@@ -45,8 +46,10 @@ export interface JoinAsked {
  */
 export function requirePlaybackControl(interaction: ChatInputCommandInteraction, botChannelId: string | null, join?: JoinAsked): void {
   const guild = join?.channel.guild ?? interaction.guild;
-  const botChannel = botChannelId ? guild?.channels.cache.get(botChannelId) : undefined;
-  const others = botChannel?.isVoiceBased() ? botChannel.members.filter((m) => !m.user.bot && m.id !== interaction.user.id).size : 0;
+  // Humans, by their voice states: one whose member is not cached counts as a human (never leave a listener).
+  const listening = (v: VoiceState) =>
+    v.channelId === botChannelId && v.id !== interaction.user.id && v.id !== interaction.client.user.id && !v.member?.user.bot;
+  const others = botChannelId === null ? 0 : (guild?.voiceStates.cache.filter(listening).size ?? 0);
   const facts: ControlFacts = {
     canMoveMembers: interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers) ?? false,
     memberChannelId: guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null,
