@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../src/discord/command.ts';
 import { UserError } from '../src/discord/errors.ts';
-import { requireGuild } from '../src/discord/guards.ts';
+import { requireGuild, requirePlaybackControl } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
 
 const data = {
@@ -14,6 +14,10 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
+    const botChannelId = ctx.voice.voiceChannel(guildId);
+    if (botChannelId === null) throw new UserError('voice.not_connected');
+    // Stopping the reading for everyone: only a member in the call, or with Move Members.
+    requirePlaybackControl(interaction, botChannelId);
     // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).
     if (!ctx.voiceControl.leave(guildId)) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });

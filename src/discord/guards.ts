@@ -1,5 +1,13 @@
-import { PermissionFlagsBits, type ChatInputCommandInteraction, type AutocompleteInteraction } from 'discord.js';
+import {
+  PermissionFlagsBits,
+  type AutocompleteInteraction,
+  type ChatInputCommandInteraction,
+  type GuildMember,
+  type VoiceBasedChannel,
+  type VoiceState,
+} from 'discord.js';
 import { UserError } from './errors.ts';
+import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */
 export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {
@@ -24,15 +32,47 @@ export function isManager(interaction: ChatInputCommandInteraction): boolean {
 /** Manage Server as the permission string Discord expects in command data. */
 export const MANAGE_GUILD = PermissionFlagsBits.ManageGuild.toString();
 
+/** A /join's target: the channel, and the member and the bot as discord.js resolves their permissions there. */
+export interface JoinAsked {
+  channel: VoiceBasedChannel;
+  member: GuildMember;
+  me: GuildMember;
+}
+
 /**
- * /skip and /clear change what everyone in the call hears: only members in the bot's voice
- * channel may use them, or moderators with Move Members (issue 13, "Moderation of playback").
+ * Refuses, changing nothing, a playback control the member may not use (the one rule in
+ * playback-rule.ts): /skip, /clear and /leave with `join` unset, /join with the channel it would
+ * join. The member's voice channel and the listeners come from the guild's cache.
  */
-export function requirePlaybackControl(interaction: ChatInputCommandInteraction, botChannelId: string | null): void {
-  if (interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers)) return;
-  const memberChannelId = interaction.guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null;
-  if (botChannelId !== null && memberChannelId === botChannelId) return;
-  throw new UserError('playback.not_in_channel');
+export function requirePlaybackControl(interaction: ChatInputCommandInteraction, botChannelId: string | null, join?: JoinAsked): void {
+  const guild = join?.channel.guild ?? interaction.guild;
+  // Humans, by their voice states: one whose member is not cached counts as a human (never leave a listener).
+  const listening = (v: VoiceState) =>
+    v.channelId === botChannelId && v.id !== interaction.user.id && v.id !== interaction.client.user.id && !v.member?.user.bot;
+  const others = botChannelId === null ? 0 : (guild?.voiceStates.cache.filter(listening).size ?? 0);
+  const facts: ControlFacts = {
+    canMoveMembers: interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers) ?? false,
+    memberChannelId: guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null,
+    botChannelId,
+    othersListening: others,
+  };
+  const verdict = decideControl(facts, join && joinTarget(join));
+  if (!verdict.allowed) throw new UserError(verdict.reason, { vars: { channel: verdict.channelId ? `<#${verdict.channelId}>` : '' } });
+}
+
+/** Discord's permissions for the member and the bot in the target, overwrites applied (`permissionsFor`). */
+function joinTarget({ channel, member, me }: JoinAsked): JoinTarget {
+  const { ViewChannel, Connect, Speak, MoveMembers } = PermissionFlagsBits;
+  const mine = channel.permissionsFor(member);
+  const bots = channel.permissionsFor(me);
+  return {
+    channelId: channel.id,
+    memberCanConnect: mine.has([ViewChannel, Connect]),
+    botCanConnect: bots.has([ViewChannel, Connect]),
+    botCanSpeak: bots.has(Speak),
+    botCanMoveMembers: bots.has(MoveMembers),
+    full: channel.full,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { SpeechScheduler } from '../speech/queue.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import { UserError } from './errors.ts';
+import { requirePlaybackControl } from './guards.ts';
 import { t, type Lang } from './i18n.ts';
 import type { ClearReason } from './meta.ts';
 
@@ -17,7 +18,7 @@ export interface VoiceControlDeps {
 }
 
 /**
- * The /join, /leave, /skip and /clear use cases, and the automatic leave. Whatever drops queued
+ * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: guards.ts). Whatever drops queued
  * speech goes through `clear`, so every /say and /narrate waiting is told why (delivery listens
  * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
  * as members expect after the bot left and rejoined.
@@ -29,13 +30,20 @@ export class VoiceControl {
     this.#deps = deps;
   }
 
-  /** /join: the member's (or the given) voice channel; this text channel is read until /leave. */
+  /**
+   * /join: the member's (or the given) voice channel; this text channel is read until /leave.
+   * Refused, changing nothing, when the playback rule says no (guards.ts `requirePlaybackControl`).
+   */
   async join(interaction: ChatInputCommandInteraction, channelId: string | null, lang: Lang): Promise<void> {
     const guild = interaction.guild ?? (interaction.guildId ? await this.#deps.client.guilds.fetch(interaction.guildId) : null);
     if (!guild) throw new UserError('error.guild_only');
-    const member = guild.members.cache.get(interaction.user.id) ?? (await guild.members.fetch(interaction.user.id).catch(() => null));
-    const target = channelId ?? member?.voice.channelId ?? null;
+    const member = guild.members.cache.get(interaction.user.id) ?? (await guild.members.fetch(interaction.user.id));
+    const target = channelId ?? member.voice.channelId ?? null;
     if (!target) throw new UserError('voice.join_first');
+    const channel = guild.channels.cache.get(target) ?? (await guild.channels.fetch(target).catch(() => null));
+    if (!channel?.isVoiceBased()) throw new UserError('voice.join_failed');
+    const me = guild.members.me ?? (await guild.members.fetchMe());
+    requirePlaybackControl(interaction, this.#deps.voice.voiceChannel(guild.id), { channel, member, me });
     await interaction.deferReply();
     try {
       await this.#deps.voice.join({ guildId: guild.id, channelId: target, textChannelId: interaction.channelId, adapterCreator: guild.voiceAdapterCreator });

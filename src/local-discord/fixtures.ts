@@ -41,6 +41,19 @@ export interface FakeChannel {
   type: FakeChannelType;
   position?: number;
   parentId?: string | null;
+  /** Voice channels: how many members may be connected at once (Discord's user_limit; 0 or unset: no limit). */
+  userLimit?: number;
+  /** https://discord.com/developers/docs/resources/channel#overwrite-object (see permissions.ts). */
+  permissionOverwrites?: FakeOverwrite[];
+}
+
+/** A channel's permission overwrite for a role (type 0; @everyone's id is the guild's) or a member (type 1). */
+export interface FakeOverwrite {
+  id: string;
+  type: 0 | 1;
+  /** Permission bitfields as decimal strings, as Discord sends them. */
+  allow: string;
+  deny: string;
 }
 
 export interface FakeMember {
@@ -276,11 +289,11 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
     name: channel.name,
     position: channel.position ?? 0,
     parent_id: channel.parentId ?? null,
-    permission_overwrites: [],
+    permission_overwrites: (channel.permissionOverwrites ?? []).map((o) => ({ ...o })),
     flags: 0,
   };
   if (channel.type === 2 || channel.type === 13) {
-    return { ...base, bitrate: 64_000, user_limit: 0, rtc_region: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;
+    return { ...base, bitrate: 64_000, user_limit: channel.userLimit ?? 0, rtc_region: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;
   }
   if (channel.type === 4) return base as APIChannel;
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;

@@ -15,10 +15,12 @@ import {
   toAPIRole,
   toAPIUser,
   voiceStateUpdate,
+  type FakeChannel,
   type FakeGuild,
   type FakeMember,
   type FakeUser,
 } from './fixtures.ts';
+import { channelPermissions } from './permissions.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState, InteractionRecord } from './state.ts';
 import type { FakeInteraction, MemberUpload, SendInteractionInput, SendMessageInput } from './types.ts';
@@ -166,7 +168,7 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
     ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
   };
   if (guild && input.options) {
-    const resolved = resolveOptions(state, guild, input.options);
+    const resolved = resolveOptions(state, guild, input.options, { channel: located?.channel, userId: user.id });
     if (resolved) data.resolved = resolved;
   }
   const payload: Record<string, unknown> = {
@@ -184,7 +186,8 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
   // A component interaction's original response is the message its button is on.
   if (component) record.originalMessageId = component.message.id;
   if (guild && located) {
-    const permissions = input.memberPermissions ?? memberPermissions(guild, user.id).toString();
+    // As Discord computes them: in the channel the command was used in, its overwrites applied.
+    const permissions = input.memberPermissions ?? channelPermissions(guild, located.channel, user.id).toString();
     const member: FakeMember = {
       user,
       roles: input.member?.roles ?? stored?.roles ?? [],
@@ -198,7 +201,7 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
       channel_id: located.channel.id,
       channel: toAPIChannel(located.channel, guild.id),
       member: { ...toAPIMember(member), permissions },
-      app_permissions: memberPermissions(guild, state.botUser.id).toString(),
+      app_permissions: channelPermissions(guild, located.channel, state.botUser.id).toString(),
       authorizing_integration_owners: { '0': guild.id },
       context: 0,
     });
@@ -267,7 +270,18 @@ function interactionHandle(state: DiscordState, record: InteractionRecord): Fake
   };
 }
 
-function resolveOptions(state: DiscordState, guild: FakeGuild, options: readonly APIApplicationCommandInteractionDataOption[]): Record<string, Record<string, unknown>> | undefined {
+/**
+ * The `resolved` objects of the options. A member's `permissions` are theirs in the channel the
+ * command was used in; a channel's are the invoking member's in that channel (both with overwrites).
+ */
+function resolveOptions(
+  state: DiscordState,
+  guild: FakeGuild,
+  options: readonly APIApplicationCommandInteractionDataOption[],
+  invoked: { channel: FakeChannel | undefined; userId: string },
+): Record<string, Record<string, unknown>> | undefined {
+  const permissionsIn = (channel: FakeChannel | undefined, userId: string) =>
+    (channel ? channelPermissions(guild, channel, userId) : memberPermissions(guild, userId)).toString();
   const resolved: Record<string, Record<string, unknown>> = {};
   const add = (kind: string, id: string, value: unknown) => ((resolved[kind] ??= {})[id] = value);
   const walk = (list: readonly APIApplicationCommandInteractionDataOption[]) => {
@@ -281,12 +295,13 @@ function resolveOptions(state: DiscordState, guild: FakeGuild, options: readonly
         if (member) {
           add('users', id, toAPIUser(member.user));
           const { user: _user, ...partial } = toAPIMember(member);
-          add('members', id, { ...partial, permissions: memberPermissions(guild, id).toString() });
+          add('members', id, { ...partial, permissions: permissionsIn(invoked.channel, id) });
         }
       }
       if (option.type === 7) {
         const channel = guild.channels.find((c) => c.id === id);
-        if (channel) add('channels', id, { id, name: channel.name, type: channel.type, permissions: memberPermissions(guild, state.botUser.id).toString() });
+        const permissions = channel && permissionsIn(channel, invoked.userId);
+        if (channel) add('channels', id, { id, name: channel.name, type: channel.type, permissions });
       }
       if (option.type === 11) {
         const file = state.attachments.get(id);

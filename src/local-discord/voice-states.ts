@@ -4,6 +4,7 @@
  * server and a fresh token (https://discord.com/developers/docs/topics/voice-connections).
  */
 import { voiceStateUpdate } from './fixtures.ts';
+import { canJoinVoice } from './permissions.ts';
 import { INTENTS, type GatewaySession, type VoiceStateRequest } from './gateway.ts';
 import type { DiscordState } from './state.ts';
 import type { BotVoiceStateRequest, VoiceCredentials } from './types.ts';
@@ -44,6 +45,9 @@ export class BotVoiceStates {
     if (wanted.channelId) {
       const channel = guild.channels.find((c) => c.id === wanted.channelId);
       if (!channel || (channel.type !== 2 && channel.type !== 13)) return;
+      // No View Channel or Connect, or full: Discord sends nothing back, and the join never completes.
+      const already = guild.voiceStates.some((v) => v.userId === state.botUser.id && v.channelId === channel.id);
+      if (!already && !canJoinVoice(guild, channel, state.botUser.id)) return;
     }
     const botId = state.botUser.id;
     // Discord uses the gateway session id as the voice session id.
