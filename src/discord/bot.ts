@@ -270,7 +270,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
     client, context, commands, db, scheduler, metrics, media,
-    readiness: () => botReadiness({ client, db, media }),
+    // One probe shared by /readyz and the shard manager's questions (at most one write a second).
+    readiness: botReadiness({ client, db, media }),
     async start() {
       const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
       await client.login(config.discord.token);
