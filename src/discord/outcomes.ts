@@ -71,3 +71,9 @@ export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): s
   if (cause !== undefined && cause !== error) return describeFailure(lang, cause, extra);
   return null;
 }
+
+/** Why the queue did not take a message or request, in the member's language. */
+export function describeQueueRefusal(lang: Lang, refusal: { reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number }): string {
+  if (refusal.reason === 'member_queue_full') return t(lang, 'queue.member_full', { limit: refusal.limit ?? 0 });
+  return t(lang, refusal.reason === 'not_saved' ? 'queue.not_saved' : 'queue.closed');
+}
