@@ -20,6 +20,8 @@ import { createLogger } from '../src/util/log.ts';
 const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 1_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200);
 const IN_FLIGHT = 200;
+/** A chat line of ordinary length. */
+const TEXT = 'きょうの予定は午後三時からの打ち合わせです。資料は共有フォルダに置いてあります。';
 type Mode = 'discordjs-default' | 'bot';
 
 interface Report {
@@ -63,7 +65,9 @@ async function runBot(mode: Mode): Promise<void> {
 /** The default guild with CHANNELS more text channels. */
 function busyGuild(): FakeGuild {
   const guild = defaultGuild();
-  for (let i = 0; i < CHANNELS; i++) guild.channels.push({ id: `12000000000000${String(i).padStart(5, '0')}`, name: `chat-${i}`, type: 0, position: 10 + i });
+  for (let i = 0; i < CHANNELS; i++) {
+    guild.channels.push({ id: `12000000000000${String(i).padStart(5, '0')}`, name: `chat-${i}`, type: 0, position: 10 + i });
+  }
   return guild;
 }
 
@@ -76,11 +80,15 @@ async function main(): Promise<void> {
     await emulator.close();
   }
   const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-  console.log(`\n${CHANNELS} channels x ${MESSAGES} messages (${CHANNELS * MESSAGES} MESSAGE_CREATE) delivered to the bot over the gateway`);
+  console.log(`\n${CHANNELS} channels x ${MESSAGES} messages (${CHANNELS * MESSAGES} MESSAGE_CREATE) to the bot over the gateway`);
   console.log('caches                         cached msgs   RSS idle   RSS after   heap after GC   (heap idle)   delivery');
   for (const r of rows) {
     const label = r.mode === 'bot' ? "the bot's (no message cache)" : "discord.js default (200/chan)";
-    console.log(`${label.padEnd(30)} ${String(r.after.cachedMessages).padStart(11)} ${mib(r.before.rss).padStart(10)} ${mib(r.after.rss).padStart(11)} ${mib(r.after.heapUsed).padStart(15)} ${`(${mib(r.before.heapUsed)})`.padStart(13)} ${`${r.seconds.toFixed(1)} s`.padStart(10)}`);
+    const cells = [
+      label.padEnd(30), String(r.after.cachedMessages).padStart(11), mib(r.before.rss).padStart(10), mib(r.after.rss).padStart(11),
+      mib(r.after.heapUsed).padStart(15), `(${mib(r.before.heapUsed)})`.padStart(13), `${r.seconds.toFixed(1)} s`.padStart(10),
+    ];
+    console.log(cells.join(' '));
   }
 }
 
@@ -91,8 +99,8 @@ async function measure(mode: Mode, ttsBaseUrl: string): Promise<{ mode: Mode; be
   const child = fork(import.meta.filename, ['--bot'], {
     execArgv: ['--experimental-strip-types', '--expose-gc', '--max-old-space-size=6144'],
     env: {
-      ...process.env, BENCH_MODE: mode, DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl, TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: ttsBaseUrl,
-      DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ...process.env, BENCH_MODE: mode, DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl, TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: ttsBaseUrl,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -115,7 +123,7 @@ async function measure(mode: Mode, ttsBaseUrl: string): Promise<{ mode: Mode; be
     const inFlight = new Set<Promise<unknown>>();
     for (let round = 0; round < MESSAGES; round++) {
       for (const [i, channelId] of channels.entries()) {
-        const content = `round ${round} in channel ${i}: きょうの予定は午後三時からの打ち合わせです。資料は共有フォルダに置いてあります。`;
+        const content = `round ${round} in channel ${i}: ${TEXT}`;
         const sent = discord.sendMessage({ channelId, author: alice, content }).finally(() => inFlight.delete(sent));
         inFlight.add(sent);
         if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);

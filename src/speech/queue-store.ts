@@ -139,8 +139,9 @@ export class PendingUtteranceStore implements QueueJournal {
     if (this.#closed) return;
     // Removes in a row are one write: a long outage keeps one list of ids, not one entry per delivery.
     const last = this.#ops.at(-1);
-    if (op.kind === 'remove' && last?.kind === 'remove' && this.#retry !== undefined) this.#ops[this.#ops.length - 1] = { kind: 'remove', ids: [...last.ids, ...op.ids] };
-    else this.#ops.push(op);
+    if (op.kind === 'remove' && last?.kind === 'remove' && this.#retry !== undefined) {
+      this.#ops[this.#ops.length - 1] = { kind: 'remove', ids: [...last.ids, ...op.ids] };
+    } else this.#ops.push(op);
     // Only when nothing is waiting: otherwise the retry keeps the order.
     if (this.#retry === undefined) this.#tryFlush();
   }
@@ -151,7 +152,8 @@ export class PendingUtteranceStore implements QueueJournal {
       // Reached only for the backlog (a disk outage starts in #tryFlush): another process has held
       // the lock that long. One error, as for a disk.
       this.#outage = { cause, since: this.#clock.now(), refused: 1 };
-      this.#logger?.error({ unwritten: this.#ops.length }, 'queued speech cannot be written for now: too many writes wait for the lock; new messages are refused');
+      const msg = 'queued speech cannot be written for now: too many writes wait for the lock; new messages are refused';
+      this.#logger?.error({ unwritten: this.#ops.length }, msg);
     }
     return false;
   }
@@ -174,7 +176,8 @@ export class PendingUtteranceStore implements QueueJournal {
       const busy = isBusy(error);
       if (!busy && this.#outage?.cause !== 'disk') {
         this.#outage = { cause: 'disk', since: this.#outage?.since ?? this.#clock.now(), refused: this.#outage?.refused ?? 0 };
-        this.#logger?.error({ err: error, unwritten: this.#ops.length }, 'queued speech cannot be written (the disk refuses writes); new messages are refused until it takes them again');
+        const msg = 'queued speech cannot be written (the disk refuses writes); new messages are refused until it takes them again';
+        this.#logger?.error({ err: error, unwritten: this.#ops.length }, msg);
       }
       this.#retry = setTimeout(() => this.#tryFlush(), this.#wait);
       this.#retry.unref?.();

@@ -56,7 +56,9 @@ export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined
 export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
 
 /** `not_saved`: the journal could not keep it (the disk refuses writes), so it is not accepted. */
-export type EnqueueResult = { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number };
+export type EnqueueResult =
+  | { ok: true; id: string; position: number }
+  | { ok: false; reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number };
 
 export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
 
