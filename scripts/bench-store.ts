@@ -156,7 +156,7 @@ waiting.pragma('busy_timeout = 5000');
 const insert = waiting.prepare('INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)');
 const del = waiting.prepare('DELETE FROM pending_utterances WHERE id = ?');
 const blocking: QueueJournal & { close(): void } = {
-  add: (u) => void insert.run(u.id, u.guildId, u.userId, u.channelId, u.kind, u.text, u.lang ?? null, u.voice, u.speed, u.pitch, JSON.stringify(u.meta), u.enqueuedAt, Date.now()),
+  add: (u) => (insert.run(u.id, u.guildId, u.userId, u.channelId, u.kind, u.text, u.lang ?? null, u.voice, u.speed, u.pitch, JSON.stringify(u.meta), u.enqueuedAt, Date.now()), true),
   remove: (ids) => ids.forEach((id) => del.run(id)),
   close: () => waiting.close(),
 };

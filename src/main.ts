@@ -78,7 +78,7 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
     return exit(1);
   }
   // Listening before the gateway is: /healthz answers at once, /readyz says when it is ready.
-  const ops = await serveOps(botEndpoints(metrics, { client: bot.client, db: bot.db, media: bot.media }), logger);
+  const ops = await serveOps(botEndpoints(metrics, bot.readiness), logger);
   onStop(async () => {
     await ops?.close();
     await bot.stop();

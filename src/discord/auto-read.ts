@@ -4,10 +4,11 @@ import type { NameReader } from '../speech/names.ts';
 import type { SpeechScheduler } from '../speech/queue.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
-import { guildLang, t } from './i18n.ts';
+import { guildLang } from './i18n.ts';
 import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
+import { describeQueueRefusal } from './outcomes.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
 
 /** What AutoReader works with. */
@@ -71,7 +72,7 @@ export class AutoReader {
     });
     if (!result.ok) {
       this.#deps.onNotQueued?.('refused');
-      const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
+      const content = describeQueueRefusal(lang, result);
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
     }
   }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import { Client, Events, GatewayIntentBits, Options, Partials, type ClientOptions } from 'discord.js';
 import { mp3ToOggOpus } from '../audio/transcode.ts';
 import { ConfigError, type Config } from '../config.ts';
 import { startCheckpointer } from '../db/checkpointer.ts';
@@ -209,7 +209,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       GatewayIntentBits.GuildVoiceStates,
       GatewayIntentBits.GuildMembers,
     ],
-    partials: [Partials.GuildMember],
+    // Events about messages it does not cache (all of them, below) still arrive, as partials.
+    partials: [Partials.GuildMember, Partials.Message],
+    // discord.js keeps the last 200 messages of every channel by default: with the Message Content
+    // intent, the text of every channel of every server, held for weeks. The bot reads each
+    // message once, as it arrives, and answers by id (a reply, a reaction), so it keeps none
+    // (`npm run bench:memory` shows the difference).
+    makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
     // Nothing the bot sends pings anyone, whatever a message's text contains.
     allowedMentions: { parse: [], repliedUser: false },
     // Its own HTTP agent: no library imported into this process can change where REST calls go.
@@ -270,7 +276,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
     client, context, commands, db, scheduler, metrics, media,
-    readiness: () => botReadiness({ client, db, media }),
+    // One probe shared by /readyz and the shard manager's questions (at most one write a second).
+    readiness: botReadiness({ client, db, media }),
     async start() {
       const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
       await client.login(config.discord.token);

@@ -4,6 +4,9 @@ import type { Logger } from '../util/log.ts';
 /** At most one public notice per member per guild per kind within this time (issue 9 §6). */
 const NOTICE_INTERVAL_MS = 60 * 60_000;
 
+/** The reaction that stands for a refusal already told within the hour; the rest get 🔇. */
+const REACTIONS: Record<string, string> = { member_queue_full: '⏳', not_saved: '⚠️' };
+
 /** Where a notice about one message goes. */
 export interface NoticeTarget {
   guildId: string;
@@ -53,7 +56,7 @@ export class Notices {
     if (!channel?.isSendable()) return;
     if (last !== undefined && now - last < NOTICE_INTERVAL_MS) {
       if (to.messageId && 'messages' in channel) {
-        await channel.messages.react(to.messageId, kind === 'member_queue_full' ? '⏳' : '🔇').catch((e: unknown) => this.#logger.debug({ err: e }, 'could not react'));
+        await channel.messages.react(to.messageId, REACTIONS[kind] ?? '🔇').catch((e: unknown) => this.#logger.debug({ err: e }, 'could not react'));
       }
       return;
     }

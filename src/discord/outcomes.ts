@@ -1,5 +1,6 @@
 import { UserError } from './errors.ts';
 import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts';
+import type { EnqueueResult } from '../speech/queue.ts';
 import { isTtsError, TtsInputError } from '../tts/errors.ts';
 
 /** A budget refusal as the speech core reports it (src/speech/budget.ts). */
@@ -70,4 +71,10 @@ export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): s
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (cause !== undefined && cause !== error) return describeFailure(lang, cause, extra);
   return null;
+}
+
+/** Why the queue did not take a message or request, in the member's language. */
+export function describeQueueRefusal(lang: Lang, refusal: Extract<EnqueueResult, { ok: false }>): string {
+  if (refusal.reason === 'member_queue_full') return t(lang, 'queue.member_full', { limit: refusal.limit ?? 0 });
+  return t(lang, refusal.reason === 'not_saved' ? 'queue.not_saved' : 'queue.closed');
 }

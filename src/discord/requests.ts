@@ -13,6 +13,7 @@ import { UserError } from './errors.ts';
 import { langOf, t, type Lang } from './i18n.ts';
 import { toPlainMessage } from './mentions.ts';
 import { askNarrateCost } from './narrate-confirm.ts';
+import { describeQueueRefusal } from './outcomes.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { InteractionReplies } from './replies.ts';
 
@@ -189,7 +190,7 @@ export class SpeechRequests {
     const result = this.#deps.scheduler.enqueue({ ...input, meta });
     if (!result.ok) {
       this.#deps.onRefused?.();
-      const content = result.reason === 'member_queue_full' ? t(lang, 'queue.member_full', { limit: result.limit ?? 0 }) : t(lang, 'queue.closed');
+      const content = describeQueueRefusal(lang, result);
       await interaction.editReply({ content, allowedMentions: { parse: [] } });
       return;
     }

@@ -16,14 +16,39 @@ export interface BotHealthDeps {
   media: MediaSupport;
 }
 
-/** Whether this process is ready to serve, check by check. */
-export async function botReadiness(deps: BotHealthDeps): Promise<Readiness> {
-  const shards = [...deps.client.ws.shards.values()];
-  const down = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
-  const gateway: Check = shards.length > 0 && down.length === 0 ? { ok: true } : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
-  const database = await databaseWritable(deps.db);
-  const ffmpeg: Check = deps.media.transcode || deps.media.playMp3 ? { ok: true } : { ok: false, detail: 'ffmpeg_missing' };
-  return { ready: gateway.ok && database.ok, degraded: ffmpeg.ok ? [] : ['ffmpeg'], checks: { gateway, database, ffmpeg } };
+export interface ReadinessOptions {
+  /** Shortest time between two database probes; answers in between reuse the last result. */
+  probeEveryMs?: number;
+  /** Monotonic milliseconds (tests step it). */
+  now?: () => number;
+  /** The database probe (tests count its calls). */
+  probeDatabase?: (db: Db) => Promise<Check>;
+}
+
+/**
+ * A process's readiness, check by check. The database probe is a write transaction on the thread
+ * that also drives the audio loop: however often /readyz is asked (a scraper, a load balancer, the
+ * shard manager), it runs at most once per `probeEveryMs`; answers in between (and requests that
+ * arrive while a probe runs) take the last result, a failure included.
+ */
+export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}): () => Promise<Readiness> {
+  const { probeEveryMs = 1_000, now = () => performance.now(), probeDatabase = databaseWritable } = options;
+  let last: { at: number; check: Promise<Check> } | undefined;
+  const database = (): Promise<Check> => {
+    const at = now();
+    if (last === undefined || at - last.at >= probeEveryMs) last = { at, check: probeDatabase(deps.db) };
+    return last.check;
+  };
+  return async () => {
+    const shards = [...deps.client.ws.shards.values()];
+    const down = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
+    const gateway: Check = shards.length > 0 && down.length === 0
+      ? { ok: true }
+      : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
+    const db = await database();
+    const ffmpeg: Check = deps.media.transcode || deps.media.playMp3 ? { ok: true } : { ok: false, detail: 'ffmpeg_missing' };
+    return { ready: gateway.ok && db.ok, degraded: ffmpeg.ok ? [] : ['ffmpeg'], checks: { gateway, database: db, ffmpeg } };
+  };
 }
 
 /** One empty write transaction (BEGIN IMMEDIATE ... COMMIT): the database file takes writes. */
@@ -38,9 +63,9 @@ async function databaseWritable(db: Db): Promise<Check> {
 }
 
 /** The endpoints of one bot process's METRICS_PORT. */
-export function botEndpoints(metrics: BotMetrics, deps: BotHealthDeps): OpsEndpoints {
+export function botEndpoints(metrics: BotMetrics, readiness: () => Promise<Readiness>): OpsEndpoints {
   return {
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.text() }),
-    readiness: () => botReadiness(deps),
+    readiness,
   };
 }

@@ -55,7 +55,10 @@ export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined
 /** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
 export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
 
-export type EnqueueResult = { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'closed'; limit?: number };
+/** `not_saved`: the journal could not keep it (the disk refuses writes), so it is not accepted. */
+export type EnqueueResult =
+  | { ok: true; id: string; position: number }
+  | { ok: false; reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number };
 
 export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
 
@@ -105,10 +108,11 @@ export interface SchedulerEvents {
  * Where accepted utterances are kept until they are finished, so a crash loses none (issue 9 §3).
  * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
  * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
- * Both must be quick and must not throw (src/speech/queue-store.ts).
+ * Both must be quick and must not throw (src/speech/queue-store.ts). `add` returns false when it
+ * cannot keep the utterance (the disk refuses writes): the scheduler then refuses it.
  */
 export interface QueueJournal {
-  add(u: Utterance): void;
+  add(u: Utterance): boolean;
   remove(ids: readonly string[]): void;
 }
 
@@ -180,6 +184,6 @@ export const SCHEDULER_DEFAULTS = {
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },
-  journal: { add() {}, remove() {} },
+  journal: { add: () => true, remove() {} },
   reusableChars: 8,
 } as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;

@@ -81,10 +81,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   enqueue(input: UtteranceInput): EnqueueResult {
     if (this.#closed) return { ok: false, reason: 'closed' };
     if (!this.accepts(input)) return { ok: false, reason: 'member_queue_full', limit: this.#maxCharsPerMember };
-    const g = this.#guild(input.guildId);
     const u: Utterance = { ...input, id: randomUUID(), enqueuedAt: this.#clock.now() };
-    // On disk before it is acknowledged: from here on a crash does not lose it.
-    this.#journal.add(u);
+    // On disk before it is acknowledged: from here on a crash does not lose it. What the disk
+    // cannot take is refused (the member is told), not read with no copy kept.
+    if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
+    const g = this.#guild(input.guildId);
     g.pending.push(u);
     const position = undelivered(g).length;
     this.#progress(u, 'queued', { position });

@@ -41,7 +41,13 @@ export function clipPackets(clips: readonly Clip[], guildId: string): Readable {
           const demuxer = new prism.opus.OggDemuxer();
           // A file gone missing ends the stream with its error (the player reports it), not the process.
           const file = createReadStream(clip.oggPath).on('error', (error) => demuxer.destroy(error));
-          yield* file.pipe(demuxer);
+          try {
+            yield* file.pipe(demuxer);
+          } finally {
+            // A skip, /clear or leave destroys this stream mid-clip: pipe() never closes its
+            // source when the destination goes, so the file's descriptor would stay open for good.
+            file.destroy();
+          }
         } else {
           yield* new Mp3OpusStream(clip.mp3 ?? (await readMp3(clip, guildId)));
         }

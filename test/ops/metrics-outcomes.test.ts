@@ -27,7 +27,7 @@ beforeAll(async () => {
   h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '2', USER_MONTHLY_CHARS: '40' } });
   await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.chat, { postAudio: true });
   const bot = h.bot;
-  ops = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(bot.metrics, { client: bot.client, db: bot.db, media: bot.media }), logger: createLogger({ level: 'silent' }) });
+  ops = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(bot.metrics, bot.readiness), logger: createLogger({ level: 'silent' }) });
 }, 30_000);
 afterAll(async () => {
   await ops?.close();

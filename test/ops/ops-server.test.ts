@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Status } from 'discord.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { botEndpoints, type BotHealthDeps } from '../../src/ops/health.ts';
+import { botEndpoints, botReadiness, type BotHealthDeps } from '../../src/ops/health.ts';
 import { BotMetrics } from '../../src/ops/metrics.ts';
 import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
 import { createLogger } from '../../src/util/log.ts';
@@ -17,6 +17,9 @@ import { getText } from '../support/ops.ts';
 let dir: string;
 let db: Db;
 let server: OpsServer;
+/** The readiness probe's clock: /readyz probes the database again only once it moved a second. */
+let nowMs = 0;
+const aSecondLater = () => (nowMs += 1_000);
 const shards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }], [1, { id: 1, status: Status.Ready }]]);
 const media = { transcode: true, playMp3: true };
 
@@ -24,7 +27,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
   db = openDatabase(join(dir, 'bot.sqlite3'));
   const deps = { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps;
-  server = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics(), deps), logger: createLogger({ level: 'silent' }) });
+  server = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics(), botReadiness(deps, { now: () => nowMs })), logger: createLogger({ level: 'silent' }) });
 });
 afterAll(async () => {
   await server?.close();
@@ -45,6 +48,7 @@ describe('/readyz', () => {
   it('is 503 while the database cannot take a write (another process holds its lock), and 200 once it can', async () => {
     const other = new Database(join(dir, 'bot.sqlite3'));
     other.exec('BEGIN IMMEDIATE');
+    aSecondLater();
     try {
       const locked = await getText(`${server.url}/readyz`);
       expect(locked.status).toBe(503);
@@ -55,8 +59,52 @@ describe('/readyz', () => {
       other.exec('ROLLBACK');
       other.close();
     }
+    aSecondLater();
     expect((await getText(`${server.url}/readyz`)).status).toBe(200);
   }, 15_000);
+
+  it('many requests in one second run one write probe on the audio thread, answered from its result; a failed probe is still reported', async () => {
+    // Counted where the probe writes: every write transaction on this connection (a separate one).
+    const probed = new Database(join(dir, 'bot.sqlite3')) as unknown as Db;
+    let probes = 0;
+    let refuse = false;
+    const transaction = probed.transaction.bind(probed);
+    vi.spyOn(probed, 'transaction').mockImplementation((fn) => {
+      probes++;
+      if (!refuse) return transaction(fn);
+      const fail = () => {
+        throw Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
+      };
+      return Object.assign(fail, { immediate: fail, deferred: fail, exclusive: fail, default: fail }) as unknown as ReturnType<Db['transaction']>;
+    });
+    let now = 0;
+    const deps = { client: { ws: { shards } }, db: probed, media } as unknown as BotHealthDeps;
+    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), botReadiness(deps, { now: () => now })), logger: createLogger({ level: 'silent' }) });
+    try {
+      const burst = async (n: number) => Promise.all(Array.from({ length: n }, () => getText(`${local.url}/readyz`)));
+      expect((await burst(20)).map((r) => r.status)).toEqual(Array(20).fill(200));
+      now += 400;
+      expect((await burst(20)).map((r) => r.status)).toEqual(Array(20).fill(200));
+      expect(probes).toBe(1);
+      // The disk starts refusing writes: the next probe (a second after the last) says so, and
+      // the answers after it repeat the failure until the next probe.
+      refuse = true;
+      now += 600;
+      const failed = await burst(10);
+      expect(failed.map((r) => r.status)).toEqual(Array(10).fill(503));
+      expect(JSON.parse(failed[0]!.body)).toMatchObject({ status: 'not_ready', checks: { database: { ok: false, detail: 'sqlite_readonly' } } });
+      now += 999;
+      expect((await burst(10)).map((r) => r.status)).toEqual(Array(10).fill(503));
+      expect(probes).toBe(2);
+      refuse = false;
+      now += 1;
+      expect((await burst(5)).map((r) => r.status)).toEqual(Array(5).fill(200));
+      expect(probes).toBe(3);
+    } finally {
+      await local.close();
+      probed.close();
+    }
+  });
 
   it('ffmpeg missing: 200, degraded', async () => {
     const before = { ...media };
@@ -86,7 +134,7 @@ describe('the server', () => {
   });
 
   it('a port already taken rejects with EADDRINUSE', async () => {
-    const error = await startOpsServer({ port: server.port, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps), logger: createLogger({ level: 'silent' }) }).catch((e: unknown) => e);
+    const error = await startOpsServer({ port: server.port, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)), logger: createLogger({ level: 'silent' }) }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'EADDRINUSE' });
   });
 });
@@ -122,7 +170,7 @@ describe('yomiage_rate_window_used', () => {
       if (down) throw new Error('connection refused');
       return kind === 'standard' ? 7 : 1;
     } });
-    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(metrics, { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps), logger: createLogger({ level: 'silent' }) });
+    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(metrics, botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)), logger: createLogger({ level: 'silent' }) });
     try {
       expect((await getText(`${local.url}/metrics`)).body).toContain('yomiage_rate_window_used{endpoint="standard"} 7');
       down = true;

@@ -148,6 +148,72 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
   }, 60_000);
 });
 
+/** The operator's log as the store writes it: level and message. */
+function operatorLog(): { lines: string[]; logger: { error(o: object, m?: string): void; warn(o: object, m?: string): void; info(o: object, m?: string): void } } {
+  const lines: string[] = [];
+  const at = (level: string) => (_o: object, m?: string) => void lines.push(`${level}: ${m}`);
+  return { lines, logger: { error: at('error'), warn: at('warn'), info: at('info') } };
+}
+
+const texts = (file: string) => {
+  const db = openDatabase(file, { migrate: false });
+  try {
+    return db.prepare('SELECT text FROM pending_utterances ORDER BY seq').pluck().all();
+  } finally {
+    db.close();
+  }
+};
+
+describe('PendingUtteranceStore: a disk that refuses writes, a lock held for long', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it('GIVEN the disk refusing writes THEN each new message is refused (not_saved) and not kept in memory, the operator gets one error for the whole outage, and one line when writes land again', () => {
+    const file = dbFile();
+    const db = openDatabase(file, { migrate: false });
+    const { lines, logger } = operatorLog();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const store = new PendingUtteranceStore(db, { logger, retryMs: 5, maxRetryMs: 200 });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), journal: store });
+    const spoken = q.enqueue(msg('g1', 'a', 'accepted before', { kind: 'say' }));
+    if (!spoken.ok) throw new Error('not accepted');
+    // The disk stops taking writes (full, remounted read-only: SQLite says SQLITE_READONLY / SQLITE_FULL alike).
+    db.pragma('query_only = ON');
+    store.remove([spoken.id]); // spoken meanwhile: its delete waits, and is retried
+    const during = Array.from({ length: 200 }, (_, i) => q.enqueue(msg('g1', `m${i % 7}`, `line ${i}`, { kind: 'say' })));
+    expect(during.filter((r) => r.ok)).toEqual([]);
+    expect(new Set(during.map((r) => (r.ok ? 'ok' : r.reason)))).toEqual(new Set(['not_saved']));
+    expect(store.unwritten).toBe(1); // only the delete: nothing refused piles up
+    vi.advanceTimersByTime(60_000); // a minute of retries
+    expect(lines).toEqual(['error: queued speech cannot be written (the disk refuses writes); new messages are refused until it takes them again']);
+
+    db.pragma('query_only = OFF');
+    expect(q.enqueue(msg('g1', 'a', 'accepted after', { kind: 'say' })).ok).toBe(true);
+    expect(store.unwritten).toBe(0);
+    expect(lines.slice(1)).toEqual(['info: queued speech is written again; new messages are accepted']);
+    expect(texts(file)).toEqual(['accepted after']);
+    db.close();
+  });
+
+  it('GIVEN another process holding the lock for long THEN at most maxUnwritten messages wait in memory, the rest are refused with one error, and all is well once the lock is free', async () => {
+    const file = dbFile();
+    const { lines, logger } = operatorLog();
+    const store = new PendingUtteranceStore(openDatabase(file, { migrate: false }), { logger, maxUnwritten: 3, retryMs: 5, maxRetryMs: 20 });
+    const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), journal: store });
+    const other = openDatabase(file, { migrate: false });
+    other.exec('BEGIN IMMEDIATE');
+    const results = Array.from({ length: 6 }, (_, i) => q.enqueue(msg('g1', `m${i}`, `line ${i}`, { kind: 'say' })));
+    expect(results.map((r) => (r.ok ? 'ok' : r.reason))).toEqual(['ok', 'ok', 'ok', 'not_saved', 'not_saved', 'not_saved']);
+    expect(store.unwritten).toBe(3);
+    expect(lines).toEqual(['error: queued speech cannot be written for now: too many writes wait for the lock; new messages are refused']);
+    other.exec('COMMIT');
+    await vi.waitUntil(() => store.unwritten === 0, { timeout: 10_000 });
+    expect(lines.slice(1)).toEqual(['info: queued speech is written again; new messages are accepted']);
+    expect(q.enqueue(msg('g1', 'z', 'after', { kind: 'say' })).ok).toBe(true);
+    expect(texts(file)).toEqual(['line 0', 'line 1', 'line 2', 'after']);
+    other.close();
+  });
+});
+
 interface WorkerResult {
   claims: number;
   mismatches: number;

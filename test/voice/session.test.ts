@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,6 +213,43 @@ describe('GuildVoiceSession.play, stepped', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(await outcome).toBe('not_ready');
     expect(s.player.state.status).toBe(AudioPlayerStatus.Idle);
+  });
+});
+
+/** Open file descriptors of this process that point under `under` (Linux: /proc/self/fd). */
+function openFilesUnder(under: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith(under)) n++;
+    } catch {
+      // closed between the listing and the read
+    }
+  }
+  return n;
+}
+
+describe('a name and its line cut short', () => {
+  it('GIVEN a two-part clip skipped mid-name, again and again THEN no file of the audio cache stays open (weeks of /skip leak no descriptor)', async () => {
+    // Long enough that the name's file is still being read when the skip comes.
+    const long = join(dir, 'long-name.ogg');
+    await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=330:duration=20', '-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '64k', long]);
+    const s = start();
+    const net = new SteppedNetworking();
+    ready(s, net);
+    const baseline = openFilesUnder(dir);
+    for (let round = 0; round < 5; round++) {
+      const skip = new AbortController();
+      const sent = net.sound.length;
+      const playing = s.play({ parts: [{ oggPath: long }, { oggPath: clip.oggPath }] }, skip.signal);
+      for (let i = 0; i < 100 && net.sound.length < sent + 2; i++) await cycle(s.player);
+      expect(openFilesUnder(dir)).toBeGreaterThan(baseline); // the name is being read
+      skip.abort();
+      expect(await stepUntil(s.player, playing, 1)).toEqual({ ok: true });
+    }
+    // Closing a file is asynchronous: a few turns of the event loop.
+    for (let i = 0; i < 50 && openFilesUnder(dir) > baseline; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(openFilesUnder(dir)).toBe(baseline);
   });
 });
 
