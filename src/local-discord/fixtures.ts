@@ -41,6 +41,8 @@ export interface FakeChannel {
   type: FakeChannelType;
   position?: number;
   parentId?: string | null;
+  /** Permission overwrites (type 0: a role, 1: a member), sent to the bot as Discord does; the local REST checks ignore them. */
+  overwrites?: { id: string; type: 0 | 1; allow?: bigint; deny?: bigint }[];
 }
 
 export interface FakeMember {
@@ -276,7 +278,7 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
     name: channel.name,
     position: channel.position ?? 0,
     parent_id: channel.parentId ?? null,
-    permission_overwrites: [],
+    permission_overwrites: (channel.overwrites ?? []).map((o) => ({ id: o.id, type: o.type, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n) })),
     flags: 0,
   };
   if (channel.type === 2 || channel.type === 13) {
