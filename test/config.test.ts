@@ -67,11 +67,13 @@ describe('URLs a token travels to: plain http only to this machine', () => {
       expect(refused?.message).toContain(`${variable}: must be https`);
       expect(refused?.message).not.toContain('example.com');
     }
-    expect(() => loadDiscordConfig({ DISCORD_TOKEN: 'aaaa.bbbb.cccc', DISCORD_API_URL: 'http://example.com/api' })).toThrow(/DISCORD_API_URL: must be https/);
+    const deploy = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', DISCORD_API_URL: 'http://example.com/api' };
+    expect(() => loadDiscordConfig(deploy)).toThrow(/DISCORD_API_URL: must be https/);
   });
 
   it('GIVEN http:// to a loopback host, or https:// anywhere THEN accepted', () => {
-    for (const url of ['http://127.0.0.1:8080', 'http://127.1.2.3', 'http://localhost:3000/api', 'http://[::1]:9/x', 'https://example.com']) {
+    const urls = ['http://127.0.0.1:8080', 'http://127.1.2.3', 'http://localhost:3000/api', 'http://[::1]:9/x', 'https://example.com'];
+    for (const url of urls) {
       const config = loadConfig({ ...REQUIRED, TTS_BASE_URL: url, DISCORD_API_URL: url, ERROR_WEBHOOK_URL: url });
       expect([config.tts.baseUrl, config.discord.apiUrl, config.ops.errorWebhookUrl]).toEqual([url, url, url]);
     }

@@ -57,7 +57,8 @@ export class VoiceStateEvents {
     }
     if (!connected || oldState.channelId === newState.channelId) return;
     const lang = guildLang(settings.locale);
-    if (settings.announceJoinLeave && (newState.channelId === connected || oldState.channelId === connected) && listeners() === 'yes' && this.#announces(newState)) {
+    const here = newState.channelId === connected || oldState.channelId === connected;
+    if (settings.announceJoinLeave && here && listeners() === 'yes' && this.#announces(newState)) {
       const dictionary = this.#deps.repos.dictionary.list(guild.id);
       const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';

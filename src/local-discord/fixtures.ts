@@ -278,7 +278,9 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
     name: channel.name,
     position: channel.position ?? 0,
     parent_id: channel.parentId ?? null,
-    permission_overwrites: (channel.overwrites ?? []).map((o) => ({ id: o.id, type: o.type, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n) })),
+    permission_overwrites: (channel.overwrites ?? []).map((o) => ({
+      id: o.id, type: o.type, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n),
+    })),
     flags: 0,
   };
   if (channel.type === 2 || channel.type === 13) {

@@ -84,9 +84,9 @@ function placeOf(path: readonly PropertyKey[]): string {
 /** Each problem on a line of its own, naming the table, row and field; at most `max` (then how many more). */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], max = 10): string {
   const lines = issues.slice(0, max).map((issue) => {
-    const what = issue.code === 'unrecognized_keys'
-      ? `unknown ${issue.path.length === 1 && issue.path[0] === 'tables' ? 'table' : 'field'}(s) ${issue.keys.map((k) => JSON.stringify(k.slice(0, 60))).join(', ')}`
-      : issue.message;
+    if (issue.code !== 'unrecognized_keys') return `  ${placeOf(issue.path)}: ${issue.message}`;
+    const kind = issue.path.length === 1 && issue.path[0] === 'tables' ? 'table' : 'field';
+    const what = `unknown ${kind}(s) ${issue.keys.map((k) => JSON.stringify(k.slice(0, 60))).join(', ')}`;
     return `  ${placeOf(issue.path)}: ${what}`;
   });
   if (issues.length > max) lines.push(`  ... and ${issues.length - max} more`);

@@ -93,15 +93,20 @@ export function exportGuilds(db: Db, guilds: readonly string[], now = new Date()
 export function importGuilds(db: Db, file: unknown): { guilds: number; rows: number } {
   const head = file as Partial<GuildExport> | null;
   if (head?.format !== EXPORT_FORMAT) {
-    throw new TransferError('not_an_export', { message: `not a guild export (format ${JSON.stringify(head?.format)?.slice(0, 60)}, expected ${EXPORT_FORMAT})` });
+    const theirs = JSON.stringify(head?.format)?.slice(0, 60);
+    throw new TransferError('not_an_export', { message: `not a guild export (format ${theirs}, expected ${EXPORT_FORMAT})` });
   }
   const here = schemaVersion(db);
   if (head.schemaVersion !== here) {
     const theirs = JSON.stringify(head.schemaVersion)?.slice(0, 20);
-    throw new TransferError('schema_mismatch', { message: `the export is of database version ${theirs}, this database is at ${here}: run the same bot version on both hosts` });
+    throw new TransferError('schema_mismatch', {
+      message: `the export is of database version ${theirs}, this database is at ${here}: run the same bot version on both hosts`,
+    });
   }
   const checked = exportSchema(db, [...MOVED_TABLES, 'paid_audio']).safeParse(file);
-  if (!checked.success) throw new TransferError('invalid_export', { message: `not what export writes:\n${describeIssues(checked.error.issues)}` });
+  if (!checked.success) {
+    throw new TransferError('invalid_export', { message: `not what export writes:\n${describeIssues(checked.error.issues)}` });
+  }
   const data = checked.data as GuildExport;
   let rows = 0;
   db.transaction(() => {

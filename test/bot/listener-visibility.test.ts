@@ -36,7 +36,10 @@ function world() {
   guild.channels.push(
     {
       id: STAFF, name: 'staffroom', type: 0, position: 2,
-      overwrites: [{ id: DEFAULT_IDS.everyoneRole, type: 0, deny: PERMISSIONS.ViewChannel }, { id: DEFAULT_IDS.moderatorRole, type: 0, allow: PERMISSIONS.ViewChannel }],
+      overwrites: [
+        { id: DEFAULT_IDS.everyoneRole, type: 0, deny: PERMISSIONS.ViewChannel },
+        { id: DEFAULT_IDS.moderatorRole, type: 0, allow: PERMISSIONS.ViewChannel },
+      ],
     },
     { id: LOBBY, name: 'lobby', type: 0, position: 3 },
   );
@@ -46,7 +49,10 @@ function world() {
 
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
-  [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord({ guilds: [world()], voiceEndpoint: () => voice.endpoint })]);
+  [emulator, discord] = await Promise.all([
+    startEmulator({ control: true }),
+    startFakeDiscord({ guilds: [world()], voiceEndpoint: () => voice.endpoint }),
+  ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-visibility-'));
   chmodSync(dataDir, 0o755);
   bot = await startChildBot({ discord, emulator, dataDir, caCertPem: voice.caCertPem, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
@@ -59,20 +65,23 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function command(user: { id: string; username: string }, name: string, options: APIApplicationCommandInteractionDataOption[] = [], channelId: string = DEFAULT_IDS.general): Promise<string> {
+type Option = APIApplicationCommandInteractionDataOption;
+async function command(user: { id: string; username: string }, name: string, options: Option[] = [], channelId = DEFAULT_IDS.general as string) {
   const interaction = await discord.sendInteraction({ channelId, user, name, locale: 'en-US', options });
   const response = await interaction.waitForResponse((r) => r.kind === (name === 'join' ? 'editOriginal' : 'callback'), 30_000);
   return String(response.data?.content ?? '');
 }
-const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
+const sub = (name: string, options: Option[] = []) => [{ name, type: 1, options } as Option];
 
 /** The text the emulator was asked to speak after `from` that contains `mark`. */
 const spoken = (from: number, mark: string) =>
-  vi.waitUntil(() => standardRequests(emulator).slice(from).map((r) => r.text).find((t) => t.includes(mark)), { timeout: 20_000, interval: 20, message: mark });
+  vi.waitUntil(() => standardRequests(emulator).slice(from).map((r) => r.text).find((t) => t.includes(mark)), {
+    timeout: 20_000, interval: 20, message: mark,
+  });
 const texts = (from: number) => standardRequests(emulator).slice(from).map((r) => r.text).join('|');
 
 describe('a channel is named only to listeners who can all view it', () => {
-  it('MP3 channels: in a public channel a staff-only channel is "チャンネル" and a public one its name; among staff, its name', async () => {
+  it('MP3 channels: in a public one a staff-only channel is "チャンネル", a public one its name; among staff, its name', async () => {
     await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), DEFAULT_IDS.chat);
     await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), STAFF);
     const before = standardRequests(emulator).length;
