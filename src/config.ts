@@ -26,18 +26,33 @@ const postgresUrl = z.string().trim().refine((v) => URL.canParse(v) && /^postgre
   error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
 });
 
+/** 127.0.0.0/8, ::1 or localhost, as `new URL().hostname` spells them. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+// A URL a token travels to (the bot token, the TTS token, a webhook's own token in its path):
+// https, or plain http only to this machine, where nobody on the network reads it.
+const tokenUrl = (what: string) =>
+  z
+    .url({ protocol: /^https?$/, error: `must be an http(s) URL${what}` })
+    // Only plain http is this check's business (z.url reports the rest).
+    .refine((v) => !URL.canParse(v) || new URL(v).protocol !== 'http:' || isLoopbackHost(new URL(v).hostname), {
+      error: 'must be https: a token is sent to it, and plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost)',
+    });
+
 // The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
 const discordSchema = z.object({
   DISCORD_TOKEN: z
     .string({ error: 'is required' })
     .trim()
     .regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'does not look like a bot token (three dot-separated parts, from the Developer Portal)'),
-  DISCORD_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  DISCORD_API_URL: tokenUrl('').optional(),
 });
 
 const schema = discordSchema.extend({
   TTS_TOKEN: z.string({ error: 'is required' }).trim().length(64, 'must be exactly 64 characters (the access token from the service settings page)'),
-  TTS_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://ondoku3.com'),
+  TTS_BASE_URL: tokenUrl('').default('https://ondoku3.com'),
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
   DATA_DIR: z.string().trim().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
@@ -64,7 +79,7 @@ const schema = discordSchema.extend({
   // Issue 14 §1: metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
   METRICS_PORT: z.string().trim().regex(/^\d+$/, 'must be a port number (0-65535)').transform(Number).pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' })).optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
-  ERROR_WEBHOOK_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL (a Discord webhook URL, or any endpoint taking a JSON POST)' }).optional(),
+  ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // Issue 13: the operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
 });

@@ -50,6 +50,36 @@ describe('the Discord variables (issue 9 §4)', () => {
   });
 });
 
+describe('URLs a token travels to: plain http only to this machine', () => {
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...REQUIRED, ...env });
+    } catch (error) {
+      return { variables: (error as ConfigError).variables, message: (error as Error).message };
+    }
+    return undefined;
+  };
+
+  it('GIVEN http:// to another host THEN start-up refuses, naming the variable; deploy-commands too', () => {
+    for (const variable of ['TTS_BASE_URL', 'DISCORD_API_URL', 'ERROR_WEBHOOK_URL']) {
+      const refused = refusal({ [variable]: 'http://example.com/api' });
+      expect(refused?.variables, variable).toEqual([variable]);
+      expect(refused?.message).toContain(`${variable}: must be https`);
+      expect(refused?.message).not.toContain('example.com');
+    }
+    const deploy = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', DISCORD_API_URL: 'http://example.com/api' };
+    expect(() => loadDiscordConfig(deploy)).toThrow(/DISCORD_API_URL: must be https/);
+  });
+
+  it('GIVEN http:// to a loopback host, or https:// anywhere THEN accepted', () => {
+    const urls = ['http://127.0.0.1:8080', 'http://127.1.2.3', 'http://localhost:3000/api', 'http://[::1]:9/x', 'https://example.com'];
+    for (const url of urls) {
+      const config = loadConfig({ ...REQUIRED, TTS_BASE_URL: url, DISCORD_API_URL: url, ERROR_WEBHOOK_URL: url });
+      expect([config.tts.baseUrl, config.discord.apiUrl, config.ops.errorWebhookUrl]).toEqual([url, url, url]);
+    }
+  });
+});
+
 describe('shards and what hosts share (issue 14)', () => {
   const problem = (env: Record<string, string>) => {
     try {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makePrivate, type ModeChange } from '../util/private-files.ts';
 import { MigrationError } from './errors.ts';
 
 export type Db = Database.Database;
@@ -81,15 +82,23 @@ export interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
   migrations?: Migration[];
+  /** Told the database files whose wider modes were narrowed to owner-only (or could not be), once at open. */
+  onModes?: (changes: ModeChange[]) => void;
 }
 
 /**
- * Opens (creating if needed) the SQLite database: WAL, foreign keys, migrated. Once open, a write
- * that finds another process's lock fails at once instead of blocking the thread (src/db/write.ts
- * retries it asynchronously), so a lock held elsewhere can never stall the audio loop.
+ * Opens (creating if needed, owner-only: files 0600, a new directory 0700) the SQLite database:
+ * WAL, foreign keys, migrated. Once open, a write that finds another process's lock fails at once
+ * instead of blocking the thread (src/db/write.ts retries it asynchronously), so a lock held
+ * elsewhere can never stall the audio loop.
  */
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Owner-only before SQLite opens it: SQLite creates the -wal and -shm files with the database file's mode.
+    const changes = [makePrivate(file, 'file', { create: true }), makePrivate(`${file}-wal`, 'file'), makePrivate(`${file}-shm`, 'file')];
+    options.onModes?.(changes.filter((c): c is ModeChange => c !== undefined));
+  }
   const db = new Database(file);
   // Start-up (before any audio plays) may wait for shards starting at the same moment.
   db.pragma('busy_timeout = 5000');

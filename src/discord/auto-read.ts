@@ -63,6 +63,7 @@ export class AutoReader {
     const name = user.nickname ?? message.member?.displayName ?? message.author.displayName;
     const body = messageText(message, { id: message.author.id, name }, {
       lang, maxLength: settings.maxLength, dictionary, readEmoji: reading.emoji, forwards: reading.forwards,
+      audience: { voiceChannelId: this.#deps.voice.voiceChannel(guildId), postChannelId: channelId },
     });
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);

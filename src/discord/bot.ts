@@ -25,6 +25,7 @@ import { PooledLedger } from '../db/pooled-ledger.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import { checkMediaSupport, type MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
+import { makePrivate, type ModeChange } from '../util/private-files.ts';
 import { VoiceManager } from '../voice/manager.ts';
 import { VoiceSessionStore } from '../db/voice-sessions.ts';
 import { RateWindowTable } from '../db/rate-window.ts';
@@ -105,7 +106,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const loaded = globalDictionary?.load();
   if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
-  const db = openDatabase(dbFile);
+  // DATA_DIR and the database are owner-only; earlier wider modes are narrowed, said once.
+  const modes = [makePrivate(config.dataDir, 'dir', { create: true })].filter((c): c is ModeChange => c !== undefined);
+  const db = openDatabase(dbFile, { onModes: (changes) => modes.push(...changes) });
+  logModes(logger, modes);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
   const checkpointer = startCheckpointer(db, dbFile);
   // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
@@ -333,3 +337,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   };
 }
 
+/** One line for the paths narrowed to owner-only at start-up, one warning for those left as they were. */
+function logModes(logger: Logger, changes: readonly ModeChange[]): void {
+  const narrowed = changes.filter((c) => 'to' in c);
+  const refused = changes.filter((c) => 'refused' in c);
+  if (narrowed.length > 0) logger.info({ paths: narrowed }, 'data directory permissions narrowed to owner-only');
+  if (refused.length > 0) logger.warn({ paths: refused }, 'data directory permissions left wider than owner-only');
+}

@@ -1,5 +1,6 @@
 import type { Guild, UserManager } from 'discord.js';
 import type { PlainMessage } from '../speech/text.ts';
+import { audienceCanView, type Audience } from './visibility.ts';
 
 /** A text to be read (a message, or a command's text option) and what is known around it. */
 export interface TextSource {
@@ -8,6 +9,8 @@ export interface TextSource {
   guild: Guild | null;
   /** The client's users: someone mentioned who is not a cached member still has a name. */
   users: UserManager;
+  /** Who will hear it: a channel is named only when all of them can view it (visibility.ts). */
+  audience: Audience;
   attachments?: PlainMessage['attachments'];
   stickers?: PlainMessage['stickers'];
 }
@@ -15,7 +18,8 @@ export interface TextSource {
 /**
  * The one mention resolver: a message or a command's text as the speech core reads it, with every
  * raw mention (`<@id>`, `<@!id>`, `<@&id>`, `<#id>`) named from what discord.js knows. A message's
- * own mentions are in these caches too (discord.js adds the users and members it carries).
+ * own mentions are in these caches too (discord.js adds the users and members it carries). A
+ * channel the audience cannot all view is left unnamed, so it is read as a neutral word.
  */
 export function toPlainMessage(source: TextSource): PlainMessage {
   const { content, guild } = source;
@@ -33,7 +37,7 @@ export function toPlainMessage(source: TextSource): PlainMessage {
   }
   for (const [, id] of content.matchAll(/<#(\d+)>/g)) {
     const channel = guild?.channels.cache.get(id!);
-    if (channel) channels[id!] = channel.name;
+    if (guild && channel && audienceCanView(guild, channel, source.audience)) channels[id!] = channel.name;
   }
   return {
     content,

@@ -2,6 +2,7 @@ import { MessageReferenceType, type Message } from 'discord.js';
 import { normaliseMessage, type DictionaryEntry, type ReadLang } from '../speech/text.ts';
 import { WORDS } from '../speech/words.ts';
 import { toPlainMessage } from './mentions.ts';
+import type { Audience } from './visibility.ts';
 
 /** How a message's text is read in its guild. */
 export interface MessageTextOptions {
@@ -12,6 +13,8 @@ export interface MessageTextOptions {
   readEmoji: boolean;
   /** Forwarded messages are read: their snapshot after a lead-in (issue 13 switch). */
   forwards: boolean;
+  /** Who will hear it: channels they cannot all view are not named. */
+  audience: Audience;
 }
 
 /**
@@ -27,6 +30,7 @@ export function messageText(message: Message<true>, author: { id: string; name: 
         author,
         guild: message.guild,
         users: message.client.users,
+        audience: o.audience,
         attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
         stickers: [...m.stickers.values()].map((s) => ({ name: s.name })),
       }),

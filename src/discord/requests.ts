@@ -155,6 +155,8 @@ export class SpeechRequests {
       author: { id: interaction.user.id, name: interaction.user.displayName },
       guild: interaction.guild,
       users: this.#deps.client.users,
+      // Played in the bot's voice channel, or posted where it was asked for.
+      audience: { voiceChannelId: interaction.guild?.members.me?.voice.channelId ?? null, postChannelId: interaction.channelId },
     });
     const text = normaliseMessage(plain, { lang: args.lang, maxLength, dictionary: this.#deps.repos.dictionary.list(args.guildId) });
     if (!text) throw new UserError('tts.validation_error');

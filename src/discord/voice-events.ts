@@ -23,7 +23,8 @@ export interface VoiceEventsDeps {
 
 /**
  * voiceStateUpdate and the end of a voice session: the bot's own state (disconnected or moved by
- * someone), auto-join, join/leave announcements, and leaving when no human is left.
+ * someone), auto-join, join/leave announcements (never of a muted member or one with a never-read
+ * role: the reading controls keep them unnamed), and leaving when no human is left.
  */
 export class VoiceStateEvents {
   readonly #deps: VoiceEventsDeps;
@@ -56,7 +57,8 @@ export class VoiceStateEvents {
     }
     if (!connected || oldState.channelId === newState.channelId) return;
     const lang = guildLang(settings.locale);
-    if (settings.announceJoinLeave && (newState.channelId === connected || oldState.channelId === connected) && listeners() === 'yes') {
+    const here = newState.channelId === connected || oldState.channelId === connected;
+    if (settings.announceJoinLeave && here && listeners() === 'yes' && this.#announces(newState)) {
       const dictionary = this.#deps.repos.dictionary.list(guild.id);
       const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
@@ -65,6 +67,13 @@ export class VoiceStateEvents {
       queueBotClip(this.#deps, guild.id, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
     }
     if (oldState.channelId === connected && listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
+  }
+
+  /** Whether a member's join or leave is announced: not when the reading controls keep them unread (muted, a never-read role). */
+  #announces(state: VoiceState): boolean {
+    if (this.#deps.repos.userSettings.get(state.guild.id, state.id).muted) return false;
+    const roles = state.member?.roles.cache;
+    return !this.#deps.repos.readingLists.list(state.guild.id, 'never_role').some((id) => roles?.has(id) ?? false);
   }
 
   /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */

@@ -7,7 +7,7 @@ export class TransferError extends codedError({
   not_an_export: 'the file is not a guild export of this bot',
   schema_mismatch: 'the export and this database are of different bot versions: run the same version on both hosts',
   guild_exists: 'a guild of the export already has rows in this database: remove them first',
-  foreign_row: 'the export holds a row of a guild it does not list',
+  invalid_export: 'the file is not what export writes for this bot version (a table, row or field is wrong)',
 }) {
   override name = 'TransferError';
 }

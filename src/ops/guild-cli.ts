@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../db/database.ts';
 import { parseShardIds } from '../util/shards.ts';
 import { CodedError } from '../util/coded-error.ts';
-import { exportGuilds, guildsOfShards, importGuilds, removeGuilds, type GuildExport } from './guild-transfer.ts';
+import { exportGuilds, guildsOfShards, importGuilds, removeGuilds } from './guild-transfer.ts';
 
 // `npm run guild -- <export|import|remove> ...`: moves guilds' rows between hosts with their
 // shard range (docs/scaling.md). Works on DATA_DIR's database (default ./data), like the bot.
@@ -55,14 +55,15 @@ try {
     console.error(`exported ${data.guilds.length} guild(s), ${rows} row(s)${values.out ? ` to ${values.out}` : ''}`);
   } else if (command === 'import') {
     if (args.length !== 1) fail(USAGE);
-    let data: GuildExport;
+    let data: unknown;
     try {
-      data = JSON.parse(readFileSync(args[0]!, 'utf8')) as GuildExport;
+      data = JSON.parse(readFileSync(args[0]!, 'utf8'));
     } catch (error) {
       fail(`cannot read ${args[0]}: ${(error as Error).message}`);
     }
-    const { rows } = importGuilds(db, data);
-    console.error(`imported ${data.guilds.length} guild(s), ${rows} row(s)`);
+    // Checked against what export writes before anything is written (guild-export-schema.ts).
+    const { guilds, rows } = importGuilds(db, data);
+    console.error(`imported ${guilds} guild(s), ${rows} row(s)`);
   } else if (command === 'remove') {
     const { rows } = removeGuilds(db, selected());
     console.error(`removed ${rows} row(s)`);

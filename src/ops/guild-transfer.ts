@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.ts';
 import { shardOf } from '../util/shards.ts';
 import { TransferError } from './errors.ts';
+import { describeIssues, exportSchema } from './guild-export-schema.ts';
 
 // Moving guilds between hosts with their shard range (issue 14 §3, docs/scaling.md "Move a shard
 // range"): every row of a guild in this host's SQLite, as one JSON document, and back. The
@@ -84,16 +85,29 @@ export function exportGuilds(db: Db, guilds: readonly string[], now = new Date()
 }
 
 /**
- * Writes an export into this database in one transaction: refused when the schema versions
- * differ or when any of its guilds already has rows here (nothing is written then). The
- * ledger's running totals (member, server, account) grow by the imported rows.
+ * Writes an export into this database in one transaction: refused when it is not exactly what
+ * `exportGuilds` writes for this schema version (every problem named by table, row and field), or
+ * when any of its guilds already has rows here; nothing is written then. The ledger's running
+ * totals (member, server, account) grow by the imported rows.
  */
-export function importGuilds(db: Db, data: GuildExport): { rows: number } {
-  if (data?.format !== EXPORT_FORMAT) throw new TransferError('not_an_export', { message: `not a guild export (format ${JSON.stringify(data?.format)}, expected ${EXPORT_FORMAT})` });
-  const here = schemaVersion(db);
-  if (data.schemaVersion !== here) {
-    throw new TransferError('schema_mismatch', { message: `the export is of database version ${data.schemaVersion}, this database is at ${here}: run the same bot version on both hosts` });
+export function importGuilds(db: Db, file: unknown): { guilds: number; rows: number } {
+  const head = file as Partial<GuildExport> | null;
+  if (head?.format !== EXPORT_FORMAT) {
+    const theirs = JSON.stringify(head?.format)?.slice(0, 60);
+    throw new TransferError('not_an_export', { message: `not a guild export (format ${theirs}, expected ${EXPORT_FORMAT})` });
   }
+  const here = schemaVersion(db);
+  if (head.schemaVersion !== here) {
+    const theirs = JSON.stringify(head.schemaVersion)?.slice(0, 20);
+    throw new TransferError('schema_mismatch', {
+      message: `the export is of database version ${theirs}, this database is at ${here}: run the same bot version on both hosts`,
+    });
+  }
+  const checked = exportSchema(db, [...MOVED_TABLES, 'paid_audio']).safeParse(file);
+  if (!checked.success) {
+    throw new TransferError('invalid_export', { message: `not what export writes:\n${describeIssues(checked.error.issues)}` });
+  }
+  const data = checked.data as GuildExport;
   let rows = 0;
   db.transaction(() => {
     const present = new Set(guildsIn(db));
@@ -101,8 +115,8 @@ export function importGuilds(db: Db, data: GuildExport): { rows: number } {
     if (clash.length > 0) throw new TransferError('guild_exists', { message: `guild ${clash.join(', ')} already has rows in this database; remove them first (npm run guild -- remove ${clash.join(' ')})` });
     for (const t of [...MOVED_TABLES, 'paid_audio'] as const) {
       for (const row of data.tables[t] ?? []) {
-        if (!data.guilds.includes(String(row.guild_id)) && t !== 'paid_audio') throw new TransferError('foreign_row', { message: `a ${t} row of a guild the export does not list` });
         const own = OWN_KEYS[t as keyof typeof OWN_KEYS];
+        // The keys are this database's own column names: the schema accepts no others.
         const columns = Object.keys(row).filter((c) => c !== own);
         const conflict = t === 'paid_audio' ? ' ON CONFLICT DO NOTHING' : '';
         db.prepare(`INSERT INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${conflict}`).run(...columns.map((c) => row[c] as never));
@@ -111,7 +125,7 @@ export function importGuilds(db: Db, data: GuildExport): { rows: number } {
     }
     moveTotals(db, data.tables.character_ledger ?? [], +1);
   }).immediate();
-  return { rows };
+  return { guilds: data.guilds.length, rows };
 }
 
 /** Deletes every row of `guilds` (after they moved to another host); the running totals shrink with them. */

@@ -136,7 +136,8 @@ export class AudioCache {
     const durationMs = probeDurationMs(mp3);
     const rel = { mp3: join(key.slice(0, 2), `${key}.mp3`), ogg: join(key.slice(0, 2), `${key}.ogg`) };
     try {
-      await mkdir(join(this.#dir, key.slice(0, 2)), { recursive: true });
+      // Owner-only: speech made from chat text (DATA_DIR is 0700 as well).
+      await mkdir(join(this.#dir, key.slice(0, 2)), { recursive: true, mode: 0o700 });
       await Promise.all([this.#writeAtomic(rel.mp3, mp3), this.#writeAtomic(rel.ogg, ogg)]);
     } catch (cause) {
       throw new AudioError('cache_write_failed', { detail: (cause as NodeJS.ErrnoException).code, cause });
@@ -159,7 +160,7 @@ export class AudioCache {
     const final = join(this.#dir, rel);
     const temp = `${final}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
-      await writeFile(temp, data);
+      await writeFile(temp, data, { mode: 0o600 });
       await rename(temp, final);
     } catch (error) {
       await rm(temp, { force: true });

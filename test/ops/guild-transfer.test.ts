@@ -120,6 +120,44 @@ describe('npm run guild: export, import, remove', () => {
     expect(rowsOf(target, 'guild_settings', Y)).toEqual([]);
   });
 
+  it('a file that is not what export writes is refused, naming the table, row and field, and nothing is written', () => {
+    const tables = [...MOVED_TABLES, 'ledger_totals', 'paid_audio'];
+    const everything = () => JSON.stringify(tables.map((t) => target.prepare(`SELECT * FROM ${t}`).all()));
+    const before = everything();
+    const good = exportGuilds(source, [Y]);
+    type Edited = { schemaVersion: number; format: string; tables: Record<string, Record<string, unknown>[]> };
+    const edited = (change: (data: Edited) => void) => {
+      const data = structuredClone(good) as unknown as Edited;
+      change(data);
+      return data;
+    };
+    const refusal = (data: unknown) => {
+      try {
+        importGuilds(target, data);
+      } catch (error) {
+        return error as Error & { code: string };
+      }
+      throw new Error('imported');
+    };
+    // A key that would have been spliced into the INSERT as a column name.
+    const column = refusal(edited((d) => (d.tables.user_settings![0]!['muted) VALUES (0); --'] = 1)));
+    expect(column.code).toBe('invalid_export');
+    expect(column.message).toContain('user_settings row 1: unknown field(s) "muted) VALUES (0); --"');
+    expect(refusal(edited((d) => (d.tables.voice_channels = []))).message).toContain('tables: unknown table(s) "voice_channels"');
+    const version = refusal(edited((d) => (d.schemaVersion += 1)));
+    expect(version.code).toBe('schema_mismatch');
+    expect(version.message).toContain(`version ${good.schemaVersion + 1}, this database is at ${good.schemaVersion}`);
+    const format = refusal(edited((d) => (d.format = 'yomiage-guilds/2')));
+    expect([format.code, format.message]).toEqual(['not_an_export', expect.stringContaining('"yomiage-guilds/2"')]);
+    // A negative ledger row would hand characters back to the member's, the server's and the account's budgets.
+    const negative = refusal(edited((d) => (d.tables.character_ledger![0]!.chars = -100_000)));
+    expect(negative.code).toBe('invalid_export');
+    expect(negative.message).toContain('character_ledger row 1, field chars: must not be negative');
+    const state = refusal(edited((d) => (d.tables.character_ledger![1]!.state = 'refunded')));
+    expect(state.message).toMatch(/character_ledger row 2, field state: .*"charged"/);
+    expect(everything()).toBe(before);
+  });
+
   it('remove on the old host: the guild is gone and the account total shrinks by exactly its use', async () => {
     const budget = new CharacterBudget({ db: source });
     const before = (await budget.accountUsage()).used;

@@ -1,0 +1,62 @@
+import { ChannelType, PermissionFlagsBits, type Guild, type GuildBasedChannel, type GuildMember } from 'discord.js';
+
+/**
+ * Who will hear or see what is read: the humans in the bot's voice channel (null: not in voice)
+ * and the viewers of the channel where the text was written or asked for, which is where its MP3
+ * is posted (an MP3 channel, `/say attach:true`, a reply when the audio cannot be played).
+ */
+export interface Audience {
+  voiceChannelId: string | null;
+  postChannelId: string | null;
+}
+
+// What is read never reveals more than its listeners could see (a channel's name is read only
+// when every listener can view that channel; otherwise a neutral word). The rule, conservative:
+// - voice: every human now in the bot's voice channel has ViewChannel on the mentioned channel;
+// - the post channel: every viewer of it can view the mentioned channel. Members are not all in
+//   the cache (Discord sends few with a guild), so this is decided from permissions alone: yes when
+//   @everyone views the mentioned channel and no overwrite on it denies that to anyone, or when its
+//   overwrites grant ViewChannel to everyone the post channel's do and deny it to nobody they don't
+//   (the same overwrites, as channels of one private category, pass). Otherwise: hidden.
+// Both parts apply together; a private thread (who is in it is not known) counts as hidden.
+
+/** Whether everyone in `audience` can view `mentioned`. */
+export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audience: Audience): boolean {
+  if (mentioned.type === ChannelType.PrivateThread) return false;
+  if (audience.voiceChannelId) {
+    const voice = guild.channels.cache.get(audience.voiceChannelId);
+    if (!voice?.isVoiceBased()) return false;
+    const views = (member: GuildMember) => mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false;
+    if (![...voice.members.values()].filter((m) => !m.user.bot).every(views)) return false;
+  }
+  if (audience.postChannelId === null) return true;
+  const target = overwritten(mentioned);
+  const post = guild.channels.cache.get(audience.postChannelId);
+  if (!target || !post) return false;
+  return everyoneViews(guild, target) || atLeastAsVisible(target, overwritten(post));
+}
+
+/** The channel whose overwrites decide (a thread's parent). */
+const overwritten = (channel: GuildBasedChannel) => (channel.isThread() ? channel.parent : channel);
+type Overwritten = NonNullable<ReturnType<typeof overwritten>>;
+const VIEW = PermissionFlagsBits.ViewChannel;
+
+/** @everyone views the channel and no role or member overwrite on it denies that. */
+function everyoneViews(guild: Guild, channel: Overwritten): boolean {
+  return channel.permissionsFor(guild.roles.everyone).has(VIEW) && channel.permissionOverwrites.cache.every((o) => !o.deny.has(VIEW));
+}
+
+/**
+ * Whoever views `post` views `target`: every overwrite allowing ViewChannel on `post` allows it on
+ * `target` too, and every one denying it on `target` denies it on `post` too. (Discord applies
+ * @everyone's, then the roles', then the member's overwrite over the same server permissions, so
+ * more allowed and less denied at each step never hides the channel from anyone.)
+ */
+function atLeastAsVisible(target: Overwritten, post: Overwritten | null): boolean {
+  if (!post) return false;
+  const on = (channel: Overwritten, id: string) => channel.permissionOverwrites.cache.get(id);
+  return (
+    post.permissionOverwrites.cache.every((o) => !o.allow.has(VIEW) || (on(target, o.id)?.allow.has(VIEW) ?? false)) &&
+    target.permissionOverwrites.cache.every((o) => !o.deny.has(VIEW) || (on(post, o.id)?.deny.has(VIEW) ?? false))
+  );
+}
