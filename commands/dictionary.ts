@@ -4,6 +4,7 @@ import { UserError } from '../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
 import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
+import { listReply } from '../src/discord/list-reply.ts';
 import { describeDictionaryProblem } from '../src/discord/dictionary-problems.ts';
 import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
 
@@ -67,9 +68,13 @@ export default {
     }
     if (sub === 'list') {
       const entries = repo.own(guildId);
-      const lines = entries.slice(0, 50).map((e) => `${e.word} → ${e.reading}`).join('\n');
-      const content = entries.length ? t(lang, 'dictionary.list', { count: entries.length, entries: lines }) : t(lang, 'dictionary.empty');
-      await interaction.reply({ content: content.slice(0, 2000), flags: MessageFlags.Ephemeral });
+      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: MessageFlags.Ephemeral }));
+      const list = listReply(lang, {
+        text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
+        lines: entries.map((e) => `${e.word} → ${e.reading}`),
+        fileName: 'dictionary.txt',
+      });
+      await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
       return;
     }
     // Everything below changes the dictionary: Manage Server, or the role the admins allowed.
