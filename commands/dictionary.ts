@@ -7,6 +7,7 @@ import { langOf, t } from '../src/discord/i18n.ts';
 import { listReply } from '../src/discord/list-reply.ts';
 import { describeDictionaryProblem } from '../src/discord/dictionary-problems.ts';
 import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../src/db/dictionary-entries.ts';
 
 const data = {
   ...named('dictionary', '辞書'),
@@ -90,7 +91,7 @@ export default {
     const reading = parseReading(interaction.options.getString('reading', true));
     if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
     if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
-    await repo.add(guildId, word.value, reading.value, interaction.user.id);
+    if ((await repo.add(guildId, word.value, reading.value, interaction.user.id)) === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },
   async autocomplete(interaction, ctx) {

@@ -3,9 +3,11 @@
  * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
  * line-numbered problems out (STYLE #7); the command decides what to do with them.
  */
+import { DICTIONARY_MAX_ENTRIES } from '../db/dictionary-entries.ts';
 import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
 
-export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: 5_000 } as const;
+/** A file holds at most as many entries as a server's dictionary (DICTIONARY_MAX_ENTRIES, checked again when written). */
+export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: DICTIONARY_MAX_ENTRIES } as const;
 
 export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
 
