@@ -69,13 +69,14 @@ export default {
     }
     if (sub === 'list') {
       const entries = repo.own(guildId);
-      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: MessageFlags.Ephemeral }));
+      const ephemeral = MessageFlags.Ephemeral;
+      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: ephemeral }));
       const list = listReply(lang, {
         text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
         lines: entries.map((e) => `${e.word} → ${e.reading}`),
         fileName: 'dictionary.txt',
       });
-      await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      await interaction.reply({ ...list, flags: ephemeral, allowedMentions: { parse: [] } });
       return;
     }
     // Everything below changes the dictionary: Manage Server, or the role the admins allowed.
@@ -91,7 +92,9 @@ export default {
     const reading = parseReading(interaction.options.getString('reading', true));
     if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
     if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
-    if ((await repo.add(guildId, word.value, reading.value, interaction.user.id)) === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
+    // Counted in the write's own transaction: the dictionary holds at most DICTIONARY_MAX_ENTRIES.
+    const added = await repo.add(guildId, word.value, reading.value, interaction.user.id);
+    if (added === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },
   async autocomplete(interaction, ctx) {

@@ -183,10 +183,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** The ceilings, each at least the default it bounds (a lower one would refuse the bot's own default). */
 function parseCeilings(e: Env): BudgetCeilings {
   const guild = e.GUILD_MONTHLY_CHARS_MAX ?? e.GUILD_MONTHLY_CHARS;
-  const ceilings = { guildMonthlyLimit: guild, userMonthlyLimit: e.USER_MONTHLY_CHARS_MAX ?? e.USER_MONTHLY_CHARS, roleMonthlyLimit: e.ROLE_MONTHLY_CHARS_MAX ?? guild };
+  const ceilings = {
+    guildMonthlyLimit: guild,
+    userMonthlyLimit: e.USER_MONTHLY_CHARS_MAX ?? e.USER_MONTHLY_CHARS,
+    roleMonthlyLimit: e.ROLE_MONTHLY_CHARS_MAX ?? guild,
+  };
   const issues: ConfigIssue[] = [];
   const atLeast = (variable: string, value: number, floor: number, of: string) => {
-    if (value < floor) issues.push({ variable, problem: `must be at least ${of} (${floor}): a ceiling below the default would refuse the default itself` });
+    if (value >= floor) return;
+    issues.push({ variable, problem: `must be at least ${of} (${floor}): a ceiling below the default would refuse the default itself` });
   };
   atLeast('GUILD_MONTHLY_CHARS_MAX', ceilings.guildMonthlyLimit, e.GUILD_MONTHLY_CHARS, 'GUILD_MONTHLY_CHARS');
   atLeast('USER_MONTHLY_CHARS_MAX', ceilings.userMonthlyLimit, e.USER_MONTHLY_CHARS, 'USER_MONTHLY_CHARS');

@@ -118,7 +118,12 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
    * the others (`merge`), in one transaction: all of it or nothing. Refused whole (nothing written)
    * when the result would hold more than DICTIONARY_MAX_ENTRIES, counted in that same transaction.
    */
-  import(guildId: string, entries: readonly { word: string; reading: string }[], mode: 'merge' | 'replace', createdBy: string): Promise<{ ok: true; total: number } | DictionaryFull> {
+  import(
+    guildId: string,
+    entries: readonly { word: string; reading: string }[],
+    mode: 'merge' | 'replace',
+    createdBy: string,
+  ): Promise<{ ok: true; total: number } | DictionaryFull> {
     return this.write(() => {
       const words = new Set(entries.map((e) => e.word));
       const kept = mode === 'replace' ? 0 : this.sql.count.get(guildId) ?? 0;

@@ -52,7 +52,8 @@ export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[]
 
 /** The second line of /config show: reading language and the server's limit. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
-  return t(lang, 'config.show_more', { language: t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja'), guildLimit: shownLimit(lang, guildLimit) });
+  const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
+  return t(lang, 'config.show_more', { language, guildLimit: shownLimit(lang, guildLimit) });
 }
 
 /**

@@ -65,8 +65,10 @@ export async function importDictionary(
         if (choice === 'cancel') return void (await click.update({ content: t(lang, 'dictionary.import_cancelled'), components: [] }));
         // Counted again where it is written: the dictionary may have changed since the summary.
         const result = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
-        if (!result.ok) return void (await click.update({ content: t(lang, 'dictionary.import_over_total', { count: result.total, max: result.max }), components: [], allowedMentions: { parse: [] } }));
-        await click.update({ content: t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total: result.total }), components: [] });
+        const content = result.ok
+          ? t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total: result.total })
+          : t(lang, 'dictionary.import_over_total', { count: result.total, max: result.max });
+        await click.update({ content, components: [] });
       },
       expire: async () => void (await close(t(lang, 'dictionary.import_expired'))),
     },

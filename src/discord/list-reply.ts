@@ -36,7 +36,8 @@ export function listReply(lang: Lang, options: ListReplyOptions): { content: str
   };
   let shown = 0;
   while (shown < options.lines.length && withFirst(shown + 1).length <= max) shown += 1;
-  const file = new AttachmentBuilder(Buffer.from(`${(options.fileLines ?? options.lines).join('\n')}\n`, 'utf8'), { name: options.fileName });
+  const body = `${(options.fileLines ?? options.lines).join('\n')}\n`;
+  const file = new AttachmentBuilder(Buffer.from(body, 'utf8'), { name: options.fileName });
   // Even the text alone may be too long (a long header): cut it rather than have Discord refuse the reply.
   return { content: withFirst(shown).slice(0, max), files: [file] };
 }

@@ -3,7 +3,8 @@ import { GuildSettingsRepo } from '../db/guild-settings.ts';
 import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage, type AppliedLimit, type BudgetCeilings, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
+import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from './budget-policy.ts';
+import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Usage } from './budget-policy.ts';
 import { BudgetError } from './errors.ts';
 
 export type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
@@ -71,7 +72,11 @@ export class CharacterBudget {
     this.#defaults = { ...BUDGET_DEFAULTS.defaults, ...definedOnly(options.defaults ?? {}) };
     const ceilings = definedOnly(options.ceilings ?? {});
     const guildCeiling = ceilings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit;
-    this.#ceilings = { guildMonthlyLimit: guildCeiling, userMonthlyLimit: ceilings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit, roleMonthlyLimit: ceilings.roleMonthlyLimit ?? guildCeiling };
+    this.#ceilings = {
+      guildMonthlyLimit: guildCeiling,
+      userMonthlyLimit: ceilings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit,
+      roleMonthlyLimit: ceilings.roleMonthlyLimit ?? guildCeiling,
+    };
     this.#anchor = options.period?.anchor ?? BUDGET_DEFAULTS.period.anchor;
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
@@ -106,7 +111,11 @@ export class CharacterBudget {
   /** The limits that apply in a guild (its own overrides, else the bot's defaults; never above the ceilings). */
   limitsFor(guildId: string): BudgetLimits {
     const applied = this.appliedLimits(guildId);
-    return { userMonthlyLimit: applied.user.value, guildMonthlyLimit: applied.guild.value, accountMonthlyLimit: this.#defaults.accountMonthlyLimit };
+    return {
+      userMonthlyLimit: applied.user.value,
+      guildMonthlyLimit: applied.guild.value,
+      accountMonthlyLimit: this.#defaults.accountMonthlyLimit,
+    };
   }
 
   /** A member's monthly limit in a guild: the guild's member limit, or their roles' larger allowance (within the role ceiling). */

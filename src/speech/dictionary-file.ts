@@ -172,7 +172,8 @@ function delimitedRows(text: string, delimiter: string): Raw {
     if (record.fields.length === 1 && record.fields[0]!.trim() === '') return;
     if (record.unclosed) return void errors.push({ at: record.line, identifier: 'dictfile.unclosed_quote', context: {} });
     const fields = escaped ? record.fields.map(restoreCell) : record.fields;
-    if (index === 0 && (escaped || (fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim())))) return;
+    const header = escaped || (fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim()));
+    if (index === 0 && header) return;
     if (fields.length !== 2) return void errors.push({ at: record.line, identifier: 'dictfile.columns', context: { found: fields.length } });
     rows.push({ at: record.line, word: fields[0]!, reading: fields[1]! });
   });
