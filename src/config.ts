@@ -183,11 +183,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** The ceilings, each at least the default it bounds (a lower one would refuse the bot's own default). */
 function parseCeilings(e: Env): BudgetCeilings {
   const guild = e.GUILD_MONTHLY_CHARS_MAX ?? e.GUILD_MONTHLY_CHARS;
-  const ceilings = {
-    guildMonthlyLimit: guild,
-    userMonthlyLimit: e.USER_MONTHLY_CHARS_MAX ?? e.USER_MONTHLY_CHARS,
-    roleMonthlyLimit: e.ROLE_MONTHLY_CHARS_MAX ?? guild,
-  };
+  const user = e.USER_MONTHLY_CHARS_MAX ?? e.USER_MONTHLY_CHARS;
+  // Roles unset: the server ceiling (a member never spends more than the server), never below the member one.
+  const role = e.ROLE_MONTHLY_CHARS_MAX ?? Math.max(guild, user);
+  const ceilings = { guildMonthlyLimit: guild, userMonthlyLimit: user, roleMonthlyLimit: role };
   const issues: ConfigIssue[] = [];
   const atLeast = (variable: string, value: number, floor: number, of: string) => {
     if (value >= floor) return;

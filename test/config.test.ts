@@ -109,6 +109,9 @@ describe("the operator's ceilings on what server admins may set", () => {
     expect(fails({ GUILD_MONTHLY_CHARS_MAX: '2999' })).toMatchObject({ variables: ['GUILD_MONTHLY_CHARS_MAX'], message: expect.stringContaining('at least GUILD_MONTHLY_CHARS (3000)') });
     expect(fails({ USER_MONTHLY_CHARS: '2000', USER_MONTHLY_CHARS_MAX: '1500' }).variables).toEqual(['USER_MONTHLY_CHARS_MAX']);
     expect(fails({ ROLE_MONTHLY_CHARS_MAX: '999' }).variables).toEqual(['ROLE_MONTHLY_CHARS_MAX']);
+    // A server default below the member default leaves the unset role ceiling at the member one: no refusal.
+    const lowServer = loadConfig({ ...REQUIRED, GUILD_MONTHLY_CHARS: '500' }).limits.ceilings;
+    expect(lowServer).toEqual({ guildMonthlyLimit: 500, userMonthlyLimit: 1_000, roleMonthlyLimit: 1_000 });
     expect(fails({ GUILD_MONTHLY_CHARS_MAX: 'lots' }).variables).toEqual(['GUILD_MONTHLY_CHARS_MAX']);
   });
 });

@@ -72,11 +72,9 @@ export class CharacterBudget {
     this.#defaults = { ...BUDGET_DEFAULTS.defaults, ...definedOnly(options.defaults ?? {}) };
     const ceilings = definedOnly(options.ceilings ?? {});
     const guildCeiling = ceilings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit;
-    this.#ceilings = {
-      guildMonthlyLimit: guildCeiling,
-      userMonthlyLimit: ceilings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit,
-      roleMonthlyLimit: ceilings.roleMonthlyLimit ?? guildCeiling,
-    };
+    const userCeiling = ceilings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit;
+    const roleCeiling = ceilings.roleMonthlyLimit ?? Math.max(guildCeiling, userCeiling);
+    this.#ceilings = { guildMonthlyLimit: guildCeiling, userMonthlyLimit: userCeiling, roleMonthlyLimit: roleCeiling };
     this.#anchor = options.period?.anchor ?? BUDGET_DEFAULTS.period.anchor;
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
