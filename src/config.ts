@@ -49,7 +49,7 @@ const schema = discordSchema.extend({
   GUILD_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.guildMonthlyLimit, 1),
   USER_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.userMonthlyLimit, 1),
   // The operator's ceilings: server admins set limits within them. Unset: the matching default
-  // above (GUILD_MONTHLY_CHARS, USER_MONTHLY_CHARS; roles: the server ceiling), so nothing is raised.
+  // above (GUILD_MONTHLY_CHARS, USER_MONTHLY_CHARS; roles: the larger of those), so nothing is raised.
   GUILD_MONTHLY_CHARS_MAX: optionalCount,
   USER_MONTHLY_CHARS_MAX: optionalCount,
   ROLE_MONTHLY_CHARS_MAX: optionalCount,

@@ -28,7 +28,7 @@ export interface BudgetOptions {
   ledger?: LedgerStore;
   clock?: Clock;
   defaults?: Partial<BudgetLimits>;
-  /** The operator's ceilings; each unset one is the matching default (roles: the server ceiling), so nothing is raised. */
+  /** The operator's ceilings; each unset one is the matching default (roles: the larger ceiling), so nothing is raised. */
   ceilings?: Partial<BudgetCeilings>;
   period?: { anchor?: number; days?: number };
   /** Holds older than this are assumed left by a crashed process and settled (see releaseStale). */
