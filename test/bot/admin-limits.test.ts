@@ -31,8 +31,9 @@ beforeAll(async () => {
   const db = openDatabase(join(dataDir, 'bot.sqlite3'));
   const repos = createRepositories(db);
   await repos.guildSettings.update(guildId, { guildMonthlyLimit: 2_000_000 });
-  for (let i = 0; i < CHANNELS; i++) await repos.autoRead.add(guildId, String(1_300_000_000_000_000_000n + BigInt(i)));
-  for (let i = 0; i < ROLES; i++) await repos.roleAllowances.set(guildId, String(1_400_000_000_000_000_000n + BigInt(i)), i === 0 ? 900_000 : 2_000 + i);
+  const id = (base: bigint, i: number) => String(base + BigInt(i));
+  for (let i = 0; i < CHANNELS; i++) await repos.autoRead.add(guildId, id(1_300_000_000_000_000_000n, i));
+  for (let i = 0; i < ROLES; i++) await repos.roleAllowances.set(guildId, id(1_400_000_000_000_000_000n, i), i === 0 ? 900_000 : 2_000 + i);
   db.close();
   bot = await startChildBot({ discord, emulator, dataDir, env: { GUILD_MONTHLY_CHARS_MAX: '50000' } });
 }, 60_000);
@@ -51,7 +52,8 @@ const text = (r: InteractionResponse) => String(r.data?.content ?? '');
 async function click(messageId: string, r: InteractionResponse, label: string) {
   const rows = (r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? [];
   const button = rows.flatMap((row) => row.components).find((b) => b.label === label)!;
-  const c = await discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: bob, name: '', locale: 'en-US', component: { messageId, customId: button.custom_id } });
+  const component = { messageId, customId: button.custom_id };
+  const c = await discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: bob, name: '', locale: 'en-US', component });
   return c.waitForResponse((x) => x.kind === 'callback', 15_000);
 }
 /** Imports a file and waits for its summary (nothing merged yet). */
@@ -70,13 +72,15 @@ describe("the operator's ceilings", () => {
   it('an admin setting a limit above a ceiling is refused with the numbers (en, ja) and nothing is stored', async () => {
     const en = (await run('config', sub('server-limit', [{ name: 'value', type: 4, value: 60_000 }]))).first;
     expect(en.data?.flags).toBe(EPHEMERAL);
-    expect(text(en)).toContain("At most 50,000 characters a month for this server: the bot operator's ceiling is 50,000. 60,000 was not saved");
+    expect(text(en)).toContain("At most 50,000 characters a month for this server: the bot operator's ceiling is 50,000.");
+    expect(text(en)).toContain('60,000 was not saved; nothing was changed.');
     const ja = (await run('config', sub('server-limit', [{ name: 'value', type: 4, value: 60_000 }]), 'ja')).first;
     expect(ja.data?.flags).toBe(EPHEMERAL);
     expect(text(ja)).toContain('このサーバーに設定できるのは月 50,000 文字までです（ボット運営者の上限が 50,000 文字です）');
     const member = (await run('config', sub('user-limit', [{ name: 'value', type: 4, value: 5_000 }]))).first;
     expect(text(member)).toContain('At most 1,000 characters a month per member');
-    const role = (await run('spend', sub('role-limit', [{ name: 'role', type: 8, value: DEFAULT_IDS.moderatorRole }, { name: 'chars', type: 4, value: 60_000 }]), 'ja')).first;
+    const roleOptions = [{ name: 'role', type: 8, value: DEFAULT_IDS.moderatorRole }, { name: 'chars', type: 4, value: 60_000 }];
+    const role = (await run('spend', sub('role-limit', roleOptions), 'ja')).first;
     expect(text(role)).toContain('ロールの枠に設定できるのは月 50,000 文字までです');
     // Nothing of it was stored: the old value is still what /config show reports below.
     const within = (await run('config', sub('user-limit', [{ name: 'value', type: 4, value: 800 }]))).first;
@@ -119,7 +123,8 @@ describe('the dictionary', () => {
 
   it('a CSV export does not start a cell with a formula character and imports back to the same entries', async () => {
     for (const [word, reading] of risky) {
-      const added = (await run('dictionary', sub('add', [{ name: 'word', type: 3, value: word }, { name: 'reading', type: 3, value: reading }]))).first;
+      const options = [{ name: 'word', type: 3, value: word }, { name: 'reading', type: 3, value: reading }];
+      const added = (await run('dictionary', sub('add', options))).first;
       expect(text(added)).toBe(`Added to the dictionary: ${word} → ${reading}`);
     }
     const csv = await exported('csv');
@@ -130,7 +135,8 @@ describe('the dictionary', () => {
     const before = await exported('json');
     const { messageId, summary } = await importFile('dictionary.csv', csv);
     expect(text(summary)).toContain(`0 new, 0 changed, ${risky.length} the same`);
-    expect(text(await click(messageId, summary, 'Replace'))).toBe(`Replaced the dictionary with the file's ${risky.length} entries. It has ${risky.length} entries.`);
+    const replaced = await click(messageId, summary, 'Replace');
+    expect(text(replaced)).toBe(`Replaced the dictionary with the file's ${risky.length} entries. It has ${risky.length} entries.`);
     expect(await exported('json')).toBe(before);
     expect(JSON.parse(before)).toEqual(expect.arrayContaining(risky.map(([word, reading]) => ({ word, reading }))));
   }, 60_000);
@@ -143,7 +149,8 @@ describe('the dictionary', () => {
     expect(text(b.summary)).toContain('2600 new');
     expect(text(await click(a.messageId, a.summary, 'Merge'))).toBe(`Merged 2600 entries. The dictionary has ${2_600 + risky.length} entries.`);
     const second = await click(b.messageId, b.summary, 'Merge');
-    expect(text(second)).toBe(`Merging would make ${5_200 + risky.length} entries, more than the 5000 allowed. Nothing in the dictionary was changed.`);
+    expect(text(second)).toBe(`Merging would make ${5_200 + risky.length} entries, more than the 5000 allowed. `
+      + 'Nothing in the dictionary was changed.');
     const list = (await run('dictionary', sub('list'))).first;
     expect(text(list)).toContain(`Dictionary (${2_600 + risky.length} entries)`);
     expect(list.files[0]!.data.toString('utf8').trim().split('\n')).toHaveLength(2_600 + risky.length);

@@ -97,10 +97,12 @@ describe('toUsage', () => {
 });
 
 describe("appliedLimit: a stored limit under the operator's ceiling", () => {
-  it('GIVEN nothing stored THEN the default, not capped', () => expect(appliedLimit(null, 3_000, 50_000)).toEqual({ value: 3_000, stored: null, capped: false }));
-  it('GIVEN a stored value within the ceiling THEN that value', () => expect(appliedLimit(40_000, 3_000, 50_000)).toEqual({ value: 40_000, stored: 40_000, capped: false }));
-  it('GIVEN a stored value at the ceiling THEN that value, not capped', () => expect(appliedLimit(50_000, 3_000, 50_000)).toEqual({ value: 50_000, stored: 50_000, capped: false }));
+  // Default 3,000, ceiling 50,000.
+  const applied = (stored: number | null) => appliedLimit(stored, 3_000, 50_000);
+  it('GIVEN nothing stored THEN the default, not capped', () => expect(applied(null)).toEqual({ value: 3_000, stored: null, capped: false }));
+  it('GIVEN a stored value within the ceiling THEN that value', () => expect(applied(40_000)).toEqual({ value: 40_000, stored: 40_000, capped: false }));
+  it('GIVEN a stored value at the ceiling THEN that value, not capped', () => expect(applied(50_000)).toEqual({ value: 50_000, stored: 50_000, capped: false }));
   it('GIVEN a stored value above the ceiling THEN the ceiling, capped, with what was stored', () =>
-    expect(appliedLimit(2_000_000, 3_000, 50_000)).toEqual({ value: 50_000, stored: 2_000_000, capped: true }));
-  it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () => expect(appliedLimit(0, 3_000, 50_000)).toEqual({ value: 0, stored: 0, capped: false }));
+    expect(applied(2_000_000)).toEqual({ value: 50_000, stored: 2_000_000, capped: true }));
+  it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () => expect(applied(0)).toEqual({ value: 0, stored: 0, capped: false }));
 });

@@ -64,7 +64,10 @@ describe("the operator's ceilings in the budget", () => {
       ceilings: { guildMonthlyLimit: 500, userMonthlyLimit: 200, roleMonthlyLimit: 400 },
       roleAllowance: (g, u) => (u === 'carol' ? roles.largestFor(g, ['patron']) : undefined),
     });
-    expect(budget.appliedLimits('g')).toEqual({ guild: { value: 500, stored: 2_000_000, capped: true }, user: { value: 200, stored: 1_000_000, capped: true } });
+    expect(budget.appliedLimits('g')).toEqual({
+      guild: { value: 500, stored: 2_000_000, capped: true },
+      user: { value: 200, stored: 1_000_000, capped: true },
+    });
     expect((await budget.usage({ guildId: 'g' })).limit).toBe(500);
     expect((await budget.usage({ guildId: 'g', userId: 'dave' })).limit).toBe(200);
     expect((await budget.usage({ guildId: 'g', userId: 'carol' })).limit).toBe(400);
