@@ -3,6 +3,8 @@ import { adminCommand, described, named, subcommand, type Command } from '../src
 import { UserError } from '../src/discord/errors.ts';
 import { requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
+import { listReply } from '../src/discord/list-reply.ts';
+import type { AutoReadChannel } from '../src/db/repositories.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
@@ -36,9 +38,17 @@ export default {
     const repo = ctx.repos.autoRead;
     if (sub === 'list') {
       const entries = repo.entries(guildId);
-      const channels = entries.map((e) => `<#${e.channelId}>${e.postAudio ? t(lang, 'autoread.mp3_tag') : ''}`).join(', ');
-      const content = entries.length ? t(lang, 'autoread.list', { channels }) : t(lang, 'autoread.none');
-      await interaction.reply({ content, flags: MessageFlags.Ephemeral });
+      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
+      const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
+      const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
+      const list = listReply(lang, {
+        text: (channels) => t(lang, 'autoread.list', { channels }),
+        lines: entries.map((e) => `<#${e.channelId}>${tag(e)}`),
+        separator: ', ',
+        fileName: 'autoread-channels.txt',
+        fileLines: entries.map((e) => `#${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
+      });
+      await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
       return;
     }
     const channelId = interaction.options.getChannel('channel')?.id ?? interaction.channelId;

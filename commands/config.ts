@@ -13,6 +13,8 @@ import { langOf, t, type Lang } from '../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
 import { suggestVoices } from '../src/tts/voices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/discord/config-members.ts';
+import { requireWithinCeiling, shownLimit } from '../src/discord/limits.ts';
+import type { AppliedLimit } from '../src/speech/budget.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
@@ -44,7 +46,7 @@ const data = {
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
-function show(lang: Lang, s: GuildSettings, defaultUserLimit: number, defaultGuildLimit: number): string {
+function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user: AppliedLimit }): string {
   const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
   return t(lang, 'config.show', {
     voice: s.voice,
@@ -53,10 +55,10 @@ function show(lang: Lang, s: GuildSettings, defaultUserLimit: number, defaultGui
     readNames: onOff(s.readAuthorNames),
     announce: onOff(s.announceJoinLeave),
     maxLength: s.maxLength,
-    userLimit: s.userMonthlyLimit ?? defaultUserLimit,
+    userLimit: shownLimit(lang, limits.user),
     autoJoin: s.autoJoinChannelId ? `<#${s.autoJoinChannelId}>` : t(lang, 'config.none'),
     prefix: s.ignorePrefix,
-  }) + '\n' + showMore(lang, s, defaultGuildLimit);
+  }) + '\n' + showMore(lang, s, limits.guild);
 }
 
 export default {
@@ -68,7 +70,7 @@ export default {
     const name = o.getSubcommand();
     const repo = ctx.repos.guildSettings;
     if (name === 'show') {
-      await interaction.reply({ content: show(lang, repo.get(guildId), ctx.config.limits.userMonthlyChars, ctx.config.limits.guildMonthlyChars), flags: MessageFlags.Ephemeral });
+      await interaction.reply({ content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)), flags: MessageFlags.Ephemeral });
       return;
     }
     if (await runMemberControl(name, interaction, ctx, guildId, lang)) return;
@@ -90,7 +92,13 @@ export default {
       case 'read-names': patch = { readAuthorNames: o.getBoolean('value', true) }; shown = t(lang, patch.readAuthorNames ? 'config.on' : 'config.off'); break;
       case 'announce': patch = { announceJoinLeave: o.getBoolean('value', true) }; shown = t(lang, patch.announceJoinLeave ? 'config.on' : 'config.off'); break;
       case 'max-length': patch = { maxLength: o.getInteger('value', true) }; shown = String(patch.maxLength); break;
-      case 'user-limit': patch = { userMonthlyLimit: o.getInteger('value', true) }; shown = String(patch.userMonthlyLimit); break;
+      case 'user-limit': {
+        const value = o.getInteger('value', true);
+        requireWithinCeiling('member', value, ctx.budget.ceilings.userMonthlyLimit);
+        patch = { userMonthlyLimit: value };
+        shown = String(value);
+        break;
+      }
       case 'auto-join': {
         const channelId = o.getChannel('channel')?.id ?? null;
         patch = { autoJoinChannelId: channelId };

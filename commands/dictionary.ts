@@ -4,8 +4,10 @@ import { UserError } from '../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
 import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
+import { listReply } from '../src/discord/list-reply.ts';
 import { describeDictionaryProblem } from '../src/discord/dictionary-problems.ts';
 import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../src/db/dictionary-entries.ts';
 
 const data = {
   ...named('dictionary', '辞書'),
@@ -67,9 +69,14 @@ export default {
     }
     if (sub === 'list') {
       const entries = repo.own(guildId);
-      const lines = entries.slice(0, 50).map((e) => `${e.word} → ${e.reading}`).join('\n');
-      const content = entries.length ? t(lang, 'dictionary.list', { count: entries.length, entries: lines }) : t(lang, 'dictionary.empty');
-      await interaction.reply({ content: content.slice(0, 2000), flags: MessageFlags.Ephemeral });
+      const ephemeral = MessageFlags.Ephemeral;
+      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: ephemeral }));
+      const list = listReply(lang, {
+        text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
+        lines: entries.map((e) => `${e.word} → ${e.reading}`),
+        fileName: 'dictionary.txt',
+      });
+      await interaction.reply({ ...list, flags: ephemeral, allowedMentions: { parse: [] } });
       return;
     }
     // Everything below changes the dictionary: Manage Server, or the role the admins allowed.
@@ -85,7 +92,9 @@ export default {
     const reading = parseReading(interaction.options.getString('reading', true));
     if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
     if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
-    await repo.add(guildId, word.value, reading.value, interaction.user.id);
+    // Counted in the write's own transaction: the dictionary holds at most DICTIONARY_MAX_ENTRIES.
+    const added = await repo.add(guildId, word.value, reading.value, interaction.user.id);
+    if (added === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
     await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
   },
   async autocomplete(interaction, ctx) {

@@ -3,6 +3,9 @@ import { adminCommand, described, named, subcommand, type Command } from '../src
 import { UserError } from '../src/discord/errors.ts';
 import { requireExistingRole, requireManageGuild } from '../src/discord/guards.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
+import { requireWithinCeiling } from '../src/discord/limits.ts';
+import { listReply } from '../src/discord/list-reply.ts';
+import type { RoleAllowance } from '../src/db/repositories.ts';
 
 // Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
 
@@ -39,9 +42,21 @@ export default {
     if (sub === 'roles') {
       const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
       const allowances = ctx.repos.roleAllowances.list(guildId);
-      const gone = (id: string) => (interaction.guild && !interaction.guild.roles.cache.has(id) ? t(lang, 'spend.role_gone') : '');
-      const lines = allowances.map((a) => `<@&${a.roleId}> ${a.monthlyLimit}${gone(a.roleId)}`).join('\n');
-      return void (await reply(allowances.length ? t(lang, 'spend.roles', { base, list: lines }) : t(lang, 'spend.roles_empty', { base })));
+      if (allowances.length === 0) return void (await reply(t(lang, 'spend.roles_empty', { base })));
+      const roles = interaction.guild?.roles.cache;
+      const gone = (id: string) => (roles && !roles.has(id) ? t(lang, 'spend.role_gone') : '');
+      const capped = (chars: number) => {
+        const applied = ctx.budget.appliedRoleAllowance(chars);
+        return applied.capped ? t(lang, 'spend.role_capped', { max: applied.value }) : '';
+      };
+      const line = (a: RoleAllowance, role: string) => `${role} ${a.monthlyLimit}${capped(a.monthlyLimit)}${gone(a.roleId)}`;
+      const list = listReply(lang, {
+        text: (shown) => t(lang, 'spend.roles', { base, list: shown }),
+        lines: allowances.map((a) => line(a, `<@&${a.roleId}>`)),
+        fileName: 'role-allowances.txt',
+        fileLines: allowances.map((a) => line(a, `@${roles?.get(a.roleId)?.name ?? a.roleId} (${a.roleId})`)),
+      });
+      return void (await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }));
     }
     if (sub === 'role-remove') {
       // By id: a deleted role's allowance can still be removed.
@@ -51,6 +66,7 @@ export default {
     }
     const roleId = await requireExistingRole(interaction, 'role');
     const chars = interaction.options.getInteger('chars', true);
+    requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
     const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
     await ctx.repos.roleAllowances.set(guildId, roleId, chars);
     await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));

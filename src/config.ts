@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUDGET_DEFAULTS } from './speech/budget.ts';
+import { BUDGET_DEFAULTS, type BudgetCeilings } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from './util/coded-error.ts';
@@ -18,6 +18,9 @@ const intFrom = (fallback: number, min = 0, tooSmall?: string) =>
     .transform(Number)
     .pipe(z.number().int().min(min, tooSmall ? { error: tooSmall } : undefined))
     .prefault(String(fallback));
+
+/** A whole number of at least 1, or undefined when unset (its default depends on another variable). */
+const optionalCount = z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1)).optional();
 
 const MIB = 1024 * 1024;
 
@@ -60,6 +63,11 @@ const schema = discordSchema.extend({
   ACCOUNT_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.accountMonthlyLimit, 1),
   GUILD_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.guildMonthlyLimit, 1),
   USER_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.userMonthlyLimit, 1),
+  // The operator's ceilings: server admins set limits within them. Unset: the matching default
+  // above (GUILD_MONTHLY_CHARS, USER_MONTHLY_CHARS; roles: the larger of those), so nothing is raised.
+  GUILD_MONTHLY_CHARS_MAX: optionalCount,
+  USER_MONTHLY_CHARS_MAX: optionalCount,
+  ROLE_MONTHLY_CHARS_MAX: optionalCount,
   BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
   CACHE_MAX_MB: intFrom(AUDIO_CACHE_DEFAULTS.maxBytes / MIB, 1),
   // Characters since issue 9 (it counted messages before): a small old value would refuse chat.
@@ -95,6 +103,8 @@ export interface Config {
     accountMonthlyChars: number;
     guildMonthlyChars: number;
     userMonthlyChars: number;
+    /** The operator's ceilings on what server admins may set (*_MONTHLY_CHARS_MAX); stored values above apply as these. */
+    ceilings: BudgetCeilings;
     billingPeriodStart: number;
     /** Characters one member may have waiting per server (MAX_PENDING_PER_MEMBER). */
     maxPendingCharsPerMember: number;
@@ -168,6 +178,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       accountMonthlyChars: e.ACCOUNT_MONTHLY_CHARS,
       guildMonthlyChars: e.GUILD_MONTHLY_CHARS,
       userMonthlyChars: e.USER_MONTHLY_CHARS,
+      ceilings: parseCeilings(e),
       billingPeriodStart: Date.parse(`${e.BILLING_PERIOD_START}T00:00:00Z`),
       maxPendingCharsPerMember: e.MAX_PENDING_PER_MEMBER,
       autoReadMaxAgeMs: e.AUTO_READ_MAX_AGE_SECONDS * 1000,
@@ -182,6 +193,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
     globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
   };
+}
+
+/** The ceilings, each at least the default it bounds (a lower one would refuse the bot's own default). */
+function parseCeilings(e: Env): BudgetCeilings {
+  const guild = e.GUILD_MONTHLY_CHARS_MAX ?? e.GUILD_MONTHLY_CHARS;
+  const user = e.USER_MONTHLY_CHARS_MAX ?? e.USER_MONTHLY_CHARS;
+  // Roles unset: the server ceiling (a member never spends more than the server), never below the member one.
+  const role = e.ROLE_MONTHLY_CHARS_MAX ?? Math.max(guild, user);
+  const ceilings = { guildMonthlyLimit: guild, userMonthlyLimit: user, roleMonthlyLimit: role };
+  const issues: ConfigIssue[] = [];
+  const atLeast = (variable: string, value: number, floor: number, of: string) => {
+    if (value >= floor) return;
+    issues.push({ variable, problem: `must be at least ${of} (${floor}): a ceiling below the default would refuse the default itself` });
+  };
+  atLeast('GUILD_MONTHLY_CHARS_MAX', ceilings.guildMonthlyLimit, e.GUILD_MONTHLY_CHARS, 'GUILD_MONTHLY_CHARS');
+  atLeast('USER_MONTHLY_CHARS_MAX', ceilings.userMonthlyLimit, e.USER_MONTHLY_CHARS, 'USER_MONTHLY_CHARS');
+  // A role allowance raises the member limit; below the member default it could raise nothing.
+  atLeast('ROLE_MONTHLY_CHARS_MAX', ceilings.roleMonthlyLimit, e.USER_MONTHLY_CHARS, 'USER_MONTHLY_CHARS');
+  if (issues.length > 0) throw new ConfigError({ issues });
+  return ceilings;
 }
 
 /** The shard variables together: SHARD_IDS and SHARD_PROCESSES need a SHARD_COUNT to mean something. */

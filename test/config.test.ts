@@ -115,3 +115,35 @@ describe('shards and what hosts share (issue 14)', () => {
     expect(p?.message).not.toContain('hunter2');
   });
 });
+
+describe("the operator's ceilings on what server admins may set", () => {
+  it('GIVEN none set THEN each is the matching default (roles: the server ceiling), so nothing is raised', () => {
+    expect(loadConfig(REQUIRED).limits.ceilings).toEqual({ guildMonthlyLimit: 3_000, userMonthlyLimit: 1_000, roleMonthlyLimit: 3_000 });
+    const raised = loadConfig({ ...REQUIRED, GUILD_MONTHLY_CHARS: '4000', USER_MONTHLY_CHARS: '500' }).limits.ceilings;
+    expect(raised).toEqual({ guildMonthlyLimit: 4_000, userMonthlyLimit: 500, roleMonthlyLimit: 4_000 });
+  });
+
+  it('GIVEN ceilings set THEN they are read', () => {
+    const env = { ...REQUIRED, GUILD_MONTHLY_CHARS_MAX: '50000', USER_MONTHLY_CHARS_MAX: '2000', ROLE_MONTHLY_CHARS_MAX: '8000' };
+    expect(loadConfig(env).limits.ceilings).toEqual({ guildMonthlyLimit: 50_000, userMonthlyLimit: 2_000, roleMonthlyLimit: 8_000 });
+  });
+
+  it('GIVEN a ceiling below its default THEN start-up refuses, naming the variable and the default', () => {
+    const fails = (env: Record<string, string>) => {
+      try {
+        loadConfig({ ...REQUIRED, ...env });
+      } catch (error) {
+        return { variables: (error as ConfigError).variables, message: (error as Error).message };
+      }
+      throw new Error('expected a ConfigError');
+    };
+    const low = fails({ GUILD_MONTHLY_CHARS_MAX: '2999' });
+    expect(low).toMatchObject({ variables: ['GUILD_MONTHLY_CHARS_MAX'], message: expect.stringContaining('at least GUILD_MONTHLY_CHARS (3000)') });
+    expect(fails({ USER_MONTHLY_CHARS: '2000', USER_MONTHLY_CHARS_MAX: '1500' }).variables).toEqual(['USER_MONTHLY_CHARS_MAX']);
+    expect(fails({ ROLE_MONTHLY_CHARS_MAX: '999' }).variables).toEqual(['ROLE_MONTHLY_CHARS_MAX']);
+    // A server default below the member default leaves the unset role ceiling at the member one: no refusal.
+    const lowServer = loadConfig({ ...REQUIRED, GUILD_MONTHLY_CHARS: '500' }).limits.ceilings;
+    expect(lowServer).toEqual({ guildMonthlyLimit: 500, userMonthlyLimit: 1_000, roleMonthlyLimit: 1_000 });
+    expect(fails({ GUILD_MONTHLY_CHARS_MAX: 'lots' }).variables).toEqual(['GUILD_MONTHLY_CHARS_MAX']);
+  });
+});

@@ -6,6 +6,20 @@ import type { Clock } from '../util/clock.ts';
 // The dictionary_entries table (migrations/001) and each guild's dictionary version
 // (dictionary_versions, migrations/004), bumped in the same transaction as every change.
 
+/**
+ * Most entries one server's own dictionary holds (the operator's global file is not counted).
+ * Checked inside the transaction of every change, so two imports summarised side by side cannot
+ * both be merged past it.
+ */
+export const DICTIONARY_MAX_ENTRIES = 5_000;
+
+/** A change refused because the dictionary would hold more than `max` entries (`total`); nothing was written. */
+export interface DictionaryFull {
+  ok: false;
+  total: number;
+  max: number;
+}
+
 export interface DictionaryEntry {
   guildId: string;
   word: string;
@@ -60,10 +74,11 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
     this.#global = source;
   }
 
-  /** Adds the word, or replaces its reading; says which. */
-  add(guildId: string, word: string, reading: string, createdBy: string): Promise<'added' | 'updated'> {
+  /** Adds the word, or replaces its reading; says which, or 'full' (nothing written) when a new word would pass DICTIONARY_MAX_ENTRIES. */
+  add(guildId: string, word: string, reading: string, createdBy: string): Promise<'added' | 'updated' | 'full'> {
     return this.write(() => {
       const existed = this.sql.exists.get(guildId, word) !== undefined;
+      if (!existed && (this.sql.count.get(guildId) ?? 0) >= DICTIONARY_MAX_ENTRIES) return 'full';
       this.sql.upsert.run(rows.toRow({ guildId, word, reading, createdBy, createdAt: this.clock.now() }));
       this.sql.bump.run(guildId);
       return existed ? 'updated' : 'added';
@@ -100,15 +115,25 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
 
   /**
    * Replaces the guild's whole dictionary (`replace`) or adds and updates the given words, keeping
-   * the others (`merge`), in one transaction: all of it or nothing.
+   * the others (`merge`), in one transaction: all of it or nothing. Refused whole (nothing written)
+   * when the result would hold more than DICTIONARY_MAX_ENTRIES, counted in that same transaction.
    */
-  import(guildId: string, entries: readonly { word: string; reading: string }[], mode: 'merge' | 'replace', createdBy: string): Promise<number> {
+  import(
+    guildId: string,
+    entries: readonly { word: string; reading: string }[],
+    mode: 'merge' | 'replace',
+    createdBy: string,
+  ): Promise<{ ok: true; total: number } | DictionaryFull> {
     return this.write(() => {
+      const words = new Set(entries.map((e) => e.word));
+      const kept = mode === 'replace' ? 0 : this.sql.count.get(guildId) ?? 0;
+      const total = mode === 'replace' ? words.size : kept + [...words].filter((w) => this.sql.exists.get(guildId, w) === undefined).length;
+      if (total > DICTIONARY_MAX_ENTRIES) return { ok: false as const, total, max: DICTIONARY_MAX_ENTRIES };
       if (mode === 'replace') this.sql.deleteAll.run(guildId);
       const now = this.clock.now();
       for (const e of entries) this.sql.upsert.run(rows.toRow({ guildId, word: e.word, reading: e.reading, createdBy, createdAt: now }));
       this.sql.bump.run(guildId);
-      return this.sql.count.get(guildId) ?? 0;
+      return { ok: true as const, total: this.sql.count.get(guildId) ?? 0 };
     });
   }
 

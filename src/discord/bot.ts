@@ -136,6 +136,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       guildMonthlyLimit: config.limits.guildMonthlyChars,
       accountMonthlyLimit: config.limits.accountMonthlyChars,
     },
+    ceilings: config.limits.ceilings,
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
     onCharged: meterCharges(metrics),
     // Role allowances (issue 13): the member's roles as this process's gateway cache knows them.

@@ -9,15 +9,16 @@ import { choice, described, named } from './command.ts';
 import type { BotContext } from './context.ts';
 import { UserError } from './errors.ts';
 import { guildLang, t, type Lang } from './i18n.ts';
+import { requireWithinCeiling, shownLimit } from './limits.ts';
+import { listReply } from './list-reply.ts';
+import type { AppliedLimit } from '../speech/budget.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):
 // muting a member's reading, the list of muted members, the server's reading language and its
 // monthly character limit. Kept apart from commands/config.ts so that file stays small.
 
-/** Highest server monthly limit an admin can set (characters); the account's own limit applies on top. */
+/** Highest server monthly limit the command accepts (characters); the operator's ceiling (GUILD_MONTHLY_CHARS_MAX) is checked after. */
 export const GUILD_LIMIT_MAX = 100_000_000;
-/** Muted members listed at most (a reply holds 2,000 characters). */
-const MUTED_SHOWN = 50;
 
 export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[] = [
   {
@@ -50,8 +51,9 @@ export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[]
 ];
 
 /** The second line of /config show: reading language and the server's limit. */
-export function showMore(lang: Lang, s: GuildSettings, defaultGuildLimit: number): string {
-  return t(lang, 'config.show_more', { language: t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja'), guildLimit: s.guildMonthlyLimit ?? defaultGuildLimit });
+export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
+  const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
+  return t(lang, 'config.show_more', { language, guildLimit: shownLimit(lang, guildLimit) });
 }
 
 /**
@@ -71,9 +73,19 @@ export async function runMemberControl(name: string, interaction: ChatInputComma
     }
     case 'muted': {
       const ids = ctx.repos.userSettings.muted(guildId);
-      const shown = ids.slice(0, MUTED_SHOWN).map((id) => `<@${id}>`).join(', ') + (ids.length > MUTED_SHOWN ? ` …(+${ids.length - MUTED_SHOWN})` : '');
-      const content = ids.length ? t(lang, 'config.muted_list', { count: ids.length, members: shown }) : t(lang, 'config.muted_none');
-      await interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      if (ids.length === 0) {
+        await interaction.reply({ content: t(lang, 'config.muted_none'), flags: MessageFlags.Ephemeral });
+        return true;
+      }
+      const name = (id: string) => interaction.guild?.members.cache.get(id)?.displayName ?? id;
+      const list = listReply(lang, {
+        text: (members) => t(lang, 'config.muted_list', { count: ids.length, members }),
+        lines: ids.map((id) => `<@${id}>`),
+        separator: ', ',
+        fileName: 'muted-members.txt',
+        fileLines: ids.map((id) => `@${name(id)} (${id})`),
+      });
+      await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
       return true;
     }
     case 'language': {
@@ -86,6 +98,7 @@ export async function runMemberControl(name: string, interaction: ChatInputComma
     case 'server-limit': {
       const value = o.getInteger('value', true);
       if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX) throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
+      requireWithinCeiling('server', value, ctx.budget.ceilings.guildMonthlyLimit);
       await ctx.repos.guildSettings.update(guildId, { guildMonthlyLimit: value });
       const used = (await ctx.budget.usage({ guildId })).used;
       await interaction.reply({ content: t(lang, 'config.server_limit_saved', { limit: value, used }) });

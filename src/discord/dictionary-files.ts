@@ -56,7 +56,6 @@ export async function importDictionary(
   const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
   const inFile = new Set(entries.map((e) => e.word));
   const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
-  const afterMerge = own.size + added;
   const close = (content: string) => interaction.editReply({ content, components: [], allowedMentions: { parse: [] } });
   const row = deps.buttons.ask(
     {
@@ -64,11 +63,12 @@ export async function importDictionary(
       choices: ['merge', 'replace', 'cancel'] as const,
       async answer(choice, click) {
         if (choice === 'cancel') return void (await click.update({ content: t(lang, 'dictionary.import_cancelled'), components: [] }));
-        if (choice === 'merge' && afterMerge > DICTIONARY_FILE_LIMITS.maxEntries) {
-          return void (await click.update({ content: t(lang, 'dictionary.import_over_total', { count: afterMerge, max: DICTIONARY_FILE_LIMITS.maxEntries }), components: [] }));
-        }
-        const total = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
-        await click.update({ content: t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total }), components: [] });
+        // Counted again where it is written: the dictionary may have changed since the summary.
+        const result = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
+        const content = result.ok
+          ? t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total: result.total })
+          : t(lang, 'dictionary.import_over_total', { count: result.total, max: result.max });
+        await click.update({ content, components: [] });
       },
       expire: async () => void (await close(t(lang, 'dictionary.import_expired'))),
     },

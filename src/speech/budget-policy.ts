@@ -32,6 +32,33 @@ export interface BudgetLimits {
   accountMonthlyLimit: number;
 }
 
+/**
+ * The operator's ceilings (GUILD/USER/ROLE_MONTHLY_CHARS_MAX): a server's admins set its limits
+ * within them, and a value stored above one (set before it existed, or under a higher one) applies
+ * as the ceiling. They keep one server from spending the account's whole allowance.
+ */
+export interface BudgetCeilings {
+  /** Highest server limit (/config server-limit). */
+  guildMonthlyLimit: number;
+  /** Highest member limit (/config user-limit). */
+  userMonthlyLimit: number;
+  /** Highest role allowance (/spend role-limit). */
+  roleMonthlyLimit: number;
+}
+
+/** A limit as it applies: what the server stored (null: the bot's default), and whether the ceiling cut it. */
+export interface AppliedLimit {
+  value: number;
+  stored: number | null;
+  capped: boolean;
+}
+
+/** The limit that applies: the stored value (else the default), never above the operator's ceiling. */
+export function appliedLimit(stored: number | null | undefined, fallback: number, ceiling: number): AppliedLimit {
+  const wanted = stored ?? fallback;
+  return { value: Math.min(wanted, ceiling), stored: stored ?? null, capped: wanted > ceiling };
+}
+
 /** What a scope has counted against its limit this period (README "Characters are money"). */
 export interface Usage {
   scope: BudgetScope;
@@ -49,9 +76,13 @@ export interface Usage {
   byEndpoint: Record<Endpoint, number>;
 }
 
-/** A member's limit: the guild's member limit, or the largest allowance of their roles when that is larger. */
-export function memberLimit(guildLimit: number, roleAllowance: number | undefined): number {
-  return roleAllowance !== undefined && roleAllowance > guildLimit ? roleAllowance : guildLimit;
+/**
+ * A member's limit: the guild's member limit, or the largest allowance of their roles when that is
+ * larger; an allowance above the operator's role ceiling counts as the ceiling.
+ */
+export function memberLimit(guildLimit: number, roleAllowance: number | undefined, roleCeiling = Infinity): number {
+  const role = roleAllowance === undefined ? undefined : Math.min(roleAllowance, roleCeiling);
+  return role !== undefined && role > guildLimit ? role : guildLimit;
 }
 
 /**

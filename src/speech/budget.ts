@@ -3,10 +3,11 @@ import { GuildSettingsRepo } from '../db/guild-settings.ts';
 import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage, type BudgetLimits, type BudgetRefusal, type BudgetScope, type Usage } from './budget-policy.ts';
+import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from './budget-policy.ts';
+import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Usage } from './budget-policy.ts';
 import { BudgetError } from './errors.ts';
 
-export type { BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
+export type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
 
 // Characters are the account's money (notes/service-facts.md: free plan 5,000/month shared by every
 // server). The ledger follows the service's charging model (README "Characters are money"): every
@@ -27,6 +28,8 @@ export interface BudgetOptions {
   ledger?: LedgerStore;
   clock?: Clock;
   defaults?: Partial<BudgetLimits>;
+  /** The operator's ceilings; each unset one is the matching default (roles: the larger ceiling), so nothing is raised. */
+  ceilings?: Partial<BudgetCeilings>;
   period?: { anchor?: number; days?: number };
   /** Holds older than this are assumed left by a crashed process and settled (see releaseStale). */
   staleAfterMs?: number;
@@ -45,7 +48,7 @@ export const BUDGET_DEFAULTS = {
   period: { anchor: 0, days: 30 },
   staleAfterMs: 10 * 60_000,
   onCharged: () => {},
-} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger' | 'roleAllowance'>;
+} as const satisfies Omit<Required<BudgetOptions>, 'db' | 'ledger' | 'roleAllowance' | 'ceilings'>;
 
 const DAY_MS = 86_400_000;
 
@@ -55,6 +58,7 @@ export class CharacterBudget {
   readonly #settings: GuildSettingsRepo;
   readonly #clock: Clock;
   readonly #defaults: BudgetLimits;
+  readonly #ceilings: BudgetCeilings;
   readonly #anchor: number;
   readonly #periodMs: number;
   readonly #staleAfterMs: number;
@@ -66,6 +70,11 @@ export class CharacterBudget {
     this.#settings = new GuildSettingsRepo(options.db);
     this.#clock = options.clock ?? BUDGET_DEFAULTS.clock;
     this.#defaults = { ...BUDGET_DEFAULTS.defaults, ...definedOnly(options.defaults ?? {}) };
+    const ceilings = definedOnly(options.ceilings ?? {});
+    const guildCeiling = ceilings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit;
+    const userCeiling = ceilings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit;
+    const roleCeiling = ceilings.roleMonthlyLimit ?? Math.max(guildCeiling, userCeiling);
+    this.#ceilings = { guildMonthlyLimit: guildCeiling, userMonthlyLimit: userCeiling, roleMonthlyLimit: roleCeiling };
     this.#anchor = options.period?.anchor ?? BUDGET_DEFAULTS.period.anchor;
     this.#periodMs = (options.period?.days ?? BUDGET_DEFAULTS.period.days) * DAY_MS;
     this.#staleAfterMs = options.staleAfterMs ?? BUDGET_DEFAULTS.staleAfterMs;
@@ -78,19 +87,38 @@ export class CharacterBudget {
     return billingPeriod(this.#clock.now(), this.#anchor, this.#periodMs);
   }
 
-  /** The limits that apply in a guild (its own overrides, else the bot's defaults). */
-  limitsFor(guildId: string): BudgetLimits {
+  /** The operator's ceilings on what a server's admins may set. */
+  get ceilings(): BudgetCeilings {
+    return this.#ceilings;
+  }
+
+  /** A guild's server and member limits as they apply: stored (else default), capped by the ceilings. */
+  appliedLimits(guildId: string): { guild: AppliedLimit; user: AppliedLimit } {
     const settings = this.#settings.get(guildId);
     return {
-      userMonthlyLimit: settings.userMonthlyLimit ?? this.#defaults.userMonthlyLimit,
-      guildMonthlyLimit: settings.guildMonthlyLimit ?? this.#defaults.guildMonthlyLimit,
+      guild: appliedLimit(settings.guildMonthlyLimit, this.#defaults.guildMonthlyLimit, this.#ceilings.guildMonthlyLimit),
+      user: appliedLimit(settings.userMonthlyLimit, this.#defaults.userMonthlyLimit, this.#ceilings.userMonthlyLimit),
+    };
+  }
+
+  /** A role allowance as it applies (an allowance stored above the role ceiling counts as the ceiling). */
+  appliedRoleAllowance(stored: number): AppliedLimit {
+    return appliedLimit(stored, stored, this.#ceilings.roleMonthlyLimit);
+  }
+
+  /** The limits that apply in a guild (its own overrides, else the bot's defaults; never above the ceilings). */
+  limitsFor(guildId: string): BudgetLimits {
+    const applied = this.appliedLimits(guildId);
+    return {
+      userMonthlyLimit: applied.user.value,
+      guildMonthlyLimit: applied.guild.value,
       accountMonthlyLimit: this.#defaults.accountMonthlyLimit,
     };
   }
 
-  /** A member's monthly limit in a guild: the guild's member limit, or their roles' larger allowance. */
+  /** A member's monthly limit in a guild: the guild's member limit, or their roles' larger allowance (within the role ceiling). */
   userLimitFor(guildId: string, userId: string): number {
-    return memberLimit(this.limitsFor(guildId).userMonthlyLimit, this.#roleAllowance(guildId, userId));
+    return memberLimit(this.limitsFor(guildId).userMonthlyLimit, this.#roleAllowance(guildId, userId), this.#ceilings.roleMonthlyLimit);
   }
 
   /** Whether `charges` would be reserved now (nothing is held): for refusing before answering. */

@@ -3,9 +3,11 @@
  * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
  * line-numbered problems out (STYLE #7); the command decides what to do with them.
  */
+import { DICTIONARY_MAX_ENTRIES } from '../db/dictionary-entries.ts';
 import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
 
-export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: 5_000 } as const;
+/** A file holds at most as many entries as a server's dictionary (DICTIONARY_MAX_ENTRIES, checked again when written). */
+export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: DICTIONARY_MAX_ENTRIES } as const;
 
 export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
 
@@ -87,12 +89,35 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
   return { ok: true, format, entries };
 }
 
+// A spreadsheet runs a cell starting with = + - @ (or tab, CR) as a formula (OWASP "CSV Injection"):
+// an exported CSV prefixes such a cell with ' inside quotes, and a cell that already starts with '
+// too, so that every cell of an export starting with ' carries exactly one added '. The export's
+// header names that escape, and only a file with this header has it removed on import: a
+// hand-written reading starting with ' stays as written.
+const FORMULA_START = /^[=+\-@\t\r]/;
+const ESCAPE = "'";
+/** The header row of an exported CSV (word, reading): it marks the file as escaped. */
+export const CSV_EXPORT_HEADER = ['word', `reading (a leading ${ESCAPE} is an escape)`] as const;
+
+/** A cell as an export writes it: a spreadsheet does not run it, and restoreCell gives it back. */
+export function neutraliseCell(value: string): string {
+  return FORMULA_START.test(value) || value.startsWith(ESCAPE) ? ESCAPE + value : value;
+}
+
+/** A cell of an exported (escaped) file as it was before neutraliseCell. */
+export function restoreCell(cell: string): string {
+  return cell.startsWith(ESCAPE) ? cell.slice(ESCAPE.length) : cell;
+}
+
 /** The server's entries as a file another server (or a spreadsheet) can import. */
 export function serialiseDictionary(entries: readonly DictionaryEntry[], format: 'json' | 'csv'): string {
   const sorted = [...entries].sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
   if (format === 'json') return JSON.stringify(sorted.map((e) => ({ word: e.word, reading: e.reading })), null, 2) + '\n';
-  const field = (s: string) => (/[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-  return ['word,reading', ...sorted.map((e) => `${field(e.word)},${field(e.reading)}`)].join('\r\n') + '\r\n';
+  const field = (raw: string) => {
+    const s = neutraliseCell(raw);
+    return s !== raw || /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  return [CSV_EXPORT_HEADER.join(','), ...sorted.map((e) => `${field(e.word)},${field(e.reading)}`)].join('\r\n') + '\r\n';
 }
 
 interface RawRow {
@@ -140,11 +165,15 @@ function delimitedRows(text: string, delimiter: string): Raw {
   const rows: RawRow[] = [];
   const errors: DictionaryRowError[] = [];
   const records = splitRecords(text.replace(/^\uFEFF/, ''), delimiter);
+  const first = records[0]?.fields.map((f) => f.trim());
+  // An export's own header: its cells were escaped (neutraliseCell), and are restored here.
+  const escaped = first?.length === 2 && first[0] === CSV_EXPORT_HEADER[0] && first[1] === CSV_EXPORT_HEADER[1];
   records.forEach((record, index) => {
     if (record.fields.length === 1 && record.fields[0]!.trim() === '') return;
     if (record.unclosed) return void errors.push({ at: record.line, identifier: 'dictfile.unclosed_quote', context: {} });
-    const fields = record.fields;
-    if (index === 0 && fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim())) return;
+    const fields = escaped ? record.fields.map(restoreCell) : record.fields;
+    const header = escaped || (fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim()));
+    if (index === 0 && header) return;
     if (fields.length !== 2) return void errors.push({ at: record.line, identifier: 'dictfile.columns', context: { found: fields.length } });
     rows.push({ at: record.line, word: fields[0]!, reading: fields[1]! });
   });

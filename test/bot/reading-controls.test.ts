@@ -20,7 +20,8 @@ beforeAll(async () => {
   // scheduler would count the budget as under pressure and hold each marker line up to 10 s for
   // company (issue 12). The window is not what is tested here, so both sides widen it.
   const rate = { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } };
-  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600' }, emulator: { rate }, bot: { rateLimits: rate } });
+  // A ceiling high enough for the server-limit test to raise the limit again after it.
+  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600', GUILD_MONTHLY_CHARS_MAX: '1000000' }, emulator: { rate }, bot: { rateLimits: rate } });
   const add = await command(bob, 'autoread', [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }], 'en-US', DEFAULT_IDS.chat);
   expect(add).toContain('costs characters');
 }, 60_000);

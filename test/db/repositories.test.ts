@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
 import { FakeClock } from '../support/clock.ts';
 
@@ -141,6 +142,27 @@ describe('DictionaryRepo', () => {
     expect(repos.dictionary.list('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: clock.now() }]);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(true);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(false);
+  });
+});
+
+describe('DictionaryRepo: the 5,000 entries counted where they are written', () => {
+  const words = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ word: `${prefix}${i}`, reading: 'よみ' }));
+
+  it('GIVEN two merges that each fit alone THEN the second is refused whole and nothing of it is written', async () => {
+    expect(await repos.dictionary.import('g1', words('a', 2_600), 'merge', 'u1')).toEqual({ ok: true, total: 2_600 });
+    const version = repos.dictionary.own('g1');
+    const second = await repos.dictionary.import('g1', [...words('a', 10), ...words('b', 2_600)], 'merge', 'u1');
+    expect(second).toEqual({ ok: false, total: 5_200, max: DICTIONARY_MAX_ENTRIES });
+    expect(repos.dictionary.own('g1')).toBe(version); // not even the dictionary's version moved
+    expect(await repos.dictionary.import('g1', words('b', 2_400), 'merge', 'u1')).toEqual({ ok: true, total: 5_000 });
+  });
+
+  it('GIVEN a full dictionary THEN add refuses a new word, still changes an existing one; replace counts only the file', async () => {
+    await repos.dictionary.import('g1', words('a', DICTIONARY_MAX_ENTRIES), 'merge', 'u1');
+    expect(await repos.dictionary.add('g1', 'new', 'にゅー', 'u1')).toBe('full');
+    expect(await repos.dictionary.add('g1', 'a1', 'えーいち', 'u1')).toBe('updated');
+    expect(repos.dictionary.own('g1')).toHaveLength(DICTIONARY_MAX_ENTRIES);
+    expect(await repos.dictionary.import('g1', words('c', 3), 'replace', 'u1')).toEqual({ ok: true, total: 3 });
   });
 });
 

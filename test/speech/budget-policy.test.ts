@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Charge, ScopeUsage } from '../../src/db/ledger.ts';
-import { billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
+import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
 
 const DAY = 86_400_000;
 const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };
@@ -94,4 +94,15 @@ describe('toUsage', () => {
     });
     expect(toUsage('user', [], 50, 9)).toMatchObject({ used: 0, remaining: 50, byEndpoint: { standard: 0, advanced: 0 } });
   });
+});
+
+describe("appliedLimit: a stored limit under the operator's ceiling", () => {
+  // Default 3,000, ceiling 50,000.
+  const applied = (stored: number | null) => appliedLimit(stored, 3_000, 50_000);
+  it('GIVEN nothing stored THEN the default, not capped', () => expect(applied(null)).toEqual({ value: 3_000, stored: null, capped: false }));
+  it('GIVEN a stored value within the ceiling THEN that value', () => expect(applied(40_000)).toEqual({ value: 40_000, stored: 40_000, capped: false }));
+  it('GIVEN a stored value at the ceiling THEN that value, not capped', () => expect(applied(50_000)).toEqual({ value: 50_000, stored: 50_000, capped: false }));
+  it('GIVEN a stored value above the ceiling THEN the ceiling, capped, with what was stored', () =>
+    expect(applied(2_000_000)).toEqual({ value: 50_000, stored: 2_000_000, capped: true }));
+  it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () => expect(applied(0)).toEqual({ value: 0, stored: 0, capped: false }));
 });

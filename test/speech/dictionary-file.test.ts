@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeDictionaryFileProblem } from '../../src/discord/dictionary-problems.ts';
-import { DICTIONARY_FILE_LIMITS, detectFormat, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
+import { DICTIONARY_FILE_LIMITS, detectFormat, neutraliseCell, parseDictionaryFile, restoreCell, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const entries = (name: string, s: string) => {
@@ -42,6 +42,43 @@ describe('dictionary files: what is read', () => {
     for (const format of ['csv', 'json'] as const) {
       expect(entries(`x.${format}`, serialiseDictionary(list, format))).toEqual([['a', 'spaced'], ['b,"q"', 'びー']]);
     }
+  });
+});
+
+describe('dictionary files: a CSV export a spreadsheet does not run (OWASP CSV injection)', () => {
+  // Words and readings the importer accepts that a spreadsheet would read as a formula, and ones
+  // starting with the escape itself.
+  const risky = [
+    { word: '-1', reading: 'マイナスいち' },
+    { word: '=x', reading: '=HYPERLINK("evil","x")' },
+    { word: '+81', reading: '@SUM(A1)' },
+    { word: '@home', reading: '-いち' },
+    { word: "'til", reading: "'ティル" },
+    { word: "''", reading: "'=1+1" },
+    { word: 'plain', reading: 'ぷれーん' },
+  ];
+  const cells = (csv: string) => csv.trim().split('\r\n').slice(1).flatMap((line) => line.match(/"(?:[^"]|"")*"|[^,]+/g)!);
+
+  it('GIVEN cells starting with = + - @ tab CR THEN each is prefixed with \' inside quotes; others unchanged', () => {
+    expect(['=a', '+a', '-a', '@a', '\ta', '\ra'].map(neutraliseCell)).toEqual(["'=a", "'+a", "'-a", "'@a", "'\ta", "'\ra"]);
+    expect(neutraliseCell('a=b')).toBe('a=b');
+    expect(neutraliseCell("'a")).toBe("''a");
+    for (const v of ['=a', "'a", "''", 'plain', '-']) expect(restoreCell(neutraliseCell(v))).toBe(v);
+  });
+
+  it('GIVEN risky entries THEN no exported cell starts with a formula character, and the file reads back to the same entries', () => {
+    const csv = serialiseDictionary(risky, 'csv');
+    for (const cell of cells(csv)) expect(cell.replace(/^"/, ''), cell).not.toMatch(/^[=+\-@\t\r]/);
+    expect(csv).toContain(`"'-1",マイナスいち`);
+    expect(csv).toContain(`"'=x","'=HYPERLINK(""evil"",""x"")"`);
+    expect(csv).toContain(`"''til","''ティル"`);
+    const want = risky.map((e) => [e.word, e.reading]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+    expect(entries('dictionary.csv', csv)).toEqual(want);
+  });
+
+  it('GIVEN a hand-written CSV (not an export) with readings starting with \' THEN they are kept as written', () => {
+    expect(entries('d.csv', "word,reading\ntil,'til\nx,'=1\n")).toEqual([['til', "'til"], ['x', "'=1"]]);
+    expect(entries('d.csv', "til,''ティル\n")).toEqual([['til', "''ティル"]]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
+import { GuildSettingsRepo } from '../../src/db/guild-settings.ts';
 import { RoleAllowancesRepo } from '../../src/db/role-allowances.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { memberLimit } from '../../src/speech/budget-policy.ts';
@@ -10,6 +11,8 @@ describe('memberLimit', () => {
   it('GIVEN no allowance THEN the server member limit', () => expect(memberLimit(1_000, undefined)).toBe(1_000));
   it('GIVEN a larger allowance THEN the allowance', () => expect(memberLimit(1_000, 5_000)).toBe(5_000));
   it('GIVEN a smaller allowance THEN still the server member limit', () => expect(memberLimit(1_000, 200)).toBe(1_000));
+  it('GIVEN an allowance above the role ceiling THEN the ceiling', () => expect(memberLimit(1_000, 2_000_000, 3_000)).toBe(3_000));
+  it('GIVEN a role ceiling below the member limit THEN the member limit', () => expect(memberLimit(1_000, 5_000, 500)).toBe(1_000));
 });
 
 describe('role allowances in the budget', () => {
@@ -42,5 +45,42 @@ describe('role allowances in the budget', () => {
     expect(await repo.remove('g', 'booster')).toBe(true);
     expect(await repo.remove('g', 'booster')).toBe(false);
     expect((await budget.usage({ guildId: 'g', userId: 'dave' })).limit).toBe(100);
+  });
+});
+
+describe("the operator's ceilings in the budget", () => {
+  let db: Db;
+  afterEach(() => db.close());
+
+  it('GIVEN stored server, member and role limits above the ceilings THEN the ceilings apply to reservations and usage', async () => {
+    db = openDatabase(':memory:');
+    const settings = new GuildSettingsRepo(db);
+    const roles = new RoleAllowancesRepo(db);
+    await settings.update('g', { guildMonthlyLimit: 2_000_000, userMonthlyLimit: 1_000_000 });
+    await roles.set('g', 'patron', 900_000);
+    const budget = new CharacterBudget({
+      db,
+      defaults: { userMonthlyLimit: 100, guildMonthlyLimit: 300 },
+      ceilings: { guildMonthlyLimit: 500, userMonthlyLimit: 200, roleMonthlyLimit: 400 },
+      roleAllowance: (g, u) => (u === 'carol' ? roles.largestFor(g, ['patron']) : undefined),
+    });
+    expect(budget.appliedLimits('g')).toEqual({
+      guild: { value: 500, stored: 2_000_000, capped: true },
+      user: { value: 200, stored: 1_000_000, capped: true },
+    });
+    expect((await budget.usage({ guildId: 'g' })).limit).toBe(500);
+    expect((await budget.usage({ guildId: 'g', userId: 'dave' })).limit).toBe(200);
+    expect((await budget.usage({ guildId: 'g', userId: 'carol' })).limit).toBe(400);
+    const refused = await budget.reserve([{ guildId: 'g', userId: 'carol', endpoint: 'standard', chars: 401 }]);
+    expect(refused.ok ? null : refused.refusal).toMatchObject({ scope: 'user', limit: 400 });
+    expect((await budget.reserve([{ guildId: 'g', userId: 'carol', endpoint: 'standard', chars: 400 }])).ok).toBe(true);
+    const server = await budget.reserve([{ guildId: 'g', userId: 'dave', endpoint: 'standard', chars: 101 }]);
+    expect(server.ok ? null : server.refusal).toMatchObject({ scope: 'guild', limit: 500, used: 400 });
+  });
+
+  it('GIVEN no ceilings THEN each is its default: nothing stored above a default is raised past it', () => {
+    db = openDatabase(':memory:');
+    const budget = new CharacterBudget({ db, defaults: { userMonthlyLimit: 100, guildMonthlyLimit: 300 } });
+    expect(budget.ceilings).toEqual({ guildMonthlyLimit: 300, userMonthlyLimit: 100, roleMonthlyLimit: 300 });
   });
 });
