@@ -35,7 +35,8 @@ const statements = (db: Db) => ({
   insert: db.prepare<[Omit<Row, 'seq' | 'restores'>]>(`
     INSERT OR REPLACE INTO pending_utterances
       (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, audience, enqueued_at, saved_at)
-    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @audience, @enqueued_at, @saved_at)`),
+    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @audience,
+      @enqueued_at, @saved_at)`),
   delete: db.prepare<[string]>('DELETE FROM pending_utterances WHERE id = ?'),
   all: db.prepare<[], Row>('SELECT * FROM pending_utterances ORDER BY seq'),
   bump: db.prepare<[number]>('UPDATE pending_utterances SET restores = restores + 1 WHERE seq = ?'),

@@ -277,7 +277,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await client.login(config.discord.token);
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
-      const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience });
+      const resumed = await resumeAfterRestart({
+        client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience,
+      });
       logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over

@@ -83,7 +83,8 @@ export class SpeechRequests {
     if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'standard', countChars(text));
     const input: UtteranceInput = {
-      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch, audience: textAudience(interaction.channelId),
+      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
+      audience: textAudience(interaction.channelId),
     };
     this.#checkMemberQueue(input);
     if (!this.#deps.voices.isKnown(voice)) {

@@ -93,7 +93,9 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
   }
   // Merged only within one audience after the restore too: one queued for a voice session the bot is
   // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
-  scheduler.restore(keep.map((u) => (u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) })));
+  const audienceNow = (u: Utterance) =>
+    u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+  scheduler.restore(keep.map(audienceNow));
   let count = 0;
   await Promise.all(
     [...dropped].map(([where, group]) => {

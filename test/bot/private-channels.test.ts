@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { openDatabase } from '../../src/db/database.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type RequestLogEntry } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type FakeMessage } from '../../src/local-discord/server.ts';
+import type { InteractionResponse } from '../../src/local-discord/types.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
@@ -28,7 +29,8 @@ let bot: ChildBot;
 
 async function command(name: string, options: APIApplicationCommandInteractionDataOption[], channelId: string): Promise<string> {
   const i = await discord.sendInteraction({ channelId, user: bob, name, locale: 'en-US', options });
-  return String((await i.waitForResponse((r) => (r.kind === 'callback' || r.kind === 'editOriginal') && r.data?.content !== undefined, 30_000)).data?.content);
+  const answered = (r: InteractionResponse) => (r.kind === 'callback' || r.kind === 'editOriginal') && r.data?.content !== undefined;
+  return String((await i.waitForResponse(answered, 30_000)).data?.content);
 }
 
 beforeAll(async () => {
@@ -36,7 +38,8 @@ beforeAll(async () => {
   [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord({ voiceEndpoint: () => voice.endpoint })]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-private-'));
   bot = await startChildBot({
-    discord, emulator, dataDir, caCertPem: voice.caCertPem, env: { AUTO_READ_MAX_AGE_SECONDS: '600', FFMPEG_PATH: join(dataDir, 'no-such-ffmpeg') },
+    discord, emulator, dataDir, caCertPem: voice.caCertPem,
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600', FFMPEG_PATH: join(dataDir, 'no-such-ffmpeg') },
   });
   const mp3 = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as APIApplicationCommandInteractionDataOption[];
   for (const channelId of [STAFF, GENERAL]) expect(await command('autoread', mp3, channelId)).toContain('costs characters');
@@ -59,16 +62,19 @@ function pendingRows(): number {
 
 /** The MP3 the emulator made for the logged standard request whose text includes `part` (asked again from another address). */
 async function mp3Including(part: string): Promise<Buffer> {
-  const entry = emulator.requests().find((r) => r.target === 'standard' && r.status === 200 && (r.body as { text: string }).text.includes(part))!;
+  const spoke = (r: RequestLogEntry) => r.target === 'standard' && r.status === 200 && (r.body as { text: string }).text.includes(part);
+  const entry = emulator.requests().find(spoke)!;
   const res = await fetch(`${emulator.baseUrl}/text_to_speech_api/`, {
-    method: 'POST', headers: { 'content-type': 'application/json', token: DEFAULT_TOKEN, 'x-forwarded-for': '10.1.1.2' }, body: JSON.stringify(entry.body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', token: DEFAULT_TOKEN, 'x-forwarded-for': '10.1.1.2' },
+    body: JSON.stringify(entry.body),
   });
   const { url } = (await res.json()) as { url: string };
   return Buffer.from(await (await fetch(url)).arrayBuffer());
 }
 
 /** Each channel's reply carries its own line's audio and not the other channel's (clips of a batch are joined in one file). */
-async function expectOwnAudioOnly(replies: { staff: FakeMessage | undefined; general: FakeMessage | undefined }, texts: { staff: string; general: string }) {
+async function expectOwnAudioOnly(replies: Record<'staff' | 'general', FakeMessage | undefined>, texts: Record<'staff' | 'general', string>) {
   const [staffMp3, generalMp3] = await Promise.all([mp3Including(texts.staff), mp3Including(texts.general)]);
   const generalFile = replies.general!.attachments[0]!.data;
   const staffFile = replies.staff!.attachments[0]!.data;

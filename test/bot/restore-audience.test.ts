@@ -16,7 +16,8 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
   for (const channelId of [STAFF, GENERAL]) {
-    const i = await h.discord.sendInteraction({ channelId, user: bob, name: 'autoread', locale: 'en-US', options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] });
+    const options = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }];
+    const i = await h.discord.sendInteraction({ channelId, user: bob, name: 'autoread', locale: 'en-US', options: options as never });
     expect(String((await i.waitForResponse((r) => r.kind === 'callback', 15_000)).data?.content)).toContain('costs characters');
   }
 }, 60_000);
@@ -26,7 +27,8 @@ afterAll(async () => h?.close());
 function queuedForVoice(id: string, channelId: string, text: string) {
   const meta = JSON.stringify({ delivery: { kind: 'message', channelId, messageId: `m-${id}` }, lang: 'ja' });
   return {
-    id, guild_id: DEFAULT_IDS.guild, user_id: bob.id, channel_id: channelId, kind: 'auto', text, lang: 'ja', voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
+    id, guild_id: DEFAULT_IDS.guild, user_id: bob.id, channel_id: channelId, kind: 'auto', text,
+    lang: 'ja', voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
     meta, audience: voiceAudience(DEFAULT_IDS.voice), enqueued_at: Date.now(), saved_at: Date.now(),
   };
 }
@@ -37,7 +39,8 @@ describe('a restart restores the queue by audience', () => {
     const generalText = 'みなさん、こんにちは';
     await h.restart({}, async () => {
       const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
-      const insert = db.prepare(`INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, meta, audience, enqueued_at, saved_at)
+      const insert = db.prepare(`INSERT INTO pending_utterances
+        (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, meta, audience, enqueued_at, saved_at)
         VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @meta, @audience, @enqueued_at, @saved_at)`);
       insert.run(queuedForVoice('r1', STAFF, staffText));
       insert.run(queuedForVoice('r2', GENERAL, generalText));

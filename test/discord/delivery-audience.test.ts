@@ -18,7 +18,8 @@ function setup(options: { connected: boolean; media?: MediaSupport }) {
   const played: string[] = [];
   const channel = (channelId: string) => ({
     isSendable: () => true,
-    send: async (body: { reply?: { messageReference: string } }) => void posted.push({ channelId, ...(body.reply ? { reply: body.reply.messageReference } : {}) }),
+    send: async (body: { reply?: { messageReference: string } }) =>
+      void posted.push({ channelId, ...(body.reply ? { reply: body.reply.messageReference } : {}) }),
   });
   const deps = {
     client: { channels: { fetch: async (id: string) => channel(id) } } as unknown as Client,
@@ -28,7 +29,9 @@ function setup(options: { connected: boolean; media?: MediaSupport }) {
       play: async (guildId: string) => void played.push(guildId),
     },
     replies: { finish: async () => true },
-    notices: { tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) => void told.push({ ...to, kind, content }) },
+    notices: {
+      tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) => void told.push({ ...to, kind, content }),
+    },
     jobs: { settle: async () => {} },
     logger: { warn() {}, error() {}, info() {}, debug() {} },
     ...(options.media ? { media: options.media } : {}),
@@ -40,9 +43,11 @@ let n = 0;
 function message(channelId: string, text: string, audience: string): Utterance {
   n++;
   const meta: UtteranceMeta = { delivery: { kind: 'message', channelId, messageId: `m-u${n}` }, lang: 'en' };
-  return { id: `u${n}`, guildId: GUILD, userId: `user${n}`, channelId, kind: 'auto', text, voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0, audience, meta };
+  return { id: `u${n}`, guildId: GUILD, userId: `user${n}`, channelId, kind: 'auto', text, 
+    voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0, audience, meta };
 }
-const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' } });
+const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' };
+const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: MP3 });
 const signal = new AbortController().signal;
 const NO_FFMPEG: MediaSupport = { transcode: false, playMp3: false };
 
@@ -65,7 +70,10 @@ describe('SpeechDelivery.deliver: a file carries one channel\'s text only', () =
     const items = merged();
     expect(await delivery.deliver(ready(items), signal)).toEqual({ played: false, attached: false });
     expect(posted).toEqual([]);
-    expect(told.map((t) => [t.channelId, t.messageId, t.kind])).toEqual([['staff', `m-${items[0]!.id}`, 'voice_only'], ['general', `m-${items[1]!.id}`, 'voice_only']]);
+    expect(told.map((t) => [t.channelId, t.messageId, t.kind])).toEqual([
+      ['staff', `m-${items[0]!.id}`, 'voice_only'],
+      ['general', `m-${items[1]!.id}`, 'voice_only'],
+    ]);
     expect(told[0]!.content).toContain('Not posted');
   });
 

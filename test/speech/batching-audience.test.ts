@@ -89,7 +89,8 @@ describe('SpeechScheduler: requests carry one audience', () => {
   });
 
   it('GIVEN an author\'s name cached as a clip THEN a batch still plays one audience\'s lines only', async () => {
-    const hit = (req: SynthesisRequest): ReadyAudio | null => (req.text === 'たろう、' ? { mp3: Buffer.from('name'), durationMs: 300, fromCache: true, key: 'name' } : null);
+    const name: ReadyAudio = { mp3: Buffer.from('name'), durationMs: 300, fromCache: true, key: 'name' };
+    const hit = (req: SynthesisRequest): ReadyAudio | null => (req.text === 'たろう、' ? name : null);
     const { synth, q, spoken } = setup(hit);
     q.enqueue(msg('g1', 'a', 'たろう、ひみつの相談', { ...staff, prefix: 'たろう、' }));
     q.enqueue(msg('g1', 'a', 'たろう、こんにちは', { ...general, prefix: 'たろう、' }));

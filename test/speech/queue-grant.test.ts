@@ -101,7 +101,7 @@ describe('SpeechScheduler while requests are scarce', () => {
     q.close();
   });
 
-  it('GIVEN a message held for company THEN it waits for an event (a message, the hold expiring, a grant): the cache is not asked again and again', async () => {
+  it('GIVEN a message held for company THEN it waits for an event (a message, its hold expiring): the cache is not asked in a loop', async () => {
     const clock = new FakeClock();
     const { limiter, asked } = scarceLimiter();
     let lookups = 0;
