@@ -31,7 +31,8 @@ export interface Report {
   naive: ModeStats;
 }
 
-export function printTable(r: Report, wall: { scheduler: number; naive: number }): void {
+/** `wall`: real time per mode (ms); `cpu`: this process's CPU time per mode (s; the in-process emulator included). */
+export function printTable(r: Report, wall: { scheduler: number; naive: number }, cpu: { scheduler: number; naive: number }): void {
   const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   const a = r.scheduler;
   const b = r.naive;
@@ -48,6 +49,7 @@ export function printTable(r: Report, wall: { scheduler: number; naive: number }
     ['characters paid (emulator account)', String(a.chars_paid), String(b.chars_paid)],
     ['characters paid per spoken message', f(a.chars_paid / Math.max(1, a.spoken)), f(b.chars_paid / Math.max(1, b.spoken))],
     ['wall time (s)', f(wall.scheduler / 1000, 1), f(wall.naive / 1000, 1)],
+    ['CPU time (s, bot side + in-process emulator)', f(cpu.scheduler, 1), f(cpu.naive, 1)],
   ];
   const w = Math.max(...rows.map((x) => x[0].length));
   console.log(`\n${'metric'.padEnd(w)}  ${'scheduler'.padStart(12)}  ${'naive'.padStart(12)}`);

@@ -270,6 +270,8 @@ async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, cloc
   return o;
 }
 
+const cpuSeconds = (used: NodeJS.CpuUsage) => (used.user + used.system) / 1e6;
+
 async function runTrace(name: string, trace: TraceMessage[], scale: number): Promise<Report> {
   const clock = scaledClock(scale);
   const emulator = await startEmulator({
@@ -287,14 +289,19 @@ async function runTrace(name: string, trace: TraceMessage[], scale: number): Pro
     const t0 = trace[0]!.at_ms;
     const shifted = trace.map((m) => ({ ...m, at_ms: m.at_ms - t0 }));
     let started = Date.now();
+    // CPU of this process while a mode runs: the bot side, and the in-process emulator serving it.
+    let cpu = process.cpuUsage();
     const ours = await runScheduler(shifted, emulator, clock, scale);
+    const cpuScheduler = cpuSeconds(process.cpuUsage(cpu));
     const scheduler = stats(shifted, ours, emulator);
     const wallScheduler = Date.now() - started;
     // A fresh account history, charges and rate windows for the other mode.
     emulator.reset();
     emulator.clearRequests();
     started = Date.now();
+    cpu = process.cpuUsage();
     const theirs = await runNaive(shifted, emulator, clock, scale);
+    const cpuNaive = cpuSeconds(process.cpuUsage(cpu));
     const naive = stats(shifted, theirs, emulator);
     const report: Report = {
       trace: name,
@@ -304,7 +311,7 @@ async function runTrace(name: string, trace: TraceMessage[], scale: number): Pro
       scheduler,
       naive,
     };
-    printTable(report, { scheduler: wallScheduler, naive: Date.now() - started });
+    printTable(report, { scheduler: wallScheduler, naive: Date.now() - started }, { scheduler: cpuScheduler, naive: cpuNaive });
     return report;
   } finally {
     await emulator.close();

@@ -2,7 +2,7 @@ import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
 import { json, rowMapping, type RowOf } from './rows.ts';
 
-/** An accepted utterance as stored (migrations/003, 005); the scheduler's `Utterance` fits it. */
+/** An accepted utterance as stored (migrations/003, 005, 010); the scheduler's `Utterance` fits it. */
 export interface PendingUtterance {
   id: string;
   guildId: string;
@@ -19,6 +19,8 @@ export interface PendingUtterance {
   advanced?: unknown;
   /** The bot's delivery data (ids, not live objects), as JSON data. */
   meta?: unknown;
+  /** Who may hear or read it (`voice:<id>` or `text:<id>`): merged only within it after a restore too. */
+  audience?: string;
   enqueuedAt: number;
 }
 
@@ -27,13 +29,14 @@ export type PendingWrite = { kind: 'add'; utterance: PendingUtterance; savedAt: 
 
 type Stored = PendingUtterance & { seq: number; savedAt: number; restores: number };
 type Row = RowOf<Stored, { advanced: string | null; meta: string | null }>;
-const rows = rowMapping<Stored, Row>({ codecs: { advanced: json, meta: json }, optional: ['lang', 'advanced', 'meta'] });
+const rows = rowMapping<Stored, Row>({ codecs: { advanced: json, meta: json }, optional: ['lang', 'advanced', 'meta', 'audience'] });
 
 const statements = (db: Db) => ({
   insert: db.prepare<[Omit<Row, 'seq' | 'restores'>]>(`
     INSERT OR REPLACE INTO pending_utterances
-      (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at)
-    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @enqueued_at, @saved_at)`),
+      (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, audience, enqueued_at, saved_at)
+    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @audience,
+      @enqueued_at, @saved_at)`),
   delete: db.prepare<[string]>('DELETE FROM pending_utterances WHERE id = ?'),
   all: db.prepare<[], Row>('SELECT * FROM pending_utterances ORDER BY seq'),
   bump: db.prepare<[number]>('UPDATE pending_utterances SET restores = restores + 1 WHERE seq = ?'),

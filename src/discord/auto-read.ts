@@ -18,6 +18,8 @@ export interface AutoReadDeps {
   names: NameReader;
   scheduler: SpeechScheduler;
   notices: Notices;
+  /** Who a message of the channel is for now (delivery.ts `audience`): the scheduler merges only within one. */
+  audience: (guildId: string, channelId: string) => string;
   /** A message not queued: refused (member queue full) or skipped (nobody can hear it); for the metrics. */
   onNotQueued?: (outcome: 'refused' | 'skipped') => void;
 }
@@ -69,6 +71,7 @@ export class AutoReader {
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, ...(prefix ? { prefix } : {}), lang, ...effectiveVoice(settings, user),
+      audience: this.#deps.audience(guildId, channelId),
       meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang } satisfies UtteranceMeta,
     });
     if (!result.ok) {

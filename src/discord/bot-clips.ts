@@ -1,6 +1,6 @@
 import type { Repositories } from '../db/repositories.ts';
 import { serverChargeUser } from '../speech/budget-policy.ts';
-import type { SpeechScheduler, Utterance } from '../speech/queue.ts';
+import { voiceAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
 import { WORDS } from '../speech/words.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
@@ -36,7 +36,7 @@ export function queueBotClip(deps: BotClipDeps, guildId: string, text: string, o
   const lang = guildLang(settings.locale);
   const result = deps.scheduler.enqueue({
     guildId, userId: serverChargeUser(guildId), channelId, kind: options.mergeable ? 'auto' : 'say', text, lang,
-    voice: settings.voice, speed: settings.speed, pitch: settings.pitch,
+    voice: settings.voice, speed: settings.speed, pitch: settings.pitch, audience: voiceAudience(channelId),
     meta: { delivery: { kind: 'message', channelId, messageId: '' }, lang, botClip: true } satisfies UtteranceMeta,
   });
   if (!result.ok) deps.logger.info({ guildId, reason: result.reason }, 'bot clip not queued');

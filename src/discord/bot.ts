@@ -254,7 +254,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
   const buttons = new ButtonQuestions({ logger, ...(options.buttonTimeoutMs !== undefined ? { timeoutMs: options.buttonTimeoutMs } : {}) });
   const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons, onRefused: () => metrics.messages('refused') });
-  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, onNotQueued: (outcome) => metrics.messages(outcome) });
+  const audience = (guildId: string, channelId: string) => delivery.audience(guildId, channelId);
+  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, audience, onNotQueued: (outcome) => metrics.messages(outcome) });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
@@ -288,7 +289,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await client.login(config.discord.token);
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
-      const resumed = await resumeAfterRestart({ client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger });
+      const resumed = await resumeAfterRestart({
+        client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience,
+      });
       logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over

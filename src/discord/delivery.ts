@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../db/repositories.ts';
 import type { Delivered } from '../ops/instrument.ts';
-import type { ReadyUtterance, Utterance } from '../speech/queue.ts';
+import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../speech/queue.ts';
 import type { ReadyAudio } from '../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../tts/errors.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
@@ -46,6 +46,16 @@ export class SpeechDelivery {
   }
 
   /**
+   * Who a message of `channelId` queued now is for (the scheduler merges only within one): the
+   * voice session when its audio will be played there, else the text channel, where its MP3 is
+   * posted (no voice session, or no ffmpeg to play an MP3 that is not cached as Ogg Opus).
+   */
+  audience(guildId: string, channelId: string): string {
+    const voiceChannel = this.#deps.voice.isConnected(guildId) ? this.#deps.voice.voiceChannel(guildId) : null;
+    return voiceChannel && this.#media.playMp3 ? voiceAudience(voiceChannel) : textAudience(channelId);
+  }
+
+  /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
    * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics
@@ -63,7 +73,12 @@ export class SpeechDelivery {
     const played = this.#deps.voice.isConnected(ready.guildId) && playable;
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
-    const toAttach = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
+    const wanted = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
+    // One channel's text is never posted in another: audio merged for a voice session that cannot be
+    // played there after all (the bot left, ffmpeg went missing) is not attached; its authors are told.
+    const oneChannel = new Set(ready.items.map((item) => item.channelId)).size === 1;
+    const toAttach = oneChannel ? wanted : [];
+    if (!oneChannel) for (const [i, meta] of metas.entries()) if (wanted.includes(meta)) await this.#tellNotPosted(meta, ready.items[i]!);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
@@ -116,6 +131,14 @@ export class SpeechDelivery {
     const meta = this.#recoveredMeta(job);
     const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
     await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }));
+  }
+
+  /** Audio read with other channels' messages for the voice channel could not be played: nothing is posted, the author is told. */
+  async #tellNotPosted(meta: UtteranceMeta, item: Utterance): Promise<void> {
+    const content = t(meta.lang, 'cancelled.voice_only');
+    if (meta.delivery.kind === 'interaction') return void (await this.#deps.replies.finish(item, meta, { content }));
+    const to = { guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId };
+    await this.#deps.notices.tellAuthor(to, 'voice_only', content);
   }
 
   /** Posts the MP3 where `meta` says; resolves whether it reached Discord. */

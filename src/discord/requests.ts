@@ -1,7 +1,7 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
 import { effectiveVoice, type Repositories } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
-import type { SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
+import { textAudience, type SpeechScheduler, type UtteranceInput } from '../speech/queue.ts';
 import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
 import { normaliseMessage } from '../speech/text.ts';
 import type { VoiceChecker } from '../speech/voice-check.ts';
@@ -83,7 +83,10 @@ export class SpeechRequests {
     const checked = validateStandard({ voice, text, speed, pitch });
     if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
     await this.#precheck(args.guildId, userId, 'standard', countChars(text));
-    const input: UtteranceInput = { guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch };
+    const input: UtteranceInput = {
+      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
+      audience: textAudience(interaction.channelId),
+    };
     this.#checkMemberQueue(input);
     if (!this.#deps.voices.isKnown(voice)) {
       // The confirming request may wait for the rate budget: answer Discord first.
@@ -111,7 +114,7 @@ export class SpeechRequests {
     await this.#precheck(args.guildId, userId, 'advanced', chars);
     const input: UtteranceInput = {
       guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
-      voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced,
+      voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced, audience: textAudience(interaction.channelId),
     };
     const buttons = this.#deps.buttons;
     if (buttons && chars > this.#deps.repos.controls.get(args.guildId).narrateConfirmChars) {

@@ -1,6 +1,6 @@
 import type { Client } from 'discord.js';
 import type { Repositories } from '../db/repositories.ts';
-import type { SpeechScheduler, Utterance } from '../speech/queue.ts';
+import { textAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
 import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-store.ts';
 import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
@@ -22,6 +22,8 @@ export interface ResumeDeps {
   repos: Repositories;
   notices: Notices;
   logger: Logger;
+  /** Who a message of the channel is for now (delivery.ts `audience`). */
+  audience: (guildId: string, channelId: string) => string;
 }
 
 export interface ResumeSummary {
@@ -89,7 +91,11 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
     else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
   }
-  scheduler.restore(keep);
+  // Merged only within one audience after the restore too: one queued for a voice session the bot is
+  // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
+  const audienceNow = (u: Utterance) =>
+    u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+  scheduler.restore(keep.map(audienceNow));
   let count = 0;
   await Promise.all(
     [...dropped].map(([where, group]) => {

@@ -1,5 +1,5 @@
 import type { Charge, SynthesisRequest } from './synthesize.ts';
-import type { Utterance } from './queue-types.ts';
+import { audienceOf, type Utterance } from './queue-types.ts';
 
 // The batching rules: which pending utterances of a guild share one request to the service, when
 // a lone message waits for company, when waiting auto-read is too old to speak, how far ahead of
@@ -47,7 +47,7 @@ export interface BatchDecision {
 
 /**
  * How many utterances from `start` may share a batch with the one there (consecutive auto-read
- * with the same voice and settings), at most `max`: what `planBatch` may draw on.
+ * with the same voice, settings and audience), at most `max`: what `planBatch` may draw on.
  */
 export function mergeableRun(pending: readonly Utterance[], start: number, max: number): number {
   const head = pending[start];
@@ -117,8 +117,12 @@ export function isStale(u: Utterance, at: number, maxAutoAgeMs: number): boolean
   return u.kind === 'auto' && at - u.enqueuedAt > maxAutoAgeMs;
 }
 
-/** Whether `b` may be read in the same request as `a`: auto-read with the same voice and settings. */
+/**
+ * Whether `b` may be read in the same request as `a`: auto-read with the same voice and settings,
+ * for the same audience (one voice session, or one text channel whose reply gets the MP3).
+ */
 export function mergeable(a: Utterance, b: Utterance): boolean {
+  if (audienceOf(a) !== audienceOf(b)) return false;
   return b.kind === 'auto' && !b.advanced && a.voice === b.voice && a.speed === b.speed && a.pitch === b.pitch && a.lang === b.lang;
 }
 

@@ -29,6 +29,27 @@ export interface UtteranceInput {
   advanced?: AdvancedParams;
   /** Anything the bot needs back at delivery (message id, interaction token, ...). */
   meta?: unknown;
+  /**
+   * Who may hear or read it (`voiceAudience`, `textAudience`): one request carries the messages of
+   * one audience only, so one channel's text never reaches another channel in a merged MP3.
+   * Without it, its own text channel's (merged only with messages of that channel).
+   */
+  audience?: string;
+}
+
+/** The audience of the guild's voice session in `voiceChannelId`: everyone there hears it. */
+export function voiceAudience(voiceChannelId: string): string {
+  return `voice:${voiceChannelId}`;
+}
+
+/** The audience of text channel `channelId`: the audio is posted there as a file. */
+export function textAudience(channelId: string): string {
+  return `text:${channelId}`;
+}
+
+/** The audience `u` was queued for (its own text channel's when none was said). */
+export function audienceOf(u: Pick<UtteranceInput, 'audience' | 'channelId'>): string {
+  return u.audience ?? textAudience(u.channelId);
 }
 
 export interface Utterance extends UtteranceInput {

@@ -294,16 +294,17 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       .catch(() => {});
   }
 
-  /** The slot leaves the guild's batches without having taken anything (nothing to say after all, or aborted). */
-  #abandon(guildId: string, g: GuildQueue, slot: Slot): void {
+  /** The slot leaves without having taken anything; a run `held` for company waits for an event (message, wake-up), never a re-poll. */
+  #abandon(guildId: string, g: GuildQueue, slot: Slot, held = false): void {
     const i = g.slots.indexOf(slot);
     if (i >= 0) g.slots.splice(i, 1);
-    this.#schedulePump(guildId);
+    if (!held) this.#schedulePump(guildId);
   }
 
   /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `formBatch`), then synthesised. */
   async #runSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
     const signal = slot.controller.signal;
+    let held = false;
     try {
       const formed = await formBatch(
         {
@@ -314,13 +315,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           signal,
           live: () => !this.#closed && g.slots.includes(slot),
           headReady: (granted) => this.#headReady(guildId, g, slot, granted),
-          holdForCompany: () => this.#holdForCompany(guildId, g),
+          holdForCompany: () => (held = this.#holdForCompany(guildId, g)),
           reads: this.#reads,
         },
         guildId,
         g,
       );
-      if (!formed) return this.#abandon(guildId, g, slot);
+      if (!formed) return this.#abandon(guildId, g, slot, held);
       const { items, plan } = formed;
       slot.items = items;
       slot.state = 'synthesizing';

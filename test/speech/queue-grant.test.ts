@@ -100,4 +100,32 @@ describe('SpeechScheduler while requests are scarce', () => {
     expect(asked).toEqual(['g1']);
     q.close();
   });
+
+  it('GIVEN a message held for company THEN it waits for an event (a message, its hold expiring): the cache is not asked in a loop', async () => {
+    const clock = new FakeClock();
+    const { limiter, asked } = scarceLimiter();
+    let lookups = 0;
+    const synth = Object.assign(new FakeSynth(), {
+      lookup: async (): Promise<ReadyAudio | null> => {
+        lookups++;
+        return null;
+      },
+    });
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 10_000 } });
+    q.enqueue(msg('g1', 'a', 'だれかいる'));
+    // Many turns of the event loop while it is held: a polling scheduler looks the part up on each.
+    await settle(200);
+    expect(asked).toEqual([]);
+    expect(lookups).toBeLessThanOrEqual(2);
+    // A message arriving is an event: the run is looked at again (its new part looked up), still held.
+    q.enqueue(msg('g1', 'b', 'いるよ'));
+    await settle(200);
+    expect(asked).toEqual([]);
+    expect(lookups).toBeLessThanOrEqual(5);
+    // The hold expiring is another: the grant is asked for once.
+    await clock.advance(10_000);
+    await vi.waitUntil(() => asked.length > 0, SOON);
+    expect(asked).toEqual(['g1']);
+    q.close();
+  });
 });

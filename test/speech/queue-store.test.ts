@@ -46,7 +46,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     before.enqueue(msg('g1', 'a', 'first', { kind: 'say', meta: { messageId: 'm1' } }));
     before.enqueue(msg('g1', 'b', 'narrated', { kind: 'narrate', advanced: { voice: 'Ruby', tone: 'calm', seed: 3 } }));
     before.enqueue(msg('g2', 'c', 'other guild', { lang: 'en' }));
-    before.enqueue(msg('g1', 'a', 'second'));
+    before.enqueue(msg('g1', 'a', 'second', { audience: 'voice:vc1' }));
     // On disk at once: nothing waits for a shutdown to save it.
     expect(onDisk(file)).toBe(4);
     // The "crash": this process never closes anything.
@@ -58,6 +58,8 @@ describe('PendingUtteranceStore: written on accept, deleted when finished (issue
     expect(g1.map((c) => c.utterance.text)).toEqual(['first', 'narrated', 'second']);
     expect(g1[0]!.utterance.meta).toEqual({ messageId: 'm1' });
     expect(g1[1]!.utterance.advanced).toEqual({ voice: 'Ruby', tone: 'calm', seed: 3 });
+    // Who may hear it comes back too (merged only within it after the restore); absent stays absent.
+    expect(g1.map((c) => c.utterance.audience)).toEqual([undefined, undefined, 'voice:vc1']);
 
     // Spoken after the restart: gone from disk one by one as each delivery settles.
     const spoken: ReadyUtterance[] = [];

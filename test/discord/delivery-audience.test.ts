@@ -1,0 +1,94 @@
+import type { Client } from 'discord.js';
+import { describe, expect, it } from 'vitest';
+import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery.ts';
+import type { UtteranceMeta } from '../../src/discord/meta.ts';
+import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { MediaSupport } from '../../src/util/ffmpeg.ts';
+
+// Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
+// a batch merged for a voice session that can no longer be played there (the bot left, ffmpeg went
+// missing) is never attached in one of its channels. Collaborators are small fakes recording what
+// would reach Discord.
+
+const GUILD = 'g1';
+
+function setup(options: { connected: boolean; media?: MediaSupport }) {
+  const posted: Array<{ channelId: string; reply?: string }> = [];
+  const told: Array<{ channelId: string; messageId?: string; kind: string; content: string }> = [];
+  const played: string[] = [];
+  const channel = (channelId: string) => ({
+    isSendable: () => true,
+    send: async (body: { reply?: { messageReference: string } }) =>
+      void posted.push({ channelId, ...(body.reply ? { reply: body.reply.messageReference } : {}) }),
+  });
+  const deps = {
+    client: { channels: { fetch: async (id: string) => channel(id) } } as unknown as Client,
+    voice: {
+      isConnected: () => options.connected,
+      voiceChannel: () => (options.connected ? 'vc1' : null),
+      play: async (guildId: string) => void played.push(guildId),
+    },
+    replies: { finish: async () => true },
+    notices: {
+      tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) => void told.push({ ...to, kind, content }),
+    },
+    jobs: { settle: async () => {} },
+    logger: { warn() {}, error() {}, info() {}, debug() {} },
+    ...(options.media ? { media: options.media } : {}),
+  } as unknown as DeliveryDeps;
+  return { delivery: new SpeechDelivery(deps), posted, told, played };
+}
+
+let n = 0;
+function message(channelId: string, text: string, audience: string): Utterance {
+  n++;
+  const meta: UtteranceMeta = { delivery: { kind: 'message', channelId, messageId: `m-u${n}` }, lang: 'en' };
+  return { id: `u${n}`, guildId: GUILD, userId: `user${n}`, channelId, kind: 'auto', text, 
+    voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0, audience, meta };
+}
+const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' };
+const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: MP3 });
+const signal = new AbortController().signal;
+const NO_FFMPEG: MediaSupport = { transcode: false, playMp3: false };
+
+describe('SpeechDelivery.audience: decided where the bot knows how the audio will go', () => {
+  it('GIVEN the bot in voice and able to play an MP3 THEN every channel read there is the voice session\'s', () => {
+    expect(setup({ connected: true }).delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
+  });
+
+  it('GIVEN no voice session, or no ffmpeg (uncached audio is attached) THEN each channel is its own audience', () => {
+    expect(setup({ connected: false }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
+    expect(setup({ connected: true, media: NO_FFMPEG }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
+  });
+});
+
+describe('SpeechDelivery.deliver: a file carries one channel\'s text only', () => {
+  const merged = () => [message('staff', 'BANの相談です', voiceAudience('vc1')), message('general', 'こんにちは', voiceAudience('vc1'))];
+
+  it('GIVEN audio merged for the voice session and the bot no longer in voice THEN nothing is posted; each author is told', async () => {
+    const { delivery, posted, told } = setup({ connected: false });
+    const items = merged();
+    expect(await delivery.deliver(ready(items), signal)).toEqual({ played: false, attached: false });
+    expect(posted).toEqual([]);
+    expect(told.map((t) => [t.channelId, t.messageId, t.kind])).toEqual([
+      ['staff', `m-${items[0]!.id}`, 'voice_only'],
+      ['general', `m-${items[1]!.id}`, 'voice_only'],
+    ]);
+    expect(told[0]!.content).toContain('Not posted');
+  });
+
+  it('GIVEN the same audio in voice but ffmpeg lost meanwhile (it cannot be played) THEN it is not posted either', async () => {
+    const { delivery, posted, played } = setup({ connected: true, media: NO_FFMPEG });
+    await delivery.deliver(ready(merged()), signal);
+    expect(posted).toEqual([]);
+    expect(played).toEqual([]);
+  });
+
+  it('GIVEN one channel\'s lines merged and no voice THEN they are attached as one reply to the last of them, in that channel', async () => {
+    const { delivery, posted, told } = setup({ connected: false });
+    const items = [message('general', 'こんにちは', textAudience('general')), message('general', 'またね', textAudience('general'))];
+    expect(await delivery.deliver(ready(items), signal)).toEqual({ played: false, attached: true });
+    expect(posted).toEqual([{ channelId: 'general', reply: `m-${items[1]!.id}` }]);
+    expect(told).toEqual([]);
+  });
+});
