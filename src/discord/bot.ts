@@ -43,6 +43,7 @@ import { loadEmojiNames } from '../speech/emoji.ts';
 import { StaleDropNotices } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
+import { ChatChanges } from './chat-changes.ts';
 import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
@@ -208,8 +209,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       GatewayIntentBits.MessageContent,
       GatewayIntentBits.GuildVoiceStates,
       GatewayIntentBits.GuildMembers,
+      // Bans (not privileged): a banned member's queued messages are not read (chat-changes.ts).
+      GatewayIntentBits.GuildModeration,
     ],
-    partials: [Partials.GuildMember],
+    // Deletions and edits of messages not in the cache still arrive (chat-changes.ts needs only ids).
+    partials: [Partials.GuildMember, Partials.Message],
     // Nothing the bot sends pings anyone, whatever a message's text contains.
     allowedMentions: { parse: [], repliedUser: false },
     // Its own HTTP agent: no library imported into this process can change where REST calls go.
@@ -258,6 +262,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       logger.error({ err: error, guildId: message.guildId, channelId: message.channelId }, 'auto-read failed');
     }
   });
+  // Deleted messages are never read, edited ones are read as edited, bans take theirs along.
+  new ChatChanges({ scheduler, autoRead, logger }).listen(client);
   client.on(Events.VoiceStateUpdate, (oldState, newState) =>
     void voiceEvents.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );

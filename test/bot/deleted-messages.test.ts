@@ -1,0 +1,189 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { mp3DurationOf, standardRequests } from '../support/bot-harness.ts';
+import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+
+// Moderation follows the chat, through `npm start` as a child process (loopback Discord, emulator,
+// voice server): a message deleted before it is read is never read, nor sent to the service if it
+// was not yet; an edited one is read as edited; bulk deletes and bans likewise; a deleted message
+// playing stops at once; and what was deleted is not restored after a restart. #chat is an
+// auto-read channel with MP3 posts, so what is read is a request the emulator logs and an
+// attachment replying to the (last) message read. The emulator holds standard requests while
+// `hold()` is on, so messages wait in the bot's queue behind one being synthesised.
+const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' };
+const dave = { id: '1000000000000000041', username: 'dave' };
+const chat = DEFAULT_IDS.chat;
+
+let gate: { promise: Promise<void>; open: () => void } | null = null;
+/** Standard requests wait (logged, unanswered) until release(). */
+function hold(): void {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  gate = { promise, open };
+}
+function release(): void {
+  gate?.open();
+  gate = null;
+}
+
+let emulator: Emulator;
+let discord: FakeDiscord;
+let voice: FakeVoiceServer;
+let dataDir: string;
+let bot: ChildBot;
+const start = () => startChildBot({ discord, emulator, dataDir, caCertPem: voice.caCertPem, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
+
+beforeAll(async () => {
+  voice = await startFakeVoiceServer();
+  [emulator, discord] = await Promise.all([
+    startEmulator({ sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
+    startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
+  ]);
+  emulator.setLatency('standard', 1);
+  dataDir = mkdtempSync(join(tmpdir(), 'yomiage-deleted-'));
+  bot = await start();
+  const add = await discord.sendInteraction({
+    channelId: chat, user: bob, name: 'autoread', locale: 'en-US',
+    options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
+  });
+  expect(String((await add.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('costs characters');
+}, 60_000);
+afterAll(async () => {
+  release();
+  await bot?.stop('SIGKILL');
+  await Promise.all([emulator?.close(), discord?.close(), voice?.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const texts = (from: number) => standardRequests(emulator).slice(from).map((r) => r.text);
+const post = (author: { id: string; username: string }, content: string, channelId: string = chat) => discord.sendMessage({ channelId, author, content });
+const until = <T>(what: string, find: () => T | undefined | false) => vi.waitUntil(find, { timeout: 20_000, interval: 20, message: what });
+/** Waits until the emulator has been asked (and holds) a request reading `text`. */
+const asked = (from: number, text: string) => until(`a request with ${text}`, () => texts(from).some((t) => t.includes(text)));
+/** The bot's log line saying it took back queued speech for `why`, written after `since` lines. */
+function takenBack(why: string, since: number): Promise<LogLine> {
+  const earlier = new Set(bot.logs.slice(0, since));
+  return bot.waitForLog((l) => !earlier.has(l) && l.msg === 'queued speech taken back' && l.why === why, 20_000, `speech taken back (${why})`);
+}
+/** The bot's MP3 posts replying to `messageId`. */
+const repliesTo = (messageId: string) => discord.messages.filter((m) => m.messageReference?.message_id === messageId && m.attachments.length > 0);
+
+describe('npm start: deleted and edited messages', () => {
+  it('a message deleted while queued is never sent nor posted; the others are', async () => {
+    const from = standardRequests(emulator).length;
+    hold();
+    await post(alice, '最初の発言です');
+    await asked(from, '最初の発言です');
+    await post(bob, '残る発言その一');
+    const gone = await post(alice, '削除される発言');
+    const last = await post(bob, '残る発言その二');
+    const mark = bot.logs.length;
+    await discord.deleteMessage(chat, gone.id);
+    await takenBack('deleted', mark);
+    release();
+    await until('the rest read', () => repliesTo(last.id).length > 0);
+    expect(texts(from).join('|')).toContain('残る発言その一');
+    expect(texts(from).join('|')).not.toContain('削除される発言');
+    expect(repliesTo(gone.id)).toHaveLength(0);
+  });
+
+  it('bulk deletes and a ban take their queued messages along (the ban without any MESSAGE_DELETE)', async () => {
+    const from = standardRequests(emulator).length;
+    hold();
+    await post(alice, '二番目の先頭です');
+    await asked(from, '二番目の先頭です');
+    const spam = [await post(bob, '一括削除その一'), await post(alice, '一括削除その二')];
+    await post(dave, '追放される人の発言');
+    const last = await post(alice, '一括のあとに残る発言');
+    let mark = bot.logs.length;
+    await discord.bulkDelete(chat, spam.map((m) => m.id));
+    await takenBack('bulk_deleted', mark);
+    mark = bot.logs.length;
+    await discord.banMember({ guildId: DEFAULT_IDS.guild, userId: dave.id, deleteMessages: true });
+    await takenBack('banned', mark);
+    release();
+    await until('the rest read', () => repliesTo(last.id).length > 0);
+    const sent = texts(from).join('|');
+    for (const gone of ['一括削除', '追放される人']) expect(sent).not.toContain(gone);
+  });
+
+  it('an edited queued message is read as edited, through the same reading rules (dictionary, name)', async () => {
+    const dict = await discord.sendInteraction({
+      channelId: chat, user: bob, name: 'dictionary', locale: 'en-US',
+      options: [{ name: 'add', type: 1, options: [{ name: 'word', type: 3, value: 'ASAP' }, { name: 'reading', type: 3, value: 'いそいで' }] }],
+    });
+    await dict.waitForResponse((r) => r.kind === 'callback', 20_000);
+    const from = standardRequests(emulator).length;
+    hold();
+    await post(bob, '三番目の先頭です');
+    await asked(from, '三番目の先頭です');
+    const edited = await post(alice, '編集前の誤字');
+    const mark = bot.logs.length;
+    await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集後の文 ASAP' });
+    await takenBack('edited', mark);
+    release();
+    await until('the edit read', () => repliesTo(edited.id).length > 0);
+    expect(texts(from).join('|')).toContain('編集後の文 いそいで');
+    expect(texts(from).join('|')).not.toContain('編集前');
+  });
+  it('after a restart nothing deleted comes back; messages no longer cached are still taken back, from a request being made too', async () => {
+    const from = standardRequests(emulator).length;
+    hold();
+    await post(alice, '再起動前の先頭');
+    await asked(from, '再起動前の先頭');
+    const gone = await post(bob, '再起動前に削除');
+    await post(alice, '再起動後も残る');
+    const later = await post(bob, '再起動後に削除');
+    const edited = await post(alice, '再起動後に編集');
+    let mark = bot.logs.length;
+    await discord.deleteMessage(chat, gone.id);
+    await takenBack('deleted', mark);
+    await bot.stop('SIGTERM');
+    release();
+    // A new process takes the queue back from disk; none of these messages is in its cache.
+    const restarted = standardRequests(emulator).length;
+    hold();
+    bot = await start();
+    await asked(restarted, '再起動後に削除');
+    mark = bot.logs.length;
+    await discord.deleteMessage(chat, later.id);
+    await takenBack('deleted', mark);
+    // An update without content (ids and edit time only): the bot fetches the message.
+    mark = bot.logs.length;
+    await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集された本文', partial: true });
+    await takenBack('edited', mark);
+    release();
+    await until('the rest read', () => repliesTo(edited.id).length > 0);
+    const after = texts(restarted);
+    expect(after.join('|')).not.toContain('再起動前に削除');
+    // The requests that carried the deleted and the old text were dropped; their audio is never posted.
+    expect(after.at(-1)).toMatch(/再起動前の先頭.*再起動後も残る.*編集された本文/);
+    expect(after.at(-1)).not.toMatch(/再起動後に削除|再起動後に編集/);
+    expect(repliesTo(edited.id)).toHaveLength(1);
+  });
+
+  it('a message deleted while it plays in voice stops at once', async () => {
+    const guildId = DEFAULT_IDS.guild;
+    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
+    const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
+    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    await voice.waitForDave(guildId);
+    const started = performance.now();
+    // Half a second of it heard (25 frames of 20 ms) before the delete.
+    let frames = 0;
+    const heard = voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25, 30_000);
+    const long = await post(alice, 'これはとても長い発言です。削除されるまで読み続けます。まだまだ続きます。', DEFAULT_IDS.general);
+    await heard;
+    await discord.deleteMessage(DEFAULT_IDS.general, long.id);
+    const cut = await until('the utterance cut short', () => voice.utterances(guildId).find((u) => u.start >= started && u.complete));
+    const text = standardRequests(emulator).find((r) => r.text.includes('削除されるまで'))!.text;
+    expect(cut.durationMs).toBeLessThan((await mp3DurationOf(emulator, text)) * 0.6);
+  });
+});
