@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
 import { mp3DurationOf, standardRequests } from '../support/bot-harness.ts';
-import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
 // Moderation follows the chat, through `npm start` as a child process (loopback Discord, emulator,
 // voice server): a message deleted before it is read is never read, nor sent to the service if it
@@ -54,6 +54,8 @@ beforeAll(async () => {
   });
   expect(String((await add.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('costs characters');
 }, 60_000);
+// A test that failed while holding must not leave the next one's requests unanswered.
+afterEach(release);
 afterAll(async () => {
   release();
   await bot?.stop('SIGKILL');
@@ -66,10 +68,13 @@ const post = (author: { id: string; username: string }, content: string, channel
 const until = <T>(what: string, find: () => T | undefined | false) => vi.waitUntil(find, { timeout: 20_000, interval: 20, message: what });
 /** Waits until the emulator has been asked (and holds) a request reading `text`. */
 const asked = (from: number, text: string) => until(`a request with ${text}`, () => texts(from).some((t) => t.includes(text)));
-/** The bot's log line saying it took back queued speech for `why`, written after `since` lines. */
-function takenBack(why: string, since: number): Promise<LogLine> {
-  const earlier = new Set(bot.logs.slice(0, since));
-  return bot.waitForLog((l) => !earlier.has(l) && l.msg === 'queued speech taken back' && l.why === why, 20_000, `speech taken back (${why})`);
+/**
+ * Resolves once the bot has handled every gateway event sent before it: it answers /help, sent
+ * after them on the same connection (events are handled in order; a deletion synchronously).
+ */
+async function handled(): Promise<void> {
+  const help = await discord.sendInteraction({ channelId: chat, user: bob, name: 'help', locale: 'en-US' });
+  await help.waitForResponse((r) => r.kind === 'callback', 20_000);
 }
 /** The bot's MP3 posts replying to `messageId`. */
 const repliesTo = (messageId: string) => discord.messages.filter((m) => m.messageReference?.message_id === messageId && m.attachments.length > 0);
@@ -83,9 +88,8 @@ describe('npm start: deleted and edited messages', () => {
     await post(bob, '残る発言その一');
     const gone = await post(alice, '削除される発言');
     const last = await post(bob, '残る発言その二');
-    const mark = bot.logs.length;
     await discord.deleteMessage(chat, gone.id);
-    await takenBack('deleted', mark);
+    await handled();
     release();
     await until('the rest read', () => repliesTo(last.id).length > 0);
     expect(texts(from).join('|')).toContain('残る発言その一');
@@ -101,12 +105,9 @@ describe('npm start: deleted and edited messages', () => {
     const spam = [await post(bob, '一括削除その一'), await post(alice, '一括削除その二')];
     await post(dave, '追放される人の発言');
     const last = await post(alice, '一括のあとに残る発言');
-    let mark = bot.logs.length;
     await discord.bulkDelete(chat, spam.map((m) => m.id));
-    await takenBack('bulk_deleted', mark);
-    mark = bot.logs.length;
     await discord.banMember({ guildId: DEFAULT_IDS.guild, userId: dave.id, deleteMessages: true });
-    await takenBack('banned', mark);
+    await handled();
     release();
     await until('the rest read', () => repliesTo(last.id).length > 0);
     const sent = texts(from).join('|');
@@ -124,9 +125,8 @@ describe('npm start: deleted and edited messages', () => {
     await post(bob, '三番目の先頭です');
     await asked(from, '三番目の先頭です');
     const edited = await post(alice, '編集前の誤字');
-    const mark = bot.logs.length;
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集後の文 ASAP' });
-    await takenBack('edited', mark);
+    await handled();
     release();
     await until('the edit read', () => repliesTo(edited.id).length > 0);
     expect(texts(from).join('|')).toContain('編集後の文 いそいで');
@@ -141,9 +141,8 @@ describe('npm start: deleted and edited messages', () => {
     await post(alice, '再起動後も残る');
     const later = await post(bob, '再起動後に削除');
     const edited = await post(alice, '再起動後に編集');
-    let mark = bot.logs.length;
     await discord.deleteMessage(chat, gone.id);
-    await takenBack('deleted', mark);
+    await handled();
     await bot.stop('SIGTERM');
     release();
     // A new process takes the queue back from disk; none of these messages is in its cache.
@@ -151,13 +150,13 @@ describe('npm start: deleted and edited messages', () => {
     hold();
     bot = await start();
     await asked(restarted, '再起動後に削除');
-    mark = bot.logs.length;
+    // The request being made carries it: it is dropped and the rest asked for anew, without it.
+    const n = texts(restarted).length;
     await discord.deleteMessage(chat, later.id);
-    await takenBack('deleted', mark);
+    await until('a request without the deleted message', () => texts(restarted).slice(n).some((t) => t.includes('再起動後に編集') && !t.includes('再起動後に削除')));
     // An update without content (ids and edit time only): the bot fetches the message.
-    mark = bot.logs.length;
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集された本文', partial: true });
-    await takenBack('edited', mark);
+    await asked(restarted, '編集された本文');
     release();
     await until('the rest read', () => repliesTo(edited.id).length > 0);
     const after = texts(restarted);
@@ -185,5 +184,5 @@ describe('npm start: deleted and edited messages', () => {
     const cut = await until('the utterance cut short', () => voice.utterances(guildId).find((u) => u.start >= started && u.complete));
     const text = standardRequests(emulator).find((r) => r.text.includes('削除されるまで'))!.text;
     expect(cut.durationMs).toBeLessThan((await mp3DurationOf(emulator, text)) * 0.6);
-  });
+  }, 60_000);
 });
