@@ -63,7 +63,8 @@ export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
  * list. A result or batch that carries a change is discarded: its request aborted with `reason`,
  * its audio unpinned (the characters it cost stay charged: they were spent). Its other utterances,
  * and the replacements, go back to the front of the pending list in their order, to be read in a
- * new request without what was taken out. A batch still planning plans again from the new list.
+ * new request without what was taken out: the others charged to the server (their authors paid
+ * once already), an edit's new text to its author. A batch still planning plans again from the new list.
  * The delivery playing now is the caller's.
  */
 export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
@@ -88,12 +89,14 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
     return { kept, changed };
   };
   const front: Utterance[] = [];
+  // The others of a discarded request were paid for (or may have been): asking again is the server's cost.
+  const again = (kept: Utterance[]) => kept.map((u) => (done.replaced.includes(u) ? u : { ...u, paidOnce: true as const }));
   for (const result of [...upcoming]) {
     const { kept, changed } = apply(result.items);
     if (!changed) continue;
     upcoming.splice(upcoming.indexOf(result), 1);
     result.audio?.release?.();
-    front.push(...kept);
+    front.push(...again(kept));
   }
   for (const slot of [...g.slots]) {
     if (slot.state === 'planning') continue;
@@ -102,7 +105,7 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
     slot.controller.abort(reason);
     for (const r of slot.results) r.audio?.release?.();
     g.slots.splice(g.slots.indexOf(slot), 1);
-    front.push(...kept);
+    front.push(...again(kept));
   }
   const pending = apply(g.pending);
   if (front.length > 0 || pending.changed) {

@@ -149,6 +149,8 @@ describe('npm start: deleted and edited messages', () => {
     const restarted = standardRequests(emulator).length;
     hold();
     bot = await start();
+    // Four come back from disk: the deleted one is not among them.
+    expect((await bot.waitForLog((l) => l.msg === 'bot ready')).restored).toBe(4);
     await asked(restarted, '再起動後に削除');
     // The request being made carries it: it is dropped and the rest asked for anew, without it.
     const n = texts(restarted).length;

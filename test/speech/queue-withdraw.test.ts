@@ -62,9 +62,10 @@ describe('SpeechScheduler.withdraw', () => {
     q.withdraw('g1', byText('消える'));
     expect(synth.calls[0]!.signal?.aborted).toBe(true);
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
-    // Each remaining author is charged for what the new request reads, nothing for the text taken out.
+    // The new request costs what it reads, nothing for the text taken out; alice paid for these
+    // once already (the aborted request), so the server pays for asking again.
     expect(synth.calls[1]!.req.text).toBe('残る一。残る二');
-    expect(synth.calls[1]!.req.charges).toEqual([{ guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: [...'残る一。残る二'].length }]);
+    expect(synth.calls[1]!.req.charges).toEqual([{ guildId: 'g1', userId: 'g1', endpoint: 'standard', chars: [...'残る一。残る二'].length }]);
     synth.release(1);
     await vi.waitUntil(() => delivered.length === 1, SOON);
     expect(said()).toEqual(['残る一', '残る二']);
@@ -118,6 +119,9 @@ describe('SpeechScheduler.withdraw', () => {
     expect(journal.log).toEqual(expect.arrayContaining([`+${first}:新しい一`, `+${second}:新しい二`]));
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
     expect(synth.calls[1]!.req.text).toBe('新しい一。そのまま。新しい二');
+    // The new text is its author's cost; the unchanged message asked for again is the server's.
+    const charged = Object.fromEntries(synth.calls[1]!.req.charges.map((c) => [c.userId, c.chars]));
+    expect(charged).toEqual({ alice: [...'新しい一。新しい二'].length, g1: [...'。そのまま'].length });
     synth.release(1);
     await vi.waitUntil(() => delivered.length === 1, SOON);
     expect(said()).toEqual(['新しい一', 'そのまま', '新しい二']);
@@ -136,6 +140,6 @@ describe('withdrawFrom', () => {
     expect(done.removed).toEqual([b]);
     expect(upcoming.map((r) => r.items)).toEqual([[c]]);
     expect(released).toBe(1);
-    expect(g.pending).toEqual([a, d]);
+    expect(g.pending).toEqual([{ ...a, paidOnce: true }, d]);
   });
 });
