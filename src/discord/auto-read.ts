@@ -10,6 +10,14 @@ import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
 
+/** What a message's text depends on besides the message (AutoReader #body). */
+interface BodyOptions {
+  reading: ReadingSettings;
+  nickname: string | null;
+  settings: GuildSettings;
+  dictionary: readonly DictionaryEntry[];
+}
+
 /** What AutoReader works with. */
 export interface AutoReadDeps {
   voice: VoiceManager;
@@ -91,11 +99,12 @@ export class AutoReader {
   }
 
   /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix). */
-  #body(message: Message<true>, o: { reading: ReadingSettings; nickname: string | null; settings: GuildSettings; dictionary: readonly DictionaryEntry[] }) {
+  #body(message: Message<true>, o: BodyOptions) {
     const name = o.nickname ?? message.member?.displayName ?? message.author.displayName;
     if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null };
     const body = messageText(message, { id: message.author.id, name }, {
-      lang: guildLang(o.settings.locale), maxLength: o.settings.maxLength, dictionary: o.dictionary, readEmoji: o.reading.emoji, forwards: o.reading.forwards,
+      lang: guildLang(o.settings.locale), maxLength: o.settings.maxLength, dictionary: o.dictionary,
+      readEmoji: o.reading.emoji, forwards: o.reading.forwards,
     });
     return { name, body };
   }

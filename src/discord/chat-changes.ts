@@ -17,7 +17,8 @@ type Why = 'deleted' | 'bulk_deleted' | 'channel_deleted' | 'banned' | 'edited';
 /** The id of the member's message an utterance reads, if it is one (auto-read; not the bot's own clips). */
 function messageIdOf(u: Utterance): string | undefined {
   const meta = u.meta as UtteranceMeta | undefined;
-  return u.kind === 'auto' && meta?.delivery.kind === 'message' && !meta.botClip && meta.delivery.messageId ? meta.delivery.messageId : undefined;
+  if (u.kind !== 'auto' || meta?.delivery.kind !== 'message' || meta.botClip) return undefined;
+  return meta.delivery.messageId || undefined;
 }
 
 /**
@@ -49,7 +50,9 @@ export class ChatChanges {
     client.on(Events.MessageBulkDelete, (messages, channel) =>
       guarded('bulk delete', () => 'guildId' in channel && this.deleted(channel.guildId, messages.keys(), 'bulk_deleted')),
     );
-    client.on(Events.ChannelDelete, (channel) => guarded('channel delete', () => 'guildId' in channel && this.channelDeleted(channel.guildId, channel.id)));
+    client.on(Events.ChannelDelete, (channel) =>
+      guarded('channel delete', () => 'guildId' in channel && this.channelDeleted(channel.guildId, channel.id)),
+    );
     client.on(Events.GuildBanAdd, (ban) => guarded('ban', () => this.banned(ban.guild.id, ban.user.id)));
     client.on(Events.MessageUpdate, (_old, message) => guarded('message edit', () => this.edited(message)));
   }

@@ -21,7 +21,8 @@ function memberMessage(state: DiscordState, channelId: string, messageId: string
 }
 
 /** Message events of a guild need GUILD_MESSAGES, of a DM DIRECT_MESSAGES. */
-const messageIntent = (state: DiscordState, channelId: string) => (findChannel(state.guilds, channelId) ? INTENTS.GuildMessages : INTENTS.DirectMessages);
+const messageIntent = (state: DiscordState, channelId: string) =>
+  findChannel(state.guilds, channelId) ? INTENTS.GuildMessages : INTENTS.DirectMessages;
 
 /** A member edits their message. `partial`: the update carries only ids and the edit time, as Discord may send (no content). */
 export async function editMessage(state: DiscordState, input: EditMessageInput): Promise<void> {
@@ -69,7 +70,9 @@ export async function banMember(state: DiscordState, input: BanInput): Promise<v
   const user = toAPIUser(member?.user ?? { id: input.userId, username: `user${input.userId.slice(-4)}` });
   guild.members = guild.members.filter((m) => m.user.id !== input.userId);
   if (input.deleteMessages) {
-    for (const [id, m] of state.userMessages) if (m.author.id === input.userId && findChannel([guild], m.channel_id)) state.userMessages.delete(id);
+    for (const [id, m] of state.userMessages) {
+      if (m.author.id === input.userId && findChannel([guild], m.channel_id)) state.userMessages.delete(id);
+    }
   }
   await state.gateway.dispatch('GUILD_BAN_ADD', { guild_id: guild.id, user }, { intent: INTENTS.GuildModeration });
   await state.gateway.dispatch('GUILD_MEMBER_REMOVE', { guild_id: guild.id, user }, { intent: INTENTS.GuildMembers });

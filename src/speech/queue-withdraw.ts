@@ -32,7 +32,10 @@ export type Replace = (old: Utterance) => UtteranceInput | null;
  * speech: left where it is, its batch untouched); one already playing is left to finish.
  * Returns what was stopped, taken out or replaced (the old utterances).
  */
-export function withdraw(g: GuildQueue, o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal }): Utterance[] {
+export function withdraw(
+  g: GuildQueue,
+  o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal },
+): Utterance[] {
   const reason = new SpeechError('aborted', { guildId: o.guildId, message: o.replace ? 'edited' : 'withdrawn' });
   const replaced = new Map<Utterance, Utterance>();
   const done = withdrawFrom(g, g.delivering?.upcoming ?? [], (u) => {
@@ -54,7 +57,8 @@ export function withdraw(g: GuildQueue, o: { guildId: string; match: (u: Utteran
 
 /** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
 export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
-  return u.text === input.text && u.voice === input.voice && u.speed === input.speed && u.pitch === input.pitch && u.lang === input.lang && u.prefix === input.prefix;
+  return u.text === input.text && u.prefix === input.prefix && u.lang === input.lang
+    && u.voice === input.voice && u.speed === input.speed && u.pitch === input.pitch;
 }
 
 /**

@@ -64,7 +64,8 @@ afterAll(async () => {
 });
 
 const texts = (from: number) => standardRequests(emulator).slice(from).map((r) => r.text);
-const post = (author: { id: string; username: string }, content: string, channelId: string = chat) => discord.sendMessage({ channelId, author, content });
+const post = (author: { id: string; username: string }, content: string, channelId: string = chat) =>
+  discord.sendMessage({ channelId, author, content });
 const until = <T>(what: string, find: () => T | undefined | false) => vi.waitUntil(find, { timeout: 20_000, interval: 20, message: what });
 /** Waits until the emulator has been asked (and holds) a request reading `text`. */
 const asked = (from: number, text: string) => until(`a request with ${text}`, () => texts(from).some((t) => t.includes(text)));
@@ -155,7 +156,8 @@ describe('npm start: deleted and edited messages', () => {
     // The request being made carries it: it is dropped and the rest asked for anew, without it.
     const n = texts(restarted).length;
     await discord.deleteMessage(chat, later.id);
-    await until('a request without the deleted message', () => texts(restarted).slice(n).some((t) => t.includes('再起動後に編集') && !t.includes('再起動後に削除')));
+    const without = (t: string) => t.includes('再起動後に編集') && !t.includes('再起動後に削除');
+    await until('a request without the deleted message', () => texts(restarted).slice(n).some(without));
     // An update without content (ids and edit time only): the bot fetches the message.
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集された本文', partial: true });
     await asked(restarted, '編集された本文');

@@ -52,7 +52,7 @@ describe('SpeechScheduler.withdraw', () => {
     expect(said()).toEqual(['一つ目', '二つ目', '三つ目']);
   });
 
-  it('GIVEN a merged request being synthesised WHEN one of its messages is deleted THEN it is aborted and the others are asked for without it', async () => {
+  it('GIVEN a merged request being synthesised WHEN one of its messages is deleted THEN the others are asked for without it', async () => {
     const { synth, q, said, enqueue, byText, delivered } = setup();
     enqueue('残る一');
     enqueue('消える');
@@ -71,7 +71,7 @@ describe('SpeechScheduler.withdraw', () => {
     expect(said()).toEqual(['残る一', '残る二']);
   });
 
-  it('GIVEN audio ready behind the one playing WHEN a message in it is deleted THEN that audio is never played and the rest is read anew', async () => {
+  it('GIVEN audio ready behind the one playing WHEN a message in it is deleted THEN that audio never plays, the rest is read anew', async () => {
     const { synth, q, said, enqueue, byText, delivered } = setup();
     enqueue('再生中');
     await vi.waitUntil(() => synth.calls.length === 1, SOON);
@@ -129,7 +129,7 @@ describe('SpeechScheduler.withdraw', () => {
 });
 
 describe('withdrawFrom', () => {
-  it('GIVEN results of the batch being delivered not started yet THEN one carrying a withdrawn message is dropped and unpinned, its others queued first', () => {
+  it('GIVEN results of the batch being delivered THEN one carrying a withdrawn message is dropped and unpinned, its others queued first', () => {
     const g = newGuildQueue();
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
