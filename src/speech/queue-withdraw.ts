@@ -43,7 +43,9 @@ export function withdraw(
     const input = o.replace?.(u);
     if (!input) return null;
     if (sameSpeech(u, input)) return u;
-    const next = { ...input, id: u.id, enqueuedAt: u.enqueuedAt };
+    // The new text is its author's to pay for, whoever paid for the old one.
+    const { paidOnce: _paid, ...fresh } = input as Partial<Utterance> & UtteranceInput;
+    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt };
     replaced.set(next, u);
     return next;
   }, reason);
@@ -93,14 +95,17 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
     return { kept, changed };
   };
   const front: Utterance[] = [];
-  // The others of a discarded request were paid for (or may have been): asking again is the server's cost.
-  const again = (kept: Utterance[]) => kept.map((u) => (done.replaced.includes(u) ? u : { ...u, paidOnce: true as const }));
+  // The others of a discarded request that was paid for (or may have been, while it was being made)
+  // were paid for by their authors once: asking again is the server's cost.
+  const again = (kept: Utterance[], paid: boolean) =>
+    kept.map((u) => (!paid || done.replaced.includes(u) ? u : { ...u, paidOnce: true as const }));
+  const paidAudio = (r: ReadyUtterance) => r.audio !== undefined && !r.audio.fromCache;
   for (const result of [...upcoming]) {
     const { kept, changed } = apply(result.items);
     if (!changed) continue;
     upcoming.splice(upcoming.indexOf(result), 1);
     result.audio?.release?.();
-    front.push(...again(kept));
+    front.push(...again(kept, paidAudio(result)));
   }
   for (const slot of [...g.slots]) {
     if (slot.state === 'planning') continue;
@@ -109,7 +114,7 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
     slot.controller.abort(reason);
     for (const r of slot.results) r.audio?.release?.();
     g.slots.splice(g.slots.indexOf(slot), 1);
-    front.push(...again(kept));
+    front.push(...again(kept, slot.state === 'synthesizing' || slot.results.some(paidAudio)));
   }
   const pending = apply(g.pending);
   if (front.length > 0 || pending.changed) {
