@@ -19,6 +19,8 @@ const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' };
 const dave = { id: '1000000000000000041', username: 'dave' };
 const chat = DEFAULT_IDS.chat;
+/** A second MP3 auto-read channel, deleted by a moderator in one test. */
+const doomed = '1100000000000000199';
 
 let gate: { promise: Promise<void>; open: () => void } | null = null;
 /** Standard requests wait (logged, unanswered) until release(). */
@@ -46,13 +48,16 @@ beforeAll(async () => {
     startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
   ]);
   emulator.setLatency('standard', 1);
+  discord.guilds[0]!.channels.push({ id: doomed, name: 'doomed', type: 0 });
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-deleted-'));
   bot = await start();
-  const add = await discord.sendInteraction({
-    channelId: chat, user: bob, name: 'autoread', locale: 'en-US',
-    options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
-  });
-  expect(String((await add.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('costs characters');
+  for (const channelId of [chat, doomed]) {
+    const add = await discord.sendInteraction({
+      channelId, user: bob, name: 'autoread', locale: 'en-US',
+      options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
+    });
+    expect(String((await add.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('costs characters');
+  }
 }, 60_000);
 // A test that failed while holding must not leave the next one's requests unanswered.
 afterEach(release);
@@ -98,21 +103,23 @@ describe('npm start: deleted and edited messages', () => {
     expect(repliesTo(gone.id)).toHaveLength(0);
   });
 
-  it('bulk deletes and a ban take their queued messages along (the ban without any MESSAGE_DELETE)', async () => {
+  it('bulk deletes, a deleted channel and a ban take their queued messages along (the ban without any MESSAGE_DELETE)', async () => {
     const from = standardRequests(emulator).length;
     hold();
     await post(alice, '二番目の先頭です');
     await asked(from, '二番目の先頭です');
     const spam = [await post(bob, '一括削除その一'), await post(alice, '一括削除その二')];
     await post(dave, '追放される人の発言');
+    await post(bob, '消えるチャンネルの発言', doomed);
     const last = await post(alice, '一括のあとに残る発言');
     await discord.bulkDelete(chat, spam.map((m) => m.id));
+    await discord.deleteChannel(doomed);
     await discord.banMember({ guildId: DEFAULT_IDS.guild, userId: dave.id, deleteMessages: true });
     await handled();
     release();
     await until('the rest read', () => repliesTo(last.id).length > 0);
     const sent = texts(from).join('|');
-    for (const gone of ['一括削除', '追放される人']) expect(sent).not.toContain(gone);
+    for (const gone of ['一括削除', '追放される人', '消えるチャンネル']) expect(sent).not.toContain(gone);
   });
 
   it('an edited queued message is read as edited, through the same reading rules (dictionary, name)', async () => {
