@@ -1,7 +1,7 @@
 import type { Message } from 'discord.js';
-import { effectiveVoice, type ReadingSettings, type Repositories } from '../db/repositories.ts';
+import { effectiveVoice, type DictionaryEntry, type GuildSettings, type ReadingSettings, type Repositories } from '../db/repositories.ts';
 import type { NameReader } from '../speech/names.ts';
-import type { SpeechScheduler } from '../speech/queue.ts';
+import type { SpeechScheduler, Utterance, UtteranceInput } from '../speech/queue.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import { guildLang } from './i18n.ts';
@@ -10,6 +10,14 @@ import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 import { describeQueueRefusal } from './outcomes.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
+
+/** What a message's text depends on besides the message (AutoReader #body). */
+interface BodyOptions {
+  reading: ReadingSettings;
+  nickname: string | null;
+  settings: GuildSettings;
+  dictionary: readonly DictionaryEntry[];
+}
 
 /** What AutoReader works with. */
 export interface AutoReadDeps {
@@ -59,14 +67,9 @@ export class AutoReader {
       return;
     }
     const settings = this.#deps.repos.guildSettings.get(guildId);
-    if (settings.ignorePrefix && message.content.startsWith(settings.ignorePrefix)) return;
     const lang = guildLang(settings.locale);
     const dictionary = this.#deps.repos.dictionary.list(guildId);
-    const name = user.nickname ?? message.member?.displayName ?? message.author.displayName;
-    const body = messageText(message, { id: message.author.id, name }, {
-      lang, maxLength: settings.maxLength, dictionary, readEmoji: reading.emoji, forwards: reading.forwards,
-      audience: { voiceChannelId: this.#deps.voice.voiceChannel(guildId), postChannelId: channelId },
-    });
+    const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
@@ -79,6 +82,36 @@ export class AutoReader {
       const content = describeQueueRefusal(lang, result);
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
     }
+  }
+
+  /**
+   * A message edited while it waits to be read: what to read instead, through the same rules and
+   * text as a new message (null: it would not be read now). Its name is read as decided when it
+   * arrived; its voice as the member's settings are now. Changes nothing else.
+   */
+  edited(message: Message<true>, old: Utterance): UtteranceInput | null {
+    const { guildId } = message;
+    const reading = this.#deps.repos.reading.get(guildId);
+    const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
+    if (this.#whyNotRead(message, reading, user.muted) !== undefined) return null;
+    const settings = this.#deps.repos.guildSettings.get(guildId);
+    const dictionary = this.#deps.repos.dictionary.list(guildId);
+    const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
+    if (!body) return null;
+    const { id: _id, enqueuedAt: _at, ...input } = old;
+    return { ...input, text: (old.prefix ?? '') + body, ...effectiveVoice(settings, user) };
+  }
+
+  /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix). */
+  #body(message: Message<true>, o: BodyOptions) {
+    const name = o.nickname ?? message.member?.displayName ?? message.author.displayName;
+    if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null };
+    const body = messageText(message, { id: message.author.id, name }, {
+      lang: guildLang(o.settings.locale), maxLength: o.settings.maxLength, dictionary: o.dictionary,
+      readEmoji: o.reading.emoji, forwards: o.reading.forwards,
+      audience: { voiceChannelId: this.#deps.voice.voiceChannel(message.guildId), postChannelId: message.channelId },
+    });
+    return { name, body };
   }
 
   /** Bots, webhooks, muted members and the role and voice-channel rules (reading-rules.ts). */

@@ -44,6 +44,7 @@ import { loadEmojiNames } from '../speech/emoji.ts';
 import { StaleDropNotices } from './bot-clips.ts';
 import { SpeechDelivery } from './delivery.ts';
 import { AutoReader } from './auto-read.ts';
+import { ChatChanges } from './chat-changes.ts';
 import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
@@ -213,8 +214,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       GatewayIntentBits.MessageContent,
       GatewayIntentBits.GuildVoiceStates,
       GatewayIntentBits.GuildMembers,
+      // Bans (not privileged): a banned member's queued messages are not read (chat-changes.ts).
+      GatewayIntentBits.GuildModeration,
     ],
-    // Events about messages it does not cache (all of them, below) still arrive, as partials.
+    // Events about messages it does not cache (all of them, below) still arrive, as partials:
+    // deletions and edits need only ids (chat-changes.ts).
     partials: [Partials.GuildMember, Partials.Message],
     // discord.js keeps the last 200 messages of every channel by default: with the Message Content
     // intent, the text of every channel of every server, held for weeks. The bot reads each
@@ -270,6 +274,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       logger.error({ err: error, guildId: message.guildId, channelId: message.channelId }, 'auto-read failed');
     }
   });
+  // Deleted messages are never read, edited ones are read as edited, bans take theirs along.
+  new ChatChanges({ scheduler, autoRead, logger }).listen(client);
   client.on(Events.VoiceStateUpdate, (oldState, newState) =>
     void voiceEvents.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );

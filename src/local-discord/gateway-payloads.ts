@@ -8,6 +8,7 @@ import { toAPIChannel, toAPIGuild, toAPIMember, toAPIUser, toAPIVoiceState, type
 export const INTENTS = {
   Guilds: 1 << 0,
   GuildMembers: 1 << 1,
+  GuildModeration: 1 << 2,
   GuildVoiceStates: 1 << 7,
   GuildPresences: 1 << 8,
   GuildMessages: 1 << 9,

@@ -16,7 +16,8 @@
  *   const last = await i.waitForResponse((r) => (r.message?.attachments.length ?? 0) > 0);
  *   ...; await client.destroy(); await fake.close();
  *
- * The routes live in rest/ by Discord resource; what members do in member-actions.ts; the bot's
+ * The routes live in rest/ by Discord resource; what members do in member-actions.ts (edits,
+ * deletions and bans in moderation-actions.ts); the bot's
  * own voice state in voice-states.ts; the shared world in state.ts.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,6 +26,7 @@ import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
+import { banMember, deleteChannel, deleteMessages, editMessage } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
 import { parseBody } from './rest/body.ts';
@@ -35,7 +37,9 @@ import { ok, Router, type RouteResult } from './rest/router.ts';
 import { userRoutes } from './rest/users.ts';
 import { DiscordState } from './state.ts';
 import type {
+  BanInput,
   BotVoiceStateRequest,
+  EditMessageInput,
   FakeDiscord,
   FakeDiscordOptions,
   FakeInteraction,
@@ -163,6 +167,26 @@ class FakeDiscordServer implements FakeDiscord {
 
   uploadAttachment(upload: MemberUpload): { id: string; url: string } {
     return uploadAttachment(this.#state, upload);
+  }
+
+  editMessage(input: EditMessageInput): Promise<void> {
+    return editMessage(this.#state, input);
+  }
+
+  deleteMessage(channelId: string, messageId: string): Promise<void> {
+    return deleteMessages(this.#state, channelId, [messageId], false);
+  }
+
+  bulkDelete(channelId: string, messageIds: readonly string[]): Promise<void> {
+    return deleteMessages(this.#state, channelId, messageIds, true);
+  }
+
+  deleteChannel(channelId: string): Promise<void> {
+    return deleteChannel(this.#state, channelId);
+  }
+
+  banMember(input: BanInput): Promise<void> {
+    return banMember(this.#state, input);
   }
 
   setVoiceState(userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {

@@ -160,6 +160,23 @@ export interface SendInteractionInput {
   component?: { messageId: string; customId: string };
 }
 
+/** A member edits a message they sent (editMessage). */
+export interface EditMessageInput {
+  channelId: string;
+  messageId: string;
+  content: string;
+  /** Send MESSAGE_UPDATE with ids and the edit time only (no content), as Discord may: the bot must fetch. */
+  partial?: boolean;
+}
+
+/** A moderator bans a member (banMember). */
+export interface BanInput {
+  guildId: string;
+  userId: string;
+  /** Their messages in the guild are deleted too (without MESSAGE_DELETE events, as Discord does not reliably send them). */
+  deleteMessages?: boolean;
+}
+
 /** A file a member attaches to a slash command's attachment option (type 11), by its id. */
 export interface MemberUpload {
   filename: string;
@@ -192,6 +209,16 @@ export interface FakeDiscord {
   sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
   /** Keeps a file a member uploads for an attachment option; pass the returned id as the option's value. */
   uploadAttachment(upload: MemberUpload): { id: string; url: string };
+  /** A member edits their message: MESSAGE_UPDATE. */
+  editMessage(input: EditMessageInput): Promise<void>;
+  /** A member or moderator deletes a message: MESSAGE_DELETE. */
+  deleteMessage(channelId: string, messageId: string): Promise<void>;
+  /** A moderator deletes messages of one channel at once: MESSAGE_DELETE_BULK. */
+  bulkDelete(channelId: string, messageIds: readonly string[]): Promise<void>;
+  /** A moderator deletes a guild channel: CHANNEL_DELETE. */
+  deleteChannel(channelId: string): Promise<void>;
+  /** A moderator bans a member: GUILD_BAN_ADD and GUILD_MEMBER_REMOVE. */
+  banMember(input: BanInput): Promise<void>;
   /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
   setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
   closeGateway(code: number): void;

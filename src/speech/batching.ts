@@ -1,3 +1,4 @@
+import { serverChargeUser } from './budget-policy.ts';
 import type { Charge, SynthesisRequest } from './synthesize.ts';
 import { audienceOf, type Utterance } from './queue-types.ts';
 
@@ -135,6 +136,9 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
   return separators.default ?? '。';
 }
 
+/** Who pays for `u`'s characters: its author, or the server when it is read again after a withdrawal (queue-withdraw.ts). */
+const payer = (guildId: string, u: Utterance) => (u.paidOnce ? serverChargeUser(guildId) : u.userId);
+
 /** The request that reads `items` (one batch) in order; each author is charged for their own text and the pause before it. */
 export function batchRequest(guildId: string, items: readonly Utterance[], rules: Pick<BatchRules, 'separator' | 'countChars'>): SynthesisRequest {
   const first = items[0]!;
@@ -142,7 +146,7 @@ export function batchRequest(guildId: string, items: readonly Utterance[], rules
   const byUser = new Map<string, number>();
   items.forEach((u, i) => {
     const chars = rules.countChars(u.text) + (i > 0 ? rules.countChars(sep) : 0);
-    byUser.set(u.userId, (byUser.get(u.userId) ?? 0) + chars);
+    byUser.set(payer(guildId, u), (byUser.get(payer(guildId, u)) ?? 0) + chars);
   });
   const endpoint = first.advanced ? 'advanced' : 'standard';
   const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint, chars }));
@@ -325,7 +329,7 @@ export function clipRequest(guildId: string, run: readonly Utterance[], parts: r
   const byUser = new Map<string, number>();
   parts.forEach((p, k) => {
     const pause = k > 0 && parts[k - 1]!.item !== p.item ? rules.countChars(sep) : 0;
-    const userId = run[p.item]!.userId;
+    const userId = payer(guildId, run[p.item]!);
     byUser.set(userId, (byUser.get(userId) ?? 0) + rules.countChars(p.text) + pause);
   });
   return {

@@ -23,6 +23,8 @@ export interface GuildQueue {
   slots: Slot[];
   /** The delivery in progress, if any. */
   current: AbortController | null;
+  /** The batch being delivered: its results not started yet, and what `current` plays (queue-withdraw.ts). */
+  delivering?: { upcoming: ReadyUtterance[]; playing: readonly Utterance[] };
   /** When the delivery in progress is expected to end (clock time). */
   playingUntil: number;
   /** A held auto message has a wake-up scheduled. */

@@ -55,6 +55,11 @@ export function audienceOf(u: Pick<UtteranceInput, 'audience' | 'channelId'>): s
 export interface Utterance extends UtteranceInput {
   id: string;
   enqueuedAt: number;
+  /**
+   * Its author already paid for it in a request whose audio was discarded (a message deleted or
+   * edited beside it, queue-withdraw.ts): the request that reads it again is charged to the server.
+   */
+  paidOnce?: true;
 }
 
 interface ReadyBase {

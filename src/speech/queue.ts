@@ -5,6 +5,7 @@ import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './bat
 import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
 import { abortAll, batchRules, formBatch, guildStats, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
+import { withdraw, type Replace } from './queue-withdraw.ts';
 import {
   SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
   type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
@@ -121,6 +122,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return items.length;
   }
 
+  /** Takes back what `match` picks (deleted or edited messages, a banned member's), wherever it is (queue-withdraw.ts). */
+  withdraw(guildId: string, match: (u: Utterance) => boolean, replace?: Replace): Utterance[] {
+    const g = this.#guilds.get(guildId);
+    if (!g || this.#closed) return [];
+    const done = withdraw(g, { guildId, match, replace, journal: this.#journal });
+    if (done.length > 0) this.#schedulePump(guildId);
+    return done;
+  }
+
   /** Whether `input` would be accepted now (the per-member character cap; false once closed). */
   accepts(input: Pick<UtteranceInput, 'guildId' | 'userId' | 'text'>): boolean {
     if (this.#closed) return false;
@@ -136,16 +146,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   stats(guildId?: string): GuildStats | GuildStats[] {
     if (guildId === undefined) return [...this.#guilds.keys()].map((id) => this.stats(id));
     return guildStats(guildId, this.#guild(guildId));
-  }
-
-  /** Utterances queued but not yet spoken, in order per guild (for a clean shutdown). */
-  #snapshot(): Utterance[] {
-    const out: Utterance[] = [];
-    for (const g of this.#guilds.values()) {
-      for (const slot of g.slots) out.push(...slot.items);
-      out.push(...g.pending);
-    }
-    return out.map((u) => ({ ...u }));
   }
 
   /**
@@ -164,7 +164,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** Refuses new work, aborts synthesis and playback, and returns what was not spoken. */
   close(): Utterance[] {
-    const unspoken = this.#snapshot();
+    const unspoken = [...this.#guilds.values()].flatMap(undelivered).map((u) => ({ ...u }));
     this.#closed = true;
     this.#lifetime.abort(new SpeechError('closed'));
     for (const [guildId, g] of this.#guilds) {
@@ -366,9 +366,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    for (const [i, result] of slot.results.entries()) {
+    const delivering = (g.delivering = { upcoming: [...slot.results], playing: [] as Utterance[] });
+    for (let result; (result = delivering.upcoming.shift()); ) {
       if (this.#closed) {
-        for (const rest of slot.results.slice(i)) rest.audio?.release?.();
+        for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
         return;
       }
       const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
@@ -377,6 +378,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       if (!ready) continue;
       const controller = new AbortController();
       g.current = controller;
+      delivering.playing = ready.items;
       g.playingUntil = this.#clock.now() + (ready.audio?.durationMs ?? 0);
       if (!ready.error) g.stats.delivered += ready.items.length;
       await runSink(sink, ready, {

@@ -1,0 +1,95 @@
+import { Events, type Client, type Message, type PartialMessage } from 'discord.js';
+import type { SpeechScheduler, Utterance } from '../speech/queue.ts';
+import type { Logger } from '../util/log.ts';
+import type { AutoReader } from './auto-read.ts';
+import type { UtteranceMeta } from './meta.ts';
+
+/** What ChatChanges works with. */
+export interface ChatChangesDeps {
+  scheduler: SpeechScheduler;
+  autoRead: AutoReader;
+  logger: Logger;
+}
+
+/** Why queued speech was taken back (logged). */
+type Why = 'deleted' | 'bulk_deleted' | 'channel_deleted' | 'banned' | 'edited';
+
+/** The id of the member's message an utterance reads, if it is one (auto-read; not the bot's own clips). */
+function messageIdOf(u: Utterance): string | undefined {
+  const meta = u.meta as UtteranceMeta | undefined;
+  if (u.kind !== 'auto' || meta?.delivery.kind !== 'message' || meta.botClip) return undefined;
+  return meta.delivery.messageId || undefined;
+}
+
+/**
+ * Moderation follows the chat: a message deleted before it is read is never read (nor sent to the
+ * service, if it was not yet), one edited is read as edited, and a banned member's messages go with
+ * the ban (Discord does not reliably send MESSAGE_DELETE for the messages a ban deletes). Only ids
+ * are needed, so it works for messages discord.js no longer caches (Partials.Message): an edit
+ * brings its new content, and is fetched only when it does not. The scheduler does the taking
+ * back (src/speech/queue-withdraw.ts).
+ */
+export class ChatChanges {
+  readonly #deps: ChatChangesDeps;
+
+  constructor(deps: ChatChangesDeps) {
+    this.#deps = deps;
+  }
+
+  /** Listens to the client's message, channel and ban events. */
+  listen(client: Client): void {
+    const guarded = (what: string, run: () => unknown) => {
+      try {
+        const done = run();
+        if (done instanceof Promise) done.catch((error: unknown) => this.#deps.logger.error({ err: error }, `${what} handling failed`));
+      } catch (error) {
+        this.#deps.logger.error({ err: error }, `${what} handling failed`);
+      }
+    };
+    client.on(Events.MessageDelete, (m) => guarded('message delete', () => m.guildId && this.deleted(m.guildId, [m.id], 'deleted')));
+    client.on(Events.MessageBulkDelete, (messages, channel) =>
+      guarded('bulk delete', () => 'guildId' in channel && this.deleted(channel.guildId, messages.keys(), 'bulk_deleted')),
+    );
+    client.on(Events.ChannelDelete, (channel) =>
+      guarded('channel delete', () => 'guildId' in channel && this.channelDeleted(channel.guildId, channel.id)),
+    );
+    client.on(Events.GuildBanAdd, (ban) => guarded('ban', () => this.banned(ban.guild.id, ban.user.id)));
+    client.on(Events.MessageUpdate, (_old, message) => guarded('message edit', () => this.edited(message)));
+  }
+
+  /** Messages deleted (one, or in bulk): whatever of them is queued is taken back. Returns how many. */
+  deleted(guildId: string, messageIds: Iterable<string>, why: Why = 'deleted'): number {
+    const ids = new Set(messageIds);
+    return this.#withdraw(guildId, why, (u) => ids.has(messageIdOf(u) ?? ''));
+  }
+
+  /** A channel deleted: the messages of it waiting to be read go with it. */
+  channelDeleted(guildId: string, channelId: string): number {
+    return this.#withdraw(guildId, 'channel_deleted', (u) => u.channelId === channelId && messageIdOf(u) !== undefined);
+  }
+
+  /** A member banned: their messages waiting to be read go (the ban may have deleted them without a word). */
+  banned(guildId: string, userId: string): number {
+    return this.#withdraw(guildId, 'banned', (u) => u.userId === userId && messageIdOf(u) !== undefined);
+  }
+
+  /**
+   * A message edited: if it waits to be read, it is read as it is now (AutoReader.edited), in its
+   * place. Updates that are not edits (a link preview arriving) carry no edit time and are ignored.
+   */
+  async edited(message: Message | PartialMessage): Promise<number> {
+    const guildId = message.guildId;
+    if (!guildId || message.editedTimestamp === null) return 0;
+    // Discord sends the new content with the edit; a partial update without it is fetched.
+    const full = message.partial || typeof message.content !== 'string' ? await message.fetch().catch(() => null) : message;
+    if (!full?.inGuild()) return 0;
+    const autoRead = this.#deps.autoRead;
+    return this.#withdraw(guildId, 'edited', (u) => messageIdOf(u) === full.id, (old) => autoRead.edited(full, old));
+  }
+
+  #withdraw(guildId: string, why: Why, match: (u: Utterance) => boolean, replace?: Parameters<SpeechScheduler['withdraw']>[2]): number {
+    const count = this.#deps.scheduler.withdraw(guildId, match, replace).length;
+    if (count > 0) this.#deps.logger.info({ guildId, count, why }, 'queued speech taken back');
+    return count;
+  }
+}

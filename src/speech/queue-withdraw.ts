@@ -1,0 +1,129 @@
+import { SpeechError } from './errors.ts';
+import type { GuildQueue } from './queue-slot.ts';
+import type { QueueJournal, ReadyUtterance, Utterance, UtteranceInput } from './queue-types.ts';
+
+// Taking queued speech back when the chat changes under it (a message deleted or edited, a member
+// banned, a channel deleted): no read-aloud bot may read a deleted message, nor an edited one as it
+// was. The scheduler (queue.ts `withdraw`) applies this to a guild's queue.
+
+/**
+ * What becomes of one queued utterance: undefined leaves it as it is, null takes it out, an
+ * utterance (same id and arrival) is read in its place.
+ */
+export type Choose = (u: Utterance) => Utterance | null | undefined;
+
+/** What a withdrawal changed. */
+export interface Withdrawal {
+  /** Taken out: never sent again, never played. */
+  removed: Utterance[];
+  /** Read in place of an utterance of the same id (to be written to the journal again). */
+  replaced: Utterance[];
+}
+
+/** An edited message read again: what to read instead of `old` (null: nothing). */
+export type Replace = (old: Utterance) => UtteranceInput | null;
+
+/**
+ * Takes back the guild's utterances `match` picks wherever they are: out of the queue and the
+ * journal, never sent (again) or played. A batch being made or ready that carries one is
+ * discarded and its other utterances are read in a new request without it (`withdrawFrom`); a
+ * delivery playing one is stopped at once. With `replace` (an edited message) each is read as
+ * `replace` says instead, in its place, with its id and arrival time (null: not at all; the same
+ * speech: left where it is, its batch untouched); one already playing is left to finish.
+ * Returns what was stopped, taken out or replaced (the old utterances).
+ */
+export function withdraw(
+  g: GuildQueue,
+  o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal },
+): Utterance[] {
+  const reason = new SpeechError('aborted', { guildId: o.guildId, message: o.replace ? 'edited' : 'withdrawn' });
+  const replaced = new Map<Utterance, Utterance>();
+  const done = withdrawFrom(g, g.delivering?.upcoming ?? [], (u) => {
+    if (!o.match(u)) return undefined;
+    const input = o.replace?.(u);
+    if (!input) return null;
+    if (sameSpeech(u, input)) return u;
+    // The new text is its author's to pay for, whoever paid for the old one.
+    const { paidOnce: _paid, ...fresh } = input as Partial<Utterance> & UtteranceInput;
+    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt };
+    replaced.set(next, u);
+    return next;
+  }, reason);
+  const stopped = !o.replace && g.current ? (g.delivering?.playing ?? []).filter(o.match) : [];
+  if (stopped.length > 0) g.current!.abort(reason);
+  o.journal.remove(done.removed.map((u) => u.id));
+  // Same id: on disk too the edited text takes the old one's place.
+  for (const u of done.replaced) o.journal.add(u);
+  return [...stopped, ...done.removed, ...done.replaced.map((u) => replaced.get(u)!)];
+}
+
+/** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
+export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
+  return u.text === input.text && u.prefix === input.prefix && u.lang === input.lang
+    && u.voice === input.voice && u.speed === input.speed && u.pitch === input.pitch;
+}
+
+/**
+ * Applies `choose` to everything of the guild not delivered yet: `upcoming` (the results of the
+ * batch being delivered that have not started), the batches synthesising or ready, and the pending
+ * list. A result or batch that carries a change is discarded: its request aborted with `reason`,
+ * its audio unpinned (the characters it cost stay charged: they were spent). Its other utterances,
+ * and the replacements, go back to the front of the pending list in their order, to be read in a
+ * new request without what was taken out: the others charged to the server (their authors paid
+ * once already), an edit's new text to its author. A batch still planning plans again from the new list.
+ * The delivery playing now is the caller's.
+ */
+export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
+  const done: Withdrawal = { removed: [], replaced: [] };
+  const apply = (items: readonly Utterance[]) => {
+    let changed = false;
+    const kept: Utterance[] = [];
+    for (const u of items) {
+      const next = choose(u);
+      if (next === undefined || next === u) {
+        kept.push(u);
+        continue;
+      }
+      changed = true;
+      if (next === null) {
+        done.removed.push(u);
+      } else {
+        kept.push(next);
+        done.replaced.push(next);
+      }
+    }
+    return { kept, changed };
+  };
+  const front: Utterance[] = [];
+  // The others of a discarded request that was paid for (or may have been, while it was being made)
+  // were paid for by their authors once: asking again is the server's cost.
+  const again = (kept: Utterance[], paid: boolean) =>
+    kept.map((u) => (!paid || done.replaced.includes(u) ? u : { ...u, paidOnce: true as const }));
+  const paidAudio = (r: ReadyUtterance) => r.audio !== undefined && !r.audio.fromCache;
+  for (const result of [...upcoming]) {
+    const { kept, changed } = apply(result.items);
+    if (!changed) continue;
+    upcoming.splice(upcoming.indexOf(result), 1);
+    result.audio?.release?.();
+    front.push(...again(kept, paidAudio(result)));
+  }
+  for (const slot of [...g.slots]) {
+    if (slot.state === 'planning') continue;
+    const { kept, changed } = apply(slot.items);
+    if (!changed) continue;
+    slot.controller.abort(reason);
+    for (const r of slot.results) r.audio?.release?.();
+    g.slots.splice(g.slots.indexOf(slot), 1);
+    front.push(...again(kept, slot.state === 'synthesizing' || slot.results.some(paidAudio)));
+  }
+  const pending = apply(g.pending);
+  if (front.length > 0 || pending.changed) {
+    g.pending = [...front, ...pending.kept];
+    // A batch waiting for its grant looked at the old list: it is dropped and planned again.
+    for (const slot of g.slots.filter((s) => s.state === 'planning')) {
+      slot.controller.abort(reason);
+      g.slots.splice(g.slots.indexOf(slot), 1);
+    }
+  }
+  return done;
+}
