@@ -13,8 +13,7 @@ import {
 import { runSink } from './sink.ts';
 import type { Synthesizer } from './synthesize.ts';
 
-// The scheduler's vocabulary (utterances, sinks, events, options) lives in queue-types.ts.
-export * from './queue-types.ts';
+export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sinks, events, options
 
 /**
  * The fair per-guild speech scheduler: one FIFO per guild, K batches synthesised ahead of
@@ -124,9 +123,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** Takes back what `match` picks (deleted or edited messages, a banned member's), wherever it is (queue-withdraw.ts). */
   withdraw(guildId: string, match: (u: Utterance) => boolean, replace?: Replace): Utterance[] {
-    const g = this.#guilds.get(guildId);
-    if (!g || this.#closed) return [];
-    const done = withdraw(g, { guildId, match, replace, journal: this.#journal });
+    const g = this.#closed ? undefined : this.#guilds.get(guildId);
+    const done = g ? withdraw(g, { guildId, match, replace, journal: this.#journal }) : [];
     if (done.length > 0) this.#schedulePump(guildId);
     return done;
   }

@@ -12,7 +12,7 @@ import { FakeSynth, msg } from './queue-fakes.ts';
 /** A journal that records its writes: `+id` added, `-id` removed. */
 function recordingJournal(): QueueJournal & { log: string[] } {
   const log: string[] = [];
-  return { log, add: (x) => void log.push(`+${x.id}:${x.text}`), remove: (ids) => void log.push(...ids.map((id) => `-${id}`)) };
+  return { log, add: (x) => (log.push(`+${x.id}:${x.text}`), true), remove: (ids) => void log.push(...ids.map((id) => `-${id}`)) };
 }
 
 /** A scheduler whose requests wait for `synth.release(i)` and whose deliveries wait for `finish()` (signal kept). */
