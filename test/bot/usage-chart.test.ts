@@ -69,6 +69,7 @@ describe('/usage chart', () => {
     expect([...textDays(content).keys()]).toEqual(['11/3', '11/4']);
     const used = (await h.bot.context.budget.usage({ guildId, userId: alice.id })).used;
     expect(content).toContain(`${used} characters in all`);
+    expect(content).toContain('This period: Nov 1, 2026 to Nov 30, 2026, the 30 days');
     const png = mine.files[0]!;
     expect(png.name).toBe('usage.png');
     const image = await loadImage(png.data);
@@ -89,6 +90,10 @@ describe('/usage chart', () => {
     const server = await usage(bob, 'ja');
     const serverText = String(server.data?.content);
     expect(serverText).toContain('サーバーの日ごとの利用');
+    // One word for the billing period, text and chart alike, and the text says what it is.
+    expect(serverText).not.toContain('今月');
+    expect(serverText).toContain('Bob の今期の利用');
+    expect(serverText).toContain('今期 = 2026/11/01〜2026/11/30（文字数を数える30日間');
     expect(textDays(serverText.split('サーバーの日ごとの利用')[1]!)).toEqual(ledgerDays());
     expect((await loadImage(server.files[0]!.data)).width).toBe(CHART_SIZE.width);
   }, 60_000);
