@@ -1,6 +1,7 @@
 import { InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
+import { described, named, shownNames, type Command } from '../src/discord/command.ts';
 import { langOf, t } from '../src/discord/i18n.ts';
+import { loadCommands } from '../src/discord/loader.ts';
 
 const data = {
   ...named('help', 'ヘルプ'),
@@ -12,6 +13,9 @@ const data = {
 export default {
   data,
   async execute(interaction) {
-    await interaction.reply({ content: t(langOf(interaction.locale), 'help.text'), flags: MessageFlags.Ephemeral });
+    // Commands named as the member's client shows them (/参加 in Japanese), from their registered data.
+    const lang = langOf(interaction.locale);
+    const names = shownNames([...(await loadCommands()).values()].map((c) => c.data), lang);
+    await interaction.reply({ content: t(lang, 'help.text', names), flags: MessageFlags.Ephemeral });
   },
 } satisfies Command;

@@ -22,6 +22,10 @@ export default {
     if (target.id !== interaction.user.id && !admin) throw new UserError('error.admin_only');
     const mine = await ctx.budget.usage({ guildId, userId: target.id });
     const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
+    // One word for the billing period everywhere (text and chart), and what it is: the days counted.
+    const period = ctx.budget.currentPeriod();
+    const days = Math.round((period.end - period.start) / 86_400_000);
+    lines.push(t(lang, 'usage.period', { start: formatDate(lang, period.start), last: formatDate(lang, period.end - 86_400_000), days }));
     if (admin) {
       const guild = await ctx.budget.usage({ guildId });
       lines.push(t(lang, 'usage.guild', { used: guild.used, limit: guild.limit, dropped: ctx.autoRead.droppedCount(guildId) }));
@@ -30,13 +34,13 @@ export default {
     }
     // Issue 13: the period's spend by day, as a chart and as numbers (the member's; the server's for admins).
     const serverChart = admin && interaction.options.getUser('member') === null;
-    const days = ctx.repos.dailySpend.days(ctx.budget.currentPeriod(), serverChart ? { guildId } : { guildId, userId: target.id });
+    const spendByDay = ctx.repos.dailySpend.days(period, serverChart ? { guildId } : { guildId, userId: target.id });
     const day = (ms: number) => { const d = new Date(ms); return `${d.getUTCMonth() + 1}/${d.getUTCDate()}`; };
-    const spent = days.filter((d) => d.chars > 0);
+    const spent = spendByDay.filter((d) => d.chars > 0);
     const total = spent.reduce((sum, d) => sum + d.chars, 0);
     lines.push(t(lang, serverChart ? 'usage.days_server' : 'usage.days_member', { name: target.displayName, total }));
     lines.push(spent.length ? spent.map((d) => `${day(d.dayStart)} ${d.chars}`).join(' · ') : t(lang, 'usage.days_none'));
-    const png = await renderUsageChart(days, { title: t(lang, serverChart ? 'usage.chart_server' : 'usage.chart_member', { name: target.displayName }), day });
+    const png = await renderUsageChart(spendByDay, { title: t(lang, serverChart ? 'usage.chart_server' : 'usage.chart_member', { name: target.displayName }), day });
     const files = png ? [new AttachmentBuilder(png, { name: 'usage.png' })] : [];
     await interaction.reply({ content: lines.join('\n').slice(0, 2000), files, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
   },

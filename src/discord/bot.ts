@@ -48,6 +48,7 @@ import { ChatChanges } from './chat-changes.ts';
 import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from './narrate-jobs.ts';
+import { inviteUrl } from './invite.ts';
 import { Notices } from './notices.ts';
 import { InteractionReplies } from './replies.ts';
 import { SpeechRequests } from './requests.ts';
@@ -298,7 +299,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       const resumed = await resumeAfterRestart({
         client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience,
       });
-      logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag }, 'bot ready');
+      logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag,
+        invite: client.application ? inviteUrl(client.application.id) : undefined,
+      }, 'bot ready');
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over
       // once its lease runs out.

@@ -9,6 +9,7 @@ import {
 } from 'discord.js';
 import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
+import type { Lang } from './i18n.ts';
 
 /** One slash command: its registration data and its handlers (STYLE.md #1). */
 export interface Command {
@@ -25,6 +26,26 @@ export function named(en: string, ja: string) {
 /** `description` + `description_localizations` (ja and en-US). */
 export function described(en: string, ja: string) {
   return { description: en, description_localizations: { ja, 'en-US': en } };
+}
+
+/**
+ * Every command and subcommand as a member's client shows it in `lang` (its `name_localizations`),
+ * keyed by the English names with `_` between and for `-`: `{ join: '/参加', voice_name: '/マイボイス 名前' }`.
+ */
+export function shownNames(commands: Iterable<RESTPostAPIChatInputApplicationCommandsJSONBody>, lang: Lang): Record<string, string> {
+  const shown = (o: { name: string; name_localizations?: Partial<Record<string, string | null>> | null }) =>
+    (lang === 'ja' ? o.name_localizations?.ja : o.name_localizations?.['en-US']) ?? o.name;
+  const key = (...names: string[]) => names.join('_').replaceAll('-', '_');
+  const names: Record<string, string> = {};
+  for (const command of commands) {
+    names[key(command.name)] = `/${shown(command)}`;
+    for (const option of command.options ?? []) {
+      if (option.type === ApplicationCommandOptionType.Subcommand) names[key(command.name, option.name)] = `/${shown(command)} ${shown(option)}`;
+      if (option.type !== ApplicationCommandOptionType.SubcommandGroup) continue;
+      for (const sub of option.options ?? []) names[key(command.name, option.name, sub.name)] = `/${shown(command)} ${shown(option)} ${shown(sub)}`;
+    }
+  }
+  return names;
 }
 
 /** A localised choice. */

@@ -2,11 +2,13 @@ import { parseArgs } from 'node:util';
 import { REST, Routes } from 'discord.js';
 import { ConfigError, loadDiscordConfig } from '../config.ts';
 import { loadCommands } from './loader.ts';
+import { inviteUrl } from './invite.ts';
 import { discordRestAgent } from './rest-agent.ts';
 
 // `npm run deploy-commands [-- --guild ID]`: registers every command in one bulk overwrite (PUT),
 // globally or for one guild (instant, for testing). Safe to repeat: the PUT replaces the whole set.
-// The Discord variables are checked by the same rules as `npm start` (src/config.ts).
+// The Discord variables are checked by the same rules as `npm start` (src/config.ts). Ends with the
+// URL that adds the bot to a server with the permissions its features need (invite.ts).
 let discord;
 try {
   discord = loadDiscordConfig();
@@ -25,6 +27,7 @@ try {
   const route = values.guild ? Routes.applicationGuildCommands(app.id, values.guild) : Routes.applicationCommands(app.id);
   const result = (await rest.put(route, { body })) as unknown[];
   console.log(`Registered ${result.length} commands ${values.guild ? `in guild ${values.guild}` : 'globally'}: ${body.map((c) => `/${c.name}`).join(' ')}`);
+  console.log(`Add the bot to a server: ${inviteUrl(app.id)}`);
 } catch (error) {
   console.error(`Registering commands failed: ${(error as Error).message}`);
   process.exit(1);

@@ -65,18 +65,27 @@ export async function renderUsageChart(days: readonly DailySpend[], labels: Char
   const bottom = height - 32;
   const top = 40;
   const plotWidth = width - left - 16;
-  const max = Math.max(1, ...days.map((d) => d.chars));
-  // Axis and its top value.
+  // The scale: a round top and a gridline with its value at every round step (not only 0 and the top).
+  const step = roundStep(Math.max(1, ...days.map((d) => d.chars)) / 4);
+  const max = Math.ceil(Math.max(1, ...days.map((d) => d.chars)) / step) * step;
+  g.font = font(11);
+  for (let value = 0; value <= max; value += step) {
+    const y = Math.round(bottom - ((bottom - top) * value) / max) + 0.5;
+    g.strokeStyle = value === 0 ? '#9ca3af' : '#e5e7eb';
+    g.beginPath();
+    g.moveTo(left, y);
+    g.lineTo(left + plotWidth, y);
+    g.stroke();
+    g.fillStyle = '#4b5563';
+    g.textAlign = 'right';
+    g.fillText(String(value), left - 6, y + 4);
+  }
+  g.textAlign = 'left';
   g.strokeStyle = '#9ca3af';
   g.beginPath();
   g.moveTo(left, top);
   g.lineTo(left, bottom);
-  g.lineTo(left + plotWidth, bottom);
   g.stroke();
-  g.font = font(11);
-  g.fillStyle = '#4b5563';
-  g.fillText(String(max), 4, top + 4);
-  g.fillText('0', left - 14, bottom);
   const slot = plotWidth / Math.max(1, days.length);
   days.forEach((d, i) => {
     const h = Math.round(((bottom - top) * d.chars) / max);
@@ -89,4 +98,10 @@ export async function renderUsageChart(days: readonly DailySpend[], labels: Char
     }
   });
   return canvas.toBuffer('image/png');
+}
+
+/** The smallest of 1, 2 or 5 times a power of ten that is at least `raw` (a whole number of characters). */
+export function roundStep(raw: number): number {
+  const power = 10 ** Math.floor(Math.log10(Math.max(1, raw)));
+  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
 }

@@ -25,6 +25,8 @@ const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'public');
 const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/strings.js': { file: 'strings.js', type: 'text/javascript; charset=utf-8' },
+  '/composer.js': { file: 'composer.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 const MAX_BODY_BYTES = 64 * 1024;
@@ -227,7 +229,7 @@ export class PageServer {
     const { name, options, locale, channelId, member } = this.#commandInput(body);
     const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId, user: member.user, name, options, locale });
     this.#interactions.set(interaction.id, { name, userId: member.user.id });
-    const item: CommandItem = { type: 'command', id: interaction.id, channelId, userId: member.user.id, name, summary: summarize(name, options), locale, at: Date.now(), noResponse: false };
+    const item: CommandItem = { type: 'command', id: interaction.id, channelId, userId: member.user.id, name, summary: summarize(name, options), options, locale, at: Date.now(), noResponse: false };
     this.#remember(item);
     this.#broadcast({ t: 'item', item });
     interaction.waitForResponse(() => true, RESPONSE_DEADLINE_MS).catch(() => {

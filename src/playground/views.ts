@@ -4,6 +4,7 @@
  * side (requests, rate windows, characters). Built from the local Discord's and the emulator's own
  * records; nothing here holds a token (the emulator's log masks them, and headers are not shown).
  */
+import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '../emulator/index.ts';
 import { PERMISSIONS, type FakeGuild, type FakeMessage } from '../local-discord/index.ts';
 
@@ -46,6 +47,8 @@ export interface CommandItem {
   name: string;
   /** `/config voice value: x` as Discord shows it. */
   summary: string;
+  /** The options as sent, for the page to name them in the Discord language chosen. */
+  options: readonly APIApplicationCommandInteractionDataOption[];
   locale: string;
   at: number;
   /** Discord says "The application did not respond" after 3 s without an answer. */

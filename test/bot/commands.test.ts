@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
+import { loadCommands } from '../../src/discord/loader.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 5 acceptance, end to end: real discord.js against the loopback Discord, the emulator.
@@ -62,6 +63,30 @@ describe('/narrate', () => {
     expect(String(final.data?.content)).toContain('4242');
     expect(String(final.data?.content)).toContain('Luna');
     expect(final.files[0]!.data.subarray(0, 3).toString('latin1') === 'ID3' || final.files[0]!.data[0] === 0xff).toBe(true);
+  });
+});
+
+describe('/help', () => {
+  it('names every command as the member\'s client shows it: /参加 in Japanese, /join in English', async () => {
+    const commands = [...(await loadCommands()).values()].map((c) => c.data);
+    const shown = (lang: 'ja' | 'en-US') => commands.map((c) => c.name_localizations?.[lang] ?? c.name);
+    for (const [locale, other] of [['ja', 'en-US'], ['en-US', 'ja']] as const) {
+      const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale });
+      const content = String((await i.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
+      // Every /word of the text is a command of that client, each command of a member is there, nothing left unfilled.
+      const named = [...content.matchAll(/\/([^\s・,、（）()]+)/g)].map((m) => m[1]!);
+      expect(named.filter((n) => !shown(locale).includes(n)), locale).toEqual([]);
+      expect(named.filter((n) => shown(other).includes(n) && !shown(locale).includes(n)), locale).toEqual([]);
+      expect(content).not.toMatch(/[{}]/);
+      for (const name of ['join', 'leave', 'say', 'dictionary', 'usage', 'voice']) expect(named, `${locale} ${name}`).toContain(shown(locale)[commands.findIndex((c) => c.name === name)]);
+    }
+    const ja = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale: 'ja' });
+    const text = String((await ja.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
+    expect(text).toContain('/参加 — ');
+    expect(text).toContain('/退出 — ');
+    expect(text).toContain('/辞書 — ');
+    expect(text).toContain('/マイボイス 名前');
+    expect(text).toContain('/設定 ミュート');
   });
 });
 

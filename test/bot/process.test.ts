@@ -97,6 +97,8 @@ describe('npm start, as a child process', () => {
     const reply = await i.waitForResponse((r) => r.files.length > 0, 20_000);
     expect(reply.files[0]!.name).toMatch(/\.mp3$/);
     expect(reply.files[0]!.data.subarray(0, 3).toString('latin1') === 'ID3' || reply.files[0]!.data[0] === 0xff).toBe(true);
+    // The ready line tells the operator how to add the bot to another server.
+    expect(readyLog(bot)).toMatchObject({ invite: `https://discord.com/oauth2/authorize?client_id=${discord.applicationId}&scope=bot+applications.commands&permissions=3247168` });
   });
 
   it('/narrate is delivered with its audio and seed', async () => {

@@ -141,7 +141,7 @@ describe('/config language and server-limit', () => {
     expect(saved).toContain(`${used + 5} characters`);
     const before = standardRequests(h.emulator).length;
     const r = await run(alice, 'say', [{ name: 'text', type: 3, value: 'これは十文字を超える長さの文章です' }], 'ja');
-    expect(r.content).toContain('このサーバーの今月の読み上げ上限');
+    expect(r.content).toContain('このサーバーの今期の読み上げ上限');
     expect(r.content).toContain(`/ ${used + 5}`);
     expect(standardRequests(h.emulator).length).toBe(before);
     const bad = await run(bob, 'config', sub('server-limit', [{ name: 'value', type: 4, value: -1 }]));

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { botPermissions } from '../../src/discord/invite.ts';
 import { loadCommands } from '../../src/discord/loader.ts';
 
 const run = promisify(execFile);
@@ -49,8 +50,11 @@ describe('npm run deploy-commands', () => {
 
   it('registers every command with ja localisations in one bulk overwrite, and is safe to repeat', async () => {
     const env = { ...withoutSecrets(), DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl };
+    const { stdout } = await npm(['run', 'deploy-commands'], env);
     await npm(['run', 'deploy-commands'], env);
-    await npm(['run', 'deploy-commands'], env);
+    // Then the URL that adds it to a server: this application, the bot and its commands, the permissions of invite.ts's table.
+    const invite = `https://discord.com/oauth2/authorize?client_id=${discord.applicationId}&scope=bot+applications.commands&permissions=${botPermissions()}`;
+    expect(stdout).toContain(`Add the bot to a server: ${invite}\n`);
     const puts = discord.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/commands'));
     expect(puts).toHaveLength(2);
     const expected = [...(await loadCommands()).keys()].sort();

@@ -1,6 +1,6 @@
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHART_SIZE, chartFont } from '../../src/discord/usage-chart.ts';
+import { CHART_SIZE, chartFont, roundStep } from '../../src/discord/usage-chart.ts';
 import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
 import { sleep, type Clock } from '../../src/util/clock.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
@@ -56,6 +56,30 @@ async function barColumns(png: Buffer): Promise<number[]> {
   return columns;
 }
 
+/** Rows of the chart drawn mostly in the gridline grey (#e5e7eb). */
+async function gridlines(png: Buffer): Promise<number> {
+  const image = await loadImage(png);
+  const g = createCanvas(image.width, image.height).getContext('2d');
+  g.drawImage(image, 0, 0);
+  const { data } = g.getImageData(0, 0, image.width, image.height);
+  let rows = 0;
+  for (let y = 0; y < image.height; y++) {
+    let grey = 0;
+    for (let x = 0; x < image.width; x++) {
+      const p = (y * image.width + x) * 4;
+      if (data[p] === 0xe5 && data[p + 1] === 0xe7 && data[p + 2] === 0xeb) grey += 1;
+    }
+    if (grey > image.width / 3) rows += 1;
+  }
+  return rows;
+}
+
+describe('the chart scale', () => {
+  it('GIVEN a quarter of the largest day THEN the step is the next 1, 2 or 5 times a power of ten', () => {
+    expect([0.5, 1, 3, 7, 12, 26, 180, 2_400].map(roundStep)).toEqual([1, 1, 5, 10, 20, 50, 200, 5_000]);
+  });
+});
+
 describe('/usage chart', () => {
   it('the PNG and the numbers follow the ledger, day by day, for a member and for the server', async () => {
     await say(alice, 'おはようございます');
@@ -69,6 +93,7 @@ describe('/usage chart', () => {
     expect([...textDays(content).keys()]).toEqual(['11/3', '11/4']);
     const used = (await h.bot.context.budget.usage({ guildId, userId: alice.id })).used;
     expect(content).toContain(`${used} characters in all`);
+    expect(content).toContain('This period: Nov 1, 2026 to Nov 30, 2026, the 30 days');
     const png = mine.files[0]!;
     expect(png.name).toBe('usage.png');
     const image = await loadImage(png.data);
@@ -84,11 +109,17 @@ describe('/usage chart', () => {
     const [d3, d4] = [ledgerDays(alice.id).get('11/3')!, ledgerDays(alice.id).get('11/4')!];
     expect(height(day4)).toBeGreaterThan(height(day3));
     expect(height(day3) / height(day4)).toBeCloseTo(d3 / d4, 1);
+    // A scale to read the bars by: gridlines at round steps between 0 and the top, not only those two.
+    expect(await gridlines(png.data)).toBeGreaterThanOrEqual(3);
 
     // An admin sees the server's days: every member's spend.
     const server = await usage(bob, 'ja');
     const serverText = String(server.data?.content);
     expect(serverText).toContain('サーバーの日ごとの利用');
+    // One word for the billing period, text and chart alike, and the text says what it is.
+    expect(serverText).not.toContain('今月');
+    expect(serverText).toContain('Bob の今期の利用');
+    expect(serverText).toContain('今期 = 2026/11/01〜2026/11/30（文字数を数える30日間');
     expect(textDays(serverText.split('サーバーの日ごとの利用')[1]!)).toEqual(ledgerDays());
     expect((await loadImage(server.files[0]!.data)).width).toBe(CHART_SIZE.width);
   }, 60_000);

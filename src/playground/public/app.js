@@ -1,6 +1,8 @@
 // The playground page: plain JavaScript, no build step. State arrives over one WebSocket
 // (/api/live): a snapshot first, then every change; binary messages are the voice channel's audio
 // (mono 48 kHz 16-bit PCM, about 20 ms each), played with WebAudio. Members act through the JSON API.
+// The page's own texts are in strings.js (English and Japanese, after the Discord language chosen);
+// the message box is composer.js.
 'use strict';
 
 const $ = (selector) => document.querySelector(selector);
@@ -22,12 +24,18 @@ const heard = { frames: 0, samples: 0, loudFrames: 0, sumSquares: 0, loudSamples
 window.playground = {
   state,
   heard,
+  pageText: PAGE_TEXT,
   get audioContext() {
     return speaker.ctx;
   },
 };
 
 // ---- helpers ------------------------------------------------------------------------------------
+
+/** A page text in the chosen Discord language (strings.js). */
+function T(key, vars) {
+  return pageText(state.locale, key, vars);
+}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -60,12 +68,24 @@ function channelName(id) {
   return state.guild?.channels.find((c) => c.id === id)?.name ?? id;
 }
 
-/** Discord-flavoured text: mentions resolved, **bold**, `code`, newlines. */
+/** Discord-flavoured text: ``` code blocks ``` (as written, markup and mentions untouched), mentions resolved, **bold**, `code`, newlines. */
 function format(text) {
-  let html = escapeHtml(text ?? '');
-  html = html.replace(/&lt;@!?(\d+)&gt;/g, (_, id) => `<b>@${escapeHtml(nameOf(id))}</b>`);
-  html = html.replace(/&lt;#(\d+)&gt;/g, (_, id) => `<b>#${escapeHtml(channelName(id))}</b>`);
-  html = html.replace(/&lt;@&amp;(\d+)&gt;/g, (_, id) => `<b>@${escapeHtml(state.guild?.roles.find((r) => r.id === id)?.name ?? id)}</b>`);
+  return String(text ?? '')
+    .split(/(```[\s\S]*?```)/g)
+    .map((part, i) => {
+      if (i % 2 === 0) return formatInline(part);
+      // Discord: an optional language on the opening line, then the code as it is.
+      const body = part.slice(3, -3).replace(/^[\w+#.-]*\n/, '').replace(/\n$/, '');
+      return `<pre class="code-block"><code>${escapeHtml(body)}</code></pre>`;
+    })
+    .join('');
+}
+
+function formatInline(text) {
+  let html = escapeHtml(text);
+  html = html.replace(/&lt;@!?(\d+)&gt;/g, (_, id) => `<b class="mention">@${escapeHtml(nameOf(id))}</b>`);
+  html = html.replace(/&lt;#(\d+)&gt;/g, (_, id) => `<b class="mention">#${escapeHtml(channelName(id))}</b>`);
+  html = html.replace(/&lt;@&amp;(\d+)&gt;/g, (_, id) => `<b class="mention">@${escapeHtml(state.guild?.roles.find((r) => r.id === id)?.name ?? id)}</b>`);
   html = html.replace(/`([^`\n]+)`/g, '<code>$1</code>');
   html = html.replace(/\*\*([^*\n]+)\*\*/g, '<b>$1</b>');
   return html;
@@ -138,8 +158,20 @@ function onAudio(data) {
     heard.sumSquares += sum;
     heard.loudSamples += pcm.length;
   }
-  $('#level').value = Math.max(-60, db);
+  showLevel(db);
   speaker.play(pcm);
+}
+
+let silenceTimer;
+/** The level bar: empty in silence, also when the frames simply stop coming. */
+function showLevel(db) {
+  const value = Math.max(-60, Math.min(0, db));
+  const meter = $('#level');
+  meter.setAttribute('aria-valuenow', String(Math.round(value)));
+  meter.firstElementChild.style.width = `${((value + 60) / 60) * 100}%`;
+  meter.classList.toggle('loud', value > -6);
+  clearTimeout(silenceTimer);
+  if (value > -60) silenceTimer = setTimeout(() => showLevel(-60), 150);
 }
 
 // ---- the server ---------------------------------------------------------------------------------
@@ -150,7 +182,7 @@ function renderServer() {
   $('#guild-name').textContent = guild.name;
   const text = textChannel();
   $('#channel-name').textContent = `# ${text?.name ?? ''}`;
-  $('#message').placeholder = `Message #${text?.name ?? ''} as ${nameOf(state.me)}`;
+  $('#message').placeholder = T('message_placeholder', { channel: text?.name ?? '', name: nameOf(state.me) });
   $('#text-channels').replaceChildren(...guild.channels.filter((c) => c.type === 0).map((c) => el('li', { class: 'current', text: `# ${c.name}` })));
   const inVoice = (id) => guild.voiceStates.filter((v) => v.channelId === id).map((v) => v.userId);
   $('#voice-channels').replaceChildren(
@@ -158,23 +190,28 @@ function renderServer() {
       .filter((c) => c.type === 2)
       .map((c) => el('div', { class: 'voice-channel' }, `🔊 ${c.name}`, el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))))),
   );
-  $('#voice-name').textContent = voiceChannel()?.name ?? 'Voice';
+  $('#voice-name').textContent = voiceChannel()?.name ?? T('voice');
   const voiceIds = new Set(guild.voiceStates.map((v) => v.userId));
   $('#members').replaceChildren(
+    // A member is a button: reachable and chosen by keyboard too (the bot cannot be acted as).
     ...guild.members.map((m) =>
       el(
         'li',
-        { class: m.id === state.me ? 'me' : '', title: `@${m.username}`, onclick: () => !m.bot && setMe(m.id) },
-        el('span', { text: m.displayName }),
-        m.bot ? el('span', { class: 'badge bot', text: 'BOT' }) : null,
-        m.admin ? el('span', { class: 'badge admin', text: 'admin' }) : null,
-        voiceIds.has(m.id) ? el('span', { title: 'in voice', text: '🔊' }) : null,
+        { class: m.id === state.me ? 'me' : '' },
+        el(
+          m.bot ? 'span' : 'button',
+          m.bot ? { class: 'member', title: `@${m.username}` } : { type: 'button', class: 'member', title: T('act_as_this', { name: m.displayName }), 'aria-pressed': String(m.id === state.me), onclick: () => setMe(m.id) },
+          el('span', { text: m.displayName }),
+          m.bot ? el('span', { class: 'badge bot', text: T('badge_bot') }) : null,
+          m.admin ? el('span', { class: 'badge admin', text: T('badge_admin') }) : null,
+          voiceIds.has(m.id) ? el('span', { title: T('in_voice_icon'), 'aria-label': T('in_voice_icon'), text: '🔊' }) : null,
+        ),
       ),
     ),
   );
   const select = $('#as-member');
   const humans = guild.members.filter((m) => !m.bot);
-  select.replaceChildren(...humans.map((m) => el('option', { value: m.id, selected: m.id === state.me, text: `${m.displayName}${m.admin ? ' (admin)' : ''}` })));
+  select.replaceChildren(...humans.map((m) => el('option', { value: m.id, selected: m.id === state.me, text: `${m.displayName}${m.admin ? T('admin_suffix') : ''}` })));
   renderVoiceControls();
 }
 
@@ -191,12 +228,12 @@ function renderVoiceControls() {
   if (!guild || !voice) return;
   const mine = guild.voiceStates.find((v) => v.userId === state.me);
   const toggle = $('#voice-toggle');
-  toggle.textContent = mine ? `Leave ${voice.name}` : `Join ${voice.name}`;
+  toggle.textContent = T(mine ? 'voice_leave' : 'voice_join', { channel: voice.name });
   const listeners = guild.voiceStates.filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id).map((v) => nameOf(v.userId));
   const botIn = guild.voiceStates.some((v) => v.userId === state.botUser?.id);
   $('#listen-state').textContent = listeners.length
-    ? `In voice: ${listeners.join(', ')}${botIn ? ' and the bot' : ' (run /join to bring the bot)'}${speaker.ctx?.state === 'running' ? '' : ' · click anywhere on the page to hear it'}`
-    : 'Not in voice';
+    ? `${T('in_voice', { names: listeners.join(', ') })}${T(botIn ? 'and_the_bot' : 'bring_the_bot')}${speaker.ctx?.state === 'running' ? '' : T('click_to_hear')}`
+    : T('not_in_voice');
 }
 
 // ---- the timeline -------------------------------------------------------------------------------
@@ -216,17 +253,18 @@ function renderItem(item) {
     return el(
       'li',
       { 'data-id': item.id, class: 'command' },
-      el('div', { class: 'command-use', html: `<b>${escapeHtml(nameOf(item.userId))}</b> used <code>${escapeHtml(item.summary)}</code> <span class="muted">(${escapeHtml(item.locale)})</span>` }),
-      item.noResponse ? el('div', { class: 'error', text: 'The application did not respond' }) : null,
+      el('div', { class: 'command-use' }, T('used', { name: nameOf(item.userId), command: '\u0000' }).split('\u0000').flatMap((part, i) => (i ? [el('code', { text: commandSummary(item) }), part] : [part])),
+        ' ', el('span', { class: 'muted', text: `(${item.locale})` })),
+      item.noResponse ? el('div', { class: 'error', text: T('no_response') }) : null,
     );
   }
   const context = [];
-  if (item.interaction) context.push(el('div', { class: 'context', text: `↪ ${nameOf(item.interaction.userId)} used /${item.interaction.name}` }));
+  if (item.interaction) context.push(el('div', { class: 'context', text: T('interaction_used', { name: nameOf(item.interaction.userId), command: commandSummary(item.interaction) }) }));
   if (item.replyTo) {
     const original = state.items.get(item.replyTo);
-    context.push(el('div', { class: 'context', text: `↪ replying to ${original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : 'a message'}` }));
+    context.push(el('div', { class: 'context', text: T('replying_to', { who: original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : T('a_message') }) }));
   }
-  const owner = item.interaction ? nameOf(item.interaction.userId) : 'the member';
+  const owner = nameOf(item.interaction ? item.interaction.userId : state.me);
   return el(
     'li',
     { 'data-id': item.id, class: ['bot', item.ephemeral ? 'ephemeral' : '', item.deleted ? 'deleted' : ''].join(' ').trim() },
@@ -235,15 +273,15 @@ function renderItem(item) {
       'div',
       {},
       el('span', { class: 'author bot-author', text: state.botUser?.username ?? 'bot' }),
-      el('span', { class: 'badge bot', text: 'APP' }),
+      el('span', { class: 'badge bot', text: T('badge_app') }),
       at,
-      item.edited ? el('span', { class: 'time', text: '(edited)' }) : null,
+      item.edited ? el('span', { class: 'time', text: T('edited') }) : null,
     ),
-    item.loading ? el('div', { class: 'body muted', text: `${state.botUser?.username ?? 'The bot'} is thinking…` }) : el('div', { class: 'body', html: format(item.content) }),
+    item.loading ? el('div', { class: 'body muted', text: T('thinking', { bot: state.botUser?.username ?? 'bot' }) }) : el('div', { class: 'body', html: format(item.content) }),
     ...item.embeds.map(renderEmbed),
     ...item.attachments.map(renderAttachment),
     item.buttons?.length ? el('div', { class: 'buttons' }, ...item.buttons.map((b) => renderButton(item, b))) : null,
-    item.ephemeral ? el('div', { class: 'context' }, el('span', { class: 'badge ephemeral', text: 'ephemeral' }), ` Only ${owner} can see this`) : null,
+    item.ephemeral ? el('div', { class: 'context' }, el('span', { class: 'badge ephemeral', text: T('ephemeral') }), ` ${T('only_you', { name: owner })}`) : null,
   );
 }
 
@@ -256,6 +294,27 @@ function renderEmbed(embed) {
     ...(embed.fields ?? []).map((f) => el('div', { class: 'field' }, el('b', { html: format(f.name) }), el('span', { class: 'body', html: format(f.value) }))),
     embed.footer?.text ? el('div', { class: 'muted', html: format(embed.footer.text) }) : null,
   );
+}
+
+/** A command as the member's client shows it: `/参加`, `/設定 声 値: x` in Japanese, from its options. */
+function commandSummary({ name, options, summary }) {
+  const command = state.commands.find((c) => c.name === name);
+  if (!command || !options) return summary ?? `/${loc(command) || name}`;
+  const parts = [`/${loc(command)}`];
+  const walk = (given, declared) => {
+    for (const option of given) {
+      const spec = declared?.find((d) => d.name === option.name);
+      if (Array.isArray(option.options)) {
+        parts.push(loc(spec) || option.name);
+        walk(option.options, spec?.options);
+      } else if ('value' in option) {
+        const choice = spec?.choices?.find((c) => c.value === option.value);
+        parts.push(`${loc(spec) || option.name}: ${choice ? loc(choice) : String(option.value)}`);
+      }
+    }
+  };
+  walk(options, command.options);
+  return parts.join(' ');
 }
 
 /** A button of a bot message: the member acting now clicks it (issue 13). */
@@ -271,11 +330,32 @@ function renderAttachment(a) {
   const size = a.size > 1024 * 1024 ? `${(a.size / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(a.size / 1024)} KB`;
   return el(
     'div',
-    { class: 'attachment' },
+    { class: a.contentType.startsWith('image/') ? 'attachment image' : 'attachment' },
     a.contentType.startsWith('audio/') ? el('audio', { controls: true, preload: 'metadata', src: a.url }) : null,
-    a.contentType.startsWith('image/') ? el('img', { src: a.url, alt: a.filename }) : null,
+    a.contentType.startsWith('image/') ? el('img', { src: a.url, alt: a.filename, class: 'image' }) : null,
     el('a', { href: `${a.url}?download=1`, download: a.filename, text: `⬇ ${a.filename} (${size})` }),
   );
+}
+
+/**
+ * Whether the timeline follows new messages: true while the reader is at its bottom. Decided by the
+ * reader's scrolling only, not by the list's height: a command form opening (the list shrinks) or a
+ * message growing does not make the reader miss what comes next.
+ */
+const timeline = { following: true };
+
+function followTimeline() {
+  const list = $('#timeline');
+  if (timeline.following) list.scrollTop = list.scrollHeight;
+}
+
+function watchTimeline() {
+  const list = $('#timeline');
+  list.addEventListener('scroll', () => {
+    timeline.following = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  });
+  // The list shrinks when the command form opens or the window does: stay at the bottom if there.
+  new ResizeObserver(followTimeline).observe(list);
 }
 
 function upsertItem(item) {
@@ -283,13 +363,14 @@ function upsertItem(item) {
   const list = $('#timeline');
   const node = renderItem(item);
   const existing = list.querySelector(`li[data-id="${item.id}"]`);
-  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   if (existing) existing.replaceWith(node);
   else {
     const after = [...list.children].find((li) => (state.items.get(li.dataset.id)?.at ?? 0) > item.at);
     list.insertBefore(node, after ?? null);
   }
-  if (atBottom) list.scrollTop = list.scrollHeight;
+  followTimeline();
+  // An image or a player gets its height later: follow again once it has it.
+  for (const media of node.querySelectorAll('img, audio')) media.addEventListener(media.tagName === 'IMG' ? 'load' : 'loadedmetadata', followTimeline, { once: true });
 }
 
 // ---- utterances ---------------------------------------------------------------------------------
@@ -302,10 +383,10 @@ function renderUtterance(u) {
     'li',
     { 'data-id': u.id, class: u.playing ? 'playing' : 'done' },
     el('b', { text: `#${u.id} ` }),
-    u.playing ? '▶ playing · ' : '✓ ',
+    u.playing ? T('playing') : '✓ ',
     `${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
-    el('span', { class: 'text said', text: u.text ? `“${u.text}”` : u.playing ? '…' : '(not recognised)', title: u.voice ? `voice: ${u.voice}` : undefined }),
-    el('span', { class: 'text muted', text: `${u.endToEndEncrypted ? '🔒 end-to-end encrypted (DAVE)' : 'transport encryption only'} · heard by ${u.heardBy.map(nameOf).join(', ') || '…'}` }),
+    el('span', { class: 'text said', text: u.text ? `“${u.text}”` : u.playing ? '…' : T('not_recognised'), title: u.voice ? T('voice_of', { voice: u.voice }) : undefined }),
+    el('span', { class: 'text muted', text: `${T(u.endToEndEncrypted ? 'e2ee' : 'transport_only')} · ${T('heard_by', { names: u.heardBy.map(nameOf).join(', ') || '…' })}` }),
   );
   const existing = list.querySelector(`li[data-id="${u.id}"]`);
   if (existing) existing.replaceWith(node);
@@ -317,26 +398,26 @@ function renderUtterance(u) {
 
 function renderService(service) {
   state.service = service;
-  $('#speech-engine').textContent = `(emulator · ${service.speech === 'espeak' ? 'espeak-ng voice' : 'tones'})`;
+  $('#speech-engine').textContent = T('engine', { engine: T(service.speech === 'espeak' ? 'engine_espeak' : 'engine_tones') });
   const windows = Object.entries(service.rate).map(([name, w]) => {
     const pct = Math.min(100, (w.current / w.limit) * 100);
     return el(
       'div',
       { class: 'window' },
-      el('span', { text: `${name}: ${w.current} / ${w.limit} requests in the last ${Math.round(w.windowMs / 1000)} s${w.retryInMs ? ` · full, next in ${Math.ceil(w.retryInMs / 1000)} s` : ''}` }),
+      el('span', { text: `${T('rate', { name, current: w.current, limit: w.limit, seconds: Math.round(w.windowMs / 1000) })}${w.retryInMs ? T('rate_full', { seconds: Math.ceil(w.retryInMs / 1000) }) : ''}` }),
       el('div', { class: 'bar' }, el('span', { class: w.current >= w.limit ? 'full' : '', style: `width:${pct}%` })),
     );
   });
   $('#rate').replaceChildren(...windows);
   const account = service.accounts[0];
-  $('#characters').textContent = `Characters spent: ${service.charactersCharged}${account ? ` · ${account.remaining} left this month (${account.plan} plan)` : ''}${service.notices ? ` · ${service.notices} notice(s): allowance exhausted` : ''}`;
+  $('#characters').textContent = `${T('characters', { spent: service.charactersCharged })}${account ? T('characters_left', { remaining: account.remaining, plan: account.plan }) : ''}${service.notices ? T('notices', { count: service.notices }) : ''}`;
   $('#requests tbody').replaceChildren(
     ...service.requests.map((r) =>
       el(
         'tr',
         {},
         el('td', { text: time(r.at) }),
-        el('td', { text: r.target === 'audio' ? 'audio download' : r.target }),
+        el('td', { text: r.target === 'audio' ? T('audio_download') : r.target }),
         el('td', { class: `status-${String(r.status)[0]}`, text: `${r.status || '…'}${r.code ? ` ${r.code}` : ''}` }),
         el('td', { text: r.chars ?? '' }),
         el('td', { class: 'text', title: r.text ?? r.path, text: r.text ?? '' }),
@@ -349,7 +430,8 @@ function renderService(service) {
 
 function renderBotStatus() {
   const pill = $('#bot-status');
-  pill.textContent = `bot: ${state.botStatus}`;
+  const status = { starting: 'bot_starting', ready: 'bot_ready', exited: 'bot_exited' }[state.botStatus];
+  pill.textContent = T('bot_status', { status: status ? T(status) : state.botStatus });
   pill.className = `pill ${state.botStatus === 'ready' ? 'ok' : state.botStatus === 'exited' ? 'bad' : ''}`;
 }
 
@@ -382,7 +464,8 @@ function currentLeaf() {
 
 function renderCommandList() {
   const select = $('#command');
-  const chosen = select.value;
+  // The form opens on /join, the first step of the page's own instructions.
+  const chosen = select.value || 'join';
   select.replaceChildren(
     ...state.commands.map((c) => el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` })),
   );
@@ -407,10 +490,8 @@ function renderSubcommands() {
 function renderCommandForm() {
   const command = currentCommand();
   const { options, description } = currentLeaf();
-  const admin = command?.default_member_permissions
-    ? ' · registered for members with Manage Server (Discord hides it from the others unless the server allows it; the bot checks again)'
-    : '';
-  $('#command-description').textContent = `${description}${admin}`;
+  $('#command-description').textContent = description;
+  $('#command-admin').hidden = !command?.default_member_permissions;
   $('#command-error').textContent = '';
   const box = $('#command-options');
   box.replaceChildren();
@@ -419,13 +500,24 @@ function renderCommandForm() {
     box.append(el('label', { for: id, class: option.required ? 'required' : '', title: option.name, text: loc(option) }));
     box.append(optionInput(option, id));
     const hint = [loc(option, 'description'), range(option)].filter(Boolean).join(' · ');
+    followTimeline();
     if (hint) box.append(el('div', { class: 'hint', text: hint }));
   }
 }
 
+/** An option's limits, unless its description already gives them (e.g. "0.3〜4.0"): said once. */
 function range(option) {
-  if (option.min_value !== undefined || option.max_value !== undefined) return `${option.min_value ?? ''}…${option.max_value ?? ''}`;
-  if (option.min_length !== undefined || option.max_length !== undefined) return `${option.min_length ?? 0}–${option.max_length ?? ''} characters`;
+  const said = (loc(option, 'description').match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
+  const known = (n) => n === undefined || said.includes(n);
+  const { min_value: min, max_value: max } = option;
+  if (min !== undefined || max !== undefined) {
+    if (known(min) && known(max)) return '';
+    if (min !== undefined && max !== undefined) return T('range', { min, max });
+    return min !== undefined ? T('range_min', { min }) : T('range_max', { max });
+  }
+  if (option.min_length !== undefined || option.max_length !== undefined) {
+    return known(option.min_length) && known(option.max_length) ? '' : T('chars_range', { min: option.min_length ?? 0, max: option.max_length ?? '' });
+  }
   return '';
 }
 
@@ -437,7 +529,7 @@ function optionInput(option, id) {
   }
   switch (option.type) {
     case OPTION.BOOLEAN:
-      return el('select', common, ...blank, el('option', { value: 'true', text: 'True' }), el('option', { value: 'false', text: 'False' }));
+      return el('select', common, ...blank, el('option', { value: 'true', text: T('yes') }), el('option', { value: 'false', text: T('no') }));
     case OPTION.INTEGER:
     case OPTION.NUMBER:
       return el('input', { ...common, type: 'number', step: option.type === OPTION.INTEGER ? '1' : 'any', min: option.min_value, max: option.max_value });
@@ -452,7 +544,7 @@ function optionInput(option, id) {
       return el('select', common, ...blank, ...channels.map((c) => el('option', { value: c.id, text: `${c.type === 2 ? '🔊' : '#'} ${c.name}` })));
     }
     case OPTION.ATTACHMENT:
-      return el('input', { ...common, disabled: true, placeholder: 'attachments are not supported here' });
+      return el('input', { ...common, disabled: true, placeholder: T('no_attachments') });
     default: {
       const input = el('input', { ...common, type: 'text', minlength: option.min_length, maxlength: option.max_length });
       if (option.autocomplete) {
@@ -480,11 +572,12 @@ function collectOptions(focused) {
     const input = document.getElementById(`opt-${option.name}`);
     const raw = input?.value ?? '';
     if (raw === '' && !(focused && focused.name === option.name)) {
-      if (option.required && !focused) problems.push(`${loc(option)} is required`);
+      if (option.required && !focused) problems.push(T('required', { name: loc(option) }));
       continue;
     }
-    if (!focused && input && !input.checkValidity()) {
-      problems.push(`${loc(option)}: ${input.validationMessage}`);
+    const problem = focused ? null : invalid(option, raw);
+    if (problem) {
+      problems.push(problem);
       continue;
     }
     let value = raw;
@@ -496,6 +589,24 @@ function collectOptions(focused) {
   let nested = values;
   for (const sub of [...path].reverse()) nested = [{ name: sub.name, type: sub.type, options: nested }];
   return { options: nested, problems };
+}
+
+/** Why a value is refused, in the page's language (the browser's own messages follow its locale, not Discord's). */
+function invalid(option, raw) {
+  const name = loc(option);
+  if (option.type === OPTION.INTEGER || option.type === OPTION.NUMBER) {
+    const n = Number(raw);
+    if (!Number.isFinite(n)) return T('a_number', { name });
+    if (option.type === OPTION.INTEGER && !Number.isInteger(n)) return T('whole_number', { name });
+    if (option.min_value !== undefined && n < option.min_value) return T('at_least', { name, min: option.min_value });
+    if (option.max_value !== undefined && n > option.max_value) return T('at_most', { name, max: option.max_value });
+  }
+  if (option.type === OPTION.STRING && !option.choices?.length) {
+    const length = [...raw].length;
+    if (option.min_length !== undefined && length < option.min_length) return T('min_chars', { name, min: option.min_length });
+    if (option.max_length !== undefined && length > option.max_length) return T('max_chars', { name, max: option.max_length });
+  }
+  return null;
 }
 
 async function autocomplete(option, input, list) {
@@ -530,18 +641,26 @@ async function runCommand(event) {
 
 // ---- wiring -------------------------------------------------------------------------------------
 
-async function sendMessage(event) {
-  event.preventDefault();
-  const input = $('#message');
-  const content = input.value;
-  if (!content.trim()) return;
-  try {
-    await post('/api/message', { userId: state.me, channelId: textChannel().id, content });
-    input.value = '';
-  } catch (error) {
-    $('#command-error').textContent = error.message;
-  }
+/** Everything in the chosen Discord language: the page's texts, the commands, the timeline. */
+function renderLanguage() {
+  translateDocument(state.locale);
+  renderBotStatus();
+  renderConnection();
+  if (!state.guild) return;
+  renderServer();
+  renderCommandList();
+  if (state.service) renderService(state.service);
+  for (const item of state.items.values()) upsertItem(item);
+  for (const u of state.utterances.values()) renderUtterance(u);
 }
+
+function renderConnection() {
+  const pill = $('#connection');
+  pill.textContent = T(connection.state);
+  pill.className = `pill ${connection.state === 'connected' ? 'ok' : connection.state === 'disconnected' ? 'bad' : ''}`;
+}
+
+const connection = { state: 'connecting' };
 
 async function toggleVoice() {
   const voice = voiceChannel();
@@ -577,8 +696,8 @@ function connect() {
   const ws = new WebSocket(`ws://${location.host}/api/live`);
   ws.binaryType = 'arraybuffer';
   ws.onopen = () => {
-    $('#connection').textContent = 'connected';
-    $('#connection').className = 'pill ok';
+    connection.state = 'connected';
+    renderConnection();
   };
   ws.onmessage = (event) => {
     if (event.data instanceof ArrayBuffer) return onAudio(event.data);
@@ -603,8 +722,8 @@ function connect() {
     }
   };
   ws.onclose = () => {
-    $('#connection').textContent = 'disconnected: retrying';
-    $('#connection').className = 'pill bad';
+    connection.state = 'disconnected';
+    renderConnection();
     setTimeout(connect, 2000);
   };
 }
@@ -613,8 +732,11 @@ $('#locale').value = state.locale;
 $('#locale').addEventListener('change', (event) => {
   state.locale = event.target.value;
   localStorage.setItem('playground.locale', state.locale);
-  renderCommandList();
+  renderLanguage();
 });
+translateDocument(state.locale);
+renderConnection();
+watchTimeline();
 $('#as-member').addEventListener('change', (event) => setMe(event.target.value));
 $('#command').addEventListener('change', () => {
   $('#subcommand').value = '';
@@ -623,8 +745,27 @@ $('#command').addEventListener('change', () => {
 $('#subcommand').addEventListener('change', renderSubcommands);
 $('#subsubcommand').addEventListener('change', renderCommandForm);
 $('#command-form').addEventListener('submit', runCommand);
-$('#composer').addEventListener('submit', sendMessage);
+createComposer({
+  box: $('#message'),
+  list: $('#mentions'),
+  count: $('#message-count'),
+  error: $('#message-error'),
+  members: () => state.guild?.members ?? [],
+  send: (content) => post('/api/message', { userId: state.me, channelId: textChannel().id, content }),
+  say: T,
+});
 $('#voice-toggle').addEventListener('click', toggleVoice);
+// The page's steps, as buttons: each does what it says.
+$('#step-voice').addEventListener('click', () => {
+  if (!state.guild?.voiceStates.some((v) => v.userId === state.me)) void toggleVoice();
+  else speaker.start();
+});
+$('#step-join').addEventListener('click', () => {
+  $('#command').value = 'join';
+  renderSubcommands();
+  $('#command-form').requestSubmit();
+});
+$('#step-write').addEventListener('click', () => $('#message').focus());
 // Browsers play sound only after a click on the page: any click will do (after a reload, say).
 document.addEventListener('pointerdown', () => speaker.start());
 connect();
