@@ -276,7 +276,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     }
   });
   // Deleted messages are never read, edited ones are read as edited, bans take theirs along.
-  new ChatChanges({ scheduler, autoRead, logger }).listen(client);
+  const chatChanges = new ChatChanges({ scheduler, autoRead, logger });
+  chatChanges.listen(client);
   client.on(Events.VoiceStateUpdate, (oldState, newState) =>
     void voiceEvents.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );
@@ -297,7 +298,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({
-        client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience,
+        client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience, chatChanges,
       });
       logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag,
         invite: client.application ? inviteUrl(client.application.id) : undefined,

@@ -15,7 +15,7 @@ export interface ChatChangesDeps {
 type Why = 'deleted' | 'bulk_deleted' | 'channel_deleted' | 'banned' | 'edited';
 
 /** The id of the member's message an utterance reads, if it is one (auto-read; not the bot's own clips). */
-function messageIdOf(u: Utterance): string | undefined {
+export function messageIdOf(u: Utterance): string | undefined {
   const meta = u.meta as UtteranceMeta | undefined;
   if (u.kind !== 'auto' || meta?.delivery.kind !== 'message' || meta.botClip) return undefined;
   return meta.delivery.messageId || undefined;

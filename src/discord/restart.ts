@@ -1,4 +1,4 @@
-import type { Client } from 'discord.js';
+import type { Client, Message } from 'discord.js';
 import type { Repositories } from '../db/repositories.ts';
 import { textAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
 import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-store.ts';
@@ -6,6 +6,7 @@ import type { Logger } from '../util/log.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import type { VoiceSessionStore } from '../db/voice-sessions.ts';
 import { isBotClip } from './bot-clips.ts';
+import { messageIdOf, type ChatChanges } from './chat-changes.ts';
 import { guildLang, t, type Lang, type MessageKey } from './i18n.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
@@ -24,6 +25,8 @@ export interface ResumeDeps {
   logger: Logger;
   /** Who a message of the channel is for now (delivery.ts `audience`). */
   audience: (guildId: string, channelId: string) => string;
+  /** Deletions and edits: those made while no process listened are applied before anything is read. */
+  chatChanges: ChatChanges;
 }
 
 export interface ResumeSummary {
@@ -91,11 +94,20 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
     else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
   }
+  // Deleted or edited while no process was listening (Discord does not replay those events).
+  const away = await changedWhileAway(client, keep, logger);
+  if (away.gone.size > 0) {
+    store.remove([...away.gone]);
+    logger.info({ count: away.gone.size }, 'messages deleted while the bot was stopped are not read');
+  }
+  const kept = keep.filter((u) => !away.gone.has(u.id));
   // Merged only within one audience after the restore too: one queued for a voice session the bot is
   // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
   const audienceNow = (u: Utterance) =>
     u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
-  scheduler.restore(keep.map(audienceNow));
+  scheduler.restore(kept.map(audienceNow));
+  // Read as edited, in place, before anything of them is asked for (no await before this point).
+  for (const message of away.edited) void deps.chatChanges.edited(message);
   let count = 0;
   await Promise.all(
     [...dropped].map(([where, group]) => {
@@ -107,5 +119,48 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
       });
     }),
   );
-  return { restored: keep.length, rejoined: voice.size, dropped: count };
+  return { restored: kept.length, rejoined: voice.size, dropped: count };
+}
+
+/**
+ * The restored members' messages as Discord has them now, one request per channel (the newest 100
+ * after the oldest restored; restored auto-read is at most minutes old): the utterance ids of those
+ * deleted meanwhile (or whose channel is gone), and the messages edited meanwhile. A message Discord
+ * cannot be asked about (no Read Message History, an error) is kept as it was.
+ */
+async function changedWhileAway(client: Client, restored: readonly Utterance[], logger: Logger): Promise<{ gone: Set<string>; edited: Message<true>[] }> {
+  const gone = new Set<string>();
+  const edited: Message<true>[] = [];
+  const byChannel = new Map<string, Array<{ utteranceId: string; messageId: string; guildId: string }>>();
+  for (const u of restored) {
+    const messageId = messageIdOf(u);
+    // Only a snowflake can be asked about (anything else is kept as it was).
+    if (!messageId || !/^\d{1,20}$/.test(messageId)) continue;
+    byChannel.set(u.channelId, [...(byChannel.get(u.channelId) ?? []), { utteranceId: u.id, messageId, guildId: u.guildId }]);
+  }
+  await Promise.all(
+    [...byChannel].map(async ([channelId, items]) => {
+      const channel = client.guilds.cache.get(items[0]!.guildId)?.channels.cache.get(channelId);
+      if (!channel) {
+        for (const item of items) gone.add(item.utteranceId);
+        return;
+      }
+      if (!channel.isTextBased()) return;
+      const oldest = items.reduce((min, i) => (BigInt(i.messageId) < min ? BigInt(i.messageId) : min), BigInt(items[0]!.messageId));
+      const found = await channel.messages.fetch({ after: String(oldest - 1n), limit: 100, cache: false }).catch((error: unknown) => {
+        logger.info({ err: error, channelId }, 'could not check restored messages against the channel; read as they were');
+        return null;
+      });
+      if (!found) return;
+      // A full page may not reach the newest: only what lies within it can be told missing.
+      const newest = found.size < 100 ? null : found.reduce((max, m) => (BigInt(m.id) > max ? BigInt(m.id) : max), 0n);
+      for (const item of items) {
+        const now = found.get(item.messageId);
+        if (now) {
+          if (now.editedTimestamp !== null && now.inGuild()) edited.push(now);
+        } else if (newest === null || BigInt(item.messageId) <= newest) gone.add(item.utteranceId);
+      }
+    }),
+  );
+  return { gone, edited };
 }

@@ -84,6 +84,12 @@ export interface DispatchOptions {
    */
   guildId?: string;
   transform?: (d: unknown, session: GatewaySession) => unknown;
+  /**
+   * What members do happens on Discord whether a bot is connected or not (an edit, a deletion while
+   * the bot is stopped): sent to nobody then, instead of the error that catches a test which forgot
+   * to start its client.
+   */
+  evenUnheard?: boolean;
 }
 
 const MAX_BACKLOG = 2000;
@@ -143,6 +149,7 @@ export class FakeGateway extends EventEmitter {
    */
   async dispatch(t: string, d: unknown, options: DispatchOptions = {}): Promise<void> {
     if (this.sessions.size === 0) {
+      if (options.evenUnheard) return;
       throw new LocalDiscordError('no_session', { message: `cannot dispatch ${t}: no client has identified` });
     }
     const writes: Promise<void>[] = [];

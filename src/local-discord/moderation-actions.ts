@@ -34,6 +34,7 @@ export async function editMessage(state: DiscordState, input: EditMessageInput):
     : message;
   await state.gateway.dispatch('MESSAGE_UPDATE', d, {
     intent: messageIntent(state, input.channelId),
+    evenUnheard: true,
     // Without MESSAGE_CONTENT the content is blanked, as in MESSAGE_CREATE.
     transform: (data, session) => (session.intents & INTENTS.MessageContent || input.partial ? data : { ...(data as object), content: '' }),
   });
@@ -43,10 +44,10 @@ export async function editMessage(state: DiscordState, input: EditMessageInput):
 export async function deleteMessages(state: DiscordState, channelId: string, messageIds: readonly string[], bulk: boolean): Promise<void> {
   for (const id of messageIds) memberMessage(state, channelId, id);
   for (const id of messageIds) state.userMessages.delete(id);
-  const intent = messageIntent(state, channelId);
+  const options = { intent: messageIntent(state, channelId), evenUnheard: true };
   const where = { channel_id: channelId, ...state.guildIdOf(channelId) };
-  if (bulk) await state.gateway.dispatch('MESSAGE_DELETE_BULK', { ids: [...messageIds], ...where }, { intent });
-  else for (const id of messageIds) await state.gateway.dispatch('MESSAGE_DELETE', { id, ...where }, { intent });
+  if (bulk) await state.gateway.dispatch('MESSAGE_DELETE_BULK', { ids: [...messageIds], ...where }, options);
+  else for (const id of messageIds) await state.gateway.dispatch('MESSAGE_DELETE', { id, ...where }, options);
 }
 
 /** A moderator deletes a guild channel (its messages go with it; Discord sends no MESSAGE_DELETE for them). */

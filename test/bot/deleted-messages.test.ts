@@ -178,6 +178,31 @@ describe('npm start: deleted and edited messages', () => {
     expect(repliesTo(edited.id)).toHaveLength(1);
   });
 
+  it('deleted or edited while the bot is stopped (Discord replays no such event): not read, or read as edited, after the restart', async () => {
+    const from = standardRequests(emulator).length;
+    hold();
+    await post(bob, '停止前の先頭');
+    await asked(from, '停止前の先頭');
+    const gone = await post(alice, '停止中に削除される発言');
+    const edited = await post(bob, '停止中に編集される発言');
+    const last = await post(alice, '停止後も残る発言');
+    await handled();
+    await bot.stop('SIGTERM');
+    release();
+    // Nobody is connected: the bot hears none of this.
+    await discord.deleteMessage(chat, gone.id);
+    await discord.editMessage({ channelId: chat, messageId: edited.id, content: '停止中に直した本文' });
+    const restarted = standardRequests(emulator).length;
+    bot = await start();
+    await until('the rest read', () => repliesTo(last.id).length > 0);
+    const sent = texts(restarted).join('|');
+    expect(sent).toContain('停止中に直した本文');
+    expect(sent).toContain('停止後も残る発言');
+    expect(sent).not.toContain('停止中に削除');
+    expect(sent).not.toContain('停止中に編集される');
+    expect(repliesTo(gone.id)).toHaveLength(0);
+  });
+
   it('a message deleted while it plays in voice stops at once', async () => {
     const guildId = DEFAULT_IDS.guild;
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);

@@ -19,6 +19,28 @@ export function channelRoutes(router: Router, state: DiscordState): void {
   });
   router.on('POST', '/channels/:channel/messages', (ctx) => createChannelMessage(state, ctx));
   router.on('POST', '/channels/:channel/typing', ({ params }) => (state.channelExists(params.channel as string) ? NO_CONTENT : API_ERRORS.unknownChannel));
+  // A channel's messages, newest first; `after`/`before` (ids) and `limit` (1-100, default 50), as
+  // https://discord.com/developers/docs/resources/message#get-channel-messages documents. Without
+  // Read Message History the list is empty, as Discord answers.
+  router.on('GET', '/channels/:channel/messages', ({ params, query }) => {
+    const channelId = params.channel as string;
+    const located = findChannel(state.guilds, channelId);
+    if (!located) return API_ERRORS.unknownChannel;
+    const limit = Number(query.get('limit') ?? 50);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return invalidFormBody('limit', 'NUMBER_TYPE_MAX', 'int value should be less than or equal to 100.');
+    if (!(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ReadMessageHistory)) return ok([]);
+    const after = query.get('after');
+    const before = query.get('before');
+    const newer = (a: string, b: string) => BigInt(a) > BigInt(b);
+    const all = [
+      ...state.messages.filter((m) => m.channelId === channelId && !m.deleted).map((m) => state.apiMessage(m)),
+      ...[...state.userMessages.values()].filter((m) => m.channel_id === channelId),
+    ]
+      .filter((m) => (after === null || newer(m.id, after)) && (before === null || newer(before, m.id)))
+      .sort((a, b) => (newer(a.id, b.id) ? -1 : 1));
+    // With `after`, the messages right after it (the oldest of those newer), still newest first.
+    return ok(after !== null && before === null ? all.slice(-limit) : all.slice(0, limit));
+  });
   router.on('GET', '/channels/:channel/messages/:message', ({ params }) => {
     const own = ownMessage(params);
     if (own) return ok(state.apiMessage(own));
