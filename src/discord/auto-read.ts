@@ -1,14 +1,15 @@
 import type { Message } from 'discord.js';
 import { effectiveVoice, type DictionaryEntry, type GuildSettings, type ReadingSettings, type Repositories } from '../db/repositories.ts';
 import type { NameReader } from '../speech/names.ts';
-import type { SpeechScheduler, Utterance, UtteranceInput } from '../speech/queue.ts';
+import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../speech/queue.ts';
 import type { VoiceManager } from '../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
-import { guildLang } from './i18n.ts';
+import { guildLang, t } from './i18n.ts';
 import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 import { describeQueueRefusal } from './outcomes.ts';
+import { audienceCanView } from './visibility.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
 
 /** What a message's text depends on besides the message (AutoReader #body). */
@@ -68,14 +69,24 @@ export class AutoReader {
     }
     const settings = this.#deps.repos.guildSettings.get(guildId);
     const lang = guildLang(settings.locale);
+    // No one hears text from a channel they could not read: when someone in the call cannot view
+    // this channel, its messages are not read there; an MP3 channel gets its file instead.
+    const voiceChannelId = inVoice ? this.#deps.voice.voiceChannel(guildId) : null;
+    const hidden = voiceChannelId !== null && !audienceCanView(message.guild, message.channel, { voiceChannelId, postChannelId: null });
+    if (hidden && !this.#deps.repos.autoRead.postsAudio(guildId, channelId)) {
+      this.#deps.onNotQueued?.('skipped');
+      const content = t(lang, 'autoread.hidden_from_listeners', { voice: `<#${voiceChannelId}>` });
+      void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, 'hidden', content);
+      return;
+    }
     const dictionary = this.#deps.repos.dictionary.list(guildId);
     const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, ...(prefix ? { prefix } : {}), lang, ...effectiveVoice(settings, user),
-      audience: this.#deps.audience(guildId, channelId),
-      meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang } satisfies UtteranceMeta,
+      audience: hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId),
+      meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang, ...(hidden ? { attachOnly: true } : {}) } satisfies UtteranceMeta,
     });
     if (!result.ok) {
       this.#deps.onNotQueued?.('refused');

@@ -70,7 +70,8 @@ export class SpeechDelivery {
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
-    const played = this.#deps.voice.isConnected(ready.guildId) && playable;
+    // Messages of a channel some listener cannot read are only ever posted (auto-read.ts).
+    const played = this.#deps.voice.isConnected(ready.guildId) && playable && !metas.every((m) => m.attachOnly);
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
     const wanted = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);

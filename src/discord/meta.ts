@@ -12,6 +12,8 @@ export interface UtteranceMeta {
   lang: Lang;
   /** Attach the MP3 even when connected to voice (/say attach:true). */
   forceAttach?: boolean;
+  /** Only ever posted, never played: the voice channel's listeners cannot all read its channel (auto-read.ts). */
+  attachOnly?: true;
   /** /narrate: the advanced voice, shown with the seed. */
   advancedVoice?: string;
   /** The bot's own clip (announcement, notice): charged to the server, only played, never attached (bot-clips.ts). */

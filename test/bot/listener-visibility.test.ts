@@ -94,17 +94,32 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(await spoken(before, 'スタッフ向けに')).toContain('staffroom');
   });
 
-  it('voice: with a member in the call who cannot view it, even a message among staff says "チャンネル"', async () => {
+  it('voice: with a member in the call who cannot view it, a mention of it says "チャンネル"; its own messages are never read there', async () => {
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
     voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
     expect(await command(alice, 'join')).toContain('Joined');
     await voice.waitForDave(guildId);
     const before = standardRequests(emulator).length;
-    await discord.sendMessage({ channelId: STAFF, author: bob, content: `通話中に<#${STAFF}>と<#${LOBBY}>の話` });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: `通話中に<#${STAFF}>と<#${LOBBY}>の話` });
     const inVoice = await spoken(before, '通話中に');
     expect(inVoice).toContain('チャンネル');
     expect(inVoice).toContain('lobby');
     expect(inVoice).not.toContain('staffroom');
+    // #staffroom posts MP3s: its message is made for #staffroom only (posted there), never played to alice.
+    const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: 'スタッフだけの相談です' });
+    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0), {
+      timeout: 20_000, interval: 20, message: 'the staff line posted in #staffroom',
+    });
+    expect(posted.channelId).toBe(STAFF);
+    expect(standardRequests(emulator).slice(before).filter((r) => r.text.includes('スタッフだけ') && r.text.includes('通話中に'))).toEqual([]);
+    // An auto-read channel without MP3 posts: not read at all, and its author is told why.
+    expect(await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: false }]), STAFF)).not.toContain('costs characters');
+    const quiet = await discord.sendMessage({ channelId: STAFF, author: bob, content: '読まれない相談です' });
+    const told = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === quiet.id), {
+      timeout: 20_000, interval: 20, message: 'the author told',
+    });
+    expect(told.content).toContain(`<#${DEFAULT_IDS.voice}>`);
+    expect(texts(before)).not.toContain('読まれない');
   });
 });
 
