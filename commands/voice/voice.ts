@@ -1,10 +1,10 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf, t } from '../src/discord/i18n.ts';
-import { effectiveVoice } from '../src/db/repositories.ts';
-import { suggestVoices } from '../src/tts/voices.ts';
-import { NAME_SUBCOMMAND, runVoiceName } from '../src/discord/voice-name.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
+import { effectiveVoice } from '../../src/db/repositories.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
+import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),

@@ -1,21 +1,21 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
-import { effectiveVoice, type Repositories } from '../db/repositories.ts';
-import type { CharacterBudget } from '../speech/budget.ts';
-import { textAudience, type SpeechScheduler, type UtteranceInput } from '../speech/queue.ts';
-import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
-import { normaliseMessage } from '../speech/text.ts';
-import type { VoiceChecker } from '../speech/voice-check.ts';
-import { countChars } from '../tts/chars.ts';
-import { TtsInputError } from '../tts/errors.ts';
-import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
-import type { ButtonQuestions } from './buttons.ts';
-import { UserError } from './errors.ts';
-import { langOf, t, type Lang } from './i18n.ts';
-import { toPlainMessage } from './mentions.ts';
+import { effectiveVoice, type Repositories } from '../../src/db/repositories.ts';
+import type { CharacterBudget } from '../../src/speech/budget.ts';
+import { textAudience, type SpeechScheduler, type UtteranceInput } from '../../src/speech/queue.ts';
+import { BudgetRefusedError, SpeechError } from '../../src/speech/errors.ts';
+import { normaliseMessage } from '../../src/speech/text.ts';
+import type { VoiceChecker } from '../../src/speech/voice-check.ts';
+import { countChars } from '../../src/tts/chars.ts';
+import { TtsInputError } from '../../src/tts/errors.ts';
+import { validateAdvanced, validateStandard, type AdvancedVoice } from '../../src/tts/validation.ts';
+import type { ButtonQuestions } from '../../src/discord/buttons.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
+import { toPlainMessage } from '../../src/discord/mentions.ts';
 import { askNarrateCost } from './narrate-confirm.ts';
-import { describeQueueRefusal } from './outcomes.ts';
-import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
-import type { InteractionReplies } from './replies.ts';
+import { describeQueueRefusal } from '../../src/discord/outcomes.ts';
+import type { DeliveryTarget, UtteranceMeta } from '../../src/discord/meta.ts';
+import type { InteractionReplies } from '../../src/discord/replies.ts';
 
 export interface SayArgs {
   guildId: string;

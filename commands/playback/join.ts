@@ -1,7 +1,7 @@
 import { ApplicationCommandOptionType, ChannelType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf } from '../src/discord/i18n.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf } from '../../src/discord/i18n.ts';
 
 const data = {
   ...named('join', '参加'),

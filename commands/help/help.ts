@@ -1,6 +1,6 @@
 import { InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { langOf, t } from '../src/discord/i18n.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {
   ...named('help', 'ヘルプ'),

@@ -1,8 +1,8 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf } from '../src/discord/i18n.ts';
-import { suggestVoices } from '../src/tts/voices.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf } from '../../src/discord/i18n.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
 
 const data = {
   ...named('say', 'しゃべる'),

@@ -1,9 +1,9 @@
 import { ApplicationCommandOptionType, MessageFlags, PermissionFlagsBits, type APIApplicationCommandSubcommandOption, type ChatInputCommandInteraction } from 'discord.js';
-import { speakableName } from '../speech/names.ts';
-import { described, named } from './command.ts';
-import type { BotContext } from './context.ts';
-import { UserError } from './errors.ts';
-import { guildLang, t, type Lang } from './i18n.ts';
+import { speakableName } from '../../src/speech/names.ts';
+import { described, named } from '../../src/discord/command.ts';
+import type { BotContext } from '../../src/discord/context.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
 
 // /voice name (issue 13): how a member's name is read before their messages and in announcements.
 // Members set their own; admins (Manage Server) set anyone's.

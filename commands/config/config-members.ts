@@ -4,14 +4,14 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import type { GuildSettings } from '../db/repositories.ts';
-import { choice, described, named } from './command.ts';
-import type { BotContext } from './context.ts';
-import { UserError } from './errors.ts';
-import { guildLang, t, type Lang } from './i18n.ts';
-import { requireWithinCeiling, shownLimit } from './limits.ts';
-import { listReply } from './list-reply.ts';
-import type { AppliedLimit } from '../speech/budget.ts';
+import type { GuildSettings } from '../../src/db/repositories.ts';
+import { choice, described, named } from '../../src/discord/command.ts';
+import type { BotContext } from '../../src/discord/context.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
+import { listReply } from '../../src/discord/list-reply.ts';
+import type { AppliedLimit } from '../../src/speech/budget.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):
 // muting a member's reading, the list of muted members, the server's reading language and its

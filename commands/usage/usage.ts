@@ -1,9 +1,9 @@
 import { ApplicationCommandOptionType, AttachmentBuilder, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { UserError } from '../src/discord/errors.ts';
-import { isManager, requireGuild } from '../src/discord/guards.ts';
-import { formatDate, langOf, t } from '../src/discord/i18n.ts';
-import { renderUsageChart } from '../src/discord/usage-chart.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { isManager, requireGuild } from '../../src/discord/guards.ts';
+import { formatDate, langOf, t } from '../../src/discord/i18n.ts';
+import { renderUsageChart } from './usage-chart.ts';
 
 const data = {
   ...named('usage', '利用状況'),

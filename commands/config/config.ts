@@ -6,15 +6,15 @@ import {
   type APIApplicationCommandSubcommandOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, described, named, subcommand, type Command } from '../src/discord/command.ts';
-import { BotError } from '../src/discord/errors.ts';
-import { requireManageGuild } from '../src/discord/guards.ts';
-import { langOf, t, type Lang } from '../src/discord/i18n.ts';
-import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
-import { suggestVoices } from '../src/tts/voices.ts';
-import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/discord/config-members.ts';
-import { requireWithinCeiling, shownLimit } from '../src/discord/limits.ts';
-import type { AppliedLimit } from '../src/speech/budget.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { BotError } from '../../src/discord/errors.ts';
+import { requireManageGuild } from '../../src/discord/guards.ts';
+import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
+import type { GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
+import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from './config-members.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
+import type { AppliedLimit } from '../../src/speech/budget.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
