@@ -5,6 +5,7 @@ import { requireManageGuild } from '../../src/discord/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/list-reply.ts';
 import type { AutoReadChannel } from '../../src/db/repositories.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
@@ -34,33 +35,34 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireManageGuild(interaction);
     const lang = langOf(interaction.locale);
-    const sub = interaction.options.getSubcommand();
     const repo = ctx.repos.autoRead;
-    if (sub === 'list') {
-      const entries = repo.entries(guildId);
-      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
-      const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
-      const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
-      const list = listReply(lang, {
-        text: (channels) => t(lang, 'autoread.list', { channels }),
-        lines: entries.map((e) => `<#${e.channelId}>${tag(e)}`),
-        separator: ', ',
-        fileName: 'autoread-channels.txt',
-        fileLines: entries.map((e) => `#${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
-      });
-      await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
-      return;
-    }
-    const channelId = interaction.options.getChannel('channel')?.id ?? interaction.channelId;
-    const channel = `<#${channelId}>`;
-    if (sub === 'add') {
-      // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
-      const postAudio = interaction.options.getBoolean('mp3') ?? false;
-      await repo.add(guildId, channelId, { postAudio });
-      await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel }) });
-    } else {
-      if (!(await repo.remove(guildId, channelId))) throw new UserError('autoread.not_listed', { vars: { channel } });
-      await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
-    }
+    await runSubcommand(interaction, data, {
+      async list() {
+        const entries = repo.entries(guildId);
+        if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
+        const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
+        const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
+        const list = listReply(lang, {
+          text: (channels) => t(lang, 'autoread.list', { channels }),
+          lines: entries.map((e) => `<#${e.channelId}>${tag(e)}`),
+          separator: ', ',
+          fileName: 'autoread-channels.txt',
+          fileLines: entries.map((e) => `#${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
+        });
+        await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      },
+      async add(args) {
+        const channelId = args.channel ?? interaction.channelId;
+        // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
+        const postAudio = args.mp3 ?? false;
+        await repo.add(guildId, channelId, { postAudio });
+        await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel: `<#${channelId}>` }) });
+      },
+      async remove(args) {
+        const channel = `<#${args.channel ?? interaction.channelId}>`;
+        if (!(await repo.remove(guildId, args.channel ?? interaction.channelId))) throw new UserError('autoread.not_listed', { vars: { channel } });
+        await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
+      },
+    });
   },
 } satisfies Command;

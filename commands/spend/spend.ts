@@ -6,6 +6,7 @@ import { langOf, t } from '../../src/discord/i18n.ts';
 import { requireWithinCeiling } from '../../src/discord/limits.ts';
 import { listReply } from '../../src/discord/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
 
 // Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
 
@@ -32,43 +33,43 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireManageGuild(interaction);
     const lang = langOf(interaction.locale);
-    const sub = interaction.options.getSubcommand();
     const reply = (content: string) => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
-    if (sub === 'narrate-confirm') {
-      const chars = interaction.options.getInteger('chars', true);
-      await ctx.repos.controls.update(guildId, { narrateConfirmChars: chars });
-      return void (await reply(t(lang, 'spend.confirm_set', { chars })));
-    }
-    if (sub === 'roles') {
-      const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
-      const allowances = ctx.repos.roleAllowances.list(guildId);
-      if (allowances.length === 0) return void (await reply(t(lang, 'spend.roles_empty', { base })));
-      const roles = interaction.guild?.roles.cache;
-      const gone = (id: string) => (roles && !roles.has(id) ? t(lang, 'spend.role_gone') : '');
-      const capped = (chars: number) => {
-        const applied = ctx.budget.appliedRoleAllowance(chars);
-        return applied.capped ? t(lang, 'spend.role_capped', { max: applied.value }) : '';
-      };
-      const line = (a: RoleAllowance, role: string) => `${role} ${a.monthlyLimit}${capped(a.monthlyLimit)}${gone(a.roleId)}`;
-      const list = listReply(lang, {
-        text: (shown) => t(lang, 'spend.roles', { base, list: shown }),
-        lines: allowances.map((a) => line(a, `<@&${a.roleId}>`)),
-        fileName: 'role-allowances.txt',
-        fileLines: allowances.map((a) => line(a, `@${roles?.get(a.roleId)?.name ?? a.roleId} (${a.roleId})`)),
-      });
-      return void (await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } }));
-    }
-    if (sub === 'role-remove') {
-      // By id: a deleted role's allowance can still be removed.
-      const roleId = String(interaction.options.get('role', true).value);
-      if (!(await ctx.repos.roleAllowances.remove(guildId, roleId))) throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
-      return void (await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` })));
-    }
-    const roleId = await requireExistingRole(interaction, 'role');
-    const chars = interaction.options.getInteger('chars', true);
-    requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
-    const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
-    await ctx.repos.roleAllowances.set(guildId, roleId, chars);
-    await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));
+    await runSubcommand(interaction, data, {
+      async 'narrate-confirm'({ chars }) {
+        await ctx.repos.controls.update(guildId, { narrateConfirmChars: chars });
+        await reply(t(lang, 'spend.confirm_set', { chars }));
+      },
+      async roles() {
+        const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
+        const allowances = ctx.repos.roleAllowances.list(guildId);
+        if (allowances.length === 0) return void (await reply(t(lang, 'spend.roles_empty', { base })));
+        const roles = interaction.guild?.roles.cache;
+        const gone = (id: string) => (roles && !roles.has(id) ? t(lang, 'spend.role_gone') : '');
+        const capped = (chars: number) => {
+          const applied = ctx.budget.appliedRoleAllowance(chars);
+          return applied.capped ? t(lang, 'spend.role_capped', { max: applied.value }) : '';
+        };
+        const line = (a: RoleAllowance, role: string) => `${role} ${a.monthlyLimit}${capped(a.monthlyLimit)}${gone(a.roleId)}`;
+        const list = listReply(lang, {
+          text: (shown) => t(lang, 'spend.roles', { base, list: shown }),
+          lines: allowances.map((a) => line(a, `<@&${a.roleId}>`)),
+          fileName: 'role-allowances.txt',
+          fileLines: allowances.map((a) => line(a, `@${roles?.get(a.roleId)?.name ?? a.roleId} (${a.roleId})`)),
+        });
+        await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      },
+      async 'role-remove'({ role: roleId }) {
+        // By id: a deleted role's allowance can still be removed.
+        if (!(await ctx.repos.roleAllowances.remove(guildId, roleId))) throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
+        await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` }));
+      },
+      async 'role-limit'({ role, chars }) {
+        const roleId = await requireExistingRole(interaction, role);
+        requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
+        const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
+        await ctx.repos.roleAllowances.set(guildId, roleId, chars);
+        await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));
+      },
+    });
   },
 } satisfies Command;

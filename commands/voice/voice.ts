@@ -5,6 +5,7 @@ import { langOf, t } from '../../src/discord/i18n.ts';
 import { effectiveVoice } from '../../src/db/repositories.ts';
 import { suggestVoices } from '../../src/tts/voices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),
@@ -34,39 +35,39 @@ export default {
     const lang = langOf(interaction.locale);
     const userId = interaction.user.id;
     const { userSettings, guildSettings } = ctx.repos;
-    const sub = interaction.options.getSubcommand();
-    if (sub === 'name') return runVoiceName(interaction, ctx, guildId, lang);
-    if (sub === 'reset') {
-      // Voice, speed and pitch only: a member must not undo an admin's mute (or lose their read name).
-      await userSettings.set(guildId, userId, { voice: null, speed: null, pitch: null });
-      await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
-      return;
-    }
-    if (sub === 'set') {
-      const o = interaction.options;
-      const voice = o.getString('voice')?.trim() || undefined;
-      if (voice && !ctx.requests.isKnownVoice(voice)) {
-        // Saved only once the service confirmed it (one short request, charged like any other).
-        await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-        await ctx.requests.confirmVoice(voice, guildId, userId);
-      }
-      const patch = {
-        ...(voice ? { voice } : {}),
-        ...(o.getNumber('speed') !== null ? { speed: o.getNumber('speed', true) } : {}),
-        ...(o.getNumber('pitch') !== null ? { pitch: o.getNumber('pitch', true) } : {}),
-      };
-      const user = await userSettings.set(guildId, userId, patch);
-      const v = effectiveVoice(guildSettings.get(guildId), user);
-      const saved = { content: t(lang, 'uservoice.saved', v) };
-      await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));
-      return;
-    }
-    const user = userSettings.get(guildId, userId);
-    const v = effectiveVoice(guildSettings.get(guildId), user);
-    const isDefault = user.voice === null && user.speed === null && user.pitch === null;
-    await interaction.reply({
-      content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
-      flags: MessageFlags.Ephemeral,
+    await runSubcommand(interaction, data, {
+      name: (args) => runVoiceName(interaction, ctx, guildId, lang, args),
+      async reset() {
+        // Voice, speed and pitch only: a member must not undo an admin's mute (or lose their read name).
+        await userSettings.set(guildId, userId, { voice: null, speed: null, pitch: null });
+        await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
+      },
+      async set(args) {
+        const voice = args.voice?.trim() || undefined;
+        if (voice && !ctx.requests.isKnownVoice(voice)) {
+          // Saved only once the service confirmed it (one short request, charged like any other).
+          await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+          await ctx.requests.confirmVoice(voice, guildId, userId);
+        }
+        const patch = {
+          ...(voice ? { voice } : {}),
+          ...(args.speed !== undefined ? { speed: args.speed } : {}),
+          ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
+        };
+        const user = await userSettings.set(guildId, userId, patch);
+        const v = effectiveVoice(guildSettings.get(guildId), user);
+        const saved = { content: t(lang, 'uservoice.saved', v) };
+        await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));
+      },
+      async show() {
+        const user = userSettings.get(guildId, userId);
+        const v = effectiveVoice(guildSettings.get(guildId), user);
+        const isDefault = user.voice === null && user.speed === null && user.pitch === null;
+        await interaction.reply({
+          content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
+          flags: MessageFlags.Ephemeral,
+        });
+      },
     });
   },
   async autocomplete(interaction) {
