@@ -3,6 +3,7 @@ import { choice, described, named, type Command } from '../../src/discord/comman
 import { requireGuild } from '../../src/discord/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
 import { readArgs } from '../../src/discord/command-args.ts';
+import { requestNarrate } from './narrate-request.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
 
 const data = {
@@ -36,6 +37,6 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const { text, voice, tone, model, speed, pitch, seed } = readArgs(interaction, data.options);
-    await ctx.requests.narrate(interaction, { guildId, lang: langOf(interaction.locale), text, voice, tone, model, speed, pitch, seed });
+    await requestNarrate(ctx.requests, interaction, { guildId, lang: langOf(interaction.locale), text, voice, tone, model, speed, pitch, seed });
   },
 } satisfies Command;

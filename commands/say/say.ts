@@ -3,6 +3,7 @@ import { described, named, type Command } from '../../src/discord/command.ts';
 import { requireGuild } from '../../src/discord/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
 import { readArgs } from '../../src/discord/command-args.ts';
+import { requestSay } from './say-request.ts';
 import { suggestVoices } from '../../src/tts/voices.ts';
 
 const data = {
@@ -23,7 +24,7 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const { text, voice, speed, pitch, attach } = readArgs(interaction, data.options);
-    await ctx.requests.say(interaction, { guildId, text, voice, speed, pitch, forceAttach: attach ?? false, lang: langOf(interaction.locale) });
+    await requestSay(ctx.requests, interaction, { guildId, text, voice, speed, pitch, forceAttach: attach ?? false, lang: langOf(interaction.locale) });
   },
   async autocomplete(interaction) {
     const typed = interaction.options.getFocused();

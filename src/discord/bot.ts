@@ -50,7 +50,7 @@ import type { ClearReason } from './meta.ts';
 import { NarrateJobs } from '../../commands/narrate/narrate-jobs.ts';
 import { Notices } from './notices.ts';
 import { InteractionReplies } from './replies.ts';
-import { SpeechRequests } from '../../commands/narrate/requests.ts';
+import { SpeechRequests } from './requests.ts';
 import { VoiceControl } from '../../commands/playback/voice-control.ts';
 import { VoiceStateEvents } from './voice-events.ts';
 

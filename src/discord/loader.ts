@@ -6,7 +6,8 @@ import { BotError } from './errors.ts';
 
 // commands/ is grouped by feature: `commands/<feature>/<name>.ts` default-exports the slash command
 // /<name>; the feature's other files (its use cases) sit beside it and have no default export.
-// What is no single command's (events, delivery, dispatch, i18n) stays in src/discord.
+// What is no single command's (events, delivery, dispatch, i18n, the request pipeline /say and
+// /narrate share) stays in src/discord.
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'commands');
 
 function isCommand(value: unknown): value is Command {

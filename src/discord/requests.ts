@@ -1,0 +1,126 @@
+import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
+import type { Repositories } from '../db/repositories.ts';
+import type { CharacterBudget } from '../speech/budget.ts';
+import type { SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
+import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
+import { normaliseMessage } from '../speech/text.ts';
+import type { VoiceChecker } from '../speech/voice-check.ts';
+import type { ButtonQuestions } from './buttons.ts';
+import { UserError } from './errors.ts';
+import { langOf, t, type Lang } from './i18n.ts';
+import { toPlainMessage } from './mentions.ts';
+import { describeQueueRefusal } from './outcomes.ts';
+import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
+import type { InteractionReplies } from './replies.ts';
+
+/** What SpeechRequests works with. */
+export interface RequestsDeps {
+  client: Client;
+  scheduler: SpeechScheduler;
+  budget: CharacterBudget;
+  repos: Repositories;
+  voices: VoiceChecker;
+  replies: InteractionReplies;
+  plan: 'free' | 'paid';
+  /** A request refused before it was queued (budget, member queue): counted by the metrics. */
+  onRefused?: () => void;
+  /** Asks before a long /narrate (issue 13); without it every /narrate goes ahead at once. */
+  buttons?: ButtonQuestions;
+}
+
+/**
+ * The request pipeline /say and /narrate share (commands/say/say-request.ts,
+ * commands/narrate/narrate-request.ts), and the voice confirmation /config and /voice use:
+ * everything that can be checked is checked before Discord is answered (text, voice, the budget,
+ * the member's queue), then the speech is queued with a reply that follows it (replies.ts) until
+ * delivery gives the final answer.
+ */
+export class SpeechRequests {
+  readonly #deps: RequestsDeps;
+
+  constructor(deps: RequestsDeps) {
+    this.#deps = deps;
+  }
+
+  /** The repositories, the plan and the optional confirmation buttons, for the use cases built on this pipeline. */
+  get repos(): Repositories { return this.#deps.repos; }
+  get plan(): 'free' | 'paid' { return this.#deps.plan; }
+  get budget(): CharacterBudget { return this.#deps.budget; }
+  get buttons(): ButtonQuestions | undefined { return this.#deps.buttons; }
+
+  /** In the known list, or confirmed by the service earlier: usable without a request. */
+  isKnownVoice(voice: string): boolean {
+    return this.#deps.voices.isKnown(voice);
+  }
+
+  /**
+   * A standard voice may be saved or used only when it is known or the service confirmed it (one
+   * short request, charged like any other: src/speech/voice-check.ts). Otherwise throws what to
+   * tell the member; nothing is saved.
+   */
+  async confirmVoice(voice: string, guildId: string, userId: string): Promise<void> {
+    try {
+      await this.#deps.voices.confirm(voice, { guildId, userId });
+    } catch (error) {
+      if (error instanceof BudgetRefusedError) throw error;
+      const code = (error as { code?: string }).code;
+      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input') throw new UserError('tts.unsupported_voice', { vars: { voice }, cause: error });
+      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted') throw new UserError('voice.check_busy', { vars: { voice }, cause: error });
+      throw error;
+    }
+  }
+
+  /** The command's text as it will be spoken (mentions and emoji markup read like a message's, the dictionary applied). */
+  speakable(interaction: ChatInputCommandInteraction, args: { guildId: string; text: string; lang: Lang }, maxLength: number): string {
+    const plain = toPlainMessage({
+      content: args.text,
+      author: { id: interaction.user.id, name: interaction.user.displayName },
+      guild: interaction.guild,
+      users: this.#deps.client.users,
+      // Played in the bot's voice channel, or posted where it was asked for.
+      audience: { voiceChannelId: interaction.guild?.members.me?.voice.channelId ?? null, postChannelId: interaction.channelId },
+    });
+    const text = normaliseMessage(plain, { lang: args.lang, maxLength, dictionary: this.#deps.repos.dictionary.list(args.guildId) });
+    if (!text) throw new UserError('tts.validation_error');
+    return text;
+  }
+
+  /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
+  async precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
+    const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
+    if (!result.ok) {
+      this.#deps.onRefused?.();
+      throw new BudgetRefusedError({ refusal: result.refusal, guildId });
+    }
+  }
+
+  checkMemberQueue(input: UtteranceInput): void {
+    if (!this.#deps.scheduler.accepts(input)) {
+      this.#deps.onRefused?.();
+      throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
+    }
+  }
+
+  /** Queues with a reply that follows it: the command's own, or a Confirm click's (a long /narrate). */
+  async enqueue(interaction: ChatInputCommandInteraction | ButtonInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
+    const lang = langOf(interaction.locale);
+    // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
+    this.checkMemberQueue(input);
+    if (!interaction.deferred) await interaction.deferReply();
+    const delivery: DeliveryTarget = {
+      kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token, createdAt: interaction.createdTimestamp, channelId: interaction.channelId,
+    };
+    const meta: UtteranceMeta = { delivery, lang, ...extra };
+    const result = this.#deps.scheduler.enqueue({ ...input, meta });
+    if (!result.ok) {
+      this.#deps.onRefused?.();
+      const content = describeQueueRefusal(lang, result);
+      await interaction.editReply({ content, allowedMentions: { parse: [] } });
+      return;
+    }
+    this.#deps.replies.open(result.id, meta);
+    if (input.kind === 'narrate' || result.position > 1) {
+      this.#deps.replies.edit(result.id, { content: t(lang, input.kind === 'narrate' ? 'narrate.queued' : 'say.queued', { position: result.position }) });
+    }
+  }
+}
