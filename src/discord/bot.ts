@@ -35,7 +35,7 @@ import { BotMetrics } from '../ops/metrics.ts';
 import type { Readiness } from '../ops/ops-server.ts';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
-import { describeDictionaryFileProblem } from './dictionary-problems.ts';
+import { describeDictionaryFileProblem } from '../../commands/dictionary/dictionary-problems.ts';
 import { dispatchInteraction } from './interactions.ts';
 import { loadCommands } from './loader.ts';
 import { resumeAfterRestart } from './restart.ts';
@@ -47,12 +47,12 @@ import { AutoReader } from './auto-read.ts';
 import { ChatChanges } from './chat-changes.ts';
 import { ButtonQuestions } from './buttons.ts';
 import type { ClearReason } from './meta.ts';
-import { NarrateJobs } from './narrate-jobs.ts';
+import { NarrateJobs } from '../../commands/narrate/narrate-jobs.ts';
 import { inviteUrl } from './invite.ts';
 import { Notices } from './notices.ts';
 import { InteractionReplies } from './replies.ts';
 import { SpeechRequests } from './requests.ts';
-import { VoiceControl } from './voice-control.ts';
+import { VoiceControl } from '../../commands/playback/voice-control.ts';
 import { VoiceStateEvents } from './voice-events.ts';
 
 export interface BotOptions {
@@ -188,7 +188,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     retentionMs: config.jobRetentionDays * 86_400_000,
     ...(options.jobs?.leaseMs !== undefined ? { leaseMs: options.jobs.leaseMs } : {}),
   });
-  // /narrate's jobs: who holds them until their audio is delivered (src/discord/narrate-jobs.ts).
+  // /narrate's jobs: who holds them until their audio is delivered (commands/narrate/narrate-jobs.ts).
   const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
   const synthesizer = createSynthesizer({
     client: tts, cache, budget, history: repos.history, media, logger: logger.child({ component: 'speech' }),

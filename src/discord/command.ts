@@ -19,7 +19,7 @@ export interface Command {
 }
 
 /** `name` + `name_localizations` for a command, option or choice name (ja and en-US). */
-export function named(en: string, ja: string) {
+export function named<const N extends string>(en: N, ja: string) {
   return { name: en, name_localizations: { ja, 'en-US': en } };
 }
 
@@ -53,8 +53,10 @@ export function choice<V extends string | number>(en: string, ja: string, value:
   return { ...named(en, ja), value };
 }
 
-/** A localised subcommand; `options` left out when it takes none. */
-export function subcommand(en: string, ja: string, descEn: string, descJa: string, options?: APIApplicationCommandBasicOption[]): APIApplicationCommandSubcommandOption {
+/** A localised subcommand; `options` left out when it takes none. Its name and options keep their literal types (command-args.ts). */
+export function subcommand<const N extends string, const O extends APIApplicationCommandBasicOption[] = []>(
+  en: N, ja: string, descEn: string, descJa: string, options?: O,
+): Omit<APIApplicationCommandSubcommandOption, 'name' | 'options'> & { readonly type: ApplicationCommandOptionType.Subcommand; readonly name: N; readonly options?: O } {
   return { type: ApplicationCommandOptionType.Subcommand, ...named(en, ja), ...described(descEn, descJa), ...(options ? { options } : {}) };
 }
 

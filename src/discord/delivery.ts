@@ -11,7 +11,7 @@ import type { VoiceManager } from '../voice/manager.ts';
 import { BotError } from './errors.ts';
 import { t } from './i18n.ts';
 import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
-import type { NarrateJobs } from './narrate-jobs.ts';
+import type { NarrateJobs } from '../../commands/narrate/narrate-jobs.ts';
 import type { Notices } from './notices.ts';
 import { describeFailure } from './outcomes.ts';
 import type { InteractionReplies } from './replies.ts';

@@ -7,7 +7,7 @@ import {
   type VoiceState,
 } from 'discord.js';
 import { UserError } from './errors.ts';
-import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
+import { decideControl, type ControlFacts, type JoinTarget } from '../../commands/playback/playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */
 export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {
@@ -79,8 +79,7 @@ function joinTarget({ channel, member, me }: JoinAsked): JoinTarget {
  * The role a role option names, checked to still exist in the server (a role deleted since the
  * command was typed, or an id from elsewhere, is refused with its id: nothing is saved).
  */
-export async function requireExistingRole(interaction: ChatInputCommandInteraction, option: string): Promise<string> {
-  const roleId = String(interaction.options.get(option, true).value);
+export async function requireExistingRole(interaction: ChatInputCommandInteraction, roleId: string): Promise<string> {
   const guild = interaction.guild ?? (interaction.guildId ? await interaction.client.guilds.fetch(interaction.guildId).catch(() => null) : null);
   const role = guild ? (guild.roles.cache.get(roleId) ?? (await guild.roles.fetch(roleId).catch(() => null))) : null;
   if (!role) throw new UserError('roles.unknown', { vars: { role: roleId } });

@@ -1,9 +1,13 @@
 import { readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
 import { BotError } from './errors.ts';
 
+// commands/ is grouped by feature: `commands/<feature>/<name>.ts` default-exports the slash command
+// /<name>; the feature's other files (its use cases) sit beside it and have no default export.
+// What is no single command's (events, delivery, dispatch, i18n, the request pipeline /say and
+// /narrate share) stays in src/discord.
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'commands');
 
 function isCommand(value: unknown): value is Command {
@@ -15,12 +19,27 @@ function isCommand(value: unknown): value is Command {
   );
 }
 
-/** Imports every `commands/*.ts`, checking each default export's shape (fails start-up loudly). */
+/** Every `.ts` file below `dir`, ordered by file name (the registration order). */
+function moduleFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...moduleFiles(path));
+    else if (entry.name.endsWith('.ts')) out.push(path);
+  }
+  const key = (path: string) => `${basename(path)}\0${path}`;
+  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** Imports every module below `commands/`, checking each default export's shape and name (fails start-up loudly). */
 export async function loadCommands(dir = COMMANDS_DIR): Promise<Map<string, Command>> {
   const commands = new Map<string, Command>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { default?: unknown };
+  for (const path of moduleFiles(dir)) {
+    const file = relative(dir, path);
+    const mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    if (mod.default === undefined) continue; // a use case beside its command
     if (!isCommand(mod.default)) throw new BotError('invalid_command_module', { message: `commands/${file} must default-export { data, execute } (a Command)` });
+    if (mod.default.data.name !== basename(file, '.ts')) throw new BotError('invalid_command_module', { message: `commands/${file} must be named for its command /${mod.default.data.name}` });
     if (commands.has(mod.default.data.name)) throw new BotError('duplicate_command', { message: `duplicate command name ${mod.default.data.name} in commands/${file}` });
     commands.set(mod.default.data.name, mod.default);
   }

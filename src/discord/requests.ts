@@ -1,49 +1,17 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
-import { effectiveVoice, type Repositories } from '../db/repositories.ts';
+import type { Repositories } from '../db/repositories.ts';
 import type { CharacterBudget } from '../speech/budget.ts';
-import { textAudience, type SpeechScheduler, type UtteranceInput } from '../speech/queue.ts';
+import type { SpeechScheduler, UtteranceInput } from '../speech/queue.ts';
 import { BudgetRefusedError, SpeechError } from '../speech/errors.ts';
 import { normaliseMessage } from '../speech/text.ts';
 import type { VoiceChecker } from '../speech/voice-check.ts';
-import { countChars } from '../tts/chars.ts';
-import { TtsInputError } from '../tts/errors.ts';
-import { validateAdvanced, validateStandard, type AdvancedVoice } from '../tts/validation.ts';
 import type { ButtonQuestions } from './buttons.ts';
 import { UserError } from './errors.ts';
 import { langOf, t, type Lang } from './i18n.ts';
 import { toPlainMessage } from './mentions.ts';
-import { askNarrateCost } from './narrate-confirm.ts';
 import { describeQueueRefusal } from './outcomes.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { InteractionReplies } from './replies.ts';
-
-export interface SayArgs {
-  guildId: string;
-  lang: Lang;
-  text: string;
-  voice?: string | undefined;
-  speed?: number | undefined;
-  pitch?: number | undefined;
-  forceAttach?: boolean;
-}
-
-export interface NarrateArgs {
-  guildId: string;
-  lang: Lang;
-  text: string;
-  voice?: string | undefined;
-  tone?: string | undefined;
-  model?: 'flash' | 'pro' | undefined;
-  speed?: number | undefined;
-  pitch?: number | undefined;
-  seed?: number | undefined;
-}
-
-/** Longest /say text after normalisation (Discord caps the option at 1000 anyway). */
-const SAY_MAX_CHARS = 1000;
-/** Longest /narrate text (the service's advanced limit). */
-const NARRATE_MAX_CHARS = 3000;
-const DEFAULT_ADVANCED_VOICE = 'Ruby';
 
 /** What SpeechRequests works with. */
 export interface RequestsDeps {
@@ -61,9 +29,11 @@ export interface RequestsDeps {
 }
 
 /**
- * The /say and /narrate use cases: everything that can be checked is checked before Discord is
- * answered (text, voice, the budget, the member's queue), then the speech is queued with a reply
- * that follows it (src/discord/replies.ts) until delivery gives the final answer.
+ * The request pipeline /say and /narrate share (commands/say/say-request.ts,
+ * commands/narrate/narrate-request.ts), and the voice confirmation /config and /voice use:
+ * everything that can be checked is checked before Discord is answered (text, voice, the budget,
+ * the member's queue), then the speech is queued with a reply that follows it (replies.ts) until
+ * delivery gives the final answer.
  */
 export class SpeechRequests {
   readonly #deps: RequestsDeps;
@@ -72,62 +42,11 @@ export class SpeechRequests {
     this.#deps = deps;
   }
 
-  /** /say: checks everything that can be checked before answering, then queues the speech. */
-  async say(interaction: ChatInputCommandInteraction, args: SayArgs): Promise<void> {
-    const userId = interaction.user.id;
-    const settings = effectiveVoice(this.#deps.repos.guildSettings.get(args.guildId), this.#deps.repos.userSettings.get(args.guildId, userId));
-    const voice = args.voice?.trim() || settings.voice;
-    const speed = args.speed ?? settings.speed;
-    const pitch = args.pitch ?? settings.pitch;
-    const text = this.#speakable(interaction, args, SAY_MAX_CHARS);
-    const checked = validateStandard({ voice, text, speed, pitch });
-    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
-    await this.#precheck(args.guildId, userId, 'standard', countChars(text));
-    const input: UtteranceInput = {
-      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
-      audience: textAudience(interaction.channelId),
-    };
-    this.#checkMemberQueue(input);
-    if (!this.#deps.voices.isKnown(voice)) {
-      // The confirming request may wait for the rate budget: answer Discord first.
-      await interaction.deferReply();
-      await this.confirmVoice(voice, args.guildId, userId);
-    }
-    await this.#enqueue(interaction, input, { forceAttach: args.forceAttach ?? false });
-  }
-
-  /** /narrate: advanced job; progress is shown by editing the deferred reply. */
-  async narrate(interaction: ChatInputCommandInteraction, args: NarrateArgs): Promise<void> {
-    const userId = interaction.user.id;
-    const text = this.#speakable(interaction, args, NARRATE_MAX_CHARS);
-    const advanced = {
-      voice: (args.voice ?? DEFAULT_ADVANCED_VOICE) as AdvancedVoice,
-      ...(args.tone ? { tone: args.tone } : {}),
-      ...(args.model ? { model: args.model } : {}),
-      ...(args.seed !== undefined ? { seed: args.seed } : {}),
-      ...(args.speed !== undefined ? { speed: args.speed } : {}),
-      ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
-    };
-    const checked = validateAdvanced({ text, ...advanced }, this.#deps.plan);
-    if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
-    const chars = countChars(text);
-    await this.#precheck(args.guildId, userId, 'advanced', chars);
-    const input: UtteranceInput = {
-      guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
-      voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced, audience: textAudience(interaction.channelId),
-    };
-    const buttons = this.#deps.buttons;
-    if (buttons && chars > this.#deps.repos.controls.get(args.guildId).narrateConfirmChars) {
-      // Shown before it is spent: nothing held or sent until the member confirms.
-      this.#checkMemberQueue(input);
-      await askNarrateCost({ budget: this.#deps.budget, buttons }, interaction, { guildId: args.guildId, userId, chars, lang: args.lang }, {
-        recheck: () => this.#precheck(args.guildId, userId, 'advanced', chars),
-        proceed: (click) => this.#enqueue(click, input, { advancedVoice: advanced.voice }),
-      });
-      return;
-    }
-    await this.#enqueue(interaction, input, { advancedVoice: advanced.voice });
-  }
+  /** The repositories, the plan and the optional confirmation buttons, for the use cases built on this pipeline. */
+  get repos(): Repositories { return this.#deps.repos; }
+  get plan(): 'free' | 'paid' { return this.#deps.plan; }
+  get budget(): CharacterBudget { return this.#deps.budget; }
+  get buttons(): ButtonQuestions | undefined { return this.#deps.buttons; }
 
   /** In the known list, or confirmed by the service earlier: usable without a request. */
   isKnownVoice(voice: string): boolean {
@@ -152,7 +71,7 @@ export class SpeechRequests {
   }
 
   /** The command's text as it will be spoken (mentions and emoji markup read like a message's, the dictionary applied). */
-  #speakable(interaction: ChatInputCommandInteraction, args: { guildId: string; text: string; lang: Lang }, maxLength: number): string {
+  speakable(interaction: ChatInputCommandInteraction, args: { guildId: string; text: string; lang: Lang }, maxLength: number): string {
     const plain = toPlainMessage({
       content: args.text,
       author: { id: interaction.user.id, name: interaction.user.displayName },
@@ -167,7 +86,7 @@ export class SpeechRequests {
   }
 
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
-  async #precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
+  async precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
     const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
     if (!result.ok) {
       this.#deps.onRefused?.();
@@ -175,7 +94,7 @@ export class SpeechRequests {
     }
   }
 
-  #checkMemberQueue(input: UtteranceInput): void {
+  checkMemberQueue(input: UtteranceInput): void {
     if (!this.#deps.scheduler.accepts(input)) {
       this.#deps.onRefused?.();
       throw new UserError('queue.member_full', { vars: { limit: this.#deps.scheduler.maxPendingCharsPerMember } });
@@ -183,10 +102,10 @@ export class SpeechRequests {
   }
 
   /** Queues with a reply that follows it: the command's own, or a Confirm click's (a long /narrate). */
-  async #enqueue(interaction: ChatInputCommandInteraction | ButtonInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
+  async enqueue(interaction: ChatInputCommandInteraction | ButtonInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
     const lang = langOf(interaction.locale);
     // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
-    this.#checkMemberQueue(input);
+    this.checkMemberQueue(input);
     if (!interaction.deferred) await interaction.deferReply();
     const delivery: DeliveryTarget = {
       kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token, createdAt: interaction.createdTimestamp, channelId: interaction.channelId,

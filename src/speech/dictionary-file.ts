@@ -34,7 +34,7 @@ export interface DictionaryFileError {
   context: { max?: number; found?: number };
 }
 
-/** A problem of the file as a whole or of one row; src/discord/dictionary-problems.ts words it. */
+/** A problem of the file as a whole or of one row; commands/dictionary/dictionary-problems.ts words it. */
 export type DictionaryFileProblem = DictionaryFileError | DictionaryRowError;
 
 export type DictionaryFileResult =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDictionaryFileProblem } from '../../src/discord/dictionary-problems.ts';
+import { describeDictionaryFileProblem } from '../../commands/dictionary/dictionary-problems.ts';
 import { DICTIONARY_FILE_LIMITS, detectFormat, neutraliseCell, parseDictionaryFile, restoreCell, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');

@@ -7,7 +7,7 @@ import {
   parseReading,
   type DictionaryEntry,
 } from '../../src/speech/dictionary.ts';
-import { describeDictionaryProblem } from '../../src/discord/dictionary-problems.ts';
+import { describeDictionaryProblem } from '../../commands/dictionary/dictionary-problems.ts';
 
 describe('applyDictionary', () => {
   it.each<[string, string, DictionaryEntry[], string]>([

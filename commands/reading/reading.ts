@@ -2,28 +2,31 @@ import {
   ApplicationCommandOptionType,
   MessageFlags,
   type APIApplicationCommandBasicOption,
+  type APIApplicationCommandRoleOption,
   type ChatInputCommandInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, choice, described, named, subcommand, type Command } from '../src/discord/command.ts';
-import { BotError, UserError } from '../src/discord/errors.ts';
-import { requireManageGuild } from '../src/discord/guards.ts';
-import { langOf, t, type Lang, type MessageKey } from '../src/discord/i18n.ts';
-import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../src/db/repositories.ts';
-import type { BotContext } from '../src/discord/context.ts';
+import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { requireManageGuild } from '../../src/discord/guards.ts';
+import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
+import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../../src/db/repositories.ts';
+import type { BotContext } from '../../src/discord/context.ts';
+import { runSubcommand, type SubcommandName } from '../../src/discord/command-args.ts';
 
 // /reading (issue 13): whose messages and what in them auto-read reads — the switches other
 // read-aloud bots have. Admins only (Manage Server), like /config.
 
-const onOff = (descEn: string, descJa: string): APIApplicationCommandBasicOption[] => [
-  { type: ApplicationCommandOptionType.Boolean, ...named('value', '値'), ...described(descEn, descJa), required: true },
-];
-const botId: APIApplicationCommandBasicOption[] = [
-  { type: ApplicationCommandOptionType.String, ...named('id', 'ボットid'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true, max_length: 30 },
-];
-const role = (required: boolean): APIApplicationCommandBasicOption[] => [
-  { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'), required },
-];
+// Option lists keep their literal types (`as const` on type and required) so the handlers' arguments are typed from them.
+const onOff = (descEn: string, descJa: string) => [
+  { type: ApplicationCommandOptionType.Boolean as const, ...named('value', '値'), ...described(descEn, descJa), required: true as const },
+] satisfies APIApplicationCommandBasicOption[];
+const botId = [
+  { type: ApplicationCommandOptionType.String as const, ...named('id', 'ボットid'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true as const, max_length: 30 },
+] satisfies APIApplicationCommandBasicOption[];
+const role = <const R extends boolean>(required: R) => [
+  { type: ApplicationCommandOptionType.Role as const, ...named('role', 'ロール'), ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'), required },
+] satisfies APIApplicationCommandBasicOption[] as Array<APIApplicationCommandRoleOption & { name: 'role'; required: R }>;
 
 const data = {
   ...adminCommand('reading', '読み上げ対象', 'Whose messages and what in them is read (admins)', '誰の何を読み上げるか（管理者）'),
@@ -47,12 +50,12 @@ const data = {
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
-const SWITCHES: Record<string, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>> = {
+const SWITCHES = {
   forwards: 'forwards',
   emoji: 'emoji',
   'in-voice': 'requireInVoice',
   'stale-notice': 'staleNotice',
-};
+} as const satisfies Partial<Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>>>;
 const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
 
 /** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
@@ -63,11 +66,9 @@ function parseId(raw: string): string {
   return id;
 }
 
-/** The role option, refused when the role no longer exists (deleted after it was picked) or is @everyone. */
-async function resolveRole(interaction: ChatInputCommandInteraction, guildId: string): Promise<string | null> {
-  const option = interaction.options.get('role');
-  if (!option) return null;
-  const id = String(option.value);
+/** The role option's id, refused when the role no longer exists (deleted after it was picked) or is @everyone. */
+async function resolveRole(interaction: ChatInputCommandInteraction, guildId: string, id: string | undefined): Promise<string | null> {
+  if (id === undefined) return null;
   const guild = interaction.guild;
   const found = guild?.roles.cache.get(id) ?? (await guild?.roles.fetch(id).catch(() => null));
   if (!found) throw new UserError('reading.role_gone');
@@ -98,8 +99,8 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
   });
 }
 
-async function botList(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, adding: boolean): Promise<string> {
-  const id = parseId(interaction.options.getString('id', true));
+async function botList(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, typed: string, adding: boolean): Promise<string> {
+  const id = parseId(typed);
   const lists = ctx.repos.readingLists;
   if (!adding) {
     if (!(await lists.remove(guildId, 'bot', id))) throw new UserError('reading.bot_not_listed', { vars: { id } });
@@ -120,49 +121,46 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireManageGuild(interaction);
     const lang = langOf(interaction.locale);
-    const name = interaction.options.getSubcommand();
-    const reply = (content: string, ephemeral = false) =>
-      interaction.reply({ content, allowedMentions: { parse: [] }, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) });
+    const reply = async (content: string, ephemeral = false) =>
+      void (await interaction.reply({ content, allowedMentions: { parse: [] }, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) }));
     const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
     const save = (patch: ReadingSettingsPatch) => ctx.repos.reading.update(guildId, patch);
-    const field = SWITCHES[name];
-    if (field) {
-      const value = interaction.options.getBoolean('value', true);
-      await save({ [field]: value });
+    const saveSwitch = async (name: keyof typeof SWITCHES, value: boolean) => {
+      await save({ [SWITCHES[name]]: value });
       await reply(t(lang, 'config.saved', { setting: name, value: t(lang, value ? 'config.on' : 'config.off') }));
-      return;
-    }
-    switch (name) {
-      case 'show':
-        return void (await reply(show(lang, ctx, guildId, roleExists), true));
-      case 'bots': {
-        const value = interaction.options.getString('value', true);
+    };
+    const lists = ctx.repos.readingLists;
+    await runSubcommand(interaction, data, {
+      forwards: ({ value }) => saveSwitch('forwards', value),
+      emoji: ({ value }) => saveSwitch('emoji', value),
+      'in-voice': ({ value }) => saveSwitch('in-voice', value),
+      'stale-notice': ({ value }) => saveSwitch('stale-notice', value),
+      show: () => reply(show(lang, ctx, guildId, roleExists), true),
+      async bots(args) {
+        // Checked again: the choices bind Discord's client, not a forged request.
+        const value: string = args.value;
         if (!(value in BOT_MODES)) throw new UserError('reading.bad_bots', { vars: { value: value.slice(0, 20) } });
         await save({ bots: value as BotReading });
-        return void (await reply(t(lang, 'config.saved', { setting: name, value: t(lang, BOT_MODES[value as BotReading]) })));
-      }
-      case 'bot-add':
-      case 'bot-remove':
-        return void (await reply(await botList(interaction, ctx, guildId, lang, name === 'bot-add')));
-      case 'required-role': {
-        const id = await resolveRole(interaction, guildId);
+        await reply(t(lang, 'config.saved', { setting: 'bots', value: t(lang, BOT_MODES[value as BotReading]) }));
+      },
+      'bot-add': async ({ id }) => reply(await botList(interaction, ctx, guildId, lang, id, true)),
+      'bot-remove': async ({ id }) => reply(await botList(interaction, ctx, guildId, lang, id, false)),
+      async 'required-role'({ role }) {
+        const id = await resolveRole(interaction, guildId, role);
         await save({ requiredRoleId: id });
-        return void (await reply(id ? t(lang, 'reading.required_set', { role: `<@&${id}>` }) : t(lang, 'reading.required_cleared')));
-      }
-      case 'never-role-add':
-      case 'never-role-remove': {
-        const id = (await resolveRole(interaction, guildId))!;
-        const lists = ctx.repos.readingLists;
-        if (name === 'never-role-remove') {
-          if (!(await lists.remove(guildId, 'never_role', id))) throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
-          return void (await reply(t(lang, 'reading.never_removed', { role: `<@&${id}>` })));
-        }
+        await reply(id ? t(lang, 'reading.required_set', { role: `<@&${id}>` }) : t(lang, 'reading.required_cleared'));
+      },
+      async 'never-role-add'({ role }) {
+        const id = (await resolveRole(interaction, guildId, role))!;
         const result = await lists.add(guildId, 'never_role', id);
         if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
-        return void (await reply(t(lang, result === 'exists' ? 'reading.never_exists' : 'reading.never_added', { role: `<@&${id}>` })));
-      }
-      default:
-        throw new BotError('unknown_subcommand', { message: `unknown /reading subcommand ${name}` });
-    }
+        await reply(t(lang, result === 'exists' ? 'reading.never_exists' : 'reading.never_added', { role: `<@&${id}>` }));
+      },
+      async 'never-role-remove'({ role }) {
+        const id = (await resolveRole(interaction, guildId, role))!;
+        if (!(await lists.remove(guildId, 'never_role', id))) throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
+        await reply(t(lang, 'reading.never_removed', { role: `<@&${id}>` }));
+      },
+    });
   },
 } satisfies Command;

@@ -4,14 +4,15 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import type { GuildSettings } from '../db/repositories.ts';
-import { choice, described, named } from './command.ts';
-import type { BotContext } from './context.ts';
-import { UserError } from './errors.ts';
-import { guildLang, t, type Lang } from './i18n.ts';
-import { requireWithinCeiling, shownLimit } from './limits.ts';
-import { listReply } from './list-reply.ts';
-import type { AppliedLimit } from '../speech/budget.ts';
+import type { GuildSettings } from '../../src/db/repositories.ts';
+import { choice, described, named } from '../../src/discord/command.ts';
+import type { BotContext } from '../../src/discord/context.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
+import { listReply } from '../../src/discord/list-reply.ts';
+import type { AppliedLimit } from '../../src/speech/budget.ts';
+import type { SubcommandHandlers } from '../../src/discord/command-args.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):
 // muting a member's reading, the list of muted members, the server's reading language and its
@@ -20,7 +21,7 @@ import type { AppliedLimit } from '../speech/budget.ts';
 /** Highest server monthly limit the command accepts (characters); the operator's ceiling (GUILD_MONTHLY_CHARS_MAX) is checked after. */
 export const GUILD_LIMIT_MAX = 100_000_000;
 
-export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[] = [
+export const MEMBER_CONTROL_SUBCOMMANDS = [
   {
     type: ApplicationCommandOptionType.Subcommand,
     ...named('mute', 'ミュート'),
@@ -48,7 +49,7 @@ export const MEMBER_CONTROL_SUBCOMMANDS: APIApplicationCommandSubcommandOption[]
     ...described('Monthly characters for the whole server (0 = nothing is read)', 'サーバー全体の月間文字数（0で読み上げなし）'),
     options: [{ type: ApplicationCommandOptionType.Integer, ...named('value', '値'), ...described('Characters', '文字数'), required: true, min_value: 0, max_value: GUILD_LIMIT_MAX }],
   },
-];
+] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
 /** The second line of /config show: reading language and the server's limit. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
@@ -57,25 +58,21 @@ export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit)
 }
 
 /**
- * Runs one of MEMBER_CONTROL_SUBCOMMANDS (the caller checked Manage Server); false when `name` is
- * not one of them. Bad input is refused with a UserError before anything is written.
+ * The handlers of MEMBER_CONTROL_SUBCOMMANDS (the caller checked Manage Server). Bad input is
+ * refused with a UserError before anything is written.
  */
-export async function runMemberControl(name: string, interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): Promise<boolean> {
-  const o = interaction.options;
-  switch (name) {
-    case 'mute': {
-      const member = { id: String(o.get('member', true).value) };
-      const muted = o.getBoolean('muted', true);
-      if (member.id === interaction.client.user.id) throw new UserError('config.mute_self_bot');
-      await ctx.repos.userSettings.set(guildId, member.id, { muted });
-      await interaction.reply({ content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member.id}>` }), allowedMentions: { parse: [] } });
-      return true;
-    }
-    case 'muted': {
+export function memberControls(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): SubcommandHandlers<{ options: typeof MEMBER_CONTROL_SUBCOMMANDS }> {
+  return {
+    async mute({ member, muted }) {
+      if (member === interaction.client.user.id) throw new UserError('config.mute_self_bot');
+      await ctx.repos.userSettings.set(guildId, member, { muted });
+      await interaction.reply({ content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member}>` }), allowedMentions: { parse: [] } });
+    },
+    async muted() {
       const ids = ctx.repos.userSettings.muted(guildId);
       if (ids.length === 0) {
         await interaction.reply({ content: t(lang, 'config.muted_none'), flags: MessageFlags.Ephemeral });
-        return true;
+        return;
       }
       const name = (id: string) => interaction.guild?.members.cache.get(id)?.displayName ?? id;
       const list = listReply(lang, {
@@ -86,25 +83,20 @@ export async function runMemberControl(name: string, interaction: ChatInputComma
         fileLines: ids.map((id) => `@${name(id)} (${id})`),
       });
       await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
-      return true;
-    }
-    case 'language': {
-      const value = o.getString('value', true);
+    },
+    async language(args) {
+      // Checked again: the choices bind Discord's client, not a forged request.
+      const value: string = args.value;
       if (value !== 'ja' && value !== 'en') throw new UserError('config.bad_language', { vars: { value: value.slice(0, 20) } });
       await ctx.repos.guildSettings.update(guildId, { locale: value });
       await interaction.reply({ content: t(lang, 'config.language_saved', { language: t(lang, value === 'en' ? 'config.lang_en' : 'config.lang_ja') }) });
-      return true;
-    }
-    case 'server-limit': {
-      const value = o.getInteger('value', true);
+    },
+    async 'server-limit'({ value }) {
       if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX) throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
       requireWithinCeiling('server', value, ctx.budget.ceilings.guildMonthlyLimit);
       await ctx.repos.guildSettings.update(guildId, { guildMonthlyLimit: value });
       const used = (await ctx.budget.usage({ guildId })).used;
       await interaction.reply({ content: t(lang, 'config.server_limit_saved', { limit: value, used }) });
-      return true;
-    }
-    default:
-      return false;
-  }
+    },
+  };
 }

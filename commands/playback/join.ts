@@ -1,7 +1,8 @@
 import { ApplicationCommandOptionType, ChannelType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf } from '../src/discord/i18n.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf } from '../../src/discord/i18n.ts';
+import { readArgs } from '../../src/discord/command-args.ts';
 
 const data = {
   ...named('join', '参加'),
@@ -21,6 +22,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     requireGuild(interaction);
-    await ctx.voiceControl.join(interaction, interaction.options.getChannel('channel')?.id ?? null, langOf(interaction.locale));
+    const { channel } = readArgs(interaction, data.options);
+    await ctx.voiceControl.join(interaction, channel ?? null, langOf(interaction.locale));
   },
 } satisfies Command;

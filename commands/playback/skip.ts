@@ -1,8 +1,8 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { UserError } from '../src/discord/errors.ts';
-import { requireGuild, requirePlaybackControl } from '../src/discord/guards.ts';
-import { langOf, t } from '../src/discord/i18n.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { requireGuild, requirePlaybackControl } from '../../src/discord/guards.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {
   ...named('skip', 'スキップ'),

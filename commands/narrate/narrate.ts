@@ -1,8 +1,10 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { choice, described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf } from '../src/discord/i18n.ts';
-import { ADVANCED_VOICES } from '../src/tts/validation.ts';
+import { choice, described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf } from '../../src/discord/i18n.ts';
+import { readArgs } from '../../src/discord/command-args.ts';
+import { requestNarrate } from './narrate-request.ts';
+import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
 
 const data = {
   ...named('narrate', 'ナレーション'),
@@ -34,17 +36,7 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    const o = interaction.options;
-    await ctx.requests.narrate(interaction, {
-      guildId,
-      lang: langOf(interaction.locale),
-      text: o.getString('text', true),
-      voice: o.getString('voice') ?? undefined,
-      tone: o.getString('tone') ?? undefined,
-      model: (o.getString('model') as 'flash' | 'pro' | null) ?? undefined,
-      speed: o.getNumber('speed') ?? undefined,
-      pitch: o.getNumber('pitch') ?? undefined,
-      seed: o.getInteger('seed') ?? undefined,
-    });
+    const { text, voice, tone, model, speed, pitch, seed } = readArgs(interaction, data.options);
+    await requestNarrate(ctx.requests, interaction, { guildId, lang: langOf(interaction.locale), text, voice, tone, model, speed, pitch, seed });
   },
 } satisfies Command;

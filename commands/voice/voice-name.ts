@@ -1,9 +1,10 @@
 import { ApplicationCommandOptionType, MessageFlags, PermissionFlagsBits, type APIApplicationCommandSubcommandOption, type ChatInputCommandInteraction } from 'discord.js';
-import { speakableName } from '../speech/names.ts';
-import { described, named } from './command.ts';
-import type { BotContext } from './context.ts';
-import { UserError } from './errors.ts';
-import { guildLang, t, type Lang } from './i18n.ts';
+import { speakableName } from '../../src/speech/names.ts';
+import { described, named } from '../../src/discord/command.ts';
+import type { BotContext } from '../../src/discord/context.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
+import type { ArgsOf } from '../../src/discord/command-args.ts';
 
 // /voice name (issue 13): how a member's name is read before their messages and in announcements.
 // Members set their own; admins (Manage Server) set anyone's.
@@ -13,7 +14,7 @@ export const READ_NAME_MAX = 32;
 // Text that would turn into a ping, a channel link or a URL if it were ever shown: not a name.
 const NOT_A_NAME = /<[@#]|@(?:everyone|here)|https?:\/\/|discord\.gg\//i;
 
-export const NAME_SUBCOMMAND: APIApplicationCommandSubcommandOption = {
+export const NAME_SUBCOMMAND = {
   type: ApplicationCommandOptionType.Subcommand,
   ...named('name', '名前'),
   ...described('How your name is read (empty: your display name)', '名前の読み方（空で表示名に戻す）'),
@@ -21,7 +22,10 @@ export const NAME_SUBCOMMAND: APIApplicationCommandSubcommandOption = {
     { type: ApplicationCommandOptionType.String, ...named('reading', '読み方'), ...described('Name as it should be read', '読み上げる名前'), max_length: READ_NAME_MAX },
     { type: ApplicationCommandOptionType.User, ...named('member', 'メンバー'), ...described("Someone else's name (admins)", '他のメンバーの名前（管理者）') },
   ],
-};
+} as const satisfies APIApplicationCommandSubcommandOption;
+
+/** /voice name's arguments, as its data declares them. */
+export type VoiceNameArgs = ArgsOf<typeof NAME_SUBCOMMAND.options>;
 
 /** What is wrong with a name a member typed, as an i18n key; undefined when it can be saved. */
 export function nameProblem(name: string, lang: Lang): 'uservoice.name_too_long' | 'uservoice.name_invalid' | 'uservoice.name_unspeakable' | undefined {
@@ -32,13 +36,12 @@ export function nameProblem(name: string, lang: Lang): 'uservoice.name_too_long'
 }
 
 /** Runs /voice name: saves (or clears) the read name and answers with how it will sound. */
-export async function runVoiceName(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): Promise<void> {
+export async function runVoiceName(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, args: VoiceNameArgs): Promise<void> {
   // The option's raw id: a user Discord did not resolve must never fall back to the caller.
-  const targetId = String(interaction.options.get('member')?.value ?? interaction.user.id);
-  const target = { id: targetId };
+  const target = { id: args.member ?? interaction.user.id };
   const self = target.id === interaction.user.id;
   if (!self && !interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) throw new UserError('error.admin_only');
-  const raw = interaction.options.getString('reading')?.normalize('NFKC').trim() ?? '';
+  const raw = args.reading?.normalize('NFKC').trim() ?? '';
   const readLang = guildLang(ctx.repos.guildSettings.get(guildId).locale);
   const who = `<@${target.id}>`;
   if (raw === '') {

@@ -1,13 +1,14 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { choice, described, named, type Command } from '../src/discord/command.ts';
-import { UserError } from '../src/discord/errors.ts';
-import { exportDictionary, importDictionary, requireDictionaryEditor } from '../src/discord/dictionary-files.ts';
-import { requireExistingRole, requireGuild, requireManageGuild } from '../src/discord/guards.ts';
-import { langOf, t } from '../src/discord/i18n.ts';
-import { listReply } from '../src/discord/list-reply.ts';
-import { describeDictionaryProblem } from '../src/discord/dictionary-problems.ts';
-import { parseDictionaryWord, parseReading } from '../src/speech/dictionary.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../src/db/dictionary-entries.ts';
+import { choice, described, named, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
+import { requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/guards.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
+import { listReply } from '../../src/discord/list-reply.ts';
+import { describeDictionaryProblem } from './dictionary-problems.ts';
+import { parseDictionaryWord, parseReading } from '../../src/speech/dictionary.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
 
 const data = {
   ...named('dictionary', '辞書'),
@@ -58,44 +59,49 @@ export default {
     const guildId = requireGuild(interaction);
     const lang = langOf(interaction.locale);
     const repo = ctx.repos.dictionary;
-    const sub = interaction.options.getSubcommand();
-    if (sub === 'export') return exportDictionary(interaction, ctx.repos, guildId, interaction.options.getString('format') === 'csv' ? 'csv' : 'json', lang);
-    if (sub === 'editors') {
-      requireManageGuild(interaction);
-      const roleId = interaction.options.get('role') ? await requireExistingRole(interaction, 'role') : null;
-      await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
-      await interaction.reply({ content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
-      return;
-    }
-    if (sub === 'list') {
-      const entries = repo.own(guildId);
-      const ephemeral = MessageFlags.Ephemeral;
-      if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: ephemeral }));
-      const list = listReply(lang, {
-        text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
-        lines: entries.map((e) => `${e.word} → ${e.reading}`),
-        fileName: 'dictionary.txt',
-      });
-      await interaction.reply({ ...list, flags: ephemeral, allowedMentions: { parse: [] } });
-      return;
-    }
-    // Everything below changes the dictionary: Manage Server, or the role the admins allowed.
-    requireDictionaryEditor(interaction, ctx.repos, guildId);
-    if (sub === 'import') return importDictionary(interaction, { repos: ctx.repos, buttons: ctx.buttons }, guildId, lang);
-    if (sub === 'remove') {
-      const word = interaction.options.getString('word', true).trim();
-      if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { vars: { word } });
-      await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
-      return;
-    }
-    const word = parseDictionaryWord(interaction.options.getString('word', true));
-    const reading = parseReading(interaction.options.getString('reading', true));
-    if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
-    if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
-    // Counted in the write's own transaction: the dictionary holds at most DICTIONARY_MAX_ENTRIES.
-    const added = await repo.add(guildId, word.value, reading.value, interaction.user.id);
-    if (added === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
-    await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
+    // What changes the dictionary needs Manage Server, or the role the admins allowed.
+    const requireEditor = () => requireDictionaryEditor(interaction, ctx.repos, guildId);
+    await runSubcommand(interaction, data, {
+      export: ({ format }) => exportDictionary(interaction, ctx.repos, guildId, format === 'csv' ? 'csv' : 'json', lang),
+      async editors({ role }) {
+        requireManageGuild(interaction);
+        const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
+        await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
+        await interaction.reply({ content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      },
+      async list() {
+        const entries = repo.own(guildId);
+        const ephemeral = MessageFlags.Ephemeral;
+        if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: ephemeral }));
+        const list = listReply(lang, {
+          text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
+          lines: entries.map((e) => `${e.word} → ${e.reading}`),
+          fileName: 'dictionary.txt',
+        });
+        await interaction.reply({ ...list, flags: ephemeral, allowedMentions: { parse: [] } });
+      },
+      async import({ file }) {
+        requireEditor();
+        await importDictionary(interaction, { repos: ctx.repos, buttons: ctx.buttons }, guildId, lang, file);
+      },
+      async remove(args) {
+        requireEditor();
+        const word = args.word.trim();
+        if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { vars: { word } });
+        await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
+      },
+      async add(args) {
+        requireEditor();
+        const word = parseDictionaryWord(args.word);
+        const reading = parseReading(args.reading);
+        if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
+        if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
+        // Counted in the write's own transaction: the dictionary holds at most DICTIONARY_MAX_ENTRIES.
+        const added = await repo.add(guildId, word.value, reading.value, interaction.user.id);
+        if (added === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
+        await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
+      },
+    });
   },
   async autocomplete(interaction, ctx) {
     if (!interaction.inGuild()) return interaction.respond([]);

@@ -1,9 +1,10 @@
 import { ApplicationCommandOptionType, AttachmentBuilder, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { UserError } from '../src/discord/errors.ts';
-import { isManager, requireGuild } from '../src/discord/guards.ts';
-import { formatDate, langOf, t } from '../src/discord/i18n.ts';
-import { renderUsageChart } from '../src/discord/usage-chart.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { isManager, requireGuild } from '../../src/discord/guards.ts';
+import { formatDate, langOf, t } from '../../src/discord/i18n.ts';
+import { renderUsageChart } from './usage-chart.ts';
+import { readArgs } from '../../src/discord/command-args.ts';
 
 const data = {
   ...named('usage', '利用状況'),
@@ -18,7 +19,10 @@ export default {
     const guildId = requireGuild(interaction);
     const lang = langOf(interaction.locale);
     const admin = isManager(interaction);
-    const target = interaction.options.getUser('member') ?? interaction.user;
+    const { member } = readArgs(interaction, data.options);
+    // The member as Discord resolved it (none resolved: the caller, as before).
+    const picked = member === undefined ? null : (interaction.options.resolved?.users?.get(member) ?? null);
+    const target = picked ?? interaction.user;
     if (target.id !== interaction.user.id && !admin) throw new UserError('error.admin_only');
     const mine = await ctx.budget.usage({ guildId, userId: target.id });
     const lines = [t(lang, 'usage.member', { name: target.displayName, used: mine.used, limit: mine.limit, resets: formatDate(lang, mine.resetsAt) })];
@@ -33,7 +37,7 @@ export default {
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }
     // Issue 13: the period's spend by day, as a chart and as numbers (the member's; the server's for admins).
-    const serverChart = admin && interaction.options.getUser('member') === null;
+    const serverChart = admin && picked === null;
     const spendByDay = ctx.repos.dailySpend.days(period, serverChart ? { guildId } : { guildId, userId: target.id });
     const day = (ms: number) => { const d = new Date(ms); return `${d.getUTCMonth() + 1}/${d.getUTCDate()}`; };
     const spent = spendByDay.filter((d) => d.chars > 0);

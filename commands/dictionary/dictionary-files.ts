@@ -1,10 +1,10 @@
-import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction } from 'discord.js';
-import type { Repositories } from '../db/repositories.ts';
-import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../speech/dictionary-file.ts';
-import type { ButtonQuestions } from './buttons.ts';
+import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type Attachment, type ChatInputCommandInteraction } from 'discord.js';
+import type { Repositories } from '../../src/db/repositories.ts';
+import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
+import type { ButtonQuestions } from '../../src/discord/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
-import { UserError } from './errors.ts';
-import { t, type Lang } from './i18n.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { t, type Lang } from '../../src/discord/i18n.ts';
 
 // Issue 13, "Dictionary": who may edit, and import/export as a file. An import is read whole and
 // checked first; nothing changes until the member picks Merge or Replace on the summary.
@@ -34,8 +34,8 @@ export async function importDictionary(
   deps: { repos: Repositories; buttons: ButtonQuestions },
   guildId: string,
   lang: Lang,
+  attachment: Attachment,
 ): Promise<void> {
-  const attachment = interaction.options.getAttachment('file', true);
   // Refused before anything is downloaded when Discord already says it is too large.
   if (attachment.size > DICTIONARY_FILE_LIMITS.maxBytes) {
     throw new UserError('dictionary.import_refused', { vars: { problems: describeDictionaryFileProblem(lang, undefined, { identifier: 'dictfile.too_large', context: { max: DICTIONARY_FILE_LIMITS.maxBytes, found: attachment.size } }) } });

@@ -3,30 +3,31 @@ import {
   ChannelType,
   MessageFlags,
   type APIApplicationCommandBasicOption,
-  type APIApplicationCommandSubcommandOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, described, named, subcommand, type Command } from '../src/discord/command.ts';
-import { BotError } from '../src/discord/errors.ts';
-import { requireManageGuild } from '../src/discord/guards.ts';
-import { langOf, t, type Lang } from '../src/discord/i18n.ts';
-import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.ts';
-import { suggestVoices } from '../src/tts/voices.ts';
-import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/discord/config-members.ts';
-import { requireWithinCeiling, shownLimit } from '../src/discord/limits.ts';
-import type { AppliedLimit } from '../src/speech/budget.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { requireManageGuild } from '../../src/discord/guards.ts';
+import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
+import type { GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
+import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
+import type { AppliedLimit } from '../../src/speech/budget.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
-type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;
+type ValueShape = { readonly type: ApplicationCommandOptionType } & Record<string, unknown>;
+/** The `value` option of a setting: its shape, required, under the common name (typed for command-args.ts). */
+type ValueOption<V extends ValueShape> = ReturnType<typeof named<'value'>> & ReturnType<typeof described> & { readonly required: true } & V & APIApplicationCommandBasicOption;
 
 /** A /config subcommand with one required `value` option of the given shape. */
-const sub = (en: string, ja: string, descEn: string, descJa: string, value?: ValueShape): APIApplicationCommandSubcommandOption =>
-  subcommand(en, ja, descEn, descJa, value ? [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as APIApplicationCommandBasicOption] : undefined);
+const sub = <const N extends string, const V extends ValueShape>(en: N, ja: string, descEn: string, descJa: string, value: V) =>
+  subcommand(en, ja, descEn, descJa, [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as ValueOption<V>]);
 
 const data = {
   ...adminCommand('config', '設定', 'Server read-aloud settings (admins)', 'サーバーの読み上げ設定（管理者）'),
   options: [
-    sub('show', '表示', 'Show the settings', '設定を表示'),
+    subcommand('show', '表示', 'Show the settings', '設定を表示'),
     sub('voice', '声', 'Default voice of the server', 'サーバーの標準の声', { type: ApplicationCommandOptionType.String, autocomplete: true, max_length: 100 }),
     sub('speed', '速さ', 'Default speed (0.3 to 4.0)', '標準の速さ（0.3〜4.0）', { type: ApplicationCommandOptionType.Number, min_value: 0.3, max_value: 4 }),
     sub('pitch', '高さ', 'Default pitch (-20 to 20)', '標準の高さ（-20〜20）', { type: ApplicationCommandOptionType.Number, min_value: -20, max_value: 20 }),
@@ -66,51 +67,40 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireManageGuild(interaction);
     const lang = langOf(interaction.locale);
-    const o = interaction.options;
-    const name = o.getSubcommand();
     const repo = ctx.repos.guildSettings;
-    if (name === 'show') {
-      await interaction.reply({ content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)), flags: MessageFlags.Ephemeral });
-      return;
-    }
-    if (await runMemberControl(name, interaction, ctx, guildId, lang)) return;
-    let patch: GuildSettingsPatch;
-    let shown: string;
-    switch (name) {
-      case 'voice': {
-        shown = o.getString('value', true).trim();
-        if (!ctx.requests.isKnownVoice(shown)) {
+    const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
+    /** Saves one setting and says what it is now. */
+    const save = async (setting: string, patch: GuildSettingsPatch, shown: string) => {
+      await repo.update(guildId, patch);
+      const saved = { content: t(lang, 'config.saved', { setting, value: shown }) };
+      await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
+    };
+    await runSubcommand(interaction, data, {
+      async show() {
+        await interaction.reply({ content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)), flags: MessageFlags.Ephemeral });
+      },
+      async voice({ value }) {
+        const voice = value.trim();
+        if (!ctx.requests.isKnownVoice(voice)) {
           // Saved only once the service confirmed it (one short request, charged like any other).
           await interaction.deferReply();
-          await ctx.requests.confirmVoice(shown, guildId, interaction.user.id);
+          await ctx.requests.confirmVoice(voice, guildId, interaction.user.id);
         }
-        patch = { voice: shown };
-        break;
-      }
-      case 'speed': patch = { speed: o.getNumber('value', true) }; shown = String(patch.speed); break;
-      case 'pitch': patch = { pitch: o.getNumber('value', true) }; shown = String(patch.pitch); break;
-      case 'read-names': patch = { readAuthorNames: o.getBoolean('value', true) }; shown = t(lang, patch.readAuthorNames ? 'config.on' : 'config.off'); break;
-      case 'announce': patch = { announceJoinLeave: o.getBoolean('value', true) }; shown = t(lang, patch.announceJoinLeave ? 'config.on' : 'config.off'); break;
-      case 'max-length': patch = { maxLength: o.getInteger('value', true) }; shown = String(patch.maxLength); break;
-      case 'user-limit': {
-        const value = o.getInteger('value', true);
+        await save('voice', { voice }, voice);
+      },
+      speed: ({ value }) => save('speed', { speed: value }, String(value)),
+      pitch: ({ value }) => save('pitch', { pitch: value }, String(value)),
+      'read-names': ({ value }) => save('read-names', { readAuthorNames: value }, onOff(value)),
+      announce: ({ value }) => save('announce', { announceJoinLeave: value }, onOff(value)),
+      'max-length': ({ value }) => save('max-length', { maxLength: value }, String(value)),
+      async 'user-limit'({ value }) {
         requireWithinCeiling('member', value, ctx.budget.ceilings.userMonthlyLimit);
-        patch = { userMonthlyLimit: value };
-        shown = String(value);
-        break;
-      }
-      case 'auto-join': {
-        const channelId = o.getChannel('channel')?.id ?? null;
-        patch = { autoJoinChannelId: channelId };
-        shown = channelId ? `<#${channelId}>` : t(lang, 'config.off');
-        break;
-      }
-      case 'ignore-prefix': shown = o.getString('value', true).trim(); patch = { ignorePrefix: shown }; break;
-      default: throw new BotError('unknown_subcommand', { message: `unknown /config subcommand ${name}` });
-    }
-    await repo.update(guildId, patch);
-    const saved = { content: t(lang, 'config.saved', { setting: name, value: shown }) };
-    await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
+        await save('user-limit', { userMonthlyLimit: value }, String(value));
+      },
+      'auto-join': ({ channel }) => save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),
+      'ignore-prefix': ({ value }) => save('ignore-prefix', { ignorePrefix: value.trim() }, value.trim()),
+      ...memberControls(interaction, ctx, guildId, lang),
+    });
   },
   async autocomplete(interaction) {
     await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));

@@ -1,8 +1,10 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../src/discord/command.ts';
-import { requireGuild } from '../src/discord/guards.ts';
-import { langOf } from '../src/discord/i18n.ts';
-import { suggestVoices } from '../src/tts/voices.ts';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf } from '../../src/discord/i18n.ts';
+import { readArgs } from '../../src/discord/command-args.ts';
+import { requestSay } from './say-request.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
 
 const data = {
   ...named('say', 'しゃべる'),
@@ -21,15 +23,8 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    await ctx.requests.say(interaction, {
-      guildId,
-      text: interaction.options.getString('text', true),
-      voice: interaction.options.getString('voice') ?? undefined,
-      speed: interaction.options.getNumber('speed') ?? undefined,
-      pitch: interaction.options.getNumber('pitch') ?? undefined,
-      forceAttach: interaction.options.getBoolean('attach') ?? false,
-      lang: langOf(interaction.locale),
-    });
+    const { text, voice, speed, pitch, attach } = readArgs(interaction, data.options);
+    await requestSay(ctx.requests, interaction, { guildId, text, voice, speed, pitch, forceAttach: attach ?? false, lang: langOf(interaction.locale) });
   },
   async autocomplete(interaction) {
     const typed = interaction.options.getFocused();

@@ -1,0 +1,68 @@
+import { ApplicationCommandOptionType, ChannelType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { requireManageGuild } from '../../src/discord/guards.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
+import { listReply } from '../../src/discord/list-reply.ts';
+import type { AutoReadChannel } from '../../src/db/repositories.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
+
+const channelOption: APIApplicationCommandChannelOption = {
+  type: ApplicationCommandOptionType.Channel,
+  ...named('channel', 'チャンネル'),
+  ...described('Text channel (default: this one)', 'テキストチャンネル（省略時はこのチャンネル）'),
+  channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement, ChannelType.GuildVoice],
+};
+
+const data = {
+  ...adminCommand('autoread', '自動読み上げ', 'Text channels read aloud automatically (admins)', '自動で読み上げるテキストチャンネル（管理者）'),
+  options: [
+    subcommand('add', '追加', 'Read a channel aloud automatically while I am in voice', 'ボイスチャンネルにいる間、チャンネルを自動で読み上げ', [
+      channelOption,
+      {
+        type: ApplicationCommandOptionType.Boolean,
+        ...named('mp3', 'mp3投稿'),
+        ...described('Also post MP3s while I am in no voice channel (costs characters)', 'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）'),
+      },
+    ]),
+    subcommand('remove', '削除', 'Stop reading a channel automatically', 'チャンネルを自動読み上げから外す', [channelOption]),
+    subcommand('list', '一覧', 'List auto-read channels', '自動読み上げチャンネルの一覧'),
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireManageGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const repo = ctx.repos.autoRead;
+    await runSubcommand(interaction, data, {
+      async list() {
+        const entries = repo.entries(guildId);
+        if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
+        const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
+        const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
+        const list = listReply(lang, {
+          text: (channels) => t(lang, 'autoread.list', { channels }),
+          lines: entries.map((e) => `<#${e.channelId}>${tag(e)}`),
+          separator: ', ',
+          fileName: 'autoread-channels.txt',
+          fileLines: entries.map((e) => `#${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
+        });
+        await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+      },
+      async add(args) {
+        const channelId = args.channel ?? interaction.channelId;
+        // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
+        const postAudio = args.mp3 ?? false;
+        await repo.add(guildId, channelId, { postAudio });
+        await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel: `<#${channelId}>` }) });
+      },
+      async remove(args) {
+        const channel = `<#${args.channel ?? interaction.channelId}>`;
+        if (!(await repo.remove(guildId, args.channel ?? interaction.channelId))) throw new UserError('autoread.not_listed', { vars: { channel } });
+        await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
+      },
+    });
+  },
+} satisfies Command;

@@ -1,0 +1,45 @@
+import type { ChatInputCommandInteraction } from 'discord.js';
+import { effectiveVoice } from '../../src/db/repositories.ts';
+import { textAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import { countChars } from '../../src/tts/chars.ts';
+import { TtsInputError } from '../../src/tts/errors.ts';
+import { validateStandard } from '../../src/tts/validation.ts';
+import type { Lang } from '../../src/discord/i18n.ts';
+import type { SpeechRequests } from '../../src/discord/requests.ts';
+
+export interface SayArgs {
+  guildId: string;
+  lang: Lang;
+  text: string;
+  voice?: string | undefined;
+  speed?: number | undefined;
+  pitch?: number | undefined;
+  forceAttach?: boolean;
+}
+
+/** Longest /say text after normalisation (Discord caps the option at 1000 anyway). */
+const SAY_MAX_CHARS = 1000;
+
+/** /say: checks everything that can be checked before answering, then queues the speech. */
+export async function requestSay(requests: SpeechRequests, interaction: ChatInputCommandInteraction, args: SayArgs): Promise<void> {
+  const userId = interaction.user.id;
+  const settings = effectiveVoice(requests.repos.guildSettings.get(args.guildId), requests.repos.userSettings.get(args.guildId, userId));
+  const voice = args.voice?.trim() || settings.voice;
+  const speed = args.speed ?? settings.speed;
+  const pitch = args.pitch ?? settings.pitch;
+  const text = requests.speakable(interaction, args, SAY_MAX_CHARS);
+  const checked = validateStandard({ voice, text, speed, pitch });
+  if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
+  await requests.precheck(args.guildId, userId, 'standard', countChars(text));
+  const input: UtteranceInput = {
+    guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
+    audience: textAudience(interaction.channelId),
+  };
+  requests.checkMemberQueue(input);
+  if (!requests.isKnownVoice(voice)) {
+    // The confirming request may wait for the rate budget: answer Discord first.
+    await interaction.deferReply();
+    await requests.confirmVoice(voice, args.guildId, userId);
+  }
+  await requests.enqueue(interaction, input, { forceAttach: args.forceAttach ?? false });
+}

@@ -1,0 +1,76 @@
+import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { described, named, type Command } from '../../src/discord/command.ts';
+import { requireGuild } from '../../src/discord/guards.ts';
+import { langOf, t } from '../../src/discord/i18n.ts';
+import { effectiveVoice } from '../../src/db/repositories.ts';
+import { suggestVoices } from '../../src/tts/voices.ts';
+import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
+import { runSubcommand } from '../../src/discord/command-args.ts';
+
+const data = {
+  ...named('voice', 'マイボイス'),
+  ...described('Your own voice, speed and pitch in this server', 'このサーバーでのあなたの声・速さ・高さ'),
+  contexts: [InteractionContextType.Guild],
+  options: [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('set', '設定'),
+      ...described('Choose your voice', 'あなたの声を設定'),
+      options: [
+        { type: ApplicationCommandOptionType.String, ...named('voice', '声'), ...described('Voice id', '声のID'), autocomplete: true, max_length: 100 },
+        { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'), min_value: 0.3, max_value: 4 },
+        { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -20 to 20', '高さ -20〜20'), min_value: -20, max_value: 20 },
+      ],
+    },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('show', '表示'), ...described('Show your voice', 'あなたの声を表示') },
+    { type: ApplicationCommandOptionType.Subcommand, ...named('reset', 'リセット'), ...described("Go back to the server's default", 'サーバーの標準に戻す') },
+    NAME_SUBCOMMAND,
+  ],
+} as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
+
+export default {
+  data,
+  async execute(interaction, ctx) {
+    const guildId = requireGuild(interaction);
+    const lang = langOf(interaction.locale);
+    const userId = interaction.user.id;
+    const { userSettings, guildSettings } = ctx.repos;
+    await runSubcommand(interaction, data, {
+      name: (args) => runVoiceName(interaction, ctx, guildId, lang, args),
+      async reset() {
+        // Voice, speed and pitch only: a member must not undo an admin's mute (or lose their read name).
+        await userSettings.set(guildId, userId, { voice: null, speed: null, pitch: null });
+        await interaction.reply({ content: t(lang, 'uservoice.reset'), flags: MessageFlags.Ephemeral });
+      },
+      async set(args) {
+        const voice = args.voice?.trim() || undefined;
+        if (voice && !ctx.requests.isKnownVoice(voice)) {
+          // Saved only once the service confirmed it (one short request, charged like any other).
+          await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+          await ctx.requests.confirmVoice(voice, guildId, userId);
+        }
+        const patch = {
+          ...(voice ? { voice } : {}),
+          ...(args.speed !== undefined ? { speed: args.speed } : {}),
+          ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
+        };
+        const user = await userSettings.set(guildId, userId, patch);
+        const v = effectiveVoice(guildSettings.get(guildId), user);
+        const saved = { content: t(lang, 'uservoice.saved', v) };
+        await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));
+      },
+      async show() {
+        const user = userSettings.get(guildId, userId);
+        const v = effectiveVoice(guildSettings.get(guildId), user);
+        const isDefault = user.voice === null && user.speed === null && user.pitch === null;
+        await interaction.reply({
+          content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
+          flags: MessageFlags.Ephemeral,
+        });
+      },
+    });
+  },
+  async autocomplete(interaction) {
+    await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));
+  },
+} satisfies Command;
