@@ -14,7 +14,7 @@ import type { GuildSettings, GuildSettingsPatch } from '../src/db/repositories.t
 import { suggestVoices } from '../src/tts/voices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, runMemberControl, showMore } from '../src/discord/config-members.ts';
 import { requireWithinCeiling, shownLimit } from '../src/discord/limits.ts';
-import type { AppliedLimit } from '../src/speech/budget.ts';
+import type { AppliedLimit } from '../src/billing/policy.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { type: ApplicationCommandOptionType } & Record<string, unknown>;

@@ -11,7 +11,7 @@ import { UserError } from './errors.ts';
 import { guildLang, t, type Lang } from './i18n.ts';
 import { requireWithinCeiling, shownLimit } from './limits.ts';
 import { listReply } from './list-reply.ts';
-import type { AppliedLimit } from '../speech/budget.ts';
+import type { AppliedLimit } from '../billing/policy.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):
 // muting a member's reading, the list of muted members, the server's reading language and its

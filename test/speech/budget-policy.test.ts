@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Charge, ScopeUsage } from '../../src/db/ledger.ts';
-import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
+import type { Charge, ScopeUsage } from '../../src/billing/ledger.ts';
+import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/billing/policy.ts';
 
 const DAY = 86_400_000;
 const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };

@@ -1,5 +1,6 @@
-import type { AttemptOutcome, BillingEvent, BillingHooks } from '../tts/billing.ts';
-import type { Charge, ReserveResult, Reservation } from './budget.ts';
+import type { AttemptOutcome, BillingEvent, BillingHooks } from '../billing/billing.ts';
+import type { Charge, Reservation } from '../billing/ledger.ts';
+import type { ReserveResult } from '../billing/policy.ts';
 import { BudgetRefusedError } from './errors.ts';
 
 /** The parts of CharacterBudget a charge session uses. */
@@ -22,7 +23,7 @@ export interface ChargeSessionOptions {
 }
 
 /**
- * Turns what the client reports about one request (src/tts/billing.ts) into ledger entries, so
+ * Turns what the client reports about one request (src/billing/billing.ts) into ledger entries, so
  * each possible charge by the service is recorded exactly once (README "Characters are money"):
  *
  * - standard: one hold covers every attempt, since the account's history serves a repeat of the
