@@ -1,5 +1,5 @@
 import type { AttemptOutcome, BillingEvent, BillingHooks } from '../billing/billing.ts';
-import type { Charge, Reservation } from '../billing/ledger.ts';
+import type { Charge, ChargeState, Reservation } from '../billing/ledger.ts';
 import type { ReserveResult } from '../billing/policy.ts';
 import { BudgetRefusedError } from './errors.ts';
 
@@ -12,6 +12,9 @@ export interface LedgerLike {
   release(reservation: Reservation): Promise<void>;
   refundJob(jobId: string): Promise<boolean>;
 }
+
+/** The hold a session has in hand: its reservation, held or already sent (none once settled). */
+type Hold = { state: Extract<ChargeState, 'held' | 'sent'>; reservation: Reservation };
 
 export interface ChargeSessionOptions {
   guildId: string;
@@ -36,8 +39,7 @@ export class ChargeSession implements BillingHooks {
   readonly #ledger: LedgerLike;
   readonly #charges: readonly Charge[];
   readonly #options: ChargeSessionOptions;
-  #hold: Reservation | null;
-  #sent = false;
+  #hold: Hold | null;
   #maybe = false;
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
@@ -45,11 +47,11 @@ export class ChargeSession implements BillingHooks {
   outcome: 'charged' | 'free' | 'uncertain' | 'released' | 'mixed' = 'released';
   #outcomes = new Set<'charged' | 'free' | 'uncertain' | 'released'>();
 
-  private constructor(ledger: LedgerLike, charges: readonly Charge[], options: ChargeSessionOptions, hold: Reservation | null) {
+  private constructor(ledger: LedgerLike, charges: readonly Charge[], options: ChargeSessionOptions, held: Reservation | null) {
     this.#ledger = ledger;
     this.#charges = charges;
     this.#options = options;
-    this.#hold = hold;
+    this.#hold = held ? { state: 'held', reservation: held } : null;
   }
 
   /** Holds the characters for the first attempt; throws BudgetRefusedError when a limit says no. */
@@ -66,7 +68,7 @@ export class ChargeSession implements BillingHooks {
 
   /** Whether the first hold was free (a repeat the account already paid for). */
   get free(): boolean {
-    return this.#hold?.free === true;
+    return this.#hold?.reservation.free === true;
   }
 
   async beforeSend(): Promise<void> {
@@ -75,14 +77,12 @@ export class ChargeSession implements BillingHooks {
       // Advanced: the previous attempt was settled (charged, uncertain or refunded); this one needs its own hold.
       const r = await this.#ledger.reserve(this.#charges);
       if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
-      this.#hold = r.reservation;
-      this.#sent = false;
+      this.#hold = { state: 'held', reservation: r.reservation };
     }
-    if (!this.#sent) {
-      const r = await this.#ledger.markSent(this.#hold);
+    if (this.#hold.state === 'held') {
+      const r = await this.#ledger.markSent(this.#hold.reservation);
       if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
-      this.#hold = r.reservation;
-      this.#sent = true;
+      this.#hold = { state: 'sent', reservation: r.reservation };
     }
   }
 
@@ -101,7 +101,7 @@ export class ChargeSession implements BillingHooks {
     if (this.#closed) return this.#chain;
     this.#closed = true;
     this.#then(async () => {
-      const hold = this.#hold;
+      const hold = this.#hold?.reservation;
       this.#hold = null;
       if (!hold) return;
       if (this.#options.endpoint === 'standard' && this.#maybe) {
@@ -118,7 +118,7 @@ export class ChargeSession implements BillingHooks {
   }
 
   async #attempt(outcome: AttemptOutcome, e: { pk?: number; jobId?: string }): Promise<void> {
-    const hold = this.#hold;
+    const hold = this.#hold?.reservation;
     if (!hold) return;
     if (outcome === 'charged') {
       this.#hold = null;
