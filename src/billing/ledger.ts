@@ -18,6 +18,24 @@ export type ChargeState = 'held' | 'sent' | 'charged' | 'uncertain' | 'released'
 /** The states a charge ends in. */
 export type SettledState = Exclude<ChargeState, 'held' | 'sent'>;
 
+/**
+ * Where a hold settles when the service may have charged it (aborted in flight, 5xx, timeout):
+ * uncertain, unless its audio is already paid for (the account's history serves a repeat free).
+ */
+export function settleMaybeCharged(audioPaid: boolean): SettledState {
+  return audioPaid ? 'released' : 'uncertain';
+}
+
+/** Where a hold (held or sent) left by a crashed process settles: released if nothing was sent, else as maybe charged. */
+export function settleStale(state: ChargeState, audioPaid: boolean): SettledState {
+  return state === 'sent' ? settleMaybeCharged(audioPaid) : 'released';
+}
+
+/** Whether a failed job's charge in `state` is given back (the service refunds what it charged). */
+export function refundable(state: ChargeState): boolean {
+  return state === 'charged' || state === 'uncertain';
+}
+
 /** One author's share of a request (a coalesced request charges several authors at once). */
 export interface Charge {
   guildId: string;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
-import type { Charge, ChargeState, EndpointTotals, LedgerStore, Period, Reservation, ReserveOutcome, ScopeUsage, SettledState } from '../billing/ledger.ts';
+import { refundable, settleMaybeCharged, settleStale, type Charge, type ChargeState, type EndpointTotals, type LedgerStore, type Period, type Reservation, type ReserveOutcome, type ScopeUsage, type SettledState } from '../billing/ledger.ts';
 import type { Endpoint } from './rows.ts';
 
 // The character ledger (migrations/004): character_ledger (one row per member per possible
@@ -44,13 +44,14 @@ interface LedgerRow {
   endpoint: Endpoint;
   chars: number;
   state: StateColumn;
+  sent_at: number | null;
 }
-type NewRow = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; sent_at: number | null; created_at: number; settled_at: number | null };
+type NewRow = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; created_at: number; settled_at: number | null };
 type Deltas = { reserved: number; charged: number; uncertain: number };
 type TotalsKey = { guild: string; user: string; period: number; endpoint: Endpoint };
 type ScopeQuery = { guild: string; user: string; start: number; end: number };
 
-const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, chars, state';
+const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, chars, state, sent_at';
 // Periods are matched by range, not equality, so totals survive a corrected anchor.
 const SCOPE = 'guild_id = @guild AND user_id = @user AND period_start >= @start AND period_start < @end';
 
@@ -85,8 +86,8 @@ const statements = (db: Db) => ({
     'UPDATE character_ledger SET state = @state, settled_at = @at, pk = COALESCE(@pk, pk), job_id = COALESCE(@job, job_id) WHERE id = @id',
   ),
   markSent: db.prepare<[number, string]>("UPDATE character_ledger SET sent_at = COALESCE(sent_at, ?) WHERE reservation_id = ? AND state = 'reserved'"),
-  stale: db.prepare<[number], LedgerRow & { sent_at: number | null; audio_key: string | null }>(
-    `SELECT ${ROW}, sent_at, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?`,
+  stale: db.prepare<[number], LedgerRow & { audio_key: string | null }>(
+    `SELECT ${ROW}, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?`,
   ),
   paidKey: db.prepare<[string], number>('SELECT 1 FROM paid_audio WHERE audio_key = ?').pluck(),
   paidPk: db.prepare<[number], number>('SELECT 1 FROM paid_audio WHERE pk = ?').pluck(),
@@ -219,7 +220,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   uncertain(reservation: Reservation, now: number): Promise<void> {
     return this.write(() => {
       const paid = reservation.audioKey !== undefined && this.sql.paidKey.get(reservation.audioKey) !== undefined;
-      this.#move(this.#held(reservation), paid ? 'released' : 'uncertain', now, {});
+      this.#move(this.#held(reservation), settleMaybeCharged(paid), now, {});
     });
   }
 
@@ -231,7 +232,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   /** The job failed and the service gave its characters back; resolves whether a charge was refunded. */
   refundJob(jobId: string, now: number): Promise<boolean> {
     return this.write(() => {
-      const rows = this.sql.byJob.all(jobId).filter((r) => r.state === 'charged' || r.state === 'uncertain');
+      const rows = this.sql.byJob.all(jobId).filter((r) => refundable(chargeState(r)));
       this.#move(rows, 'released', now, {});
       return rows.length > 0;
     });
@@ -307,7 +308,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
     const rows = this.sql.stale.all(before);
     for (const r of rows) {
       const paid = r.audio_key !== null && this.sql.paidKey.get(r.audio_key) !== undefined;
-      this.#move([r], chargeState(r) === 'held' || paid ? 'released' : 'uncertain', now, {});
+      this.#move([r], settleStale(chargeState(r), paid), now, {});
     }
     return rows.length;
   }
