@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { startCheckpointer } from '../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { createRepositories } from '../src/db/repositories.ts';
-import { CharacterBudget, type Charge } from '../src/speech/budget.ts';
+import type { Charge } from '../src/billing/ledger.ts';
+import { CharacterBudget } from '../src/speech/budget.ts';
 import { applyDictionary } from '../src/speech/dictionary.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000,1000000').split(',').map(Number);

@@ -48,7 +48,7 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
   const voice = await startFakeVoiceServer();
   trustCertificate(voice.caCertPem);
   // A rate budget with room to spare: this check is about playback, and a name gets a request of its
-  // own only while one is to spare (src/tts/pacing.ts `hasSpare`).
+  // own only while one is to spare (src/tts/limiter/pacing.ts `hasSpare`).
   const roomy = { standard: { limit: 300, windowMs: 60_000 }, advanced: { limit: 100, windowMs: 60_000 } };
   const h = await startHarness({ discord: { voiceEndpoint: () => voice.endpoint }, emulator: { synthesisDelayMs: 0, rate: roomy }, bot: { rateLimits: roomy } });
   const authors = [

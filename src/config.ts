@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { BUDGET_DEFAULTS, type BudgetCeilings } from './speech/budget.ts';
+import type { BudgetCeilings } from './billing/policy.ts';
+import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from './util/coded-error.ts';

@@ -1,7 +1,8 @@
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createBot } from './discord/bot.ts';
-import { resolveShardPlan, type ShardPlan } from './ops/shard-plan.ts';
+import { discordRestAgent } from './discord/rest-agent.ts';
+import { recommendedShardCount, resolveShardPlan, type ShardPlan } from './ops/shard-plan.ts';
 import { ShardProcessManager } from './ops/shard-manager.ts';
 import { answerCollect } from './ops/shard-ipc.ts';
 import { ErrorReporter, reportingDestination } from './ops/error-reports.ts';
@@ -41,7 +42,7 @@ const logger = process.env.YOMIAGE_SHARD_PROCESS !== undefined ? base.child({ sh
 
 let plan: ShardPlan | undefined;
 try {
-  plan = await resolveShardPlan(config);
+  plan = await resolveShardPlan(config, () => recommendedShardCount(config.discord, discordRestAgent()));
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(error.message);

@@ -12,19 +12,37 @@ const MAX_LINES = 400;
 const files = [...tsFiles(ROOT, 'src'), ...tsFiles(ROOT, 'commands')];
 const graph = importGraph(ROOT, files);
 
-/** The layer of a file: its folder under src/ (or `commands`), or the file itself at src/'s top. */
+/** The layer of a file: a module RANK names on its own, its folder under src/ (or `commands`), or the file itself at src/'s top. */
 function layerOf(file: string): string {
+  if (file.startsWith('src/') && file.slice(4) in RANK) return file.slice(4);
   const parts = file.split('/');
   if (parts[0] === 'commands') return 'commands';
   return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, '');
 }
 
 /**
- * The bot's layers, highest first (issue 11): src/discord and commands/ above src/speech, above
- * src/tts, above src/db, src/voice and src/audio; src/util under all. A layer imports only its own
- * and lower ones.
+ * The bot's layers, highest first: main.ts wires everything; src/discord and commands/ above
+ * src/ops (metrics, health, the shard manager), above config.ts, above src/speech, above src/tts,
+ * above src/db, src/voice and src/audio, which serve the domain's own types: src/billing (the
+ * character ledger's states and rules) and the limiter's window shapes (src/tts/limiter/types.ts,
+ * a module ranked on its own: src/db keeps them in SQL); src/util under all. A layer imports only
+ * its own and lower ones.
  */
-const RANK: Readonly<Record<string, number>> = { commands: 4, discord: 4, speech: 3, tts: 2, db: 1, voice: 1, audio: 1, util: 0 };
+const RANK: Readonly<Record<string, number>> = {
+  main: 8,
+  commands: 7,
+  discord: 7,
+  ops: 6,
+  config: 5,
+  speech: 4,
+  tts: 3,
+  db: 2,
+  voice: 2,
+  audio: 2,
+  billing: 1,
+  'tts/limiter/types.ts': 1,
+  util: 0,
+};
 /** Development servers: the playground and the tests use them; the bot never does. */
 const DEV_TOOLS = new Set(['emulator', 'local-discord', 'playground']);
 
@@ -120,6 +138,23 @@ describe('the structure of src/ and commands/', () => {
       return [...elsewhere, ...ownRoot];
     });
     expect(misplaced).toEqual([]);
+  });
+});
+
+describe('the layers of src/ and commands/', () => {
+  it('ranks every folder of src/ and every file at its top, the development servers aside', () => {
+    const unranked = [...new Set(files.map(layerOf))].filter((layer) => RANK[layer] === undefined && !DEV_TOOLS.has(layer));
+    expect(unranked).toEqual([]);
+  });
+
+  it('no import cycle between folders (layers), counting type-only imports', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const [from, list] of graph) {
+      const a = layerOf(from);
+      const out = edges.get(a) ?? edges.set(a, new Set()).get(a)!;
+      for (const e of list) if (graph.has(e.to) && layerOf(e.to) !== a) out.add(layerOf(e.to));
+    }
+    expect(circles(new Map([...edges].map(([layer, to]) => [layer, [...to]])))).toEqual([]);
   });
 });
 

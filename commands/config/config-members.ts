@@ -11,7 +11,7 @@ import { UserError } from '../../src/discord/errors.ts';
 import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
 import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
 import { listReply } from '../../src/discord/list-reply.ts';
-import type { AppliedLimit } from '../../src/speech/budget.ts';
+import type { AppliedLimit } from '../../src/billing/policy.ts';
 import type { SubcommandHandlers } from '../../src/discord/command-args.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):

@@ -13,7 +13,7 @@ import { suggestVoices } from '../../src/tts/voices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
 import { runSubcommand } from '../../src/discord/command-args.ts';
 import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
-import type { AppliedLimit } from '../../src/speech/budget.ts';
+import type { AppliedLimit } from '../../src/billing/policy.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { readonly type: ApplicationCommandOptionType } & Record<string, unknown>;

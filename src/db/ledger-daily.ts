@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import type { Period } from './ledger.ts';
+import type { Period } from '../billing/ledger.ts';
 
 // A read-only report over character_ledger (owned by ledger.ts, which writes it): what counted
 // against the limits per day of a billing period, for /usage's chart (issue 13). Kept apart so

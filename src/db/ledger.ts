@@ -1,86 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
+import { refundable, settleMaybeCharged, settleStale, type Charge, type ChargeState, type EndpointTotals, type LedgerStore, type Period, type Reservation, type ReserveOutcome, type ScopeUsage, type SettledState } from '../billing/ledger.ts';
 import type { Endpoint } from './rows.ts';
 
 // The character ledger (migrations/004): character_ledger (one row per member per possible
 // charge), ledger_totals (running totals per period and scope, moved by deltas in the same
 // transaction as every state change, so a reservation reads a few rows whatever the ledger's
 // size) and paid_audio (standard audio the account has certainly paid for). This module keeps
-// the rows and totals in step; what may be reserved is the budget's policy (src/speech/budget.ts),
+// the rows and totals in step; what may be reserved is the budget's policy (src/billing/policy.ts),
 // passed in as a function of the totals read inside the transaction.
 //
 // Every operation is one transaction and returns a promise, and each total only ever moves by a
 // delta: a store answering over the network (issue 14 moves the account pool to PostgreSQL) can
 // implement the same operations with `UPDATE ... SET x = x + $1`.
-
-export type LedgerState = 'reserved' | 'charged' | 'uncertain' | 'released';
-
-/** One author's share of a request (a coalesced request charges several authors at once). */
-export interface Charge {
-  guildId: string;
-  userId: string;
-  endpoint: Endpoint;
-  /** Counted by the caller with `countChars` (src/tts/chars.ts). */
-  chars: number;
-}
-
-/** Characters held for one possible charge by the service. Plain data: another process may settle it. */
-export interface Reservation {
-  readonly id: string;
-  readonly periodStart: number;
-  readonly charges: readonly Charge[];
-  readonly total: number;
-  readonly createdAt: number;
-  /** Standard requests: the audio's cache key, to recognise history repeats. */
-  readonly audioKey?: string;
-  /** A repeat of audio the account already paid for: the service serves it free, nothing is held. */
-  readonly free?: boolean;
-}
-
-export interface Period {
-  start: number;
-  end: number;
-}
-
-/** Characters counted against the limits (reserved + charged + uncertain) in each scope this period. */
-export interface ScopeUsage {
-  user(guildId: string, userId: string): number;
-  guild(guildId: string): number;
-  account(): number;
-}
-
-/** A scope's totals this period, by endpoint. */
-export interface EndpointTotals {
-  endpoint: Endpoint;
-  reserved: number;
-  charged: number;
-  uncertain: number;
-}
-
-export type ReserveOutcome<R> = { ok: true; reservation: Reservation } | { ok: false; refusal: R };
-
-/**
- * What the budget asks of a ledger: every operation atomic on its own, every total moved by
- * deltas. SqliteLedger is the implementation today; an account pool shared by several hosts
- * (issue 14, PostgreSQL) would be another.
- */
-export interface LedgerStore {
-  usage(period: Period): Promise<ScopeUsage>;
-  reserve<R>(
-    request: { charges: readonly Charge[]; period: Period; now: number; staleBefore: number; audioKey?: string },
-    refuse: (usage: ScopeUsage) => R | undefined,
-  ): Promise<ReserveOutcome<R>>;
-  markSent(reservation: Reservation, now: number): Promise<boolean>;
-  charge(reservation: Reservation, info: { pk?: number; jobId?: string }, now: number): Promise<'charged' | 'free'>;
-  uncertain(reservation: Reservation, now: number): Promise<void>;
-  release(reservation: Reservation, now: number): Promise<void>;
-  refundJob(jobId: string, now: number): Promise<boolean>;
-  recordJobCharge(jobId: string, charges: readonly Charge[], period: Period, now: number): Promise<boolean>;
-  settleStale(before: number, now: number): Promise<number>;
-  totals(scope: { guildId?: string; userId?: string }, period: Period): Promise<EndpointTotals[]>;
-  topSpenders(guildId: string, period: Period, n: number): Promise<{ userId: string; used: number }[]>;
-}
 
 /** The account scope's key in ledger_totals (a member is (guild, user), a guild is (guild, '')). */
 const ACCOUNT = '';
@@ -94,6 +27,14 @@ function reservationId(now: number): string {
   return `${Math.max(0, Math.floor(now)).toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}-${PROCESS_TAG}`;
 }
 
+/** The state column: a held charge is 'reserved', with sent_at set once an attempt left (see chargeState). */
+type StateColumn = 'reserved' | 'charged' | 'uncertain' | 'released';
+
+/** A charge's state from its row: the one place the columns become the domain's union. */
+function chargeState(row: { state: StateColumn; sent_at: number | null }): ChargeState {
+  return row.state === 'reserved' ? (row.sent_at === null ? 'held' : 'sent') : row.state;
+}
+
 interface LedgerRow {
   id: number;
   reservation_id: string;
@@ -102,14 +43,15 @@ interface LedgerRow {
   period_start: number;
   endpoint: Endpoint;
   chars: number;
-  state: LedgerState;
+  state: StateColumn;
+  sent_at: number | null;
 }
-type NewRow = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; sent_at: number | null; created_at: number; settled_at: number | null };
+type NewRow = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; created_at: number; settled_at: number | null };
 type Deltas = { reserved: number; charged: number; uncertain: number };
 type TotalsKey = { guild: string; user: string; period: number; endpoint: Endpoint };
 type ScopeQuery = { guild: string; user: string; start: number; end: number };
 
-const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, chars, state';
+const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, chars, state, sent_at';
 // Periods are matched by range, not equality, so totals survive a corrected anchor.
 const SCOPE = 'guild_id = @guild AND user_id = @user AND period_start >= @start AND period_start < @end';
 
@@ -140,12 +82,12 @@ const statements = (db: Db) => ({
   byReservation: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE reservation_id = ?`),
   byJob: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE job_id = ?`),
   uncertainFor: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE audio_key = ? AND audio_key IS NOT NULL AND state = 'uncertain'`),
-  setState: db.prepare<[{ id: number; state: LedgerState; at: number; pk: number | null; job: string | null }]>(
+  setState: db.prepare<[{ id: number; state: SettledState; at: number; pk: number | null; job: string | null }]>(
     'UPDATE character_ledger SET state = @state, settled_at = @at, pk = COALESCE(@pk, pk), job_id = COALESCE(@job, job_id) WHERE id = @id',
   ),
   markSent: db.prepare<[number, string]>("UPDATE character_ledger SET sent_at = COALESCE(sent_at, ?) WHERE reservation_id = ? AND state = 'reserved'"),
-  stale: db.prepare<[number], LedgerRow & { sent_at: number | null; audio_key: string | null }>(
-    `SELECT ${ROW}, sent_at, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?`,
+  stale: db.prepare<[number], LedgerRow & { audio_key: string | null }>(
+    `SELECT ${ROW}, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?`,
   ),
   paidKey: db.prepare<[string], number>('SELECT 1 FROM paid_audio WHERE audio_key = ?').pluck(),
   paidPk: db.prepare<[number], number>('SELECT 1 FROM paid_audio WHERE pk = ?').pluck(),
@@ -161,17 +103,17 @@ const statements = (db: Db) => ({
   ),
   markSeeded: db.prepare<[number]>('INSERT INTO pool_seeded (period_start) VALUES (?) ON CONFLICT DO NOTHING'),
   clearOutbox: db.prepare<[string, number]>('DELETE FROM pool_outbox WHERE reservation_id = ? AND version = ?'),
-  pooledRows: db.prepare<[string], PooledRow>('SELECT period_start AS periodStart, endpoint, state, chars, sent_at IS NOT NULL AS sent FROM character_ledger WHERE reservation_id = ?'),
+  pooledRows: db.prepare<[string], { periodStart: number; endpoint: Endpoint; state: StateColumn; chars: number; sent_at: number | null }>(
+    'SELECT period_start AS periodStart, endpoint, state, chars, sent_at FROM character_ledger WHERE reservation_id = ?',
+  ),
 });
 
 /** A ledger row as the account pool copies it. */
 export interface PooledRow {
   periodStart: number;
   endpoint: Endpoint;
-  state: LedgerState;
+  state: ChargeState;
   chars: number;
-  /** 1 once the first attempt left for the service. */
-  sent: number;
 }
 
 /** A reservation whose rows changed since the account pool last copied them. */
@@ -206,7 +148,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
 
   /** The rows of one reservation, as the pool copies them. */
   rowsOf(reservationId: string): PooledRow[] {
-    return this.sql.pooledRows.all(reservationId);
+    return this.sql.pooledRows.all(reservationId).map((r) => ({ periodStart: r.periodStart, endpoint: r.endpoint, state: chargeState(r), chars: r.chars }));
   }
 
   /** The pool has copied these versions: their entries go, unless changed again meanwhile. */
@@ -240,7 +182,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
       const refusal = refuse(this.#usage(period));
       if (refusal !== undefined) return { ok: false as const, refusal };
       const reservation = { ...base, total: charges.reduce((n, c) => n + c.chars, 0) };
-      this.#insert(reservation, 'reserved', now, {});
+      this.#insert(reservation, 'held', now, {});
       return { ok: true as const, reservation };
     });
   }
@@ -278,7 +220,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   uncertain(reservation: Reservation, now: number): Promise<void> {
     return this.write(() => {
       const paid = reservation.audioKey !== undefined && this.sql.paidKey.get(reservation.audioKey) !== undefined;
-      this.#move(this.#held(reservation), paid ? 'released' : 'uncertain', now, {});
+      this.#move(this.#held(reservation), settleMaybeCharged(paid), now, {});
     });
   }
 
@@ -290,7 +232,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   /** The job failed and the service gave its characters back; resolves whether a charge was refunded. */
   refundJob(jobId: string, now: number): Promise<boolean> {
     return this.write(() => {
-      const rows = this.sql.byJob.all(jobId).filter((r) => r.state === 'charged' || r.state === 'uncertain');
+      const rows = this.sql.byJob.all(jobId).filter((r) => refundable(chargeState(r)));
       this.#move(rows, 'released', now, {});
       return rows.length > 0;
     });
@@ -333,7 +275,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   }
 
   /** Moves rows to `to`, keeping the totals in step; rows already there are left alone. */
-  #move(rows: readonly LedgerRow[], to: LedgerState, now: number, extra: { pk?: number | null; job?: string | null }): void {
+  #move(rows: readonly LedgerRow[], to: SettledState, now: number, extra: { pk?: number | null; job?: string | null }): void {
     const deltas = new DeltaMap();
     for (const r of rows) {
       if (r.state === to) continue;
@@ -345,17 +287,18 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
   }
 
   /** Writes a reservation's rows (one per charge with characters) directly in `state`. */
-  #insert(reservation: Reservation, state: 'reserved' | 'charged', now: number, info: { pk?: number; jobId?: string }): void {
+  #insert(reservation: Reservation, state: 'held' | 'charged', now: number, info: { pk?: number; jobId?: string }): void {
     const deltas = new DeltaMap();
-    const settled = state !== 'reserved';
+    const settled = state !== 'held';
+    const column: StateColumn = settled ? state : 'reserved';
     for (const c of reservation.charges) {
       if (c.chars === 0) continue;
       const row = { guild_id: c.guildId, user_id: c.userId, period_start: reservation.periodStart, endpoint: c.endpoint, chars: c.chars };
       this.sql.insert.run({
-        ...row, reservation_id: reservation.id, state, audio_key: reservation.audioKey ?? null, job_id: info.jobId ?? null,
+        ...row, reservation_id: reservation.id, state: column, audio_key: reservation.audioKey ?? null, job_id: info.jobId ?? null,
         pk: info.pk ?? null, sent_at: settled ? now : null, created_at: reservation.createdAt, settled_at: settled ? now : null,
       });
-      deltas.add(row, null, state);
+      deltas.add(row, null, column);
     }
     if (this.#outbox && reservation.total > 0) this.sql.touch.run(reservation.id);
     this.#apply(deltas);
@@ -365,7 +308,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
     const rows = this.sql.stale.all(before);
     for (const r of rows) {
       const paid = r.audio_key !== null && this.sql.paidKey.get(r.audio_key) !== undefined;
-      this.#move([r], r.sent_at === null || paid ? 'released' : 'uncertain', now, {});
+      this.#move([r], settleStale(chargeState(r), paid), now, {});
     }
     return rows.length;
   }
@@ -381,7 +324,7 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
 class DeltaMap {
   readonly #m = new Map<string, TotalsKey & Deltas>();
 
-  add(row: Pick<LedgerRow, 'guild_id' | 'user_id' | 'period_start' | 'endpoint' | 'chars'>, from: LedgerState | null, to: LedgerState): void {
+  add(row: Pick<LedgerRow, 'guild_id' | 'user_id' | 'period_start' | 'endpoint' | 'chars'>, from: StateColumn | null, to: StateColumn): void {
     for (const [guild, user] of [[row.guild_id, row.user_id], [row.guild_id, ACCOUNT], [ACCOUNT, ACCOUNT]] as const) {
       const k = `${guild}\u0000${user}\u0000${row.period_start}\u0000${row.endpoint}`;
       let d = this.#m.get(k);

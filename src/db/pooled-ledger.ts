@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { AccountPool, type PoolCounts } from './account-pool.ts';
 import type { Db } from './database.ts';
 import { SharedStoreError } from './errors.ts';
-import { SqliteLedger, type Charge, type EndpointTotals, type LedgerStore, type OutboxEntry, type Period, type Reservation, type ReserveOutcome, type ScopeUsage } from './ledger.ts';
+import type { Charge, EndpointTotals, LedgerStore, Period, Reservation, ReserveOutcome, ScopeUsage } from '../billing/ledger.ts';
+import { SqliteLedger, type OutboxEntry } from './ledger.ts';
 import type { PgPool } from './postgres.ts';
 import type { Endpoint } from './rows.ts';
 
@@ -205,8 +206,9 @@ function countsOf(rows: ReturnType<SqliteLedger['rowsOf']>): PoolCounts[] {
   for (const r of rows) {
     const k = `${r.periodStart}:${r.endpoint}`;
     const n = m.get(k) ?? { endpoint: r.endpoint, periodStart: r.periodStart, reserved: 0, charged: 0, uncertain: 0, sent: false };
-    if (r.state !== 'released') n[r.state] += r.chars;
-    n.sent ||= r.sent === 1 || r.state === 'charged' || r.state === 'uncertain';
+    if (r.state === 'held' || r.state === 'sent') n.reserved += r.chars;
+    else if (r.state !== 'released') n[r.state] += r.chars;
+    n.sent ||= r.state === 'sent' || r.state === 'charged' || r.state === 'uncertain';
     m.set(k, n);
   }
   return [...m.values()];

@@ -1,44 +1,10 @@
 import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
 import type { Endpoint } from './rows.ts';
+import type { Demand, DemandReport, GrantDecision, WindowSnapshot } from '../tts/limiter/types.ts';
 
-// What a grant decision (src/tts/pacing.ts) reads from this table and answers.
-
-/** One guild waiting for a grant: its key and since when its oldest waiter waits. */
-export interface Demand {
-  key: string;
-  since: number;
-}
-
-/** A grant still inside the window. */
-export interface WindowGrant {
-  at: number;
-  key: string;
-}
-
-/** What a grant decision reads from the store, in one transaction. */
-export interface WindowSnapshot {
-  /** Grants inside the window, oldest first (some may be stamped after `now`: another process's clock read). */
-  grants: readonly WindowGrant[];
-  /** Nothing may be granted before this time (0 when never blocked). */
-  blockedUntil: number;
-  /** Live demand of other processes sharing the store (empty for an in-process store). */
-  others: readonly Demand[];
-  /** Per key, the id of its latest grant still remembered (ids grow with every grant). */
-  lastGrant: ReadonlyMap<string, number>;
-}
-
-export type GrantDecision = { ok: true; key: string } | { ok: false; retryInMs: number };
-
-/** What one process tells the others when it looks at the window: who it has waiting. */
-export interface DemandReport {
-  owner: string;
-  waiting: readonly Demand[];
-  /** Other processes' demand not refreshed since this time is ignored (and pruned). */
-  liveSince: number;
-  /** false: only read the others' demand (a one-off look), leave this process's rows as they are. */
-  record?: boolean;
-}
+// What a grant decision (src/tts/limiter/pacing.ts) reads from this table and answers: the shapes are
+// the limiter's (src/tts/limiter/types.ts); this module keeps them in SQL.
 
 const statements = (db: Db) => ({
   prune: db.prepare<[Endpoint, number]>('DELETE FROM rate_grants WHERE kind = ? AND granted_at <= ?'),
@@ -64,7 +30,7 @@ const statements = (db: Db) => ({
 /**
  * The rate_grants, rate_blocks and rate_demand tables (migrations/002, 009): every request granted
  * by any bot process on this host and the guild it went to, the service's "wait until" per kind,
- * and which guilds each process has waiting. The limiter decides (src/tts/pacing.ts); this module
+ * and which guilds each process has waiting. The limiter decides (src/tts/limiter/pacing.ts); this module
  * reads and records inside one transaction, so two shards can never both take the last slot of a
  * window, and both see the same turn.
  */

@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/repositories.ts';
-import { serverChargeUser } from '../speech/budget-policy.ts';
+import { serverChargeUser } from '../billing/policy.ts';
 import { voiceAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
 import { WORDS } from '../speech/words.ts';
 import type { Logger } from '../util/log.ts';
@@ -8,7 +8,7 @@ import { guildLang } from './i18n.ts';
 import type { UtteranceMeta } from './meta.ts';
 
 // Clips the bot makes on its own (join/leave announcements, the stale-drop notice; issue 13): in
-// the server's voice, charged to the server and not to a member (budget-policy.ts
+// the server's voice, charged to the server and not to a member (src/billing/policy.ts
 // serverChargeUser), only ever played in voice (never attached), and nobody is told when one fails.
 
 /** What bot clips work with. */

@@ -1,4 +1,4 @@
-import type { AppliedLimit } from '../speech/budget.ts';
+import type { AppliedLimit } from '../billing/policy.ts';
 import { UserError } from './errors.ts';
 import { t, type Lang } from './i18n.ts';
 

@@ -4,7 +4,7 @@
  * the monthly allowance; plus fault injection for tests. See test/emulator/README.md for the
  * choices made where the spec is silent.
  */
-import { RATE_LIMITS } from '../tts/limiter.ts';
+import { RATE_LIMITS } from '../tts/limiter/limiter.ts';
 import { sleep } from '../util/clock.ts';
 import { PLAN_ALLOWANCE } from './accounts.ts';
 import { EmulatorServer } from './server.ts';

@@ -1,4 +1,4 @@
-import type { Charge } from '../speech/budget.ts';
+import type { Charge } from '../billing/ledger.ts';
 import type { ReadyUtterance, SpeechScheduler, Sink, Utterance } from '../speech/queue.ts';
 import type { Synthesizer } from '../speech/synthesize.ts';
 import type { ClipStarted } from '../voice/session.ts';

@@ -1,4 +1,4 @@
-import { serverChargeUser } from './budget-policy.ts';
+import { serverChargeUser } from '../billing/policy.ts';
 import type { Charge, SynthesisRequest } from './synthesize.ts';
 import { audienceOf, type Utterance } from './queue-types.ts';
 

@@ -1,13 +1,12 @@
 import type { Db } from '../db/database.ts';
 import { GuildSettingsRepo } from '../db/guild-settings.ts';
-import { SqliteLedger, type Charge, type LedgerState, type LedgerStore, type Period, type Reservation, type ScopeUsage } from '../db/ledger.ts';
+import type { Charge, LedgerStore, Period, Reservation, ScopeUsage } from '../billing/ledger.ts';
+import { SqliteLedger } from '../db/ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from './budget-policy.ts';
-import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Usage } from './budget-policy.ts';
+import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from '../billing/policy.ts';
+import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, CheckResult, ReserveResult, Usage } from '../billing/policy.ts';
 import { BudgetError } from './errors.ts';
-
-export type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetScope, Charge, LedgerState, Reservation, Usage };
 
 // Characters are the account's money (notes/service-facts.md: free plan 5,000/month shared by every
 // server). The ledger follows the service's charging model (README "Characters are money"): every
@@ -15,12 +14,9 @@ export type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, BudgetS
 // database file, and the hold ends in exactly one of: charged (the service charged it), uncertain
 // (it may have: counted like charged, never refunded by guesswork), released (nothing charged).
 //
-// This class applies the limits (src/speech/budget-policy.ts) to the ledger (src/db/ledger.ts, the
-// rows and their running totals). Every method returns a promise, so a store answering over the
+// This class applies the limits (src/billing/policy.ts) to a ledger store (src/billing/ledger.ts,
+// kept in SQL by src/db/ledger.ts). Every method returns a promise, so a store answering over the
 // network (issue 14 moves the account pool to PostgreSQL) fits the same interface.
-
-export type ReserveResult = { ok: true; reservation: Reservation } | { ok: false; refusal: BudgetRefusal };
-export type CheckResult = { ok: true } | { ok: false; refusal: BudgetRefusal };
 
 export interface BudgetOptions {
   db: Db;

@@ -1,5 +1,5 @@
 import { codedError } from '../util/coded-error.ts';
-import type { BudgetRefusal } from './budget-policy.ts';
+import type { BudgetRefusal } from '../billing/policy.ts';
 
 // Errors of src/speech: one place, stable codes (STYLE #4, README "How it is built").
 

@@ -1,4 +1,4 @@
-import type { RateGrant } from '../tts/limiter.ts';
+import type { RateGrant } from '../tts/limiter/limiter.ts';
 import { clipParts, clipRequest, cutAtSpeaking, partRequest, type BatchPlan, type BatchRules } from './batching.ts';
 import { SpeechError } from './errors.ts';
 import type { ProgressEvent, ProgressState, ReadyUtterance, Utterance } from './queue-types.ts';

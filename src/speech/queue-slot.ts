@@ -1,4 +1,4 @@
-import type { GrantingLimiter, RateGrant } from '../tts/limiter.ts';
+import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
 import { clipParts, mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type GuildStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';

@@ -1,6 +1,6 @@
 import { countChars } from '../tts/chars.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import type { GrantingLimiter } from '../tts/limiter.ts';
+import type { GrantingLimiter } from '../tts/limiter/limiter.ts';
 import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesize.ts';
 
 // The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
@@ -102,7 +102,7 @@ export interface ProgressEvent {
 }
 
 /** Where the scheduler gets rate grants before it forms a batch (the TTS client's limiter). */
-export type { GrantingLimiter } from '../tts/limiter.ts';
+export type { GrantingLimiter } from '../tts/limiter/limiter.ts';
 
 export interface GuildStats {
   guildId: string;

@@ -25,7 +25,7 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
  * is judged when the batch would speak, both before anything is paid for it and at the moment of
  * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. Cross-guild order and
- * pacing of the shared budget live in the limiter (src/tts/pacing.ts), keyed by guild id.
+ * pacing of the shared budget live in the limiter (src/tts/limiter/pacing.ts), keyed by guild id.
  */
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */

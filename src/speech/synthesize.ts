@@ -1,22 +1,22 @@
 import type { Endpoint, NewHistoryEntry } from '../db/repositories.ts';
 import { probeDurationMs } from '../audio/transcode.ts';
-import type { BillingHooks } from '../tts/billing.ts';
+import type { BillingHooks } from '../billing/billing.ts';
+import type { Charge } from '../billing/ledger.ts';
 import type { TtsClient } from '../tts/client.ts';
-import type { RateGrant } from '../tts/limiter.ts';
+import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
-import { ChargeSession, type LedgerLike } from './billing.ts';
-import type { BudgetRefusal, Charge } from './budget.ts';
+import { ChargeSession, type LedgerLike } from './charge-session.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
 import { BudgetRefusedError, SpeechError } from './errors.ts';
 
-export type { AdvancedRequest, AdvancedVoice, BudgetRefusal, Charge, Endpoint };
+export type { AdvancedRequest, AdvancedVoice, Charge, Endpoint };
 
 /**
  * The synthesis pipeline glue: cache -> in-flight dedupe -> budget hold -> TTS client (the ledger
- * follows each attempt, src/speech/billing.ts) -> download -> cache.put -> history. The scheduler
+ * follows each attempt, src/speech/charge-session.ts) -> download -> cache.put -> history. The scheduler
  * (queue.ts) only sees `Synthesizer`.
  *
  * Collaborators are typed as the parts of the real classes (TtsClient, AudioCache,

@@ -8,15 +8,15 @@
 import type { Dispatcher } from './transport.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
-import { chargeOfFailure, type AttemptOutcome } from './billing.ts';
+import type { AttemptOutcome } from '../billing/billing.ts';
 import { DOWNLOAD_DEFAULTS, downloadAudio, type DownloadOptions } from './download.ts';
 import { TtsAbortError, TtsAllowanceError, TtsInputError, TtsServiceError, isTtsError, type TtsErrorContext } from './errors.ts';
 import type { HttpResponse } from './http.ts';
 import { JOB_DEFAULTS, driveJob, type JobDriverDeps, type JobPolicy } from './job-driver.ts';
-import type { RateLimiter } from './limiter.ts';
+import type { RateLimiter } from './limiter/limiter.ts';
 import { sendApi, showUrl } from './redirect.ts';
 import { CreateResponse, StandardResponse, errorFromAnswer, parseJson, readPoll } from './responses.ts';
-import { RETRY_DEFAULTS, serviceRetryRule, withRetries, type Attempt, type RetryLoop, type RetryPolicy, type ServiceCall } from './retry.ts';
+import { chargeOfFailure, RETRY_DEFAULTS, serviceRetryRule, withRetries, type Attempt, type RetryLoop, type RetryPolicy, type ServiceCall } from './retry.ts';
 import type { CallOptions, CreatedJob, JobPoll, NarrateOptions, NarrateResult, ResumableJob, StandardResult } from './types.ts';
 import { standardEffective, validateAdvanced, validateStandard, validateToken, type AdvancedRequest, type Plan, type StandardRequest } from './validation.ts';
 

@@ -5,6 +5,7 @@
  * the injected clock. Standard speech, job creation, polling and the audio download share the
  * loop and differ only in their rule (the shape of discord.js REST's handlers/Shared.ts).
  */
+import type { AttemptOutcome } from '../billing/billing.ts';
 import type { Clock } from '../util/clock.ts';
 import { TtsAbortError, type TtsError, type TtsErrorContext } from './errors.ts';
 
@@ -146,4 +147,14 @@ export async function pause(clock: Clock, ms: number, signal: AbortSignal | unde
     if (signal?.aborted) throw new TtsAbortError(context);
     throw err;
   }
+}
+
+/**
+ * What a failed attempt may have cost: a 4xx (429 and quota_exceeded included) is free, a 5xx may
+ * come after the charge; an exchange that broke after sending may have been charged (the service
+ * keeps working when we hang up), one that never connected was not.
+ */
+export function chargeOfFailure(failure: Failure): AttemptOutcome {
+  if (failure.answered) return (failure.error.context.status ?? 0) >= 500 ? 'maybe_charged' : 'not_charged';
+  return neverReached(failure.error) ? 'not_charged' : 'maybe_charged';
 }

@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../../src/local-discord/server.ts';
 import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
-import { RATE_LIMITS } from '../../src/tts/limiter.ts';
+import { RATE_LIMITS } from '../../src/tts/limiter/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
 import { getText, value } from '../support/ops.ts';

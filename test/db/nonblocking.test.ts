@@ -15,7 +15,7 @@ import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
-import { createSqliteLimiter } from '../../src/tts/limiter-fair.ts';
+import { createSqliteLimiter } from '../../src/tts/limiter/fair.ts';
 
 const HOLDER = fileURLToPath(new URL('../../scripts/db-lock-holder.ts', import.meta.url));
 const HOLD_MS = 2_000;

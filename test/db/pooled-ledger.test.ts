@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.ts';
 import { PooledLedger } from '../../src/db/pooled-ledger.ts';
-import { CharacterBudget, type Charge } from '../../src/speech/budget.ts';
+import type { Charge } from '../../src/billing/ledger.ts';
+import { CharacterBudget } from '../../src/speech/budget.ts';
 import { tempDb } from '../limiter/support.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 

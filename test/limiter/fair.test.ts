@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { storeFactories, type StoreFixture } from './support.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { RateLimiterError } from '../../src/tts/errors.ts';
-import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
-import type { RateKind } from '../../src/tts/limiter.ts';
-import type { WindowStore } from '../../src/tts/limiter-window.ts';
+import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';
+import type { RateKind } from '../../src/tts/limiter/limiter.ts';
+import type { WindowStore } from '../../src/tts/limiter/window.ts';
 
 const LIMITS = { standard: { limit: 5, windowMs: 10_000 }, advanced: { limit: 2, windowMs: 10_000 } };
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
-import { SqliteWindowStore } from '../../src/tts/limiter-window.ts';
+import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';
+import { SqliteWindowStore } from '../../src/tts/limiter/window.ts';
 import { FakeClock } from '../support/clock.ts';
 import { tempDb } from './support.ts';
 

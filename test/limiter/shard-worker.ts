@@ -1,7 +1,7 @@
 // A bot shard in miniature, run as its own Node process by multiprocess.test.ts: it shares the
 // rate budget through the SQLite file and sends standard requests to the given service.
 import { openDatabase } from '../../src/db/database.ts';
-import { createSqliteLimiter } from '../../src/tts/limiter-fair.ts';
+import { createSqliteLimiter } from '../../src/tts/limiter/fair.ts';
 
 interface WorkerConfig {
   dbFile: string;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from '../../src/tts/limiter-window.ts';
+import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from '../../src/tts/limiter/window.ts';
 
 export interface StoreFixture {
   store: WindowStore;

@@ -2,13 +2,13 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { storeFactories, tempDb, type StoreFixture } from './support.ts';
 import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.ts';
-import { PostgresWindowStore } from '../../src/tts/limiter-postgres.ts';
-import { FairRateLimiter } from '../../src/tts/limiter-fair.ts';
+import { PostgresWindowStore } from '../../src/tts/limiter/postgres.ts';
+import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';
 import pgLib from 'pg';
 const PgPoolCtor = pgLib.Pool;
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
-import { SqliteWindowStore } from '../../src/tts/limiter-window.ts';
-import type { GrantDecision, WindowSnapshot } from '../../src/tts/pacing.ts';
+import { SqliteWindowStore } from '../../src/tts/limiter/window.ts';
+import type { GrantDecision, WindowSnapshot } from '../../src/tts/limiter/types.ts';
 
 // The PostgreSQL store (several hosts behind one IP, issue 14 §3) keeps the same contract.
 let postgres: TestPostgres | undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Charge, ScopeUsage } from '../../src/db/ledger.ts';
-import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/speech/budget-policy.ts';
+import { refundable, settleMaybeCharged, settleStale, type Charge, type ScopeUsage } from '../../src/billing/ledger.ts';
+import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/billing/policy.ts';
 
 const DAY = 86_400_000;
 const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };
@@ -105,4 +105,20 @@ describe("appliedLimit: a stored limit under the operator's ceiling", () => {
   it('GIVEN a stored value above the ceiling THEN the ceiling, capped, with what was stored', () =>
     expect(applied(2_000_000)).toEqual({ value: 50_000, stored: 2_000_000, capped: true }));
   it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () => expect(applied(0)).toEqual({ value: 0, stored: 0, capped: false }));
+});
+
+describe("a charge's settlement", () => {
+  it('GIVEN a hold the service may have charged THEN uncertain, or released when its audio is already paid for', () => {
+    expect(settleMaybeCharged(false)).toBe('uncertain');
+    expect(settleMaybeCharged(true)).toBe('released');
+  });
+
+  it('GIVEN a hold left by a crashed process THEN released if never sent, else as maybe charged', () => {
+    expect([settleStale('held', false), settleStale('held', true)]).toEqual(['released', 'released']);
+    expect([settleStale('sent', false), settleStale('sent', true)]).toEqual(['uncertain', 'released']);
+  });
+
+  it('GIVEN a failed job THEN only what counted as charged is given back', () => {
+    expect((['held', 'sent', 'charged', 'uncertain', 'released'] as const).filter(refundable)).toEqual(['charged', 'uncertain']);
+  });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import type { Charge } from '../../src/speech/budget.ts';
+import type { Charge } from '../../src/billing/ledger.ts';
 
 const WORKER = fileURLToPath(new URL('./budget-worker.ts', import.meta.url));
 const ANCHOR = Date.UTC(2025, 0, 1);

@@ -2,7 +2,8 @@
 // argv[2] is JSON: { file, plan: Charge[][], commitEvery, limits, anchor }. Waits for "go" on stdin
 // so both processes start together, then prints one JSON line with what was accepted.
 import { openDatabase } from '../../src/db/database.ts';
-import { CharacterBudget, type Charge } from '../../src/speech/budget.ts';
+import type { Charge } from '../../src/billing/ledger.ts';
+import { CharacterBudget } from '../../src/speech/budget.ts';
 
 interface Job {
   file: string;

@@ -10,7 +10,7 @@ import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { createSynthesizer } from '../../src/speech/synthesize.ts';
 import { TtsClient } from '../../src/tts/client.ts';
-import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import { msg } from './queue-fakes.ts';
 
 // The whole pipeline over loopback: scheduler -> synthesizer -> real client (fair limiter) ->

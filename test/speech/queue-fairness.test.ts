@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryLimiter } from '../../src/tts/limiter-fair.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import { SpeechScheduler } from '../../src/speech/queue.ts';
 import { createSynthesizer, type AudioCacheLike, type BudgetLike, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { fakeLedger, msg } from './queue-fakes.ts';

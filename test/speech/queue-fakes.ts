@@ -1,5 +1,6 @@
 import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
-import type { BudgetRefusal, Charge, Reservation } from '../../src/speech/budget.ts';
+import type { Charge, Reservation } from '../../src/billing/ledger.ts';
+import type { BudgetRefusal } from '../../src/billing/policy.ts';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
 
 interface Call {

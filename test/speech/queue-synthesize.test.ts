@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { NewHistoryEntry } from '../../src/db/repositories.ts';
 import type { CachedAudio } from '../../src/speech/cache.ts';
-import type { BudgetRefusal, Charge } from '../../src/speech/budget.ts';
+import type { Charge } from '../../src/billing/ledger.ts';
+import type { BudgetRefusal } from '../../src/billing/policy.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
 import {
   createSynthesizer,

@@ -3,7 +3,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { GuildSettingsRepo } from '../../src/db/guild-settings.ts';
 import { RoleAllowancesRepo } from '../../src/db/role-allowances.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
-import { memberLimit } from '../../src/speech/budget-policy.ts';
+import { memberLimit } from '../../src/billing/policy.ts';
 
 // Issue 13 "Role allowances": a member's limit is the largest allowance of their roles, never
 // below the server's member limit, and the budget refuses and reports by that limit.

@@ -38,7 +38,7 @@ const request = (text: string): SynthesisRequest => ({
 describe('synthesizer when ffmpeg goes missing', () => {
   it('returns the paid MP3 uncached, commits the characters, lowers media support and warns once', async () => {
     const client: TtsClientLike = {
-      // Reports the charge as the real client does (src/tts/billing.ts); each text its own history pk.
+      // Reports the charge as the real client does (src/billing/billing.ts); each text its own history pk.
       speak: async (req, { billing } = {}) => {
         await billing?.beforeSend?.({ endpoint: 'standard', attempt: 1 });
         const pk = [...req.text].length + req.text.charCodeAt(0);

@@ -4,7 +4,7 @@ import { FakeClock } from '../support/clock.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 import { TtsClient, type TtsClientInit } from '../../src/tts/client.ts';
 import type { LogSink } from '../../src/util/log.ts';
-import type { RateKind, RateLimiter } from '../../src/tts/limiter.ts';
+import type { RateKind, RateLimiter } from '../../src/tts/limiter/limiter.ts';
 import type { TtsError } from '../../src/tts/errors.ts';
 
 /** A minimal MPEG-2 Layer III frame header (24 kHz, 160 kbit/s) followed by padding: passes the MP3 sniff. */

@@ -1,8 +1,8 @@
-import { SharedStoreError } from '../db/errors.ts';
-import { transaction, type PgPool } from '../db/postgres.ts';
+import { SharedStoreError } from '../../db/errors.ts';
+import { transaction, type PgPool } from '../../db/postgres.ts';
 import type { RateKind } from './limiter.ts';
-import { asTakeResult, plain, type DemandReport, type TakeDecision, type TakeResult, type WindowStore } from './limiter-window.ts';
-import type { Demand, GrantDecision, WindowSnapshot } from './pacing.ts';
+import type { Demand, DemandReport, GrantDecision, WindowSnapshot } from './types.ts';
+import { asTakeResult, plain, type TakeDecision, type TakeResult, type WindowStore } from './window.ts';
 
 export interface PostgresWindowStoreOptions {
   pg: PgPool;
@@ -14,8 +14,8 @@ export interface PostgresWindowStoreOptions {
 
 /**
  * The rate window of several hosts behind one egress IP (issue 14 §3, RATE_STORE_URL): the same
- * window as SQLite's (limiter-window.ts), with each grant's guild and each process's waiting guilds,
- * so hosts pace and take turns together (issue 12 §5, src/tts/pacing.ts), counted in PostgreSQL
+ * window as SQLite's (window.ts), with each grant's guild and each process's waiting guilds,
+ * so hosts pace and take turns together (issue 12 §5, src/tts/limiter/pacing.ts), counted in PostgreSQL
  * (yomiage_rate_grants, yomiage_rate_demand, src/db/postgres.ts). Takers of one kind take turns on
  * the kind's row of yomiage_rate_blocks, so two hosts can never both take the last slot. Grants are
  * stamped with the hosts' clocks: keep them in step (NTP); the limiter's safety margin (1 s)

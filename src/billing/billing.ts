@@ -1,9 +1,9 @@
 /**
  * What the client tells its caller about charges, so a ledger can follow the service's charging
  * model (README "Characters are money"). Every attempt to an endpoint that charges (standard
- * speech, job creation) ends in exactly one `attempt` event; a job that fails is refunded.
+ * speech, job creation) ends in exactly one `attempt` event; a job that fails is refunded. The
+ * client (src/tts) reports these; a charge session (src/speech/charge-session.ts) records them.
  */
-import { neverReached, type Failure } from './retry.ts';
 
 /** How one attempt may have cost characters. */
 export type AttemptOutcome =
@@ -28,14 +28,4 @@ export interface BillingHooks {
   beforeSend?(e: { endpoint: 'standard' | 'advanced'; attempt: number }): Promise<void>;
   /** Called synchronously, in order, for every event. */
   onEvent?(e: BillingEvent): void;
-}
-
-/**
- * What a failed attempt may have cost: a 4xx (429 and quota_exceeded included) is free, a 5xx may
- * come after the charge; an exchange that broke after sending may have been charged (the service
- * keeps working when we hang up), one that never connected was not.
- */
-export function chargeOfFailure(failure: Failure): AttemptOutcome {
-  if (failure.answered) return (failure.error.context.status ?? 0) >= 500 ? 'maybe_charged' : 'not_charged';
-  return neverReached(failure.error) ? 'not_charged' : 'maybe_charged';
 }

@@ -1,5 +1,4 @@
-import type { Charge, EndpointTotals, Period, ScopeUsage } from '../db/ledger.ts';
-import type { Endpoint } from '../db/rows.ts';
+import type { Charge, Endpoint, EndpointTotals, Period, Reservation, ScopeUsage } from './ledger.ts';
 
 // The reservation policy of the character budget (README "Characters are money"): pure functions
 // over numbers the ledger store read, so the rules can change and be tested without a database.
@@ -22,6 +21,9 @@ export interface BudgetRefusal {
   /** When the period ends and the usage starts again from zero (ms). */
   resetsAt: number;
 }
+
+export type ReserveResult = { ok: true; reservation: Reservation } | { ok: false; refusal: BudgetRefusal };
+export type CheckResult = { ok: true } | { ok: false; refusal: BudgetRefusal };
 
 export interface BudgetLimits {
   /** Per user, per guild, per period; a guild's `user_monthly_limit` overrides it. */

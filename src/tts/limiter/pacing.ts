@@ -1,7 +1,4 @@
-import type { Demand, GrantDecision, WindowSnapshot } from '../db/rate-window.ts';
-
-// The window's shapes live with the table that stores it (src/db/rate-window.ts: db sits below tts).
-export type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from '../db/rate-window.ts';
+import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
 
 /**
  * When the next rate grant may go out, and to whom (issue 12 §2, §5). Pure functions of the

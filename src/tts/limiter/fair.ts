@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../db/database.ts';
-import { systemClock, type Clock } from '../util/clock.ts';
-import { RateLimiterError } from './errors.ts';
+import type { Db } from '../../db/database.ts';
+import { systemClock, type Clock } from '../../util/clock.ts';
+import { RateLimiterError } from '../errors.ts';
 import { RATE_LIMITS, type AcquireOptions, type GrantingLimiter, type RateGrant, type RateKind } from './limiter.ts';
-import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from './limiter-window.ts';
-import { decideGrant, defaultBurst, defaultSpare, hasSpare, type Demand, type PaceRules } from './pacing.ts';
+import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from './window.ts';
+import { decideGrant, defaultBurst, defaultSpare, hasSpare, type PaceRules } from './pacing.ts';
+import type { Demand } from './types.ts';
 
 export type RateLimits = Record<RateKind, { limit: number; windowMs: number }>;
 
@@ -20,7 +21,7 @@ export interface FairRateLimiterOptions {
    */
   safety?: { marginMs?: number };
   /**
-   * Pacing under pressure (issue 12 §2, src/tts/pacing.ts): below `burst` grants in the window
+   * Pacing under pressure (issue 12 §2, src/tts/limiter/pacing.ts): below `burst` grants in the window
    * (default half the limit) grants go out at once, beyond it the free slots are spread out; below
    * `spare` (default a sixth) `tryReserve` hands out a grant more than needed. `false` grants as
    * fast as the window allows.
@@ -66,7 +67,7 @@ interface Lane {
  * window goes first, then the one waiting longest, FIFO within a key, so a busy guild cannot
  * starve a quiet one and a guild arriving late is served before those already served. Under
  * pressure grants are paced so late arrivals still find a slot. With a shared store the order and
- * the pacing are decided across every process on the host (src/tts/pacing.ts).
+ * the pacing are decided across every process on the host (src/tts/limiter/pacing.ts).
  */
 export class FairRateLimiter implements GrantingLimiter {
   readonly #store: WindowStore;

@@ -1,5 +1,6 @@
-import type { AttemptOutcome, BillingEvent, BillingHooks } from '../tts/billing.ts';
-import type { Charge, ReserveResult, Reservation } from './budget.ts';
+import type { AttemptOutcome, BillingEvent, BillingHooks } from '../billing/billing.ts';
+import type { Charge, ChargeState, Reservation } from '../billing/ledger.ts';
+import type { ReserveResult } from '../billing/policy.ts';
 import { BudgetRefusedError } from './errors.ts';
 
 /** The parts of CharacterBudget a charge session uses. */
@@ -12,6 +13,9 @@ export interface LedgerLike {
   refundJob(jobId: string): Promise<boolean>;
 }
 
+/** The hold a session has in hand: its reservation, held or already sent (none once settled). */
+type Hold = { state: Extract<ChargeState, 'held' | 'sent'>; reservation: Reservation };
+
 export interface ChargeSessionOptions {
   guildId: string;
   endpoint: 'standard' | 'advanced';
@@ -22,7 +26,7 @@ export interface ChargeSessionOptions {
 }
 
 /**
- * Turns what the client reports about one request (src/tts/billing.ts) into ledger entries, so
+ * Turns what the client reports about one request (src/billing/billing.ts) into ledger entries, so
  * each possible charge by the service is recorded exactly once (README "Characters are money"):
  *
  * - standard: one hold covers every attempt, since the account's history serves a repeat of the
@@ -35,8 +39,7 @@ export class ChargeSession implements BillingHooks {
   readonly #ledger: LedgerLike;
   readonly #charges: readonly Charge[];
   readonly #options: ChargeSessionOptions;
-  #hold: Reservation | null;
-  #sent = false;
+  #hold: Hold | null;
   #maybe = false;
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
@@ -44,11 +47,11 @@ export class ChargeSession implements BillingHooks {
   outcome: 'charged' | 'free' | 'uncertain' | 'released' | 'mixed' = 'released';
   #outcomes = new Set<'charged' | 'free' | 'uncertain' | 'released'>();
 
-  private constructor(ledger: LedgerLike, charges: readonly Charge[], options: ChargeSessionOptions, hold: Reservation | null) {
+  private constructor(ledger: LedgerLike, charges: readonly Charge[], options: ChargeSessionOptions, held: Reservation | null) {
     this.#ledger = ledger;
     this.#charges = charges;
     this.#options = options;
-    this.#hold = hold;
+    this.#hold = held ? { state: 'held', reservation: held } : null;
   }
 
   /** Holds the characters for the first attempt; throws BudgetRefusedError when a limit says no. */
@@ -65,7 +68,7 @@ export class ChargeSession implements BillingHooks {
 
   /** Whether the first hold was free (a repeat the account already paid for). */
   get free(): boolean {
-    return this.#hold?.free === true;
+    return this.#hold?.reservation.free === true;
   }
 
   async beforeSend(): Promise<void> {
@@ -74,14 +77,12 @@ export class ChargeSession implements BillingHooks {
       // Advanced: the previous attempt was settled (charged, uncertain or refunded); this one needs its own hold.
       const r = await this.#ledger.reserve(this.#charges);
       if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
-      this.#hold = r.reservation;
-      this.#sent = false;
+      this.#hold = { state: 'held', reservation: r.reservation };
     }
-    if (!this.#sent) {
-      const r = await this.#ledger.markSent(this.#hold);
+    if (this.#hold.state === 'held') {
+      const r = await this.#ledger.markSent(this.#hold.reservation);
       if (!r.ok) throw new BudgetRefusedError({ refusal: r.refusal, guildId: this.#options.guildId });
-      this.#hold = r.reservation;
-      this.#sent = true;
+      this.#hold = { state: 'sent', reservation: r.reservation };
     }
   }
 
@@ -100,7 +101,7 @@ export class ChargeSession implements BillingHooks {
     if (this.#closed) return this.#chain;
     this.#closed = true;
     this.#then(async () => {
-      const hold = this.#hold;
+      const hold = this.#hold?.reservation;
       this.#hold = null;
       if (!hold) return;
       if (this.#options.endpoint === 'standard' && this.#maybe) {
@@ -117,7 +118,7 @@ export class ChargeSession implements BillingHooks {
   }
 
   async #attempt(outcome: AttemptOutcome, e: { pk?: number; jobId?: string }): Promise<void> {
-    const hold = this.#hold;
+    const hold = this.#hold?.reservation;
     if (!hold) return;
     if (outcome === 'charged') {
       this.#hold = null;

@@ -1,10 +1,9 @@
-import type { Db } from '../db/database.ts';
-import { RateWindowTable, type DemandReport } from '../db/rate-window.ts';
-import { isBusy } from '../db/write.ts';
+import type { Db } from '../../db/database.ts';
+import { RateWindowTable } from '../../db/rate-window.ts';
+import { isBusy } from '../../db/write.ts';
 import type { RateKind } from './limiter.ts';
-import type { GrantDecision, WindowGrant, WindowSnapshot } from './pacing.ts';
+import type { DemandReport, GrantDecision, WindowGrant, WindowSnapshot } from './types.ts';
 
-export type { DemandReport };
 export type TakeResult = { ok: true } | { ok: false; retryInMs: number };
 
 /** A grant recorded by `take`; `id` lets it be given back unused. */
