@@ -3,7 +3,7 @@
  * `{message, code, errors?}`, https://discord.com/developers/docs/topics/opcodes-and-status-codes#json)
  * and the errors its test-facing API throws.
  */
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 
 export interface DiscordErrorBody {
   message: string;

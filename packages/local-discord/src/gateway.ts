@@ -15,9 +15,16 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { LocalDiscordError } from './errors.ts';
 import { randomToken, type FakeGuild, type FakeUser } from './fixtures.ts';
 import { guildCreatePayload, INTENTS, membersChunkPayload, readyPayload } from './gateway-payloads.ts';
-import { shardOf } from '../util/shards.ts';
 
 export { INTENTS } from './gateway-payloads.ts';
+
+/**
+ * The shard that receives a guild's events, by Discord's formula (guild_id >> 22) % shard_count
+ * (https://discord.com/developers/docs/events/gateway#sharding).
+ */
+export function shardOf(guildId: string, shardCount: number): number {
+  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
+}
 
 const ALL_KNOWN_INTENTS = (1 << 26) - 1;
 

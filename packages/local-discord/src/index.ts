@@ -6,6 +6,8 @@
 export * from './server.ts';
 export * from './voice/server.ts';
 export { LocalDiscordError } from './errors.ts';
+export { shardOf } from './gateway.ts';
+export { FRAME_MS, FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from './voice-format.ts';
 export { LOOPBACK_HOST, bindOnLoopback, listenOnLoopback } from './loopback.ts';
 export type { DaveEvent, DaveGroupSnapshot } from './voice/dave/gateway.ts';
 export type { SimulatedListener } from './voice/dave/listener.ts';

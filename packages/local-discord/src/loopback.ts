@@ -2,7 +2,7 @@
  * Where everything of the local Discord listens: 127.0.0.1 and nowhere else. It is a development
  * tool that accepts the bot token it made up and serves a self-signed certificate, so it must not
  * be reachable from the network. Every socket of this module listens through these two functions,
- * and there is no option for another address (test/local-discord/loopback.test.ts checks both).
+ * and there is no option for another address (test/loopback.test.ts checks both).
  */
 import type { Socket as UdpSocket } from 'node:dgram';
 import type { AddressInfo, Server } from 'node:net';

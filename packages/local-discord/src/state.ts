@@ -6,7 +6,6 @@
  */
 import { EventEmitter } from 'node:events';
 import type { APIApplicationCommand, APIMessage } from 'discord.js';
-import { systemClock } from '../util/clock.ts';
 import { LocalDiscordError, type ApiError } from './errors.ts';
 import { DEFAULT_BOT_USER, defaultGuild, findChannel, randomToken, snowflake, type FakeGuild, type FakeUser } from './fixtures.ts';
 import { FakeGateway, INTENTS, type GatewaySession, type VoiceStateRequest } from './gateway.ts';
@@ -36,7 +35,7 @@ const DEFAULTS = {
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
   interactionTokenLifetimeMs: 15 * 60_000,
-  clock: systemClock,
+  clock: { now: () => Date.now() },
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
 

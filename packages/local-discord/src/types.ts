@@ -3,11 +3,16 @@
  * the playground drive it through (`FakeDiscord`), and the records it keeps of what the bot did.
  */
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption } from 'discord.js';
-import type { Clock } from '../util/clock.ts';
 import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import type { FakeMessage } from './messages.ts';
 import type { UploadedFile } from './rest/body.ts';
+
+/** Time as the local Discord reads it; a test passes a fast clock (anything with `now()`). */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
 
 export interface FakeDiscordOptions {
   applicationId?: string;

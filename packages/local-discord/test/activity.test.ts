@@ -5,7 +5,7 @@
  */
 import { MessageFlags, type Client, type TextChannel } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type LocalDiscordActivity } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type LocalDiscordActivity } from '../src/server.ts';
 import { loginClient } from './helpers.ts';
 
 let discord: FakeDiscord;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalDiscordError } from '../../src/local-discord/errors.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { LocalDiscordError } from '../src/errors.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../src/voice/server.ts';
 
 type LocalDiscordErrorCode = LocalDiscordError['code'];
 

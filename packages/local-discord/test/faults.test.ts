@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { DiscordAPIError, HTTPError, type ChatInputCommandInteraction, type Client } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../src/util/clock.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { loginClient } from './helpers.ts';
 
 // The fake's error-path controls: injected REST faults, and interaction tokens that expire.
@@ -11,7 +10,7 @@ let fake: FakeDiscord;
 let client: Client<true>;
 
 beforeAll(async () => {
-  fake = await startFakeDiscord({ clock: { now: () => Date.now() + skewMs, sleep } });
+  fake = await startFakeDiscord({ clock: { now: () => Date.now() + skewMs } });
   // No retries, so one injected 5xx is one failed call.
   client = await loginClient(fake, { rest: { retries: 0 } });
 });

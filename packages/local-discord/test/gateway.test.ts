@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Client, GatewayIntentBits, type Message } from 'discord.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { BOT_INTENTS, loginClient } from './helpers.ts';
 
 let fake: FakeDiscord;

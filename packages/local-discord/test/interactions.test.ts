@@ -10,7 +10,7 @@ import {
   type Interaction,
 } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { loginClient } from './helpers.ts';
 
 let fake: FakeDiscord;

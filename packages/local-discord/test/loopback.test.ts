@@ -1,6 +1,7 @@
 /**
- * The local Discord listens on 127.0.0.1 and nowhere else (src/local-discord/loopback.ts), and it
- * stays a module of its own: the bot never imports it, and it never imports the bot.
+ * The local Discord listens on 127.0.0.1 and nowhere else (src/loopback.ts), and so does the
+ * playground built on it. That it stays a package of its own (the bot never imports it, it never
+ * imports the bot) is the root structure test's.
  */
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -9,11 +10,12 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { startFakeDiscord, type FakeDiscord } from '../src/server.ts';
+import { startFakeVoiceServer, type FakeVoiceServer } from '../src/voice/server.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const MODULE = join(ROOT, 'src/local-discord');
+/** The workspace root: this package is packages/local-discord. */
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const MODULE = join(ROOT, 'packages/local-discord/src');
 /** Another loopback address: on Linux all of 127/8 reaches this host, so a wildcard listener answers it. */
 const OTHER_LOCAL = '127.0.0.2';
 
@@ -33,11 +35,6 @@ async function accepts(host: string, port: number): Promise<boolean> {
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => join(e.parentPath, e.name));
-}
-
-/** The files a source file imports by relative path, resolved. */
-function relativeImports(file: string, text: string): string[] {
-  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => resolve(dirname(file), m[1]!));
 }
 
 describe('bound to 127.0.0.1 only', () => {
@@ -90,7 +87,7 @@ describe('bound to 127.0.0.1 only', () => {
 });
 
 describe('structure', () => {
-  it('every socket of src/local-discord listens through loopback.ts, which names 127.0.0.1 and takes no host', async () => {
+  it('every socket of the local Discord listens through loopback.ts, which names 127.0.0.1 and takes no host', async () => {
     const offenders: string[] = [];
     for (const file of await sourceFiles(MODULE)) {
       if (file.endsWith('loopback.ts')) continue;
@@ -112,7 +109,7 @@ describe('structure', () => {
 
   it('the playground opens no socket of its own: its page server listens through loopback.ts, its emulator on 127.0.0.1', async () => {
     const offenders: string[] = [];
-    for (const file of await sourceFiles(join(ROOT, 'src/playground'))) {
+    for (const file of await sourceFiles(join(ROOT, 'packages/playground/src'))) {
       // bot-loopback.ts is the bot child's preload that keeps its UDP socket on 127.0.0.1 (tested with the playground).
       if (file.endsWith('bot-loopback.ts')) continue;
       const text = await readFile(file, 'utf8');
@@ -124,21 +121,6 @@ describe('structure', () => {
       for (const m of text.matchAll(/startEmulator\(\{([^}]*)\}/g)) if (!/host: LOOPBACK_HOST/.test(m[1]!)) offenders.push(`${name}: an emulator without host: LOOPBACK_HOST`);
     }
     expect(offenders).toEqual([]);
-    expect(await readFile(join(ROOT, 'src/playground/page-server.ts'), 'utf8')).toMatch(/listenOnLoopback\(this\.#http/);
-  });
-
-  it('no bot code imports src/local-discord (only the dev tools may: it, src/emulator and src/playground), and it imports nothing of the bot but src/util', async () => {
-    const wrong: string[] = [];
-    for (const file of await sourceFiles(join(ROOT, 'src'))) {
-      const text = await readFile(file, 'utf8');
-      const inModule = file.startsWith(MODULE + '/');
-      const devTool = inModule || ['src/emulator', 'src/playground'].some((dir) => file.startsWith(join(ROOT, dir) + '/'));
-      for (const target of relativeImports(file, text)) {
-        const rel = relative(join(ROOT, 'src'), target);
-        if (!devTool && target.startsWith(MODULE + '/')) wrong.push(`${relative(ROOT, file)} imports ${rel}`);
-        if (inModule && !target.startsWith(MODULE + '/') && !rel.startsWith('util/')) wrong.push(`${relative(ROOT, file)} imports ${rel}`);
-      }
-    }
-    expect(wrong).toEqual([]);
+    expect(await readFile(join(ROOT, 'packages/playground/src/page-server.ts'), 'utf8')).toMatch(/listenOnLoopback\(this\.#http/);
   });
 });

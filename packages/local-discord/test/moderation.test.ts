@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayIntentBits, Options, Partials, type Client, type GuildBan, type Message, type PartialMessage } from 'discord.js';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { BOT_INTENTS, loginClient } from './helpers.ts';
 
 // Edits, deletions, channel deletion and bans reach discord.js as Discord sends them: ids only (the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateCommandList } from '../../src/local-discord/rest/commands.ts';
-import { computePings } from '../../src/local-discord/messages.ts';
-import { parseBody } from '../../src/local-discord/rest/body.ts';
+import { validateCommandList } from '../src/rest/commands.ts';
+import { computePings } from '../src/messages.ts';
+import { parseBody } from '../src/rest/body.ts';
 
 describe('parseBody (multipart by Response#formData)', () => {
   it('GIVEN a FormData body as fetch serialises it THEN payload_json and binary files come back intact', async () => {

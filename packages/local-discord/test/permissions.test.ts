@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_PERMISSIONS, DEFAULT_IDS, PERMISSIONS, type FakeChannel } from '../../src/local-discord/fixtures.ts';
-import { canJoinVoice, channelPermissions } from '../../src/local-discord/permissions.ts';
-import { VOICE_IDS, voicePermissionsWorld } from '../support/voice-permissions-world.ts';
+import { ALL_PERMISSIONS, DEFAULT_IDS, PERMISSIONS, type FakeChannel } from '../src/fixtures.ts';
+import { canJoinVoice, channelPermissions } from '../src/permissions.ts';
+import { VOICE_IDS, voicePermissionsWorld } from './voice-permissions-world.ts';
 
 // The local Discord's permissions in a channel, computed as Discord documents it: roles, then the
 // @everyone overwrite, the member's roles' overwrites together, the member's own overwrite.

@@ -2,34 +2,20 @@ import { once } from 'node:events';
 import type { Client, Message } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../../src/local-discord/server.ts';
-import { parseShardIds, shardOf, shardPlanProblem, splitShards } from '../../src/util/shards.ts';
+import { shardOf } from '../src/gateway.ts';
+import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../src/server.ts';
 import { loginClient } from './helpers.ts';
 
-// Issue 14 §2: the local Discord reports several shards and routes every guild by Discord's
+// The local Discord reports several shards and routes every guild by Discord's
 // formula, (guild_id >> 22) % shard_count, for READY, GUILD_CREATE, events and voice.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 
-describe('the shard rules (pure)', () => {
+describe('the shard rule (pure)', () => {
   it('GIVEN a guild id THEN its shard is (id >> 22) % count', () => {
     // 175928847299117063 is Discord's documentation example: (id >> 22) = 41944705796.
     expect(shardOf('175928847299117063', 16)).toBe(41944705796 % 16);
     expect(shardOf(DEFAULT_IDS.guild, 1)).toBe(0);
     for (const shard of [0, 1, 2]) expect(shardOf(guildOnShard(shard, 3, 5).id, 3)).toBe(shard);
-  });
-
-  it('GIVEN SHARD_IDS text THEN ids and ranges, or what is wrong', () => {
-    expect(parseShardIds('0,2-4, 9')).toEqual({ ok: true, ids: [0, 2, 3, 4, 9] });
-    expect(parseShardIds('3-1')).toMatchObject({ ok: false, problem: expect.stringContaining('backwards') });
-    expect(parseShardIds('one')).toMatchObject({ ok: false, problem: expect.stringContaining('"one"') });
-  });
-
-  it('GIVEN shards and processes THEN consecutive, even groups; impossible plans are named', () => {
-    expect(splitShards([0, 1, 2, 3, 4], 2)).toEqual([[0, 1, 2], [3, 4]]);
-    expect(splitShards([4, 5], 2)).toEqual([[4], [5]]);
-    expect(shardPlanProblem({ count: 4, ids: [3, 4], processes: 1 })).toMatchObject({ variable: 'SHARD_IDS' });
-    expect(shardPlanProblem({ count: 4, ids: [0, 1], processes: 3 })).toMatchObject({ variable: 'SHARD_PROCESSES' });
-    expect(shardPlanProblem({ count: 4, ids: [0, 1], processes: 2 })).toBeUndefined();
   });
 });
 

@@ -1,12 +1,12 @@
 /**
- * The default world (src/local-discord/fixtures.ts) with the voice channels a server really has
+ * The default world (src/fixtures.ts) with the voice channels a server really has
  * besides an open one, set up as Discord's channel settings do: a second open channel, a staff
  * channel (@everyone denied Connect, the Moderator role allowed it), a channel where the bot is
  * denied Speak (a member overwrite), and a full one (user limit 1, the owner in it); plus carol,
  * a member without any special permission. Overwrites as
  * https://discord.com/developers/docs/resources/channel#overwrite-object.
  */
-import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeGuild } from '../../src/local-discord/fixtures.ts';
+import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeGuild } from '../src/fixtures.ts';
 
 export const VOICE_IDS = {
   voice2: '1100000000000000104',

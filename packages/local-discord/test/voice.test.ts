@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { entersState, joinVoiceChannel, VoiceConnectionStatus } from '@discordjs/voice';
 import type { Client, GatewayDispatchPayload, VoiceState } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { loginClient } from './helpers.ts';
 
 let fake: FakeDiscord | undefined;

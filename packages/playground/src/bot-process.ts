@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The bot's folder: the root of the workspace this package sits in (packages/playground/src). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** An npm script's command line, with this Node and absolute paths to the project's .ts files. */
 export function npmScriptCommand(name: 'start' | 'deploy-commands'): { command: string; args: string[] } {

@@ -8,9 +8,9 @@
  * Nothing of the bot is asked or changed.
  */
 import { MPEGDecoder } from 'mpg123-decoder';
-import { Resampler } from '../audio/resample.ts';
-import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
-import type { AudioInput } from '../emulator/index.ts';
+import { Resampler } from './resample.ts';
+import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '@yomiage/local-discord';
+import type { AudioInput } from '@yomiage/tts-emulator';
 
 const FLOOR_DB = -60;
 /** The bot's transcode trims leading silence below -50 dB; frames under this count as quiet. */

@@ -10,8 +10,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '../emulator/index.ts';
-import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '../local-discord/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '@yomiage/tts-emulator';
+import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
 import { BotProcess, deployCommands, ROOT } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
@@ -77,7 +77,7 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
       // The voice server's self-signed certificate, trusted the standard way.
       NODE_EXTRA_CA_CERTS: caFile,
       // Keeps the bot's voice UDP socket on 127.0.0.1 (see bot-loopback.ts); the bot's code is unchanged.
-      NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'src/playground/bot-loopback.ts')).href}`,
+      NODE_OPTIONS: `--import ${pathToFileURL(join(import.meta.dirname, 'bot-loopback.ts')).href}`,
       ...options.botEnv,
     });
 

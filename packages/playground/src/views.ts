@@ -4,8 +4,8 @@
  * side (requests, rate windows, characters). Built from the local Discord's and the emulator's own
  * records; nothing here holds a token (the emulator's log masks them, and headers are not shown).
  */
-import type { Emulator } from '../emulator/index.ts';
-import { PERMISSIONS, type FakeGuild, type FakeMessage } from '../local-discord/index.ts';
+import type { Emulator } from '@yomiage/tts-emulator';
+import { PERMISSIONS, type FakeGuild, type FakeMessage } from '@yomiage/local-discord';
 
 export interface MemberView {
   id: string;

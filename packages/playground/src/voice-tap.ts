@@ -6,8 +6,8 @@
  * bot plays (@discordjs/voice ends each with speaking off), or until the audio stops for a second.
  */
 import { EventEmitter } from 'node:events';
-import { VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
-import type { FakeVoiceServer, ReceivedPacket, VoiceSession } from '../local-discord/index.ts';
+import { VOICE_SAMPLE_RATE } from '@yomiage/local-discord';
+import type { FakeVoiceServer, ReceivedPacket, VoiceSession } from '@yomiage/local-discord';
 import { frameOf, type ClipLabel, type Frame } from './clips.ts';
 
 export interface TappedUtterance {

@@ -2,7 +2,7 @@
  * The playground's server: one guild with a text channel, a voice channel and a few members, one
  * of them an admin (Manage Server, so /config and /autoread work for her and refuse the others).
  */
-import { DEFAULT_BOT_USER, worldRoles, type FakeGuild } from '../local-discord/index.ts';
+import { DEFAULT_BOT_USER, worldRoles, type FakeGuild } from '@yomiage/local-discord';
 
 export const PLAYGROUND_IDS = {
   guild: '1300000000000000001',

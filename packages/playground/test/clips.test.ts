@@ -1,12 +1,12 @@
 /**
  * The playground labels each utterance it hears with the text the emulator made it from, by the
- * shape of its contour (src/playground/clips.ts). Heard audio here goes the way the bot sends it:
+ * shape of its contour (src/clips.ts). Heard audio here goes the way the bot sends it:
  * the emulator's MP3, transcoded to Ogg Opus with leading silence trimmed, decoded back to PCM.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechEngine } from '../../src/emulator/index.ts';
-import { ClipIndex, contourDistance, contourOf, type Frame } from '../../src/playground/clips.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechEngine } from '@yomiage/tts-emulator';
+import { ClipIndex, contourDistance, contourOf, type Frame } from '../src/clips.ts';
 
 const VOICE = 'ja-JP-Wavenet-B';
 const texts = {

@@ -3,20 +3,20 @@
  * is pushed to the page, bad input gets a clear refusal, and only this page can drive it (Host and
  * Origin checked, so another site open in the browser cannot). The bot's side is a discord.js
  * client logged into the local Discord that answers /ping (the playground's own test starts the
- * real bot: test/browser/playground.test.ts).
+ * real bot: browser/playground.test.ts next to this file).
  */
 import { EventEmitter } from 'node:events';
 import { AttachmentBuilder, MessageFlags, type Client } from 'discord.js';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '../../src/local-discord/index.ts';
-import type { BotLogLine, BotProcessEvents } from '../../src/playground/bot-process.ts';
-import { PageServer } from '../../src/playground/page-server.ts';
-import { VoiceTap } from '../../src/playground/voice-tap.ts';
-import { playgroundGuild, PLAYGROUND_IDS as IDS } from '../../src/playground/world.ts';
-import { loginClient } from '../local-discord/helpers.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
+import type { BotLogLine, BotProcessEvents } from '../src/bot-process.ts';
+import { PageServer } from '../src/page-server.ts';
+import { VoiceTap } from '../src/voice-tap.ts';
+import { playgroundGuild, PLAYGROUND_IDS as IDS } from '../src/world.ts';
+import { loginClient } from '@yomiage/local-discord/test/helpers';
 
 let discord: FakeDiscord;
 let voice: FakeVoiceServer;

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { AudioPlayerStatus, createAudioPlayer, createAudioResource, entersState, VoiceConnectionStatus } from '@discordjs/voice';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/index.ts';
-import { VoiceTap, type TappedUtterance } from '../../src/playground/voice-tap.ts';
-import { join, LISTENER_USER_ID, makeSineFiles } from '../voice-fake/helpers.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
+import { VoiceTap, type TappedUtterance } from '../src/voice-tap.ts';
+import { join, LISTENER_USER_ID, makeSineFiles } from '@yomiage/local-discord/test/voice/helpers';
 
 const guildId = '210000000000000001';
 let server: FakeVoiceServer;

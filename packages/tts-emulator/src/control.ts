@@ -1,7 +1,7 @@
 /**
  * The /__emulator/ control API (on with the `control` option): the programmatic controls of the
  * running emulator over HTTP, for tests in another process and for trying faults by hand.
- * Documented in test/emulator/README.md; each route mirrors one method of `Emulator`.
+ * Documented in this package's README.md; each route mirrors one method of `Emulator`.
  */
 import { z } from 'zod';
 import type { Reply } from './http.ts';

@@ -2,7 +2,7 @@
  * Errors the emulator raises inside itself. Clients never see them:
  * an endpoint that fails this way answers the spec's 500 (standard) or fails the job (advanced).
  */
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 
 /** The emulator could not make an audio file. */
 export class EmulatorError extends codedError({

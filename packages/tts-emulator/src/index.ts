@@ -1,11 +1,10 @@
 /**
  * A local implementation of the whole TTS service interface (shared/spec/tts-service-interface.md):
  * the standard endpoint, advanced jobs with polling, the audio bucket, the per-IP rate limits and
- * the monthly allowance; plus fault injection for tests. See test/emulator/README.md for the
+ * the monthly allowance; plus fault injection for tests. See README.md in this package for the
  * choices made where the spec is silent.
  */
-import { RATE_LIMITS } from '../tts/limiter.ts';
-import { sleep } from '../util/clock.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PLAN_ALLOWANCE } from './accounts.ts';
 import { EmulatorServer } from './server.ts';
 import type { Emulator, EmulatorOptions } from './types.ts';
@@ -53,13 +52,16 @@ export const EMULATOR_DEFAULTS = {
   voices: DEFAULT_VOICES,
   trustProxy: false,
   control: false,
-  rate: { standard: { ...RATE_LIMITS.standard }, advanced: { ...RATE_LIMITS.advanced } },
+  // The spec's enforced limits (Limits; Endpoints): 30 standard requests and 10 advanced job
+  // creations per 60 seconds per client IP. Stated here from the spec, not taken from the client's
+  // limiter, so the emulator checks the client against the service rather than against itself.
+  rate: { standard: { limit: 30, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } },
   jobs: { pendingMs: 1_000, runningMs: 3_000, minPollAfterMs: 2_000, pollAfterMs: 2_000 },
   signedUrlTtlMs: 24 * 60 * 60 * 1000,
   synthesisDelayMs: 0,
   blockList: ['禁止ワード', 'forbidden-word'],
   now: () => Date.now(),
-  sleep: (ms: number) => sleep(ms),
+  sleep: async (ms: number) => void (await sleep(Math.max(0, ms))),
   speech: 'tones',
   espeakPath: 'espeak-ng',
 } as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;

@@ -16,7 +16,7 @@ const MAX_LOG = 10_000;
 /**
  * The standard endpoint, at the spec's path or under one of the site's locale prefixes (`/ja/`,
  * `/en/`, `/zh-hans/`, `/pt-br/`: a lowercase two-letter language and an optional subtag). The
- * service's official client posts to `/ja/text_to_speech_api/` (see test/emulator/README.md).
+ * service's official client posts to `/ja/text_to_speech_api/` (see this package's README.md).
  */
 const STANDARD_PATH = /^(?:\/[a-z]{2}(?:-[a-z0-9]{2,8})?)?\/text_to_speech_api\/$/;
 const POLL_PATH = /^\/api\/advanced-tts\/jobs\/([^/]+)\/$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADVANCED_ERRORS } from '../../src/emulator/index.ts';
+import { ADVANCED_ERRORS } from '../src/index.ts';
 import {
   ADV,
   DEFAULT_TOKEN,

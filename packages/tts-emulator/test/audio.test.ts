@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { audioFor, startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { ffmpegPath } from '../../src/util/ffmpeg.ts';
+import { audioFor, startEmulator, type Emulator } from '../src/index.ts';
+import { ffmpegPath } from '../src/ffmpeg.ts';
 import { advanced, call, fastOptions, okAdvanced, okStandard, poll, standard } from './support.ts';
-import { FakeClock } from '../support/clock.ts';
+import { FakeClock } from '../../../test/support/clock.ts';
 
 const run = promisify(execFile);
 const clock = new FakeClock();

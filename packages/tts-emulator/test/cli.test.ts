@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pluginPublish, pluginTokenCheck } from './official-client.ts';
 
-const CLI = fileURLToPath(new URL('../../src/emulator/cli.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 
 function start(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--experimental-strip-types', '--no-warnings', CLI, ...args], {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/index.ts';
+import { startEmulator } from '../src/index.ts';
 import { DEFAULT_TOKEN, SESSION, advanced, call, okAdvanced, okStandard, poll, sessionHeaders, standard, useEmulator } from './support.ts';
 
 const ctx = useEmulator();

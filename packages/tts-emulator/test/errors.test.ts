@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BITRATE_KBPS, MAX_SECONDS, SAMPLE_RATE } from '../../src/emulator/audio.ts';
-import { EmulatorError } from '../../src/emulator/errors.ts';
-import { espeakMp3 } from '../../src/emulator/speech.ts';
+import { BITRATE_KBPS, MAX_SECONDS, SAMPLE_RATE } from '../src/audio.ts';
+import { EmulatorError } from '../src/errors.ts';
+import { espeakMp3 } from '../src/speech.ts';
 
 type EmulatorErrorCode = EmulatorError['code'];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JOB_FAILURES } from '../../src/emulator/index.ts';
+import { JOB_FAILURES } from '../src/index.ts';
 import { DEFAULT_TOKEN, OTHER_SESSION, OTHER_TOKEN, SESSION, advanced, call, okAdvanced, poll, sessionHeaders, useEmulator } from './support.ts';
 
 // Job timings from support.ts: pending 1000 ms, running 2000 ms, poll_after_ms 700.

@@ -1,8 +1,8 @@
 // The service's official client (WordPress plugin "text-to-speech Ondoku" 1.0.21) against the
 // emulator: its exact request shapes over a raw HTTP/1.0 socket, and the choices they led to
-// (locale-prefixed path, numeric strings). Sources: test/emulator/official-client.ts.
+// (locale-prefixed path, numeric strings). Sources: official-client.ts next to this file.
 import { describe, expect, it } from 'vitest';
-import { STANDARD_ERRORS } from '../../src/emulator/index.ts';
+import { STANDARD_ERRORS } from '../src/index.ts';
 import { PLUGIN_PATH, pluginBody, pluginHeaders, pluginPublish, pluginTokenCheck, rawHttp10 } from './official-client.ts';
 import { ADV, DEFAULT_TOKEN, STD, call, okAdvanced, okStandard, standard, useEmulator } from './support.ts';
 

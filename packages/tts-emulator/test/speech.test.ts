@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audioFor, espeakAvailable, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
-import { espeakArgs, speechRuns, speechSsml, voiceLanguage } from '../../src/emulator/speech.ts';
+import { audioFor, espeakAvailable, startEmulator, type Emulator, type EmulatorOptions } from '../src/index.ts';
+import { espeakArgs, speechRuns, speechSsml, voiceLanguage } from '../src/speech.ts';
 import { call, DEFAULT_TOKEN, fastOptions, okStandard } from './support.ts';
-import { FakeClock } from '../support/clock.ts';
+import { FakeClock } from '../../../test/support/clock.ts';
 
 // Issue 16: the emulator speaks real words with espeak-ng, and falls back to its tones without it.
 // espeak-ng is required here as ffmpeg is (`bash .ci/run` installs both).

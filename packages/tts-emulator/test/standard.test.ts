@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NOTICE_TEXT, STANDARD_ERRORS, startEmulator } from '../../src/emulator/index.ts';
-import { FakeClock } from '../support/clock.ts';
+import { NOTICE_TEXT, STANDARD_ERRORS, startEmulator } from '../src/index.ts';
+import { FakeClock } from '../../../test/support/clock.ts';
 import { call, DEFAULT_TOKEN, fastOptions, OTHER_TOKEN, PAID_TOKEN, STD, okStandard, standard, useEmulator } from './support.ts';
 
 const ctx = useEmulator({ rate: { standard: { limit: 30, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } } });

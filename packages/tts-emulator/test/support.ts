@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { FakeClock } from '../support/clock.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { FakeClock } from '../../../test/support/clock.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../src/index.ts';
 
 export { DEFAULT_TOKEN };
 /** A second, paid account. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STANDARD_ERRORS } from '../../src/emulator/messages.ts';
+import { STANDARD_ERRORS } from '../src/messages.ts';
 import {
   codePointLength,
   hasRepeatedRun,
@@ -8,7 +8,7 @@ import {
   parseJsonBody,
   validateAdvanced,
   validateStandard,
-} from '../../src/emulator/validate.ts';
+} from '../src/validate.ts';
 
 const voices = new Set(['ja-JP-Wavenet-B']);
 /** n code points of Japanese text without long runs. */
@@ -39,7 +39,7 @@ describe('validateStandard', () => {
     expect(validateStandard(body, voices)).toEqual({ ok: false, error });
   });
 
-  // The service's official client sends its saved settings as strings (test/emulator/README.md).
+  // The service's official client sends its saved settings as strings (this package's README.md).
   it.each([
     ['"1.2"', '1.2', 1.2],
     ['" 0.5 " (blanks around)', ' 0.5 ', 0.5],

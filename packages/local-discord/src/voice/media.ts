@@ -7,7 +7,7 @@ import { createDecipheriv } from 'node:crypto';
 import type { RemoteInfo, Socket as UdpSocket } from 'node:dgram';
 import type { EventEmitter } from 'node:events';
 import opus, { type OpusEncoder } from '@discordjs/opus';
-import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../util/voice-format.ts';
+import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../voice-format.ts';
 import { OPUS_SILENCE_FRAME } from './dave/frame.ts';
 import type { DaveGateway } from './dave/gateway.ts';
 import type { FakeVoiceServerEvents, ReceivedPacket, ResolvedOptions, UdpStats, VoiceSession } from './types.ts';

@@ -2,7 +2,7 @@
  * What a listener hears: packets grouped into utterances per speaker, and their loudness. Pure
  * functions over received packets, so they can be tested on hand-made packet runs.
  */
-import { FRAME_MS, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../util/voice-format.ts';
+import { FRAME_MS, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../voice-format.ts';
 import { OPUS_SILENCE_FRAME } from './dave/frame.ts';
 import type { ReceivedPacket, Utterance } from './types.ts';
 

@@ -9,7 +9,7 @@ import {
   type DiscordGatewayAdapterCreator,
   type VoiceConnection,
 } from '@discordjs/voice';
-import type { FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import type { FakeVoiceServer } from '../../src/voice/server.ts';
 
 export const BOT_USER_ID = '100000000000000001';
 /** The simulated listener `join` puts in each call, so the audio is end-to-end encrypted (DAVE). */

@@ -13,7 +13,7 @@ import {
   type VoiceConnection,
 } from '@discordjs/voice';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/voice/server.ts';
 import { BOT_USER_ID, join, LISTENER_USER_ID, makeSineFiles } from './helpers.ts';
 
 let server: FakeVoiceServer;

@@ -15,7 +15,7 @@ import {
   trustCertificate,
   type FakeVoiceServer,
   type ReceivedPacket,
-} from '../../src/local-discord/voice/server.ts';
+} from '../../src/voice/server.ts';
 
 let server: FakeVoiceServer;
 const TOKEN = 'the-right-token';

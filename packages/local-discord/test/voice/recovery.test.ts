@@ -18,7 +18,7 @@ import {
   type VoiceConnection,
 } from '@discordjs/voice';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type VoiceSession } from '../../src/local-discord/voice/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type VoiceSession } from '../../src/voice/server.ts';
 import { join, LISTENER_USER_ID, makeSineFiles } from './helpers.ts';
 
 let server: FakeVoiceServer;

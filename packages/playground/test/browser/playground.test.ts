@@ -13,11 +13,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAYGROUND_IDS } from '../../src/playground/world.ts';
-import { launchChromium } from '../support/browser.ts';
-import { listeningSockets, processTree } from '../support/sockets.ts';
+import { PLAYGROUND_IDS } from '../../src/world.ts';
+import { launchChromium } from '../../../../test/support/browser.ts';
+import { listeningSockets, processTree } from '../../../../test/support/sockets.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const SCREENSHOT = join(ROOT, 'test-results', 'playground.png');
 
 let playground: ChildProcess;
