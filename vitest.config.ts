@@ -10,9 +10,10 @@ process.env.NODE_COMPILE_CACHE ??= join(import.meta.dirname, 'node_modules', '.c
 // default 5 s on a shared 2-core machine.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // The bot's tests and every workspace package's (each also runs its own with `npm test` there).
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // The browser test has a config of its own (vitest.browser.config.ts, `npm run test:browser`).
-    exclude: ['test/browser/**', '**/node_modules/**'],
+    exclude: ['packages/playground/test/browser/**', '**/node_modules/**'],
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
     // processes), not on the CPU: more files than cores at once keep both cores busy. Measured on

@@ -9,9 +9,9 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_TOKEN, startEmulator } from '../src/emulator/index.ts';
-import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer, type ReceivedPacket } from '../src/local-discord/voice/server.ts';
+import { DEFAULT_TOKEN, startEmulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '@yomiage/local-discord';
+import { startFakeVoiceServer, type FakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discord';
 
 const HOLD_MS = Number(process.env.BENCH_HOLD_MS ?? 250);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 150);

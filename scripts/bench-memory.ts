@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { Events, Options } from 'discord.js';
 import { loadConfig } from '../src/config.ts';
 import { createBot } from '../src/discord/bot.ts';
-import { DEFAULT_TOKEN, startEmulator } from '../src/emulator/index.ts';
-import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeGuild } from '../src/local-discord/server.ts';
+import { DEFAULT_TOKEN, startEmulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeGuild } from '@yomiage/local-discord';
 import { createLogger } from '../src/util/log.ts';
 
 const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 1_000);

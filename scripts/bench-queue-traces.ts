@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
-import { expectedSeconds } from '../src/emulator/audio.ts';
+import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
 import type { Utterance } from '../src/speech/queue-types.ts';

@@ -37,7 +37,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeDurationMs } from '../src/audio/transcode.ts';
 import { openDatabase } from '../src/db/database.ts';
-import { DEFAULT_TOKEN, PLAN_ALLOWANCE, startEmulator, type Emulator } from '../src/emulator/index.ts';
+import { DEFAULT_TOKEN, PLAN_ALLOWANCE, startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../src/speech/budget.ts';
 import { AudioCache } from '../src/speech/cache.ts';
 import { SCHEDULER_DEFAULTS, SpeechScheduler } from '../src/speech/queue.ts';

@@ -5,7 +5,7 @@
 // frame still counts as silence): at 200 streams that would take a core of its own.
 // Commands arrive over IPC as {id, cmd, ...}; each is answered with {id, ...}.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startFakeVoiceServer, type ReceivedPacket } from '../src/local-discord/voice/server.ts';
+import { startFakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discord';
 
 const epochNow = () => performance.timeOrigin + performance.now();
 // 4 MiB of UDP receive buffer (this machine's net.core.rmem_max): a busy moment here loses no packet.

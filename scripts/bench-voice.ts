@@ -15,8 +15,8 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_TOKEN, startEmulator } from '../src/emulator/index.ts';
-import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '../src/local-discord/server.ts';
+import { DEFAULT_TOKEN, startEmulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeDiscord, type FakeGuild } from '@yomiage/local-discord';
 import { Child, loadRun, percentile, printLoadHeader, printLoadRow, type LoadResult } from './bench-voice-load.ts';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 15);

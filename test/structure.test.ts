@@ -172,3 +172,87 @@ describe('docs/architecture.md', () => {
     expect(named.filter((path) => !path.includes('NNN') && !existsSync(join(ROOT, path)))).toEqual([]);
   });
 });
+
+describe('the workspace packages (the TTS emulator, the local Discord, the playground)', () => {
+  const packageDirs = readdirSync(join(ROOT, 'packages'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `packages/${d.name}`);
+  const manifest = (dir: string) =>
+    JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  const nameOf = new Map(packageDirs.map((dir) => [manifest(dir).name, dir]));
+  const sourcesOf = (dir: string) => ['src', 'test'].flatMap((sub) => (existsSync(join(ROOT, dir, sub)) ? tsFiles(ROOT, `${dir}/${sub}`) : []));
+  const packageFiles = packageDirs.flatMap(sourcesOf);
+  const botFiles = [...files, ...tsFiles(ROOT, 'test'), ...tsFiles(ROOT, 'scripts')];
+  const relativeGraph = importGraph(ROOT, [...botFiles, ...packageFiles]);
+  /** The workspace-package specifiers a file imports (`@yomiage/name` or `@yomiage/name/sub/path`). */
+  const packageSpecifiers = (file: string) =>
+    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\(\s*|^\s*import\s+)['"](@yomiage\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+  /** The workspace packages a file imports by name. */
+  const packagesImported = (file: string) => packageSpecifiers(file).map((s) => s.split('/').slice(0, 2).join('/'));
+  /** The package a project file belongs to, or undefined for the bot's files. */
+  const packageOf = (file: string) => packageDirs.find((dir) => file.startsWith(`${dir}/`));
+
+  it('each package has its package.json (private, ESM, its sources exported), its tests and its own `npm test`', () => {
+    expect(packageDirs.length).toBeGreaterThanOrEqual(3);
+    for (const dir of packageDirs) {
+      const pkg = manifest(dir) as ReturnType<typeof manifest> & { private?: boolean; type?: string; exports?: Record<string, string>; scripts?: Record<string, string> };
+      expect({ dir, name: pkg.name, private: pkg.private, type: pkg.type, main: pkg.exports?.['.'] }).toEqual({ dir, name: expect.stringMatching(/^@yomiage\//), private: true, type: 'module', main: './src/index.ts' });
+      if (existsSync(join(ROOT, dir, 'test'))) expect({ dir, test: pkg.scripts?.test }).toEqual({ dir, test: 'vitest run' });
+    }
+  });
+
+  it("the bot's src/ and commands/ import no package, by name or by path", () => {
+    const leaks = files.flatMap((file) => [
+      ...packagesImported(file).map((name) => `${file} -> ${name}`),
+      ...(relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`),
+    ]);
+    expect(leaks).toEqual([]);
+  });
+
+  it("a package reaches outside itself only by package name, and only to a package its package.json lists (its tests may also use the shared test/support/)", () => {
+    const wrong = packageFiles.flatMap((file) => {
+      const home = packageOf(file)!;
+      const pkg = manifest(home);
+      const listed = new Set(Object.keys({ ...pkg.dependencies, ...(file.startsWith(`${home}/test/`) ? pkg.devDependencies : {}) }));
+      const outside = (relativeGraph.get(file) ?? [])
+        .filter((e) => !e.to.startsWith(`${home}/`) && !(file.startsWith(`${home}/test/`) && e.to.startsWith('test/support/')))
+        .map((e) => `${file} -> ${e.to}`);
+      const unlisted = packagesImported(file).filter((name) => name !== pkg.name && !listed.has(name)).map((name) => `${file} -> ${name} (not in ${home}/package.json)`);
+      return [...outside, ...unlisted];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it("the bot's tests and scripts use a package by its name, never by a path into it", () => {
+    const byPath = botFiles.flatMap((file) => (relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`));
+    expect(byPath).toEqual([]);
+  });
+
+  it("no import cycle between folders: the bot's code, the bot's tests, each package's code and tests", () => {
+    // A package's src/ and test/ are folders of their own; so are the bot's code (src/, commands/)
+    // and its tests and scripts (test/, scripts/).
+    const folder = (file: string) => {
+      const pkg = packageOf(file);
+      if (pkg) return `${pkg}/${file.slice(pkg.length + 1).split('/')[0]}`;
+      return file.startsWith('test/') || file.startsWith('scripts/') ? 'the bot: test' : 'the bot: src';
+    };
+    const byName = (specifier: string) => {
+      const [scope, name, sub] = specifier.split('/');
+      const dir = nameOf.get(`${scope}/${name}`);
+      return dir === undefined ? [] : [sub === 'test' ? `${dir}/test` : `${dir}/src`];
+    };
+    const edges = new Map<string, Set<string>>();
+    for (const file of [...botFiles, ...packageFiles]) {
+      const from = folder(file);
+      const set = edges.get(from) ?? new Set<string>();
+      for (const to of [...(relativeGraph.get(file) ?? []).map((e) => folder(e.to)), ...packageSpecifiers(file).flatMap(byName)]) if (to !== from) set.add(to);
+      edges.set(from, set);
+    }
+    expect(circles(new Map([...edges].map(([from, to]) => [from, [...to]])))).toEqual([]);
+  });
+
+  it("the bot's package.json lists as dependencies only what the bot itself uses", () => {
+    const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const botSources = [...files, ...readdirSync(join(ROOT, 'bin')).map((f) => `bin/${f}`)].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    const unused = Object.keys(root.dependencies).filter((name) => !new RegExp(`['"\`]${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(['"\`/])`).test(botSources));
+    expect(unused).toEqual([]);
+  });
+});

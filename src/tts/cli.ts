@@ -14,7 +14,6 @@ import { rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { request } from 'undici';
 import { z } from 'zod';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { Clock } from '../util/clock.ts';
@@ -23,6 +22,7 @@ import { TtsClient } from './client.ts';
 import type { NarrateProgress } from './types.ts';
 import { KNOWN_STANDARD_VOICES } from './voices.ts';
 import { isLoopbackHost } from './download.ts';
+import { request } from './transport.ts';
 import { EXIT_CODES, TtsInputError, TtsUsageError, exitCodeFor, isTtsError } from './errors.ts';
 import { ADVANCED_VOICES, validateToken, type AdvancedRequest, type Plan } from './validation.ts';
 

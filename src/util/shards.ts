@@ -1,5 +1,5 @@
-// Discord's sharding rules as pure functions (issue 14 §2, §3), shared by the bot, its shard
-// manager, the guild export command and the local Discord (which may import src/util only).
+// Discord's sharding rules as pure functions, shared by the bot, its shard manager and the guild
+// export command. The local Discord states the formula on its side (test/util/shards.test.ts).
 // https://discord.com/developers/docs/events/gateway#sharding
 
 /** The shard that receives a guild's events: (guild_id >> 22) % shard_count. */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mp3OpusStream } from '../../src/audio/mp3-opus.ts';
 import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
 import { clipPackets } from '../../src/voice/resources.ts';
-import { ffmpeg } from '../voice-fake/helpers.ts';
+import { ffmpeg } from '@yomiage/local-discord/test/voice/helpers';
 
 // The in-process MP3 player (issue 12 §4) against what a listener hears: the Opus packets are
 // decoded back to PCM and compared with the Ogg Opus that ffmpeg makes of the same MP3 (what a

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import type { InteractionResponse } from '../../src/local-discord/types.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
 // Limits checked where they are committed, through `npm start` as a child process: the operator's

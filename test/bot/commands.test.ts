@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { loadCommands } from '../../src/discord/loader.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { mp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 12 §4: a cache miss plays from the downloaded MP3, decoded in the bot's process. When the

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createBot } from '../../src/discord/bot.ts';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
-import { defaultGuild } from '../../src/local-discord/fixtures.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import type { InteractionResponse } from '../../src/local-discord/types.ts';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
+import { defaultGuild } from '@yomiage/local-discord/fixtures';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 

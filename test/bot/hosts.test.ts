@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild, type FakeInteraction } from '../../src/local-discord/server.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild, type FakeInteraction } from '@yomiage/local-discord';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 

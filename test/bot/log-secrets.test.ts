@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { createLogger } from '../../src/util/log.ts';
 import { sleep, type Clock } from '../../src/util/clock.ts';
-import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, scanLog, type CapturedLog } from '../support/log-scan.ts';
 

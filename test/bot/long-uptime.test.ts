@@ -1,7 +1,7 @@
 import { Events, type TextChannel } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { t } from '../../src/discord/i18n.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // What weeks of uptime must not accumulate, and what the bot does when it cannot keep a message:

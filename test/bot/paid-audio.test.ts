@@ -2,11 +2,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { createLogger } from '../../src/util/log.ts';
 import { countChars } from '../../src/tts/chars.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, type CapturedLog } from '../support/log-scan.ts';
 

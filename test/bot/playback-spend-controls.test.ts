@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultGuild } from '../../src/local-discord/fixtures.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import type { InteractionResponse } from '../../src/local-discord/types.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { defaultGuild } from '@yomiage/local-discord/fixtures';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import type { InteractionResponse } from '@yomiage/local-discord/types';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13 (b), end to end against the loopback Discord and the emulator: who may skip and clear,

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { openDatabase } from '../../src/db/database.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type RequestLogEntry } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type FakeMessage } from '../../src/local-discord/server.ts';
-import type { InteractionResponse } from '../../src/local-discord/types.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type RequestLogEntry } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type FakeMessage } from '@yomiage/local-discord';
+import type { InteractionResponse } from '@yomiage/local-discord/types';
+import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '@yomiage/local-discord';
 import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 

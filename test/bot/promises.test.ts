@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { systemClock, type Clock } from '../../src/util/clock.ts';
 

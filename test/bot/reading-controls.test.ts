@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 13, end to end: the real discord.js client against the loopback Discord and the emulator.

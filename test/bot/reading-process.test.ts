@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 

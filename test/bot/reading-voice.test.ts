@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import type { Utterance } from '../../src/speech/queue.ts';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.ts';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_TOKEN } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { StoppableClock } from '../support/clock.ts';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 4 ("an advanced job persisted while pending is finished and delivered by a new process")

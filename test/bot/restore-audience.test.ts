@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { voiceAudience } from '../../src/speech/queue.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 

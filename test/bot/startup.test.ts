@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
+import { startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { botPermissions } from '../../src/discord/invite.ts';
 import { loadCommands } from '../../src/discord/loader.ts';
 

@@ -1,7 +1,7 @@
 import { loadImage, createCanvas } from '@napi-rs/canvas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHART_SIZE, chartFont, roundStep } from '../../commands/usage/usage-chart.ts';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { sleep, type Clock } from '../../src/util/clock.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 

@@ -1,11 +1,11 @@
 import { getVoiceConnection } from '@discordjs/voice';
 import type { DAVESession } from '@snazzah/davey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
-import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type ReceivedPacket } from '../../src/local-discord/voice/server.ts';
-import type { DaveEvent } from '../../src/local-discord/voice/dave/gateway.ts';
-import type { SimulatedListener } from '../../src/local-discord/voice/dave/listener.ts';
-import { DaveOp } from '../../src/local-discord/voice/dave/opcodes.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discord';
+import type { DaveEvent } from '@yomiage/local-discord/voice/dave/gateway';
+import type { SimulatedListener } from '@yomiage/local-discord/voice/dave/listener';
+import { DaveOp } from '@yomiage/local-discord/voice/dave/opcodes';
 import { canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS, defaultGuild } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { DEFAULT_IDS, defaultGuild } from '@yomiage/local-discord';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 

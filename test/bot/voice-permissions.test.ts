@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../../src/local-discord/server.ts';
-import { startFakeVoiceServer, type FakeVoiceServer } from '../../src/local-discord/voice/server.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
-import { VOICE_IDS, voicePermissionsWorld } from '../support/voice-permissions-world.ts';
+import { VOICE_IDS, voicePermissionsWorld } from '@yomiage/local-discord/test/voice-permissions-world';
 
 // Who may move or stop the bot, through `npm start` as a child process (one bot for the file)
 // against the loopback Discord, whose channels carry Discord's permission overwrites and user
-// limits (test/support/voice-permissions-world.ts), and the fake TLS voice server.
+// limits (packages/local-discord/test/voice-permissions-world.ts), and the fake TLS voice server.
 const guildId = DEFAULT_IDS.guild;
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' }; // no special permission
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Moderator: Move Members

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { getVoiceConnection } from '@discordjs/voice';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type Utterance } from '../../src/local-discord/voice/server.ts';
+import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type Utterance } from '@yomiage/local-discord';
 import { decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts';
-import type { SimulatedListener } from '../../src/local-discord/voice/dave/listener.ts';
+import type { SimulatedListener } from '@yomiage/local-discord/voice/dave/listener';
 import { mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 6 acceptance: real discord.js + @discordjs/voice against the loopback Discord (REST,

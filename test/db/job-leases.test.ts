@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { TtsClient } from '../../src/tts/client.ts';
 import { AdvancedJobs } from '../../src/tts/jobs.ts';
 

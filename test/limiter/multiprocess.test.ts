@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { tempDb } from './support.ts';
 
 // Acceptance: two bot processes sharing one SQLite file never send more than N standard requests

@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { MOVED_TABLES, STAYING_TABLES, exportGuilds, importGuilds, removeGuilds, type GuildExport } from '../../src/ops/guild-transfer.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
-import { guildOnShard } from '../../src/local-discord/fixtures.ts';
+import { guildOnShard } from '@yomiage/local-discord/fixtures';
 
 // Issue 14 §3: a command that exports one guild's rows (or a shard range's) and imports them on
 // another host, to move a guild with its shard range. Round trip through the command line

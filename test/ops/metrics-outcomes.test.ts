@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS } from '../../src/local-discord/server.ts';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { botEndpoints } from '../../src/ops/health.ts';
 import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
 import { createLogger } from '../../src/util/log.ts';

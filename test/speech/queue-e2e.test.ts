@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { HistoryRepo } from '../../src/db/repositories.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';

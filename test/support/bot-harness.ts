@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '@yomiage/tts-emulator';
 import { probeDurationMs } from '../../src/audio/transcode.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from '../../src/local-discord/server.ts';
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from '@yomiage/local-discord';
 
 export interface Harness {
   emulator: Emulator;

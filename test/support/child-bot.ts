@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_TOKEN, type Emulator } from '../../src/emulator/index.ts';
-import type { FakeDiscord } from '../../src/local-discord/server.ts';
+import { DEFAULT_TOKEN, type Emulator } from '@yomiage/tts-emulator';
+import type { FakeDiscord } from '@yomiage/local-discord';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

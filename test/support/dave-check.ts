@@ -2,8 +2,8 @@
  * Checks on what the fake voice server received, for tests that audio was end-to-end encrypted:
  * pure functions over `ReceivedPacket`s, so a negative control can show they catch plain audio.
  */
-import type { FakeVoiceServer, ReceivedPacket, Utterance } from '../../src/local-discord/voice/server.ts';
-import { OPUS_SILENCE_FRAME } from '../../src/local-discord/voice/dave/frame.ts';
+import type { FakeVoiceServer, ReceivedPacket, Utterance } from '@yomiage/local-discord';
+import { OPUS_SILENCE_FRAME } from '@yomiage/local-discord/voice/dave/frame';
 
 const SAMPLE_RATE = 48_000;
 const CHANNELS = 2;

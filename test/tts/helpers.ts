@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeClock } from '../support/clock.ts';
-import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '@yomiage/tts-emulator';
 import { TtsClient, type TtsClientInit } from '../../src/tts/client.ts';
 import type { LogSink } from '../../src/util/log.ts';
 import type { RateKind, RateLimiter } from '../../src/tts/limiter/limiter.ts';

@@ -18,7 +18,7 @@ import prism from 'prism-media';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/util/log.ts';
 import { GuildVoiceSession, type VoiceSessionPolicy } from '../../src/voice/session.ts';
-import { ffmpeg } from '../voice-fake/helpers.ts';
+import { ffmpeg } from '@yomiage/local-discord/test/voice/helpers';
 
 // The session against the real @discordjs/voice connection and player, stepped by hand (as the
 // library's own tests step `_stepPrepare`): the gateway adapter never answers, the test sets the

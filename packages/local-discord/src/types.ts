@@ -1,0 +1,255 @@
+/**
+ * The public shapes of the local Discord's REST + gateway server: its options, the handle tests and
+ * the playground drive it through (`FakeDiscord`), and the records it keeps of what the bot did.
+ */
+import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption } from 'discord.js';
+import type { FakeGuild, FakeUser } from './fixtures.ts';
+import type { FakeGateway, IdentifyRecord } from './gateway.ts';
+import type { FakeMessage } from './messages.ts';
+import type { UploadedFile } from './rest/body.ts';
+
+/** Time as the local Discord reads it; a test passes a fast clock (anything with `now()`). */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export interface FakeDiscordOptions {
+  applicationId?: string;
+  botUser?: { id: string; username: string };
+  /** Default: one guild, see `defaultGuild()`. */
+  guilds?: FakeGuild[];
+  /** "127.0.0.1:PORT" of the fake voice server; without it VOICE_SERVER_UPDATE is never sent. */
+  voiceEndpoint?: () => string;
+  /**
+   * Voice token sent in VOICE_SERVER_UPDATE: a fixed string, or a function of the guild and the
+   * join count. Default: `voice-<guildId>-<n>`, fresh on every join, readable via voiceCredentials().
+   */
+  voiceToken?: string | ((guildId: string, join: number) => string);
+  /** Bot token the server accepts; default: a random one. */
+  token?: string;
+  /** Gateway heartbeat interval sent in Hello. */
+  heartbeatIntervalMs?: number;
+  /**
+   * The shard count GET /gateway/bot recommends (default 1). The gateway accepts any Identify
+   * `shard: [id, count]` with id < count and routes every guild to the shard Discord's formula
+   * names, (guild_id >> 22) % count: READY's guild list, GUILD_CREATE, events and voice.
+   */
+  shardCount?: number;
+  /** Largest accepted upload per file (Discord's default limit is 10 MiB). */
+  maxUploadBytes?: number;
+  /**
+   * When set, an interaction callback later than this (by `clock`) gets 404 Unknown interaction,
+   * as Discord does after 3 s. Off by default: the test machine is too noisy for a wall-clock rule.
+   */
+  interactionCallbackDeadlineMs?: number | null;
+  /**
+   * An interaction's token works for its webhook (edits, follow-ups) this long after the
+   * interaction, by `clock`; later requests get 404 Unknown Webhook. Discord: 15 minutes.
+   */
+  interactionTokenLifetimeMs?: number;
+  clock?: Clock;
+  /** Default timeout of the waitFor* helpers. */
+  waitTimeoutMs?: number;
+}
+
+export interface RestLogEntry {
+  method: string;
+  /** Path after `/api/v10`, percent-decoded (`/webhooks/1/tok/messages/@original`). */
+  path: string;
+  query: Record<string, string>;
+  /** Lower-case header names; Authorization is masked. */
+  headers: Record<string, string>;
+  /** JSON-parsed body; multipart as `{payload_json, files}`; undefined when empty. */
+  body: unknown;
+  status: number;
+}
+
+/** A REST failure to answer instead of the route's own answer (tests of error paths). */
+export interface RestFault {
+  /** Any method when omitted. */
+  method?: string;
+  /** Matched against the path after `/api/v10` (as in RestLogEntry.path). */
+  path: RegExp;
+  status: number;
+  /** Discord's JSON error body; default `{ message: '<status>: <reason>', code: 0 }`. */
+  body?: { message: string; code: number };
+  /** How many matching requests fail; default 1. */
+  count?: number;
+}
+
+export interface InteractionResponse {
+  kind: 'callback' | 'editOriginal' | 'deleteOriginal' | 'followup' | 'editFollowup' | 'deleteFollowup';
+  /** Callback type (4 message, 5 deferred, 6 deferred update, 7 update, 8 autocomplete, 9 modal). */
+  type?: number;
+  /** The callback's `data`, or the webhook request body (payload_json for multipart). */
+  data: Record<string, unknown> | null;
+  files: UploadedFile[];
+  messageId?: string;
+  /** A snapshot of the message right after this response, when one was created or edited. */
+  message?: FakeMessage;
+}
+
+export interface FakeInteraction {
+  id: string;
+  token: string;
+  /** Callback, then webhook edits / follow-ups, in the order they arrived. */
+  responses(): InteractionResponse[];
+  /** The first response (already received or future) matching `predicate`. */
+  waitForResponse(predicate?: (r: InteractionResponse) => boolean, timeoutMs?: number): Promise<InteractionResponse>;
+  /** The original response message as it stands now. */
+  original(): FakeMessage | undefined;
+}
+
+export interface BotVoiceStateRequest {
+  guildId: string;
+  channelId: string | null;
+  selfMute: boolean;
+  selfDeaf: boolean;
+}
+
+/** What the fake voice server should expect in its Identify (op 0). */
+export interface VoiceCredentials {
+  guildId: string;
+  channelId: string;
+  userId: string;
+  sessionId: string;
+  token: string;
+  endpoint: string;
+}
+
+export interface SendMessageInput {
+  guildId?: string;
+  channelId: string;
+  author: { id: string; username: string; bot?: boolean; globalName?: string | null };
+  content: string;
+  /** Defaults to the author's stored member (nick, roles). */
+  member?: { nick?: string | null; roles?: string[] };
+  /** Default: parsed from `<@id>` in the content. */
+  mentions?: Array<{ id: string; username: string; bot?: boolean }>;
+  attachments?: Array<{ id?: string; filename: string; size?: number; url?: string; content_type?: string }>;
+  sticker_items?: Array<{ id: string; name: string; format_type: number }>;
+  embeds?: unknown[];
+  webhookId?: string;
+  /** Reply to this message id. */
+  referenceMessageId?: string;
+  /**
+   * A forward: the message carries a snapshot of another one (message_reference type 1 and
+   * message_snapshots; https://discord.com/developers/docs/resources/message#message-snapshot-object).
+   * The forwarding message's own `content` is usually ''.
+   */
+  forward?: {
+    /** The forwarded message (default: a fresh id in another channel). */
+    messageId?: string;
+    channelId?: string;
+    guildId?: string;
+    content: string;
+    attachments?: Array<{ filename: string; content_type?: string; size?: number }>;
+    sticker_items?: Array<{ id: string; name: string; format_type: number }>;
+  };
+}
+
+export interface SendInteractionInput {
+  guildId?: string;
+  channelId: string;
+  user: { id: string; username: string; bot?: boolean; globalName?: string | null };
+  /** Permission bitfield (decimal string); default: computed from the member's roles. */
+  memberPermissions?: string;
+  member?: { nick?: string | null; roles?: string[] };
+  name: string;
+  options?: APIApplicationCommandInteractionDataOption[];
+  locale?: string;
+  /** 2 = application command (default), 3 = message component (a button click: see `component`), 4 = autocomplete. */
+  type?: 2 | 3 | 4;
+  /** For type 3: the bot message the clicked button is on, and the button's custom_id. */
+  component?: { messageId: string; customId: string };
+}
+
+/** A member edits a message they sent (editMessage). */
+export interface EditMessageInput {
+  channelId: string;
+  messageId: string;
+  content: string;
+  /** Send MESSAGE_UPDATE with ids and the edit time only (no content), as Discord may: the bot must fetch. */
+  partial?: boolean;
+}
+
+/** A moderator bans a member (banMember). */
+export interface BanInput {
+  guildId: string;
+  userId: string;
+  /** Their messages in the guild are deleted too (without MESSAGE_DELETE events, as Discord does not reliably send them). */
+  deleteMessages?: boolean;
+}
+
+/** A file a member attaches to a slash command's attachment option (type 11), by its id. */
+export interface MemberUpload {
+  filename: string;
+  data: Buffer;
+  contentType?: string;
+}
+
+/** A change in the local Discord's world, as onActivity reports it. */
+export type LocalDiscordActivity =
+  /** A bot message was created, edited or deleted (`message.deleted`); ephemeral ones too. */
+  | { kind: 'message'; message: FakeMessage }
+  /** The bot deleted a member's message. */
+  | { kind: 'deletion'; channelId: string; messageId: string }
+  /** The bot reacted to a message. */
+  | { kind: 'reaction'; channelId: string; messageId: string; emoji: string }
+  /** Someone (a member or the bot) joined, moved or left a voice channel: read `guilds[].voiceStates`. */
+  | { kind: 'voiceStates'; guildId: string };
+
+export interface FakeDiscord {
+  readonly apiUrl: string;
+  /** ws:// URL of the gateway. */
+  readonly gatewayUrl: string;
+  readonly token: string;
+  readonly applicationId: string;
+  readonly botUser: FakeUser;
+  readonly guilds: FakeGuild[];
+  close(): Promise<void>;
+  waitForReady(timeoutMs?: number): Promise<void>;
+  sendMessage(m: SendMessageInput): Promise<{ id: string }>;
+  sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
+  /** Keeps a file a member uploads for an attachment option; pass the returned id as the option's value. */
+  uploadAttachment(upload: MemberUpload): { id: string; url: string };
+  /** A member edits their message: MESSAGE_UPDATE. */
+  editMessage(input: EditMessageInput): Promise<void>;
+  /** A member or moderator deletes a message: MESSAGE_DELETE. */
+  deleteMessage(channelId: string, messageId: string): Promise<void>;
+  /** A moderator deletes messages of one channel at once: MESSAGE_DELETE_BULK. */
+  bulkDelete(channelId: string, messageIds: readonly string[]): Promise<void>;
+  /** A moderator deletes a guild channel: CHANNEL_DELETE. */
+  deleteChannel(channelId: string): Promise<void>;
+  /** A moderator bans a member: GUILD_BAN_ADD and GUILD_MEMBER_REMOVE. */
+  banMember(input: BanInput): Promise<void>;
+  /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
+  setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
+  closeGateway(code: number): void;
+  /** op 9 Invalid Session; `resumable: false` makes the client identify again. */
+  invalidateSession(resumable: boolean): void;
+  /** op 7 Reconnect. */
+  requestReconnect(): void;
+  /** Makes the next matching REST request(s) fail (the request is still logged, with that status). */
+  injectFault(fault: RestFault): void;
+  readonly requests: RestLogEntry[];
+  readonly commands: { global: APIApplicationCommand[]; guild: Record<string, APIApplicationCommand[]> };
+  readonly messages: FakeMessage[];
+  readonly botVoiceStates: BotVoiceStateRequest[];
+  readonly identifies: IdentifyRecord[];
+  readonly reactions: Array<{ channelId: string; messageId: string; emoji: string }>;
+  readonly deletions: Array<{ channelId: string; messageId: string }>;
+  voiceCredentials(guildId: string): VoiceCredentials | undefined;
+  checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean;
+  /** The first bot message created, edited or deleted AFTER this call that matches (check `messages` for earlier ones). */
+  waitForMessage(predicate?: (m: FakeMessage) => boolean, timeoutMs?: number): Promise<FakeMessage>;
+  /** The first REST request received after this call that matches. */
+  waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs?: number): Promise<RestLogEntry>;
+  /** The first op 4 the bot sends after this call that matches. */
+  waitForBotVoiceState(predicate?: (s: BotVoiceStateRequest) => boolean, timeoutMs?: number): Promise<BotVoiceStateRequest>;
+  /** Calls `listener` on every change of the world (see LocalDiscordActivity); returns the unsubscribe. */
+  onActivity(listener: (activity: LocalDiscordActivity) => void): () => void;
+  /** Raw dispatches (all sessions), for protocol-level tests. */
+  readonly gateway: FakeGateway;
+}

@@ -1,0 +1,109 @@
+/**
+ * The playground (issue 16): the bot, started exactly as `npm start` starts it, in a local server
+ * that needs no Discord account, speaking through the emulator, with a web page in front. Starts,
+ * on 127.0.0.1 only: the TTS emulator, the local Discord (REST + gateway) and its voice server (in
+ * this process), then registers the commands with `npm run deploy-commands` and starts the bot as
+ * a child process configured by environment variables alone, then serves the page.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '@yomiage/tts-emulator';
+import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
+import { BotProcess, deployCommands, ROOT } from './bot-process.ts';
+import { ClipIndex } from './clips.ts';
+import { PageServer } from './page-server.ts';
+import { VoiceTap } from './voice-tap.ts';
+import { playgroundGuild, PLAYGROUND_IDS } from './world.ts';
+
+export interface PlaygroundOptions {
+  /** The page's port (0: any free one). */
+  port: number;
+  /** The emulator's audio: `auto` is espeak-ng's reading when it is installed, else tones. */
+  speech?: SpeechOption;
+  /** Progress lines while starting. */
+  progress?: (line: string) => void;
+  /** Extra environment for the bot (tests: a shorter auto-read age, say). */
+  botEnv?: Record<string, string>;
+}
+
+export interface Playground {
+  readonly url: string;
+  readonly emulator: Emulator;
+  readonly discord: FakeDiscord;
+  readonly voice: FakeVoiceServer;
+  readonly bot: BotProcess;
+  close(): Promise<void>;
+}
+
+/** About a minute of the bot's voice packets; the page gets them as they come, so none is needed later. */
+const RETAINED_PACKETS = 3000;
+/** Environment a child keeps from the playground's (everything else comes from the playground). */
+const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'TZ', 'FFMPEG_PATH', 'TMPDIR'];
+
+export async function startPlayground(options: PlaygroundOptions): Promise<Playground> {
+  const progress = options.progress ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), 'yomiage-playground-'));
+  const cleanups: Array<() => Promise<void> | void> = [() => rmSync(dir, { recursive: true, force: true })];
+  const close = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
+  };
+  try {
+    // A taken port fails now, not after the bot has started.
+    if (options.port !== 0) await portIsFree(options.port);
+    progress('starting the TTS emulator and the local Discord (127.0.0.1 only)');
+    const voice = await startFakeVoiceServer({ maxRetainedPackets: RETAINED_PACKETS });
+    cleanups.push(() => voice.close());
+    const discord = await startFakeDiscord({ guilds: [playgroundGuild()], voiceEndpoint: () => voice.endpoint });
+    cleanups.push(() => discord.close());
+    const clips = new ClipIndex();
+    const emulator = await startEmulator({ host: LOOPBACK_HOST, port: 0, control: true, speech: options.speech ?? 'auto', onAudio: (made) => void clips.add(made) });
+    cleanups.push(() => emulator.close());
+
+    // The bot's configuration, as a deployment would give it: environment variables only.
+    const caFile = join(dir, 'voice-ca.pem');
+    writeFileSync(caFile, voice.caCertPem);
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+    Object.assign(env, {
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiUrl,
+      TTS_TOKEN: DEFAULT_TOKEN,
+      TTS_BASE_URL: emulator.baseUrl,
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'info',
+      // The voice server's self-signed certificate, trusted the standard way.
+      NODE_EXTRA_CA_CERTS: caFile,
+      // Keeps the bot's voice UDP socket on 127.0.0.1 (see bot-loopback.ts); the bot's code is unchanged.
+      NODE_OPTIONS: `--import ${pathToFileURL(join(import.meta.dirname, 'bot-loopback.ts')).href}`,
+      ...options.botEnv,
+    });
+
+    progress('registering the slash commands (npm run deploy-commands)');
+    await deployCommands({ cwd: dir, env, guildId: PLAYGROUND_IDS.guild });
+
+    progress('starting the bot (npm start)');
+    const bot = new BotProcess({ cwd: dir, env });
+    cleanups.push(() => bot.stop());
+    await bot.waitForReady();
+
+    const tap = new VoiceTap(voice, { guildId: PLAYGROUND_IDS.guild, identify: (contour, complete) => clips.match(contour, complete) });
+    cleanups.push(() => tap.close());
+    const page = new PageServer({ port: options.port, guildId: PLAYGROUND_IDS.guild, discord, voice, emulator, bot, tap });
+    await page.listen();
+    cleanups.push(() => page.close());
+    return { url: page.url, emulator, discord, voice, bot, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Resolves when `port` can be listened on at 127.0.0.1 (then lets it go); rejects with EADDRINUSE otherwise. */
+async function portIsFree(port: number): Promise<void> {
+  const probe = createServer();
+  await listenOnLoopback(probe, port);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}

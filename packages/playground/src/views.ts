@@ -1,0 +1,175 @@
+/**
+ * What the page shows, as plain JSON: the server (channels, members, who is in voice), the channel's
+ * timeline (members' messages, commands they ran, the bot's messages and replies), and the service
+ * side (requests, rate windows, characters). Built from the local Discord's and the emulator's own
+ * records; nothing here holds a token (the emulator's log masks them, and headers are not shown).
+ */
+import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
+import type { Emulator } from '@yomiage/tts-emulator';
+import { PERMISSIONS, type FakeGuild, type FakeMessage } from '@yomiage/local-discord';
+
+export interface MemberView {
+  id: string;
+  username: string;
+  displayName: string;
+  bot: boolean;
+  /** Has Manage Server (owner, Administrator or a role with it). */
+  admin: boolean;
+  roles: string[];
+}
+
+export interface GuildView {
+  id: string;
+  name: string;
+  locale: string;
+  channels: Array<{ id: string; name: string; type: number }>;
+  roles: Array<{ id: string; name: string }>;
+  members: MemberView[];
+  voiceStates: Array<{ userId: string; channelId: string }>;
+}
+
+export interface MemberItem {
+  type: 'member';
+  id: string;
+  channelId: string;
+  authorId: string;
+  content: string;
+  at: number;
+  reactions: string[];
+  deleted: boolean;
+}
+
+export interface CommandItem {
+  type: 'command';
+  id: string;
+  channelId: string;
+  userId: string;
+  name: string;
+  /** `/config voice value: x` as Discord shows it. */
+  summary: string;
+  /** The options as sent, for the page to name them in the Discord language chosen. */
+  options: readonly APIApplicationCommandInteractionDataOption[];
+  locale: string;
+  at: number;
+  /** Discord says "The application did not respond" after 3 s without an answer. */
+  noResponse: boolean;
+}
+
+export interface BotItem {
+  type: 'bot';
+  id: string;
+  channelId: string;
+  at: number;
+  content: string;
+  embeds: unknown[];
+  attachments: Array<{ id: string; filename: string; size: number; contentType: string; url: string }>;
+  /** The message's buttons (issue 13: a question answered by a click). */
+  buttons: Array<{ customId: string; label: string }>;
+  /** Only the member who ran the command sees it (flag 64). */
+  ephemeral: boolean;
+  /** A deferred reply not answered yet ("yomiage is thinking..."). */
+  loading: boolean;
+  interaction?: { id: string; name: string; userId: string };
+  replyTo?: string;
+  edited: boolean;
+  deleted: boolean;
+}
+
+export type TimelineItem = MemberItem | CommandItem | BotItem;
+
+export function guildView(guild: FakeGuild): GuildView {
+  const manage = PERMISSIONS.ManageGuild | PERMISSIONS.Administrator;
+  const rolePermissions = new Map(guild.roles.map((r) => [r.id, BigInt(r.permissions)]));
+  return {
+    id: guild.id,
+    name: guild.name,
+    locale: guild.preferredLocale ?? 'en-US',
+    channels: guild.channels.map((c) => ({ id: c.id, name: c.name, type: c.type })),
+    roles: guild.roles.filter((r) => r.id !== guild.id && !r.managed).map((r) => ({ id: r.id, name: r.name })),
+    members: guild.members.map((m) => {
+      const bits = [guild.id, ...m.roles].reduce((acc, id) => acc | (rolePermissions.get(id) ?? 0n), 0n);
+      return {
+        id: m.user.id,
+        username: m.user.username,
+        displayName: m.nick ?? m.user.globalName ?? m.user.username,
+        bot: !!m.user.bot,
+        admin: guild.ownerId === m.user.id || (bits & manage) !== 0n,
+        roles: m.roles.filter((r) => guild.roles.some((role) => role.id === r && !role.managed)),
+      };
+    }),
+    voiceStates: guild.voiceStates.map((v) => ({ userId: v.userId, channelId: v.channelId })),
+  };
+}
+
+/** A bot message as the page shows it; attachments are served by the playground itself. */
+export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, { name: string; userId: string }>): BotItem {
+  const invoked = message.interactionId ? interactions.get(message.interactionId) : undefined;
+  return {
+    type: 'bot',
+    id: message.id,
+    channelId: message.channelId,
+    at: Date.parse(message.createdAt),
+    content: message.content,
+    embeds: message.embeds,
+    attachments: message.attachments.map((a) => ({ id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: `/api/attachments/${a.id}` })),
+    buttons: (message.components as Array<{ components?: Array<{ type?: number; custom_id?: string; label?: string }> }>)
+      .flatMap((row) => row.components ?? [])
+      .filter((c) => c.type === 2 && typeof c.custom_id === 'string')
+      .map((c) => ({ customId: c.custom_id!, label: c.label ?? c.custom_id! })),
+    ephemeral: (message.flags & 64) !== 0,
+    loading: (message.flags & 128) !== 0,
+    ...(message.interactionId && invoked ? { interaction: { id: message.interactionId, ...invoked } } : {}),
+    ...(message.messageReference?.message_id ? { replyTo: message.messageReference.message_id } : {}),
+    edited: message.edits > 0,
+    deleted: message.deleted,
+  };
+}
+
+export interface ServiceView {
+  baseUrl: string;
+  speech: string;
+  rate: ReturnType<Emulator['stats']>['rate'];
+  charactersCharged: number;
+  notices: number;
+  jobsCreated: number;
+  requestsByTarget: Record<string, number>;
+  accounts: Array<{ plan: string; charged: number; remaining: number }>;
+  /** The latest requests, newest first. */
+  requests: Array<{ at: number; target: string; method: string; path: string; status: number; code?: string; voice?: string; text?: string; chars?: number }>;
+}
+
+const SHOWN_REQUESTS = 60;
+
+export function serviceView(emulator: Emulator): ServiceView {
+  const stats = emulator.stats();
+  const requests = emulator
+    .requests()
+    .slice(-SHOWN_REQUESTS)
+    .reverse()
+    .map((r) => {
+      const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as { text?: unknown; voice?: unknown };
+      const text = typeof body.text === 'string' ? body.text : undefined;
+      return {
+        at: r.at,
+        target: r.target,
+        method: r.method,
+        // Signed audio URLs carry their signature in the query, which the log already leaves out.
+        path: r.path,
+        status: r.status,
+        ...(r.code !== undefined ? { code: r.code } : {}),
+        ...(typeof body.voice === 'string' ? { voice: body.voice } : {}),
+        ...(text !== undefined ? { text, chars: [...text].length } : {}),
+      };
+    });
+  return {
+    baseUrl: emulator.baseUrl,
+    speech: emulator.speech,
+    rate: stats.rate,
+    charactersCharged: stats.charactersCharged,
+    notices: stats.notices,
+    jobsCreated: stats.jobsCreated,
+    requestsByTarget: stats.requests,
+    accounts: emulator.accounts().map((a) => ({ plan: a.plan, charged: a.charged, remaining: a.remaining })),
+    requests,
+  };
+}

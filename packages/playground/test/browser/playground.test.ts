@@ -1,0 +1,358 @@
+/**
+ * The playground as a person would use it: `npm run playground` (the README's command, as a child
+ * process in a process group of its own, like a terminal runs it), then the printed URL in a real
+ * browser (Debian's Chromium through playwright-core). Follow the page's steps (buttons) and hear a
+ * message; write as in Discord (several lines, a code block, an @-mention picked from the list) and
+ * hear it read as the bot reads it; replies stay in view while a command form is open; the
+ * Japanese page shows none of the page's English texts (screenshots at 1280 and 600 px wide in
+ * test-results/); run `/config voice` as a member who is no admin and see the refusal in the
+ * Discord language chosen; play and download the bot's MP3; see the service side. Nothing of it
+ * listens beyond 127.0.0.1. Ctrl-C stops it all. Runs with `npm run test:browser` (its own vitest
+ * config).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAYGROUND_IDS } from '../../src/world.ts';
+import { launchChromium } from '../../../../test/support/browser.ts';
+import { listeningSockets, processTree } from '../../../../test/support/sockets.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+const SCREENSHOTS = join(ROOT, 'test-results');
+
+let playground: ChildProcess;
+let output = '';
+let url: string;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+
+beforeAll(async () => {
+  // A process group of its own, as in a terminal: Ctrl-C (SIGINT) then goes to npm, the playground and the bot.
+  playground = spawn('npm', ['run', 'playground'], { cwd: ROOT, env: { ...process.env, PLAYGROUND_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  playground.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  playground.stderr!.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within 120 s:\n${output}`)), 120_000);
+    const check = () => {
+      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(m[1]!);
+      }
+    };
+    playground.stdout!.on('data', check);
+    playground.once('exit', (code) => reject(new Error(`npm run playground exited with ${code}:\n${output}`)));
+  });
+  browser = await launchChromium();
+  page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  await page.goto(url);
+  await page.locator('#connection.ok').waitFor();
+  await page.locator('#bot-status.ok').waitFor();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (playground && playground.exitCode === null) {
+    try {
+      process.kill(-playground.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/** What the page exposes for a test (public/app.js): what it heard, and its audio clock. */
+interface PageGlobals {
+  playground: {
+    heard: { loudFrames: number; sumSquares: number; loudSamples: number };
+    audioContext: { state: string; currentTime: number } | null;
+    /** Every text of the page's own, by language (public/strings.js). */
+    pageText: Record<'en' | 'ja', Record<string, string>>;
+    state: { items: Map<string, { type: string; content?: string }> };
+  };
+}
+
+/** What the bot asked the speech service to say, for the request whose text matches (the page's service panel). */
+async function spoken(pattern: RegExp): Promise<string> {
+  const request = page.locator('#requests tbody td.text', { hasText: pattern });
+  await request.first().waitFor({ timeout: 30_000 });
+  return (await request.first().getAttribute('title')) ?? '';
+}
+
+/** Whether the bottom of the timeline's last item is in view: inside the timeline's box and the window. */
+const lastItemInView = () =>
+  page.evaluate(() => {
+    type Box = { top: number; bottom: number };
+    type List = { scrollHeight: number; clientHeight: number; lastElementChild: { getBoundingClientRect(): Box }; getBoundingClientRect(): Box };
+    const { document, innerHeight } = globalThis as unknown as { document: { querySelector(s: string): List }; innerHeight: number };
+    const list = document.querySelector('#timeline');
+    const last = list.lastElementChild.getBoundingClientRect();
+    const box = list.getBoundingClientRect();
+    return { inView: last.bottom <= Math.min(box.bottom, innerHeight) + 1 && last.bottom > box.top, overflows: list.scrollHeight > list.clientHeight };
+  });
+
+const member = (id: string) => page.selectOption('#as-member', id);
+
+async function runCommand(name: string, sub?: string, values: Record<string, string> = {}): Promise<void> {
+  await page.selectOption('#command', name);
+  if (sub) await page.selectOption('#subcommand', sub);
+  for (const [option, value] of Object.entries(values)) await page.fill(`#opt-${option}`, value);
+  await page.click('#run-command');
+}
+
+describe('the playground in a browser', () => {
+  it('prints one URL, on 127.0.0.1', () => {
+    expect(output.match(/https?:\/\/[^\s]+/g)).toEqual([url]);
+  });
+
+  it('a message typed as a member is read aloud: the utterance is listed with its text, and its audio arrives in the page', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.selectOption('#locale', 'ja');
+    await member(PLAYGROUND_IDS.alice);
+    // The page's steps are buttons, and the form opens on /join, the step they name.
+    expect(await page.inputValue('#command')).toBe('join');
+    await page.click('#step-voice'); // join the voice channel (and allow sound: a click)
+    await page.locator('#voice-channels li', { hasText: 'Alice' }).waitFor();
+    await page.click('#step-join');
+    await page.locator('#timeline li.bot', { hasText: '参加しました' }).waitFor({ timeout: 30_000 });
+
+    const text = 'ブラウザから読み上げのテストです';
+    await page.fill('#message', text);
+    await page.press('#message', 'Enter');
+    await page.locator('#timeline li.member', { hasText: text }).waitFor();
+    // Listed while it plays, labelled with what the bot says (its name reading first), then done.
+    const utterance = page.locator('#utterances li.done', { hasText: text });
+    await utterance.waitFor({ timeout: 30_000 });
+    expect(await utterance.textContent()).toMatch(/エンドツーエンド暗号化（DAVE）.*聞いた人: Alice/);
+
+    const heard = await page.evaluate(() => (globalThis as unknown as PageGlobals).playground.heard);
+    expect(heard.loudFrames).toBeGreaterThan(25); // more than half a second of sound
+    expect(20 * Math.log10(Math.sqrt(heard.sumSquares / heard.loudSamples) / 32768)).toBeGreaterThan(-40);
+    // And it is played: the page's audio clock runs.
+    const clock = await page.evaluate(() => {
+      const ctx = (globalThis as unknown as PageGlobals).playground.audioContext;
+      return ctx ? { state: ctx.state, time: ctx.currentTime } : null;
+    });
+    expect(clock).toMatchObject({ state: 'running' });
+    expect(clock!.time).toBeGreaterThan(0.5);
+    // In silence the level bar is empty (not a full bar).
+    await expect.poll(() => page.getAttribute('#level', 'aria-valuenow')).toBe('-60');
+    expect(await page.locator('#level span').evaluate((e) => e.getBoundingClientRect().width)).toBe(0);
+  });
+
+  it('a message of several lines with a code block (Shift+Enter) is shown as one, and read as the bot reads code blocks', async () => {
+    await page.click('#message');
+    await page.keyboard.type('コードを貼ります');
+    const code = Array.from({ length: 16 }, (_, i) => `console.log(${i});`);
+    for (const line of ['```js', ...code, '```', 'どうでしょう']) {
+      await page.keyboard.press('Shift+Enter');
+      await page.keyboard.insertText(line);
+    }
+    await page.keyboard.press('Enter');
+    const sent = page.locator('#timeline li.member', { has: page.locator('pre.code-block') }).last();
+    await sent.waitFor();
+    expect(await sent.locator('pre.code-block').textContent()).toBe(code.join('\n'));
+    expect(await page.inputValue('#message')).toBe('');
+    // The bot says the text around the block and, for the block, only that one was there.
+    const said = await spoken(/コードを貼ります/);
+    expect(said).toMatch(/コードを貼ります.*コードブロック省略.*どうでしょう/);
+    expect(said).not.toContain('console');
+  });
+
+  it('an @-mention picked from the list is sent as a mention and read as the member\'s name', async () => {
+    await page.click('#message');
+    await page.keyboard.type('こんにちは @タ');
+    await page.locator('#mentions li[aria-selected="true"]', { hasText: 'タロー' }).waitFor();
+    await page.keyboard.press('Enter'); // picks it, as in Discord
+    expect(await page.inputValue('#message')).toBe('こんにちは @タロー ');
+    await page.keyboard.type('さん、元気？');
+    await page.keyboard.press('Enter');
+    await page.locator('#timeline li.member .mention', { hasText: '@タロー' }).waitFor();
+    const contents = await page.evaluate(() => [...(globalThis as unknown as PageGlobals).playground.state.items.values()].map((i) => i.content));
+    expect(contents).toContain(`こんにちは <@${PLAYGROUND_IDS.taro}> さん、元気？`);
+    const said = await spoken(/こんにちは.*元気/);
+    expect(said).toMatch(/こんにちは.*タロー.*さん/);
+    expect(said).not.toContain('@');
+  });
+
+  it('the bot\'s reply stays in view while a command form with options is open, its chart included', async () => {
+    await page.selectOption('#command', 'usage'); // a form with an option: the message list shrinks
+    await page.locator('#opt-member').waitFor();
+    await page.click('#run-command');
+    // The answer comes with /usage's chart, whose height is known only once it has loaded.
+    const chart = page.locator('#timeline li.bot img').last();
+    await chart.waitFor();
+    await expect.poll(() => chart.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)).toBe(640);
+    await expect.poll(lastItemInView).toEqual({ inView: true, overflows: true }); // overflows: following matters
+  });
+
+  it('the Japanese page shows none of the page\'s English texts (screenshots at 1280 and 600 px wide)', async () => {
+    expect(await page.getAttribute('html', 'lang')).toBe('ja');
+    // Form errors in Japanese (not the browser's English), the range said once, the admin note.
+    await page.selectOption('#command', 'say');
+    await page.fill('#opt-text', '');
+    await page.fill('#opt-speed', '9');
+    await page.click('#run-command');
+    expect(await page.textContent('#command-error')).toBe('文章は必須です · 速さ: 4以下にしてください');
+    const speedHint = await page.locator('#opt-speed + .hint').textContent();
+    expect(speedHint!.match(/0\.3/g)).toHaveLength(1);
+    // Too long a message is said, not cut: nothing is sent, nothing lost.
+    const before = await page.locator('#timeline li.member').count();
+    await page.fill('#message', 'あ'.repeat(2500));
+    await page.press('#message', 'Enter');
+    expect(await page.textContent('#message-error')).toContain('2500 / 2000');
+    expect((await page.inputValue('#message')).length).toBe(2500);
+    expect(await page.locator('#timeline li.member').count()).toBe(before);
+    await page.fill('#message', '');
+    await page.selectOption('#command', 'config'); // an admin command: its note
+    await page.locator('#command-admin').waitFor();
+
+    const english = await page.evaluate(() => {
+      const { pageText } = (globalThis as unknown as PageGlobals).playground;
+      // The server's own names (channels, members) are data, the same in every language.
+      const state = (globalThis as unknown as { playground: { state: { guild: { name: string; channels: { name: string }[]; members: { displayName: string; username: string }[] } } } }).playground.state;
+      const names = [state.guild.name, ...state.guild.channels.map((c) => c.name), ...state.guild.members.flatMap((m) => [m.displayName, m.username])];
+      // What a person reads: the visible text, and the names given to controls; not the messages' own text, the bot's log or the request texts.
+      const { document } = globalThis as unknown as { document: { body: { cloneNode(deep: boolean): unknown }; querySelectorAll(s: string): ArrayLike<{ getAttribute(a: string): string | null }>; title: string } };
+      const shown = document.body.cloneNode(true) as { querySelectorAll(s: string): ArrayLike<{ remove(): void }>; innerText: string };
+      for (const node of Array.from(shown.querySelectorAll('.body, #log, #requests tbody, .said'))) node.remove();
+      let text = [shown.innerText, ...Array.from(document.querySelectorAll('[aria-label], [placeholder], [title]')).flatMap((e) => ['aria-label', 'placeholder', 'title'].map((a) => e.getAttribute(a) ?? ''))].join('\n');
+      for (const name of names) text = text.split(name).join(' ');
+      const found: string[] = [];
+      for (const template of Object.values(pageText.en)) {
+        for (const part of template.split(/\{\w+\}/)) {
+          const words = part.trim().replace(/^[·↪▶🔒(]+\s*|[)…:]+$/gu, '').trim();
+          if (!/[A-Za-z]{2}/.test(words)) continue;
+          const escaped = words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          if (new RegExp(`(^|[^A-Za-z])${escaped}($|[^A-Za-z])`).test(text)) found.push(words);
+        }
+      }
+      return { found, title: document.title, strings: Object.keys(pageText.en).length };
+    });
+    expect(english.strings).toBeGreaterThan(80);
+    expect(english.found).toEqual([]);
+    expect(english.title).toBe('yomiage プレイグラウンド');
+    // Error red and the small badges meet WCAG AA (4.5:1) on what is behind them.
+    const contrasts = await page.evaluate(() => {
+      type Node = { className: string; textContent: string; parentElement: Node | null };
+      const { document, getComputedStyle } = globalThis as unknown as {
+        document: { querySelectorAll(s: string): ArrayLike<Node> };
+        getComputedStyle(e: Node): { color: string; backgroundColor: string };
+      };
+      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      const lum = ([r, g, b]: number[]) => [r!, g!, b!].map((v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+      const behind = (e: Node | null): string => {
+        for (let n = e; n; n = n.parentElement) {
+          const c = getComputedStyle(n).backgroundColor;
+          if (rgb(c)[3] !== 0 && c !== 'transparent') return c;
+        }
+        return 'rgb(255, 255, 255)';
+      };
+      return Array.from(document.querySelectorAll('#command-error, .badge')).map((e) => {
+        const [a, b] = [lum(rgb(getComputedStyle(e).color)), lum(rgb(behind(e)))];
+        return { what: `${e.className} ${e.textContent}`, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+      });
+    });
+    expect(contrasts.length).toBeGreaterThan(3);
+    expect(contrasts.filter((c) => c.ratio < 4.5)).toEqual([]);
+
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-1280.png') });
+    // At 600 px the chat is the page's width, not a sliver, and the message box is in it.
+    await page.setViewportSize({ width: 600, height: 900 });
+    const chat = await page.locator('#chat').boundingBox();
+    expect(chat!.width).toBeGreaterThan(560);
+    expect((await page.locator('#message').boundingBox())!.width).toBeGreaterThan(400);
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-600.png') });
+    // In a wider window /usage's chart is shown at its own size, not shrunk.
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(await page.locator('#timeline li.bot img').last().evaluate((img) => img.getBoundingClientRect().width)).toBe(640);
+  });
+
+  it('/config voice as a member who is no admin: refused in the chosen language, ephemeral', async () => {
+    // A member of the list is a button: chosen by keyboard.
+    await page.locator('#members button', { hasText: 'タロー' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await page.inputValue('#as-member')).toBe(PLAYGROUND_IDS.taro);
+    await runCommand('config', 'voice', { value: 'ja-JP-Wavenet-A' });
+    const refusal = page.locator('#timeline li.bot.ephemeral', { hasText: 'このコマンドには「サーバー管理」権限が必要です。' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toMatch(/一時的\s*これはタローだけに表示されています/);
+
+    await page.selectOption('#locale', 'en-US');
+    await runCommand('config', 'voice', { value: 'ja-JP-Wavenet-A' });
+    await page.locator('#timeline li.bot.ephemeral', { hasText: 'You need the Manage Server permission to use this command.' }).waitFor();
+    // The admin is not refused.
+    await member(PLAYGROUND_IDS.haruka);
+    await runCommand('config', 'voice', { value: 'ja-JP-Wavenet-A' });
+    await page.locator('#timeline li.bot', { hasText: 'ja-JP-Wavenet-A' }).last().waitFor();
+  });
+
+  it("the bot's MP3 attachment plays in the page and downloads as a file", async () => {
+    await member(PLAYGROUND_IDS.alice);
+    // What the earlier tests left queued in voice is cleared: the attachment does not wait behind it.
+    await runCommand('clear');
+    await page.locator('#timeline li.bot', { hasText: /Cleared \d+ waiting messages/ }).last().waitFor();
+    await page.selectOption('#command', 'say');
+    await page.fill('#opt-text', 'ファイルでも届きます');
+    await page.selectOption('#opt-attach', 'true');
+    await page.click('#run-command');
+    const reply = page.locator('#timeline li.bot', { has: page.locator('audio') }).last();
+    await reply.waitFor({ timeout: 30_000 });
+    const played = await reply.locator('audio').evaluate(async (element) => {
+      const audio = element as unknown as { muted: boolean; play(): Promise<void>; currentTime: number; duration: number };
+      audio.muted = true;
+      await audio.play();
+      await new Promise((r) => setTimeout(r, 400));
+      return { time: audio.currentTime, duration: audio.duration };
+    });
+    expect(played.duration).toBeGreaterThan(0.5);
+    expect(played.time).toBeGreaterThan(0.1);
+    const [download] = await Promise.all([page.waitForEvent('download'), reply.locator('a[download]').click()]);
+    expect(download.suggestedFilename()).toMatch(/\.mp3$/);
+    // The message box comes before every player in the tab order.
+    const tabOrder = await page.evaluate(() => {
+      type Node = { compareDocumentPosition(other: Node): number };
+      const { document } = globalThis as unknown as { document: { querySelector(s: string): Node; querySelectorAll(s: string): ArrayLike<Node> } };
+      const box = document.querySelector('#message');
+      return Array.from(document.querySelectorAll('#timeline audio, #timeline a')).map((a) => (box.compareDocumentPosition(a) & 4) !== 0);
+    });
+    expect(tabOrder.length).toBeGreaterThan(0);
+    expect(tabOrder.every(Boolean)).toBe(true);
+  });
+
+  it('the service side: requests sent, the rate window, characters spent', async () => {
+    await expect.poll(() => page.locator('#requests tbody tr', { hasText: 'standard' }).count()).toBeGreaterThan(1);
+    expect(await page.locator('#requests tbody').textContent()).toContain('ブラウザから読み上げのテストです');
+    expect(await page.locator('#rate').textContent()).toMatch(/standard: [1-9]\d* \/ 30 requests in the last 60 s/);
+    expect(await page.locator('#characters').textContent()).toMatch(/Characters spent: [1-9]\d*/);
+  });
+
+  it('nothing of it listens beyond 127.0.0.1 (the bot\'s voice socket included)', () => {
+    const sockets = listeningSockets(processTree(playground.pid!));
+    // The emulator, the local Discord, its voice gateway and the page; the voice UDP socket and the bot's.
+    expect(sockets.filter((s) => s.proto.startsWith('tcp')).length).toBeGreaterThanOrEqual(4);
+    expect(sockets.filter((s) => s.proto.startsWith('udp')).length).toBeGreaterThanOrEqual(2);
+    expect(sockets.filter((s) => s.address !== '127.0.0.1')).toEqual([]);
+  });
+
+  it('Ctrl-C stops everything: the bot and the playground exit', async () => {
+    const tree = processTree(playground.pid!);
+    expect(tree.length).toBeGreaterThanOrEqual(3); // npm (and its shell), the playground, the bot
+    process.kill(-playground.pid!, 'SIGINT');
+    await expect.poll(() => tree.filter((pid) => alive(pid)), { timeout: 30_000 }).toEqual([]);
+    expect(output).toMatch(/SIGINT: stopping/);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
