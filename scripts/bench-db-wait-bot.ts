@@ -2,7 +2,7 @@
 // `npm start`. BENCH_DB_POLICY=blocking puts back the old policy for comparison: the connection
 // waits synchronously (busy_timeout 5000) for a lock another process holds, on this thread.
 import { loadConfig } from '../src/config.ts';
-import { createBot } from '../src/discord/bot.ts';
+import { createBot } from '../src/bot.ts';
 import { createLogger } from '../src/util/log.ts';
 
 const config = loadConfig();

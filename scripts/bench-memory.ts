@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Events, Options } from 'discord.js';
 import { loadConfig } from '../src/config.ts';
-import { createBot } from '../src/discord/bot.ts';
+import { createBot } from '../src/bot.ts';
 import { DEFAULT_TOKEN, startEmulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeGuild } from '@yomiage/local-discord';
 import { createLogger } from '../src/util/log.ts';

@@ -6,7 +6,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
-import { createBot } from '../src/discord/bot.ts';
+import { createBot } from '../src/bot.ts';
 import { createLogger } from '../src/util/log.ts';
 import { moments } from '../src/util/moments.ts';
 

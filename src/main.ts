@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createBot } from './discord/bot.ts';
+import { createBot } from './bot.ts';
 import { discordRestAgent } from './discord/rest-agent.ts';
 import { recommendedShardCount, resolveShardPlan, type ShardPlan } from './ops/shard-plan.ts';
 import { ShardProcessManager } from './ops/shard-manager.ts';

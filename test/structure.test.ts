@@ -21,16 +21,19 @@ function layerOf(file: string): string {
 }
 
 /**
- * The bot's layers, highest first: main.ts wires everything; src/discord and commands/ above
- * src/ops (metrics, health, the shard manager), above config.ts, above src/speech, above src/tts,
- * above src/db, src/voice and src/audio, which serve the domain's own types: src/billing (the
- * character ledger's states and rules) and the limiter's window shapes (src/tts/limiter/types.ts,
- * a module ranked on its own: src/db keeps them in SQL); src/util under all. A layer imports only
- * its own and lower ones.
+ * The bot's layers, highest first: main.ts starts it; bot.ts assembles the client, the commands and
+ * everything below (the composition root); commands/ (one folder per feature: the slash commands
+ * beside their use cases) above src/discord (what features share: events, delivery, replies, the
+ * rules every command follows), above src/ops (metrics, health, the shard manager), above
+ * config.ts, above src/speech, above src/tts, above src/db, src/voice and src/audio, which serve
+ * the domain's own types: src/billing (the character ledger's states and rules) and the limiter's
+ * window shapes (src/tts/limiter/types.ts, a module ranked on its own: src/db keeps them in SQL);
+ * src/util under all. A layer imports only its own and lower ones.
  */
 const RANK: Readonly<Record<string, number>> = {
-  main: 8,
-  commands: 7,
+  main: 10,
+  bot: 9,
+  commands: 8,
   discord: 7,
   ops: 6,
   config: 5,
@@ -89,7 +92,7 @@ describe('the import graph reader', () => {
   it('reads the real tree: every relative import resolves to a file it read', () => {
     // Guards the rules below against passing on an empty or misread graph.
     expect(files.length).toBeGreaterThan(100);
-    expect(graph.get('src/main.ts')!.map((e) => e.to)).toContain('src/discord/bot.ts');
+    expect(graph.get('src/main.ts')!.map((e) => e.to)).toContain('src/bot.ts');
     const unresolved = [...graph].flatMap(([from, edges]) => edges.filter((e) => !graph.has(e.to) && !e.to.endsWith('.json')).map((e) => `${from} -> ${e.to}`));
     expect(unresolved).toEqual([]);
   });

@@ -10,7 +10,7 @@ import type { UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 import { describeQueueRefusal } from './outcomes.ts';
 import { audienceCanView } from './visibility.ts';
-import { whyNotRead, type NotRead } from '../../commands/reading/reading-rules.ts';
+import { whyNotRead, type NotRead } from './reading-rules.ts';
 
 /** What a message's text depends on besides the message (AutoReader #body). */
 interface BodyOptions {

@@ -6,7 +6,7 @@ import type { VoiceManager } from '../voice/manager.ts';
 import type { AutoReader } from './auto-read.ts';
 import type { ButtonQuestions } from './buttons.ts';
 import type { SpeechRequests } from './requests.ts';
-import type { VoiceControl } from '../../commands/playback/voice-control.ts';
+import type { VoiceControl } from './voice-control.ts';
 
 /** What command handlers may use: collaborators passed in, never fetched from globals (STYLE.md #10). */
 export interface BotContext {

@@ -11,12 +11,17 @@ import type { VoiceManager } from '../voice/manager.ts';
 import { BotError } from './errors.ts';
 import { t } from './i18n.ts';
 import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
-import type { NarrateJobs } from '../../commands/narrate/narrate-jobs.ts';
 import type { Notices } from './notices.ts';
 import { describeFailure } from './outcomes.ts';
 import type { InteractionReplies } from './replies.ts';
 
 type Item = Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>;
+
+/** Whether each delivered utterance reached whoever asked (a job behind it ends delivered or not). */
+export interface DeliveredJobs {
+  settle(outcomes: ReadonlyArray<{ id: string; delivered: boolean }>): Promise<void>;
+  discard(ids: readonly string[]): Promise<void>;
+}
 
 /** What SpeechDelivery works with. */
 export interface DeliveryDeps {
@@ -24,7 +29,8 @@ export interface DeliveryDeps {
   voice: VoiceManager;
   replies: InteractionReplies;
   notices: Notices;
-  jobs: NarrateJobs;
+  /** Advanced jobs behind /narrate (commands/narrate/narrate-jobs.ts): told whether each was delivered. */
+  jobs: DeliveredJobs;
   logger: Logger;
   /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
   media?: MediaSupport;

@@ -7,7 +7,7 @@ import {
   type VoiceState,
 } from 'discord.js';
 import { UserError } from './errors.ts';
-import { decideControl, type ControlFacts, type JoinTarget } from '../../commands/playback/playback-rule.ts';
+import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */
 export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {

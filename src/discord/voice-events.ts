@@ -8,7 +8,7 @@ import { whoCanHear } from './hearing.ts';
 import { guildLang, t } from './i18n.ts';
 import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from './notices.ts';
-import type { VoiceControl } from '../../commands/playback/voice-control.ts';
+import type { VoiceControl } from './voice-control.ts';
 
 /** What VoiceStateEvents works with. */
 export interface VoiceEventsDeps {

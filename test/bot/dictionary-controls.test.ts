@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { createBot } from '../../src/discord/bot.ts';
+import { createBot } from '../../src/bot.ts';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { defaultGuild } from '@yomiage/local-discord/fixtures';
 import { DEFAULT_IDS } from '@yomiage/local-discord';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
-import { createBot, type Bot, type BotOptions } from '../../src/discord/bot.ts';
+import { createBot, type Bot, type BotOptions } from '../../src/bot.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '@yomiage/tts-emulator';
 import { probeDurationMs } from '../../src/audio/transcode.ts';
 import { createLogger } from '../../src/util/log.ts';

@@ -18,7 +18,7 @@ const before = slot();
 // Everything the bot imports (the TTS client included), before node:http, as in production.
 await import('../../src/tts/http.ts');
 await import('../../src/tts/download.ts');
-await import('../../src/discord/bot.ts');
+await import('../../src/bot.ts');
 const slotUnchanged = slot() === before;
 if (mode.startsWith('hostile')) {
   // What undici 8 did on import: a dispatcher that refuses discord.js's FormData, process-wide.
