@@ -1,11 +1,11 @@
 import { ApplicationCommandOptionType, ChannelType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireManageGuild } from '../../src/discord/guards.ts';
+import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { listReply } from '../../src/discord/list-reply.ts';
+import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AutoReadChannel } from '../../src/db/repositories.ts';
-import { runSubcommand } from '../../src/discord/command-args.ts';
+import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,

@@ -5,14 +5,14 @@ import {
   type ChatInputCommandInteraction,
 } from 'discord.js';
 import type { GuildSettings } from '../../src/db/repositories.ts';
-import { choice, described, named } from '../../src/discord/command.ts';
-import type { BotContext } from '../../src/discord/context.ts';
+import { choice, described, named } from '../../src/discord/interactions/command.ts';
+import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
-import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
-import { listReply } from '../../src/discord/list-reply.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/interactions/limits.ts';
+import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
-import type { SubcommandHandlers } from '../../src/discord/command-args.ts';
+import type { SubcommandHandlers } from '../../src/discord/interactions/command-args.ts';
 
 // /config subcommands for settings the database always had but no command could set (issue 13):
 // muting a member's reading, the list of muted members, the server's reading language and its

@@ -5,14 +5,14 @@ import {
   type APIApplicationCommandBasicOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
-import { requireManageGuild } from '../../src/discord/guards.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
+import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
 import { suggestVoices } from '../../src/tts/voices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
-import { runSubcommand } from '../../src/discord/command-args.ts';
-import { requireWithinCeiling, shownLimit } from '../../src/discord/limits.ts';
+import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { requireWithinCeiling, shownLimit } from '../../src/discord/interactions/limits.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.

@@ -1,7 +1,7 @@
 import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type Attachment, type ChatInputCommandInteraction } from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
 import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
-import type { ButtonQuestions } from '../../src/discord/buttons.ts';
+import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { t, type Lang } from '../../src/discord/i18n.ts';

@@ -1,14 +1,14 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { choice, described, named, type Command } from '../../src/discord/command.ts';
+import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
-import { requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/guards.ts';
+import { requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { listReply } from '../../src/discord/list-reply.ts';
+import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { describeDictionaryProblem } from './dictionary-problems.ts';
 import { parseDictionaryWord, parseReading } from '../../src/speech/dictionary.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
-import { runSubcommand } from '../../src/discord/command-args.ts';
+import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
   ...named('dictionary', '辞書'),

@@ -1,7 +1,7 @@
 import { InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, shownNames, type Command } from '../../src/discord/command.ts';
+import { described, named, shownNames, type Command } from '../../src/discord/interactions/command.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { loadCommands } from '../../src/discord/loader.ts';
+import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
 const data = {
   ...named('help', 'ヘルプ'),

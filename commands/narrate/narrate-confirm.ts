@@ -1,8 +1,8 @@
 import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction } from 'discord.js';
 import type { CharacterBudget } from '../../src/speech/budget.ts';
-import type { ButtonQuestions } from '../../src/discord/buttons.ts';
+import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { formatDate, t, type Lang } from '../../src/discord/i18n.ts';
-import { describeFailure } from '../../src/discord/outcomes.ts';
+import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 
 // Issue 13, "Spend, shown before it is spent": a long /narrate shows what it will cost and what the
 // member and the server have left, and waits for Confirm. Nothing is held or sent before the click;

@@ -1,8 +1,8 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { choice, described, named, type Command } from '../../src/discord/command.ts';
-import { requireGuild } from '../../src/discord/guards.ts';
+import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
+import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
-import { readArgs } from '../../src/discord/command-args.ts';
+import { readArgs } from '../../src/discord/interactions/command-args.ts';
 import { requestNarrate } from './narrate-request.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
 

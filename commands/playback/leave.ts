@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../../src/discord/command.ts';
+import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireGuild, requirePlaybackControl } from '../../src/discord/guards.ts';
+import { requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {

@@ -6,13 +6,13 @@ import {
   type ChatInputCommandInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireManageGuild } from '../../src/discord/guards.ts';
+import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
 import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../../src/db/repositories.ts';
-import type { BotContext } from '../../src/discord/context.ts';
-import { runSubcommand, type SubcommandName } from '../../src/discord/command-args.ts';
+import type { BotContext } from '../../src/discord/interactions/context.ts';
+import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 
 // /reading (issue 13): whose messages and what in them auto-read reads — the switches other
 // read-aloud bots have. Admins only (Manage Server), like /config.

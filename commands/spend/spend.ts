@@ -1,12 +1,12 @@
 import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/command.ts';
+import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireExistingRole, requireManageGuild } from '../../src/discord/guards.ts';
+import { requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { requireWithinCeiling } from '../../src/discord/limits.ts';
-import { listReply } from '../../src/discord/list-reply.ts';
+import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
+import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
-import { runSubcommand } from '../../src/discord/command-args.ts';
+import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 // Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
 

@@ -1,10 +1,10 @@
 import { ApplicationCommandOptionType, AttachmentBuilder, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../../src/discord/command.ts';
+import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { isManager, requireGuild } from '../../src/discord/guards.ts';
+import { isManager, requireGuild } from '../../src/discord/interactions/guards.ts';
 import { formatDate, langOf, t } from '../../src/discord/i18n.ts';
 import { renderUsageChart } from './usage-chart.ts';
-import { readArgs } from '../../src/discord/command-args.ts';
+import { readArgs } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
   ...named('usage', '利用状況'),

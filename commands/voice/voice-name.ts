@@ -1,10 +1,10 @@
 import { ApplicationCommandOptionType, MessageFlags, PermissionFlagsBits, type APIApplicationCommandSubcommandOption, type ChatInputCommandInteraction } from 'discord.js';
 import { speakableName } from '../../src/speech/names.ts';
-import { described, named } from '../../src/discord/command.ts';
-import type { BotContext } from '../../src/discord/context.ts';
+import { described, named } from '../../src/discord/interactions/command.ts';
+import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
-import type { ArgsOf } from '../../src/discord/command-args.ts';
+import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 
 // /voice name (issue 13): how a member's name is read before their messages and in announcements.
 // Members set their own; admins (Manage Server) set anyone's.

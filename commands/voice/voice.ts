@@ -1,11 +1,11 @@
 import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../../src/discord/command.ts';
-import { requireGuild } from '../../src/discord/guards.ts';
+import { described, named, type Command } from '../../src/discord/interactions/command.ts';
+import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { effectiveVoice } from '../../src/db/repositories.ts';
 import { suggestVoices } from '../../src/tts/voices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
-import { runSubcommand } from '../../src/discord/command-args.ts';
+import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { REST, Routes } from 'discord.js';
 import { ConfigError, loadDiscordConfig } from '../config.ts';
-import { loadCommands } from './loader.ts';
+import { loadCommands } from './interactions/loader.ts';
 import { inviteUrl } from './invite.ts';
 import { discordRestAgent } from './rest-agent.ts';
 

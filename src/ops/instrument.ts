@@ -12,7 +12,7 @@ import type { BotMetrics, MessageOutcome } from './metrics.ts';
 //   being made, failed, or skipped before its first packet). A delivery cut short by a shutdown is
 //   not counted: it is delivered again after the restart.
 
-/** Where one ready utterance's audio went (src/discord/delivery.ts answers it). */
+/** Where one ready utterance's audio went (src/discord/delivery/delivery.ts answers it). */
 export interface Delivered {
   played: boolean;
   attached: boolean;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
-import { loadCommands } from '../../src/discord/loader.ts';
+import { loadCommands } from '../../src/discord/interactions/loader.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Issue 5 acceptance, end to end: real discord.js against the loopback Discord, the emulator.

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { botPermissions } from '../../src/discord/invite.ts';
-import { loadCommands } from '../../src/discord/loader.ts';
+import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
 const run = promisify(execFile);
 const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;

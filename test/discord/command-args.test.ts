@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationCommandOptionType as T, CommandInteractionOptionResolver, type ChatInputCommandInteraction, type CommandInteractionOption } from 'discord.js';
 import { describe, expect, it } from 'vitest';
-import { readArgs, runSubcommand } from '../../src/discord/command-args.ts';
-import { choice, named, subcommand } from '../../src/discord/command.ts';
+import { readArgs, runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { choice, named, subcommand } from '../../src/discord/interactions/command.ts';
 import { BotError } from '../../src/discord/errors.ts';
-import { loadCommands } from '../../src/discord/loader.ts';
+import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
 // A command's arguments are read by the types its data declares, and its subcommands run through
 // one handler each; the loader finds commands in their feature folders.

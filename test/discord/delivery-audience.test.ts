@@ -1,7 +1,7 @@
 import type { Client } from 'discord.js';
 import { describe, expect, it } from 'vitest';
-import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery.ts';
-import type { UtteranceMeta } from '../../src/discord/meta.ts';
+import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
+import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { MediaSupport } from '../../src/util/ffmpeg.ts';
 

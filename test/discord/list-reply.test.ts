@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listReply } from '../../src/discord/list-reply.ts';
+import { listReply } from '../../src/discord/interactions/list-reply.ts';
 
 // The one helper every list reply uses: whole when it fits, else what fits plus the whole list as a file.
 const lines = Array.from({ length: 30 }, (_, i) => `item-${i}`);

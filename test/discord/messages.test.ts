@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { langOf, t, type MessageKey } from '../../src/discord/i18n.ts';
 import en from '../../src/discord/locales/en.json' with { type: 'json' };
 import ja from '../../src/discord/locales/ja.json' with { type: 'json' };
-import { describeFailure } from '../../src/discord/outcomes.ts';
+import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideControl, type ControlFacts, type JoinTarget } from '../../src/discord/playback-rule.ts';
+import { decideControl, type ControlFacts, type JoinTarget } from '../../src/discord/interactions/playback-rule.ts';
 
 // Who may move, stop, skip or clear the bot, as one pure rule (GIVEN/THEN, STYLE #7).
 const BOT_VC = 'vc-bot';

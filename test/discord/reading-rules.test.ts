@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { READING_DEFAULTS, type ReadingSettings } from '../../src/db/repositories.ts';
-import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/discord/reading-rules.ts';
+import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/discord/events/reading-rules.ts';
 
 // Issue 13: whose messages auto-read reads, as a pure rule (GIVEN/THEN, STYLE #7).
 const VOICE = 'vc1';

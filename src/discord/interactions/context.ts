@@ -1,11 +1,11 @@
-import type { Config } from '../config.ts';
-import type { Repositories } from '../db/repositories.ts';
-import type { CharacterBudget } from '../speech/budget.ts';
-import type { Logger } from '../util/log.ts';
-import type { VoiceManager } from '../voice/manager.ts';
-import type { AutoReader } from './auto-read.ts';
+import type { Config } from '../../config.ts';
+import type { Repositories } from '../../db/repositories.ts';
+import type { CharacterBudget } from '../../speech/budget.ts';
+import type { Logger } from '../../util/log.ts';
+import type { VoiceManager } from '../../voice/manager.ts';
+import type { AutoReader } from '../events/auto-read.ts';
 import type { ButtonQuestions } from './buttons.ts';
-import type { SpeechRequests } from './requests.ts';
+import type { SpeechRequests } from '../delivery/requests.ts';
 import type { VoiceControl } from './voice-control.ts';
 
 /** What command handlers may use: collaborators passed in, never fetched from globals (STYLE.md #10). */

@@ -1,5 +1,5 @@
 import type { Client } from 'discord.js';
-import type { Logger } from '../util/log.ts';
+import type { Logger } from '../../util/log.ts';
 
 /** At most one public notice per member per guild per kind within this time (issue 9 §6). */
 const NOTICE_INTERVAL_MS = 60 * 60_000;

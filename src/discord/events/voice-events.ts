@@ -1,14 +1,14 @@
 import type { Client, VoiceState } from 'discord.js';
-import type { Repositories } from '../db/repositories.ts';
-import { joinAnnouncement } from '../speech/names.ts';
-import type { SpeechScheduler } from '../speech/queue.ts';
-import type { Logger } from '../util/log.ts';
-import type { EndedSession, VoiceManager } from '../voice/manager.ts';
+import type { Repositories } from '../../db/repositories.ts';
+import { joinAnnouncement } from '../../speech/names.ts';
+import type { SpeechScheduler } from '../../speech/queue.ts';
+import type { Logger } from '../../util/log.ts';
+import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
-import { guildLang, t } from './i18n.ts';
+import { guildLang, t } from '../i18n.ts';
 import { queueBotClip } from './bot-clips.ts';
-import type { Notices } from './notices.ts';
-import type { VoiceControl } from './voice-control.ts';
+import type { Notices } from '../delivery/notices.ts';
+import type { VoiceControl } from '../interactions/voice-control.ts';
 
 /** What VoiceStateEvents works with. */
 export interface VoiceEventsDeps {

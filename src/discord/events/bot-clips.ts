@@ -1,11 +1,11 @@
-import type { Repositories } from '../db/repositories.ts';
-import { serverChargeUser } from '../billing/policy.ts';
-import { voiceAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
-import { WORDS } from '../speech/words.ts';
-import type { Logger } from '../util/log.ts';
-import type { VoiceManager } from '../voice/manager.ts';
-import { guildLang } from './i18n.ts';
-import type { UtteranceMeta } from './meta.ts';
+import type { Repositories } from '../../db/repositories.ts';
+import { serverChargeUser } from '../../billing/policy.ts';
+import { voiceAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
+import { WORDS } from '../../speech/words.ts';
+import type { Logger } from '../../util/log.ts';
+import type { VoiceManager } from '../../voice/manager.ts';
+import { guildLang } from '../i18n.ts';
+import type { UtteranceMeta } from '../delivery/meta.ts';
 
 // Clips the bot makes on its own (join/leave announcements, the stale-drop notice; issue 13): in
 // the server's voice, charged to the server and not to a member (src/billing/policy.ts

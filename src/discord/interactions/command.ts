@@ -9,7 +9,7 @@ import {
 } from 'discord.js';
 import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
-import type { Lang } from './i18n.ts';
+import type { Lang } from '../i18n.ts';
 
 /** One slash command: its registration data and its handlers (STYLE.md #1). */
 export interface Command {

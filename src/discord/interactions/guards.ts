@@ -6,7 +6,7 @@ import {
   type VoiceBasedChannel,
   type VoiceState,
 } from 'discord.js';
-import { UserError } from './errors.ts';
+import { UserError } from '../errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */

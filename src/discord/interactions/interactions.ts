@@ -1,8 +1,8 @@
 import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
 import type { Command } from './command.ts';
 import type { BotContext } from './context.ts';
-import { langOf, t } from './i18n.ts';
-import { describeFailure } from './outcomes.ts';
+import { langOf, t } from '../i18n.ts';
+import { describeFailure } from '../delivery/outcomes.ts';
 
 /** Replies ephemerally whether or not the interaction was already answered or deferred. */
 async function tell(interaction: RepliableInteraction, content: string): Promise<void> {
@@ -28,7 +28,7 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
     return;
   }
   if (interaction.isButton()) {
-    // Answers to the questions commands ask with buttons (src/discord/buttons.ts).
+    // Answers to the questions commands ask with buttons (src/discord/interactions/buttons.ts).
     if (!ctx.buttons.owns(interaction.customId)) return;
     const where = { button: interaction.customId.split(':')[0], guildId: interaction.guildId, userId: interaction.user.id, interactionId: interaction.id };
     try {

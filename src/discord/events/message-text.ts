@@ -1,6 +1,6 @@
 import { MessageReferenceType, type Message } from 'discord.js';
-import { normaliseMessage, type DictionaryEntry, type ReadLang } from '../speech/text.ts';
-import { WORDS } from '../speech/words.ts';
+import { normaliseMessage, type DictionaryEntry, type ReadLang } from '../../speech/text.ts';
+import { WORDS } from '../../speech/words.ts';
 import { toPlainMessage } from './mentions.ts';
 import type { Audience } from './visibility.ts';
 

@@ -1,12 +1,12 @@
 import type { ChatInputCommandInteraction, Client } from 'discord.js';
-import type { NameReader } from '../speech/names.ts';
-import type { SpeechScheduler } from '../speech/queue.ts';
-import type { Logger } from '../util/log.ts';
-import type { VoiceManager } from '../voice/manager.ts';
-import { UserError } from './errors.ts';
+import type { NameReader } from '../../speech/names.ts';
+import type { SpeechScheduler } from '../../speech/queue.ts';
+import type { Logger } from '../../util/log.ts';
+import type { VoiceManager } from '../../voice/manager.ts';
+import { UserError } from '../errors.ts';
 import { requirePlaybackControl } from './guards.ts';
-import { t, type Lang } from './i18n.ts';
-import type { ClearReason } from './meta.ts';
+import { t, type Lang } from '../i18n.ts';
+import type { ClearReason } from '../delivery/meta.ts';
 
 /** What VoiceControl works with. */
 export interface VoiceControlDeps {

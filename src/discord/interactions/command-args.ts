@@ -1,5 +1,5 @@
 import { ApplicationCommandOptionType, type Attachment, type ChatInputCommandInteraction } from 'discord.js';
-import { BotError } from './errors.ts';
+import { BotError } from '../errors.ts';
 
 // A command's arguments typed from its own data (STYLE.md #2): `ArgsOf<typeof data.options>` maps
 // the declared options to an object (a required option's value, an optional one's or undefined; a

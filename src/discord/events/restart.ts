@@ -1,15 +1,15 @@
 import type { Client, Message } from 'discord.js';
-import type { Repositories } from '../db/repositories.ts';
-import { textAudience, type SpeechScheduler, type Utterance } from '../speech/queue.ts';
-import type { ClaimedUtterance, PendingUtteranceStore } from '../speech/queue-store.ts';
-import type { Logger } from '../util/log.ts';
-import type { VoiceManager } from '../voice/manager.ts';
-import type { VoiceSessionStore } from '../db/voice-sessions.ts';
+import type { Repositories } from '../../db/repositories.ts';
+import { textAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
+import type { ClaimedUtterance, PendingUtteranceStore } from '../../speech/queue-store.ts';
+import type { Logger } from '../../util/log.ts';
+import type { VoiceManager } from '../../voice/manager.ts';
+import type { VoiceSessionStore } from '../../db/voice-sessions.ts';
 import { isBotClip } from './bot-clips.ts';
 import { messageIdOf, type ChatChanges } from './chat-changes.ts';
-import { guildLang, t, type Lang, type MessageKey } from './i18n.ts';
-import type { UtteranceMeta } from './meta.ts';
-import type { Notices } from './notices.ts';
+import { guildLang, t, type Lang, type MessageKey } from '../i18n.ts';
+import type { UtteranceMeta } from '../delivery/meta.ts';
+import type { Notices } from '../delivery/notices.ts';
 
 /** A message that came back this many start-ups without being finished is given up on. */
 const MAX_RESTORES = 3;

@@ -2,13 +2,13 @@ import { readdirSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
-import { BotError } from './errors.ts';
+import { BotError } from '../errors.ts';
 
 // commands/ is grouped by feature: `commands/<feature>/<name>.ts` default-exports the slash command
 // /<name>; the feature's other files (its use cases) sit beside it and have no default export.
 // What is no single command's (events, delivery, dispatch, i18n, the request pipeline /say and
 // /narrate share) stays in src/discord.
-const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'commands');
+const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'commands');
 
 function isCommand(value: unknown): value is Command {
   if (typeof value !== 'object' || value === null) return false;

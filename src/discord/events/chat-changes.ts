@@ -1,8 +1,8 @@
 import { Events, type Client, type Message, type PartialMessage } from 'discord.js';
-import type { SpeechScheduler, Utterance } from '../speech/queue.ts';
-import type { Logger } from '../util/log.ts';
+import type { SpeechScheduler, Utterance } from '../../speech/queue.ts';
+import type { Logger } from '../../util/log.ts';
 import type { AutoReader } from './auto-read.ts';
-import type { UtteranceMeta } from './meta.ts';
+import type { UtteranceMeta } from '../delivery/meta.ts';
 
 /** What ChatChanges works with. */
 export interface ChatChangesDeps {

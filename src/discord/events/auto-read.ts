@@ -1,14 +1,14 @@
 import type { Message } from 'discord.js';
-import { effectiveVoice, type DictionaryEntry, type GuildSettings, type ReadingSettings, type Repositories } from '../db/repositories.ts';
-import type { NameReader } from '../speech/names.ts';
-import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../speech/queue.ts';
-import type { VoiceManager } from '../voice/manager.ts';
+import { effectiveVoice, type DictionaryEntry, type GuildSettings, type ReadingSettings, type Repositories } from '../../db/repositories.ts';
+import type { NameReader } from '../../speech/names.ts';
+import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
+import type { VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
-import { guildLang, t } from './i18n.ts';
+import { guildLang, t } from '../i18n.ts';
 import { messageText } from './message-text.ts';
-import type { UtteranceMeta } from './meta.ts';
-import type { Notices } from './notices.ts';
-import { describeQueueRefusal } from './outcomes.ts';
+import type { UtteranceMeta } from '../delivery/meta.ts';
+import type { Notices } from '../delivery/notices.ts';
+import { describeQueueRefusal } from '../delivery/outcomes.ts';
 import { audienceCanView } from './visibility.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
 
@@ -37,7 +37,7 @@ export interface AutoReadDeps {
  * messageCreate -> utterance: where an auto-read message becomes speech, as one straight line
  * (STYLE.md #21): in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
  * name first? Then it is queued, or its author is told why not. Delivery takes it from the queue
- * (src/discord/delivery.ts).
+ * (src/discord/delivery/delivery.ts).
  */
 export class AutoReader {
   /** Auto-read messages not read because every listener was deafened, per guild. */

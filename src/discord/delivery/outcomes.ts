@@ -1,7 +1,7 @@
-import { UserError } from './errors.ts';
-import { formatDate, t, type Lang, type MessageKey, type Vars } from './i18n.ts';
-import type { EnqueueResult } from '../speech/queue.ts';
-import { isTtsError, TtsInputError } from '../tts/errors.ts';
+import { UserError } from '../errors.ts';
+import { formatDate, t, type Lang, type MessageKey, type Vars } from '../i18n.ts';
+import type { EnqueueResult } from '../../speech/queue.ts';
+import { isTtsError, TtsInputError } from '../../tts/errors.ts';
 
 /** A budget refusal as the speech core reports it (src/speech/budget.ts). */
 interface BudgetRefusalLike {
