@@ -1,5 +1,5 @@
-// `npm run bench:dbwait`: does a database lock held by another process stall the audio? (issue 10
-// §5). The real bot (a child process) plays a 12 s clip in guild A's voice channel while guild B,
+// `npm run bench:dbwait`: does a database lock held by another process stall the audio?
+// The real bot (a child process) plays a 12 s clip in guild A's voice channel while guild B,
 // in voice too, reads a message every 300 ms (each one writes to SQLite: cache index, rate window,
 // ledger, history) and a second process holds SQLite's write lock for 250 ms every 400 ms. The fake
 // voice server (this process) records when each of guild A's RTP packets arrives; intervals should

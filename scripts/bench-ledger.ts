@@ -1,5 +1,5 @@
 // `npm run bench:ledger`: reserve + commit (charge) latency of the character ledger with 10^4,
-// 10^5 and 10^6 rows already in the billing period (issue 10 §3). 10^6 is beyond one month of the
+// 10^5 and 10^6 rows already in the billing period. 10^6 is beyond one month of the
 // largest plan at the rate cap (~1.3 M requests), on purpose. Also the per-message dictionary
 // lookup with 30 and 2,000 entries. Prints numbers and PASS/MISS against the targets; asserts
 // nothing (a shared machine is noisy: timings belong in benchmarks, not tests).
@@ -129,11 +129,11 @@ if (largest && smallest) {
   const ratio = largest.p99 / smallest.p99;
   console.log(`target p99(10^6) <= ${TARGET_GROWTH} x p99(10^4): ${ratio.toFixed(2)} x -> ${ratio <= TARGET_GROWTH ? 'PASS' : 'MISS'}`);
 }
-console.log('(before issue 10, measured: 3.5 ms at 10^4, 44 ms at 10^5, 863 ms at 10^6: the period was summed under the write lock)');
+console.log('(the earlier design, measured: 3.5 ms at 10^4, 44 ms at 10^5, 863 ms at 10^6: the period was summed under the write lock)');
 
 console.log('dictionary per message (list + apply), compiled once per dictionary version:');
 for (const n of [30, 2000]) {
   const d = benchDictionary(n);
   console.log(`  ${String(n).padStart(5)} entries: first message ${d.firstUs.toFixed(0)} us (compiles), then ${d.perMessageUs.toFixed(1)} us per message`);
 }
-console.log('(before issue 10, measured: 71 us with 30 entries, 1.7 ms with 2,000: recompiled for every message)');
+console.log('(the earlier design, measured: 71 us with 30 entries, 1.7 ms with 2,000: recompiled for every message)');

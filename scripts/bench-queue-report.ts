@@ -1,6 +1,6 @@
 /**
  * The report of `npm run bench:queue` (bench-queue.ts): one mode's figures, the table, and the
- * issue-12 targets as PASS or MISS lines (issue 12, "The benchmark, made honest").
+ * scheduler's targets as PASS or MISS lines.
  */
 
 /** One mode's figures, as `--json` prints them (waits in unscaled seconds, spoken messages only). */

@@ -1,5 +1,5 @@
 /**
- * The traces of `npm run bench:queue` (issue 12, "The benchmark, made honest"): the built-in
+ * The traces of `npm run bench:queue`: the built-in
  * scenarios, the JSON Lines trace format, the text as the bot reads it (names included), and the
  * offline bound. No I/O except reading and writing a trace file.
  */

@@ -1,5 +1,5 @@
 /**
- * bench:queue's last check (issue 12 §3): a name and its line played as clips of their own leave
+ * bench:queue's last check: a name and its line played as clips of their own leave
  * no audible gap between them at the voice server. The real bot (in this process, started as the
  * test harness starts it) reads messages from two members in turn, so each is read with a name;
  * with the rate budget idle it asks for the name and the line alone, caches both and plays them

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:queue`: replays chat traces against a started emulator, in two modes, and prints
- * the issue-12 targets as PASS or MISS (issue 12, "The benchmark, made honest").
+ * the scheduler's targets as PASS or MISS.
  *
  *   scheduler  the bot's pipeline: SpeechScheduler (batch at the grant, clips from the cache) +
  *              synthesizer + audio cache + budget + the fair, paced limiter keyed by guild.

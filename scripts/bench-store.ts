@@ -1,11 +1,11 @@
-// `npm run bench:store`: what writing every accepted message to SQLite costs (issue 9 §3).
+// `npm run bench:store`: what writing every accepted message to SQLite costs.
 //  1. Per message, uncontended: the journal's add (on accept) and remove (when finished), as the
 //     scheduler calls them. Target: p99 of add + remove under 1 ms.
 //  2. Two processes: another process holds the database's write lock in long transactions while
 //     this one runs a 20 ms audio loop (the way @discordjs/voice schedules frames) and accepts 50
 //     messages a second. Once with the store (busy_timeout 0, writes kept in memory, in order,
 //     and retried while the lock is held), once with the same writes on a connection that waits
-//     for the lock inside SQLite (busy_timeout 5000, the bot's policy before issue 10) as the baseline.
+//     for the lock inside SQLite (busy_timeout 5000, the bot's earlier policy) as the baseline.
 //     Target: no store call blocks the thread for a frame (20 ms) or more; every message ends up
 //     written and deleted once the lock is free. Prints numbers; asserts nothing (shared machine).
 import { fork } from 'node:child_process';
@@ -150,7 +150,7 @@ console.log(`\n2. two processes: the other holds the write lock ${HOLD_MS} ms at
 const ours = await contended(new PendingUtteranceStore(openDatabase(file, { migrate: false }), { retryMs: 5, maxRetryMs: 50 }), 'the store (busy_timeout 0, kept in memory and retried)');
 
 // Baseline: the same statements on a connection that waits for the lock inside SQLite (the policy
-// every database path of the bot had before issue 10: busy_timeout 5000).
+// every database path of the bot had before the store: busy_timeout 5000).
 const waiting = openDatabase(file, { migrate: false });
 waiting.pragma('busy_timeout = 5000');
 const insert = waiting.prepare('INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)');

@@ -1,5 +1,5 @@
 // `npm run bench:suite`: how long the whole test suite (`npm test`) takes on this machine, against
-// issue 11's target of under 60 s on 2 cores. Runs vitest as `npm test` does (the project's
+// the target of under 60 s on 2 cores. Runs vitest as `npm test` does (the project's
 // config), `--runs N` times (default 1), and prints each run's wall time, the CPU time of vitest and
 // everything it started (workers, child bots, ffmpeg; Linux only), and the test counts. `--fresh`
 // clears vitest's result cache (which orders the files, longest first) and Node's compile cache
@@ -76,4 +76,4 @@ for (let i = 1; i <= runs; i++) {
 }
 const worst = Math.max(...results.map((r) => r.wallS));
 const failed = results.reduce((n, r) => n + r.failed, 0);
-console.log(`target: the whole suite under ${TARGET_S} s on 2 cores (issue 11): slowest run ${worst.toFixed(1)} s → ${worst < TARGET_S ? 'PASS' : 'MISS'}${failed > 0 ? ` (with ${failed} failing tests: not a valid measurement)` : ''}`);
+console.log(`target: the whole suite under ${TARGET_S} s on 2 cores: slowest run ${worst.toFixed(1)} s → ${worst < TARGET_S ? 'PASS' : 'MISS'}${failed > 0 ? ` (with ${failed} failing tests: not a valid measurement)` : ''}`);

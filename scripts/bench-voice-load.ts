@@ -1,5 +1,5 @@
 // Part of `npm run bench:voice` (scripts/bench-voice.ts): the IPC helper for its child processes and
-// the load runs of issue 14 §4 (guilds speaking at once), with their table.
+// the load runs (guilds speaking at once), with their table.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 

@@ -5,9 +5,9 @@
 // targets (PASS/MISS); asserts nothing (shared machine). Measures:
 // 1. latency from MESSAGE_CREATE to the first RTP packet: cache miss, cache hit, and the plain
 //    baseline (ffmpeg on the MP3 for every play); for the miss, first RTP packet minus the moment
-//    the MP3 download completed (issue 12 §4), and how much of that was the wait for DAVE;
+//    the MP3 download completed, and how much of that was the wait for DAVE;
 // 2. the bot's resident memory with 1 and with 50 guilds in voice;
-// 3. how many guilds can speak at once (issue 14 §4): 10, 50, 100 and 200 guilds playing the same
+// 3. how many guilds can speak at once: 10, 50, 100 and 200 guilds playing the same
 //    clip at the same moment; per stream, the interval between consecutive packets at the server.
 // BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200") change the sizes;
 // BENCH_BOT_PROFILE=dir writes a CPU profile of the bot.

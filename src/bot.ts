@@ -71,7 +71,7 @@ export interface BotOptions {
   rateLimits?: RateLimits;
   /** Shortest time between two spoken stale-drop notices in a guild (bot-clips.ts; tests shorten it). */
   staleNoticeIntervalMs?: number;
-  /** Where the bot counts (issue 14 §1); default: a registry of its own without process metrics. */
+  /** Where the bot counts; default: a registry of its own without process metrics. */
   metrics?: BotMetrics;
   /** How long a question asked with buttons waits for its click (tests shorten it). */
   buttonTimeoutMs?: number;
@@ -114,11 +114,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   logModes(logger, modes);
   // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
   const checkpointer = startCheckpointer(db, dbFile);
-  // Every accepted utterance is written when accepted; the store never waits for a lock (issue 9 §3).
+  // Every accepted utterance is written when accepted; the store never waits for a lock.
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
   if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
-  // Issue 14 §3: what several hosts share lives in PostgreSQL when configured (docs/scaling.md).
+  // What several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];
   const connect = async (url: string) => {
     const pg = await openPostgres(url);
@@ -141,7 +141,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ceilings: config.limits.ceilings,
     period: { anchor: config.limits.billingPeriodStart, days: 30 },
     onCharged: meterCharges(metrics),
-    // Role allowances (issue 13): the member's roles as this process's gateway cache knows them.
+    // Role allowances: the member's roles as this process's gateway cache knows them.
     roleAllowance: (guildId, userId) => {
       const member = client.guilds.cache.get(guildId)?.members.cache.get(userId);
       return member ? repos.roleAllowances.largestFor(guildId, member.roles.cache.keys()) : undefined;
@@ -174,7 +174,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
   });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
-  // the ledger follows the jobs this process did not start itself (README "Characters are money").
+  // the ledger follows the jobs this process did not start itself (docs/operating.md, "Characters are money").
   const jobCharge = (job: { guildId: string; userId: string; chars: number | null; request: { text: string | null } }) => [
     { guildId: job.guildId, userId: job.userId, endpoint: 'advanced' as const, chars: job.chars ?? countChars(job.request.text ?? '') },
   ];
@@ -202,7 +202,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     maxAutoAgeMs: config.limits.autoReadMaxAgeMs,
     logger: logger.child({ component: 'queue' }),
     journal: pendingStore,
-    // The client's own limiter: batches are formed once its grant is in hand (issue 12 §1).
+    // The client's own limiter: batches are formed once its grant is in hand.
     limiter,
   });
   const voiceSessions = new VoiceSessionStore(db, { clock });

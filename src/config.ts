@@ -8,7 +8,7 @@ import { ffmpegPath } from './util/ffmpeg.ts';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
 
 /**
- * Environment -> typed configuration, parsed once at start-up (STYLE.md #9). Every variable is
+ * Environment -> typed configuration, parsed once at start-up. Every variable is
  * documented in .env.example; a missing or malformed one stops start-up with a message naming it.
  */
 const intFrom = (fallback: number, min = 0, tooSmall?: string) =>
@@ -60,7 +60,7 @@ const schema = discordSchema.extend({
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
   DATA_DIR: z.string().trim().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
-  // One place defines each default: the module that applies it (issue 10 §6).
+  // One place defines each default: the module that applies it.
   ACCOUNT_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.accountMonthlyLimit, 1),
   GUILD_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.guildMonthlyLimit, 1),
   USER_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.userMonthlyLimit, 1),
@@ -71,13 +71,13 @@ const schema = discordSchema.extend({
   ROLE_MONTHLY_CHARS_MAX: optionalCount,
   BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
   CACHE_MAX_MB: intFrom(AUDIO_CACHE_DEFAULTS.maxBytes / MIB, 1),
-  // Characters since issue 9 (it counted messages before): a small old value would refuse chat.
+  // Counts characters (it counted messages in earlier versions): a small old value would refuse chat.
   MAX_PENDING_PER_MEMBER: intFrom(SCHEDULER_DEFAULTS.maxPendingCharsPerMember, 100, `counts characters waiting per member now (at least 100; default ${SCHEDULER_DEFAULTS.maxPendingCharsPerMember}), not messages`),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
   FFMPEG_PATH: z.string().trim().min(1).optional(),
   JOB_RETENTION_DAYS: intFrom(7, 1),
-  // Issue 14: shards on this host, and what several hosts share (docs/scaling.md).
+  // Shards on this host, and what several hosts share (docs/scaling.md).
   SHARD_COUNT: z.union([z.literal('auto'), z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100_000))], {
     error: 'must be a whole number of shards (at least 1) or "auto" (Discord\'s recommendation)',
   }).optional(),
@@ -85,11 +85,11 @@ const schema = discordSchema.extend({
   SHARD_PROCESSES: intFrom(1, 1),
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
-  // Issue 14 §1: metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
+  // Metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
   METRICS_PORT: z.string().trim().regex(/^\d+$/, 'must be a port number (0-65535)').transform(Number).pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' })).optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
-  // Issue 13: the operator's bot-wide reading dictionary (JSON, CSV or TSV).
+  // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
 });
 
@@ -118,15 +118,15 @@ export interface Config {
   /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
   jobRetentionDays: number;
   /**
-   * Shards (issue 14 §2). `count` undefined: one shard, as before sharding existed. `ids`
+   * Shards. `count` undefined: one shard, as before sharding existed. `ids`
    * undefined: every shard of `count`. With `processes` > 1, `npm start` runs a shard manager.
    */
   sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };
-  /** What several hosts share through PostgreSQL (issue 14 §3); each unset: this host's SQLite. */
+  /** What several hosts share through PostgreSQL; each unset: this host's SQLite. */
   shared: { accountLedgerUrl: string | undefined; rateStoreUrl: string | undefined };
-  /** Issue 14 §1: METRICS_PORT (undefined: off) on METRICS_HOST, and where unexpected errors are reported. */
+  /** METRICS_PORT (undefined: off) on METRICS_HOST, and where unexpected errors are reported. */
   ops: { metricsPort: number | undefined; metricsHost: string; errorWebhookUrl: string | undefined };
-  /** The operator's bot-wide dictionary file, applied under each server's own entries (issue 13). */
+  /** The operator's bot-wide dictionary file, applied under each server's own entries. */
   globalDictionaryFile: string | undefined;
 }
 
@@ -136,7 +136,7 @@ export interface ConfigIssue {
   problem: string;
 }
 
-/** The environment cannot start the bot: the message names every bad variable (README "How it is built", Errors: one fixed code). */
+/** The environment cannot start the bot: the message names every bad variable (docs/architecture.md, "Errors": one fixed code). */
 export class ConfigError extends CodedError<'config_invalid'> {
   override name = 'ConfigError';
   readonly variables: string[];

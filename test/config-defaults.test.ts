@@ -7,7 +7,7 @@ import { openDatabase, type Db } from '../src/db/database.ts';
 import { CharacterBudget } from '../src/speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from '../src/speech/cache.ts';
 
-// Issue 10 §6: one default per setting, and it is the documented one (.env.example).
+// One default per setting, and it is the documented one (.env.example).
 const REQUIRED = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', TTS_TOKEN: 'x'.repeat(64) };
 
 /** `VAR=value` lines of .env.example with the comment block above each. */

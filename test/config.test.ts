@@ -4,7 +4,7 @@ import { CodedError } from '../src/util/coded-error.ts';
 
 const REQUIRED = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', TTS_TOKEN: 'x'.repeat(64) };
 
-describe('MAX_PENDING_PER_MEMBER counts characters (issue 9 §6)', () => {
+describe('MAX_PENDING_PER_MEMBER counts characters', () => {
   it('GIVEN nothing set THEN 500 characters', () => {
     expect(loadConfig(REQUIRED).limits.maxPendingCharsPerMember).toBe(500);
   });
@@ -24,7 +24,7 @@ describe('MAX_PENDING_PER_MEMBER counts characters (issue 9 §6)', () => {
   });
 });
 
-describe('the Discord variables (issue 9 §4)', () => {
+describe('the Discord variables', () => {
   it('GIVEN the same environment THEN deploy-commands and npm start read the same Discord settings, without TTS_TOKEN', () => {
     const env = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', DISCORD_API_URL: 'http://127.0.0.1:1/api' };
     expect(loadDiscordConfig(env)).toEqual(loadConfig({ ...env, TTS_TOKEN: 'x'.repeat(64) }).discord);
@@ -80,7 +80,7 @@ describe('URLs a token travels to: plain http only to this machine', () => {
   });
 });
 
-describe('shards and what hosts share (issue 14)', () => {
+describe('shards and what hosts share', () => {
   const problem = (env: Record<string, string>) => {
     try {
       loadConfig({ ...REQUIRED, ...env });

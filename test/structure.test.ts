@@ -1,4 +1,4 @@
-// Issue 11's structure rules, checked on the tree as it is, so a change that breaks one fails here
+// The repository's structure rules, checked on the tree as it is, so a change that breaks one fails here
 // rather than in a reader's head: files of one concern (no file in src/ over about 400 lines), no
 // import circle, the layers importing only downwards, and errors declared by the one convention
 // in their layer's errors.ts (docs/architecture.md).

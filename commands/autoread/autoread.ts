@@ -53,7 +53,7 @@ export default {
       },
       async add(args) {
         const channelId = args.channel ?? interaction.channelId;
-        // Off by default: MP3s posted while nobody listens in voice cost characters (issue 9 §6).
+        // Off by default: MP3s posted while nobody listens in voice cost characters.
         const postAudio = args.mp3 ?? false;
         await repo.add(guildId, channelId, { postAudio });
         await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel: `<#${channelId}>` }) });

@@ -14,7 +14,7 @@ import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 import type { SubcommandHandlers } from '../../src/discord/interactions/command-args.ts';
 
-// /config subcommands for settings the database always had but no command could set (issue 13):
+// /config subcommands for settings the database always had but no command could set:
 // muting a member's reading, the list of muted members, the server's reading language and its
 // monthly character limit. Kept apart from commands/config.ts so that file stays small.
 

@@ -42,7 +42,7 @@ const data = {
       options: [{ type: ApplicationCommandOptionType.Channel, ...named('channel', 'チャンネル'), ...described('Voice channel', 'ボイスチャンネル'), channel_types: [ChannelType.GuildVoice, ChannelType.GuildStageVoice] }],
     },
     sub('ignore-prefix', '無視する接頭辞', 'Messages starting with this are not read (e.g. ;)', 'これで始まるメッセージは読まない（例: ;）', { type: ApplicationCommandOptionType.String, min_length: 1, max_length: 5 }),
-    // Issue 13: settings that were stored but could not be set.
+    // Settings that were stored but could not be set.
     ...MEMBER_CONTROL_SUBCOMMANDS,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;

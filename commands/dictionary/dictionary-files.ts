@@ -6,7 +6,7 @@ import { describeDictionaryFileProblem } from './dictionary-problems.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { t, type Lang } from '../../src/discord/i18n.ts';
 
-// Issue 13, "Dictionary": who may edit, and import/export as a file. An import is read whole and
+// The dictionary: who may edit, and import/export as a file. An import is read whole and
 // checked first; nothing changes until the member picks Merge or Replace on the summary.
 
 const SHOWN_PROBLEMS = 15;

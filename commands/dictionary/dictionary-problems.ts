@@ -3,7 +3,7 @@ import type { DictionaryFileFormat, DictionaryFileProblem } from '../../src/spee
 import { t, type Lang, type MessageKey, type Vars } from '../../src/discord/i18n.ts';
 
 // The speech layer names a dictionary problem by its identifier; the identifiers are i18n keys
-// (STYLE.md #5), so an identifier without a text in locales/*.json is a type error here.
+//, so an identifier without a text in locales/*.json is a type error here.
 
 /** A rejected word or reading as the member reads it (/dictionary add's {reason}). */
 export function describeDictionaryProblem(lang: Lang, problem: DictionaryError | DictionaryFileProblem): string {

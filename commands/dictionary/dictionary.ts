@@ -31,7 +31,7 @@ const data = {
       options: [{ type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word to remove', '削除する単語'), required: true, autocomplete: true, max_length: 50 }],
     },
     { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('Show the dictionary', '辞書を表示') },
-    // Issue 13: files and who may edit.
+    // Files and who may edit.
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('import', 'インポート'),

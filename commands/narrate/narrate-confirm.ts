@@ -4,7 +4,7 @@ import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts'
 import { formatDate, t, type Lang } from '../../src/discord/i18n.ts';
 import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 
-// Issue 13, "Spend, shown before it is spent": a long /narrate shows what it will cost and what the
+// Spend, shown before it is spent: a long /narrate shows what it will cost and what the
 // member and the server have left, and waits for Confirm. Nothing is held or sent before the click;
 // Confirm checks the budgets again (others may have spent meanwhile); Cancel or no click in time
 // leaves everything as it was, and the question says so.

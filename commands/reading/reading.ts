@@ -14,7 +14,7 @@ import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSe
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 
-// /reading (issue 13): whose messages and what in them auto-read reads — the switches other
+// /reading: whose messages and what in them auto-read reads — the switches other
 // read-aloud bots have. Admins only (Manage Server), like /config.
 
 // Option lists keep their literal types (`as const` on type and required) so the handlers' arguments are typed from them.

@@ -8,7 +8,7 @@ import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
-// Issue 13, "Spend, shown before it is spent": role allowances and the /narrate confirmation threshold.
+// Spend, shown before it is spent: role allowances and the /narrate confirmation threshold.
 
 const MAX_CHARS = 10_000_000;
 const roleOption = { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role', '対象のロール'), required: true } as const;

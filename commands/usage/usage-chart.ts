@@ -3,7 +3,7 @@ import type { DailySpend } from '../../src/db/ledger-daily.ts';
 
 type Canvas = typeof import('@napi-rs/canvas');
 
-// /usage's chart (issue 13): the period's spend by day as a small PNG, drawn in this process with
+// /usage's chart: the period's spend by day as a small PNG, drawn in this process with
 // @napi-rs/canvas (prebuilt, no system libraries), loaded on first use: where its binary cannot
 // load, /usage answers with the numbers alone instead of the bot failing to start. Labels may be Japanese, so a CJK font is
 // registered from the system's files (fonts-noto-cjk on Debian, which scripts/bootstrap.sh

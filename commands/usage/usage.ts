@@ -36,7 +36,7 @@ export default {
       const top = await ctx.budget.topSpenders(guildId, 5);
       if (top.length) lines.push(t(lang, 'usage.top', { list: top.map((s) => `<@${s.userId}> ${s.used}`).join(', ') }));
     }
-    // Issue 13: the period's spend by day, as a chart and as numbers (the member's; the server's for admins).
+    // The period's spend by day, as a chart and as numbers (the member's; the server's for admins).
     const serverChart = admin && picked === null;
     const spendByDay = ctx.repos.dailySpend.days(period, serverChart ? { guildId } : { guildId, userId: target.id });
     const day = (ms: number) => { const d = new Date(ms); return `${d.getUTCMonth() + 1}/${d.getUTCDate()}`; };

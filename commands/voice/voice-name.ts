@@ -6,7 +6,7 @@ import { UserError } from '../../src/discord/errors.ts';
 import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 
-// /voice name (issue 13): how a member's name is read before their messages and in announcements.
+// /voice name: how a member's name is read before their messages and in announcements.
 // Members set their own; admins (Manage Server) set anyone's.
 
 /** Longest name a member can set (Discord's own nickname limit). */

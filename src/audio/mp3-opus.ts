@@ -10,7 +10,7 @@ import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-
  * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled
  * to 48 kHz stereo and encoded to Opus (libopus through @discordjs/opus) a few 20 ms frames ahead of
  * the player, so the first packet leaves a few milliseconds after the download instead of after an
- * ffmpeg run (issue 12 §4). The sound matches the cached Ogg Opus that ffmpeg makes of the same MP3
+ * ffmpeg run. The sound matches the cached Ogg Opus that ffmpeg makes of the same MP3
  * (src/audio/transcode.ts): the same leading-silence cut, rate, channels, bitrate and application.
  */
 

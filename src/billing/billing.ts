@@ -1,6 +1,6 @@
 /**
  * What the client tells its caller about charges, so a ledger can follow the service's charging
- * model (README "Characters are money"). Every attempt to an endpoint that charges (standard
+ * model (docs/operating.md, "Characters are money"). Every attempt to an endpoint that charges (standard
  * speech, job creation) ends in exactly one `attempt` event; a job that fails is refunded. The
  * client (src/tts) reports these; a charge session (src/speech/charge-session.ts) records them.
  */

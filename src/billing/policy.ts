@@ -1,6 +1,6 @@
 import type { Charge, Endpoint, EndpointTotals, Period, Reservation, ScopeUsage } from './ledger.ts';
 
-// The reservation policy of the character budget (README "Characters are money"): pure functions
+// The reservation policy of the character budget (docs/operating.md, "Characters are money"): pure functions
 // over numbers the ledger store read, so the rules can change and be tested without a database.
 
 export type BudgetScope = 'user' | 'guild' | 'account';
@@ -61,7 +61,7 @@ export function appliedLimit(stored: number | null | undefined, fallback: number
   return { value: Math.min(wanted, ceiling), stored: stored ?? null, capped: wanted > ceiling };
 }
 
-/** What a scope has counted against its limit this period (README "Characters are money"). */
+/** What a scope has counted against its limit this period (docs/operating.md, "Characters are money"). */
 export interface Usage {
   scope: BudgetScope;
   /** Reserved + charged + uncertain characters this period: what counts against the limit. */
@@ -89,7 +89,7 @@ export function memberLimit(guildLimit: number, roleAllowance: number | undefine
 
 /**
  * Clips the bot makes on its own (announcements, notices) are charged to the server, not to a
- * member (issue 13): their charges carry the guild's id as the user id, which no member has, and
+ * member: their charges carry the guild's id as the user id, which no member has, and
  * only the server's and the account's limits apply to them.
  */
 export function serverChargeUser(guildId: string): string {

@@ -4,7 +4,7 @@ import { bool, json, rowMapping, type Codec, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The advanced_jobs table (migrations/001, 004): advanced (Beta) jobs persisted from creation, so
-// a restart resumes polling; leased by the process following each one (issue 10 §5).
+// a restart resumes polling; leased by the process following each one.
 
 export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'delivered';
 
@@ -38,7 +38,7 @@ export interface StoredJob {
   pk: number | null;
   seed: number | null;
   errorCode: string | null;
-  /** The process following the job, and until when (issue 10 §5); null when nobody holds it. */
+  /** The process following the job, and until when; null when nobody holds it. */
   leaseOwner: string | null;
   leaseExpiresAt: number | null;
   /** Nobody wants the result any more (/clear, /leave): followed to its end for the ledger, never delivered. */

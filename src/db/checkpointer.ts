@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { Db } from './database.ts';
 
 /**
- * WAL checkpoints off the audio thread (issue 10 §3, §5). SQLite's automatic checkpoint runs inside
+ * WAL checkpoints off the audio thread. SQLite's automatic checkpoint runs inside
  * whichever commit crosses 1,000 WAL pages and copies them into the database file there and then:
  * on a large database that is milliseconds of I/O on the thread that also drives the 20 ms audio
  * loop, and it is the whole p99 tail of a ledger reservation. The bot turns the automatic

@@ -48,7 +48,7 @@ const statements = (db: Db) => ({
 
 type Row = RowOf<DictionaryEntry>;
 
-/** The operator's bot-wide entries (issue 13), applied under each guild's own; `version` changes when they do. */
+/** The operator's bot-wide entries, applied under each guild's own; `version` changes when they do. */
 export interface GlobalDictionarySource {
   entries(): readonly { word: string; reading: string }[];
   version(): number;

@@ -1,6 +1,6 @@
 import { codedError, type CodedErrorOptions } from '../util/coded-error.ts';
 
-// Errors of src/db: one module, stable codes (STYLE #4, README "How it is built"). Messages name
+// Errors of src/db: one module, stable codes (docs/architecture.md, "Errors"). Messages name
 // versions and counts, never a row's content.
 
 /** Base error of src/db; `code` is stable. */
@@ -33,7 +33,7 @@ export class DbBusyError extends DbError {
   }
 }
 
-/** A PostgreSQL store shared by several hosts (issue 14 §3) did not answer: what needs it fails closed. */
+/** A PostgreSQL store shared by several hosts did not answer: what needs it fails closed. */
 export class SharedStoreError extends DbError {
   override name = 'SharedStoreError';
   constructor(code: 'account_pool_unavailable' | 'rate_store_unavailable', options: CodedErrorOptions = {}) {

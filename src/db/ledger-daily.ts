@@ -2,7 +2,7 @@ import type { Db } from './database.ts';
 import type { Period } from '../billing/ledger.ts';
 
 // A read-only report over character_ledger (owned by ledger.ts, which writes it): what counted
-// against the limits per day of a billing period, for /usage's chart (issue 13). Kept apart so
+// against the limits per day of a billing period, for /usage's chart. Kept apart so
 // the ledger's write path stays one module of its own size.
 
 /** Characters that count against the limits (held, charged or possibly charged) per day of a period. */
@@ -20,7 +20,7 @@ export class DailySpendReport {
   readonly #query;
 
   constructor(db: Db) {
-    // Released rows never counted; every other state does (README "Characters are money").
+    // Released rows never counted; every other state does (docs/operating.md, "Characters are money").
     this.#query = db.prepare<[Params], { day: number; chars: number }>(`
       SELECT CAST((created_at - @start) / ${DAY_MS} AS INTEGER) AS day, SUM(chars) AS chars
       FROM character_ledger

@@ -12,7 +12,7 @@ import type { Endpoint } from './rows.ts';
 // passed in as a function of the totals read inside the transaction.
 //
 // Every operation is one transaction and returns a promise, and each total only ever moves by a
-// delta: a store answering over the network (issue 14 moves the account pool to PostgreSQL) can
+// delta: a store answering over the network (the account pool shared by several hosts in PostgreSQL) can
 // implement the same operations with `UPDATE ... SET x = x + $1`.
 
 /** The account scope's key in ledger_totals (a member is (guild, user), a guild is (guild, '')). */

@@ -43,8 +43,8 @@ const statements = (db: Db) => ({
 });
 
 /**
- * The pending_utterances table: every accepted utterance from acceptance until it is finished
- * (issue 9 §3). The order of writes and when to retry them is the journal's
+ * The pending_utterances table: every accepted utterance from acceptance until it is finished.
+ * The order of writes and when to retry them is the journal's
  * (src/speech/queue-store.ts); this module writes them.
  */
 export class PendingUtterancesTable extends Repo<ReturnType<typeof statements>> {

@@ -7,8 +7,8 @@ import { SqliteLedger, type OutboxEntry } from './ledger.ts';
 import type { PgPool } from './postgres.ts';
 import type { Endpoint } from './rows.ts';
 
-// The ledger of a host that shares the account's characters with other hosts (issue 14 §3,
-// ACCOUNT_LEDGER_URL). Members and servers live on one host, so their limits are checked in this
+// The ledger of a host that shares the account's characters with other hosts
+// (ACCOUNT_LEDGER_URL). Members and servers live on one host, so their limits are checked in this
 // host's SQLite ledger as before; the account limit is checked in the shared pool (PostgreSQL,
 // src/db/account-pool.ts), atomically with every other host's reservations.
 //

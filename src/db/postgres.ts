@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-// PostgreSQL for what several hosts share (issue 14 §3, docs/scaling.md): the account's character
+// PostgreSQL for what several hosts share (docs/scaling.md): the account's character
 // pool (ACCOUNT_LEDGER_URL) and the rate window of hosts behind one egress IP (RATE_STORE_URL).
 // Everything else stays in each host's SQLite. The schema is created on first use, idempotently;
 // hosts starting at the same moment take turns (an advisory lock around the DDL).
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS yomiage_rate_blocks (
   until_ms BIGINT NOT NULL
 );
 INSERT INTO yomiage_rate_blocks (kind, until_ms) VALUES ('standard', 0), ('advanced', 0) ON CONFLICT DO NOTHING;
--- Issue 12 §5 (as SQLite's migrations/009): the guild each grant went to, and which guilds each
+-- Pacing shared by hosts (as SQLite's migrations/009): the guild each grant went to, and which guilds each
 -- process waits for, so hosts pace and take turns together. Guild ids only, no chat text.
 ALTER TABLE yomiage_rate_grants ADD COLUMN IF NOT EXISTS grant_key TEXT NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS yomiage_rate_demand (

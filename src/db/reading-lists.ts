@@ -2,7 +2,7 @@ import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The reading_lists table (migrations/008, issue 13): a guild's allowed bots and webhooks, and the
+// The reading_lists table (migrations/008): a guild's allowed bots and webhooks, and the
 // roles whose members are never read.
 
 /** 'bot': a bot user or webhook id that is read; 'never_role': a role whose members are not. */

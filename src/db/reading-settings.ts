@@ -3,7 +3,7 @@ import { Repo } from './repo.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The reading_settings table (migrations/008, issue 13): who and what auto-read reads.
+// The reading_settings table (migrations/008): who and what auto-read reads.
 
 /** Messages from bots and webhooks: none, only the allow-list, or all. */
 export type BotReading = 'off' | 'listed' | 'all';

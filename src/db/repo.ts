@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 
 /**
  * What every table module holds: the connection, the clock that stamps its rows, and its
- * statements, prepared once (STYLE #13) by the module's own `statements(db)`. Writes go through
+ * statements, prepared once by the module's own `statements(db)`. Writes go through
  * `write`: one IMMEDIATE transaction that never waits for a lock on this thread (src/db/write.ts).
  */
 export abstract class Repo<S> {

@@ -13,7 +13,7 @@ import { ReadingSettingsRepo } from './reading-settings.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
-// mapping (STYLE #13) and its transactions (writes never wait on the audio thread: write.ts).
+// mapping and its transactions (writes never wait on the audio thread: write.ts).
 // Feature modules above hold the policy and call these. This file assembles the repositories the
 // commands and the bot use, and re-exports their public types.
 
@@ -40,12 +40,12 @@ export interface Repositories {
   dictionary: DictionaryRepo;
   history: HistoryRepo;
   jobs: JobsRepo;
-  /** Issue 13: dictionary editors, /narrate confirmation threshold. */
+  /** Dictionary editors, /narrate confirmation threshold. */
   controls: GuildControlsRepo;
   roleAllowances: RoleAllowancesRepo;
   /** /usage's spend by day (read-only over the ledger). */
   dailySpend: DailySpendReport;
-  /** Issue 13: who and what auto-read reads (migrations/008). */
+  /** Who and what auto-read reads (migrations/008). */
   reading: ReadingSettingsRepo;
   readingLists: ReadingListsRepo;
 }

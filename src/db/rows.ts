@@ -1,4 +1,4 @@
-// Rows are mapped from snake_case to camelCase in one place per table (STYLE #13, as yuudachi's
+// Rows are mapped from snake_case to camelCase in one place per table (as yuudachi's
 // transformCase does): a table module declares its record type once, its row type follows from it
 // (`RowOf`), and `rowMapping` converts both ways, naming only the columns stored differently
 // (0/1 for a boolean, JSON text, NULL for an absent optional field).

@@ -25,7 +25,7 @@ const statements = (db: Db) => ({
 });
 
 /**
- * The voice_sessions table: each guild's voice session, so a restart rejoins it (issue 9 §3).
+ * The voice_sessions table: each guild's voice session, so a restart rejoins it.
  * Saved on join and move, forgotten when the bot leaves for good (/leave, nobody left,
  * disconnected by someone); a shutdown keeps it.
  */

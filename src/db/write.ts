@@ -3,7 +3,7 @@ import { DbBusyError } from './errors.ts';
 import { sleep } from '../util/clock.ts';
 
 /**
- * The database policy for the thread that also drives the 20 ms audio loop (issue 10 §5).
+ * The database policy for the thread that also drives the 20 ms audio loop.
  *
  * better-sqlite3 is synchronous: a statement that waits for another process's write lock waits
  * on this thread, and with a busy timeout every voice connection of the process stops sending

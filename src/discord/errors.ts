@@ -2,7 +2,7 @@ import { CodedError, codedError } from '../util/coded-error.ts';
 import type { MessageKey, Vars } from './i18n.ts';
 
 /**
- * An outcome the user must be told about (STYLE.md #5): `code` is the i18n key of the message,
+ * An outcome the user must be told about: `code` is the i18n key of the message,
  * `vars` its placeholders. The dispatcher turns it into an ephemeral reply in the user's language.
  */
 export class UserError extends CodedError<MessageKey> {

@@ -1,5 +1,5 @@
 /**
- * Every user-facing string, in Japanese and English, keyed by a stable identifier (STYLE.md #5).
+ * Every user-facing string, in Japanese and English, keyed by a stable identifier.
  * The texts are data, one file per language (locales/*.json); the keys are typed from them, and
  * the two files must hold the same keys (checked here at compile time; placeholders by
  * test/discord/messages.test.ts, which reads the files).

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { RESTOptions } from 'discord.js';
 
 /**
- * An HTTP agent of discord.js's REST client's own (issue 9 §1). Without one, @discordjs/rest sends
+ * An HTTP agent of discord.js's REST client's own. Without one, @discordjs/rest sends
  * through whatever sits in the process-wide undici dispatcher slot, which any library can replace
  * just by being imported (undici 8 did, and then refused discord.js's file uploads). The agent is
  * built from the very undici instance @discordjs/rest resolves, found the way Node resolves it for

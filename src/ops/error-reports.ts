@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-// Issue 14 §1: unexpected errors are posted to the operator's ERROR_WEBHOOK_URL (a Discord webhook,
+// Unexpected errors are posted to the operator's ERROR_WEBHOOK_URL (a Discord webhook,
 // or anything taking a JSON POST), each distinct error (same type, same place in the stack) at most once an
 // hour, with how often it happened meanwhile (errorKey says what "the same" is). A report is built from the log line the error was
 // written as, after the logger's serializer and secret scrubbing (src/util/log.ts): it can hold

@@ -1,6 +1,6 @@
 import { codedError } from '../util/coded-error.ts';
 
-// Errors of src/ops (README "How it is built", Errors): messages for the operator, never a row's content or a secret.
+// Errors of src/ops (docs/architecture.md, "Errors"): messages for the operator, never a row's content or a secret.
 
 /** Moving guilds between hosts (npm run guild) cannot go on; nothing was written. */
 export class TransferError extends codedError({

@@ -3,7 +3,7 @@ import { shardOf } from '../util/shards.ts';
 import { TransferError } from './errors.ts';
 import { describeIssues, exportSchema } from './guild-export-schema.ts';
 
-// Moving guilds between hosts with their shard range (issue 14 §3, docs/scaling.md "Move a shard
+// Moving guilds between hosts with their shard range (docs/scaling.md "Move a shard
 // range"): every row of a guild in this host's SQLite, as one JSON document, and back. The
 // command line is src/ops/guild-cli.ts (`npm run guild`).
 

@@ -5,7 +5,7 @@ import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { BotMetrics } from './metrics.ts';
 import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 
-// Issue 14 §1: a bot process is ready when every gateway shard it runs is ready and its database
+// A bot process is ready when every gateway shard it runs is ready and its database
 // takes a write. ffmpeg missing is "degraded" (speech is attached instead of played), not unready:
 // restarting the process would not bring ffmpeg back, and the bot still does its job.
 

@@ -4,7 +4,7 @@ import type { Synthesizer } from '../speech/synthesize.ts';
 import type { ClipStarted } from '../voice/session.ts';
 import type { BotMetrics, MessageOutcome } from './metrics.ts';
 
-// Issue 14 §1: where the bot's collaborators meet its metrics. Each hook sits at the one place a
+// Where the bot's collaborators meet its metrics. Each hook sits at the one place a
 // fact is final, so every message is counted once by how it ended:
 // - refused before it was queued: the auto-reader and /say, /narrate tell (onNotQueued, onRefused);
 // - dropped as stale or cleared (/clear, /leave, /skip of queued speech): the scheduler's events;

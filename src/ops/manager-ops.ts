@@ -1,7 +1,7 @@
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 
-// Issue 14 §2: with SHARD_PROCESSES > 1 the shard manager serves METRICS_PORT. It asks every bot
+// With SHARD_PROCESSES > 1 the shard manager serves METRICS_PORT. It asks every bot
 // process for its metrics over IPC (collect('metrics'), src/ops/shard-ipc.ts) and serves their
 // aggregate: counters and histograms summed, yomiage_rate_window_used by max (each process reads
 // the same shared window), as each metric's `aggregator` says (src/ops/metrics.ts).

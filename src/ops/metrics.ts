@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-// Issue 14 §1: the bot's Prometheus metrics, one registry per bot (tests run several bots in one
+// The bot's Prometheus metrics, one registry per bot (tests run several bots in one
 // process). Code elsewhere never imports prom-client: it reports through the small methods of
 // BotMetrics (wired in src/ops/instrument.ts), so the names and their meaning live here only.
 // No label carries a guild or user id: labels are endpoints, HTTP statuses and outcomes.

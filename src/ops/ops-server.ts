@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/log.ts';
 
-// Issue 14 §1: METRICS_PORT serves Prometheus metrics and the two health checks, for a bot process
+// METRICS_PORT serves Prometheus metrics and the two health checks, for a bot process
 // and for the shard manager alike (each passes its own answers). Bound to 127.0.0.1 unless
 // METRICS_HOST says otherwise: the metrics say how busy the bot is, not for everyone to read.
 

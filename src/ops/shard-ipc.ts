@@ -1,6 +1,6 @@
-// The manager <-> bot process messages of issue 14 (over the IPC channel discord.js's
+// The manager <-> bot process messages (over the IPC channel discord.js's
 // ShardingManager opens). A process answers the topics it registered; the manager's collect()
-// gathers the answers (src/ops/shard-manager.ts). Today: 'status'; §1 adds 'metrics'.
+// gathers the answers (src/ops/shard-manager.ts). Topics: 'status' and 'metrics'.
 
 export interface CollectRequest {
   yomiage: 'collect';

@@ -4,7 +4,7 @@ import { ShardingManager, type Shard } from 'discord.js';
 import type { Logger } from '../util/log.ts';
 import type { CollectAnswer, CollectRequest } from './shard-ipc.ts';
 
-// Issue 14 §2: with SHARD_PROCESSES > 1, `npm start` runs this manager instead of a bot. It is
+// With SHARD_PROCESSES > 1, `npm start` runs this manager instead of a bot. It is
 // discord.js's ShardingManager with clustering on top: each of the manager's "shards" is one bot
 // process that runs a group of Discord shards (SHARDS / SHARD_COUNT in its environment are the
 // group and the real count, which discord.js's Client reads). Every process is `src/main.ts` with
@@ -12,9 +12,9 @@ import type { CollectAnswer, CollectRequest } from './shard-ipc.ts';
 // SQLite file (rate window, budgets, queued speech) with its siblings.
 //
 // A process that dies is started again after a backoff (1 s, doubling to 30 s; back to 1 s once
-// it stayed up a minute). It speaks what it had accepted (written on accept, issue 9).
+// it stayed up a minute). It speaks what it had accepted (written on accept).
 //
-// Seam for metrics (§1): `collect(topic)` asks every live process over IPC and returns their
+// Seam for metrics: `collect(topic)` asks every live process over IPC and returns their
 // answers; a process answers topics registered with `answerCollect` (src/ops/shard-ipc.ts). The
 // manager serving METRICS_PORT aggregates `collect('metrics')` (prom-client's
 // AggregatorRegistry.aggregate takes exactly such a list of per-process metric JSON).

@@ -2,7 +2,7 @@ import { REST, Routes, type RESTOptions } from 'discord.js';
 import { ConfigError, type Config } from '../config.ts';
 import { shardPlanProblem, splitShards } from '../util/shards.ts';
 
-/** What this host runs (issue 14 §2): the bot's total shard count, this host's ids, one group per process. */
+/** What this host runs: the bot's total shard count, this host's ids, one group per process. */
 export interface ShardPlan {
   count: number;
   ids: number[];

@@ -4,7 +4,7 @@ import { audienceOf, type Utterance } from './queue-types.ts';
 
 // The batching rules: which pending utterances of a guild share one request to the service, when
 // a lone message waits for company, when waiting auto-read is too old to speak, how far ahead of
-// playback a guild may synthesise, and (issue 12 §3) which parts of a batch are played from the
+// playback a guild may synthesise, and which parts of a batch are played from the
 // cache as clips of their own and which are paid for in a request. Pure functions of the queue's
 // state, so the scheduler (queue.ts) only applies their decisions and the rules are tested on
 // their own.
@@ -94,7 +94,7 @@ export function nextBatch(pending: readonly Utterance[], state: HeadState, rules
 
 /**
  * Whether the head of a guild's queue is worth a request while requests are scarce (the rate
- * budget is under pressure, issue 12 §1): a grant should carry as much as it can, so a run of
+ * budget is under pressure): a grant should carry as much as it can, so a run of
  * auto-read that could still grow waits for company, up to `dueMs` after its first message. It is
  * ripe when it cannot grow (another voice or an explicit request follows it), when it is full
  * (`maxMessages`, or `maxChars` nearly reached), or when its first message is due.
@@ -175,7 +175,7 @@ export function mayStartBatch(batches: { synthesizing: number; ready: number }, 
 }
 
 /**
- * Whether a member with `waitingChars` already queued may add `chars` more (issue 9 §6: counted
+ * Whether a member with `waitingChars` already queued may add `chars` more (counted
  * in characters, so ordinary chat that merges into a few requests is never refused, while one
  * member cannot fill a guild's queue). A member with nothing waiting is always accepted.
  */
@@ -183,7 +183,7 @@ export function admits(waitingChars: number, chars: number, maxChars: number): b
   return waitingChars === 0 || waitingChars + chars <= maxChars;
 }
 
-// ---- clips: reuse before paying (issue 12 §3) ----
+// ---- clips: reuse before paying ----
 
 /** One piece of an utterance that can be a clip of its own: the author's name prefix, the body after it, or all of it. */
 export interface ClipPart {
@@ -355,7 +355,7 @@ export interface TimedClip {
 }
 
 /**
- * The staleness cut at the moment of speaking (issue 12: nothing is read minutes late): clips
+ * The staleness cut at the moment of speaking (nothing is read minutes late): clips
  * played back to back from `at`, each utterance starting with its first clip. An auto utterance
  * that would start past the cut is dropped, and with it every clip that carries a part of it (a
  * request reads its parts as one sound); an utterance that loses a clip is dropped too. Returns

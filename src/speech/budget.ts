@@ -8,15 +8,15 @@ import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit
 import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, CheckResult, ReserveResult, Usage } from '../billing/policy.ts';
 import { BudgetError } from './errors.ts';
 
-// Characters are the account's money (notes/service-facts.md: free plan 5,000/month shared by every
-// server). The ledger follows the service's charging model (README "Characters are money"): every
+// Characters are the account's money (the service's free plan: 5,000/month shared by every
+// server). The ledger follows the service's charging model (docs/operating.md, "Characters are money"): every
 // request holds its characters BEFORE it is sent, atomically across all processes sharing the
 // database file, and the hold ends in exactly one of: charged (the service charged it), uncertain
 // (it may have: counted like charged, never refunded by guesswork), released (nothing charged).
 //
 // This class applies the limits (src/billing/policy.ts) to a ledger store (src/billing/ledger.ts,
 // kept in SQL by src/db/ledger.ts). Every method returns a promise, so a store answering over the
-// network (issue 14 moves the account pool to PostgreSQL) fits the same interface.
+// network (the account pool shared by several hosts in PostgreSQL) fits the same interface.
 
 export interface BudgetOptions {
   db: Db;
@@ -31,13 +31,13 @@ export interface BudgetOptions {
   staleAfterMs?: number;
   /** The ledger recorded a charge of the service (metrics; src/ops/instrument.ts). */
   onCharged?: (charges: readonly Charge[]) => void;
-  /** The largest monthly allowance of a member's roles in a guild, if any (issue 13: role allowances). */
+  /** The largest monthly allowance of a member's roles in a guild, if any (role allowances). */
   roleAllowance?: (guildId: string, userId: string) => number | undefined;
 }
 
 export const BUDGET_DEFAULTS = {
   clock: systemClock,
-  // Free plan (notes/service-facts.md: Plans): one user may take a fifth, one guild 60 %.
+  // Free plan (the service's published plans): one user may take a fifth, one guild 60 %.
   // The documented defaults (.env.example); src/config.ts reads them from here.
   defaults: { userMonthlyLimit: 1_000, guildMonthlyLimit: 3_000, accountMonthlyLimit: 5_000 },
   // Billing periods run about 30 days from sign-up; the anchor is any one period start.

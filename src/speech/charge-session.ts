@@ -27,7 +27,7 @@ export interface ChargeSessionOptions {
 
 /**
  * Turns what the client reports about one request (src/billing/billing.ts) into ledger entries, so
- * each possible charge by the service is recorded exactly once (README "Characters are money"):
+ * each possible charge by the service is recorded exactly once (docs/operating.md, "Characters are money"):
  *
  * - standard: one hold covers every attempt, since the account's history serves a repeat of the
  *   same audio free: charged on a 200 with our text (or free when already paid), uncertain when

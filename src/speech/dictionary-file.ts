@@ -1,7 +1,7 @@
 /**
- * Dictionary import and export files (issue 13, "Dictionary"): JSON and CSV (word, reading), and
+ * Dictionary import and export files: JSON and CSV (word, reading), and
  * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
- * line-numbered problems out (STYLE #7); the command decides what to do with them.
+ * line-numbered problems out; the command decides what to do with them.
  */
 import { DICTIONARY_MAX_ENTRIES } from '../db/dictionary-entries.ts';
 import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';

@@ -1,5 +1,5 @@
 /**
- * The per-server reading dictionary: word -> reading replacements (read-aloud-bots.md, "dictionary").
+ * The per-server reading dictionary: word -> reading replacements (as in the read-aloud bots people use today).
  * Pure: the store lives elsewhere; this module validates entries and applies them to text.
  */
 import { countChars } from '../tts/chars.ts';
@@ -11,7 +11,7 @@ export interface DictionaryEntry {
 
 export const DICTIONARY_LIMITS = { wordMaxChars: 50, readingMaxChars: 100 } as const;
 
-/** Identifiers of the validation failures: the i18n keys of their texts (STYLE.md #5, src/discord/locales). */
+/** Identifiers of the validation failures: the i18n keys of their texts (src/discord/locales). */
 export type DictionaryErrorIdentifier =
   | 'dictionary.word_empty'
   | 'dictionary.word_too_long'

@@ -1,5 +1,5 @@
 /**
- * Unicode emoji read by their names (issue 13, a per-server switch; off, they are dropped as
+ * Unicode emoji read by their names (a per-server switch; off, they are dropped as
  * before). Names come from emojibase-data (CLDR annotations, maintained upstream, Japanese and
  * English), not from a list of our own. A run of the same emoji ("🎉🎉🎉") is read once.
  */

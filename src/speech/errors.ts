@@ -1,7 +1,7 @@
 import { codedError } from '../util/coded-error.ts';
 import type { BudgetRefusal } from '../billing/policy.ts';
 
-// Errors of src/speech: one place, stable codes (STYLE #4, README "How it is built").
+// Errors of src/speech: one place, stable codes (docs/architecture.md, "Errors").
 
 interface SpeechErrorOptions {
   message?: string;

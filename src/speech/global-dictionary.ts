@@ -4,7 +4,7 @@ import type { Logger } from '../util/log.ts';
 import type { DictionaryEntry } from './dictionary.ts';
 import { parseDictionaryFile, type DictionaryFileFormat, type DictionaryFileProblem } from './dictionary-file.ts';
 
-// The operator's bot-wide dictionary (issue 13): a file (JSON, CSV or TSV, as /dictionary import
+// The operator's bot-wide dictionary: a file (JSON, CSV or TSV, as /dictionary import
 // reads) named by GLOBAL_DICTIONARY_FILE, applied under each server's own entries. Read at start
 // (a broken file stops start-up, naming its problems) and again whenever it changes (a broken
 // edit is logged and the previous entries stay).

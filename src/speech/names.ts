@@ -1,6 +1,6 @@
 /**
  * Reading the author's name before a message, and join/leave announcements
- * (read-aloud-bots.md: "read the author's name", "join/leave announcements", user request 6 and 7).
+ * (as the read-aloud bots people use today do: the author's name, join/leave announcements).
  */
 import { truncateChars } from '../tts/chars.ts';
 import type { Clock } from '../util/clock.ts';

@@ -4,7 +4,7 @@ import { SpeechError } from './errors.ts';
 import type { ProgressEvent, ProgressState, ReadyUtterance, Utterance } from './queue-types.ts';
 import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.ts';
 
-// The scheduler's clips (issue 12 §3): looking up the parts of a run the cache has, running a
+// The scheduler's clips: looking up the parts of a run the cache has, running a
 // planned batch's requests, and turning clips into deliveries played back to back (with the
 // staleness cut at the moment of speaking). Kept apart from queue.ts, which decides when.
 

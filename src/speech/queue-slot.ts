@@ -5,7 +5,7 @@ import { SCHEDULER_DEFAULTS, type GuildStats, type ReadyUtterance, type Schedule
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
 
 // A guild's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
-// moment of the grant (issue 12 §1, §3).
+// moment of the grant.
 
 export interface Slot {
   /** planning: waiting for a grant (the batch is not formed yet); then synthesizing, then ready. */

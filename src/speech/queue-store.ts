@@ -27,7 +27,7 @@ export interface PendingStoreOptions {
 
 /**
  * Every accepted utterance, on disk from acceptance until it is finished (src/db/pending-utterances.ts),
- * so neither a restart nor kill -9 loses one (issue 9 §3). It is the scheduler's QueueJournal.
+ * so neither a restart nor kill -9 loses one. It is the scheduler's QueueJournal.
  *
  * It writes on the thread that also drives the 20 ms audio loop, so a write never waits for a
  * lock (src/db/write.ts): it is tried at once (one small autocommit), and when another process

@@ -18,7 +18,7 @@ export interface UtteranceInput {
   text: string;
   /**
    * The author's name as read before the message (names.ts), when `text` starts with it: the
-   * scheduler may play it as a cached clip of its own instead of paying for it again (issue 12 §3).
+   * scheduler may play it as a cached clip of its own instead of paying for it again.
    */
   prefix?: string;
   lang?: string;
@@ -131,7 +131,7 @@ export interface SchedulerEvents {
 }
 
 /**
- * Where accepted utterances are kept until they are finished, so a crash loses none (issue 9 §3).
+ * Where accepted utterances are kept until they are finished, so a crash loses none.
  * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
  * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
  * Both must be quick and must not throw (src/speech/queue-store.ts). `add` returns false when it
@@ -172,7 +172,7 @@ export interface SchedulerOptions {
    */
   maxInFlight?: number;
   /**
-   * Characters one member may have waiting per guild (issue 9 §6: characters, not lines, so a
+   * Characters one member may have waiting per guild (characters, not lines, so a
    * burst of short chat lines that merge into a few requests is never refused). A member with
    * nothing waiting is always accepted, however long the text.
    */
@@ -188,8 +188,8 @@ export interface SchedulerOptions {
   journal?: QueueJournal;
   /**
    * The rate budget the synthesizer's client spends (the same limiter). With it, a guild's batch is
-   * formed when a grant is in hand, so everything that arrived during the wait rides along
-   * (issue 12 §1), and a grant to spare lets names and short lines be asked for as clips of their
+   * formed when a grant is in hand, so everything that arrived during the wait rides along,
+   * and a grant to spare lets names and short lines be asked for as clips of their
    * own. Without it, batches are formed at once and the client waits for its own grant.
    */
   limiter?: GrantingLimiter;

@@ -19,7 +19,7 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * The fair per-guild speech scheduler: one FIFO per guild, K batches synthesised ahead of
  * playback, and exactly one place that advances a guild's queue (after its sink settles).
  *
- * Issue 12: a guild's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
+ * A guild's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
@@ -134,7 +134,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (this.#closed) return false;
     const g = this.#guilds.get(input.guildId);
     const waiting = g ? this.#charsForMember(g, input.userId) : 0;
-    // Explicit requests count too: one member must not fill a guild's queue (read-aloud-bots.md: delays under load).
+    // Explicit requests count too: one member must not fill a guild's queue (delays under load).
     return admits(waiting, this.#rules.countChars(input.text), this.#maxCharsPerMember);
   }
 

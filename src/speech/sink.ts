@@ -4,7 +4,7 @@ import type { ReadyUtterance, Sink } from './queue-types.ts';
 
 /**
  * Runs one delivery under a watchdog, so a sink that never settles cannot stall its guild silently
- * (read-aloud-bots.md, issue 3): after the audio's length plus `timeoutMs` its signal is aborted,
+ * (a known failure of existing read-aloud bots): after the audio's length plus `timeoutMs` its signal is aborted,
  * and after `timeoutMs` more the delivery is abandoned. Resolves when the sink settled (a throw or
  * a rejection is passed to `onFailed`) or was abandoned (`onAbandoned`); never rejects.
  */

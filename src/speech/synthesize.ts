@@ -65,7 +65,7 @@ export interface SynthesisOptions {
   signal?: AbortSignal;
   onProgress?: (p: SynthesisProgress) => void;
   /**
-   * A rate grant the caller already holds (issue 12 §1): the request spends it instead of waiting
+   * A rate grant the caller already holds: the request spends it instead of waiting
    * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
    * refusal, an abort), it is given back.
    */
@@ -85,18 +85,18 @@ export interface ReadyAudio {
   /** Whether this call shared another caller's in-flight request. */
   shared?: boolean;
   /**
-   * Unpins the cached files (issue 9 §5: eviction must not delete audio a queued utterance is
+   * Unpins the cached files (eviction must not delete audio a queued utterance is
    * about to play). Whoever holds the audio calls it once it is played or dropped.
    */
   release?: () => void;
   /**
-   * A miss comes back once its MP3 is downloaded (`mp3`, playable at once, issue 12 §4) while its
+   * A miss comes back once its MP3 is downloaded (`mp3`, playable at once) while its
    * Ogg Opus is cached: true once cached (`mp3Path`/`oggPath` then set, pinned until `release`),
    * false when caching failed (logged; the MP3 still plays or is attached). Never rejects.
    */
   cached?: Promise<boolean>;
   /**
-   * Clips played back to back as one sound (issue 12 §3: a cached name, then its line). The
+   * Clips played back to back as one sound (a cached name, then its line). The
    * fields above describe the whole: `durationMs` is the sum, `release` releases every part.
    */
   parts?: ReadyAudio[];
@@ -250,8 +250,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       if (seed !== undefined) ready.seed = seed;
       const uncached: ReadyAudio = { ...ready, mp3, durationMs: probeDurationMs(mp3) };
       if (!cacheable || !media.transcode) return uncached;
-      // The MP3 plays now, decoded in-process, while ffmpeg makes the Ogg Opus for the next time
-      // (issue 12 §4): the first packet no longer waits for the transcode.
+      // The MP3 plays now, decoded in-process, while ffmpeg makes the Ogg Opus for the next time:
+      // the first packet no longer waits for the transcode.
       const put = cache.put(key, mp3, { endpoint: req.endpoint, pin: true }).then(
         (entry) => {
           lastCacheFailure = undefined;
@@ -261,7 +261,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
           return { mp3Path: entry.mp3Path, oggPath: entry.oggPath };
         },
         (error: unknown) => {
-          // The characters are spent (issue 10 §4): the audio goes on uncached, never thrown away.
+          // The characters are spent: the audio goes on uncached, never thrown away.
           cacheFailed(error, req.guildId);
           return null;
         },
@@ -302,7 +302,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
         const key = AudioCache.key(input);
         const cacheable = isCacheable(input);
         // A waiter that joined another's call refused by *their* budget (another guild's, another
-        // member's) tries on its own, so each member sees their own numbers (issue 10 §6).
+        // member's) tries on its own, so each member sees their own numbers.
         for (let tries = 0; ; tries++) {
           try {
             return await wait(req, key, cacheable, opts, tries < 2);

@@ -1,6 +1,6 @@
 /**
- * Message text normalisation: Discord markdown in, speakable text out (read-aloud-bots.md, "Text
- * normalisation seen in the anchors"). Pure and free of discord.js: the Discord layer flattens a
+ * Message text normalisation: Discord markdown in, speakable text out (the normalisation the
+ * read-aloud bots people use today apply). Pure and free of discord.js: the Discord layer flattens a
  * message into a `PlainMessage` and calls `normaliseMessage`.
  *
  * Pipeline, in order (each step's reason is next to its code):
@@ -49,7 +49,7 @@ export interface NormaliseOptions {
   maxLength: number;
   /** Applied after markup is resolved, before the length cap. Treat the array as immutable. */
   dictionary?: readonly DictionaryEntry[];
-  /** Read Unicode emoji by their names (emoji.ts) instead of dropping them (issue 13, off by default). */
+  /** Read Unicode emoji by their names (emoji.ts) instead of dropping them (off by default). */
   readEmoji?: boolean;
 }
 
@@ -95,7 +95,7 @@ const EMOJI =
 // Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
 const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
 const CONTROL = /(?![\n\t])\p{Cc}/gu;
-// Terminal escape sequences, removed whole before control characters (issue 9 §4: "\x1b[31m" was
+// Terminal escape sequences, removed whole before control characters ("\x1b[31m" was
 // read as "[31m"): CSI (ESC [ or 0x9B) parameters and final byte, OSC strings up to BEL or ST, and
 // the two-byte escapes.
 const ANSI_ESCAPE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
@@ -285,7 +285,7 @@ function joinLines(s: string, lang: ReadLang): string {
 }
 
 // Last line of defence for names, dictionary readings and escapes: the output must never ping,
-// look like a mention, or carry a URL (read-aloud-bots.md: @everyone/@here are not read as pings).
+// look like a mention, or carry a URL (@everyone/@here are not read as pings).
 /** Replaces URLs with the URL word, unwraps mention-like "<@" and reads @everyone/@here as words. */
 export function sanitise(s: string, lang: ReadLang): string {
   const words = WORDS[lang];

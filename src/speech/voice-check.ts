@@ -13,7 +13,7 @@ export interface VoiceCheckerOptions {
 }
 
 /**
- * Decides whether a standard voice may be saved or used (issue 9 §4). A voice in the known list
+ * Decides whether a standard voice may be saved or used. A voice in the known list
  * is; the service's list grows, so one that is not is confirmed by the service itself with one
  * short request. That request goes through the same pipeline as any speech: the cache (a voice
  * confirmed before costs nothing), the character budget (charged to the member and server who

@@ -1,7 +1,7 @@
 /**
  * Every word the read-aloud pipeline inserts into spoken text, in Japanese and English, in one place
  * (text.ts, names.ts and dictionary.ts read from here). Words are chosen to sound natural when a TTS
- * voice reads them, not to look nice on screen; see the shared notes/read-aloud-bots.md for the anchors.
+ * voice reads them, not to look nice on screen (as the read-aloud bots people use today read them).
  */
 /** The languages the bot reads in (text.ts re-exports this). */
 export type ReadLang = 'ja' | 'en';
@@ -37,10 +37,10 @@ export interface SpokenWords {
   leave: (name: string) => string;
   joinUnknown: string;
   leaveUnknown: string;
-  /** Lead-in before a forwarded message's content (issue 13). */
+  /** Lead-in before a forwarded message's content. */
   forwarded: string;
   /**
-   * Spoken when `count` stale auto-read messages were dropped (issue 13). Counts above
+   * Spoken when `count` stale auto-read messages were dropped. Counts above
    * STALE_NOTICE_MAX share one text, so the notice is nearly always a cached clip.
    */
   staleDropped: (count: number) => string;

@@ -1,5 +1,5 @@
 /**
- * The TTS service client (spec: tts-service-interface.md): standard speech, the advanced job
+ * The TTS service client (the service's interface specification): standard speech, the advanced job
  * endpoints, the shared rate budget, and the guarded audio download. Knows nothing of Discord.
  * Every HTTP exchange is one attempt run by the retry loop (retry.ts decides every retry); answers
  * are read in responses.ts; the advanced job state machine is job-driver.ts. All waits go through
@@ -211,7 +211,7 @@ export class TtsClient {
       throw new TtsServiceError('bad_response', { endpoint: 'advanced', status: res.status, attempts });
     }
     const d = body.data;
-    // Charged at creation (README "Characters are money"); refunded only if the job fails.
+    // Charged at creation (docs/operating.md, "Characters are money"); refunded only if the job fails.
     opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'advanced', attempt: attempts, outcome: 'charged', jobId: d.job_id });
     // poll_url is not used: polls are built from the job id, so the job token only goes to TTS_BASE_URL.
     const job: CreatedJob = { jobId: d.job_id, jobToken: d.job_token, status: d.status, minPollAfterMs: d.min_poll_after_ms };

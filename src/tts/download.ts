@@ -26,7 +26,7 @@ export interface DownloadOptions {
 }
 
 export const DOWNLOAD_DEFAULTS = {
-  // The live service serves standard audio from this public bucket (service-facts.md: Audio).
+  // The live service serves standard audio from this public bucket (the service's documented behaviour).
   allowHosts: ['storage.googleapis.com'],
   allowLoopback: false,
   maxBytes: 10 * 1024 * 1024,

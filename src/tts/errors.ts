@@ -100,7 +100,7 @@ export function isKnownCode(code: string): code is TtsErrorCode {
   return Object.hasOwn(TTS_ERROR_CODES, code);
 }
 
-/** Constructor options of every TTS error (README "How it is built", Errors): its debug context, a message, a cause. */
+/** Constructor options of every TTS error (docs/architecture.md, "Errors"): its debug context, a message, a cause. */
 export interface TtsErrorOptions extends TtsErrorContext {
   /** Replaces the code's default message; service text in it must be scrubbed of secrets first. */
   message?: string;

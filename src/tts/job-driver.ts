@@ -124,7 +124,7 @@ async function follow(deps: JobDriverDeps, job: ResumableJob, initial: JobStatus
       return { kind: 'succeeded', result };
     }
     if (p.status === 'failed') {
-      // The service gives a failed job's characters back (README "Characters are money").
+      // The service gives a failed job's characters back (docs/operating.md, "Characters are money").
       opts.billing?.onEvent?.({ kind: 'job_refunded', jobId: job.jobId });
       const error = failedJobError(deps, job, p, context);
       return seed === undefined ? { kind: 'failed', error } : { kind: 'failed', error, seed };

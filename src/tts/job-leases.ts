@@ -1,5 +1,5 @@
 /**
- * The leases on advanced jobs (issue 10 §5). Several processes may share the database (shards, or
+ * The leases on advanced jobs. Several processes may share the database (shards, or
  * a restart overlapping the old process); the one following a job holds a lease on it (owner,
  * expiry) so exactly one process resumes each. A lease is renewed every third of its length
  * while this process follows the job; a dead owner's lease runs out and another process takes

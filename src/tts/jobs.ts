@@ -5,9 +5,9 @@
  * pending/running jobs to their end and delivers results that were never delivered.
  *
  * Exactly one process follows each job (leases: job-leases.ts); a dead owner's lease runs out and
- * `watch` takes the job over (issue 10 §5). The writes that follow a narration are job-tracker.ts.
- * Ended jobs are deleted after a retention period, job tokens and interaction tokens with them
- * (issue 10 §1). Job tokens are secrets (spec: GET /api/advanced-tts/jobs/{job_id}/ X-Job-Token):
+ * `watch` takes the job over. The writes that follow a narration are job-tracker.ts.
+ * Ended jobs are deleted after a retention period, job tokens and interaction tokens with them.
+ * Job tokens are secrets (the service's interface: X-Job-Token on GET /api/advanced-tts/jobs/{job_id}/):
  * they are stored, never logged.
  */
 import { randomUUID } from 'node:crypto';
@@ -66,12 +66,12 @@ const SILENT: JobsLogger = { info() {}, warn() {} };
 const ADVANCED_JOBS_DEFAULTS = {
   clock: systemClock,
   logger: SILENT,
-  // Advanced URLs expire after about 24 h (service-facts.md: Audio); past that, tell the author.
+  // Advanced URLs expire after about 24 h (the service's documented behaviour); past that, tell the author.
   maxResumeAgeMs: 24 * 60 * 60_000,
   // Long enough to ride out a busy event loop, short enough that a crashed shard's jobs are
   // taken over within a minute.
   leaseMs: 60_000,
-  // Issue 10 §1: job tokens and interaction tokens are not kept longer than needed.
+  // Job tokens and interaction tokens are not kept longer than needed.
   retentionMs: 7 * 24 * 60 * 60_000,
   // Discord refusing a post (channel gone, permissions) rarely heals within minutes.
   deliveryRetryMs: 60 * 60_000,
@@ -301,7 +301,7 @@ export class AdvancedJobs {
 
   /**
    * A job nobody wants any more: polled to its end without resubmitting or delivering, so a
-   * failed job's refund reaches the ledger (README "Characters are money").
+   * failed job's refund reaches the ledger (docs/operating.md, "Characters are money").
    */
   async #settleDiscarded(job: StoredJob, signal: AbortSignal | undefined): Promise<{ ok: false; jobId: string; code: string; message: string }> {
     const ended = (code: string) => ({ ok: false as const, jobId: job.jobId, code, message: 'the result was not wanted any more' });

@@ -2,7 +2,7 @@
  * Redirects on API calls (standard speech, job creation, polling). The client always calls the
  * spec's paths under TTS_BASE_URL; a redirect means the deployment answers somewhere else (the
  * service's own client posts to `/ja/text_to_speech_api/`, for instance). Only a 307/308 to the
- * same origin is followed, since only those keep the method and body (RFC 9110 §15.4); a 301/302/303
+ * same origin is followed, since only those keep the method and body (RFC 9110 section 15.4); a 301/302/303
  * would turn the POST into a GET, and another host would receive the token. Everything else fails
  * with a message naming the Location and TTS_BASE_URL. Audio downloads have their own rules
  * (download.ts).

@@ -1,7 +1,7 @@
 /**
  * The TTS client's HTTP transport: Node's built-in http/https with agents of the client's own.
  *
- * Why not undici (issue 9 §1): merely importing undici 8 replaces the process-wide dispatcher slot
+ * Why not undici: merely importing undici 8 replaces the process-wide dispatcher slot
  * `Symbol.for('undici.globalDispatcher.1')`, which discord.js's REST client (its own undici 6)
  * sends through; undici 8 then refuses discord.js's multipart bodies, so every file upload of the
  * bot failed, depending on import order. node:http reads and writes no shared slot, and its

@@ -12,9 +12,9 @@ export interface CallOptions {
   /** Who the request is for (a guild id); a fair limiter rotates between keys. */
   key?: string;
   signal?: AbortSignal;
-  /** Told what each attempt may have cost (README "Characters are money"). */
+  /** Told what each attempt may have cost (docs/operating.md, "Characters are money"). */
   billing?: BillingHooks;
-  /** A rate grant already in hand (the scheduler reserved it, issue 12 §1): the first attempt spends it. */
+  /** A rate grant already in hand (the scheduler reserved it): the first attempt spends it. */
   grant?: RateGrant;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Standard voice ids people use (../shared/notes/service-facts.md). The service's list is longer and
+ * Standard voice ids people use (from the service's voice list). The service's list is longer and
  * grows without notice, so this is for suggestions only: the service is the authority on whether a
  * voice exists (`Unsupported voice requested.`), and unknown ids are passed through.
  */

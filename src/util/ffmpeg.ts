@@ -22,7 +22,7 @@ export function ffmpegPath(configured: string | undefined = process.env.FFMPEG_P
 }
 
 /**
- * What the bot can do with the audio it paid for, decided at start (issue 10 §4) and lowered when
+ * What the bot can do with the audio it paid for, decided at start and lowered when
  * ffmpeg goes missing later. Shared by the synthesizer (cache) and the delivery (voice or attach).
  */
 export interface MediaSupport {

@@ -91,7 +91,7 @@ function safeFields(source: object, depth: number): Record<string, Json> {
 }
 
 /**
- * The one serializer for errors in logs (issue 10 §1): type, message, stack, code, HTTP status,
+ * The one serializer for errors in logs: type, message, stack, code, HTTP status,
  * method and the route with every token replaced, the error's own small scalar fields (a
  * TtsError's context, a refusal's numbers), `cause` and AggregateError `errors` the same way.
  * Never a request body, files, headers, URL query or raw response: discord.js's DiscordAPIError

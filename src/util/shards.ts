@@ -9,7 +9,7 @@ export function shardOf(guildId: string, shardCount: number): number {
 
 /**
  * Parses a list of shard ids such as `0,1,4-7` (order kept, duplicates removed). Returns an
- * explanation instead when it is not one (STYLE #7: a parser returns a result).
+ * explanation instead when it is not one (a parser returns a result).
  */
 export function parseShardIds(text: string): { ok: true; ids: number[] } | { ok: false; problem: string } {
   const ids: number[] = [];

@@ -1,6 +1,6 @@
 import { codedError } from '../util/coded-error.ts';
 
-// Errors of src/voice: one place, stable codes (STYLE.md #4, README "How it is built").
+// Errors of src/voice: one place, stable codes (docs/architecture.md, "Errors").
 
 /** A guild's voice session could not join, play, or went away; `guildId` says where. */
 export class VoiceSessionError extends codedError({

@@ -16,7 +16,7 @@ interface Clip {
 
 /**
  * The resource for one clip; never inlineVolume (it forces per-frame re-encoding). Cached Ogg Opus
- * needs no encoding at all; an MP3 (a cache miss, issue 12 §4) is decoded and encoded in this
+ * needs no encoding at all; an MP3 (a cache miss) is decoded and encoded in this
  * process as it plays (src/audio/mp3-opus.ts); `playback: 'mp3'` runs ffmpeg on every play, the
  * baseline `npm run bench:voice` compares against.
  */
@@ -29,9 +29,9 @@ export async function resourceFor(audio: Clip, playback: 'cached' | 'mp3', guild
 }
 
 /**
- * The Opus packets of several clips, one after the other, as one stream (issue 12 §3: a name and
- * its line with no gap between them): cached Ogg Opus demuxed, an MP3 not cached yet (a miss,
- * issue 12 §4) decoded and encoded in this process as it plays.
+ * The Opus packets of several clips, one after the other, as one stream (a name and
+ * its line with no gap between them): cached Ogg Opus demuxed, an MP3 not cached yet (a miss)
+ * decoded and encoded in this process as it plays.
  */
 export function clipPackets(clips: readonly Clip[], guildId: string): Readable {
   return Readable.from(

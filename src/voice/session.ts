@@ -36,7 +36,7 @@ export interface PlayableAudio {
   mp3Path?: string;
   mp3?: Buffer;
   durationMs?: number;
-  /** Clips played back to back as one utterance (a cached name, then its line: issue 12 §3). */
+  /** Clips played back to back as one utterance (a cached name, then its line). */
   parts?: PlayableAudio[];
 }
 
@@ -99,7 +99,7 @@ export type VoiceSessionState =
   | { status: 'destroyed'; reason: string };
 
 /**
- * One guild's voice connection and audio player (STYLE.md #8: a state union with one setter).
+ * One guild's voice connection and audio player (a state union with one setter).
  * Playback is strictly one at a time: `play` settles exactly once per utterance, whether the audio
  * ends, is skipped, or the player errors, so the scheduler's single advancing point never advances
  * twice. The player is subscribed to the connection only while what it sends would reach the call
@@ -295,7 +295,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     if (signal.aborted) return;
     const since = performance.now();
     if (this.connection.state.status !== VoiceConnectionStatus.Ready) {
-      // /skip while waiting for Ready must count (issue 9 §5): the wait ends on the skip too.
+      // /skip while waiting for Ready must count: the wait ends on the skip too.
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(new Error('timed out')), this.#options.readyTimeoutMs);
       try {
@@ -309,7 +309,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       }
       if (signal.aborted) return;
     }
-    // Clips of one utterance (issue 12 §3) play as one resource of every clip's Opus packets in
+    // Clips of one utterance play as one resource of every clip's Opus packets in
     // turn, cached or a miss decoded here: no end-of-resource silence, no restart between them.
     const parts = audio.parts ?? [audio];
     const joined = parts.length > 1 && this.#options.playback === 'cached';

@@ -13,7 +13,7 @@ const watched = new WeakSet<object>();
  * Hands @discordjs/voice the call's AES-256-GCM transport key as a KeyObject instead of raw bytes.
  * The library calls createCipheriv with the key for every packet, and Node checks raw key bytes
  * for being a KeyObject or CryptoKey each time: 16 µs a packet instead of 4 here, about a third of
- * the bot's audio loop with 100 calls playing (issue 14 §4, `npm run bench:voice`). Only the
+ * the bot's audio loop with 100 calls playing (`npm run bench:voice`). Only the
  * AES-GCM mode is touched (libsodium's XChaCha20 needs the bytes); a new session description
  * (resume, reconnect) brings new bytes, converted again.
  */

@@ -1,4 +1,4 @@
-// Every audio error code from one table (STYLE #4): stable snake_case code, default message, detail, cause.
+// Every audio error code from one table: stable snake_case code, default message, detail, cause.
 import { describe, expect, it } from 'vitest';
 import { CodedError } from '../../src/util/coded-error.ts';
 import { AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';

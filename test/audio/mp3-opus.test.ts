@@ -10,7 +10,7 @@ import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
 import { clipPackets } from '../../src/voice/resources.ts';
 import { ffmpeg } from '@yomiage/local-discord/test/voice/helpers';
 
-// The in-process MP3 player (issue 12 §4) against what a listener hears: the Opus packets are
+// The in-process MP3 player against what a listener hears: the Opus packets are
 // decoded back to PCM and compared with the Ogg Opus that ffmpeg makes of the same MP3 (what a
 // cache hit plays). Fixtures are made here by ffmpeg from lavfi tones.
 
@@ -120,7 +120,7 @@ describe('Mp3OpusStream', () => {
   });
 });
 
-describe('clipPackets (a name and its line as one stream, issue 12 §3)', () => {
+describe('clipPackets (a name and its line as one stream)', () => {
   it('GIVEN a cached Ogg clip then an MP3 not cached yet (a miss) THEN one stream carries both, in order, with no gap between them', async () => {
     const oggPath = join(dir, 'name.ogg');
     await writeFile(oggPath, await mp3ToOggOpus(twoTones));

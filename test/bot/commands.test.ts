@@ -4,7 +4,7 @@ import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 5 acceptance, end to end: real discord.js against the loopback Discord, the emulator.
+// The commands and auto-read, end to end: real discord.js against the loopback Discord, the emulator.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Moderator role: Manage Server
 const EPHEMERAL = 64;
@@ -117,7 +117,7 @@ describe('/config', () => {
 
 describe('auto-read', () => {
   it('sends the normalised text to the service, skips bots, and applies the dictionary', async () => {
-    // With MP3 posts: the bot is in no voice channel in this file (issue 9 §6: otherwise not read).
+    // With MP3 posts: the bot is in no voice channel in this file (otherwise not read).
     const admin = await h.discord.sendInteraction({
       channelId: DEFAULT_IDS.chat, user: bob, name: 'autoread', locale: 'en-US',
       options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],

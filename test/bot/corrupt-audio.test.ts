@@ -4,7 +4,7 @@ import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { mp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 12 §4: a cache miss plays from the downloaded MP3, decoded in the bot's process. When the
+// A cache miss plays from the downloaded MP3, decoded in the bot's process. When the
 // service's MP3 is broken (it passes the download's magic check, then nothing decodes), the clip
 // fails on its own: it is paid once and never again for that message, it is not cached (the same
 // text later is asked for afresh and heard), and the messages after it are read as usual.

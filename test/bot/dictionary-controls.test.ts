@@ -11,7 +11,7 @@ import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13 (b), "Dictionary", end to end against the loopback Discord and the emulator: who may
+// The dictionary controls, end to end against the loopback Discord and the emulator: who may
 // edit, import with a summary first, export, and the operator's global dictionary.
 const guildId = DEFAULT_IDS.guild;
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-// Issue 9 §1: file uploads failed in the started bot because importing the TTS client replaced
+// File uploads failed in the started bot because importing the TTS client replaced
 // the dispatcher discord.js's REST sends through. The test runner loads node:http first, which
 // hides that, so each case runs in a fresh child process importing in production order.
 const CHILD = fileURLToPath(new URL('../support/import-order-child.ts', import.meta.url));

@@ -7,7 +7,7 @@ import { DEFAULT_IDS, defaultGuild, PERMISSIONS, type FakeInteraction } from '@y
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, scanLog, type CapturedLog } from '../support/log-scan.ts';
 
-// Issue 10 §1: every failing path, through the real bot (discord.js against the loopback Discord,
+// Every failing path, through the real bot (discord.js against the loopback Discord,
 // the TTS client against the emulator), logged at every level; no line may carry a secret or a
 // payload. discord.js's errors hold the interaction token in `url` and the MP3 in `requestBody`.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
@@ -86,7 +86,7 @@ describe('no secret and no payload in any log line', () => {
   });
 
   it('channel post 403: the audio of an auto-read message cannot be attached', async () => {
-    // With MP3 posts: the bot is in no voice channel here (issue 9 §6: otherwise not read at all).
+    // With MP3 posts: the bot is in no voice channel here (otherwise not read at all).
     await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.chat, { postAudio: true });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '権限のないチャンネルで読み上げ' });
     const failed = await logged('could not post audio');

@@ -10,7 +10,7 @@ import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@y
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { captureLog, type CapturedLog } from '../support/log-scan.ts';
 
-// Issue 10 §4: once the service has charged for a clip, a failing cache or ffmpeg must not throw
+// Once the service has charged for a clip, a failing cache or ffmpeg must not throw
 // it away. Real faults only: a cache directory that cannot be written, an ffmpeg that fails on
 // every file, and no ffmpeg at all (FFMPEG_PATH pointing nowhere); the real bot in voice.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };

@@ -5,7 +5,7 @@ import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13 (b), end to end against the loopback Discord and the emulator: who may skip and clear,
+// Playback and spend controls, end to end against the loopback Discord and the emulator: who may skip and clear,
 // a long /narrate shown before it is spent, role allowances.
 const guildId = DEFAULT_IDS.guild;
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };

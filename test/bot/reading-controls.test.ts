@@ -3,9 +3,10 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13, end to end: the real discord.js client against the loopback Discord and the emulator.
-// #chat is an auto-read channel with MP3 posts, so every message read is one request the emulator
-// logs; "not read" is shown by a later marker message being read while the first one never was.
+// The reading controls (/config mute, /voice name, /config language, /reading), end to end: the real
+// discord.js client against the loopback Discord and the emulator. #chat is an auto-read channel with MP3
+// posts, so every message read is one request the emulator logs; "not read" is shown by a later marker
+// message being read while the first one never was.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Moderator: Manage Server
 const carol = { id: '1000000000000000031', username: 'carol' };
@@ -18,7 +19,7 @@ let h: Harness;
 beforeAll(async () => {
   // The file sends more than half a minute's window of requests: with the default 30 a minute the
   // scheduler would count the budget as under pressure and hold each marker line up to 10 s for
-  // company (issue 12). The window is not what is tested here, so both sides widen it.
+  // company. The window is not what is tested here, so both sides widen it.
   const rate = { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } };
   // A ceiling high enough for the server-limit test to raise the limit again after it.
   h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600', GUILD_MONTHLY_CHARS_MAX: '1000000' }, emulator: { rate }, bot: { rateLimits: rate } });

@@ -8,7 +8,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13 in a voice call (loopback Discord, TLS voice server with DAVE, emulator): the
+// The reading controls in a voice call (loopback Discord, TLS voice server with DAVE, emulator): the
 // voice-channel rule, clips the bot makes on its own charged to the server, and the spoken notice
 // for stale messages, which is a cached clip. Auto-read waits at most 3 s here (the 1.5 s hold fits in it with room under load) and one request is
 // prefetched, so a long /say playing makes the messages behind it stale.
@@ -89,7 +89,7 @@ describe('the stale-drop notice', () => {
     });
     await speaking;
     // Behind the long /say, none of these could be read within 3 s of arriving: each is dropped
-    // before anything is paid for it (issue 12: the cut holds at the moment of speaking).
+    // before anything is paid for it (the cut holds at the moment of speaking).
     for (const content of ['一件目です', '二件目です', '三件目です', '四件目です']) {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     }

@@ -11,11 +11,11 @@ import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
 import { getText, value } from '../support/ops.ts';
 
-// Issue 14 §2, end to end through `npm start` as a child process: the local Discord recommends
+// Shards and shard processes, end to end through `npm start` as a child process: the local Discord recommends
 // 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
 // `npm start` a shard manager running one bot process per shard, sharing one DATA_DIR. Both
 // processes speak, the service never sees more than its window, and a process killed with
-// queued speech is started again and speaks it. The manager serves METRICS_PORT (issue 14 §1):
+// queued speech is started again and speaks it. The manager serves METRICS_PORT:
 // the sum over its processes, the shared rate window by max, /readyz over every process.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 // Voice guilds (A on shard 0, B on shard 1), and two more for the /say burst (C on 0, D on 1).

@@ -80,11 +80,11 @@ describe('npm run deploy-commands', () => {
     }
     // Admin commands are hidden from members without Manage Server by default.
     for (const name of ['autoread', 'config', 'spend']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
-    // Every command is offered in servers only, /help included (issue 9 §4): a DM has no voice to read in.
+    // Every command is offered in servers only, /help included: a DM has no voice to read in.
     for (const command of registered) expect(command.contexts, command.name).toEqual([0]);
   });
 
-  it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN (issue 9 §4)', async () => {
+  it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN', async () => {
     const env = { ...withoutSecrets(), DISCORD_TOKEN: 'not-a-token', DISCORD_API_URL: discord.apiUrl };
     const from = discord.requests.length;
     const outcome = (run: Promise<unknown>) => run.then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);

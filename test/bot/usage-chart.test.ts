@@ -5,7 +5,7 @@ import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { sleep, type Clock } from '../../src/util/clock.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 13 (b): /usage shows the period's spend by day as a PNG and as numbers, end to end
+// /usage shows the period's spend by day as a PNG and as numbers, end to end
 // (loopback Discord, emulator, real SQLite). The bot's clock is moved across days.
 const guildId = DEFAULT_IDS.guild;
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };

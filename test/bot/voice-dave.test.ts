@@ -9,7 +9,7 @@ import { DaveOp } from '@yomiage/local-discord/voice/dave/opcodes';
 import { canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 15: the real bot speaks DAVE v1 with the fake voice gateway, which is the call's MLS
+// The real bot speaks DAVE v1 with the fake voice gateway, which is the call's MLS
 // external sender, and with two simulated listeners (davey sessions in this process) who decrypt
 // every frame. (/join then /say, frame by frame, is the first test of voice.test.ts.) Each test
 // fails when the bot's DAVE path is broken; the last one is the negative control
@@ -159,7 +159,7 @@ describe('DAVE with the real bot', () => {
   });
 });
 
-describe('the first clip after a join (issue 11)', () => {
+describe('the first clip after a join', () => {
   it('/join then /say at once, while the bot is not yet in the group: even the very first frames are end-to-end encrypted', async () => {
     const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
     await leave.waitForResponse((r) => r.kind === 'callback');

@@ -4,7 +4,8 @@ import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@y
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 
-// Issue 9 §3-§6 with the bot in voice, in process (the child-process versions are in process.test.ts).
+// Restarts, notices and spend with the bot in voice, in process (the child-process versions are in
+// npm-start-restarts.test.ts).
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
@@ -43,7 +44,7 @@ async function join(user = alice): Promise<void> {
 const requested = (text: string, from = 0) => standardRequests(h.emulator).slice(from).some((r) => r.text.includes(text));
 
 describe('in voice', () => {
-  it('/say attach:true plays the audio and attaches the MP3 (§4)', async () => {
+  it('/say attach:true plays the audio and attaches the MP3', async () => {
     await join();
     const started = performance.now();
     const i = await h.discord.sendInteraction({
@@ -56,7 +57,7 @@ describe('in voice', () => {
     expect(heard.rmsDb).toBeGreaterThan(-40);
   });
 
-  it('/narrate played in voice is delivered once, however much longer than the job lease it plays (issue 11)', async () => {
+  it('/narrate played in voice is delivered once, however much longer than the job lease it plays', async () => {
     const started = performance.now();
     const i = await h.discord.sendInteraction({
       channelId: DEFAULT_IDS.general, user: alice, name: 'narrate', locale: 'en-US',
@@ -70,7 +71,7 @@ describe('in voice', () => {
     expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
   });
 
-  it('after /leave and /join the reader starts afresh: the next message is named again (issue 11)', async () => {
+  it('after /leave and /join the reader starts afresh: the next message is named again', async () => {
     const said = async (content: string) => {
       const before = standardRequests(h.emulator).length;
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
@@ -84,7 +85,7 @@ describe('in voice', () => {
     expect(await said('戻ってからの発言')).toBe('Alice、戻ってからの発言');
   });
 
-  it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped (§6)', async () => {
+  it('while every human in the channel is deafened, messages are not synthesised, not read later, and counted as skipped', async () => {
     const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
@@ -98,7 +99,7 @@ describe('in voice', () => {
     expect(h.bot.context.autoRead.droppedCount(guildId)).toBe(skippedBefore + 1);
   });
 
-  it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves (§5)', async () => {
+  it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves', async () => {
     await h.discord.setVoiceState(bob.id, guildId, VOICE_2);
     await h.discord.setVoiceState(h.discord.botUser.id, guildId, VOICE_2);
     await vi.waitUntil(() => h.bot.context.voice.voiceChannel(guildId) === VOICE_2, { timeout: 5_000, message: 'the session to follow' });
@@ -111,7 +112,7 @@ describe('in voice', () => {
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
   });
 
-  it('kicked (4014): says once in the bound channel that reading stopped and how to resume (§4)', async () => {
+  it('kicked (4014): says once in the bound channel that reading stopped and how to resume', async () => {
     await join();
     // The guild reads in Japanese (its locale), so the notice is in Japanese.
     const disconnected = t('ja', 'voice.disconnected');
@@ -129,7 +130,7 @@ describe('in voice', () => {
 });
 
 describe('restart', () => {
-  it('queued messages nobody can hear any more after a restart are told once in the channel and dropped, not retried (§3)', async () => {
+  it('queued messages nobody can hear any more after a restart are told once in the channel and dropped, not retried', async () => {
     if (!h.bot.context.voice.isConnected(guildId)) await join();
     h.emulator.setLatency('standard', 3_000);
     const lines = ['再起動で一つ目', '再起動で二つ目', '再起動で三つ目'];

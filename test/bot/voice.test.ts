@@ -6,9 +6,9 @@ import { decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts'
 import type { SimulatedListener } from '@yomiage/local-discord/voice/dave/listener';
 import { mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 6 acceptance: real discord.js + @discordjs/voice against the loopback Discord (REST,
+// Voice playback and resilience: real discord.js + @discordjs/voice against the loopback Discord (REST,
 // gateway, TLS voice gateway, UDP); the fake voice server decrypts and decodes what is played.
-// Issue 15: the call is end-to-end encrypted (DAVE v1) with a simulated listener in it, who
+// The call is end-to-end encrypted (DAVE v1) with a simulated listener in it, who
 // decrypts every frame (voice-dave.test.ts covers the DAVE protocol itself).
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const guildId = DEFAULT_IDS.guild;

@@ -3,7 +3,7 @@ import { DbBusyError, DbError, MigrationError, SharedStoreError } from '../../sr
 
 type DbErrorCode = DbError['code'];
 
-// One row per code (STYLE #4): [code, an error of it as the code builds it, its class name].
+// One row per code: [code, an error of it as the code builds it, its class name].
 const TABLE: [DbErrorCode, DbError, string][] = [
   ['migrations_not_contiguous', new MigrationError('migrations_not_contiguous'), 'MigrationError'],
   ['schema_too_new', new MigrationError('schema_too_new'), 'MigrationError'],

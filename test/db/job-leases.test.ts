@@ -1,4 +1,4 @@
-// Issue 10 §5: two processes on one database never double-deliver. Persisted advanced jobs are
+// Two processes on one database never double-deliver. Persisted advanced jobs are
 // claimed with a lease (owner, expiry), so exactly one process resumes each; a dead owner's lease
 // runs out and a live process takes the job over.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 10 §5: better-sqlite3 runs on the thread that also drives the 20 ms audio loop, so no
+// The SQLite driver (better-sqlite3) runs on the thread that also drives the 20 ms audio loop, so no
 // database path may wait on this thread for a lock another process holds. Another process takes
 // SQLite's write lock and holds it; every write path of the bot is started meanwhile. Each must
 // leave the event loop running (timers keep firing: the audio loop is a timer) and finish once
@@ -135,7 +135,7 @@ describe('PendingUtteranceStore.claim', () => {
       const theirsClaimed = await theirClaim!;
       expect(claimed.map((c) => c.utterance.id)).toEqual(['a1', 'a2']);
       expect(theirsClaimed.map((c) => c.utterance.id)).toEqual(['b1', 'b2']);
-      // Rows stay until spoken (issue 9 §3); each was claimed exactly once.
+      // Rows stay until spoken; each was claimed exactly once.
       expect(db.prepare('SELECT id, restores FROM pending_utterances ORDER BY seq').all()).toEqual(
         ['a1', 'b1', 'a2', 'b2'].map((id) => ({ id, restores: 1 })),
       );

@@ -3,10 +3,10 @@ import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.
 import { PooledLedger } from '../../src/db/pooled-ledger.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
-import { tempDb } from '../limiter/support.ts';
+import { tempDb } from '../support/temp-db.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
-// Issue 14 §3: the account's characters are one pool across hosts (ACCOUNT_LEDGER_URL). Each
+// The account's characters are one pool across hosts (ACCOUNT_LEDGER_URL). Each
 // "host" here is its own SQLite file with a CharacterBudget over a PooledLedger; the pool is a
 // real PostgreSQL started for this file.
 const ACCOUNT = 50;

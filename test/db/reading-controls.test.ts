@@ -3,7 +3,8 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, READING_DEFAULTS, READING_LIST_MAX, type Repositories } from '../../src/db/repositories.ts';
 import type { Clock } from '../../src/util/clock.ts';
 
-// Issue 13 (migrations/008): reading_settings, reading_lists, and the muted members of user_settings.
+// The reading controls' tables (migrations/008): reading_settings, reading_lists, and the muted members of
+// user_settings.
 let db: Db;
 let repos: Repositories;
 let now = 1_700_000_000_000;

@@ -94,7 +94,7 @@ describe('UserSettingsRepo', () => {
 });
 
 describe('DictionaryRepo', () => {
-  // Issue 10 §3: the compiled dictionary is cached per entries array; a new array per message
+  // The compiled dictionary is cached per entries array; a new array per message
   // meant a recompile per message. The list is the same array until the dictionary changes.
   it('returns the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dict-'));

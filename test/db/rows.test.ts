@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bool, definedOnly, json, rowMapping, type RowOf } from '../../src/db/rows.ts';
 
-// Rows are mapped snake_case <-> camelCase in one place per table (STYLE #13).
+// Rows are mapped snake_case <-> camelCase in one place per table.
 
 interface Thing {
   thingId: string;

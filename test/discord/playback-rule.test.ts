@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideControl, type ControlFacts, type JoinTarget } from '../../src/discord/interactions/playback-rule.ts';
 
-// Who may move, stop, skip or clear the bot, as one pure rule (GIVEN/THEN, STYLE #7).
+// Who may move, stop, skip or clear the bot, as one pure rule (GIVEN/THEN).
 const BOT_VC = 'vc-bot';
 const OTHER_VC = 'vc-other';
 const facts = (over: Partial<ControlFacts> = {}): ControlFacts => ({

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { READING_DEFAULTS, type ReadingSettings } from '../../src/db/repositories.ts';
 import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/discord/events/reading-rules.ts';
 
-// Issue 13: whose messages auto-read reads, as a pure rule (GIVEN/THEN, STYLE #7).
+// Whose messages auto-read reads, as a pure rule (GIVEN/THEN).
 const VOICE = 'vc1';
 const member = (over: Partial<MessageAuthor> = {}): MessageAuthor => ({ id: 'u1', bot: false, webhookId: null, roleIds: new Set(), voiceChannelId: null, ...over });
 const policy = (reading: Partial<ReadingSettings> = {}, over: Partial<ReadingPolicy> = {}): ReadingPolicy => ({

@@ -6,7 +6,7 @@ import type { SpeechScheduler, UtteranceInput } from '../../src/speech/queue.ts'
 import type { VoiceManager } from '../../src/voice/manager.ts';
 import { createLogger } from '../../src/util/log.ts';
 
-// Issue 13: the spoken stale-drop notice, as a policy: real repositories (SQLite in memory); the
+// The spoken stale-drop notice, as a policy: real repositories (SQLite in memory); the
 // scheduler and the voice manager are reduced to what the notice uses (what was queued, and
 // whether the bot is in voice), since the end-to-end run is test/bot/reading-voice.test.ts.
 let db: Db;

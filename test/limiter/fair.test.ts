@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { storeFactories, type StoreFixture } from './support.ts';
+import { storeFactories, type StoreFixture } from './window-stores.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { RateLimiterError } from '../../src/tts/errors.ts';
 import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';

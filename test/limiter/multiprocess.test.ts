@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { tempDb } from './support.ts';
+import { tempDb } from '../support/temp-db.ts';
 
 // Acceptance: two bot processes sharing one SQLite file never send more than N standard requests
 // in any window of the service, so the IP never sees a 429 (spec: Limits). The window is scaled

@@ -3,9 +3,9 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';
 import { SqliteWindowStore } from '../../src/tts/limiter/window.ts';
 import { FakeClock } from '../support/clock.ts';
-import { tempDb } from './support.ts';
+import { tempDb } from '../support/temp-db.ts';
 
-// Issue 12 §5: processes sharing the SQLite rate window take turns together. Two limiters on two
+// Processes sharing the SQLite rate window take turns together. Two limiters on two
 // connections to one file stand for two shard processes on one host (same wall clock).
 
 const LIMITS = { standard: { limit: 2, windowMs: 10_000 }, advanced: { limit: 2, windowMs: 10_000 } };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decideGrant, grantOrder, hasSpare, nextGrantAt, type PaceRules } from '../../src/tts/limiter/pacing.ts';
 import type { WindowSnapshot } from '../../src/tts/limiter/types.ts';
 
-// Pacing and order of the shared budget as pure functions (issue 12 §2, §5; STYLE #7): GIVEN the
+// Pacing and order of the shared budget as pure functions: GIVEN the
 // window THEN when the next grant may go out, and to whom.
 
 const RULES: PaceRules = { limit: 30, occupiedMs: 60_000, burst: 15, spare: 5 };

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { storeFactories, tempDb, type StoreFixture } from './support.ts';
+import { tempDb } from '../support/temp-db.ts';
+import { storeFactories, type StoreFixture } from './window-stores.ts';
 import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.ts';
 import { PostgresWindowStore } from '../../src/tts/limiter/postgres.ts';
 import { FairRateLimiter } from '../../src/tts/limiter/fair.ts';
@@ -10,7 +11,7 @@ import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 import { SqliteWindowStore } from '../../src/tts/limiter/window.ts';
 import type { GrantDecision, WindowSnapshot } from '../../src/tts/limiter/types.ts';
 
-// The PostgreSQL store (several hosts behind one IP, issue 14 §3) keeps the same contract.
+// The PostgreSQL store (several hosts behind one IP) keeps the same contract.
 let postgres: TestPostgres | undefined;
 let pg: PgPool | undefined;
 beforeAll(async () => {
@@ -79,7 +80,7 @@ describe.each([...storeFactories, postgresFactory])('WindowStore contract: $name
     expect(await store.tryTake('standard', 1_500, 1, 1_000)).toEqual({ ok: false, retryInMs: 1_500 });
   });
 
-  it('take records which guild each grant went to, and a grant given back unused frees its slot at once (issue 12)', async () => {
+  it('take records which guild each grant went to, and a grant given back unused frees its slot at once', async () => {
     const { store } = fixture;
     const to = (key: string) => (s: WindowSnapshot): GrantDecision => (s.grants.length < 2 ? { ok: true, key } : { ok: false, retryInMs: 1 });
     const first = await store.take('standard', 1_000, 60_000, undefined, to('g1'));
@@ -128,7 +129,7 @@ describe('SqliteWindowStore', () => {
   });
 });
 
-describe('PostgresWindowStore (hosts behind one IP, issue 14 §3)', () => {
+describe('PostgresWindowStore (hosts behind one IP)', () => {
   it('two hosts, each with its own connections, taking at once: exactly `limit` grants in one window', async () => {
     const hosts = [new PgPoolCtor({ connectionString: postgres!.url, max: 4 }), new PgPoolCtor({ connectionString: postgres!.url, max: 4 })];
     try {
@@ -157,7 +158,7 @@ describe('PostgresWindowStore (hosts behind one IP, issue 14 §3)', () => {
   });
 });
 
-describe.each([storeFactories[1]!, postgresFactory])('Shared WindowStore demand (issue 12 §5): $name', ({ make }) => {
+describe.each([storeFactories[1]!, postgresFactory])('Shared WindowStore demand: $name', ({ make }) => {
   let fixture: StoreFixture;
   beforeEach(async () => {
     fixture = await make();

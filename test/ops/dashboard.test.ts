@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BotMetrics } from '../../src/ops/metrics.ts';
 
-// Issue 14 §3: the Grafana dashboard in the repo only queries metrics the bot exports (a renamed
+// The Grafana dashboard in the repo only queries metrics the bot exports (a renamed
 // metric, or a query typed by hand against a name that never existed, shows an empty panel).
 const DASHBOARD = new URL('../../docs/grafana/yomiage-dashboard.json', import.meta.url);
 

@@ -4,7 +4,7 @@ import { TtsServiceError } from '../../src/tts/errors.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startWebhookReceiver } from '../support/ops.ts';
 
-// Issue 14 §1: error reports over real HTTP to a loopback webhook, with a clock the test moves.
+// Error reports over real HTTP to a loopback webhook, with a clock the test moves.
 const HOUR = 3_600_000;
 let webhook: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let now = 0;

@@ -11,7 +11,7 @@ import { MOVED_TABLES, STAYING_TABLES, exportGuilds, importGuilds, removeGuilds,
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { guildOnShard } from '@yomiage/local-discord/fixtures';
 
-// Issue 14 §3: a command that exports one guild's rows (or a shard range's) and imports them on
+// A command that exports one guild's rows (or a shard range's) and imports them on
 // another host, to move a guild with its shard range. Round trip through the command line
 // (`npm run guild`'s entry point as a child process), checked table by table.
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/util/log.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { getText, value } from '../support/ops.ts';
 
-// Issue 14 §1: every message is counted once, by how it ended. The whole bot (real discord.js on
+// Every message is counted once, by how it ended. The whole bot (real discord.js on
 // the local Discord, the emulator, SQLite) in this process, its metrics read over real HTTP. Chat
 // in an MP3 auto-read channel (no voice needed): spoken means attached there.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
@@ -39,7 +39,7 @@ describe('yomiage_speech_messages_total', () => {
     h.emulator.setLatency('standard', 3_000);
     await say('ふるい一');
     // The first is being made (alone) before the others arrive; they wait for it, and grow old. It
-    // comes back 3 s after it arrived, past the cut: dropped at the moment of speaking (issue 12).
+    // comes back 3 s after it arrived, past the cut: dropped at the moment of speaking.
     await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, { timeout: 5_000, interval: 50, message: 'the first being made' });
     for (const content of ['ふるい二', 'ふるい三']) await say(content);
     const o = await vi.waitUntil(async () => {

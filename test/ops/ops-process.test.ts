@@ -10,9 +10,9 @@ import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { families, getText, startWebhookReceiver, value } from '../support/ops.ts';
 
-// Issue 14 §1, through the real entry point: `npm start` as a child process with METRICS_PORT=0
-// (the OS picks the port) and ERROR_WEBHOOK_URL pointing at a receiver here. Everything is read
-// over HTTP as Prometheus, a load balancer or Discord would.
+// Metrics, health checks and error reports through the real entry point: `npm start` as a child process with
+// METRICS_PORT=0 (the OS picks the port) and ERROR_WEBHOOK_URL pointing at a receiver here. Everything is
+// read over HTTP as Prometheus, a load balancer or Discord would.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;

@@ -12,7 +12,7 @@ import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { getText } from '../support/ops.ts';
 
-// Issue 14 §1: the METRICS_PORT server over real HTTP, with a real SQLite file that another
+// The METRICS_PORT server over real HTTP, with a real SQLite file that another
 // connection can lock, and the gateway's shard states as discord.js keeps them.
 let dir: string;
 let db: Db;

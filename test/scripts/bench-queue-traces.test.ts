@@ -6,7 +6,7 @@ import { asRead, bound, playbackFloor, readTrace, scenarioTrace, SCENARIOS, type
 import { SCHEDULER_DEFAULTS } from '../../src/speech/queue.ts';
 import { batchRules } from '../../src/speech/queue-slot.ts';
 
-// The benchmark's own measuring sticks (issue 12, "The benchmark, made honest"): the trace format,
+// The benchmark's own measuring sticks: the trace format,
 // the text as the bot reads it, and the offline bound. A wrong bound would flatter the scheduler.
 
 const RULES = batchRules({});

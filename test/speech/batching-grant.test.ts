@@ -4,8 +4,9 @@ import type { Utterance } from '../../src/speech/queue-types.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
-// Issue 12 §1 and §3 as pure functions (STYLE #7): GIVEN what is pending when a grant is in hand
-// THEN what one request carries, what plays from the cache, and what is cut at the moment of speaking.
+// Batches formed when a rate grant is in hand, and clips played from the cache, as pure functions: GIVEN what
+// is pending when a grant is in hand THEN what one request carries, what plays from the cache, and what is
+// cut at the moment of speaking.
 
 /** An auto message read with its author's name before it. */
 const named = (name: string, body: string, extra: Partial<Utterance> = {}) => u(`${name}、${body}`, { prefix: `${name}、`, ...extra });

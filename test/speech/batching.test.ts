@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { admits, batchRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
-// The batching rules as pure functions (STYLE #7): GIVEN a guild's queue THEN the decision.
+// The batching rules as pure functions: GIVEN a guild's queue THEN the decision.
 
 const idle = { now: NOW, playing: false };
 const playing = { now: NOW, playing: true };

@@ -9,7 +9,7 @@ import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesi
 import { fakeLedger, msg } from './queue-fakes.ts';
 import { FakeClock, SOON } from '../support/clock.ts';
 
-// Issue 9 §5: cache eviction deleted files a queued utterance was about to play.
+// Cache eviction deleted files a queued utterance was about to play.
 let dir: string;
 let db: Db;
 beforeEach(() => {

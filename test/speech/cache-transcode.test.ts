@@ -7,7 +7,7 @@ import { AudioError } from '../../src/audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../../src/audio/transcode.ts';
 import { ffmpegPath } from '../../src/util/ffmpeg.ts';
 
-// Fixtures: made here by ffmpeg from a sine tone, like the service's own files (notes/service-facts:
+// Fixtures: made here by ffmpeg from a sine tone, like the service's own files (its documented formats:
 // advanced = MPEG-2 Layer III 24 kHz mono 160 kbit/s, standard sample = 16 kHz mono; both Lavf).
 let dir: string;
 function makeMp3(name: string, seconds: number, rate: number, channels: number, bitrate: string, extra: string[] = []): Buffer {

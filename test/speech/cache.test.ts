@@ -56,7 +56,7 @@ describe('AudioCache keys', () => {
 describe('AudioCache with ffmpeg', () => {
   it('put then get returns the same MP3 bytes and a valid Ogg Opus, and survives a restart', async () => {
     const source = join(dir, 'speech.mp3');
-    // Fixture: a 2 s tone at 24 kHz mono 160 kbit/s, the service's advanced format (notes/service-facts).
+    // Fixture: a 2 s tone at 24 kHz mono 160 kbit/s, the service's advanced format (as the service documents it).
     execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ar', '24000', '-ac', '1', '-b:a', '160k', source]);
     const mp3 = readFileSync(source);
     const cache = new AudioCache({ db, dir: join(dir, 'cache'), maxBytes: 10_000_000, clock });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emojiName, readEmoji } from '../../src/speech/emoji.ts';
 import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text.ts';
 
-// Issue 13: Unicode emoji read by their names from emojibase-data (CLDR annotations), per language.
+// Unicode emoji read by their names from emojibase-data (CLDR annotations), per language.
 function msg(content: string): PlainMessage {
   return { content, authorId: '1', authorName: 'a', users: {}, roles: {}, channels: {}, attachments: [], stickers: [] };
 }

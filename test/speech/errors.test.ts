@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BudgetError, BudgetRefusedError, SpeechError, type SpeechErrorCode } from '../../src/speech/errors.ts';
 
-// One row per code (STYLE #4): [code, the class a caller sees for it].
+// One row per code: [code, the class a caller sees for it].
 const TABLE: [SpeechErrorCode, string][] = [
   ['budget_refused', 'BudgetRefusedError'],
   ['invalid_charge', 'BudgetError'],

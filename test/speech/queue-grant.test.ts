@@ -6,7 +6,7 @@ import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.t
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { FakeSynth, msg } from './queue-fakes.ts';
 
-// Issue 12 §1: the scheduler with the real limiter, on a manual clock. The batch is formed once the
+// The scheduler with the real limiter, on a manual clock. The batch is formed once the
 // grant is in hand, and the staleness cut is applied before anything is paid for it.
 
 // One request per 30 s: a wait for the grant that stays within the 60 s staleness cut.

@@ -37,7 +37,7 @@ function openStore(file: string, clock = new FakeClock()): PendingUtteranceStore
   return new PendingUtteranceStore(openDatabase(file, { migrate: false }), { clock });
 }
 
-describe('PendingUtteranceStore: written on accept, deleted when finished (issue 9 §3)', () => {
+describe('PendingUtteranceStore: written on accept, deleted when finished', () => {
   it('GIVEN accepted messages and no clean shutdown (a crash) THEN a new process gets every one back, in order, with its data', async () => {
     const file = dbFile();
     const clock = new FakeClock();

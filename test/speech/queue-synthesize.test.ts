@@ -183,7 +183,7 @@ describe('createSynthesizer', () => {
     expect(f.log.slice(-1)).toEqual(['release']);
   });
 
-  // Issue 10 §6: a request shared by two guilds must not show one guild's members the other's numbers.
+  // A request shared by two guilds must not show one guild's members the other's numbers.
   it('GIVEN a shared request refused by the sending guild’s budget THEN the other guild is served on its own budget', async () => {
     const refusal = (charges: readonly Charge[]): BudgetRefusal | undefined =>
       charges[0]!.guildId === 'g1' ? { scope: 'guild', guildId: 'g1', used: 3000, limit: 3000, requested: 2, remaining: 0, resetsAt: 5 } : undefined;

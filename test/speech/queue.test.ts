@@ -219,7 +219,7 @@ describe('SpeechScheduler limits and dropping', () => {
     expect(q.enqueue(msg('g1', 'a', 'y')).ok).toBe(false);
   });
 
-  it('GIVEN a burst of 20 ordinary chat lines from 3 members THEN none is refused with the default cap (issue 9 §6)', async () => {
+  it('GIVEN a burst of 20 ordinary chat lines from 3 members THEN none is refused with the default cap', async () => {
     // The issue's run: 20 lines from 3 members while the guild was busy; the old cap of 5 lines refused 3.
     const synth = new FakeSynth({ manual: true });
     const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });

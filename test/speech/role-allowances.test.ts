@@ -5,7 +5,7 @@ import { RoleAllowancesRepo } from '../../src/db/role-allowances.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { memberLimit } from '../../src/billing/policy.ts';
 
-// Issue 13 "Role allowances": a member's limit is the largest allowance of their roles, never
+// Role allowances: a member's limit is the largest allowance of their roles, never
 // below the server's member limit, and the budget refuses and reports by that limit.
 describe('memberLimit', () => {
   it('GIVEN no allowance THEN the server member limit', () => expect(memberLimit(1_000, undefined)).toBe(1_000));

@@ -12,7 +12,7 @@ import { ffmpegPath, type MediaSupport } from '../../src/util/ffmpeg.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 
-// Issue 10 §4 at the synthesizer: ffmpeg disappears after start (the binary is gone). The clip is
+// Paid audio is never thrown away, at the synthesizer: ffmpeg disappears after start (the binary is gone). The clip is
 // paid, so it comes back uncached; the shared media support drops to "attach", and later clips do
 // not try the missing binary again. Real cache, real SQLite budget, real (missing) ffmpeg.
 let dir: string;
@@ -21,7 +21,7 @@ let mp3: Buffer;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'uncached-'));
   db = openDatabase(join(dir, 'bot.db'));
-  // Fixture: a 1 s tone at 24 kHz mono, the service's format (notes/service-facts).
+  // Fixture: a 1 s tone at 24 kHz mono, the service's format (as the service documents it).
   execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '24000', '-ac', '1', '-b:a', '160k', join(dir, 'tone.mp3')]);
   mp3 = readFileSync(join(dir, 'tone.mp3'));
 });

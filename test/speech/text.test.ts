@@ -303,7 +303,7 @@ describe('the dictionary inside normalisation', () => {
   });
 });
 
-describe('terminal escape sequences (issue 9 §4)', () => {
+describe('terminal escape sequences', () => {
   it('GIVEN colour codes pasted from a terminal THEN they are removed whole, never read as "[31m"', () => {
     expect(read('\x1b[31mエラー\x1b[0mが出ました', 'ja')).toBe('エラーが出ました');
     expect(read('\x1b[1;32mPASS\x1b[m all tests', 'en')).toBe('PASS all tests');

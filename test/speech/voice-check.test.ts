@@ -16,7 +16,7 @@ function synth(refuse?: (req: SynthesisRequest) => Error | undefined): Synthesiz
   return s;
 }
 
-describe('VoiceChecker (issue 9 §4)', () => {
+describe('VoiceChecker', () => {
   it('GIVEN a voice in the known list THEN it is usable without any request', async () => {
     const s = synth();
     const checker = new VoiceChecker({ synthesizer: s });

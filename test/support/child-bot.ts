@@ -1,5 +1,5 @@
 /**
- * The bot as users start it, for end-to-end tests (issue 9 §2): the command line of the `start`
+ * The bot as users start it, for end-to-end tests: the command line of the `start`
  * script in package.json, run as a child process with an environment of its own and a working
  * directory without a `.env`, against the loopback Discord and the emulator in the test process.
  * Its JSON log lines (stdout) are parsed so a test can wait for an event instead of sleeping.

@@ -1,5 +1,5 @@
 /**
- * Run as a child process by test/bot/import-order.test.ts (issue 9 §1): the test runner loads
+ * Run as a child process by test/bot/import-order.test.ts: the test runner loads
  * node:http before any test, which hid the fault, so this starts from a bare process and imports
  * in the order `npm start` does. Prints one JSON line: what discord.js's REST sent through, and
  * whether an upload arrived.

@@ -1,5 +1,5 @@
 /**
- * Test helpers for issue 14 §1 (metrics, health, error reports over real HTTP): a reader of the
+ * Test helpers for the operator's endpoints (metrics, health, error reports over real HTTP): a reader of the
  * Prometheus text format, a loopback webhook receiver that records what it was sent, and polling.
  */
 import { createServer } from 'node:http';

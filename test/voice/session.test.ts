@@ -193,7 +193,7 @@ describe('GuildVoiceSession.play, stepped', () => {
     await expect(playing).rejects.toMatchObject({ code: 'destroyed', guildId: s.guildId });
   });
 
-  it('GIVEN /skip while waiting for the connection to be Ready THEN play settles at once without playing anything (issue 9 §5)', async () => {
+  it('GIVEN /skip while waiting for the connection to be Ready THEN play settles at once without playing anything', async () => {
     const s = start({ readyTimeoutMs: 5_000 });
     const statuses: string[] = [];
     s.player.on('stateChange', (_old, next) => statuses.push(next.status));

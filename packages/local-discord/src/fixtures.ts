@@ -1,8 +1,7 @@
 /**
  * The fake Discord's world: users, guilds, roles, channels, members, voice states, and their
  * conversion to Discord API v10 JSON shapes (https://discord.com/developers/docs/resources/guild).
- * Shapes were checked against discord.js 14.28 / discord-api-types 0.38 (see
- * /work/shared/notes/discord-local-protocol.md).
+ * Shapes were checked against discord.js 14.28 / discord-api-types 0.38.
  */
 import { randomBytes } from 'node:crypto';
 import type {

@@ -1,7 +1,6 @@
 /**
  * The local Discord's gateway: Discord gateway v10, JSON, no compression
- * (https://discord.com/developers/docs/topics/gateway; facts in
- * /work/shared/notes/discord-local-protocol.md "Gateway").
+ * (https://discord.com/developers/docs/topics/gateway).
  *
  * Sessions survive a dropped connection: events dispatched while the client is away are kept and
  * replayed when it resumes (op 6) with the sequence it last saw, like Discord does. A session

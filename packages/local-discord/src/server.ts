@@ -1,7 +1,7 @@
 /**
  * The local Discord's REST v10 + gateway v10 server, on 127.0.0.1: a real discord.js Client logs
  * in with `new Client({ rest: { api: fake.apiUrl } })` and talks to it as it would to Discord.
- * Protocol facts: /work/shared/notes/discord-local-protocol.md; what it does and does not
+ * Protocol facts: Discord's API and gateway documentation; what it does and does not
  * implement: README.md next to this file.
  *
  * Behaviour a bot can trip over is modelled the way Discord behaves: 2000-character and empty

@@ -235,7 +235,7 @@ describe('REST', () => {
   });
 });
 
-describe('buttons and member uploads (issue 13)', () => {
+describe('buttons and member uploads', () => {
   it('a click on a bot message arrives as a ButtonInteraction; update (7) edits that message', async () => {
     const { interaction: command } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: 'ask' });
     await command.reply({ content: 'Sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'yes', label: 'Yes' }] }] });

@@ -1,6 +1,6 @@
 import { codedError, type CodedErrorOptions } from '@yomiage/coded-error';
 
-// Errors of the playground (the root README "How it is built", Errors): what the page's API answers a request it cannot serve.
+// Errors of the playground (the bot's docs/architecture.md, "Errors"): what the page's API answers a request it cannot serve.
 
 /** The HTTP status the page server answers each code with. */
 const STATUS: Readonly<Record<PageRequestErrorCode, number>> = {

@@ -1,5 +1,5 @@
 /**
- * The playground (issue 16): the bot, started exactly as `npm start` starts it, in a local server
+ * The playground: the bot, started exactly as `npm start` starts it, in a local server
  * that needs no Discord account, speaking through the emulator, with a web page in front. Starts,
  * on 127.0.0.1 only: the TTS emulator, the local Discord (REST + gateway) and its voice server (in
  * this process), then registers the commands with `npm run deploy-commands` and starts the bot as

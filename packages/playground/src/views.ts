@@ -63,7 +63,7 @@ export interface BotItem {
   content: string;
   embeds: unknown[];
   attachments: Array<{ id: string; filename: string; size: number; contentType: string; url: string }>;
-  /** The message's buttons (issue 13: a question answered by a click). */
+  /** The message's buttons (a question answered by a click). */
   buttons: Array<{ customId: string; label: string }>;
   /** Only the member who ran the command sees it (flag 64). */
   ephemeral: boolean;

@@ -50,7 +50,7 @@ beforeAll(async () => {
   client.on('interactionCreate', async (interaction) => {
     // A click on /ping ask's button: the message says who clicked.
     if (interaction.isButton()) return void (await interaction.update({ content: `clicked by ${interaction.user.username}`, components: [] }));
-    // /ping ask: a question with a button (issue 13).
+    // /ping ask: a question with a button.
     if (interaction.isChatInputCommand() && interaction.options.getString('text') === 'ask') {
       return void (await interaction.reply({ content: 'sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'ok', label: 'OK' }] }] }));
     }

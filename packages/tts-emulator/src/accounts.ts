@@ -1,6 +1,6 @@
 import type { EmulatorAccount } from './types.ts';
 
-/** Monthly characters per plan when an account is created without one (service-facts.md, 2023 prices). */
+/** Monthly characters per plan when an account is created without one (the service's published plans, 2023 prices). */
 export const PLAN_ALLOWANCE = { free: 5_000, paid: 1_000_000 } as const;
 
 /** An account as the running emulator sees it. */
@@ -10,7 +10,7 @@ export interface AccountState {
   allowance: number;
   remaining: number;
   readonly userId: string;
-  /** Generation history (Sentence): audio hash -> pk. A hit is not charged again (service-facts.md). */
+  /** Generation history (Sentence): audio hash -> pk. A hit is not charged again (as the service documents). */
   readonly history: Map<string, number>;
   /** Characters charged since start or reset, net of refunds: what the account paid. */
   charged: number;

@@ -8,7 +8,7 @@ import { espeakMp3, type SpeechEngine } from './speech.ts';
 
 export type { AudioInput } from './audio-input.ts';
 
-/** The live service's advanced output format (service-facts.md: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
+/** The live service's advanced output format (as documented: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
 export const SAMPLE_RATE = 24_000;
 export const BITRATE_KBPS = 160;
 /** Seconds of audio per code point at speed 1.0, and the shortest file we make. */

@@ -1,5 +1,5 @@
 /**
- * A local implementation of the whole TTS service interface (shared/spec/tts-service-interface.md):
+ * A local implementation of the whole TTS service interface (the service's interface specification):
  * the standard endpoint, advanced jobs with polling, the audio bucket, the per-IP rate limits and
  * the monthly allowance; plus fault injection for tests. See README.md in this package for the
  * choices made where the spec is silent.
@@ -30,7 +30,7 @@ export { PLAN_ALLOWANCE } from './accounts.ts';
 /** The test account's access token: 64 characters, never a real secret. */
 export const DEFAULT_TOKEN = '0123456789abcdef'.repeat(4);
 
-/** A realistic slice of the ~650 standard voice ids (service-facts.md). */
+/** A realistic slice of the ~650 standard voice ids (the live service's list). */
 export const DEFAULT_VOICES: readonly string[] = [
   'ja-JP-Wavenet-A', 'ja-JP-Wavenet-B', 'ja-JP-Wavenet-C', 'ja-JP-Wavenet-D',
   'ja-JP-Standard-A', 'ja-JP-Standard-B', 'ja-JP-Standard-C', 'ja-JP-Standard-D', 'ja-JP-Neural2-B',

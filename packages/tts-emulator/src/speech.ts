@@ -1,5 +1,5 @@
 /**
- * Real words for the emulator's audio (issue 16): espeak-ng reads the text aloud when it is
+ * Real words for the emulator's audio: espeak-ng reads the text aloud when it is
  * installed, so trying the bot is hearing it read. Without it the emulator keeps its tones
  * (audio.ts `synthesizePcm`). espeak-ng has Japanese and English voices but reads no kanji (its
  * Japanese voice spells each one as "Chinese letter" in English), so the text is cut into runs by

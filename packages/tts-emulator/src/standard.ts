@@ -30,7 +30,7 @@ export async function standardSpeech(service: ServiceState, ctx: RequestContext)
   if (service.options.synthesisDelayMs > 0) await service.options.sleep(service.options.synthesisDelayMs);
   const seen = account.history.get(hash);
   if (seen !== undefined) {
-    // Served from the account's history: not charged again (service-facts.md).
+    // Served from the account's history: not charged again (as the service documents).
     await service.audio.bytes(input);
     return standardOk(service, input, seen, 1);
   }

@@ -46,7 +46,7 @@ export interface EmulatorOptions {
   now: () => number;
   /**
    * Waits for `ms` on the same clock as `now`: synthesis delay, injected latency and fault delays.
-   * A benchmark that runs time faster passes both from one scaled clock (issue 12).
+   * A benchmark that runs time faster passes both from one scaled clock.
    */
   sleep: (ms: number) => Promise<void>;
   /**

@@ -9,7 +9,7 @@ import { espeakArgs, speechRuns, speechSsml, voiceLanguage } from '../src/speech
 import { call, DEFAULT_TOKEN, fastOptions, okStandard } from './support.ts';
 import { FakeClock } from '../../../test/support/clock.ts';
 
-// Issue 16: the emulator speaks real words with espeak-ng, and falls back to its tones without it.
+// The emulator speaks real words with espeak-ng, and falls back to its tones without it.
 // espeak-ng is required here as ffmpeg is (`bash .ci/run` installs both).
 const run = promisify(execFile);
 let dir: string;

@@ -184,7 +184,7 @@ export class SpeechDelivery {
       await this.#deps.replies.finish(item, meta, { content: prefix });
       return;
     }
-    // Auto-read: one public notice per member and kind per hour, a reaction in between (issue 9 §6).
+    // Auto-read: one public notice per member and kind per hour, a reaction in between.
     const kind = (error as { code?: string }).code ?? 'failed';
     await this.#deps.notices.tellAuthor({ guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId }, kind, content);
   }

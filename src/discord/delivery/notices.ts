@@ -1,7 +1,7 @@
 import type { Client } from 'discord.js';
 import type { Logger } from '../../util/log.ts';
 
-/** At most one public notice per member per guild per kind within this time (issue 9 §6). */
+/** At most one public notice per member per guild per kind within this time. */
 const NOTICE_INTERVAL_MS = 60 * 60_000;
 
 /** The reaction that stands for a refusal already told within the hour; the rest get 🔇. */

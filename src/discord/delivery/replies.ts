@@ -22,7 +22,7 @@ export type ReplyOwner = Pick<Utterance, 'id' | 'userId' | 'channelId'>;
  * The replies of queued /say and /narrate: opened when the utterance is queued, edited with its
  * progress (edits chained so they land in order), closed by exactly one final answer. Once the
  * interaction token is too old, or Discord refuses it, the answer is posted in the channel instead,
- * naming the member (issue 9 §5: never only a log line).
+ * naming the member (never only a log line).
  */
 export class InteractionReplies {
   readonly #client: Client;

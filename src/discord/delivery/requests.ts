@@ -24,7 +24,7 @@ export interface RequestsDeps {
   plan: 'free' | 'paid';
   /** A request refused before it was queued (budget, member queue): counted by the metrics. */
   onRefused?: () => void;
-  /** Asks before a long /narrate (issue 13); without it every /narrate goes ahead at once. */
+  /** Asks before a long /narrate; without it every /narrate goes ahead at once. */
   buttons?: ButtonQuestions;
 }
 

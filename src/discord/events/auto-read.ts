@@ -35,7 +35,7 @@ export interface AutoReadDeps {
 
 /**
  * messageCreate -> utterance: where an auto-read message becomes speech, as one straight line
- * (STYLE.md #21): in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
+ *: in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
  * name first? Then it is queued, or its author is told why not. Delivery takes it from the queue
  * (src/discord/delivery/delivery.ts).
  */
@@ -51,7 +51,7 @@ export class AutoReader {
   /**
    * Reads a message aloud when it is in the bound or voice text channel, or an auto-read channel,
    * while the bot is in voice. Without a voice session only auto-read channels with MP3 posts
-   * turned on are read (issue 9 §6: no characters spent for nobody).
+   * turned on are read (no characters spent for nobody).
    */
   read(message: Message): void {
     if (!message.inGuild() || message.system) return;

@@ -7,7 +7,7 @@ import type { VoiceManager } from '../../voice/manager.ts';
 import { guildLang } from '../i18n.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 
-// Clips the bot makes on its own (join/leave announcements, the stale-drop notice; issue 13): in
+// Clips the bot makes on its own (join/leave announcements, the stale-drop notice): in
 // the server's voice, charged to the server and not to a member (src/billing/policy.ts
 // serverChargeUser), only ever played in voice (never attached), and nobody is told when one fails.
 

@@ -9,9 +9,9 @@ export interface MessageTextOptions {
   lang: ReadLang;
   maxLength: number;
   dictionary: readonly DictionaryEntry[];
-  /** Unicode emoji by name (issue 13 switch). */
+  /** Unicode emoji by name (a per-server switch). */
   readEmoji: boolean;
-  /** Forwarded messages are read: their snapshot after a lead-in (issue 13 switch). */
+  /** Forwarded messages are read: their snapshot after a lead-in (a per-server switch). */
   forwards: boolean;
   /** Who will hear it: channels they cannot all view are not named. */
   audience: Audience;

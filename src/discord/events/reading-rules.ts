@@ -1,6 +1,6 @@
 import type { ReadingSettings } from '../../db/repositories.ts';
 
-// Whose messages auto-read reads (issue 13): pure policy over plain data, so the rules are tested
+// Whose messages auto-read reads: pure policy over plain data, so the rules are tested
 // without Discord (test/discord/reading-rules.test.ts) and auto-read.ts stays a straight line.
 
 /** Why a message's author is not read; undefined when they are. */

@@ -39,7 +39,7 @@ export interface ResumeSummary {
 }
 
 /**
- * After a restart or a crash (issue 9 §3): rejoin the voice channels the bot was reading in while
+ * After a restart or a crash: rejoin the voice channels the bot was reading in while
  * humans are still there, then queue again what a previous process accepted and did not finish.
  * What cannot be delivered any more (nobody listening, the channel gone, too many restarts) is
  * told once per channel and dropped, never retried forever. Explicit requests (/say, /narrate)

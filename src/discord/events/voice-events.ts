@@ -63,7 +63,7 @@ export class VoiceStateEvents {
       const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
       const kind = newState.channelId === connected ? 'join' : 'leave';
-      // The bot's own clip: charged to the server, not to the member who moved (issue 13).
+      // The bot's own clip: charged to the server, not to the member who moved.
       queueBotClip(this.#deps, guild.id, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
     }
     if (oldState.channelId === connected && listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);

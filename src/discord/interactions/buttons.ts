@@ -3,7 +3,7 @@ import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonC
 import type { Logger } from '../../util/log.ts';
 import { UserError } from '../errors.ts';
 
-// Questions the bot asks with buttons (issue 13: /narrate's cost, a dictionary import's summary).
+// Questions the bot asks with buttons (/narrate's cost, a dictionary import's summary).
 // The question lives in this process's memory until one click answers it or it times out: a
 // restart forgets it, and a later click is told it expired (nothing is done twice, nothing by guess).
 

@@ -1,7 +1,7 @@
 import { ApplicationCommandOptionType, type Attachment, type ChatInputCommandInteraction } from 'discord.js';
 import { BotError } from '../errors.ts';
 
-// A command's arguments typed from its own data (STYLE.md #2): `ArgsOf<typeof data.options>` maps
+// A command's arguments typed from its own data: `ArgsOf<typeof data.options>` maps
 // the declared options to an object (a required option's value, an optional one's or undefined; a
 // choice's values as their union), and `readArgs` fills it from `interaction.options` by each
 // option's declared type. Subcommands run through a handler map, one handler per declared name.

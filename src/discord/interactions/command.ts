@@ -11,7 +11,7 @@ import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
 import type { Lang } from '../i18n.ts';
 
-/** One slash command: its registration data and its handlers (STYLE.md #1). */
+/** One slash command: its registration data and its handlers. */
 export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody;
   execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;

@@ -8,7 +8,7 @@ import type { ButtonQuestions } from './buttons.ts';
 import type { SpeechRequests } from '../delivery/requests.ts';
 import type { VoiceControl } from './voice-control.ts';
 
-/** What command handlers may use: collaborators passed in, never fetched from globals (STYLE.md #10). */
+/** What command handlers may use: collaborators passed in, never fetched from globals. */
 export interface BotContext {
   config: Config;
   logger: Logger;

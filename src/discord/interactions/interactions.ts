@@ -13,7 +13,7 @@ async function tell(interaction: RepliableInteraction, content: string): Promise
 }
 
 /**
- * The one entry point for interactions (STYLE.md #3): finds the command, runs it inside the one
+ * The one entry point for interactions: finds the command, runs it inside the one
  * try/catch, and makes sure the user always hears back, in their language, without internals.
  */
 export async function dispatchInteraction(interaction: Interaction, commands: Map<string, Command>, ctx: BotContext): Promise<void> {

@@ -21,7 +21,7 @@ export interface FairRateLimiterOptions {
    */
   safety?: { marginMs?: number };
   /**
-   * Pacing under pressure (issue 12 §2, src/tts/limiter/pacing.ts): below `burst` grants in the window
+   * Pacing under pressure (src/tts/limiter/pacing.ts): below `burst` grants in the window
    * (default half the limit) grants go out at once, beyond it the free slots are spread out; below
    * `spare` (default a sixth) `tryReserve` hands out a grant more than needed. `false` grants as
    * fast as the window allows.

@@ -7,7 +7,7 @@ export const RATE_LIMITS = {
 } as const satisfies Record<RateKind, { limit: number; windowMs: number }>;
 
 /**
- * Permission to send one request, handed out before the request is formed (issue 12 §1: a guild's
+ * Permission to send one request, handed out before the request is formed (a guild's
  * batch is formed once the grant is in hand, so the backlog built during the wait rides along).
  * It is spent by the first `acquire` that carries it, or given back unused.
  */

@@ -1,7 +1,7 @@
 import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
 
 /**
- * When the next rate grant may go out, and to whom (issue 12 §2, §5). Pure functions of the
+ * When the next rate grant may go out, and to whom. Pure functions of the
  * shared window, so every process sharing it decides alike and the rules are tested on their own.
  *
  * Pacing: while the window is less than `burst` full, a grant goes out at once (a quiet bot never
@@ -16,7 +16,7 @@ import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
  *
  * A grant to spare (`spare`): while the window is nearly empty and nobody waits, a request more
  * than needed costs nothing anyone else wanted; the scheduler spends such grants on clips worth
- * keeping in the cache (issue 12 §3: which resource is scarcer decides).
+ * keeping in the cache (which resource is scarcer decides).
  */
 
 export interface PaceRules {

@@ -13,9 +13,9 @@ export interface PostgresWindowStoreOptions {
 }
 
 /**
- * The rate window of several hosts behind one egress IP (issue 14 §3, RATE_STORE_URL): the same
+ * The rate window of several hosts behind one egress IP (RATE_STORE_URL): the same
  * window as SQLite's (window.ts), with each grant's guild and each process's waiting guilds,
- * so hosts pace and take turns together (issue 12 §5, src/tts/limiter/pacing.ts), counted in PostgreSQL
+ * so hosts pace and take turns together (src/tts/limiter/pacing.ts), counted in PostgreSQL
  * (yomiage_rate_grants, yomiage_rate_demand, src/db/postgres.ts). Takers of one kind take turns on
  * the kind's row of yomiage_rate_blocks, so two hosts can never both take the last slot. Grants are
  * stamped with the hosts' clocks: keep them in step (NTP); the limiter's safety margin (1 s)

@@ -2,8 +2,8 @@
  * The local Discord's voice server, on 127.0.0.1 only: the voice gateway (v8, over TLS) plus the UDP media
  * socket. It decrypts the `aead_aes256_gcm_rtpsize` RTP packets @discordjs/voice sends and decodes
  * each Opus frame back to PCM, so an end-to-end test can check that the bot was heard, for how long
- * and how loudly. Protocol facts: shared/notes/discord-local-protocol.md, "Voice gateway (v8) and
- * UDP"; message shapes checked against @discordjs/voice 0.19.2 (Networking, VoiceWebSocket,
+ * and how loudly. Protocol facts: Discord's voice gateway (v8) and
+ * UDP documentation; message shapes checked against @discordjs/voice 0.19.2 (Networking, VoiceWebSocket,
  * VoiceUDPSocket).
  *
  * Trust: the client always opens `wss://${endpoint}?v=8` with the default CA store, so a test must

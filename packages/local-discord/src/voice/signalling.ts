@@ -1,8 +1,8 @@
 /**
  * The voice gateway's websocket protocol (v8): Hello, Identify, Select Protocol and Session
  * Description, heartbeats, speaking, Resume with buffered replay, close codes, and the hand-off
- * of DAVE's messages to the call's DAVE gateway. Facts: shared/notes/discord-local-protocol.md,
- * "Voice gateway (v8) and UDP"; shapes checked against @discordjs/voice 0.19.2.
+ * of DAVE's messages to the call's DAVE gateway. Facts: Discord's voice gateway (v8)
+ * and UDP documentation; shapes checked against @discordjs/voice 0.19.2.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { EventEmitter } from 'node:events';

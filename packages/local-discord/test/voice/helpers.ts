@@ -1,7 +1,7 @@
 /**
  * Test helpers: drive the real @discordjs/voice against the fake voice server without the main
  * Discord fake. The adapter plays the main gateway's part: on each op 4 join it answers
- * VOICE_STATE_UPDATE then VOICE_SERVER_UPDATE (shared/notes/discord-local-protocol.md, "Voice join").
+ * VOICE_STATE_UPDATE then VOICE_SERVER_UPDATE (Discord's order of a voice join).
  */
 import { execFile } from 'node:child_process';
 import {
@@ -68,7 +68,7 @@ export function join(server: FakeVoiceServer, guildId: string): { connection: Vo
   connection.on('stateChange', (_old, next) => {
     if (statuses.at(-1) !== next.status) statuses.push(next.status);
   });
-  // An unhandled 'error' would crash the test process (shared/notes, "Known trouble").
+  // An unhandled 'error' would crash the test process.
   connection.on('error', () => {});
   return { connection, statuses, log };
 }

@@ -1,6 +1,6 @@
 /**
  * The fake's protocol edges that @discordjs/voice does not exercise: a raw websocket client and a
- * raw UDP socket speak the voice protocol by hand (shapes from shared/notes/discord-local-protocol.md).
+ * raw UDP socket speak the voice protocol by hand (shapes from Discord's voice documentation).
  */
 import { createCipheriv } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';

@@ -317,7 +317,7 @@ function commandSummary({ name, options, summary }) {
   return parts.join(' ');
 }
 
-/** A button of a bot message: the member acting now clicks it (issue 13). */
+/** A button of a bot message: the member acting now clicks it. */
 function renderButton(item, b) {
   const button = el('button', { type: 'button', text: b.label });
   button.addEventListener('click', () => {

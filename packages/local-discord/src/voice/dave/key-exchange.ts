@@ -186,7 +186,7 @@ export class KeyExchange {
       r.member.leaf = undefined;
       r.member.removing = false;
     }
-    // Adds take the leftmost blank leaf, else extend the tree (RFC 9420 §12.1.1).
+    // Adds take the leftmost blank leaf, else extend the tree (RFC 9420 section 12.1.1).
     for (const m of adds) {
       let leaf = group.leaves.findIndex((l) => l === undefined);
       if (leaf === -1) leaf = group.leaves.length;

@@ -6,7 +6,7 @@
  * (daveprotocol.com, "MLS Parameters"): MLS 1.0, ciphersuite 2 (DHKEMP256_AES128GCM_SHA256_P256),
  * basic credentials whose identity is the big-endian 64-bit user id.
  *
- * Written from the RFC's struct definitions (§6 framing, §5.2 hashes, §10 key packages, §12
+ * Written from the RFC's struct definitions (section 6 framing, section 5.2 hashes, section 10 key packages, section 12
  * proposals, commits and welcomes) with node:crypto; no MLS library plays the external sender.
  */
 import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
@@ -27,7 +27,7 @@ const LEAF_SOURCE_COMMIT = 3;
 const PROPOSAL_OR_REF_PROPOSAL = 1;
 const PROPOSAL_OR_REF_REFERENCE = 2;
 
-/** SignWithLabel (RFC 9420 §5.1.2): ECDSA P-256 / SHA-256 over SignContent, DER-encoded. */
+/** SignWithLabel (RFC 9420 section 5.1.2): ECDSA P-256 / SHA-256 over SignContent, DER-encoded. */
 export function signWithLabel(privateKey: KeyObject, label: string, content: Buffer): Buffer {
   return sign('sha256', signContent(label, content), { key: privateKey, dsaEncoding: 'der' });
 }
@@ -45,7 +45,7 @@ function signContent(label: string, content: Buffer): Buffer {
   return new TlsWriter().vector(Buffer.from(`MLS 1.0 ${label}`)).vector(content).bytes();
 }
 
-/** RefHash (RFC 9420 §5.2) with SHA-256; labels are "MLS 1.0 Proposal Reference" and the like. */
+/** RefHash (RFC 9420 section 5.2) with SHA-256; labels are "MLS 1.0 Proposal Reference" and the like. */
 export function refHash(label: string, value: Buffer): Buffer {
   return createHash('sha256').update(new TlsWriter().vector(Buffer.from(label)).vector(value).bytes()).digest();
 }
@@ -94,12 +94,12 @@ export class ExternalSender {
     this.publicPoint = Buffer.concat([Buffer.from([0x04]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
   }
 
-  /** `struct { SignaturePublicKey signature_key; Credential credential; } ExternalSender` (§12.1.8.1). */
+  /** `struct { SignaturePublicKey signature_key; Credential credential; } ExternalSender` (section 12.1.8.1). */
   serialize(): Buffer {
     return new TlsWriter().vector(this.publicPoint).u16(CREDENTIAL_BASIC).vector(this.identity).bytes();
   }
 
-  /** Frames `proposal` as a PublicMessage from external sender 0, signed over FramedContentTBS (§6.1). */
+  /** Frames `proposal` as a PublicMessage from external sender 0, signed over FramedContentTBS (section 6.1). */
   propose(groupId: Buffer, epoch: bigint, proposal: Buffer): ExternalProposal {
     const content = new TlsWriter()
       .vector(groupId)
@@ -177,7 +177,7 @@ export interface ParsedKeyPackage {
 
 /**
  * Parses a `dave_mls_key_package` (op 26) payload. The protocol text says an MLSMessage; libdave
- * and davey send the bare KeyPackage (§10), so both are accepted.
+ * and davey send the bare KeyPackage, so both are accepted.
  */
 export function parseKeyPackageMessage(payload: Buffer): ParsedKeyPackage {
   const r = new TlsReader(payload);

@@ -1,6 +1,6 @@
 /**
- * The TLS presentation language as MLS uses it (RFC 9420 §2.1): big-endian integers and vectors
- * with a variable-size length header (§2.1.2: 1, 2 or 4 bytes, the top two bits giving the size).
+ * The TLS presentation language as MLS uses it (RFC 9420 section 2.1): big-endian integers and vectors
+ * with a variable-size length header (section 2.1.2: 1, 2 or 4 bytes, the top two bits giving the size).
  */
 import { LocalDiscordError } from '../../errors.ts';
 
@@ -50,7 +50,7 @@ export class TlsWriter {
   }
 }
 
-/** The minimal variable-size length header for `length` (RFC 9420 §2.1.2). */
+/** The minimal variable-size length header for `length` (RFC 9420 section 2.1.2). */
 export function encodeVarint(length: number): Buffer {
   if (length < 0x40) return Buffer.from([length]);
   if (length < 0x4000) {

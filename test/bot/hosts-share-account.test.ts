@@ -8,7 +8,7 @@ import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type Fak
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
-// Issue 14 §3, end to end: two bot processes started as `npm start` starts them, as two "hosts"
+// Several hosts sharing one account, end to end: two bot processes started as `npm start` starts them, as two "hosts"
 // (each its own DATA_DIR, SHARD_IDS 0 and 1 of SHARD_COUNT 2), sharing the account's characters
 // through ACCOUNT_LEDGER_URL and their one IP's rate window through RATE_STORE_URL, on a real
 // PostgreSQL this file starts. A concurrent burst from both asks for far more than the

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 4 ("an advanced job persisted while pending is finished and delivered by a new process")
+// An advanced job persisted while pending is finished and delivered by a new process,
 // at the level a user sees: /narrate, the bot restarts mid-job, the audio still arrives, and the
 // service receives exactly one job (nothing resubmitted, nothing charged twice).
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };

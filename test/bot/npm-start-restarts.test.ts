@@ -10,7 +10,7 @@ import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '@yom
 import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 
-// Issue 9 §2: the product is what `npm start` runs. The real entry point runs as a child process
+// The product is what `npm start` runs. The real entry point runs as a child process
 // (its own environment, no .env, DATA_DIR of its own) against the loopback Discord, the fake TLS
 // voice server and the emulator, which run here; each test checks what a server would notice.
 // One story, so the bot starts only three times: first run, after SIGTERM, after kill -9.

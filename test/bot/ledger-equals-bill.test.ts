@@ -6,7 +6,7 @@ import { StoppableClock } from '../support/clock.ts';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-// Issue 10 §2: the ledger equals the bill. The whole bot (real discord.js against the loopback
+// The ledger equals the bill. The whole bot (real discord.js against the loopback
 // Discord, the real client, SQLite ledger) runs a matrix of faults driven for real against the
 // emulator, whose per-account counter says what the service charged. In every cell:
 //   certain <= charged by the service <= certain + uncertain     (never spend what budgets deny)
@@ -199,7 +199,7 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
 
   it('a repeat the cache lost is served from the history: charged once', async () => {
     const text = '同じ文章をもう一度読みます';
-    // A miss is delivered while its files are still being cached (issue 12 §4): forget them once
+    // A miss is delivered while its files are still being cached: forget them once
     // written. Known by its own bytes (the attached MP3), not by a count of files: an earlier
     // cell's clip finishing its caching late must not pass for this one.
     const audioDir = join(h.dataDir, 'audio');

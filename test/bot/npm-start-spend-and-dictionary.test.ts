@@ -9,9 +9,10 @@ import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
-// Issue 13 (b) through the real entry point: `npm start` as a child process (test/support/child-bot.ts)
-// against the loopback Discord and the emulator: the cost question of a long /narrate, a dictionary
-// import with its summary, the operator's global dictionary, /skip's refusal, and /usage's chart.
+// Spend, dictionary and playback controls through the real entry point: `npm start` as a child process
+// (test/support/child-bot.ts) against the loopback Discord and the emulator: the cost question of a long
+// /narrate, a dictionary import with its summary, the operator's global dictionary, /skip's refusal, and
+// /usage's chart.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const LONG = '今日は長いナレーションを確認してから送ります。'.repeat(10);

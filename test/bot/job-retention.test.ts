@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
-// Issue 10 §1: ended advanced jobs keep their job token and the reply's interaction token; they
+// Ended advanced jobs keep their job token and the reply's interaction token; they
 // are deleted once they ended more than JOB_RETENTION_DAYS (default 7) ago, at start and daily.
 const DAY = 86_400_000;
 let h: Harness;

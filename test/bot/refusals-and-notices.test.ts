@@ -3,7 +3,7 @@ import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { systemClock, type Clock } from '../../src/util/clock.ts';
 
-// Issue 9 §4-§6, end to end in process (real discord.js, the loopback Discord, the emulator):
+// What members are told and what is spent, end to end in process (real discord.js, the loopback Discord, the emulator):
 // commands do what they say, nothing disappears without a word, no noise, no spend for nobody.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Moderator role: Manage Server
@@ -35,7 +35,7 @@ afterAll(async () => h?.close());
 const texts = (from = 0) => standardRequests(h.emulator).slice(from);
 const botMessages = (channelId: string) => h.discord.messages.filter((m) => m.channelId === channelId && m.source === 'channel');
 
-describe('no spend when nobody listens (§6)', () => {
+describe('no spend when nobody listens', () => {
   it('an auto-read channel is not read while the bot is in no voice channel, unless it posts MP3s', async () => {
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '誰も聞いていない発言' });
@@ -47,7 +47,7 @@ describe('no spend when nobody listens (§6)', () => {
   });
 });
 
-describe('names (issue 11)', () => {
+describe('names after /clear', () => {
   it('after /clear the next message is named again, as the reader starts afresh', async () => {
     const ivy = { id: '1000000000000000055', username: 'ivy' };
     const said = async (content: string) => {
@@ -63,7 +63,7 @@ describe('names (issue 11)', () => {
   });
 });
 
-describe('budget refusals of auto-read (§6)', () => {
+describe('budget refusals of auto-read', () => {
   it('a member out of characters gets one public notice, then reactions, not a reply per line', async () => {
     const erin = { id: '1000000000000000066', username: 'erin' };
     const before = standardRequests(h.emulator).length;
@@ -79,7 +79,7 @@ describe('budget refusals of auto-read (§6)', () => {
   });
 });
 
-describe('voices are checked before they are saved or used (§4)', () => {
+describe('voices are checked before they are saved or used', () => {
   const confirmations = (voice: string, from: number) => texts(from).filter((r) => r.voice === voice);
 
   it('/config voice with an unknown id: one short request, refused, nothing saved, the reply names the voice', async () => {
@@ -131,7 +131,7 @@ describe('voices are checked before they are saved or used (§4)', () => {
   });
 });
 
-describe('nothing disappears without a word (§5)', () => {
+describe('nothing disappears without a word', () => {
   it('/clear gives every queued /say a final answer saying why', async () => {
     h.emulator.setLatency('standard', 1_500);
     try {

@@ -8,7 +8,7 @@ import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 
-// Issue 13's core controls through the real entry point: `npm start` as a child process (its own
+// The core reading controls through the real entry point: `npm start` as a child process (its own
 // environment and DATA_DIR, no .env) against the loopback Discord and the emulator. #chat is an
 // auto-read channel with MP3 posts, so each message read is a request the emulator logs.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
