@@ -1,5 +1,5 @@
 /**
- * The one shape of an error in this project (README "How it is built", after undici's errors module):
+ * The one shape of an error in this project (docs/architecture.md, "Errors"; after undici's errors module):
  * a stable lowercase `code`, a default message per code from the class's own table
  * (`static messages`), `cause` in the options bag. A layer's errors.ts declares its class from its
  * table, so every code is written once, with its message:
