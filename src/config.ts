@@ -3,8 +3,8 @@ import type { BudgetCeilings } from './billing/policy.ts';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
-import { CodedError } from './util/coded-error.ts';
-import { ffmpegPath } from './util/ffmpeg.ts';
+import { CodedError } from '@yomiage/coded-error';
+import { ffmpegPath } from '@yomiage/media';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
 
 /**

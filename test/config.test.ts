@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, loadDiscordConfig } from '../src/config.ts';
-import { CodedError } from '../src/util/coded-error.ts';
+import { CodedError } from '@yomiage/coded-error';
 
 const REQUIRED = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', TTS_TOKEN: 'x'.repeat(64) };
 

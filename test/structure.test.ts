@@ -134,10 +134,10 @@ describe('the structure of src/ and commands/', () => {
   it("errors extend CodedError and are declared in their layer's errors.ts (a single-file module at src/'s top keeps its own)", () => {
     const misplaced = files.flatMap((file) => {
       const declared = [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b/gm)];
-      const home = file.endsWith('/errors.ts') || file === 'src/util/coded-error.ts' || file.split('/').length === 2;
+      const home = file.endsWith('/errors.ts') || file.split('/').length === 2;
       const elsewhere = home ? [] : declared.map((m) => `${file}: ${m[1]} extends ${m[2]}`);
-      // One root: every error class extends CodedError (or one of its subclasses), not Error.
-      const ownRoot = file === 'src/util/coded-error.ts' ? [] : declared.filter((m) => m[2] === 'Error').map((m) => `${file}: ${m[1]} extends Error`);
+      // One root: every error class extends CodedError (@yomiage/coded-error, or one of its subclasses), not Error.
+      const ownRoot = declared.filter((m) => m[2] === 'Error').map((m) => `${file}: ${m[1]} extends Error`);
       return [...elsewhere, ...ownRoot];
     });
     expect(misplaced).toEqual([]);
@@ -176,7 +176,7 @@ describe('docs/architecture.md', () => {
   });
 });
 
-describe('the workspace packages (the TTS emulator, the local Discord, the playground)', () => {
+describe('the workspace packages (the development servers and the libraries they share with the bot)', () => {
   const packageDirs = readdirSync(join(ROOT, 'packages'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `packages/${d.name}`);
   const manifest = (dir: string) =>
     JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
@@ -192,6 +192,21 @@ describe('the workspace packages (the TTS emulator, the local Discord, the playg
   const packagesImported = (file: string) => packageSpecifiers(file).map((s) => s.split('/').slice(0, 2).join('/'));
   /** The package a project file belongs to, or undefined for the bot's files. */
   const packageOf = (file: string) => packageDirs.find((dir) => file.startsWith(`${dir}/`));
+  /** The development servers: the tests and the playground run them; the bot never does. Every other package is a library. */
+  const DEV_SERVERS = new Set(['@yomiage/tts-emulator', '@yomiage/local-discord', '@yomiage/playground']);
+  const root = manifest('.');
+  /** The workspace packages a package depends on at run time, itself excluded, transitively. */
+  const runtimeClosure = (names: Iterable<string>): Set<string> => {
+    const seen = new Set<string>();
+    const visit = (name: string) => {
+      const dir = nameOf.get(name);
+      if (dir === undefined || seen.has(name)) return;
+      seen.add(name);
+      for (const dep of Object.keys(manifest(dir).dependencies ?? {})) visit(dep);
+    };
+    for (const name of names) visit(name);
+    return seen;
+  };
 
   it('each package has its package.json (private, ESM, its sources exported), its tests and its own `npm test`', () => {
     expect(packageDirs.length).toBeGreaterThanOrEqual(3);
@@ -202,12 +217,22 @@ describe('the workspace packages (the TTS emulator, the local Discord, the playg
     }
   });
 
-  it("the bot's src/ and commands/ import no package, by name or by path", () => {
+  it('names every package a development server or a library', () => {
+    expect([...DEV_SERVERS].filter((name) => !nameOf.has(name))).toEqual([]);
+  });
+
+  it("the bot's src/ and commands/ import a package only by name, only a library, and only one its package.json lists as a dependency", () => {
+    const listed = new Set(Object.keys(root.dependencies ?? {}));
     const leaks = files.flatMap((file) => [
-      ...packagesImported(file).map((name) => `${file} -> ${name}`),
+      ...packagesImported(file).filter((name) => DEV_SERVERS.has(name) || !listed.has(name)).map((name) => `${file} -> ${name}`),
       ...(relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`),
     ]);
     expect(leaks).toEqual([]);
+  });
+
+  it("no development server is among the bot's dependencies, directly or through a library's", () => {
+    const reached = runtimeClosure(Object.keys(root.dependencies ?? {}));
+    expect([...reached].filter((name) => DEV_SERVERS.has(name))).toEqual([]);
   });
 
   it("a package reaches outside itself only by package name, and only to a package its package.json lists (its tests may also use the shared test/support/)", () => {

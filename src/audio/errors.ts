@@ -1,4 +1,4 @@
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 
 /** An audio error (transcoding, in-process decoding and the audio cache): `code` is stable, the message is the code's own plus a detail (never any chat text). */
 export class AudioError extends codedError({

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import opus from '@discordjs/opus';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
-import { Resampler } from './resample.ts';
+import { Resampler } from '@yomiage/media';
 import { isMonoMp3 } from './transcode.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { ffmpegPath } from '../util/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
 import { AudioError } from './errors.ts';
 import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 

@@ -1,4 +1,4 @@
-import { codedError, type CodedErrorOptions } from '../util/coded-error.ts';
+import { codedError, type CodedErrorOptions } from '@yomiage/coded-error';
 
 // Errors of src/db: one module, stable codes (docs/architecture.md, "Errors"). Messages name
 // versions and counts, never a row's content.

@@ -1,4 +1,4 @@
-import { CodedError, codedError } from '../util/coded-error.ts';
+import { CodedError, codedError } from '@yomiage/coded-error';
 import type { MessageKey, Vars } from './i18n.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 
 // Errors of src/ops (docs/architecture.md, "Errors"): messages for the operator, never a row's content or a secret.
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../db/database.ts';
 import { parseShardIds } from '../util/shards.ts';
-import { CodedError } from '../util/coded-error.ts';
+import { CodedError } from '@yomiage/coded-error';
 import { exportGuilds, guildsOfShards, importGuilds, removeGuilds } from './guild-transfer.ts';
 
 // `npm run guild -- <export|import|remove> ...`: moves guilds' rows between hosts with their

@@ -1,4 +1,4 @@
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 import type { BudgetRefusal } from '../billing/policy.ts';
 
 // Errors of src/speech: one place, stable codes (docs/architecture.md, "Errors").

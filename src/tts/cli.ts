@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { Clock } from '../util/clock.ts';
-import { ffmpegPath } from '../util/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
 import { TtsClient } from './client.ts';
 import type { NarrateProgress } from './types.ts';
 import { KNOWN_STANDARD_VOICES } from './voices.ts';

@@ -5,7 +5,7 @@
  * debug (endpoint, HTTP status, attempts, job id) and never a secret: no access token, no job
  * token, no raw request/undici objects (their `cause` chains can hold headers).
  */
-import { CodedError, codedError, type CodedErrorOptions } from '../util/coded-error.ts';
+import { CodedError, codedError, type CodedErrorOptions } from '@yomiage/coded-error';
 import type { ValidationIssue } from './validation.ts';
 
 /** How a failure should be handled by a caller; the CLI maps it to an exit code. */

@@ -1,25 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Logger } from './log.ts';
-
-const require = createRequire(import.meta.url);
-
-/**
- * The ffmpeg binary to run: the configured one (by default the FFMPEG_PATH environment variable),
- * else ffmpeg-static's download when it is present (an optional dependency whose install-time
- * download can fail), else `ffmpeg` on PATH.
- */
-export function ffmpegPath(configured: string | undefined = process.env.FFMPEG_PATH): string {
-  if (configured) return configured;
-  try {
-    const bundled = require('ffmpeg-static') as string | null;
-    if (bundled && existsSync(bundled)) return bundled;
-  } catch {
-    // optional dependency not installed
-  }
-  return 'ffmpeg';
-}
 
 /**
  * What the bot can do with the audio it paid for, decided at start and lowered when

@@ -1,4 +1,4 @@
-import { codedError } from '../util/coded-error.ts';
+import { codedError } from '@yomiage/coded-error';
 
 // Errors of src/voice: one place, stable codes (docs/architecture.md, "Errors").
 

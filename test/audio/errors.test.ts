@@ -1,6 +1,6 @@
 // Every audio error code from one table: stable snake_case code, default message, detail, cause.
 import { describe, expect, it } from 'vitest';
-import { CodedError } from '../../src/util/coded-error.ts';
+import { CodedError } from '@yomiage/coded-error';
 import { AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';
 
 const TABLE: [AudioErrorCode, RegExp][] = [

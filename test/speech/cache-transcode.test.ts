@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioError } from '../../src/audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../../src/audio/transcode.ts';
-import { ffmpegPath } from '../../src/util/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
 
 // Fixtures: made here by ffmpeg from a sine tone, like the service's own files (its documented formats:
 // advanced = MPEG-2 Layer III 24 kHz mono 160 kbit/s, standard sample = 16 kHz mono; both Lavf).

@@ -8,7 +8,8 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { createSynthesizer, type SynthesisRequest, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { ffmpegPath, type MediaSupport } from '../../src/util/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
+import type { MediaSupport } from '../../src/util/ffmpeg.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CodedError } from '../../src/util/coded-error.ts';
+import { CodedError } from '@yomiage/coded-error';
 import {
   EXIT_CODES,
   TTS_ERROR_CODES,

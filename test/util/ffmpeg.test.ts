@@ -2,7 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkMediaSupport, ffmpegPath, probeFfmpeg } from '../../src/util/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
+import { checkMediaSupport, probeFfmpeg } from '../../src/util/ffmpeg.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 

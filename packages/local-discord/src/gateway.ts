@@ -19,7 +19,9 @@ export { INTENTS } from './gateway-payloads.ts';
 
 /**
  * The shard that receives a guild's events, by Discord's formula (guild_id >> 22) % shard_count
- * (https://discord.com/developers/docs/events/gateway#sharding).
+ * (https://discord.com/developers/docs/events/gateway#sharding). A protocol fact both ends state,
+ * not shared code: the bot states it on its side (src/util/shards.ts), and the bot's tests check
+ * the two agree.
  */
 export function shardOf(guildId: string, shardCount: number): number {
   return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));

@@ -8,7 +8,7 @@
  * Nothing of the bot is asked or changed.
  */
 import { MPEGDecoder } from 'mpg123-decoder';
-import { Resampler } from './resample.ts';
+import { Resampler } from '@yomiage/media';
 import { FRAME_MS, FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '@yomiage/local-discord';
 import type { AudioInput } from '@yomiage/tts-emulator';
 
@@ -187,7 +187,7 @@ export class ClipIndex {
 
   /**
    * MP3 to mono 16-bit PCM at the voice rate, in this process: mpg123 compiled to WebAssembly and
-   * src/audio/resample.ts, as the bot's own uncached playback decodes (src/audio/mp3-opus.ts), where
+   * the resampler of @yomiage/media, as the bot's own uncached playback decodes (src/audio/mp3-opus.ts), where
    * an ffmpeg child per file cost ~60 ms of CPU before decoding anything.
    */
   async #decode(bytes: Buffer): Promise<Int16Array> {

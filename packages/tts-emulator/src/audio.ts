@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createMp3Encoder } from 'wasm-media-encoders';
-import { ffmpegPath } from './ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
 import type { AudioInput } from './audio-input.ts';
 import { EmulatorError } from './errors.ts';
 import { fnv1a } from './hash.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { audioFor, startEmulator, type Emulator } from '../src/index.ts';
-import { ffmpegPath } from '../src/ffmpeg.ts';
+import { ffmpegPath } from '@yomiage/media';
 import { advanced, call, fastOptions, okAdvanced, okStandard, poll, standard } from './support.ts';
 import { FakeClock } from '../../../test/support/clock.ts';
 

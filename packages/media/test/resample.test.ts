@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Resampler } from '../../src/audio/resample.ts';
+import { Resampler } from '@yomiage/media';
 
 // The resampler as a pure function: sample counts, pitch and level are what a listener would
 // notice (a clip too short or too long, a voice shifted in pitch, a click at a chunk boundary).
