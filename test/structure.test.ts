@@ -46,8 +46,6 @@ const RANK: Readonly<Record<string, number>> = {
   'tts/limiter/types.ts': 1,
   util: 0,
 };
-/** Development servers: the playground and the tests use them; the bot never does. */
-const DEV_TOOLS = new Set(['emulator', 'local-discord', 'playground']);
 
 describe('the import graph reader', () => {
   it('GIVEN import and export statements THEN each relative module, type-only where it is erased', () => {
@@ -124,13 +122,6 @@ describe('the structure of src/ and commands/', () => {
     expect(upward).toEqual([]);
   });
 
-  it('the bot never imports the development servers (emulator, local Discord, playground)', () => {
-    const leaks = [...graph].flatMap(([from, edges]) =>
-      DEV_TOOLS.has(layerOf(from)) ? [] : edges.filter((e) => DEV_TOOLS.has(layerOf(e.to))).map((e) => `${from} -> ${e.to}`),
-    );
-    expect(leaks).toEqual([]);
-  });
-
   it("errors extend CodedError and are declared in their layer's errors.ts (a single-file module at src/'s top keeps its own)", () => {
     const misplaced = files.flatMap((file) => {
       const declared = [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b/gm)];
@@ -145,8 +136,8 @@ describe('the structure of src/ and commands/', () => {
 });
 
 describe('the layers of src/ and commands/', () => {
-  it('ranks every folder of src/ and every file at its top, the development servers aside', () => {
-    const unranked = [...new Set(files.map(layerOf))].filter((layer) => RANK[layer] === undefined && !DEV_TOOLS.has(layer));
+  it('ranks every folder of src/ and every file at its top', () => {
+    const unranked = [...new Set(files.map(layerOf))].filter((layer) => RANK[layer] === undefined);
     expect(unranked).toEqual([]);
   });
 
