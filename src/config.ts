@@ -1,3 +1,4 @@
+import { tokenUrl } from './util/token-url.ts';
 import { z } from 'zod';
 import type { BudgetCeilings } from './billing/policy.ts';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
@@ -29,21 +30,6 @@ const MIB = 1024 * 1024;
 const postgresUrl = z.string().trim().refine((v) => URL.canParse(v) && /^postgres(ql)?:$/.test(new URL(v).protocol), {
   error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
 });
-
-/** 127.0.0.0/8, ::1 or localhost, as `new URL().hostname` spells them. */
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
-// A URL a token travels to (the bot token, the TTS token, a webhook's own token in its path):
-// https, or plain http only to this machine, where nobody on the network reads it.
-const tokenUrl = (what: string) =>
-  z
-    .url({ protocol: /^https?$/, error: `must be an http(s) URL${what}` })
-    // Only plain http is this check's business (z.url reports the rest).
-    .refine((v) => !URL.canParse(v) || new URL(v).protocol !== 'http:' || isLoopbackHost(new URL(v).hostname), {
-      error: 'must be https: a token is sent to it, and plain http is allowed only to a loopback host (127.0.0.0/8, ::1, localhost)',
-    });
 
 // The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
 const discordSchema = z.object({

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 import type { Clock } from '../util/clock.ts';
+import { tokenUrl } from '../util/token-url.ts';
 import { ffmpegPath } from '@yomiage/media';
 import { TtsClient } from './client.ts';
 import type { NarrateProgress } from './types.ts';
@@ -48,7 +49,7 @@ exit codes: 0 ok, 2 invalid input (nothing sent), 3 refused by the service,
 
 const ConfigSchema = z.object({
   TTS_TOKEN: z.string().optional(),
-  TTS_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://ondoku3.com'),
+  TTS_BASE_URL: tokenUrl().default('https://ondoku3.com'),
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be free or paid' }).default('free'),
 });
 

@@ -72,8 +72,10 @@ export class VoiceStateEvents {
   /** Whether a member's join or leave is announced: not when the reading controls keep them unread (muted, a never-read role). */
   #announces(state: VoiceState): boolean {
     if (this.#deps.repos.userSettings.get(state.guild.id, state.id).muted) return false;
+    // Who it is (roles, name) is unknown, e.g. a member who left the server: not announced.
     const roles = state.member?.roles.cache;
-    return !this.#deps.repos.readingLists.list(state.guild.id, 'never_role').some((id) => roles?.has(id) ?? false);
+    if (!roles) return false;
+    return !this.#deps.repos.readingLists.list(state.guild.id, 'never_role').some((id) => roles.has(id));
   }
 
   /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
