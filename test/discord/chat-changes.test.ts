@@ -18,13 +18,14 @@ const logger = { info() {}, warn() {}, error() {} } as unknown as Logger;
 /** Queued speech (requests wait forever), the client's events, and what is still to be read (`left`). */
 function setup() {
   const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), coalesce: { holdMs: 0 } });
-  const client = new EventEmitter() as unknown as Client;
+  const events = new EventEmitter();
+  const client = events as unknown as Client;
   // An edit reads the message's new content in place of the old.
   const autoRead = { edited: (m: { content: string }, old: Utterance) => ({ ...old, text: m.content }) } as unknown as AutoReader;
   const chatChanges = new ChatChanges({ scheduler: q, autoRead, logger });
   chatChanges.listen(client);
   const left = () => q.close().map((u) => u.text).sort();
-  return { q, client, chatChanges, left };
+  return { q, client, events, chatChanges, left };
 }
 
 /** A member's message read aloud: message `messageId` of `channelId`. */
@@ -35,15 +36,15 @@ function said(text: string, channelId: string, messageId: string, userId = 'alic
 
 describe('ChatChanges', () => {
   it('GIVEN messages queued in threads WHEN a thread, or the channel they belong to, is deleted THEN theirs are not read', () => {
-    const { q, client, left } = setup();
+    const { q, events, left } = setup();
     q.restore([said('本文', 'c1', '1'), said('スレッド', 't1', '2'), said('別スレッド', 't2', '3'), said('残る', 'c2', '4')]);
-    client.emit(Events.ChannelDelete, { guildId: 'g1', id: 'c1', threads: { cache: new Map([['t1', {}]]) } });
-    client.emit(Events.ThreadDelete, { guildId: 'g1', id: 't2', parentId: 'c2' });
+    events.emit(Events.ChannelDelete, { guildId: 'g1', id: 'c1', threads: { cache: new Map([['t1', {}]]) } });
+    events.emit(Events.ThreadDelete, { guildId: 'g1', id: 't2', parentId: 'c2' });
     expect(left()).toEqual(['残る']);
   });
 
   it('GIVEN a restart restoring the queue WHEN messages are deleted, edited or their author banned meanwhile THEN that holds', async () => {
-    const { q, client, chatChanges, left } = setup();
+    const { q, client, events, chatChanges, left } = setup();
     const message = (id: string) => ({ id, editedTimestamp: null, inGuild: () => true });
     let answerSecond: () => void = () => {};
     const fetched: string[] = [];
@@ -69,9 +70,9 @@ describe('ChatChanges', () => {
     } as unknown as ResumeDeps;
     const resumed = resumeAfterRestart(deps);
     await vi.waitUntil(() => fetched.includes('c1'), SOON);
-    client.emit(Events.MessageDelete, { guildId: 'g1', id: '11' });
-    client.emit(Events.MessageUpdate, null, { guildId: 'g1', id: '12', editedTimestamp: 1, partial: false, content: '新しい文', inGuild: () => true });
-    client.emit(Events.GuildBanAdd, { guild: { id: 'g1' }, user: { id: 'carol' } });
+    events.emit(Events.MessageDelete, { guildId: 'g1', id: '11' });
+    events.emit(Events.MessageUpdate, null, { guildId: 'g1', id: '12', editedTimestamp: 1, partial: false, content: '新しい文', inGuild: () => true });
+    events.emit(Events.GuildBanAdd, { guild: { id: 'g1' }, user: { id: 'carol' } });
     answerSecond();
     await resumed;
     expect(left()).toEqual(['新しい文', '残る'].sort());
