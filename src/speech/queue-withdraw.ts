@@ -46,7 +46,8 @@ export function withdraw(
     if (sameSpeech(u, input)) return u;
     // The new text is its author's to pay for, whoever paid for the old one (the server's one re-ask stays spent).
     const { paidOnce: _paid, chargedTo: _to, ...fresh } = input as Partial<Utterance> & UtteranceInput;
-    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...(u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {}) };
+    const spent = u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {};
+    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
     replaced.set(next, u);
     return next;
   }, reason);

@@ -61,17 +61,20 @@ describe('ChatChanges', () => {
     // The first channel answers at once; the second only once the changes below have come.
     const channels = new Map([['c1', channel('c1', ['11', '12'], false)], ['c2', channel('c2', ['21', '22'], true)]]);
     Object.assign(client, { guilds: { cache: new Map([['g1', { channels: { cache: channels } }]]) } });
-    const before = [said('消される', 'c1', '11'), said('古い文', 'c1', '12'), said('残る', 'c2', '21'), said('追放', 'c2', '22', 'carol')];
+    const before = [
+      said('消される', 'c1', '11'), said('古い文', 'c1', '12'), said('残る', 'c2', '21'), said('追放', 'c2', '22', 'carol'),
+    ];
     const deps = {
       client, scheduler: q, logger, chatChanges, audience: () => 'text:c1',
       voice: { isConnected: () => true, size: 0 },
       sessions: { list: () => [] },
-      store: { claim: async () => before.map((utterance): ClaimedUtterance => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },
+      store: { claim: async () => before.map((utterance) => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },
     } as unknown as ResumeDeps;
     const resumed = resumeAfterRestart(deps);
     await vi.waitUntil(() => fetched.includes('c1'), SOON);
     events.emit(Events.MessageDelete, { guildId: 'g1', id: '11' });
-    events.emit(Events.MessageUpdate, null, { guildId: 'g1', id: '12', editedTimestamp: 1, partial: false, content: '新しい文', inGuild: () => true });
+    const edited = { guildId: 'g1', id: '12', editedTimestamp: 1, partial: false, content: '新しい文', inGuild: () => true };
+    events.emit(Events.MessageUpdate, null, edited);
     events.emit(Events.GuildBanAdd, { guild: { id: 'g1' }, user: { id: 'carol' } });
     answerSecond();
     await resumed;

@@ -125,7 +125,7 @@ describe('SpeechScheduler.withdraw', () => {
     expect(journal.log.filter((e) => e === `-${later}`)).toHaveLength(0);
   });
 
-  it('GIVEN a merged request WHEN a member edits their message again and again THEN the server pays the others once, then the editor', async () => {
+  it('GIVEN a merged request WHEN a member edits theirs again and again THEN the server pays the others once, then the editor', async () => {
     const { synth, q, enqueue, byText } = setup();
     enqueue('他の人');
     enqueue('編集される', { userId: 'bob', meta: 'edited' });
