@@ -136,8 +136,8 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
   return separators.default ?? '。';
 }
 
-/** Who pays for `u`'s characters: its author, or the server when it is read again after a withdrawal (queue-withdraw.ts). */
-const payer = (guildId: string, u: Utterance) => (u.paidOnce ? serverChargeUser(guildId) : u.userId);
+/** Who pays for `u`'s characters: its author, or who pays for reading it again after a withdrawal (queue-withdraw.ts `reask`). */
+const payer = (guildId: string, u: Utterance) => u.chargedTo ?? (u.paidOnce ? serverChargeUser(guildId) : u.userId);
 
 /** The request that reads `items` (one batch) in order; each author is charged for their own text and the pause before it. */
 export function batchRequest(guildId: string, items: readonly Utterance[], rules: Pick<BatchRules, 'separator' | 'countChars'>): SynthesisRequest {

@@ -24,7 +24,7 @@ export interface GuildQueue {
   /** The delivery in progress, if any. */
   current: AbortController | null;
   /** The batch being delivered: its results not started yet, and what `current` plays (queue-withdraw.ts). */
-  delivering?: { upcoming: ReadyUtterance[]; playing: readonly Utterance[] };
+  delivering?: { upcoming: ReadyUtterance[]; playing: readonly Utterance[]; ready?: ReadyUtterance };
   /** When the delivery in progress is expected to end (clock time). */
   playingUntil: number;
   /** A held auto message has a wake-up scheduled. */

@@ -60,6 +60,8 @@ export interface Utterance extends UtteranceInput {
    * edited beside it, queue-withdraw.ts): the request that reads it again is charged to the server.
    */
   paidOnce?: true;
+  /** Read again after a later withdrawal beside it: the member whose change discarded it pays, not the server again. */
+  chargedTo?: string;
 }
 
 interface ReadyBase {

@@ -27,14 +27,15 @@ export type Replace = (old: Utterance) => UtteranceInput | null;
  * Takes back the guild's utterances `match` picks wherever they are: out of the queue and the
  * journal, never sent (again) or played. A batch being made or ready that carries one is
  * discarded and its other utterances are read in a new request without it (`withdrawFrom`); a
- * delivery playing one is stopped at once. With `replace` (an edited message) each is read as
+ * delivery playing one is stopped at once, and its other utterances not started yet go back to the
+ * front of the queue. With `replace` (an edited message) each is read as
  * `replace` says instead, in its place, with its id and arrival time (null: not at all; the same
  * speech: left where it is, its batch untouched); one already playing is left to finish.
  * Returns what was stopped, taken out or replaced (the old utterances).
  */
 export function withdraw(
   g: GuildQueue,
-  o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal },
+  o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal; now: number },
 ): Utterance[] {
   const reason = new SpeechError('aborted', { guildId: o.guildId, message: o.replace ? 'edited' : 'withdrawn' });
   const replaced = new Map<Utterance, Utterance>();
@@ -43,18 +44,68 @@ export function withdraw(
     const input = o.replace?.(u);
     if (!input) return null;
     if (sameSpeech(u, input)) return u;
-    // The new text is its author's to pay for, whoever paid for the old one.
-    const { paidOnce: _paid, ...fresh } = input as Partial<Utterance> & UtteranceInput;
-    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt };
+    // The new text is its author's to pay for, whoever paid for the old one (the server's one re-ask stays spent).
+    const { paidOnce: _paid, chargedTo: _to, ...fresh } = input as Partial<Utterance> & UtteranceInput;
+    const spent = u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {};
+    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
     replaced.set(next, u);
     return next;
   }, reason);
-  const stopped = !o.replace && g.current ? (g.delivering?.playing ?? []).filter(o.match) : [];
-  if (stopped.length > 0) g.current!.abort(reason);
+  const playing = g.delivering;
+  const stopped = !o.replace && g.current && playing ? playing.playing.filter(o.match) : [];
+  if (stopped.length > 0) {
+    g.current!.abort(reason);
+    // What that delivery had not started yet is read later, not lost: back to the front of the queue.
+    const back = notStarted(playing!, g.playingUntil, o.now).filter((u) => !o.match(u));
+    playing!.playing = playing!.playing.filter((u) => !back.includes(u));
+    const ready = playing!.ready;
+    if (back.length > 0) requeueFirst(g, reask(back, ready?.audio !== undefined && !ready.audio.fromCache, stopped[0]!.userId), reason);
+  }
   o.journal.remove(done.removed.map((u) => u.id));
   // Same id: on disk too the edited text takes the old one's place.
   for (const u of done.replaced) o.journal.add(u);
   return [...stopped, ...done.removed, ...done.replaced.map((u) => replaced.get(u)!)];
+}
+
+/**
+ * The items of the delivery playing that have not started at `now`: by `starts` with clips, else
+ * by their share of the text of the one merged sound (the service reads at an even pace).
+ */
+function notStarted(d: NonNullable<GuildQueue['delivering']>, playingUntil: number, now: number): Utterance[] {
+  const ready = d.ready;
+  if (!ready) return [];
+  const duration = ready.audio?.durationMs ?? 0;
+  const elapsed = now - (playingUntil - duration);
+  const total = ready.items.reduce((n, u) => n + u.text.length, 0) || 1;
+  let before = 0;
+  return ready.items.filter((u, i) => {
+    const start = ready.starts?.[i] ?? (duration * before) / total;
+    before += u.text.length;
+    return start > elapsed && d.playing.includes(u);
+  });
+}
+
+/**
+ * Utterances of a discarded request read again. When the request was paid for (or may have been),
+ * asking again is not their authors' cost (they paid once): the server pays the first time an
+ * utterance is asked again, and only once; every later time `by` pays, the member whose deleted or
+ * edited message discarded it, so nobody can drain the server's budget by editing again and again.
+ */
+function reask(kept: readonly Utterance[], paid: boolean, by: string | undefined, fresh: readonly Utterance[] = []): Utterance[] {
+  return kept.map((u) => {
+    if (!paid || fresh.includes(u)) return u;
+    if (!u.paidOnce) return { ...u, paidOnce: true as const };
+    return { ...u, chargedTo: by ?? u.userId };
+  });
+}
+
+/** `items` go before everything pending; a batch waiting for its grant looked at the old list: it is dropped and planned again. */
+function requeueFirst(g: GuildQueue, items: readonly Utterance[], reason: unknown): void {
+  g.pending = [...items, ...g.pending];
+  for (const slot of g.slots.filter((s) => s.state === 'planning')) {
+    slot.controller.abort(reason);
+    g.slots.splice(g.slots.indexOf(slot), 1);
+  }
 }
 
 /** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
@@ -69,14 +120,14 @@ export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
  * list. A result or batch that carries a change is discarded: its request aborted with `reason`,
  * its audio unpinned (the characters it cost stay charged: they were spent). Its other utterances,
  * and the replacements, go back to the front of the pending list in their order, to be read in a
- * new request without what was taken out: the others charged to the server (their authors paid
- * once already), an edit's new text to its author. A batch still planning plans again from the new list.
+ * new request without what was taken out: the others charged as `reask` says (the server once,
+ * then the member whose change discarded them), an edit's new text to its author. A batch still planning plans again from the new list.
  * The delivery playing now is the caller's.
  */
 export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
   const done: Withdrawal = { removed: [], replaced: [] };
   const apply = (items: readonly Utterance[]) => {
-    let changed = false;
+    let by: string | undefined;
     const kept: Utterance[] = [];
     for (const u of items) {
       const next = choose(u);
@@ -84,7 +135,7 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
         kept.push(u);
         continue;
       }
-      changed = true;
+      by ??= u.userId;
       if (next === null) {
         done.removed.push(u);
       } else {
@@ -92,38 +143,32 @@ export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: 
         done.replaced.push(next);
       }
     }
-    return { kept, changed };
+    return { kept, changed: by !== undefined, by };
   };
   const front: Utterance[] = [];
-  // The others of a discarded request that was paid for (or may have been, while it was being made)
-  // were paid for by their authors once: asking again is the server's cost.
-  const again = (kept: Utterance[], paid: boolean) =>
-    kept.map((u) => (!paid || done.replaced.includes(u) ? u : { ...u, paidOnce: true as const }));
+  // The others of a discarded request that was paid for (or may have been, while it was being made): `reask`.
+  const again = (kept: Utterance[], paid: boolean, by: string | undefined) => reask(kept, paid, by, done.replaced);
   const paidAudio = (r: ReadyUtterance) => r.audio !== undefined && !r.audio.fromCache;
   for (const result of [...upcoming]) {
-    const { kept, changed } = apply(result.items);
+    const { kept, changed, by } = apply(result.items);
     if (!changed) continue;
     upcoming.splice(upcoming.indexOf(result), 1);
     result.audio?.release?.();
-    front.push(...again(kept, paidAudio(result)));
+    front.push(...again(kept, paidAudio(result), by));
   }
   for (const slot of [...g.slots]) {
     if (slot.state === 'planning') continue;
-    const { kept, changed } = apply(slot.items);
+    const { kept, changed, by } = apply(slot.items);
     if (!changed) continue;
     slot.controller.abort(reason);
     for (const r of slot.results) r.audio?.release?.();
     g.slots.splice(g.slots.indexOf(slot), 1);
-    front.push(...again(kept, slot.state === 'synthesizing' || slot.results.some(paidAudio)));
+    front.push(...again(kept, slot.state === 'synthesizing' || slot.results.some(paidAudio), by));
   }
   const pending = apply(g.pending);
   if (front.length > 0 || pending.changed) {
-    g.pending = [...front, ...pending.kept];
-    // A batch waiting for its grant looked at the old list: it is dropped and planned again.
-    for (const slot of g.slots.filter((s) => s.state === 'planning')) {
-      slot.controller.abort(reason);
-      g.slots.splice(g.slots.indexOf(slot), 1);
-    }
+    g.pending = pending.kept;
+    requeueFirst(g, front, reason);
   }
   return done;
 }

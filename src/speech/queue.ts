@@ -124,7 +124,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Takes back what `match` picks (deleted or edited messages, a banned member's), wherever it is (queue-withdraw.ts). */
   withdraw(guildId: string, match: (u: Utterance) => boolean, replace?: Replace): Utterance[] {
     const g = this.#closed ? undefined : this.#guilds.get(guildId);
-    const done = g ? withdraw(g, { guildId, match, replace, journal: this.#journal }) : [];
+    const done = g ? withdraw(g, { guildId, match, replace, journal: this.#journal, now: this.#clock.now() }) : [];
     if (done.length > 0) this.#schedulePump(guildId);
     return done;
   }
@@ -364,7 +364,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    const delivering = (g.delivering = { upcoming: [...slot.results], playing: [] as Utterance[] });
+    const delivering: NonNullable<GuildQueue['delivering']> = (g.delivering = { upcoming: [...slot.results], playing: [] });
     for (let result; (result = delivering.upcoming.shift()); ) {
       if (this.#closed) {
         for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
@@ -376,7 +376,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       if (!ready) continue;
       const controller = new AbortController();
       g.current = controller;
-      delivering.playing = ready.items;
+      delivering.playing = (delivering.ready = ready).items;
       g.playingUntil = this.#clock.now() + (ready.audio?.durationMs ?? 0);
       if (!ready.error) g.stats.delivered += ready.items.length;
       await runSink(sink, ready, {
@@ -393,7 +393,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       g.playingUntil = this.#clock.now();
       ready.audio?.release?.();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
-      if (!this.#closed) this.#journal.remove(ready.items.map((u) => u.id));
+      if (!this.#closed) this.#journal.remove(delivering.playing.map((u) => u.id));
     }
     this.#schedulePump(guildId);
   }

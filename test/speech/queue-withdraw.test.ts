@@ -104,6 +104,43 @@ describe('SpeechScheduler.withdraw', () => {
     expect(delivered[0]!.signal.aborted).toBe(true);
   });
 
+  it('GIVEN a merged message playing WHEN it is deleted THEN the messages of that audio not reached yet are read afterwards', async () => {
+    const { synth, journal, q, enqueue, byText, delivered } = setup();
+    enqueue('始まった');
+    enqueue('消える');
+    const later = enqueue('まだ先');
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
+    synth.release(0);
+    await vi.waitUntil(() => delivered.length === 1, SOON);
+    q.withdraw('g1', byText('消える'));
+    expect(delivered[0]!.signal.aborted).toBe(true);
+    // Asked for again (its author paid once already: the server pays), and kept on disk meanwhile.
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
+    expect(synth.calls[1]!.req.text).toBe('まだ先');
+    expect(synth.calls[1]!.req.charges.map((c) => c.userId)).toEqual(['g1']);
+    delivered[0]!.finish();
+    synth.release(1);
+    await vi.waitUntil(() => delivered.length === 2, SOON);
+    expect(delivered[1]!.ready.items.map((x) => x.text)).toEqual(['まだ先']);
+    expect(journal.log.filter((e) => e === `-${later}`)).toHaveLength(0);
+  });
+
+  it('GIVEN a merged request WHEN a member edits theirs again and again THEN the server pays the others once, then the editor', async () => {
+    const { synth, q, enqueue, byText } = setup();
+    enqueue('他の人');
+    enqueue('編集される', { userId: 'bob', meta: 'edited' });
+    await vi.waitUntil(() => synth.calls.length === 1, SOON);
+    const byUser = (i: number) => Object.fromEntries(synth.calls[i]!.req.charges.map((c) => [c.userId, c.chars]));
+    q.withdraw('g1', byText('edited'), (old) => ({ ...old, text: '一回目' }));
+    await vi.waitUntil(() => synth.calls.length === 2, SOON);
+    expect(byUser(1)).toEqual({ g1: [...'他の人'].length, bob: [...'。一回目'].length });
+    for (const [i, text] of ['二回目', '三回目'].entries()) {
+      q.withdraw('g1', byText('edited'), (old) => ({ ...old, text }));
+      await vi.waitUntil(() => synth.calls.length === 3 + i, SOON);
+      expect(byUser(2 + i)).toEqual({ bob: [...`他の人。${text}`].length });
+    }
+  });
+
   it('GIVEN an edited message pending or being synthesised THEN the new text is asked for in its place, under the same id on disk', async () => {
     const { synth, journal, q, said, enqueue, byText, delivered } = setup();
     const first = enqueue('古い一');
@@ -141,5 +178,10 @@ describe('withdrawFrom', () => {
     expect(upcoming.map((r) => r.items)).toEqual([[c]]);
     expect(released).toBe(1);
     expect(g.pending).toEqual([{ ...a, paidOnce: true }, d]);
+    // Discarded again: the server asked for it once already; the member whose message went pays now.
+    const again: ReadyUtterance[] = [{ id: a.id, guildId: 'g1', items: [g.pending[0]!, c], audio }];
+    g.pending = [];
+    withdrawFrom(g, again, (x) => (x === c ? null : undefined), new Error('withdrawn'));
+    expect(g.pending).toEqual([{ ...a, paidOnce: true, chargedTo: c.userId }]);
   });
 });

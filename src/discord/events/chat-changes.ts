@@ -31,6 +31,8 @@ export function messageIdOf(u: Utterance): string | undefined {
  */
 export class ChatChanges {
   readonly #deps: ChatChangesDeps;
+  /** The changes seen while the queue of before is being restored, applied again once it is. */
+  #held: Array<() => unknown> | null = null;
 
   constructor(deps: ChatChangesDeps) {
     this.#deps = deps;
@@ -50,11 +52,30 @@ export class ChatChanges {
     client.on(Events.MessageBulkDelete, (messages, channel) =>
       guarded('bulk delete', () => 'guildId' in channel && this.deleted(channel.guildId, messages.keys(), 'bulk_deleted')),
     );
+    // A deleted channel's threads go with it (discord.js still lists them on the channel; Discord may send no THREAD_DELETE).
     client.on(Events.ChannelDelete, (channel) =>
-      guarded('channel delete', () => 'guildId' in channel && this.channelDeleted(channel.guildId, channel.id)),
+      guarded('channel delete', () => 'guildId' in channel
+        && this.channelDeleted(channel.guildId, [channel.id, ...('threads' in channel ? channel.threads.cache.keys() : [])])),
     );
+    client.on(Events.ThreadDelete, (thread) => guarded('thread delete', () => this.channelDeleted(thread.guildId, [thread.id])));
     client.on(Events.GuildBanAdd, (ban) => guarded('ban', () => this.banned(ban.guild.id, ban.user.id)));
     client.on(Events.MessageUpdate, (_old, message) => guarded('message edit', () => this.edited(message)));
+  }
+
+  /**
+   * From now until the returned function is called (resumeAfterRestart: from claiming the queue of
+   * before until it is queued again), each deletion, edit or ban is noted besides being applied:
+   * the restored messages are not queued yet, so it would find nothing of them to take back. The
+   * returned function runs `first` (the edits found on restoring, older), then applies those again.
+   */
+  holdDuringRestore(): (first?: () => void) => void {
+    const held: Array<() => unknown> = [];
+    this.#held = held;
+    return (first) => {
+      if (this.#held === held) this.#held = null;
+      first?.();
+      for (const again of held) again();
+    };
   }
 
   /** Messages deleted (one, or in bulk): whatever of them is queued is taken back. Returns how many. */
@@ -63,9 +84,10 @@ export class ChatChanges {
     return this.#withdraw(guildId, why, (u) => ids.has(messageIdOf(u) ?? ''));
   }
 
-  /** A channel deleted: the messages of it waiting to be read go with it. */
-  channelDeleted(guildId: string, channelId: string): number {
-    return this.#withdraw(guildId, 'channel_deleted', (u) => u.channelId === channelId && messageIdOf(u) !== undefined);
+  /** A channel or thread deleted (with the threads in it): the messages of them waiting to be read go with it. */
+  channelDeleted(guildId: string, channelIds: Iterable<string>): number {
+    const ids = new Set(channelIds);
+    return this.#withdraw(guildId, 'channel_deleted', (u) => ids.has(u.channelId) && messageIdOf(u) !== undefined);
   }
 
   /** A member banned: their messages waiting to be read go (the ban may have deleted them without a word). */
@@ -88,6 +110,7 @@ export class ChatChanges {
   }
 
   #withdraw(guildId: string, why: Why, match: (u: Utterance) => boolean, replace?: Parameters<SpeechScheduler['withdraw']>[2]): number {
+    this.#held?.push(() => this.#withdraw(guildId, why, match, replace));
     const count = this.#deps.scheduler.withdraw(guildId, match, replace).length;
     if (count > 0) this.#deps.logger.info({ guildId, count, why }, 'queued speech taken back');
     return count;

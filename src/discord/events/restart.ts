@@ -77,37 +77,49 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
   }
   await Promise.all(joins);
 
-  const claimed = await store.claim(owns);
-  const keep: Utterance[] = [];
+  // From here until the queue of before is queued again, a deletion, edit or ban would find nothing
+  // to take back: ChatChanges notes them and applies them once it is (nothing slips through the gap).
+  const applyHeld = deps.chatChanges.holdDuringRestore();
+  let kept: Utterance[];
+  let editedAway: Message<true>[] = [];
   const dropped = new Map<string, { lang: Lang; key: MessageKey; ids: string[] }>();
-  const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
-    const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? guildLang(repos.guildSettings.get(u.guildId).locale);
-    const group = dropped.get(`${u.channelId}:${key}`) ?? { lang, key, ids: [] };
-    group.ids.push(u.id);
-    dropped.set(`${u.channelId}:${key}`, group);
-  };
-  for (const c of claimed) {
-    const u = c.utterance;
-    if (c.restores > MAX_RESTORES) drop(c, 'restart.gave_up');
-    // The bot's own clips are for the voice channel only: without it they just go (nobody asked).
-    else if (isBotClip(u) && !voice.isConnected(u.guildId)) store.remove([u.id]);
-    else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
-    else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
+  try {
+    const claimed = await store.claim(owns);
+    const keep: Utterance[] = [];
+    const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
+      const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? guildLang(repos.guildSettings.get(u.guildId).locale);
+      const group = dropped.get(`${u.channelId}:${key}`) ?? { lang, key, ids: [] };
+      group.ids.push(u.id);
+      dropped.set(`${u.channelId}:${key}`, group);
+    };
+    for (const c of claimed) {
+      const u = c.utterance;
+      if (c.restores > MAX_RESTORES) drop(c, 'restart.gave_up');
+      // The bot's own clips are for the voice channel only: without it they just go (nobody asked).
+      else if (isBotClip(u) && !voice.isConnected(u.guildId)) store.remove([u.id]);
+      else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
+      else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
+    }
+    // Deleted or edited while no process was listening (Discord does not replay those events).
+    const away = await changedWhileAway(client, keep, logger);
+    if (away.gone.size > 0) {
+      store.remove([...away.gone]);
+      logger.info({ count: away.gone.size }, 'messages deleted while the bot was stopped are not read');
+    }
+    kept = keep.filter((u) => !away.gone.has(u.id));
+    // Merged only within one audience after the restore too: one queued for a voice session the bot is
+    // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
+    const audienceNow = (u: Utterance) =>
+      u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+    scheduler.restore(kept.map(audienceNow));
+    editedAway = away.edited;
+  } finally {
+    // Read as edited, in place, before anything of them is asked for (no await before this point):
+    // first as found on restoring, then the changes that came during it (they are newer).
+    applyHeld(() => {
+      for (const message of editedAway) void deps.chatChanges.edited(message);
+    });
   }
-  // Deleted or edited while no process was listening (Discord does not replay those events).
-  const away = await changedWhileAway(client, keep, logger);
-  if (away.gone.size > 0) {
-    store.remove([...away.gone]);
-    logger.info({ count: away.gone.size }, 'messages deleted while the bot was stopped are not read');
-  }
-  const kept = keep.filter((u) => !away.gone.has(u.id));
-  // Merged only within one audience after the restore too: one queued for a voice session the bot is
-  // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
-  const audienceNow = (u: Utterance) =>
-    u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
-  scheduler.restore(kept.map(audienceNow));
-  // Read as edited, in place, before anything of them is asked for (no await before this point).
-  for (const message of away.edited) void deps.chatChanges.edited(message);
   let count = 0;
   await Promise.all(
     [...dropped].map(([where, group]) => {
