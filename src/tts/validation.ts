@@ -197,9 +197,9 @@ export function validateAdvanced(req: unknown, plan: Plan): ValidationResult<Adv
   const r = ADVANCED_SCHEMAS[plan].safeParse(req);
   if (r.success) {
     // Keep only the fields that were given, so the body sent carries no `undefined` keys.
-    const value: AdvancedRequest = { ...r.data };
-    for (const k of Object.keys(value) as (keyof AdvancedRequest)[]) if (value[k] === undefined) delete value[k];
-    return { ok: true, value };
+    const value = { ...r.data };
+    for (const k of Object.keys(value) as (keyof typeof value)[]) if (value[k] === undefined) delete value[k];
+    return { ok: true, value: value as AdvancedRequest };
   }
   return { ok: false, issues: toIssues(r.error, (field) => ADVANCED_FIELD_CODES[field] ?? 'invalid_request') };
 }
