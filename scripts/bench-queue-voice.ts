@@ -104,9 +104,15 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
       const firstLoudBody = bodySilent.indexOf(false);
       // At the server: the same packet positions (the stream is the name's packets, then the line's).
       let serverLast = -1;
-      for (let k = Math.min(n - 1, ssrcPackets.length - 1); k >= 0; k--) if (!ssrcPackets[k]!.silent) (serverLast = k), (k = -1);
+      for (let k = Math.min(n - 1, ssrcPackets.length - 1); k >= 0; k--) if (!ssrcPackets[k]!.silent) {
+        serverLast = k;
+        break;
+      }
       let serverFirst = -1;
-      for (let k = n; k < ssrcPackets.length; k++) if (!ssrcPackets[k]!.silent) (serverFirst = k), (k = ssrcPackets.length);
+      for (let k = n; k < ssrcPackets.length; k++) if (!ssrcPackets[k]!.silent) {
+        serverFirst = k;
+        break;
+      }
       if (serverLast < 0 || serverFirst < 0) {
         lines.push(`  trial ${i + 1}: could not find both clips in ${ssrcPackets.length} packets`);
         addedMax = Number.POSITIVE_INFINITY;

@@ -186,7 +186,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const jobs = new AdvancedJobs({
     client: tts, repos, clock, logger: logger.child({ component: 'jobs' }), charging,
     retentionMs: config.jobRetentionDays * 86_400_000,
-    ...(options.jobs?.leaseMs !== undefined ? { leaseMs: options.jobs.leaseMs } : {}),
+    leaseMs: options.jobs?.leaseMs,
   });
   // /narrate's jobs: who holds them until their audio is delivered (commands/narrate/narrate-jobs.ts).
   const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
@@ -257,7 +257,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
 
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
-  const buttons = new ButtonQuestions({ logger, ...(options.buttonTimeoutMs !== undefined ? { timeoutMs: options.buttonTimeoutMs } : {}) });
+  const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
   const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons, onRefused: () => metrics.messages('refused') });
   const audience = (guildId: string, channelId: string) => delivery.audience(guildId, channelId);
   const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, audience, onNotQueued: (outcome) => metrics.messages(outcome) });

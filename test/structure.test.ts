@@ -1,14 +1,12 @@
 // The repository's structure rules, checked on the tree as it is, so a change that breaks one fails here
-// rather than in a reader's head: files of one concern (no file in src/ over about 400 lines), no
-// import circle, the layers importing only downwards, and errors declared by the one convention
-// in their layer's errors.ts (docs/architecture.md).
+// rather than in a reader's head: no import circle, the layers importing only downwards, and
+// errors declared by the one convention in their layer's errors.ts (docs/architecture.md).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { circles, importGraph, importsOf, tsFiles } from './support/import-graph.ts';
 
 const ROOT = join(import.meta.dirname, '..');
-const MAX_LINES = 400;
 const files = [...tsFiles(ROOT, 'src'), ...tsFiles(ROOT, 'commands')];
 const graph = importGraph(ROOT, files);
 
@@ -97,14 +95,6 @@ describe('the import graph reader', () => {
 });
 
 describe('the structure of src/ and commands/', () => {
-  it(`no file in src/ is over ${MAX_LINES} lines`, () => {
-    const long = files
-      .filter((f) => f.startsWith('src/'))
-      .map((f) => ({ file: f, lines: readFileSync(join(ROOT, f), 'utf8').split('\n').length - 1 }))
-      .filter((f) => f.lines > MAX_LINES);
-    expect(long).toEqual([]);
-  });
-
   it('no import circle, counting type-only imports', () => {
     const edges = new Map([...graph].map(([file, list]) => [file, list.map((e) => e.to)]));
     expect(circles(edges)).toEqual([]);

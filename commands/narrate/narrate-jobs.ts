@@ -53,7 +53,7 @@ export class NarrateJobs {
           o.onProgress(p);
         },
         resumeAfterAbort: (reason) => reason instanceof SpeechError && reason.code === 'closed',
-        ...(o.billing ? { billing: o.billing } : {}),
+        billing: o.billing,
       })
       .finally(() => this.#withJob.delete(id));
     // Ours to deliver from here on, in this process: held until delivery settles.

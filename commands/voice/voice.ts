@@ -51,8 +51,8 @@ export default {
         }
         const patch = {
           ...(voice ? { voice } : {}),
-          ...(args.speed !== undefined ? { speed: args.speed } : {}),
-          ...(args.pitch !== undefined ? { pitch: args.pitch } : {}),
+          speed: args.speed,
+          pitch: args.pitch,
         };
         const user = await userSettings.set(guildId, userId, patch);
         const v = effectiveVoice(guildSettings.get(guildId), user);

@@ -61,7 +61,8 @@ export interface NewJob extends Pick<StoredJob, 'jobId' | 'jobToken' | 'guildId'
 }
 
 /** Result fields a state change records; a field left out keeps its stored value. */
-export type JobResultFields = Partial<Pick<StoredJob, 'url' | 'pk' | 'seed' | 'errorCode'>>;
+/** The result columns to set; a field absent or undefined is stored as null. */
+export type JobResultFields = { [K in 'url' | 'pk' | 'seed' | 'errorCode']?: StoredJob[K] | undefined };
 
 type JobRow = RowOf<StoredJob, { delivery: string; request: string; discard: number }>;
 const rows = rowMapping<StoredJob, JobRow>({ codecs: { delivery: json, request: json as Codec<StoredJobRequest, string>, discard: bool } });

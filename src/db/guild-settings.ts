@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { GuildRowRepo } from './repo.ts';
+import { GuildRowRepo, type Patch } from './repo.ts';
 import { bool, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
@@ -29,7 +29,7 @@ export interface GuildSettings {
   updatedAt: number | null;
 }
 
-export type GuildSettingsPatch = Partial<Omit<GuildSettings, 'guildId' | 'updatedAt'>>;
+export type GuildSettingsPatch = Patch<GuildSettings>;
 
 /** Must match the column defaults of 001_init.sql (test/db/repositories.test.ts checks they do). */
 export const GUILD_SETTINGS_DEFAULTS = {

@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo, type Patch } from './repo.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
@@ -24,7 +24,7 @@ export interface ReadingSettings {
   updatedAt: number | null;
 }
 
-export type ReadingSettingsPatch = Partial<Omit<ReadingSettings, 'guildId' | 'updatedAt'>>;
+export type ReadingSettingsPatch = Patch<ReadingSettings>;
 
 /** Must match the column defaults of 008_reading_controls.sql (test/db/reading-controls.test.ts). */
 export const READING_DEFAULTS = {

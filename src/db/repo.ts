@@ -9,6 +9,9 @@ import { systemClock, type Clock } from '../util/clock.ts';
  * statements, prepared once by the module's own `statements(db)`. Writes go through
  * `write`: one IMMEDIATE transaction that never waits for a lock on this thread (src/db/write.ts).
  */
+/** The fields of a guild's row to change; a field absent or undefined keeps its value. */
+export type Patch<T> = { [K in Exclude<keyof T, 'guildId' | 'updatedAt'>]?: T[K] | undefined };
+
 export abstract class Repo<S> {
   protected readonly db: Db;
   protected readonly clock: Clock;
@@ -54,7 +57,7 @@ export abstract class GuildRowRepo<T extends { guildId: string; updatedAt: numbe
   }
 
   /** Changes only the given fields (an `undefined` value leaves the field as it is); returns the result. */
-  update(guildId: string, patch: Partial<Omit<T, 'guildId' | 'updatedAt'>>): Promise<T> {
+  update(guildId: string, patch: Patch<T>): Promise<T> {
     return this.write(() => {
       const next = { ...this.get(guildId), ...definedOnly(patch), guildId, updatedAt: this.clock.now() } as T & { updatedAt: number };
       this.sql.upsert.run(this.#rows.toRow(next));

@@ -73,6 +73,6 @@ export function rowMapping<T extends object, R extends object>(
 }
 
 /** Drops keys whose value is `undefined`, so a patch `{voice: undefined}` does not erase a setting. */
-export function definedOnly<T extends object>(patch: T): Partial<T> {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<T>;
+export function definedOnly<T extends object>(patch: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
 }

@@ -20,7 +20,8 @@ export interface UserSettings {
   updatedAt: number | null;
 }
 
-export type UserSettingsPatch = Partial<Pick<UserSettings, 'voice' | 'speed' | 'pitch' | 'nickname' | 'muted'>>;
+/** The fields to change; a field absent or undefined keeps its value. */
+export type UserSettingsPatch = { [K in 'voice' | 'speed' | 'pitch' | 'nickname' | 'muted']?: UserSettings[K] | undefined };
 
 type Stored = UserSettings & { updatedAt: number };
 type Row = RowOf<Stored, { muted: number }>;

@@ -369,13 +369,20 @@ export function cutAtSpeaking(clips: readonly TimedClip[], at: number, maxAutoAg
     let changed = false;
     for (const clip of clips) {
       if (clip.items.some((u) => dropped.has(u))) {
-        for (const u of clip.items) if (!dropped.has(u)) (dropped.add(u), (changed = true));
+        for (const u of clip.items) {
+          if (dropped.has(u)) continue;
+          dropped.add(u);
+          changed = true;
+        }
         continue;
       }
       for (const u of clip.items) {
         if (started.has(u)) continue;
         started.add(u);
-        if (isStale(u, t, maxAutoAgeMs)) (dropped.add(u), (changed = true));
+        if (isStale(u, t, maxAutoAgeMs)) {
+          dropped.add(u);
+          changed = true;
+        }
       }
       if (!clip.items.some((u) => dropped.has(u))) t += clip.durationMs;
     }

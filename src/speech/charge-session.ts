@@ -117,7 +117,7 @@ export class ChargeSession implements BillingHooks {
     this.outcome = outcomes.length === 0 ? 'released' : outcomes.length === 1 ? outcomes[0]! : 'mixed';
   }
 
-  async #attempt(outcome: AttemptOutcome, e: { pk?: number; jobId?: string }): Promise<void> {
+  async #attempt(outcome: AttemptOutcome, e: { pk?: number | undefined; jobId?: string }): Promise<void> {
     const hold = this.#hold?.reservation;
     if (!hold) return;
     if (outcome === 'charged') {

@@ -17,6 +17,7 @@ interface CompactEmoji {
 // variation selector, as "❤" often is), then more of the same one, spaces between or not: read once.
 const EMOJI_RUN = /(\p{RGI_Emoji}|\p{Extended_Pictographic})(?:\s*\1)*/gv;
 // Skin tones and variation selectors do not change what an emoji is called aloud.
+// eslint-disable-next-line no-misleading-character-class -- single code points, each matched alone
 const NOT_NAMED = /[\u{1F3FB}-\u{1F3FF}\uFE0E\uFE0F]/gu;
 
 const require = createRequire(import.meta.url);

@@ -71,7 +71,7 @@ export async function synthesizePlan(run: PlanRun, guildId: string, items: Utter
       try {
         const audio = await synth.synthesize(req, {
           signal,
-          ...(grant ? { grant } : {}),
+          grant,
           onProgress: (p) => {
             for (const u of clipItems[k]!) run.progress(u, 'synthesizing', { detail: p.status });
           },

@@ -53,7 +53,7 @@ export interface RequestContext {
 /** Runs an advanced job to its end; the bot passes one that persists jobs (src/tts/jobs.ts). */
 export type NarrateFn = (
   req: AdvancedRequest,
-  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext; billing?: BillingHooks },
+  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext | undefined; billing?: BillingHooks | undefined },
 ) => Promise<{ url: string; pk: number; seed?: number; mp3?: Buffer }>;
 
 export interface SynthesisProgress {
@@ -69,7 +69,7 @@ export interface SynthesisOptions {
    * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
    * refusal, an abort), it is given back.
    */
-  grant?: RateGrant;
+  grant?: RateGrant | undefined;
 }
 
 /** Audio ready to play or attach. */
@@ -226,13 +226,13 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       if (req.endpoint === 'standard') {
         // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
         const grant = call.grant;
-        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session, ...(grant ? { grant } : {}) }));
+        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session, grant }));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
         const onProgress = (p: { state: string; jobId?: string }) =>
           call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId }));
         const narrate: NarrateFn = options.narrate ?? ((r, o) => client.narrate(r, o));
-        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, billing: session, ...(req.context ? { context: req.context } : {}) });
+        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, billing: session, context: req.context });
         ({ url, pk, seed } = result);
         downloaded = result.mp3;
       }

@@ -91,6 +91,7 @@ const LINE_PREFIX = /^[ \t]*(?:>>>[ \t]?|>[ \t]|-#[ \t]|#{1,3}[ \t]|[-*+][ \t])/
 // Unicode emoji: pictographs, keycaps, flags (regional indicators, tag sequences), skin tones, ZWJ
 // and variation selectors. Text-presentation symbols such as ♪ and ♡ are not pictographic and stay.
 const EMOJI =
+  // eslint-disable-next-line no-misleading-character-class -- single code points, each matched alone
   /[0-9#*]\uFE0F?\u20E3|\p{Extended_Pictographic}|\p{Regional_Indicator}|[\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}\uFE0E\uFE0F\u200D\u20E3]/gu;
 // Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
 const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
@@ -98,6 +99,7 @@ const CONTROL = /(?![\n\t])\p{Cc}/gu;
 // Terminal escape sequences, removed whole before control characters ("\x1b[31m" was
 // read as "[31m"): CSI (ESC [ or 0x9B) parameters and final byte, OSC strings up to BEL or ST, and
 // the two-byte escapes.
+// eslint-disable-next-line no-control-regex -- matching terminal escape sequences is the point
 const ANSI_ESCAPE = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g;
 const JA_CHAR = '[\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Han}ー]';
 const LAUGH_RUN = /(?<![A-Za-z])[wW]{2,}(?![A-Za-z])/g;

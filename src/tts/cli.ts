@@ -190,7 +190,7 @@ async function narrate(positionals: string[], values: Values, io: CliIo): Promis
     const extra = [e.code ? `code ${e.code}` : '', e.seed !== undefined ? `seed ${e.seed}` : ''].filter(Boolean).join(', ');
     io.out(`[attempt ${e.attempt}] ${job}: ${e.state}${extra ? ` (${extra})` : ''}`);
   };
-  const r = await client.narrate(req as unknown as AdvancedRequest, { ...(signal ? { signal } : {}), onProgress });
+  const r = await client.narrate(req as unknown as AdvancedRequest, { signal, onProgress });
   // Download right away: the signed URL expires (spec: GET /api/advanced-tts/jobs/{job_id}/).
   const audio = await client.download(r.url, signal ? { signal } : {});
   await save(output, audio);

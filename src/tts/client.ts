@@ -109,7 +109,7 @@ export class TtsClient {
     this.#checkToken('standard');
     const { value: res, attempts } = await this.#call('standard', '/text_to_speech_api/', JSON.stringify(v.value), opts);
     const billed = (outcome: AttemptOutcome, pk?: number) =>
-      opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: attempts, outcome, ...(pk !== undefined ? { pk } : {}) });
+      opts.billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: attempts, outcome, pk });
     const body = StandardResponse.safeParse(parseJson(res.text));
     if (!body.success) {
       billed('maybe_charged'); // a 2xx we cannot read may still have been charged
@@ -266,7 +266,7 @@ export class TtsClient {
       res = await sendApi(request.url, {
         method: request.method,
         headers: request.headers,
-        ...(request.body !== undefined ? { body: request.body } : {}),
+        body: request.body,
         dispatcher: this.options.dispatcher,
         timeoutMs: this.options.requestTimeoutMs,
         signal,
@@ -311,9 +311,9 @@ export class TtsClient {
     if (opts.signal?.aborted) throw new TtsAbortError(context);
     try {
       await this.options.limiter.acquire(call, {
-        ...(opts.key !== undefined ? { key: opts.key } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.grant ? { grant: opts.grant } : {}),
+        key: opts.key,
+        signal: opts.signal,
+        grant: opts.grant,
       });
     } catch (err) {
       if (opts.signal?.aborted) throw new TtsAbortError(context);

@@ -16,7 +16,7 @@ export const MAX_JSON_BYTES = 1024 * 1024;
 export interface SendOptions {
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | undefined;
   dispatcher?: Dispatcher | undefined;
   timeoutMs: number;
   signal?: AbortSignal | undefined;

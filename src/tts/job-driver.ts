@@ -67,7 +67,7 @@ export async function driveJob(deps: JobDriverDeps, request: AdvancedRequest, ex
       // fixed the seed (it wants that timbre), then the same seed is sent again. A seed is always
       // sent, so the result can say which one was used and a good result can be repeated.
       const seed = seedFixed ? request.seed : freshSeed(usedSeeds);
-      opts.onProgress?.({ state: 'queued', attempt, ...(seed !== undefined ? { seed } : {}) });
+      opts.onProgress?.({ state: 'queued', attempt, seed });
       const created = await deps.create(seed === undefined ? request : { ...request, seed }, opts);
       if (seed !== undefined) usedSeeds.add(seed);
       job = { jobId: created.jobId, jobToken: created.jobToken, createdAt: clock.now(), request };

@@ -27,7 +27,7 @@ export interface JobRequester {
    */
   resumeAfterAbort?: (reason: unknown) => boolean;
   /** The ledger's hooks for this request (src/speech/charge-session.ts). */
-  billing?: BillingHooks;
+  billing?: BillingHooks | undefined;
 }
 
 export interface TrackerDeps {
@@ -69,8 +69,8 @@ export function trackJob(deps: TrackerDeps, requester: JobRequester, resumed: St
   };
   const options: NarrateOptions = {
     key: requester.guildId,
-    ...(requester.signal ? { signal: requester.signal } : {}),
-    ...(requester.billing ? { billing: requester.billing } : {}),
+    signal: requester.signal,
+    billing: requester.billing,
     onJobCreated: async (job: CreatedJobRecord) => {
       await writes;
       if (job.replaces !== undefined) await deps.endFailed(job.replaces, failures.get(job.replaces) ?? 'job_stuck');

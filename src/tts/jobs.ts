@@ -53,7 +53,7 @@ export interface AdvancedJobsOptions {
   /** Who this process is in the lease columns; unique per process. */
   owner?: string;
   /** How long a lease lasts without renewal; it is renewed every third of it. */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** Ended jobs (failed, delivered) are deleted this long after they ended. */
   retentionMs?: number;
   /** A delivery that failed is tried again after this long (or at the next clean restart). */
@@ -257,7 +257,7 @@ export class AdvancedJobs {
           return { ok: false, jobId: current.jobId, code: 'invalid_request', message: 'the stored job has no text to resume with' };
         }
         const billing = this.#charging?.forJob(current);
-        const tracker = this.#tracker({ ...current, signal: jobSignal, ...(billing ? { billing } : {}) }, current);
+        const tracker = this.#tracker({ ...current, signal: jobSignal, billing }, current);
         let result: NarrateResult;
         try {
           result = await this.#client.resumeJob(
@@ -338,7 +338,7 @@ export class AdvancedJobs {
     } catch (err) {
       const poll = await this.#client.pollJob(job.jobId, job.jobToken, o).catch(() => undefined);
       if (poll?.status !== 'succeeded' || !poll.url || poll.url === job.url) throw err;
-      await this.#jobs.updateState(job.jobId, 'succeeded', { url: poll.url, ...(poll.pk !== undefined ? { pk: poll.pk } : {}) });
+      await this.#jobs.updateState(job.jobId, 'succeeded', { url: poll.url, pk: poll.pk });
       job.url = poll.url;
       return this.#client.download(poll.url, o);
     }

@@ -10,12 +10,12 @@ import type { AdvancedRequest } from './validation.ts';
 
 export interface CallOptions {
   /** Who the request is for (a guild id); a fair limiter rotates between keys. */
-  key?: string;
-  signal?: AbortSignal;
+  key?: string | undefined;
+  signal?: AbortSignal | undefined;
   /** Told what each attempt may have cost (docs/operating.md, "Characters are money"). */
-  billing?: BillingHooks;
+  billing?: BillingHooks | undefined;
   /** A rate grant already in hand (the scheduler reserved it): the first attempt spends it. */
-  grant?: RateGrant;
+  grant?: RateGrant | undefined;
 }
 
 export interface Substitution {
@@ -77,7 +77,7 @@ export interface CreatedJobRecord extends ResumableJob {
 export interface NarrateProgress {
   state: 'queued' | 'pending' | 'running' | 'succeeded' | 'failed';
   jobId?: string;
-  seed?: number;
+  seed?: number | undefined;
   /** Submission number, 1-based. */
   attempt: number;
   /** Failure code, with state `failed`. */

@@ -68,7 +68,9 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: 
 // regional indicators, and the joiners/modifiers that build sequences; keycaps (1️⃣) are removed
 // first because their base digits are not pictographs.
 const KEYCAP = /[0-9#*]\uFE0F?\u20E3/gu;
-const EMOJI_PART = /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator}|\p{Emoji_Modifier}|[\u200D\uFE0E\uFE0F\u20E3]|[\u{E0020}-\u{E007F}])$/u;
+const EMOJI_PART =
+  // eslint-disable-next-line no-misleading-character-class -- single code points, each matched alone
+  /^(?:\p{Extended_Pictographic}|\p{Regional_Indicator}|\p{Emoji_Modifier}|[\u200D\uFE0E\uFE0F\u20E3]|[\u{E0020}-\u{E007F}])$/u;
 const EMOJI_BASE = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
 
 /** True when `text` has emoji and nothing but emoji and whitespace. */
@@ -196,9 +198,9 @@ export function validateAdvanced(req: unknown, plan: Plan): ValidationResult<Adv
   const r = ADVANCED_SCHEMAS[plan].safeParse(req);
   if (r.success) {
     // Keep only the fields that were given, so the body sent carries no `undefined` keys.
-    const value: AdvancedRequest = { ...r.data };
-    for (const k of Object.keys(value) as (keyof AdvancedRequest)[]) if (value[k] === undefined) delete value[k];
-    return { ok: true, value };
+    const value = { ...r.data };
+    for (const k of Object.keys(value) as (keyof typeof value)[]) if (value[k] === undefined) delete value[k];
+    return { ok: true, value: value as AdvancedRequest };
   }
   return { ok: false, issues: toIssues(r.error, (field) => ADVANCED_FIELD_CODES[field] ?? 'invalid_request') };
 }

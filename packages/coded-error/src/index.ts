@@ -15,7 +15,7 @@
  */
 export interface CodedErrorOptions {
   /** Replaces the code's default message (never chat text or a secret). */
-  message?: string;
+  message?: string | undefined;
   cause?: unknown;
 }
 

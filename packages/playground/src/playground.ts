@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '@yomiage/tts-emulator';
 import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
-import { BotProcess, deployCommands, ROOT } from './bot-process.ts';
+import { BotProcess, deployCommands } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';

@@ -100,24 +100,24 @@ export interface Fault {
    * Advanced and poll targets: answer with the spec's body for this code (its message,
    * `error_code` for unsupported_location, `retry_after` 1 for rate_limited) when `body` is undefined.
    */
-  code?: string;
-  headers?: Record<string, string>;
-  delayMs?: number;
+  code?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  delayMs?: number | undefined;
   /**
    * Standard and advanced targets: handle the request as usual first (charged, recorded in the
    * account's history, a job created), then answer with the fault: the service charged and the
    * answer was lost. Without it a fault replaces the request, which is neither processed nor charged.
    */
-  chargeFirst?: boolean;
+  chargeFirst?: boolean | undefined;
 }
 
 export interface JobOutcome {
   /** How many of the next created jobs get this outcome; default 1. */
-  count?: number;
+  count?: number | undefined;
   /** 'timeout' = runs, then fails with job_timeout. */
   outcome: 'succeed' | 'fail' | 'stay_pending' | 'timeout';
   /** Failure code for 'fail'; default internal_error. */
-  code?: string;
+  code?: string | undefined;
 }
 
 /** One planned (observed, not enforced) advanced limit: spec Limits, "Planned advanced limits". */

@@ -67,7 +67,7 @@ export async function call(
     headers['content-type'] ??= 'application/json';
   }
   const url = path.startsWith('http') ? path : `${emu.baseUrl}${path}`;
-  const res = await fetch(url, { method, headers, body });
+  const res = await fetch(url, { method, headers, body: body ?? null });
   const text = await res.text();
   let json: unknown;
   try {

@@ -59,7 +59,7 @@ export class StaleDropNotices {
   readonly #last = new Map<string, number>();
   readonly #carried = new Map<string, number>();
 
-  constructor(deps: BotClipDeps & { now: () => number; minIntervalMs?: number }) {
+  constructor(deps: BotClipDeps & { now: () => number; minIntervalMs?: number | undefined }) {
     this.#deps = deps;
     this.#now = deps.now;
     this.#minIntervalMs = deps.minIntervalMs ?? STALE_NOTICE_INTERVAL_MS;

@@ -28,7 +28,7 @@ export class ButtonQuestions {
   readonly #timeoutMs: number;
   readonly #logger: Logger;
 
-  constructor(options: { logger: Logger; timeoutMs?: number }) {
+  constructor(options: { logger: Logger; timeoutMs?: number | undefined }) {
     this.#logger = options.logger;
     this.#timeoutMs = options.timeoutMs ?? BUTTON_DEFAULTS.timeoutMs;
   }

@@ -33,7 +33,7 @@ export function described(en: string, ja: string) {
  * keyed by the English names with `_` between and for `-`: `{ join: '/参加', voice_name: '/マイボイス 名前' }`.
  */
 export function shownNames(commands: Iterable<RESTPostAPIChatInputApplicationCommandsJSONBody>, lang: Lang): Record<string, string> {
-  const shown = (o: { name: string; name_localizations?: Partial<Record<string, string | null>> | null }) =>
+  const shown = (o: { name: string; name_localizations?: Partial<Record<string, string | null>> | null | undefined }) =>
     (lang === 'ja' ? o.name_localizations?.ja : o.name_localizations?.['en-US']) ?? o.name;
   const key = (...names: string[]) => names.join('_').replaceAll('-', '_');
   const names: Record<string, string> = {};

@@ -21,10 +21,10 @@ export interface RateGrant {
 
 export interface AcquireOptions {
   /** Who the request is for (a guild id); limiters that are fair order grants by key. */
-  key?: string;
-  signal?: AbortSignal;
+  key?: string | undefined;
+  signal?: AbortSignal | undefined;
   /** A grant already in hand: spent instead of waiting (once; a retry waits as usual). */
-  grant?: RateGrant;
+  grant?: RateGrant | undefined;
 }
 
 /**
