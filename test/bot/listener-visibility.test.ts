@@ -137,6 +137,29 @@ describe('join announcements', () => {
   });
 });
 
+describe('the call is checked again when the audio is delivered', () => {
+  it('a staff line queued while only staff listened, then a member who cannot view it joins: posted in #staffroom, not played', async () => {
+    expect(await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), STAFF)).toContain('costs characters');
+    // No join announcement to read along with the staff line.
+    await command(bob, 'config', sub('announce', [{ name: 'value', type: 5, value: false }]));
+    await discord.setVoiceState(bob.id, guildId, DEFAULT_IDS.voice);
+    for (const member of [alice, carol, dave, erin]) await discord.setVoiceState(member.id, guildId, null);
+    const before = standardRequests(emulator).length;
+    // A slow first line holds the queue; the staff line waits behind it while only bob (staff) listens.
+    emulator.setLatency('standard', 2_000);
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: '先に読むロビーの話' });
+    await spoken(before, '先に読むロビーの話');
+    const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: '待っているスタッフの相談' });
+    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    emulator.setLatency('standard', 0);
+    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0), {
+      timeout: 20_000, interval: 20, message: 'the staff line posted in #staffroom',
+    });
+    expect(posted.channelId).toBe(STAFF);
+    expect(texts(before)).toContain('待っているスタッフの相談');
+  });
+});
+
 describe('DATA_DIR after start', () => {
   it('is owner-only, the database files too, and the narrowing was logged once', () => {
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
