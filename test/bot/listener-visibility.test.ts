@@ -94,11 +94,26 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(await spoken(before, 'スタッフ向けに')).toContain('staffroom');
   });
 
-  it('voice: with a member in the call who cannot view it, a mention of it says "チャンネル"; its own messages are never read there', async () => {
+  it('an MP3 channel\'s message queued with no voice session, the bot /joined before it is delivered: posted there, not played', async () => {
+    const before = standardRequests(emulator).length;
+    // A slow first line holds the queue; the second waits behind it, made for #chat's file post.
+    emulator.setLatency('standard', 2_000);
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ファイルで先に読む話' });
+    await spoken(before, 'ファイルで先に読む話');
+    const waiting = await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ファイルで待つ話' });
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
     voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
     expect(await command(alice, 'join')).toContain('Joined');
+    emulator.setLatency('standard', 0);
     await voice.waitForDave(guildId);
+    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === waiting.id && m.attachments.length > 0), {
+      timeout: 20_000, interval: 20, message: 'the waiting line posted in #chat',
+    });
+    expect(posted.channelId).toBe(DEFAULT_IDS.chat);
+  });
+
+  it('voice: with a member in the call who cannot view it, a mention of it says "チャンネル"; its own messages are never read there', async () => {
+    // In voice with alice since the test before.
     const before = standardRequests(emulator).length;
     await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: `通話中に<#${STAFF}>と<#${LOBBY}>の話` });
     const inVoice = await spoken(before, '通話中に');
@@ -146,7 +161,7 @@ describe('the call is checked again when the audio is delivered', () => {
     for (const member of [alice, carol, dave, erin]) await discord.setVoiceState(member.id, guildId, null);
     const before = standardRequests(emulator).length;
     // A slow first line holds the queue; the staff line waits behind it while only bob (staff) listens.
-    emulator.setLatency('standard', 2_000);
+    emulator.setLatency('standard', 1_000);
     await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: '先に読むロビーの話' });
     await spoken(before, '先に読むロビーの話');
     const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: '待っているスタッフの相談' });
