@@ -239,7 +239,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const replies = new InteractionReplies({ client, logger, now });
 
   // Where audio goes: the scheduler's sink, reply progress, and a word for what was dropped.
-  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger });
+  const postsAudio = (guildId: string, channelId: string) => repos.autoRead.postsAudio(guildId, channelId);
+  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger, postsAudio });
   scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
   meterScheduler(scheduler, metrics);
   metrics.setSources({

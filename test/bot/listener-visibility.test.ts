@@ -94,11 +94,26 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(await spoken(before, 'スタッフ向けに')).toContain('staffroom');
   });
 
-  it('voice: with a member in the call who cannot view it, a mention of it says "チャンネル"; its own messages are never read there', async () => {
+  it('an MP3 channel\'s message queued with no voice session, the bot /joined before it is delivered: posted there, not played', async () => {
+    const before = standardRequests(emulator).length;
+    // A slow first line holds the queue; the second waits behind it, made for #chat's file post.
+    emulator.setLatency('standard', 2_000);
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ファイルで先に読む話' });
+    await spoken(before, 'ファイルで先に読む話');
+    const waiting = await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ファイルで待つ話' });
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
     voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
     expect(await command(alice, 'join')).toContain('Joined');
+    emulator.setLatency('standard', 0);
     await voice.waitForDave(guildId);
+    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === waiting.id && m.attachments.length > 0), {
+      timeout: 20_000, interval: 20, message: 'the waiting line posted in #chat',
+    });
+    expect(posted.channelId).toBe(DEFAULT_IDS.chat);
+  });
+
+  it('voice: with a member in the call who cannot view it, a mention of it says "チャンネル"; its own messages are never read there', async () => {
+    // In voice with alice since the test before.
     const before = standardRequests(emulator).length;
     await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: `通話中に<#${STAFF}>と<#${LOBBY}>の話` });
     const inVoice = await spoken(before, '通話中に');
@@ -134,6 +149,29 @@ describe('join announcements', () => {
     await discord.setVoiceState(carol.id, guildId, DEFAULT_IDS.voice);
     expect(await spoken(before, 'かろる')).toContain('入室しました');
     expect(texts(before)).not.toMatch(/でいぶ|えりん/);
+  });
+});
+
+describe('the call is checked again when the audio is delivered', () => {
+  it('a staff line queued while only staff listened, then a member who cannot view it joins: posted in #staffroom, not played', async () => {
+    expect(await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), STAFF)).toContain('costs characters');
+    // No join announcement to read along with the staff line.
+    await command(bob, 'config', sub('announce', [{ name: 'value', type: 5, value: false }]));
+    await discord.setVoiceState(bob.id, guildId, DEFAULT_IDS.voice);
+    for (const member of [alice, carol, dave, erin]) await discord.setVoiceState(member.id, guildId, null);
+    const before = standardRequests(emulator).length;
+    // A slow first line holds the queue; the staff line waits behind it while only bob (staff) listens.
+    emulator.setLatency('standard', 1_000);
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: '先に読むロビーの話' });
+    await spoken(before, '先に読むロビーの話');
+    const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: '待っているスタッフの相談' });
+    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    emulator.setLatency('standard', 0);
+    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0), {
+      timeout: 20_000, interval: 20, message: 'the staff line posted in #staffroom',
+    });
+    expect(posted.channelId).toBe(STAFF);
+    expect(texts(before)).toContain('待っているスタッフの相談');
   });
 });
 

@@ -12,14 +12,29 @@ import type { MediaSupport } from '../../src/util/ffmpeg.ts';
 
 const GUILD = 'g1';
 
-function setup(options: { connected: boolean; media?: MediaSupport }) {
+interface Options {
+  connected: boolean;
+  media?: MediaSupport;
+  /** Channels someone now in the call cannot view. */
+  hiddenFromCall?: string[];
+  /** Channels that post MP3s. */
+  mp3Channels?: string[];
+  /** Called while a file is being sent (a delete arriving during the upload). */
+  duringSend?: () => void;
+}
+
+function setup(options: Options) {
   const posted: Array<{ channelId: string; reply?: string }> = [];
   const told: Array<{ channelId: string; messageId?: string; kind: string; content: string }> = [];
   const played: string[] = [];
+  const removed: string[] = [];
   const channel = (channelId: string) => ({
     isSendable: () => true,
-    send: async (body: { reply?: { messageReference: string } }) =>
-      void posted.push({ channelId, ...(body.reply ? { reply: body.reply.messageReference } : {}) }),
+    send: async (body: { reply?: { messageReference: string } }) => {
+      options.duringSend?.();
+      posted.push({ channelId, ...(body.reply ? { reply: body.reply.messageReference } : {}) });
+      return { delete: async () => void removed.push(channelId) };
+    },
   });
   const deps = {
     client: { channels: { fetch: async (id: string) => channel(id) } } as unknown as Client,
@@ -35,14 +50,16 @@ function setup(options: { connected: boolean; media?: MediaSupport }) {
     jobs: { settle: async () => {} },
     logger: { warn() {}, error() {}, info() {}, debug() {} },
     ...(options.media ? { media: options.media } : {}),
+    listenersCanView: (_guildId: string, channelId: string) => !(options.hiddenFromCall ?? []).includes(channelId),
+    postsAudio: (_guildId: string, channelId: string) => (options.mp3Channels ?? []).includes(channelId),
   } as unknown as DeliveryDeps;
-  return { delivery: new SpeechDelivery(deps), posted, told, played };
+  return { delivery: new SpeechDelivery(deps), posted, told, played, removed };
 }
 
 let n = 0;
-function message(channelId: string, text: string, audience: string): Utterance {
+function message(channelId: string, text: string, audience: string, extra: Partial<UtteranceMeta> = {}): Utterance {
   n++;
-  const meta: UtteranceMeta = { delivery: { kind: 'message', channelId, messageId: `m-u${n}` }, lang: 'en' };
+  const meta: UtteranceMeta = { delivery: { kind: 'message', channelId, messageId: `m-u${n}` }, lang: 'en', ...extra };
   return { id: `u${n}`, guildId: GUILD, userId: `user${n}`, channelId, kind: 'auto', text, 
     voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0, audience, meta };
 }
@@ -90,5 +107,73 @@ describe('SpeechDelivery.deliver: a file carries one channel\'s text only', () =
     expect(await delivery.deliver(ready(items), signal)).toEqual({ played: false, attached: true });
     expect(posted).toEqual([{ channelId: 'general', reply: `m-${items[1]!.id}` }]);
     expect(told).toEqual([]);
+  });
+});
+
+describe('SpeechDelivery.deliver: an auto-read message is played only for the audience it was queued for', () => {
+  it('GIVEN a message of an MP3 channel queued with no voice session, and someone /joined since THEN it is posted there, not played', async () => {
+    const { delivery, posted, played } = setup({ connected: true, mp3Channels: ['mp3'] });
+    const item = message('mp3', 'ファイルで聞く話', textAudience('mp3'));
+    expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: false, attached: true });
+    expect(played).toEqual([]);
+    expect(posted).toEqual([{ channelId: 'mp3', reply: `m-${item.id}` }]);
+  });
+
+  it('GIVEN such a message merged with a later one the call may not hear (only posted) THEN the batch is posted, not played', async () => {
+    const { delivery, posted, played } = setup({ connected: true, mp3Channels: ['mp3'] });
+    const items = [message('mp3', '先の話', textAudience('mp3')), message('mp3', '隠す話', textAudience('mp3'), { attachOnly: true })];
+    await delivery.deliver(ready(items), signal);
+    expect(played).toEqual([]);
+    expect(posted).toEqual([{ channelId: 'mp3', reply: `m-${items[1]!.id}` }]);
+  });
+
+  it('GIVEN /say (not auto-read) while in voice THEN it is still played', async () => {
+    const { delivery, played } = setup({ connected: true });
+    const item = { ...message('general', 'say', textAudience('general')), kind: 'say' as const };
+    expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: true, attached: false });
+    expect(played).toEqual([GUILD]);
+  });
+});
+
+describe('SpeechDelivery.deliver: the call is checked again when the audio is delivered', () => {
+  it('GIVEN someone who cannot view an MP3 channel joined while its message waited THEN it is posted there, not played', async () => {
+    const { delivery, posted, played } = setup({ connected: true, hiddenFromCall: ['staff'], mp3Channels: ['staff'] });
+    const item = message('staff', 'スタッフの話', voiceAudience('vc1'));
+    expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: false, attached: true });
+    expect(played).toEqual([]);
+    expect(posted).toEqual([{ channelId: 'staff', reply: `m-${item.id}` }]);
+  });
+
+  it('GIVEN the same in a channel without MP3 posts THEN it is neither played nor posted; its author is told why', async () => {
+    const { delivery, posted, played, told } = setup({ connected: true, hiddenFromCall: ['staff'] });
+    const item = message('staff', 'スタッフの話', voiceAudience('vc1'));
+    expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: false, attached: false });
+    expect([played, posted]).toEqual([[], []]);
+    expect(told.map((t) => [t.channelId, t.messageId, t.kind])).toEqual([['staff', `m-${item.id}`, 'hidden']]);
+    expect(told[0]!.content).toContain('<#vc1>');
+  });
+
+  it('GIVEN a channel everyone in the call can view THEN it is played', async () => {
+    const { delivery, played } = setup({ connected: true, hiddenFromCall: ['staff'] });
+    await delivery.deliver(ready([message('general', 'みんなの話', voiceAudience('vc1'))]), signal);
+    expect(played).toEqual([GUILD]);
+  });
+});
+
+describe('SpeechDelivery.deliver: a message deleted while its MP3 is prepared gets no file', () => {
+  it('GIVEN the delete came before the upload THEN nothing is posted', async () => {
+    const { delivery, posted } = setup({ connected: false });
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({ played: false, attached: false });
+    expect(posted).toEqual([]);
+  });
+
+  it('GIVEN the delete came during the upload THEN the file posted is removed again', async () => {
+    const aborted = new AbortController();
+    const { delivery, posted, removed } = setup({ connected: false, duringSend: () => aborted.abort() });
+    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({ played: false, attached: false });
+    expect(posted).toHaveLength(1);
+    expect(removed).toEqual(['mp3']);
   });
 });

@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/repositories.ts';
 import type { Delivered } from '../../ops/instrument.ts';
-import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
+import { audienceOf, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import type { ReadyAudio } from '../../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { MediaSupport } from '../../util/ffmpeg.ts';
 import type { Logger } from '../../util/log.ts';
+import { audienceCanView } from '../events/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import { BotError } from '../errors.ts';
 import { t } from '../i18n.ts';
@@ -34,6 +35,10 @@ export interface DeliveryDeps {
   logger: Logger;
   /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
   media?: MediaSupport;
+  /** Whether the channel posts auto-read audio as MP3 files (repos.autoRead.postsAudio); without it, none does. */
+  postsAudio?: (guildId: string, channelId: string) => boolean;
+  /** Whether everyone now in `voiceChannelId` can view `channelId` (default: visibility.ts on the client's cache). */
+  listenersCanView?: (guildId: string, channelId: string, voiceChannelId: string) => boolean;
 }
 
 /**
@@ -49,7 +54,14 @@ export class SpeechDelivery {
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
     this.#media = deps.media ?? { transcode: true, playMp3: true };
+    this.#canView = deps.listenersCanView ?? ((guildId, channelId, voiceChannelId) => {
+      const guild = deps.client.guilds.cache.get(guildId);
+      const channel = guild?.channels.cache.get(channelId);
+      return !!guild && !!channel && audienceCanView(guild, channel, { voiceChannelId, postChannelId: null });
+    });
   }
+
+  readonly #canView: (guildId: string, channelId: string, voiceChannelId: string) => boolean;
 
   /**
    * Who a message of `channelId` queued now is for (the scheduler merges only within one): the
@@ -76,16 +88,20 @@ export class SpeechDelivery {
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
-    // Messages of a channel some listener cannot read are only ever posted (auto-read.ts).
-    const played = this.#deps.voice.isConnected(ready.guildId) && playable && !metas.every((m) => m.attachOnly);
+    const voiceChannel = this.#deps.voice.isConnected(ready.guildId) ? this.#deps.voice.voiceChannel(ready.guildId) : null;
+    const { played, hidden } = this.#whetherPlayed(ready, metas, voiceChannel !== null && playable ? voiceChannel : null);
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
     const wanted = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
     // One channel's text is never posted in another: audio merged for a voice session that cannot be
     // played there after all (the bot left, ffmpeg went missing) is not attached; its authors are told.
-    const oneChannel = new Set(ready.items.map((item) => item.channelId)).size === 1;
-    const toAttach = oneChannel ? wanted : [];
-    if (!oneChannel) for (const [i, meta] of metas.entries()) if (wanted.includes(meta)) await this.#tellNotPosted(meta, ready.items[i]!);
+    const channels = new Set(ready.items.map((item) => item.channelId));
+    const oneChannel = channels.size === 1;
+    // A channel the listeners cannot all view and that posts no MP3s: its authors are told, as when queued (auto-read.ts).
+    const unposted = oneChannel && hidden && !(this.#deps.postsAudio?.(ready.guildId, ready.items[0]!.channelId) ?? false);
+    const toAttach = oneChannel && !unposted ? wanted : [];
+    if (unposted) for (const [i, meta] of metas.entries()) await this.#tellHidden(meta, ready.items[i]!, voiceChannel!);
+    else if (!oneChannel) for (const [i, meta] of metas.entries()) if (wanted.includes(meta)) await this.#tellNotPosted(meta, ready.items[i]!);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
@@ -93,7 +109,7 @@ export class SpeechDelivery {
       metas.map(async (meta, i) => {
         const item = ready.items[i]!;
         if (meta.delivery.kind === 'message' && meta !== lastMessage) return false;
-        if (toAttach.includes(meta)) return this.#attach(meta, item, await mp3Of(audio), audio.seed);
+        if (toAttach.includes(meta)) return this.#attach(meta, item, await mp3Of(audio), audio.seed, signal);
         if (meta.delivery.kind === 'interaction') await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'say.playing') });
         return false;
       }),
@@ -110,6 +126,30 @@ export class SpeechDelivery {
     const attached = await attaching;
     await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
     return { played: heard, attached: attached.some(Boolean) };
+  }
+
+  /**
+   * Whether a batch is played in `voiceChannel` (null: nothing can be played). Auto-read messages
+   * are played only when queued for this voice session, none is to be only posted, and everyone now
+   * in the call can view each of their channels (checked again here: members join, the bot moves);
+   * `hidden` when that last check failed. /say and /narrate are played whenever the bot is in voice.
+   */
+  #whetherPlayed(ready: ReadyUtterance, metas: UtteranceMeta[], voiceChannel: string | null): { played: boolean; hidden: boolean } {
+    if (voiceChannel === null) return { played: false, hidden: false };
+    const auto = ready.items.filter((item) => item.kind === 'auto' && !(item.meta as UtteranceMeta).botClip);
+    if (auto.length === 0) return { played: !metas.every((m) => m.attachOnly), hidden: false };
+    const session = voiceAudience(voiceChannel);
+    if (auto.some((item) => audienceOf(item) !== session || (item.meta as UtteranceMeta).attachOnly)) return { played: false, hidden: false };
+    const hidden = [...new Set(auto.map((item) => item.channelId))].some((c) => !this.#canView(ready.guildId, c, voiceChannel));
+    return { played: !hidden, hidden };
+  }
+
+  /** An auto-read message of a channel someone now in the call cannot view, in a channel without MP3 posts: its author is told. */
+  async #tellHidden(meta: UtteranceMeta, item: Utterance, voiceChannel: string): Promise<void> {
+    if (meta.delivery.kind !== 'message') return void (await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'cancelled.voice_only') }));
+    const content = t(meta.lang, 'autoread.hidden_from_listeners', { voice: `<#${voiceChannel}>` });
+    const to = { guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId };
+    await this.#deps.notices.tellAuthor(to, 'hidden', content);
   }
 
   /** /say and /narrate dropped by /clear, /leave or a leave: each told why; their finished jobs end undelivered. */
@@ -149,7 +189,7 @@ export class SpeechDelivery {
   }
 
   /** Posts the MP3 where `meta` says; resolves whether it reached Discord. */
-  async #attach(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, mp3: string | Buffer, seed: number | undefined): Promise<boolean> {
+  async #attach(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, mp3: string | Buffer, seed: number | undefined, signal?: AbortSignal): Promise<boolean> {
     const file = { attachment: mp3, name: 'speech.mp3' };
     if (meta.delivery.kind === 'interaction') {
       const content = meta.advancedVoice
@@ -159,14 +199,19 @@ export class SpeechDelivery {
     }
     const { channelId, messageId } = meta.delivery;
     const channel = await this.#deps.client.channels.fetch(channelId).catch(() => null);
-    if (!channel?.isSendable()) return false;
+    // A message deleted meanwhile (it aborts the delivery) gets no file: not before, nor left after an upload it overtook.
+    if (!channel?.isSendable() || signal?.aborted) return false;
     return channel
       .send({
         files: [file],
         allowedMentions: { parse: [], repliedUser: false },
         ...(messageId ? { reply: { messageReference: messageId, failIfNotExists: false } } : {}),
       })
-      .then(() => true)
+      .then(async (sent) => {
+        if (!signal?.aborted) return true;
+        await sent.delete().catch((error: unknown) => this.#deps.logger.warn({ err: error, channelId }, 'could not remove audio of a deleted message'));
+        return false;
+      })
       .catch((error: unknown) => {
         this.#deps.logger.warn({ err: error, channelId }, 'could not post audio');
         return false;

@@ -1,10 +1,11 @@
 import type { Guild } from 'discord.js';
+import { inCall, isBot } from './visibility.ts';
 
-/** Who can hear the bot in `channelId` of `guild`: nobody, only deafened humans, or someone. */
+/** Who can hear the bot in `channelId` of `guild`: nobody, only deafened humans, or someone (by voice state: uncached members count). */
 export function whoCanHear(guild: Guild, channelId: string | null): 'nobody' | 'deaf' | 'yes' {
   const channel = channelId ? guild.channels.cache.get(channelId) : undefined;
   if (!channel?.isVoiceBased()) return 'nobody';
-  const humans = [...channel.members.values()].filter((m) => !m.user.bot);
+  const humans = inCall(guild, channel.id).filter((s) => !isBot(guild, s));
   if (humans.length === 0) return 'nobody';
-  return humans.every((m) => m.voice.deaf) ? 'deaf' : 'yes';
+  return humans.every((s) => s.deaf) ? 'deaf' : 'yes';
 }

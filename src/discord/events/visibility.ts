@@ -1,4 +1,4 @@
-import { ChannelType, PermissionFlagsBits, type Guild, type GuildBasedChannel, type GuildMember } from 'discord.js';
+import { ChannelType, PermissionFlagsBits, type Guild, type GuildBasedChannel, type GuildMember, type VoiceState } from 'discord.js';
 
 /**
  * Who will hear or see what is read: the humans in the bot's voice channel (null: not in voice)
@@ -26,8 +26,9 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
   if (audience.voiceChannelId) {
     const voice = guild.channels.cache.get(audience.voiceChannelId);
     if (!voice?.isVoiceBased()) return false;
-    const views = (member: GuildMember) => mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false;
-    if (![...voice.members.values()].filter((m) => !m.user.bot).every(views)) return false;
+    // Everyone in the call by voice state: one whose member is not cached counts as unable to view.
+    const views = (member: GuildMember | null) => member !== null && (mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false);
+    if (![...inCall(guild, voice.id)].filter((s) => !isBot(guild, s)).every((s) => views(s.member))) return false;
   }
   if (audience.postChannelId === null) return true;
   const target = overwritten(mentioned);
@@ -35,6 +36,13 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
   if (!target || !post) return false;
   return everyoneViews(guild, target) || atLeastAsVisible(target, overwritten(post));
 }
+
+/** The voice states of everyone now in `channelId`, cached member or not. */
+export const inCall = (guild: Guild, channelId: string): VoiceState[] => [...guild.voiceStates.cache.filter((s) => s.channelId === channelId).values()];
+
+/** A known bot (the bot itself, or a cached bot user); an unknown member counts as a human. */
+export const isBot = (guild: Guild, state: VoiceState): boolean =>
+  state.id === guild.client.user.id || (state.member?.user.bot ?? guild.client.users.cache.get(state.id)?.bot ?? false);
 
 /** The channel whose overwrites decide (a thread's parent). */
 const overwritten = (channel: GuildBasedChannel) => (channel.isThread() ? channel.parent : channel);
