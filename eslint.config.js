@@ -43,7 +43,13 @@ export default defineConfig(
     files: ['packages/playground/src/public/**/*.js'],
     languageOptions: {
       sourceType: 'script',
-      globals: { ...globals.browser, PAGE_TEXT: 'readonly', pageText: 'readonly', translateDocument: 'readonly', createComposer: 'readonly' },
+      globals: {
+        ...globals.browser,
+        PAGE_TEXT: 'readonly',
+        pageText: 'readonly',
+        translateDocument: 'readonly',
+        createComposer: 'readonly',
+      },
     },
     // What one script declares for the others is neither unused nor a redeclaration.
     rules: { '@typescript-eslint/no-unused-vars': ['error', { vars: 'local' }], 'no-redeclare': ['error', { builtinGlobals: false }] },

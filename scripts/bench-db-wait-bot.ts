@@ -7,7 +7,11 @@ import { createLogger } from '../src/util/log.ts';
 
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
-const bot = await createBot({ config, logger, rateLimits: { standard: { limit: 10_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } } });
+const bot = await createBot({
+  config,
+  logger,
+  rateLimits: { standard: { limit: 10_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } },
+});
 if (process.env.BENCH_DB_POLICY === 'blocking') bot.db.pragma('busy_timeout = 5000');
 await bot.start();
 

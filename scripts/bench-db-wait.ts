@@ -19,25 +19,46 @@ const WINDOW_MS = 8_000;
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 
 function guildNumber(n: number): FakeGuild {
-  const json = JSON.stringify(defaultGuild()).replace(/"1100000000000000(\d{3})"/g, (_m, tail: string) => `"11${String(n).padStart(4, '0')}0000000000${tail}"`);
+  const json = JSON.stringify(defaultGuild()).replace(
+    /"1100000000000000(\d{3})"/g,
+    (_m, tail: string) => `"11${String(n).padStart(4, '0')}0000000000${tail}"`,
+  );
   return JSON.parse(json) as FakeGuild;
 }
-const ids = (g: FakeGuild) => ({ general: g.channels.find((c) => c.name === 'general')!.id, voice: g.channels.find((c) => c.type === 2)!.id });
+const ids = (g: FakeGuild) => ({
+  general: g.channels.find((c) => c.name === 'general')!.id,
+  voice: g.channels.find((c) => c.type === 2)!.id,
+});
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startBot(discord: FakeDiscord, emulatorUrl: string, voice: FakeVoiceServer, dir: string, policy: string): Promise<ChildProcess> {
+async function startBot(
+  discord: FakeDiscord,
+  emulatorUrl: string,
+  voice: FakeVoiceServer,
+  dir: string,
+  policy: string,
+): Promise<ChildProcess> {
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, voice.caCertPem);
   const child = fork(join(import.meta.dirname, 'bench-db-wait-bot.ts'), [], {
     execArgv: ['--experimental-strip-types'],
     env: {
-      ...process.env, NODE_EXTRA_CA_CERTS: caFile, DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl,
-      TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: emulatorUrl, DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'silent', BENCH_DB_POLICY: policy,
-      USER_MONTHLY_CHARS: '1000000', GUILD_MONTHLY_CHARS: '1000000', ACCOUNT_MONTHLY_CHARS: '1000000',
+      ...process.env,
+      NODE_EXTRA_CA_CERTS: caFile,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiUrl,
+      TTS_TOKEN: DEFAULT_TOKEN,
+      TTS_BASE_URL: emulatorUrl,
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'silent',
+      BENCH_DB_POLICY: policy,
+      USER_MONTHLY_CHARS: '1000000',
+      GUILD_MONTHLY_CHARS: '1000000',
+      ACCOUNT_MONTHLY_CHARS: '1000000',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -56,7 +77,9 @@ async function joinVoice(discord: FakeDiscord, g: FakeGuild): Promise<void> {
 
 async function run(policy: 'nonblocking' | 'blocking', contended: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-dbwait-'));
-  const emulator = await startEmulator({ rate: { standard: { limit: 10_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } } });
+  const emulator = await startEmulator({
+    rate: { standard: { limit: 10_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } },
+  });
   const voice = await startFakeVoiceServer();
   const [a, b] = [guildNumber(1), guildNumber(2)];
   const discord = await startFakeDiscord({ guilds: [a, b], voiceEndpoint: () => voice.endpoint });
@@ -70,12 +93,30 @@ async function run(policy: 'nonblocking' | 'blocking', contended: boolean) {
       if (p.guildId === a.id) packets.push(p);
     });
     if (contended) {
-      holder = spawn(process.execPath, ['--experimental-strip-types', join(import.meta.dirname, 'db-lock-holder.ts'), join(dir, 'data', 'bot.sqlite3'), String(HOLD_MS), String(GAP_MS), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      holder = spawn(
+        process.execPath,
+        [
+          '--experimental-strip-types',
+          join(import.meta.dirname, 'db-lock-holder.ts'),
+          join(dir, 'data', 'bot.sqlite3'),
+          String(HOLD_MS),
+          String(GAP_MS),
+          '0',
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       await new Promise<void>((resolve) => holder!.stdout!.once('data', () => resolve()));
     }
     const long = 'これは長い読み上げです。'.repeat(9); // ~12 s of audio
     const t0 = performance.now();
-    await discord.sendInteraction({ guildId: a.id, channelId: ids(a).general, user: alice, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: long }] });
+    await discord.sendInteraction({
+      guildId: a.id,
+      channelId: ids(a).general,
+      user: alice,
+      name: 'say',
+      locale: 'ja',
+      options: [{ name: 'text', type: 3, value: long }],
+    });
     await voice.waitForEvent('packet', (p) => p.guildId === a.id && p.receivedAt >= t0, 30_000);
     const windowStart = performance.now();
     let sent = 0;
@@ -98,9 +139,15 @@ async function run(policy: 'nonblocking' | 'blocking', contended: boolean) {
   }
 }
 
-console.log(`bench:dbwait — guild A plays 12 s while guild B reads a message every 300 ms; another process holds the write lock ${HOLD_MS} ms every ${HOLD_MS + GAP_MS} ms`);
+console.log(
+  `bench:dbwait — guild A plays 12 s while guild B reads a message every 300 ms; another process holds the write lock ${HOLD_MS} ms every ${HOLD_MS + GAP_MS} ms`,
+);
 console.log(`guild A's RTP packet intervals at the voice server over ${WINDOW_MS / 1000} s (ideal: 20 ms)\n`);
-for (const [policy, contended] of [['nonblocking', false], ['nonblocking', true], ['blocking', true]] as const) {
+for (const [policy, contended] of [
+  ['nonblocking', false],
+  ['nonblocking', true],
+  ['blocking', true],
+] as const) {
   const r = await run(policy, contended);
   const over = (ms: number) => r.intervals.filter((i) => i > ms).length;
   const label = `${policy === 'nonblocking' ? 'bot policy (fail fast + async retry)' : 'old policy (busy_timeout 5000)     '} ${contended ? 'lock contended' : 'no contention '}`;

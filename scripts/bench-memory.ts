@@ -83,10 +83,15 @@ async function main(): Promise<void> {
   console.log(`\n${CHANNELS} channels x ${MESSAGES} messages (${CHANNELS * MESSAGES} MESSAGE_CREATE) to the bot over the gateway`);
   console.log('caches                         cached msgs   RSS idle   RSS after   heap after GC   (heap idle)   delivery');
   for (const r of rows) {
-    const label = r.mode === 'bot' ? "the bot's (no message cache)" : "discord.js default (200/chan)";
+    const label = r.mode === 'bot' ? "the bot's (no message cache)" : 'discord.js default (200/chan)';
     const cells = [
-      label.padEnd(30), String(r.after.cachedMessages).padStart(11), mib(r.before.rss).padStart(10), mib(r.after.rss).padStart(11),
-      mib(r.after.heapUsed).padStart(15), `(${mib(r.before.heapUsed)})`.padStart(13), `${r.seconds.toFixed(1)} s`.padStart(10),
+      label.padEnd(30),
+      String(r.after.cachedMessages).padStart(11),
+      mib(r.before.rss).padStart(10),
+      mib(r.after.rss).padStart(11),
+      mib(r.after.heapUsed).padStart(15),
+      `(${mib(r.before.heapUsed)})`.padStart(13),
+      `${r.seconds.toFixed(1)} s`.padStart(10),
     ];
     console.log(cells.join(' '));
   }
@@ -99,26 +104,35 @@ async function measure(mode: Mode, ttsBaseUrl: string): Promise<{ mode: Mode; be
   const child = fork(import.meta.filename, ['--bot'], {
     execArgv: ['--experimental-strip-types', '--expose-gc', '--max-old-space-size=6144'],
     env: {
-      ...process.env, BENCH_MODE: mode, DATA_DIR: dataDir, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-      DISCORD_TOKEN: discord.token, DISCORD_API_URL: discord.apiUrl, TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: ttsBaseUrl,
+      ...process.env,
+      BENCH_MODE: mode,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiUrl,
+      TTS_TOKEN: DEFAULT_TOKEN,
+      TTS_BASE_URL: ttsBaseUrl,
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const next = <T>(key: string) => new Promise<T>((resolve, reject) => {
-    const onMessage = (m: Record<string, unknown>) => {
-      if (!(key in m)) return;
-      child.off('message', onMessage);
-      resolve(m[key] as T);
-    };
-    child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`the bot exited (${code}) before answering ${key}`)));
-  });
+  const next = <T>(key: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (!(key in m)) return;
+        child.off('message', onMessage);
+        resolve(m[key] as T);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`the bot exited (${code}) before answering ${key}`)));
+    });
   try {
     await next('ready');
     child.send({ cmd: 'measure', expect: 0 });
     const before = await next<Report>('report');
     const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
-    const channels = busyGuild().channels.slice(-CHANNELS).map((c) => c.id);
+    const channels = busyGuild()
+      .channels.slice(-CHANNELS)
+      .map((c) => c.id);
     const started = performance.now();
     const inFlight = new Set<Promise<unknown>>();
     for (let round = 0; round < MESSAGES; round++) {

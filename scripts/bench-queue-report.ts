@@ -20,7 +20,6 @@ export interface ModeStats {
   chars_paid: number;
 }
 
-
 export interface Report {
   trace: string;
   messages: number;
@@ -38,7 +37,11 @@ export function printTable(r: Report, wall: { scheduler: number; naive: number }
   const b = r.naive;
   const rows: Array<[string, string, string]> = [
     ['messages spoken', `${a.spoken}/${r.messages}`, `${b.spoken}/${r.messages}`],
-    ['  dropped stale / refused / failed', `${a.dropped_stale} / ${a.refused} / ${a.failed}`, `${b.dropped_stale} / ${b.refused} / ${b.failed}`],
+    [
+      '  dropped stale / refused / failed',
+      `${a.dropped_stale} / ${a.refused} / ${a.failed}`,
+      `${b.dropped_stale} / ${b.refused} / ${b.failed}`,
+    ],
     ['requests sent (emulator log)', String(a.requests), String(b.requests)],
     ['requests per spoken message', f(a.requests_per_spoken, 3), f(b.requests_per_spoken, 3)],
     ['429s received (emulator log)', String(a.http_429), String(b.http_429)],
@@ -67,13 +70,26 @@ export function targets(r: Report, scenario: string): Array<[string, boolean]> {
   const out: Array<[string, boolean]> = [[`zero 429s (${a.http_429})`, a.http_429 === 0]];
   if (scenario === 'overload') {
     const ratio = r.bound.requests_per_spoken / a.requests_per_spoken;
-    out.push([`bound / scheduler requests per spoken >= 0.9 (${f(r.bound.requests_per_spoken, 3)} / ${f(a.requests_per_spoken, 3)} = ${f(ratio, 3)})`, ratio >= 0.9]);
+    out.push([
+      `bound / scheduler requests per spoken >= 0.9 (${f(r.bound.requests_per_spoken, 3)} / ${f(a.requests_per_spoken, 3)} = ${f(ratio, 3)})`,
+      ratio >= 0.9,
+    ]);
   }
-  if (scenario === 'staggered') out.push([`Jain's index of spoken fraction >= 0.95 (${f(a.jain_spoken_fraction, 3)})`, a.jain_spoken_fraction >= 0.95]);
+  if (scenario === 'staggered')
+    out.push([`Jain's index of spoken fraction >= 0.95 (${f(a.jain_spoken_fraction, 3)})`, a.jain_spoken_fraction >= 0.95]);
   // Why a wait target misses when it lies below what playback alone makes every spoken message wait.
-  const floor = (limit: number) => (r.playback_floor.wait_p95_s > limit ? `; playback alone, speaking every message, gives ${f(r.playback_floor.wait_p95_s)} s` : '');
-  if (pressure) out.push([`under pressure (naive saw ${b.http_429} 429s): p95 wait <= naive / 3 (${f(a.wait_p95_s)} s <= ${f(b.wait_p95_s / 3)} s${floor(b.wait_p95_s / 3)})`, a.wait_p95_s <= b.wait_p95_s / 3]);
-  else out.push([`without pressure (naive saw no 429): p95 wait <= 1.1 x naive + 0.25 s (${f(a.wait_p95_s)} s <= ${f(1.1 * b.wait_p95_s + 0.25)} s)`, a.wait_p95_s <= 1.1 * b.wait_p95_s + 0.25]);
+  const floor = (limit: number) =>
+    r.playback_floor.wait_p95_s > limit ? `; playback alone, speaking every message, gives ${f(r.playback_floor.wait_p95_s)} s` : '';
+  if (pressure)
+    out.push([
+      `under pressure (naive saw ${b.http_429} 429s): p95 wait <= naive / 3 (${f(a.wait_p95_s)} s <= ${f(b.wait_p95_s / 3)} s${floor(b.wait_p95_s / 3)})`,
+      a.wait_p95_s <= b.wait_p95_s / 3,
+    ]);
+  else
+    out.push([
+      `without pressure (naive saw no 429): p95 wait <= 1.1 x naive + 0.25 s (${f(a.wait_p95_s)} s <= ${f(1.1 * b.wait_p95_s + 0.25)} s)`,
+      a.wait_p95_s <= 1.1 * b.wait_p95_s + 0.25,
+    ]);
   out.push([`spoken >= naive (${a.spoken} >= ${b.spoken})`, a.spoken >= b.spoken]);
   if (scenario === 'names' || scenario === 'overload') {
     const ours = a.chars_paid / Math.max(1, a.spoken);
@@ -82,4 +98,3 @@ export function targets(r: Report, scenario: string): Array<[string, boolean]> {
   }
   return out;
 }
-

@@ -61,7 +61,23 @@ export function readTrace(file: string): TraceLine[] {
 }
 
 export function writeTrace(file: string, lines: readonly TraceLine[]): void {
-  writeFileSync(file, lines.map((l) => JSON.stringify({ at_ms: Math.round(l.at_ms), guild: l.guild, user: l.user, name: l.name, voice: l.voice, lang: l.lang, kind: l.kind, text: l.text })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    lines
+      .map((l) =>
+        JSON.stringify({
+          at_ms: Math.round(l.at_ms),
+          guild: l.guild,
+          user: l.user,
+          name: l.name,
+          voice: l.voice,
+          lang: l.lang,
+          kind: l.kind,
+          text: l.text,
+        }),
+      )
+      .join('\n') + '\n',
+  );
 }
 
 /**
@@ -83,7 +99,10 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
     );
     if (!body) continue;
     // /say reads the text only; an empty name reads nothing.
-    const prefix = line.kind === 'auto' && line.name ? names.prefix(line.guild, line.user, line.name, lang, GUILD_SETTINGS_DEFAULTS.readAuthorNames) : '';
+    const prefix =
+      line.kind === 'auto' && line.name
+        ? names.prefix(line.guild, line.user, line.name, lang, GUILD_SETTINGS_DEFAULTS.readAuthorNames)
+        : '';
     out.push({ ...line, index: out.length, prefix, body });
   }
   return out;
@@ -126,38 +145,204 @@ export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requ
 }
 
 function asUtterance(m: TraceMessage): Utterance {
-  return { id: String(m.index), guildId: m.guild, userId: m.user, channelId: 'c', kind: m.kind, text: m.prefix + m.body, lang: m.lang, voice: m.voice, speed: 1, pitch: 0, enqueuedAt: m.at_ms };
+  return {
+    id: String(m.index),
+    guildId: m.guild,
+    userId: m.user,
+    channelId: 'c',
+    kind: m.kind,
+    text: m.prefix + m.body,
+    lang: m.lang,
+    voice: m.voice,
+    speed: 1,
+    pitch: 0,
+    enqueuedAt: m.at_ms,
+  };
 }
 
 // ---- the built-in scenarios ----
 
-const JA_NAMES = ['たろう', 'はなこ', 'ゆうき', 'さくら', 'けんた', 'みさき', 'りょう', 'あおい', 'しょう', 'ななみ', 'ひなた', 'れん', 'そうた', 'ゆい', 'だいき', 'まお', 'かいと', 'りこ', 'はると', 'めい'];
-const EN_NAMES = ['Alice', 'Bob', 'Carol', 'Dave', 'Erin', 'Frank', 'Grace', 'Heidi', 'Ivan', 'Judy', 'Mallory', 'Niaj', 'Olivia', 'Peggy', 'Rupert', 'Sybil'];
+const JA_NAMES = [
+  'たろう',
+  'はなこ',
+  'ゆうき',
+  'さくら',
+  'けんた',
+  'みさき',
+  'りょう',
+  'あおい',
+  'しょう',
+  'ななみ',
+  'ひなた',
+  'れん',
+  'そうた',
+  'ゆい',
+  'だいき',
+  'まお',
+  'かいと',
+  'りこ',
+  'はると',
+  'めい',
+];
+const EN_NAMES = [
+  'Alice',
+  'Bob',
+  'Carol',
+  'Dave',
+  'Erin',
+  'Frank',
+  'Grace',
+  'Heidi',
+  'Ivan',
+  'Judy',
+  'Mallory',
+  'Niaj',
+  'Olivia',
+  'Peggy',
+  'Rupert',
+  'Sybil',
+];
 
 // Chat repeats a few short reactions a lot (Zipf-like weights: the first lines are the most common).
-const JA_SHORT = ['草', 'おはよう', 'それな', 'おつかれ', 'なるほど', 'ｗｗｗ', '了解です', 'マジか', 'ナイス！', 'おやすみ', 'ありがとう！', 'いいね'];
+const JA_SHORT = [
+  '草',
+  'おはよう',
+  'それな',
+  'おつかれ',
+  'なるほど',
+  'ｗｗｗ',
+  '了解です',
+  'マジか',
+  'ナイス！',
+  'おやすみ',
+  'ありがとう！',
+  'いいね',
+];
 const EN_SHORT = ['lol', 'gg', 'ok', 'nice', 'same', 'brb', 'lmao', 'thanks!', 'wait what', 'no way', 'good morning'];
 
 // Today's bench vocabulary (the `cached` scenario): 41 fixed lines, short and long, all repeated.
 const JA_LINES = [
-  '草', 'おはよう', 'それな', 'おつかれ', 'なるほど', 'ｗｗｗ', '了解です', 'マジか', 'ナイス！', 'おやすみ',
-  'ちょっと待って', 'いまから行く', 'ありがとう！', 'それはやばい', 'ごはん食べてくる', '今日の配信見た？',
-  'このボス強すぎる', '明日は雨らしいよ', 'よろしくお願いします', 'さっきのところもう一回やろう',
-  '誰か一緒にランク行かない？', 'ボイスの音量ちょっと下げてもらえる？',
+  '草',
+  'おはよう',
+  'それな',
+  'おつかれ',
+  'なるほど',
+  'ｗｗｗ',
+  '了解です',
+  'マジか',
+  'ナイス！',
+  'おやすみ',
+  'ちょっと待って',
+  'いまから行く',
+  'ありがとう！',
+  'それはやばい',
+  'ごはん食べてくる',
+  '今日の配信見た？',
+  'このボス強すぎる',
+  '明日は雨らしいよ',
+  'よろしくお願いします',
+  'さっきのところもう一回やろう',
+  '誰か一緒にランク行かない？',
+  'ボイスの音量ちょっと下げてもらえる？',
 ];
 const EN_LINES = [
-  'lol', 'gg', 'ok', 'nice', 'same', 'brb', 'lmao', 'good morning', 'thanks!', 'wait what', 'no way',
-  'sounds good', 'on my way', 'let me check', 'see you tomorrow', 'that boss is hard', 'who is streaming tonight?',
-  'can you turn your mic down a bit?', 'anyone up for a ranked match later?',
+  'lol',
+  'gg',
+  'ok',
+  'nice',
+  'same',
+  'brb',
+  'lmao',
+  'good morning',
+  'thanks!',
+  'wait what',
+  'no way',
+  'sounds good',
+  'on my way',
+  'let me check',
+  'see you tomorrow',
+  'that boss is hard',
+  'who is streaming tonight?',
+  'can you turn your mic down a bit?',
+  'anyone up for a ranked match later?',
 ];
 
 // Lines nobody has written before: an opener, a subject and what is said of it (2,000+ per language).
 const JA_OPEN = ['', 'ねえ', 'てか', 'そういえば', 'あ、', 'ところで'];
-const JA_SUBJECT = ['今日の配信', 'さっきの試合', '明日の予定', '新しいマップ', 'あのボス', '昨日のイベント', 'ランクマッチ', '次のアップデート', 'あのキャラ', '週末の集まり', '駅前のラーメン屋', '新しいイヤホン', 'あのアニメの最終回', '期末テスト', '三時からの練習', '金曜の飲み会', 'さっきの動画', 'ガチャの結果', '来週の大会', 'サーバーのルール'];
-const JA_SAID = ['めっちゃ楽しかった', 'ちょっと難しすぎない？', '何時からだっけ', 'また今度やろう', 'いい感じだったね', 'まだクリアできてない', '見逃しちゃった', '最高だった', 'どうするか決めよう', 'ずっと気になってる', '思ったより長かった', 'みんな来られる？', '延期になったらしい', 'もう一回見たい', 'ぜんぜん分からなかった'];
+const JA_SUBJECT = [
+  '今日の配信',
+  'さっきの試合',
+  '明日の予定',
+  '新しいマップ',
+  'あのボス',
+  '昨日のイベント',
+  'ランクマッチ',
+  '次のアップデート',
+  'あのキャラ',
+  '週末の集まり',
+  '駅前のラーメン屋',
+  '新しいイヤホン',
+  'あのアニメの最終回',
+  '期末テスト',
+  '三時からの練習',
+  '金曜の飲み会',
+  'さっきの動画',
+  'ガチャの結果',
+  '来週の大会',
+  'サーバーのルール',
+];
+const JA_SAID = [
+  'めっちゃ楽しかった',
+  'ちょっと難しすぎない？',
+  '何時からだっけ',
+  'また今度やろう',
+  'いい感じだったね',
+  'まだクリアできてない',
+  '見逃しちゃった',
+  '最高だった',
+  'どうするか決めよう',
+  'ずっと気になってる',
+  '思ったより長かった',
+  'みんな来られる？',
+  '延期になったらしい',
+  'もう一回見たい',
+  'ぜんぜん分からなかった',
+];
 const EN_OPEN = ['', 'hey', 'btw', 'so', 'honestly', 'wait'];
-const EN_SUBJECT = ["tonight's stream", 'that last match', 'the new map', 'the final boss', 'the patch notes', 'our ranked team', 'the ramen place', 'my new headset', 'the season finale', 'the weekend meetup', 'the practice at three', 'the gacha pull', "next week's tournament", 'the server rules', 'the speedrun'];
-const EN_SAID = ['was really fun', 'is way too hard', 'starts at nine right?', 'we should try again', 'went pretty well', 'still not cleared', 'I missed it', 'was the best', 'needs a plan', 'keeps bugging me', 'took longer than I thought', 'can everyone make it?', 'got postponed', 'is worth another look', 'made no sense to me'];
+const EN_SUBJECT = [
+  "tonight's stream",
+  'that last match',
+  'the new map',
+  'the final boss',
+  'the patch notes',
+  'our ranked team',
+  'the ramen place',
+  'my new headset',
+  'the season finale',
+  'the weekend meetup',
+  'the practice at three',
+  'the gacha pull',
+  "next week's tournament",
+  'the server rules',
+  'the speedrun',
+];
+const EN_SAID = [
+  'was really fun',
+  'is way too hard',
+  'starts at nine right?',
+  'we should try again',
+  'went pretty well',
+  'still not cleared',
+  'I missed it',
+  'was the best',
+  'needs a plan',
+  'keeps bugging me',
+  'took longer than I thought',
+  'can everyone make it?',
+  'got postponed',
+  'is worth another look',
+  'made no sense to me',
+];
 
 class Vocabulary {
   readonly #used = new Set<string>();
@@ -171,9 +356,10 @@ class Vocabulary {
   /** A line not used before in this trace. */
   unique(lang: 'ja' | 'en'): string {
     for (let tries = 0; ; tries++) {
-      const line = lang === 'ja'
-        ? `${this.#pick(JA_OPEN)}${this.#pick(JA_SUBJECT)}、${this.#pick(JA_SAID)}`
-        : `${this.#pick(EN_OPEN)} ${this.#pick(EN_SUBJECT)} ${this.#pick(EN_SAID)}`.trim();
+      const line =
+        lang === 'ja'
+          ? `${this.#pick(JA_OPEN)}${this.#pick(JA_SUBJECT)}、${this.#pick(JA_SAID)}`
+          : `${this.#pick(EN_OPEN)} ${this.#pick(EN_SUBJECT)} ${this.#pick(EN_SAID)}`.trim();
       // After many tries the pools are nearly used up: a number keeps it unique (and readable).
       const text = tries < 50 ? line : `${line} ${tries}`;
       if (!this.#used.has(text)) {
@@ -244,9 +430,23 @@ function burstyTrace(seed: number, kind: 'cached' | 'names' | 'unique'): TraceLi
       for (let i = 0; i < size && bt < seconds * 1000; i++) {
         const m = speakers[Math.floor(rand() * speakers.length)]!;
         const r = rand();
-        const text = kind === 'cached' ? pickZipf(lang === 'ja' ? JA_LINES : EN_LINES, r) : kind === 'names' && r < 0.3 ? words.short(lang) : words.unique(lang);
+        const text =
+          kind === 'cached'
+            ? pickZipf(lang === 'ja' ? JA_LINES : EN_LINES, r)
+            : kind === 'names' && r < 0.3
+              ? words.short(lang)
+              : words.unique(lang);
         const say = rand() < 0.05;
-        out.push({ at_ms: bt, guild: guildName(g), user: m.user, name: kind === 'cached' ? '' : m.name, voice: m.voice, lang, kind: say ? 'say' : 'auto', text });
+        out.push({
+          at_ms: bt,
+          guild: guildName(g),
+          user: m.user,
+          name: kind === 'cached' ? '' : m.name,
+          voice: m.voice,
+          lang,
+          kind: say ? 'say' : 'auto',
+          text,
+        });
         bt += 500 + rand() * 3_500;
       }
       t = bt + (60_000 + rand() * 240_000) / weight;
@@ -267,7 +467,16 @@ function staggeredTrace(seed: number): TraceLine[] {
     const start = rand() * 60_000;
     offsets.forEach((dt, i) => {
       const m = users[authors[i]!]!;
-      out.push({ at_ms: start + dt, guild: guildName(g), user: m.user, name: m.name, voice: m.voice, lang: 'ja', kind: 'auto', text: words.unique('ja') });
+      out.push({
+        at_ms: start + dt,
+        guild: guildName(g),
+        user: m.user,
+        name: m.name,
+        voice: m.voice,
+        lang: 'ja',
+        kind: 'auto',
+        text: words.unique('ja'),
+      });
     });
   }
   return out;

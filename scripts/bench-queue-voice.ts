@@ -50,7 +50,11 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
   // A rate budget with room to spare: this check is about playback, and a name gets a request of its
   // own only while one is to spare (src/tts/limiter/pacing.ts `hasSpare`).
   const roomy = { standard: { limit: 300, windowMs: 60_000 }, advanced: { limit: 100, windowMs: 60_000 } };
-  const h = await startHarness({ discord: { voiceEndpoint: () => voice.endpoint }, emulator: { synthesisDelayMs: 0, rate: roomy }, bot: { rateLimits: roomy } });
+  const h = await startHarness({
+    discord: { voiceEndpoint: () => voice.endpoint },
+    emulator: { synthesisDelayMs: 0, rate: roomy },
+    bot: { rateLimits: roomy },
+  });
   const authors = [
     { id: DEFAULT_IDS.alice, username: 'alice' },
     { id: DEFAULT_IDS.bob, username: 'bob' },
@@ -81,7 +85,8 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
       await h.discord.sendMessage({ guildId, channelId: DEFAULT_IDS.general, author, content: body });
       const heard = await voice.waitForAudio({ guildId, startedAfter: t0, timeoutMs: 30_000 });
       // Until the utterance is over (speaking off after its trailing silence frames).
-      for (let w = 0; w < 300 && !voice.utterances(guildId).find((u) => u.start === heard.start)?.complete; w++) await new Promise((r) => setTimeout(r, 20));
+      for (let w = 0; w < 300 && !voice.utterances(guildId).find((u) => u.start === heard.start)?.complete; w++)
+        await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 300));
       const sent = standardRequests(h.emulator).map((r) => r.text);
       // The name clip was asked for at the author's first message; later ones play it from the cache.
@@ -104,15 +109,17 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
       const firstLoudBody = bodySilent.indexOf(false);
       // At the server: the same packet positions (the stream is the name's packets, then the line's).
       let serverLast = -1;
-      for (let k = Math.min(n - 1, ssrcPackets.length - 1); k >= 0; k--) if (!ssrcPackets[k]!.silent) {
-        serverLast = k;
-        break;
-      }
+      for (let k = Math.min(n - 1, ssrcPackets.length - 1); k >= 0; k--)
+        if (!ssrcPackets[k]!.silent) {
+          serverLast = k;
+          break;
+        }
       let serverFirst = -1;
-      for (let k = n; k < ssrcPackets.length; k++) if (!ssrcPackets[k]!.silent) {
-        serverFirst = k;
-        break;
-      }
+      for (let k = n; k < ssrcPackets.length; k++)
+        if (!ssrcPackets[k]!.silent) {
+          serverFirst = k;
+          break;
+        }
       if (serverLast < 0 || serverFirst < 0) {
         lines.push(`  trial ${i + 1}: could not find both clips in ${ssrcPackets.length} packets`);
         addedMax = Number.POSITIVE_INFINITY;

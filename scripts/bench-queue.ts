@@ -47,7 +47,17 @@ import { TtsClient } from '../src/tts/client.ts';
 import { createMemoryLimiter } from '../src/tts/limiter/fair.ts';
 import { RATE_LIMITS } from '../src/tts/limiter/limiter.ts';
 import { scaledClock, type Clock } from '../src/util/clock.ts';
-import { asRead, bound, playbackFloor, readTrace, scenarioTrace, SCENARIOS, writeTrace, type Scenario, type TraceMessage } from './bench-queue-traces.ts';
+import {
+  asRead,
+  bound,
+  playbackFloor,
+  readTrace,
+  scenarioTrace,
+  SCENARIOS,
+  writeTrace,
+  type Scenario,
+  type TraceMessage,
+} from './bench-queue-traces.ts';
 import { printTable, targets, type ModeStats, type Report } from './bench-queue-report.ts';
 import { measureBackToBack, type GapResult } from './bench-queue-voice.ts';
 
@@ -74,10 +84,13 @@ function parseArgs(argv: string[]): Options {
     };
     if (arg === '--scenario') {
       const names = value().split(',');
-      o.scenarios = names.includes('all') ? [...SCENARIOS] : names.map((n) => {
-        if (!(SCENARIOS as readonly string[]).includes(n)) throw new Error(`unknown scenario "${n}" (one of ${SCENARIOS.join(', ')}, all)`);
-        return n as Scenario;
-      });
+      o.scenarios = names.includes('all')
+        ? [...SCENARIOS]
+        : names.map((n) => {
+            if (!(SCENARIOS as readonly string[]).includes(n))
+              throw new Error(`unknown scenario "${n}" (one of ${SCENARIOS.join(', ')}, all)`);
+            return n as Scenario;
+          });
     } else if (arg === '--trace') o.trace = value();
     else if (arg === '--seed') o.seed = Number(value());
     else if (arg === '--scale') o.scale = Number(value());
@@ -114,7 +127,6 @@ interface Outcome {
   /** Unscaled ms from arrival to the start of the clip that carries it, per spoken message (by index). */
   waits: Map<number, number>;
 }
-
 
 function quantile(xs: number[], q: number): number {
   if (xs.length === 0) return Number.NaN;
@@ -156,13 +168,19 @@ function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Emulator): 
     wait_p95_s: round(quantile(waits, 0.95), 2),
     jain_spoken_fraction: round(jain([...guilds.values()].map((g) => g.waits.length / g.offered))),
     // Guilds that spoke nothing have no mean wait; their loss shows in the spoken fraction's index.
-    jain_mean_wait: round(jain([...guilds.values()].filter((g) => g.waits.length > 0).map((g) => g.waits.reduce((a, b) => a + b, 0) / g.waits.length))),
+    jain_mean_wait: round(
+      jain([...guilds.values()].filter((g) => g.waits.length > 0).map((g) => g.waits.reduce((a, b) => a + b, 0) / g.waits.length)),
+    ),
     chars_paid: emulator.charged(DEFAULT_TOKEN),
   };
 }
 
 /** Sleeps on `clock` until each message's time and hands it over. */
-async function replay(trace: readonly TraceMessage[], clock: Clock, onMessage: (m: TraceMessage, arrivedAt: number) => void): Promise<void> {
+async function replay(
+  trace: readonly TraceMessage[],
+  clock: Clock,
+  onMessage: (m: TraceMessage, arrivedAt: number) => void,
+): Promise<void> {
   const t0 = clock.now();
   for (const m of trace) {
     const wait = t0 + m.at_ms - clock.now();
@@ -194,7 +212,11 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
     const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, limiter, clock, download: { allowLoopback: true } });
     const cache = new AudioCache({ db, dir: join(dir, 'cache'), clock, transcode: async (mp3) => mp3 });
     const big = 100_000_000;
-    const budget = new CharacterBudget({ db, clock, defaults: { userMonthlyLimit: big, guildMonthlyLimit: big, accountMonthlyLimit: big } });
+    const budget = new CharacterBudget({
+      db,
+      clock,
+      defaults: { userMonthlyLimit: big, guildMonthlyLimit: big, accountMonthlyLimit: big },
+    });
     const q = new SpeechScheduler({ synthesize: createSynthesizer({ client, cache, budget }), clock, limiter });
     const arrived = new Map<number, number>();
     let settled = 0;
@@ -221,7 +243,19 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
     await replay(trace, clock, (m, now) => {
       arrived.set(m.index, now);
       const text = m.prefix + m.body;
-      const r = q.enqueue({ guildId: m.guild, userId: m.user, channelId: 'c', kind: m.kind, text, ...(m.prefix ? { prefix: m.prefix } : {}), lang: m.lang, voice: m.voice, speed: 1, pitch: 0, meta: m.index });
+      const r = q.enqueue({
+        guildId: m.guild,
+        userId: m.user,
+        channelId: 'c',
+        kind: m.kind,
+        text,
+        ...(m.prefix ? { prefix: m.prefix } : {}),
+        lang: m.lang,
+        voice: m.voice,
+        speed: 1,
+        pitch: 0,
+        meta: m.index,
+      });
       if (!r.ok) {
         o.refused++;
         settled++;
@@ -239,7 +273,13 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
 async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, clock: Clock, scale: number): Promise<Outcome> {
   const o: Outcome = { spoken: 0, droppedStale: 0, refused: 0, failed: 0, waits: new Map() };
   // No client-side limiter; a 429 waits exactly `reset_in` (no floor of our own), 3 retries, then gives up.
-  const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, clock, download: { allowLoopback: true }, retry: { standardMinRateWaitMs: 0, maxRateLimitRetries: 3 } });
+  const client = new TtsClient({
+    token: DEFAULT_TOKEN,
+    baseUrl: emulator.baseUrl,
+    clock,
+    download: { allowLoopback: true },
+    retry: { standardMinRateWaitMs: 0, maxRateLimitRetries: 3 },
+  });
   const players = new Map<string, Promise<void>>();
   let settled = 0;
   await replay(trace, clock, (m, arrivedAt) => {

@@ -48,8 +48,15 @@ const fmt = (ms: number) => `${ms < 1 ? (ms * 1000).toFixed(0) + ' µs' : ms.toF
 function utterance(n: number): Utterance {
   return {
     id: `bench-${n}-${Math.random().toString(36).slice(2)}`,
-    guildId: '1100000000000000001', userId: '1000000000000000002', channelId: '1100000000000000101', kind: 'auto',
-    text: 'alice、今日はいい天気ですね。散歩に行きましょう', lang: 'ja', voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
+    guildId: '1100000000000000001',
+    userId: '1000000000000000002',
+    channelId: '1100000000000000101',
+    kind: 'auto',
+    text: 'alice、今日はいい天気ですね。散歩に行きましょう',
+    lang: 'ja',
+    voice: 'ja-JP-Wavenet-B',
+    speed: 1,
+    pitch: 0,
     meta: { delivery: { kind: 'message', channelId: '1100000000000000101', messageId: '1574149740155764743' }, lang: 'ja' },
     enqueuedAt: Date.now(),
   };
@@ -78,8 +85,14 @@ openDatabase(file).close();
   }
   await store.close();
   console.log(`1. per message, uncontended (${MESSAGES} messages, WAL, synchronous=NORMAL)`);
-  for (const [name, v] of [['add (on accept)', add], ['remove (finished)', remove], ['add + remove', both]] as const) {
-    console.log(`   ${name.padEnd(18)} mean ${fmt(v.reduce((a, b) => a + b, 0) / v.length)}  p50 ${fmt(percentile(v, 50))}  p99 ${fmt(percentile(v, 99))}  max ${fmt(Math.max(...v))}`);
+  for (const [name, v] of [
+    ['add (on accept)', add],
+    ['remove (finished)', remove],
+    ['add + remove', both],
+  ] as const) {
+    console.log(
+      `   ${name.padEnd(18)} mean ${fmt(v.reduce((a, b) => a + b, 0) / v.length)}  p50 ${fmt(percentile(v, 50))}  p99 ${fmt(percentile(v, 99))}  max ${fmt(Math.max(...v))}`,
+    );
   }
   const p99 = percentile(both, 99);
   console.log(`   target: p99 of add + remove < 1 ms: ${fmt(p99)} ${p99 < 1 ? 'PASS' : 'MISS'}`);
@@ -140,23 +153,51 @@ async function contended(journal: QueueJournal & { unwritten?: number; close(): 
   const leftOnDisk = check.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() as number;
   check.close();
   console.log(`   ${label}`);
-  console.log(`     store calls      p50 ${fmt(percentile(calls, 50))}  p99 ${fmt(percentile(calls, 99))}  max ${fmt(Math.max(...calls))}  (${calls.length} calls)`);
-  console.log(`     audio frames     late p50 ${fmt(percentile(frameLate, 50))}  p99 ${fmt(percentile(frameLate, 99))}  max ${fmt(Math.max(...frameLate))}  frames late >= 20 ms: ${frameLate.filter((l) => l >= 20).length} of ${frameLate.length}`);
+  console.log(
+    `     store calls      p50 ${fmt(percentile(calls, 50))}  p99 ${fmt(percentile(calls, 99))}  max ${fmt(Math.max(...calls))}  (${calls.length} calls)`,
+  );
+  console.log(
+    `     audio frames     late p50 ${fmt(percentile(frameLate, 50))}  p99 ${fmt(percentile(frameLate, 99))}  max ${fmt(Math.max(...frameLate))}  frames late >= 20 ms: ${frameLate.filter((l) => l >= 20).length} of ${frameLate.length}`,
+  );
   console.log(`     accepted ${accepted}, left on disk after all were finished: ${leftOnDisk}`);
   return { calls, frameLate, accepted, leftOnDisk, unwrittenAtEnd };
 }
 
-console.log(`\n2. two processes: the other holds the write lock ${HOLD_MS} ms at a time for ${CONTENTION_MS / 1000} s; 50 messages/s accepted here`);
-const ours = await contended(new PendingUtteranceStore(openDatabase(file, { migrate: false }), { retryMs: 5, maxRetryMs: 50 }), 'the store (busy_timeout 0, kept in memory and retried)');
+console.log(
+  `\n2. two processes: the other holds the write lock ${HOLD_MS} ms at a time for ${CONTENTION_MS / 1000} s; 50 messages/s accepted here`,
+);
+const ours = await contended(
+  new PendingUtteranceStore(openDatabase(file, { migrate: false }), { retryMs: 5, maxRetryMs: 50 }),
+  'the store (busy_timeout 0, kept in memory and retried)',
+);
 
 // Baseline: the same statements on a connection that waits for the lock inside SQLite (the policy
 // every database path of the bot had before the store: busy_timeout 5000).
 const waiting = openDatabase(file, { migrate: false });
 waiting.pragma('busy_timeout = 5000');
-const insert = waiting.prepare('INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)');
+const insert = waiting.prepare(
+  'INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, enqueued_at, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)',
+);
 const del = waiting.prepare('DELETE FROM pending_utterances WHERE id = ?');
 const blocking: QueueJournal & { close(): void } = {
-  add: (u) => (insert.run(u.id, u.guildId, u.userId, u.channelId, u.kind, u.text, u.lang ?? null, u.voice, u.speed, u.pitch, JSON.stringify(u.meta), u.enqueuedAt, Date.now()), true),
+  add: (u) => (
+    insert.run(
+      u.id,
+      u.guildId,
+      u.userId,
+      u.channelId,
+      u.kind,
+      u.text,
+      u.lang ?? null,
+      u.voice,
+      u.speed,
+      u.pitch,
+      JSON.stringify(u.meta),
+      u.enqueuedAt,
+      Date.now(),
+    ),
+    true
+  ),
   remove: (ids) => ids.forEach((id) => del.run(id)),
   close: () => waiting.close(),
 };
@@ -165,6 +206,10 @@ const baseline = await contended(blocking, 'baseline: the same writes waiting fo
 const longest = Math.max(...ours.calls);
 console.log('\n   targets (the store):');
 console.log(`     no store call blocks the thread for a frame: longest ${fmt(longest)} < 20 ms ${longest < 20 ? 'PASS' : 'MISS'}`);
-console.log(`     every accepted message written and deleted once the lock was free: ${ours.leftOnDisk === 0 && ours.unwrittenAtEnd === 0 ? 'PASS' : 'MISS'} (${ours.leftOnDisk} left)`);
-console.log(`   for comparison, the baseline's longest call: ${fmt(Math.max(...baseline.calls))}; frames late >= 20 ms: ${baseline.frameLate.filter((l) => l >= 20).length}`);
+console.log(
+  `     every accepted message written and deleted once the lock was free: ${ours.leftOnDisk === 0 && ours.unwrittenAtEnd === 0 ? 'PASS' : 'MISS'} (${ours.leftOnDisk} left)`,
+);
+console.log(
+  `   for comparison, the baseline's longest call: ${fmt(Math.max(...baseline.calls))}; frames late >= 20 ms: ${baseline.frameLate.filter((l) => l >= 20).length}`,
+);
 rmSync(dir, { recursive: true, force: true });

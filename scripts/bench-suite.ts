@@ -42,7 +42,11 @@ async function runSuite(): Promise<Run> {
   const cpuBefore = childrenCpuSeconds();
   const started = performance.now();
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
     child.on('error', reject);
     child.on('close', resolve);
   });
@@ -55,9 +59,17 @@ async function runSuite(): Promise<Run> {
       testResults: { name: string; assertionResults: { fullName: string; status: string; failureMessages?: string[] }[] }[];
     };
     const failures = json.testResults.flatMap((file) =>
-      file.assertionResults.filter((a) => a.status === 'failed').map((a) => `${file.name.slice(ROOT.length + 1)} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0]!.slice(0, 200)}`),
+      file.assertionResults
+        .filter((a) => a.status === 'failed')
+        .map((a) => `${file.name.slice(ROOT.length + 1)} > ${a.fullName}: ${(a.failureMessages?.[0] ?? '').split('\n')[0]!.slice(0, 200)}`),
     );
-    return { wallS, cpuS: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, passed: json.numPassedTests, failed: json.numFailedTests, failures };
+    return {
+      wallS,
+      cpuS: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+      passed: json.numPassedTests,
+      failed: json.numFailedTests,
+      failures,
+    };
   } catch (cause) {
     throw new Error(`vitest exited with ${code} and wrote no report`, { cause });
   } finally {
@@ -65,7 +77,9 @@ async function runSuite(): Promise<Run> {
   }
 }
 
-console.log(`bench:suite: ${runs} run(s) of the whole suite${values.fresh ? ', caches cleared before each (as a fresh clone)' : ''}; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)} at start`);
+console.log(
+  `bench:suite: ${runs} run(s) of the whole suite${values.fresh ? ', caches cleared before each (as a fresh clone)' : ''}; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)} at start`,
+);
 const results: Run[] = [];
 for (let i = 1; i <= runs; i++) {
   const r = await runSuite();
@@ -76,4 +90,6 @@ for (let i = 1; i <= runs; i++) {
 }
 const worst = Math.max(...results.map((r) => r.wallS));
 const failed = results.reduce((n, r) => n + r.failed, 0);
-console.log(`target: the whole suite under ${TARGET_S} s on 2 cores: slowest run ${worst.toFixed(1)} s → ${worst < TARGET_S ? 'PASS' : 'MISS'}${failed > 0 ? ` (with ${failed} failing tests: not a valid measurement)` : ''}`);
+console.log(
+  `target: the whole suite under ${TARGET_S} s on 2 cores: slowest run ${worst.toFixed(1)} s → ${worst < TARGET_S ? 'PASS' : 'MISS'}${failed > 0 ? ` (with ${failed} failing tests: not a valid measurement)` : ''}`,
+);

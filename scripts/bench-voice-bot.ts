@@ -46,7 +46,12 @@ process.on('message', (message: { cmd: string; start?: boolean }) => {
     loopDelay.enable();
     gcPauses.total = 0;
     gcPauses.max = 0;
-    const state = { cpu: process.cpuUsage(), wall: performance.now(), peakRss: process.memoryUsage().rss, timer: setInterval(() => (state.peakRss = Math.max(state.peakRss, process.memoryUsage().rss)), 250) };
+    const state = {
+      cpu: process.cpuUsage(),
+      wall: performance.now(),
+      peakRss: process.memoryUsage().rss,
+      timer: setInterval(() => (state.peakRss = Math.max(state.peakRss, process.memoryUsage().rss)), 250),
+    };
     load = state;
     process.send?.({ load: 'started' });
   } else if (message.cmd === 'load' && load) {

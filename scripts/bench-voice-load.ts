@@ -77,13 +77,26 @@ export interface LoadResult {
   floorP99: number;
 }
 
-export interface StreamReport { arrivals: number[]; audible: number; e2ee: number; plain: number; undecryptable: number; speakingOffAt: number; lost: number }
+export interface StreamReport {
+  arrivals: number[];
+  audible: number;
+  e2ee: number;
+  plain: number;
+  undecryptable: number;
+  speakingOffAt: number;
+  lost: number;
+}
 
 /**
  * `guildIds` get the same (cached) long message at the same moment (`send`); the server times every
  * packet, and a bare 20 ms timer loop in a process of its own shows the machine's own jitter meanwhile.
  */
-export async function loadRun(server: Child, bot: { load<T>(start: boolean): Promise<T> }, guildIds: string[], send: () => Promise<unknown>): Promise<LoadResult> {
+export async function loadRun(
+  server: Child,
+  bot: { load<T>(start: boolean): Promise<T> },
+  guildIds: string[],
+  send: () => Promise<unknown>,
+): Promise<LoadResult> {
   const since = epochNow();
   await server.ask('record', { since });
   await bot.load<string>(true);
@@ -99,8 +112,15 @@ export async function loadRun(server: Child, bot: { load<T>(start: boolean): Pro
   // The stretch when every stream was playing: from the last first packet to the first last packet.
   const from = Math.max(...streams.map((s) => s.arrivals[0]!));
   const to = Math.min(...streams.map((s) => s.arrivals.at(-1)!));
-  const overlap = streams.flatMap((s) => s.arrivals.slice(1).flatMap((t, i) => (s.arrivals[i]! >= from && t <= to ? [t - s.arrivals[i]!] : [])));
-  const perStream = streams.map((s) => percentile(s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!), 99));
+  const overlap = streams.flatMap((s) =>
+    s.arrivals.slice(1).flatMap((t, i) => (s.arrivals[i]! >= from && t <= to ? [t - s.arrivals[i]!] : [])),
+  );
+  const perStream = streams.map((s) =>
+    percentile(
+      s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!),
+      99,
+    ),
+  );
   return {
     guilds: guildIds.length,
     streams: streams.length,
@@ -142,8 +162,12 @@ function startTimerFloor(): () => Promise<number[]> {
 }
 
 export function printLoadHeader(): void {
-  console.log('\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:');
-  console.log('guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | bare timer p99 | load avg');
+  console.log(
+    '\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:',
+  );
+  console.log(
+    'guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | bare timer p99 | load avg',
+  );
 }
 
 export function printLoadRow(r: LoadResult): void {
@@ -154,5 +178,6 @@ export function printLoadRow(r: LoadResult): void {
       `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.floorP99.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
   );
   if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
-  if (r.plain > 0 || r.undecryptable > 0) console.log(`  DAVE: ${r.plain} audible frames were not end-to-end encrypted, ${r.undecryptable} undecryptable`);
+  if (r.plain > 0 || r.undecryptable > 0)
+    console.log(`  DAVE: ${r.plain} audible frames were not end-to-end encrypted, ${r.undecryptable} undecryptable`);
 }

@@ -9,7 +9,12 @@ import { startFakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discor
 
 const epochNow = () => performance.timeOrigin + performance.now();
 // 4 MiB of UDP receive buffer (this machine's net.core.rmem_max): a busy moment here loses no packet.
-const voice = await startFakeVoiceServer({ now: epochNow, decodeOpus: false, maxRetainedPackets: 20_000, udpReceiveBufferBytes: 4 * 1024 * 1024 });
+const voice = await startFakeVoiceServer({
+  now: epochNow,
+  decodeOpus: false,
+  maxRetainedPackets: 20_000,
+  udpReceiveBufferBytes: 4 * 1024 * 1024,
+});
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
 
 /** Per guild, while recording: every packet's arrival, and what the call's listeners made of it. */
@@ -33,7 +38,11 @@ voice.on('packet', (p) => {
   for (const w of watchers) w(p);
   if (!recording || p.receivedAt < recording.since) return;
   let s = recording.streams.get(p.guildId);
-  if (!s) recording.streams.set(p.guildId, (s = { arrivals: [], audible: 0, e2ee: 0, plain: 0, undecryptable: 0, speakingOffAt: 0, lost: 0, lastSeq: -1 }));
+  if (!s)
+    recording.streams.set(
+      p.guildId,
+      (s = { arrivals: [], audible: 0, e2ee: 0, plain: 0, undecryptable: 0, speakingOffAt: 0, lost: 0, lastSeq: -1 }),
+    );
   s.arrivals.push(p.receivedAt);
   if (s.lastSeq >= 0) s.lost += (p.seq - s.lastSeq - 1) & 0xffff;
   s.lastSeq = p.seq;
@@ -120,7 +129,9 @@ process.on('message', (message: Command) => {
     case 'firstPacket':
       return void firstPacket(message.guildId, message.after, message.loud, 30_000).then((at) => answer({ at }), fail);
     case 'audioEnded':
-      return void voice.waitForAudio({ guildId: message.guildId, startedAfter: message.after, timeoutMs: 30_000 }).then(() => answer({}), fail);
+      return void voice
+        .waitForAudio({ guildId: message.guildId, startedAfter: message.after, timeoutMs: 30_000 })
+        .then(() => answer({}), fail);
     case 'record':
       recording = { since: message.since, streams: new Map() };
       loopDelay.reset();
@@ -132,7 +143,12 @@ process.on('message', (message: Command) => {
       loopDelay.disable();
       const streams = Object.fromEntries(recording?.streams ?? []);
       recording = undefined;
-      return answer({ streams, loopDelayP99Ms: loopDelay.percentile(99) / 1e6, rss: process.memoryUsage().rss, rejected: voice.udpStats.rejected });
+      return answer({
+        streams,
+        loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+        rss: process.memoryUsage().rss,
+        rejected: voice.udpStats.rejected,
+      });
     }
     case 'stop':
       // Answered first: the bench waits for the answer, then for the exit.

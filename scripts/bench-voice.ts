@@ -21,7 +21,10 @@ import { Child, loadRun, percentile, printLoadHeader, printLoadRow, type LoadRes
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 15);
 const GUILDS = Number(process.env.BENCH_GUILDS ?? 50);
-const LOAD = (process.env.BENCH_LOAD ?? '10,50,100,200').split(',').map(Number).filter((n) => n > 0);
+const LOAD = (process.env.BENCH_LOAD ?? '10,50,100,200')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const debug = process.env.BENCH_DEBUG ? (...args: unknown[]) => console.error(new Date().toISOString(), ...args) : () => {};
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -31,10 +34,12 @@ const LONG_TEXT = 'みなさんこんにちは、今日はとても良い天気�
 /** The default test guild with every guild-scoped id made unique for guild number n. */
 function guildNumber(n: number): FakeGuild {
   // Guild-scoped ids of the fixture are 1100000000000000NNN; give each guild its own 19-digit range.
-  const json = JSON.stringify(defaultGuild()).replace(/"1100000000000000(\d{3})"/g, (_m, tail: string) => `"11${String(n).padStart(4, '0')}0000000000${tail}"`);
+  const json = JSON.stringify(defaultGuild()).replace(
+    /"1100000000000000(\d{3})"/g,
+    (_m, tail: string) => `"11${String(n).padStart(4, '0')}0000000000${tail}"`,
+  );
   return JSON.parse(json) as FakeGuild;
 }
-
 
 const ids = (g: FakeGuild) => ({
   guild: g.id,
@@ -42,9 +47,11 @@ const ids = (g: FakeGuild) => ({
   voice: g.channels.find((c) => c.type === 2)!.id,
 });
 
-
 async function startVoiceServer(): Promise<{ server: Child; endpoint: string; caCertPem: string }> {
-  const child = fork(join(import.meta.dirname, 'bench-voice-server.ts'), [], { execArgv: ['--experimental-strip-types'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(import.meta.dirname, 'bench-voice-server.ts'), [], {
+    execArgv: ['--experimental-strip-types'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const server = new Child(child);
   const hello = await server.next((m) => (m.ready ? (m as { endpoint: string; caCertPem: string }) : undefined));
   return { server, endpoint: hello.endpoint, caCertPem: hello.caCertPem };
@@ -64,7 +71,11 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
   writeFileSync(caFile, caCertPem);
   const child = fork(join(import.meta.dirname, 'bench-voice-bot.ts'), [], {
     // BENCH_BOT_PROFILE=dir: a V8 CPU profile of the bot process, written there when it stops.
-    execArgv: ['--experimental-strip-types', '--expose-gc', ...(process.env.BENCH_BOT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_BOT_PROFILE}`] : [])],
+    execArgv: [
+      '--experimental-strip-types',
+      '--expose-gc',
+      ...(process.env.BENCH_BOT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_BOT_PROFILE}`] : []),
+    ],
     env: {
       ...process.env,
       NODE_EXTRA_CA_CERTS: caFile,
@@ -162,7 +173,12 @@ async function trial(discord: FakeDiscord, server: Child, moments: Moment[], g: 
   if (downloaded && play) {
     // The player is held back (unsubscribed) until DAVE can encrypt: that wait, if any, is counted apart.
     const encrypting = play.canEncrypt ? undefined : mine.find((m) => m.moment === 'encrypting' && m.at >= play.at);
-    result.miss = { overhead: firstAt - downloaded.at, toPlay: play.at - downloaded.at, daveWait: encrypting ? encrypting.at - play.at : 0, source: play.source ?? '?' };
+    result.miss = {
+      overhead: firstAt - downloaded.at,
+      toPlay: play.at - downloaded.at,
+      daveWait: encrypting ? encrypting.at - play.at : 0,
+      source: play.source ?? '?',
+    };
   }
   return result;
 }
@@ -179,7 +195,10 @@ async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[])
 }
 
 async function measure(mode: 'cached' | 'mp3') {
-  const emulator = await startEmulator({ synthesisDelayMs: 0, rate: { standard: { limit: 100_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } } });
+  const emulator = await startEmulator({
+    synthesisDelayMs: 0,
+    rate: { standard: { limit: 100_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } },
+  });
   const { server, endpoint, caCertPem } = await startVoiceServer();
   const most = mode === 'cached' ? Math.max(GUILDS, ...LOAD) : 1;
   const guilds = Array.from({ length: most }, (_, i) => guildNumber(i + 1));
@@ -221,8 +240,16 @@ async function measure(mode: 'cached' | 'mp3') {
         }
         debug('load run', n);
         const playing = inCall.slice(0, n);
-        const send = () => Promise.all(playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })));
-        const run = await loadRun(server, bot, playing.map((g) => g.id), send);
+        const send = () =>
+          Promise.all(
+            playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })),
+          );
+        const run = await loadRun(
+          server,
+          bot,
+          playing.map((g) => g.id),
+          send,
+        );
         load.push({ ...run, guilds: n });
         printLoadRow(load.at(-1)!);
       }
@@ -244,8 +271,6 @@ async function measure(mode: 'cached' | 'mp3') {
   }
 }
 
-
-
 const ms = (v: number) => `${v.toFixed(1)} ms`;
 const fmt = (trials: Trial[]) => {
   const a = trials.map((t) => t.audible);
@@ -254,7 +279,11 @@ const fmt = (trials: Trial[]) => {
 };
 const mb = (b: number) => b / 1024 / 1024;
 console.log(`bench:voice — ${TRIALS} trials per case, MESSAGE_CREATE -> first RTP packet at the voice server, emulator synthesis delay 0`);
-console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(', ')} (2 cores shared with other work)\n`);
+console.log(
+  `load average at start: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')} (2 cores shared with other work)\n`,
+);
 const cached = await measure('cached');
 const baseline = await measure('mp3');
 console.log(`cache miss  (download, play the MP3 decoded in-process, Ogg Opus cached meanwhile): ${fmt(cached.miss)}`);
@@ -264,29 +293,79 @@ console.log(`baseline    (cache hit, ffmpeg on the MP3 each play): ${fmt(baselin
 
 const parts = cached.miss.flatMap((t) => (t.miss ? [t.miss] : []));
 if (parts.length > 0) {
-  const overhead = percentile(parts.map((p) => p.overhead), 50);
+  const overhead = percentile(
+    parts.map((p) => p.overhead),
+    50,
+  );
   const daveWaits = parts.filter((p) => p.daveWait > 0);
   console.log(
-    `\ncache-miss overhead p50 (MP3 download complete -> first RTP packet): ${ms(overhead)}, p95 ${ms(percentile(parts.map((p) => p.overhead), 95))} (target <= 30 ms: ${overhead <= 30 ? 'PASS' : 'MISS'})`,
+    `\ncache-miss overhead p50 (MP3 download complete -> first RTP packet): ${ms(overhead)}, p95 ${ms(
+      percentile(
+        parts.map((p) => p.overhead),
+        95,
+      ),
+    )} (target <= 30 ms: ${overhead <= 30 ? 'PASS' : 'MISS'})`,
   );
   console.log(
-    `  of which: download -> clip handed to the player p50 ${ms(percentile(parts.map((p) => p.toPlay), 50))}; ` +
-      `waiting for DAVE: ${daveWaits.length} of ${parts.length} trials${daveWaits.length ? ` (p50 ${ms(percentile(daveWaits.map((p) => p.daveWait), 50))})` : ', 0 ms'}; ` +
-      `player -> first packet p50 ${ms(percentile(parts.map((p) => p.overhead - p.toPlay - p.daveWait), 50))} (@discordjs/voice prepares a frame on one 20 ms tick and sends it on the next); ` +
+    `  of which: download -> clip handed to the player p50 ${ms(
+      percentile(
+        parts.map((p) => p.toPlay),
+        50,
+      ),
+    )}; ` +
+      `waiting for DAVE: ${daveWaits.length} of ${parts.length} trials${
+        daveWaits.length
+          ? ` (p50 ${ms(
+              percentile(
+                daveWaits.map((p) => p.daveWait),
+                50,
+              ),
+            )})`
+          : ', 0 ms'
+      }; ` +
+      `player -> first packet p50 ${ms(
+        percentile(
+          parts.map((p) => p.overhead - p.toPlay - p.daveWait),
+          50,
+        ),
+      )} (@discordjs/voice prepares a frame on one 20 ms tick and sends it on the next); ` +
       `played from: ${[...new Set(parts.map((p) => p.source))].join(', ')}`,
   );
   const base = baseline.miss.flatMap((t) => (t.miss ? [t.miss.overhead] : []));
   // What common bots do on every clip: createAudioResource(mp3) spawns ffmpeg to decode it.
-  if (base.length > 0) console.log(`  baseline (ffmpeg child per clip, as createAudioResource does): p50 ${ms(percentile(base, 50))}, p95 ${ms(percentile(base, 95))}`);
+  if (base.length > 0)
+    console.log(
+      `  baseline (ffmpeg child per clip, as createAudioResource does): p50 ${ms(percentile(base, 50))}, p95 ${ms(percentile(base, 95))}`,
+    );
 } else {
   console.log('\ncache-miss overhead: MISS (no download/play moments were reported by the bot)');
 }
-const audibleP50 = percentile(cached.hit.map((t) => t.audible), 50);
-const hitOverhead = percentile(cached.hit.map((t) => t.firstPacket), 50);
+const audibleP50 = percentile(
+  cached.hit.map((t) => t.audible),
+  50,
+);
+const hitOverhead = percentile(
+  cached.hit.map((t) => t.firstPacket),
+  50,
+);
 // The bot's overhead ends when audio starts flowing (the first RTP packet of the clip); the first
 // frame after that is the clip's own start (Opus priming and the attack of the first syllable).
-console.log(`cache-hit overhead p50 (message -> first RTP packet of the clip): ${ms(hitOverhead)} (target <= 30 ms: ${hitOverhead <= 30 ? 'PASS' : 'MISS'})`);
-console.log(`cache hit to first non-silent packet p50: ${ms(audibleP50)}; baseline ${ms(percentile(baseline.hit.map((t) => t.audible), 50))} (${(percentile(baseline.hit.map((t) => t.audible), 50) - audibleP50).toFixed(1)} ms saved per play)`);
+console.log(
+  `cache-hit overhead p50 (message -> first RTP packet of the clip): ${ms(hitOverhead)} (target <= 30 ms: ${hitOverhead <= 30 ? 'PASS' : 'MISS'})`,
+);
+console.log(
+  `cache hit to first non-silent packet p50: ${ms(audibleP50)}; baseline ${ms(
+    percentile(
+      baseline.hit.map((t) => t.audible),
+      50,
+    ),
+  )} (${(
+    percentile(
+      baseline.hit.map((t) => t.audible),
+      50,
+    ) - audibleP50
+  ).toFixed(1)} ms saved per play)`,
+);
 if (cached.memory) {
   const perGuild = (mb(cached.memory.all) - mb(cached.memory.one)) / (GUILDS - 1);
   console.log(`bot RSS: ${mb(cached.memory.one).toFixed(1)} MB with 1 voice guild, ${mb(cached.memory.all).toFixed(1)} MB with ${GUILDS}`);
@@ -294,7 +373,14 @@ if (cached.memory) {
 }
 if (cached.load.length > 0) {
   const at100 = cached.load.find((r) => r.guilds === 100);
-  if (at100) console.log(`\np99 packet interval at 100 guilds: ${at100.p99.toFixed(1)} ms (target <= 25 ms: ${at100.p99 <= 25 ? 'PASS' : 'MISS'})`);
-  console.log(`every audible frame end-to-end encrypted (DAVE): ${cached.load.every((r) => r.plain === 0 && r.undecryptable === 0) ? 'yes' : 'NO'}`);
+  if (at100)
+    console.log(`\np99 packet interval at 100 guilds: ${at100.p99.toFixed(1)} ms (target <= 25 ms: ${at100.p99 <= 25 ? 'PASS' : 'MISS'})`);
+  console.log(
+    `every audible frame end-to-end encrypted (DAVE): ${cached.load.every((r) => r.plain === 0 && r.undecryptable === 0) ? 'yes' : 'NO'}`,
+  );
 }
-console.log(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
+console.log(
+  `load average at end: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`,
+);

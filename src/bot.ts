@@ -104,9 +104,16 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
   const media = await checkMediaSupport(config.ffmpegPath, logger);
   // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
-  const globalDictionary = config.globalDictionaryFile ? new GlobalDictionary({ path: config.globalDictionaryFile, logger: logger.child({ component: 'dictionary' }), describe: (format, problem) => describeDictionaryFileProblem('en', format, problem) }) : undefined;
+  const globalDictionary = config.globalDictionaryFile
+    ? new GlobalDictionary({
+        path: config.globalDictionaryFile,
+        logger: logger.child({ component: 'dictionary' }),
+        describe: (format, problem) => describeDictionaryFileProblem('en', format, problem),
+      })
+    : undefined;
   const loaded = globalDictionary?.load();
-  if (loaded && !loaded.ok) throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
+  if (loaded && !loaded.ok)
+    throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   // DATA_DIR and the database are owner-only; earlier wider modes are narrowed, said once.
   const modes = [makePrivate(config.dataDir, 'dir', { create: true })].filter((c): c is ModeChange => c !== undefined);
@@ -127,7 +134,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   };
   const ledgerError = (err: unknown) => logger.warn({ err }, 'ledger write failed');
   const pooled = config.shared.accountLedgerUrl
-    ? new PooledLedger({ db, pg: await connect(config.shared.accountLedgerUrl), onError: (err) => logger.warn({ err }, 'copying to the shared account ledger failed; retrying') })
+    ? new PooledLedger({
+        db,
+        pg: await connect(config.shared.accountLedgerUrl),
+        onError: (err) => logger.warn({ err }, 'copying to the shared account ledger failed; retrying'),
+      })
     : undefined;
   const budget = new CharacterBudget({
     db,
@@ -155,7 +166,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // behind one IP (RATE_STORE_URL).
   const limits = options.rateLimits ? { limits: options.rateLimits } : {};
   const windowStore = config.shared.rateStoreUrl ? new PostgresWindowStore({ pg: await connect(config.shared.rateStoreUrl) }) : undefined;
-  const limiter = windowStore ? new FairRateLimiter({ store: windowStore, clock, ...limits }) : createSqliteLimiter(db, { clock, ...limits });
+  const limiter = windowStore
+    ? new FairRateLimiter({ store: windowStore, clock, ...limits })
+    : createSqliteLimiter(db, { clock, ...limits });
   const rateWindow = new RateWindowTable(db);
   const windowMs = (kind: 'standard' | 'advanced') => (options.rateLimits ?? RATE_LIMITS)[kind].windowMs;
   const tts = new TtsClient({
@@ -170,7 +183,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     ...options.tts,
   });
   const cache = new AudioCache({
-    db, dir: join(config.dataDir, 'audio'), maxBytes: config.cacheMaxBytes, clock,
+    db,
+    dir: join(config.dataDir, 'audio'),
+    maxBytes: config.cacheMaxBytes,
+    clock,
     transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
   });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
@@ -179,19 +195,29 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     { guildId: job.guildId, userId: job.userId, endpoint: 'advanced' as const, chars: job.chars ?? countChars(job.request.text ?? '') },
   ];
   const charging: JobCharging = {
-    forJob: (job) => ChargeSession.forExistingJob(budget, jobCharge(job), { guildId: job.guildId, endpoint: 'advanced', onError: ledgerError }),
+    forJob: (job) =>
+      ChargeSession.forExistingJob(budget, jobCharge(job), { guildId: job.guildId, endpoint: 'advanced', onError: ledgerError }),
     ensureCharged: async (job) => void (await budget.recordJobCharge(job.jobId, jobCharge(job))),
     refund: async (jobId) => void (await budget.refundJob(jobId)),
   };
   const jobs = new AdvancedJobs({
-    client: tts, repos, clock, logger: logger.child({ component: 'jobs' }), charging,
+    client: tts,
+    repos,
+    clock,
+    logger: logger.child({ component: 'jobs' }),
+    charging,
     retentionMs: config.jobRetentionDays * 86_400_000,
     leaseMs: options.jobs?.leaseMs,
   });
   // /narrate's jobs: who holds them until their audio is delivered (commands/narrate/narrate-jobs.ts).
   const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
   const synthesizer = createSynthesizer({
-    client: tts, cache, budget, history: repos.history, media, logger: logger.child({ component: 'speech' }),
+    client: tts,
+    cache,
+    budget,
+    history: repos.history,
+    media,
+    logger: logger.child({ component: 'speech' }),
     narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({
@@ -244,7 +270,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
   meterScheduler(scheduler, metrics);
   metrics.setSources({
-    rateWindowUsed: (kind) => windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
+    rateWindowUsed: (kind) =>
+      windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
     voiceSessions: () => voice.size,
     queueDepth: () => scheduler.stats().reduce((n, g) => n + g.queued + g.synthesizing + g.ready, 0),
   });
@@ -259,9 +286,27 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // What turns Discord's events into speech: commands, messages, voice states.
   const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
   const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
-  const requests = new SpeechRequests({ client, scheduler, budget, repos, replies, plan: config.tts.plan, voices: new VoiceChecker({ synthesizer }), buttons, onRefused: () => metrics.messages('refused') });
+  const requests = new SpeechRequests({
+    client,
+    scheduler,
+    budget,
+    repos,
+    replies,
+    plan: config.tts.plan,
+    voices: new VoiceChecker({ synthesizer }),
+    buttons,
+    onRefused: () => metrics.messages('refused'),
+  });
   const audience = (guildId: string, channelId: string) => delivery.audience(guildId, channelId);
-  const autoRead = new AutoReader({ voice, repos, names, scheduler, notices, audience, onNotQueued: (outcome) => metrics.messages(outcome) });
+  const autoRead = new AutoReader({
+    voice,
+    repos,
+    names,
+    scheduler,
+    notices,
+    audience,
+    onNotQueued: (outcome) => metrics.messages(outcome),
+  });
   const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
@@ -279,8 +324,12 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // Deleted messages are never read, edited ones are read as edited, bans take theirs along.
   const chatChanges = new ChatChanges({ scheduler, autoRead, logger });
   chatChanges.listen(client);
-  client.on(Events.VoiceStateUpdate, (oldState, newState) =>
-    void voiceEvents.onVoiceState(oldState, newState).catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
+  client.on(
+    Events.VoiceStateUpdate,
+    (oldState, newState) =>
+      void voiceEvents
+        .onVoiceState(oldState, newState)
+        .catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
@@ -290,7 +339,13 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   let pruneTimer: NodeJS.Timeout | undefined;
   const prune = () => void jobs.prune().catch((error: unknown) => logger.warn({ err: error }, 'pruning ended advanced jobs failed'));
   return {
-    client, context, commands, db, scheduler, metrics, media,
+    client,
+    context,
+    commands,
+    db,
+    scheduler,
+    metrics,
+    media,
     // One probe shared by /readyz and the shard manager's questions (at most one write a second).
     readiness: botReadiness({ client, db, media }),
     async start() {
@@ -299,11 +354,27 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await ready;
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({
-        client, voice, sessions: voiceSessions, store: pendingStore, scheduler, repos, notices, logger, audience, chatChanges,
+        client,
+        voice,
+        sessions: voiceSessions,
+        store: pendingStore,
+        scheduler,
+        repos,
+        notices,
+        logger,
+        audience,
+        chatChanges,
       });
-      logger.info({ guilds: client.guilds.cache.size, shards: client.options.shards, ...resumed, user: client.user?.tag,
-        invite: client.application ? inviteUrl(client.application.id) : undefined,
-      }, 'bot ready');
+      logger.info(
+        {
+          guilds: client.guilds.cache.size,
+          shards: client.options.shards,
+          ...resumed,
+          user: client.user?.tag,
+          invite: client.application ? inviteUrl(client.application.id) : undefined,
+        },
+        'bot ready',
+      );
       // Advanced jobs a previous process created: finish them and deliver (or say why not). Jobs
       // another live process holds are left to it; those of a process that died are taken over
       // once its lease runs out.
@@ -312,7 +383,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       void jobs
         .resumeUnfinished(deliver, tell)
         .then((summary) => {
-          if (summary.delivered.length || summary.failed.length) logger.info({ delivered: summary.delivered.length, failed: summary.failed.length }, 'resumed advanced jobs');
+          if (summary.delivered.length || summary.failed.length)
+            logger.info({ delivered: summary.delivered.length, failed: summary.failed.length }, 'resumed advanced jobs');
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);

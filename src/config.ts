@@ -18,7 +18,12 @@ const intFrom = (fallback: number, min = 0, tooSmall?: string) =>
     .trim()
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min, tooSmall ? { error: tooSmall } : undefined))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, tooSmall ? { error: tooSmall } : undefined),
+    )
     .prefault(String(fallback));
 
 /** A whole number of at least 1, or undefined when unset (its default depends on another variable). */
@@ -27,9 +32,12 @@ const optionalCount = z.string().trim().regex(/^\d+$/, 'must be a whole number')
 const MIB = 1024 * 1024;
 
 // A PostgreSQL connection URL (it may hold a password: never echoed in a message).
-const postgresUrl = z.string().trim().refine((v) => URL.canParse(v) && /^postgres(ql)?:$/.test(new URL(v).protocol), {
-  error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
-});
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine((v) => URL.canParse(v) && /^postgres(ql)?:$/.test(new URL(v).protocol), {
+    error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
+  });
 
 // The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
 const discordSchema = z.object({
@@ -41,11 +49,18 @@ const discordSchema = z.object({
 });
 
 const schema = discordSchema.extend({
-  TTS_TOKEN: z.string({ error: 'is required' }).trim().length(64, 'must be exactly 64 characters (the access token from the service settings page)'),
+  TTS_TOKEN: z
+    .string({ error: 'is required' })
+    .trim()
+    .length(64, 'must be exactly 64 characters (the access token from the service settings page)'),
   TTS_BASE_URL: tokenUrl('').default('https://ondoku3.com'),
   TTS_PLAN: z.enum(['free', 'paid'], { error: 'must be "free" or "paid"' }).default('free'),
   DATA_DIR: z.string().trim().min(1).default('./data'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'must be one of fatal, error, warn, info, debug, trace, silent' }).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
   // One place defines each default: the module that applies it.
   ACCOUNT_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.accountMonthlyLimit, 1),
   GUILD_MONTHLY_CHARS: intFrom(BUDGET_DEFAULTS.defaults.guildMonthlyLimit, 1),
@@ -58,21 +73,33 @@ const schema = discordSchema.extend({
   BILLING_PERIOD_START: z.iso.date({ error: 'must be a date like 2026-11-01' }).default('2026-11-01'),
   CACHE_MAX_MB: intFrom(AUDIO_CACHE_DEFAULTS.maxBytes / MIB, 1),
   // Counts characters (it counted messages in earlier versions): a small old value would refuse chat.
-  MAX_PENDING_PER_MEMBER: intFrom(SCHEDULER_DEFAULTS.maxPendingCharsPerMember, 100, `counts characters waiting per member now (at least 100; default ${SCHEDULER_DEFAULTS.maxPendingCharsPerMember}), not messages`),
+  MAX_PENDING_PER_MEMBER: intFrom(
+    SCHEDULER_DEFAULTS.maxPendingCharsPerMember,
+    100,
+    `counts characters waiting per member now (at least 100; default ${SCHEDULER_DEFAULTS.maxPendingCharsPerMember}), not messages`,
+  ),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
   FFMPEG_PATH: z.string().trim().min(1).optional(),
   JOB_RETENTION_DAYS: intFrom(7, 1),
   // Shards on this host, and what several hosts share (docs/scaling.md).
-  SHARD_COUNT: z.union([z.literal('auto'), z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100_000))], {
-    error: 'must be a whole number of shards (at least 1) or "auto" (Discord\'s recommendation)',
-  }).optional(),
+  SHARD_COUNT: z
+    .union([z.literal('auto'), z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(100_000))], {
+      error: 'must be a whole number of shards (at least 1) or "auto" (Discord\'s recommendation)',
+    })
+    .optional(),
   SHARD_IDS: z.string().trim().optional(),
   SHARD_PROCESSES: intFrom(1, 1),
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
   // Metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
-  METRICS_PORT: z.string().trim().regex(/^\d+$/, 'must be a port number (0-65535)').transform(Number).pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' })).optional(),
+  METRICS_PORT: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a port number (0-65535)')
+    .transform(Number)
+    .pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' }))
+    .optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
@@ -129,7 +156,9 @@ export class ConfigError extends CodedError<'config_invalid'> {
   // No `cause`: the schema's own error holds the values, and values are never echoed.
   constructor(options: { issues: readonly ConfigIssue[] }) {
     const lines = options.issues.map((i) => `  ${i.variable}: ${i.problem}`);
-    super('config_invalid', { message: `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.` });
+    super('config_invalid', {
+      message: `Invalid configuration:\n${lines.join('\n')}\nSee .env.example for every variable and its meaning.`,
+    });
     this.variables = options.issues.map((i) => i.variable);
   }
 }
@@ -215,7 +244,10 @@ function parseSharding(e: Env): Config['sharding'] {
   }
   const count = e.SHARD_COUNT;
   if (count === undefined && (ids !== undefined || e.SHARD_PROCESSES > 1)) {
-    fail(ids !== undefined ? 'SHARD_IDS' : 'SHARD_PROCESSES', 'needs SHARD_COUNT (the total number of shards across every host, or "auto")');
+    fail(
+      ids !== undefined ? 'SHARD_IDS' : 'SHARD_PROCESSES',
+      'needs SHARD_COUNT (the total number of shards across every host, or "auto")',
+    );
   }
   if (typeof count === 'number') {
     const problem = shardPlanProblem({ count, ids: ids ?? Array.from({ length: count }, (_, i) => i), processes: e.SHARD_PROCESSES });

@@ -27,7 +27,12 @@ try {
   }
   throw error;
 }
-const secrets = [config.discord.token, config.tts.token, ...urlPasswords(config), ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : [])];
+const secrets = [
+  config.discord.token,
+  config.tts.token,
+  ...urlPasswords(config),
+  ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : []),
+];
 // Unexpected errors (logged at error or fatal with an error object) are also posted to
 // ERROR_WEBHOOK_URL, built from the scrubbed log line (src/ops/error-reports.ts).
 const reporter = config.ops.errorWebhookUrl
@@ -36,9 +41,11 @@ const reporter = config.ops.errorWebhookUrl
 const stdout = pino.destination({ dest: 1, sync: true });
 const base = createLogger({ level: config.logLevel, secrets, destination: reporter ? reportingDestination(stdout, reporter) : stdout });
 // Never logged through the reporting path at error level: a failing webhook must not report itself.
-const reportFailed = (problem: { status?: number; code?: string }) => base.warn({ ...problem }, 'could not post an error report to ERROR_WEBHOOK_URL');
+const reportFailed = (problem: { status?: number; code?: string }) =>
+  base.warn({ ...problem }, 'could not post an error report to ERROR_WEBHOOK_URL');
 // A process the manager started says which it is on every line.
-const logger = process.env.YOMIAGE_SHARD_PROCESS !== undefined ? base.child({ shardProcess: Number(process.env.YOMIAGE_SHARD_PROCESS) }) : base;
+const logger =
+  process.env.YOMIAGE_SHARD_PROCESS !== undefined ? base.child({ shardProcess: Number(process.env.YOMIAGE_SHARD_PROCESS) }) : base;
 
 let plan: ShardPlan | undefined;
 try {
@@ -105,7 +112,10 @@ async function serveOps(endpoints: OpsEndpoints, logger: Logger) {
   try {
     return await startOpsServer({ port: metricsPort, host: metricsHost, endpoints, logger });
   } catch (error) {
-    logger.fatal({ code: (error as { code?: string }).code, host: metricsHost, port: metricsPort }, 'could not listen on METRICS_HOST:METRICS_PORT');
+    logger.fatal(
+      { code: (error as { code?: string }).code, host: metricsHost, port: metricsPort },
+      'could not listen on METRICS_HOST:METRICS_PORT',
+    );
     return exit(1);
   }
 }

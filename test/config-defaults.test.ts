@@ -37,10 +37,12 @@ afterAll(() => {
 });
 
 describe('defaults', () => {
-  it('.env.example states each default in its comment and its sample value, and they are the code\'s', () => {
+  it(".env.example states each default in its comment and its sample value, and they are the code's", () => {
     const vars = documented();
     const stated = vars.filter((v) => /Default [^.\s]+\./.test(v.comment));
-    expect(stated.map((v) => v.name)).toEqual(expect.arrayContaining(['GUILD_MONTHLY_CHARS', 'ACCOUNT_MONTHLY_CHARS', 'USER_MONTHLY_CHARS', 'CACHE_MAX_MB']));
+    expect(stated.map((v) => v.name)).toEqual(
+      expect.arrayContaining(['GUILD_MONTHLY_CHARS', 'ACCOUNT_MONTHLY_CHARS', 'USER_MONTHLY_CHARS', 'CACHE_MAX_MB']),
+    );
     for (const v of stated) {
       const inComment = /Default ([^.\s]+)\./.exec(v.comment)![1]!;
       if (v.value) expect(v.value, v.name).toBe(inComment);

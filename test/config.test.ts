@@ -96,13 +96,20 @@ describe('shards and what hosts share', () => {
   });
 
   it('GIVEN a count, a range and processes THEN they are read; auto stays for start-up to resolve', () => {
-    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: '8', SHARD_IDS: '4-7', SHARD_PROCESSES: '2' }).sharding).toEqual({ count: 8, ids: [4, 5, 6, 7], processes: 2 });
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: '8', SHARD_IDS: '4-7', SHARD_PROCESSES: '2' }).sharding).toEqual({
+      count: 8,
+      ids: [4, 5, 6, 7],
+      processes: 2,
+    });
     expect(loadConfig({ ...REQUIRED, SHARD_COUNT: 'auto' }).sharding.count).toBe('auto');
   });
 
   it('GIVEN shard variables that cannot work together THEN the one at fault is named', () => {
     expect(problem({ SHARD_IDS: '0' })?.variables).toEqual(['SHARD_IDS']);
-    expect(problem({ SHARD_COUNT: '4', SHARD_IDS: '3-5' })).toMatchObject({ variables: ['SHARD_IDS'], message: expect.stringContaining('SHARD_COUNT is 4') });
+    expect(problem({ SHARD_COUNT: '4', SHARD_IDS: '3-5' })).toMatchObject({
+      variables: ['SHARD_IDS'],
+      message: expect.stringContaining('SHARD_COUNT is 4'),
+    });
     expect(problem({ SHARD_COUNT: '2', SHARD_PROCESSES: '3' })?.variables).toEqual(['SHARD_PROCESSES']);
     expect(problem({ SHARD_COUNT: 'many' })?.variables).toEqual(['SHARD_COUNT']);
     expect(problem({ SHARD_COUNT: '2', SHARD_IDS: '1-0' })?.variables).toEqual(['SHARD_IDS']);
@@ -138,7 +145,10 @@ describe("the operator's ceilings on what server admins may set", () => {
       throw new Error('expected a ConfigError');
     };
     const low = fails({ GUILD_MONTHLY_CHARS_MAX: '2999' });
-    expect(low).toMatchObject({ variables: ['GUILD_MONTHLY_CHARS_MAX'], message: expect.stringContaining('at least GUILD_MONTHLY_CHARS (3000)') });
+    expect(low).toMatchObject({
+      variables: ['GUILD_MONTHLY_CHARS_MAX'],
+      message: expect.stringContaining('at least GUILD_MONTHLY_CHARS (3000)'),
+    });
     expect(fails({ USER_MONTHLY_CHARS: '2000', USER_MONTHLY_CHARS_MAX: '1500' }).variables).toEqual(['USER_MONTHLY_CHARS_MAX']);
     expect(fails({ ROLE_MONTHLY_CHARS_MAX: '999' }).variables).toEqual(['ROLE_MONTHLY_CHARS_MAX']);
     // A server default below the member default leaves the unset role ceiling at the member one: no refusal.

@@ -82,14 +82,24 @@ describe('the import graph reader', () => {
       ['f', ['d']],
     ]);
     expect(circles(g)).toEqual([['a', 'b', 'c'], ['e']]);
-    expect(circles(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toEqual([]);
+    expect(
+      circles(
+        new Map([
+          ['a', ['b', 'c']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('reads the real tree: every relative import resolves to a file it read', () => {
     // Guards the rules below against passing on an empty or misread graph.
     expect(files.length).toBeGreaterThan(100);
     expect(graph.get('src/main.ts')!.map((e) => e.to)).toContain('src/bot.ts');
-    const unresolved = [...graph].flatMap(([from, edges]) => edges.filter((e) => !graph.has(e.to) && !e.to.endsWith('.json')).map((e) => `${from} -> ${e.to}`));
+    const unresolved = [...graph].flatMap(([from, edges]) =>
+      edges.filter((e) => !graph.has(e.to) && !e.to.endsWith('.json')).map((e) => `${from} -> ${e.to}`),
+    );
     expect(unresolved).toEqual([]);
   });
 });
@@ -114,7 +124,9 @@ describe('the structure of src/ and commands/', () => {
 
   it("errors extend CodedError and are declared in their layer's errors.ts (a single-file module at src/'s top keeps its own)", () => {
     const misplaced = files.flatMap((file) => {
-      const declared = [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b/gm)];
+      const declared = [
+        ...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)\s+extends\s+(\w*Error)\b/gm),
+      ];
       const home = file.endsWith('/errors.ts') || file.split('/').length === 2;
       const elsewhere = home ? [] : declared.map((m) => `${file}: ${m[1]} extends ${m[2]}`);
       // One root: every error class extends CodedError (@yomiage/coded-error, or one of its subclasses), not Error.
@@ -146,29 +158,42 @@ describe('docs/architecture.md', () => {
   const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
 
   it('names every top-level folder of src/', () => {
-    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}/`);
+    const folders = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => `src/${d.name}/`);
     expect(folders.filter((f) => !doc.includes(f))).toEqual([]);
   });
 
   it('names only paths that exist', () => {
-    const named = [...new Set(doc.match(/\b(?:src|test|commands|migrations|scripts|packages|docs)\/[\w./-]*/g))].map((p) => p.replace(/[.]+$/, ''));
+    const named = [...new Set(doc.match(/\b(?:src|test|commands|migrations|scripts|packages|docs)\/[\w./-]*/g))].map((p) =>
+      p.replace(/[.]+$/, ''),
+    );
     expect(named.length).toBeGreaterThan(10);
     expect(named.filter((path) => !path.includes('NNN') && !existsSync(join(ROOT, path)))).toEqual([]);
   });
 });
 
 describe('the workspace packages (the development servers and the libraries they share with the bot)', () => {
-  const packageDirs = readdirSync(join(ROOT, 'packages'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `packages/${d.name}`);
+  const packageDirs = readdirSync(join(ROOT, 'packages'), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => `packages/${d.name}`);
   const manifest = (dir: string) =>
-    JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
   const nameOf = new Map(packageDirs.map((dir) => [manifest(dir).name, dir]));
-  const sourcesOf = (dir: string) => ['src', 'test'].flatMap((sub) => (existsSync(join(ROOT, dir, sub)) ? tsFiles(ROOT, `${dir}/${sub}`) : []));
+  const sourcesOf = (dir: string) =>
+    ['src', 'test'].flatMap((sub) => (existsSync(join(ROOT, dir, sub)) ? tsFiles(ROOT, `${dir}/${sub}`) : []));
   const packageFiles = packageDirs.flatMap(sourcesOf);
   const botFiles = [...files, ...tsFiles(ROOT, 'test'), ...tsFiles(ROOT, 'scripts')];
   const relativeGraph = importGraph(ROOT, [...botFiles, ...packageFiles]);
   /** The workspace-package specifiers a file imports (`@yomiage/name` or `@yomiage/name/sub/path`). */
   const packageSpecifiers = (file: string) =>
-    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\(\s*|^\s*import\s+)['"](@yomiage\/[^'"]+)['"]/gm)].map((m) => m[1]!);
+    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\(\s*|^\s*import\s+)['"](@yomiage\/[^'"]+)['"]/gm)].map(
+      (m) => m[1]!,
+    );
   /** The workspace packages a file imports by name. */
   const packagesImported = (file: string) => packageSpecifiers(file).map((s) => s.split('/').slice(0, 2).join('/'));
   /** The package a project file belongs to, or undefined for the bot's files. */
@@ -192,8 +217,19 @@ describe('the workspace packages (the development servers and the libraries they
   it('each package has its package.json (private, ESM, its sources exported), its tests and its own `npm test`', () => {
     expect(packageDirs.length).toBeGreaterThanOrEqual(3);
     for (const dir of packageDirs) {
-      const pkg = manifest(dir) as ReturnType<typeof manifest> & { private?: boolean; type?: string; exports?: Record<string, string>; scripts?: Record<string, string> };
-      expect({ dir, name: pkg.name, private: pkg.private, type: pkg.type, main: pkg.exports?.['.'] }).toEqual({ dir, name: expect.stringMatching(/^@yomiage\//), private: true, type: 'module', main: './src/index.ts' });
+      const pkg = manifest(dir) as ReturnType<typeof manifest> & {
+        private?: boolean;
+        type?: string;
+        exports?: Record<string, string>;
+        scripts?: Record<string, string>;
+      };
+      expect({ dir, name: pkg.name, private: pkg.private, type: pkg.type, main: pkg.exports?.['.'] }).toEqual({
+        dir,
+        name: expect.stringMatching(/^@yomiage\//),
+        private: true,
+        type: 'module',
+        main: './src/index.ts',
+      });
       if (existsSync(join(ROOT, dir, 'test'))) expect({ dir, test: pkg.scripts?.test }).toEqual({ dir, test: 'vitest run' });
     }
   });
@@ -205,7 +241,9 @@ describe('the workspace packages (the development servers and the libraries they
   it("the bot's src/ and commands/ import a package only by name, only a library, and only one its package.json lists as a dependency", () => {
     const listed = new Set(Object.keys(root.dependencies ?? {}));
     const leaks = files.flatMap((file) => [
-      ...packagesImported(file).filter((name) => DEV_SERVERS.has(name) || !listed.has(name)).map((name) => `${file} -> ${name}`),
+      ...packagesImported(file)
+        .filter((name) => DEV_SERVERS.has(name) || !listed.has(name))
+        .map((name) => `${file} -> ${name}`),
       ...(relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`),
     ]);
     expect(leaks).toEqual([]);
@@ -216,7 +254,7 @@ describe('the workspace packages (the development servers and the libraries they
     expect([...reached].filter((name) => DEV_SERVERS.has(name))).toEqual([]);
   });
 
-  it("a package reaches outside itself only by package name, and only to a package its package.json lists (its tests may also use the shared test/support/)", () => {
+  it('a package reaches outside itself only by package name, and only to a package its package.json lists (its tests may also use the shared test/support/)', () => {
     const wrong = packageFiles.flatMap((file) => {
       const home = packageOf(file)!;
       const pkg = manifest(home);
@@ -224,14 +262,18 @@ describe('the workspace packages (the development servers and the libraries they
       const outside = (relativeGraph.get(file) ?? [])
         .filter((e) => !e.to.startsWith(`${home}/`) && !(file.startsWith(`${home}/test/`) && e.to.startsWith('test/support/')))
         .map((e) => `${file} -> ${e.to}`);
-      const unlisted = packagesImported(file).filter((name) => name !== pkg.name && !listed.has(name)).map((name) => `${file} -> ${name} (not in ${home}/package.json)`);
+      const unlisted = packagesImported(file)
+        .filter((name) => name !== pkg.name && !listed.has(name))
+        .map((name) => `${file} -> ${name} (not in ${home}/package.json)`);
       return [...outside, ...unlisted];
     });
     expect(wrong).toEqual([]);
   });
 
   it("the bot's tests and scripts use a package by its name, never by a path into it", () => {
-    const byPath = botFiles.flatMap((file) => (relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`));
+    const byPath = botFiles.flatMap((file) =>
+      (relativeGraph.get(file) ?? []).filter((e) => e.to.startsWith('packages/')).map((e) => `${file} -> ${e.to}`),
+    );
     expect(byPath).toEqual([]);
   });
 
@@ -252,7 +294,8 @@ describe('the workspace packages (the development servers and the libraries they
     for (const file of [...botFiles, ...packageFiles]) {
       const from = folder(file);
       const set = edges.get(from) ?? new Set<string>();
-      for (const to of [...(relativeGraph.get(file) ?? []).map((e) => folder(e.to)), ...packageSpecifiers(file).flatMap(byName)]) if (to !== from) set.add(to);
+      for (const to of [...(relativeGraph.get(file) ?? []).map((e) => folder(e.to)), ...packageSpecifiers(file).flatMap(byName)])
+        if (to !== from) set.add(to);
       edges.set(from, set);
     }
     expect(circles(new Map([...edges].map(([from, to]) => [from, [...to]])))).toEqual([]);
@@ -260,8 +303,12 @@ describe('the workspace packages (the development servers and the libraries they
 
   it("the bot's package.json lists as dependencies only what the bot itself uses", () => {
     const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const botSources = [...files, ...readdirSync(join(ROOT, 'bin')).map((f) => `bin/${f}`)].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
-    const unused = Object.keys(root.dependencies).filter((name) => !new RegExp(`['"\`]${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(['"\`/])`).test(botSources));
+    const botSources = [...files, ...readdirSync(join(ROOT, 'bin')).map((f) => `bin/${f}`)]
+      .map((f) => readFileSync(join(ROOT, f), 'utf8'))
+      .join('\n');
+    const unused = Object.keys(root.dependencies).filter(
+      (name) => !new RegExp(`['"\`]${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(['"\`/])`).test(botSources),
+    );
     expect(unused).toEqual([]);
   });
 });

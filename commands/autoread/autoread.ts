@@ -1,4 +1,10 @@
-import { ApplicationCommandOptionType, ChannelType, MessageFlags, type APIApplicationCommandChannelOption, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  ChannelType,
+  MessageFlags,
+  type APIApplicationCommandChannelOption,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
@@ -15,16 +21,30 @@ const channelOption: APIApplicationCommandChannelOption = {
 };
 
 const data = {
-  ...adminCommand('autoread', '自動読み上げ', 'Text channels read aloud automatically (admins)', '自動で読み上げるテキストチャンネル（管理者）'),
+  ...adminCommand(
+    'autoread',
+    '自動読み上げ',
+    'Text channels read aloud automatically (admins)',
+    '自動で読み上げるテキストチャンネル（管理者）',
+  ),
   options: [
-    subcommand('add', '追加', 'Read a channel aloud automatically while I am in voice', 'ボイスチャンネルにいる間、チャンネルを自動で読み上げ', [
-      channelOption,
-      {
-        type: ApplicationCommandOptionType.Boolean,
-        ...named('mp3', 'mp3投稿'),
-        ...described('Also post MP3s while I am in no voice channel (costs characters)', 'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）'),
-      },
-    ]),
+    subcommand(
+      'add',
+      '追加',
+      'Read a channel aloud automatically while I am in voice',
+      'ボイスチャンネルにいる間、チャンネルを自動で読み上げ',
+      [
+        channelOption,
+        {
+          type: ApplicationCommandOptionType.Boolean,
+          ...named('mp3', 'mp3投稿'),
+          ...described(
+            'Also post MP3s while I am in no voice channel (costs characters)',
+            'ボイスチャンネルにいないときは MP3 を投稿（文字数を消費します）',
+          ),
+        },
+      ],
+    ),
     subcommand('remove', '削除', 'Stop reading a channel automatically', 'チャンネルを自動読み上げから外す', [channelOption]),
     subcommand('list', '一覧', 'List auto-read channels', '自動読み上げチャンネルの一覧'),
   ],
@@ -39,7 +59,8 @@ export default {
     await runSubcommand(interaction, data, {
       async list() {
         const entries = repo.entries(guildId);
-        if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
+        if (entries.length === 0)
+          return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
         const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
         const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
         const list = listReply(lang, {
@@ -60,7 +81,8 @@ export default {
       },
       async remove(args) {
         const channel = `<#${args.channel ?? interaction.channelId}>`;
-        if (!(await repo.remove(guildId, args.channel ?? interaction.channelId))) throw new UserError('autoread.not_listed', { vars: { channel } });
+        if (!(await repo.remove(guildId, args.channel ?? interaction.channelId)))
+          throw new UserError('autoread.not_listed', { vars: { channel } });
         await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
       },
     });

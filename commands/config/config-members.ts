@@ -28,17 +28,29 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
     ...described("Stop or resume reading a member's messages", 'メンバーのメッセージを読まない／読むに戻す'),
     options: [
       { type: ApplicationCommandOptionType.User, ...named('member', 'メンバー'), ...described('Member', 'メンバー'), required: true },
-      { type: ApplicationCommandOptionType.Boolean, ...named('muted', 'ミュート'), ...described('True: not read; false: read again', 'オンで読まない、オフで読むに戻す'), required: true },
+      {
+        type: ApplicationCommandOptionType.Boolean,
+        ...named('muted', 'ミュート'),
+        ...described('True: not read; false: read again', 'オンで読まない、オフで読むに戻す'),
+        required: true,
+      },
     ],
   },
-  { type: ApplicationCommandOptionType.Subcommand, ...named('muted', 'ミュート一覧'), ...described('List the muted members', 'ミュート中のメンバー一覧') },
+  {
+    type: ApplicationCommandOptionType.Subcommand,
+    ...named('muted', 'ミュート一覧'),
+    ...described('List the muted members', 'ミュート中のメンバー一覧'),
+  },
   {
     type: ApplicationCommandOptionType.Subcommand,
     ...named('language', '読み上げ言語'),
     ...described('Reading language of the server (names, announcements, omissions)', 'サーバーの読み上げ言語（名前・入退室・省略の言葉）'),
     options: [
       {
-        type: ApplicationCommandOptionType.String, ...named('value', '値'), ...described('Language', '言語'), required: true,
+        type: ApplicationCommandOptionType.String,
+        ...named('value', '値'),
+        ...described('Language', '言語'),
+        required: true,
         choices: [choice('Japanese', '日本語', 'ja'), choice('English', '英語', 'en')],
       },
     ],
@@ -47,7 +59,16 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
     type: ApplicationCommandOptionType.Subcommand,
     ...named('server-limit', 'サーバー上限'),
     ...described('Monthly characters for the whole server (0 = nothing is read)', 'サーバー全体の月間文字数（0で読み上げなし）'),
-    options: [{ type: ApplicationCommandOptionType.Integer, ...named('value', '値'), ...described('Characters', '文字数'), required: true, min_value: 0, max_value: GUILD_LIMIT_MAX }],
+    options: [
+      {
+        type: ApplicationCommandOptionType.Integer,
+        ...named('value', '値'),
+        ...described('Characters', '文字数'),
+        required: true,
+        min_value: 0,
+        max_value: GUILD_LIMIT_MAX,
+      },
+    ],
   },
 ] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
@@ -61,12 +82,20 @@ export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit)
  * The handlers of MEMBER_CONTROL_SUBCOMMANDS (the caller checked Manage Server). Bad input is
  * refused with a UserError before anything is written.
  */
-export function memberControls(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang): SubcommandHandlers<{ options: typeof MEMBER_CONTROL_SUBCOMMANDS }> {
+export function memberControls(
+  interaction: ChatInputCommandInteraction,
+  ctx: BotContext,
+  guildId: string,
+  lang: Lang,
+): SubcommandHandlers<{ options: typeof MEMBER_CONTROL_SUBCOMMANDS }> {
   return {
     async mute({ member, muted }) {
       if (member === interaction.client.user.id) throw new UserError('config.mute_self_bot');
       await ctx.repos.userSettings.set(guildId, member, { muted });
-      await interaction.reply({ content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member}>` }), allowedMentions: { parse: [] } });
+      await interaction.reply({
+        content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member}>` }),
+        allowedMentions: { parse: [] },
+      });
     },
     async muted() {
       const ids = ctx.repos.userSettings.muted(guildId);
@@ -89,10 +118,13 @@ export function memberControls(interaction: ChatInputCommandInteraction, ctx: Bo
       const value: string = args.value;
       if (value !== 'ja' && value !== 'en') throw new UserError('config.bad_language', { vars: { value: value.slice(0, 20) } });
       await ctx.repos.guildSettings.update(guildId, { locale: value });
-      await interaction.reply({ content: t(lang, 'config.language_saved', { language: t(lang, value === 'en' ? 'config.lang_en' : 'config.lang_ja') }) });
+      await interaction.reply({
+        content: t(lang, 'config.language_saved', { language: t(lang, value === 'en' ? 'config.lang_en' : 'config.lang_ja') }),
+      });
     },
     async 'server-limit'({ value }) {
-      if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX) throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
+      if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX)
+        throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
       requireWithinCeiling('server', value, ctx.budget.ceilings.guildMonthlyLimit);
       await ctx.repos.guildSettings.update(guildId, { guildMonthlyLimit: value });
       const used = (await ctx.budget.usage({ guildId })).used;

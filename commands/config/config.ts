@@ -18,30 +18,74 @@ import type { AppliedLimit } from '../../src/billing/policy.ts';
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { readonly type: ApplicationCommandOptionType } & Record<string, unknown>;
 /** The `value` option of a setting: its shape, required, under the common name (typed for command-args.ts). */
-type ValueOption<V extends ValueShape> = ReturnType<typeof named<'value'>> & ReturnType<typeof described> & { readonly required: true } & V & APIApplicationCommandBasicOption;
+type ValueOption<V extends ValueShape> = ReturnType<typeof named<'value'>> &
+  ReturnType<typeof described> & { readonly required: true } & V &
+  APIApplicationCommandBasicOption;
 
 /** A /config subcommand with one required `value` option of the given shape. */
 const sub = <const N extends string, const V extends ValueShape>(en: N, ja: string, descEn: string, descJa: string, value: V) =>
-  subcommand(en, ja, descEn, descJa, [{ ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as ValueOption<V>]);
+  subcommand(en, ja, descEn, descJa, [
+    { ...named('value', '値'), ...described('New value', '新しい値'), required: true, ...value } as ValueOption<V>,
+  ]);
 
 const data = {
   ...adminCommand('config', '設定', 'Server read-aloud settings (admins)', 'サーバーの読み上げ設定（管理者）'),
   options: [
     subcommand('show', '表示', 'Show the settings', '設定を表示'),
-    sub('voice', '声', 'Default voice of the server', 'サーバーの標準の声', { type: ApplicationCommandOptionType.String, autocomplete: true, max_length: 100 }),
-    sub('speed', '速さ', 'Default speed (0.3 to 4.0)', '標準の速さ（0.3〜4.0）', { type: ApplicationCommandOptionType.Number, min_value: 0.3, max_value: 4 }),
-    sub('pitch', '高さ', 'Default pitch (-20 to 20)', '標準の高さ（-20〜20）', { type: ApplicationCommandOptionType.Number, min_value: -20, max_value: 20 }),
-    sub('read-names', '名前読み上げ', "Read the author's name before a message", 'メッセージの前に名前を読む', { type: ApplicationCommandOptionType.Boolean }),
-    sub('announce', '入退室通知', 'Announce members joining and leaving voice', 'ボイスチャンネルの入退室を読み上げる', { type: ApplicationCommandOptionType.Boolean }),
-    sub('max-length', '最大文字数', 'Longest message read (characters, 10 to 500)', '読み上げる最大文字数（10〜500）', { type: ApplicationCommandOptionType.Integer, min_value: 10, max_value: 500 }),
-    sub('user-limit', '利用上限', 'Monthly characters per member (0 = nobody)', '1人あたりの月間文字数（0で禁止）', { type: ApplicationCommandOptionType.Integer, min_value: 0, max_value: 1_000_000 }),
+    sub('voice', '声', 'Default voice of the server', 'サーバーの標準の声', {
+      type: ApplicationCommandOptionType.String,
+      autocomplete: true,
+      max_length: 100,
+    }),
+    sub('speed', '速さ', 'Default speed (0.3 to 4.0)', '標準の速さ（0.3〜4.0）', {
+      type: ApplicationCommandOptionType.Number,
+      min_value: 0.3,
+      max_value: 4,
+    }),
+    sub('pitch', '高さ', 'Default pitch (-20 to 20)', '標準の高さ（-20〜20）', {
+      type: ApplicationCommandOptionType.Number,
+      min_value: -20,
+      max_value: 20,
+    }),
+    sub('read-names', '名前読み上げ', "Read the author's name before a message", 'メッセージの前に名前を読む', {
+      type: ApplicationCommandOptionType.Boolean,
+    }),
+    sub('announce', '入退室通知', 'Announce members joining and leaving voice', 'ボイスチャンネルの入退室を読み上げる', {
+      type: ApplicationCommandOptionType.Boolean,
+    }),
+    sub('max-length', '最大文字数', 'Longest message read (characters, 10 to 500)', '読み上げる最大文字数（10〜500）', {
+      type: ApplicationCommandOptionType.Integer,
+      min_value: 10,
+      max_value: 500,
+    }),
+    sub('user-limit', '利用上限', 'Monthly characters per member (0 = nobody)', '1人あたりの月間文字数（0で禁止）', {
+      type: ApplicationCommandOptionType.Integer,
+      min_value: 0,
+      max_value: 1_000_000,
+    }),
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('auto-join', '自動参加'),
-      ...described('Join this voice channel when the first member enters (empty: off)', '最初のメンバーが入ったら参加するボイスチャンネル（空でオフ）'),
-      options: [{ type: ApplicationCommandOptionType.Channel, ...named('channel', 'チャンネル'), ...described('Voice channel', 'ボイスチャンネル'), channel_types: [ChannelType.GuildVoice, ChannelType.GuildStageVoice] }],
+      ...described(
+        'Join this voice channel when the first member enters (empty: off)',
+        '最初のメンバーが入ったら参加するボイスチャンネル（空でオフ）',
+      ),
+      options: [
+        {
+          type: ApplicationCommandOptionType.Channel,
+          ...named('channel', 'チャンネル'),
+          ...described('Voice channel', 'ボイスチャンネル'),
+          channel_types: [ChannelType.GuildVoice, ChannelType.GuildStageVoice],
+        },
+      ],
     },
-    sub('ignore-prefix', '無視する接頭辞', 'Messages starting with this are not read (e.g. ;)', 'これで始まるメッセージは読まない（例: ;）', { type: ApplicationCommandOptionType.String, min_length: 1, max_length: 5 }),
+    sub(
+      'ignore-prefix',
+      '無視する接頭辞',
+      'Messages starting with this are not read (e.g. ;)',
+      'これで始まるメッセージは読まない（例: ;）',
+      { type: ApplicationCommandOptionType.String, min_length: 1, max_length: 5 },
+    ),
     // Settings that were stored but could not be set.
     ...MEMBER_CONTROL_SUBCOMMANDS,
   ],
@@ -49,17 +93,21 @@ const data = {
 
 function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user: AppliedLimit }): string {
   const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
-  return t(lang, 'config.show', {
-    voice: s.voice,
-    speed: s.speed,
-    pitch: s.pitch,
-    readNames: onOff(s.readAuthorNames),
-    announce: onOff(s.announceJoinLeave),
-    maxLength: s.maxLength,
-    userLimit: shownLimit(lang, limits.user),
-    autoJoin: s.autoJoinChannelId ? `<#${s.autoJoinChannelId}>` : t(lang, 'config.none'),
-    prefix: s.ignorePrefix,
-  }) + '\n' + showMore(lang, s, limits.guild);
+  return (
+    t(lang, 'config.show', {
+      voice: s.voice,
+      speed: s.speed,
+      pitch: s.pitch,
+      readNames: onOff(s.readAuthorNames),
+      announce: onOff(s.announceJoinLeave),
+      maxLength: s.maxLength,
+      userLimit: shownLimit(lang, limits.user),
+      autoJoin: s.autoJoinChannelId ? `<#${s.autoJoinChannelId}>` : t(lang, 'config.none'),
+      prefix: s.ignorePrefix,
+    }) +
+    '\n' +
+    showMore(lang, s, limits.guild)
+  );
 }
 
 export default {
@@ -77,7 +125,10 @@ export default {
     };
     await runSubcommand(interaction, data, {
       async show() {
-        await interaction.reply({ content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)), flags: MessageFlags.Ephemeral });
+        await interaction.reply({
+          content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)),
+          flags: MessageFlags.Ephemeral,
+        });
       },
       async voice({ value }) {
         const voice = value.trim();
@@ -97,7 +148,8 @@ export default {
         requireWithinCeiling('member', value, ctx.budget.ceilings.userMonthlyLimit);
         await save('user-limit', { userMonthlyLimit: value }, String(value));
       },
-      'auto-join': ({ channel }) => save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),
+      'auto-join': ({ channel }) =>
+        save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),
       'ignore-prefix': ({ value }) => save('ignore-prefix', { ignorePrefix: value.trim() }, value.trim()),
       ...memberControls(interaction, ctx, guildId, lang),
     });

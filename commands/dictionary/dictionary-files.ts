@@ -17,15 +17,29 @@ export function requireDictionaryEditor(interaction: ChatInputCommandInteraction
   const roleId = repos.controls.get(guildId).dictionaryRoleId;
   const roles = interaction.member?.roles;
   const held = roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
-  if (!held) throw new UserError(roleId ? 'dictionary.editor_only_role' : 'dictionary.editor_only', roleId ? { vars: { role: `<@&${roleId}>` } } : {});
+  if (!held)
+    throw new UserError(
+      roleId ? 'dictionary.editor_only_role' : 'dictionary.editor_only',
+      roleId ? { vars: { role: `<@&${roleId}>` } } : {},
+    );
 }
 
 /** /dictionary export: the server's own entries as a JSON or CSV attachment. */
-export async function exportDictionary(interaction: ChatInputCommandInteraction, repos: Repositories, guildId: string, format: 'json' | 'csv', lang: Lang): Promise<void> {
+export async function exportDictionary(
+  interaction: ChatInputCommandInteraction,
+  repos: Repositories,
+  guildId: string,
+  format: 'json' | 'csv',
+  lang: Lang,
+): Promise<void> {
   const entries = repos.dictionary.own(guildId);
   if (entries.length === 0) throw new UserError('dictionary.empty');
   const file = new AttachmentBuilder(Buffer.from(serialiseDictionary(entries, format), 'utf8'), { name: `dictionary.${format}` });
-  await interaction.reply({ content: t(lang, 'dictionary.exported', { count: entries.length }), files: [file], flags: MessageFlags.Ephemeral });
+  await interaction.reply({
+    content: t(lang, 'dictionary.exported', { count: entries.length }),
+    files: [file],
+    flags: MessageFlags.Ephemeral,
+  });
 }
 
 /** /dictionary import: reads and checks the file, shows what Merge and Replace would do, waits for the click. */
@@ -38,7 +52,14 @@ export async function importDictionary(
 ): Promise<void> {
   // Refused before anything is downloaded when Discord already says it is too large.
   if (attachment.size > DICTIONARY_FILE_LIMITS.maxBytes) {
-    throw new UserError('dictionary.import_refused', { vars: { problems: describeDictionaryFileProblem(lang, undefined, { identifier: 'dictfile.too_large', context: { max: DICTIONARY_FILE_LIMITS.maxBytes, found: attachment.size } }) } });
+    throw new UserError('dictionary.import_refused', {
+      vars: {
+        problems: describeDictionaryFileProblem(lang, undefined, {
+          identifier: 'dictfile.too_large',
+          context: { max: DICTIONARY_FILE_LIMITS.maxBytes, found: attachment.size },
+        }),
+      },
+    });
   }
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   const bytes = await download(attachment.url, DICTIONARY_FILE_LIMITS.maxBytes);
@@ -47,7 +68,10 @@ export async function importDictionary(
     const problems = parsed.file ? [parsed.file] : parsed.rows;
     const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
     if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
-    await interaction.editReply({ content: t(lang, 'dictionary.import_refused', { problems: lines.join('\n') }).slice(0, 2000), allowedMentions: { parse: [] } });
+    await interaction.editReply({
+      content: t(lang, 'dictionary.import_refused', { problems: lines.join('\n') }).slice(0, 2000),
+      allowedMentions: { parse: [] },
+    });
     return;
   }
   const entries = parsed.entries;
@@ -66,7 +90,10 @@ export async function importDictionary(
         // Counted again where it is written: the dictionary may have changed since the summary.
         const result = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
         const content = result.ok
-          ? t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', { count: entries.length, total: result.total })
+          ? t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', {
+              count: entries.length,
+              total: result.total,
+            })
           : t(lang, 'dictionary.import_over_total', { count: result.total, max: result.max });
         await click.update({ content, components: [] });
       },
@@ -79,7 +106,14 @@ export async function importDictionary(
     },
   );
   await interaction.editReply({
-    content: t(lang, 'dictionary.import_summary', { count: entries.length, added, changed, unchanged: entries.length - added - changed, removed, total: own.size }),
+    content: t(lang, 'dictionary.import_summary', {
+      count: entries.length,
+      added,
+      changed,
+      unchanged: entries.length - added - changed,
+      removed,
+      total: own.size,
+    }),
     components: [row],
     allowedMentions: { parse: [] },
   });

@@ -14,7 +14,11 @@ export function describeDictionaryProblem(lang: Lang, problem: DictionaryError |
 }
 
 /** One problem of an import file as a line the member reads: "line 3: …" ("entry 3: …" for JSON). */
-export function describeDictionaryFileProblem(lang: Lang, format: DictionaryFileFormat | undefined, problem: DictionaryFileProblem): string {
+export function describeDictionaryFileProblem(
+  lang: Lang,
+  format: DictionaryFileFormat | undefined,
+  problem: DictionaryFileProblem,
+): string {
   const text = describeDictionaryProblem(lang, problem);
   if (!('at' in problem)) return text;
   return t(lang, format === 'json' ? 'dictfile.at_entry' : 'dictfile.at_line', { at: problem.at, problem: text });

@@ -1,4 +1,9 @@
-import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  InteractionContextType,
+  MessageFlags,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
@@ -20,35 +25,82 @@ const data = {
       ...named('add', '登録'),
       ...described('Add or change a reading', '読み方を登録・変更'),
       options: [
-        { type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word as written', '書かれている単語'), required: true, max_length: 50 },
-        { type: ApplicationCommandOptionType.String, ...named('reading', '読み'), ...described('How to read it', '読み方'), required: true, max_length: 100 },
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('word', '単語'),
+          ...described('Word as written', '書かれている単語'),
+          required: true,
+          max_length: 50,
+        },
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('reading', '読み'),
+          ...described('How to read it', '読み方'),
+          required: true,
+          max_length: 100,
+        },
       ],
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('remove', '削除'),
       ...described('Remove a word', '単語を削除'),
-      options: [{ type: ApplicationCommandOptionType.String, ...named('word', '単語'), ...described('Word to remove', '削除する単語'), required: true, autocomplete: true, max_length: 50 }],
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('word', '単語'),
+          ...described('Word to remove', '削除する単語'),
+          required: true,
+          autocomplete: true,
+          max_length: 50,
+        },
+      ],
     },
     { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('Show the dictionary', '辞書を表示') },
     // Files and who may edit.
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('import', 'インポート'),
-      ...described('Import a JSON, CSV or TSV file (word, reading); shows a summary first', 'JSON・CSV・TSV（単語, 読み）を取り込み（先に内容を確認）'),
-      options: [{ type: ApplicationCommandOptionType.Attachment, ...named('file', 'ファイル'), ...described('At most 1 MB and 5,000 entries', '1 MB・5,000 件まで'), required: true }],
+      ...described(
+        'Import a JSON, CSV or TSV file (word, reading); shows a summary first',
+        'JSON・CSV・TSV（単語, 読み）を取り込み（先に内容を確認）',
+      ),
+      options: [
+        {
+          type: ApplicationCommandOptionType.Attachment,
+          ...named('file', 'ファイル'),
+          ...described('At most 1 MB and 5,000 entries', '1 MB・5,000 件まで'),
+          required: true,
+        },
+      ],
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('export', 'エクスポート'),
       ...described('The dictionary as a file', '辞書をファイルで出力'),
-      options: [{ type: ApplicationCommandOptionType.String, ...named('format', '形式'), ...described('json (default) or csv', 'json（既定）または csv'), choices: [choice('JSON', 'JSON', 'json'), choice('CSV', 'CSV', 'csv')] }],
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('format', '形式'),
+          ...described('json (default) or csv', 'json（既定）または csv'),
+          choices: [choice('JSON', 'JSON', 'json'), choice('CSV', 'CSV', 'csv')],
+        },
+      ],
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('editors', '編集者'),
-      ...described('Let a role edit the dictionary besides Manage Server; empty: Manage Server only (admins)', 'サーバー管理権限に加えて辞書を編集できるロール。省略で管理者のみ（管理者）'),
-      options: [{ type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role (leave out: Manage Server only)', 'ロール（省略で管理者のみ）') }],
+      ...described(
+        'Let a role edit the dictionary besides Manage Server; empty: Manage Server only (admins)',
+        'サーバー管理権限に加えて辞書を編集できるロール。省略で管理者のみ（管理者）',
+      ),
+      options: [
+        {
+          type: ApplicationCommandOptionType.Role,
+          ...named('role', 'ロール'),
+          ...described('The role (leave out: Manage Server only)', 'ロール（省略で管理者のみ）'),
+        },
+      ],
     },
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
@@ -67,7 +119,11 @@ export default {
         requireManageGuild(interaction);
         const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
         await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
-        await interaction.reply({ content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+        await interaction.reply({
+          content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'),
+          flags: MessageFlags.Ephemeral,
+          allowedMentions: { parse: [] },
+        });
       },
       async list() {
         const entries = repo.own(guildId);
@@ -106,7 +162,10 @@ export default {
   async autocomplete(interaction, ctx) {
     if (!interaction.inGuild()) return interaction.respond([]);
     const typed = interaction.options.getFocused().toLowerCase();
-    const words = ctx.repos.dictionary.own(interaction.guildId).map((e) => e.word).filter((w) => w.toLowerCase().includes(typed));
+    const words = ctx.repos.dictionary
+      .own(interaction.guildId)
+      .map((e) => e.word)
+      .filter((w) => w.toLowerCase().includes(typed));
     await interaction.respond(words.slice(0, 25).map((w) => ({ name: w, value: w })));
   },
 } satisfies Command;

@@ -15,7 +15,10 @@ export default {
   async execute(interaction) {
     // Commands named as the member's client shows them (/参加 in Japanese), from their registered data.
     const lang = langOf(interaction.locale);
-    const names = shownNames([...(await loadCommands()).values()].map((c) => c.data), lang);
+    const names = shownNames(
+      [...(await loadCommands()).values()].map((c) => c.data),
+      lang,
+    );
     await interaction.reply({ content: t(lang, 'help.text', names), flags: MessageFlags.Ephemeral });
   },
 } satisfies Command;

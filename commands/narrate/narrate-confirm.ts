@@ -59,8 +59,10 @@ export async function askNarrateCost(
   await interaction.reply({
     content: t(lang, 'narrate.cost_question', {
       chars,
-      memberLeft: member.remaining, memberLimit: member.limit,
-      guildLeft: guild.remaining, guildLimit: guild.limit,
+      memberLeft: member.remaining,
+      memberLimit: member.limit,
+      guildLeft: guild.remaining,
+      guildLimit: guild.limit,
       resets: formatDate(lang, member.resetsAt),
       seconds: Math.round(deps.buttons.timeoutMs / 1000),
     }),

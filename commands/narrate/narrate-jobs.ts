@@ -42,7 +42,11 @@ export class NarrateJobs {
     const id = ctx.utteranceId;
     const result = await this.#jobs
       .run(request, {
-        guildId: o.key, userId: ctx.userId, channelId: ctx.channelId, delivery: ctx.meta ?? null, signal: o.signal,
+        guildId: o.key,
+        userId: ctx.userId,
+        channelId: ctx.channelId,
+        delivery: ctx.meta ?? null,
+        signal: o.signal,
         onProgress: (p) => {
           if (p.jobId && !this.#withJob.has(id)) {
             this.#withJob.add(id);
@@ -67,7 +71,10 @@ export class NarrateJobs {
       const job = this.#undelivered.get(id);
       if (!job) continue;
       this.#undelivered.delete(id);
-      if (delivered) await this.#jobs.markDelivered(job.jobId).catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not mark an advanced job delivered'));
+      if (delivered)
+        await this.#jobs
+          .markDelivered(job.jobId)
+          .catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not mark an advanced job delivered'));
       else this.#logger.warn({ jobId: job.jobId }, 'narrated audio was not delivered; the job will be delivered again');
       job.release();
     }
@@ -80,7 +87,9 @@ export class NarrateJobs {
       if (!job) continue;
       this.#undelivered.delete(id);
       // As AdvancedJobs ends a succeeded job nobody wants: failed, 'discarded'.
-      await this.#repos.jobs.updateState(job.jobId, 'failed', { errorCode: 'discarded' }).catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not end a discarded advanced job'));
+      await this.#repos.jobs
+        .updateState(job.jobId, 'failed', { errorCode: 'discarded' })
+        .catch((err: unknown) => this.#logger.warn({ err, jobId: job.jobId }, 'could not end a discarded advanced job'));
       job.release();
     }
   }

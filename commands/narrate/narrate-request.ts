@@ -40,17 +40,31 @@ export async function requestNarrate(requests: SpeechRequests, interaction: Chat
   const chars = countChars(text);
   await requests.precheck(args.guildId, userId, 'advanced', chars);
   const input: UtteranceInput = {
-    guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'narrate', text, lang: args.lang,
-    voice: advanced.voice, speed: advanced.speed ?? 1, pitch: advanced.pitch ?? 0, advanced, audience: textAudience(interaction.channelId),
+    guildId: args.guildId,
+    userId,
+    channelId: interaction.channelId,
+    kind: 'narrate',
+    text,
+    lang: args.lang,
+    voice: advanced.voice,
+    speed: advanced.speed ?? 1,
+    pitch: advanced.pitch ?? 0,
+    advanced,
+    audience: textAudience(interaction.channelId),
   };
   const buttons = requests.buttons;
   if (buttons && chars > requests.repos.controls.get(args.guildId).narrateConfirmChars) {
     // Shown before it is spent: nothing held or sent until the member confirms.
     requests.checkMemberQueue(input);
-    await askNarrateCost({ budget: requests.budget, buttons }, interaction, { guildId: args.guildId, userId, chars, lang: args.lang }, {
-      recheck: () => requests.precheck(args.guildId, userId, 'advanced', chars),
-      proceed: (click) => requests.enqueue(click, input, { advancedVoice: advanced.voice }),
-    });
+    await askNarrateCost(
+      { budget: requests.budget, buttons },
+      interaction,
+      { guildId: args.guildId, userId, chars, lang: args.lang },
+      {
+        recheck: () => requests.precheck(args.guildId, userId, 'advanced', chars),
+        proceed: (click) => requests.enqueue(click, input, { advancedVoice: advanced.voice }),
+      },
+    );
     return;
   }
   await requests.enqueue(interaction, input, { advancedVoice: advanced.voice });

@@ -11,7 +11,14 @@ const data = {
   ...described('Advanced speech (Beta): voice, tone, model and seed', '高度な音声合成（ベータ）：声・トーン・モデル・シード'),
   contexts: [InteractionContextType.Guild],
   options: [
-    { type: ApplicationCommandOptionType.String, ...named('text', '文章'), ...described('What to say (10 to 3000 characters)', '読み上げる文章（10〜3000文字）'), required: true, min_length: 10, max_length: 3000 },
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('text', '文章'),
+      ...described('What to say (10 to 3000 characters)', '読み上げる文章（10〜3000文字）'),
+      required: true,
+      min_length: 10,
+      max_length: 3000,
+    },
     {
       type: ApplicationCommandOptionType.String,
       ...named('voice', '声'),
@@ -19,16 +26,39 @@ const data = {
       // Exactly 25: Discord's maximum number of choices.
       choices: ADVANCED_VOICES.map((v) => choice(v, v, v)),
     },
-    { type: ApplicationCommandOptionType.String, ...named('tone', 'トーン'), ...described('Speaking style, e.g. "calm, like a news anchor"', '話し方の指示（例: 落ち着いたニュースキャスター風）'), max_length: 100 },
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('tone', 'トーン'),
+      ...described('Speaking style, e.g. "calm, like a news anchor"', '話し方の指示（例: 落ち着いたニュースキャスター風）'),
+      max_length: 100,
+    },
     {
       type: ApplicationCommandOptionType.String,
       ...named('model', 'モデル'),
       ...described('flash (fast) or pro (higher quality)', 'flash（速い）または pro（高品質）'),
       choices: [choice('flash (fast)', 'flash（速い）', 'flash'), choice('pro (higher quality)', 'pro（高品質）', 'pro')],
     },
-    { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.5 to 1.5', '速さ 0.5〜1.5'), min_value: 0.5, max_value: 1.5 },
-    { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -1.0 to 1.0', '高さ -1.0〜1.0'), min_value: -1, max_value: 1 },
-    { type: ApplicationCommandOptionType.Integer, ...named('seed', 'シード'), ...described('Fixes the timbre; reuse a seed to repeat a result', '声質を固定します。同じシードで結果を再現できます'), min_value: -2147483648, max_value: 2147483647 },
+    {
+      type: ApplicationCommandOptionType.Number,
+      ...named('speed', '速さ'),
+      ...described('Speed 0.5 to 1.5', '速さ 0.5〜1.5'),
+      min_value: 0.5,
+      max_value: 1.5,
+    },
+    {
+      type: ApplicationCommandOptionType.Number,
+      ...named('pitch', '高さ'),
+      ...described('Pitch -1.0 to 1.0', '高さ -1.0〜1.0'),
+      min_value: -1,
+      max_value: 1,
+    },
+    {
+      type: ApplicationCommandOptionType.Integer,
+      ...named('seed', 'シード'),
+      ...described('Fixes the timbre; reuse a seed to repeat a result', '声質を固定します。同じシードで結果を再現できます'),
+      min_value: -2147483648,
+      max_value: 2147483647,
+    },
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -37,6 +67,16 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const { text, voice, tone, model, speed, pitch, seed } = readArgs(interaction, data.options);
-    await requestNarrate(ctx.requests, interaction, { guildId, lang: langOf(interaction.locale), text, voice, tone, model, speed, pitch, seed });
+    await requestNarrate(ctx.requests, interaction, {
+      guildId,
+      lang: langOf(interaction.locale),
+      text,
+      voice,
+      tone,
+      model,
+      speed,
+      pitch,
+      seed,
+    });
   },
 } satisfies Command;

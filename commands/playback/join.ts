@@ -1,4 +1,9 @@
-import { ApplicationCommandOptionType, ChannelType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  ChannelType,
+  InteractionContextType,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
@@ -6,7 +11,10 @@ import { readArgs } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
   ...named('join', '参加'),
-  ...described('Join your voice channel and read this text channel aloud until /leave', 'ボイスチャンネルに参加し、/leave までこのチャンネルを読み上げます'),
+  ...described(
+    'Join your voice channel and read this text channel aloud until /leave',
+    'ボイスチャンネルに参加し、/leave までこのチャンネルを読み上げます',
+  ),
   contexts: [InteractionContextType.Guild],
   options: [
     {

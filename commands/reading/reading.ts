@@ -18,15 +18,28 @@ import { runSubcommand, type SubcommandName } from '../../src/discord/interactio
 // read-aloud bots have. Admins only (Manage Server), like /config.
 
 // Option lists keep their literal types (`as const` on type and required) so the handlers' arguments are typed from them.
-const onOff = (descEn: string, descJa: string) => [
-  { type: ApplicationCommandOptionType.Boolean as const, ...named('value', '値'), ...described(descEn, descJa), required: true as const },
-] satisfies APIApplicationCommandBasicOption[];
+const onOff = (descEn: string, descJa: string) =>
+  [
+    { type: ApplicationCommandOptionType.Boolean as const, ...named('value', '値'), ...described(descEn, descJa), required: true as const },
+  ] satisfies APIApplicationCommandBasicOption[];
 const botId = [
-  { type: ApplicationCommandOptionType.String as const, ...named('id', 'ボットid'), ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'), required: true as const, max_length: 30 },
+  {
+    type: ApplicationCommandOptionType.String as const,
+    ...named('id', 'ボットid'),
+    ...described('Bot mention or id, or webhook id', 'ボットのメンションかID、またはWebhookのID'),
+    required: true as const,
+    max_length: 30,
+  },
 ] satisfies APIApplicationCommandBasicOption[];
-const role = <const R extends boolean>(required: R) => [
-  { type: ApplicationCommandOptionType.Role as const, ...named('role', 'ロール'), ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'), required },
-] satisfies APIApplicationCommandBasicOption[] as Array<APIApplicationCommandRoleOption & { name: 'role'; required: R }>;
+const role = <const R extends boolean>(required: R) =>
+  [
+    {
+      type: ApplicationCommandOptionType.Role as const,
+      ...named('role', 'ロール'),
+      ...described(required ? 'Role' : 'Role (empty: none)', required ? 'ロール' : 'ロール（空で解除）'),
+      required,
+    },
+  ] satisfies APIApplicationCommandBasicOption[] as Array<APIApplicationCommandRoleOption & { name: 'role'; required: R }>;
 
 const data = {
   ...adminCommand('reading', '読み上げ対象', 'Whose messages and what in them is read (admins)', '誰の何を読み上げるか（管理者）'),
@@ -34,8 +47,15 @@ const data = {
     subcommand('show', '表示', 'Show these settings', '設定を表示', []),
     subcommand('bots', 'ボット', 'Read messages from bots and webhooks', 'ボットとWebhookのメッセージを読む', [
       {
-        type: ApplicationCommandOptionType.String, ...named('value', '値'), ...described('Which ones', '対象'), required: true,
-        choices: [choice('None (default)', '読まない（標準）', 'off'), choice('Only the allowed ones', '許可したものだけ', 'listed'), choice('All', 'すべて', 'all')],
+        type: ApplicationCommandOptionType.String,
+        ...named('value', '値'),
+        ...described('Which ones', '対象'),
+        required: true,
+        choices: [
+          choice('None (default)', '読まない（標準）', 'off'),
+          choice('Only the allowed ones', '許可したものだけ', 'listed'),
+          choice('All', 'すべて', 'all'),
+        ],
       },
     ]),
     subcommand('bot-add', 'ボット許可', 'Allow a bot or webhook to be read', 'ボットかWebhookを読み上げ対象にする', botId),
@@ -43,10 +63,34 @@ const data = {
     subcommand('forwards', '転送', 'Read forwarded messages', '転送されたメッセージを読む', onOff('On: read them', 'オンで読む')),
     subcommand('emoji', '絵文字', 'Read emoji by their names', '絵文字を名前で読む', onOff('On: read names', 'オンで読む')),
     subcommand('required-role', '必須ロール', 'Only members with this role are read', 'このロールを持つメンバーだけ読む', role(false)),
-    subcommand('never-role-add', '読まないロール追加', 'Members with this role are never read', 'このロールのメンバーは読まない', role(true)),
-    subcommand('never-role-remove', '読まないロール解除', 'Read members with this role again', 'このロールのメンバーを読むに戻す', role(true)),
-    subcommand('in-voice', 'vc参加者のみ', "Only read members in the bot's voice channel", 'ボットと同じボイスチャンネルにいるメンバーだけ読む', onOff('On: only them', 'オンで限定')),
-    subcommand('stale-notice', '省略通知', 'Say how many messages were skipped when reading falls behind', '読み上げが遅れて省略した件数を読み上げる', onOff('On: say it', 'オンで読み上げる')),
+    subcommand(
+      'never-role-add',
+      '読まないロール追加',
+      'Members with this role are never read',
+      'このロールのメンバーは読まない',
+      role(true),
+    ),
+    subcommand(
+      'never-role-remove',
+      '読まないロール解除',
+      'Read members with this role again',
+      'このロールのメンバーを読むに戻す',
+      role(true),
+    ),
+    subcommand(
+      'in-voice',
+      'vc参加者のみ',
+      "Only read members in the bot's voice channel",
+      'ボットと同じボイスチャンネルにいるメンバーだけ読む',
+      onOff('On: only them', 'オンで限定'),
+    ),
+    subcommand(
+      'stale-notice',
+      '省略通知',
+      'Say how many messages were skipped when reading falls behind',
+      '読み上げが遅れて省略した件数を読み上げる',
+      onOff('On: say it', 'オンで読み上げる'),
+    ),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -55,7 +99,9 @@ const SWITCHES = {
   emoji: 'emoji',
   'in-voice': 'requireInVoice',
   'stale-notice': 'staleNotice',
-} as const satisfies Partial<Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>>>;
+} as const satisfies Partial<
+  Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>>
+>;
 const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
 
 /** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
@@ -99,7 +145,14 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
   });
 }
 
-async function botList(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, typed: string, adding: boolean): Promise<string> {
+async function botList(
+  interaction: ChatInputCommandInteraction,
+  ctx: BotContext,
+  guildId: string,
+  lang: Lang,
+  typed: string,
+  adding: boolean,
+): Promise<string> {
   const id = parseId(typed);
   const lists = ctx.repos.readingLists;
   if (!adding) {
@@ -158,7 +211,8 @@ export default {
       },
       async 'never-role-remove'({ role }) {
         const id = (await resolveRole(interaction, guildId, role))!;
-        if (!(await lists.remove(guildId, 'never_role', id))) throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
+        if (!(await lists.remove(guildId, 'never_role', id)))
+          throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
         await reply(t(lang, 'reading.never_removed', { role: `<@&${id}>` }));
       },
     });

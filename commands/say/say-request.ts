@@ -32,7 +32,15 @@ export async function requestSay(requests: SpeechRequests, interaction: ChatInpu
   if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
   await requests.precheck(args.guildId, userId, 'standard', countChars(text));
   const input: UtteranceInput = {
-    guildId: args.guildId, userId, channelId: interaction.channelId, kind: 'say', text, lang: args.lang, voice, speed, pitch,
+    guildId: args.guildId,
+    userId,
+    channelId: interaction.channelId,
+    kind: 'say',
+    text,
+    lang: args.lang,
+    voice,
+    speed,
+    pitch,
     audience: textAudience(interaction.channelId),
   };
   requests.checkMemberQueue(input);

@@ -11,11 +11,39 @@ const data = {
   ...described('Read a text aloud with the standard voice', '文章を読み上げます（標準音声）'),
   contexts: [InteractionContextType.Guild],
   options: [
-    { type: ApplicationCommandOptionType.String, ...named('text', '文章'), ...described('What to say', '読み上げる文章'), required: true, max_length: 1000 },
-    { type: ApplicationCommandOptionType.String, ...named('voice', '声'), ...described('Voice id (default: yours or the server’s)', '声のID（省略時はあなたかサーバーの設定）'), autocomplete: true, max_length: 100 },
-    { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'), min_value: 0.3, max_value: 4 },
-    { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -20 to 20', '高さ -20〜20'), min_value: -20, max_value: 20 },
-    { type: ApplicationCommandOptionType.Boolean, ...named('attach', '添付'), ...described('Attach the MP3 even when I am in a voice channel', 'ボイスチャンネルにいても MP3 を添付する') },
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('text', '文章'),
+      ...described('What to say', '読み上げる文章'),
+      required: true,
+      max_length: 1000,
+    },
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('voice', '声'),
+      ...described('Voice id (default: yours or the server’s)', '声のID（省略時はあなたかサーバーの設定）'),
+      autocomplete: true,
+      max_length: 100,
+    },
+    {
+      type: ApplicationCommandOptionType.Number,
+      ...named('speed', '速さ'),
+      ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'),
+      min_value: 0.3,
+      max_value: 4,
+    },
+    {
+      type: ApplicationCommandOptionType.Number,
+      ...named('pitch', '高さ'),
+      ...described('Pitch -20 to 20', '高さ -20〜20'),
+      min_value: -20,
+      max_value: 20,
+    },
+    {
+      type: ApplicationCommandOptionType.Boolean,
+      ...named('attach', '添付'),
+      ...described('Attach the MP3 even when I am in a voice channel', 'ボイスチャンネルにいても MP3 を添付する'),
+    },
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -24,7 +52,15 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const { text, voice, speed, pitch, attach } = readArgs(interaction, data.options);
-    await requestSay(ctx.requests, interaction, { guildId, text, voice, speed, pitch, forceAttach: attach ?? false, lang: langOf(interaction.locale) });
+    await requestSay(ctx.requests, interaction, {
+      guildId,
+      text,
+      voice,
+      speed,
+      pitch,
+      forceAttach: attach ?? false,
+      lang: langOf(interaction.locale),
+    });
   },
   async autocomplete(interaction) {
     const typed = interaction.options.getFocused();

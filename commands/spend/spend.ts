@@ -11,20 +11,56 @@ import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 // Spend, shown before it is spent: role allowances and the /narrate confirmation threshold.
 
 const MAX_CHARS = 10_000_000;
-const roleOption = { type: ApplicationCommandOptionType.Role, ...named('role', 'ロール'), ...described('The role', '対象のロール'), required: true } as const;
+const roleOption = {
+  type: ApplicationCommandOptionType.Role,
+  ...named('role', 'ロール'),
+  ...described('The role', '対象のロール'),
+  required: true,
+} as const;
 
 const data = {
-  ...adminCommand('spend', '利用枠', 'Character allowances of roles, and when /narrate asks first (admins)', 'ロールごとの文字数枠と /narrate の確認（管理者）'),
+  ...adminCommand(
+    'spend',
+    '利用枠',
+    'Character allowances of roles, and when /narrate asks first (admins)',
+    'ロールごとの文字数枠と /narrate の確認（管理者）',
+  ),
   options: [
-    subcommand('role-limit', 'ロール枠', 'Give a role a larger monthly limit per member (several roles: the largest)', 'ロールのメンバーに大きい月間上限を付与（複数ロールは最大のもの）', [
-      roleOption,
-      { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Monthly characters per member', 'メンバーごとの月間文字数'), required: true, min_value: 1, max_value: MAX_CHARS },
-    ]),
+    subcommand(
+      'role-limit',
+      'ロール枠',
+      'Give a role a larger monthly limit per member (several roles: the largest)',
+      'ロールのメンバーに大きい月間上限を付与（複数ロールは最大のもの）',
+      [
+        roleOption,
+        {
+          type: ApplicationCommandOptionType.Integer,
+          ...named('chars', '文字数'),
+          ...described('Monthly characters per member', 'メンバーごとの月間文字数'),
+          required: true,
+          min_value: 1,
+          max_value: MAX_CHARS,
+        },
+      ],
+    ),
     subcommand('role-remove', 'ロール枠削除', "Remove a role's allowance", 'ロールの枠を削除', [roleOption]),
     subcommand('roles', 'ロール枠一覧', 'List role allowances', 'ロールの枠の一覧'),
-    subcommand('narrate-confirm', 'ナレーション確認', '/narrate longer than this shows its cost and asks to confirm (default 200)', 'これより長い /narrate は文字数を表示して確認（既定 200）', [
-      { type: ApplicationCommandOptionType.Integer, ...named('chars', '文字数'), ...described('Characters (0: always ask)', '文字数（0 で常に確認）'), required: true, min_value: 0, max_value: 3000 },
-    ]),
+    subcommand(
+      'narrate-confirm',
+      'ナレーション確認',
+      '/narrate longer than this shows its cost and asks to confirm (default 200)',
+      'これより長い /narrate は文字数を表示して確認（既定 200）',
+      [
+        {
+          type: ApplicationCommandOptionType.Integer,
+          ...named('chars', '文字数'),
+          ...described('Characters (0: always ask)', '文字数（0 で常に確認）'),
+          required: true,
+          min_value: 0,
+          max_value: 3000,
+        },
+      ],
+    ),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -60,7 +96,8 @@ export default {
       },
       async 'role-remove'({ role: roleId }) {
         // By id: a deleted role's allowance can still be removed.
-        if (!(await ctx.repos.roleAllowances.remove(guildId, roleId))) throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
+        if (!(await ctx.repos.roleAllowances.remove(guildId, roleId)))
+          throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
         await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` }));
       },
       async 'role-limit'({ role, chars }) {

@@ -1,4 +1,10 @@
-import { ApplicationCommandOptionType, MessageFlags, PermissionFlagsBits, type APIApplicationCommandSubcommandOption, type ChatInputCommandInteraction } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  MessageFlags,
+  PermissionFlagsBits,
+  type APIApplicationCommandSubcommandOption,
+  type ChatInputCommandInteraction,
+} from 'discord.js';
 import { speakableName } from '../../src/speech/names.ts';
 import { described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
@@ -19,8 +25,17 @@ export const NAME_SUBCOMMAND = {
   ...named('name', '名前'),
   ...described('How your name is read (empty: your display name)', '名前の読み方（空で表示名に戻す）'),
   options: [
-    { type: ApplicationCommandOptionType.String, ...named('reading', '読み方'), ...described('Name as it should be read', '読み上げる名前'), max_length: READ_NAME_MAX },
-    { type: ApplicationCommandOptionType.User, ...named('member', 'メンバー'), ...described("Someone else's name (admins)", '他のメンバーの名前（管理者）') },
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('reading', '読み方'),
+      ...described('Name as it should be read', '読み上げる名前'),
+      max_length: READ_NAME_MAX,
+    },
+    {
+      type: ApplicationCommandOptionType.User,
+      ...named('member', 'メンバー'),
+      ...described("Someone else's name (admins)", '他のメンバーの名前（管理者）'),
+    },
   ],
 } as const satisfies APIApplicationCommandSubcommandOption;
 
@@ -28,7 +43,10 @@ export const NAME_SUBCOMMAND = {
 export type VoiceNameArgs = ArgsOf<typeof NAME_SUBCOMMAND.options>;
 
 /** What is wrong with a name a member typed, as an i18n key; undefined when it can be saved. */
-export function nameProblem(name: string, lang: Lang): 'uservoice.name_too_long' | 'uservoice.name_invalid' | 'uservoice.name_unspeakable' | undefined {
+export function nameProblem(
+  name: string,
+  lang: Lang,
+): 'uservoice.name_too_long' | 'uservoice.name_invalid' | 'uservoice.name_unspeakable' | undefined {
   if ([...name].length > READ_NAME_MAX) return 'uservoice.name_too_long';
   if (NOT_A_NAME.test(name)) return 'uservoice.name_invalid';
   if (!speakableName(name, lang)) return 'uservoice.name_unspeakable';
@@ -36,7 +54,13 @@ export function nameProblem(name: string, lang: Lang): 'uservoice.name_too_long'
 }
 
 /** Runs /voice name: saves (or clears) the read name and answers with how it will sound. */
-export async function runVoiceName(interaction: ChatInputCommandInteraction, ctx: BotContext, guildId: string, lang: Lang, args: VoiceNameArgs): Promise<void> {
+export async function runVoiceName(
+  interaction: ChatInputCommandInteraction,
+  ctx: BotContext,
+  guildId: string,
+  lang: Lang,
+  args: VoiceNameArgs,
+): Promise<void> {
   // The option's raw id: a user Discord did not resolve must never fall back to the caller.
   const target = { id: args.member ?? interaction.user.id };
   const self = target.id === interaction.user.id;
@@ -46,12 +70,20 @@ export async function runVoiceName(interaction: ChatInputCommandInteraction, ctx
   const who = `<@${target.id}>`;
   if (raw === '') {
     await ctx.repos.userSettings.set(guildId, target.id, { nickname: null });
-    await interaction.reply({ content: t(lang, self ? 'uservoice.name_cleared' : 'uservoice.name_cleared_other', { member: who }), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+    await interaction.reply({
+      content: t(lang, self ? 'uservoice.name_cleared' : 'uservoice.name_cleared_other', { member: who }),
+      flags: MessageFlags.Ephemeral,
+      allowedMentions: { parse: [] },
+    });
     return;
   }
   const problem = nameProblem(raw, readLang);
   if (problem) throw new UserError(problem, { vars: { max: READ_NAME_MAX } });
   await ctx.repos.userSettings.set(guildId, target.id, { nickname: raw });
   const spoken = speakableName(raw, readLang, ctx.repos.dictionary.list(guildId));
-  await interaction.reply({ content: t(lang, self ? 'uservoice.name_saved' : 'uservoice.name_saved_other', { member: who, name: spoken }), flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
+  await interaction.reply({
+    content: t(lang, self ? 'uservoice.name_saved' : 'uservoice.name_saved_other', { member: who, name: spoken }),
+    flags: MessageFlags.Ephemeral,
+    allowedMentions: { parse: [] },
+  });
 }

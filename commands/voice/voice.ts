@@ -1,4 +1,9 @@
-import { ApplicationCommandOptionType, InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  InteractionContextType,
+  MessageFlags,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
@@ -17,13 +22,35 @@ const data = {
       ...named('set', '設定'),
       ...described('Choose your voice', 'あなたの声を設定'),
       options: [
-        { type: ApplicationCommandOptionType.String, ...named('voice', '声'), ...described('Voice id', '声のID'), autocomplete: true, max_length: 100 },
-        { type: ApplicationCommandOptionType.Number, ...named('speed', '速さ'), ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'), min_value: 0.3, max_value: 4 },
-        { type: ApplicationCommandOptionType.Number, ...named('pitch', '高さ'), ...described('Pitch -20 to 20', '高さ -20〜20'), min_value: -20, max_value: 20 },
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('voice', '声'),
+          ...described('Voice id', '声のID'),
+          autocomplete: true,
+          max_length: 100,
+        },
+        {
+          type: ApplicationCommandOptionType.Number,
+          ...named('speed', '速さ'),
+          ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'),
+          min_value: 0.3,
+          max_value: 4,
+        },
+        {
+          type: ApplicationCommandOptionType.Number,
+          ...named('pitch', '高さ'),
+          ...described('Pitch -20 to 20', '高さ -20〜20'),
+          min_value: -20,
+          max_value: 20,
+        },
       ],
     },
     { type: ApplicationCommandOptionType.Subcommand, ...named('show', '表示'), ...described('Show your voice', 'あなたの声を表示') },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('reset', 'リセット'), ...described("Go back to the server's default", 'サーバーの標準に戻す') },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('reset', 'リセット'),
+      ...described("Go back to the server's default", 'サーバーの標準に戻す'),
+    },
     NAME_SUBCOMMAND,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
@@ -64,7 +91,9 @@ export default {
         const v = effectiveVoice(guildSettings.get(guildId), user);
         const isDefault = user.voice === null && user.speed === null && user.pitch === null;
         await interaction.reply({
-          content: t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) + (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
+          content:
+            t(lang, 'uservoice.show', { ...v, defaults: isDefault ? t(lang, 'uservoice.server_default') : '' }) +
+            (user.nickname ? t(lang, 'uservoice.name_show', { name: user.nickname }) : ''),
           flags: MessageFlags.Ephemeral,
         });
       },

@@ -35,7 +35,12 @@ export interface Mp3OpusOptions {
   framesAhead?: number;
 }
 
-const DEFAULTS = { bitrateKbps: 64, application: 'audio', trimLeadingSilence: true, framesAhead: 3 } as const satisfies Required<Mp3OpusOptions>;
+const DEFAULTS = {
+  bitrateKbps: 64,
+  application: 'audio',
+  trimLeadingSilence: true,
+  framesAhead: 3,
+} as const satisfies Required<Mp3OpusOptions>;
 
 /**
  * Decoders kept ready: compiling the WebAssembly takes ~20 ms once per process and a decoder's set
@@ -54,7 +59,12 @@ class DecoderPool {
       // A failure is reported to whoever takes the decoder.
       this.#spare.catch(() => {});
     }
-    return this.#spare?.then(() => undefined, () => undefined) ?? Promise.resolve();
+    return (
+      this.#spare?.then(
+        () => undefined,
+        () => undefined,
+      ) ?? Promise.resolve()
+    );
   }
 
   async take(): Promise<MPEGDecoder> {
@@ -179,7 +189,9 @@ export class Mp3OpusStream extends Readable {
       if (frame) this.push(this.#encoder!.encode(frame));
       else this.push(null);
     } catch (error) {
-      this.destroy(error instanceof AudioError ? error : new AudioError('decode_failed', { detail: (error as Error).message, cause: error }));
+      this.destroy(
+        error instanceof AudioError ? error : new AudioError('decode_failed', { detail: (error as Error).message, cause: error }),
+      );
     }
   }
 
@@ -210,7 +222,8 @@ export class Mp3OpusStream extends Readable {
     if (this.#fed >= this.#mp3.length) {
       this.#ended = true;
       if (!this.#resampler) {
-        if (this.frames === 0 && this.#silence === undefined) throw new AudioError('decode_failed', { detail: 'no MPEG audio frame in the file' });
+        if (this.frames === 0 && this.#silence === undefined)
+          throw new AudioError('decode_failed', { detail: 'no MPEG audio frame in the file' });
         return;
       }
       this.#queue(this.#resampler.flush());

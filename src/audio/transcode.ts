@@ -132,7 +132,7 @@ function parseHeader(buf: Buffer, at: number): FrameHeader | undefined {
   const sampleRate = SAMPLE_RATES[version]![rateIndex]!;
   const samples = mpeg1 ? 1152 : 576;
   const length = Math.floor(((samples / 8) * kbps * 1000) / sampleRate) + padding;
-  const mono = (b4 >> 6) === 3;
+  const mono = b4 >> 6 === 3;
   const sideInfo = mpeg1 ? (mono ? 17 : 32) : mono ? 9 : 17;
   return { length, samples, sampleRate, xingOffset: 4 + sideInfo, mono };
 }

@@ -15,7 +15,14 @@ export type AttemptOutcome =
   | 'charged';
 
 export type BillingEvent =
-  | { kind: 'attempt'; endpoint: 'standard' | 'advanced'; attempt: number; outcome: AttemptOutcome; pk?: number | undefined; jobId?: string }
+  | {
+      kind: 'attempt';
+      endpoint: 'standard' | 'advanced';
+      attempt: number;
+      outcome: AttemptOutcome;
+      pk?: number | undefined;
+      jobId?: string;
+    }
   /** The job failed: the service gives its characters back. */
   | { kind: 'job_refunded'; jobId: string };
 

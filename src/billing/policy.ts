@@ -143,7 +143,11 @@ export function refusalFor(request: {
     perGuild.set(c.guildId, (perGuild.get(c.guildId) ?? 0) + c.chars);
     total += c.chars;
   }
-  const refuse = (r: Omit<BudgetRefusal, 'remaining' | 'resetsAt'>): BudgetRefusal => ({ ...r, remaining: Math.max(0, r.limit - r.used), resetsAt });
+  const refuse = (r: Omit<BudgetRefusal, 'remaining' | 'resetsAt'>): BudgetRefusal => ({
+    ...r,
+    remaining: Math.max(0, r.limit - r.used),
+    resetsAt,
+  });
   const limits = new Map<string, BudgetLimits>();
   const limitsOf = (guildId: string) => limits.get(guildId) ?? limits.set(guildId, request.limitsOf(guildId)).get(guildId)!;
   for (const u of perUser.values()) {

@@ -100,7 +100,9 @@ export class AccountPool {
           'SELECT reserved, charged, uncertain FROM yomiage_pool_holds WHERE reservation_id = $1 AND endpoint = $2 FOR UPDATE',
           [id, n.endpoint],
         );
-        const before = rows[0] ? { reserved: Number(rows[0].reserved), charged: Number(rows[0].charged), uncertain: Number(rows[0].uncertain) } : undefined;
+        const before = rows[0]
+          ? { reserved: Number(rows[0].reserved), charged: Number(rows[0].charged), uncertain: Number(rows[0].uncertain) }
+          : undefined;
         const reserved = Math.min(n.reserved, before?.reserved ?? 0);
         // Held characters the pool cannot keep as held (it never admitted them, or settled them) count as uncertain once sent.
         const after = { reserved, charged: n.charged, uncertain: n.uncertain + (n.sent ? n.reserved - reserved : 0) };
@@ -137,7 +139,9 @@ export class AccountPool {
 
   /** Settles the expired holds of every period (a dead host's); returns how many. */
   async settleExpired(): Promise<number> {
-    const { rows } = await this.#pool.query<{ period_start: string }>('SELECT DISTINCT period_start FROM yomiage_pool_holds WHERE reserved > 0 AND expires_at <= now()');
+    const { rows } = await this.#pool.query<{ period_start: string }>(
+      'SELECT DISTINCT period_start FROM yomiage_pool_holds WHERE reserved > 0 AND expires_at <= now()',
+    );
     let n = 0;
     for (const r of rows) {
       n += await transaction(this.#pool, async (c) => {
@@ -155,7 +159,12 @@ export class AccountPool {
        FROM yomiage_pool_totals WHERE period_start >= $1 AND period_start < $2 GROUP BY endpoint`,
       [period.start, period.end],
     );
-    return rows.map((r) => ({ endpoint: r.endpoint, reserved: Number(r.reserved), charged: Number(r.charged), uncertain: Number(r.uncertain) }));
+    return rows.map((r) => ({
+      endpoint: r.endpoint,
+      reserved: Number(r.reserved),
+      charged: Number(r.charged),
+      uncertain: Number(r.uncertain),
+    }));
   }
 
   async #settleExpired(c: pg.PoolClient, periodStart: number): Promise<number> {
@@ -184,11 +193,19 @@ async function lockPeriod(c: pg.PoolClient, periodStart: number): Promise<void> 
 }
 
 async function usedIn(c: pg.PoolClient, periodStart: number): Promise<number> {
-  const { rows } = await c.query<{ used: string | null }>('SELECT SUM(reserved + charged + uncertain) AS used FROM yomiage_pool_totals WHERE period_start = $1', [periodStart]);
+  const { rows } = await c.query<{ used: string | null }>(
+    'SELECT SUM(reserved + charged + uncertain) AS used FROM yomiage_pool_totals WHERE period_start = $1',
+    [periodStart],
+  );
   return Number(rows[0]?.used ?? 0);
 }
 
-async function moveTotals(c: pg.PoolClient, periodStart: number, endpoint: Endpoint, d: { reserved: number; charged: number; uncertain: number }): Promise<void> {
+async function moveTotals(
+  c: pg.PoolClient,
+  periodStart: number,
+  endpoint: Endpoint,
+  d: { reserved: number; charged: number; uncertain: number },
+): Promise<void> {
   if (d.reserved === 0 && d.charged === 0 && d.uncertain === 0) return;
   await c.query(
     `INSERT INTO yomiage_pool_totals (period_start, endpoint, reserved, charged, uncertain) VALUES ($1, $2, GREATEST($3, 0), GREATEST($4, 0), GREATEST($5, 0))

@@ -75,7 +75,19 @@ const statements = (db: Db) => ({
       @created_at, @updated_at, @url, @pk, @seed, @error_code, @lease_owner, @lease_expires_at, @discard, @chars)`),
   select: db.prepare<[string], JobRow>('SELECT * FROM advanced_jobs WHERE job_id = ?'),
   // A field left NULL in the update keeps its value (COALESCE), so a poll without `seed` keeps the stored one.
-  update: db.prepare<[{ job_id: string; state: JobState; updated_at: number; url: string | null; pk: number | null; seed: number | null; error_code: string | null }]>(`
+  update: db.prepare<
+    [
+      {
+        job_id: string;
+        state: JobState;
+        updated_at: number;
+        url: string | null;
+        pk: number | null;
+        seed: number | null;
+        error_code: string | null;
+      },
+    ]
+  >(`
     UPDATE advanced_jobs SET state = @state, updated_at = @updated_at, url = COALESCE(@url, url),
       pk = COALESCE(@pk, pk), seed = COALESCE(@seed, seed), error_code = COALESCE(@error_code, error_code)
     WHERE job_id = @job_id`),

@@ -30,7 +30,9 @@ const statements = (db: Db) => ({
     VALUES (@key, @endpoint, @mp3_path, @ogg_path, @mp3_bytes, @ogg_bytes, @duration_ms, @created_at, @last_used_at, 0)
     ON CONFLICT (key) DO UPDATE SET mp3_bytes = excluded.mp3_bytes, ogg_bytes = excluded.ogg_bytes,
       duration_ms = excluded.duration_ms, last_used_at = excluded.last_used_at`),
-  totals: db.prepare<[], { entries: number; bytes: number | null }>('SELECT COUNT(*) AS entries, SUM(mp3_bytes + ogg_bytes) AS bytes FROM audio_cache'),
+  totals: db.prepare<[], { entries: number; bytes: number | null }>(
+    'SELECT COUNT(*) AS entries, SUM(mp3_bytes + ogg_bytes) AS bytes FROM audio_cache',
+  ),
   oldest: db.prepare<[string], Row>('SELECT * FROM audio_cache WHERE key != ? ORDER BY last_used_at, created_at'),
 });
 

@@ -107,8 +107,13 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
     const cached = this.#effective.get(guildId);
     if (cached?.own === own && cached.globalVersion === globalVersion) return cached.entries;
     const words = new Set(own.map((e) => e.word));
-    const extra = global.entries().filter((e) => !words.has(e.word)).map((e) => ({ guildId, word: e.word, reading: e.reading, createdBy: 'operator', createdAt: 0 }));
-    const entries = Object.freeze([...own, ...extra].sort((a, b) => [...b.word].length - [...a.word].length || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0)));
+    const extra = global
+      .entries()
+      .filter((e) => !words.has(e.word))
+      .map((e) => ({ guildId, word: e.word, reading: e.reading, createdBy: 'operator', createdAt: 0 }));
+    const entries = Object.freeze(
+      [...own, ...extra].sort((a, b) => [...b.word].length - [...a.word].length || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0)),
+    );
     this.#effective.set(guildId, { own, globalVersion, entries });
     return entries;
   }
@@ -126,7 +131,7 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
   ): Promise<{ ok: true; total: number } | DictionaryFull> {
     return this.write(() => {
       const words = new Set(entries.map((e) => e.word));
-      const kept = mode === 'replace' ? 0 : this.sql.count.get(guildId) ?? 0;
+      const kept = mode === 'replace' ? 0 : (this.sql.count.get(guildId) ?? 0);
       const total = mode === 'replace' ? words.size : kept + [...words].filter((w) => this.sql.exists.get(guildId, w) === undefined).length;
       if (total > DICTIONARY_MAX_ENTRIES) return { ok: false as const, total, max: DICTIONARY_MAX_ENTRIES };
       if (mode === 'replace') this.sql.deleteAll.run(guildId);

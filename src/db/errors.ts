@@ -8,12 +8,12 @@ export class DbError extends codedError({
   migrations_not_contiguous: 'migrations must be numbered 001, 002, ... without gaps',
   schema_too_new: 'the database schema is newer than this code knows; refusing to start. Run a newer version of the bot.',
   db_busy: 'the database stayed locked by another process',
-  account_pool_unavailable: 'the shared account ledger (ACCOUNT_LEDGER_URL) did not answer; nothing is sent while it cannot count the characters',
+  account_pool_unavailable:
+    'the shared account ledger (ACCOUNT_LEDGER_URL) did not answer; nothing is sent while it cannot count the characters',
   rate_store_unavailable: 'the shared rate window (RATE_STORE_URL) did not answer; nothing is sent while it cannot count the requests',
 }) {
   override name = 'DbError';
 }
-
 
 /** The migrations on disk or in the database cannot be applied (a packaging bug, or an older bot). */
 export class MigrationError extends DbError {

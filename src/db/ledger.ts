@@ -1,7 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
-import { refundable, settleMaybeCharged, settleStale, type Charge, type ChargeState, type EndpointTotals, type LedgerStore, type Period, type Reservation, type ReserveOutcome, type ScopeUsage, type SettledState } from '../billing/ledger.ts';
+import {
+  refundable,
+  settleMaybeCharged,
+  settleStale,
+  type Charge,
+  type ChargeState,
+  type EndpointTotals,
+  type LedgerStore,
+  type Period,
+  type Reservation,
+  type ReserveOutcome,
+  type ScopeUsage,
+  type SettledState,
+} from '../billing/ledger.ts';
 import type { Endpoint } from './rows.ts';
 
 // The character ledger (migrations/004): character_ledger (one row per member per possible
@@ -46,7 +59,14 @@ interface LedgerRow {
   state: StateColumn;
   sent_at: number | null;
 }
-type NewRow = Omit<LedgerRow, 'id'> & { reservation_id: string; audio_key: string | null; job_id: string | null; pk: number | null; created_at: number; settled_at: number | null };
+type NewRow = Omit<LedgerRow, 'id'> & {
+  reservation_id: string;
+  audio_key: string | null;
+  job_id: string | null;
+  pk: number | null;
+  created_at: number;
+  settled_at: number | null;
+};
 type Deltas = { reserved: number; charged: number; uncertain: number };
 type TotalsKey = { guild: string; user: string; period: number; endpoint: Endpoint };
 type ScopeQuery = { guild: string; user: string; start: number; end: number };
@@ -56,7 +76,9 @@ const ROW = 'id, reservation_id, guild_id, user_id, period_start, endpoint, char
 const SCOPE = 'guild_id = @guild AND user_id = @user AND period_start >= @start AND period_start < @end';
 
 const statements = (db: Db) => ({
-  used: db.prepare<[ScopeQuery], number>(`SELECT COALESCE(SUM(reserved + charged + uncertain), 0) FROM ledger_totals WHERE ${SCOPE}`).pluck(),
+  used: db
+    .prepare<[ScopeQuery], number>(`SELECT COALESCE(SUM(reserved + charged + uncertain), 0) FROM ledger_totals WHERE ${SCOPE}`)
+    .pluck(),
   byEndpoint: db.prepare<[ScopeQuery], EndpointTotals>(
     `SELECT endpoint, SUM(reserved) AS reserved, SUM(charged) AS charged, SUM(uncertain) AS uncertain FROM ledger_totals WHERE ${SCOPE} GROUP BY endpoint`,
   ),
@@ -81,21 +103,31 @@ const statements = (db: Db) => ({
   ),
   byReservation: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE reservation_id = ?`),
   byJob: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE job_id = ?`),
-  uncertainFor: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE audio_key = ? AND audio_key IS NOT NULL AND state = 'uncertain'`),
+  uncertainFor: db.prepare<[string], LedgerRow>(
+    `SELECT ${ROW} FROM character_ledger WHERE audio_key = ? AND audio_key IS NOT NULL AND state = 'uncertain'`,
+  ),
   setState: db.prepare<[{ id: number; state: SettledState; at: number; pk: number | null; job: string | null }]>(
     'UPDATE character_ledger SET state = @state, settled_at = @at, pk = COALESCE(@pk, pk), job_id = COALESCE(@job, job_id) WHERE id = @id',
   ),
-  markSent: db.prepare<[number, string]>("UPDATE character_ledger SET sent_at = COALESCE(sent_at, ?) WHERE reservation_id = ? AND state = 'reserved'"),
+  markSent: db.prepare<[number, string]>(
+    "UPDATE character_ledger SET sent_at = COALESCE(sent_at, ?) WHERE reservation_id = ? AND state = 'reserved'",
+  ),
   stale: db.prepare<[number], LedgerRow & { audio_key: string | null }>(
     `SELECT ${ROW}, audio_key FROM character_ledger WHERE state = 'reserved' AND created_at < ?`,
   ),
   paidKey: db.prepare<[string], number>('SELECT 1 FROM paid_audio WHERE audio_key = ?').pluck(),
   paidPk: db.prepare<[number], number>('SELECT 1 FROM paid_audio WHERE pk = ?').pluck(),
-  insertPaid: db.prepare<[string, number | null, number]>('INSERT INTO paid_audio (audio_key, pk, paid_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+  insertPaid: db.prepare<[string, number | null, number]>(
+    'INSERT INTO paid_audio (audio_key, pk, paid_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+  ),
   hasJob: db.prepare<[string], number>('SELECT 1 FROM character_ledger WHERE job_id = ? LIMIT 1').pluck(),
   // The account pool's outbox (migrations/006, src/db/pooled-ledger.ts).
-  touch: db.prepare<[string]>('INSERT INTO pool_outbox (reservation_id, version) VALUES (?, 1) ON CONFLICT (reservation_id) DO UPDATE SET version = version + 1'),
-  outbox: db.prepare<[number], { reservationId: string; version: number }>('SELECT reservation_id AS reservationId, version FROM pool_outbox LIMIT ?'),
+  touch: db.prepare<[string]>(
+    'INSERT INTO pool_outbox (reservation_id, version) VALUES (?, 1) ON CONFLICT (reservation_id) DO UPDATE SET version = version + 1',
+  ),
+  outbox: db.prepare<[number], { reservationId: string; version: number }>(
+    'SELECT reservation_id AS reservationId, version FROM pool_outbox LIMIT ?',
+  ),
   seeded: db.prepare<[number], number>('SELECT 1 FROM pool_seeded WHERE period_start = ?').pluck(),
   seed: db.prepare<[number, number]>(
     `INSERT INTO pool_outbox (reservation_id, version) SELECT DISTINCT reservation_id, 1 FROM character_ledger
@@ -148,7 +180,9 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
 
   /** The rows of one reservation, as the pool copies them. */
   rowsOf(reservationId: string): PooledRow[] {
-    return this.sql.pooledRows.all(reservationId).map((r) => ({ periodStart: r.periodStart, endpoint: r.endpoint, state: chargeState(r), chars: r.chars }));
+    return this.sql.pooledRows
+      .all(reservationId)
+      .map((r) => ({ periodStart: r.periodStart, endpoint: r.endpoint, state: chargeState(r), chars: r.chars }));
   }
 
   /** The pool has copied these versions: their entries go, unless changed again meanwhile. */
@@ -175,7 +209,13 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
     const { charges, period, now, audioKey } = request;
     return this.write(() => {
       this.#settleStale(request.staleBefore, now);
-      const base = { id: reservationId(now), periodStart: period.start, charges: charges.map((c) => ({ ...c })), createdAt: now, ...(audioKey ? { audioKey } : {}) };
+      const base = {
+        id: reservationId(now),
+        periodStart: period.start,
+        charges: charges.map((c) => ({ ...c })),
+        createdAt: now,
+        ...(audioKey ? { audioKey } : {}),
+      };
       if (audioKey !== undefined && this.sql.paidKey.get(audioKey) !== undefined) {
         return { ok: true as const, reservation: { ...base, total: 0, free: true } };
       }
@@ -255,7 +295,12 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
 
   /** A scope's totals in `period` by endpoint: a member (guild, user), a guild (guild), or the account ({}). */
   async totals(scope: { guildId?: string; userId?: string }, period: Period): Promise<EndpointTotals[]> {
-    return this.sql.byEndpoint.all({ guild: scope.guildId ?? ACCOUNT, user: scope.userId ?? ACCOUNT, start: period.start, end: period.end });
+    return this.sql.byEndpoint.all({
+      guild: scope.guildId ?? ACCOUNT,
+      user: scope.userId ?? ACCOUNT,
+      start: period.start,
+      end: period.end,
+    });
   }
 
   /** The guild's `n` biggest spenders in `period`, most first. */
@@ -295,8 +340,15 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
       if (c.chars === 0) continue;
       const row = { guild_id: c.guildId, user_id: c.userId, period_start: reservation.periodStart, endpoint: c.endpoint, chars: c.chars };
       this.sql.insert.run({
-        ...row, reservation_id: reservation.id, state: column, audio_key: reservation.audioKey ?? null, job_id: info.jobId ?? null,
-        pk: info.pk ?? null, sent_at: settled ? now : null, created_at: reservation.createdAt, settled_at: settled ? now : null,
+        ...row,
+        reservation_id: reservation.id,
+        state: column,
+        audio_key: reservation.audioKey ?? null,
+        job_id: info.jobId ?? null,
+        pk: info.pk ?? null,
+        sent_at: settled ? now : null,
+        created_at: reservation.createdAt,
+        settled_at: settled ? now : null,
       });
       deltas.add(row, null, column);
     }
@@ -324,11 +376,20 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
 class DeltaMap {
   readonly #m = new Map<string, TotalsKey & Deltas>();
 
-  add(row: Pick<LedgerRow, 'guild_id' | 'user_id' | 'period_start' | 'endpoint' | 'chars'>, from: StateColumn | null, to: StateColumn): void {
-    for (const [guild, user] of [[row.guild_id, row.user_id], [row.guild_id, ACCOUNT], [ACCOUNT, ACCOUNT]] as const) {
+  add(
+    row: Pick<LedgerRow, 'guild_id' | 'user_id' | 'period_start' | 'endpoint' | 'chars'>,
+    from: StateColumn | null,
+    to: StateColumn,
+  ): void {
+    for (const [guild, user] of [
+      [row.guild_id, row.user_id],
+      [row.guild_id, ACCOUNT],
+      [ACCOUNT, ACCOUNT],
+    ] as const) {
       const k = `${guild}\u0000${user}\u0000${row.period_start}\u0000${row.endpoint}`;
       let d = this.#m.get(k);
-      if (!d) this.#m.set(k, (d = { guild, user, period: row.period_start, endpoint: row.endpoint, reserved: 0, charged: 0, uncertain: 0 }));
+      if (!d)
+        this.#m.set(k, (d = { guild, user, period: row.period_start, endpoint: row.endpoint, reserved: 0, charged: 0, uncertain: 0 }));
       if (from !== null && from !== 'released') d[from] -= row.chars;
       if (to !== 'released') d[to] += row.chars;
     }

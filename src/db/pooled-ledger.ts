@@ -166,21 +166,23 @@ export class PooledLedger implements LedgerStore {
 
   /** Copies every outbox entry to the pool; one copy at a time in this process. */
   #copyPending(): Promise<void> {
-    const run = this.#copying.catch(() => {}).then(async () => {
-      for (;;) {
-        const entries = this.#local.pendingCopies();
-        if (entries.length === 0) return;
-        const done: OutboxEntry[] = [];
-        try {
-          for (const e of entries) {
-            await this.#pool.copy(e.reservationId, this.#owner, countsOf(this.#local.rowsOf(e.reservationId)));
-            done.push(e);
+    const run = this.#copying
+      .catch(() => {})
+      .then(async () => {
+        for (;;) {
+          const entries = this.#local.pendingCopies();
+          if (entries.length === 0) return;
+          const done: OutboxEntry[] = [];
+          try {
+            for (const e of entries) {
+              await this.#pool.copy(e.reservationId, this.#owner, countsOf(this.#local.rowsOf(e.reservationId)));
+              done.push(e);
+            }
+          } finally {
+            await this.#local.copied(done);
           }
-        } finally {
-          await this.#local.copied(done);
         }
-      }
-    });
+      });
     this.#copying = run;
     return run;
   }

@@ -24,7 +24,9 @@ const statements = (db: Db) => ({
     'INSERT INTO rate_demand (kind, owner, demand_key, since, seen_at) VALUES (?, ?, ?, ?, ?)',
   ),
   lastGrant: db.prepare<[Endpoint], [string, number]>('SELECT grant_key, max(id) FROM rate_grants WHERE kind = ? GROUP BY grant_key').raw(),
-  otherDemand: db.prepare<[Endpoint, string], Demand>('SELECT demand_key AS key, min(since) AS since FROM rate_demand WHERE kind = ? AND owner <> ? GROUP BY demand_key'),
+  otherDemand: db.prepare<[Endpoint, string], Demand>(
+    'SELECT demand_key AS key, min(since) AS since FROM rate_demand WHERE kind = ? AND owner <> ? GROUP BY demand_key',
+  ),
 });
 
 /**
@@ -39,29 +41,31 @@ export class RateWindowTable extends Repo<ReturnType<typeof statements>> {
 
   constructor(db: Db) {
     super(db, undefined, statements);
-    this.#take = db.transaction((kind: Endpoint, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision) => {
-      // Prune with slack: another process may use a longer window (a larger safety margin).
-      this.sql.prune.run(kind, now - 2 * windowMs);
-      let others: Demand[] = [];
-      if (demand) {
-        this.sql.pruneDemand.run(kind, demand.liveSince);
-        if (demand.record !== false) {
-          this.sql.dropDemand.run(kind, demand.owner);
-          for (const d of demand.waiting) this.sql.addDemand.run(kind, demand.owner, d.key, Math.round(d.since), Math.round(now));
+    this.#take = db.transaction(
+      (kind: Endpoint, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision) => {
+        // Prune with slack: another process may use a longer window (a larger safety margin).
+        this.sql.prune.run(kind, now - 2 * windowMs);
+        let others: Demand[] = [];
+        if (demand) {
+          this.sql.pruneDemand.run(kind, demand.liveSince);
+          if (demand.record !== false) {
+            this.sql.dropDemand.run(kind, demand.owner);
+            for (const d of demand.waiting) this.sql.addDemand.run(kind, demand.owner, d.key, Math.round(d.since), Math.round(now));
+          }
+          others = this.sql.otherDemand.all(kind, demand.owner);
         }
-        others = this.sql.otherDemand.all(kind, demand.owner);
-      }
-      const result = decide({
-        grants: this.sql.inWindow.all(kind, now - windowMs),
-        blockedUntil: this.sql.blockedUntil.get(kind) ?? 0,
-        others,
-        // Rows are kept for two windows: "served least recently" looks that far back.
-        lastGrant: new Map(this.sql.lastGrant.all(kind)),
-      });
-      // STRICT INTEGER column; rounding up keeps the grant in its window a little longer, never less.
-      if (result.ok) return { ...result, id: Number(this.sql.insert.run(kind, Math.ceil(now), result.key).lastInsertRowid) };
-      return result;
-    });
+        const result = decide({
+          grants: this.sql.inWindow.all(kind, now - windowMs),
+          blockedUntil: this.sql.blockedUntil.get(kind) ?? 0,
+          others,
+          // Rows are kept for two windows: "served least recently" looks that far back.
+          lastGrant: new Map(this.sql.lastGrant.all(kind)),
+        });
+        // STRICT INTEGER column; rounding up keeps the grant in its window a little longer, never less.
+        if (result.ok) return { ...result, id: Number(this.sql.insert.run(kind, Math.ceil(now), result.key).lastInsertRowid) };
+        return result;
+      },
+    );
   }
 
   /**
@@ -70,7 +74,13 @@ export class RateWindowTable extends Repo<ReturnType<typeof statements>> {
    * transaction. Synchronous and never waits for a lock (src/db/write.ts): throws SQLITE_BUSY at
    * once while another process holds it, and the caller decides when to look again.
    */
-  take(kind: Endpoint, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): GrantDecision & { id?: number } {
+  take(
+    kind: Endpoint,
+    now: number,
+    windowMs: number,
+    demand: DemandReport | undefined,
+    decide: (s: WindowSnapshot) => GrantDecision,
+  ): GrantDecision & { id?: number } {
     return this.#take.immediate(kind, now, windowMs, demand, decide) as GrantDecision & { id?: number };
   }
 

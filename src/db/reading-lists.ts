@@ -12,9 +12,13 @@ export type ReadingListKind = 'bot' | 'never_role';
 export const READING_LIST_MAX = 50;
 
 const statements = (db: Db) => ({
-  insert: db.prepare<[string, string, string, number]>('INSERT INTO reading_lists (guild_id, kind, target_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+  insert: db.prepare<[string, string, string, number]>(
+    'INSERT INTO reading_lists (guild_id, kind, target_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  ),
   delete: db.prepare<[string, string, string]>('DELETE FROM reading_lists WHERE guild_id = ? AND kind = ? AND target_id = ?'),
-  list: db.prepare<[string, string], string>('SELECT target_id FROM reading_lists WHERE guild_id = ? AND kind = ? ORDER BY created_at, target_id').pluck(),
+  list: db
+    .prepare<[string, string], string>('SELECT target_id FROM reading_lists WHERE guild_id = ? AND kind = ? ORDER BY created_at, target_id')
+    .pluck(),
   count: db.prepare<[string, string], number>('SELECT COUNT(*) FROM reading_lists WHERE guild_id = ? AND kind = ?').pluck(),
 });
 

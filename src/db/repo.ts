@@ -44,7 +44,13 @@ export abstract class GuildRowRepo<T extends { guildId: string; updatedAt: numbe
   readonly #rows: RowMapping<T & { updatedAt: number }, R>;
   readonly #defaults: Omit<T, 'guildId' | 'updatedAt'>;
 
-  constructor(db: Db, clock: Clock | undefined, statements: (db: Db) => GuildRowStatements<R>, rows: RowMapping<T & { updatedAt: number }, R>, defaults: Omit<T, 'guildId' | 'updatedAt'>) {
+  constructor(
+    db: Db,
+    clock: Clock | undefined,
+    statements: (db: Db) => GuildRowStatements<R>,
+    rows: RowMapping<T & { updatedAt: number }, R>,
+    defaults: Omit<T, 'guildId' | 'updatedAt'>,
+  ) {
     super(db, clock, statements);
     this.#rows = rows;
     this.#defaults = defaults;

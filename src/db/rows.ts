@@ -36,8 +36,22 @@ export interface RowMapping<T, R> {
 
 const snakeCache = new Map<string, string>();
 const camelCache = new Map<string, string>();
-const snake = (field: string) => snakeCache.get(field) ?? snakeCache.set(field, field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).get(field)!;
-const camel = (column: string) => camelCache.get(column) ?? camelCache.set(column, column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())).get(column)!;
+const snake = (field: string) =>
+  snakeCache.get(field) ??
+  snakeCache
+    .set(
+      field,
+      field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    )
+    .get(field)!;
+const camel = (column: string) =>
+  camelCache.get(column) ??
+  camelCache
+    .set(
+      column,
+      column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+    )
+    .get(column)!;
 
 /**
  * Both directions of one table's mapping. Columns map to fields by name (`text_hash` <->

@@ -40,7 +40,9 @@ const statements = (db: Db) => ({
     ON CONFLICT (guild_id, user_id) DO UPDATE SET voice = excluded.voice, speed = excluded.speed,
       pitch = excluded.pitch, nickname = excluded.nickname, muted = excluded.muted, updated_at = excluded.updated_at`),
   delete: db.prepare<[string, string]>('DELETE FROM user_settings WHERE guild_id = ? AND user_id = ?'),
-  muted: db.prepare<[string], string>('SELECT user_id FROM user_settings WHERE guild_id = ? AND muted = 1 ORDER BY updated_at, user_id').pluck(),
+  muted: db
+    .prepare<[string], string>('SELECT user_id FROM user_settings WHERE guild_id = ? AND muted = 1 ORDER BY updated_at, user_id')
+    .pluck(),
 });
 
 export class UserSettingsRepo extends Repo<ReturnType<typeof statements>> {
@@ -51,7 +53,9 @@ export class UserSettingsRepo extends Repo<ReturnType<typeof statements>> {
   /** The user's settings in the guild; all null / not muted when never set. */
   get(guildId: string, userId: string): UserSettings {
     const row = this.sql.select.get(guildId, userId);
-    return row ? rows.fromRow(row) : { guildId, userId, voice: null, speed: null, pitch: null, nickname: null, muted: false, updatedAt: null };
+    return row
+      ? rows.fromRow(row)
+      : { guildId, userId, voice: null, speed: null, pitch: null, nickname: null, muted: false, updatedAt: null };
   }
 
   /** Changes the given fields (null voice/speed/pitch/nickname = back to the default; undefined = unchanged). */

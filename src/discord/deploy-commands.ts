@@ -26,7 +26,9 @@ try {
   const app = (await rest.get(Routes.currentApplication())) as { id: string };
   const route = values.guild ? Routes.applicationGuildCommands(app.id, values.guild) : Routes.applicationCommands(app.id);
   const result = (await rest.put(route, { body })) as unknown[];
-  console.log(`Registered ${result.length} commands ${values.guild ? `in guild ${values.guild}` : 'globally'}: ${body.map((c) => `/${c.name}`).join(' ')}`);
+  console.log(
+    `Registered ${result.length} commands ${values.guild ? `in guild ${values.guild}` : 'globally'}: ${body.map((c) => `/${c.name}`).join(' ')}`,
+  );
   console.log(`Add the bot to a server: ${inviteUrl(app.id)}`);
 } catch (error) {
   console.error(`Registering commands failed: ${(error as Error).message}`);

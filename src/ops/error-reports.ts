@@ -51,7 +51,10 @@ export class ErrorReporter {
 
   constructor(options: ErrorReporterOptions) {
     this.#url = new URL(options.url);
-    this.#options = { ...ERROR_REPORT_DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([k, v]) => k !== 'url' && v !== undefined)) };
+    this.#options = {
+      ...ERROR_REPORT_DEFAULTS,
+      ...Object.fromEntries(Object.entries(options).filter(([k, v]) => k !== 'url' && v !== undefined)),
+    };
   }
 
   /** Looks at one written log line; an error record (with an error object) may become a report. */
@@ -97,15 +100,23 @@ export class ErrorReporter {
     const body = JSON.stringify(payload);
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<void>((resolve) => {
-      const req = send(this.#url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: this.#options.timeoutMs }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status >= 300) this.#options.onFailure({ status });
-          resolve();
-        });
-        res.on('error', () => resolve());
-      });
+      const req = send(
+        this.#url,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          timeout: this.#options.timeoutMs,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) this.#options.onFailure({ status });
+            resolve();
+          });
+          res.on('error', () => resolve());
+        },
+      );
       // Only a code: a network error's message can name the host and path of the URL.
       req.on('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
       req.on('error', (error: NodeJS.ErrnoException) => {
@@ -124,7 +135,10 @@ export class ErrorReporter {
  */
 export function errorKey(record: LogRecord): string {
   const err = record.err ?? {};
-  const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).map((l) => l.trim().replace(/^at (async )?/, ''));
+  const frames = (err.stack ?? '')
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .map((l) => l.trim().replace(/^at (async )?/, ''));
   const own = frames.filter((f) => !f.includes('/node_modules/') && !/\(?node:/.test(f) && !f.includes('<anonymous>'));
   const place = own.length > 0 ? own.slice(0, 5) : frames.slice(0, 3);
   return [err.type ?? 'Error', String(err.code ?? ''), ...(place.length > 0 ? place : [record.msg ?? '', err.message ?? ''])].join('\n');
@@ -144,14 +158,21 @@ function render(record: LogRecord, repeats: number): object {
     where.length > 0 ? where.join(', ') : undefined,
     repeats > 0 ? `${repeats} more time(s) since the last report of this error` : undefined,
   ].filter((l): l is string => l !== undefined);
-  const frames = (err.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 12).join('\n');
+  const frames = (err.stack ?? '')
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, 12)
+    .join('\n');
   let content = head.join('\n');
   if (frames) content += `\n\`\`\`\n${frames.slice(0, Math.max(0, MAX_CONTENT - content.length - 10))}\n\`\`\``;
   return { content: content.slice(0, 2_000), allowed_mentions: { parse: [] } };
 }
 
 /** A pino destination that writes to `out` and lets `reporter` look at each line. */
-export function reportingDestination(out: { write(line: string): unknown }, reporter: Pick<ErrorReporter, 'consider'>): { write(line: string): void } {
+export function reportingDestination(
+  out: { write(line: string): unknown },
+  reporter: Pick<ErrorReporter, 'consider'>,
+): { write(line: string): void } {
   return {
     write(line: string) {
       out.write(line);

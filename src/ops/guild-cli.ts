@@ -23,7 +23,10 @@ function fail(message: string, code = 2): never {
 
 const { values, positionals } = (() => {
   try {
-    return parseArgs({ allowPositionals: true, options: { out: { type: 'string' }, shards: { type: 'string' }, 'shard-count': { type: 'string' }, help: { type: 'boolean' } } });
+    return parseArgs({
+      allowPositionals: true,
+      options: { out: { type: 'string' }, shards: { type: 'string' }, 'shard-count': { type: 'string' }, help: { type: 'boolean' } },
+    });
   } catch (error) {
     return fail(`${(error as Error).message}\n${USAGE}`);
   }
@@ -35,13 +38,14 @@ const db = openDatabase(join(process.env.DATA_DIR?.trim() || './data', 'bot.sqli
 
 function selected(): string[] {
   if (values.shards === undefined) {
-    if (args.length === 0 || args.some((g) => !/^\d{1,20}$/.test(g))) fail(`name guild ids (numbers), or --shards with --shard-count\n${USAGE}`);
+    if (args.length === 0 || args.some((g) => !/^\d{1,20}$/.test(g)))
+      fail(`name guild ids (numbers), or --shards with --shard-count\n${USAGE}`);
     return args;
   }
   const ids = parseShardIds(values.shards);
   const count = Number(values['shard-count']);
   if (!ids.ok) fail(`--shards: ${ids.problem}`);
-  if (!Number.isInteger(count) || count < 1) fail('--shards needs --shard-count (the bot\'s SHARD_COUNT)');
+  if (!Number.isInteger(count) || count < 1) fail("--shards needs --shard-count (the bot's SHARD_COUNT)");
   return guildsOfShards(db, ids.ids, count);
 }
 

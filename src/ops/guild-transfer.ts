@@ -42,8 +42,16 @@ export const STAYING_TABLES = {
 } as const;
 
 /** Columns a table numbers itself: not carried over (the target numbers the rows anew, in order). */
-const OWN_KEYS: Partial<Record<(typeof MOVED_TABLES)[number], string>> = { character_ledger: 'id', generation_history: 'id', pending_utterances: 'seq' };
-const ORDER: Partial<Record<(typeof MOVED_TABLES)[number], string>> = { character_ledger: 'id', generation_history: 'id', pending_utterances: 'seq' };
+const OWN_KEYS: Partial<Record<(typeof MOVED_TABLES)[number], string>> = {
+  character_ledger: 'id',
+  generation_history: 'id',
+  pending_utterances: 'seq',
+};
+const ORDER: Partial<Record<(typeof MOVED_TABLES)[number], string>> = {
+  character_ledger: 'id',
+  generation_history: 'id',
+  pending_utterances: 'seq',
+};
 
 export const EXPORT_FORMAT = 'yomiage-guilds/1' as const;
 
@@ -76,7 +84,8 @@ export function exportGuilds(db: Db, guilds: readonly string[], now = new Date()
     const marks = guilds.map(() => '?').join(', ');
     for (const t of MOVED_TABLES) {
       const order = ORDER[t] ? ` ORDER BY ${ORDER[t]}` : '';
-      tables[t] = guilds.length === 0 ? [] : (db.prepare(`SELECT * FROM ${t} WHERE guild_id IN (${marks})${order}`).all(...guilds) as Row[]);
+      tables[t] =
+        guilds.length === 0 ? [] : (db.prepare(`SELECT * FROM ${t} WHERE guild_id IN (${marks})${order}`).all(...guilds) as Row[]);
     }
     const keys = [...new Set(tables.character_ledger!.map((r) => r.audio_key).filter((k): k is string => typeof k === 'string'))];
     tables.paid_audio = keys.flatMap((k) => db.prepare('SELECT * FROM paid_audio WHERE audio_key = ?').all(k) as Row[]);
@@ -112,14 +121,19 @@ export function importGuilds(db: Db, file: unknown): { guilds: number; rows: num
   db.transaction(() => {
     const present = new Set(guildsIn(db));
     const clash = data.guilds.filter((g) => present.has(g));
-    if (clash.length > 0) throw new TransferError('guild_exists', { message: `guild ${clash.join(', ')} already has rows in this database; remove them first (npm run guild -- remove ${clash.join(' ')})` });
+    if (clash.length > 0)
+      throw new TransferError('guild_exists', {
+        message: `guild ${clash.join(', ')} already has rows in this database; remove them first (npm run guild -- remove ${clash.join(' ')})`,
+      });
     for (const t of [...MOVED_TABLES, 'paid_audio'] as const) {
       for (const row of data.tables[t] ?? []) {
         const own = OWN_KEYS[t as keyof typeof OWN_KEYS];
         // The keys are this database's own column names: the schema accepts no others.
         const columns = Object.keys(row).filter((c) => c !== own);
         const conflict = t === 'paid_audio' ? ' ON CONFLICT DO NOTHING' : '';
-        db.prepare(`INSERT INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${conflict}`).run(...columns.map((c) => row[c] as never));
+        db.prepare(`INSERT INTO ${t} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})${conflict}`).run(
+          ...columns.map((c) => row[c] as never),
+        );
         rows += 1;
       }
     }
@@ -161,9 +175,18 @@ function moveTotals(db: Db, ledger: readonly Row[], sign: 1 | -1): void {
     const state = r.state as string;
     if (state === 'released') continue;
     const chars = Number(r.chars);
-    const d = { reserved: state === 'reserved' ? chars : 0, charged: state === 'charged' ? chars : 0, uncertain: state === 'uncertain' ? chars : 0 };
-    for (const [guild, user] of [[r.guild_id, r.user_id], [r.guild_id, ''], ['', '']] as const) {
-      if (sign > 0) upsert.run(guild as string, user as string, r.period_start as number, r.endpoint as string, d.reserved, d.charged, d.uncertain);
+    const d = {
+      reserved: state === 'reserved' ? chars : 0,
+      charged: state === 'charged' ? chars : 0,
+      uncertain: state === 'uncertain' ? chars : 0,
+    };
+    for (const [guild, user] of [
+      [r.guild_id, r.user_id],
+      [r.guild_id, ''],
+      ['', ''],
+    ] as const) {
+      if (sign > 0)
+        upsert.run(guild as string, user as string, r.period_start as number, r.endpoint as string, d.reserved, d.charged, d.uncertain);
       else sub.run(d.reserved, d.charged, d.uncertain, guild as string, user as string, r.period_start as number, r.endpoint as string);
     }
   }

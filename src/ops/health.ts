@@ -42,9 +42,10 @@ export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}
   return async () => {
     const shards = [...deps.client.ws.shards.values()];
     const down = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
-    const gateway: Check = shards.length > 0 && down.length === 0
-      ? { ok: true }
-      : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
+    const gateway: Check =
+      shards.length > 0 && down.length === 0
+        ? { ok: true }
+        : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
     const db = await database();
     const ffmpeg: Check = deps.media.transcode || deps.media.playMp3 ? { ok: true } : { ok: false, detail: 'ffmpeg_missing' };
     return { ready: gateway.ok && db.ok, degraded: ffmpeg.ok ? [] : ['ffmpeg'], checks: { gateway, database: db, ffmpeg } };

@@ -43,7 +43,10 @@ export interface SinkMeterDeps {
  * the wait from arrival to the start of the clip (its first voice packet; its attachment when it
  * is not played) and the first-packet time.
  */
-export function meteredSink(deliver: (ready: ReadyUtterance, signal: AbortSignal) => Promise<Delivered | undefined>, deps: SinkMeterDeps): Sink {
+export function meteredSink(
+  deliver: (ready: ReadyUtterance, signal: AbortSignal) => Promise<Delivered | undefined>,
+  deps: SinkMeterDeps,
+): Sink {
   const { metrics, now } = deps;
   // One delivery per guild at a time (the scheduler's single advancing point): keyed by guild.
   const awaiting = new Map<string, { items: readonly Utterance[]; started: boolean }>();

@@ -33,7 +33,9 @@ export function managerEndpoints(manager: CollectingManager, options: { timeoutM
         if (!answer) checks[`process_${index}`] = { ok: false, detail: pid === undefined ? 'not_running' : 'no_answer' };
         else {
           // What makes it unready (a degraded part, such as ffmpeg, does not).
-          const failing = Object.entries(answer.checks).filter(([name, c]) => !c.ok && !answer.degraded.includes(name)).map(([name, c]) => `${name}:${c.detail ?? 'failed'}`);
+          const failing = Object.entries(answer.checks)
+            .filter(([name, c]) => !c.ok && !answer.degraded.includes(name))
+            .map(([name, c]) => `${name}:${c.detail ?? 'failed'}`);
           checks[`process_${index}`] = answer.ready ? { ok: true } : { ok: false, detail: failing.join(' ') || 'not_ready' };
           for (const d of answer.degraded) degraded.add(d);
         }

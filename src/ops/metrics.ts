@@ -88,18 +88,26 @@ export class BotMetrics {
     });
     this.#wait = new Histogram({
       name: 'yomiage_speech_wait_seconds',
-      help: 'From a message\'s arrival to the start of the clip that carries it (its first voice packet, or its attachment being posted)',
+      help: "From a message's arrival to the start of the clip that carries it (its first voice packet, or its attachment being posted)",
       buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300],
       registers,
     });
     this.#firstPacket = new Histogram({
       name: 'yomiage_voice_first_packet_seconds',
-      help: 'From a clip ready to play (handed to the guild\'s voice connection, which may first wait for it to be ready) to its first voice packet sent',
+      help: "From a clip ready to play (handed to the guild's voice connection, which may first wait for it to be ready) to its first voice packet sent",
       buckets: [0.005, 0.01, 0.02, 0.04, 0.06, 0.1, 0.2, 0.5, 1, 3],
       registers,
     });
-    this.#hits = new Counter({ name: 'yomiage_cache_hits_total', help: 'Speech served from the audio cache (no request to the service)', registers });
-    this.#misses = new Counter({ name: 'yomiage_cache_misses_total', help: 'Speech not in the audio cache (made by the service, or shared with an identical request in flight)', registers });
+    this.#hits = new Counter({
+      name: 'yomiage_cache_hits_total',
+      help: 'Speech served from the audio cache (no request to the service)',
+      registers,
+    });
+    this.#misses = new Counter({
+      name: 'yomiage_cache_misses_total',
+      help: 'Speech not in the audio cache (made by the service, or shared with an identical request in flight)',
+      registers,
+    });
     this.#chars = new Counter({
       name: 'yomiage_characters_spent_total',
       help: 'Account characters the service charged, each counted once when the ledger records the charge (refunds of failed jobs are not subtracted)',
@@ -118,7 +126,9 @@ export class BotMetrics {
         },
       });
     scraped('yomiage_voice_sessions', 'Voice channels the bot is connected to', (from) => from.voiceSessions?.());
-    scraped('yomiage_queue_depth', 'Messages accepted and not yet delivered (waiting, being synthesised, or ready)', (from) => from.queueDepth?.());
+    scraped('yomiage_queue_depth', 'Messages accepted and not yet delivered (waiting, being synthesised, or ready)', (from) =>
+      from.queueDepth?.(),
+    );
   }
 
   /** Where the scrape-time gauges read from (set once the bot's collaborators exist). */

@@ -166,11 +166,16 @@ export class ShardProcessManager {
     if (upMs >= this.#backoff.stableMs) slot.delayMs = this.#backoff.firstMs;
     const delayMs = slot.delayMs;
     slot.delayMs = Math.min(this.#backoff.maxMs, slot.delayMs * 2);
-    this.#logger.warn({ process: slot.index, shards: slot.shards, code: child.exitCode ?? null, signal: child.signalCode ?? null, restartInMs: delayMs }, 'shard process exited; restarting it');
+    this.#logger.warn(
+      { process: slot.index, shards: slot.shards, code: child.exitCode ?? null, signal: child.signalCode ?? null, restartInMs: delayMs },
+      'shard process exited; restarting it',
+    );
     slot.restart = setTimeout(() => {
       slot.restart = undefined;
       if (this.#stopping) return;
-      this.#spawn(slot).catch((error: unknown) => this.#logger.error({ err: error, process: slot.index }, 'could not start a shard process'));
+      this.#spawn(slot).catch((error: unknown) =>
+        this.#logger.error({ err: error, process: slot.index }, 'could not start a shard process'),
+      );
     }, delayMs);
   }
 }

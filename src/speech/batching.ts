@@ -140,7 +140,11 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
 const payer = (guildId: string, u: Utterance) => u.chargedTo ?? (u.paidOnce ? serverChargeUser(guildId) : u.userId);
 
 /** The request that reads `items` (one batch) in order; each author is charged for their own text and the pause before it. */
-export function batchRequest(guildId: string, items: readonly Utterance[], rules: Pick<BatchRules, 'separator' | 'countChars'>): SynthesisRequest {
+export function batchRequest(
+  guildId: string,
+  items: readonly Utterance[],
+  rules: Pick<BatchRules, 'separator' | 'countChars'>,
+): SynthesisRequest {
   const first = items[0]!;
   const sep = separatorFor(first, rules.separator);
   const byUser = new Map<string, number>();
@@ -170,7 +174,10 @@ export function batchRequest(guildId: string, items: readonly Utterance[], rules
  * request would wait on the shared rate budget holding one message, where waiting lets every
  * message that arrives meanwhile merge into the next request).
  */
-export function mayStartBatch(batches: { synthesizing: number; ready: number }, limits: { prefetch: number; maxInFlight: number }): boolean {
+export function mayStartBatch(
+  batches: { synthesizing: number; ready: number },
+  limits: { prefetch: number; maxInFlight: number },
+): boolean {
   return batches.synthesizing + batches.ready < limits.prefetch && batches.synthesizing < limits.maxInFlight;
 }
 
@@ -246,7 +253,12 @@ interface Draft {
  * request, or need a request more than `maxRequests`; a first utterance longer than `maxChars`
  * still goes alone.
  */
-export function planBatch(run: readonly Utterance[], isCached: (u: Utterance, text: string) => boolean, limits: PlanLimits, rules: BatchRules): BatchPlan {
+export function planBatch(
+  run: readonly Utterance[],
+  isCached: (u: Utterance, text: string) => boolean,
+  limits: PlanLimits,
+  rules: BatchRules,
+): BatchPlan {
   let draft: Draft = { clips: [], requests: 0 };
   let take = 0;
   for (const [i, u] of run.entries()) {
@@ -261,7 +273,15 @@ export function planBatch(run: readonly Utterance[], isCached: (u: Utterance, te
 }
 
 /** `draft` with utterance `u` added, or null when it would need a request more than allowed. */
-function addItem(draft: Draft, run: readonly Utterance[], u: Utterance, i: number, isCached: (u: Utterance, text: string) => boolean, limits: PlanLimits, rules: BatchRules): Draft | null {
+function addItem(
+  draft: Draft,
+  run: readonly Utterance[],
+  u: Utterance,
+  i: number,
+  isCached: (u: Utterance, text: string) => boolean,
+  limits: PlanLimits,
+  rules: BatchRules,
+): Draft | null {
   const clips: PlannedClip[] = draft.clips.map((c) => (c.cached ? c : { cached: false, parts: [...c.parts] }));
   let requests = draft.requests;
   for (const part of clipParts(u, i)) {
@@ -321,7 +341,12 @@ export function requestText(run: readonly Utterance[], parts: readonly ClipPart[
  * requests keep their context); otherwise each author is charged for their own parts and the pause
  * before each of their utterances.
  */
-export function clipRequest(guildId: string, run: readonly Utterance[], parts: readonly ClipPart[], rules: Pick<BatchRules, 'separator' | 'countChars'>): SynthesisRequest {
+export function clipRequest(
+  guildId: string,
+  run: readonly Utterance[],
+  parts: readonly ClipPart[],
+  rules: Pick<BatchRules, 'separator' | 'countChars'>,
+): SynthesisRequest {
   const items = [...new Set(parts.map((p) => p.item))].map((i) => run[i]!);
   if (items.length === 1 && parts.length === 1 && parts[0]!.part === 'all') return batchRequest(guildId, items, rules);
   const first = run[parts[0]!.item]!;
@@ -345,7 +370,15 @@ export function clipRequest(guildId: string, run: readonly Utterance[], parts: r
 
 /** The request that plays one part alone from the cache, if it is there (same voice and settings as its utterance). */
 export function partRequest(guildId: string, u: Utterance, text: string): SynthesisRequest {
-  return { guildId, endpoint: 'standard', text, voice: u.voice, speed: u.speed, pitch: u.pitch, charges: [{ guildId, userId: u.userId, endpoint: 'standard', chars: 0 }] };
+  return {
+    guildId,
+    endpoint: 'standard',
+    text,
+    voice: u.voice,
+    speed: u.speed,
+    pitch: u.pitch,
+    charges: [{ guildId, userId: u.userId, endpoint: 'standard', chars: 0 }],
+  };
 }
 
 /** A delivery's clips, with the utterances each carries a part of. */

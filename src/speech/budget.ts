@@ -135,7 +135,13 @@ export class CharacterBudget {
     validate(charges);
     const now = this.#clock.now();
     const period = this.currentPeriod();
-    const request = { charges, period, now, staleBefore: now - this.#staleAfterMs, ...(options.audioKey !== undefined ? { audioKey: options.audioKey } : {}) };
+    const request = {
+      charges,
+      period,
+      now,
+      staleBefore: now - this.#staleAfterMs,
+      ...(options.audioKey !== undefined ? { audioKey: options.audioKey } : {}),
+    };
     return this.#ledger.reserve(request, (usage) => this.#refusal(charges, usage, period));
   }
 
@@ -207,7 +213,9 @@ export class CharacterBudget {
     const period = this.currentPeriod();
     const limits = this.limitsFor(scope.guildId);
     const totals = await this.#ledger.totals(scope, period);
-    return scope.userId ? toUsage('user', totals, this.userLimitFor(scope.guildId, scope.userId), period.end) : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
+    return scope.userId
+      ? toUsage('user', totals, this.userLimitFor(scope.guildId, scope.userId), period.end)
+      : toUsage('guild', totals, limits.guildMonthlyLimit, period.end);
   }
 
   /** This period's usage of the whole bot (the account). */
@@ -223,7 +231,14 @@ export class CharacterBudget {
   }
 
   #refusal(charges: readonly Charge[], usage: ScopeUsage, period: Period): BudgetRefusal | undefined {
-    return refusalFor({ charges, usage, limitsOf: (guildId) => this.limitsFor(guildId), userLimitOf: (guildId, userId) => this.userLimitFor(guildId, userId), accountLimit: this.#defaults.accountMonthlyLimit, resetsAt: period.end });
+    return refusalFor({
+      charges,
+      usage,
+      limitsOf: (guildId) => this.limitsFor(guildId),
+      userLimitOf: (guildId, userId) => this.userLimitFor(guildId, userId),
+      accountLimit: this.#defaults.accountMonthlyLimit,
+      resetsAt: period.end,
+    });
   }
 }
 

@@ -89,7 +89,17 @@ export class AudioCache {
     const canonical =
       input.endpoint === 'standard'
         ? [KEY_VERSION, 'standard', input.voice, input.speed, input.pitch, input.text]
-        : [KEY_VERSION, 'advanced', input.voice, input.speed, input.pitch, input.text, input.tone ?? null, input.model ?? null, input.seed ?? null];
+        : [
+            KEY_VERSION,
+            'advanced',
+            input.voice,
+            input.speed,
+            input.pitch,
+            input.text,
+            input.tone ?? null,
+            input.model ?? null,
+            input.seed ?? null,
+          ];
     return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
   }
 
@@ -115,7 +125,16 @@ export class AudioCache {
     const entry = this.#index.get(key);
     if (!entry) return null;
     const audio = this.#toAudio(entry);
-    const present = await Promise.all([stat(audio.mp3Path).then(() => true, () => false), stat(audio.oggPath).then(() => true, () => false)]);
+    const present = await Promise.all([
+      stat(audio.mp3Path).then(
+        () => true,
+        () => false,
+      ),
+      stat(audio.oggPath).then(
+        () => true,
+        () => false,
+      ),
+    ]);
     if (!present.every(Boolean)) {
       // Someone deleted files by hand (or another process evicted them): forget the entry.
       await this.#index.remove(key);
@@ -146,13 +165,27 @@ export class AudioCache {
     const release = info.pin ? this.pin(key) : undefined;
     try {
       // Only now that both files exist may the index point at them.
-      await this.#index.put({ key, endpoint: info.endpoint ?? 'standard', mp3Path: rel.mp3, oggPath: rel.ogg, mp3Bytes: mp3.length, oggBytes: ogg.length, durationMs });
+      await this.#index.put({
+        key,
+        endpoint: info.endpoint ?? 'standard',
+        mp3Path: rel.mp3,
+        oggPath: rel.ogg,
+        mp3Bytes: mp3.length,
+        oggBytes: ogg.length,
+        durationMs,
+      });
     } catch (error) {
       release?.();
       throw error;
     }
     await this.#evict(key);
-    const entry: CachedAudio = { key, mp3Path: join(this.#dir, rel.mp3), oggPath: join(this.#dir, rel.ogg), mp3Bytes: mp3.length, durationMs };
+    const entry: CachedAudio = {
+      key,
+      mp3Path: join(this.#dir, rel.mp3),
+      oggPath: join(this.#dir, rel.ogg),
+      mp3Bytes: mp3.length,
+      durationMs,
+    };
     return release ? { ...entry, release } : entry;
   }
 
@@ -172,10 +205,18 @@ export class AudioCache {
   async #evict(keep: string): Promise<void> {
     // Pinned files are waiting to be played: they may take the cache over its cap for a while.
     const victims = await this.#index.evict(this.#maxBytes, keep, (key) => this.#pins.has(key));
-    await Promise.all(victims.flatMap((e) => [rm(join(this.#dir, e.mp3Path), { force: true }), rm(join(this.#dir, e.oggPath), { force: true })]));
+    await Promise.all(
+      victims.flatMap((e) => [rm(join(this.#dir, e.mp3Path), { force: true }), rm(join(this.#dir, e.oggPath), { force: true })]),
+    );
   }
 
   #toAudio(entry: AudioCacheEntry): CachedAudio {
-    return { key: entry.key, mp3Path: join(this.#dir, entry.mp3Path), oggPath: join(this.#dir, entry.oggPath), mp3Bytes: entry.mp3Bytes, durationMs: entry.durationMs };
+    return {
+      key: entry.key,
+      mp3Path: join(this.#dir, entry.mp3Path),
+      oggPath: join(this.#dir, entry.oggPath),
+      mp3Bytes: entry.mp3Bytes,
+      durationMs: entry.durationMs,
+    };
   }
 }

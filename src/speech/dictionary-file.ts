@@ -13,14 +13,11 @@ export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
 
 /** What is wrong with the file as a whole (the i18n keys the command shows). */
 export type DictionaryFileErrorIdentifier =
-  | 'dictfile.too_large'
-  | 'dictfile.too_many'
-  | 'dictfile.not_utf8'
-  | 'dictfile.bad_json'
-  | 'dictfile.empty';
+  'dictfile.too_large' | 'dictfile.too_many' | 'dictfile.not_utf8' | 'dictfile.bad_json' | 'dictfile.empty';
 
 /** What is wrong with one row (the file's line, or the JSON entry's position). */
-export type DictionaryRowErrorIdentifier = DictionaryErrorIdentifier | 'dictfile.columns' | 'dictfile.unclosed_quote' | 'dictfile.duplicate' | 'dictfile.bad_entry';
+export type DictionaryRowErrorIdentifier =
+  DictionaryErrorIdentifier | 'dictfile.columns' | 'dictfile.unclosed_quote' | 'dictfile.duplicate' | 'dictfile.bad_entry';
 
 export interface DictionaryRowError {
   /** 1-based line of a CSV/TSV row, or 1-based position of a JSON entry. */
@@ -56,7 +53,8 @@ export function detectFormat(filename: string, text: string): DictionaryFileForm
 
 /** Reads an import file: every row checked, every problem listed with its line; entries only when none. */
 export function parseDictionaryFile(filename: string, bytes: Uint8Array): DictionaryFileResult {
-  if (bytes.length > DICTIONARY_FILE_LIMITS.maxBytes) return fileError('dictfile.too_large', { max: DICTIONARY_FILE_LIMITS.maxBytes, found: bytes.length });
+  if (bytes.length > DICTIONARY_FILE_LIMITS.maxBytes)
+    return fileError('dictfile.too_large', { max: DICTIONARY_FILE_LIMITS.maxBytes, found: bytes.length });
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -72,7 +70,11 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
   for (const row of raw.rows) {
     const parsed = parseDictionaryEntry(row.word, row.reading);
     if (!parsed.ok) {
-      rows.push({ at: row.at, identifier: parsed.error.identifier, context: parsed.error.context.max !== undefined ? { max: parsed.error.context.max } : {} });
+      rows.push({
+        at: row.at,
+        identifier: parsed.error.identifier,
+        context: parsed.error.context.max !== undefined ? { max: parsed.error.context.max } : {},
+      });
       continue;
     }
     const first = firstAt.get(parsed.value.word);
@@ -83,7 +85,13 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
     firstAt.set(parsed.value.word, row.at);
     entries.push(parsed.value);
   }
-  if (raw.rows.length > DICTIONARY_FILE_LIMITS.maxEntries) return { ok: false, format, file: { identifier: 'dictfile.too_many', context: { max: DICTIONARY_FILE_LIMITS.maxEntries, found: raw.rows.length } }, rows: [] };
+  if (raw.rows.length > DICTIONARY_FILE_LIMITS.maxEntries)
+    return {
+      ok: false,
+      format,
+      file: { identifier: 'dictfile.too_many', context: { max: DICTIONARY_FILE_LIMITS.maxEntries, found: raw.rows.length } },
+      rows: [],
+    };
   if (rows.length > 0) return { ok: false, format, rows: rows.sort((a, b) => a.at - b.at) };
   if (entries.length === 0) return { ok: false, format, file: { identifier: 'dictfile.empty', context: {} }, rows: [] };
   return { ok: true, format, entries };
@@ -112,7 +120,14 @@ export function restoreCell(cell: string): string {
 /** The server's entries as a file another server (or a spreadsheet) can import. */
 export function serialiseDictionary(entries: readonly DictionaryEntry[], format: 'json' | 'csv'): string {
   const sorted = [...entries].sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
-  if (format === 'json') return JSON.stringify(sorted.map((e) => ({ word: e.word, reading: e.reading })), null, 2) + '\n';
+  if (format === 'json')
+    return (
+      JSON.stringify(
+        sorted.map((e) => ({ word: e.word, reading: e.reading })),
+        null,
+        2,
+      ) + '\n'
+    );
   const field = (raw: string) => {
     const s = neutraliseCell(raw);
     return s !== raw || /[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
@@ -139,13 +154,19 @@ function jsonRows(text: string): Raw {
   } catch {
     return { file: { identifier: 'dictfile.bad_json', context: {} } };
   }
-  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { entries?: unknown }).entries)) value = (value as { entries: unknown[] }).entries;
+  if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { entries?: unknown }).entries))
+    value = (value as { entries: unknown[] }).entries;
   const rows: RawRow[] = [];
   const errors: DictionaryRowError[] = [];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      const pair = Array.isArray(item) ? item : item && typeof item === 'object' ? [(item as Record<string, unknown>).word, (item as Record<string, unknown>).reading] : [];
-      if (pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') errors.push({ at: i + 1, identifier: 'dictfile.bad_entry', context: {} });
+      const pair = Array.isArray(item)
+        ? item
+        : item && typeof item === 'object'
+          ? [(item as Record<string, unknown>).word, (item as Record<string, unknown>).reading]
+          : [];
+      if (pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
+        errors.push({ at: i + 1, identifier: 'dictfile.bad_entry', context: {} });
       else rows.push({ at: i + 1, word: pair[0], reading: pair[1] });
     });
     return { rows, errors };
@@ -174,7 +195,8 @@ function delimitedRows(text: string, delimiter: string): Raw {
     const fields = escaped ? record.fields.map(restoreCell) : record.fields;
     const header = escaped || (fields.length === 2 && HEADER_WORD.test(fields[0]!.trim()) && HEADER_READING.test(fields[1]!.trim()));
     if (index === 0 && header) return;
-    if (fields.length !== 2) return void errors.push({ at: record.line, identifier: 'dictfile.columns', context: { found: fields.length } });
+    if (fields.length !== 2)
+      return void errors.push({ at: record.line, identifier: 'dictfile.columns', context: { found: fields.length } });
     rows.push({ at: record.line, word: fields[0]!, reading: fields[1]! });
   });
   return { rows, errors };
@@ -199,17 +221,42 @@ function splitRecords(text: string, delimiter: string): { line: number; fields: 
       }
       const c = text[i]!;
       if (quoted) {
-        if (c === '"' && text[i + 1] === '"') { field += '"'; i += 2; continue; }
-        if (c === '"') { quoted = false; i += 1; continue; }
+        if (c === '"' && text[i + 1] === '"') {
+          field += '"';
+          i += 2;
+          continue;
+        }
+        if (c === '"') {
+          quoted = false;
+          i += 1;
+          continue;
+        }
         if (c === '\n') line += 1;
         field += c;
         i += 1;
         continue;
       }
-      if (c === '"' && field === '') { quoted = true; i += 1; continue; }
-      if (c === delimiter) { fields.push(field); field = ''; i += 1; continue; }
-      if (c === '\r' && text[i + 1] === '\n') { i += 1; continue; }
-      if (c === '\n') { fields.push(field); i += 1; line += 1; break; }
+      if (c === '"' && field === '') {
+        quoted = true;
+        i += 1;
+        continue;
+      }
+      if (c === delimiter) {
+        fields.push(field);
+        field = '';
+        i += 1;
+        continue;
+      }
+      if (c === '\r' && text[i + 1] === '\n') {
+        i += 1;
+        continue;
+      }
+      if (c === '\n') {
+        fields.push(field);
+        i += 1;
+        line += 1;
+        break;
+      }
       field += c;
       i += 1;
     }

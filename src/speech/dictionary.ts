@@ -47,7 +47,12 @@ function fail<T>(identifier: DictionaryErrorIdentifier, context: DictionaryError
  * because text.ts matches against NFKC-normalised message text (so "ｗ" and "w", "ｶﾅ" and "カナ"
  * are the same word). A reading must not bring back what text.ts replaced (a URL).
  */
-function parsePart(part: 'word' | 'reading', input: string, maxChars: number, forbidden: readonly [RegExp, DictionaryErrorIdentifier][]): ParseResult<string> {
+function parsePart(
+  part: 'word' | 'reading',
+  input: string,
+  maxChars: number,
+  forbidden: readonly [RegExp, DictionaryErrorIdentifier][],
+): ParseResult<string> {
   const value = input.normalize('NFKC').trim();
   if (value.length === 0) return fail(`dictionary.${part}_empty`);
   const length = countChars(value);
@@ -108,7 +113,8 @@ function compile(entries: readonly DictionaryEntry[]): TrieNode {
     if (e.word.length === 0) continue; // an empty word would match everywhere
     const folded = foldAscii(e.word);
     let node = root;
-    for (const unit of folded) { // code points, as the matcher walks them
+    for (const unit of folded) {
+      // code points, as the matcher walks them
       let child = node.next.get(unit);
       if (!child) node.next.set(unit, (child = { next: new Map() }));
       node = child;

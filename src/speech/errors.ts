@@ -33,7 +33,10 @@ export class BudgetRefusedError extends SpeechError {
   readonly refusal: BudgetRefusal;
   constructor(options: Omit<SpeechErrorOptions, 'message'> & { refusal: BudgetRefusal }) {
     const { refusal } = options;
-    super('budget_refused', { ...options, message: `${SpeechError.messages.budget_refused} (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})` });
+    super('budget_refused', {
+      ...options,
+      message: `${SpeechError.messages.budget_refused} (${refusal.scope}: ${refusal.used}+${refusal.requested} > ${refusal.limit})`,
+    });
     this.refusal = refusal;
   }
 }

@@ -59,7 +59,8 @@ export class GlobalDictionary {
       if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
       const result = this.load();
       if (result.ok) this.#logger.info({ entries: result.count }, 'global dictionary reloaded');
-      else this.#logger.warn({ problems: result.problems.slice(0, 10) }, 'global dictionary file has problems; keeping the previous entries');
+      else
+        this.#logger.warn({ problems: result.problems.slice(0, 10) }, 'global dictionary file has problems; keeping the previous entries');
     };
     watchFile(this.#path, { interval: intervalMs, persistent: false }, onChange);
     return () => unwatchFile(this.#path, onChange);

@@ -27,7 +27,12 @@ const DEFAULTS = {
  * A name as it is spoken: dictionary applied (so a hard-to-read name gets its reading), emoji and
  * markup dropped, never a mention or URL, capped at `maxChars`. '' when nothing speakable is left.
  */
-export function speakableName(name: string, lang: ReadLang, dictionary: readonly DictionaryEntry[] = [], maxChars = NAME_MAX_CHARS): string {
+export function speakableName(
+  name: string,
+  lang: ReadLang,
+  dictionary: readonly DictionaryEntry[] = [],
+  maxChars = NAME_MAX_CHARS,
+): string {
   // Clean without a cap first, so a dictionary word that is the whole (long) name still matches.
   const read = applyDictionary(cleanName(name, Number.POSITIVE_INFINITY), dictionary);
   // Runs are capped before the length cut, so a long "ーーー…" prefix does not eat the whole name.
@@ -55,7 +60,14 @@ export class NameReader {
    * disabled, the name has nothing speakable, or the same author spoke last in this guild within
    * the window (anyone else speaking in between resets it). Every call records the speaker.
    */
-  prefix(guildId: string, authorId: string, name: string, lang: ReadLang, enabled: boolean, dictionary: readonly DictionaryEntry[] = []): string {
+  prefix(
+    guildId: string,
+    authorId: string,
+    name: string,
+    lang: ReadLang,
+    enabled: boolean,
+    dictionary: readonly DictionaryEntry[] = [],
+  ): string {
     const now = this.#clock.now();
     const last = this.#last.get(guildId);
     // The window slides with each message: a steady monologue is one speaker, named once.
@@ -73,7 +85,12 @@ export class NameReader {
 }
 
 /** "{name}さんが入室しました。" / "{name} joined." (or left); the name goes through the dictionary. */
-export function joinAnnouncement(name: string, lang: ReadLang, kind: 'join' | 'leave', dictionary: readonly DictionaryEntry[] = []): string {
+export function joinAnnouncement(
+  name: string,
+  lang: ReadLang,
+  kind: 'join' | 'leave',
+  dictionary: readonly DictionaryEntry[] = [],
+): string {
   const words = WORDS[lang];
   const spoken = speakableName(name, lang, dictionary);
   if (!spoken) return kind === 'join' ? words.joinUnknown : words.leaveUnknown;

@@ -19,10 +19,17 @@ export function releaseAll(audios: Iterable<ReadyAudio>): void {
   for (const a of audios) a.release?.();
 }
 
-const asError = (err: unknown, guildId: string): CodedError => (err instanceof Error ? (err as CodedError) : new SpeechError('synthesis_failed', { guildId, cause: err }));
+const asError = (err: unknown, guildId: string): CodedError =>
+  err instanceof Error ? (err as CodedError) : new SpeechError('synthesis_failed', { guildId, cause: err });
 
 /** Adds to `found` the cached audio of every part of `run` not `looked` up yet (pinned; the caller releases what it does not use). */
-export async function lookupParts(synth: Synthesizer, guildId: string, run: readonly Utterance[], found: Map<string, ReadyAudio>, looked: Set<string>): Promise<void> {
+export async function lookupParts(
+  synth: Synthesizer,
+  guildId: string,
+  run: readonly Utterance[],
+  found: Map<string, ReadyAudio>,
+  looked: Set<string>,
+): Promise<void> {
   const lookup = synth.lookup?.bind(synth);
   if (!lookup) return;
   const wanted = new Map<string, { u: Utterance; text: string }>();
@@ -59,9 +66,18 @@ export interface PlanRun {
  * consecutive utterances that all have their audio play as one delivery; a failure is delivered in
  * its place, so its author is told in order.
  */
-export async function synthesizePlan(run: PlanRun, guildId: string, items: Utterance[], plan: BatchPlan, known: Map<string, ReadyAudio>, grants: RateGrant[]): Promise<ReadyUtterance[]> {
+export async function synthesizePlan(
+  run: PlanRun,
+  guildId: string,
+  items: Utterance[],
+  plan: BatchPlan,
+  known: Map<string, ReadyAudio>,
+  grants: RateGrant[],
+): Promise<ReadyUtterance[]> {
   const { synth, rules, signal } = run;
-  const clipItems = plan.clips.map((c) => (c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!)));
+  const clipItems = plan.clips.map((c) =>
+    c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!),
+  );
   let g = 0;
   const outcomes = await Promise.all(
     plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: CodedError }> => {
@@ -106,7 +122,15 @@ export async function synthesizePlan(run: PlanRun, guildId: string, items: Utter
     const group: Utterance[] = [];
     while (i < items.length && !failedBy.has(items[i]!)) group.push(items[i++]!);
     const clips = plan.clips.flatMap((_, k) => (clipItems[k]!.some((u) => group.includes(u)) ? [k] : []));
-    results.push(delivery(run.carries, guildId, group, clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio), clips.map((k) => clipItems[k]!)));
+    results.push(
+      delivery(
+        run.carries,
+        guildId,
+        group,
+        clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio),
+        clips.map((k) => clipItems[k]!),
+      ),
+    );
   }
   return results;
 }
@@ -115,7 +139,9 @@ export async function synthesizePlan(run: PlanRun, guildId: string, items: Utter
 async function alone(run: PlanRun, guildId: string, u: Utterance): Promise<ReadyUtterance> {
   const base = { id: u.id, guildId, items: [u] };
   try {
-    const audio = await run.synth.synthesize(clipRequest(guildId, [u], [{ item: 0, part: 'all', text: u.text }], run.rules), { signal: run.signal });
+    const audio = await run.synth.synthesize(clipRequest(guildId, [u], [{ item: 0, part: 'all', text: u.text }], run.rules), {
+      signal: run.signal,
+    });
     return { ...base, audio };
   } catch (err) {
     return { ...base, error: asError(err, guildId) };
@@ -123,7 +149,13 @@ async function alone(run: PlanRun, guildId: string, u: Utterance): Promise<Ready
 }
 
 /** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
-export function delivery(carried: ClipCarries, guildId: string, items: Utterance[], clips: ReadyAudio[], carries: Utterance[][]): ReadyUtterance {
+export function delivery(
+  carried: ClipCarries,
+  guildId: string,
+  items: Utterance[],
+  clips: ReadyAudio[],
+  carries: Utterance[][],
+): ReadyUtterance {
   const starts = new Map<Utterance, number>();
   let t = 0;
   clips.forEach((audio, k) => {
@@ -141,12 +173,21 @@ export function delivery(carried: ClipCarries, guildId: string, items: Utterance
  * start later than the cut is dropped with the clips that carry it (released); the rest plays.
  * Returns what still plays (null: nothing) and the utterances dropped.
  */
-export function cutReady(carried: ClipCarries, ready: ReadyUtterance, now: number, maxAutoAgeMs: number): { ready: ReadyUtterance | null; dropped: Utterance[] } {
+export function cutReady(
+  carried: ClipCarries,
+  ready: ReadyUtterance,
+  now: number,
+  maxAutoAgeMs: number,
+): { ready: ReadyUtterance | null; dropped: Utterance[] } {
   const audio = ready.audio;
   if (!audio) return { ready, dropped: [] };
   const clips = audio.parts ?? [audio];
   const carries = carried.get(ready) ?? [ready.items];
-  const { keep, dropped } = cutAtSpeaking(clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })), now, maxAutoAgeMs);
+  const { keep, dropped } = cutAtSpeaking(
+    clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })),
+    now,
+    maxAutoAgeMs,
+  );
   if (dropped.length === 0) return { ready, dropped: [] };
   clips.forEach((a, k) => {
     if (!keep.includes(k)) a.release?.();
@@ -154,5 +195,14 @@ export function cutReady(carried: ClipCarries, ready: ReadyUtterance, now: numbe
   const gone = ready.items.filter((u) => dropped.includes(u));
   if (keep.length === 0) return { ready: null, dropped: gone };
   const items = ready.items.filter((u) => !dropped.includes(u));
-  return { ready: delivery(carried, ready.guildId, items, keep.map((k) => clips[k]!), keep.map((k) => carries[k]!)), dropped: gone };
+  return {
+    ready: delivery(
+      carried,
+      ready.guildId,
+      items,
+      keep.map((k) => clips[k]!),
+      keep.map((k) => carries[k]!),
+    ),
+    dropped: gone,
+  };
 }

@@ -39,7 +39,14 @@ export function newGuildQueue(): GuildQueue {
 /** The guild's counters (GuildStats) from its queue. */
 export function guildStats(guildId: string, g: GuildQueue): GuildStats {
   const count = (state: Slot['state']) => g.slots.filter((s) => s.state === state).reduce((n, s) => n + s.items.length, 0);
-  return { guildId, queued: g.pending.length, synthesizing: count('synthesizing'), ready: count('ready'), playing: g.current !== null, ...g.stats };
+  return {
+    guildId,
+    queued: g.pending.length,
+    synthesizing: count('synthesizing'),
+    ready: count('ready'),
+    playing: g.current !== null,
+    ...g.stats,
+  };
 }
 
 /** Empties the guild's queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to the caller. */
@@ -134,14 +141,20 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
       if (gone(head)) continue;
       const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
       const recurring = (u: Utterance, text: string) => (ctx.reads.get(partKey(u, text)) ?? 0) >= REUSE_AFTER_READS;
-      const limits = (maxRequests: number): PlanLimits => ({ maxRequests, reusableChars: ctx.reusableChars, maxItems: runLength, recurring });
+      const limits = (maxRequests: number): PlanLimits => ({
+        maxRequests,
+        reusableChars: ctx.reusableChars,
+        maxItems: runLength,
+        recurring,
+      });
       let grants: RateGrant[] = [];
       let plan: BatchPlan;
       if (grant) {
         // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
         const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), rules).requests;
         grants = [grant];
-        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: guildId })); ) grants.push(e);
+        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: guildId }));)
+          grants.push(e);
         if (gone(head)) {
           // Cleared or closed meanwhile (or the head went): give the extras back and look again.
           for (const extra of grants.slice(1)) extra.release();

@@ -78,15 +78,15 @@ interface ReadyBase {
 }
 
 /** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
-export type ReadyUtterance = (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
+export type ReadyUtterance =
+  (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
 
 /** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
 export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
 
 /** `not_saved`: the journal could not keep it (the disk refuses writes), so it is not accepted. */
 export type EnqueueResult =
-  | { ok: true; id: string; position: number }
-  | { ok: false; reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number };
+  { ok: true; id: string; position: number } | { ok: false; reason: 'member_queue_full' | 'not_saved' | 'closed'; limit?: number };
 
 export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
 

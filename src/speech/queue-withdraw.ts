@@ -39,18 +39,23 @@ export function withdraw(
 ): Utterance[] {
   const reason = new SpeechError('aborted', { guildId: o.guildId, message: o.replace ? 'edited' : 'withdrawn' });
   const replaced = new Map<Utterance, Utterance>();
-  const done = withdrawFrom(g, g.delivering?.upcoming ?? [], (u) => {
-    if (!o.match(u)) return undefined;
-    const input = o.replace?.(u);
-    if (!input) return null;
-    if (sameSpeech(u, input)) return u;
-    // The new text is its author's to pay for, whoever paid for the old one (the server's one re-ask stays spent).
-    const { paidOnce: _paid, chargedTo: _to, ...fresh } = input as Partial<Utterance> & UtteranceInput;
-    const spent = u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {};
-    const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
-    replaced.set(next, u);
-    return next;
-  }, reason);
+  const done = withdrawFrom(
+    g,
+    g.delivering?.upcoming ?? [],
+    (u) => {
+      if (!o.match(u)) return undefined;
+      const input = o.replace?.(u);
+      if (!input) return null;
+      if (sameSpeech(u, input)) return u;
+      // The new text is its author's to pay for, whoever paid for the old one (the server's one re-ask stays spent).
+      const { paidOnce: _paid, chargedTo: _to, ...fresh } = input as Partial<Utterance> & UtteranceInput;
+      const spent = u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {};
+      const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
+      replaced.set(next, u);
+      return next;
+    },
+    reason,
+  );
   const playing = g.delivering;
   const stopped = !o.replace && g.current && playing ? playing.playing.filter(o.match) : [];
   if (stopped.length > 0) {
@@ -110,8 +115,14 @@ function requeueFirst(g: GuildQueue, items: readonly Utterance[], reason: unknow
 
 /** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
 export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
-  return u.text === input.text && u.prefix === input.prefix && u.lang === input.lang
-    && u.voice === input.voice && u.speed === input.speed && u.pitch === input.pitch;
+  return (
+    u.text === input.text &&
+    u.prefix === input.prefix &&
+    u.lang === input.lang &&
+    u.voice === input.voice &&
+    u.speed === input.speed &&
+    u.pitch === input.pitch
+  );
 }
 
 /**

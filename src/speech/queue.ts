@@ -3,12 +3,33 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
 import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
-import { abortAll, batchRules, formBatch, guildStats, newGuildQueue, speakAt, undelivered, type GuildQueue, type Slot } from './queue-slot.ts';
+import {
+  abortAll,
+  batchRules,
+  formBatch,
+  guildStats,
+  newGuildQueue,
+  speakAt,
+  undelivered,
+  type GuildQueue,
+  type Slot,
+} from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { withdraw, type Replace } from './queue-withdraw.ts';
 import {
-  SCHEDULER_DEFAULTS, type EnqueueResult, type GrantingLimiter, type GuildStats, type Logger, type ProgressEvent, type ProgressState, type QueueJournal,
-  type SchedulerEvents, type SchedulerOptions, type Sink, type Utterance, type UtteranceInput,
+  SCHEDULER_DEFAULTS,
+  type EnqueueResult,
+  type GrantingLimiter,
+  type GuildStats,
+  type Logger,
+  type ProgressEvent,
+  type ProgressState,
+  type QueueJournal,
+  type SchedulerEvents,
+  type SchedulerOptions,
+  type Sink,
+  type Utterance,
+  type UtteranceInput,
 } from './queue-types.ts';
 import { runSink } from './sink.ts';
 import type { Synthesizer } from './synthesize.ts';
@@ -239,7 +260,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       active = active.filter(([id, g]) => {
         const ready = g.slots.filter((s) => s.state === 'ready').length;
         if (g.slots.some((s) => s.state === 'planning')) return false;
-        if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
+        if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight }))
+          return false;
         if (!this.#headReady(id, g, null)) return false;
         const slot: Slot = { state: 'planning', items: [], controller: new AbortController(), results: [], estimateMs: 0 };
         g.slots.push(slot);
@@ -257,7 +279,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #headReady(guildId: string, g: GuildQueue, slot: Slot | null, granted = false): boolean {
     const now = this.#clock.now();
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
-    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) }, this.#rules);
+    const decision = nextBatch(
+      g.pending,
+      { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) },
+      this.#rules,
+    );
     if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
     return decision.take > 0;
@@ -323,7 +349,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       const { items, plan } = formed;
       slot.items = items;
       slot.state = 'synthesizing';
-      slot.estimateMs = plan.clips.reduce((ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')), 0);
+      slot.estimateMs = plan.clips.reduce(
+        (ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')),
+        0,
+      );
       for (const u of items) this.#progress(u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.
       this.#schedulePump(guildId);
@@ -339,7 +368,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       }
       // Taken from the queue: each is delivered (as a failure, so its author is told), never lost.
       if (slot.results.length === 0) {
-        const error = err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
+        const error =
+          err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
         slot.results.push({ id: slot.items[0]!.id, guildId, items: slot.items, error });
       }
     }
@@ -359,13 +389,20 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
   #planRun(signal: AbortSignal): PlanRun {
     const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
-    return { synth: this.#synth, rules: this.#rules, carries: this.#clipItems, signal, progress: (u, state, extra) => this.#progress(u, state, extra), onMade };
+    return {
+      synth: this.#synth,
+      rules: this.#rules,
+      carries: this.#clipItems,
+      signal,
+      progress: (u, state, extra) => this.#progress(u, state, extra),
+      onMade,
+    };
   }
 
   /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
     const delivering: NonNullable<GuildQueue['delivering']> = (g.delivering = { upcoming: [...slot.results], playing: [] });
-    for (let result; (result = delivering.upcoming.shift()); ) {
+    for (let result; (result = delivering.upcoming.shift());) {
       if (this.#closed) {
         for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
         return;

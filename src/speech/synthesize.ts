@@ -53,7 +53,13 @@ export interface RequestContext {
 /** Runs an advanced job to its end; the bot passes one that persists jobs (src/tts/jobs.ts). */
 export type NarrateFn = (
   req: AdvancedRequest,
-  opts: { key: string; signal: AbortSignal; onProgress: (p: { state: string; jobId?: string }) => void; context?: RequestContext | undefined; billing?: BillingHooks | undefined },
+  opts: {
+    key: string;
+    signal: AbortSignal;
+    onProgress: (p: { state: string; jobId?: string }) => void;
+    context?: RequestContext | undefined;
+    billing?: BillingHooks | undefined;
+  },
 ) => Promise<{ url: string; pk: number; seed?: number; mp3?: Buffer }>;
 
 export interface SynthesisProgress {
@@ -141,7 +147,6 @@ export interface HistoryLike {
   record(entry: NewHistoryEntry): unknown;
 }
 
-
 export interface SynthesizerOptions {
   client: TtsClientLike;
   cache: AudioCacheLike;
@@ -203,7 +208,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
     if (code === 'ffmpeg_not_found') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
     const fields = { err: error, guildId };
-    if (code !== lastCacheFailure) options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
+    if (code !== lastCacheFailure)
+      options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
     else options.logger?.debug(fields, 'could not cache the paid audio again (same cause)');
     lastCacheFailure = code;
   }
@@ -226,13 +232,19 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       if (req.endpoint === 'standard') {
         // Notice audio (allowance exhausted) is thrown by the client, so what comes back is the text's audio.
         const grant = call.grant;
-        ({ url, pk } = await client.speak({ voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch }, { key: req.guildId, signal, billing: session, grant }));
+        ({ url, pk } = await client.speak(
+          { voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch },
+          { key: req.guildId, signal, billing: session, grant },
+        ));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
         const onProgress = (p: { state: string; jobId?: string }) =>
           call.progress.forEach((f) => f(p.jobId === undefined ? { status: p.state } : { status: p.state, jobId: p.jobId }));
         const narrate: NarrateFn = options.narrate ?? ((r, o) => client.narrate(r, o));
-        const result = await narrate({ ...a, text: req.text }, { key: req.guildId, signal, onProgress, billing: session, context: req.context });
+        const result = await narrate(
+          { ...a, text: req.text },
+          { key: req.guildId, signal, onProgress, billing: session, context: req.context },
+        );
         ({ url, pk, seed } = result);
         downloaded = result.mp3;
       }
@@ -243,7 +255,16 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       // One history row per author of a merged request, each with the characters charged to them.
       for (const c of req.charges) {
         await Promise.resolve(
-          history?.record({ pk, endpoint: req.endpoint, url, voice: req.voice, characters: session.outcome === 'free' ? 0 : c.chars, text: req.text, guildId: c.guildId, userId: c.userId }),
+          history?.record({
+            pk,
+            endpoint: req.endpoint,
+            url,
+            voice: req.voice,
+            characters: session.outcome === 'free' ? 0 : c.chars,
+            text: req.text,
+            guildId: c.guildId,
+            userId: c.userId,
+          }),
         ).catch((err: unknown) => options.logger?.warn({ err, guildId: req.guildId }, 'history write failed'));
       }
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
@@ -285,7 +306,14 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     await caching.get(key);
     const hit = await cache.get(key, { pin: true });
     if (!hit) return null;
-    return { mp3Path: hit.mp3Path, oggPath: hit.oggPath, durationMs: hit.durationMs, fromCache: true, key, ...(hit.release ? { release: hit.release } : {}) };
+    return {
+      mp3Path: hit.mp3Path,
+      oggPath: hit.oggPath,
+      durationMs: hit.durationMs,
+      fromCache: true,
+      key,
+      ...(hit.release ? { release: hit.release } : {}),
+    };
   }
 
   return {
@@ -318,7 +346,13 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     lookup: cached,
   };
 
-  async function wait(req: SynthesisRequest, key: string, cacheable: boolean, opts: SynthesisOptions, mayShare: boolean): Promise<ReadyAudio> {
+  async function wait(
+    req: SynthesisRequest,
+    key: string,
+    cacheable: boolean,
+    opts: SynthesisOptions,
+    mayShare: boolean,
+  ): Promise<ReadyAudio> {
     const { signal, onProgress } = opts;
     // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
     let call = mayShare ? inFlight.get(key) : undefined;
@@ -326,7 +360,14 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // Riding on another caller's request: this caller's grant is not needed.
     if (shared) opts.grant?.release();
     if (!call) {
-      const created: InFlight = { controller: new AbortController(), waiters: 0, progress: new Set(), promise: undefined as never, settled: false, grant: opts.grant };
+      const created: InFlight = {
+        controller: new AbortController(),
+        waiters: 0,
+        progress: new Set(),
+        promise: undefined as never,
+        settled: false,
+        grant: opts.grant,
+      };
       created.promise = run(req, key, cacheable, created)
         .then((ready) => {
           created.callPin = ready.release;
@@ -397,4 +438,3 @@ type CachedFiles = Pick<CachedAudio, 'mp3Path' | 'oggPath'>;
 
 /** Thrown inside `synthesize` only: the shared call was refused by someone else's budget. */
 const RETRY_ALONE = Symbol('retry alone');
-

@@ -123,7 +123,13 @@ export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): str
 
 // The tail of the pipeline, on text whose markup is resolved: laughter, dictionary, emoji, pauses,
 // safety net, run cap, null check, length cap.
-function finish(text: string, lang: ReadLang, dictionary: readonly DictionaryEntry[], maxLength: number, namedEmoji = false): string | null {
+function finish(
+  text: string,
+  lang: ReadLang,
+  dictionary: readonly DictionaryEntry[],
+  maxLength: number,
+  namedEmoji = false,
+): string | null {
   const words = WORDS[lang];
   let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
   if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);
@@ -166,7 +172,16 @@ function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): s
     if (whole.startsWith('||')) return lit(pad + words.spoiler + pad); // never read what is hidden
     // Inline code is read as its content (usually a short command or word), minus its markup.
     const code = (code2 ?? code1 ?? '').replace(/[`|]+/g, ' ');
-    return lit(resolveEntities(replaceUrls(code, (w) => pad + w + pad, words), (w) => w, msg, words).replace(/\s+/g, ' ').trim());
+    return lit(
+      resolveEntities(
+        replaceUrls(code, (w) => pad + w + pad, words),
+        (w) => w,
+        msg,
+        words,
+      )
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   });
 
   s = s.replace(MASKED_LINK, '$1');

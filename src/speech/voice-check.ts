@@ -42,18 +42,20 @@ export class VoiceChecker {
   /** Resolves when the voice is usable; rejects with the refusal (TtsError, BudgetRefusedError, SpeechError 'aborted' on timeout). */
   async confirm(voice: string, who: { guildId: string; userId: string }): Promise<void> {
     if (this.isKnown(voice)) return;
-    await this.#synth.synthesize(
-      {
-        guildId: who.guildId,
-        endpoint: 'standard',
-        text: CONFIRM_TEXT,
-        voice,
-        speed: 1,
-        pitch: 0,
-        charges: [{ guildId: who.guildId, userId: who.userId, endpoint: 'standard', chars: CONFIRM_TEXT.length }],
-      },
-      { signal: AbortSignal.timeout(this.#timeoutMs) },
-    ).then((audio) => audio.release?.());
+    await this.#synth
+      .synthesize(
+        {
+          guildId: who.guildId,
+          endpoint: 'standard',
+          text: CONFIRM_TEXT,
+          voice,
+          speed: 1,
+          pitch: 0,
+          charges: [{ guildId: who.guildId, userId: who.userId, endpoint: 'standard', chars: CONFIRM_TEXT.length }],
+        },
+        { signal: AbortSignal.timeout(this.#timeoutMs) },
+      )
+      .then((audio) => audio.release?.());
     this.#confirmed.add(voice);
   }
 }

@@ -113,6 +113,10 @@ export const WORDS = {
     leaveUnknown: 'Someone left.',
     forwarded: 'Forwarded: ',
     staleDropped: (count) =>
-      count > STALE_NOTICE_MAX ? `Skipped ${STALE_NOTICE_MAX + 1} or more messages.` : count === 1 ? 'Skipped 1 message.' : `Skipped ${count} messages.`,
+      count > STALE_NOTICE_MAX
+        ? `Skipped ${STALE_NOTICE_MAX + 1} or more messages.`
+        : count === 1
+          ? 'Skipped 1 message.'
+          : `Skipped ${count} messages.`,
   },
 } as const satisfies Record<ReadLang, SpokenWords>;

@@ -162,7 +162,10 @@ async function say(positionals: string[], values: Values, io: CliIo): Promise<nu
   const output = outputArg(values, io);
   const client = makeClient(values, io);
   const signal = io.signal;
-  const r = await client.speak({ voice: values.voice as string, text, speed: num(values.speed) ?? 1, pitch: num(values.pitch) ?? 0 }, signal ? { signal } : {});
+  const r = await client.speak(
+    { voice: values.voice as string, text, speed: num(values.speed) ?? 1, pitch: num(values.pitch) ?? 0 },
+    signal ? { signal } : {},
+  );
   for (const [field, s] of Object.entries(r.substituted)) {
     io.out(`note: ${field} ${s.requested} is out of range; the service used ${s.used}`);
   }
@@ -203,7 +206,7 @@ function voices(io: CliIo): number {
   io.out('Advanced voices (25):');
   io.out(`  female: ${ADVANCED_VOICES.slice(0, 12).join(', ')}`);
   io.out(`  male:   ${ADVANCED_VOICES.slice(12).join(', ')}`);
-  io.out('Standard voices: the service\'s own list (about 650 ids, and it grows); it is the authority.');
+  io.out("Standard voices: the service's own list (about 650 ids, and it grows); it is the authority.");
   io.out(`  known ids include: ${KNOWN_STANDARD_VOICES.join(', ')}`);
   return 0;
 }
@@ -236,7 +239,12 @@ async function doctor(values: Values, io: CliIo): Promise<number> {
   });
   if (cfg) {
     await check(`service ${cfg.TTS_BASE_URL}`, async () => {
-      const res = await request(cfg.TTS_BASE_URL, { method: 'GET', headersTimeout: 5000, bodyTimeout: 5000, signal: AbortSignal.timeout(8000) });
+      const res = await request(cfg.TTS_BASE_URL, {
+        method: 'GET',
+        headersTimeout: 5000,
+        bodyTimeout: 5000,
+        signal: AbortSignal.timeout(8000),
+      });
       await res.body.dump();
       return `reachable (HTTP ${res.statusCode}); plan ${cfg.TTS_PLAN}`;
     });
@@ -249,7 +257,9 @@ async function doctor(values: Values, io: CliIo): Promise<number> {
     return `${path}: ${r.stdout.split('\n')[0] ?? ''}`;
   });
   await check('Opus encoder (@discordjs/opus)', () => {
-    const { OpusEncoder } = require('@discordjs/opus') as { OpusEncoder: new (rate: number, channels: number) => { encode(pcm: Buffer): Buffer } };
+    const { OpusEncoder } = require('@discordjs/opus') as {
+      OpusEncoder: new (rate: number, channels: number) => { encode(pcm: Buffer): Buffer };
+    };
     const packet = new OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS).encode(Buffer.alloc(FRAME_SAMPLES * VOICE_CHANNELS * 2));
     return `loads, encodes a 20 ms frame (${packet.length} bytes)`;
   });
@@ -259,7 +269,10 @@ async function doctor(values: Values, io: CliIo): Promise<number> {
     return version === undefined ? 'loads' : `loads, protocol version ${String(version)}`;
   });
   await check('SQLite (better-sqlite3)', () => {
-    const Database = require('better-sqlite3') as new (path: string) => { prepare(sql: string): { pluck(): { get(): unknown } }; close(): void };
+    const Database = require('better-sqlite3') as new (path: string) => {
+      prepare(sql: string): { pluck(): { get(): unknown } };
+      close(): void;
+    };
     const db = new Database(':memory:');
     try {
       return `opens :memory:, SQLite ${String(db.prepare('select sqlite_version()').pluck().get())}`;

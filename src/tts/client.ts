@@ -16,9 +16,26 @@ import { JOB_DEFAULTS, driveJob, type JobDriverDeps, type JobPolicy } from './jo
 import type { RateLimiter } from './limiter/limiter.ts';
 import { sendApi, showUrl } from './redirect.ts';
 import { CreateResponse, StandardResponse, errorFromAnswer, parseJson, readPoll } from './responses.ts';
-import { chargeOfFailure, RETRY_DEFAULTS, serviceRetryRule, withRetries, type Attempt, type RetryLoop, type RetryPolicy, type ServiceCall } from './retry.ts';
+import {
+  chargeOfFailure,
+  RETRY_DEFAULTS,
+  serviceRetryRule,
+  withRetries,
+  type Attempt,
+  type RetryLoop,
+  type RetryPolicy,
+  type ServiceCall,
+} from './retry.ts';
 import type { CallOptions, CreatedJob, JobPoll, NarrateOptions, NarrateResult, ResumableJob, StandardResult } from './types.ts';
-import { standardEffective, validateAdvanced, validateStandard, validateToken, type AdvancedRequest, type Plan, type StandardRequest } from './validation.ts';
+import {
+  standardEffective,
+  validateAdvanced,
+  validateStandard,
+  validateToken,
+  type AdvancedRequest,
+  type Plan,
+  type StandardRequest,
+} from './validation.ts';
 
 export interface TtsClientOptions {
   baseUrl: string;
@@ -41,10 +58,10 @@ export interface TtsClientOptions {
 
 /** Constructor input: the token is required, everything else falls back to DEFAULTS. */
 export type TtsClientInit = { token: string } & Partial<Omit<TtsClientOptions, 'token' | 'download' | 'retry' | 'jobs'>> & {
-  download?: Partial<DownloadOptions>;
-  retry?: Partial<RetryPolicy>;
-  jobs?: Partial<JobPolicy>;
-};
+    download?: Partial<DownloadOptions>;
+    retry?: Partial<RetryPolicy>;
+    jobs?: Partial<JobPolicy>;
+  };
 
 /** A limiter that always grants: the default when the caller has no shared budget. */
 const NO_LIMIT: RateLimiter = { acquire: async () => {}, block: () => {} };
@@ -177,7 +194,11 @@ export class TtsClient {
 
   /** Downloads audio from a URL the service returned, under the download guard. */
   async download(url: string, opts: { signal?: AbortSignal } = {}): Promise<Buffer> {
-    return downloadAudio(url, this.options.download, { dispatcher: this.options.dispatcher, clock: this.options.clock, signal: opts.signal });
+    return downloadAudio(url, this.options.download, {
+      dispatcher: this.options.dispatcher,
+      clock: this.options.clock,
+      signal: opts.signal,
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -224,7 +245,12 @@ export class TtsClient {
    * resolves with the 2xx answer. Each attempt first takes the rate budget and tells the billing
    * hooks; every attempt that fails reports what it may have cost (the caller reports a 2xx).
    */
-  async #call(call: 'standard' | 'advanced', path: string, body: string, opts: CallOptions): Promise<{ value: HttpResponse; attempts: number }> {
+  async #call(
+    call: 'standard' | 'advanced',
+    path: string,
+    body: string,
+    opts: CallOptions,
+  ): Promise<{ value: HttpResponse; attempts: number }> {
     const request: ApiRequest = {
       method: 'POST',
       url: this.options.baseUrl + path,
@@ -260,7 +286,12 @@ export class TtsClient {
   }
 
   /** One HTTP exchange: the success, or the typed error of what failed (an answer or the exchange itself). */
-  async #attempt(call: ServiceCall, request: ApiRequest, signal: AbortSignal | undefined, context: TtsErrorContext): Promise<Attempt<HttpResponse>> {
+  async #attempt(
+    call: ServiceCall,
+    request: ApiRequest,
+    signal: AbortSignal | undefined,
+    context: TtsErrorContext,
+  ): Promise<Attempt<HttpResponse>> {
     let res: HttpResponse;
     try {
       res = await sendApi(request.url, {
@@ -295,7 +326,10 @@ export class TtsClient {
       baseUrl: this.options.baseUrl,
       scrub: (s: string) => this.#scrub(s, jobToken),
       onRedirect: (status: number, to: URL) => {
-        this.options.logger.warn({ endpoint: call, status, location: this.#scrub(showUrl(to), jobToken) }, 'tts request redirected; point TTS_BASE_URL at the new address');
+        this.options.logger.warn(
+          { endpoint: call, status, location: this.#scrub(showUrl(to), jobToken) },
+          'tts request redirected; point TTS_BASE_URL at the new address',
+        );
       },
     };
   }

@@ -83,7 +83,12 @@ export async function downloadAudio(url: string, opts: DownloadOptions, deps: Do
   } catch {
     throw new TtsDownloadError('download_refused', { message: 'the audio URL is not a valid URL' });
   }
-  const loop = { rule: downloadRetryRule(opts.retries), clock: deps.clock, signal: deps.signal, context: { endpoint: 'download', host: parsed.hostname } } as const;
+  const loop = {
+    rule: downloadRetryRule(opts.retries),
+    clock: deps.clock,
+    signal: deps.signal,
+    context: { endpoint: 'download', host: parsed.hostname },
+  } as const;
   const { value } = await withRetries(loop, async (attempt): Promise<Attempt<Buffer>> => {
     try {
       return { ok: true, value: await downloadOnce(parsed, opts, deps, attempt) };
@@ -103,18 +108,29 @@ async function downloadOnce(start: URL, opts: DownloadOptions, deps: DownloadDep
       const ctx = { ...context, host: url.hostname };
       const why = refuseReason(url, opts);
       if (why) throw new TtsDownloadError('download_refused', { ...ctx, message: `audio download refused: ${why}` });
-      const res = await request(url, { method: 'GET', dispatcher: deps.dispatcher, signal, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
+      const res = await request(url, {
+        method: 'GET',
+        dispatcher: deps.dispatcher,
+        signal,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+      });
       if (REDIRECTS.has(res.statusCode)) {
         await res.body.dump();
         const location = header(res.headers, 'location');
-        if (!location) throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: 'redirect without a Location header' });
+        if (!location)
+          throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: 'redirect without a Location header' });
         if (hop >= opts.maxRedirects) throw new TtsDownloadError('download_refused', { ...ctx, message: 'too many redirects' });
         url = new URL(location, url);
         continue;
       }
       if (res.statusCode < 200 || res.statusCode > 299) {
         await res.body.dump();
-        throw new TtsDownloadError('download_failed', { ...ctx, status: res.statusCode, message: `audio download failed with HTTP ${res.statusCode}` });
+        throw new TtsDownloadError('download_failed', {
+          ...ctx,
+          status: res.statusCode,
+          message: `audio download failed with HTTP ${res.statusCode}`,
+        });
       }
       const declared = Number(header(res.headers, 'content-length'));
       if (Number.isFinite(declared) && declared > opts.maxBytes) {

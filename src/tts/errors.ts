@@ -59,7 +59,11 @@ export const TTS_ERROR_CODES = {
 
   // The client's own codes.
   invalid_input: { kind: 'input', retryable: false, message: 'The request breaks the service rules; nothing was sent' },
-  allowance_exhausted: { kind: 'limited', retryable: false, message: 'The monthly character allowance is exhausted (the service returned notice audio)' },
+  allowance_exhausted: {
+    kind: 'limited',
+    retryable: false,
+    message: 'The monthly character allowance is exhausted (the service returned notice audio)',
+  },
   download_refused: { kind: 'unavailable', retryable: false, message: 'The audio download was refused by the client guard' },
   download_failed: { kind: 'unavailable', retryable: true, message: 'The audio download failed' },
   bad_response: { kind: 'unavailable', retryable: false, message: 'The service answered with an unexpected response' },
@@ -220,7 +224,10 @@ export function isTtsError(e: unknown): e is TtsError {
 }
 
 /** CLI exit codes (documented in the CLI help): 2 input, 3 refused, 4 limited, 5 unavailable. */
-export const EXIT_CODES = { input: 2, refused: 3, limited: 4, unavailable: 5, aborted: 130 } as const satisfies Record<TtsErrorKind, number>;
+export const EXIT_CODES = { input: 2, refused: 3, limited: 4, unavailable: 5, aborted: 130 } as const satisfies Record<
+  TtsErrorKind,
+  number
+>;
 
 /** Exit code for a thrown value; non-TTS errors count as `unavailable`. */
 export function exitCodeFor(e: unknown): number {
@@ -265,10 +272,24 @@ export function advancedCodeFor(serviceCode: string | undefined, status: number)
 }
 
 const CLIENT_ONLY: ReadonlySet<string> = new Set([
-  'invalid_input', 'allowance_exhausted', 'download_refused', 'download_failed', 'bad_response',
-  'network', 'timeout', 'aborted', 'job_stuck', 'unknown', 'redirect_refused',
+  'invalid_input',
+  'allowance_exhausted',
+  'download_refused',
+  'download_failed',
+  'bad_response',
+  'network',
+  'timeout',
+  'aborted',
+  'job_stuck',
+  'unknown',
+  'redirect_refused',
   // standard-only names we derive from messages
-  'token_missing', 'token_mismatch', 'voice_required', 'unsupported_voice', 'missing_fields', 'non_finite',
+  'token_missing',
+  'token_mismatch',
+  'voice_required',
+  'unsupported_voice',
+  'missing_fields',
+  'non_finite',
   'method_not_allowed',
 ]);
 

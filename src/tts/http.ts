@@ -101,7 +101,11 @@ export async function send(url: string, opts: SendOptions): Promise<HttpResponse
       // Stop reading; the destroy is reported as an error nobody needs to see.
       res.body.on('error', () => {});
       res.body.destroy();
-      return new TtsServiceError('bad_response', { ...opts.context, status: res.statusCode, message: `the response body is larger than ${maxBytes} bytes` });
+      return new TtsServiceError('bad_response', {
+        ...opts.context,
+        status: res.statusCode,
+        message: `the response body is larger than ${maxBytes} bytes`,
+      });
     };
     const declared = Number(header(res.headers, 'content-length'));
     if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();

@@ -9,7 +9,17 @@ import type { Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
 import { TRANSIENT_JOB_CODES, TtsJobFailedError, TtsJobStuckError, type TtsErrorContext } from './errors.ts';
 import { pause } from './retry.ts';
-import type { CallOptions, CreatedJob, CreatedJobRecord, JobPoll, JobStatus, NarrateOptions, NarrateProgress, NarrateResult, ResumableJob } from './types.ts';
+import type {
+  CallOptions,
+  CreatedJob,
+  CreatedJobRecord,
+  JobPoll,
+  JobStatus,
+  NarrateOptions,
+  NarrateProgress,
+  NarrateResult,
+  ResumableJob,
+} from './types.ts';
 import { LIMITS, type AdvancedRequest } from './validation.ts';
 
 /** Advanced job handling (spec: States and transitions, GET /api/advanced-tts/jobs/{job_id}/). */
@@ -53,7 +63,12 @@ type Followed =
   | { kind: 'stuck'; seed?: number };
 
 /** Creates (unless resuming `existing`) and follows jobs until one succeeds or a final answer comes. */
-export async function driveJob(deps: JobDriverDeps, request: AdvancedRequest, existing: ResumableJob | undefined, opts: NarrateOptions): Promise<NarrateResult> {
+export async function driveJob(
+  deps: JobDriverDeps,
+  request: AdvancedRequest,
+  existing: ResumableJob | undefined,
+  opts: NarrateOptions,
+): Promise<NarrateResult> {
   const { clock, policy, logger } = deps;
   const seedFixed = request.seed !== undefined;
   const usedSeeds = new Set<number>();
@@ -96,7 +111,14 @@ export async function driveJob(deps: JobDriverDeps, request: AdvancedRequest, ex
 }
 
 /** Polls one job until it ends or is judged stuck (spec: polling timing, Notes 1). */
-async function follow(deps: JobDriverDeps, job: ResumableJob, initial: JobStatus | undefined, firstWaitMs: number, attempt: number, opts: NarrateOptions): Promise<Followed> {
+async function follow(
+  deps: JobDriverDeps,
+  job: ResumableJob,
+  initial: JobStatus | undefined,
+  firstWaitMs: number,
+  attempt: number,
+  opts: NarrateOptions,
+): Promise<Followed> {
   const { clock, policy } = deps;
   const context: TtsErrorContext = { endpoint: 'poll', jobId: job.jobId, attempts: attempt };
   let last = initial;

@@ -196,7 +196,8 @@ export class AdvancedJobs {
           const latest = this.#jobs.get(outcome.jobId) ?? job;
           // A delivery that failed stays `succeeded` and is retried at the next start; only jobs
           // that ended without audio are reported as failed.
-          if (latest.state === 'failed' && !latest.discard) await onFailed?.(latest, { code: outcome.code, message: outcome.message }).catch(() => {});
+          if (latest.state === 'failed' && !latest.discard)
+            await onFailed?.(latest, { code: outcome.code, message: outcome.message }).catch(() => {});
         }
       }),
     );
@@ -214,7 +215,8 @@ export class AdvancedJobs {
       running = true;
       this.resumeUnfinished(deliver, onFailed)
         .then((s) => {
-          if (s.delivered.length || s.failed.length) this.#logger.info({ delivered: s.delivered.length, failed: s.failed.length }, 'took over advanced jobs of a stopped process');
+          if (s.delivered.length || s.failed.length)
+            this.#logger.info({ delivered: s.delivered.length, failed: s.failed.length }, 'took over advanced jobs of a stopped process');
         })
         .catch((err: unknown) => this.#logger.warn({ err: codeAndMessage(err) }, 'taking over advanced jobs failed'))
         .finally(() => (running = false));
@@ -284,7 +286,10 @@ export class AdvancedJobs {
       } catch (err) {
         // Held (not followed) until the retry time, so no process retries it in a tight loop.
         await this.#leases.renew(current.jobId, this.#clock.now() + this.#deliveryRetryMs).catch(() => false);
-        this.#logger.warn({ jobId: current.jobId, err: codeAndMessage(err) }, 'advanced job delivery failed; will retry later or at the next start');
+        this.#logger.warn(
+          { jobId: current.jobId, err: codeAndMessage(err) },
+          'advanced job delivery failed; will retry later or at the next start',
+        );
         return { ok: false, jobId: current.jobId, code: 'delivery_failed', message: codeAndMessage(err).message };
       }
       await this.markDelivered(current.jobId);
@@ -303,7 +308,10 @@ export class AdvancedJobs {
    * A job nobody wants any more: polled to its end without resubmitting or delivering, so a
    * failed job's refund reaches the ledger (docs/operating.md, "Characters are money").
    */
-  async #settleDiscarded(job: StoredJob, signal: AbortSignal | undefined): Promise<{ ok: false; jobId: string; code: string; message: string }> {
+  async #settleDiscarded(
+    job: StoredJob,
+    signal: AbortSignal | undefined,
+  ): Promise<{ ok: false; jobId: string; code: string; message: string }> {
     const ended = (code: string) => ({ ok: false as const, jobId: job.jobId, code, message: 'the result was not wanted any more' });
     const follow = this.#leases.follow(job.jobId);
     const s = signal ? AbortSignal.any([signal, follow.signal]) : follow.signal;
@@ -346,7 +354,11 @@ export class AdvancedJobs {
 
   /** Records success: the url/pk/seed, and the text is dropped (no longer needed to resubmit). */
   async #succeeded(result: NarrateResult): Promise<StoredJob | undefined> {
-    await this.#jobs.updateState(result.jobId, 'succeeded', { url: result.url, pk: result.pk, ...(result.seed !== undefined ? { seed: result.seed } : {}) });
+    await this.#jobs.updateState(result.jobId, 'succeeded', {
+      url: result.url,
+      pk: result.pk,
+      ...(result.seed !== undefined ? { seed: result.seed } : {}),
+    });
     await this.#jobs.clearText(result.jobId);
     return this.#jobs.get(result.jobId);
   }

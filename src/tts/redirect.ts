@@ -41,7 +41,9 @@ export function judgeRedirect(method: string, from: URL, status: number, locatio
   const moved = `The service redirected ${what} to ${showUrl(to)} (HTTP ${status}).`;
   if (to.origin !== from.origin) {
     // An http -> https upgrade of the same host is another origin too: the setting is what to fix.
-    return { refuse: `${moved} Not followed: the token is only sent to TTS_BASE_URL's own host and scheme. Set TTS_BASE_URL to the service's address ${now}.` };
+    return {
+      refuse: `${moved} Not followed: the token is only sent to TTS_BASE_URL's own host and scheme. Set TTS_BASE_URL to the service's address ${now}.`,
+    };
   }
   if (to.username || to.password) return { refuse: `${moved} Not followed: the Location carries credentials. Check TTS_BASE_URL ${now}.` };
   if (!METHOD_KEEPING.has(status)) {

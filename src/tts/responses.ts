@@ -80,7 +80,10 @@ export function errorFromAnswer(call: ServiceCall, res: HttpResponse, base: TtsE
       context.retryAfterMs = Math.max(reading.policy.standardMinRateWaitMs, (resetIn ?? 0) * 1000);
     }
     if (code !== 'unknown') return new TtsServiceError(code, context);
-    return new TtsServiceError(code, { ...context, message: `The service refused the request: ${context.serviceMessage ?? `HTTP ${res.status}`}` });
+    return new TtsServiceError(code, {
+      ...context,
+      message: `The service refused the request: ${context.serviceMessage ?? `HTTP ${res.status}`}`,
+    });
   }
   const b = AdvancedErrorBody.safeParse(json);
   const body = b.success ? b.data : {};
@@ -93,7 +96,10 @@ export function errorFromAnswer(call: ServiceCall, res: HttpResponse, base: TtsE
     context.retryAfterMs = Math.max(reading.policy.advancedMinRateWaitMs, seconds * 1000);
   }
   if (code !== 'unknown') return new TtsServiceError(code, context);
-  return new TtsServiceError(code, { ...context, message: `The service answered with an unknown code: ${context.serviceCode ?? `HTTP ${res.status}`}` });
+  return new TtsServiceError(code, {
+    ...context,
+    message: `The service answered with an unknown code: ${context.serviceCode ?? `HTTP ${res.status}`}`,
+  });
 }
 
 /** A 200 poll answer in our names; a body that does not fit (or a success without audio) is `bad_response`. */

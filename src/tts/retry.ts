@@ -125,7 +125,10 @@ export interface RetryLoop {
 }
 
 /** Runs `attempt` (numbered from 1) until it succeeds or the rule gives up, then throws its error. */
-export async function withRetries<T>(loop: RetryLoop, attempt: (attempts: number) => Promise<Attempt<T>>): Promise<{ value: T; attempts: number }> {
+export async function withRetries<T>(
+  loop: RetryLoop,
+  attempt: (attempts: number) => Promise<Attempt<T>>,
+): Promise<{ value: T; attempts: number }> {
   const spent: RetriesSpent = { server: 0, rate: 0, network: 0 };
   for (let attempts = 1; ; attempts++) {
     const result = await attempt(attempts);

@@ -11,8 +11,31 @@ export type Plan = 'free' | 'paid';
 
 /** The 25 advanced voices (spec: Advanced voice names). Female first, then male. */
 export const ADVANCED_VOICES = [
-  'Anna', 'Chloe', 'Ellis', 'Emma', 'Flora', 'Iris', 'Lena', 'Luna', 'Misa', 'Ruby', 'Sophie', 'Tina',
-  'Ash', 'Chris', 'Eden', 'Gray', 'Hope', 'Hugo', 'Kai', 'Leo', 'Noah', 'Reid', 'Roy', 'Sam', 'Yann',
+  'Anna',
+  'Chloe',
+  'Ellis',
+  'Emma',
+  'Flora',
+  'Iris',
+  'Lena',
+  'Luna',
+  'Misa',
+  'Ruby',
+  'Sophie',
+  'Tina',
+  'Ash',
+  'Chris',
+  'Eden',
+  'Gray',
+  'Hope',
+  'Hugo',
+  'Kai',
+  'Leo',
+  'Noah',
+  'Reid',
+  'Roy',
+  'Sam',
+  'Yann',
 ] as const;
 export type AdvancedVoice = (typeof ADVANCED_VOICES)[number];
 
@@ -106,7 +129,11 @@ function advancedTextSchema(plan: Plan) {
     // Surrounding blanks do not count towards the minimum (ten spaces are not a text).
     const meaningful = countChars(text.trim());
     if (meaningful < LIMITS.advancedTextMin) {
-      issue(ctx, 'validation_error', `text has ${meaningful} characters without surrounding blanks; at least ${LIMITS.advancedTextMin} are required`);
+      issue(
+        ctx,
+        'validation_error',
+        `text has ${meaningful} characters without surrounding blanks; at least ${LIMITS.advancedTextMin} are required`,
+      );
     }
     if (n > max) issue(ctx, 'text_too_long', `text has ${n} characters; the ${plan} plan allows at most ${max}`);
     if (n > 0 && isOnlyEmoji(text)) issue(ctx, 'validation_error', 'text must not consist only of emoji');
@@ -126,10 +153,22 @@ function advancedSchema(plan: Plan) {
       .string({ error: 'tone must be a string' })
       .refine((t) => countChars(t) <= LIMITS.toneMax, { error: `tone must be at most ${LIMITS.toneMax} characters` })
       .optional(),
-    speed: z.number({ error: 'speed must be a finite number' }).min(sp.min, { error: `speed must be at least ${sp.min}` }).max(sp.max, { error: `speed must be at most ${sp.max}` }).optional(),
-    pitch: z.number({ error: 'pitch must be a finite number' }).min(pi.min, { error: `pitch must be at least ${pi.min}` }).max(pi.max, { error: `pitch must be at most ${pi.max}` }).optional(),
+    speed: z
+      .number({ error: 'speed must be a finite number' })
+      .min(sp.min, { error: `speed must be at least ${sp.min}` })
+      .max(sp.max, { error: `speed must be at most ${sp.max}` })
+      .optional(),
+    pitch: z
+      .number({ error: 'pitch must be a finite number' })
+      .min(pi.min, { error: `pitch must be at least ${pi.min}` })
+      .max(pi.max, { error: `pitch must be at most ${pi.max}` })
+      .optional(),
     model: z.enum(ADVANCED_MODELS, { error: 'model must be flash or pro' }).optional(),
-    seed: z.int({ error: 'seed must be an integer' }).min(int32.min, { error: 'seed must be an int32' }).max(int32.max, { error: 'seed must be an int32' }).optional(),
+    seed: z
+      .int({ error: 'seed must be an integer' })
+      .min(int32.min, { error: 'seed must be an int32' })
+      .max(int32.max, { error: 'seed must be an int32' })
+      .optional(),
     temperature: z
       .number({ error: 'temperature must be a number' })
       .refine((t) => (ADVANCED_TEMPERATURES as readonly number[]).includes(t), { error: 'temperature must be one of 0, 0.5, 0.7, 1.0' })
@@ -211,7 +250,10 @@ export function validateToken(token: unknown): ValidationResult<string> {
     return { ok: true, value: token };
   }
   // The message never echoes the token, not even its length.
-  return { ok: false, issues: [{ field: 'token', code: 'token_missing', message: 'the access token must be 64 visible ASCII characters' }] };
+  return {
+    ok: false,
+    issues: [{ field: 'token', code: 'token_missing', message: 'the access token must be 64 visible ASCII characters' }],
+  };
 }
 
 /** What the service will actually use for a standard speed/pitch: out of range becomes the default. */

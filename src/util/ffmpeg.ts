@@ -15,9 +15,7 @@ export interface MediaSupport {
   playMp3: boolean;
 }
 
-export type FfmpegProbe =
-  | { ok: true; path: string; version: string; libopus: boolean }
-  | { ok: false; path: string; reason: string };
+export type FfmpegProbe = { ok: true; path: string; version: string; libopus: boolean } | { ok: false; path: string; reason: string };
 
 /**
  * Runs `bin -encoders` once: is it there, which version (its banner, on stderr), can it encode Opus

@@ -82,7 +82,14 @@ function safeFields(source: object, depth: number): Record<string, Json> {
     if (depth === 0 && (key === 'cause' || key === 'errors' || key === 'stack' || key === 'message' || key === 'name')) continue;
     const primitive = safePrimitive(value);
     if (primitive !== undefined) out[key] = primitive;
-    else if (depth < 2 && value && typeof value === 'object' && !Array.isArray(value) && !isErrorLike(value) && !ArrayBuffer.isView(value)) {
+    else if (
+      depth < 2 &&
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      !isErrorLike(value) &&
+      !ArrayBuffer.isView(value)
+    ) {
       const nested = safeFields(value, depth + 1);
       if (Object.keys(nested).length > 0) out[key] = nested;
     }

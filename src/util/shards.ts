@@ -26,11 +26,22 @@ export function parseShardIds(text: string): { ok: true; ids: number[] } | { ok:
 }
 
 /** What is wrong with running `ids` out of `count` shards in `processes` processes, or undefined. */
-export function shardPlanProblem(plan: { count: number; ids: readonly number[]; processes: number }): { variable: string; problem: string } | undefined {
+export function shardPlanProblem(plan: {
+  count: number;
+  ids: readonly number[];
+  processes: number;
+}): { variable: string; problem: string } | undefined {
   const outside = plan.ids.filter((id) => id >= plan.count);
-  if (outside.length > 0) return { variable: 'SHARD_IDS', problem: `names shard ${outside.join(', ')}, but SHARD_COUNT is ${plan.count} (ids run from 0 to ${plan.count - 1})` };
+  if (outside.length > 0)
+    return {
+      variable: 'SHARD_IDS',
+      problem: `names shard ${outside.join(', ')}, but SHARD_COUNT is ${plan.count} (ids run from 0 to ${plan.count - 1})`,
+    };
   if (plan.processes > plan.ids.length) {
-    return { variable: 'SHARD_PROCESSES', problem: `is ${plan.processes}, more than the ${plan.ids.length} shard(s) this host runs; each process needs at least one shard` };
+    return {
+      variable: 'SHARD_PROCESSES',
+      problem: `is ${plan.processes}, more than the ${plan.ids.length} shard(s) this host runs; each process needs at least one shard`,
+    };
   }
   return undefined;
 }

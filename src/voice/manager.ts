@@ -76,7 +76,13 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
       // whoever listens tells the channel that reading stopped.
       if (next.reason === SHUTDOWN) return;
       this.#forget(request.guildId);
-      if (wasReady) this.emit('ended', { guildId: request.guildId, voiceChannelId: session.channelId, textChannelId: session.textChannelId, reason: next.reason });
+      if (wasReady)
+        this.emit('ended', {
+          guildId: request.guildId,
+          voiceChannelId: session.channelId,
+          textChannelId: session.textChannelId,
+          reason: next.reason,
+        });
     });
     await session.ready();
     this.#remember(request.guildId, session.channelId, session.textChannelId);
@@ -135,11 +141,15 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
 
   // Remembering is best effort and never holds up voice: a failed write is logged.
   #remember(guildId: string, voiceChannelId: string, textChannelId: string | null): void {
-    this.#memory?.save(guildId, voiceChannelId, textChannelId).catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
+    this.#memory
+      ?.save(guildId, voiceChannelId, textChannelId)
+      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
   }
 
   #forget(guildId: string): void {
-    this.#memory?.forget(guildId).catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not forget the voice session'));
+    this.#memory
+      ?.forget(guildId)
+      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not forget the voice session'));
   }
 
   /** Shutdown: leaves every channel but keeps them remembered, so the next start rejoins them. */

@@ -20,11 +20,19 @@ interface Clip {
  * process as it plays (src/audio/mp3-opus.ts); `playback: 'mp3'` runs ffmpeg on every play, the
  * baseline `npm run bench:voice` compares against.
  */
-export async function resourceFor(audio: Clip, playback: 'cached' | 'mp3', guildId: string): Promise<{ resource: AudioResource; source: PlaySource }> {
+export async function resourceFor(
+  audio: Clip,
+  playback: 'cached' | 'mp3',
+  guildId: string,
+): Promise<{ resource: AudioResource; source: PlaySource }> {
   if (playback === 'mp3') {
-    return { resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }), source: 'mp3-ffmpeg' };
+    return {
+      resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }),
+      source: 'mp3-ffmpeg',
+    };
   }
-  if (audio.oggPath) return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
+  if (audio.oggPath)
+    return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
   return { resource: createAudioResource(clipPackets([audio], guildId), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
 }
 

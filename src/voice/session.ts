@@ -74,7 +74,10 @@ export interface VoiceSessionOptions {
 }
 
 /** The timings and switches a session is built with; the rest of its options say where it is. */
-export type VoiceSessionPolicy = Pick<VoiceSessionOptions, 'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'rejoinBackoffMs' | 'daveReadyTimeoutMs' | 'playback' | 'daveEncryption'>;
+export type VoiceSessionPolicy = Pick<
+  VoiceSessionOptions,
+  'readyTimeoutMs' | 'reconnectGraceMs' | 'maxRejoins' | 'rejoinBackoffMs' | 'daveReadyTimeoutMs' | 'playback' | 'daveEncryption'
+>;
 
 const DEFAULTS = {
   readyTimeoutMs: 20_000,
@@ -93,10 +96,7 @@ export interface ClipStarted {
 }
 
 export type VoiceSessionState =
-  | { status: 'connecting' }
-  | { status: 'ready' }
-  | { status: 'reconnecting'; attempt: number }
-  | { status: 'destroyed'; reason: string };
+  { status: 'connecting' } | { status: 'ready' } | { status: 'reconnecting'; attempt: number } | { status: 'destroyed'; reason: string };
 
 /**
  * One guild's voice connection and audio player (a state union with one setter).
@@ -273,7 +273,10 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     } else if (!this.#daveWait.timer && !this.#daveWait.expired) {
       this.#daveWait.timer = setTimeout(() => {
         this.#daveWait = { timer: undefined, expired: true };
-        this.#logger.warn({ channelId: this.channelId, timeoutMs: this.#options.daveReadyTimeoutMs }, 'the call cannot encrypt yet (DAVE); playing anyway');
+        this.#logger.warn(
+          { channelId: this.channelId, timeoutMs: this.#options.daveReadyTimeoutMs },
+          'the call cannot encrypt yet (DAVE); playing anyway',
+        );
         this.#gate();
       }, this.#options.daveReadyTimeoutMs);
     }
@@ -314,7 +317,12 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const parts = audio.parts ?? [audio];
     const joined = parts.length > 1 && this.#options.playback === 'cached';
     const resources = joined
-      ? [async () => ({ resource: createAudioResource(clipPackets(parts, this.guildId), { inputType: StreamType.Opus }), source: parts.every((p) => p.oggPath) ? ('ogg' as const) : ('mp3-in-process' as const) })]
+      ? [
+          async () => ({
+            resource: createAudioResource(clipPackets(parts, this.guildId), { inputType: StreamType.Opus }),
+            source: parts.every((p) => p.oggPath) ? ('ogg' as const) : ('mp3-in-process' as const),
+          }),
+        ]
       : parts.map((part) => () => resourceFor(part, this.#options.playback, this.guildId));
     for (const [i, make] of resources.entries()) {
       if (signal.aborted) return;
@@ -324,7 +332,8 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
         if (signal.aborted) return;
         throw this.#closed.signal.reason;
       }
-      if (moments.play.hasSubscribers) moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
+      if (moments.play.hasSubscribers)
+        moments.play.publish({ guildId: this.guildId, at: performance.now(), source, canEncrypt: callCanEncrypt(this.connection) });
       // The utterance's first packet is what clipStarted times.
       if (i === 0) this.#firstPacket = { resource, since };
       try {
@@ -355,10 +364,14 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const onError = (error: AudioPlayerError) => settle(new VoiceSessionError('playback_failed', { guildId: this.guildId, cause: error }));
     this.player.on('stateChange', onState);
     this.player.on('error', onError);
-    signal.addEventListener('abort', () => {
-      settle();
-      this.player.stop(true);
-    }, { signal: settled.signal });
+    signal.addEventListener(
+      'abort',
+      () => {
+        settle();
+        this.player.stop(true);
+      },
+      { signal: settled.signal },
+    );
     this.#closed.signal.addEventListener('abort', () => settle(this.#closed.signal.reason), { signal: settled.signal });
     this.player.play(resource);
     return promise;

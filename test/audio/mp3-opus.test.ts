@@ -24,11 +24,27 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mp3-opus-'));
   const tones = (rate: number, channels: number, lead: number, out: string) =>
     ffmpeg([
-      '-f', 'lavfi', '-i', `anullsrc=r=${rate}:cl=mono:d=${lead || 0.001}`,
-      '-f', 'lavfi', '-i', `sine=frequency=300:duration=0.5:sample_rate=${rate}`,
-      '-f', 'lavfi', '-i', `sine=frequency=1500:duration=0.5:sample_rate=${rate}`,
-      '-filter_complex', `[0][1][2]concat=n=3:v=0:a=1${lead ? '' : ',atrim=start=0.001'}`,
-      '-ar', String(rate), '-ac', String(channels), '-b:a', '48k', out,
+      '-f',
+      'lavfi',
+      '-i',
+      `anullsrc=r=${rate}:cl=mono:d=${lead || 0.001}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=300:duration=0.5:sample_rate=${rate}`,
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=1500:duration=0.5:sample_rate=${rate}`,
+      '-filter_complex',
+      `[0][1][2]concat=n=3:v=0:a=1${lead ? '' : ',atrim=start=0.001'}`,
+      '-ar',
+      String(rate),
+      '-ac',
+      String(channels),
+      '-b:a',
+      '48k',
+      out,
     ]);
   await Promise.all([tones(24_000, 1, 0, join(dir, 'two.mp3')), tones(44_100, 2, 0.3, join(dir, 'late.mp3'))]);
   [twoTones, stereoLate] = await Promise.all([readFile(join(dir, 'two.mp3')), readFile(join(dir, 'late.mp3'))]);
@@ -66,7 +82,7 @@ function pitch(x: Float32Array, from: number, to: number): number {
 const onset = (x: Float32Array) => x.findIndex((v) => Math.abs(v) > 0.01) / 48_000;
 
 describe('Mp3OpusStream', () => {
-  it('GIVEN a 1 s MP3 of two tones THEN 20 ms Opus packets carry the whole clip, in order, as ffmpeg\'s Ogg Opus does', async () => {
+  it("GIVEN a 1 s MP3 of two tones THEN 20 ms Opus packets carry the whole clip, in order, as ffmpeg's Ogg Opus does", async () => {
     const packets = await collect(new Mp3OpusStream(twoTones));
     const ours = decode(packets);
     const ogg = await mp3ToOggOpus(twoTones);
@@ -94,7 +110,10 @@ describe('Mp3OpusStream', () => {
   it('GIVEN bytes that are not an MP3 THEN the stream fails with AudioError decode_failed and gives no packet', async () => {
     const garbage = Buffer.alloc(8_000, 0x5a);
     const stream = new Mp3OpusStream(garbage);
-    const error = await collect(stream).then(() => undefined, (e: unknown) => e);
+    const error = await collect(stream).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ name: 'AudioError', code: 'decode_failed' });
     expect(stream.frames).toBe(0);
   });
@@ -139,7 +158,10 @@ describe('clipPackets (a name and its line as one stream)', () => {
   });
 
   it('GIVEN an MP3 part whose file is gone THEN the stream fails with playback_failed (the player reports it)', async () => {
-    const error = await collect(clipPackets([{ mp3: twoTones }, { mp3Path: join(dir, 'gone.mp3') }], 'g1')).then(() => undefined, (e: unknown) => e);
+    const error = await collect(clipPackets([{ mp3: twoTones }, { mp3Path: join(dir, 'gone.mp3') }], 'g1')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ name: 'VoiceSessionError', code: 'playback_failed' });
   });
 });

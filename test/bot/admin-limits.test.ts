@@ -79,7 +79,10 @@ describe("the operator's ceilings", () => {
     expect(text(ja)).toContain('このサーバーに設定できるのは月 50,000 文字までです（ボット運営者の上限が 50,000 文字です）');
     const member = (await run('config', sub('user-limit', [{ name: 'value', type: 4, value: 5_000 }]))).first;
     expect(text(member)).toContain('At most 1,000 characters a month per member');
-    const roleOptions = [{ name: 'role', type: 8, value: DEFAULT_IDS.moderatorRole }, { name: 'chars', type: 4, value: 60_000 }];
+    const roleOptions = [
+      { name: 'role', type: 8, value: DEFAULT_IDS.moderatorRole },
+      { name: 'chars', type: 4, value: 60_000 },
+    ];
     const role = (await run('spend', sub('role-limit', roleOptions), 'ja')).first;
     expect(text(role)).toContain('ロールの枠に設定できるのは月 50,000 文字までです');
     // Nothing of it was stored: the old value is still what /config show reports below.
@@ -123,12 +126,19 @@ describe('the dictionary', () => {
 
   it('a CSV export does not start a cell with a formula character and imports back to the same entries', async () => {
     for (const [word, reading] of risky) {
-      const options = [{ name: 'word', type: 3, value: word }, { name: 'reading', type: 3, value: reading }];
+      const options = [
+        { name: 'word', type: 3, value: word },
+        { name: 'reading', type: 3, value: reading },
+      ];
       const added = (await run('dictionary', sub('add', options))).first;
       expect(text(added)).toBe(`Added to the dictionary: ${word} → ${reading}`);
     }
     const csv = await exported('csv');
-    const cells = csv.trim().split('\r\n').slice(1).flatMap((line) => line.match(/"(?:[^"]|"")*"|[^,]+/g)!);
+    const cells = csv
+      .trim()
+      .split('\r\n')
+      .slice(1)
+      .flatMap((line) => line.match(/"(?:[^"]|"")*"|[^,]+/g)!);
     expect(cells).toHaveLength(risky.length * 2);
     for (const cell of cells) expect(cell.replace(/^"/, ''), cell).not.toMatch(/^[=+\-@\t\r]/);
     expect(csv).toContain(`"'=x",イコールエックス`);
@@ -147,10 +157,13 @@ describe('the dictionary', () => {
     const b = await importFile('b.csv', file('beta'));
     expect(text(a.summary)).toContain('2600 new');
     expect(text(b.summary)).toContain('2600 new');
-    expect(text(await click(a.messageId, a.summary, 'Merge'))).toBe(`Merged 2600 entries. The dictionary has ${2_600 + risky.length} entries.`);
+    expect(text(await click(a.messageId, a.summary, 'Merge'))).toBe(
+      `Merged 2600 entries. The dictionary has ${2_600 + risky.length} entries.`,
+    );
     const second = await click(b.messageId, b.summary, 'Merge');
-    expect(text(second)).toBe(`Merging would make ${5_200 + risky.length} entries, more than the 5000 allowed. `
-      + 'Nothing in the dictionary was changed.');
+    expect(text(second)).toBe(
+      `Merging would make ${5_200 + risky.length} entries, more than the 5000 allowed. ` + 'Nothing in the dictionary was changed.',
+    );
     const list = (await run('dictionary', sub('list'))).first;
     expect(text(list)).toContain(`Dictionary (${2_600 + risky.length} entries)`);
     expect(list.files[0]!.data.toString('utf8').trim().split('\n')).toHaveLength(2_600 + risky.length);

@@ -32,8 +32,14 @@ describe('/say without a voice session', () => {
   it('answers with an MP3 attachment byte-identical to the emulator audio for that text and voice', async () => {
     const text = 'こんにちは、読み上げのテストです';
     const interaction = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'ja',
-      options: [{ name: 'text', type: 3, value: text }, { name: 'voice', type: 3, value: 'ja-JP-Wavenet-C' }],
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'ja',
+      options: [
+        { name: 'text', type: 3, value: text },
+        { name: 'voice', type: 3, value: 'ja-JP-Wavenet-C' },
+      ],
     });
     const final = await interaction.waitForResponse((r) => r.files.length > 0, 20_000);
     const expected = await emulatorMp3(text, 'ja-JP-Wavenet-C');
@@ -48,7 +54,10 @@ describe('/say without a voice session', () => {
 describe('/narrate', () => {
   it('defers, shows progress, then ends with the audio and the seed', async () => {
     const interaction = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'narrate',
+      locale: 'en-US',
       options: [
         { name: 'text', type: 3, value: 'Good evening, this is the evening news.' },
         { name: 'voice', type: 3, value: 'Luna' },
@@ -67,18 +76,28 @@ describe('/narrate', () => {
 });
 
 describe('/help', () => {
-  it('names every command as the member\'s client shows it: /参加 in Japanese, /join in English', async () => {
+  it("names every command as the member's client shows it: /参加 in Japanese, /join in English", async () => {
     const commands = [...(await loadCommands()).values()].map((c) => c.data);
     const shown = (lang: 'ja' | 'en-US') => commands.map((c) => c.name_localizations?.[lang] ?? c.name);
-    for (const [locale, other] of [['ja', 'en-US'], ['en-US', 'ja']] as const) {
+    for (const [locale, other] of [
+      ['ja', 'en-US'],
+      ['en-US', 'ja'],
+    ] as const) {
       const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale });
       const content = String((await i.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
       // Every /word of the text is a command of that client, each command of a member is there, nothing left unfilled.
       const named = [...content.matchAll(/\/([^\s・,、（）()]+)/g)].map((m) => m[1]!);
-      expect(named.filter((n) => !shown(locale).includes(n)), locale).toEqual([]);
-      expect(named.filter((n) => shown(other).includes(n) && !shown(locale).includes(n)), locale).toEqual([]);
+      expect(
+        named.filter((n) => !shown(locale).includes(n)),
+        locale,
+      ).toEqual([]);
+      expect(
+        named.filter((n) => shown(other).includes(n) && !shown(locale).includes(n)),
+        locale,
+      ).toEqual([]);
       expect(content).not.toMatch(/[{}]/);
-      for (const name of ['join', 'leave', 'say', 'dictionary', 'usage', 'voice']) expect(named, `${locale} ${name}`).toContain(shown(locale)[commands.findIndex((c) => c.name === name)]);
+      for (const name of ['join', 'leave', 'say', 'dictionary', 'usage', 'voice'])
+        expect(named, `${locale} ${name}`).toContain(shown(locale)[commands.findIndex((c) => c.name === name)]);
     }
     const ja = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale: 'ja' });
     const text = String((await ja.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
@@ -94,7 +113,10 @@ describe('/config', () => {
   it('refuses a member without Manage Server, and nothing changes', async () => {
     const before = h.bot.context.repos.guildSettings.get(DEFAULT_IDS.guild).voice;
     const interaction = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'config', locale: 'ja',
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'config',
+      locale: 'ja',
       // Discord hides the command from alice by default_member_permissions; a server owner can
       // override that, so the bot checks again: here alice's permissions lack Manage Server.
       options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'en-US-Wavenet-A' }] }],
@@ -107,7 +129,10 @@ describe('/config', () => {
 
   it('lets an admin change the server voice', async () => {
     const interaction = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US',
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'config',
+      locale: 'en-US',
       options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 1.25 }] }],
     });
     await interaction.waitForResponse((r) => r.kind === 'callback');
@@ -119,13 +144,28 @@ describe('auto-read', () => {
   it('sends the normalised text to the service, skips bots, and applies the dictionary', async () => {
     // With MP3 posts: the bot is in no voice channel in this file (otherwise not read).
     const admin = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.chat, user: bob, name: 'autoread', locale: 'en-US',
+      channelId: DEFAULT_IDS.chat,
+      user: bob,
+      name: 'autoread',
+      locale: 'en-US',
       options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
     });
     expect(String((await admin.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('costs characters');
     const dict = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.chat, user: bob, name: 'dictionary', locale: 'en-US',
-      options: [{ name: 'add', type: 1, options: [{ name: 'word', type: 3, value: 'ymg' }, { name: 'reading', type: 3, value: 'よみあげ' }] }],
+      channelId: DEFAULT_IDS.chat,
+      user: bob,
+      name: 'dictionary',
+      locale: 'en-US',
+      options: [
+        {
+          name: 'add',
+          type: 1,
+          options: [
+            { name: 'word', type: 3, value: 'ymg' },
+            { name: 'reading', type: 3, value: 'よみあげ' },
+          ],
+        },
+      ],
     });
     await dict.waitForResponse((r) => r.kind === 'callback');
 
@@ -140,15 +180,25 @@ describe('auto-read', () => {
       author: alice,
       content: `<@${DEFAULT_IDS.bob}> ymg見て https://example.com/page?x=1 <:pepe:123456789012345678> ||秘密の話|| \`\`\`js\nconsole.log(1)\n\`\`\``,
     });
-    const spoken = await vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes('よみあげ')), { timeout: 20_000, message: 'auto-read request' });
+    const spoken = await vi.waitUntil(
+      () =>
+        standardRequests(h.emulator)
+          .slice(before)
+          .find((r) => r.text.includes('よみあげ')),
+      { timeout: 20_000, message: 'auto-read request' },
+    );
     expect(spoken.text).not.toContain('<@');
     expect(spoken.text).not.toContain('http');
     expect(spoken.text).not.toContain('秘密');
     expect(spoken.text).not.toContain('console.log');
     expect(spoken.text).toContain('pepe');
-    expect(spoken.text.toLowerCase()).toContain("bob");
+    expect(spoken.text.toLowerCase()).toContain('bob');
     expect(spoken.text).not.toContain('ymg');
-    expect(standardRequests(h.emulator).slice(before).some((r) => r.text.includes('bot'))).toBe(false);
+    expect(
+      standardRequests(h.emulator)
+        .slice(before)
+        .some((r) => r.text.includes('bot')),
+    ).toBe(false);
   });
 });
 
@@ -160,17 +210,33 @@ describe('auto-read without a voice session', () => {
     const ids: string[] = [];
     for (const content of lines) ids.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content })).id);
     // The bot's MP3 posts answering dave's lines (each a reply to the last line of its request).
-    const posted = () => h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.chat && m.authorId === h.discord.botUser.id && m.attachments.length > 0 && ids.includes(m.messageReference?.message_id ?? '')).length;
-    const requests = await vi.waitUntil(() => {
-      const texts = standardRequests(h.emulator).slice(before).map((r) => r.text).filter((t) => lines.some((l) => t.includes(l)));
-      return lines.every((l) => texts.some((t) => t.includes(l))) ? texts : undefined;
-    }, { timeout: 20_000, message: 'all three spoken' });
+    const posted = () =>
+      h.discord.messages.filter(
+        (m) =>
+          m.channelId === DEFAULT_IDS.chat &&
+          m.authorId === h.discord.botUser.id &&
+          m.attachments.length > 0 &&
+          ids.includes(m.messageReference?.message_id ?? ''),
+      ).length;
+    const requests = await vi.waitUntil(
+      () => {
+        const texts = standardRequests(h.emulator)
+          .slice(before)
+          .map((r) => r.text)
+          .filter((t) => lines.some((l) => t.includes(l)));
+        return lines.every((l) => texts.some((t) => t.includes(l))) ? texts : undefined;
+      },
+      { timeout: 20_000, message: 'all three spoken' },
+    );
     await vi.waitUntil(() => posted() >= requests.length, { timeout: 20_000, message: 'the attachments' });
     // Nothing more can come: the guild's queue is idle, every request delivered.
-    await vi.waitUntil(() => {
-      const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
-      return s.queued + s.synthesizing + s.ready === 0 && !s.playing;
-    }, { timeout: 20_000, message: 'an idle queue' });
+    await vi.waitUntil(
+      () => {
+        const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+        return s.queued + s.synthesizing + s.ready === 0 && !s.playing;
+      },
+      { timeout: 20_000, message: 'an idle queue' },
+    );
     expect(posted()).toBe(requests.length);
     expect(requests.length).toBeLessThanOrEqual(3);
   });
@@ -181,17 +247,41 @@ describe('character budgets', () => {
     const carol = { id: '1000000000000000077', username: 'carol' };
     // 35 characters, no long runs (the normaliser caps runs of one character).
     const text = '今日は天気がいいですね。'.repeat(3).slice(0, 35);
-    const first = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: carol, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: text + 'い' }] });
+    const first = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: carol,
+      name: 'say',
+      locale: 'ja',
+      options: [{ name: 'text', type: 3, value: text + 'い' }],
+    });
     await first.waitForResponse((r) => r.files.length > 0, 20_000);
     const before = h.emulator.requests().length;
-    const second = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: carol, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: text + 'う' }] });
+    const second = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: carol,
+      name: 'say',
+      locale: 'ja',
+      options: [{ name: 'text', type: 3, value: text + 'う' }],
+    });
     const reply = await second.waitForResponse((r) => r.kind === 'callback');
     expect(reply.data?.flags).toBe(EPHEMERAL);
     expect(String(reply.data?.content)).toMatch(/上限.*36 \/ 60/);
     // A later /say by someone else is spoken: the queue is in order, so the refused one would have been requested before it.
     const erin = { id: '1000000000000000088', username: 'erin' };
-    const later = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: erin, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: 'あとの発言' }] });
+    const later = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: erin,
+      name: 'say',
+      locale: 'ja',
+      options: [{ name: 'text', type: 3, value: 'あとの発言' }],
+    });
     await later.waitForResponse((r) => r.files.length > 0, 20_000);
-    expect(h.emulator.requests().slice(before).filter((r) => r.target === 'standard').map((r) => (r.body as { text: string }).text)).toEqual(['あとの発言']);
+    expect(
+      h.emulator
+        .requests()
+        .slice(before)
+        .filter((r) => r.target === 'standard')
+        .map((r) => (r.body as { text: string }).text),
+    ).toEqual(['あとの発言']);
   });
 });

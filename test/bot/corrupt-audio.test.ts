@@ -35,13 +35,23 @@ afterAll(async () => {
 async function message(content: string): Promise<string> {
   const before = standardRequests(h.emulator).length;
   await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-  return vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, { timeout: 20_000, interval: 20, message: `a request for ${content}` });
+  return vi.waitUntil(
+    () =>
+      standardRequests(h.emulator)
+        .slice(before)
+        .find((r) => r.text.includes(content))?.text,
+    { timeout: 20_000, interval: 20, message: `a request for ${content}` },
+  );
 }
 
 /** The next complete utterance that starts after `after` (performance.now()). */
 async function heard(after: number) {
   const first = await voice.waitForAudio({ guildId, startedAfter: after, minDurationMs: 300, timeoutMs: 30_000 });
-  return vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === first.start && u.complete), { timeout: 30_000, interval: 20, message: 'the end of the utterance' });
+  return vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === first.start && u.complete), {
+    timeout: 30_000,
+    interval: 20,
+    message: 'the end of the utterance',
+  });
 }
 
 describe('a broken MP3 on a cache miss', () => {

@@ -53,7 +53,10 @@ beforeAll(async () => {
   bot = await start();
   for (const channelId of [chat, doomed]) {
     const add = await discord.sendInteraction({
-      channelId, user: bob, name: 'autoread', locale: 'en-US',
+      channelId,
+      user: bob,
+      name: 'autoread',
+      locale: 'en-US',
       options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
     });
     expect(String((await add.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('costs characters');
@@ -68,7 +71,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const texts = (from: number) => standardRequests(emulator).slice(from).map((r) => r.text);
+const texts = (from: number) =>
+  standardRequests(emulator)
+    .slice(from)
+    .map((r) => r.text);
 const post = (author: { id: string; username: string }, content: string, channelId: string = chat) =>
   discord.sendMessage({ channelId, author, content });
 const until = <T>(what: string, find: () => T | undefined | false) => vi.waitUntil(find, { timeout: 20_000, interval: 20, message: what });
@@ -83,7 +89,8 @@ async function handled(): Promise<void> {
   await help.waitForResponse((r) => r.kind === 'callback', 20_000);
 }
 /** The bot's MP3 posts replying to `messageId`. */
-const repliesTo = (messageId: string) => discord.messages.filter((m) => m.messageReference?.message_id === messageId && m.attachments.length > 0);
+const repliesTo = (messageId: string) =>
+  discord.messages.filter((m) => m.messageReference?.message_id === messageId && m.attachments.length > 0);
 
 describe('npm start: deleted and edited messages', () => {
   it('a message deleted while queued is never sent nor posted; the others are', async () => {
@@ -112,7 +119,10 @@ describe('npm start: deleted and edited messages', () => {
     await post(dave, '追放される人の発言');
     await post(bob, '消えるチャンネルの発言', doomed);
     const last = await post(alice, '一括のあとに残る発言');
-    await discord.bulkDelete(chat, spam.map((m) => m.id));
+    await discord.bulkDelete(
+      chat,
+      spam.map((m) => m.id),
+    );
     await discord.deleteChannel(doomed);
     await discord.banMember({ guildId: DEFAULT_IDS.guild, userId: dave.id, deleteMessages: true });
     await handled();
@@ -124,8 +134,20 @@ describe('npm start: deleted and edited messages', () => {
 
   it('an edited queued message is read as edited, through the same reading rules (dictionary, name)', async () => {
     const dict = await discord.sendInteraction({
-      channelId: chat, user: bob, name: 'dictionary', locale: 'en-US',
-      options: [{ name: 'add', type: 1, options: [{ name: 'word', type: 3, value: 'ASAP' }, { name: 'reading', type: 3, value: 'いそいで' }] }],
+      channelId: chat,
+      user: bob,
+      name: 'dictionary',
+      locale: 'en-US',
+      options: [
+        {
+          name: 'add',
+          type: 1,
+          options: [
+            { name: 'word', type: 3, value: 'ASAP' },
+            { name: 'reading', type: 3, value: 'いそいで' },
+          ],
+        },
+      ],
     });
     await dict.waitForResponse((r) => r.kind === 'callback', 20_000);
     const from = standardRequests(emulator).length;
@@ -213,7 +235,11 @@ describe('npm start: deleted and edited messages', () => {
     const started = performance.now();
     // Half a second of it heard (25 frames of 20 ms) before the delete.
     let frames = 0;
-    const heard = voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25, 30_000);
+    const heard = voice.waitForEvent(
+      'packet',
+      (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25,
+      30_000,
+    );
     const long = await post(alice, 'これはとても長い発言です。削除されるまで読み続けます。まだまだ続きます。', DEFAULT_IDS.general);
     await heard;
     await discord.deleteMessage(DEFAULT_IDS.general, long.id);

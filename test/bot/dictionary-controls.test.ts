@@ -42,45 +42,83 @@ afterAll(async () => {
 type User = { id: string; username: string };
 async function dictionary(user: User, sub: string, options: unknown[] = [], extra: { locale?: string; roles?: string[] } = {}) {
   const i = await h.discord.sendInteraction({
-    channelId: DEFAULT_IDS.general, user, name: 'dictionary', locale: extra.locale ?? 'en-US',
-    options: [{ name: sub, type: 1, options }] as never, ...(extra.roles ? { member: { roles: extra.roles } } : {}),
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: 'dictionary',
+    locale: extra.locale ?? 'en-US',
+    options: [{ name: sub, type: 1, options }] as never,
+    ...(extra.roles ? { member: { roles: extra.roles } } : {}),
   });
   const first = await i.waitForResponse((r) => r.kind === 'callback', 10_000);
   return { i, first, text: String(first.data?.content ?? '') };
 }
 /** An import: the member uploads the file with the command; returns the deferred reply's first edit. */
 async function importFile(user: User, filename: string, data: Buffer | string, locale = 'en-US') {
-  const upload = h.discord.uploadAttachment({ filename, data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'), contentType: 'text/plain' });
+  const upload = h.discord.uploadAttachment({
+    filename,
+    data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'),
+    contentType: 'text/plain',
+  });
   const { i, first } = await dictionary(user, 'import', [{ name: 'file', type: 11, value: upload.id }], { locale });
   if (first.type === 4) return { i, answer: first };
   return { i, answer: await i.waitForResponse((r) => r.kind === 'editOriginal', 10_000) };
 }
 const buttonsOf = (r: InteractionResponse) =>
-  ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }> | undefined) ?? []).flatMap((row) => row.components);
+  ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }> | undefined) ?? []).flatMap(
+    (row) => row.components,
+  );
 async function click(i: { original(): { id: string } | undefined }, r: InteractionResponse, label: string, user: User) {
   const button = buttonsOf(r).find((b) => b.label === label);
   if (!button) throw new Error(`no button ${label}`);
-  const c = await h.discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user, name: '', locale: 'en-US', component: { messageId: i.original()!.id, customId: button.custom_id } });
+  const c = await h.discord.sendInteraction({
+    type: 3,
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: '',
+    locale: 'en-US',
+    component: { messageId: i.original()!.id, customId: button.custom_id },
+  });
   return c.waitForResponse((x) => x.kind === 'callback', 10_000);
 }
-const own = () => h.bot.context.repos.dictionary.own(guildId).map((e) => `${e.word}=${e.reading}`).sort();
+const own = () =>
+  h.bot.context.repos.dictionary
+    .own(guildId)
+    .map((e) => `${e.word}=${e.reading}`)
+    .sort();
 async function spoken(text: string): Promise<string> {
   const before = standardRequests(h.emulator).length;
-  const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+  const i = await h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: bob,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
+  });
   await i.waitForResponse((r) => r.files.length > 0, 20_000);
   return standardRequests(h.emulator).slice(before).at(-1)!.text;
 }
 
 describe('who may edit the dictionary', () => {
   it('Manage Server by default; a member without it is refused (ja, en) and nothing changes', async () => {
-    const en = await dictionary(alice, 'add', [{ name: 'word', type: 3, value: 'abc' }, { name: 'reading', type: 3, value: 'えーびーしー' }]);
+    const en = await dictionary(alice, 'add', [
+      { name: 'word', type: 3, value: 'abc' },
+      { name: 'reading', type: 3, value: 'えーびーしー' },
+    ]);
     expect(en.first.data?.flags).toBe(EPHEMERAL);
     expect(en.text).toBe('Editing the dictionary needs the Manage Server permission. Nothing was changed.');
     const ja = await dictionary(alice, 'remove', [{ name: 'word', type: 3, value: 'abc' }], { locale: 'ja' });
     expect(ja.text).toContain('サーバー管理');
     expect(own()).toEqual([]);
     // A mention as a word is refused even to an admin, with the reason.
-    const mention = await dictionary(bob, 'add', [{ name: 'word', type: 3, value: '<@1000000000000000002>' }, { name: 'reading', type: 3, value: 'ありす' }], { locale: 'ja' });
+    const mention = await dictionary(
+      bob,
+      'add',
+      [
+        { name: 'word', type: 3, value: '<@1000000000000000002>' },
+        { name: 'reading', type: 3, value: 'ありす' },
+      ],
+      { locale: 'ja' },
+    );
     expect(mention.text).toContain('語句にメンションは使えません。');
     expect(own()).toEqual([]);
     // Everyone may still read it.
@@ -93,7 +131,15 @@ describe('who may edit the dictionary', () => {
     expect(gone.text).toContain('no longer exists');
     expect(h.bot.context.repos.controls.get(guildId).dictionaryRoleId).toBeNull();
     expect((await dictionary(bob, 'editors', [{ name: 'role', type: 8, value: EDITORS }])).text).toContain(`<@&${EDITORS}>`);
-    const editor = await dictionary(alice, 'add', [{ name: 'word', type: 3, value: 'abc' }, { name: 'reading', type: 3, value: 'えーびーしー' }], { roles: [EDITORS] });
+    const editor = await dictionary(
+      alice,
+      'add',
+      [
+        { name: 'word', type: 3, value: 'abc' },
+        { name: 'reading', type: 3, value: 'えーびーしー' },
+      ],
+      { roles: [EDITORS] },
+    );
     expect(editor.text).toContain('Added');
     const other = await dictionary(alice, 'remove', [{ name: 'word', type: 3, value: 'abc' }], { roles: [] });
     expect(other.text).toContain(`<@&${EDITORS}>`);
@@ -107,7 +153,9 @@ describe('import and export', () => {
   it('a CSV import shows a summary first; Merge applies it, Cancel and Replace do what they say', async () => {
     const csv = 'word,reading\r\nabc,エービーシー\r\n"foo, bar",ふーばー\r\nxyz,えっくすわいぜっと\r\n';
     const { i, answer } = await importFile(bob, 'dict.csv', csv);
-    expect(answer.data?.content).toBe('3 entries in the file (nothing changed yet):\n2 new, 1 changed, 0 the same\nMerge adds and changes them in the current dictionary (1 entries). Replace also removes the 0 entries not in the file.');
+    expect(answer.data?.content).toBe(
+      '3 entries in the file (nothing changed yet):\n2 new, 1 changed, 0 the same\nMerge adds and changes them in the current dictionary (1 entries). Replace also removes the 0 entries not in the file.',
+    );
     expect(own()).toEqual(['abc=えーびーしー']); // nothing yet
     const merged = await click(i, answer, 'Merge', bob);
     expect(String(merged.data?.content)).toBe('Merged 3 entries. The dictionary has 3 entries.');
@@ -161,7 +209,10 @@ describe('import and export', () => {
       await click(back.i, back.answer, 'Cancel', bob);
     }
     const json = JSON.parse((await dictionary(alice, 'export')).i.responses()[0]!.files[0]!.data.toString('utf8'));
-    expect(json).toEqual([{ word: 'abc', reading: 'えいびいしい' }, { word: 'new', reading: 'にゅう' }]);
+    expect(json).toEqual([
+      { word: 'abc', reading: 'えいびいしい' },
+      { word: 'new', reading: 'にゅう' },
+    ]);
   });
 });
 
@@ -169,11 +220,18 @@ describe("the operator's global dictionary", () => {
   it('applies under the server entries and is reloaded when the file changes', async () => {
     expect(await spoken('yomiage と GPU')).toBe('よみあげボット と ジーピーユー');
     // The server's own entry for the same word wins.
-    await dictionary(bob, 'add', [{ name: 'word', type: 3, value: 'GPU' }, { name: 'reading', type: 3, value: 'グラフィックス' }]);
+    await dictionary(bob, 'add', [
+      { name: 'word', type: 3, value: 'GPU' },
+      { name: 'reading', type: 3, value: 'グラフィックス' },
+    ]);
     expect(await spoken('yomiage の GPU')).toBe('よみあげボット の グラフィックス');
     writeFileSync(globalFile, '[{"word": "yomiage", "reading": "読み上げくん"}]');
     // The file is named .csv but holds JSON: still read (the content decides).
-    await vi.waitUntil(() => h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん'), { timeout: 5_000, interval: 10, message: 'the reload' });
+    await vi.waitUntil(() => h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん'), {
+      timeout: 5_000,
+      interval: 10,
+      message: 'the reload',
+    });
     expect(await spoken('yomiage です')).toBe('読み上げくん です');
     // A broken edit is ignored: the previous entries stay. Seen once the file's change has been
     // handled: Node runs the listeners of one watched file in order, and the bot's came first.
@@ -193,7 +251,16 @@ describe("the operator's global dictionary", () => {
   it('a broken file stops start-up with a message naming the variable and the line', async () => {
     const broken = join(dir, 'broken.csv');
     writeFileSync(broken, 'a,b\nc\n');
-    const config = loadConfig({ DISCORD_TOKEN: h.discord.token, DISCORD_API_URL: h.discord.apiUrl, TTS_TOKEN: DEFAULT_TOKEN, TTS_BASE_URL: h.emulator.baseUrl, DATA_DIR: join(dir, 'data'), GLOBAL_DICTIONARY_FILE: broken });
-    await expect(createBot({ config, logger: createLogger({ level: 'silent' }) })).rejects.toThrow(/GLOBAL_DICTIONARY_FILE: line 2: Expected 2 columns/);
+    const config = loadConfig({
+      DISCORD_TOKEN: h.discord.token,
+      DISCORD_API_URL: h.discord.apiUrl,
+      TTS_TOKEN: DEFAULT_TOKEN,
+      TTS_BASE_URL: h.emulator.baseUrl,
+      DATA_DIR: join(dir, 'data'),
+      GLOBAL_DICTIONARY_FILE: broken,
+    });
+    await expect(createBot({ config, logger: createLogger({ level: 'silent' }) })).rejects.toThrow(
+      /GLOBAL_DICTIONARY_FILE: line 2: Expected 2 columns/,
+    );
   });
 });

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild, type FakeInteraction } from '@yomiage/local-discord';
+import {
+  DEFAULT_IDS,
+  guildOnShard,
+  startFakeDiscord,
+  type FakeDiscord,
+  type FakeGuild,
+  type FakeInteraction,
+} from '@yomiage/local-discord';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 
@@ -28,17 +35,25 @@ function startHost(shard: number): Promise<ChildBot> {
   const dataDir = mkdtempSync(join(tmpdir(), `yomiage-host${shard}-`));
   dirs.push(dataDir);
   return startChildBot({
-    discord, emulator, dataDir,
+    discord,
+    emulator,
+    dataDir,
     env: {
-      SHARD_COUNT: '2', SHARD_IDS: String(shard),
-      ACCOUNT_LEDGER_URL: postgres.url, RATE_STORE_URL: postgres.url,
+      SHARD_COUNT: '2',
+      SHARD_IDS: String(shard),
+      ACCOUNT_LEDGER_URL: postgres.url,
+      RATE_STORE_URL: postgres.url,
       ACCOUNT_MONTHLY_CHARS: String(LIMIT),
     },
   });
 }
 
 beforeAll(async () => {
-  [postgres, emulator, discord] = await Promise.all([startPostgres(), startEmulator({ control: true }), startFakeDiscord({ shardCount: 2, guilds: [G0, G1] })]);
+  [postgres, emulator, discord] = await Promise.all([
+    startPostgres(),
+    startEmulator({ control: true }),
+    startFakeDiscord({ shardCount: 2, guilds: [G0, G1] }),
+  ]);
   hosts.push(...(await Promise.all([startHost(0), startHost(1)])));
 }, 60_000);
 afterAll(async () => {
@@ -53,42 +68,57 @@ const refused = (i: FakeInteraction) => i.responses().some((r) => /allowance is 
 
 describe('two hosts, one account pool (ACCOUNT_LEDGER_URL) and one rate window (RATE_STORE_URL)', () => {
   it('each host serves only its shard', () => {
-    expect(hosts.map((h) => (h.logs.find((l) => l.msg === 'bot ready') as unknown as { shards: number[]; guilds: number }))).toMatchObject([
+    expect(hosts.map((h) => h.logs.find((l) => l.msg === 'bot ready') as unknown as { shards: number[]; guilds: number })).toMatchObject([
       { shards: [0], guilds: 1 },
       { shards: [1], guilds: 1 },
     ]);
   });
 
-  it('a concurrent burst from both hosts, 2.4 times the allowance: the bill never goes over it by a single character', { timeout: 60_000 }, async () => {
-    const perGuild = 12; // 24 texts of 10 characters against an allowance of 100
-    const asked = await Promise.all(
-      [G0, G1].flatMap((g, h) => Array.from({ length: perGuild }, (_, i) =>
-        discord.sendInteraction({
-          channelId: general(g), user: alice, name: 'say', locale: 'en-US',
-          options: [{ name: 'text', type: 3, value: `あいうえおか${h}${String(i).padStart(3, '0')}` }],
-        }))),
-    );
-    await vi.waitFor(() => expect(asked.filter((i) => spoken(i) || refused(i))).toHaveLength(asked.length), { timeout: 45_000, interval: 200 });
+  it(
+    'a concurrent burst from both hosts, 2.4 times the allowance: the bill never goes over it by a single character',
+    { timeout: 60_000 },
+    async () => {
+      const perGuild = 12; // 24 texts of 10 characters against an allowance of 100
+      const asked = await Promise.all(
+        [G0, G1].flatMap((g, h) =>
+          Array.from({ length: perGuild }, (_, i) =>
+            discord.sendInteraction({
+              channelId: general(g),
+              user: alice,
+              name: 'say',
+              locale: 'en-US',
+              options: [{ name: 'text', type: 3, value: `あいうえおか${h}${String(i).padStart(3, '0')}` }],
+            }),
+          ),
+        ),
+      );
+      await vi.waitFor(() => expect(asked.filter((i) => spoken(i) || refused(i))).toHaveLength(asked.length), {
+        timeout: 45_000,
+        interval: 200,
+      });
 
-    const bill = emulator.charged(DEFAULT_TOKEN);
-    expect(bill).toBeLessThanOrEqual(LIMIT);
-    // The allowance was used, not left idle: refusals came only once fewer than 10 characters were left.
-    expect(bill).toBeGreaterThan(LIMIT - 10);
-    // Both hosts spent from the pool, and both were refused by it.
-    const [ofHost0, ofHost1] = [asked.slice(0, perGuild), asked.slice(perGuild)];
-    expect(ofHost0.some(spoken) && ofHost1.some(spoken)).toBe(true);
-    expect(asked.filter(refused).length).toBeGreaterThan(0);
-    // The pool's own count agrees with the service's bill.
-    const client = new pg.Client({ connectionString: postgres.url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ used: string; charged: string }>('SELECT SUM(reserved + charged + uncertain) AS used, SUM(charged) AS charged FROM yomiage_pool_totals');
-      expect(Number(rows[0]!.charged)).toBe(bill);
-      expect(Number(rows[0]!.used)).toBeLessThanOrEqual(LIMIT);
-    } finally {
-      await client.end();
-    }
-    // One IP, one window: the service never answered 429.
-    expect(emulator.requests().filter((r) => r.target === 'standard' && r.status === 429)).toEqual([]);
-  });
+      const bill = emulator.charged(DEFAULT_TOKEN);
+      expect(bill).toBeLessThanOrEqual(LIMIT);
+      // The allowance was used, not left idle: refusals came only once fewer than 10 characters were left.
+      expect(bill).toBeGreaterThan(LIMIT - 10);
+      // Both hosts spent from the pool, and both were refused by it.
+      const [ofHost0, ofHost1] = [asked.slice(0, perGuild), asked.slice(perGuild)];
+      expect(ofHost0.some(spoken) && ofHost1.some(spoken)).toBe(true);
+      expect(asked.filter(refused).length).toBeGreaterThan(0);
+      // The pool's own count agrees with the service's bill.
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ used: string; charged: string }>(
+          'SELECT SUM(reserved + charged + uncertain) AS used, SUM(charged) AS charged FROM yomiage_pool_totals',
+        );
+        expect(Number(rows[0]!.charged)).toBe(bill);
+        expect(Number(rows[0]!.used)).toBeLessThanOrEqual(LIMIT);
+      } finally {
+        await client.end();
+      }
+      // One IP, one window: the service never answered 429.
+      expect(emulator.requests().filter((r) => r.target === 'standard' && r.status === 429)).toEqual([]);
+    },
+  );
 });

@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 const CHILD = fileURLToPath(new URL('../support/import-order-child.ts', import.meta.url));
 const run = promisify(execFile);
 
-async function child(mode: string): Promise<{ ok: boolean; error?: string; answer?: { multipart: boolean; bytes: number }; slotUnchanged: boolean }> {
+async function child(
+  mode: string,
+): Promise<{ ok: boolean; error?: string; answer?: { multipart: boolean; bytes: number }; slotUnchanged: boolean }> {
   const { stdout } = await run(process.execPath, ['--experimental-strip-types', CHILD, mode], { timeout: 20_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }

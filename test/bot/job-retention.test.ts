@@ -19,7 +19,7 @@ function job(id: string, state: string, endedDaysAgo: number): void {
     )
     .run(id, state, at, at, Date.now() + 3_600_000);
 }
-const ids = () => (h.bot.db.prepare('SELECT job_id FROM advanced_jobs ORDER BY job_id').pluck().all() as string[]);
+const ids = () => h.bot.db.prepare('SELECT job_id FROM advanced_jobs ORDER BY job_id').pluck().all() as string[];
 
 describe('ended advanced jobs are pruned after the retention period', () => {
   it('at start: jobs ended over 7 days ago are deleted, tokens and all; newer and unfinished ones stay', async () => {

@@ -33,7 +33,12 @@ beforeAll(async () => {
       rateLimits: { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } },
       // The spec's waits (1-8 s backoff, 5 min for a stuck job) shortened; the rules are the same.
       tts: {
-        retry: { standardBackoffMs: [20, 20, 20, 20], advancedBackoffMs: [20, 20, 20], standardMinRateWaitMs: 50, advancedMinRateWaitMs: 50 },
+        retry: {
+          standardBackoffMs: [20, 20, 20, 20],
+          advancedBackoffMs: [20, 20, 20],
+          standardMinRateWaitMs: 50,
+          advancedMinRateWaitMs: 50,
+        },
         jobs: { stuckPendingMs: 700, minPollMs: 50, defaultPollMs: 100 },
       },
     },
@@ -55,7 +60,12 @@ async function books(): Promise<Books> {
   return { service: h.emulator.charged(DEFAULT_TOKEN), certain: u.charged, uncertain: u.uncertain, reserved: u.reserved };
 }
 
-const delta = (a: Books, b: Books): Books => ({ service: b.service - a.service, certain: b.certain - a.certain, uncertain: b.uncertain - a.uncertain, reserved: b.reserved - a.reserved });
+const delta = (a: Books, b: Books): Books => ({
+  service: b.service - a.service,
+  certain: b.certain - a.certain,
+  uncertain: b.uncertain - a.uncertain,
+  reserved: b.reserved - a.reserved,
+});
 
 /**
  * Waits until the books cannot move any more, and reads them: nothing held, every request answered
@@ -66,24 +76,41 @@ async function settled(): Promise<Books> {
   let last: Books | undefined;
   const idle = () => {
     const q = h.bot.scheduler.stats(DEFAULT_IDS.guild);
-    return q.queued + q.synthesizing + q.ready === 0 && !q.playing
-      && !h.emulator.requests().some((r) => r.status === 0)
-      && h.bot.context.repos.jobs.listUnfinished().length === 0;
+    return (
+      q.queued + q.synthesizing + q.ready === 0 &&
+      !q.playing &&
+      !h.emulator.requests().some((r) => r.status === 0) &&
+      h.bot.context.repos.jobs.listUnfinished().length === 0
+    );
   };
   await vi.waitUntil(async () => idle() && (last = await books()).reserved === 0, {
-    timeout: 20_000, interval: 10, message: 'the books never settled',
+    timeout: 20_000,
+    interval: 10,
+    message: 'the books never settled',
   });
   return last!;
 }
 
 async function say(text: string, user = alice) {
-  return h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+  return h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
+  });
 }
 
 async function narrate(text: string) {
   return h.discord.sendInteraction({
-    channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
-    options: [{ name: 'text', type: 3, value: text }, { name: 'voice', type: 3, value: 'Luna' }],
+    channelId: DEFAULT_IDS.general,
+    user: bob,
+    name: 'narrate',
+    locale: 'en-US',
+    options: [
+      { name: 'text', type: 3, value: text },
+      { name: 'voice', type: 3, value: 'Luna' },
+    ],
   });
 }
 
@@ -101,14 +128,21 @@ async function runningJob(text: string) {
   serviceClock.stop();
   const createdAt = serviceClock.now();
   const i = await narrate(text);
-  await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), { timeout: 10_000, interval: 10, message: 'the job to be created' });
+  await vi.waitUntil(() => requestFor('advanced', text).some((r) => r.status === 202), {
+    timeout: 10_000,
+    interval: 10,
+    message: 'the job to be created',
+  });
   serviceClock.stop(createdAt + JOBS.pendingMs + JOBS.runningMs / 2);
   return i;
 }
 
 /** The final edit of a /say or /narrate reply: the audio, or why there is none. */
 async function final(i: Awaited<ReturnType<typeof say>>) {
-  return i.waitForResponse((r) => r.kind === 'editOriginal' && (r.files.length > 0 || !/queued|waiting|generating|順番|待/i.test(String(r.data?.content))), 30_000);
+  return i.waitForResponse(
+    (r) => r.kind === 'editOriginal' && (r.files.length > 0 || !/queued|waiting|generating|順番|待/i.test(String(r.data?.content))),
+    30_000,
+  );
 }
 
 const requestFor = (target: 'standard' | 'advanced', text: string) =>
@@ -233,9 +267,17 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         await say(text);
-        await vi.waitUntil(() => requestFor('standard', text).length === 1, { timeout: 10_000, interval: 10, message: 'the request to reach the service' });
+        await vi.waitUntil(() => requestFor('standard', text).length === 1, {
+          timeout: 10_000,
+          interval: 10,
+          message: 'the request to reach the service',
+        });
         await command('clear');
-        await vi.waitUntil(() => requestFor('standard', text)[0]!.status !== 0, { timeout: 10_000, interval: 10, message: 'the service to finish it' });
+        await vi.waitUntil(() => requestFor('standard', text)[0]!.status !== 0, {
+          timeout: 10_000,
+          interval: 10,
+          message: 'the service to finish it',
+        });
       });
       expect(d).toEqual({ service: chars(text), certain: 0, uncertain: chars(text), reserved: 0 });
       await record(d);
@@ -253,7 +295,11 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         const i = await say(text);
-        await vi.waitUntil(() => requestFor('standard', text).length === 1, { timeout: 10_000, interval: 10, message: 'the request to reach the service' });
+        await vi.waitUntil(() => requestFor('standard', text).length === 1, {
+          timeout: 10_000,
+          interval: 10,
+          message: 'the request to reach the service',
+        });
         await command('skip');
         await final(i);
       });
@@ -332,9 +378,17 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     try {
       const d = await cell(async () => {
         await narrate(text);
-        await vi.waitUntil(() => requestFor('advanced', text).length === 1, { timeout: 10_000, interval: 10, message: 'the creation to reach the service' });
+        await vi.waitUntil(() => requestFor('advanced', text).length === 1, {
+          timeout: 10_000,
+          interval: 10,
+          message: 'the creation to reach the service',
+        });
         await command('clear');
-        await vi.waitUntil(() => requestFor('advanced', text)[0]!.status !== 0, { timeout: 10_000, interval: 10, message: 'the service to create it' });
+        await vi.waitUntil(() => requestFor('advanced', text)[0]!.status !== 0, {
+          timeout: 10_000,
+          interval: 10,
+          message: 'the service to create it',
+        });
       });
       expect(d).toEqual({ service: chars(text), certain: 0, uncertain: chars(text), reserved: 0 });
       await record(d);
@@ -350,10 +404,18 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     const d = await cell(async () => {
       interaction = await runningJob(text);
       // Running as the bot knows it (recorded): a /clear before the bot read the 202 is the lost-answer cell above.
-      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text), { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text), {
+        timeout: 10_000,
+        interval: 10,
+        message: 'the bot to record the job',
+      });
       await command('clear');
       serviceClock.start(); // cleared: now the job may fail
-      await vi.waitUntil(() => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), { timeout: 10_000, interval: 10, message: 'the job to be followed to its end' });
+      await vi.waitUntil(() => h.emulator.requests().some((r) => r.target === 'poll' && r.code === 'internal_error'), {
+        timeout: 10_000,
+        interval: 10,
+        message: 'the job to be followed to its end',
+      });
     });
     exact(d, 0);
     expect(interaction!.responses().some((r) => r.files.length > 0)).toBe(false);
@@ -367,7 +429,11 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
       // Mid-job as the bot knows it: the job recorded and the queue's copy dropped. (Stopped
       // before the bot read the 202, it could only submit again: a lost answer, not this cell.)
       const pending = h.bot.db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck();
-      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0, { timeout: 10_000, interval: 10, message: 'the bot to record the job' });
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.request.text === text) && pending.get() === 0, {
+        timeout: 10_000,
+        interval: 10,
+        message: 'the bot to record the job',
+      });
       await h.restart();
       serviceClock.start(); // the new process follows the job the old one created
       expect((await final(i)).files).toHaveLength(1);

@@ -35,7 +35,10 @@ function world() {
   guild.roles.push({ id: QUIET_ROLE, name: 'Quiet', permissions: '0', position: 1 });
   guild.channels.push(
     {
-      id: STAFF, name: 'staffroom', type: 0, position: 2,
+      id: STAFF,
+      name: 'staffroom',
+      type: 0,
+      position: 2,
       permissionOverwrites: [
         { id: DEFAULT_IDS.everyoneRole, type: 0, allow: '0', deny: String(PERMISSIONS.ViewChannel) },
         { id: DEFAULT_IDS.moderatorRole, type: 0, allow: String(PERMISSIONS.ViewChannel), deny: '0' },
@@ -66,7 +69,12 @@ afterAll(async () => {
 });
 
 type Option = APIApplicationCommandInteractionDataOption;
-async function command(user: { id: string; username: string }, name: string, options: Option[] = [], channelId = DEFAULT_IDS.general as string) {
+async function command(
+  user: { id: string; username: string },
+  name: string,
+  options: Option[] = [],
+  channelId = DEFAULT_IDS.general as string,
+) {
   const interaction = await discord.sendInteraction({ channelId, user, name, locale: 'en-US', options });
   const response = await interaction.waitForResponse((r) => r.kind === (name === 'join' ? 'editOriginal' : 'callback'), 30_000);
   return String(response.data?.content ?? '');
@@ -75,10 +83,23 @@ const sub = (name: string, options: Option[] = []) => [{ name, type: 1, options 
 
 /** The text the emulator was asked to speak after `from` that contains `mark`. */
 const spoken = (from: number, mark: string) =>
-  vi.waitUntil(() => standardRequests(emulator).slice(from).map((r) => r.text).find((t) => t.includes(mark)), {
-    timeout: 20_000, interval: 20, message: mark,
-  });
-const texts = (from: number) => standardRequests(emulator).slice(from).map((r) => r.text).join('|');
+  vi.waitUntil(
+    () =>
+      standardRequests(emulator)
+        .slice(from)
+        .map((r) => r.text)
+        .find((t) => t.includes(mark)),
+    {
+      timeout: 20_000,
+      interval: 20,
+      message: mark,
+    },
+  );
+const texts = (from: number) =>
+  standardRequests(emulator)
+    .slice(from)
+    .map((r) => r.text)
+    .join('|');
 
 describe('a channel is named only to listeners who can all view it', () => {
   it('MP3 channels: in a public one a staff-only channel is "チャンネル", a public one its name; among staff, its name', async () => {
@@ -94,7 +115,7 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(await spoken(before, 'スタッフ向けに')).toContain('staffroom');
   });
 
-  it('an MP3 channel\'s message queued with no voice session, the bot /joined before it is delivered: posted there, not played', async () => {
+  it("an MP3 channel's message queued with no voice session, the bot /joined before it is delivered: posted there, not played", async () => {
     const before = standardRequests(emulator).length;
     // A slow first line holds the queue; the second waits behind it, made for #chat's file post.
     emulator.setLatency('standard', 2_000);
@@ -106,9 +127,14 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(await command(alice, 'join')).toContain('Joined');
     emulator.setLatency('standard', 0);
     await voice.waitForDave(guildId);
-    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === waiting.id && m.attachments.length > 0), {
-      timeout: 20_000, interval: 20, message: 'the waiting line posted in #chat',
-    });
+    const posted = await vi.waitUntil(
+      () => discord.messages.find((m) => m.messageReference?.message_id === waiting.id && m.attachments.length > 0),
+      {
+        timeout: 20_000,
+        interval: 20,
+        message: 'the waiting line posted in #chat',
+      },
+    );
     expect(posted.channelId).toBe(DEFAULT_IDS.chat);
   });
 
@@ -122,16 +148,27 @@ describe('a channel is named only to listeners who can all view it', () => {
     expect(inVoice).not.toContain('staffroom');
     // #staffroom posts MP3s: its message is made for #staffroom only (posted there), never played to alice.
     const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: 'スタッフだけの相談です' });
-    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0), {
-      timeout: 20_000, interval: 20, message: 'the staff line posted in #staffroom',
-    });
+    const posted = await vi.waitUntil(
+      () => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0),
+      {
+        timeout: 20_000,
+        interval: 20,
+        message: 'the staff line posted in #staffroom',
+      },
+    );
     expect(posted.channelId).toBe(STAFF);
-    expect(standardRequests(emulator).slice(before).filter((r) => r.text.includes('スタッフだけ') && r.text.includes('通話中に'))).toEqual([]);
+    expect(
+      standardRequests(emulator)
+        .slice(before)
+        .filter((r) => r.text.includes('スタッフだけ') && r.text.includes('通話中に')),
+    ).toEqual([]);
     // An auto-read channel without MP3 posts: not read at all, and its author is told why.
     expect(await command(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: false }]), STAFF)).not.toContain('costs characters');
     const quiet = await discord.sendMessage({ channelId: STAFF, author: bob, content: '読まれない相談です' });
     const told = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === quiet.id), {
-      timeout: 20_000, interval: 20, message: 'the author told',
+      timeout: 20_000,
+      interval: 20,
+      message: 'the author told',
     });
     expect(told.content).toContain(`<#${DEFAULT_IDS.voice}>`);
     expect(texts(before)).not.toContain('読まれない');
@@ -141,7 +178,14 @@ describe('a channel is named only to listeners who can all view it', () => {
 describe('join announcements', () => {
   it('a muted member and one with a never-read role join unannounced; another member is announced', async () => {
     await command(bob, 'config', sub('announce', [{ name: 'value', type: 5, value: true }]));
-    await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: dave.id }, { name: 'muted', type: 5, value: true }]));
+    await command(
+      bob,
+      'config',
+      sub('mute', [
+        { name: 'member', type: 6, value: dave.id },
+        { name: 'muted', type: 5, value: true },
+      ]),
+    );
     await command(bob, 'reading', sub('never-role-add', [{ name: 'role', type: 8, value: QUIET_ROLE }]));
     const before = standardRequests(emulator).length;
     await discord.setVoiceState(dave.id, guildId, DEFAULT_IDS.voice);
@@ -167,9 +211,14 @@ describe('the call is checked again when the audio is delivered', () => {
     const staffLine = await discord.sendMessage({ channelId: STAFF, author: bob, content: '待っているスタッフの相談' });
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
     emulator.setLatency('standard', 0);
-    const posted = await vi.waitUntil(() => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0), {
-      timeout: 20_000, interval: 20, message: 'the staff line posted in #staffroom',
-    });
+    const posted = await vi.waitUntil(
+      () => discord.messages.find((m) => m.messageReference?.message_id === staffLine.id && m.attachments.length > 0),
+      {
+        timeout: 20_000,
+        interval: 20,
+        message: 'the staff line posted in #staffroom',
+      },
+    );
     expect(posted.channelId).toBe(STAFF);
     expect(texts(before)).toContain('待っているスタッフの相談');
   });

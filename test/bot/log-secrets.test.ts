@@ -141,7 +141,9 @@ describe('the scanner', () => {
     const mp3 = Buffer.alloc(300, 0xff);
     expect(scanLog([line({ body: mp3 })], {})).toHaveLength(1);
     expect(scanLog([line({ b64: randomBytes(300).toString('base64') })], {})).toHaveLength(1);
-    expect(scanLog([line({ raw: mp3.toString('latin1').replace(/./g, (c, i: number) => (i % 4 ? c : '\u0001')) })], {}).length).toBeGreaterThan(0);
+    expect(
+      scanLog([line({ raw: mp3.toString('latin1').replace(/./g, (c, i: number) => (i % 4 ? c : '\u0001')) })], {}).length,
+    ).toBeGreaterThan(0);
     expect(scanLog([line({ url: 'https://discord.com/api/webhooks/123/abcdefghijklmnopqrstuvwxyz0123456789' })], {})).toHaveLength(1);
     expect(scanLog([line({ token: 'sekrit-value' })], { t: ['sekrit-value'] })).toHaveLength(1);
     expect(scanLog([line({ route: '/webhooks/123/:token/messages/@original', text: 'こんにちは'.repeat(100) })], {})).toEqual([]);

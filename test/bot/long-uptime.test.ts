@@ -17,13 +17,14 @@ afterAll(async () => {
 });
 
 describe('a bot that runs for weeks', () => {
-  it('GIVEN messages arriving in a channel, and the bot posting there THEN the client keeps no message (no copy of every channel\'s text)', async () => {
+  it("GIVEN messages arriving in a channel, and the bot posting there THEN the client keeps no message (no copy of every channel's text)", async () => {
     const arrived: string[] = [];
     const onMessage = (m: { id: string }) => void arrived.push(m.id);
     h.bot.client.on(Events.MessageCreate, onMessage);
     try {
       const sent: string[] = [];
-      for (let i = 0; i < 5; i++) sent.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: `chat line ${i}` })).id);
+      for (let i = 0; i < 5; i++)
+        sent.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: `chat line ${i}` })).id);
       await vi.waitUntil(() => sent.every((id) => arrived.includes(id)), { timeout: 5_000, interval: 5 });
       const channel = h.bot.client.channels.cache.get(DEFAULT_IDS.general) as TextChannel;
       await channel.send({ content: 'a notice' });
@@ -33,14 +34,17 @@ describe('a bot that runs for weeks', () => {
     }
   });
 
-  it('GIVEN the disk refusing writes THEN a message to read is refused, its author told why in the server\'s language, nothing is spent; once the disk takes writes it is read again', async () => {
+  it("GIVEN the disk refusing writes THEN a message to read is refused, its author told why in the server's language, nothing is spent; once the disk takes writes it is read again", async () => {
     await h.bot.context.repos.autoRead.add(DEFAULT_IDS.guild, DEFAULT_IDS.chat, { postAudio: true });
     const requestsBefore = h.emulator.requests().length;
     h.bot.db.pragma('query_only = ON');
     let refused: { id: string };
     try {
       refused = await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'ほぞんできない' });
-      const told = await h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.chat && m.messageReference?.message_id === refused.id, 5_000);
+      const told = await h.discord.waitForMessage(
+        (m) => m.channelId === DEFAULT_IDS.chat && m.messageReference?.message_id === refused.id,
+        5_000,
+      );
       expect(told.content).toBe(t('ja', 'queue.not_saved'));
     } finally {
       h.bot.db.pragma('query_only = OFF');

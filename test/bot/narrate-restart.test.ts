@@ -18,8 +18,14 @@ const creations = () => h.emulator.requests().filter((r) => r.target === 'advanc
 describe('restart during /narrate', () => {
   it('resumes the persisted job in the new process and delivers its audio to the same reply', async () => {
     const interaction = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: 'A story that outlives a restart of the bot.' }, { name: 'voice', type: 3, value: 'Sam' }],
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'narrate',
+      locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: 'A story that outlives a restart of the bot.' },
+        { name: 'voice', type: 3, value: 'Sam' },
+      ],
     });
     await vi.waitUntil(() => creations().length === 1, { timeout: 20_000, message: 'job creation' });
     await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 1, { timeout: 5_000, message: 'job persisted' });

@@ -25,7 +25,9 @@ beforeAll(async () => {
   [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord()]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-reading-'));
   bot = await startChildBot({ discord, emulator, dataDir, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
-  expect(await command(bob, 'autoread', [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }], 'en-US', DEFAULT_IDS.chat)).toContain('costs characters');
+  expect(
+    await command(bob, 'autoread', [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }], 'en-US', DEFAULT_IDS.chat),
+  ).toContain('costs characters');
 }, 60_000);
 afterAll(async () => {
   await bot?.stop('SIGKILL');
@@ -33,11 +35,19 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function command(user: { id: string; username: string }, name: string, options: APIApplicationCommandInteractionDataOption[], locale = 'en-US', channelId: string = DEFAULT_IDS.general): Promise<string> {
+async function command(
+  user: { id: string; username: string },
+  name: string,
+  options: APIApplicationCommandInteractionDataOption[],
+  locale = 'en-US',
+  channelId: string = DEFAULT_IDS.general,
+): Promise<string> {
   const interaction = await discord.sendInteraction({ channelId, user, name, locale, options });
   return String((await interaction.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content ?? '');
 }
-const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
+const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [
+  { name, type: 1, options } as APIApplicationCommandInteractionDataOption,
+];
 
 let marker = 0;
 /** What the emulator was asked to speak from `send` up to a marker message by dave (always read). */
@@ -46,19 +56,44 @@ async function spokenAround(send: () => Promise<unknown>): Promise<string> {
   await send();
   const mark = `確認用${++marker}です`;
   await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: dave, content: mark });
-  return vi.waitUntil(() => {
-    const texts = standardRequests(emulator).slice(before).map((r) => r.text).join('|');
-    return texts.includes(mark) ? texts : undefined;
-  }, { timeout: 20_000, interval: 20, message: mark });
+  return vi.waitUntil(
+    () => {
+      const texts = standardRequests(emulator)
+        .slice(before)
+        .map((r) => r.text)
+        .join('|');
+      return texts.includes(mark) ? texts : undefined;
+    },
+    { timeout: 20_000, interval: 20, message: mark },
+  );
 }
-const post = (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) => () =>
-  discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });
+const post =
+  (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) =>
+  () =>
+    discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });
 
 describe('reading controls through npm start', () => {
   it('/config mute: a muted member is not read; unmuted, read again', async () => {
-    expect(await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: true }]), 'ja')).toContain('読み上げないように');
+    expect(
+      await command(
+        bob,
+        'config',
+        sub('mute', [
+          { name: 'member', type: 6, value: alice.id },
+          { name: 'muted', type: 5, value: true },
+        ]),
+        'ja',
+      ),
+    ).toContain('読み上げないように');
     expect(await spokenAround(post(alice, 'ミュートされた発言'))).not.toContain('ミュートされた発言');
-    await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: false }]));
+    await command(
+      bob,
+      'config',
+      sub('mute', [
+        { name: 'member', type: 6, value: alice.id },
+        { name: 'muted', type: 5, value: false },
+      ]),
+    );
     expect(await spokenAround(post(alice, 'ミュート解除された発言'))).toContain('ミュート解除された発言');
   });
 

@@ -40,7 +40,13 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process-'));
   await start();
   // The server reads at speed 4: the emulator's clips are a quarter as long, and voice plays in real time.
-  const speed = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }] });
+  const speed = await discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: bob,
+    name: 'config',
+    locale: 'en-US',
+    options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }],
+  });
   expect(String((await speed.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('speed');
 }, 60_000);
 afterAll(async () => {
@@ -77,15 +83,23 @@ async function burst(texts: string[]): Promise<void> {
 /** After a restart: every text reaches the service again, and what comes back is played in voice. */
 async function spokenAfterRestart(texts: string[], since: { requests: number; at: number }): Promise<void> {
   emulator.setLatency('standard', 0);
-  const requests = await vi.waitUntil(() => {
-    const sent = standardRequests(emulator).slice(since.requests).map((r) => r.text);
-    return texts.every((t) => sent.some((s) => s.includes(t))) ? sent : undefined;
-  }, { timeout: 30_000, message: 'every restored message requested' });
+  const requests = await vi.waitUntil(
+    () => {
+      const sent = standardRequests(emulator)
+        .slice(since.requests)
+        .map((r) => r.text);
+      return texts.every((t) => sent.some((s) => s.includes(t))) ? sent : undefined;
+    },
+    { timeout: 30_000, message: 'every restored message requested' },
+  );
   // Each request is one utterance in voice: wait until all of them were heard to the end.
-  const heard = await vi.waitUntil(() => {
-    const us = voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete);
-    return us.length >= requests.length ? us : undefined;
-  }, { timeout: 30_000, message: 'the restored messages heard' });
+  const heard = await vi.waitUntil(
+    () => {
+      const us = voice.utterances(guildId).filter((u) => u.start >= since.at && u.complete);
+      return us.length >= requests.length ? us : undefined;
+    },
+    { timeout: 30_000, message: 'the restored messages heard' },
+  );
   // Played at once after the rejoin, before any test waited for DAVE: encrypted all the same.
   heard.forEach(expectE2ee);
   await vi.waitUntil(() => pendingRows() === 0, { timeout: 10_000, message: 'nothing left on disk' });
@@ -93,18 +107,33 @@ async function spokenAfterRestart(texts: string[], since: { requests: number; at
 
 describe('npm start, as a child process', () => {
   it('/say without voice answers with an MP3 attachment', async () => {
-    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: '添付で届きます' }] });
+    const i = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: '添付で届きます' }],
+    });
     const reply = await i.waitForResponse((r) => r.files.length > 0, 20_000);
     expect(reply.files[0]!.name).toMatch(/\.mp3$/);
     expect(reply.files[0]!.data.subarray(0, 3).toString('latin1') === 'ID3' || reply.files[0]!.data[0] === 0xff).toBe(true);
     // The ready line tells the operator how to add the bot to another server.
-    expect(readyLog(bot)).toMatchObject({ invite: `https://discord.com/oauth2/authorize?client_id=${discord.applicationId}&scope=bot+applications.commands&permissions=3247168` });
+    expect(readyLog(bot)).toMatchObject({
+      invite: `https://discord.com/oauth2/authorize?client_id=${discord.applicationId}&scope=bot+applications.commands&permissions=3247168`,
+    });
   });
 
   it('/narrate is delivered with its audio and seed', async () => {
     const i = await discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: 'The started bot narrates this.' }, { name: 'voice', type: 3, value: 'Luna' }, { name: 'seed', type: 4, value: 7 }],
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'narrate',
+      locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: 'The started bot narrates this.' },
+        { name: 'voice', type: 3, value: 'Luna' },
+        { name: 'seed', type: 4, value: 7 },
+      ],
     });
     const reply = await i.waitForResponse((r) => r.files.length > 0, 30_000);
     expect(String(reply.data?.content)).toMatch(/Luna.*7/);
@@ -117,7 +146,13 @@ describe('npm start, as a child process', () => {
     expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
     await voice.waitForDave(guildId);
     const started = performance.now();
-    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ボイスで聞こえます' }] });
+    const i = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: 'ボイスで聞こえます' }],
+    });
     expect((await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000)).files).toHaveLength(0);
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 200, timeoutMs: 20_000 });
     expect(heard.rmsDb).toBeGreaterThan(-40);

@@ -41,11 +41,21 @@ async function run(user: { id: string; username: string }, name: string, options
   return { i, first: await i.waitForResponse((r) => r.kind === 'callback', 15_000) };
 }
 async function click(messageId: string, r: InteractionResponse, label: string, user: { id: string; username: string }) {
-  const button = ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? []).flatMap((row) => row.components).find((b) => b.label === label)!;
-  const c = await discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user, name: '', locale: 'en-US', component: { messageId, customId: button.custom_id } });
+  const button = ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? [])
+    .flatMap((row) => row.components)
+    .find((b) => b.label === label)!;
+  const c = await discord.sendInteraction({
+    type: 3,
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: '',
+    locale: 'en-US',
+    component: { messageId, customId: button.custom_id },
+  });
   return { c, first: await c.waitForResponse((x) => x.kind === 'callback', 15_000) };
 }
-const longJobs = () => emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
+const longJobs = () =>
+  emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
 
 describe('npm start: reading controls', () => {
   it('a long /narrate asks first; Cancel sends nothing, Confirm delivers the audio', async () => {
@@ -71,7 +81,11 @@ describe('npm start: reading controls', () => {
     const before = standardRequests(emulator).length;
     const say = await run(bob, 'say', [{ name: 'text', type: 3, value: 'yomiage の GPU' }]);
     await say.i.waitForResponse((r) => r.files.length > 0, 20_000);
-    expect(standardRequests(emulator).slice(before).map((r) => r.text)).toContain('よみあげボット の ジーピーユー');
+    expect(
+      standardRequests(emulator)
+        .slice(before)
+        .map((r) => r.text),
+    ).toContain('よみあげボット の ジーピーユー');
   }, 60_000);
 
   it('/skip is refused to a member outside the voice channel; /usage answers with the chart', async () => {

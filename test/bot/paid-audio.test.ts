@@ -50,7 +50,13 @@ async function join(h: Harness): Promise<void> {
 }
 
 async function say(h: Harness, text: string) {
-  const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+  const interaction = await h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: alice,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
+  });
   return interaction.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
 }
 
@@ -97,7 +103,10 @@ describe('ffmpeg fails on the file', () => {
   beforeAll(async () => {
     // A real executable that answers the start-up check like ffmpeg but fails every transcode.
     const failing = joinPath(scratch, 'failing-ffmpeg');
-    writeFileSync(failing, '#!/bin/sh\nfor a in "$@"; do case "$a" in -version|-encoders) exec ffmpeg "$@";; esac; done\ncat >/dev/null\necho "pipe:0: Invalid data found when processing input" >&2\nexit 1\n');
+    writeFileSync(
+      failing,
+      '#!/bin/sh\nfor a in "$@"; do case "$a" in -version|-encoders) exec ffmpeg "$@";; esac; done\ncat >/dev/null\necho "pipe:0: Invalid data found when processing input" >&2\nexit 1\n',
+    );
     chmodSync(failing, 0o755);
     ({ h, log } = await start({ FFMPEG_PATH: failing }));
     await join(h);
@@ -143,7 +152,7 @@ describe('no ffmpeg at all', () => {
     expect(voice.utterances(guildId).filter((u) => u.start >= started)).toHaveLength(0);
   });
 
-  it('attaches an auto-read message\'s audio as a reply to it', async () => {
+  it("attaches an auto-read message's audio as a reply to it", async () => {
     const posted = h.discord.waitForMessage((m) => m.attachments.length > 0 && m.channelId === DEFAULT_IDS.general);
     const { id } = await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '自動読み上げも添付されます' });
     const message = await posted;

@@ -22,7 +22,10 @@ beforeAll(async () => {
   voice = await startFakeVoiceServer();
   trustCertificate(voice.caCertPem);
   const guild = defaultGuild();
-  guild.roles.push({ id: BOOSTER, name: 'Booster', permissions: '0', position: 3 }, { id: PATRON, name: 'Patron', permissions: '0', position: 4 });
+  guild.roles.push(
+    { id: BOOSTER, name: 'Booster', permissions: '0', position: 3 },
+    { id: PATRON, name: 'Patron', permissions: '0', position: 4 },
+  );
   guild.members.push({ user: { id: carol.id, username: 'carol', globalName: 'Carol' }, roles: [], joinedAt: '2024-01-01T00:00:00.000Z' });
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
@@ -39,22 +42,36 @@ afterAll(async () => {
 type User = { id: string; username: string };
 async function command(user: User, name: string, options: unknown[] = [], extra: { locale?: string; roles?: string[] } = {}) {
   const i = await h.discord.sendInteraction({
-    channelId: DEFAULT_IDS.general, user, name, locale: extra.locale ?? 'en-US',
-    options: options as never, ...(extra.roles ? { member: { roles: extra.roles } } : {}),
+    channelId: DEFAULT_IDS.general,
+    user,
+    name,
+    locale: extra.locale ?? 'en-US',
+    options: options as never,
+    ...(extra.roles ? { member: { roles: extra.roles } } : {}),
   });
   const first = await i.waitForResponse((r) => r.kind === 'callback', 10_000);
   return { i, first, text: String(first.data?.content ?? '') };
 }
 const buttonsOf = (r: InteractionResponse) =>
-  ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }> | undefined) ?? []).flatMap((row) => row.components);
+  ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }> | undefined) ?? []).flatMap(
+    (row) => row.components,
+  );
 async function click(r: InteractionResponse, label: string, user: User, locale = 'en-US') {
   const button = buttonsOf(r).find((b) => b.label === label);
   if (!button) throw new Error(`no button ${label}`);
-  const i = await h.discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user, name: '', locale, component: { messageId: r.messageId!, customId: button.custom_id } });
+  const i = await h.discord.sendInteraction({
+    type: 3,
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: '',
+    locale,
+    component: { messageId: r.messageId!, customId: button.custom_id },
+  });
   return { i, first: await i.waitForResponse((x) => x.kind === 'callback', 10_000) };
 }
 // Job creations carrying the long text (earlier tests' short ones may still be arriving).
-const advancedRequests = () => h.emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
+const advancedRequests = () =>
+  h.emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
 const used = async (userId?: string) => (await h.bot.context.budget.usage(userId ? { guildId, userId } : { guildId })).used;
 
 describe('/skip and /clear: only members in the bot voice channel, or with Move Members', () => {
@@ -97,7 +114,15 @@ describe('/narrate over the threshold shows the cost first', () => {
     expect(advancedRequests()).toBe(before);
     expect(await used(alice.id)).toBe(0);
     // A second click on the answered question changes nothing.
-    const again = await h.discord.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: alice, name: '', component: { messageId: first.messageId!, customId: buttonsOf(first)[0]!.custom_id } }).catch((e: unknown) => e);
+    const again = await h.discord
+      .sendInteraction({
+        type: 3,
+        channelId: DEFAULT_IDS.general,
+        user: alice,
+        name: '',
+        component: { messageId: first.messageId!, customId: buttonsOf(first)[0]!.custom_id },
+      })
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(Error); // the buttons are gone from the message
   }, 30_000);
 
@@ -140,7 +165,9 @@ describe('/narrate over the threshold shows the cost first', () => {
   }, 30_000);
 
   it('admins change the threshold; members cannot', async () => {
-    expect((await command(alice, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 500 }] }])).text).toContain('Manage Server');
+    expect(
+      (await command(alice, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 500 }] }])).text,
+    ).toContain('Manage Server');
     expect(h.bot.context.repos.controls.get(guildId).narrateConfirmChars).toBe(200);
     const set = await command(bob, 'spend', [{ name: 'narrate-confirm', type: 1, options: [{ name: 'chars', type: 4, value: 500 }] }]);
     expect(set.text).toBe('/narrate longer than 500 characters now shows its cost and asks to confirm first.');
@@ -151,7 +178,17 @@ describe('/narrate over the threshold shows the cost first', () => {
 });
 
 describe('role allowances', () => {
-  const setRole = (role: string, chars: number) => command(bob, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: role }, { name: 'chars', type: 4, value: chars }] }]);
+  const setRole = (role: string, chars: number) =>
+    command(bob, 'spend', [
+      {
+        name: 'role-limit',
+        type: 1,
+        options: [
+          { name: 'role', type: 8, value: role },
+          { name: 'chars', type: 4, value: chars },
+        ],
+      },
+    ]);
   it('a member with roles gets the largest allowance, in /usage and in what the budget lets through', async () => {
     expect((await setRole(BOOSTER, 1_000)).text).toContain('1000');
     expect((await setRole(PATRON, 2_000)).text).toContain('2000');
@@ -172,10 +209,33 @@ describe('role allowances', () => {
     const gone = '1000000000000000999';
     const en = await setRole(gone, 5_000);
     expect(en.text).toContain(`The role (id ${gone}) no longer exists`);
-    const ja = await command(bob, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: gone }, { name: 'chars', type: 4, value: 5_000 }] }], { locale: 'ja' });
+    const ja = await command(
+      bob,
+      'spend',
+      [
+        {
+          name: 'role-limit',
+          type: 1,
+          options: [
+            { name: 'role', type: 8, value: gone },
+            { name: 'chars', type: 4, value: 5_000 },
+          ],
+        },
+      ],
+      { locale: 'ja' },
+    );
     expect(ja.text).toContain('もう存在しません');
     expect(h.bot.context.repos.roleAllowances.list(guildId).map((a) => a.roleId)).not.toContain(gone);
-    const member = await command(alice, 'spend', [{ name: 'role-limit', type: 1, options: [{ name: 'role', type: 8, value: BOOSTER }, { name: 'chars', type: 4, value: 9_999 }] }]);
+    const member = await command(alice, 'spend', [
+      {
+        name: 'role-limit',
+        type: 1,
+        options: [
+          { name: 'role', type: 8, value: BOOSTER },
+          { name: 'chars', type: 4, value: 9_999 },
+        ],
+      },
+    ]);
     expect(member.text).toContain('Manage Server');
     expect(h.bot.context.repos.roleAllowances.list(guildId).find((a) => a.roleId === BOOSTER)?.monthlyLimit).toBe(1_000);
     const removed = await command(bob, 'spend', [{ name: 'role-remove', type: 1, options: [{ name: 'role', type: 8, value: PATRON }] }]);

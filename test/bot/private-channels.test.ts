@@ -38,7 +38,10 @@ beforeAll(async () => {
   [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord({ voiceEndpoint: () => voice.endpoint })]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-private-'));
   bot = await startChildBot({
-    discord, emulator, dataDir, caCertPem: voice.caCertPem,
+    discord,
+    emulator,
+    dataDir,
+    caCertPem: voice.caCertPem,
     env: { AUTO_READ_MAX_AGE_SECONDS: '600', FFMPEG_PATH: join(dataDir, 'no-such-ffmpeg') },
   });
   const mp3 = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as APIApplicationCommandInteractionDataOption[];
@@ -74,7 +77,10 @@ async function mp3Including(part: string): Promise<Buffer> {
 }
 
 /** Each channel's reply carries its own line's audio and not the other channel's (clips of a batch are joined in one file). */
-async function expectOwnAudioOnly(replies: Record<'staff' | 'general', FakeMessage | undefined>, texts: Record<'staff' | 'general', string>) {
+async function expectOwnAudioOnly(
+  replies: Record<'staff' | 'general', FakeMessage | undefined>,
+  texts: Record<'staff' | 'general', string>,
+) {
   const [staffMp3, generalMp3] = await Promise.all([mp3Including(texts.staff), mp3Including(texts.general)]);
   const generalFile = replies.general!.attachments[0]!.data;
   const staffFile = replies.staff!.attachments[0]!.data;
@@ -94,7 +100,13 @@ async function staffThenGeneral(n: number) {
   const before = standardRequests(emulator).length;
   emulator.setLatency('standard', 1_500);
   await discord.sendMessage({ channelId: GENERAL, author: alice, content: `先に読む${n}` });
-  await vi.waitUntil(() => standardRequests(emulator).slice(before).some((r) => r.text.includes(`先に読む${n}`)), { timeout: 15_000, interval: 10 });
+  await vi.waitUntil(
+    () =>
+      standardRequests(emulator)
+        .slice(before)
+        .some((r) => r.text.includes(`先に読む${n}`)),
+    { timeout: 15_000, interval: 10 },
+  );
   const staff = await discord.sendMessage({ channelId: STAFF, author: bob, content: staffText });
   const general = await discord.sendMessage({ channelId: GENERAL, author: alice, content: generalText });
   await vi.waitUntil(() => pendingRows() === 3, { timeout: 10_000, interval: 10, message: 'all three accepted' });
@@ -102,7 +114,9 @@ async function staffThenGeneral(n: number) {
   // Finished (delivered, or told) once nothing is left on disk.
   await vi.waitUntil(() => pendingRows() === 0, { timeout: 20_000, interval: 20, message: 'all three delivered' });
   const replyTo = (id: string) => discord.messages.find((m) => m.attachments.length > 0 && m.messageReference?.message_id === id);
-  const requests = standardRequests(emulator).slice(before).map((r) => r.text);
+  const requests = standardRequests(emulator)
+    .slice(before)
+    .map((r) => r.text);
   return { staffText, generalText, requests, staffReply: replyTo(staff.id), generalReply: replyTo(general.id) };
 }
 
@@ -116,7 +130,7 @@ describe('auto-read channels that post MP3s: one request per audience', () => {
     await expectOwnAudioOnly({ staff: staffReply, general: generalReply }, { staff: staffText, general: generalText });
   }, 60_000);
 
-  it('in voice without ffmpeg (everything is attached): each channel\'s reply carries its own line only', async () => {
+  it("in voice without ffmpeg (everything is attached): each channel's reply carries its own line only", async () => {
     await discord.setVoiceState(bob.id, DEFAULT_IDS.guild, DEFAULT_IDS.voice);
     expect(await command('join', [], GENERAL)).toContain('Joined');
     const { staffText, generalText, requests, staffReply, generalReply } = await staffThenGeneral(2);

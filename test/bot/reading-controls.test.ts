@@ -22,20 +22,38 @@ beforeAll(async () => {
   // company. The window is not what is tested here, so both sides widen it.
   const rate = { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } };
   // A ceiling high enough for the server-limit test to raise the limit again after it.
-  h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600', GUILD_MONTHLY_CHARS_MAX: '1000000' }, emulator: { rate }, bot: { rateLimits: rate } });
-  const add = await command(bob, 'autoread', [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }], 'en-US', DEFAULT_IDS.chat);
+  h = await startHarness({
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600', GUILD_MONTHLY_CHARS_MAX: '1000000' },
+    emulator: { rate },
+    bot: { rateLimits: rate },
+  });
+  const add = await command(
+    bob,
+    'autoread',
+    [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }],
+    'en-US',
+    DEFAULT_IDS.chat,
+  );
   expect(add).toContain('costs characters');
 }, 60_000);
 afterAll(async () => h?.close());
 
 /** Runs a slash command; resolves with the text of its first answer (and its flags). */
-async function run(user: { id: string; username: string }, name: string, options: APIApplicationCommandInteractionDataOption[], locale = 'en-US', channelId: string = DEFAULT_IDS.general) {
+async function run(
+  user: { id: string; username: string },
+  name: string,
+  options: APIApplicationCommandInteractionDataOption[],
+  locale = 'en-US',
+  channelId: string = DEFAULT_IDS.general,
+) {
   const interaction = await h.discord.sendInteraction({ channelId, user, name, locale, options });
   const reply = await interaction.waitForResponse((r) => r.kind === 'callback' || r.kind === 'editOriginal', 20_000);
   return { content: String(reply.data?.content ?? ''), flags: reply.data?.flags };
 }
 const command = async (...args: Parameters<typeof run>) => (await run(...args)).content;
-const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []): APIApplicationCommandInteractionDataOption[] => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
+const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []): APIApplicationCommandInteractionDataOption[] => [
+  { name, type: 1, options } as APIApplicationCommandInteractionDataOption,
+];
 
 let marker = 0;
 /**
@@ -47,38 +65,77 @@ async function spokenAround(send: () => Promise<unknown>, markerRoles: string[] 
   await send();
   const mark = `目印${++marker}番です`;
   await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: carol, content: mark, member: { roles: markerRoles } });
-  return vi.waitUntil(() => {
-    const texts = standardRequests(h.emulator).slice(before).map((r) => r.text);
-    return texts.some((t) => t.includes(mark)) ? texts : undefined;
-  }, { timeout: 20_000, interval: 20, message: `the marker ${mark}` });
+  return vi.waitUntil(
+    () => {
+      const texts = standardRequests(h.emulator)
+        .slice(before)
+        .map((r) => r.text);
+      return texts.some((t) => t.includes(mark)) ? texts : undefined;
+    },
+    { timeout: 20_000, interval: 20, message: `the marker ${mark}` },
+  );
 }
-const say = (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) => () =>
-  h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });
+const say =
+  (author: { id: string; username: string; bot?: boolean }, content: string, extra: Record<string, unknown> = {}) =>
+  () =>
+    h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content, ...extra });
 
 describe('/config mute and muted', () => {
-  it("an admin mutes a member: their messages are not read, they are listed, /voice reset does not undo it, unmute reads them again", async () => {
-    expect(await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: true }]), 'ja')).toContain('読み上げないように');
+  it('an admin mutes a member: their messages are not read, they are listed, /voice reset does not undo it, unmute reads them again', async () => {
+    expect(
+      await command(
+        bob,
+        'config',
+        sub('mute', [
+          { name: 'member', type: 6, value: alice.id },
+          { name: 'muted', type: 5, value: true },
+        ]),
+        'ja',
+      ),
+    ).toContain('読み上げないように');
     const listed = await run(bob, 'config', sub('muted'), 'en-US');
     expect(listed.flags).toBe(EPHEMERAL);
     expect(listed.content).toContain(`<@${alice.id}>`);
     await command(alice, 'voice', sub('reset'));
     const muted = await spokenAround(say(alice, 'ミュート中の発言です'));
     expect(muted.join('|')).not.toContain('ミュート中の発言');
-    await command(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: alice.id }, { name: 'muted', type: 5, value: false }]));
+    await command(
+      bob,
+      'config',
+      sub('mute', [
+        { name: 'member', type: 6, value: alice.id },
+        { name: 'muted', type: 5, value: false },
+      ]),
+    );
     const back = await spokenAround(say(alice, 'ミュート解除後の発言です'));
     expect(back.join('|')).toContain('ミュート解除後の発言');
     expect(await command(bob, 'config', sub('muted'), 'ja')).toContain('いません');
   });
 
   it('a member without Manage Server cannot mute, and nothing changes', async () => {
-    const r = await run(alice, 'config', sub('mute', [{ name: 'member', type: 6, value: bob.id }, { name: 'muted', type: 5, value: true }]), 'ja');
+    const r = await run(
+      alice,
+      'config',
+      sub('mute', [
+        { name: 'member', type: 6, value: bob.id },
+        { name: 'muted', type: 5, value: true },
+      ]),
+      'ja',
+    );
     expect(r.flags).toBe(EPHEMERAL);
     expect(r.content).toContain('サーバー管理');
     expect(h.bot.context.repos.userSettings.get(guildId, bob.id).muted).toBe(false);
   });
 
   it('muting the bot itself is refused with a clear message', async () => {
-    const r = await run(bob, 'config', sub('mute', [{ name: 'member', type: 6, value: DEFAULT_IDS.bot }, { name: 'muted', type: 5, value: true }]));
+    const r = await run(
+      bob,
+      'config',
+      sub('mute', [
+        { name: 'member', type: 6, value: DEFAULT_IDS.bot },
+        { name: 'muted', type: 5, value: true },
+      ]),
+    );
     expect(r.flags).toBe(EPHEMERAL);
     expect(r.content).toContain('cannot be muted');
     expect(h.bot.context.repos.userSettings.muted(guildId)).toEqual([]);
@@ -99,10 +156,25 @@ describe('/voice name', () => {
   });
 
   it("a member cannot set someone else's name; an admin can", async () => {
-    const refused = await run(alice, 'voice', sub('name', [{ name: 'reading', type: 3, value: 'ぼぶ' }, { name: 'member', type: 6, value: bob.id }]), 'ja');
+    const refused = await run(
+      alice,
+      'voice',
+      sub('name', [
+        { name: 'reading', type: 3, value: 'ぼぶ' },
+        { name: 'member', type: 6, value: bob.id },
+      ]),
+      'ja',
+    );
     expect(refused.content).toContain('サーバー管理');
     expect(h.bot.context.repos.userSettings.get(guildId, bob.id).nickname).toBeNull();
-    const done = await command(bob, 'voice', sub('name', [{ name: 'reading', type: 3, value: 'キャロル' }, { name: 'member', type: 6, value: carol.id }]));
+    const done = await command(
+      bob,
+      'voice',
+      sub('name', [
+        { name: 'reading', type: 3, value: 'キャロル' },
+        { name: 'member', type: 6, value: carol.id },
+      ]),
+    );
     expect(done).toContain(`<@${carol.id}>'s name will be read as "キャロル"`);
     expect(h.bot.context.repos.userSettings.get(guildId, carol.id).nickname).toBe('キャロル');
   });
@@ -122,7 +194,15 @@ describe('/config language and server-limit', () => {
     expect(await command(bob, 'config', sub('language', [{ name: 'value', type: 3, value: 'en' }]))).toContain('English');
     const texts = await spokenAround(async () => {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'hello' });
-      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'look', attachments: [{ filename: 'a.png', content_type: 'image/png' }, { filename: 'b.png', content_type: 'image/png' }] });
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.chat,
+        author: alice,
+        content: 'look',
+        attachments: [
+          { filename: 'a.png', content_type: 'image/png' },
+          { filename: 'b.png', content_type: 'image/png' },
+        ],
+      });
     });
     expect(texts.join('|')).toContain('ありすちゃん said, look, 2 images');
     expect(await command(bob, 'config', sub('show'))).toContain('Reading language: English');
@@ -155,8 +235,17 @@ describe('/config language and server-limit', () => {
 describe('/reading: bots and webhooks', () => {
   it('off by default: neither a bot nor a webhook is read', async () => {
     const texts = await spokenAround(async () => {
-      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true }, content: 'ボットの発言です' });
-      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: WEBHOOK, username: 'RSS', bot: true }, webhookId: WEBHOOK, content: 'ウェブフックの発言です' });
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.chat,
+        author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true },
+        content: 'ボットの発言です',
+      });
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.chat,
+        author: { id: WEBHOOK, username: 'RSS', bot: true },
+        webhookId: WEBHOOK,
+        content: 'ウェブフックの発言です',
+      });
     });
     expect(texts.join('|')).not.toMatch(/ボットの発言|ウェブフックの発言/);
   });
@@ -165,8 +254,17 @@ describe('/reading: bots and webhooks', () => {
     await command(bob, 'reading', sub('bots', [{ name: 'value', type: 3, value: 'listed' }]));
     expect(await command(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: WEBHOOK }]))).toContain('now allowed');
     const texts = await spokenAround(async () => {
-      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true }, content: '許可されていないボット' });
-      await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: WEBHOOK, username: 'RSS', bot: true }, webhookId: WEBHOOK, content: '新着記事があります' });
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.chat,
+        author: { id: DEFAULT_IDS.otherbot, username: 'otherbot', bot: true },
+        content: '許可されていないボット',
+      });
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.chat,
+        author: { id: WEBHOOK, username: 'RSS', bot: true },
+        webhookId: WEBHOOK,
+        content: '新着記事があります',
+      });
     });
     expect(texts.join('|')).toContain('新着記事があります');
     expect(texts.join('|')).not.toContain('許可されていないボット');
@@ -176,8 +274,12 @@ describe('/reading: bots and webhooks', () => {
     const bad = await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: 'not-an-id' }]), 'ja');
     expect(bad.flags).toBe(EPHEMERAL);
     expect(bad.content).toContain('17〜20桁');
-    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: `<@${alice.id}>` }]))).content).toContain('is a member, not a bot');
-    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: DEFAULT_IDS.bot }]))).content).toContain('never reads its own');
+    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: `<@${alice.id}>` }]))).content).toContain(
+      'is a member, not a bot',
+    );
+    expect((await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: DEFAULT_IDS.bot }]))).content).toContain(
+      'never reads its own',
+    );
     const notListed = await run(bob, 'reading', sub('bot-remove', [{ name: 'id', type: 3, value: '1300000000000000555' }]), 'ja');
     expect(notListed.content).toContain('1300000000000000555 は許可されていません');
     expect(h.bot.context.repos.readingLists.list(guildId, 'bot')).toEqual([WEBHOOK]);
@@ -188,7 +290,8 @@ describe('/reading: bots and webhooks', () => {
 describe('/reading: a full allow-list', () => {
   it('one more is refused with the limit, and /reading show still fits in one reply', async () => {
     const lists = h.bot.context.repos.readingLists;
-    for (let i = 0; lists.list(guildId, 'bot').length < 50; i++) await lists.add(guildId, 'bot', `13000000000000001${String(i).padStart(2, '0')}`);
+    for (let i = 0; lists.list(guildId, 'bot').length < 50; i++)
+      await lists.add(guildId, 'bot', `13000000000000001${String(i).padStart(2, '0')}`);
     const full = await run(bob, 'reading', sub('bot-add', [{ name: 'id', type: 3, value: '1300000000000000999' }]), 'ja');
     expect(full.content).toContain('50件まで');
     expect(lists.list(guildId, 'bot')).not.toContain('1300000000000000999');
@@ -224,7 +327,9 @@ describe('/reading: roles', () => {
   const moderator = DEFAULT_IDS.moderatorRole;
 
   it('a required role: only members with it are read; cleared, everyone is read again', async () => {
-    expect(await command(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: moderator }]))).toContain('Only members with');
+    expect(await command(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: moderator }]))).toContain(
+      'Only members with',
+    );
     const texts = await spokenAround(async () => {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'ロールなしの発言' });
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: bob, content: 'ロールありの発言' });
@@ -236,7 +341,9 @@ describe('/reading: roles', () => {
   });
 
   it('a never-read role: its members are not read until it is removed', async () => {
-    expect(await command(bob, 'reading', sub('never-role-add', [{ name: 'role', type: 8, value: moderator }]), 'ja')).toContain('読み上げません');
+    expect(await command(bob, 'reading', sub('never-role-add', [{ name: 'role', type: 8, value: moderator }]), 'ja')).toContain(
+      '読み上げません',
+    );
     const texts = await spokenAround(say(bob, 'モデレーターの発言'));
     expect(texts.join('|')).not.toContain('モデレーターの発言');
     expect(await command(bob, 'reading', sub('show'))).toContain(`never-read roles: <@&${moderator}>`);
@@ -244,7 +351,7 @@ describe('/reading: roles', () => {
     expect((await spokenAround(say(bob, 'モデレーターの再発言'))).join('|')).toContain('モデレーターの再発言');
   });
 
-  it('a role that no longer exists, or @everyone, is refused in the member\'s language and nothing changes', async () => {
+  it("a role that no longer exists, or @everyone, is refused in the member's language and nothing changes", async () => {
     const before = h.bot.context.repos.reading.get(guildId);
     const gone = await run(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: GONE_ROLE }]), 'ja');
     expect(gone.flags).toBe(EPHEMERAL);

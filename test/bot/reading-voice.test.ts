@@ -23,7 +23,11 @@ let h: Harness;
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
   trustCertificate(voice.caCertPem);
-  h = await startHarness({ discord: { voiceEndpoint: () => voice.endpoint }, env: { AUTO_READ_MAX_AGE_SECONDS: '3', PREFETCH: '1' }, bot: { staleNoticeIntervalMs: 0 } });
+  h = await startHarness({
+    discord: { voiceEndpoint: () => voice.endpoint },
+    env: { AUTO_READ_MAX_AGE_SECONDS: '3', PREFETCH: '1' },
+    bot: { staleNoticeIntervalMs: 0 },
+  });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
   voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
   const join = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
@@ -35,17 +39,29 @@ afterAll(async () => {
   await voice?.close();
 });
 
-async function command(user: { id: string; username: string }, name: string, options: APIApplicationCommandInteractionDataOption[]): Promise<string> {
+async function command(
+  user: { id: string; username: string },
+  name: string,
+  options: APIApplicationCommandInteractionDataOption[],
+): Promise<string> {
   const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name, locale: 'en-US', options });
   return String((await interaction.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content ?? '');
 }
-const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [{ name, type: 1, options } as APIApplicationCommandInteractionDataOption];
-const texts = (from: number) => standardRequests(h.emulator).slice(from).map((r) => r.text);
+const sub = (name: string, options: APIApplicationCommandInteractionDataOption[] = []) => [
+  { name, type: 1, options } as APIApplicationCommandInteractionDataOption,
+];
+const texts = (from: number) =>
+  standardRequests(h.emulator)
+    .slice(from)
+    .map((r) => r.text);
 const idle = () =>
-  vi.waitUntil(() => {
-    const s = h.bot.scheduler.stats(guildId);
-    return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
-  }, { timeout: 60_000, interval: 20, message: 'an idle queue' });
+  vi.waitUntil(
+    () => {
+      const s = h.bot.scheduler.stats(guildId);
+      return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
+    },
+    { timeout: 60_000, interval: 20, message: 'an idle queue' },
+  );
 
 describe('/reading in-voice', () => {
   it("on: a member outside the bot's voice channel is not read, one inside is", async () => {
@@ -53,7 +69,11 @@ describe('/reading in-voice', () => {
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: 'ボイスにいない人の発言' });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'ボイスにいる人の発言' });
-    const sent = await vi.waitUntil(() => (texts(before).some((t) => t.includes('ボイスにいる人')) ? texts(before) : undefined), { timeout: 20_000, interval: 20, message: "alice's message" });
+    const sent = await vi.waitUntil(() => (texts(before).some((t) => t.includes('ボイスにいる人')) ? texts(before) : undefined), {
+      timeout: 20_000,
+      interval: 20,
+      message: "alice's message",
+    });
     expect(sent.join('|')).not.toContain('ボイスにいない人');
     await command(bob, 'reading', sub('in-voice', [{ name: 'value', type: 5, value: false }]));
     await idle();
@@ -65,7 +85,11 @@ describe("the bot's own clips are charged to the server", () => {
     await command(bob, 'config', sub('announce', [{ name: 'value', type: 5, value: true }]));
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(bob.id, guildId, DEFAULT_IDS.voice);
-    await vi.waitUntil(() => (texts(before).some((t) => t.includes('入室しました')) ? true : undefined), { timeout: 20_000, interval: 20, message: 'the announcement' });
+    await vi.waitUntil(() => (texts(before).some((t) => t.includes('入室しました')) ? true : undefined), {
+      timeout: 20_000,
+      interval: 20,
+      message: 'the announcement',
+    });
     await idle();
     expect((await h.bot.context.budget.usage({ guildId, userId: bob.id })).used).toBe(0);
     expect((await h.bot.context.budget.usage({ guildId, userId: guildId })).used).toBeGreaterThan(0);
@@ -84,8 +108,17 @@ describe('the stale-drop notice', () => {
     const started = performance.now();
     const speaking = voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started, 30_000);
     const long = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: 'これはとても長い読み上げです。後ろのメッセージが古くなるまで、ゆっくりと読み続けます。まだまだ続きます。' }],
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [
+        {
+          name: 'text',
+          type: 3,
+          value: 'これはとても長い読み上げです。後ろのメッセージが古くなるまで、ゆっくりと読み続けます。まだまだ続きます。',
+        },
+      ],
     });
     await speaking;
     // Behind the long /say, none of these could be read within 3 s of arriving: each is dropped
@@ -93,7 +126,11 @@ describe('the stale-drop notice', () => {
     for (const content of ['一件目です', '二件目です', '三件目です', '四件目です']) {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     }
-    const notice = await vi.waitUntil(() => texts(before).find((t) => NOTICE.test(t)), { timeout: 60_000, interval: 20, message: 'the notice request' }).catch((e: Error) => { throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: h.bot.scheduler.stats(guildId) })); });
+    const notice = await vi
+      .waitUntil(() => texts(before).find((t) => NOTICE.test(t)), { timeout: 60_000, interval: 20, message: 'the notice request' })
+      .catch((e: Error) => {
+        throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: h.bot.scheduler.stats(guildId) }));
+      });
     const dropped = h.bot.scheduler.stats(guildId).dropped;
     expect(dropped).toBeGreaterThan(0);
     expect(notice).toBe(dropped > 9 ? '10件以上省略しました。' : `${dropped}件省略しました。`);
@@ -103,13 +140,21 @@ describe('the stale-drop notice', () => {
     const serverAfter = (await h.bot.context.budget.usage({ guildId, userId: guildId })).used;
     expect(serverAfter - serverBefore).toBe([...notice].length);
     const aliceSpent = (await h.bot.context.budget.usage({ guildId, userId: alice.id })).used - aliceBefore;
-    expect(aliceSpent).toBe(texts(before).filter((t) => !NOTICE.test(t)).reduce((n, t) => n + [...t].length, 0));
+    expect(aliceSpent).toBe(
+      texts(before)
+        .filter((t) => !NOTICE.test(t))
+        .reduce((n, t) => n + [...t].length, 0),
+    );
 
     // The same count again: played from the cache, nothing sent, nothing charged.
     const heardBefore = voice.utterances(guildId).length;
     const requestsBefore = standardRequests(h.emulator).length;
     h.bot.scheduler.emit('dropped', { guildId, items: Array.from({ length: dropped }, () => ({}) as Utterance), reason: 'too_old' });
-    await vi.waitUntil(() => (voice.utterances(guildId).length > heardBefore ? true : undefined), { timeout: 30_000, interval: 20, message: 'the notice played again' });
+    await vi.waitUntil(() => (voice.utterances(guildId).length > heardBefore ? true : undefined), {
+      timeout: 30_000,
+      interval: 20,
+      message: 'the notice played again',
+    });
     await idle();
     expect(standardRequests(h.emulator).length).toBe(requestsBefore);
     expect((await h.bot.context.budget.usage({ guildId, userId: guildId })).used).toBe(serverAfter);
@@ -128,7 +173,7 @@ describe('the stale-drop notice', () => {
 });
 
 describe('a bot clip waiting when the bot restarts', () => {
-  it('goes without a word and without a request when nobody is left in voice; members\' messages are still told', async () => {
+  it("goes without a word and without a request when nobody is left in voice; members' messages are still told", async () => {
     await idle();
     const before = standardRequests(h.emulator).length;
     const clip = '7件省略しました。';
@@ -137,22 +182,41 @@ describe('a bot clip waiting when the bot restarts', () => {
       const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
       try {
         const row = (id: string, userId: string, kind: string, text: string, meta: object) =>
-          db.prepare(`INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, meta, enqueued_at, saved_at)
-            VALUES (?, ?, ?, ?, ?, ?, 'ja', 'ja-JP-Wavenet-B', 1, 0, ?, ?, ?)`).run(id, guildId, userId, DEFAULT_IDS.voice, kind, text, JSON.stringify(meta), Date.now(), Date.now());
-        row('clip-1', guildId, 'say', clip, { delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '' }, lang: 'ja', botClip: true });
-        row('chat-1', alice.id, 'auto', '再起動前の発言', { delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '1' }, lang: 'ja' });
+          db
+            .prepare(
+              `INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, meta, enqueued_at, saved_at)
+            VALUES (?, ?, ?, ?, ?, ?, 'ja', 'ja-JP-Wavenet-B', 1, 0, ?, ?, ?)`,
+            )
+            .run(id, guildId, userId, DEFAULT_IDS.voice, kind, text, JSON.stringify(meta), Date.now(), Date.now());
+        row('clip-1', guildId, 'say', clip, {
+          delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '' },
+          lang: 'ja',
+          botClip: true,
+        });
+        row('chat-1', alice.id, 'auto', '再起動前の発言', {
+          delivery: { kind: 'message', channelId: DEFAULT_IDS.voice, messageId: '1' },
+          lang: 'ja',
+        });
       } finally {
         db.close();
       }
     });
     // The member's message is told once (1 message, not 2: the clip is nobody's), the clip is gone.
     const expected = t('ja', 'restart.not_read', { count: 1 });
-    await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.voice && m.content === expected), { timeout: 10_000, interval: 20, message: 'the not-read notice for one message' });
+    await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.voice && m.content === expected), {
+      timeout: 10_000,
+      interval: 20,
+      message: 'the not-read notice for one message',
+    });
     // Every restored row handled (none left on disk, the queue idle): a request for the clip would
     // have been sent by now.
     const db = openDatabase(join(h.dataDir, 'bot.sqlite3'), { migrate: false });
     try {
-      await vi.waitUntil(() => db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() === 0, { timeout: 10_000, interval: 20, message: 'the restored rows handled' });
+      await vi.waitUntil(() => db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() === 0, {
+        timeout: 10_000,
+        interval: 20,
+        message: 'the restored rows handled',
+      });
       await idle();
       expect(texts(before)).not.toContain(clip);
     } finally {

@@ -25,8 +25,17 @@ beforeAll(async () => {
     discord: { clock: discordClock }, // interaction tokens expire after 15 minutes of this clock
     bot: { clock: botClock },
   });
-  for (const [channelId, mp3] of [[DEFAULT_IDS.general, false], [DEFAULT_IDS.chat, true]] as const) {
-    const add = await h.discord.sendInteraction({ channelId, user: bob, name: 'autoread', locale: 'en-US', options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: mp3 }] }] });
+  for (const [channelId, mp3] of [
+    [DEFAULT_IDS.general, false],
+    [DEFAULT_IDS.chat, true],
+  ] as const) {
+    const add = await h.discord.sendInteraction({
+      channelId,
+      user: bob,
+      name: 'autoread',
+      locale: 'en-US',
+      options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: mp3 }] }],
+    });
     await add.waitForResponse((r) => r.kind === 'callback');
   }
 });
@@ -41,9 +50,15 @@ describe('no spend when nobody listens', () => {
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '誰も聞いていない発言' });
     // A later message in the MP3 channel: the queue is FIFO, so once it is sent the first one would have been.
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'こちらはMP3で投稿' });
-    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('こちらはMP3で投稿')), { timeout: 20_000, message: 'the MP3 channel' });
+    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('こちらはMP3で投稿')), {
+      timeout: 20_000,
+      message: 'the MP3 channel',
+    });
     expect(texts(before).some((r) => r.text.includes('誰も聞いていない'))).toBe(false);
-    await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).some((m) => m.attachments.length > 0), { timeout: 20_000, message: 'the MP3 post' });
+    await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).some((m) => m.attachments.length > 0), {
+      timeout: 20_000,
+      message: 'the MP3 post',
+    });
   });
 });
 
@@ -67,11 +82,28 @@ describe('budget refusals of auto-read', () => {
   it('a member out of characters gets one public notice, then reactions, not a reply per line', async () => {
     const erin = { id: '1000000000000000066', username: 'erin' };
     const before = standardRequests(h.emulator).length;
-    await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: erin, content: 'これは五十文字近くある長い最初のメッセージです、まだ予算は足りていますがもうすぐなくなります' });
-    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('最初のメッセージ')), { timeout: 20_000, message: 'the first message' });
+    await h.discord.sendMessage({
+      channelId: DEFAULT_IDS.chat,
+      author: erin,
+      content: 'これは五十文字近くある長い最初のメッセージです、まだ予算は足りていますがもうすぐなくなります',
+    });
+    await vi.waitUntil(() => texts(before).some((r) => r.text.includes('最初のメッセージ')), {
+      timeout: 20_000,
+      message: 'the first message',
+    });
     const refused: string[] = [];
-    for (let i = 0; i < 5; i++) refused.push((await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: erin, content: `予算を超えたあとのメッセージその${i + 1}です` })).id);
-    const notices = () => botMessages(DEFAULT_IDS.chat).filter((m) => m.content.includes('上限') && refused.includes(m.messageReference?.message_id ?? ''));
+    for (let i = 0; i < 5; i++)
+      refused.push(
+        (
+          await h.discord.sendMessage({
+            channelId: DEFAULT_IDS.chat,
+            author: erin,
+            content: `予算を超えたあとのメッセージその${i + 1}です`,
+          })
+        ).id,
+      );
+    const notices = () =>
+      botMessages(DEFAULT_IDS.chat).filter((m) => m.content.includes('上限') && refused.includes(m.messageReference?.message_id ?? ''));
     const reacted = () => h.discord.reactions.filter((r) => refused.includes(r.messageId));
     await vi.waitUntil(() => notices().length + reacted().length >= 5, { timeout: 20_000, message: 'every refused line answered' });
     expect(notices()).toHaveLength(1);
@@ -85,7 +117,13 @@ describe('voices are checked before they are saved or used', () => {
   it('/config voice with an unknown id: one short request, refused, nothing saved, the reply names the voice', async () => {
     const before = standardRequests(h.emulator).length;
     const saved = h.bot.context.repos.guildSettings.get(guildId).voice;
-    const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'no-such-voice' }] }] });
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'config',
+      locale: 'en-US',
+      options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'no-such-voice' }] }],
+    });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(String(reply.data?.content)).toContain('"no-such-voice" is not offered');
     expect(String(reply.data?.content)).toContain('/config voice');
@@ -96,7 +134,13 @@ describe('voices are checked before they are saved or used', () => {
   it('/config voice with a voice the service has but the known list lacks: confirmed, saved, charged to the server', async () => {
     const before = standardRequests(h.emulator).length;
     const spent = (await h.bot.context.budget.usage({ guildId })).used;
-    const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'ja-JP-Standard-A' }] }] });
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'config',
+      locale: 'en-US',
+      options: [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: 'ja-JP-Standard-A' }] }],
+    });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(String(reply.data?.content)).toContain('ja-JP-Standard-A');
     expect(h.bot.context.repos.guildSettings.get(guildId).voice).toBe('ja-JP-Standard-A');
@@ -106,7 +150,13 @@ describe('voices are checked before they are saved or used', () => {
   });
 
   it('/voice set with an unknown id: refused ephemerally, nothing saved', async () => {
-    const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'voice', locale: 'ja', options: [{ name: 'set', type: 1, options: [{ name: 'voice', type: 3, value: 'nope-voice' }] }] });
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'voice',
+      locale: 'ja',
+      options: [{ name: 'set', type: 1, options: [{ name: 'voice', type: 3, value: 'nope-voice' }] }],
+    });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(i.responses()[0]).toMatchObject({ kind: 'callback', type: 5, data: { flags: EPHEMERAL } });
     expect(String(reply.data?.content)).toContain('声「nope-voice」');
@@ -114,7 +164,16 @@ describe('voices are checked before they are saved or used', () => {
   });
 
   it('/say voice: with an unknown id: the reply names the voice and what admins can run', async () => {
-    const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'ja', options: [{ name: 'text', type: 3, value: 'テスト' }, { name: 'voice', type: 3, value: 'bad-voice-x' }] });
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'ja',
+      options: [
+        { name: 'text', type: 3, value: 'テスト' },
+        { name: 'voice', type: 3, value: 'bad-voice-x' },
+      ],
+    });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal' && !String(r.data?.content).includes('待ち'), 20_000);
     expect(String(reply.data?.content)).toContain('声「bad-voice-x」');
     expect(String(reply.data?.content)).toContain('/config voice');
@@ -125,7 +184,10 @@ describe('voices are checked before they are saved or used', () => {
     await h.bot.context.repos.userSettings.set(guildId, '1000000000000000088', { voice: 'old-bad-voice' });
     const frank = { id: '1000000000000000088', username: 'frank' };
     const { id } = await h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: frank, content: '古い声の設定で話します' });
-    const notice = await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).find((m) => m.messageReference?.message_id === id), { timeout: 20_000, message: 'the failure notice' });
+    const notice = await vi.waitUntil(() => botMessages(DEFAULT_IDS.chat).find((m) => m.messageReference?.message_id === id), {
+      timeout: 20_000,
+      message: 'the failure notice',
+    });
     expect(notice.content).toContain('声「old-bad-voice」');
     expect(notice.content).toContain('/voice set');
   });
@@ -136,8 +198,18 @@ describe('nothing disappears without a word', () => {
     h.emulator.setLatency('standard', 1_500);
     try {
       const says = [];
-      for (const [n, user] of [['一', alice], ['二', bob], ['三', { id: '1000000000000000099', username: 'gina' }]] as const) {
-        const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: `クリアされる発言${n}` }] });
+      for (const [n, user] of [
+        ['一', alice],
+        ['二', bob],
+        ['三', { id: '1000000000000000099', username: 'gina' }],
+      ] as const) {
+        const i = await h.discord.sendInteraction({
+          channelId: DEFAULT_IDS.general,
+          user,
+          name: 'say',
+          locale: 'en-US',
+          options: [{ name: 'text', type: 3, value: `クリアされる発言${n}` }],
+        });
         says.push(i);
         // Queued behind the first (its request takes 1.5 s): the bot edits in its position.
         if (says.length > 1) await i.waitForResponse((r) => String(r.data?.content).startsWith('Queued'));
@@ -156,9 +228,19 @@ describe('nothing disappears without a word', () => {
   it('a /say answered after 14 minutes (its token about to expire) goes to the channel, not to the reply', async () => {
     h.emulator.setLatency('standard', 1_000);
     try {
-      const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: '遅れて届く音声' }] });
+      const i = await h.discord.sendInteraction({
+        channelId: DEFAULT_IDS.general,
+        user: alice,
+        name: 'say',
+        locale: 'en-US',
+        options: [{ name: 'text', type: 3, value: '遅れて届く音声' }],
+      });
       await i.waitForResponse((r) => r.kind === 'callback');
-      const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes(`<@${alice.id}>`), 20_000);
+      const posted = h.discord.waitForMessage(
+        (m) =>
+          m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes(`<@${alice.id}>`),
+        20_000,
+      );
       botSkewMs = 14 * 60_000 + 30_000;
       expect((await posted).content).toContain('Here is the audio');
       expect(i.responses().filter((r) => r.kind === 'editOriginal' && r.files.length > 0)).toEqual([]);
@@ -170,13 +252,22 @@ describe('nothing disappears without a word', () => {
 
   it('/narrate that outlives the 15-minute interaction token is delivered in the channel', async () => {
     const i = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: bob, name: 'narrate', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: 'A very long story that takes its time.' }, { name: 'voice', type: 3, value: 'Sam' }],
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'narrate',
+      locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: 'A very long story that takes its time.' },
+        { name: 'voice', type: 3, value: 'Sam' },
+      ],
     });
     await i.waitForResponse((r) => r.kind === 'callback');
     skewMs = 16 * 60_000; // Discord's side: the token is now past its 15 minutes
     try {
-      const posted = await h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0, 30_000);
+      const posted = await h.discord.waitForMessage(
+        (m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0,
+        30_000,
+      );
       expect(posted.content).toContain(`<@${bob.id}>`);
       expect(posted.content).toContain('Sam');
       expect(posted.pings.users).toEqual([]);
@@ -193,18 +284,33 @@ describe('nothing disappears without a word', () => {
     h.discord.injectFault({ method: 'POST', path: channelPost, status: 403, count: 1 });
     try {
       const i = await h.discord.sendInteraction({
-        channelId: DEFAULT_IDS.general, user: hana, name: 'narrate', locale: 'en-US',
-        options: [{ name: 'text', type: 3, value: 'A story whose first delivery fails.' }, { name: 'voice', type: 3, value: 'Kai' }],
+        channelId: DEFAULT_IDS.general,
+        user: hana,
+        name: 'narrate',
+        locale: 'en-US',
+        options: [
+          { name: 'text', type: 3, value: 'A story whose first delivery fails.' },
+          { name: 'voice', type: 3, value: 'Kai' },
+        ],
       });
       await i.waitForResponse((r) => r.kind === 'callback');
       const refused = await h.discord.waitForRequest((r) => r.method === 'POST' && channelPost.test(r.path) && r.status === 403, 30_000);
       expect(refused).toMatchObject({ method: 'POST', status: 403 });
       // Ended at the service, its audio not delivered: still the bot's to deliver.
-      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai'), { timeout: 5_000, message: 'the job left undelivered' });
-      const posted = h.discord.waitForMessage((m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes('Kai'), 30_000);
+      await vi.waitUntil(
+        () => h.bot.context.repos.jobs.listUnfinished().some((j) => j.state === 'succeeded' && j.request.voice === 'Kai'),
+        { timeout: 5_000, message: 'the job left undelivered' },
+      );
+      const posted = h.discord.waitForMessage(
+        (m) => m.source === 'channel' && m.channelId === DEFAULT_IDS.general && m.attachments.length > 0 && m.content.includes('Kai'),
+        30_000,
+      );
       await h.restart();
       expect((await posted).content).toContain(`<@${hana.id}>`);
-      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, { timeout: 5_000, message: 'the job marked delivered' });
+      await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, {
+        timeout: 5_000,
+        message: 'the job marked delivered',
+      });
     } finally {
       botSkewMs = 0;
     }

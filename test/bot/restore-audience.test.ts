@@ -27,9 +27,20 @@ afterAll(async () => h?.close());
 function queuedForVoice(id: string, channelId: string, text: string) {
   const meta = JSON.stringify({ delivery: { kind: 'message', channelId, messageId: `m-${id}` }, lang: 'ja' });
   return {
-    id, guild_id: DEFAULT_IDS.guild, user_id: bob.id, channel_id: channelId, kind: 'auto', text,
-    lang: 'ja', voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
-    meta, audience: voiceAudience(DEFAULT_IDS.voice), enqueued_at: Date.now(), saved_at: Date.now(),
+    id,
+    guild_id: DEFAULT_IDS.guild,
+    user_id: bob.id,
+    channel_id: channelId,
+    kind: 'auto',
+    text,
+    lang: 'ja',
+    voice: 'ja-JP-Wavenet-B',
+    speed: 1,
+    pitch: 0,
+    meta,
+    audience: voiceAudience(DEFAULT_IDS.voice),
+    enqueued_at: Date.now(),
+    saved_at: Date.now(),
   };
 }
 

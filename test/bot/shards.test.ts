@@ -19,7 +19,12 @@ import { getText, value } from '../support/ops.ts';
 // the sum over its processes, the shared rate window by max, /readyz over every process.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 // Voice guilds (A on shard 0, B on shard 1), and two more for the /say burst (C on 0, D on 1).
-const [A, B, C, D] = [guildOnShard(0, 2, 0), guildOnShard(1, 2, 0), guildOnShard(0, 2, 1), guildOnShard(1, 2, 1)] as [FakeGuild, FakeGuild, FakeGuild, FakeGuild];
+const [A, B, C, D] = [guildOnShard(0, 2, 0), guildOnShard(1, 2, 0), guildOnShard(0, 2, 1), guildOnShard(1, 2, 1)] as [
+  FakeGuild,
+  FakeGuild,
+  FakeGuild,
+  FakeGuild,
+];
 const channel = (g: FakeGuild, name: string) => g.channels.find((c) => c.name === name)!.id;
 
 let emulator: Emulator;
@@ -50,7 +55,11 @@ beforeAll(async () => {
   ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-shards-'));
   manager = await startChildBot({
-    discord, emulator, dataDir, caCertPem: voice.caCertPem, readyMessage: null,
+    discord,
+    emulator,
+    dataDir,
+    caCertPem: voice.caCertPem,
+    readyMessage: null,
     env: { SHARD_COUNT: 'auto', SHARD_PROCESSES: '2', AUTO_READ_MAX_AGE_SECONDS: '600', METRICS_PORT: '0' },
   });
   await vi.waitFor(() => expect(ready()).toHaveLength(2), { timeout: 45_000, interval: 100 });
@@ -75,7 +84,10 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     expect(one.shards).toEqual([1]);
     expect([zero.guilds, one.guilds]).toEqual([2, 2]);
     expect(new Set([zero.pid, one.pid, manager.pid]).size).toBe(3);
-    expect(discord.identifies.map((i) => i.shard).sort()).toEqual([[0, 2], [1, 2]]);
+    expect(discord.identifies.map((i) => i.shard).sort()).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
   });
 
   it('both processes speak: a message in a guild of each shard is heard in its voice channel', { timeout: 60_000 }, async () => {
@@ -102,10 +114,13 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     expect(listening[0]!.shardProcess).toBeUndefined();
     const base = String(listening[0]!.url);
     // One message spoken by each process (counted once its clip ended), one request each, one voice session each.
-    const text = await vi.waitUntil(async () => {
-      const body = (await getText(`${base}/metrics`)).body;
-      return value(body, 'yomiage_speech_messages_total', { outcome: 'spoken' }) >= 2 ? body : undefined;
-    }, { timeout: 20_000, interval: 50, message: 'both messages counted' });
+    const text = await vi.waitUntil(
+      async () => {
+        const body = (await getText(`${base}/metrics`)).body;
+        return value(body, 'yomiage_speech_messages_total', { outcome: 'spoken' }) >= 2 ? body : undefined;
+      },
+      { timeout: 20_000, interval: 50, message: 'both messages counted' },
+    );
     expect(value(text, 'yomiage_speech_messages_total', { outcome: 'spoken' })).toBe(2);
     expect(value(text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '200' })).toBe(standardRequests(emulator).length);
     expect(value(text, 'yomiage_voice_sessions')).toBe(2);
@@ -115,7 +130,11 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     expect(value(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     const readyz = await getText(`${base}/readyz`);
     expect(readyz.status).toBe(200);
-    expect(JSON.parse(readyz.body)).toEqual({ status: 'ready', degraded: [], checks: { process_0: { ok: true }, process_1: { ok: true } } });
+    expect(JSON.parse(readyz.body)).toEqual({
+      status: 'ready',
+      degraded: [],
+      checks: { process_0: { ok: true }, process_1: { ok: true } },
+    });
     expect((await getText(`${base}/healthz`)).status).toBe(200);
   });
 
@@ -126,7 +145,11 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     await vi.waitFor(() => expect(pendingRows(B.id)).toBe(texts.length), { timeout: 20_000 });
     const victim = readyOf(1)[0]!.pid;
     process.kill(victim, 'SIGKILL');
-    await manager.waitForLog((l) => l.msg === 'shard process exited; restarting it' && l.signal === 'SIGKILL', 10_000, 'the manager seeing the death');
+    await manager.waitForLog(
+      (l) => l.msg === 'shard process exited; restarting it' && l.signal === 'SIGKILL',
+      10_000,
+      'the manager seeing the death',
+    );
     emulator.setLatency('standard', 0);
     const since = { requests: standardRequests(emulator).length, at: performance.now() };
     await vi.waitFor(() => expect(readyOf(1)).toHaveLength(2), { timeout: 30_000, interval: 100 });
@@ -135,55 +158,77 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     expect(again.restored).toBe(texts.length);
     // Shard 0's process was never touched.
     expect(readyOf(0)).toHaveLength(1);
-    await vi.waitFor(() => {
-      const sent = standardRequests(emulator).slice(since.requests).map((r) => r.text);
-      expect(texts.every((t) => sent.some((s) => s.includes(t)))).toBe(true);
-    }, { timeout: 30_000 });
+    await vi.waitFor(
+      () => {
+        const sent = standardRequests(emulator)
+          .slice(since.requests)
+          .map((r) => r.text);
+        expect(texts.every((t) => sent.some((s) => s.includes(t)))).toBe(true);
+      },
+      { timeout: 30_000 },
+    );
     await vi.waitFor(() => expect(pendingRows(B.id)).toBe(0), { timeout: 30_000 });
     expect(voice.utterances(B.id).filter((u) => u.start >= since.at && u.complete).length).toBeGreaterThan(0);
   });
 
-  it('a /say burst from both shards beyond the window: the service never sees more than it allows, and no 429', { timeout: 90_000 }, async () => {
-    const { limit, windowMs } = RATE_LIMITS.standard;
-    const perGuild = 18; // 36 requests wanted, more than the 30 a window allows
-    const asked = await Promise.all(
-      [C, D].flatMap((g) => Array.from({ length: perGuild }, (_, i) =>
-        discord.sendInteraction({ channelId: channel(g, 'general'), user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: `窓${g === C ? 'C' : 'D'}${i}` }] }))),
-    );
-    const seen = () => emulator.requests().filter((r) => r.target === 'standard');
-    const before = seen().length;
-    const inWindowAt = (t: number) => seen().filter((r) => r.at > t - windowMs && r.at <= t).length;
-    // Requests stop arriving while /say are still waiting, because both processes hold theirs back
-    // (they look again every second), counted as the limiter counts it: each grant occupies its
-    // slot for the window plus a 1 s safety margin.
-    const answered = () => asked.filter((i) => i.responses().some((r) => r.files.length > 0));
-    let last = -1;
-    let stableSince = Date.now();
-    await vi.waitFor(() => {
-      const n = seen().length;
-      if (n !== last) [last, stableSince] = [n, Date.now()];
-      expect(Date.now() - stableSince).toBeGreaterThanOrEqual(2_500);
-    }, { timeout: 60_000, interval: 100 });
-    const now = Date.now();
-    // Half the window goes at once; past it the slots are spread over the window (pacing), so
-    // requests pause while /say still wait with the window only partly spent. "Half" counts what the
-    // window held when the burst began (the previous test's requests too, as the limiter counts
-    // them), so it is measured from the burst's first request, not from now: a request of the
-    // previous test can leave the window between the two.
-    const burstAt = seen()[before]!.at;
-    const atBurst = seen().filter((r) => r.at > burstAt - windowMs - 1_000).length;
-    expect(atBurst).toBeGreaterThanOrEqual(limit / 2);
-    expect(seen().filter((r) => r.at > now - windowMs - 1_000).length).toBeLessThanOrEqual(limit);
-    expect(answered().length).toBeLessThan(asked.length);
-    for (const g of [C, D]) expect(answered().some((i) => i.responses().some((r) => r.files.length > 0 && r.message?.guildId === g.id))).toBe(true);
-    expect(seen().filter((r) => r.status === 429)).toEqual([]);
-    for (const r of seen()) expect(inWindowAt(r.at)).toBeLessThanOrEqual(limit);
-    // The manager's gauge of the shared window: the max over processes (a sum would be twice the limit).
-    const base = String(manager.logs.find((l) => l.msg === 'metrics and health checks listening')!.url);
-    const used = value((await getText(`${base}/metrics`)).body, 'yomiage_rate_window_used', { endpoint: 'standard' });
-    expect(used).toBeGreaterThanOrEqual(limit / 2); // half at once, the rest paced
-    expect(used).toBeLessThanOrEqual(limit);
-  });
+  it(
+    'a /say burst from both shards beyond the window: the service never sees more than it allows, and no 429',
+    { timeout: 90_000 },
+    async () => {
+      const { limit, windowMs } = RATE_LIMITS.standard;
+      const perGuild = 18; // 36 requests wanted, more than the 30 a window allows
+      const asked = await Promise.all(
+        [C, D].flatMap((g) =>
+          Array.from({ length: perGuild }, (_, i) =>
+            discord.sendInteraction({
+              channelId: channel(g, 'general'),
+              user: alice,
+              name: 'say',
+              locale: 'en-US',
+              options: [{ name: 'text', type: 3, value: `窓${g === C ? 'C' : 'D'}${i}` }],
+            }),
+          ),
+        ),
+      );
+      const seen = () => emulator.requests().filter((r) => r.target === 'standard');
+      const before = seen().length;
+      const inWindowAt = (t: number) => seen().filter((r) => r.at > t - windowMs && r.at <= t).length;
+      // Requests stop arriving while /say are still waiting, because both processes hold theirs back
+      // (they look again every second), counted as the limiter counts it: each grant occupies its
+      // slot for the window plus a 1 s safety margin.
+      const answered = () => asked.filter((i) => i.responses().some((r) => r.files.length > 0));
+      let last = -1;
+      let stableSince = Date.now();
+      await vi.waitFor(
+        () => {
+          const n = seen().length;
+          if (n !== last) [last, stableSince] = [n, Date.now()];
+          expect(Date.now() - stableSince).toBeGreaterThanOrEqual(2_500);
+        },
+        { timeout: 60_000, interval: 100 },
+      );
+      const now = Date.now();
+      // Half the window goes at once; past it the slots are spread over the window (pacing), so
+      // requests pause while /say still wait with the window only partly spent. "Half" counts what the
+      // window held when the burst began (the previous test's requests too, as the limiter counts
+      // them), so it is measured from the burst's first request, not from now: a request of the
+      // previous test can leave the window between the two.
+      const burstAt = seen()[before]!.at;
+      const atBurst = seen().filter((r) => r.at > burstAt - windowMs - 1_000).length;
+      expect(atBurst).toBeGreaterThanOrEqual(limit / 2);
+      expect(seen().filter((r) => r.at > now - windowMs - 1_000).length).toBeLessThanOrEqual(limit);
+      expect(answered().length).toBeLessThan(asked.length);
+      for (const g of [C, D])
+        expect(answered().some((i) => i.responses().some((r) => r.files.length > 0 && r.message?.guildId === g.id))).toBe(true);
+      expect(seen().filter((r) => r.status === 429)).toEqual([]);
+      for (const r of seen()) expect(inWindowAt(r.at)).toBeLessThanOrEqual(limit);
+      // The manager's gauge of the shared window: the max over processes (a sum would be twice the limit).
+      const base = String(manager.logs.find((l) => l.msg === 'metrics and health checks listening')!.url);
+      const used = value((await getText(`${base}/metrics`)).body, 'yomiage_rate_window_used', { endpoint: 'standard' });
+      expect(used).toBeGreaterThanOrEqual(limit / 2); // half at once, the rest paced
+      expect(used).toBeLessThanOrEqual(limit);
+    },
+  );
 
   it('SIGTERM to the manager stops every bot process, then the manager', async () => {
     const pids = [readyOf(0).at(-1)!.pid, readyOf(1).at(-1)!.pid];

@@ -8,7 +8,8 @@ import { loadCommands } from '../../src/discord/interactions/loader.ts';
 const run = promisify(execFile);
 const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 // Run exactly what a user runs (npm scripts), with this test's Node first on PATH.
-const npm = (args: string[], env: NodeJS.ProcessEnv) => run('npm', ['--silent', ...args], { env: { ...env, PATH: `${process.execPath.replace(/\/node$/, '')}:${env.PATH ?? ''}` } });
+const npm = (args: string[], env: NodeJS.ProcessEnv) =>
+  run('npm', ['--silent', ...args], { env: { ...env, PATH: `${process.execPath.replace(/\/node$/, '')}:${env.PATH ?? ''}` } });
 
 function withoutSecrets(): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -60,10 +61,27 @@ describe('npm run deploy-commands', () => {
     const expected = [...(await loadCommands()).keys()].sort();
     const registered = discord.commands.global;
     expect(registered.map((c) => c.name).sort()).toEqual(expected);
-    expect(expected).toEqual(expect.arrayContaining(['say', 'narrate', 'join', 'leave', 'skip', 'clear', 'autoread', 'config', 'voice', 'dictionary', 'usage', 'help', 'spend']));
+    expect(expected).toEqual(
+      expect.arrayContaining([
+        'say',
+        'narrate',
+        'join',
+        'leave',
+        'skip',
+        'clear',
+        'autoread',
+        'config',
+        'voice',
+        'dictionary',
+        'usage',
+        'help',
+        'spend',
+      ]),
+    );
     // Registered as each command declares it, localisations and all...
     const declared = await loadCommands();
-    for (const command of registered) expect(command, command.name).toMatchObject(JSON.parse(JSON.stringify(declared.get(command.name)!.data)) as object);
+    for (const command of registered)
+      expect(command, command.name).toMatchObject(JSON.parse(JSON.stringify(declared.get(command.name)!.data)) as object);
     // ...and every Japanese name and description is Japanese text (a choice may keep a proper name: the voices).
     for (const command of registered) {
       expect(command.name_localizations?.ja, command.name).toMatch(JAPANESE);
@@ -71,7 +89,8 @@ describe('npm run deploy-commands', () => {
       for (const option of command.options ?? []) {
         expect(option.name_localizations?.ja, `${command.name} ${option.name}`).toMatch(JAPANESE);
         expect(option.description_localizations?.ja, `${command.name} ${option.name}`).toMatch(JAPANESE);
-        for (const sub of 'options' in option ? (option.options ?? []) : []) expect(sub.name_localizations?.ja, `${command.name} ${option.name} ${sub.name}`).toMatch(JAPANESE);
+        for (const sub of 'options' in option ? (option.options ?? []) : [])
+          expect(sub.name_localizations?.ja, `${command.name} ${option.name} ${sub.name}`).toMatch(JAPANESE);
         for (const c of 'choices' in option ? (option.choices ?? []) : []) {
           const ja = c.name_localizations?.ja ?? '';
           expect(JAPANESE.test(ja) || ja === c.name, `${command.name} ${option.name} choice ${c.name}: ${ja}`).toBe(true);
@@ -79,7 +98,8 @@ describe('npm run deploy-commands', () => {
       }
     }
     // Admin commands are hidden from members without Manage Server by default.
-    for (const name of ['autoread', 'config', 'spend']) expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
+    for (const name of ['autoread', 'config', 'spend'])
+      expect(registered.find((c) => c.name === name)?.default_member_permissions).toBe('32');
     // Every command is offered in servers only, /help included: a DM has no voice to read in.
     for (const command of registered) expect(command.contexts, command.name).toEqual([0]);
   });
@@ -87,8 +107,15 @@ describe('npm run deploy-commands', () => {
   it('checks DISCORD_TOKEN by the same rules as npm start, without needing TTS_TOKEN', async () => {
     const env = { ...withoutSecrets(), DISCORD_TOKEN: 'not-a-token', DISCORD_API_URL: discord.apiUrl };
     const from = discord.requests.length;
-    const outcome = (run: Promise<unknown>) => run.then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
-    const [deploy, start] = await Promise.all([outcome(npm(['run', 'deploy-commands'], env)), outcome(npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) }))]);
+    const outcome = (run: Promise<unknown>) =>
+      run.then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => e,
+      );
+    const [deploy, start] = await Promise.all([
+      outcome(npm(['run', 'deploy-commands'], env)),
+      outcome(npm(['start'], { ...env, TTS_TOKEN: 'a'.repeat(64) })),
+    ]);
     expect(deploy.code).not.toBe(0);
     expect(start.code).not.toBe(0);
     const reason = 'DISCORD_TOKEN: does not look like a bot token';

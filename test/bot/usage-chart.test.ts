@@ -22,7 +22,13 @@ beforeAll(async () => {
 afterAll(async () => h?.close());
 
 async function say(user: { id: string; username: string }, text: string) {
-  const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+  const i = await h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
+  });
   await i.waitForResponse((r) => r.files.length > 0, 20_000);
 }
 async function usage(user: { id: string; username: string }, locale = 'en-US') {
@@ -52,7 +58,8 @@ async function barColumns(png: Buffer): Promise<number[]> {
   g.drawImage(image, 0, 0);
   const { data } = g.getImageData(0, 0, image.width, image.height);
   const columns = new Array<number>(image.width).fill(0);
-  for (let p = 0; p < data.length; p += 4) if (data[p] === 0x25 && data[p + 1] === 0x63 && data[p + 2] === 0xeb) columns[(p / 4) % image.width]! += 1;
+  for (let p = 0; p < data.length; p += 4)
+    if (data[p] === 0x25 && data[p + 1] === 0x63 && data[p + 2] === 0xeb) columns[(p / 4) % image.width]! += 1;
   return columns;
 }
 

@@ -73,7 +73,11 @@ async function join(): Promise<void> {
 async function sayAndHear(text: string): Promise<ReceivedPacket[]> {
   const started = performance.now();
   const interaction = await h.discord.sendInteraction({
-    channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }],
+    channelId: DEFAULT_IDS.general,
+    user: alice,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
   });
   await interaction.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
   // Complete once the bot signals speaking off after the resource: all of its frames are in.

@@ -41,15 +41,24 @@ async function join(user = alice): Promise<void> {
   expect(String(reply.data?.content)).toContain('Joined');
 }
 
-const requested = (text: string, from = 0) => standardRequests(h.emulator).slice(from).some((r) => r.text.includes(text));
+const requested = (text: string, from = 0) =>
+  standardRequests(h.emulator)
+    .slice(from)
+    .some((r) => r.text.includes(text));
 
 describe('in voice', () => {
   it('/say attach:true plays the audio and attaches the MP3', async () => {
     await join();
     const started = performance.now();
     const i = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: '添付もしてください' }, { name: 'attach', type: 5, value: true }],
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: '添付もしてください' },
+        { name: 'attach', type: 5, value: true },
+      ],
     });
     const withFile = await i.waitForResponse((r) => r.files.length > 0, 20_000);
     expect(withFile.files[0]!.name).toMatch(/\.mp3$/);
@@ -60,12 +69,22 @@ describe('in voice', () => {
   it('/narrate played in voice is delivered once, however much longer than the job lease it plays', async () => {
     const started = performance.now();
     const i = await h.discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'narrate', locale: 'en-US',
-      options: [{ name: 'text', type: 3, value: 'Longer than its lease.' }, { name: 'voice', type: 3, value: 'Luna' }, { name: 'speed', type: 10, value: 1.5 }],
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'narrate',
+      locale: 'en-US',
+      options: [
+        { name: 'text', type: 3, value: 'Longer than its lease.' },
+        { name: 'voice', type: 3, value: 'Luna' },
+        { name: 'speed', type: 10, value: 1.5 },
+      ],
     });
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 300, timeoutMs: 20_000 });
     expect(heard.durationMs).toBeGreaterThan(1_000);
-    await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, { timeout: 10_000, message: 'the job marked delivered' });
+    await vi.waitUntil(() => h.bot.context.repos.jobs.listUnfinished().length === 0, {
+      timeout: 10_000,
+      message: 'the job marked delivered',
+    });
     // Played, never also posted by a takeover of the job while it played.
     expect(i.responses().filter((r) => r.files.length > 0)).toEqual([]);
     expect(i.responses().some((r) => String(r.data?.content).includes('Speaking'))).toBe(true);
@@ -75,7 +94,13 @@ describe('in voice', () => {
     const said = async (content: string) => {
       const before = standardRequests(h.emulator).length;
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-      return vi.waitUntil(() => standardRequests(h.emulator).slice(before).find((r) => r.text.includes(content))?.text, { timeout: 20_000, message: content });
+      return vi.waitUntil(
+        () =>
+          standardRequests(h.emulator)
+            .slice(before)
+            .find((r) => r.text.includes(content))?.text,
+        { timeout: 20_000, message: content },
+      );
     };
     expect(await said('はじめの発言')).toBe('Alice、はじめの発言');
     const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
@@ -89,10 +114,16 @@ describe('in voice', () => {
     const skippedBefore = h.bot.context.autoRead.droppedCount(guildId);
     const before = standardRequests(h.emulator).length;
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
-    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf, { timeout: 5_000, message: 'the deafen' });
+    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf, {
+      timeout: 5_000,
+      message: 'the deafen',
+    });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえない発言' });
     await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: false });
-    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf === false, { timeout: 5_000, message: 'the undeafen' });
+    await vi.waitUntil(() => h.bot.client.guilds.cache.get(guildId)?.voiceStates.cache.get(alice.id)?.selfDeaf === false, {
+      timeout: 5_000,
+      message: 'the undeafen',
+    });
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '聞こえる発言' });
     await vi.waitUntil(() => requested('聞こえる発言', before), { timeout: 20_000, message: 'the heard message' });
     expect(requested('聞こえない発言', before)).toBe(false);
@@ -135,10 +166,13 @@ describe('restart', () => {
     h.emulator.setLatency('standard', 3_000);
     const lines = ['再起動で一つ目', '再起動で二つ目', '再起動で三つ目'];
     for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-    await vi.waitUntil(() => {
-      const s = h.bot.scheduler.stats(guildId);
-      return s.queued + s.synthesizing === 3 ? true : undefined;
-    }, { timeout: 10_000, message: 'three accepted' });
+    await vi.waitUntil(
+      () => {
+        const s = h.bot.scheduler.stats(guildId);
+        return s.queued + s.synthesizing === 3 ? true : undefined;
+      },
+      { timeout: 10_000, message: 'three accepted' },
+    );
     // The first message is on its way to the service when the bot stops; count from there.
     await vi.waitUntil(() => requested(lines[0]!), { timeout: 10_000, message: 'the first request at the service' });
     let before = 0;
@@ -149,7 +183,10 @@ describe('restart', () => {
       await h.discord.setVoiceState(alice.id, guildId, null);
     });
     const expected = t('ja', 'restart.not_read', { count: 3 });
-    const notice = await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.general && m.content === expected), { timeout: 10_000, message: 'the notice' });
+    const notice = await vi.waitUntil(() => h.discord.messages.find((m) => m.channelId === DEFAULT_IDS.general && m.content === expected), {
+      timeout: 10_000,
+      message: 'the notice',
+    });
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
     // Dropped, not retried: another restart says nothing more and requests nothing.
     await h.restart();

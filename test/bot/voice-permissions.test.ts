@@ -41,7 +41,10 @@ afterAll(async () => {
 type User = { id: string; username: string };
 async function run(user: User, name: string, options: { channel?: string; locale?: string; from?: string } = {}) {
   const i = await discord.sendInteraction({
-    channelId: options.from ?? DEFAULT_IDS.general, user, name, locale: options.locale ?? 'en-US',
+    channelId: options.from ?? DEFAULT_IDS.general,
+    user,
+    name,
+    locale: options.locale ?? 'en-US',
     ...(options.channel ? { options: [{ name: 'channel', type: 7, value: options.channel }] } : {}),
   });
   const first = await i.waitForResponse((r) => r.kind === 'callback', 15_000);
@@ -78,7 +81,10 @@ describe('npm start: who may move or stop the bot', () => {
     emulator.setLatency('standard', 2_000);
     const sayAt = performance.now();
     const say = await discord.sendInteraction({
-      channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US',
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
       options: [{ name: 'text', type: 3, value: 'まだ読みます' }],
     });
     await say.waitForResponse((r) => r.kind === 'callback');

@@ -54,7 +54,13 @@ async function join(): Promise<void> {
 }
 
 async function say(text: string) {
-  return h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: text }] });
+  return h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: alice,
+    name: 'say',
+    locale: 'en-US',
+    options: [{ name: 'text', type: 3, value: text }],
+  });
 }
 
 describe('voice playback', () => {
@@ -67,7 +73,10 @@ describe('voice playback', () => {
     const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
     expect(reply.files).toHaveLength(0); // played, not attached
     const heard = await voice.waitForAudio({ guildId, startedAfter: started, minDurationMs: 500, timeoutMs: 30_000 });
-    await vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === heard.start)?.complete, { timeout: 30_000, message: 'utterance end' });
+    await vi.waitUntil(() => voice.utterances(guildId).find((u) => u.start === heard.start)?.complete, {
+      timeout: 30_000,
+      message: 'utterance end',
+    });
     const done = voice.utterances(guildId).find((u) => u.start === heard.start)!;
     const expected = await mp3DurationOf(text);
     expect(Math.abs(done.durationMs - expected) / expected).toBeLessThan(0.1);
@@ -91,13 +100,18 @@ describe('voice playback', () => {
       await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
       await vi.waitUntil(() => standardRequests(h.emulator).length >= before + i + 1, { timeout: 20_000, message: `request ${i + 1}` });
     }
-    const sent = standardRequests(h.emulator).slice(before).map((r) => r.text);
+    const sent = standardRequests(h.emulator)
+      .slice(before)
+      .map((r) => r.text);
     expect(sent).toHaveLength(3);
     sent.forEach((t, i) => expect(t).toContain(texts[i]));
-    const heard = await vi.waitUntil(() => {
-      const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
-      return us.length >= 3 ? us : undefined;
-    }, { timeout: 60_000, message: 'three utterances' });
+    const heard = await vi.waitUntil(
+      () => {
+        const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
+        return us.length >= 3 ? us : undefined;
+      },
+      { timeout: 60_000, message: 'three utterances' },
+    );
     expect(heard).toHaveLength(3);
     for (const [i, text] of sent.entries()) {
       const expected = await mp3DurationOf(text);
@@ -125,10 +139,13 @@ describe('voice playback', () => {
     await voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25, 30_000);
     const skip = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'skip', locale: 'en-US' });
     expect(String((await skip.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('Skipped');
-    const heard = await vi.waitUntil(() => {
-      const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
-      return us.length >= 2 ? us : undefined;
-    }, { timeout: 30_000, message: 'the next utterance' });
+    const heard = await vi.waitUntil(
+      () => {
+        const us = voice.utterances(guildId).filter((u) => u.start >= started && u.complete);
+        return us.length >= 2 ? us : undefined;
+      },
+      { timeout: 30_000, message: 'the next utterance' },
+    );
     const longText = standardRequests(h.emulator).find((r) => r.text.includes('スキップされるまで'))!.text;
     const nextText = standardRequests(h.emulator).find((r) => r.text.includes(next))!.text;
     expect(heard[0]!.durationMs).toBeLessThan((await mp3DurationOf(longText)) * 0.7);
@@ -181,7 +198,10 @@ describe('voice resilience', () => {
     const leavesBefore = h.discord.botVoiceStates.filter((s) => s.channelId === null).length;
     await h.discord.setVoiceState(alice.id, guildId, null);
     for (const listener of voice.dave.listeners(guildId)) voice.dave.detachListener(listener);
-    await vi.waitUntil(() => h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore, { timeout: 20_000, message: 'the bot leaving' });
+    await vi.waitUntil(() => h.discord.botVoiceStates.filter((s) => s.channelId === null).length > leavesBefore, {
+      timeout: 20_000,
+      message: 'the bot leaving',
+    });
     expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
   });
 });

@@ -26,7 +26,10 @@ let repos: Repositories;
 let lines: string[];
 
 beforeAll(async () => {
-  emulator = await startEmulator({ now: clock.now, jobs: { pendingMs: 3_000, runningMs: 4_000, minPollAfterMs: 1_000, pollAfterMs: 1_000 } });
+  emulator = await startEmulator({
+    now: clock.now,
+    jobs: { pendingMs: 3_000, runningMs: 4_000, minPollAfterMs: 1_000, pollAfterMs: 1_000 },
+  });
 });
 afterAll(() => emulator.close());
 beforeEach(() => {
@@ -47,7 +50,14 @@ function logger() {
 }
 
 function jobsFor(r: Repositories = repos): AdvancedJobs {
-  const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, clock, requestTimeoutMs: 5_000, download: { allowLoopback: true }, logger: logger() });
+  const client = new TtsClient({
+    token: DEFAULT_TOKEN,
+    baseUrl: emulator.baseUrl,
+    clock,
+    requestTimeoutMs: 5_000,
+    download: { allowLoopback: true },
+    logger: logger(),
+  });
   return new AdvancedJobs({ client, repos: r, clock, logger: logger() });
 }
 
@@ -95,7 +105,10 @@ describe('AdvancedJobs.run', () => {
   it('GIVEN a transient failure THEN the replaced job is recorded failed and the resubmitted one succeeds as attempt 2', async () => {
     emulator.nextJobs({ outcome: 'fail', code: 'tts_retry_exhausted' });
     const result = await jobsFor().run(REQ, ctx);
-    const rows = db.prepare('SELECT job_id, state, attempt, error_code, seed FROM advanced_jobs ORDER BY attempt').all() as Record<string, unknown>[];
+    const rows = db.prepare('SELECT job_id, state, attempt, error_code, seed FROM advanced_jobs ORDER BY attempt').all() as Record<
+      string,
+      unknown
+    >[];
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({ state: 'failed', attempt: 1, error_code: 'tts_retry_exhausted' });
     expect(rows[1]).toMatchObject({ job_id: result.jobId, state: 'succeeded', attempt: 2 });
@@ -108,7 +121,9 @@ describe('AdvancedJobs.run', () => {
 describe('AdvancedJobs.resumeUnfinished', () => {
   it('GIVEN process 1 exited while its job was pending THEN a new process finishes and delivers it', async () => {
     const file = join(dir, 'bot.db');
-    const child = spawn(process.execPath, [WORKER, JSON.stringify({ file, baseUrl: emulator.baseUrl, token: DEFAULT_TOKEN })], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [WORKER, JSON.stringify({ file, baseUrl: emulator.baseUrl, token: DEFAULT_TOKEN })], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -188,13 +203,23 @@ describe('AdvancedJobs.resumeUnfinished', () => {
     );
     expect(summary.failed).toEqual([{ jobId: created.jobId, code: 'content_policy_violation' }]);
     expect(told).toEqual(['u1:content_policy_violation']);
-    expect(repos.jobs.get(created.jobId)).toMatchObject({ state: 'failed', errorCode: 'content_policy_violation', request: { text: null } });
+    expect(repos.jobs.get(created.jobId)).toMatchObject({
+      state: 'failed',
+      errorCode: 'content_policy_violation',
+      request: { text: null },
+    });
   });
 
   it('GIVEN an unfinished job older than a day THEN it is given up, not resubmitted', async () => {
     const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, clock, download: { allowLoopback: true } });
     const created = await client.createJob(REQ);
-    repos.jobs.insert({ jobId: created.jobId, jobToken: created.jobToken, ...ctx, request: { ...REQ }, createdAt: clock.now() - 25 * 3_600_000 });
+    repos.jobs.insert({
+      jobId: created.jobId,
+      jobToken: created.jobToken,
+      ...ctx,
+      request: { ...REQ },
+      createdAt: clock.now() - 25 * 3_600_000,
+    });
     const summary = await jobsFor().resumeUnfinished(async () => {});
     expect(summary.failed).toEqual([{ jobId: created.jobId, code: 'job_stuck' }]);
     expect(emulator.stats().jobsCreated).toBe(1);

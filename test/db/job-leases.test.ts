@@ -40,7 +40,14 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const client = () => new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, requestTimeoutMs: 5_000, download: { allowLoopback: true }, jobs: { minPollMs: 50, defaultPollMs: 100 } });
+const client = () =>
+  new TtsClient({
+    token: DEFAULT_TOKEN,
+    baseUrl: emulator.baseUrl,
+    requestTimeoutMs: 5_000,
+    download: { allowLoopback: true },
+    jobs: { minPollMs: 50, defaultPollMs: 100 },
+  });
 
 /** Jobs a previous process created and left unfinished, with no lease held. */
 async function leftJobs(n: number): Promise<string[]> {
@@ -55,7 +62,9 @@ async function leftJobs(n: number): Promise<string[]> {
 }
 
 function worker(mode: 'resume' | 'claim') {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify({ file, baseUrl: emulator.baseUrl, token: DEFAULT_TOKEN, mode })], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [WORKER, JSON.stringify({ file, baseUrl: emulator.baseUrl, token: DEFAULT_TOKEN, mode })], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';

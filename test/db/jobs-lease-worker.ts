@@ -8,7 +8,12 @@ import { createRepositories } from '../../src/db/repositories.ts';
 import { TtsClient } from '../../src/tts/client.ts';
 import { AdvancedJobs } from '../../src/tts/jobs.ts';
 
-const { file, baseUrl, token, mode } = JSON.parse(process.argv[2] ?? '{}') as { file: string; baseUrl: string; token: string; mode: 'resume' | 'claim' };
+const { file, baseUrl, token, mode } = JSON.parse(process.argv[2] ?? '{}') as {
+  file: string;
+  baseUrl: string;
+  token: string;
+  mode: 'resume' | 'claim';
+};
 const db = openDatabase(file);
 const repos = createRepositories(db);
 
@@ -18,7 +23,13 @@ if (mode === 'claim') {
   process.stdout.write(`claimed ${until}\n`);
   setInterval(() => {}, 60_000);
 } else {
-  const client = new TtsClient({ token, baseUrl, requestTimeoutMs: 5_000, download: { allowLoopback: true }, jobs: { minPollMs: 50, defaultPollMs: 100 } });
+  const client = new TtsClient({
+    token,
+    baseUrl,
+    requestTimeoutMs: 5_000,
+    download: { allowLoopback: true },
+    jobs: { minPollMs: 50, defaultPollMs: 100 },
+  });
   const jobs = new AdvancedJobs({ client, repos });
   process.stdout.write('ready\n');
   process.stdin.once('data', async () => {

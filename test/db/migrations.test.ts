@@ -68,10 +68,21 @@ describe('migrations', () => {
     const repos = { guildSettings: new GuildSettingsRepo(db), userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
     await repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
     await repos.userSettings.set('g1', 'u1', { nickname: 'たろう' });
-    await repos.history.record({ pk: 7, endpoint: 'standard', url: 'http://x/a.mp3', voice: 'v', characters: 3, text: 'abc', guildId: 'g1', userId: 'u1' });
+    await repos.history.record({
+      pk: 7,
+      endpoint: 'standard',
+      url: 'http://x/a.mp3',
+      voice: 'v',
+      characters: 3,
+      text: 'abc',
+      guildId: 'g1',
+      userId: 'u1',
+    });
     // Tables whose repositories need later columns are written as 001 knew them.
     db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
-    db.prepare("INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at) VALUES ('g1', 'GitHub', 'ぎっとはぶ', 'u1', 0)").run();
+    db.prepare(
+      "INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at) VALUES ('g1', 'GitHub', 'ぎっとはぶ', 'u1', 0)",
+    ).run();
     db.prepare(
       `INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, created_at, updated_at)
        VALUES ('j1', 't', 'g1', 'u1', 'c1', '{"x":1}', '{"text":"hello there"}', 0, 0)`,
@@ -100,7 +111,9 @@ describe('migrations', () => {
       { state: 'charged', n: 12 },
       { state: 'reserved', n: 5 },
     ]);
-    expect(db.prepare("SELECT reserved, charged, uncertain FROM ledger_totals WHERE guild_id = '' AND user_id = '' ORDER BY endpoint").all()).toEqual([
+    expect(
+      db.prepare("SELECT reserved, charged, uncertain FROM ledger_totals WHERE guild_id = '' AND user_id = '' ORDER BY endpoint").all(),
+    ).toEqual([
       { reserved: 5, charged: 0, uncertain: 0 },
       { reserved: 0, charged: 12, uncertain: 0 },
     ]);
@@ -125,7 +138,11 @@ describe('migrations', () => {
   it('GIVEN a migration that fails THEN nothing of it is applied and the version stays', async () => {
     const all = loadMigrations();
     const db = openFile('broken.db', all);
-    const broken: Migration = { version: all.length + 1, name: 'broken', sql: 'CREATE TABLE half (id INTEGER); SELECT * FROM no_such_table;' };
+    const broken: Migration = {
+      version: all.length + 1,
+      name: 'broken',
+      sql: 'CREATE TABLE half (id INTEGER); SELECT * FROM no_such_table;',
+    };
     expect(() => migrate(db, [...all, broken])).toThrow(/no_such_table/);
     expect(version(db)).toBe(all.length);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
@@ -136,16 +153,28 @@ describe('001 constraints', () => {
   it('rejects values outside the enums and booleans', async () => {
     const db = openFile('checks.db');
     expect(() =>
-      db.prepare("INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, created_at) VALUES ('r','g','u',0,'premium',1,0)").run(),
+      db
+        .prepare(
+          "INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, created_at) VALUES ('r','g','u',0,'premium',1,0)",
+        )
+        .run(),
+    ).toThrow(/CHECK/);
+    expect(() => db.prepare("INSERT INTO guild_settings (guild_id, read_author_names, updated_at) VALUES ('g', 2, 0)").run()).toThrow(
+      /CHECK/,
+    );
+    expect(() =>
+      db
+        .prepare(
+          "INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, state, created_at, updated_at) VALUES ('j','t','g','u','c','{}','{}','lost',0,0)",
+        )
+        .run(),
     ).toThrow(/CHECK/);
     expect(() =>
-      db.prepare("INSERT INTO guild_settings (guild_id, read_author_names, updated_at) VALUES ('g', 2, 0)").run(),
-    ).toThrow(/CHECK/);
-    expect(() =>
-      db.prepare("INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, state, created_at, updated_at) VALUES ('j','t','g','u','c','{}','{}','lost',0,0)").run(),
-    ).toThrow(/CHECK/);
-    expect(() =>
-      db.prepare("INSERT INTO generation_history (endpoint, voice, characters, text_hash, guild_id, user_id, created_at) VALUES ('standard','v',1,'not-a-hash','g','u',0)").run(),
+      db
+        .prepare(
+          "INSERT INTO generation_history (endpoint, voice, characters, text_hash, guild_id, user_id, created_at) VALUES ('standard','v',1,'not-a-hash','g','u',0)",
+        )
+        .run(),
     ).toThrow(/CHECK/);
   });
 });

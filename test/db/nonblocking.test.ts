@@ -42,7 +42,9 @@ afterEach(() => {
  */
 async function lockElsewhere(): Promise<{ released: Promise<void>; freeAtTheEarliest: number }> {
   const freeAtTheEarliest = Date.now() + HOLD_MS;
-  holder = spawn(process.execPath, ['--experimental-strip-types', HOLDER, file, String(HOLD_MS), '0', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  holder = spawn(process.execPath, ['--experimental-strip-types', HOLDER, file, String(HOLD_MS), '0', '1'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   let onLocked: () => void;
   let onDone: () => void;
@@ -99,8 +101,20 @@ describe('no database write waits on the audio thread', () => {
         budget.charge(held.reservation),
         limiter.acquire('standard', { key: 'g1' }).then(() => 'granted'),
         cache.put('a'.repeat(64), mp3).then((e) => e.key.length),
-        repos.jobs.insert({ jobId: 'j1', jobToken: 't', guildId: 'g1', userId: 'u1', channelId: 'c1', delivery: null, request: { text: 'hello there' } }).then((j) => j.jobId),
-        repos.history.record({ pk: 1, endpoint: 'standard', url: null, voice: 'v', characters: 10, text: 'x', guildId: 'g1', userId: 'u1' }).then(() => 'recorded'),
+        repos.jobs
+          .insert({
+            jobId: 'j1',
+            jobToken: 't',
+            guildId: 'g1',
+            userId: 'u1',
+            channelId: 'c1',
+            delivery: null,
+            request: { text: 'hello there' },
+          })
+          .then((j) => j.jobId),
+        repos.history
+          .record({ pk: 1, endpoint: 'standard', url: null, voice: 'v', characters: 10, text: 'x', guildId: 'g1', userId: 'u1' })
+          .then(() => 'recorded'),
         repos.guildSettings.update('g1', { maxLength: 50 }).then((s) => s.maxLength),
         repos.dictionary.add('g1', 'w', 'わら', 'u1'),
         pending.claim().then((items) => items.length),
@@ -118,7 +132,16 @@ describe('PendingUtteranceStore.claim', () => {
   it('GIVEN another process writes between its read and its update THEN both claim their rows, nothing twice, no SQLITE_BUSY_SNAPSHOT', async () => {
     const seed = new PendingUtteranceStore(db);
     const utterance = (id: string, guildId: string) => ({
-      id, guildId, userId: 'u', channelId: 'c', kind: 'auto' as const, text: id, voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0,
+      id,
+      guildId,
+      userId: 'u',
+      channelId: 'c',
+      kind: 'auto' as const,
+      text: id,
+      voice: 'v',
+      speed: 1,
+      pitch: 0,
+      enqueuedAt: 0,
     });
     for (const u of [utterance('a1', 'gA'), utterance('b1', 'gB'), utterance('a2', 'gA'), utterance('b2', 'gB')]) seed.add(u);
     expect(seed.unwritten).toBe(0);

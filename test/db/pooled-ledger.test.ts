@@ -22,8 +22,19 @@ const open: Host[] = [];
 
 function host(options: { holdMs?: number; renewEveryMs?: number } = {}, db = tempDb()): Host {
   const ledger = new PooledLedger({ db: db.db, pg, ...options });
-  const budget = new CharacterBudget({ db: db.db, ledger, defaults: { accountMonthlyLimit: ACCOUNT, guildMonthlyLimit: 10_000, userMonthlyLimit: 10_000 } });
-  const h = { budget, ledger, close: async () => { await ledger.close(); db.close(); } };
+  const budget = new CharacterBudget({
+    db: db.db,
+    ledger,
+    defaults: { accountMonthlyLimit: ACCOUNT, guildMonthlyLimit: 10_000, userMonthlyLimit: 10_000 },
+  });
+  const h = {
+    budget,
+    ledger,
+    close: async () => {
+      await ledger.close();
+      db.close();
+    },
+  };
   open.push(h);
   return h;
 }
@@ -73,7 +84,10 @@ describe('the account pool across hosts', () => {
     // 10 sent + 5 + 30 of the live host. The sent hold was made a moment after the unsent one, so
     // on a slow machine it turns uncertain a moment later: counted all along, uncertain once expired.
     expect((await live.budget.accountUsage()).used).toBe(45);
-    await vi.waitFor(async () => expect(await live.budget.accountUsage()).toMatchObject({ used: 45, uncertain: 10 }), { timeout: 5_000, interval: 150 });
+    await vi.waitFor(async () => expect(await live.budget.accountUsage()).toMatchObject({ used: 45, uncertain: 10 }), {
+      timeout: 5_000,
+      interval: 150,
+    });
   });
 
   it('GIVEN PostgreSQL down THEN reservations fail closed (nothing held), and a charge made meanwhile reaches the pool once it is back', async () => {
@@ -90,7 +104,10 @@ describe('the account pool across hosts', () => {
     } finally {
       await resume();
     }
-    await vi.waitFor(async () => expect(await h.budget.accountUsage()).toMatchObject({ charged: 7, reserved: 0 }), { timeout: 10_000, interval: 200 });
+    await vi.waitFor(async () => expect(await h.budget.accountUsage()).toMatchObject({ charged: 7, reserved: 0 }), {
+      timeout: 10_000,
+      interval: 200,
+    });
   });
 
   it('GIVEN a host that spent characters before it joined the pool THEN the pool counts them from its first start', async () => {

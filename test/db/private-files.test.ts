@@ -21,8 +21,15 @@ describe('the data directory and the database are owner-only', () => {
     const cache = new AudioCache({ db, dir: join(dir, 'audio'), transcode: async (mp3) => mp3 });
     const entry = await cache.put('a'.repeat(64), Buffer.from('ID3 chat-derived speech'));
     expect(mode(dir)).toBe(0o700);
-    expect(readdirSync(dir).filter((f) => f.startsWith('bot.sqlite3')).sort().map((f) => [f, mode(join(dir, f))])).toEqual([
-      ['bot.sqlite3', 0o600], ['bot.sqlite3-shm', 0o600], ['bot.sqlite3-wal', 0o600],
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.startsWith('bot.sqlite3'))
+        .sort()
+        .map((f) => [f, mode(join(dir, f))]),
+    ).toEqual([
+      ['bot.sqlite3', 0o600],
+      ['bot.sqlite3-shm', 0o600],
+      ['bot.sqlite3-wal', 0o600],
     ]);
     expect([mode(join(dir, 'audio', 'aa')), mode(entry.mp3Path), mode(entry.oggPath)]).toEqual([0o700, 0o600, 0o600]);
     db.close();
@@ -42,7 +49,10 @@ describe('the data directory and the database are owner-only', () => {
     const dirChange = makePrivate(dir, 'dir', { create: true });
     const db = openDatabase(file, { onModes: (c) => changes.push(...c) });
     expect(dirChange).toEqual({ path: dir, from: '0755', to: '0700' });
-    expect(changes).toEqual([{ path: file, from: '0644', to: '0600' }, { path: `${file}-wal`, from: '0644', to: '0600' }]);
+    expect(changes).toEqual([
+      { path: file, from: '0644', to: '0600' },
+      { path: `${file}-wal`, from: '0644', to: '0600' },
+    ]);
     expect([mode(dir), mode(file), mode(`${file}-wal`), mode(`${file}-shm`)]).toEqual([0o700, 0o600, 0o600, 0o600]);
     db.close();
   });

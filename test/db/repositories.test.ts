@@ -32,7 +32,13 @@ describe('GuildSettingsRepo', () => {
     await repos.guildSettings.update('g1', { voice: 'ja-JP-NanamiNeural', speed: 1.25 });
     await clock.advance(1000);
     const s = await repos.guildSettings.update('g1', { readAuthorNames: false, voice: undefined, guildMonthlyLimit: 2000 });
-    expect(s).toMatchObject({ voice: 'ja-JP-NanamiNeural', speed: 1.25, readAuthorNames: false, guildMonthlyLimit: 2000, updatedAt: clock.now() });
+    expect(s).toMatchObject({
+      voice: 'ja-JP-NanamiNeural',
+      speed: 1.25,
+      readAuthorNames: false,
+      guildMonthlyLimit: 2000,
+      updatedAt: clock.now(),
+    });
     expect(repos.guildSettings.get('g1')).toEqual(s);
     expect(repos.guildSettings.get('g2')).toMatchObject({ voice: GUILD_SETTINGS_DEFAULTS.voice });
     await repos.guildSettings.update('g1', { guildMonthlyLimit: null });
@@ -169,9 +175,27 @@ describe('DictionaryRepo: the 5,000 entries counted where they are written', () 
 describe('HistoryRepo', () => {
   it('records the hash of the text, never the text', async () => {
     const secret = 'my private message';
-    const first = await repos.history.record({ pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text: secret, guildId: 'g1', userId: 'u1' });
+    const first = await repos.history.record({
+      pk: 1,
+      endpoint: 'standard',
+      url: 'http://h/1.mp3',
+      voice: 'ja-JP-Wavenet-B',
+      characters: 18,
+      text: secret,
+      guildId: 'g1',
+      userId: 'u1',
+    });
     await clock.advance(10);
-    const second = await repos.history.record({ pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text: 'hello world', guildId: 'g1', userId: 'u2' });
+    const second = await repos.history.record({
+      pk: 2,
+      endpoint: 'advanced',
+      url: null,
+      voice: 'Ruby',
+      characters: 11,
+      text: 'hello world',
+      guildId: 'g1',
+      userId: 'u2',
+    });
     expect(first).toMatchObject({ pk: 1, endpoint: 'standard', characters: 18, guildId: 'g1', userId: 'u1', createdAt: clock.now() - 10 });
     expect(first.textHash).toBe(hashText(secret));
     expect(first.textHash).toMatch(/^[0-9a-f]{64}$/);
@@ -179,15 +203,45 @@ describe('HistoryRepo', () => {
     expect(second.id).toBeGreaterThan(first.id);
     const stored = db.prepare('SELECT * FROM generation_history ORDER BY id').all();
     expect(stored).toEqual([
-      { id: first.id, pk: 1, endpoint: 'standard', url: 'http://h/1.mp3', voice: 'ja-JP-Wavenet-B', characters: 18, text_hash: hashText(secret), guild_id: 'g1', user_id: 'u1', created_at: clock.now() - 10 },
-      { id: second.id, pk: 2, endpoint: 'advanced', url: null, voice: 'Ruby', characters: 11, text_hash: hashText('hello world'), guild_id: 'g1', user_id: 'u2', created_at: clock.now() },
+      {
+        id: first.id,
+        pk: 1,
+        endpoint: 'standard',
+        url: 'http://h/1.mp3',
+        voice: 'ja-JP-Wavenet-B',
+        characters: 18,
+        text_hash: hashText(secret),
+        guild_id: 'g1',
+        user_id: 'u1',
+        created_at: clock.now() - 10,
+      },
+      {
+        id: second.id,
+        pk: 2,
+        endpoint: 'advanced',
+        url: null,
+        voice: 'Ruby',
+        characters: 11,
+        text_hash: hashText('hello world'),
+        guild_id: 'g1',
+        user_id: 'u2',
+        created_at: clock.now(),
+      },
     ]);
     expect(JSON.stringify(stored)).not.toContain(secret);
   });
 });
 
 describe('JobsRepo', () => {
-  const base = { jobId: 'j1', jobToken: 'tok-secret', guildId: 'g1', userId: 'u1', channelId: 'c1', delivery: { kind: 'voice', channelId: 'c1' }, request: { text: 'read me aloud please', voice: 'Ruby', seed: 5 } };
+  const base = {
+    jobId: 'j1',
+    jobToken: 'tok-secret',
+    guildId: 'g1',
+    userId: 'u1',
+    channelId: 'c1',
+    delivery: { kind: 'voice', channelId: 'c1' },
+    request: { text: 'read me aloud please', voice: 'Ruby', seed: 5 },
+  };
 
   it('persists a job and walks it to delivered, keeping result fields', async () => {
     await repos.jobs.insert(base);

@@ -17,7 +17,12 @@ const rows = rowMapping<Thing, Row>({ codecs: { enabled: bool, payload: json, ex
 describe('rowMapping', () => {
   it('GIVEN a record THEN the row has its snake_case columns, 0/1 for booleans, JSON text, NULL for absent optional fields', () => {
     expect(rows.toRow({ thingId: 't1', createdAt: 5, enabled: true, payload: { a: [1] } })).toEqual({
-      thing_id: 't1', created_at: 5, enabled: 1, payload: '{"a":[1]}', lang: null, extra: null,
+      thing_id: 't1',
+      created_at: 5,
+      enabled: 1,
+      payload: '{"a":[1]}',
+      lang: null,
+      extra: null,
     });
   });
 

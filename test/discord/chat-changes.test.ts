@@ -24,7 +24,11 @@ function setup() {
   const autoRead = { edited: (m: { content: string }, old: Utterance) => ({ ...old, text: m.content }) } as unknown as AutoReader;
   const chatChanges = new ChatChanges({ scheduler: q, autoRead, logger });
   chatChanges.listen(client);
-  const left = () => q.close().map((u) => u.text).sort();
+  const left = () =>
+    q
+      .close()
+      .map((u) => u.text)
+      .sort();
   return { q, client, events, chatChanges, left };
 }
 
@@ -59,13 +63,18 @@ describe('ChatChanges', () => {
       },
     });
     // The first channel answers at once; the second only once the changes below have come.
-    const channels = new Map([['c1', channel('c1', ['11', '12'], false)], ['c2', channel('c2', ['21', '22'], true)]]);
+    const channels = new Map([
+      ['c1', channel('c1', ['11', '12'], false)],
+      ['c2', channel('c2', ['21', '22'], true)],
+    ]);
     Object.assign(client, { guilds: { cache: new Map([['g1', { channels: { cache: channels } }]]) } });
-    const before = [
-      said('消される', 'c1', '11'), said('古い文', 'c1', '12'), said('残る', 'c2', '21'), said('追放', 'c2', '22', 'carol'),
-    ];
+    const before = [said('消される', 'c1', '11'), said('古い文', 'c1', '12'), said('残る', 'c2', '21'), said('追放', 'c2', '22', 'carol')];
     const deps = {
-      client, scheduler: q, logger, chatChanges, audience: () => 'text:c1',
+      client,
+      scheduler: q,
+      logger,
+      chatChanges,
+      audience: () => 'text:c1',
       voice: { isConnected: () => true, size: 0 },
       sessions: { list: () => [] },
       store: { claim: async () => before.map((utterance) => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },

@@ -1,7 +1,12 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApplicationCommandOptionType as T, CommandInteractionOptionResolver, type ChatInputCommandInteraction, type CommandInteractionOption } from 'discord.js';
+import {
+  ApplicationCommandOptionType as T,
+  CommandInteractionOptionResolver,
+  type ChatInputCommandInteraction,
+  type CommandInteractionOption,
+} from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { readArgs, runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { choice, named, subcommand } from '../../src/discord/interactions/command.ts';
@@ -14,24 +19,36 @@ import { loadCommands } from '../../src/discord/interactions/loader.ts';
 /** An interaction carrying these (already resolved) options, as discord.js hands them to a handler. */
 function interaction(options: CommandInteractionOption[]): ChatInputCommandInteraction {
   // discord.js's own resolver (its constructor is private in the typings: the interaction builds it).
-  const Resolver = CommandInteractionOptionResolver as unknown as new (client: unknown, options: CommandInteractionOption[], resolved: object) => unknown;
+  const Resolver = CommandInteractionOptionResolver as unknown as new (
+    client: unknown,
+    options: CommandInteractionOption[],
+    resolved: object,
+  ) => unknown;
   return { options: new Resolver({}, options, {}) } as unknown as ChatInputCommandInteraction;
 }
 
 const options = [
   { type: T.String, ...named('text', '文章'), description: 'd', required: true },
-  { type: T.String, ...named('model', 'モデル'), description: 'd', choices: [choice('flash', 'flash', 'flash'), choice('pro', 'pro', 'pro')] },
+  {
+    type: T.String,
+    ...named('model', 'モデル'),
+    description: 'd',
+    choices: [choice('flash', 'flash', 'flash'), choice('pro', 'pro', 'pro')],
+  },
   { type: T.Integer, ...named('seed', 'シード'), description: 'd' },
   { type: T.Role, ...named('role', 'ロール'), description: 'd' },
 ] as const;
 
 describe('readArgs', () => {
   it('GIVEN options of each declared type THEN each is read by its type, absent ones undefined', () => {
-    const args = readArgs(interaction([
-      { name: 'text', type: T.String, value: 'hello' },
-      { name: 'model', type: T.String, value: 'pro' },
-      { name: 'role', type: T.Role, value: '123456789012345678' },
-    ]), options);
+    const args = readArgs(
+      interaction([
+        { name: 'text', type: T.String, value: 'hello' },
+        { name: 'model', type: T.String, value: 'pro' },
+        { name: 'role', type: T.Role, value: '123456789012345678' },
+      ]),
+      options,
+    );
     expect(args).toEqual({ text: 'hello', model: 'pro', seed: undefined, role: '123456789012345678' });
     const model: 'flash' | 'pro' | undefined = args.model;
     expect(model).toBe('pro');
@@ -45,19 +62,32 @@ describe('readArgs', () => {
 describe('runSubcommand', () => {
   const data = {
     name: 'thing',
-    options: [subcommand('add', '追加', 'd', 'd', [{ type: T.Integer, ...named('count', '数'), description: 'd', required: true }]), subcommand('list', '一覧', 'd', 'd')],
+    options: [
+      subcommand('add', '追加', 'd', 'd', [{ type: T.Integer, ...named('count', '数'), description: 'd', required: true }]),
+      subcommand('list', '一覧', 'd', 'd'),
+    ],
   } as const;
 
   it('GIVEN a subcommand THEN its handler runs with its own typed arguments', async () => {
     const ran: unknown[] = [];
-    const handlers = { add: async ({ count }: { readonly count: number }) => void ran.push(['add', count]), list: async () => void ran.push(['list']) };
-    await runSubcommand(interaction([{ name: 'add', type: T.Subcommand, options: [{ name: 'count', type: T.Integer, value: 3 }] }]), data, handlers);
+    const handlers = {
+      add: async ({ count }: { readonly count: number }) => void ran.push(['add', count]),
+      list: async () => void ran.push(['list']),
+    };
+    await runSubcommand(
+      interaction([{ name: 'add', type: T.Subcommand, options: [{ name: 'count', type: T.Integer, value: 3 }] }]),
+      data,
+      handlers,
+    );
     await runSubcommand(interaction([{ name: 'list', type: T.Subcommand, options: [] }]), data, handlers);
     expect(ran).toEqual([['add', 3], ['list']]);
   });
 
   it('GIVEN a subcommand the data does not declare THEN an unknown_subcommand error', async () => {
-    const run = runSubcommand(interaction([{ name: 'toString', type: T.Subcommand, options: [] }]), data, { add: async () => {}, list: async () => {} });
+    const run = runSubcommand(interaction([{ name: 'toString', type: T.Subcommand, options: [] }]), data, {
+      add: async () => {},
+      list: async () => {},
+    });
     await expect(run).rejects.toSatisfy((e) => e instanceof BotError && e.code === 'unknown_subcommand');
   });
 });
@@ -74,12 +104,19 @@ describe('loadCommands', () => {
   };
 
   it('GIVEN feature folders THEN every command in them, by file name, and their use cases are not commands', async () => {
-    const dir = tree({ 'b/zeta.ts': command('zeta'), 'b/use-case.ts': 'export const x = 1;\n', 'a/alpha.ts': command('alpha'), 'top.ts': command('top') });
+    const dir = tree({
+      'b/zeta.ts': command('zeta'),
+      'b/use-case.ts': 'export const x = 1;\n',
+      'a/alpha.ts': command('alpha'),
+      'top.ts': command('top'),
+    });
     expect([...(await loadCommands(dir)).keys()]).toEqual(['alpha', 'top', 'zeta']);
   });
 
   it('GIVEN a default export that is no Command, or a command in a file of another name THEN start-up fails naming the file', async () => {
     await expect(loadCommands(tree({ 'a/bad.ts': 'export default { data: {} };\n' }))).rejects.toThrow('commands/a/bad.ts');
-    await expect(loadCommands(tree({ 'a/other.ts': command('alpha') }))).rejects.toThrow('commands/a/other.ts must be named for its command /alpha');
+    await expect(loadCommands(tree({ 'a/other.ts': command('alpha') }))).rejects.toThrow(
+      'commands/a/other.ts must be named for its command /alpha',
+    );
   });
 });

@@ -45,7 +45,8 @@ function setup(options: Options) {
     },
     replies: { finish: async () => true },
     notices: {
-      tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) => void told.push({ ...to, kind, content }),
+      tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) =>
+        void told.push({ ...to, kind, content }),
     },
     jobs: { settle: async () => {} },
     logger: { warn() {}, error() {}, info() {}, debug() {} },
@@ -60,8 +61,20 @@ let n = 0;
 function message(channelId: string, text: string, audience: string, extra: Partial<UtteranceMeta> = {}): Utterance {
   n++;
   const meta: UtteranceMeta = { delivery: { kind: 'message', channelId, messageId: `m-u${n}` }, lang: 'en', ...extra };
-  return { id: `u${n}`, guildId: GUILD, userId: `user${n}`, channelId, kind: 'auto', text, 
-    voice: 'v', speed: 1, pitch: 0, enqueuedAt: 0, audience, meta };
+  return {
+    id: `u${n}`,
+    guildId: GUILD,
+    userId: `user${n}`,
+    channelId,
+    kind: 'auto',
+    text,
+    voice: 'v',
+    speed: 1,
+    pitch: 0,
+    enqueuedAt: 0,
+    audience,
+    meta,
+  };
 }
 const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' };
 const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: MP3 });
@@ -69,7 +82,7 @@ const signal = new AbortController().signal;
 const NO_FFMPEG: MediaSupport = { transcode: false, playMp3: false };
 
 describe('SpeechDelivery.audience: decided where the bot knows how the audio will go', () => {
-  it('GIVEN the bot in voice and able to play an MP3 THEN every channel read there is the voice session\'s', () => {
+  it("GIVEN the bot in voice and able to play an MP3 THEN every channel read there is the voice session's", () => {
     expect(setup({ connected: true }).delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
   });
 
@@ -79,7 +92,7 @@ describe('SpeechDelivery.audience: decided where the bot knows how the audio wil
   });
 });
 
-describe('SpeechDelivery.deliver: a file carries one channel\'s text only', () => {
+describe("SpeechDelivery.deliver: a file carries one channel's text only", () => {
   const merged = () => [message('staff', 'BANの相談です', voiceAudience('vc1')), message('general', 'こんにちは', voiceAudience('vc1'))];
 
   it('GIVEN audio merged for the voice session and the bot no longer in voice THEN nothing is posted; each author is told', async () => {
@@ -101,7 +114,7 @@ describe('SpeechDelivery.deliver: a file carries one channel\'s text only', () =
     expect(played).toEqual([]);
   });
 
-  it('GIVEN one channel\'s lines merged and no voice THEN they are attached as one reply to the last of them, in that channel', async () => {
+  it("GIVEN one channel's lines merged and no voice THEN they are attached as one reply to the last of them, in that channel", async () => {
     const { delivery, posted, told } = setup({ connected: false });
     const items = [message('general', 'こんにちは', textAudience('general')), message('general', 'またね', textAudience('general'))];
     expect(await delivery.deliver(ready(items), signal)).toEqual({ played: false, attached: true });
@@ -165,14 +178,20 @@ describe('SpeechDelivery.deliver: a message deleted while its MP3 is prepared ge
     const { delivery, posted } = setup({ connected: false });
     const aborted = new AbortController();
     aborted.abort();
-    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({ played: false, attached: false });
+    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({
+      played: false,
+      attached: false,
+    });
     expect(posted).toEqual([]);
   });
 
   it('GIVEN the delete came during the upload THEN the file posted is removed again', async () => {
     const aborted = new AbortController();
     const { delivery, posted, removed } = setup({ connected: false, duringSend: () => aborted.abort() });
-    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({ played: false, attached: false });
+    expect(await delivery.deliver(ready([message('mp3', '消した話', textAudience('mp3'))]), aborted.signal)).toEqual({
+      played: false,
+      attached: false,
+    });
     expect(posted).toHaveLength(1);
     expect(removed).toEqual(['mp3']);
   });

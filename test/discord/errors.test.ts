@@ -15,7 +15,12 @@ describe('errors of the Discord side, one table', () => {
 
   it('UserError: the code is the i18n key, with its placeholders and the cause', () => {
     const cause = new Error('underneath');
-    expect(new UserError('queue.member_full', { vars: { limit: 500 }, cause })).toMatchObject({ name: 'UserError', code: 'queue.member_full', vars: { limit: 500 }, cause });
+    expect(new UserError('queue.member_full', { vars: { limit: 500 }, cause })).toMatchObject({
+      name: 'UserError',
+      code: 'queue.member_full',
+      vars: { limit: 500 },
+      cause,
+    });
     expect(new UserError('voice.join_first').vars).toEqual({});
   });
 });

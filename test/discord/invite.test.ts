@@ -9,9 +9,15 @@ describe('the invite URL', () => {
     expect(botPermissions()).toBe(union);
     // What a server admin sees on Discord's authorise page: these and nothing more (no Administrator,
     // no Manage anything, no Mention Everyone).
-    expect(new PermissionsBitField(botPermissions()).toArray().sort()).toEqual(
-      ['AddReactions', 'AttachFiles', 'Connect', 'ReadMessageHistory', 'SendMessages', 'Speak', 'ViewChannel'],
-    );
+    expect(new PermissionsBitField(botPermissions()).toArray().sort()).toEqual([
+      'AddReactions',
+      'AttachFiles',
+      'Connect',
+      'ReadMessageHistory',
+      'SendMessages',
+      'Speak',
+      'ViewChannel',
+    ]);
     expect(botPermissions()).toBe(3247168n);
     // Every row names what it is for, and each permission is asked for by one feature only.
     for (const row of FEATURE_PERMISSIONS) expect(row.feature.length).toBeGreaterThan(10);
@@ -21,7 +27,11 @@ describe('the invite URL', () => {
   it('GIVEN an application id THEN the URL adds the bot and its slash commands with those permissions', () => {
     const url = new URL(inviteUrl('1200000000000000001'));
     expect(`${url.origin}${url.pathname}`).toBe('https://discord.com/oauth2/authorize');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ client_id: '1200000000000000001', scope: 'bot applications.commands', permissions: '3247168' });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      client_id: '1200000000000000001',
+      scope: 'bot applications.commands',
+      permissions: '3247168',
+    });
     expect(inviteUrl('1200000000000000001')).toContain('scope=bot+applications.commands&');
   });
 });

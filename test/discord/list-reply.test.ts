@@ -22,7 +22,13 @@ describe('listReply', () => {
 
   it('GIVEN lines written differently in the file (names instead of mentions) THEN the file has those, in Japanese too', () => {
     const mentions = lines.map((l) => `<#${l}>`);
-    const r = listReply('ja', { text: (list) => list, lines: mentions, fileLines: lines.map((l) => `#${l}`), fileName: 'c.txt', maxChars: 40 });
+    const r = listReply('ja', {
+      text: (list) => list,
+      lines: mentions,
+      fileLines: lines.map((l) => `#${l}`),
+      fileName: 'c.txt',
+      maxChars: 40,
+    });
     expect(r.content).toContain('（一覧全体は添付ファイルにあります）');
     expect(String(r.files[0]!.attachment)).toContain('#item-29\n');
   });

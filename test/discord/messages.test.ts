@@ -40,9 +40,35 @@ describe('localised messages', () => {
 const TOLD: Partial<Record<MessageKey, TtsErrorCode[]>> = {
   'tts.auth': ['token_missing', 'token_mismatch', 'invalid_token', 'client_ip_unresolved', 'service_not_configured', 'user_unavailable'],
   'tts.unsupported_voice': ['voice_required', 'unsupported_voice', 'invalid_voice'],
-  'tts.failed': ['missing_fields', 'non_finite', 'invalid_json', 'invalid_speed', 'invalid_pitch', 'invalid_temperature', 'invalid_seed', 'invalid_model', 'invalid_request', 'forbidden', 'not_found', 'method_not_allowed', 'aborted', 'unknown'],
+  'tts.failed': [
+    'missing_fields',
+    'non_finite',
+    'invalid_json',
+    'invalid_speed',
+    'invalid_pitch',
+    'invalid_temperature',
+    'invalid_seed',
+    'invalid_model',
+    'invalid_request',
+    'forbidden',
+    'not_found',
+    'method_not_allowed',
+    'aborted',
+    'unknown',
+  ],
   'tts.rate_limited': ['rate_limited'],
-  'tts.transient': ['internal_error', 'unsupported_location', 'tts_retry_exhausted', 'job_timeout', 'enqueue_failed', 'download_failed', 'bad_response', 'network', 'timeout', 'job_stuck'],
+  'tts.transient': [
+    'internal_error',
+    'unsupported_location',
+    'tts_retry_exhausted',
+    'job_timeout',
+    'enqueue_failed',
+    'download_failed',
+    'bad_response',
+    'network',
+    'timeout',
+    'job_stuck',
+  ],
   'tts.validation_error': ['validation_error'],
   'tts.text_too_long': ['text_too_long'],
   'tts.content_policy_violation': ['content_policy_violation'],
@@ -62,7 +88,10 @@ describe('every failure a user can meet has a localised explanation', () => {
 
   it.each(codes)('service code %s', (code) => {
     for (const lang of ['ja', 'en'] as const) {
-      const text = describeFailure(lang, new TtsError(code, { message: 'internal detail that must not leak', retryAfterMs: 7000, available: 12 }));
+      const text = describeFailure(
+        lang,
+        new TtsError(code, { message: 'internal detail that must not leak', retryAfterMs: 7000, available: 12 }),
+      );
       expect(text).toBe(t(lang, toldFor.get(code)!, { code, details: '', seconds: 7, available: 12, max: '', voice: '' }));
       expect(text).not.toContain('internal detail');
       expect(text).not.toMatch(/\{\w+\}/);
@@ -78,7 +107,9 @@ describe('every failure a user can meet has a localised explanation', () => {
     const en = describeFailure('en', new BudgetRefusedError({ refusal, guildId: 'g' }))!;
     expect(en).toContain('990 / 1000');
     expect(en).toContain('Dec 1, 2026');
-    expect(describeFailure('ja', new BudgetRefusedError({ refusal: { ...refusal, scope: 'guild' }, guildId: 'g' }))).toContain('このサーバー');
+    expect(describeFailure('ja', new BudgetRefusedError({ refusal: { ...refusal, scope: 'guild' }, guildId: 'g' }))).toContain(
+      'このサーバー',
+    );
   });
 
   it('GIVEN invalid input THEN the details say which field', () => {

@@ -5,10 +5,20 @@ import { decideControl, type ControlFacts, type JoinTarget } from '../../src/dis
 const BOT_VC = 'vc-bot';
 const OTHER_VC = 'vc-other';
 const facts = (over: Partial<ControlFacts> = {}): ControlFacts => ({
-  canMoveMembers: false, memberChannelId: null, botChannelId: BOT_VC, othersListening: 0, ...over,
+  canMoveMembers: false,
+  memberChannelId: null,
+  botChannelId: BOT_VC,
+  othersListening: 0,
+  ...over,
 });
 const target = (over: Partial<JoinTarget> = {}): JoinTarget => ({
-  channelId: OTHER_VC, memberCanConnect: true, botCanConnect: true, botCanSpeak: true, botCanMoveMembers: false, full: false, ...over,
+  channelId: OTHER_VC,
+  memberCanConnect: true,
+  botCanConnect: true,
+  botCanSpeak: true,
+  botCanMoveMembers: false,
+  full: false,
+  ...over,
 });
 const refused = (reason: string, channelId: string | null) => ({ allowed: false, reason, channelId });
 const ALLOWED = { allowed: true };

@@ -4,7 +4,14 @@ import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/di
 
 // Whose messages auto-read reads, as a pure rule (GIVEN/THEN).
 const VOICE = 'vc1';
-const member = (over: Partial<MessageAuthor> = {}): MessageAuthor => ({ id: 'u1', bot: false, webhookId: null, roleIds: new Set(), voiceChannelId: null, ...over });
+const member = (over: Partial<MessageAuthor> = {}): MessageAuthor => ({
+  id: 'u1',
+  bot: false,
+  webhookId: null,
+  roleIds: new Set(),
+  voiceChannelId: null,
+  ...over,
+});
 const policy = (reading: Partial<ReadingSettings> = {}, over: Partial<ReadingPolicy> = {}): ReadingPolicy => ({
   reading: { guildId: 'g', ...READING_DEFAULTS, updatedAt: null, ...reading },
   allowedBots: [],

@@ -16,7 +16,9 @@ let queued: UtteranceInput[];
 let inVoice: string | undefined;
 
 function notices(minIntervalMs = 30_000): StaleDropNotices {
-  const scheduler = { enqueue: (u: UtteranceInput) => (queued.push(u), { ok: true, id: String(queued.length), position: 1 }) } as unknown as SpeechScheduler;
+  const scheduler = {
+    enqueue: (u: UtteranceInput) => (queued.push(u), { ok: true, id: String(queued.length), position: 1 }),
+  } as unknown as SpeechScheduler;
   const voice = { voiceChannel: () => inVoice } as unknown as VoiceManager;
   return new StaleDropNotices({ voice, repos, scheduler, logger: createLogger({ level: 'silent' }), now: () => now, minIntervalMs });
 }

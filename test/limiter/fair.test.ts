@@ -47,7 +47,7 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
     expect(grants).toEqual([{ kind: 'standard', key: 'g1', at: 1_010_000 }]);
   });
 
-  it('a busy guild cannot starve a quiet one: B\'s 5 grants all come within the first 10', async () => {
+  it("a busy guild cannot starve a quiet one: B's 5 grants all come within the first 10", async () => {
     await fillWindow();
     const pending: Promise<void>[] = [];
     for (let i = 0; i < 100; i++) pending.push(limiter.acquire('standard', { key: 'A' }));
@@ -58,7 +58,8 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
     expect(firstTen.filter((k) => k === 'B')).toHaveLength(5);
     expect(firstTen).toEqual(['A', 'B', 'A', 'B', 'A', 'B', 'A', 'B', 'A', 'B']);
     // Never more than the limit inside one window.
-    for (const g of grants) expect(grants.filter((h) => h.at > g.at - LIMITS.standard.windowMs && h.at <= g.at).length).toBeLessThanOrEqual(5);
+    for (const g of grants)
+      expect(grants.filter((h) => h.at > g.at - LIMITS.standard.windowMs && h.at <= g.at).length).toBeLessThanOrEqual(5);
   });
 
   it('serves one key first-in first-out', async () => {

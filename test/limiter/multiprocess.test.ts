@@ -69,7 +69,15 @@ describe('SQLite-backed limiter across processes', () => {
     // loaded 2-core machine stretches that past 500 ms (seen: two 429s), so the test gives it a
     // full window, as production's 1 s margin covers its 60 s window. Sharing is still what is
     // tested: without the shared store the two shards send 2 x LIMIT at once.
-    const base = { dbFile: db.file, baseUrl: emulator.baseUrl, token: TOKEN, limit: LIMIT, windowMs: WINDOW_MS, marginMs: 1_000, perGuild: 4 };
+    const base = {
+      dbFile: db.file,
+      baseUrl: emulator.baseUrl,
+      token: TOKEN,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+      marginMs: 1_000,
+      perGuild: 4,
+    };
     const shards = [startShard({ ...base, guilds: ['g1', 'g2'] }), startShard({ ...base, guilds: ['g3'] })];
     await Promise.all(shards.map((s) => s.ready));
     for (const s of shards) s.go();

@@ -23,7 +23,14 @@ describe('FairRateLimiter over a shared SQLite window (two processes)', () => {
     const clock = new FakeClock({ start: 0 });
     const grants: string[] = [];
     const make = (db: Db, name: string) =>
-      new FairRateLimiter({ store: new SqliteWindowStore({ db }), clock, limits: LIMITS, safety: { marginMs: 0 }, ...(pacing === false ? { pacing } : {}), onGrant: (_k, key) => grants.push(`${name}:${key}`) });
+      new FairRateLimiter({
+        store: new SqliteWindowStore({ db }),
+        clock,
+        limits: LIMITS,
+        safety: { marginMs: 0 },
+        ...(pacing === false ? { pacing } : {}),
+        onGrant: (_k, key) => grants.push(`${name}:${key}`),
+      });
     return { clock, grants, a: make(fixture.db, 'A'), b: make(second, 'B') };
   }
 

@@ -7,7 +7,13 @@ import type { WindowSnapshot } from '../../src/tts/limiter/types.ts';
 
 const RULES: PaceRules = { limit: 30, occupiedMs: 60_000, burst: 15, spare: 5 };
 const at = (n: number, from = 0, step = 0) => Array.from({ length: n }, (_, i) => from + i * step);
-const snapshot = (over: Partial<WindowSnapshot> = {}): WindowSnapshot => ({ grants: [], blockedUntil: 0, others: [], lastGrant: new Map(), ...over });
+const snapshot = (over: Partial<WindowSnapshot> = {}): WindowSnapshot => ({
+  grants: [],
+  blockedUntil: 0,
+  others: [],
+  lastGrant: new Map(),
+  ...over,
+});
 
 describe('nextGrantAt', () => {
   it('GIVEN a window less than burst full THEN the grant goes out at once (a quiet bot never waits)', () => {
@@ -64,13 +70,27 @@ describe('grantOrder', () => {
   });
 
   it('GIVEN guilds equally served THEN the one waiting longest first', () => {
-    expect(grantOrder([{ key: 'b', since: 20 }, { key: 'a', since: 10 }]).map((d) => d.key)).toEqual(['a', 'b']);
+    expect(
+      grantOrder([
+        { key: 'b', since: 20 },
+        { key: 'a', since: 10 },
+      ]).map((d) => d.key),
+    ).toEqual(['a', 'b']);
   });
 });
 
 describe('decideGrant', () => {
   it('GIVEN room in the window THEN the grant goes to the key whose turn it is', () => {
-    const d = decideGrant(snapshot({ lastGrant: new Map([['g1', 5]]) }), [{ key: 'g1', since: 0 }, { key: 'g2', since: 100 }], 1_000, RULES, 250);
+    const d = decideGrant(
+      snapshot({ lastGrant: new Map([['g1', 5]]) }),
+      [
+        { key: 'g1', since: 0 },
+        { key: 'g2', since: 100 },
+      ],
+      1_000,
+      RULES,
+      250,
+    );
     expect(d).toEqual({ ok: true, key: 'g2' });
   });
 
@@ -78,12 +98,21 @@ describe('decideGrant', () => {
     const s = snapshot({ others: [{ key: 'theirs', since: 500 }], lastGrant: new Map([['mine', 9]]) });
     expect(decideGrant(s, [{ key: 'mine', since: 0 }], 1_000, RULES, 250)).toEqual({ ok: false, retryInMs: 250 });
     // Once theirs was served (a later grant id), it is ours.
-    const after = snapshot({ others: [{ key: 'theirs', since: 500 }], lastGrant: new Map([['mine', 9], ['theirs', 10]]) });
+    const after = snapshot({
+      others: [{ key: 'theirs', since: 500 }],
+      lastGrant: new Map([
+        ['mine', 9],
+        ['theirs', 10],
+      ]),
+    });
     expect(decideGrant(after, [{ key: 'mine', since: 0 }], 1_000, RULES, 250)).toEqual({ ok: true, key: 'mine' });
   });
 
   it('GIVEN a block from the service THEN nothing until it ends, whoever waits', () => {
-    expect(decideGrant(snapshot({ blockedUntil: 9_000 }), [{ key: 'g', since: 0 }], 1_000, RULES, 250)).toEqual({ ok: false, retryInMs: 8_000 });
+    expect(decideGrant(snapshot({ blockedUntil: 9_000 }), [{ key: 'g', since: 0 }], 1_000, RULES, 250)).toEqual({
+      ok: false,
+      retryInMs: 8_000,
+    });
   });
 
   it('GIVEN a window being paced THEN the decision says when the next slot comes', () => {

@@ -18,7 +18,11 @@ interface WorkerConfig {
 const config = JSON.parse(process.argv[2]!) as WorkerConfig;
 const db = openDatabase(config.dbFile);
 const rate = { limit: config.limit, windowMs: config.windowMs };
-const limiter = createSqliteLimiter(db, { limits: { standard: rate, advanced: rate }, safety: { marginMs: config.marginMs }, recheckMs: 100 });
+const limiter = createSqliteLimiter(db, {
+  limits: { standard: rate, advanced: rate },
+  safety: { marginMs: config.marginMs },
+  recheckMs: 100,
+});
 
 const results: { guild: string; status: number; grantedAt: number }[] = [];
 

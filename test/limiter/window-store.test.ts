@@ -25,7 +25,7 @@ afterAll(async () => {
 const postgresFactory = {
   name: 'PostgresWindowStore',
   make: async (): Promise<StoreFixture> => {
-    await pg!.query("DELETE FROM yomiage_rate_grants; UPDATE yomiage_rate_blocks SET until_ms = 0");
+    await pg!.query('DELETE FROM yomiage_rate_grants; UPDATE yomiage_rate_blocks SET until_ms = 0');
     return { store: new PostgresWindowStore({ pg: pg! }), close: () => {} };
   },
 };
@@ -82,7 +82,10 @@ describe.each([...storeFactories, postgresFactory])('WindowStore contract: $name
 
   it('take records which guild each grant went to, and a grant given back unused frees its slot at once', async () => {
     const { store } = fixture;
-    const to = (key: string) => (s: WindowSnapshot): GrantDecision => (s.grants.length < 2 ? { ok: true, key } : { ok: false, retryInMs: 1 });
+    const to =
+      (key: string) =>
+      (s: WindowSnapshot): GrantDecision =>
+        s.grants.length < 2 ? { ok: true, key } : { ok: false, retryInMs: 1 };
     const first = await store.take('standard', 1_000, 60_000, undefined, to('g1'));
     const second = await store.take('standard', 2_000, 60_000, undefined, to('g2'));
     expect([first.ok, second.ok]).toEqual([true, true]);
@@ -131,11 +134,16 @@ describe('SqliteWindowStore', () => {
 
 describe('PostgresWindowStore (hosts behind one IP)', () => {
   it('two hosts, each with its own connections, taking at once: exactly `limit` grants in one window', async () => {
-    const hosts = [new PgPoolCtor({ connectionString: postgres!.url, max: 4 }), new PgPoolCtor({ connectionString: postgres!.url, max: 4 })];
+    const hosts = [
+      new PgPoolCtor({ connectionString: postgres!.url, max: 4 }),
+      new PgPoolCtor({ connectionString: postgres!.url, max: 4 }),
+    ];
     try {
       await pg!.query('DELETE FROM yomiage_rate_grants');
       const stores = hosts.map((p) => new PostgresWindowStore({ pg: p }));
-      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 2]!.tryTake('standard', 500_000 + (i % 5), 7, 60_000)));
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => stores[i % 2]!.tryTake('standard', 500_000 + (i % 5), 7, 60_000)),
+      );
       expect(results.filter((r) => r.ok)).toHaveLength(7);
     } finally {
       await Promise.all(hosts.map((p) => p.end()));
@@ -165,7 +173,7 @@ describe.each([storeFactories[1]!, postgresFactory])('Shared WindowStore demand:
   });
   afterEach(() => fixture.close());
 
-  it("one process sees the guilds another has waiting while they are live, not after it withdraws or stops refreshing", async () => {
+  it('one process sees the guilds another has waiting while they are live, not after it withdraws or stops refreshing', async () => {
     const { store } = fixture;
     const look = async (owner: string, now: number, waiting: { key: string; since: number }[], liveSince = 0) => {
       let others: readonly { key: string; since: number }[] = [];

@@ -21,7 +21,11 @@ beforeEach(() => {
 /** A logger writing nowhere but into a reporter, as src/main.ts builds it. */
 function setup(secrets: string[] = []) {
   const failures: unknown[] = [];
-  const reporter = new ErrorReporter({ url: `${webhook.url}/api/webhooks/1/secret-path`, now: () => now, onFailure: (p) => failures.push(p) });
+  const reporter = new ErrorReporter({
+    url: `${webhook.url}/api/webhooks/1/secret-path`,
+    now: () => now,
+    onFailure: (p) => failures.push(p),
+  });
   const logger = createLogger({ level: 'info', secrets, destination: reportingDestination({ write: () => true }, reporter) });
   return { reporter, logger, failures };
 }
@@ -63,7 +67,11 @@ describe('ErrorReporter', () => {
     logger.error({ guildId: '1' }, 'an error line without an error object');
     logger.fatal({ err: new Error('d') }, 'fatal');
     await reporter.flush();
-    expect(webhook.posts.map((p) => p.body.content!.split('\n')[0])).toEqual(['**yomiage: error** one place', '**yomiage: error** another place', '**yomiage: fatal** fatal']);
+    expect(webhook.posts.map((p) => p.body.content!.split('\n')[0])).toEqual([
+      '**yomiage: error** one place',
+      '**yomiage: error** another place',
+      '**yomiage: fatal** fatal',
+    ]);
   });
 
   it('holds only what the scrubbed log line holds: no token, no interaction token, no request body', async () => {

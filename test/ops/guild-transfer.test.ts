@@ -27,13 +27,19 @@ let source: Db;
 let target: Db;
 
 async function guild(cmd: string[], dataDir: string): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, ['--experimental-strip-types', CLI, ...cmd], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir }, cwd: dir });
+  return run(process.execPath, ['--experimental-strip-types', CLI, ...cmd], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir },
+    cwd: dir,
+  });
 }
 
 /** Rows of `guildId` in `table`, in order, without the columns a database numbers itself. */
 function rowsOf(db: Db, table: string, guildId: string): unknown[] {
   const own = ({ character_ledger: 'id', generation_history: 'id', pending_utterances: 'seq' } as Record<string, string>)[table];
-  const rows = db.prepare(`SELECT * FROM ${table} WHERE guild_id = ?${own ? ` ORDER BY ${own}` : ''}`).all(guildId) as Record<string, unknown>[];
+  const rows = db.prepare(`SELECT * FROM ${table} WHERE guild_id = ?${own ? ` ORDER BY ${own}` : ''}`).all(guildId) as Record<
+    string,
+    unknown
+  >[];
   const kept = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([c]) => c !== own)));
   return own ? kept : kept.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
@@ -49,7 +55,9 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   await repos.reading.update(guildId, { bots: 'listed', emoji: true });
   await repos.readingLists.add(guildId, 'bot', `${guildId}7`);
   const budget = new CharacterBudget({ db });
-  const paid = await budget.reserve([{ guildId, userId: 'u1', endpoint: 'standard', chars }], { audioKey: guildId === X ? KEY : 'b'.repeat(64) });
+  const paid = await budget.reserve([{ guildId, userId: 'u1', endpoint: 'standard', chars }], {
+    audioKey: guildId === X ? KEY : 'b'.repeat(64),
+  });
   if (!paid.ok) throw new Error('reserve');
   await budget.markSent(paid.reservation);
   await budget.charge(paid.reservation, { pk: chars });
@@ -57,11 +65,27 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   if (!held.ok) throw new Error('reserve');
   const ins = (sql: string, ...args: unknown[]) => db.prepare(sql).run(...(args as never[]));
   for (const [i, text] of ['一番目', '二番目'].entries()) {
-    ins(`INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, voice, speed, pitch, enqueued_at, saved_at) VALUES (?, ?, 'u1', 'c', 'auto', ?, 'v', 1, 0, ?, ?)`, `${guildId}-${i}`, guildId, text, i, i);
+    ins(
+      `INSERT INTO pending_utterances (id, guild_id, user_id, channel_id, kind, text, voice, speed, pitch, enqueued_at, saved_at) VALUES (?, ?, 'u1', 'c', 'auto', ?, 'v', 1, 0, ?, ?)`,
+      `${guildId}-${i}`,
+      guildId,
+      text,
+      i,
+      i,
+    );
   }
   ins(`INSERT INTO voice_sessions (guild_id, voice_channel_id, text_channel_id, updated_at) VALUES (?, 'vc', 'tc', 1)`, guildId);
-  ins(`INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, created_at, updated_at) VALUES (?, 'tok', ?, 'u1', 'c', '{}', '{}', 1, 1)`, `job-${guildId}`, guildId);
-  ins(`INSERT INTO generation_history (pk, endpoint, voice, characters, text_hash, guild_id, user_id, created_at) VALUES (7, 'standard', 'v', ?, ?, ?, 'u1', 1)`, chars, 'c'.repeat(64), guildId);
+  ins(
+    `INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, created_at, updated_at) VALUES (?, 'tok', ?, 'u1', 'c', '{}', '{}', 1, 1)`,
+    `job-${guildId}`,
+    guildId,
+  );
+  ins(
+    `INSERT INTO generation_history (pk, endpoint, voice, characters, text_hash, guild_id, user_id, created_at) VALUES (7, 'standard', 'v', ?, ?, ?, 'u1', 1)`,
+    chars,
+    'c'.repeat(64),
+    guildId,
+  );
 }
 
 beforeAll(async () => {
@@ -80,9 +104,14 @@ afterAll(() => {
 
 describe('npm run guild: export, import, remove', () => {
   it('every table is either moved with a guild or said to stay (a new table must choose)', () => {
-    const tables = source.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+    const tables = source
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+      .pluck()
+      .all() as string[];
     expect(tables.filter((t) => !(MOVED_TABLES as readonly string[]).includes(t) && !(t in STAYING_TABLES))).toEqual([]);
-    const withGuild = tables.filter((t) => (source.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).includes('guild_id'));
+    const withGuild = tables.filter((t) =>
+      (source.prepare(`SELECT name FROM pragma_table_info('${t}')`).pluck().all() as string[]).includes('guild_id'),
+    );
     expect(withGuild.filter((t) => !(MOVED_TABLES as readonly string[]).includes(t))).toEqual(['ledger_totals']);
   });
 
@@ -107,16 +136,24 @@ describe('npm run guild: export, import, remove', () => {
     expect(await after.usage({ guildId: X, userId: 'u1' })).toEqual(await before.usage({ guildId: X, userId: 'u1' }));
     expect((await after.accountUsage()).used).toBe(accountBefore + 35);
     // Audio the account paid for stays free on the new host.
-    expect(await after.reserve([{ guildId: X, userId: 'u1', endpoint: 'standard', chars: 30 }], { audioKey: KEY })).toMatchObject({ ok: true, reservation: { free: true } });
+    expect(await after.reserve([{ guildId: X, userId: 'u1', endpoint: 'standard', chars: 30 }], { audioKey: KEY })).toMatchObject({
+      ok: true,
+      reservation: { free: true },
+    });
   });
 
   it('importing the same guild again is refused and writes nothing', async () => {
     const count = () => target.prepare('SELECT COUNT(*) FROM character_ledger').pluck().get();
     const before = count();
-    await expect(guild(['import', join(dir, 'range.json')], join(dir, 'new'))).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('guild_exists') });
+    await expect(guild(['import', join(dir, 'range.json')], join(dir, 'new'))).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('guild_exists'),
+    });
     expect(count()).toBe(before);
     const data = exportGuilds(source, [Y]);
-    expect(() => importGuilds(target, { ...data, schemaVersion: data.schemaVersion + 1 })).toThrow(expect.objectContaining({ code: 'schema_mismatch' }));
+    expect(() => importGuilds(target, { ...data, schemaVersion: data.schemaVersion + 1 })).toThrow(
+      expect.objectContaining({ code: 'schema_mismatch' }),
+    );
     expect(rowsOf(target, 'guild_settings', Y)).toEqual([]);
   });
 

@@ -31,15 +31,28 @@ const spoken = async () => value(await metrics(), 'yomiage_speech_messages_total
 
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
-  [emulator, discord, webhook] = await Promise.all([startEmulator({}), startFakeDiscord({ voiceEndpoint: () => voice.endpoint }), startWebhookReceiver()]);
+  [emulator, discord, webhook] = await Promise.all([
+    startEmulator({}),
+    startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
+    startWebhookReceiver(),
+  ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-ops-'));
   bot = await startChildBot({
-    discord, emulator, dataDir, caCertPem: voice.caCertPem,
+    discord,
+    emulator,
+    dataDir,
+    caCertPem: voice.caCertPem,
     env: { METRICS_PORT: '0', ERROR_WEBHOOK_URL: `${webhook.url}/api/webhooks/1234/${WEBHOOK_SECRET}`, AUTO_READ_MAX_AGE_SECONDS: '600' },
   });
   base = String(bot.logs.find((l) => l.msg === 'metrics and health checks listening')?.url);
   // Short clips: the server reads at speed 4.
-  const speed = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name: 'config', locale: 'en-US', options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }] });
+  const speed = await discord.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: bob,
+    name: 'config',
+    locale: 'en-US',
+    options: [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }],
+  });
   await speed.waitForResponse((r) => r.kind === 'callback');
 }, 60_000);
 afterAll(async () => {
@@ -56,7 +69,11 @@ describe('METRICS_PORT of npm start', () => {
     expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
     const ready = await getText(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(JSON.parse(ready.body)).toEqual({ status: 'ready', degraded: [], checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: true } } });
+    expect(JSON.parse(ready.body)).toEqual({
+      status: 'ready',
+      degraded: [],
+      checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: true } },
+    });
     expect((await getText(`${base}/nothing`)).status).toBe(404);
   });
 
@@ -69,15 +86,21 @@ describe('METRICS_PORT of npm start', () => {
     // A slow service: the first line is sent alone, the three after it wait and share one request.
     emulator.setLatency('standard', 1_500);
     await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'ひとつめ' });
-    await vi.waitUntil(async () => emulator.requests().some((r) => r.target === 'standard'), { timeout: 10_000, interval: 50, message: 'the first line sent' });
-    for (const content of ['ふたつめ', 'みっつめ', 'よっつめ']) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
+    await vi.waitUntil(async () => emulator.requests().some((r) => r.target === 'standard'), {
+      timeout: 10_000,
+      interval: 50,
+      message: 'the first line sent',
+    });
+    for (const content of ['ふたつめ', 'みっつめ', 'よっつめ'])
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     await vi.waitUntil(async () => (await spoken()) === 4, { timeout: 30_000, interval: 50, message: 'four messages spoken' });
     emulator.setLatency('standard', 0);
     const text = await metrics();
     const requests = standardRequests(emulator).length;
     expect(requests).toBeGreaterThanOrEqual(2);
     expect(requests).toBeLessThan(4);
-    for (const outcome of ['dropped_stale', 'refused', 'failed', 'skipped']) expect(value(text, 'yomiage_speech_messages_total', { outcome }), outcome).toBe(0);
+    for (const outcome of ['dropped_stale', 'refused', 'failed', 'skipped'])
+      expect(value(text, 'yomiage_speech_messages_total', { outcome }), outcome).toBe(0);
     expect(value(text, 'yomiage_speech_merged_total')).toBe(4 - requests);
     expect(value(text, 'yomiage_tts_requests_total', { endpoint: 'standard', status: '200' })).toBe(requests);
     expect(value(text, 'yomiage_rate_window_used', { endpoint: 'standard' })).toBe(requests);
@@ -110,7 +133,11 @@ describe('METRICS_PORT of npm start', () => {
     await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice, { selfDeaf: true });
     try {
       await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'だれもきいていない' });
-      await vi.waitUntil(async () => value(await metrics(), 'yomiage_speech_messages_total', { outcome: 'skipped' }) === 1, { timeout: 10_000, interval: 50, message: 'the message skipped' });
+      await vi.waitUntil(async () => value(await metrics(), 'yomiage_speech_messages_total', { outcome: 'skipped' }) === 1, {
+        timeout: 10_000,
+        interval: 50,
+        message: 'the message skipped',
+      });
       expect(standardRequests(emulator)).toHaveLength(requests);
       expect(await spoken()).toBe(6);
     } finally {
@@ -124,7 +151,13 @@ describe('METRICS_PORT of npm start', () => {
     for (const name of METRIC_NAMES) expect(names.has(name), name).toBe(true);
     expect(names.get('yomiage_speech_wait_seconds')).toBe('histogram');
     expect(names.get('yomiage_voice_first_packet_seconds')).toBe('histogram');
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) expect(names.has(name), name).toBe(true);
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+    ])
+      expect(names.has(name), name).toBe(true);
     for (const id of Object.values(DEFAULT_IDS)) expect(text).not.toContain(id);
     expect(text).toMatch(/# HELP yomiage_rate_window_used .*max/);
   });
@@ -133,13 +166,33 @@ describe('METRICS_PORT of npm start', () => {
     // Discord fails the /say callback (and the error reply): four tries each by discord.js, twice.
     discord.injectFault({ method: 'POST', path: /\/callback$/, status: 500, count: 16 });
     const secretText = '秘密の内容です';
-    const first = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: secretText }] });
+    const first = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: secretText }],
+    });
     await bot.waitForLog((l) => l.msg === 'command failed', 20_000);
     await vi.waitUntil(async () => webhook.posts.length >= 1, { timeout: 10_000, interval: 50, message: 'the report posted' });
     // The same error again: counted, not posted (once an hour per distinct error).
-    const second = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'say', locale: 'en-US', options: [{ name: 'text', type: 3, value: secretText }] });
-    await vi.waitUntil(async () => bot.logs.filter((l) => l.msg === 'command failed').length === 2, { timeout: 20_000, interval: 50, message: 'the second failure' });
-    await vi.waitUntil(async () => discord.requests.filter((r) => r.status === 500).length >= 16, { timeout: 20_000, interval: 50, message: 'every injected fault used' });
+    const second = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: secretText }],
+    });
+    await vi.waitUntil(async () => bot.logs.filter((l) => l.msg === 'command failed').length === 2, {
+      timeout: 20_000,
+      interval: 50,
+      message: 'the second failure',
+    });
+    await vi.waitUntil(async () => discord.requests.filter((r) => r.status === 500).length >= 16, {
+      timeout: 20_000,
+      interval: 50,
+      message: 'every injected fault used',
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(webhook.posts).toHaveLength(1);
     const post = webhook.posts[0]!;
@@ -148,7 +201,8 @@ describe('METRICS_PORT of npm start', () => {
     expect(content).toContain('command failed');
     expect(content).toContain(`guild ${guildId}`);
     expect(content).toContain(`channel ${DEFAULT_IDS.general}`);
-    for (const secret of [secretText, first.token, second.token, discord.token, DEFAULT_TOKEN, WEBHOOK_SECRET]) expect(content).not.toContain(secret);
+    for (const secret of [secretText, first.token, second.token, discord.token, DEFAULT_TOKEN, WEBHOOK_SECRET])
+      expect(content).not.toContain(secret);
     // The webhook URL is a secret too: never in the logs.
     expect(JSON.stringify(bot.logs)).not.toContain(WEBHOOK_SECRET);
   }, 60_000);
@@ -160,7 +214,11 @@ describe('METRICS_PORT of npm start', () => {
       const url = String(other.logs.find((l) => l.msg === 'metrics and health checks listening')?.url);
       const ready = await getText(`${url}/readyz`);
       expect(ready.status).toBe(200);
-      expect(JSON.parse(ready.body)).toMatchObject({ status: 'degraded', degraded: ['ffmpeg'], checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: false, detail: 'ffmpeg_missing' } } });
+      expect(JSON.parse(ready.body)).toMatchObject({
+        status: 'degraded',
+        degraded: ['ffmpeg'],
+        checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: false, detail: 'ffmpeg_missing' } },
+      });
     } finally {
       await other.stop('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
@@ -169,10 +227,13 @@ describe('METRICS_PORT of npm start', () => {
 
   it('/readyz answers 503 once the gateway is gone, /healthz still 200', async () => {
     await discord.close();
-    const body = await vi.waitUntil(async () => {
-      const r = await getText(`${base}/readyz`);
-      return r.status === 503 ? JSON.parse(r.body) : undefined;
-    }, { timeout: 20_000, interval: 50, message: '/readyz 503' });
+    const body = await vi.waitUntil(
+      async () => {
+        const r = await getText(`${base}/readyz`);
+        return r.status === 503 ? JSON.parse(r.body) : undefined;
+      },
+      { timeout: 20_000, interval: 50, message: '/readyz 503' },
+    );
     expect(body).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: false }, database: { ok: true } } });
     expect((await getText(`${base}/healthz`)).status).toBe(200);
   }, 30_000);

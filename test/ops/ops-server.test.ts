@@ -20,14 +20,22 @@ let server: OpsServer;
 /** The readiness probe's clock: /readyz probes the database again only once it moved a second. */
 let nowMs = 0;
 const aSecondLater = () => (nowMs += 1_000);
-const shards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }], [1, { id: 1, status: Status.Ready }]]);
+const shards = new Map<number, { id: number; status: number }>([
+  [0, { id: 0, status: Status.Ready }],
+  [1, { id: 1, status: Status.Ready }],
+]);
 const media = { transcode: true, playMp3: true };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
   db = openDatabase(join(dir, 'bot.sqlite3'));
   const deps = { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps;
-  server = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics(), botReadiness(deps, { now: () => nowMs })), logger: createLogger({ level: 'silent' }) });
+  server = await startOpsServer({
+    port: 0,
+    host: '127.0.0.1',
+    endpoints: botEndpoints(new BotMetrics(), botReadiness(deps, { now: () => nowMs })),
+    logger: createLogger({ level: 'silent' }),
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -40,7 +48,10 @@ describe('/readyz', () => {
     shards.get(1)!.status = Status.Reconnecting;
     const down = await getText(`${server.url}/readyz`);
     expect(down.status).toBe(503);
-    expect(JSON.parse(down.body)).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: false, detail: 'shards_not_ready:1' }, database: { ok: true } } });
+    expect(JSON.parse(down.body)).toMatchObject({
+      status: 'not_ready',
+      checks: { gateway: { ok: false, detail: 'shards_not_ready:1' }, database: { ok: true } },
+    });
     shards.get(1)!.status = Status.Ready;
     expect((await getText(`${server.url}/readyz`)).status).toBe(200);
   });
@@ -52,7 +63,10 @@ describe('/readyz', () => {
     try {
       const locked = await getText(`${server.url}/readyz`);
       expect(locked.status).toBe(503);
-      expect(JSON.parse(locked.body)).toMatchObject({ status: 'not_ready', checks: { gateway: { ok: true }, database: { ok: false, detail: 'db_busy' } } });
+      expect(JSON.parse(locked.body)).toMatchObject({
+        status: 'not_ready',
+        checks: { gateway: { ok: true }, database: { ok: false, detail: 'db_busy' } },
+      });
       // Alive all the same: a restart would not help.
       expect((await getText(`${server.url}/healthz`)).status).toBe(200);
     } finally {
@@ -75,11 +89,18 @@ describe('/readyz', () => {
       const fail = () => {
         throw Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
       };
-      return Object.assign(fail, { immediate: fail, deferred: fail, exclusive: fail, default: fail }) as unknown as ReturnType<Db['transaction']>;
+      return Object.assign(fail, { immediate: fail, deferred: fail, exclusive: fail, default: fail }) as unknown as ReturnType<
+        Db['transaction']
+      >;
     });
     let now = 0;
     const deps = { client: { ws: { shards } }, db: probed, media } as unknown as BotHealthDeps;
-    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), botReadiness(deps, { now: () => now })), logger: createLogger({ level: 'silent' }) });
+    const local = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), botReadiness(deps, { now: () => now })),
+      logger: createLogger({ level: 'silent' }),
+    });
     try {
       const burst = async (n: number) => Promise.all(Array.from({ length: n }, () => getText(`${local.url}/readyz`)));
       expect((await burst(20)).map((r) => r.status)).toEqual(Array(20).fill(200));
@@ -92,7 +113,10 @@ describe('/readyz', () => {
       now += 600;
       const failed = await burst(10);
       expect(failed.map((r) => r.status)).toEqual(Array(10).fill(503));
-      expect(JSON.parse(failed[0]!.body)).toMatchObject({ status: 'not_ready', checks: { database: { ok: false, detail: 'sqlite_readonly' } } });
+      expect(JSON.parse(failed[0]!.body)).toMatchObject({
+        status: 'not_ready',
+        checks: { database: { ok: false, detail: 'sqlite_readonly' } },
+      });
       now += 999;
       expect((await burst(10)).map((r) => r.status)).toEqual(Array(10).fill(503));
       expect(probes).toBe(2);
@@ -134,7 +158,15 @@ describe('the server', () => {
   });
 
   it('a port already taken rejects with EADDRINUSE', async () => {
-    const error = await startOpsServer({ port: server.port, host: '127.0.0.1', endpoints: botEndpoints(new BotMetrics({ defaultMetrics: false }), botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)), logger: createLogger({ level: 'silent' }) }).catch((e: unknown) => e);
+    const error = await startOpsServer({
+      port: server.port,
+      host: '127.0.0.1',
+      endpoints: botEndpoints(
+        new BotMetrics({ defaultMetrics: false }),
+        botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps),
+      ),
+      logger: createLogger({ level: 'silent' }),
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'EADDRINUSE' });
   });
 });
@@ -143,11 +175,18 @@ describe('METRICS_PORT, METRICS_HOST, ERROR_WEBHOOK_URL', () => {
   const base = { DISCORD_TOKEN: 'a.b.c', TTS_TOKEN: 'x'.repeat(64) };
   it('off when unset; 127.0.0.1 unless METRICS_HOST says otherwise', () => {
     expect(loadConfig(base).ops).toEqual({ metricsPort: undefined, metricsHost: '127.0.0.1', errorWebhookUrl: undefined });
-    expect(loadConfig({ ...base, METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).ops).toMatchObject({ metricsPort: 9464, metricsHost: '0.0.0.0' });
+    expect(loadConfig({ ...base, METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).ops).toMatchObject({
+      metricsPort: 9464,
+      metricsHost: '0.0.0.0',
+    });
   });
 
   it('a bad port or webhook URL stops start-up naming the variable, never echoing the URL', () => {
-    for (const [variable, bad] of [['METRICS_PORT', 'http'], ['METRICS_PORT', '70000'], ['ERROR_WEBHOOK_URL', 'ftp://hooks.example/secret-part']] as const) {
+    for (const [variable, bad] of [
+      ['METRICS_PORT', 'http'],
+      ['METRICS_PORT', '70000'],
+      ['ERROR_WEBHOOK_URL', 'ftp://hooks.example/secret-part'],
+    ] as const) {
       const error = (() => {
         try {
           loadConfig({ ...base, [variable]: bad });
@@ -166,11 +205,18 @@ describe('yomiage_rate_window_used', () => {
   it('a shared store that does not answer leaves the gauge out; the rest of /metrics is served', async () => {
     const metrics = new BotMetrics({ defaultMetrics: false });
     let down = false;
-    metrics.setSources({ rateWindowUsed: async (kind) => {
-      if (down) throw new Error('connection refused');
-      return kind === 'standard' ? 7 : 1;
-    } });
-    const local = await startOpsServer({ port: 0, host: '127.0.0.1', endpoints: botEndpoints(metrics, botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)), logger: createLogger({ level: 'silent' }) });
+    metrics.setSources({
+      rateWindowUsed: async (kind) => {
+        if (down) throw new Error('connection refused');
+        return kind === 'standard' ? 7 : 1;
+      },
+    });
+    const local = await startOpsServer({
+      port: 0,
+      host: '127.0.0.1',
+      endpoints: botEndpoints(metrics, botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)),
+      logger: createLogger({ level: 'silent' }),
+    });
     try {
       expect((await getText(`${local.url}/metrics`)).body).toContain('yomiage_rate_window_used{endpoint="standard"} 7');
       down = true;

@@ -11,7 +11,15 @@ import { batchRules } from '../../src/speech/queue-slot.ts';
 
 const RULES = batchRules({});
 const line = (at_ms: number, over: Partial<TraceLine> = {}): TraceLine => ({
-  at_ms, guild: 'g01', user: 'u01', name: 'たろう', voice: 'ja-JP-Wavenet-B', lang: 'ja', kind: 'auto', text: `メッセージ${at_ms}`, ...over,
+  at_ms,
+  guild: 'g01',
+  user: 'u01',
+  name: 'たろう',
+  voice: 'ja-JP-Wavenet-B',
+  lang: 'ja',
+  kind: 'auto',
+  text: `メッセージ${at_ms}`,
+  ...over,
 });
 
 describe('bench:queue traces', () => {
@@ -36,7 +44,9 @@ describe('bench:queue traces', () => {
   it('GIVEN 7 same-voice messages in one guild within the cut THEN the bound needs 2 requests; another voice in between breaks the run', () => {
     const seven = asRead(Array.from({ length: 7 }, (_, i) => line(i * 1_000, { name: '' })));
     expect(bound(seven, RULES).requests).toBe(2);
-    const mixed = asRead(Array.from({ length: 7 }, (_, i) => line(i * 1_000, { name: '', voice: i === 3 ? 'ja-JP-Wavenet-D' : 'ja-JP-Wavenet-B' })));
+    const mixed = asRead(
+      Array.from({ length: 7 }, (_, i) => line(i * 1_000, { name: '', voice: i === 3 ? 'ja-JP-Wavenet-D' : 'ja-JP-Wavenet-B' })),
+    );
     expect(bound(mixed, RULES).requests).toBe(3);
     expect(RULES.maxMessages).toBe(SCHEDULER_DEFAULTS.coalesce.maxMessages);
   });
@@ -47,12 +57,15 @@ describe('bench:queue traces', () => {
     expect(waits[1]).toBeGreaterThan(500);
   });
 
-  it.each(SCENARIOS)('GIVEN seed 1 THEN the %s scenario is the same trace every time, another seed another one, replayed in time order', (scenario) => {
-    const a = scenarioTrace(scenario, 1);
-    expect(scenarioTrace(scenario, 1)).toEqual(a);
-    expect(scenarioTrace(scenario, 2)).not.toEqual(a);
-    const read = asRead(a);
-    expect(read.length).toBeGreaterThan(100);
-    expect(read.every((m, i) => i === 0 || m.at_ms >= read[i - 1]!.at_ms)).toBe(true);
-  });
+  it.each(SCENARIOS)(
+    'GIVEN seed 1 THEN the %s scenario is the same trace every time, another seed another one, replayed in time order',
+    (scenario) => {
+      const a = scenarioTrace(scenario, 1);
+      expect(scenarioTrace(scenario, 1)).toEqual(a);
+      expect(scenarioTrace(scenario, 2)).not.toEqual(a);
+      const read = asRead(a);
+      expect(read.length).toBeGreaterThan(100);
+      expect(read.every((m, i) => i === 0 || m.at_ms >= read[i - 1]!.at_ms)).toBe(true);
+    },
+  );
 });

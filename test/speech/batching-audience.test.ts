@@ -39,7 +39,7 @@ describe('mergeable: never across audiences', () => {
 describe('the rules that form a batch keep one audience', () => {
   const pending = () => [u('スタッフ、BANの相談です', staff), u('こんにちは', general), u('またね', general)];
 
-  it('GIVEN staff then #general THEN the next request is the staff line alone, and #general\'s lines go together after it', () => {
+  it("GIVEN staff then #general THEN the next request is the staff line alone, and #general's lines go together after it", () => {
     const queue = pending();
     expect(nextBatch(queue, idle, RULES)).toEqual({ stale: 0, take: 1 });
     expect(mergeableRun(queue, 0, 10)).toBe(1);
@@ -68,7 +68,7 @@ describe('SpeechScheduler: requests carry one audience', () => {
   }
   const channelsOf = (r: ReadyUtterance) => [...new Set(r.items.map((i) => i.channelId))];
 
-  it('GIVEN a staff line then #general lines queued together THEN no request carries both channels\' text', async () => {
+  it("GIVEN a staff line then #general lines queued together THEN no request carries both channels' text", async () => {
     const { synth, q, spoken } = setup();
     q.enqueue(msg('g1', 'a', 'スタッフ、BANの相談です', staff));
     q.enqueue(msg('g1', 'b', 'こんにちは', general));
@@ -81,14 +81,17 @@ describe('SpeechScheduler: requests carry one audience', () => {
 
   it('GIVEN the persisted queue restored after a restart THEN the restored lines are batched by audience as well', async () => {
     const { synth, q, spoken } = setup();
-    const restored: Utterance[] = [u('スタッフだけの話', staff), u('みなさんこんにちは', general)].map((x) => ({ ...x, enqueuedAt: Date.now() }));
+    const restored: Utterance[] = [u('スタッフだけの話', staff), u('みなさんこんにちは', general)].map((x) => ({
+      ...x,
+      enqueuedAt: Date.now(),
+    }));
     q.restore(restored);
     await vi.waitUntil(() => spoken.length === 2, SOON);
     expect(synth.calls.map((c) => c.req.text)).toEqual(['スタッフだけの話', 'みなさんこんにちは']);
     q.close();
   });
 
-  it('GIVEN an author\'s name cached as a clip THEN a batch still plays one audience\'s lines only', async () => {
+  it("GIVEN an author's name cached as a clip THEN a batch still plays one audience's lines only", async () => {
     const name: ReadyAudio = { mp3: Buffer.from('name'), durationMs: 300, fromCache: true, key: 'name' };
     const hit = (req: SynthesisRequest): ReadyAudio | null => (req.text === 'たろう、' ? name : null);
     const { synth, q, spoken } = setup(hit);

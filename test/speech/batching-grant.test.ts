@@ -33,7 +33,7 @@ describe('planBatch: the batch formed when the grant is in hand', () => {
     expect(plan.clips.every((c) => c.cached)).toBe(true);
   });
 
-  it("GIVEN a cached name and an uncached line, one grant THEN the name plays from the cache and only the line is paid", () => {
+  it('GIVEN a cached name and an uncached line, one grant THEN the name plays from the cache and only the line is paid', () => {
     const run = [named('たろう', '今日の晩ごはんは何にしようかな')];
     const plan = planBatch(run, (_u, text) => text === 'たろう、', limits(1), RULES);
     expect(plan.requests).toBe(1);
@@ -45,14 +45,19 @@ describe('planBatch: the batch formed when the grant is in hand', () => {
     if (line.cached) throw new Error('the line was planned as cached');
     const paid = clipRequest('g1', run, line.parts, RULES);
     expect(paid.text).toBe('今日の晩ごはんは何にしようかな');
-    expect(paid.charges).toEqual([{ guildId: 'g1', userId: 'a', endpoint: 'standard', chars: countChars('今日の晩ごはんは何にしようかな') }]);
+    expect(paid.charges).toEqual([
+      { guildId: 'g1', userId: 'a', endpoint: 'standard', chars: countChars('今日の晩ごはんは何にしようかな') },
+    ]);
   });
 
   it('GIVEN grants to spare THEN an uncached name is asked for alone (cached for next time); with one grant it rides in the same request', () => {
     const run = [named('じろう', '明日の天気はどうなるだろうね')];
     const spare = planBatch(run, nothingCached, limits(2), RULES);
     expect(spare.requests).toBe(2);
-    expect(spare.clips.map((c) => (c.cached ? c.part.text : c.parts.map((p) => p.text)))).toEqual([['じろう、'], ['明日の天気はどうなるだろうね']]);
+    expect(spare.clips.map((c) => (c.cached ? c.part.text : c.parts.map((p) => p.text)))).toEqual([
+      ['じろう、'],
+      ['明日の天気はどうなるだろうね'],
+    ]);
     const scarce = planBatch(run, nothingCached, limits(1), RULES);
     expect(scarce.requests).toBe(1);
     expect(scarce.clips).toHaveLength(1);
@@ -81,7 +86,14 @@ describe('isRipe: under pressure a growing run waits for company', () => {
   });
 
   it('GIVEN a full run, another voice behind it, or an explicit request THEN it is ripe at once', () => {
-    expect(isRipe(Array.from({ length: 5 }, () => u('x')), NOW, 10_000, RULES)).toBe(true);
+    expect(
+      isRipe(
+        Array.from({ length: 5 }, () => u('x')),
+        NOW,
+        10_000,
+        RULES,
+      ),
+    ).toBe(true);
     expect(isRipe([u('one'), u('two', { voice: 'ja-JP-Wavenet-D' })], NOW, 10_000, RULES)).toBe(true);
     expect(isRipe([u('say', { kind: 'say' })], NOW, 10_000, RULES)).toBe(true);
   });

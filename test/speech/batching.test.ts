@@ -50,7 +50,10 @@ describe('nextBatch', () => {
 
   it('GIVEN an old /say at the head THEN it is never dropped, nor the old auto behind it yet', () => {
     const old = NOW - 120_000;
-    expect(nextBatch([u('say', { kind: 'say', enqueuedAt: old }), u('auto', { enqueuedAt: old })], idle, RULES)).toEqual({ stale: 0, take: 1 });
+    expect(nextBatch([u('say', { kind: 'say', enqueuedAt: old }), u('auto', { enqueuedAt: old })], idle, RULES)).toEqual({
+      stale: 0,
+      take: 1,
+    });
   });
 
   it('GIVEN only stale messages THEN all are dropped and nothing is taken', () => {
@@ -96,8 +99,23 @@ describe('mergeable and separatorFor', () => {
 
 describe('batchRequest', () => {
   it('GIVEN merged messages of several authors THEN one text in order, each author charged their text and the pause before it', () => {
-    const req = batchRequest('g1', [u('hello there', { userId: 'alice', lang: 'en' }), u('lol', { userId: 'bob', lang: 'en' }), u('ok', { userId: 'alice', lang: 'en' })], RULES);
-    expect(req).toMatchObject({ guildId: 'g1', endpoint: 'standard', text: 'hello there. lol. ok', voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0 });
+    const req = batchRequest(
+      'g1',
+      [
+        u('hello there', { userId: 'alice', lang: 'en' }),
+        u('lol', { userId: 'bob', lang: 'en' }),
+        u('ok', { userId: 'alice', lang: 'en' }),
+      ],
+      RULES,
+    );
+    expect(req).toMatchObject({
+      guildId: 'g1',
+      endpoint: 'standard',
+      text: 'hello there. lol. ok',
+      voice: 'ja-JP-Wavenet-B',
+      speed: 1,
+      pitch: 0,
+    });
     expect(req.charges).toEqual([
       { guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: 11 + 2 + 2 },
       { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 2 + 3 },
@@ -106,9 +124,19 @@ describe('batchRequest', () => {
   });
 
   it('GIVEN an explicit advanced request THEN the advanced endpoint, its parameters and who asked', () => {
-    const item = u('読んで', { kind: 'narrate', userId: 'carol', channelId: 'c9', advanced: { voice: 'Ruby', seed: 3 }, meta: { reply: 1 } });
+    const item = u('読んで', {
+      kind: 'narrate',
+      userId: 'carol',
+      channelId: 'c9',
+      advanced: { voice: 'Ruby', seed: 3 },
+      meta: { reply: 1 },
+    });
     const req = batchRequest('g1', [item], RULES);
-    expect(req).toMatchObject({ endpoint: 'advanced', advanced: { voice: 'Ruby', seed: 3 }, charges: [{ userId: 'carol', endpoint: 'advanced', chars: 3 }] });
+    expect(req).toMatchObject({
+      endpoint: 'advanced',
+      advanced: { voice: 'Ruby', seed: 3 },
+      charges: [{ userId: 'carol', endpoint: 'advanced', chars: 3 }],
+    });
     expect(req.context).toEqual({ utteranceId: item.id, userId: 'carol', channelId: 'c9', meta: { reply: 1 } });
   });
 });

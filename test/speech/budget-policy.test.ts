@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { refundable, settleMaybeCharged, settleStale, type Charge, type ScopeUsage } from '../../src/billing/ledger.ts';
-import { appliedLimit, billingPeriod, chargeProblem, refusalFor, serverChargeUser, toUsage, type BudgetLimits } from '../../src/billing/policy.ts';
+import {
+  appliedLimit,
+  billingPeriod,
+  chargeProblem,
+  refusalFor,
+  serverChargeUser,
+  toUsage,
+  type BudgetLimits,
+} from '../../src/billing/policy.ts';
 
 const DAY = 86_400_000;
 const LIMITS: BudgetLimits = { userMonthlyLimit: 100, guildMonthlyLimit: 250, accountMonthlyLimit: 400 };
@@ -56,7 +64,16 @@ describe('refusalFor', () => {
 
   it('GIVEN a member at their limit THEN the member scope refuses first, with its numbers', () => {
     const used = usage({ users: { 'g1/u1': 90 }, guilds: { g1: 250 }, account: 400 });
-    expect(refusal([std('u1', 11)], used)).toEqual({ scope: 'user', guildId: 'g1', userId: 'u1', used: 90, limit: 100, requested: 11, remaining: 10, resetsAt: 777 });
+    expect(refusal([std('u1', 11)], used)).toEqual({
+      scope: 'user',
+      guildId: 'g1',
+      userId: 'u1',
+      used: 90,
+      limit: 100,
+      requested: 11,
+      remaining: 10,
+      resetsAt: 777,
+    });
   });
 
   it("GIVEN one member's charges spread over a merged request THEN they are summed against their limit", () => {
@@ -64,12 +81,27 @@ describe('refusalFor', () => {
   });
 
   it('GIVEN members with room in a full guild THEN the guild refuses with what the whole request asks of it', () => {
-    expect(refusal([std('u1', 10), std('u2', 10)], usage({ guilds: { g1: 240 } }))).toEqual({ scope: 'guild', guildId: 'g1', used: 240, limit: 250, requested: 20, remaining: 10, resetsAt: 777 });
+    expect(refusal([std('u1', 10), std('u2', 10)], usage({ guilds: { g1: 240 } }))).toEqual({
+      scope: 'guild',
+      guildId: 'g1',
+      used: 240,
+      limit: 250,
+      requested: 20,
+      remaining: 10,
+      resetsAt: 777,
+    });
   });
 
   it('GIVEN members and guilds with room but the account nearly spent THEN the account refuses, over every guild together', () => {
     const charges = [std('u1', 30, 'g1'), std('u2', 30, 'g2')];
-    expect(refusal(charges, usage({ account: 350 }))).toEqual({ scope: 'account', used: 350, limit: 400, requested: 60, remaining: 50, resetsAt: 777 });
+    expect(refusal(charges, usage({ account: 350 }))).toEqual({
+      scope: 'account',
+      used: 350,
+      limit: 400,
+      requested: 60,
+      remaining: 50,
+      resetsAt: 777,
+    });
   });
 
   it("GIVEN a guild's own limits THEN they apply in that guild only", () => {
@@ -90,7 +122,15 @@ describe('toUsage', () => {
       { endpoint: 'advanced' as const, reserved: 0, charged: 70, uncertain: 10 },
     ];
     expect(toUsage('guild', totals, 100, 9)).toEqual({
-      scope: 'guild', used: 106, reserved: 5, charged: 90, uncertain: 11, limit: 100, remaining: 0, resetsAt: 9, byEndpoint: { standard: 26, advanced: 80 },
+      scope: 'guild',
+      used: 106,
+      reserved: 5,
+      charged: 90,
+      uncertain: 11,
+      limit: 100,
+      remaining: 0,
+      resetsAt: 9,
+      byEndpoint: { standard: 26, advanced: 80 },
     });
     expect(toUsage('user', [], 50, 9)).toMatchObject({ used: 0, remaining: 50, byEndpoint: { standard: 0, advanced: 0 } });
   });
@@ -99,12 +139,16 @@ describe('toUsage', () => {
 describe("appliedLimit: a stored limit under the operator's ceiling", () => {
   // Default 3,000, ceiling 50,000.
   const applied = (stored: number | null) => appliedLimit(stored, 3_000, 50_000);
-  it('GIVEN nothing stored THEN the default, not capped', () => expect(applied(null)).toEqual({ value: 3_000, stored: null, capped: false }));
-  it('GIVEN a stored value within the ceiling THEN that value', () => expect(applied(40_000)).toEqual({ value: 40_000, stored: 40_000, capped: false }));
-  it('GIVEN a stored value at the ceiling THEN that value, not capped', () => expect(applied(50_000)).toEqual({ value: 50_000, stored: 50_000, capped: false }));
+  it('GIVEN nothing stored THEN the default, not capped', () =>
+    expect(applied(null)).toEqual({ value: 3_000, stored: null, capped: false }));
+  it('GIVEN a stored value within the ceiling THEN that value', () =>
+    expect(applied(40_000)).toEqual({ value: 40_000, stored: 40_000, capped: false }));
+  it('GIVEN a stored value at the ceiling THEN that value, not capped', () =>
+    expect(applied(50_000)).toEqual({ value: 50_000, stored: 50_000, capped: false }));
   it('GIVEN a stored value above the ceiling THEN the ceiling, capped, with what was stored', () =>
     expect(applied(2_000_000)).toEqual({ value: 50_000, stored: 2_000_000, capped: true }));
-  it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () => expect(applied(0)).toEqual({ value: 0, stored: 0, capped: false }));
+  it('GIVEN a stored 0 (nothing read) THEN 0, which no ceiling raises', () =>
+    expect(applied(0)).toEqual({ value: 0, stored: 0, capped: false }));
 });
 
 describe("a charge's settlement", () => {

@@ -69,7 +69,9 @@ describe('CharacterBudget across two processes', () => {
     const results = await runTwo([plan(0), plan(1)], { userMonthlyLimit: 100, guildMonthlyLimit: 10_000, accountMonthlyLimit: 10_000 });
     expect(results.reduce((n, r) => n + r.accepted, 0)).toBe(40);
     expect(results.reduce((n, r) => n + (r.refused.user ?? 0), 0)).toBe(40);
-    const perUser = sums("SELECT user_id AS key, SUM(chars) AS total FROM character_ledger WHERE state != 'released' GROUP BY user_id ORDER BY user_id");
+    const perUser = sums(
+      "SELECT user_id AS key, SUM(chars) AS total FROM character_ledger WHERE state != 'released' GROUP BY user_id ORDER BY user_id",
+    );
     expect(perUser).toEqual(users.map((key) => ({ key, total: 100 })));
   });
 

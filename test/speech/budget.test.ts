@@ -63,7 +63,16 @@ describe('CharacterBudget', () => {
     expect(await ok(b.reserve([std('u1', countChars('こんにちは🌸'.repeat(10)))]))).toBe(true); // 60 code points
     expect(await b.reserve([std('u1', 50)])).toEqual({
       ok: false,
-      refusal: { scope: 'user', guildId: 'g1', userId: 'u1', used: 60, limit: 100, requested: 50, remaining: 40, resetsAt: ANCHOR + 30 * DAY },
+      refusal: {
+        scope: 'user',
+        guildId: 'g1',
+        userId: 'u1',
+        used: 60,
+        limit: 100,
+        requested: 50,
+        remaining: 40,
+        resetsAt: ANCHOR + 30 * DAY,
+      },
     });
     expect(await b.check([std('u1', 50)])).toMatchObject({ ok: false, refusal: { scope: 'user', used: 60 } });
     // Exactly up to the limit is fine.
@@ -156,7 +165,10 @@ describe('CharacterBudget', () => {
   it('a coalesced request charges every author atomically: one author over the limit refuses all', async () => {
     const b = budget();
     expect(await ok(b.reserve([std('u2', 95)]))).toBe(true);
-    expect(await b.reserve([std('u1', 10), std('u2', 10), std('u3', 10)])).toMatchObject({ ok: false, refusal: { scope: 'user', userId: 'u2', used: 95, requested: 10 } });
+    expect(await b.reserve([std('u1', 10), std('u2', 10), std('u3', 10)])).toMatchObject({
+      ok: false,
+      refusal: { scope: 'user', userId: 'u2', used: 95, requested: 10 },
+    });
     expect((await b.usage({ guildId: 'g1', userId: 'u1' })).used).toBe(0);
     expect((await b.usage({ guildId: 'g1', userId: 'u3' })).used).toBe(0);
     expect(await ok(b.reserve([std('u1', 10), std('u3', 10), std('u1', 5)]))).toBe(true);
@@ -166,10 +178,16 @@ describe('CharacterBudget', () => {
   it('guild and account limits apply across users and guilds', async () => {
     const b = budget();
     expect(await ok(b.reserve([std('u1', 100), std('u2', 100)]))).toBe(true);
-    expect(await b.reserve([std('u3', 60)])).toMatchObject({ ok: false, refusal: { scope: 'guild', guildId: 'g1', used: 200, limit: 250, requested: 60 } });
+    expect(await b.reserve([std('u3', 60)])).toMatchObject({
+      ok: false,
+      refusal: { scope: 'guild', guildId: 'g1', used: 200, limit: 250, requested: 60 },
+    });
     expect(await ok(b.reserve([std('u1', 100, 'g2'), std('u2', 100, 'g2')]))).toBe(true);
     const r = await b.reserve([std('u9', 50, 'g3')]);
-    expect(r).toMatchObject({ ok: false, refusal: { scope: 'account', used: 400, limit: 400, requested: 50, resetsAt: ANCHOR + 30 * DAY } });
+    expect(r).toMatchObject({
+      ok: false,
+      refusal: { scope: 'account', used: 400, limit: 400, requested: 50, resetsAt: ANCHOR + 30 * DAY },
+    });
     expect(r.ok || r.refusal.userId).toBeUndefined();
     expect(await b.accountUsage()).toMatchObject({ used: 400, remaining: 0 });
   });
@@ -186,7 +204,9 @@ describe('CharacterBudget', () => {
 
   it('usage is split by endpoint; topSpenders ranks the guild’s users', async () => {
     const b = budget();
-    const r = held(await b.reserve([std('u1', 30), { guildId: 'g1', userId: 'u1', endpoint: 'advanced', chars: 40 }, std('u2', 50), std('u3', 5)]));
+    const r = held(
+      await b.reserve([std('u1', 30), { guildId: 'g1', userId: 'u1', endpoint: 'advanced', chars: 40 }, std('u2', 50), std('u3', 5)]),
+    );
     await b.charge(r);
     await b.reserve([std('u2', 1)]);
     expect(await b.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 70, byEndpoint: { standard: 30, advanced: 40 } });
@@ -241,7 +261,10 @@ describe('CharacterBudget', () => {
   it('the running totals always equal the ledger summed by state', async () => {
     const b = budget({ defaults: { userMonthlyLimit: 10_000, guildMonthlyLimit: 10_000, accountMonthlyLimit: 10_000 } });
     for (let i = 0; i < 60; i++) {
-      const c = [std(`u${i % 4}`, 1 + (i % 7), `g${i % 3}`), { guildId: `g${i % 2}`, userId: `v${i % 5}`, endpoint: 'advanced' as const, chars: 2 + (i % 3) }];
+      const c = [
+        std(`u${i % 4}`, 1 + (i % 7), `g${i % 3}`),
+        { guildId: `g${i % 2}`, userId: `v${i % 5}`, endpoint: 'advanced' as const, chars: 2 + (i % 3) },
+      ];
       const r = held(await b.reserve(c, i % 3 === 0 ? { audioKey: KEY(100 + (i % 9)) } : {}));
       if (i % 11 === 0) await clock.advance(11 * 60_000); // some holds go stale
       if (i % 4 === 0) await b.charge(r, { jobId: `j${i}` });
@@ -253,7 +276,11 @@ describe('CharacterBudget', () => {
     const fromLedger = db
       .prepare(`SELECT state, SUM(chars) AS n FROM character_ledger WHERE state != 'released' GROUP BY state ORDER BY state`)
       .all() as { state: string; n: number }[];
-    const totals = db.prepare(`SELECT SUM(reserved) AS reserved, SUM(charged) AS charged, SUM(uncertain) AS uncertain FROM ledger_totals WHERE guild_id = '' AND user_id = ''`).get() as Record<string, number>;
+    const totals = db
+      .prepare(
+        `SELECT SUM(reserved) AS reserved, SUM(charged) AS charged, SUM(uncertain) AS uncertain FROM ledger_totals WHERE guild_id = '' AND user_id = ''`,
+      )
+      .get() as Record<string, number>;
     const want = Object.fromEntries(['charged', 'reserved', 'uncertain'].map((s) => [s, fromLedger.find((r) => r.state === s)?.n ?? 0]));
     expect(totals).toEqual(want);
     for (const scope of ["user_id != ''", "user_id = '' AND guild_id != ''"]) {

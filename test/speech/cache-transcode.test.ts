@@ -55,13 +55,21 @@ describe('mp3ToOggOpus', () => {
     const oggFile = join(dir, 'speech.ogg');
     writeFileSync(oggFile, ogg);
     const probe = JSON.parse(
-      execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels:format=duration', '-of', 'json', oggFile]).toString(),
+      execFileSync('ffprobe', [
+        '-v',
+        'error',
+        '-show_entries',
+        'stream=codec_name,sample_rate,channels:format=duration',
+        '-of',
+        'json',
+        oggFile,
+      ]).toString(),
     ) as { streams: { codec_name: string; sample_rate: string; channels: number }[]; format: { duration: string } };
     expect(probe.streams[0]).toMatchObject({ codec_name: 'opus', sample_rate: '48000', channels: 2 });
     expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThan(0.1);
   });
 
-  it('fails with transcode_failed (and ffmpeg\'s reason) on input that is not audio', async () => {
+  it("fails with transcode_failed (and ffmpeg's reason) on input that is not audio", async () => {
     const error = await mp3ToOggOpus(Buffer.from('<html>notice</html>')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AudioError);
     expect((error as AudioError).code).toBe('transcode_failed');

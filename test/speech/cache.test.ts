@@ -36,10 +36,24 @@ describe('AudioCache keys', () => {
     const base = AudioCache.key(standard);
     expect(base).toMatch(/^[0-9a-f]{64}$/);
     expect(AudioCache.key({ ...standard })).toBe(base);
-    for (const change of [{ voice: 'ja-JP-Wavenet-C' }, { speed: 1.1 }, { pitch: 1 }, { text: 'こんばんは' }, { endpoint: 'advanced' as const, seed: 1 }]) {
+    for (const change of [
+      { voice: 'ja-JP-Wavenet-C' },
+      { speed: 1.1 },
+      { pitch: 1 },
+      { text: 'こんばんは' },
+      { endpoint: 'advanced' as const, seed: 1 },
+    ]) {
       expect(AudioCache.key({ ...standard, ...change })).not.toBe(base);
     }
-    const advanced: AudioKeyInput = { endpoint: 'advanced', voice: 'Ruby', speed: 1, pitch: 0, text: 'おはようございます。', seed: 42, model: 'flash' };
+    const advanced: AudioKeyInput = {
+      endpoint: 'advanced',
+      voice: 'Ruby',
+      speed: 1,
+      pitch: 0,
+      text: 'おはようございます。',
+      seed: 42,
+      model: 'flash',
+    };
     expect(AudioCache.key({ ...advanced, tone: 'calm' })).not.toBe(AudioCache.key(advanced));
     expect(AudioCache.key({ ...advanced, model: 'pro' })).not.toBe(AudioCache.key(advanced));
     expect(AudioCache.key({ ...advanced, seed: 43 })).not.toBe(AudioCache.key(advanced));
@@ -57,7 +71,21 @@ describe('AudioCache with ffmpeg', () => {
   it('put then get returns the same MP3 bytes and a valid Ogg Opus, and survives a restart', async () => {
     const source = join(dir, 'speech.mp3');
     // Fixture: a 2 s tone at 24 kHz mono 160 kbit/s, the service's advanced format (as the service documents it).
-    execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-ar', '24000', '-ac', '1', '-b:a', '160k', source]);
+    execFileSync(ffmpegPath(), [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=2',
+      '-ar',
+      '24000',
+      '-ac',
+      '1',
+      '-b:a',
+      '160k',
+      source,
+    ]);
     const mp3 = readFileSync(source);
     const cache = new AudioCache({ db, dir: join(dir, 'cache'), maxBytes: 10_000_000, clock });
     const key = AudioCache.key(standard);
@@ -106,7 +134,11 @@ describe('AudioCache index', () => {
     expect(await cache.get(c)).not.toBeNull();
     expect(await cache.get(d)).not.toBeNull();
     expect(existsSync(bPut.oggPath)).toBe(true);
-    expect(readdirSync(join(dir, 'cache'), { recursive: true }).map(String).filter((f) => f.includes(a))).toEqual([]);
+    expect(
+      readdirSync(join(dir, 'cache'), { recursive: true })
+        .map(String)
+        .filter((f) => f.includes(a)),
+    ).toEqual([]);
   });
 
   it('keeps the entry just written even when it alone exceeds the cap', async () => {

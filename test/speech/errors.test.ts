@@ -26,7 +26,16 @@ describe('speech errors', () => {
   });
 
   it('GIVEN a refusal THEN BudgetRefusedError carries its numbers in the message and as data', () => {
-    const refusal = { scope: 'user' as const, guildId: 'g1', userId: 'u1', used: 90, limit: 100, requested: 20, remaining: 10, resetsAt: 5 };
+    const refusal = {
+      scope: 'user' as const,
+      guildId: 'g1',
+      userId: 'u1',
+      used: 90,
+      limit: 100,
+      requested: 20,
+      remaining: 10,
+      resetsAt: 5,
+    };
     const error = new BudgetRefusedError({ refusal, guildId: 'g1' });
     expect(error).toBeInstanceOf(SpeechError);
     expect(error).toMatchObject({ name: 'BudgetRefusedError', code: 'budget_refused', guildId: 'g1', refusal });
@@ -36,7 +45,12 @@ describe('speech errors', () => {
   it('GIVEN a bad charge THEN BudgetError has the fixed code and the given detail', () => {
     const error = new BudgetError({ message: 'guildId and userId are required' });
     expect(error).toBeInstanceOf(SpeechError);
-    expect(error).toMatchObject({ name: 'BudgetError', code: 'invalid_charge', message: 'guildId and userId are required', guildId: undefined });
+    expect(error).toMatchObject({
+      name: 'BudgetError',
+      code: 'invalid_charge',
+      message: 'guildId and userId are required',
+      guildId: undefined,
+    });
     expect(new BudgetError().message).toBe(SpeechError.messages.invalid_charge);
   });
 });

@@ -30,7 +30,12 @@ describe('SpeechScheduler end to end (emulator, real client, cache and budget)',
     db = openDatabase(join(dir, 'bot.sqlite'));
     budget = new CharacterBudget({ db });
     history = new HistoryRepo(db);
-    const client = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: emulator.baseUrl, limiter: createMemoryLimiter(), download: { allowLoopback: true } });
+    const client = new TtsClient({
+      token: DEFAULT_TOKEN,
+      baseUrl: emulator.baseUrl,
+      limiter: createMemoryLimiter(),
+      download: { allowLoopback: true },
+    });
     const cache = new AudioCache({ db, dir: join(dir, 'cache') });
     q = new SpeechScheduler({ synthesize: createSynthesizer({ client, cache, budget, history }) });
   });

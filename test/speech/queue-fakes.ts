@@ -53,10 +53,18 @@ export function msg(g: string, u: string, text: string, extra: Partial<Utterance
  * A ledger that holds everything (or refuses with `refuse`) and logs each call as
  * `reserve:u1=3,u2=4`, `sent`, `charge`, `uncertain`, `release`, `refund:<jobId>`.
  */
-export function fakeLedger(options: { log?: string[]; refuse?: (charges: readonly Charge[]) => BudgetRefusal | undefined } = {}): BudgetLike & { log: string[] } {
+export function fakeLedger(
+  options: { log?: string[]; refuse?: (charges: readonly Charge[]) => BudgetRefusal | undefined } = {},
+): BudgetLike & { log: string[] } {
   const log = options.log ?? [];
   let n = 0;
-  const reservation = (charges: readonly Charge[]): Reservation => ({ id: `r${++n}`, periodStart: 0, charges, total: charges.reduce((a, c) => a + c.chars, 0), createdAt: 0 });
+  const reservation = (charges: readonly Charge[]): Reservation => ({
+    id: `r${++n}`,
+    periodStart: 0,
+    charges,
+    total: charges.reduce((a, c) => a + c.chars, 0),
+    createdAt: 0,
+  });
   return {
     log,
     async reserve(charges) {

@@ -81,7 +81,8 @@ describe('SpeechScheduler while requests are scarce', () => {
     const clock = new FakeClock();
     const { limiter, asked } = scarceLimiter();
     const synth = Object.assign(new FakeSynth(), {
-      lookup: async (req: SynthesisRequest): Promise<ReadyAudio | null> => (req.text === 'おはよう' ? { mp3: Buffer.from('hit'), durationMs: 500, fromCache: true, key: 'hit' } : null),
+      lookup: async (req: SynthesisRequest): Promise<ReadyAudio | null> =>
+        req.text === 'おはよう' ? { mp3: Buffer.from('hit'), durationMs: 500, fromCache: true, key: 'hit' } : null,
     });
     const q = new SpeechScheduler({ synthesize: synth, clock, limiter, coalesce: { pressureHoldMs: 10_000 } });
     const spoken: string[] = [];

@@ -22,7 +22,18 @@ let n = 0;
 for (let round = 0; round < job.rounds; round++) {
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const u: Utterance = { id: `${job.guild}-${n++}`, guildId: job.guild, userId: 'u', channelId: 'c', kind: 'auto', text: `t${n}`, voice: 'v', speed: 1, pitch: 0, enqueuedAt: n };
+    const u: Utterance = {
+      id: `${job.guild}-${n++}`,
+      guildId: job.guild,
+      userId: 'u',
+      channelId: 'c',
+      kind: 'auto',
+      text: `t${n}`,
+      voice: 'v',
+      speed: 1,
+      pitch: 0,
+      enqueuedAt: n,
+    };
     store.add(u);
     ids.push(u.id);
   }

@@ -151,7 +151,10 @@ describe('PendingUtteranceStore: written on accept, deleted when finished', () =
 });
 
 /** The operator's log as the store writes it: level and message. */
-function operatorLog(): { lines: string[]; logger: { error(o: object, m?: string): void; warn(o: object, m?: string): void; info(o: object, m?: string): void } } {
+function operatorLog(): {
+  lines: string[];
+  logger: { error(o: object, m?: string): void; warn(o: object, m?: string): void; info(o: object, m?: string): void };
+} {
   const lines: string[] = [];
   const at = (level: string) => (_o: object, m?: string) => void lines.push(`${level}: ${m}`);
   return { lines, logger: { error: at('error'), warn: at('warn'), info: at('info') } };
@@ -186,7 +189,9 @@ describe('PendingUtteranceStore: a disk that refuses writes, a lock held for lon
     expect(new Set(during.map((r) => (r.ok ? 'ok' : r.reason)))).toEqual(new Set(['not_saved']));
     expect(store.unwritten).toBe(1); // only the delete: nothing refused piles up
     vi.advanceTimersByTime(60_000); // a minute of retries
-    expect(lines).toEqual(['error: queued speech cannot be written (the disk refuses writes); new messages are refused until it takes them again']);
+    expect(lines).toEqual([
+      'error: queued speech cannot be written (the disk refuses writes); new messages are refused until it takes them again',
+    ]);
 
     db.pragma('query_only = OFF');
     expect(q.enqueue(msg('g1', 'a', 'accepted after', { kind: 'say' })).ok).toBe(true);
@@ -199,7 +204,12 @@ describe('PendingUtteranceStore: a disk that refuses writes, a lock held for lon
   it('GIVEN another process holding the lock for long THEN at most maxUnwritten messages wait in memory, the rest are refused with one error, and all is well once the lock is free', async () => {
     const file = dbFile();
     const { lines, logger } = operatorLog();
-    const store = new PendingUtteranceStore(openDatabase(file, { migrate: false }), { logger, maxUnwritten: 3, retryMs: 5, maxRetryMs: 20 });
+    const store = new PendingUtteranceStore(openDatabase(file, { migrate: false }), {
+      logger,
+      maxUnwritten: 3,
+      retryMs: 5,
+      maxRetryMs: 20,
+    });
     const q = new SpeechScheduler({ synthesize: new FakeSynth({ manual: true }), clock: new FakeClock(), journal: store });
     const other = openDatabase(file, { migrate: false });
     other.exec('BEGIN IMMEDIATE');

@@ -13,7 +13,9 @@ import {
 } from '../../src/speech/synthesize.ts';
 import { fakeLedger } from './queue-fakes.ts';
 
-function fakes(options: { refuse?: boolean | ((charges: readonly Charge[]) => BudgetRefusal | undefined); failSpeak?: boolean | 'bad_request' } = {}) {
+function fakes(
+  options: { refuse?: boolean | ((charges: readonly Charge[]) => BudgetRefusal | undefined); failSpeak?: boolean | 'bad_request' } = {},
+) {
   const log: string[] = [];
   const speakSignals: AbortSignal[] = [];
   const gates: Array<() => void> = [];
@@ -28,10 +30,14 @@ function fakes(options: { refuse?: boolean | ((charges: readonly Charge[]) => Bu
         billing?.onEvent?.({ kind: 'attempt', endpoint: 'standard', attempt: 1, outcome, ...(outcome === 'charged' ? { pk: 7 } : {}) });
       await new Promise<void>((resolve, reject) => {
         gates.push(resolve);
-        signal?.addEventListener('abort', () => {
-          billed('maybe_charged'); // hung up while the service was working
-          reject(signal.reason);
-        }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            billed('maybe_charged'); // hung up while the service was working
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
       if (options.failSpeak === 'bad_request') {
         billed('not_charged');
@@ -61,11 +67,19 @@ function fakes(options: { refuse?: boolean | ((charges: readonly Charge[]) => Bu
       return e;
     },
   };
-  const refuse = typeof options.refuse === 'function'
-    ? options.refuse
-    : options.refuse
-      ? (charges: readonly Charge[]): BudgetRefusal => ({ scope: 'user', used: 90, limit: 100, requested: charges[0]!.chars, remaining: 10, resetsAt: 5 })
-      : undefined;
+  const refuse =
+    typeof options.refuse === 'function'
+      ? options.refuse
+      : options.refuse
+        ? (charges: readonly Charge[]): BudgetRefusal => ({
+            scope: 'user',
+            used: 90,
+            limit: 100,
+            requested: charges[0]!.chars,
+            remaining: 10,
+            resetsAt: 5,
+          })
+        : undefined;
   const budget: BudgetLike = fakeLedger({ log, ...(refuse ? { refuse } : {}) });
   const history: NewHistoryEntry[] = [];
   const synth = createSynthesizer({ client, cache, budget, history: { record: (e) => history.push(e) } });
@@ -99,7 +113,10 @@ describe('createSynthesizer', () => {
     expect(audio).toMatchObject({ mp3Path: expect.stringContaining('.mp3'), oggPath: expect.stringContaining('.ogg') });
     // The charge is recorded as soon as the service answered, before the download that may still fail.
     expect(f.log).toEqual(['reserve:a=4,b=2', 'sent', 'speak:g1:おはよう。草', 'charge', 'download:http://x/おはよう。草.mp3', 'put']);
-    expect(f.history.map((h) => [h.userId, h.characters, h.pk])).toEqual([['a', 4, 7], ['b', 2, 7]]);
+    expect(f.history.map((h) => [h.userId, h.characters, h.pk])).toEqual([
+      ['a', 4, 7],
+      ['b', 2, 7],
+    ]);
   });
 
   it('GIVEN a cache hit THEN no budget and no request', async () => {
@@ -186,7 +203,9 @@ describe('createSynthesizer', () => {
   // A request shared by two guilds must not show one guild's members the other's numbers.
   it('GIVEN a shared request refused by the sending guild’s budget THEN the other guild is served on its own budget', async () => {
     const refusal = (charges: readonly Charge[]): BudgetRefusal | undefined =>
-      charges[0]!.guildId === 'g1' ? { scope: 'guild', guildId: 'g1', used: 3000, limit: 3000, requested: 2, remaining: 0, resetsAt: 5 } : undefined;
+      charges[0]!.guildId === 'g1'
+        ? { scope: 'guild', guildId: 'g1', used: 3000, limit: 3000, requested: 2, remaining: 0, resetsAt: 5 }
+        : undefined;
     const f = fakes({ refuse: refusal });
     const a = f.synth.synthesize(req('草'));
     const b = f.synth.synthesize({ ...req('草'), guildId: 'g2', charges: [{ ...charge('u9', 1), guildId: 'g2' }] });

@@ -65,7 +65,9 @@ describe('SpeechScheduler.withdraw', () => {
     // The new request costs what it reads, nothing for the text taken out; alice paid for these
     // once already (the aborted request), so the server pays for asking again.
     expect(synth.calls[1]!.req.text).toBe('残る一。残る二');
-    expect(synth.calls[1]!.req.charges).toEqual([{ guildId: 'g1', userId: 'g1', endpoint: 'standard', chars: [...'残る一。残る二'].length }]);
+    expect(synth.calls[1]!.req.charges).toEqual([
+      { guildId: 'g1', userId: 'g1', endpoint: 'standard', chars: [...'残る一。残る二'].length },
+    ]);
     synth.release(1);
     await vi.waitUntil(() => delivered.length === 1, SOON);
     expect(said()).toEqual(['残る一', '残る二']);
@@ -171,7 +173,10 @@ describe('withdrawFrom', () => {
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
     const audio = { durationMs: 1, fromCache: false, key: 'k', release: () => void released++ };
-    const upcoming: ReadyUtterance[] = [{ id: a.id, guildId: 'g1', items: [a, b], audio }, { id: c.id, guildId: 'g1', items: [c], audio }];
+    const upcoming: ReadyUtterance[] = [
+      { id: a.id, guildId: 'g1', items: [a, b], audio },
+      { id: c.id, guildId: 'g1', items: [c], audio },
+    ];
     g.pending = [d];
     const done = withdrawFrom(g, upcoming, (x) => (x === b ? null : undefined), new Error('withdrawn'));
     expect(done.removed).toEqual([b]);

@@ -69,7 +69,9 @@ describe('SpeechScheduler coalescing', () => {
 
 describe('SpeechScheduler order and delivery', () => {
   it('GIVEN failures in between THEN every message is delivered in order, failures carrying their error', async () => {
-    const synth = new FakeSynth({ failWhen: (r) => (r.text.includes('bad') ? Object.assign(new Error('nope'), { code: 'content_policy_violation' }) : null) });
+    const synth = new FakeSynth({
+      failWhen: (r) => (r.text.includes('bad') ? Object.assign(new Error('nope'), { code: 'content_policy_violation' }) : null),
+    });
     const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
@@ -223,12 +225,36 @@ describe('SpeechScheduler limits and dropping', () => {
     // The issue's run: 20 lines from 3 members while the guild was busy; the old cap of 5 lines refused 3.
     const synth = new FakeSynth({ manual: true });
     const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock() });
-    const lines = ['おはよう', '今日の配信何時から？', '21時からだよ', 'りょうかい', 'それまでに夕飯食べとく', 'ｗ', '新しいマップ来てたね', 'まだ見てない', 'ボスが強いらしい',
-      '装備整えないと', 'わかる', '昨日の続きからやる？', 'うん', 'セーブどこだっけ', '城の前', 'あーそうだった', '回復薬買っとこう', 'いくら持ってる？', '3000くらい', '足りるね'];
-    const results = lines.map((text, i) => q.enqueue(msg('g1', ['alice', 'bob', 'carol'][i % 3]!, `${['alice', 'bob', 'carol'][i % 3]}、${text}`)));
+    const lines = [
+      'おはよう',
+      '今日の配信何時から？',
+      '21時からだよ',
+      'りょうかい',
+      'それまでに夕飯食べとく',
+      'ｗ',
+      '新しいマップ来てたね',
+      'まだ見てない',
+      'ボスが強いらしい',
+      '装備整えないと',
+      'わかる',
+      '昨日の続きからやる？',
+      'うん',
+      'セーブどこだっけ',
+      '城の前',
+      'あーそうだった',
+      '回復薬買っとこう',
+      'いくら持ってる？',
+      '3000くらい',
+      '足りるね',
+    ];
+    const results = lines.map((text, i) =>
+      q.enqueue(msg('g1', ['alice', 'bob', 'carol'][i % 3]!, `${['alice', 'bob', 'carol'][i % 3]}、${text}`)),
+    );
     expect(results.filter((r) => !r.ok)).toEqual([]);
     // One member still cannot flood the queue.
-    const flood = Array.from({ length: 40 }, () => q.enqueue(msg('g1', 'mallory', 'これはとても長いメッセージで、同じ人が何度も何度も送り続けています。')));
+    const flood = Array.from({ length: 40 }, () =>
+      q.enqueue(msg('g1', 'mallory', 'これはとても長いメッセージで、同じ人が何度も何度も送り続けています。')),
+    );
     expect(flood.some((r) => !r.ok)).toBe(true);
     expect(flood.filter((r) => r.ok).length).toBeLessThan(20);
   });
@@ -329,7 +355,11 @@ describe('SpeechScheduler control', () => {
     q.enqueue(msg('g1', 'broke', 'bbb'));
     q.enqueue(msg('g1', 'rich', 'ccc'));
     await vi.waitUntil(() => seen.length === 3, SOON);
-    expect(seen.map((r) => [r.items[0]!.text, r.error?.code ?? 'ok'])).toEqual([['aaa', 'ok'], ['bbb', 'budget_refused'], ['ccc', 'ok']]);
+    expect(seen.map((r) => [r.items[0]!.text, r.error?.code ?? 'ok'])).toEqual([
+      ['aaa', 'ok'],
+      ['bbb', 'budget_refused'],
+      ['ccc', 'ok'],
+    ]);
     expect((seen[1]!.error as BudgetRefusedError).refusal).toEqual(refusal);
   });
 

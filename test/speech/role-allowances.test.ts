@@ -23,7 +23,11 @@ describe('role allowances in the budget', () => {
   beforeEach(() => {
     db = openDatabase(':memory:');
     repo = new RoleAllowancesRepo(db);
-    budget = new CharacterBudget({ db, defaults: { userMonthlyLimit: 100 }, roleAllowance: (g, u) => repo.largestFor(g, roles.get(u) ?? []) });
+    budget = new CharacterBudget({
+      db,
+      defaults: { userMonthlyLimit: 100 },
+      roleAllowance: (g, u) => repo.largestFor(g, roles.get(u) ?? []),
+    });
   });
   afterEach(() => db.close());
 

@@ -23,7 +23,21 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'uncached-'));
   db = openDatabase(join(dir, 'bot.db'));
   // Fixture: a 1 s tone at 24 kHz mono, the service's format (as the service documents it).
-  execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '24000', '-ac', '1', '-b:a', '160k', join(dir, 'tone.mp3')]);
+  execFileSync(ffmpegPath(), [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=1',
+    '-ar',
+    '24000',
+    '-ac',
+    '1',
+    '-b:a',
+    '160k',
+    join(dir, 'tone.mp3'),
+  ]);
   mp3 = readFileSync(join(dir, 'tone.mp3'));
 });
 afterAll(() => {
@@ -32,7 +46,12 @@ afterAll(() => {
 });
 
 const request = (text: string): SynthesisRequest => ({
-  guildId: 'g1', endpoint: 'standard', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0,
+  guildId: 'g1',
+  endpoint: 'standard',
+  text,
+  voice: 'ja-JP-Wavenet-B',
+  speed: 1,
+  pitch: 0,
   charges: [{ guildId: 'g1', userId: 'u1', endpoint: 'standard', chars: [...text].length }],
 });
 
@@ -53,7 +72,8 @@ describe('synthesizer when ffmpeg goes missing', () => {
     };
     let transcodes = 0;
     const cache = new AudioCache({
-      db, dir: join(dir, 'cache'),
+      db,
+      dir: join(dir, 'cache'),
       transcode: (input) => {
         transcodes++;
         return mp3ToOggOpus(input, { ffmpeg: join(dir, 'gone', 'ffmpeg') });

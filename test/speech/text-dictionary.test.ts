@@ -11,16 +11,61 @@ import { describeDictionaryProblem } from '../../commands/dictionary/dictionary-
 
 describe('applyDictionary', () => {
   it.each<[string, string, DictionaryEntry[], string]>([
-    ['longest match first', '東京都庁に行く', [{ word: '東京', reading: 'とうきょう' }, { word: '東京都庁', reading: 'とちょう' }], 'とちょうに行く'],
-    ['a replacement is never replaced again', 'a b', [{ word: 'a', reading: 'b' }, { word: 'b', reading: 'c' }], 'b c'],
-    ['... also when readings are adjacent', 'あい', [{ word: 'あ', reading: 'い' }, { word: 'い', reading: 'う' }], 'いう'],
-    ['readings containing other words stay', 'VC', [{ word: 'VC', reading: 'ボイスチャットVC' }, { word: 'ボイス', reading: 'X' }], 'ボイスチャットVC'],
-    ['ASCII words are case-insensitive', 'Discord DISCORD discord', [{ word: 'discord', reading: 'ディスコード' }], 'ディスコード ディスコード ディスコード'],
+    [
+      'longest match first',
+      '東京都庁に行く',
+      [
+        { word: '東京', reading: 'とうきょう' },
+        { word: '東京都庁', reading: 'とちょう' },
+      ],
+      'とちょうに行く',
+    ],
+    [
+      'a replacement is never replaced again',
+      'a b',
+      [
+        { word: 'a', reading: 'b' },
+        { word: 'b', reading: 'c' },
+      ],
+      'b c',
+    ],
+    [
+      '... also when readings are adjacent',
+      'あい',
+      [
+        { word: 'あ', reading: 'い' },
+        { word: 'い', reading: 'う' },
+      ],
+      'いう',
+    ],
+    [
+      'readings containing other words stay',
+      'VC',
+      [
+        { word: 'VC', reading: 'ボイスチャットVC' },
+        { word: 'ボイス', reading: 'X' },
+      ],
+      'ボイスチャットVC',
+    ],
+    [
+      'ASCII words are case-insensitive',
+      'Discord DISCORD discord',
+      [{ word: 'discord', reading: 'ディスコード' }],
+      'ディスコード ディスコード ディスコード',
+    ],
     ['non-ASCII letters compare exactly', 'Ärger ärger', [{ word: 'ärger', reading: 'X' }], 'Ärger X'],
     ['ASCII words do not match inside longer ASCII words', 'on done online on', [{ word: 'on', reading: 'オン' }], 'オン done online オン'],
     ['ASCII words match next to Japanese', '今日はdiscordやる', [{ word: 'discord', reading: 'ディスコード' }], '今日はディスコードやる'],
     ['Japanese words match anywhere', '草生える', [{ word: '草', reading: 'くさ' }], 'くさ生える'],
-    ['the first of two equal words wins', 'ok', [{ word: 'OK', reading: 'オーケー' }, { word: 'ok', reading: 'おけ' }], 'オーケー'],
+    [
+      'the first of two equal words wins',
+      'ok',
+      [
+        { word: 'OK', reading: 'オーケー' },
+        { word: 'ok', reading: 'おけ' },
+      ],
+      'オーケー',
+    ],
     ['surrogate pairs are kept whole', '𠮷野家', [{ word: '野家', reading: 'のや' }], '𠮷のや'],
     ['emoji words', 'すし🍣', [{ word: '🍣', reading: 'すし' }], 'すしすし'],
     ['empty words are ignored', 'abc', [{ word: '', reading: 'X' }], 'abc'],

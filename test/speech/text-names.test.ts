@@ -58,7 +58,9 @@ describe('NameReader.prefix', () => {
 
   it('GIVEN a long name THEN it is capped at 20 characters', () => {
     const reader = new NameReader({ clock: new FakeClock() });
-    expect(reader.prefix('g', 'u1', 'あいうえおかきくけこさしすせそたちつてとなにぬねの', 'ja', true)).toBe('あいうえおかきくけこさしすせそたちつてと、');
+    expect(reader.prefix('g', 'u1', 'あいうえおかきくけこさしすせそたちつてとなにぬねの', 'ja', true)).toBe(
+      'あいうえおかきくけこさしすせそたちつてと、',
+    );
   });
 
   it('GIVEN a name of only emoji THEN no prefix is read (rather than an empty "said")', () => {

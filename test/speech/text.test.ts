@@ -28,9 +28,9 @@ describe('GIVEN an auto-read message with a mention, a URL, a custom emoji, a sp
   });
 
   it('THEN English reads it as natural text', () => {
-    expect(read('<@201> look https://example.com/a_b?x=1 <:pepe_laugh:123456789> ||the butler did it|| ```js\nconsole.log(1)\n```', 'en')).toBe(
-      'Alice look a link pepe laugh a spoiler a code block',
-    );
+    expect(
+      read('<@201> look https://example.com/a_b?x=1 <:pepe_laugh:123456789> ||the butler did it|| ```js\nconsole.log(1)\n```', 'en'),
+    ).toBe('Alice look a link pepe laugh a spoiler a code block');
   });
 
   it('THEN the spoiler content, the code and the address are never read', () => {
@@ -222,7 +222,9 @@ describe('repeated characters', () => {
     });
     expect(out).not.toBeNull();
     expect(out).not.toMatch(/(.)\1{19}/su);
-    expect(normaliseMessage(msg('x x'), { lang: 'en', maxLength: 1000, dictionary: [{ word: 'x', reading: 'z'.repeat(30) }] })).toBe('zzzz zzzz');
+    expect(normaliseMessage(msg('x x'), { lang: 'en', maxLength: 1000, dictionary: [{ word: 'x', reading: 'z'.repeat(30) }] })).toBe(
+      'zzzz zzzz',
+    );
   });
 });
 

@@ -31,7 +31,15 @@ describe('VoiceChecker', () => {
     expect(checker.isKnown('ja-JP-Standard-A')).toBe(false);
     await checker.confirm('ja-JP-Standard-A', { guildId: 'g1', userId: 'u1' });
     expect(s.requests).toEqual([
-      { guildId: 'g1', endpoint: 'standard', text: CONFIRM_TEXT, voice: 'ja-JP-Standard-A', speed: 1, pitch: 0, charges: [{ guildId: 'g1', userId: 'u1', endpoint: 'standard', chars: 1 }] },
+      {
+        guildId: 'g1',
+        endpoint: 'standard',
+        text: CONFIRM_TEXT,
+        voice: 'ja-JP-Standard-A',
+        speed: 1,
+        pitch: 0,
+        charges: [{ guildId: 'g1', userId: 'u1', endpoint: 'standard', chars: 1 }],
+      },
     ]);
     expect(s.released).toBe(1); // the confirming audio is not kept pinned
     expect(checker.isKnown('ja-JP-Standard-A')).toBe(true);

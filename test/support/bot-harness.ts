@@ -26,12 +26,14 @@ export interface Harness {
  * The whole bot, end to end on loopback: the real discord.js client logged into the fake Discord,
  * the real TTS client talking to the emulator, real SQLite and audio cache in a temp directory.
  */
-export async function startHarness(options: {
-  env?: Record<string, string>;
-  emulator?: Partial<EmulatorOptions>;
-  discord?: FakeDiscordOptions;
-  bot?: Partial<BotOptions>;
-} = {}): Promise<Harness> {
+export async function startHarness(
+  options: {
+    env?: Record<string, string>;
+    emulator?: Partial<EmulatorOptions>;
+    discord?: FakeDiscordOptions;
+    bot?: Partial<BotOptions>;
+  } = {},
+): Promise<Harness> {
   const emulator = await startEmulator({ control: true, ...options.emulator });
   const discord = await startFakeDiscord(options.discord);
   const dataDir = mkdtempSync(join(tmpdir(), 'yomiage-e2e-'));

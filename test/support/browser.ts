@@ -11,7 +11,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 /** CHROMIUM_PATH, else Debian's chromium. */
 export function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-  if (!path) throw new Error('no Chromium found: install Debian\'s chromium (bash .ci/run does) or set CHROMIUM_PATH');
+  if (!path) throw new Error("no Chromium found: install Debian's chromium (bash .ci/run does) or set CHROMIUM_PATH");
   return path;
 }
 

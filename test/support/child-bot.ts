@@ -118,7 +118,15 @@ export async function startChildBot(options: ChildBotOptions): Promise<ChildBot>
           if (found) return finish(() => resolveLine(found));
           if (ended) return finish(() => reject(new Error(`bot exited before ${what}; stderr: ${stderr.slice(-2000)}`)));
         };
-        const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${what}; last logs: ${JSON.stringify(logs.slice(-5))}; stderr: ${stderr.slice(-1000)}`))), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            finish(() =>
+              reject(
+                new Error(`timed out waiting for ${what}; last logs: ${JSON.stringify(logs.slice(-5))}; stderr: ${stderr.slice(-1000)}`),
+              ),
+            ),
+          timeoutMs,
+        );
         const finish = (fn: () => void) => {
           clearTimeout(timer);
           waiters.delete(check);

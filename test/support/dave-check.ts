@@ -49,7 +49,11 @@ export function e2eeProblems(frames: readonly ReceivedPacket[], listenerIds: rea
 }
 
 /** Whether a davey session (say, a removed listener's old one) can decrypt `frame` from `userId`. */
-export function canDecrypt(session: { decrypt(userId: string, mediaType: number, packet: Buffer): Buffer }, userId: string, frame: Buffer): boolean {
+export function canDecrypt(
+  session: { decrypt(userId: string, mediaType: number, packet: Buffer): Buffer },
+  userId: string,
+  frame: Buffer,
+): boolean {
   try {
     session.decrypt(userId, 0, frame);
     return true;

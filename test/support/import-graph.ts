@@ -49,7 +49,10 @@ export function importGraph(root: string, files: readonly string[]): Map<string,
   const graph = new Map<string, ImportEdge[]>();
   for (const file of files) {
     const source = readFileSync(join(root, file), 'utf8');
-    const edges = importsOf(source).map(({ specifier, typeOnly }) => ({ to: relative(root, resolve(root, dirname(file), specifier)), typeOnly }));
+    const edges = importsOf(source).map(({ specifier, typeOnly }) => ({
+      to: relative(root, resolve(root, dirname(file), specifier)),
+      typeOnly,
+    }));
     graph.set(file, edges);
   }
   return graph;

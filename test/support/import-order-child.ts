@@ -13,7 +13,10 @@ const SLOT = Symbol.for('undici.globalDispatcher.1');
 const slot = () => (globalThis as Record<symbol, unknown>)[SLOT];
 
 const { REST } = await import('discord.js');
-const rest = new REST({ retries: 0, ...(mode === 'hostile' ? { agent: (await import('../../src/discord/rest-agent.ts')).discordRestAgent() } : {}) }).setToken('a.b.c');
+const rest = new REST({
+  retries: 0,
+  ...(mode === 'hostile' ? { agent: (await import('../../src/discord/rest-agent.ts')).discordRestAgent() } : {}),
+}).setToken('a.b.c');
 const before = slot();
 // Everything the bot imports (the TTS client included), before node:http, as in production.
 await import('../../src/tts/http.ts');
@@ -40,7 +43,10 @@ const { port } = server.address() as { port: number };
 rest.options.api = `http://127.0.0.1:${port}/api`;
 let result: Record<string, unknown>;
 try {
-  const answer = await rest.post('/channels/1/messages', { body: { content: 'x' }, files: [{ name: 'a.mp3', data: Buffer.from('ID3 audio bytes') }] });
+  const answer = await rest.post('/channels/1/messages', {
+    body: { content: 'x' },
+    files: [{ name: 'a.mp3', data: Buffer.from('ID3 audio bytes') }],
+  });
   result = { ok: true, answer };
 } catch (error) {
   result = { ok: false, error: (error as Error).message };

@@ -43,7 +43,11 @@ export async function getText(url: string): Promise<{ status: number; type: stri
 }
 
 /** A webhook receiver on 127.0.0.1: records every JSON body POSTed to it. */
-export async function startWebhookReceiver(): Promise<{ url: string; posts: Array<{ path: string; body: { content?: string } }>; close(): Promise<void> }> {
+export async function startWebhookReceiver(): Promise<{
+  url: string;
+  posts: Array<{ path: string; body: { content?: string } }>;
+  close(): Promise<void>;
+}> {
   const posts: Array<{ path: string; body: { content?: string } }> = [];
   const server = createServer((req, res) => {
     let raw = '';
@@ -58,9 +62,10 @@ export async function startWebhookReceiver(): Promise<{ url: string; posts: Arra
   return {
     url: `http://127.0.0.1:${port}`,
     posts,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

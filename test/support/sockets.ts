@@ -59,7 +59,10 @@ function decodeAddress(hex: string): string {
   }
   const full = words.map((x) => parseInt(x, 16).toString(16)).join(':');
   if (full.startsWith('0:0:0:0:0:ffff:')) {
-    const [hi, lo] = full.split(':').slice(6).map((x) => parseInt(x, 16));
+    const [hi, lo] = full
+      .split(':')
+      .slice(6)
+      .map((x) => parseInt(x, 16));
     return `::ffff:${hi! >> 8}.${hi! & 255}.${lo! >> 8}.${lo! & 255}`;
   }
   return full === '0:0:0:0:0:0:0:0' ? '::' : full === '0:0:0:0:0:0:0:1' ? '::1' : full;

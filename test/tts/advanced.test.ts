@@ -42,7 +42,12 @@ describe('createJob retries (spec: Advanced retry guidance)', () => {
 
   it('GIVEN 429 rate_limited with retry_after 7 THEN waits 7 s, blocks the limiter, then succeeds', async () => {
     const { client, clock, limiter } = fx.fresh();
-    fx.emulator.injectFault({ target: 'advanced', count: 1, status: 429, body: { code: 'rate_limited', error: '多すぎます', retry_after: 7 } });
+    fx.emulator.injectFault({
+      target: 'advanced',
+      count: 1,
+      status: 429,
+      body: { code: 'rate_limited', error: '多すぎます', retry_after: 7 },
+    });
     await client.createJob(REQ);
     expect(clock.sleeps).toEqual([7000]);
     expect(limiter.blocks).toEqual([['advanced', 7000]]);
@@ -50,19 +55,30 @@ describe('createJob retries (spec: Advanced retry guidance)', () => {
 
   it('GIVEN 429 with only a Retry-After header of 9 THEN waits 9 s', async () => {
     const { client, clock } = fx.fresh();
-    fx.emulator.injectFault({ target: 'advanced', count: 1, status: 429, body: { code: 'rate_limited', error: '多すぎます' }, headers: { 'Retry-After': '9' } });
+    fx.emulator.injectFault({
+      target: 'advanced',
+      count: 1,
+      status: 429,
+      body: { code: 'rate_limited', error: '多すぎます' },
+      headers: { 'Retry-After': '9' },
+    });
     await client.createJob(REQ);
     expect(clock.sleeps).toEqual([9000]);
   });
 
   it('GIVEN 429 with retry_after 2 THEN waits at least 5 s', async () => {
     const { client, clock } = fx.fresh();
-    fx.emulator.injectFault({ target: 'advanced', count: 1, status: 429, body: { code: 'rate_limited', error: '多すぎます', retry_after: 2 } });
+    fx.emulator.injectFault({
+      target: 'advanced',
+      count: 1,
+      status: 429,
+      body: { code: 'rate_limited', error: '多すぎます', retry_after: 2 },
+    });
     await client.createJob(REQ);
     expect(clock.sleeps).toEqual([5000]);
   });
 
-  it('GIVEN the emulator\'s real 10/min limit THEN the 11th creation waits and succeeds', async () => {
+  it("GIVEN the emulator's real 10/min limit THEN the 11th creation waits and succeeds", async () => {
     const { client, clock } = fx.fresh();
     for (let i = 0; i < 10; i++) await client.createJob(REQ);
     expect(clock.sleeps).toEqual([]);
@@ -319,7 +335,12 @@ describe('resumeJob (after a restart)', () => {
     // A new client (a new process) against the same emulator state.
     const next = new TtsClient({ token: DEFAULT_TOKEN, baseUrl: fx.emulator.baseUrl, clock: fx.clock });
     fx.emulator.clearRequests();
-    const r = await next.resumeJob({ jobId: stored!.jobId, jobToken: stored!.jobToken, createdAt: stored!.createdAt, request: stored!.request });
+    const r = await next.resumeJob({
+      jobId: stored!.jobId,
+      jobToken: stored!.jobToken,
+      createdAt: stored!.createdAt,
+      request: stored!.request,
+    });
     expect(r.jobId).toBe(stored!.jobId);
     expect(creations()).toHaveLength(0);
   });

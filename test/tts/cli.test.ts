@@ -153,7 +153,10 @@ describe('tts say', () => {
   });
 
   it('GIVEN plain http to another host THEN exit 2 naming TTS_BASE_URL, and the token goes nowhere', async () => {
-    for (const [env, flag] of [[{ TTS_BASE_URL: 'http://tts.example.com' }, []], [{}, ['--base-url', 'http://10.0.0.5:8787']]] as const) {
+    for (const [env, flag] of [
+      [{ TTS_BASE_URL: 'http://tts.example.com' }, []],
+      [{}, ['--base-url', 'http://10.0.0.5:8787']],
+    ] as const) {
       const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3'), ...flag], { ...env });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('TTS_BASE_URL (or its --flag) must be https');
@@ -162,7 +165,9 @@ describe('tts say', () => {
   });
 
   it('GIVEN nothing listening THEN exit 5 naming network', async () => {
-    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3')], { TTS_BASE_URL: 'http://127.0.0.1:1' });
+    const r = await tts(['say', 'こんにちは', '--voice', 'ja-JP-Wavenet-B', '-o', join(dir, 'x.mp3')], {
+      TTS_BASE_URL: 'http://127.0.0.1:1',
+    });
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('network');
     // Retried as the spec says, on the injected clock: no real time spent waiting.

@@ -56,7 +56,14 @@ beforeAll(async () => {
 afterAll(() => srv.close());
 
 function opts(over: Partial<DownloadOptions> = {}): DownloadOptions {
-  return { ...DOWNLOAD_DEFAULTS, allowHosts: [...DOWNLOAD_DEFAULTS.allowHosts], allowLoopback: true, maxBytes: 64 * 1024, timeoutMs: 5000, ...over };
+  return {
+    ...DOWNLOAD_DEFAULTS,
+    allowHosts: [...DOWNLOAD_DEFAULTS.allowHosts],
+    allowLoopback: true,
+    maxBytes: 64 * 1024,
+    timeoutMs: 5000,
+    ...over,
+  };
 }
 
 async function refusal(p: Promise<unknown>): Promise<TtsError> {
@@ -89,7 +96,9 @@ describe('download guard', () => {
 
   it('GIVEN loopback without allowLoopback THEN refused without a request', async () => {
     const before = srv.hits.get('/ok.mp3') ?? 0;
-    const e = await refusal(downloadAudio(`${srv.url}/ok.mp3`, opts({ allowLoopback: false }), { clock: new FakeClock({ autoAdvance: true }) }));
+    const e = await refusal(
+      downloadAudio(`${srv.url}/ok.mp3`, opts({ allowLoopback: false }), { clock: new FakeClock({ autoAdvance: true }) }),
+    );
     expect(e.code).toBe('download_refused');
     expect(srv.hits.get('/ok.mp3') ?? 0).toBe(before);
   });
@@ -114,13 +123,17 @@ describe('download guard', () => {
   });
 
   it('GIVEN a body over the cap without Content-Length THEN refused while streaming', async () => {
-    const e = await refusal(downloadAudio(`${srv.url}/big-chunked`, opts({ maxBytes: 64 * 1024 }), { clock: new FakeClock({ autoAdvance: true }) }));
+    const e = await refusal(
+      downloadAudio(`${srv.url}/big-chunked`, opts({ maxBytes: 64 * 1024 }), { clock: new FakeClock({ autoAdvance: true }) }),
+    );
     expect(e.code).toBe('download_refused');
     expect(e.message).toMatch(/larger than/);
   });
 
   it('GIVEN a declared length over the cap THEN refused at once', async () => {
-    const e = await refusal(downloadAudio(`${srv.url}/big-declared`, opts({ maxBytes: 64 * 1024 }), { clock: new FakeClock({ autoAdvance: true }) }));
+    const e = await refusal(
+      downloadAudio(`${srv.url}/big-declared`, opts({ maxBytes: 64 * 1024 }), { clock: new FakeClock({ autoAdvance: true }) }),
+    );
     expect(e.code).toBe('download_refused');
   });
 
@@ -139,7 +152,12 @@ describe('download guard', () => {
   });
 
   it('GIVEN a client THEN its base URL host is allowed, and other hosts are not', async () => {
-    const client = new TtsClient({ token: 'x'.repeat(64), baseUrl: srv.url, clock: new FakeClock({ autoAdvance: true }), download: { allowLoopback: true } });
+    const client = new TtsClient({
+      token: 'x'.repeat(64),
+      baseUrl: srv.url,
+      clock: new FakeClock({ autoAdvance: true }),
+      download: { allowLoopback: true },
+    });
     expect(client.options.download.allowHosts).toEqual(['storage.googleapis.com', '127.0.0.1']);
     expect((await client.download(`${srv.url}/ok.mp3`)).length).toBe(FAKE_MP3.length);
     expect((await refusal(client.download('https://example.com/a.mp3'))).code).toBe('download_refused');
@@ -163,7 +181,9 @@ describe('looksLikeMp3 / refuseReason (pure)', () => {
     expect(refuseReason(new URL('http://127.0.0.1:9/a.mp3'), p)).toBe('scheme http: is not allowed (https required)');
     expect(refuseReason(new URL('http://127.0.0.1:9/a.mp3'), { ...p, allowLoopback: true })).toBeUndefined();
     expect(refuseReason(new URL('http://[::1]:9/a.mp3'), { ...p, allowLoopback: true })).toBeUndefined();
-    expect(refuseReason(new URL('http://10.0.0.1/a.mp3'), { ...p, allowLoopback: true })).toBe('scheme http: is not allowed (https required)');
+    expect(refuseReason(new URL('http://10.0.0.1/a.mp3'), { ...p, allowLoopback: true })).toBe(
+      'scheme http: is not allowed (https required)',
+    );
     expect(refuseReason(new URL('file:///etc/passwd'), { ...p, allowLoopback: true })).toBe('scheme file: is not allowed (https required)');
   });
 });

@@ -127,7 +127,11 @@ describe('one error convention: (code, options) or (options), name as a field, c
     [new TtsError('bad_response', { status: 200, cause }), 'TtsError', 'bad_response'],
     [new TtsServiceError('rate_limited', { status: 429, retryAfterMs: 5000, cause }), 'TtsServiceError', 'rate_limited'],
     [new TtsJobFailedError('job_timeout', { status: 200, jobId: 'j', cause }), 'TtsJobFailedError', 'job_timeout'],
-    [new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }], cause }), 'TtsInputError', 'invalid_input'],
+    [
+      new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }], cause }),
+      'TtsInputError',
+      'invalid_input',
+    ],
     [new TtsAllowanceError({ status: 200, cause }), 'TtsAllowanceError', 'allowance_exhausted'],
     [new TtsDownloadError('download_failed', { status: 503, cause }), 'TtsDownloadError', 'download_failed'],
     [new TtsNetworkError('network', { attempts: 3, cause }), 'TtsNetworkError', 'network'],
@@ -150,8 +154,12 @@ describe('one error convention: (code, options) or (options), name as a field, c
 
   it('the default message comes from the code table; options.message replaces it', () => {
     expect(new TtsServiceError('quota_exceeded').message).toBe(TTS_ERROR_CODES.quota_exceeded.message);
-    expect(new TtsServiceError('unknown', { message: 'The service answered with an unknown code: x' }).message).toBe('The service answered with an unknown code: x');
-    expect(new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }] }).message).toBe('Invalid speed: too fast');
+    expect(new TtsServiceError('unknown', { message: 'The service answered with an unknown code: x' }).message).toBe(
+      'The service answered with an unknown code: x',
+    );
+    expect(new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'too fast' }] }).message).toBe(
+      'Invalid speed: too fast',
+    );
     expect(new TtsDownloadError('download_refused').context.endpoint).toBe('download');
   });
 });

@@ -40,7 +40,12 @@ function endpoint(answer: (res: ServerResponse) => void) {
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', token: req.headers.token as string | undefined, jobToken: req.headers['x-job-token'] as string | undefined, body });
+      seen.push({
+        method: req.method ?? '',
+        token: req.headers.token as string | undefined,
+        jobToken: req.headers['x-job-token'] as string | undefined,
+        body,
+      });
       answer(res);
     });
   };
@@ -52,7 +57,15 @@ const speechOk = (res: ServerResponse) => {
 };
 const jobOk = (res: ServerResponse) => {
   res.writeHead(202, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ job_id: JOB_ID, job_token: JOB_TOKEN, status: 'pending', min_poll_after_ms: 1000, poll_url: `/api/advanced-tts/jobs/${JOB_ID}/` }));
+  res.end(
+    JSON.stringify({
+      job_id: JOB_ID,
+      job_token: JOB_TOKEN,
+      status: 'pending',
+      min_poll_after_ms: 1000,
+      poll_url: `/api/advanced-tts/jobs/${JOB_ID}/`,
+    }),
+  );
 };
 const pollOk = (res: ServerResponse) => {
   res.setHeader('content-type', 'application/json');
@@ -93,7 +106,11 @@ function client(base: string) {
   seen.length = 0;
   const logger = recordingLogger();
   const clock = new FakeClock({ autoAdvance: true });
-  return { client: new TtsClient({ token: DEFAULT_TOKEN, baseUrl: `${home.url}${base}`, clock, logger, requestTimeoutMs: 5000 }), logger, clock };
+  return {
+    client: new TtsClient({ token: DEFAULT_TOKEN, baseUrl: `${home.url}${base}`, clock, logger, requestTimeoutMs: 5000 }),
+    logger,
+    clock,
+  };
 }
 
 describe('a same-host 307/308 is followed with the method, token and body kept', () => {
@@ -198,7 +215,9 @@ describe('any other redirect fails with a message naming the Location and TTS_BA
   it('a redirect without a Location names the status and the setting', async () => {
     const { client: c } = client('/nolocation');
     const e = await rejection(c.speak(SAY));
-    expect(e.message).toBe(`The service answered POST /nolocation/text_to_speech_api/ with HTTP 302 and no Location. Check TTS_BASE_URL (now ${home.url}/nolocation).`);
+    expect(e.message).toBe(
+      `The service answered POST /nolocation/text_to_speech_api/ with HTTP 302 and no Location. Check TTS_BASE_URL (now ${home.url}/nolocation).`,
+    );
   });
 
   it("a Location's query string is not repeated (it may be a signature)", async () => {
@@ -222,13 +241,18 @@ describe('judgeRedirect (the rules as a table)', () => {
   });
 
   it.each([
-    [301, '/ja/text_to_speech_api/', 'only a 307 or 308 keeps the POST', 'Set TTS_BASE_URL to https://ondoku3.com/ja (now https://ondoku3.com)'],
+    [
+      301,
+      '/ja/text_to_speech_api/',
+      'only a 307 or 308 keeps the POST',
+      'Set TTS_BASE_URL to https://ondoku3.com/ja (now https://ondoku3.com)',
+    ],
     [302, '/ja/text_to_speech_api/', 'only a 307 or 308', 'Set TTS_BASE_URL to https://ondoku3.com/ja'],
     [303, '/done/', 'only a 307 or 308', 'Check TTS_BASE_URL (now https://ondoku3.com)'],
     [302, '/text_to_speech_api/', 'only a 307 or 308', 'Check TTS_BASE_URL (now https://ondoku3.com)'],
     [307, 'https://evil.example/text_to_speech_api/', 'to https://evil.example/text_to_speech_api/ (HTTP 307)', "TTS_BASE_URL's own host"],
-    [308, 'http://ondoku3.com/text_to_speech_api/', 'to http://ondoku3.com/text_to_speech_api/', "own host and scheme"],
-    [308, 'https://ondoku3.com:8443/text_to_speech_api/', 'to https://ondoku3.com:8443/', "own host and scheme"],
+    [308, 'http://ondoku3.com/text_to_speech_api/', 'to http://ondoku3.com/text_to_speech_api/', 'own host and scheme'],
+    [308, 'https://ondoku3.com:8443/text_to_speech_api/', 'to https://ondoku3.com:8443/', 'own host and scheme'],
     [308, 'https://user:pw@ondoku3.com/text_to_speech_api/', 'to https://ondoku3.com/text_to_speech_api/', 'carries credentials'],
     [302, undefined, 'HTTP 302 and no Location', 'Check TTS_BASE_URL'],
     [307, 'http://[::1', 'an invalid Location', 'Check TTS_BASE_URL'],
@@ -240,7 +264,13 @@ describe('judgeRedirect (the rules as a table)', () => {
   });
 
   it('GIVEN an http -> https upgrade of the same host THEN refused, naming the https address', () => {
-    const v = judgeRedirect('POST', new URL('http://ondoku3.com/text_to_speech_api/'), 308, 'https://ondoku3.com/text_to_speech_api/', new URL('http://ondoku3.com'));
+    const v = judgeRedirect(
+      'POST',
+      new URL('http://ondoku3.com/text_to_speech_api/'),
+      308,
+      'https://ondoku3.com/text_to_speech_api/',
+      new URL('http://ondoku3.com'),
+    );
     expect(v).toEqual({ refuse: expect.stringContaining('to https://ondoku3.com/text_to_speech_api/ (HTTP 308)') });
   });
 });
@@ -266,7 +296,13 @@ describe('against the emulator (fault injection answers with the redirect)', () 
 
   it('GIVEN a 302 THEN redirect_refused and the emulator saw only the first request; nothing charged', async () => {
     const { client: c } = fx.fresh();
-    fx.emulator.injectFault({ target: 'standard', count: 1, status: 302, body: null, headers: { Location: `${fx.emulator.baseUrl}/ja/text_to_speech_api/` } });
+    fx.emulator.injectFault({
+      target: 'standard',
+      count: 1,
+      status: 302,
+      body: null,
+      headers: { Location: `${fx.emulator.baseUrl}/ja/text_to_speech_api/` },
+    });
     const e = await rejection(c.speak(SAY));
     expect(e.code).toBe('redirect_refused');
     expect(e.message).toContain(`Set TTS_BASE_URL to ${fx.emulator.baseUrl}/ja (now ${fx.emulator.baseUrl})`);

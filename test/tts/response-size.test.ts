@@ -40,7 +40,13 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
         res.end(body);
       } else if (mode === 'fits') {
-        const body = JSON.stringify({ text: REQ.text, url: 'http://127.0.0.1/x.mp3', pk: 7, share: 1, padding: 'b'.repeat(MAX_JSON_BYTES - 200) });
+        const body = JSON.stringify({
+          text: REQ.text,
+          url: 'http://127.0.0.1/x.mp3',
+          pk: 7,
+          share: 1,
+          padding: 'b'.repeat(MAX_JSON_BYTES - 200),
+        });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(body);
       } else {

@@ -141,7 +141,13 @@ describe('no secret in any error path', () => {
     em.injectFault({ target: 'poll', count: 3, status: 500, delayMs: 1200 });
     const quick = new TtsClient({ token: SECRET, baseUrl: em.baseUrl, clock: fx.clock, logger, requestTimeoutMs: 100 });
     await catching(() => quick.pollJob(job.jobId, job.jobToken), 'timeout');
-    em.injectFault({ target: 'poll', count: 1, status: 302, body: null, headers: { Location: `/ja/api/advanced-tts/jobs/${job.jobToken}/` } });
+    em.injectFault({
+      target: 'poll',
+      count: 1,
+      status: 302,
+      body: null,
+      headers: { Location: `/ja/api/advanced-tts/jobs/${job.jobToken}/` },
+    });
     await catching(() => c.pollJob(job.jobId, job.jobToken), 'redirect_refused');
     for (const o of [
       { outcome: 'fail', code: 'content_policy_violation' },

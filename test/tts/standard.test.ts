@@ -161,7 +161,8 @@ describe('speak: retries (spec: Errors / Standard endpoint, retry guidance)', ()
     const ac = new AbortController();
     const p = client.speak(REQ, { signal: ac.signal });
     // Abort as soon as the first failure has been answered.
-    while (fx.emulator.requests().filter((r) => r.target === 'standard' && r.status === 500).length < 1) await new Promise((r) => setImmediate(r));
+    while (fx.emulator.requests().filter((r) => r.target === 'standard' && r.status === 500).length < 1)
+      await new Promise((r) => setImmediate(r));
     ac.abort();
     const e = await rejection(p);
     expect(e.code).toBe('aborted');
@@ -185,7 +186,12 @@ describe('speak: notice audio (spec: Notice responses)', () => {
 
   it('GIVEN share 1 but a different text THEN still notice audio', async () => {
     const { client } = fx.fresh();
-    fx.emulator.injectFault({ target: 'standard', count: 1, status: 200, body: { text: 'ご案内', url: `${fx.emulator.baseUrl}/media/${'a'.repeat(56)}.mp3`, pk: 9, share: 1 } });
+    fx.emulator.injectFault({
+      target: 'standard',
+      count: 1,
+      status: 200,
+      body: { text: 'ご案内', url: `${fx.emulator.baseUrl}/media/${'a'.repeat(56)}.mp3`, pk: 9, share: 1 },
+    });
     const e = await rejection(client.speak(REQ));
     expect(e.code).toBe('allowance_exhausted');
   });

@@ -35,7 +35,16 @@ describe('validateAdvanced', () => {
   });
 
   it('GIVEN a full valid request THEN it passes unchanged', () => {
-    const req = { text: TEN, voice: 'Ruby', tone: 'calm', speed: 1.5, pitch: -1, model: 'pro', seed: -2147483648, temperature: 0.7 } as const;
+    const req = {
+      text: TEN,
+      voice: 'Ruby',
+      tone: 'calm',
+      speed: 1.5,
+      pitch: -1,
+      model: 'pro',
+      seed: -2147483648,
+      temperature: 0.7,
+    } as const;
     expect(validateAdvanced(req, 'free')).toEqual({ ok: true, value: req });
   });
 

@@ -39,13 +39,16 @@ function ffmpegWithoutLibopus(name: string): { bin: string; runs: () => number }
   const bin = join(dir, name);
   const count = join(dir, `${name}.runs`);
   writeFileSync(count, '');
-  writeFileSync(bin, [
-    '#!/bin/sh',
-    `echo run >> '${count}'`,
-    "echo 'ffmpeg version 9.9-test Copyright (c) the FFmpeg developers' >&2",
-    "echo '  configuration: --enable-libopus' >&2",
-    "printf 'Encoders:\\n A..X.. opus                 Opus\\n A..... libmp3lame           MP3\\n'",
-  ].join('\n'));
+  writeFileSync(
+    bin,
+    [
+      '#!/bin/sh',
+      `echo run >> '${count}'`,
+      "echo 'ffmpeg version 9.9-test Copyright (c) the FFmpeg developers' >&2",
+      "echo '  configuration: --enable-libopus' >&2",
+      "printf 'Encoders:\\n A..X.. opus                 Opus\\n A..... libmp3lame           MP3\\n'",
+    ].join('\n'),
+  );
   chmodSync(bin, 0o755);
   return { bin, runs: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
 }
@@ -63,14 +66,20 @@ describe('checkMediaSupport', () => {
 
   it('GIVEN the installed ffmpeg THEN everything, said at info level', async () => {
     const log = captureLog();
-    expect(await checkMediaSupport(ffmpegPath(''), createLogger({ level: 'trace', destination: log }))).toEqual({ transcode: true, playMp3: true });
+    expect(await checkMediaSupport(ffmpegPath(''), createLogger({ level: 'trace', destination: log }))).toEqual({
+      transcode: true,
+      playMp3: true,
+    });
     expect(log.records().map((r) => r.level)).toEqual([30]);
   });
 
   it('GIVEN an ffmpeg without the libopus encoder THEN MP3 playback but no transcoding, said once as a warning with its version', async () => {
     const fake = ffmpegWithoutLibopus('no-libopus');
     const log = captureLog();
-    expect(await checkMediaSupport(fake.bin, createLogger({ level: 'trace', destination: log }))).toEqual({ transcode: false, playMp3: true });
+    expect(await checkMediaSupport(fake.bin, createLogger({ level: 'trace', destination: log }))).toEqual({
+      transcode: false,
+      playMp3: true,
+    });
     expect(log.records()).toHaveLength(1);
     expect(log.records()[0]).toMatchObject({ level: 40, version: '9.9-test' });
     expect(fake.runs()).toBe(1);

@@ -11,10 +11,17 @@ const MP3 = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(3_000, 0xab)]);
 const base = 'https://discord.com/api/v10';
 
 function webhook404() {
-  return new DiscordAPIError({ message: 'Unknown Webhook', code: 10015 }, 10015, 404, 'PATCH', `${base}/webhooks/1200000000000000001/${TOKEN}/messages/%40original`, {
-    files: [{ name: 'speech.mp3', data: MP3 }],
-    body: { content: 'x', attachments: [{ id: 0, filename: 'speech.mp3' }] },
-  });
+  return new DiscordAPIError(
+    { message: 'Unknown Webhook', code: 10015 },
+    10015,
+    404,
+    'PATCH',
+    `${base}/webhooks/1200000000000000001/${TOKEN}/messages/%40original`,
+    {
+      files: [{ name: 'speech.mp3', data: MP3 }],
+      body: { content: 'x', attachments: [{ id: 0, filename: 'speech.mp3' }] },
+    },
+  );
 }
 
 function logged(run: (logger: ReturnType<typeof createLogger>) => void, secrets: string[] = []) {
@@ -26,24 +33,57 @@ function logged(run: (logger: ReturnType<typeof createLogger>) => void, secrets:
 describe('serializeError', () => {
   it('keeps name, code, status, method and the route, never the URL token or the request body', () => {
     const out = serializeError(webhook404());
-    expect(out).toMatchObject({ type: 'DiscordAPIError[10015]', message: 'Unknown Webhook', code: 10015, status: 404, method: 'PATCH', route: '/api/v10/webhooks/1200000000000000001/:token/messages/@original' });
+    expect(out).toMatchObject({
+      type: 'DiscordAPIError[10015]',
+      message: 'Unknown Webhook',
+      code: 10015,
+      status: 404,
+      method: 'PATCH',
+      route: '/api/v10/webhooks/1200000000000000001/:token/messages/@original',
+    });
     expect(Object.keys(out)).not.toContain('requestBody');
     expect(Object.keys(out)).not.toContain('rawError');
     expect(JSON.stringify(out)).not.toContain(TOKEN);
   });
 
   it('replaces the token of an interaction callback (HTTPError) and drops the query', () => {
-    const error = new HTTPError(500, 'Internal Server Error', 'POST', `${base}/interactions/1574145837209092097/${TOKEN}/callback?with_response=false`, { files: undefined, body: { type: 5 } });
-    expect(serializeError(error)).toMatchObject({ type: 'HTTPError', status: 500, method: 'POST', route: '/api/v10/interactions/1574145837209092097/:token/callback' });
+    const error = new HTTPError(
+      500,
+      'Internal Server Error',
+      'POST',
+      `${base}/interactions/1574145837209092097/${TOKEN}/callback?with_response=false`,
+      { files: undefined, body: { type: 5 } },
+    );
+    expect(serializeError(error)).toMatchObject({
+      type: 'HTTPError',
+      status: 500,
+      method: 'POST',
+      route: '/api/v10/interactions/1574145837209092097/:token/callback',
+    });
   });
 
-  it('never copies a RateLimitError\'s major parameter or hash (both hold the webhook token)', () => {
+  it("never copies a RateLimitError's major parameter or hash (both hold the webhook token)", () => {
     const error = new RateLimitError({
-      timeToReset: 1_000, limit: 5, method: 'PATCH', hash: `abc:1200000000000000001/${TOKEN}`, url: `${base}/webhooks/1200000000000000001/${TOKEN}`,
-      route: '/webhooks/:id/:token', majorParameter: `1200000000000000001/${TOKEN}`, global: false, retryAfter: 1_000, sublimitTimeout: 0, scope: 'user',
+      timeToReset: 1_000,
+      limit: 5,
+      method: 'PATCH',
+      hash: `abc:1200000000000000001/${TOKEN}`,
+      url: `${base}/webhooks/1200000000000000001/${TOKEN}`,
+      route: '/webhooks/:id/:token',
+      majorParameter: `1200000000000000001/${TOKEN}`,
+      global: false,
+      retryAfter: 1_000,
+      sublimitTimeout: 0,
+      scope: 'user',
     });
     const out = serializeError(error);
-    expect(out).toMatchObject({ method: 'PATCH', route: '/api/v10/webhooks/1200000000000000001/:token', retryAfter: 1_000, global: false, scope: 'user' });
+    expect(out).toMatchObject({
+      method: 'PATCH',
+      route: '/api/v10/webhooks/1200000000000000001/:token',
+      retryAfter: 1_000,
+      global: false,
+      scope: 'user',
+    });
     expect(JSON.stringify(out)).not.toContain(TOKEN);
   });
 
@@ -52,13 +92,27 @@ describe('serializeError', () => {
     const out = serializeError(new AggregateError([wrapped, webhook404()], 'all failed'));
     expect(out.type).toBe('AggregateError');
     expect(out.errors).toHaveLength(2);
-    expect(out).toMatchObject({ errors: [{ message: 'delivery failed', cause: { code: 10015, route: expect.stringContaining(':token') } }, { status: 404 }] });
+    expect(out).toMatchObject({
+      errors: [{ message: 'delivery failed', cause: { code: 10015, route: expect.stringContaining(':token') } }, { status: 404 }],
+    });
     expect(JSON.stringify(out)).not.toContain(TOKEN);
   });
 
   it('keeps the token-free context of our own errors', () => {
-    const out = serializeError(new TtsServiceError('internal_error', { endpoint: 'standard', status: 500, attempts: 4, causeInfo: { name: 'SocketError', code: 'UND_ERR_SOCKET' } }));
-    expect(out).toMatchObject({ type: 'TtsServiceError', code: 'internal_error', status: 500, context: { endpoint: 'standard', attempts: 4, causeInfo: { code: 'UND_ERR_SOCKET' } } });
+    const out = serializeError(
+      new TtsServiceError('internal_error', {
+        endpoint: 'standard',
+        status: 500,
+        attempts: 4,
+        causeInfo: { name: 'SocketError', code: 'UND_ERR_SOCKET' },
+      }),
+    );
+    expect(out).toMatchObject({
+      type: 'TtsServiceError',
+      code: 'internal_error',
+      status: 500,
+      context: { endpoint: 'standard', attempts: 4, causeInfo: { code: 'UND_ERR_SOCKET' } },
+    });
   });
 
   it('serializes a thrown non-error value without inventing fields', () => {
@@ -88,18 +142,27 @@ describe('createLogger', () => {
 
   it('still scrubs the given secret values and token paths from every line, messages included', () => {
     const secret = 'Bot.SeCrEt.VaLuE-123456';
-    const log = logged((logger) => {
-      logger.info({ note: `token is ${secret}` }, `message with ${secret}`);
-      logger.info(`posting to ${base}/webhooks/1/${TOKEN}/messages/@original`);
-    }, [secret]);
+    const log = logged(
+      (logger) => {
+        logger.info({ note: `token is ${secret}` }, `message with ${secret}`);
+        logger.info(`posting to ${base}/webhooks/1/${TOKEN}/messages/@original`);
+      },
+      [secret],
+    );
     expect(log.lines.join('')).not.toContain(secret);
     expect(log.lines.join('')).not.toContain(TOKEN);
     expect(log.lines[1]).toContain('/webhooks/1/:token/messages/@original');
   });
 
-  it('redacts secret keys at depth as before (an utterance\'s meta.delivery.token too)', () => {
-    const log = logged((logger) => logger.info({ delivery: { token: TOKEN }, jobToken: 'x'.repeat(40), item: { meta: { delivery: { token: TOKEN } } } }, 'keys'));
-    expect(log.records()[0]).toMatchObject({ delivery: { token: '[REDACTED]' }, jobToken: '[REDACTED]', item: { meta: { delivery: { token: '[REDACTED]' } } } });
+  it("redacts secret keys at depth as before (an utterance's meta.delivery.token too)", () => {
+    const log = logged((logger) =>
+      logger.info({ delivery: { token: TOKEN }, jobToken: 'x'.repeat(40), item: { meta: { delivery: { token: TOKEN } } } }, 'keys'),
+    );
+    expect(log.records()[0]).toMatchObject({
+      delivery: { token: '[REDACTED]' },
+      jobToken: '[REDACTED]',
+      item: { meta: { delivery: { token: '[REDACTED]' } } },
+    });
   });
 
   it('serializes an error given as a child logger binding', () => {

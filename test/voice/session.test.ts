@@ -71,7 +71,21 @@ let session: GuildVoiceSession | undefined;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'voice-session-'));
   const oggPath = join(dir, 'clip.ogg');
-  await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=0.1', '-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '64k', oggPath]);
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=0.1',
+    '-ar',
+    '48000',
+    '-ac',
+    '2',
+    '-c:a',
+    'libopus',
+    '-b:a',
+    '64k',
+    oggPath,
+  ]);
   const frames: Buffer[] = [];
   await pipeline(createReadStream(oggPath), new prism.opus.OggDemuxer(), async (packets: AsyncIterable<Buffer>) => {
     for await (const packet of packets) frames.push(packet);
@@ -96,8 +110,18 @@ afterEach(() => {
 /** A session whose main gateway takes payloads while `gatewayUp()` says so, and never answers. */
 function start(policy: VoiceSessionPolicy = {}, gatewayUp = () => true): GuildVoiceSession {
   const adapterCreator: DiscordGatewayAdapterCreator = () => ({ sendPayload: () => gatewayUp(), destroy() {} });
-  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) } });
-  session = new GuildVoiceSession({ guildId: `g${Math.random()}`, channelId: 'c1', textChannelId: null, adapterCreator, logger, ...policy });
+  const logger = createLogger({
+    level: 'info',
+    destination: { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) },
+  });
+  session = new GuildVoiceSession({
+    guildId: `g${Math.random()}`,
+    channelId: 'c1',
+    textChannelId: null,
+    adapterCreator,
+    logger,
+    ...policy,
+  });
   return session;
 }
 
@@ -107,7 +131,8 @@ function setConnection(connection: VoiceConnection, status: VoiceConnectionStatu
   connection.state = { status, adapter, subscription, ...extra } as unknown as VoiceConnectionState;
 }
 
-const ready = (s: GuildVoiceSession, networking: SteppedNetworking) => setConnection(s.connection, VoiceConnectionStatus.Ready, { networking });
+const ready = (s: GuildVoiceSession, networking: SteppedNetworking) =>
+  setConnection(s.connection, VoiceConnectionStatus.Ready, { networking });
 
 /** One 20 ms cycle of the library's audio loop (`audioCycleStep`), after the streams had a chance to deliver data. */
 async function cycle(player: AudioPlayer): Promise<void> {
@@ -123,7 +148,10 @@ async function cycle(player: AudioPlayer): Promise<void> {
 /** Steps the player until `settled` settles (at most `max` cycles); resolves with how it settled. */
 async function stepUntil(player: AudioPlayer, settled: Promise<void>, max = 200): Promise<{ ok: true } | { ok: false; error: unknown }> {
   let outcome: { ok: true } | { ok: false; error: unknown } | undefined;
-  void settled.then(() => (outcome = { ok: true }), (error: unknown) => (outcome = { ok: false, error }));
+  void settled.then(
+    () => (outcome = { ok: true }),
+    (error: unknown) => (outcome = { ok: false, error }),
+  );
   for (let i = 0; i < max && !outcome; i++) await cycle(player);
   for (let i = 0; i < 5 && !outcome; i++) await Promise.resolve();
   if (!outcome) throw new Error(`play() did not settle within ${max} cycles`);
@@ -131,7 +159,11 @@ async function stepUntil(player: AudioPlayer, settled: Promise<void>, max = 200)
 }
 
 /** The listeners play() may add, to show it leaves none behind. */
-const listeners = (s: GuildVoiceSession) => [s.player.listenerCount('stateChange'), s.player.listenerCount('error'), s.listenerCount('stateChange')];
+const listeners = (s: GuildVoiceSession) => [
+  s.player.listenerCount('stateChange'),
+  s.player.listenerCount('error'),
+  s.listenerCount('stateChange'),
+];
 
 describe('GuildVoiceSession.play, stepped', () => {
   it('GIVEN a Ready call WHEN a clip plays THEN every frame goes out in order and play resolves at its end, leaving no listener behind', async () => {
@@ -207,7 +239,10 @@ describe('GuildVoiceSession.play, stepped', () => {
 
   it('GIVEN the connection never gets Ready THEN play rejects with not_ready after the ready timeout, having played nothing', async () => {
     const s = start({ readyTimeoutMs: 5_000 });
-    const outcome = s.play({ oggPath: clip.oggPath }, new AbortController().signal).then(() => 'resolved', (error: { code: string }) => error.code);
+    const outcome = s.play({ oggPath: clip.oggPath }, new AbortController().signal).then(
+      () => 'resolved',
+      (error: { code: string }) => error.code,
+    );
     await vi.advanceTimersByTimeAsync(4_999);
     expect(await Promise.race([outcome, new Promise((resolve) => setImmediate(() => resolve('waiting')))])).toBe('waiting');
     await vi.advanceTimersByTimeAsync(1);
@@ -233,7 +268,21 @@ describe('a name and its line cut short', () => {
   it('GIVEN a two-part clip skipped mid-name, again and again THEN no file of the audio cache stays open (weeks of /skip leak no descriptor)', async () => {
     // Long enough that the name's file is still being read when the skip comes.
     const long = join(dir, 'long-name.ogg');
-    await ffmpeg(['-f', 'lavfi', '-i', 'sine=frequency=330:duration=20', '-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '64k', long]);
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=330:duration=20',
+      '-ar',
+      '48000',
+      '-ac',
+      '2',
+      '-c:a',
+      'libopus',
+      '-b:a',
+      '64k',
+      long,
+    ]);
     const s = start();
     const net = new SteppedNetworking();
     ready(s, net);
@@ -339,7 +388,10 @@ describe('rejoining after a disconnect the library does not recover from', () =>
     const s = start({ reconnectGraceMs: 1_000 });
     ready(s, new SteppedNetworking());
     const rejoin = vi.spyOn(s.connection, 'rejoin');
-    setConnection(s.connection, VoiceConnectionStatus.Disconnected, { reason: VoiceConnectionDisconnectReason.WebSocketClose, closeCode: 4014 });
+    setConnection(s.connection, VoiceConnectionStatus.Disconnected, {
+      reason: VoiceConnectionDisconnectReason.WebSocketClose,
+      closeCode: 4014,
+    });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(rejoin).not.toHaveBeenCalled();
     expect(s.state).toEqual({ status: 'destroyed', reason: 'disconnected (4014)' });

@@ -55,7 +55,7 @@ export class LocalDiscordError extends codedError({
   unknown_guild: 'the local Discord has no such guild',
   unknown_message: 'the local Discord has no such bot message or component',
   no_voice_connection: 'the voice server has no open voice websocket for that guild',
-  certificate_failed: 'openssl could not make the voice server\'s certificate',
+  certificate_failed: "openssl could not make the voice server's certificate",
   dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',
   mls_malformed: 'an MLS message could not be read',
   timeout: 'timed out waiting for the local Discord',

@@ -4,13 +4,7 @@
  * Shapes were checked against discord.js 14.28 / discord-api-types 0.38.
  */
 import { randomBytes } from 'node:crypto';
-import type {
-  APIChannel,
-  APIGuildMember,
-  APIRole,
-  APIUser,
-  GatewayVoiceState,
-} from 'discord.js';
+import type { APIChannel, APIGuildMember, APIRole, APIUser, GatewayVoiceState } from 'discord.js';
 
 export interface FakeUser {
   id: string;
@@ -148,11 +142,26 @@ export const DEFAULT_BOT_USER: FakeUser = { id: DEFAULT_IDS.bot, username: 'yomi
  * A world's three roles: @everyone, one that manages the server (Manage Server and Manage
  * Messages, and `also`), and the bot's own managed role (Manage Messages).
  */
-export function worldRoles(ids: { everyone: string; manager: { id: string; name: string; also?: bigint }; bot: string }, botUser: FakeUser): FakeRole[] {
+export function worldRoles(
+  ids: { everyone: string; manager: { id: string; name: string; also?: bigint }; bot: string },
+  botUser: FakeUser,
+): FakeRole[] {
   return [
     { id: ids.everyone, name: '@everyone', permissions: EVERYONE_PERMISSIONS.toString(), position: 0 },
-    { id: ids.manager.id, name: ids.manager.name, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages | (ids.manager.also ?? 0n)).toString(), position: 2 },
-    { id: ids.bot, name: botUser.username, permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageMessages).toString(), position: 1, managed: true, botId: botUser.id },
+    {
+      id: ids.manager.id,
+      name: ids.manager.name,
+      permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageGuild | PERMISSIONS.ManageMessages | (ids.manager.also ?? 0n)).toString(),
+      position: 2,
+    },
+    {
+      id: ids.bot,
+      name: botUser.username,
+      permissions: (EVERYONE_PERMISSIONS | PERMISSIONS.ManageMessages).toString(),
+      position: 1,
+      managed: true,
+      botId: botUser.id,
+    },
   ];
 }
 
@@ -168,7 +177,14 @@ export function defaultGuild(botUser: FakeUser = DEFAULT_BOT_USER): FakeGuild {
     name: 'Test Guild',
     ownerId: DEFAULT_IDS.owner,
     preferredLocale: 'ja',
-    roles: worldRoles({ everyone: DEFAULT_IDS.everyoneRole, manager: { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', also: PERMISSIONS.MoveMembers }, bot: DEFAULT_IDS.botRole }, botUser),
+    roles: worldRoles(
+      {
+        everyone: DEFAULT_IDS.everyoneRole,
+        manager: { id: DEFAULT_IDS.moderatorRole, name: 'Moderator', also: PERMISSIONS.MoveMembers },
+        bot: DEFAULT_IDS.botRole,
+      },
+      botUser,
+    ),
     channels: [
       { id: '1100000000000000100', name: 'Text Channels', type: 4, position: 0 },
       { id: DEFAULT_IDS.general, name: 'general', type: 0, position: 0, parentId: '1100000000000000100' },
@@ -209,7 +225,7 @@ export function guildOnShard(shard: number, shardCount: number, index = 0, botUs
     id,
     name: `Shard ${shard} Guild ${index}`,
     roles: base.roles.map((r) => ({ ...r, id: to(r.id) })),
-    channels: base.channels.map((c) => ({ ...c, id: to(c.id), parentId: c.parentId ? to(c.parentId) : c.parentId ?? null })),
+    channels: base.channels.map((c) => ({ ...c, id: to(c.id), parentId: c.parentId ? to(c.parentId) : (c.parentId ?? null) })),
     members: base.members.map((m) => ({ ...m, roles: m.roles.map(to) })),
   };
 }
@@ -292,14 +308,25 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
     flags: 0,
   };
   if (channel.type === 2 || channel.type === 13) {
-    return { ...base, bitrate: 64_000, user_limit: channel.userLimit ?? 0, rtc_region: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;
+    return {
+      ...base,
+      bitrate: 64_000,
+      user_limit: channel.userLimit ?? 0,
+      rtc_region: null,
+      nsfw: false,
+      last_message_id: null,
+      rate_limit_per_user: 0,
+    } as APIChannel;
   }
   if (channel.type === 4) return base as APIChannel;
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;
 }
 
 /** Voice state as it appears inside GUILD_CREATE (no guild_id, no member). */
-export function toAPIVoiceState(state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null }, guildId?: string): GatewayVoiceState {
+export function toAPIVoiceState(
+  state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null },
+  guildId?: string,
+): GatewayVoiceState {
   return {
     ...(guildId ? { guild_id: guildId } : {}),
     user_id: state.userId,
@@ -316,7 +343,11 @@ export function toAPIVoiceState(state: Omit<FakeVoiceState, 'channelId'> & { cha
 }
 
 /** VOICE_STATE_UPDATE's payload: a voice state in `guildId` (channel null once they left), with the member. */
-export function voiceStateUpdate(guildId: string, state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null }, member: FakeMember | undefined): Record<string, unknown> {
+export function voiceStateUpdate(
+  guildId: string,
+  state: Omit<FakeVoiceState, 'channelId'> & { channelId: string | null },
+  member: FakeMember | undefined,
+): Record<string, unknown> {
   return { ...toAPIVoiceState(state, guildId), ...(member ? { member: toAPIMember(member) } : {}) };
 }
 

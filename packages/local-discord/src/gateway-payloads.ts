@@ -17,7 +17,10 @@ export const INTENTS = {
 } as const;
 
 /** READY: the bot user, its guilds (unavailable until their GUILD_CREATE) and where to resume. */
-export function readyPayload(sessionId: string, world: { botUser: FakeUser; applicationId: string; guilds: readonly FakeGuild[]; shard: [number, number]; resumeUrl: string }): Record<string, unknown> {
+export function readyPayload(
+  sessionId: string,
+  world: { botUser: FakeUser; applicationId: string; guilds: readonly FakeGuild[]; shard: [number, number]; resumeUrl: string },
+): Record<string, unknown> {
   return {
     v: 10,
     user: { ...toAPIUser(world.botUser), bot: true, verified: true, mfa_enabled: false, email: null },
@@ -44,7 +47,8 @@ export function readyPayload(sessionId: string, world: { botUser: FakeUser; appl
  */
 export function guildCreatePayload(guild: FakeGuild, intents: number, botUserId: string): Record<string, unknown> {
   const inVoice = new Set(guild.voiceStates.map((v) => v.userId));
-  const members = intents & INTENTS.GuildPresences ? guild.members : guild.members.filter((m) => m.user.id === botUserId || inVoice.has(m.user.id));
+  const members =
+    intents & INTENTS.GuildPresences ? guild.members : guild.members.filter((m) => m.user.id === botUserId || inVoice.has(m.user.id));
   return {
     ...toAPIGuild(guild),
     joined_at: '2024-01-01T00:00:00.000Z',
@@ -72,7 +76,9 @@ export function membersChunkPayload(guild: FakeGuild, d: Record<string, unknown>
   const limit = typeof d.limit === 'number' && d.limit > 0 ? d.limit : Number.POSITIVE_INFINITY;
   const ids = Array.isArray(d.user_ids) ? d.user_ids.map(String) : typeof d.user_ids === 'string' ? [d.user_ids] : undefined;
   const members = guild.members
-    .filter((m) => (ids ? ids.includes(m.user.id) : m.user.username.toLowerCase().startsWith(query) || (m.nick ?? '').toLowerCase().startsWith(query)))
+    .filter((m) =>
+      ids ? ids.includes(m.user.id) : m.user.username.toLowerCase().startsWith(query) || (m.nick ?? '').toLowerCase().startsWith(query),
+    )
     .slice(0, limit);
   const notFound = ids ? ids.filter((id) => !guild.members.some((m) => m.user.id === id)) : [];
   return {

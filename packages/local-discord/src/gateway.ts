@@ -296,7 +296,15 @@ export class FakeGateway extends EventEmitter {
       return null;
     }
     this.identifies.push({ intents, properties: d.properties, shard, presence: d.presence });
-    const session: GatewaySession = { id: randomToken(16), intents, seq: 0, backlog: [], socket, ready: false, shard: shard === undefined ? [0, 1] : [shard[0], shard[1]] };
+    const session: GatewaySession = {
+      id: randomToken(16),
+      intents,
+      seq: 0,
+      backlog: [],
+      socket,
+      ready: false,
+      shard: shard === undefined ? [0, 1] : [shard[0], shard[1]],
+    };
     this.sessions.set(session.id, session);
     void this.#sendReady(session);
     return session;
@@ -307,10 +315,15 @@ export class FakeGateway extends EventEmitter {
     // A shard is told only of its own guilds (READY's list and their GUILD_CREATEs).
     const guilds = this.#options.guilds.filter((g) => this.owns(session, g.id));
     const writes = [
-      this.#dispatchTo(session, 'READY', readyPayload(session.id, { botUser, applicationId, guilds, shard: session.shard, resumeUrl: this.#options.resumeUrl() })),
+      this.#dispatchTo(
+        session,
+        'READY',
+        readyPayload(session.id, { botUser, applicationId, guilds, shard: session.shard, resumeUrl: this.#options.resumeUrl() }),
+      ),
     ];
     if (session.intents & INTENTS.Guilds) {
-      for (const guild of guilds) writes.push(this.#dispatchTo(session, 'GUILD_CREATE', guildCreatePayload(guild, session.intents, botUser.id)));
+      for (const guild of guilds)
+        writes.push(this.#dispatchTo(session, 'GUILD_CREATE', guildCreatePayload(guild, session.intents, botUser.id)));
     }
     await Promise.all(writes).catch(() => {});
     if (session.socket) {
@@ -370,7 +383,15 @@ export class FakeGateway extends EventEmitter {
 
 /** Identify's `shard`: [id, count] with 0 <= id < count. */
 function validShard(shard: unknown): shard is [number, number] {
-  return Array.isArray(shard) && shard.length === 2 && Number.isInteger(shard[0]) && Number.isInteger(shard[1]) && shard[1] >= 1 && shard[0] >= 0 && shard[0] < shard[1];
+  return (
+    Array.isArray(shard) &&
+    shard.length === 2 &&
+    Number.isInteger(shard[0]) &&
+    Number.isInteger(shard[1]) &&
+    shard[1] >= 1 &&
+    shard[0] >= 0 &&
+    shard[0] < shard[1]
+  );
 }
 
 /** The `guild_id` of an event payload, if it has one. */

@@ -86,7 +86,12 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
   }
   if (input.forward) Object.assign(message, forwardFields(state, input.forward, id));
   if (input.referenceMessageId) {
-    message.message_reference = { type: 0, message_id: input.referenceMessageId, channel_id: input.channelId, ...(guild ? { guild_id: guild.id } : {}) };
+    message.message_reference = {
+      type: 0,
+      message_id: input.referenceMessageId,
+      channel_id: input.channelId,
+      ...(guild ? { guild_id: guild.id } : {}),
+    };
     const referenced = state.findAnyMessage(input.referenceMessageId);
     if (referenced) message.referenced_message = referenced;
   }
@@ -140,7 +145,9 @@ function forwardFields(state: DiscordState, forward: NonNullable<SendMessageInpu
 /** Without MESSAGE_CONTENT a forward's snapshot is blanked like the message's own content. */
 function blankSnapshots(d: unknown): Record<string, unknown> {
   const snapshots = (d as { message_snapshots?: Array<{ message: object }> }).message_snapshots;
-  return snapshots ? { message_snapshots: snapshots.map((s) => ({ message: { ...s.message, content: '', embeds: [], attachments: [] } })) } : {};
+  return snapshots
+    ? { message_snapshots: snapshots.map((s) => ({ message: { ...s.message, content: '', embeds: [], attachments: [] } })) }
+    : {};
 }
 
 export async function sendInteraction(state: DiscordState, input: SendInteractionInput): Promise<FakeInteraction> {
@@ -160,13 +167,15 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
   if (guild) record.guildId = guild.id;
   state.interactions.set(record.id, record);
   const command = [...(guild ? (state.commands.guild[guild.id] ?? []) : []), ...state.commands.global].find((c) => c.name === input.name);
-  const data: Record<string, unknown> = component ? { custom_id: component.customId, component_type: 2 } : {
-    id: command?.id ?? snowflake(),
-    name: input.name,
-    type: 1,
-    ...(input.options ? { options: input.options } : {}),
-    ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
-  };
+  const data: Record<string, unknown> = component
+    ? { custom_id: component.customId, component_type: 2 }
+    : {
+        id: command?.id ?? snowflake(),
+        name: input.name,
+        type: 1,
+        ...(input.options ? { options: input.options } : {}),
+        ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
+      };
   if (guild && input.options) {
     const resolved = resolveOptions(state, guild, input.options, { channel: located?.channel, userId: user.id });
     if (resolved) data.resolved = resolved;
@@ -219,7 +228,13 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
   return interactionHandle(state, record);
 }
 
-export async function setVoiceState(state: DiscordState, userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {
+export async function setVoiceState(
+  state: DiscordState,
+  userId: string,
+  guildId: string,
+  channelId: string | null,
+  options: { selfDeaf?: boolean } = {},
+): Promise<void> {
   const guild = state.guilds.find((g) => g.id === guildId);
   if (!guild) throw new LocalDiscordError('unknown_guild', { message: `unknown guild ${guildId}` });
   const previous = guild.voiceStates.find((v) => v.userId === userId);
@@ -251,7 +266,14 @@ function componentMessage(state: DiscordState, input: SendInteractionInput) {
 export function uploadAttachment(state: DiscordState, upload: MemberUpload): { id: string; url: string } {
   const id = snowflake(state.now());
   const url = `${state.baseUrl}/attachments/uploads/${id}/${encodeURIComponent(upload.filename)}`;
-  state.attachments.set(id, { id, filename: upload.filename, contentType: upload.contentType ?? 'application/octet-stream', size: upload.data.length, data: upload.data, url });
+  state.attachments.set(id, {
+    id,
+    filename: upload.filename,
+    contentType: upload.contentType ?? 'application/octet-stream',
+    size: upload.data.length,
+    data: upload.data,
+    url,
+  });
   return { id, url };
 }
 
@@ -263,8 +285,12 @@ function interactionHandle(state: DiscordState, record: InteractionRecord): Fake
     token: record.token,
     responses: () => [...record.responses],
     waitForResponse: (predicate = () => true, timeoutMs = state.options.waitTimeoutMs) =>
-      state.waitFor(`interaction:${record.id}`, () => record.responses.find(predicate), timeoutMs, `a matching response to interaction /${record.name}`, () =>
-        record.responses.map((r) => `${r.kind}${r.type !== undefined ? `(${r.type})` : ''}`).join(', '),
+      state.waitFor(
+        `interaction:${record.id}`,
+        () => record.responses.find(predicate),
+        timeoutMs,
+        `a matching response to interaction /${record.name}`,
+        () => record.responses.map((r) => `${r.kind}${r.type !== undefined ? `(${r.type})` : ''}`).join(', '),
       ),
     original: () => state.original(record),
   };
@@ -305,7 +331,15 @@ function resolveOptions(
       }
       if (option.type === 11) {
         const file = state.attachments.get(id);
-        if (file) add('attachments', id, { id, filename: file.filename, size: file.size, url: file.url, proxy_url: file.url, content_type: file.contentType });
+        if (file)
+          add('attachments', id, {
+            id,
+            filename: file.filename,
+            size: file.size,
+            url: file.url,
+            proxy_url: file.url,
+            content_type: file.contentType,
+          });
       }
       if (option.type === 8 || option.type === 9) {
         const role = guild.roles.find((r) => r.id === id);
@@ -319,7 +353,9 @@ function resolveOptions(
 
 function mentionedUsers(state: DiscordState, content: string, guild: FakeGuild | undefined): FakeUser[] {
   const ids = [...new Set([...content.matchAll(/<@!?(\d{15,21})>/g)].map((m) => m[1] as string))];
-  return ids.map((id) => guild?.members.find((m) => m.user.id === id)?.user ?? state.findUser(id)).filter((u): u is FakeUser => u !== undefined);
+  return ids
+    .map((id) => guild?.members.find((m) => m.user.id === id)?.user ?? state.findUser(id))
+    .filter((u): u is FakeUser => u !== undefined);
 }
 
 // ---- waiting ----------------------------------------------------------------------------------

@@ -61,20 +61,29 @@ const MAX_FILES = 10;
 type BodyResult = { ok: true } | { ok: false; error: ApiError };
 
 /** Checks a create/edit body the way Discord does for the limits a bot can trip over. */
-export function validateMessageBody(body: Record<string, unknown>, files: readonly UploadedFile[], creating: boolean, maxUploadBytes: number): BodyResult {
+export function validateMessageBody(
+  body: Record<string, unknown>,
+  files: readonly UploadedFile[],
+  creating: boolean,
+  maxUploadBytes: number,
+): BodyResult {
   if (body.content !== undefined && body.content !== null) {
     if (typeof body.content !== 'string') return { ok: false, error: invalidFormBody('content', 'BASE_TYPE_STRING', 'Must be a string.') };
-    if ([...body.content].length > MAX_CONTENT) return { ok: false, error: invalidFormBody('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`) };
+    if ([...body.content].length > MAX_CONTENT)
+      return { ok: false, error: invalidFormBody('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`) };
   }
-  if (Array.isArray(body.embeds) && body.embeds.length > MAX_EMBEDS) return { ok: false, error: invalidFormBody('embeds', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_EMBEDS} or fewer in length.`) };
-  if (files.length > MAX_FILES) return { ok: false, error: invalidFormBody('files', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`) };
+  if (Array.isArray(body.embeds) && body.embeds.length > MAX_EMBEDS)
+    return { ok: false, error: invalidFormBody('embeds', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_EMBEDS} or fewer in length.`) };
+  if (files.length > MAX_FILES)
+    return { ok: false, error: invalidFormBody('files', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`) };
   if (files.some((f) => f.data.length > maxUploadBytes)) return { ok: false, error: API_ERRORS.entityTooLarge };
   if (creating) {
     const hasContent = typeof body.content === 'string' && body.content.length > 0;
     const hasEmbeds = Array.isArray(body.embeds) && body.embeds.length > 0;
     const hasComponents = Array.isArray(body.components) && body.components.length > 0;
     const hasStickers = Array.isArray(body.sticker_ids) && body.sticker_ids.length > 0;
-    if (!hasContent && !hasEmbeds && !hasComponents && !hasStickers && files.length === 0 && !body.poll) return { ok: false, error: API_ERRORS.emptyMessage };
+    if (!hasContent && !hasEmbeds && !hasComponents && !hasStickers && files.length === 0 && !body.poll)
+      return { ok: false, error: API_ERRORS.emptyMessage };
   }
   return { ok: true };
 }
@@ -159,7 +168,10 @@ export function toAPIMessage(message: FakeMessage, context: ApiMessageContext): 
     edited_timestamp: message.editedAt,
     tts: message.tts,
     mention_everyone: message.pings.everyone,
-    mentions: message.pings.users.map((id) => context.user(id)).filter((u) => u !== undefined).map(toAPIUser),
+    mentions: message.pings.users
+      .map((id) => context.user(id))
+      .filter((u) => u !== undefined)
+      .map(toAPIUser),
     mention_roles: message.pings.roles,
     attachments: message.attachments.map((a) => ({
       id: a.id,
@@ -176,7 +188,12 @@ export function toAPIMessage(message: FakeMessage, context: ApiMessageContext): 
     flags: message.flags,
   };
   if (message.messageReference) {
-    api.message_reference = { type: 0, channel_id: message.channelId, ...(message.guildId ? { guild_id: message.guildId } : {}), ...message.messageReference };
+    api.message_reference = {
+      type: 0,
+      channel_id: message.channelId,
+      ...(message.guildId ? { guild_id: message.guildId } : {}),
+      ...message.messageReference,
+    };
   }
   if (isResponse) {
     api.webhook_id = context.applicationId;
@@ -188,7 +205,12 @@ export function toAPIMessage(message: FakeMessage, context: ApiMessageContext): 
         user: toAPIUser(context.interaction.user),
         authorizing_integration_owners: message.guildId ? { '0': message.guildId } : { '1': context.interaction.user.id },
       };
-      api.interaction = { id: context.interaction.id, type: context.interaction.type, name: context.interaction.name, user: toAPIUser(context.interaction.user) };
+      api.interaction = {
+        id: context.interaction.id,
+        type: context.interaction.type,
+        name: context.interaction.name,
+        user: toAPIUser(context.interaction.user),
+      };
     }
   }
   return api as unknown as APIMessage;

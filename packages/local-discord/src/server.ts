@@ -82,7 +82,11 @@ class FakeDiscordServer implements FakeDiscord {
     this.#router = new Router(this.#state.token);
     this.#router.on('GET', '/gateway', () => ok({ url: this.gatewayUrl }), false);
     this.#router.on('GET', '/gateway/bot', () =>
-      ok({ url: this.gatewayUrl, shards: this.#state.options.shardCount, session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 } }),
+      ok({
+        url: this.gatewayUrl,
+        shards: this.#state.options.shardCount,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 },
+      }),
     );
     userRoutes(this.#router, this.#state);
     applicationRoutes(this.#router, this.#state);
@@ -240,7 +244,12 @@ class FakeDiscordServer implements FakeDiscord {
   waitForMessage(predicate: (m: FakeMessage) => boolean = () => true, timeoutMs = this.#state.options.waitTimeoutMs): Promise<FakeMessage> {
     const state = this.#state;
     const since = state.changeMark();
-    return state.waitFor('message', () => state.messages.find((m) => state.changedSince(m, since) && predicate(m)), timeoutMs, 'a matching bot message');
+    return state.waitFor(
+      'message',
+      () => state.messages.find((m) => state.changedSince(m, since) && predicate(m)),
+      timeoutMs,
+      'a matching bot message',
+    );
   }
 
   waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs = this.#state.options.waitTimeoutMs): Promise<RestLogEntry> {
@@ -248,9 +257,17 @@ class FakeDiscordServer implements FakeDiscord {
     return this.#state.waitFor('request', () => this.requests.slice(from).find(predicate), timeoutMs, 'a matching REST request');
   }
 
-  waitForBotVoiceState(predicate: (s: BotVoiceStateRequest) => boolean = () => true, timeoutMs = this.#state.options.waitTimeoutMs): Promise<BotVoiceStateRequest> {
+  waitForBotVoiceState(
+    predicate: (s: BotVoiceStateRequest) => boolean = () => true,
+    timeoutMs = this.#state.options.waitTimeoutMs,
+  ): Promise<BotVoiceStateRequest> {
     const from = this.botVoiceStates.length;
-    return this.#state.waitFor('botVoiceState', () => this.botVoiceStates.slice(from).find(predicate), timeoutMs, 'a matching bot voice state update (op 4)');
+    return this.#state.waitFor(
+      'botVoiceState',
+      () => this.botVoiceStates.slice(from).find(predicate),
+      timeoutMs,
+      'a matching bot voice state update (op 4)',
+    );
   }
 
   // ---- HTTP -------------------------------------------------------------------------------------
@@ -261,7 +278,10 @@ class FakeDiscordServer implements FakeDiscord {
     if (raw === undefined) return reply(res, API_ERRORS.entityTooLarge);
     if (url.pathname.startsWith('/attachments/')) return this.#serveAttachment(req, res, url);
     const routePath = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
-    const segments = routePath.split('/').slice(1).map((s) => safeDecode(s));
+    const segments = routePath
+      .split('/')
+      .slice(1)
+      .map((s) => safeDecode(s));
     const entry: RestLogEntry = {
       method: req.method ?? 'GET',
       path: '/' + segments.join('/'),
@@ -282,7 +302,11 @@ class FakeDiscordServer implements FakeDiscord {
     } else if (!parsed.ok) {
       result = parsed.error;
     } else {
-      result = this.#router.route(entry.method, segments, req.headers.authorization, { query: url.searchParams, json: parsed.json, files: parsed.files });
+      result = this.#router.route(entry.method, segments, req.headers.authorization, {
+        query: url.searchParams,
+        json: parsed.json,
+        files: parsed.files,
+      });
     }
     entry.status = result.status;
     this.#state.events.emit('request');

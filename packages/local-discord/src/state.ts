@@ -149,7 +149,11 @@ export class DiscordState {
 
   // ---- the bot's messages -----------------------------------------------------------------------
 
-  createMessage(payload: Record<string, unknown>, files: UploadedFile[], meta: { source: MessageSource; channelId: string; interactionId?: string; flags: number }): FakeMessage {
+  createMessage(
+    payload: Record<string, unknown>,
+    files: UploadedFile[],
+    meta: { source: MessageSource; channelId: string; interactionId?: string; flags: number },
+  ): FakeMessage {
     const now = new Date(this.now()).toISOString();
     const reference = payload.message_reference as FakeMessage['messageReference'] | undefined;
     const content = typeof payload.content === 'string' ? payload.content : '';
@@ -197,7 +201,9 @@ export class DiscordState {
     if ('components' in payload) message.components = Array.isArray(payload.components) ? payload.components : [];
     if ('allowed_mentions' in payload) message.allowedMentions = payload.allowed_mentions;
     if ('attachments' in payload || files.length > 0) {
-      message.attachments = resolveAttachments(payload, files, message.attachments, (id, name) => this.#attachmentUrl(message.channelId, id, name));
+      message.attachments = resolveAttachments(payload, files, message.attachments, (id, name) =>
+        this.#attachmentUrl(message.channelId, id, name),
+      );
       for (const a of message.attachments) this.attachments.set(a.id, a);
     }
     // Only SUPPRESS_EMBEDS (4) is editable; the loading flag clears on the first edit.
@@ -295,5 +301,9 @@ export class DiscordState {
 
 /** A copy of `message` as it is now, kept with the response that made it. */
 export function snapshot(message: FakeMessage): FakeMessage {
-  return { ...message, attachments: [...message.attachments], pings: { ...message.pings, users: [...message.pings.users], roles: [...message.pings.roles] } };
+  return {
+    ...message,
+    attachments: [...message.attachments],
+    pings: { ...message.pings, users: [...message.pings.users], roles: [...message.pings.roles] },
+  };
 }

@@ -26,7 +26,9 @@ export class BotVoiceStates {
   /** True when a voice Identify matches the session and token last handed out for its guild. */
   checkIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean {
     const expected = this.#credentials.get(identify.server_id);
-    return !!expected && expected.userId === identify.user_id && expected.sessionId === identify.session_id && expected.token === identify.token;
+    return (
+      !!expected && expected.userId === identify.user_id && expected.sessionId === identify.session_id && expected.token === identify.token
+    );
   }
 
   /** op 4 from the bot's gateway session. */
@@ -53,10 +55,21 @@ export class BotVoiceStates {
     // Discord uses the gateway session id as the voice session id.
     const sessionId = session.id;
     guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== botId);
-    if (wanted.channelId) guild.voiceStates.push({ userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf });
+    if (wanted.channelId)
+      guild.voiceStates.push({
+        userId: botId,
+        channelId: wanted.channelId,
+        sessionId,
+        selfMute: wanted.selfMute,
+        selfDeaf: wanted.selfDeaf,
+      });
     state.emitActivity({ kind: 'voiceStates', guildId: guild.id });
     const member = guild.members.find((m) => m.user.id === botId) ?? { user: state.botUser, roles: [] };
-    const update = voiceStateUpdate(guild.id, { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf }, member);
+    const update = voiceStateUpdate(
+      guild.id,
+      { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf },
+      member,
+    );
     const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];
     const { voiceEndpoint, voiceToken } = state.options;
     if (!wanted.channelId) {
@@ -72,7 +85,9 @@ export class BotVoiceStates {
         endpoint: voiceEndpoint(),
       };
       this.#credentials.set(guild.id, credentials);
-      dispatches.push(state.gateway.dispatch('VOICE_SERVER_UPDATE', { token: credentials.token, guild_id: guild.id, endpoint: credentials.endpoint }));
+      dispatches.push(
+        state.gateway.dispatch('VOICE_SERVER_UPDATE', { token: credentials.token, guild_id: guild.id, endpoint: credentials.endpoint }),
+      );
     }
     void Promise.all(dispatches).catch(() => {});
   }

@@ -21,7 +21,11 @@ afterAll(async () => {
 
 async function interaction() {
   const emitted = once(client, 'interactionCreate') as Promise<[ChatInputCommandInteraction]>;
-  const handle = await fake.sendInteraction({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: 'say' });
+  const handle = await fake.sendInteraction({
+    channelId: DEFAULT_IDS.general,
+    user: { id: DEFAULT_IDS.alice, username: 'alice' },
+    name: 'say',
+  });
   return { handle, interaction: (await emitted)[0] };
 }
 

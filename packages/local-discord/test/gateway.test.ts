@@ -39,9 +39,7 @@ describe('login', () => {
     expect(members.get(DEFAULT_IDS.alice)?.permissions.has('ManageGuild')).toBe(false);
     expect(members.get(DEFAULT_IDS.otherbot)?.user.bot).toBe(true);
     expect(fake.identifies).toHaveLength(1);
-    expect(fake.identifies[0]?.intents).toBe(
-      BOT_INTENTS.reduce((a, b) => a | b, 0),
-    );
+    expect(fake.identifies[0]?.intents).toBe(BOT_INTENTS.reduce((a, b) => a | b, 0));
   });
 
   it('rejects a wrong token on REST (401) and on identify (close 4004)', async () => {
@@ -87,7 +85,11 @@ describe('MESSAGE_CREATE', () => {
     const seen: string[] = [];
     client.on('messageCreate', (m) => seen.push(m.content));
     await fake.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.alice, username: 'alice' }, content: 'secret' });
-    await fake.sendMessage({ channelId: DEFAULT_IDS.chat, author: { id: DEFAULT_IDS.alice, username: 'alice' }, content: `<@${DEFAULT_IDS.bot}> hi` });
+    await fake.sendMessage({
+      channelId: DEFAULT_IDS.chat,
+      author: { id: DEFAULT_IDS.alice, username: 'alice' },
+      content: `<@${DEFAULT_IDS.bot}> hi`,
+    });
     await expect.poll(() => seen.length).toBe(2);
     expect(seen).toEqual(['', `<@${DEFAULT_IDS.bot}> hi`]);
   });
@@ -125,7 +127,11 @@ describe('resilience', () => {
     await expect.poll(() => fake.identifies.length, { interval: 50 }).toBe(2);
     await fake.waitForReady();
     const received = once(client, 'messageCreate') as Promise<[Message]>;
-    await fake.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: DEFAULT_IDS.alice, username: 'alice' }, content: 'after re-identify' });
+    await fake.sendMessage({
+      channelId: DEFAULT_IDS.general,
+      author: { id: DEFAULT_IDS.alice, username: 'alice' },
+      content: 'after re-identify',
+    });
     expect((await received)[0].content).toBe('after re-identify');
   });
 });

@@ -83,7 +83,11 @@ describe('slash commands', () => {
       user: { id: DEFAULT_IDS.alice, username: 'alice' },
       name: 'say',
     });
-    await interaction.reply({ content: `<@${DEFAULT_IDS.bob}> 音声です`, files: [{ attachment: audio, name: 'a.mp3' }], allowedMentions: { parse: [] } });
+    await interaction.reply({
+      content: `<@${DEFAULT_IDS.bob}> 音声です`,
+      files: [{ attachment: audio, name: 'a.mp3' }],
+      allowedMentions: { parse: [] },
+    });
     const [callback] = handle.responses();
     expect(callback).toMatchObject({ kind: 'callback', type: 4 });
     expect(callback?.data?.content).toBe(`<@${DEFAULT_IDS.bob}> 音声です`);
@@ -102,7 +106,10 @@ describe('slash commands', () => {
     // A second acknowledgement is refused, as on Discord.
     await expect(interaction.reply('again')).rejects.toThrow();
     await expect(
-      client.rest.post(Routes.interactionCallback(interaction.id, interaction.token), { body: { type: 4, data: { content: 'again' } }, auth: false }),
+      client.rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
+        body: { type: 4, data: { content: 'again' } },
+        auth: false,
+      }),
     ).rejects.toMatchObject({ code: 40060 });
   });
 
@@ -176,7 +183,10 @@ describe('application commands', () => {
       { name: 'say', description: 'Read text aloud', options: [{ type: 3, name: 'text', description: 'what to say', required: true }] },
       { name: 'join', description: 'Join your voice channel', name_localizations: { ja: '参加' } },
     ];
-    const stored = (await client.rest.put(Routes.applicationCommands(client.application.id), { body })) as Array<{ id: string; name: string }>;
+    const stored = (await client.rest.put(Routes.applicationCommands(client.application.id), { body })) as Array<{
+      id: string;
+      name: string;
+    }>;
     expect(fake.commands.global.map((c) => c.name)).toEqual(['say', 'join']);
     expect(stored.map((c) => c.id)).toEqual(fake.commands.global.map((c) => c.id));
     const again = (await client.rest.put(Routes.applicationCommands(client.application.id), { body: [body[0]] })) as Array<{ id: string }>;
@@ -189,7 +199,11 @@ describe('application commands', () => {
     expect([...fetched.values()].map((c) => c.name)).toEqual(['say']);
 
     // An interaction for a registered command carries its id.
-    const { interaction } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: 'join' });
+    const { interaction } = await dispatch<ChatInputCommandInteraction>({
+      channelId: DEFAULT_IDS.general,
+      user: { id: DEFAULT_IDS.alice, username: 'alice' },
+      name: 'join',
+    });
     expect(interaction.commandId).toBe(fake.commands.guild[DEFAULT_IDS.guild]?.find((c) => c.name === 'join')?.id);
   });
 
@@ -237,12 +251,33 @@ describe('REST', () => {
 
 describe('buttons and member uploads', () => {
   it('a click on a bot message arrives as a ButtonInteraction; update (7) edits that message', async () => {
-    const { interaction: command } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: 'ask' });
-    await command.reply({ content: 'Sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'yes', label: 'Yes' }] }] });
+    const { interaction: command } = await dispatch<ChatInputCommandInteraction>({
+      channelId: DEFAULT_IDS.general,
+      user: { id: DEFAULT_IDS.alice, username: 'alice' },
+      name: 'ask',
+    });
+    await command.reply({
+      content: 'Sure?',
+      components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'yes', label: 'Yes' }] }],
+    });
     const asked = fake.messages.at(-1)!;
     // A custom_id the message does not carry cannot be clicked.
-    await expect(fake.sendInteraction({ type: 3, channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: '', component: { messageId: asked.id, customId: 'no' } })).rejects.toThrow(/no component no/);
-    const { interaction, handle } = await dispatch<Interaction>({ type: 3, channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.alice, username: 'alice' }, name: '', component: { messageId: asked.id, customId: 'yes' } });
+    await expect(
+      fake.sendInteraction({
+        type: 3,
+        channelId: DEFAULT_IDS.general,
+        user: { id: DEFAULT_IDS.alice, username: 'alice' },
+        name: '',
+        component: { messageId: asked.id, customId: 'no' },
+      }),
+    ).rejects.toThrow(/no component no/);
+    const { interaction, handle } = await dispatch<Interaction>({
+      type: 3,
+      channelId: DEFAULT_IDS.general,
+      user: { id: DEFAULT_IDS.alice, username: 'alice' },
+      name: '',
+      component: { messageId: asked.id, customId: 'yes' },
+    });
     expect(interaction.isButton() && interaction.customId).toBe('yes');
     expect(interaction.isButton() && interaction.message.id).toBe(asked.id);
     if (interaction.isButton()) await interaction.update({ content: 'Done', components: [] });
@@ -253,7 +288,12 @@ describe('buttons and member uploads', () => {
 
   it("a member's upload arrives resolved on an attachment option and downloads byte for byte", async () => {
     const upload = fake.uploadAttachment({ filename: 'dict.csv', data: Buffer.from('a,b\n'), contentType: 'text/csv' });
-    const { interaction } = await dispatch<ChatInputCommandInteraction>({ channelId: DEFAULT_IDS.general, user: { id: DEFAULT_IDS.bob, username: 'bob' }, name: 'dictionary', options: [{ name: 'file', type: ApplicationCommandOptionType.Attachment, value: upload.id }] });
+    const { interaction } = await dispatch<ChatInputCommandInteraction>({
+      channelId: DEFAULT_IDS.general,
+      user: { id: DEFAULT_IDS.bob, username: 'bob' },
+      name: 'dictionary',
+      options: [{ name: 'file', type: ApplicationCommandOptionType.Attachment, value: upload.id }],
+    });
     const file = interaction.options.getAttachment('file', true);
     expect([file.name, file.size]).toEqual(['dict.csv', 4]);
     expect(Buffer.from(await (await fetch(file.url)).arrayBuffer()).toString()).toBe('a,b\n');

@@ -117,8 +117,10 @@ describe('structure', () => {
       if (/\.listen\(\s*[^)\s]/.test(text)) offenders.push(`${name}: .listen(`);
       if (/\.bind\(|createSocket/.test(text)) offenders.push(`${name}: a UDP socket`);
       if (/0\.0\.0\.0|'::'/.test(text)) offenders.push(`${name}: names a wildcard address`);
-      for (const m of text.matchAll(/new WebSocketServer\(([^)]*)\)/g)) if (!/noServer: true/.test(m[1]!)) offenders.push(`${name}: a WebSocketServer with its own socket`);
-      for (const m of text.matchAll(/startEmulator\(\{([^}]*)\}/g)) if (!/host: LOOPBACK_HOST/.test(m[1]!)) offenders.push(`${name}: an emulator without host: LOOPBACK_HOST`);
+      for (const m of text.matchAll(/new WebSocketServer\(([^)]*)\)/g))
+        if (!/noServer: true/.test(m[1]!)) offenders.push(`${name}: a WebSocketServer with its own socket`);
+      for (const m of text.matchAll(/startEmulator\(\{([^}]*)\}/g))
+        if (!/host: LOOPBACK_HOST/.test(m[1]!)) offenders.push(`${name}: an emulator without host: LOOPBACK_HOST`);
     }
     expect(offenders).toEqual([]);
     expect(await readFile(join(ROOT, 'packages/playground/src/page-server.ts'), 'utf8')).toMatch(/listenOnLoopback\(this\.#http/);

@@ -56,7 +56,13 @@ describe('local Discord: what happens to messages after they are sent', () => {
     await fake.banMember({ guildId: DEFAULT_IDS.guild, userId: DEFAULT_IDS.bob, deleteMessages: true });
     const [ban] = await banned;
     expect([ban.guild.id, ban.user.id]).toEqual([DEFAULT_IDS.guild, DEFAULT_IDS.bob]);
-    const got = [...fake.gateway.sessions.values()].map((s) => [(s.intents & (1 << 2)) !== 0, s.backlog.some((e) => e.t === 'GUILD_BAN_ADD')]);
-    expect(got.sort()).toEqual([[false, false], [true, true]]);
+    const got = [...fake.gateway.sessions.values()].map((s) => [
+      (s.intents & (1 << 2)) !== 0,
+      s.backlog.some((e) => e.t === 'GUILD_BAN_ADD'),
+    ]);
+    expect(got.sort()).toEqual([
+      [false, false],
+      [true, true],
+    ]);
   });
 });

@@ -25,7 +25,10 @@ describe('parseBody (multipart by Response#formData)', () => {
   });
 
   it('GIVEN a truncated body THEN it returns an error result', async () => {
-    const result = await parseBody(Buffer.from('--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nvalue'), 'multipart/form-data; boundary=b');
+    const result = await parseBody(
+      Buffer.from('--b\r\nContent-Disposition: form-data; name="x"\r\n\r\nvalue'),
+      'multipart/form-data; boundary=b',
+    );
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toEqual({ status: 400, body: { message: 'Invalid multipart body', code: 50109 } });
@@ -42,27 +45,57 @@ describe('validateCommandList', () => {
     ['empty description', [{ name: 'say', description: '' }], false],
     ['101-character description', [{ name: 'say', description: 'x'.repeat(101) }], false],
     ['duplicate names', [ok, ok], false],
-    ['required option after optional', [{ ...ok, options: [{ type: 3, name: 'a', description: 'a' }, { type: 3, name: 'b', description: 'b', required: true }] }], false],
-    ['26 choices', [{ ...ok, options: [{ type: 3, name: 'a', description: 'a', choices: Array.from({ length: 26 }, (_, i) => ({ name: `c${i}`, value: `${i}` })) }] }], false],
+    [
+      'required option after optional',
+      [
+        {
+          ...ok,
+          options: [
+            { type: 3, name: 'a', description: 'a' },
+            { type: 3, name: 'b', description: 'b', required: true },
+          ],
+        },
+      ],
+      false,
+    ],
+    [
+      '26 choices',
+      [
+        {
+          ...ok,
+          options: [
+            { type: 3, name: 'a', description: 'a', choices: Array.from({ length: 26 }, (_, i) => ({ name: `c${i}`, value: `${i}` })) },
+          ],
+        },
+      ],
+      false,
+    ],
     ['unknown locale', [{ ...ok, name_localizations: { jp: 'いう' } }], false],
     ['description on a context-menu command', [{ name: 'Read', type: 3, description: 'no' }], false],
   ])('GIVEN %s THEN valid = %s', (_label, body, valid) => {
     expect(validateCommandList(body).ok).toBe(valid);
   });
 
-  it('GIVEN an invalid name THEN the error has Discord\'s 50035 shape with the field path', () => {
+  it("GIVEN an invalid name THEN the error has Discord's 50035 shape with the field path", () => {
     const result = validateCommandList([ok, { name: 'Bad', description: 'x' }]);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error.status).toBe(400);
-    expect(result.error.body).toMatchObject({ code: 50035, errors: { '1': { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } } });
+    expect(result.error.body).toMatchObject({
+      code: 50035,
+      errors: { '1': { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } },
+    });
   });
 });
 
 describe('computePings', () => {
   const text = 'hi <@100000000000000002> <@&100000000000000011> @everyone';
   it.each([
-    ['no allowed_mentions (Discord default: everything)', undefined, { users: ['100000000000000002'], roles: ['100000000000000011'], everyone: true }],
+    [
+      'no allowed_mentions (Discord default: everything)',
+      undefined,
+      { users: ['100000000000000002'], roles: ['100000000000000011'], everyone: true },
+    ],
     ['parse: []', { parse: [] }, { users: [], roles: [], everyone: false }],
     ['parse users only', { parse: ['users'] }, { users: ['100000000000000002'], roles: [], everyone: false }],
     ['explicit users list', { users: ['100000000000000002'] }, { users: ['100000000000000002'], roles: [], everyone: false }],

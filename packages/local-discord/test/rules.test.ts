@@ -62,6 +62,8 @@ describe('Discord rules the fake enforces', () => {
     fake = await startFakeDiscord({ maxUploadBytes: 1024 });
     client = await loginClient(fake);
     const { interaction } = await slash(fake, client, 'say');
-    await expect(interaction.reply({ files: [{ attachment: Buffer.alloc(1025), name: 'big.mp3' }] })).rejects.toMatchObject({ code: 40005 });
+    await expect(interaction.reply({ files: [{ attachment: Buffer.alloc(1025), name: 'big.mp3' }] })).rejects.toMatchObject({
+      code: 40005,
+    });
   });
 });

@@ -44,7 +44,10 @@ describe('a local Discord of two shards', () => {
   });
 
   it('one client per shard: each sees only its guild, and a message reaches only its shard', async () => {
-    const [zero, one] = await Promise.all([loginClient(fake, { shards: [0], shardCount: 2 }), loginClient(fake, { shards: [1], shardCount: 2 })]);
+    const [zero, one] = await Promise.all([
+      loginClient(fake, { shards: [0], shardCount: 2 }),
+      loginClient(fake, { shards: [1], shardCount: 2 }),
+    ]);
     clients.push(zero, one);
     expect([...zero.guilds.cache.keys()]).toEqual([guilds[0].id]);
     expect([...one.guilds.cache.keys()]).toEqual([guilds[1].id]);
@@ -57,14 +60,19 @@ describe('a local Discord of two shards', () => {
     await fake.sendMessage({ channelId: general(guilds[1]), author: alice, content: 'to shard one' });
     await fake.sendMessage({ channelId: general(guilds[0]), author: alice, content: 'to shard zero' });
     await expect.poll(() => seen.length).toBe(2);
-    expect(seen.sort()).toEqual([[0, 'to shard zero'], [1, 'to shard one']]);
+    expect(seen.sort()).toEqual([
+      [0, 'to shard zero'],
+      [1, 'to shard one'],
+    ]);
   });
 
   it('a voice join is answered on the shard that owns the guild (op 4)', async () => {
     const one = clients[1]!;
     const voiceChannel = guilds[1].channels.find((c) => c.type === 2)!.id;
     const stateUpdate = once(one, 'voiceStateUpdate');
-    one.guilds.cache.get(guilds[1].id)!.shard.send({ op: 4, d: { guild_id: guilds[1].id, channel_id: voiceChannel, self_mute: false, self_deaf: true } });
+    one.guilds.cache
+      .get(guilds[1].id)!
+      .shard.send({ op: 4, d: { guild_id: guilds[1].id, channel_id: voiceChannel, self_mute: false, self_deaf: true } });
     const [, now] = (await stateUpdate) as [unknown, { channelId: string | null; id: string }];
     expect(now).toMatchObject({ channelId: voiceChannel, id: DEFAULT_IDS.bot });
     // The other shard's session asking for a guild it does not own is ignored, as on Discord.

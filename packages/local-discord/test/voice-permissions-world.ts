@@ -23,14 +23,20 @@ export function voicePermissionsWorld(): FakeGuild {
   guild.channels.push(
     { id: VOICE_IDS.voice2, name: 'Voice 2', type: 2, position: 1 },
     {
-      id: VOICE_IDS.staff, name: 'Staff', type: 2, position: 2,
+      id: VOICE_IDS.staff,
+      name: 'Staff',
+      type: 2,
+      position: 2,
       permissionOverwrites: [
         { id: guild.id, type: 0, allow: NONE, deny: PERMISSIONS.Connect.toString() },
         { id: DEFAULT_IDS.moderatorRole, type: 0, allow: PERMISSIONS.Connect.toString(), deny: NONE },
       ],
     },
     {
-      id: VOICE_IDS.quiet, name: 'Quiet', type: 2, position: 3,
+      id: VOICE_IDS.quiet,
+      name: 'Quiet',
+      type: 2,
+      position: 3,
       permissionOverwrites: [{ id: DEFAULT_IDS.bot, type: 1, allow: NONE, deny: PERMISSIONS.Speak.toString() }],
     },
     { id: VOICE_IDS.full, name: 'Full', type: 2, position: 4, userLimit: 1 },

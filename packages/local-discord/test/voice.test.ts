@@ -42,9 +42,28 @@ describe('voice join (op 4)', () => {
     expect(fake.botVoiceStates).toEqual([{ guildId: DEFAULT_IDS.guild, channelId: DEFAULT_IDS.voice, selfMute: false, selfDeaf: true }]);
     // What the voice server should expect in its Identify.
     const credentials = fake.voiceCredentials(DEFAULT_IDS.guild);
-    expect(credentials).toMatchObject({ token: server.d.token, sessionId: stateUpdate.d.session_id, userId: DEFAULT_IDS.bot, endpoint: '127.0.0.1:50001' });
-    expect(fake.checkVoiceIdentify({ server_id: DEFAULT_IDS.guild, user_id: DEFAULT_IDS.bot, session_id: stateUpdate.d.session_id, token: server.d.token })).toBe(true);
-    expect(fake.checkVoiceIdentify({ server_id: DEFAULT_IDS.guild, user_id: DEFAULT_IDS.bot, session_id: stateUpdate.d.session_id, token: 'stale' })).toBe(false);
+    expect(credentials).toMatchObject({
+      token: server.d.token,
+      sessionId: stateUpdate.d.session_id,
+      userId: DEFAULT_IDS.bot,
+      endpoint: '127.0.0.1:50001',
+    });
+    expect(
+      fake.checkVoiceIdentify({
+        server_id: DEFAULT_IDS.guild,
+        user_id: DEFAULT_IDS.bot,
+        session_id: stateUpdate.d.session_id,
+        token: server.d.token,
+      }),
+    ).toBe(true);
+    expect(
+      fake.checkVoiceIdentify({
+        server_id: DEFAULT_IDS.guild,
+        user_id: DEFAULT_IDS.bot,
+        session_id: stateUpdate.d.session_id,
+        token: 'stale',
+      }),
+    ).toBe(false);
     await expect.poll(() => guild.members.me?.voice.channelId).toBe(DEFAULT_IDS.voice);
 
     const left = once(client, 'voiceStateUpdate') as Promise<[VoiceState, VoiceState]>;
@@ -59,7 +78,12 @@ describe('voice join (op 4)', () => {
     fake = await startFakeDiscord({ voiceEndpoint: () => '127.0.0.1:9', voiceToken: 'fixed-voice-token' });
     client = await loginClient(fake);
     const guild = client.guilds.cache.get(DEFAULT_IDS.guild)!;
-    const connection = joinVoiceChannel({ guildId: guild.id, channelId: DEFAULT_IDS.voice, adapterCreator: guild.voiceAdapterCreator, selfDeaf: true });
+    const connection = joinVoiceChannel({
+      guildId: guild.id,
+      channelId: DEFAULT_IDS.voice,
+      adapterCreator: guild.voiceAdapterCreator,
+      selfDeaf: true,
+    });
     connection.on('error', () => {}); // nothing listens on 127.0.0.1:9; only the signalling is under test
     const left = fake.waitForBotVoiceState((s) => s.channelId === null);
     try {

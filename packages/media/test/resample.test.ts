@@ -44,14 +44,17 @@ describe('Resampler', () => {
     [22_050, 48_000 / 22_050],
     [44_100, 48_000 / 44_100],
     [48_000, 1],
-  ])('GIVEN 1 s of a 440 Hz tone at %i Hz THEN 48 kHz out has ceil(n x ratio) samples, the same pitch and the same level', (from, ratio) => {
-    const input = sine(from, 440, 1);
-    const r = new Resampler({ from, to: 48_000, channels: 1 });
-    const out = concat([r.push([input])[0]!, r.flush()[0]!]);
-    expect(out.length).toBe(Math.ceil(input.length * ratio - 1e-9));
-    expect(pitch(out, 48_000)).toBeCloseTo(440, -1);
-    expect(rms(out)).toBeCloseTo(0.5 / Math.SQRT2, 2);
-  });
+  ])(
+    'GIVEN 1 s of a 440 Hz tone at %i Hz THEN 48 kHz out has ceil(n x ratio) samples, the same pitch and the same level',
+    (from, ratio) => {
+      const input = sine(from, 440, 1);
+      const r = new Resampler({ from, to: 48_000, channels: 1 });
+      const out = concat([r.push([input])[0]!, r.flush()[0]!]);
+      expect(out.length).toBe(Math.ceil(input.length * ratio - 1e-9));
+      expect(pitch(out, 48_000)).toBeCloseTo(440, -1);
+      expect(rms(out)).toBeCloseTo(0.5 / Math.SQRT2, 2);
+    },
+  );
 
   it('GIVEN the input in uneven chunks THEN the output is the same as from one push (no seam at chunk boundaries)', () => {
     const input = sine(24_000, 300, 0.5);

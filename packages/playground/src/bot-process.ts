@@ -83,10 +83,14 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
   waitForReady(timeoutMs = 60_000): Promise<void> {
     if (this.status === 'ready') return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`the bot did not get ready within ${timeoutMs} ms; last log: ${JSON.stringify(this.logs.slice(-3))}`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(new Error(`the bot did not get ready within ${timeoutMs} ms; last log: ${JSON.stringify(this.logs.slice(-3))}`)),
+        timeoutMs,
+      );
       const onStatus = (status: BotStatus) => {
         if (status === 'ready') finish();
-        else if (status === 'exited') finish(new Error(`the bot exited while starting: ${this.#stderr.trim().slice(-1500) || JSON.stringify(this.logs.slice(-3))}`));
+        else if (status === 'exited')
+          finish(new Error(`the bot exited while starting: ${this.#stderr.trim().slice(-1500) || JSON.stringify(this.logs.slice(-3))}`));
       };
       const finish = (error?: Error) => {
         clearTimeout(timer);
@@ -131,11 +135,17 @@ export class BotProcess extends EventEmitter<BotProcessEvents> {
 export function deployCommands(options: { cwd: string; env: Record<string, string>; guildId: string }): Promise<string> {
   const { command, args } = npmScriptCommand('deploy-commands');
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, [...args, '--guild', options.guildId], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...args, '--guild', options.guildId], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolvePromise(out.trim()) : reject(new Error(`deploy-commands exited with ${code}: ${out.trim().slice(-1500)}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolvePromise(out.trim()) : reject(new Error(`deploy-commands exited with ${code}: ${out.trim().slice(-1500)}`)),
+    );
   });
 }

@@ -56,7 +56,8 @@ interface Clip extends ClipLabel {
 /** The contour of mono 16-bit PCM, 20 ms per frame, from sample `offset`. */
 export function contourOf(pcm: Int16Array, offset = 0, frameSamples = FRAME_SAMPLES): Frame[] {
   const out: Frame[] = [];
-  for (let start = offset; start + frameSamples <= pcm.length; start += frameSamples) out.push(frameOf(pcm.subarray(start, start + frameSamples)));
+  for (let start = offset; start + frameSamples <= pcm.length; start += frameSamples)
+    out.push(frameOf(pcm.subarray(start, start + frameSamples)));
   return out;
 }
 
@@ -152,7 +153,13 @@ export class ClipIndex {
       const pcm = await this.#decode(made.bytes).catch(() => undefined);
       if (!pcm) return; // unlabelled, not broken: the utterance still plays
       const variants = OFFSETS_MS.map((ms) => trimQuiet(contourOf(pcm, (ms * VOICE_SAMPLE_RATE) / 1000)));
-      this.#clips.push({ hash: made.hash, text: made.input.text, voice: made.input.voice, variants: variants.map((v) => v.frames), loudFrames: variants[0]!.loudFrames });
+      this.#clips.push({
+        hash: made.hash,
+        text: made.input.text,
+        voice: made.input.voice,
+        variants: variants.map((v) => v.frames),
+        loudFrames: variants[0]!.loudFrames,
+      });
       if (this.#clips.length > KEPT_CLIPS) this.#clips.splice(0, this.#clips.length - KEPT_CLIPS);
     });
     this.#queue = next;
@@ -173,10 +180,12 @@ export class ClipIndex {
       // Still playing: the clip must be at least as long as what was heard so far.
       if (!complete && clip.loudFrames + 5 < shaped.loudFrames) continue;
       if (complete && Math.abs(clip.loudFrames - shaped.loudFrames) > Math.max(10, 0.15 * clip.loudFrames)) continue;
-      const score = Math.min(...clip.variants.map((frames) => {
-        const distance = contourDistance(shaped.frames, frames);
-        return distance.db + PITCH_WEIGHT * distance.pitch;
-      }));
+      const score = Math.min(
+        ...clip.variants.map((frames) => {
+          const distance = contourDistance(shaped.frames, frames);
+          return distance.db + PITCH_WEIGHT * distance.pitch;
+        }),
+      );
       const known = best.get(clip.text);
       if (!known || score < known.score) best.set(clip.text, { clip, score });
     }

@@ -21,10 +21,15 @@ const config = parsed.data;
 
 let playground;
 try {
-  playground = await startPlayground({ port: config.PLAYGROUND_PORT, speech: config.EMULATOR_SPEECH, progress: (line) => console.log(`playground: ${line}`) });
+  playground = await startPlayground({
+    port: config.PLAYGROUND_PORT,
+    speech: config.EMULATOR_SPEECH,
+    progress: (line) => console.log(`playground: ${line}`),
+  });
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') console.error(`playground: port ${config.PLAYGROUND_PORT} is in use; set PLAYGROUND_PORT to another one (0: any free port)`);
+  if (code === 'EADDRINUSE')
+    console.error(`playground: port ${config.PLAYGROUND_PORT} is in use; set PLAYGROUND_PORT to another one (0: any free port)`);
   else console.error(`playground: could not start: ${(error as Error).message}`);
   process.exit(1);
 }
@@ -36,7 +41,9 @@ console.log(`\n  Open ${playground.url}\n`);
 let stopping = false;
 playground.bot.on('status', (status, detail) => {
   if (status !== 'exited' || stopping) return;
-  console.error(`playground: the bot exited (${detail?.signal ?? `code ${detail?.code}`}); its last words: ${playground.bot.stderr().trim().slice(-1000) || JSON.stringify(playground.bot.logs.slice(-3))}`);
+  console.error(
+    `playground: the bot exited (${detail?.signal ?? `code ${detail?.code}`}); its last words: ${playground.bot.stderr().trim().slice(-1000) || JSON.stringify(playground.bot.logs.slice(-3))}`,
+  );
 });
 
 const stop = (signal: string) => {

@@ -15,7 +15,14 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '@yomiage/tts-emulator';
-import { listenOnLoopback, LOOPBACK_HOST, type FakeDiscord, type FakeVoiceServer, type LocalDiscordActivity, type SimulatedListener } from '@yomiage/local-discord';
+import {
+  listenOnLoopback,
+  LOOPBACK_HOST,
+  type FakeDiscord,
+  type FakeVoiceServer,
+  type LocalDiscordActivity,
+  type SimulatedListener,
+} from '@yomiage/local-discord';
 import type { BotLogLine, BotProcessEvents, BotStatus } from './bot-process.ts';
 import { PageRequestError } from './errors.ts';
 import { botItem, guildView, serviceView, type CommandItem, type MemberItem, type TimelineItem } from './views.ts';
@@ -78,7 +85,11 @@ export class PageServer {
         // No bot on the gateway (it exited, or is restarting): nobody to deliver to.
         const offline = (error as { code?: unknown }).code === 'no_session';
         const status = error instanceof PageRequestError ? error.status : offline ? 503 : 500;
-        const message = offline ? 'the bot is not connected to the local Discord (see the bot log)' : error instanceof Error ? error.message : String(error);
+        const message = offline
+          ? 'the bot is not connected to the local Discord (see the bot log)'
+          : error instanceof Error
+            ? error.message
+            : String(error);
         if (!res.headersSent) sendJson(res, status, { error: message });
         else res.destroy();
       });
@@ -208,7 +219,10 @@ export class PageServer {
 
   #channel(channelId: unknown, type: number) {
     const channel = this.#guild.channels.find((c) => c.id === channelId && c.type === type);
-    if (!channel) throw new PageRequestError('bad_request', { message: `no ${type === 2 ? 'voice' : 'text'} channel ${String(channelId)} in this server` });
+    if (!channel)
+      throw new PageRequestError('bad_request', {
+        message: `no ${type === 2 ? 'voice' : 'text'} channel ${String(channelId)} in this server`,
+      });
     return channel;
   }
 
@@ -216,10 +230,26 @@ export class PageServer {
     const member = this.#member(body.userId);
     const channel = this.#channel(body.channelId, 0);
     const content = body.content;
-    if (typeof content !== 'string' || content.trim() === '') throw new PageRequestError('bad_request', { message: 'write something first' });
-    if ([...content].length > MAX_MESSAGE_CHARS) throw new PageRequestError('bad_request', { message: `a message is at most ${MAX_MESSAGE_CHARS} characters` });
-    const { id } = await this.#options.discord.sendMessage({ guildId: this.#options.guildId, channelId: channel.id, author: member.user, content });
-    const item: MemberItem = { type: 'member', id, channelId: channel.id, authorId: member.user.id, content, at: Date.now(), reactions: [], deleted: false };
+    if (typeof content !== 'string' || content.trim() === '')
+      throw new PageRequestError('bad_request', { message: 'write something first' });
+    if ([...content].length > MAX_MESSAGE_CHARS)
+      throw new PageRequestError('bad_request', { message: `a message is at most ${MAX_MESSAGE_CHARS} characters` });
+    const { id } = await this.#options.discord.sendMessage({
+      guildId: this.#options.guildId,
+      channelId: channel.id,
+      author: member.user,
+      content,
+    });
+    const item: MemberItem = {
+      type: 'member',
+      id,
+      channelId: channel.id,
+      authorId: member.user.id,
+      content,
+      at: Date.now(),
+      reactions: [],
+      deleted: false,
+    };
     this.#remember(item);
     this.#broadcast({ t: 'item', item });
     return { id };
@@ -227,15 +257,35 @@ export class PageServer {
 
   async #command(body: Record<string, unknown>) {
     const { name, options, locale, channelId, member } = this.#commandInput(body);
-    const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId, user: member.user, name, options, locale });
+    const interaction = await this.#options.discord.sendInteraction({
+      guildId: this.#options.guildId,
+      channelId,
+      user: member.user,
+      name,
+      options,
+      locale,
+    });
     this.#interactions.set(interaction.id, { name, userId: member.user.id });
-    const item: CommandItem = { type: 'command', id: interaction.id, channelId, userId: member.user.id, name, summary: summarize(name, options), options, locale, at: Date.now(), noResponse: false };
+    const item: CommandItem = {
+      type: 'command',
+      id: interaction.id,
+      channelId,
+      userId: member.user.id,
+      name,
+      summary: summarize(name, options),
+      options,
+      locale,
+      at: Date.now(),
+      noResponse: false,
+    };
     this.#remember(item);
     this.#broadcast({ t: 'item', item });
-    interaction.waitForResponse(() => true, RESPONSE_DEADLINE_MS).catch(() => {
-      item.noResponse = true;
-      this.#broadcast({ t: 'item', item });
-    });
+    interaction
+      .waitForResponse(() => true, RESPONSE_DEADLINE_MS)
+      .catch(() => {
+        item.noResponse = true;
+        this.#broadcast({ t: 'item', item });
+      });
     return { id: interaction.id };
   }
 
@@ -243,16 +293,33 @@ export class PageServer {
   async #click(body: Record<string, unknown>) {
     const member = this.#member(body.userId);
     const message = this.#options.discord.messages.find((m) => m.id === body.messageId && !m.deleted);
-    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId)) throw new PageRequestError('bad_request', { message: 'no such button' });
+    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId))
+      throw new PageRequestError('bad_request', { message: 'no such button' });
     const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
-    const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId: message.channelId, user: member.user, name: '', locale, type: 3, component: { messageId: message.id, customId: String(body.customId) } });
+    const interaction = await this.#options.discord.sendInteraction({
+      guildId: this.#options.guildId,
+      channelId: message.channelId,
+      user: member.user,
+      name: '',
+      locale,
+      type: 3,
+      component: { messageId: message.id, customId: String(body.customId) },
+    });
     this.#interactions.set(interaction.id, { name: 'button', userId: member.user.id });
     return { id: interaction.id };
   }
 
   async #autocomplete(body: Record<string, unknown>) {
     const { name, options, locale, channelId, member } = this.#commandInput(body);
-    const interaction = await this.#options.discord.sendInteraction({ guildId: this.#options.guildId, channelId, user: member.user, name, options, locale, type: 4 });
+    const interaction = await this.#options.discord.sendInteraction({
+      guildId: this.#options.guildId,
+      channelId,
+      user: member.user,
+      name,
+      options,
+      locale,
+      type: 4,
+    });
     const response = await interaction.waitForResponse((r) => r.kind === 'callback', RESPONSE_DEADLINE_MS).catch(() => undefined);
     const choices = response?.data?.choices;
     return { choices: Array.isArray(choices) ? choices : [] };
@@ -263,7 +330,8 @@ export class PageServer {
     const channelId = this.#channel(body.channelId, 0).id;
     const commands = this.#options.discord.commands.guild[this.#options.guildId] ?? [];
     const name = body.name;
-    if (typeof name !== 'string' || !commands.some((c) => c.name === name)) throw new PageRequestError('bad_request', { message: `no command /${String(name)} is registered here` });
+    if (typeof name !== 'string' || !commands.some((c) => c.name === name))
+      throw new PageRequestError('bad_request', { message: `no command /${String(name)} is registered here` });
     const options = Array.isArray(body.options) ? (body.options as APIApplicationCommandInteractionDataOption[]) : [];
     const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
     return { name, options, locale, channelId, member };
@@ -296,7 +364,8 @@ export class PageServer {
   #onActivity(activity: LocalDiscordActivity): void {
     switch (activity.kind) {
       case 'message':
-        if (activity.message.guildId === this.#options.guildId) this.#broadcast({ t: 'item', item: botItem(activity.message, this.#interactions) });
+        if (activity.message.guildId === this.#options.guildId)
+          this.#broadcast({ t: 'item', item: botItem(activity.message, this.#interactions) });
         return;
       case 'reaction':
       case 'deletion': {
@@ -329,7 +398,8 @@ export class PageServer {
   #broadcastAudio(pcm: Int16Array): void {
     if (this.#clients.size === 0) return;
     const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    for (const ws of this.#clients) if (ws.readyState === ws.OPEN && ws.bufferedAmount < MAX_BUFFERED_BYTES) ws.send(bytes, { binary: true });
+    for (const ws of this.#clients)
+      if (ws.readyState === ws.OPEN && ws.bufferedAmount < MAX_BUFFERED_BYTES) ws.send(bytes, { binary: true });
   }
 
   #pushService(): void {
@@ -385,6 +455,10 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
   res.end(text);
 }

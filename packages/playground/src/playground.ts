@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type SpeechOption } from '@yomiage/tts-emulator';
-import { listenOnLoopback, LOOPBACK_HOST, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
+import {
+  listenOnLoopback,
+  LOOPBACK_HOST,
+  startFakeDiscord,
+  startFakeVoiceServer,
+  type FakeDiscord,
+  type FakeVoiceServer,
+} from '@yomiage/local-discord';
 import { BotProcess, deployCommands } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
@@ -59,7 +66,13 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     const discord = await startFakeDiscord({ guilds: [playgroundGuild()], voiceEndpoint: () => voice.endpoint });
     cleanups.push(() => discord.close());
     const clips = new ClipIndex();
-    const emulator = await startEmulator({ host: LOOPBACK_HOST, port: 0, control: true, speech: options.speech ?? 'auto', onAudio: (made) => void clips.add(made) });
+    const emulator = await startEmulator({
+      host: LOOPBACK_HOST,
+      port: 0,
+      control: true,
+      speech: options.speech ?? 'auto',
+      onAudio: (made) => void clips.add(made),
+    });
     cleanups.push(() => emulator.close());
 
     // The bot's configuration, as a deployment would give it: environment variables only.

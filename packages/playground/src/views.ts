@@ -111,7 +111,13 @@ export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, 
     at: Date.parse(message.createdAt),
     content: message.content,
     embeds: message.embeds,
-    attachments: message.attachments.map((a) => ({ id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: `/api/attachments/${a.id}` })),
+    attachments: message.attachments.map((a) => ({
+      id: a.id,
+      filename: a.filename,
+      size: a.size,
+      contentType: a.contentType,
+      url: `/api/attachments/${a.id}`,
+    })),
     buttons: (message.components as Array<{ components?: Array<{ type?: number; custom_id?: string; label?: string }> }>)
       .flatMap((row) => row.components ?? [])
       .filter((c) => c.type === 2 && typeof c.custom_id === 'string')
@@ -135,7 +141,17 @@ export interface ServiceView {
   requestsByTarget: Record<string, number>;
   accounts: Array<{ plan: string; charged: number; remaining: number }>;
   /** The latest requests, newest first. */
-  requests: Array<{ at: number; target: string; method: string; path: string; status: number; code?: string; voice?: string; text?: string; chars?: number }>;
+  requests: Array<{
+    at: number;
+    target: string;
+    method: string;
+    path: string;
+    status: number;
+    code?: string;
+    voice?: string;
+    text?: string;
+    chars?: number;
+  }>;
 }
 
 const SHOWN_REQUESTS = 60;

@@ -70,7 +70,12 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
 
   constructor(
     voice: FakeVoiceServer,
-    options: { guildId: string; endAfterMs?: number; keep?: number; identify?: (contour: readonly Frame[], complete: boolean) => ClipLabel | undefined },
+    options: {
+      guildId: string;
+      endAfterMs?: number;
+      keep?: number;
+      identify?: (contour: readonly Frame[], complete: boolean) => ClipLabel | undefined;
+    },
   ) {
     super();
     this.#identify = options.identify;
@@ -131,7 +136,15 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
   }
 
   #start(key: string, ssrc: number): Open {
-    const view: TappedUtterance = { id: this.#next++, startedAt: Date.now(), durationMs: 0, rmsDb: -Infinity, playing: true, endToEndEncrypted: true, heardBy: [] };
+    const view: TappedUtterance = {
+      id: this.#next++,
+      startedAt: Date.now(),
+      durationMs: 0,
+      rmsDb: -Infinity,
+      playing: true,
+      endToEndEncrypted: true,
+      heardBy: [],
+    };
     this.utterances.push(view);
     if (this.utterances.length > this.#keep) this.utterances.splice(0, this.utterances.length - this.#keep);
     const now = performance.now();

@@ -36,7 +36,11 @@ function setup(speech: SpeechEngine) {
 }
 
 async function speak(emulator: Emulator, text: string): Promise<Buffer> {
-  const res = await fetch(`${emulator.baseUrl}/text_to_speech_api/`, { method: 'POST', headers: { token: DEFAULT_TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ text, voice: VOICE, speed: 1, pitch: 0 }) });
+  const res = await fetch(`${emulator.baseUrl}/text_to_speech_api/`, {
+    method: 'POST',
+    headers: { token: DEFAULT_TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({ text, voice: VOICE, speed: 1, pitch: 0 }),
+  });
   const { url } = (await res.json()) as { url: string };
   return Buffer.from(await (await fetch(url)).arrayBuffer());
 }
@@ -55,7 +59,26 @@ function ffmpeg(args: string[], input: Buffer): Promise<Buffer> {
 
 /** What the page hears of an MP3: the bot's Ogg Opus of it (leading silence trimmed), decoded, at another gain. */
 async function heard(mp3: Buffer, gain = 0.8): Promise<Frame[]> {
-  const ogg = await ffmpeg(['-i', 'pipe:0', '-af', 'silenceremove=start_periods=1:start_threshold=-50dB', '-ac', '2', '-ar', '48000', '-c:a', 'libopus', '-b:a', '64k', '-f', 'ogg', 'pipe:1'], mp3);
+  const ogg = await ffmpeg(
+    [
+      '-i',
+      'pipe:0',
+      '-af',
+      'silenceremove=start_periods=1:start_threshold=-50dB',
+      '-ac',
+      '2',
+      '-ar',
+      '48000',
+      '-c:a',
+      'libopus',
+      '-b:a',
+      '64k',
+      '-f',
+      'ogg',
+      'pipe:1',
+    ],
+    mp3,
+  );
   const raw = await ffmpeg(['-i', 'pipe:0', '-af', `volume=${gain}`, '-f', 's16le', '-ac', '1', '-ar', '48000', 'pipe:1'], ogg);
   return contourOf(new Int16Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + (raw.length & ~1))));
 }

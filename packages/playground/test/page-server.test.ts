@@ -49,14 +49,22 @@ beforeAll(async () => {
   client = await loginClient(discord);
   client.on('interactionCreate', async (interaction) => {
     // A click on /ping ask's button: the message says who clicked.
-    if (interaction.isButton()) return void (await interaction.update({ content: `clicked by ${interaction.user.username}`, components: [] }));
+    if (interaction.isButton())
+      return void (await interaction.update({ content: `clicked by ${interaction.user.username}`, components: [] }));
     // /ping ask: a question with a button.
     if (interaction.isChatInputCommand() && interaction.options.getString('text') === 'ask') {
-      return void (await interaction.reply({ content: 'sure?', components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'ok', label: 'OK' }] }] }));
+      return void (await interaction.reply({
+        content: 'sure?',
+        components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'ok', label: 'OK' }] }],
+      }));
     }
     // /ping with a text: an ephemeral reply with an MP3; without: no answer at all.
     if (!interaction.isChatInputCommand() || !interaction.options.getString('text')) return;
-    await interaction.reply({ content: 'here it is', flags: MessageFlags.Ephemeral, files: [new AttachmentBuilder(MP3, { name: 'say.mp3' })] });
+    await interaction.reply({
+      content: 'here it is',
+      flags: MessageFlags.Ephemeral,
+      files: [new AttachmentBuilder(MP3, { name: 'say.mp3' })],
+    });
   });
 });
 afterAll(async () => {
@@ -67,10 +75,18 @@ afterAll(async () => {
 });
 
 /** One request with any headers (fetch will not set Host). */
-function http(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; body: Buffer }> {
+function http(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; body: Buffer }> {
   const url = new URL(path, page.url);
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  const headers: Record<string, string> = { host: url.host, ...(body ? { origin, 'content-type': 'application/json' } : {}), ...options.headers };
+  const headers: Record<string, string> = {
+    host: url.host,
+    ...(body ? { origin, 'content-type': 'application/json' } : {}),
+    ...options.headers,
+  };
   return new Promise((resolve, reject) => {
     const req = request({ method, hostname: url.hostname, port: url.port, path: url.pathname + url.search, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -110,7 +126,18 @@ async function live(wsOrigin = origin) {
       }
       await new Promise<void>((resolve, reject) => {
         waiters.push(resolve);
-        setTimeout(() => reject(new Error(`no ${t} message; got ${messages.slice(read).map((m) => m.t).join(', ')}`)), 5000);
+        setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no ${t} message; got ${messages
+                  .slice(read)
+                  .map((m) => m.t)
+                  .join(', ')}`,
+              ),
+            ),
+          5000,
+        );
       });
     }
   };
@@ -138,7 +165,10 @@ describe('only this page drives it', () => {
   });
 
   it('GIVEN a form post (not JSON) THEN 415: a cross-site form cannot send it', async () => {
-    const res = await http('POST', '/api/message', { headers: { 'content-type': 'text/plain' }, body: { userId: IDS.alice, channelId: IDS.text, content: 'x' } });
+    const res = await http('POST', '/api/message', {
+      headers: { 'content-type': 'text/plain' },
+      body: { userId: IDS.alice, channelId: IDS.text, content: 'x' },
+    });
     expect(res.status).toBe(415);
   });
 
@@ -179,12 +209,26 @@ describe('what members do', () => {
   it('GIVEN a message, a command, and the bot answering THEN each reaches the local Discord and the page, the ephemeral reply marked', async () => {
     const { ws, next } = await live();
     await next('hello');
-    const sent = await http('POST', '/api/message', { body: { userId: IDS.taro, channelId: IDS.text, content: 'こんにちは <@1000000000000000102>' } });
+    const sent = await http('POST', '/api/message', {
+      body: { userId: IDS.taro, channelId: IDS.text, content: 'こんにちは <@1000000000000000102>' },
+    });
     expect(sent.status).toBe(200);
     const item = (await next('item', (m) => m.item.type === 'member')).item;
     expect(item).toMatchObject({ authorId: IDS.taro, content: 'こんにちは <@1000000000000000102>', channelId: IDS.text });
 
-    const ran = JSON.parse((await http('POST', '/api/command', { body: { userId: IDS.alice, channelId: IDS.text, name: 'ping', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'hi' }] } })).text);
+    const ran = JSON.parse(
+      (
+        await http('POST', '/api/command', {
+          body: {
+            userId: IDS.alice,
+            channelId: IDS.text,
+            name: 'ping',
+            locale: 'en-US',
+            options: [{ name: 'text', type: 3, value: 'hi' }],
+          },
+        })
+      ).text,
+    );
     const command = (await next('item', (m) => m.item.type === 'command')).item;
     expect(command).toMatchObject({ id: ran.id, userId: IDS.alice, summary: '/ping text: hi', locale: 'en-US', noResponse: false });
     const reply = (await next('item', (m) => m.item.type === 'bot' && m.item.attachments.length > 0)).item;
@@ -200,7 +244,9 @@ describe('what members do', () => {
   it('GIVEN a bot message with a button THEN the page shows it and a click reaches the bot as that member', async () => {
     const { ws, next } = await live();
     await next('hello');
-    await http('POST', '/api/command', { body: { userId: IDS.alice, channelId: IDS.text, name: 'ping', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ask' }] } });
+    await http('POST', '/api/command', {
+      body: { userId: IDS.alice, channelId: IDS.text, name: 'ping', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ask' }] },
+    });
     const asked = (await next('item', (m) => m.item.type === 'bot' && m.item.buttons.length > 0)).item;
     expect(asked.buttons).toEqual([{ customId: 'ok', label: 'OK' }]);
     const wrong = await http('POST', '/api/click', { body: { userId: IDS.alice, messageId: asked.id, customId: 'nope' } });

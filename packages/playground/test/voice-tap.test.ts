@@ -18,7 +18,10 @@ let files: { mp3: string; ogg: string };
 
 beforeAll(async () => {
   dir = await mkdtemp(joinPath(tmpdir(), 'voice-tap-'));
-  [server, files] = await Promise.all([startFakeVoiceServer({ expectedToken: 'fake-voice-token', maxRetainedPackets: 20 }), makeSineFiles(dir)]);
+  [server, files] = await Promise.all([
+    startFakeVoiceServer({ expectedToken: 'fake-voice-token', maxRetainedPackets: 20 }),
+    makeSineFiles(dir),
+  ]);
   trustCertificate(server.caCertPem);
 });
 afterAll(async () => {

@@ -132,7 +132,13 @@ export async function encodeMp3(pcm: Buffer): Promise<Buffer> {
 export async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
   if (engine === 'espeak') {
     try {
-      return await espeakMp3(input, { espeakPath, ffmpeg: ffmpegPath(), sampleRate: SAMPLE_RATE, bitrate: `${BITRATE_KBPS}k`, maxSeconds: MAX_SECONDS });
+      return await espeakMp3(input, {
+        espeakPath,
+        ffmpeg: ffmpegPath(),
+        sampleRate: SAMPLE_RATE,
+        bitrate: `${BITRATE_KBPS}k`,
+        maxSeconds: MAX_SECONDS,
+      });
     } catch (error) {
       if ((error as EmulatorError).code === 'ffmpeg_unavailable') throw error;
     }
@@ -157,7 +163,12 @@ export interface AudioStoreOptions {
   onAudio?: ((made: { hash: string; input: AudioInput; bytes: Buffer }) => void) | undefined;
 }
 
-const AUDIO_STORE_DEFAULTS = { maxCacheBytes: 64 * 1024 * 1024, maxEntries: 20_000, engine: 'tones', espeakPath: 'espeak-ng' } as const satisfies AudioStoreOptions;
+const AUDIO_STORE_DEFAULTS = {
+  maxCacheBytes: 64 * 1024 * 1024,
+  maxEntries: 20_000,
+  engine: 'tones',
+  espeakPath: 'espeak-ng',
+} as const satisfies AudioStoreOptions;
 
 /**
  * The emulator's media bucket: names issued to clients (hash -> input) and a bounded cache of the

@@ -9,8 +9,10 @@ import type { Emulator, Target } from './types.ts';
 import { parseJsonBody } from './validate.ts';
 
 /** What the control API drives: the emulator's own controls, and account upserts. */
-export interface ControlTarget
-  extends Pick<Emulator, 'requests' | 'clearRequests' | 'injectFault' | 'setLatency' | 'nextJobs' | 'accounts' | 'stats' | 'reset'> {
+export interface ControlTarget extends Pick<
+  Emulator,
+  'requests' | 'clearRequests' | 'injectFault' | 'setLatency' | 'nextJobs' | 'accounts' | 'stats' | 'reset'
+> {
   upsertAccount(patch: { token: string; remaining?: number | undefined; plan?: 'free' | 'paid' | undefined }): {
     userId: string;
     plan: 'free' | 'paid';

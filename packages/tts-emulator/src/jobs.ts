@@ -4,10 +4,7 @@ import type { EmulatorOptions, JobOutcome } from './types.ts';
 
 /** Spec: Job status enumeration. `succeeded` and `failed` are end states. */
 export type JobState =
-  | { status: 'pending' }
-  | { status: 'running' }
-  | { status: 'succeeded'; pk: number; hash: string }
-  | { status: 'failed'; code: string };
+  { status: 'pending' } | { status: 'running' } | { status: 'succeeded'; pk: number; hash: string } | { status: 'failed'; code: string };
 
 export interface Job {
   readonly id: string;

@@ -44,7 +44,11 @@ export async function pollJob(service: ServiceState, ctx: RequestContext, jobId:
     }
     case 'failed':
       // A failed job is still HTTP 200 (spec: Job poll response).
-      return { status: 200, json: { job_id: job.id, status: 'failed', code: state.code, error: jobFailureMessage(state.code) }, code: state.code };
+      return {
+        status: 200,
+        json: { job_id: job.id, status: 'failed', code: state.code, error: jobFailureMessage(state.code) },
+        code: state.code,
+      };
   }
 }
 

@@ -12,7 +12,12 @@ export function standardError(status: number, error: string, extra: Record<strin
 }
 
 /** An advanced creation error: `{code, error}` with the code's status and Japanese message. */
-export function advancedError(code: AdvancedErrorCode, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}, message?: string): Reply {
+export function advancedError(
+  code: AdvancedErrorCode,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  message?: string,
+): Reply {
   const { status, error } = ADVANCED_ERRORS[code];
   const json: Record<string, unknown> = { code, error: message ?? error, ...extra };
   if (code === 'unsupported_location') json.error_code = 'UNSUPPORTED_LOCATION';
@@ -61,7 +66,8 @@ export function faultReply(f: Fault): Reply {
 
 /** The spec's JSON body for an advanced or polling error code (unknown codes get a generic message). */
 function codeBody(code: string): Record<string, unknown> {
-  if (code in ADVANCED_ERRORS) return advancedError(code as AdvancedErrorCode, code === 'rate_limited' ? { retry_after: 1 } : {}).json as Record<string, unknown>;
+  if (code in ADVANCED_ERRORS)
+    return advancedError(code as AdvancedErrorCode, code === 'rate_limited' ? { retry_after: 1 } : {}).json as Record<string, unknown>;
   if (code in POLL_ERRORS) return pollError(code as keyof typeof POLL_ERRORS).json as Record<string, unknown>;
   return { code, error: jobFailureMessage(code) };
 }

@@ -22,7 +22,11 @@ const STANDARD_PATH = /^(?:\/[a-z]{2}(?:-[a-z0-9]{2,8})?)?\/text_to_speech_api\/
 const POLL_PATH = /^\/api\/advanced-tts\/jobs\/([^/]+)\/$/;
 
 /** The spec's four endpoints; a path that matches none is a 404 (or the control API). */
-const ENDPOINTS: { target: Target; matches: (path: string) => boolean; answer: (s: ServiceState, ctx: RequestContext) => Reply | Promise<Reply> }[] = [
+const ENDPOINTS: {
+  target: Target;
+  matches: (path: string) => boolean;
+  answer: (s: ServiceState, ctx: RequestContext) => Reply | Promise<Reply>;
+}[] = [
   { target: 'standard', matches: (p) => STANDARD_PATH.test(p), answer: standardSpeech },
   { target: 'advanced', matches: (p) => p === '/api/advanced-tts/', answer: createJob },
   { target: 'poll', matches: (p) => POLL_PATH.test(p), answer: (s, ctx) => pollJob(s, ctx, POLL_PATH.exec(ctx.path)![1]!) },

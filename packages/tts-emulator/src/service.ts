@@ -63,9 +63,10 @@ export class ServiceState {
     this.jobs = new JobStore(options.jobs);
     this.standardRate = new SlidingWindow(options.rate.standard.limit, options.rate.standard.windowMs);
     this.advancedRate = new SlidingWindow(options.rate.advanced.limit, options.rate.advanced.windowMs);
-    this.planned = Object.fromEntries(
-      Object.entries(PLANNED).map(([k, v]) => [k, new SlidingWindow(v.limit, v.windowMs)]),
-    ) as Record<PlannedKey, SlidingWindow>;
+    this.planned = Object.fromEntries(Object.entries(PLANNED).map(([k, v]) => [k, new SlidingWindow(v.limit, v.windowMs)])) as Record<
+      PlannedKey,
+      SlidingWindow
+    >;
   }
 
   now(): number {

@@ -32,7 +32,10 @@ export function espeakAvailable(espeakPath = 'espeak-ng'): boolean {
 export function resolveSpeechEngine(option: SpeechOption, espeakPath = 'espeak-ng'): SpeechEngine {
   if (option === 'tones') return 'tones';
   const available = espeakAvailable(espeakPath);
-  if (option === 'espeak' && !available) throw new EmulatorError('espeak_unavailable', { message: `espeak-ng (${espeakPath}) could not be started; install it (apt-get install espeak-ng) or use speech: 'auto'` });
+  if (option === 'espeak' && !available)
+    throw new EmulatorError('espeak_unavailable', {
+      message: `espeak-ng (${espeakPath}) could not be started; install it (apt-get install espeak-ng) or use speech: 'auto'`,
+    });
   return available ? 'espeak' : 'tones';
 }
 
@@ -130,18 +133,46 @@ export function espeakArgs(input: AudioInput): string[] {
  * Reads `input` with espeak-ng and encodes it like the tones: MPEG-2 Layer III, 24 kHz mono CBR,
  * bitexact, at most `maxSeconds` long. espeak-ng is deterministic, so equal inputs give equal bytes.
  */
-export function espeakMp3(input: AudioInput, options: { espeakPath: string; ffmpeg: string; sampleRate: number; bitrate: string; maxSeconds: number }): Promise<Buffer> {
+export function espeakMp3(
+  input: AudioInput,
+  options: { espeakPath: string; ffmpeg: string; sampleRate: number; bitrate: string; maxSeconds: number },
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const espeak = spawn(options.espeakPath, espeakArgs(input), { stdio: ['pipe', 'pipe', 'pipe'] });
     const ffmpeg = spawn(
       options.ffmpeg,
       [
-        '-hide_banner', '-loglevel', 'error', '-nostdin',
-        '-f', 'wav', '-i', 'pipe:0', '-t', String(options.maxSeconds),
-        '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact',
-        '-c:a', 'libmp3lame', '-b:a', options.bitrate, '-ar', String(options.sampleRate), '-ac', '1',
-        '-write_xing', '0', '-id3v2_version', '0',
-        '-f', 'mp3', 'pipe:1',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-nostdin',
+        '-f',
+        'wav',
+        '-i',
+        'pipe:0',
+        '-t',
+        String(options.maxSeconds),
+        '-map_metadata',
+        '-1',
+        '-fflags',
+        '+bitexact',
+        '-flags:a',
+        '+bitexact',
+        '-c:a',
+        'libmp3lame',
+        '-b:a',
+        options.bitrate,
+        '-ar',
+        String(options.sampleRate),
+        '-ac',
+        '1',
+        '-write_xing',
+        '0',
+        '-id3v2_version',
+        '0',
+        '-f',
+        'mp3',
+        'pipe:1',
       ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
@@ -169,8 +200,14 @@ export function espeakMp3(input: AudioInput, options: { espeakPath: string; ffmp
     const codes: { espeak?: number | null; ffmpeg?: number | null } = {};
     const settle = () => {
       if (settled || !('espeak' in codes) || !('ffmpeg' in codes)) return;
-      if (codes.espeak !== 0) return fail(new EmulatorError('espeak_failed', { message: `espeak-ng exited with ${codes.espeak}: ${espeakErr.trim().slice(0, 300)}` }));
-      if (codes.ffmpeg !== 0) return fail(new EmulatorError('ffmpeg_failed', { message: `ffmpeg exited with ${codes.ffmpeg}: ${ffmpegErr.trim().slice(0, 300)}` }));
+      if (codes.espeak !== 0)
+        return fail(
+          new EmulatorError('espeak_failed', { message: `espeak-ng exited with ${codes.espeak}: ${espeakErr.trim().slice(0, 300)}` }),
+        );
+      if (codes.ffmpeg !== 0)
+        return fail(
+          new EmulatorError('ffmpeg_failed', { message: `ffmpeg exited with ${codes.ffmpeg}: ${ffmpegErr.trim().slice(0, 300)}` }),
+        );
       const bytes = Buffer.concat(out);
       if (bytes.length === 0) return fail(new EmulatorError('espeak_failed', { message: 'espeak-ng produced no audio' }));
       settled = true;

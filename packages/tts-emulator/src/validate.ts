@@ -6,8 +6,31 @@ export type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
 
 /** The 25 advanced voice names (spec: Advanced job creation request). */
 export const ADVANCED_VOICES = [
-  'Anna', 'Chloe', 'Ellis', 'Emma', 'Flora', 'Iris', 'Lena', 'Luna', 'Misa', 'Ruby', 'Sophie', 'Tina',
-  'Ash', 'Chris', 'Eden', 'Gray', 'Hope', 'Hugo', 'Kai', 'Leo', 'Noah', 'Reid', 'Roy', 'Sam', 'Yann',
+  'Anna',
+  'Chloe',
+  'Ellis',
+  'Emma',
+  'Flora',
+  'Iris',
+  'Lena',
+  'Luna',
+  'Misa',
+  'Ruby',
+  'Sophie',
+  'Tina',
+  'Ash',
+  'Chris',
+  'Eden',
+  'Gray',
+  'Hope',
+  'Hugo',
+  'Kai',
+  'Leo',
+  'Noah',
+  'Reid',
+  'Roy',
+  'Sam',
+  'Yann',
 ] as const;
 
 /** Spec: Limits. */

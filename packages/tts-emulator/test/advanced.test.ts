@@ -107,7 +107,16 @@ describe('advanced creation: errors table (JSON code and Japanese error)', () =>
 
 describe('advanced creation: success', () => {
   it('202 {job_id (UUID), job_token, status pending, min_poll_after_ms, poll_url}', async () => {
-    const res = await advanced(ctx.emu, { ...okAdvanced, voice: 'Kai', tone: '落ち着いたニュース風', speed: 0.8, pitch: -0.5, model: 'pro', seed: 42, temperature: 0.7 });
+    const res = await advanced(ctx.emu, {
+      ...okAdvanced,
+      voice: 'Kai',
+      tone: '落ち着いたニュース風',
+      speed: 0.8,
+      pitch: -0.5,
+      model: 'pro',
+      seed: 42,
+      temperature: 0.7,
+    });
     expect(res.status).toBe(202);
     expect(Object.keys(res.json).sort()).toEqual(['job_id', 'job_token', 'min_poll_after_ms', 'poll_url', 'status']);
     expect(res.json.job_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -128,7 +137,10 @@ describe('advanced creation: success', () => {
   it('session authentication with matching CSRF header and Referer is accepted without a token', async () => {
     const res = await advanced(ctx.emu, okAdvanced, { token: null, headers: sessionHeaders(ctx.emu) });
     expect(res.status).toBe(202);
-    const en = await advanced(ctx.emu, okAdvanced, { token: null, headers: sessionHeaders(ctx.emu, { referer: `${ctx.emu.baseUrl}/en/advanced-tts-beta/` }) });
+    const en = await advanced(ctx.emu, okAdvanced, {
+      token: null,
+      headers: sessionHeaders(ctx.emu, { referer: `${ctx.emu.baseUrl}/en/advanced-tts-beta/` }),
+    });
     expect(en.status).toBe(202);
   });
 

@@ -16,7 +16,9 @@ let emu: Emulator;
 let dir: string;
 
 beforeAll(async () => {
-  emu = await startEmulator(fastOptions(clock, { signedUrlTtlMs: TTL, jobs: { pendingMs: 0, runningMs: 0, minPollAfterMs: 0, pollAfterMs: 0 } }));
+  emu = await startEmulator(
+    fastOptions(clock, { signedUrlTtlMs: TTL, jobs: { pendingMs: 0, runningMs: 0, minPollAfterMs: 0, pollAfterMs: 0 } }),
+  );
   dir = await mkdtemp(join(tmpdir(), 'emulator-audio-'));
 });
 beforeEach(async () => {
@@ -39,8 +41,19 @@ let n = 0;
 async function probe(bytes: Buffer) {
   const file = join(dir, `a${n++}.mp3`);
   await writeFile(file, bytes);
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,sample_rate,channels:format=duration', '-of', 'json', file]);
-  const info = JSON.parse(stdout) as { streams: { codec_name: string; sample_rate: string; channels: number }[]; format: { duration: string } };
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'stream=codec_name,sample_rate,channels:format=duration',
+    '-of',
+    'json',
+    file,
+  ]);
+  const info = JSON.parse(stdout) as {
+    streams: { codec_name: string; sample_rate: string; channels: number }[];
+    format: { duration: string };
+  };
   const s = info.streams[0]!;
   return { codec: s.codec_name, sampleRate: Number(s.sample_rate), channels: s.channels, duration: Number(info.format.duration), file };
 }

@@ -44,7 +44,11 @@ describe('npm run emulator (cli.ts)', () => {
       expect(out).toContain(`${baseUrl}/text_to_speech_api/`);
       // Replay the printed curl example with fetch.
       const body = /-d '(.*)'/.exec(out)![1]!;
-      const res = await fetch(`${baseUrl}/text_to_speech_api/`, { method: 'POST', headers: { token, 'content-type': 'application/json' }, body });
+      const res = await fetch(`${baseUrl}/text_to_speech_api/`, {
+        method: 'POST',
+        headers: { token, 'content-type': 'application/json' },
+        body,
+      });
       expect(res.status).toBe(200);
       const { url } = (await res.json()) as { url: string };
       expect((await fetch(url)).headers.get('content-type')).toBe('audio/mpeg');
@@ -56,7 +60,7 @@ describe('npm run emulator (cli.ts)', () => {
     expect(code).toBe(0);
   });
 
-  it("answers the service's official client: HTTP/1.0, /ja/ path, content-Type with a semicolon, string numbers, \"Hi\"", async () => {
+  it('answers the service\'s official client: HTTP/1.0, /ja/ path, content-Type with a semicolon, string numbers, "Hi"', async () => {
     const token = 'd'.repeat(64);
     const cli = start(['--port', '0', '--token', token]);
     try {

@@ -19,7 +19,17 @@ describe('control API over HTTP', () => {
   });
 
   it('POST /__emulator/faults: the next `count` requests to the target get the fault, then normal service', async () => {
-    expect((await control('POST', 'faults', { target: 'standard', count: 2, status: 503, body: { error: 'maintenance' }, headers: { 'x-fault': 'yes' } })).status).toBe(200);
+    expect(
+      (
+        await control('POST', 'faults', {
+          target: 'standard',
+          count: 2,
+          status: 503,
+          body: { error: 'maintenance' },
+          headers: { 'x-fault': 'yes' },
+        })
+      ).status,
+    ).toBe(200);
     for (let i = 0; i < 2; i++) {
       const res = await standard(ctx.emu, okStandard);
       expect(res.status).toBe(503);
@@ -108,7 +118,10 @@ describe('control API over HTTP', () => {
     expect((await control('POST', 'jobs', { outcome: 'fail', code: 'user_unavailable' })).status).toBe(200);
     const job = await advanced(ctx.emu, okAdvanced);
     await ctx.clock.advance(10_000);
-    expect((await poll(ctx.emu, job.json.poll_url, { jobToken: job.json.job_token })).json).toMatchObject({ status: 'failed', code: 'user_unavailable' });
+    expect((await poll(ctx.emu, job.json.poll_url, { jobToken: job.json.job_token })).json).toMatchObject({
+      status: 'failed',
+      code: 'user_unavailable',
+    });
   });
 
   it('PUT /__emulator/accounts sets remaining characters and plan, and can add an account', async () => {

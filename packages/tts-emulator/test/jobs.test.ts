@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { JOB_FAILURES } from '../src/index.ts';
-import { DEFAULT_TOKEN, OTHER_SESSION, OTHER_TOKEN, SESSION, advanced, call, okAdvanced, poll, sessionHeaders, useEmulator } from './support.ts';
+import {
+  DEFAULT_TOKEN,
+  OTHER_SESSION,
+  OTHER_TOKEN,
+  SESSION,
+  advanced,
+  call,
+  okAdvanced,
+  poll,
+  sessionHeaders,
+  useEmulator,
+} from './support.ts';
 
 // Job timings from support.ts: pending 1000 ms, running 2000 ms, poll_after_ms 700.
 const ctx = useEmulator();
@@ -63,7 +74,12 @@ describe('job state machine', () => {
     await ctx.clock.advance(1_500);
     const failed = await poll(ctx.emu, job.poll_url, { jobToken: job.job_token });
     expect(failed.status).toBe(200);
-    expect(failed.json).toEqual({ job_id: job.job_id, status: 'failed', code: 'tts_retry_exhausted', error: expect.stringMatching(JAPANESE) });
+    expect(failed.json).toEqual({
+      job_id: job.job_id,
+      status: 'failed',
+      code: 'tts_retry_exhausted',
+      error: expect.stringMatching(JAPANESE),
+    });
     expect(ctx.emu.stats().charactersCharged).toBe(0);
     // The refund is real: exactly the balance is available again.
     ctx.emu.setRemaining(DEFAULT_TOKEN, charged);

@@ -64,11 +64,19 @@ describe('the official client, replayed over HTTP/1.0', () => {
   });
 
   it('the body really is what PHP json_encode writes', () => {
-    expect(pluginBody({ pitch: '0', speed: '1.2', text: 'あ/b', voice: 'v' })).toBe('{"pitch":"0","speed":"1.2","text":"\\u3042\\/b","voice":"v"}');
+    expect(pluginBody({ pitch: '0', speed: '1.2', text: 'あ/b', voice: 'v' })).toBe(
+      '{"pitch":"0","speed":"1.2","text":"\\u3042\\/b","voice":"v"}',
+    );
   });
 
   it('out-of-range strings are replaced by the defaults like numbers are', async () => {
-    const a = await rawHttp10(ctx.emu.baseUrl, 'POST', PLUGIN_PATH, pluginHeaders(DEFAULT_TOKEN), pluginBody({ pitch: '25', speed: '9', text: 'はい', voice: saved.voice }));
+    const a = await rawHttp10(
+      ctx.emu.baseUrl,
+      'POST',
+      PLUGIN_PATH,
+      pluginHeaders(DEFAULT_TOKEN),
+      pluginBody({ pitch: '25', speed: '9', text: 'はい', voice: saved.voice }),
+    );
     const b = await standard(ctx.emu, { voice: saved.voice, text: 'はい', speed: 1, pitch: 0 }, { ip: '127.0.0.1' });
     expect(a.status).toBe(200);
     expect(a.json.url).toBe(b.json.url);
@@ -104,7 +112,11 @@ describe('numeric strings for speed and pitch', () => {
   });
 
   it('the advanced endpoint still wants numbers (spec: invalid_speed "speed not a number")', async () => {
-    const res = await call(ctx.emu, 'POST', ADV, { headers: { token: DEFAULT_TOKEN }, body: { ...okAdvanced, speed: '1.0' }, ip: '10.0.0.1' });
+    const res = await call(ctx.emu, 'POST', ADV, {
+      headers: { token: DEFAULT_TOKEN },
+      body: { ...okAdvanced, speed: '1.0' },
+      ip: '10.0.0.1',
+    });
     expect(res.status).toBe(400);
     expect(res.json.code).toBe('invalid_speed');
   });
@@ -113,15 +125,21 @@ describe('numeric strings for speed and pitch', () => {
 describe('locale-prefixed standard path', () => {
   const post = (path: string) => call(ctx.emu, 'POST', path, { headers: { token: DEFAULT_TOKEN }, body: okStandard, ip: '10.0.0.1' });
 
-  it.each([STD, '/ja/text_to_speech_api/', '/en/text_to_speech_api/', '/ko/text_to_speech_api/', '/zh-hans/text_to_speech_api/', '/zh-hant/text_to_speech_api/', '/pt-br/text_to_speech_api/', '/es-419/text_to_speech_api/'])(
-    '%s is the standard endpoint',
-    async (path) => {
-      const res = await post(path);
-      expect(res.status).toBe(200);
-      expect(res.json.text).toBe(okStandard.text);
-      expect(ctx.emu.requests().at(-1)).toMatchObject({ path, target: 'standard' });
-    },
-  );
+  it.each([
+    STD,
+    '/ja/text_to_speech_api/',
+    '/en/text_to_speech_api/',
+    '/ko/text_to_speech_api/',
+    '/zh-hans/text_to_speech_api/',
+    '/zh-hant/text_to_speech_api/',
+    '/pt-br/text_to_speech_api/',
+    '/es-419/text_to_speech_api/',
+  ])('%s is the standard endpoint', async (path) => {
+    const res = await post(path);
+    expect(res.status).toBe(200);
+    expect(res.json.text).toBe(okStandard.text);
+    expect(ctx.emu.requests().at(-1)).toMatchObject({ path, target: 'standard' });
+  });
 
   it.each([
     ['upper case', '/JA/text_to_speech_api/'],

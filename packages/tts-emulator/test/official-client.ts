@@ -92,12 +92,21 @@ export function pluginHeaders(token: string): [string, string][] {
 }
 
 /** The plugin's token check (core.php token_check): "Hi" with the saved settings; 400 means a bad token. */
-export function pluginTokenCheck(baseUrl: string, token: string, settings: { pitch: string | number; speed: string | number; voice: string }) {
+export function pluginTokenCheck(
+  baseUrl: string,
+  token: string,
+  settings: { pitch: string | number; speed: string | number; voice: string },
+) {
   return rawHttp10(baseUrl, 'POST', PLUGIN_PATH, pluginHeaders(token), pluginBody({ ...settings, text: 'Hi' }));
 }
 
 /** The plugin's call on publishing a post (hooks.php read_ondoku): tags and newlines stripped. */
-export function pluginPublish(baseUrl: string, token: string, post: string, settings: { pitch: string | number; speed: string | number; voice: string }) {
+export function pluginPublish(
+  baseUrl: string,
+  token: string,
+  post: string,
+  settings: { pitch: string | number; speed: string | number; voice: string },
+) {
   const text = post.replace(/<[^>]*>/g, '').replace(/\r\n|\n|\r/g, '');
   return rawHttp10(baseUrl, 'POST', PLUGIN_PATH, pluginHeaders(token), pluginBody({ ...settings, text }));
 }

@@ -87,9 +87,9 @@ describe('which script each language reads (pure)', () => {
   });
 
   it('GIVEN service voice ids THEN the espeak-ng language follows their locale; named voices are English (Polly) or Japanese (advanced)', () => {
-    expect(['ja-JP-Wavenet-B', 'en-US-Wavenet-A', 'en-GB-News-K', 'cmn-CN-Wavenet-A', 'ko-KR-Wavenet-A', 'Joanna', 'Luna'].map(voiceLanguage)).toEqual([
-      'ja', 'en-us', 'en-gb', 'cmn', 'ko', 'en-us', 'ja',
-    ]);
+    expect(
+      ['ja-JP-Wavenet-B', 'en-US-Wavenet-A', 'en-GB-News-K', 'cmn-CN-Wavenet-A', 'ko-KR-Wavenet-A', 'Joanna', 'Luna'].map(voiceLanguage),
+    ).toEqual(['ja', 'en-us', 'en-gb', 'cmn', 'ko', 'en-us', 'ja']);
   });
 
   it('GIVEN speed and pitch THEN espeak-ng gets words per minute and its 0-99 pitch', () => {

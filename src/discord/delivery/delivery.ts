@@ -54,11 +54,13 @@ export class SpeechDelivery {
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
     this.#media = deps.media ?? { transcode: true, playMp3: true };
-    this.#canView = deps.listenersCanView ?? ((guildId, channelId, voiceChannelId) => {
-      const guild = deps.client.guilds.cache.get(guildId);
-      const channel = guild?.channels.cache.get(channelId);
-      return !!guild && !!channel && audienceCanView(guild, channel, { voiceChannelId, postChannelId: null });
-    });
+    this.#canView =
+      deps.listenersCanView ??
+      ((guildId, channelId, voiceChannelId) => {
+        const guild = deps.client.guilds.cache.get(guildId);
+        const channel = guild?.channels.cache.get(channelId);
+        return !!guild && !!channel && audienceCanView(guild, channel, { voiceChannelId, postChannelId: null });
+      });
   }
 
   readonly #canView: (guildId: string, channelId: string, voiceChannelId: string) => boolean;
@@ -101,7 +103,8 @@ export class SpeechDelivery {
     const unposted = oneChannel && hidden && !(this.#deps.postsAudio?.(ready.guildId, ready.items[0]!.channelId) ?? false);
     const toAttach = oneChannel && !unposted ? wanted : [];
     if (unposted) for (const [i, meta] of metas.entries()) await this.#tellHidden(meta, ready.items[i]!, voiceChannel!);
-    else if (!oneChannel) for (const [i, meta] of metas.entries()) if (wanted.includes(meta)) await this.#tellNotPosted(meta, ready.items[i]!);
+    else if (!oneChannel)
+      for (const [i, meta] of metas.entries()) if (wanted.includes(meta)) await this.#tellNotPosted(meta, ready.items[i]!);
     // Attach first (in parallel with playback) so a long voice line does not delay the reply.
     // Messages merged into one request get one attachment, as a reply to the last of them.
     const lastMessage = metas.findLast((m) => m.delivery.kind === 'message' && toAttach.includes(m));
@@ -139,14 +142,16 @@ export class SpeechDelivery {
     const auto = ready.items.filter((item) => item.kind === 'auto' && !(item.meta as UtteranceMeta).botClip);
     if (auto.length === 0) return { played: !metas.every((m) => m.attachOnly), hidden: false };
     const session = voiceAudience(voiceChannel);
-    if (auto.some((item) => audienceOf(item) !== session || (item.meta as UtteranceMeta).attachOnly)) return { played: false, hidden: false };
+    if (auto.some((item) => audienceOf(item) !== session || (item.meta as UtteranceMeta).attachOnly))
+      return { played: false, hidden: false };
     const hidden = [...new Set(auto.map((item) => item.channelId))].some((c) => !this.#canView(ready.guildId, c, voiceChannel));
     return { played: !hidden, hidden };
   }
 
   /** An auto-read message of a channel someone now in the call cannot view, in a channel without MP3 posts: its author is told. */
   async #tellHidden(meta: UtteranceMeta, item: Utterance, voiceChannel: string): Promise<void> {
-    if (meta.delivery.kind !== 'message') return void (await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'cancelled.voice_only') }));
+    if (meta.delivery.kind !== 'message')
+      return void (await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'cancelled.voice_only') }));
     const content = t(meta.lang, 'autoread.hidden_from_listeners', { voice: `<#${voiceChannel}>` });
     const to = { guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId };
     await this.#deps.notices.tellAuthor(to, 'hidden', content);
@@ -168,7 +173,14 @@ export class SpeechDelivery {
    */
   async deliverRecoveredJob(job: StoredJob, result: { mp3: Buffer; seed?: number }): Promise<void> {
     const meta = this.#recoveredMeta(job);
-    if (!(await this.#attach(meta, { id: job.jobId, userId: job.userId, channelId: job.channelId }, result.mp3, result.seed ?? job.seed ?? undefined))) {
+    if (
+      !(await this.#attach(
+        meta,
+        { id: job.jobId, userId: job.userId, channelId: job.channelId },
+        result.mp3,
+        result.seed ?? job.seed ?? undefined,
+      ))
+    ) {
       throw new BotError('not_delivered', { message: 'Discord did not take the audio of a resumed advanced job' });
     }
   }
@@ -177,7 +189,11 @@ export class SpeechDelivery {
   async tellRecoveredJobFailure(job: StoredJob, error: { code: string; message: string }): Promise<void> {
     const meta = this.#recoveredMeta(job);
     const item = { id: job.jobId, userId: job.userId, channelId: job.channelId, guildId: job.guildId, voice: job.request.voice ?? '' };
-    await this.#tellFailure(meta, item, new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }));
+    await this.#tellFailure(
+      meta,
+      item,
+      new TtsError(isKnownCode(error.code) ? error.code : 'unknown', { message: error.message, serviceCode: error.code }),
+    );
   }
 
   /** Audio read with other channels' messages for the voice channel could not be played: nothing is posted, the author is told. */
@@ -189,7 +205,13 @@ export class SpeechDelivery {
   }
 
   /** Posts the MP3 where `meta` says; resolves whether it reached Discord. */
-  async #attach(meta: UtteranceMeta, item: Pick<Utterance, 'id' | 'userId' | 'channelId'>, mp3: string | Buffer, seed: number | undefined, signal?: AbortSignal): Promise<boolean> {
+  async #attach(
+    meta: UtteranceMeta,
+    item: Pick<Utterance, 'id' | 'userId' | 'channelId'>,
+    mp3: string | Buffer,
+    seed: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const file = { attachment: mp3, name: 'speech.mp3' };
     if (meta.delivery.kind === 'interaction') {
       const content = meta.advancedVoice
@@ -209,7 +231,9 @@ export class SpeechDelivery {
       })
       .then(async (sent) => {
         if (!signal?.aborted) return true;
-        await sent.delete().catch((error: unknown) => this.#deps.logger.warn({ err: error, channelId }, 'could not remove audio of a deleted message'));
+        await sent
+          .delete()
+          .catch((error: unknown) => this.#deps.logger.warn({ err: error, channelId }, 'could not remove audio of a deleted message'));
         return false;
       })
       .catch((error: unknown) => {
@@ -231,15 +255,20 @@ export class SpeechDelivery {
     }
     // Auto-read: one public notice per member and kind per hour, a reaction in between.
     const kind = (error as { code?: string }).code ?? 'failed';
-    await this.#deps.notices.tellAuthor({ guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId }, kind, content);
+    await this.#deps.notices.tellAuthor(
+      { guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId },
+      kind,
+      content,
+    );
   }
 
   /** The stored delivery of a job; the reply's answer goes to its channel once the token is too old. */
   #recoveredMeta(job: StoredJob): UtteranceMeta {
     const stored = job.delivery as UtteranceMeta | null;
-    const delivery: DeliveryTarget = stored?.delivery.kind === 'interaction'
-      ? { ...stored.delivery, createdAt: stored.delivery.createdAt ?? job.createdAt, channelId: job.channelId }
-      : { kind: 'message', channelId: job.channelId, messageId: '' };
+    const delivery: DeliveryTarget =
+      stored?.delivery.kind === 'interaction'
+        ? { ...stored.delivery, createdAt: stored.delivery.createdAt ?? job.createdAt, channelId: job.channelId }
+        : { kind: 'message', channelId: job.channelId, messageId: '' };
     return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
   }
 }

@@ -22,4 +22,3 @@ export interface UtteranceMeta {
 
 /** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */
 export type ClearReason = 'clear' | 'leave' | 'auto_leave' | 'disconnected';
-

@@ -56,14 +56,20 @@ export class Notices {
     if (!channel?.isSendable()) return;
     if (last !== undefined && now - last < NOTICE_INTERVAL_MS) {
       if (to.messageId && 'messages' in channel) {
-        await channel.messages.react(to.messageId, REACTIONS[kind] ?? '🔇').catch((e: unknown) => this.#logger.debug({ err: e }, 'could not react'));
+        await channel.messages
+          .react(to.messageId, REACTIONS[kind] ?? '🔇')
+          .catch((e: unknown) => this.#logger.debug({ err: e }, 'could not react'));
       }
       return;
     }
     this.#last.set(key, now);
     for (const [k, at] of this.#last) if (now - at >= NOTICE_INTERVAL_MS) this.#last.delete(k);
     await channel
-      .send({ content, allowedMentions: { parse: [], repliedUser: false }, ...(to.messageId ? { reply: { messageReference: to.messageId, failIfNotExists: false } } : {}) })
+      .send({
+        content,
+        allowedMentions: { parse: [], repliedUser: false },
+        ...(to.messageId ? { reply: { messageReference: to.messageId, failIfNotExists: false } } : {}),
+      })
       .catch((e: unknown) => this.#logger.warn({ err: e }, 'could not tell the author'));
   }
 }

@@ -65,7 +65,15 @@ export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): s
     const key = TTS_MESSAGES[error.code] ?? 'tts.failed';
     const details = error instanceof TtsInputError ? error.issues.map((i) => `${i.field}: ${i.message}`).join('; ') : '';
     const seconds = Math.ceil((error.context.retryAfterMs ?? 0) / 1000);
-    return t(lang, key, { code: error.context.serviceCode ?? error.code, details, seconds, available: error.context.available ?? 0, max: extra.max ?? '', voice: extra.voice ?? '', ...extra });
+    return t(lang, key, {
+      code: error.context.serviceCode ?? error.code,
+      details,
+      seconds,
+      available: error.context.available ?? 0,
+      max: extra.max ?? '',
+      voice: extra.voice ?? '',
+      ...extra,
+    });
   }
   // The speech core wraps what went wrong underneath (e.g. synthesis_failed with a TtsError cause).
   const cause = (error as { cause?: unknown } | null)?.cause;

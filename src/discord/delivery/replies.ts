@@ -46,7 +46,8 @@ export class InteractionReplies {
   onProgress(event: ProgressEvent): void {
     const lang = this.#open.get(event.id)?.meta.lang;
     if (!lang || event.kind !== 'narrate') return;
-    if (event.state === 'queued' && event.position) this.edit(event.id, { content: t(lang, 'narrate.queued', { position: event.position }) });
+    if (event.state === 'queued' && event.position)
+      this.edit(event.id, { content: t(lang, 'narrate.queued', { position: event.position }) });
     else if (event.state === 'synthesizing') {
       const key = event.detail === 'running' ? 'narrate.running' : 'narrate.pending';
       this.edit(event.id, { content: t(lang, key) });
@@ -80,7 +81,9 @@ export class InteractionReplies {
         .catch((error: unknown) => {
           this.#logger.warn({ err: error }, 'could not deliver the reply');
           // 401 invalid webhook token, 404 unknown webhook/message: the token is gone; post instead.
-          return error instanceof DiscordAPIError && (error.status === 401 || error.status === 404) ? ('token gone' as const) : ('refused' as const);
+          return error instanceof DiscordAPIError && (error.status === 401 || error.status === 404)
+            ? ('token gone' as const)
+            : ('refused' as const);
         });
       if (edited !== 'token gone') return edited === 'edited';
     }

@@ -43,10 +43,18 @@ export class SpeechRequests {
   }
 
   /** The repositories, the plan and the optional confirmation buttons, for the use cases built on this pipeline. */
-  get repos(): Repositories { return this.#deps.repos; }
-  get plan(): 'free' | 'paid' { return this.#deps.plan; }
-  get budget(): CharacterBudget { return this.#deps.budget; }
-  get buttons(): ButtonQuestions | undefined { return this.#deps.buttons; }
+  get repos(): Repositories {
+    return this.#deps.repos;
+  }
+  get plan(): 'free' | 'paid' {
+    return this.#deps.plan;
+  }
+  get budget(): CharacterBudget {
+    return this.#deps.budget;
+  }
+  get buttons(): ButtonQuestions | undefined {
+    return this.#deps.buttons;
+  }
 
   /** In the known list, or confirmed by the service earlier: usable without a request. */
   isKnownVoice(voice: string): boolean {
@@ -64,8 +72,10 @@ export class SpeechRequests {
     } catch (error) {
       if (error instanceof BudgetRefusedError) throw error;
       const code = (error as { code?: string }).code;
-      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input') throw new UserError('tts.unsupported_voice', { vars: { voice }, cause: error });
-      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted') throw new UserError('voice.check_busy', { vars: { voice }, cause: error });
+      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input')
+        throw new UserError('tts.unsupported_voice', { vars: { voice }, cause: error });
+      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted')
+        throw new UserError('voice.check_busy', { vars: { voice }, cause: error });
       throw error;
     }
   }
@@ -102,13 +112,21 @@ export class SpeechRequests {
   }
 
   /** Queues with a reply that follows it: the command's own, or a Confirm click's (a long /narrate). */
-  async enqueue(interaction: ChatInputCommandInteraction | ButtonInteraction, input: UtteranceInput, extra: Partial<UtteranceMeta>): Promise<void> {
+  async enqueue(
+    interaction: ChatInputCommandInteraction | ButtonInteraction,
+    input: UtteranceInput,
+    extra: Partial<UtteranceMeta>,
+  ): Promise<void> {
     const lang = langOf(interaction.locale);
     // The scheduler refuses too, but only after the public defer; checked first so the refusal is ephemeral.
     this.checkMemberQueue(input);
     if (!interaction.deferred) await interaction.deferReply();
     const delivery: DeliveryTarget = {
-      kind: 'interaction', applicationId: interaction.applicationId, token: interaction.token, createdAt: interaction.createdTimestamp, channelId: interaction.channelId,
+      kind: 'interaction',
+      applicationId: interaction.applicationId,
+      token: interaction.token,
+      createdAt: interaction.createdTimestamp,
+      channelId: interaction.channelId,
     };
     const meta: UtteranceMeta = { delivery, lang, ...extra };
     const result = this.#deps.scheduler.enqueue({ ...input, meta });
@@ -120,7 +138,9 @@ export class SpeechRequests {
     }
     this.#deps.replies.open(result.id, meta);
     if (input.kind === 'narrate' || result.position > 1) {
-      this.#deps.replies.edit(result.id, { content: t(lang, input.kind === 'narrate' ? 'narrate.queued' : 'say.queued', { position: result.position }) });
+      this.#deps.replies.edit(result.id, {
+        content: t(lang, input.kind === 'narrate' ? 'narrate.queued' : 'say.queued', { position: result.position }),
+      });
     }
   }
 }

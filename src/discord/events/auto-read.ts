@@ -1,5 +1,11 @@
 import type { Message } from 'discord.js';
-import { effectiveVoice, type DictionaryEntry, type GuildSettings, type ReadingSettings, type Repositories } from '../../db/repositories.ts';
+import {
+  effectiveVoice,
+  type DictionaryEntry,
+  type GuildSettings,
+  type ReadingSettings,
+  type Repositories,
+} from '../../db/repositories.ts';
 import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
@@ -84,9 +90,20 @@ export class AutoReader {
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
-      guildId, userId: message.author.id, channelId, kind: 'auto', text: prefix + body, ...(prefix ? { prefix } : {}), lang, ...effectiveVoice(settings, user),
+      guildId,
+      userId: message.author.id,
+      channelId,
+      kind: 'auto',
+      text: prefix + body,
+      ...(prefix ? { prefix } : {}),
+      lang,
+      ...effectiveVoice(settings, user),
       audience: hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId),
-      meta: { delivery: { kind: 'message', channelId, messageId: message.id }, lang, ...(hidden ? { attachOnly: true } : {}) } satisfies UtteranceMeta,
+      meta: {
+        delivery: { kind: 'message', channelId, messageId: message.id },
+        lang,
+        ...(hidden ? { attachOnly: true } : {}),
+      } satisfies UtteranceMeta,
     });
     if (!result.ok) {
       this.#deps.onNotQueued?.('refused');
@@ -117,11 +134,18 @@ export class AutoReader {
   #body(message: Message<true>, o: BodyOptions) {
     const name = o.nickname ?? message.member?.displayName ?? message.author.displayName;
     if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null };
-    const body = messageText(message, { id: message.author.id, name }, {
-      lang: guildLang(o.settings.locale), maxLength: o.settings.maxLength, dictionary: o.dictionary,
-      readEmoji: o.reading.emoji, forwards: o.reading.forwards,
-      audience: { voiceChannelId: this.#deps.voice.voiceChannel(message.guildId), postChannelId: message.channelId },
-    });
+    const body = messageText(
+      message,
+      { id: message.author.id, name },
+      {
+        lang: guildLang(o.settings.locale),
+        maxLength: o.settings.maxLength,
+        dictionary: o.dictionary,
+        readEmoji: o.reading.emoji,
+        forwards: o.reading.forwards,
+        audience: { voiceChannelId: this.#deps.voice.voiceChannel(message.guildId), postChannelId: message.channelId },
+      },
+    );
     return { name, body };
   }
 
@@ -158,6 +182,10 @@ export class AutoReader {
   /** The bound text channel, the voice channel's own chat, or an auto-read channel; only MP3 channels without voice. */
   #inScope(guildId: string, channelId: string, inVoice: boolean): boolean {
     if (!inVoice) return this.#deps.repos.autoRead.postsAudio(guildId, channelId);
-    return this.#deps.voice.boundTextChannel(guildId) === channelId || this.#deps.voice.voiceChannel(guildId) === channelId || this.#deps.repos.autoRead.isAutoRead(guildId, channelId);
+    return (
+      this.#deps.voice.boundTextChannel(guildId) === channelId ||
+      this.#deps.voice.voiceChannel(guildId) === channelId ||
+      this.#deps.repos.autoRead.isAutoRead(guildId, channelId)
+    );
   }
 }

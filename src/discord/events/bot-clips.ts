@@ -35,8 +35,16 @@ export function queueBotClip(deps: BotClipDeps, guildId: string, text: string, o
   const settings = deps.repos.guildSettings.get(guildId);
   const lang = guildLang(settings.locale);
   const result = deps.scheduler.enqueue({
-    guildId, userId: serverChargeUser(guildId), channelId, kind: options.mergeable ? 'auto' : 'say', text, lang,
-    voice: settings.voice, speed: settings.speed, pitch: settings.pitch, audience: voiceAudience(channelId),
+    guildId,
+    userId: serverChargeUser(guildId),
+    channelId,
+    kind: options.mergeable ? 'auto' : 'say',
+    text,
+    lang,
+    voice: settings.voice,
+    speed: settings.speed,
+    pitch: settings.pitch,
+    audience: voiceAudience(channelId),
     meta: { delivery: { kind: 'message', channelId, messageId: '' }, lang, botClip: true } satisfies UtteranceMeta,
   });
   if (!result.ok) deps.logger.info({ guildId, reason: result.reason }, 'bot clip not queued');

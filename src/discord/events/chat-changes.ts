@@ -54,8 +54,12 @@ export class ChatChanges {
     );
     // A deleted channel's threads go with it (discord.js still lists them on the channel; Discord may send no THREAD_DELETE).
     client.on(Events.ChannelDelete, (channel) =>
-      guarded('channel delete', () => 'guildId' in channel
-        && this.channelDeleted(channel.guildId, [channel.id, ...('threads' in channel ? channel.threads.cache.keys() : [])])),
+      guarded(
+        'channel delete',
+        () =>
+          'guildId' in channel &&
+          this.channelDeleted(channel.guildId, [channel.id, ...('threads' in channel ? channel.threads.cache.keys() : [])]),
+      ),
     );
     client.on(Events.ThreadDelete, (thread) => guarded('thread delete', () => this.channelDeleted(thread.guildId, [thread.id])));
     client.on(Events.GuildBanAdd, (ban) => guarded('ban', () => this.banned(ban.guild.id, ban.user.id)));
@@ -106,7 +110,12 @@ export class ChatChanges {
     const full = message.partial || typeof message.content !== 'string' ? await message.fetch().catch(() => null) : message;
     if (!full?.inGuild()) return 0;
     const autoRead = this.#deps.autoRead;
-    return this.#withdraw(guildId, 'edited', (u) => messageIdOf(u) === full.id, (old) => autoRead.edited(full, old));
+    return this.#withdraw(
+      guildId,
+      'edited',
+      (u) => messageIdOf(u) === full.id,
+      (old) => autoRead.edited(full, old),
+    );
   }
 
   #withdraw(guildId: string, why: Why, match: (u: Utterance) => boolean, replace?: Parameters<SpeechScheduler['withdraw']>[2]): number {

@@ -54,6 +54,7 @@ export function whyNotRead(author: MessageAuthor, policy: ReadingPolicy): NotRea
   if (policy.neverRoles.some((r) => roles.has(r))) return 'never_role';
   const required = policy.reading.requiredRoleId;
   if (required !== null && policy.roleExists(required) && !roles.has(required)) return 'required_role';
-  if (policy.reading.requireInVoice && policy.botVoiceChannelId !== null && author.voiceChannelId !== policy.botVoiceChannelId) return 'not_in_voice';
+  if (policy.reading.requireInVoice && policy.botVoiceChannelId !== null && author.voiceChannelId !== policy.botVoiceChannelId)
+    return 'not_in_voice';
   return undefined;
 }

@@ -67,7 +67,12 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     }
     joins.push(
       voice
-        .join({ guildId: saved.guildId, channelId: saved.voiceChannelId, textChannelId: saved.textChannelId, adapterCreator: guild.voiceAdapterCreator })
+        .join({
+          guildId: saved.guildId,
+          channelId: saved.voiceChannelId,
+          textChannelId: saved.textChannelId,
+          adapterCreator: guild.voiceAdapterCreator,
+        })
         .catch(async (error: unknown) => {
           logger.warn({ err: error, guildId: saved.guildId }, 'could not rejoin the voice channel after a restart');
           noVoice.set(saved.guildId, 'restart.not_read');
@@ -140,7 +145,11 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
  * deleted meanwhile (or whose channel is gone), and the messages edited meanwhile. A message Discord
  * cannot be asked about (no Read Message History, an error) is kept as it was.
  */
-async function changedWhileAway(client: Client, restored: readonly Utterance[], logger: Logger): Promise<{ gone: Set<string>; edited: Message<true>[] }> {
+async function changedWhileAway(
+  client: Client,
+  restored: readonly Utterance[],
+  logger: Logger,
+): Promise<{ gone: Set<string>; edited: Message<true>[] }> {
   const gone = new Set<string>();
   const edited: Message<true>[] = [];
   const byChannel = new Map<string, Array<{ utteranceId: string; messageId: string; guildId: string }>>();

@@ -27,7 +27,8 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
     const voice = guild.channels.cache.get(audience.voiceChannelId);
     if (!voice?.isVoiceBased()) return false;
     // Everyone in the call by voice state: one whose member is not cached counts as unable to view.
-    const views = (member: GuildMember | null) => member !== null && (mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false);
+    const views = (member: GuildMember | null) =>
+      member !== null && (mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false);
     if (![...inCall(guild, voice.id)].filter((s) => !isBot(guild, s)).every((s) => views(s.member))) return false;
   }
   if (audience.postChannelId === null) return true;
@@ -38,7 +39,9 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
 }
 
 /** The voice states of everyone now in `channelId`, cached member or not. */
-export const inCall = (guild: Guild, channelId: string): VoiceState[] => [...guild.voiceStates.cache.filter((s) => s.channelId === channelId).values()];
+export const inCall = (guild: Guild, channelId: string): VoiceState[] => [
+  ...guild.voiceStates.cache.filter((s) => s.channelId === channelId).values(),
+];
 
 /** A known bot (the bot itself, or a cached bot user); an unknown member counts as a human. */
 export const isBot = (guild: Guild, state: VoiceState): boolean =>

@@ -49,9 +49,19 @@ export class VoiceStateEvents {
     if (newState.member?.user.bot) return;
     const settings = this.#deps.repos.guildSettings.get(guild.id);
     const connected = this.#deps.voice.voiceChannel(guild.id);
-    if (!connected && settings.autoJoinChannelId && newState.channelId === settings.autoJoinChannelId && oldState.channelId !== newState.channelId) {
+    if (
+      !connected &&
+      settings.autoJoinChannelId &&
+      newState.channelId === settings.autoJoinChannelId &&
+      oldState.channelId !== newState.channelId
+    ) {
       await this.#deps.voice
-        .join({ guildId: guild.id, channelId: settings.autoJoinChannelId, textChannelId: settings.autoJoinChannelId, adapterCreator: guild.voiceAdapterCreator })
+        .join({
+          guildId: guild.id,
+          channelId: settings.autoJoinChannelId,
+          textChannelId: settings.autoJoinChannelId,
+          adapterCreator: guild.voiceAdapterCreator,
+        })
         .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
       return;
     }

@@ -39,7 +39,10 @@ export class ButtonQuestions {
   }
 
   /** Opens a question; returns one button row, a button per choice with these labels and styles. */
-  ask<C extends string>(question: ButtonQuestion<C>, buttons: Record<C, { label: string; danger?: boolean; primary?: boolean }>): APIActionRowComponent<APIButtonComponent> {
+  ask<C extends string>(
+    question: ButtonQuestion<C>,
+    buttons: Record<C, { label: string; danger?: boolean; primary?: boolean }>,
+  ): APIActionRowComponent<APIButtonComponent> {
     const id = randomBytes(9).toString('base64url');
     const timer = setTimeout(() => {
       if (!this.#open.delete(id)) return;
@@ -51,7 +54,12 @@ export class ButtonQuestions {
       type: ComponentType.ActionRow,
       components: question.choices.map((choice) => {
         const b = buttons[choice];
-        return { type: ComponentType.Button, custom_id: `${PREFIX}:${id}:${choice}`, label: b.label, style: b.danger ? ButtonStyle.Danger : b.primary ? ButtonStyle.Primary : ButtonStyle.Secondary };
+        return {
+          type: ComponentType.Button,
+          custom_id: `${PREFIX}:${id}:${choice}`,
+          label: b.label,
+          style: b.danger ? ButtonStyle.Danger : b.primary ? ButtonStyle.Primary : ButtonStyle.Secondary,
+        };
       }),
     };
   }

@@ -40,9 +40,11 @@ export function shownNames(commands: Iterable<RESTPostAPIChatInputApplicationCom
   for (const command of commands) {
     names[key(command.name)] = `/${shown(command)}`;
     for (const option of command.options ?? []) {
-      if (option.type === ApplicationCommandOptionType.Subcommand) names[key(command.name, option.name)] = `/${shown(command)} ${shown(option)}`;
+      if (option.type === ApplicationCommandOptionType.Subcommand)
+        names[key(command.name, option.name)] = `/${shown(command)} ${shown(option)}`;
       if (option.type !== ApplicationCommandOptionType.SubcommandGroup) continue;
-      for (const sub of option.options ?? []) names[key(command.name, option.name, sub.name)] = `/${shown(command)} ${shown(option)} ${shown(sub)}`;
+      for (const sub of option.options ?? [])
+        names[key(command.name, option.name, sub.name)] = `/${shown(command)} ${shown(option)} ${shown(sub)}`;
     }
   }
   return names;
@@ -55,12 +57,25 @@ export function choice<V extends string | number>(en: string, ja: string, value:
 
 /** A localised subcommand; `options` left out when it takes none. Its name and options keep their literal types (command-args.ts). */
 export function subcommand<const N extends string, const O extends APIApplicationCommandBasicOption[] = []>(
-  en: N, ja: string, descEn: string, descJa: string, options?: O,
-): Omit<APIApplicationCommandSubcommandOption, 'name' | 'options'> & { readonly type: ApplicationCommandOptionType.Subcommand; readonly name: N; readonly options?: O } {
+  en: N,
+  ja: string,
+  descEn: string,
+  descJa: string,
+  options?: O,
+): Omit<APIApplicationCommandSubcommandOption, 'name' | 'options'> & {
+  readonly type: ApplicationCommandOptionType.Subcommand;
+  readonly name: N;
+  readonly options?: O;
+} {
   return { type: ApplicationCommandOptionType.Subcommand, ...named(en, ja), ...described(descEn, descJa), ...(options ? { options } : {}) };
 }
 
 /** The head of a server settings command: usable in servers only, shown to Manage Server by default (the handler checks again). */
 export function adminCommand(en: string, ja: string, descEn: string, descJa: string) {
-  return { ...named(en, ja), ...described(descEn, descJa), contexts: [InteractionContextType.Guild], default_member_permissions: MANAGE_GUILD };
+  return {
+    ...named(en, ja),
+    ...described(descEn, descJa),
+    contexts: [InteractionContextType.Guild],
+    default_member_permissions: MANAGE_GUILD,
+  };
 }

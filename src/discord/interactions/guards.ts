@@ -80,7 +80,8 @@ function joinTarget({ channel, member, me }: JoinAsked): JoinTarget {
  * command was typed, or an id from elsewhere, is refused with its id: nothing is saved).
  */
 export async function requireExistingRole(interaction: ChatInputCommandInteraction, roleId: string): Promise<string> {
-  const guild = interaction.guild ?? (interaction.guildId ? await interaction.client.guilds.fetch(interaction.guildId).catch(() => null) : null);
+  const guild =
+    interaction.guild ?? (interaction.guildId ? await interaction.client.guilds.fetch(interaction.guildId).catch(() => null) : null);
   const role = guild ? (guild.roles.cache.get(roleId) ?? (await guild.roles.fetch(roleId).catch(() => null))) : null;
   if (!role) throw new UserError('roles.unknown', { vars: { role: roleId } });
   return roleId;

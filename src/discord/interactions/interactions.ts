@@ -30,7 +30,12 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
   if (interaction.isButton()) {
     // Answers to the questions commands ask with buttons (src/discord/interactions/buttons.ts).
     if (!ctx.buttons.owns(interaction.customId)) return;
-    const where = { button: interaction.customId.split(':')[0], guildId: interaction.guildId, userId: interaction.user.id, interactionId: interaction.id };
+    const where = {
+      button: interaction.customId.split(':')[0],
+      guildId: interaction.guildId,
+      userId: interaction.user.id,
+      interactionId: interaction.id,
+    };
     try {
       await ctx.buttons.click(interaction);
     } catch (error) {
@@ -41,7 +46,13 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
   if (!interaction.isChatInputCommand()) return;
   const command = commands.get(interaction.commandName);
   const lang = langOf(interaction.locale);
-  const where = { command: interaction.commandName, guildId: interaction.guildId, channelId: interaction.channelId, userId: interaction.user.id, interactionId: interaction.id };
+  const where = {
+    command: interaction.commandName,
+    guildId: interaction.guildId,
+    channelId: interaction.channelId,
+    userId: interaction.user.id,
+    interactionId: interaction.id,
+  };
   if (!command) {
     ctx.logger.warn(where, 'unknown command (commands not redeployed?)');
     await tell(interaction, t(lang, 'error.generic')).catch(() => {});

@@ -14,8 +14,11 @@ function isCommand(value: unknown): value is Command {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Partial<Command>;
   return (
-    typeof c.data === 'object' && c.data !== null && typeof c.data.name === 'string' &&
-    typeof c.execute === 'function' && (c.autocomplete === undefined || typeof c.autocomplete === 'function')
+    typeof c.data === 'object' &&
+    c.data !== null &&
+    typeof c.data.name === 'string' &&
+    typeof c.execute === 'function' &&
+    (c.autocomplete === undefined || typeof c.autocomplete === 'function')
   );
 }
 
@@ -38,9 +41,12 @@ export async function loadCommands(dir = COMMANDS_DIR): Promise<Map<string, Comm
     const file = relative(dir, path);
     const mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
     if (mod.default === undefined) continue; // a use case beside its command
-    if (!isCommand(mod.default)) throw new BotError('invalid_command_module', { message: `commands/${file} must default-export { data, execute } (a Command)` });
-    if (mod.default.data.name !== basename(file, '.ts')) throw new BotError('invalid_command_module', { message: `commands/${file} must be named for its command /${mod.default.data.name}` });
-    if (commands.has(mod.default.data.name)) throw new BotError('duplicate_command', { message: `duplicate command name ${mod.default.data.name} in commands/${file}` });
+    if (!isCommand(mod.default))
+      throw new BotError('invalid_command_module', { message: `commands/${file} must default-export { data, execute } (a Command)` });
+    if (mod.default.data.name !== basename(file, '.ts'))
+      throw new BotError('invalid_command_module', { message: `commands/${file} must be named for its command /${mod.default.data.name}` });
+    if (commands.has(mod.default.data.name))
+      throw new BotError('duplicate_command', { message: `duplicate command name ${mod.default.data.name} in commands/${file}` });
     commands.set(mod.default.data.name, mod.default);
   }
   return commands;

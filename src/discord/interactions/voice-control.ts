@@ -46,12 +46,20 @@ export class VoiceControl {
     requirePlaybackControl(interaction, this.#deps.voice.voiceChannel(guild.id), { channel, member, me });
     await interaction.deferReply();
     try {
-      await this.#deps.voice.join({ guildId: guild.id, channelId: target, textChannelId: interaction.channelId, adapterCreator: guild.voiceAdapterCreator });
+      await this.#deps.voice.join({
+        guildId: guild.id,
+        channelId: target,
+        textChannelId: interaction.channelId,
+        adapterCreator: guild.voiceAdapterCreator,
+      });
     } catch (error) {
       this.#deps.logger.warn({ err: error, guildId: guild.id, channelId: target }, 'voice join failed');
       throw new UserError('voice.join_failed', { cause: error });
     }
-    await interaction.editReply({ content: t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` }), allowedMentions: { parse: [] } });
+    await interaction.editReply({
+      content: t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` }),
+      allowedMentions: { parse: [] },
+    });
   }
 
   /** /skip: stops what is being delivered now; false when nothing is. */

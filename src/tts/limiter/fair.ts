@@ -161,7 +161,8 @@ export class FairRateLimiter implements GrantingLimiter {
 
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */
   block(kind: RateKind, ms: number): void {
-    if (!Number.isFinite(ms)) throw new RateLimiterError('limiter_bad_argument', { kind, message: `block needs a finite duration, got ${ms}` });
+    if (!Number.isFinite(ms))
+      throw new RateLimiterError('limiter_bad_argument', { kind, message: `block needs a finite duration, got ${ms}` });
     if (ms <= 0) return;
     this.#store.block(kind, this.#clock.now() + ms);
   }
@@ -193,7 +194,10 @@ export class FairRateLimiter implements GrantingLimiter {
           result = await this.#take(kind, mine);
         } catch (cause) {
           // Without the store we cannot know the budget; sending anyway could cost the whole IP a 429.
-          this.#failAll(lane, new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }));
+          this.#failAll(
+            lane,
+            new RateLimiterError('limiter_store_failed', { kind, message: `the rate-limit store failed for ${kind} requests`, cause }),
+          );
           return;
         }
         if (result.ok) {

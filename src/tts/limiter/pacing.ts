@@ -30,7 +30,6 @@ export interface PaceRules {
   spare: number;
 }
 
-
 /** The default burst: half the window is granted at once, the rest is paced. */
 export function defaultBurst(limit: number): number {
   return Math.max(1, Math.ceil(limit / 2));
@@ -78,10 +77,20 @@ export function grantOrder(waiting: readonly Demand[], lastGrant: ReadonlyMap<st
  * key whose turn it is waits in another process, this one holds back (`turnMs`) so that process
  * takes the slot: pacing and order hold across every process sharing the window, not each on its own.
  */
-export function decideGrant(snapshot: WindowSnapshot, mine: readonly Demand[], now: number, rules: PaceRules, turnMs: number): GrantDecision {
+export function decideGrant(
+  snapshot: WindowSnapshot,
+  mine: readonly Demand[],
+  now: number,
+  rules: PaceRules,
+  turnMs: number,
+): GrantDecision {
   if (mine.length === 0) return { ok: false, retryInMs: turnMs };
   if (snapshot.blockedUntil > now) return { ok: false, retryInMs: snapshot.blockedUntil - now };
-  const at = nextGrantAt(snapshot.grants.map((g) => g.at), now, rules);
+  const at = nextGrantAt(
+    snapshot.grants.map((g) => g.at),
+    now,
+    rules,
+  );
   if (at > now) return { ok: false, retryInMs: Math.max(1, Math.ceil(at - now)) };
   const own = new Set(mine.map((d) => d.key));
   // A key waiting here and elsewhere (it should not: a guild lives on one shard) counts as ours.

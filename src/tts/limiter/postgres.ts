@@ -36,7 +36,13 @@ export class PostgresWindowStore implements WindowStore {
     this.#retryMs = options.retryMs ?? 500;
   }
 
-  async take(kind: RateKind, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): Promise<TakeDecision> {
+  async take(
+    kind: RateKind,
+    now: number,
+    windowMs: number,
+    demand: DemandReport | undefined,
+    decide: (s: WindowSnapshot) => GrantDecision,
+  ): Promise<TakeDecision> {
     try {
       const result = await transaction(this.#pg, async (c): Promise<TakeDecision> => {
         const block = await c.query<{ until_ms: string }>('SELECT until_ms FROM yomiage_rate_blocks WHERE kind = $1 FOR UPDATE', [kind]);
@@ -48,7 +54,13 @@ export class PostgresWindowStore implements WindowStore {
           if (demand.record !== false) {
             await c.query('DELETE FROM yomiage_rate_demand WHERE kind = $1 AND owner = $2', [kind, demand.owner]);
             for (const d of demand.waiting) {
-              await c.query('INSERT INTO yomiage_rate_demand (kind, owner, demand_key, since, seen_at) VALUES ($1, $2, $3, $4, $5)', [kind, demand.owner, d.key, Math.round(d.since), Math.round(now)]);
+              await c.query('INSERT INTO yomiage_rate_demand (kind, owner, demand_key, since, seen_at) VALUES ($1, $2, $3, $4, $5)', [
+                kind,
+                demand.owner,
+                d.key,
+                Math.round(d.since),
+                Math.round(now),
+              ]);
             }
           }
           const { rows } = await c.query<{ key: string; since: string }>(
@@ -62,7 +74,10 @@ export class PostgresWindowStore implements WindowStore {
           [kind, Math.floor(now - windowMs)],
         );
         // Rows are kept for two windows: "served least recently" looks that far back.
-        const last = await c.query<{ key: string; id: string }>('SELECT grant_key AS key, max(id) AS id FROM yomiage_rate_grants WHERE kind = $1 GROUP BY grant_key', [kind]);
+        const last = await c.query<{ key: string; id: string }>(
+          'SELECT grant_key AS key, max(id) AS id FROM yomiage_rate_grants WHERE kind = $1 GROUP BY grant_key',
+          [kind],
+        );
         const decided = decide({
           grants: grants.rows.map((r) => ({ at: Number(r.at), key: r.key })),
           blockedUntil: Number(block.rows[0]?.until_ms ?? 0),
@@ -70,7 +85,10 @@ export class PostgresWindowStore implements WindowStore {
           lastGrant: new Map(last.rows.map((r) => [r.key, Number(r.id)])),
         });
         if (!decided.ok) return decided;
-        const inserted = await c.query<{ id: string }>('INSERT INTO yomiage_rate_grants (kind, granted_at, grant_key) VALUES ($1, $2, $3) RETURNING id', [kind, Math.ceil(now), decided.key]);
+        const inserted = await c.query<{ id: string }>(
+          'INSERT INTO yomiage_rate_grants (kind, granted_at, grant_key) VALUES ($1, $2, $3) RETURNING id',
+          [kind, Math.ceil(now), decided.key],
+        );
         return { ...decided, id: Number(inserted.rows[0]!.id) };
       });
       this.#downSince = undefined;
@@ -87,22 +105,34 @@ export class PostgresWindowStore implements WindowStore {
   }
 
   release(kind: RateKind, id: number): Promise<void> {
-    return this.#pg.query('DELETE FROM yomiage_rate_grants WHERE kind = $1 AND id = $2', [kind, id]).then(() => {}, () => {});
+    return this.#pg.query('DELETE FROM yomiage_rate_grants WHERE kind = $1 AND id = $2', [kind, id]).then(
+      () => {},
+      () => {},
+    );
   }
 
   withdraw(kind: RateKind, owner: string): Promise<void> {
-    return this.#pg.query('DELETE FROM yomiage_rate_demand WHERE kind = $1 AND owner = $2', [kind, owner]).then(() => {}, () => {});
+    return this.#pg.query('DELETE FROM yomiage_rate_demand WHERE kind = $1 AND owner = $2', [kind, owner]).then(
+      () => {},
+      () => {},
+    );
   }
 
   block(kind: RateKind, untilMs: number): Promise<void> {
     return this.#pg
       .query('UPDATE yomiage_rate_blocks SET until_ms = GREATEST(until_ms, $2) WHERE kind = $1', [kind, Math.ceil(untilMs)])
-      .then(() => {}, () => {});
+      .then(
+        () => {},
+        () => {},
+      );
   }
 
   /** Grants of `kind` inside the window ending at `now` (metrics: every host reads the same count). */
   async used(kind: RateKind, now: number, windowMs: number): Promise<number> {
-    const { rows } = await this.#pg.query<{ n: string }>('SELECT count(*) AS n FROM yomiage_rate_grants WHERE kind = $1 AND granted_at > $2', [kind, Math.floor(now - windowMs)]);
+    const { rows } = await this.#pg.query<{ n: string }>(
+      'SELECT count(*) AS n FROM yomiage_rate_grants WHERE kind = $1 AND granted_at > $2',
+      [kind, Math.floor(now - windowMs)],
+    );
     return Number(rows[0]?.n ?? 0);
   }
 }

@@ -22,7 +22,13 @@ export interface WindowStore {
    * processes' live demand after recording `demand`), and records a grant at `now` to the key
    * `decide` returns. A store across the network (PostgreSQL, several hosts) answers asynchronously.
    */
-  take(kind: RateKind, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): TakeDecision | Promise<TakeDecision>;
+  take(
+    kind: RateKind,
+    now: number,
+    windowMs: number,
+    demand: DemandReport | undefined,
+    decide: (s: WindowSnapshot) => GrantDecision,
+  ): TakeDecision | Promise<TakeDecision>;
   /** Records a grant at `now` if fewer than `limit` grants lie in (now - windowMs, ...] and no block is active (unpaced, keyless). */
   tryTake(kind: RateKind, now: number, limit: number, windowMs: number): TakeResult | Promise<TakeResult>;
   /** Gives back grant `id` (taken, never used): its slot frees at once. */
@@ -56,7 +62,13 @@ export class MemoryWindowStore implements WindowStore {
   readonly #lastGrant: Record<RateKind, Map<string, number>> = { standard: new Map(), advanced: new Map() };
   #nextId = 1;
 
-  take(kind: RateKind, now: number, windowMs: number, _demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): TakeDecision {
+  take(
+    kind: RateKind,
+    now: number,
+    windowMs: number,
+    _demand: DemandReport | undefined,
+    decide: (s: WindowSnapshot) => GrantDecision,
+  ): TakeDecision {
     const grants = this.#grants[kind];
     const horizon = now - windowMs;
     while (grants.length > 0 && grants[0]!.at <= horizon) grants.shift();
@@ -109,7 +121,13 @@ export class SqliteWindowStore implements WindowStore {
     this.#table = new RateWindowTable(options.db);
   }
 
-  take(kind: RateKind, now: number, windowMs: number, demand: DemandReport | undefined, decide: (s: WindowSnapshot) => GrantDecision): TakeDecision {
+  take(
+    kind: RateKind,
+    now: number,
+    windowMs: number,
+    demand: DemandReport | undefined,
+    decide: (s: WindowSnapshot) => GrantDecision,
+  ): TakeDecision {
     try {
       return this.#table.take(kind, now, windowMs, demand, decide);
     } catch (err) {

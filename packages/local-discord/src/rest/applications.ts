@@ -35,42 +35,72 @@ export function applicationRoutes(router: Router, state: DiscordState): void {
     return Array.isArray(list) ? handler(list, ctx) : list;
   };
   for (const base of ['/applications/:app/commands', '/applications/:app/guilds/:guild/commands']) {
-    router.on('GET', base, withList((list) => ok(list)));
+    router.on(
+      'GET',
+      base,
+      withList((list) => ok(list)),
+    );
     // Bulk overwrite: what `deploy-commands` uses.
-    router.on('PUT', base, withList((list, { params, json }) => {
-      const valid = validateCommandList(json);
-      if (!valid.ok) return valid.error;
-      const stored = (json as Array<Record<string, unknown>>).map((c) => storeCommand(c, state.applicationId, params.guild, list));
-      commands.set(params, stored);
-      return ok(stored);
-    }));
-    router.on('POST', base, withList((list, { params, json }) => {
-      const valid = validateCommand(json);
-      if (!valid.ok) return valid.error;
-      const command = storeCommand(json as Record<string, unknown>, state.applicationId, params.guild, list);
-      const replaced = list.some((c) => c.id === command.id);
-      commands.set(params, [...list.filter((c) => c.id !== command.id), command]);
-      return ok(command, replaced ? 200 : 201);
-    }));
-    router.on('GET', `${base}/:command`, withList((list, { params }) => {
-      const command = list.find((c) => c.id === params.command);
-      return command ? ok(command) : API_ERRORS.unknownCommand;
-    }));
-    router.on('PATCH', `${base}/:command`, withList((list, { params, json }) => {
-      const current = list.find((c) => c.id === params.command);
-      if (!current) return API_ERRORS.unknownCommand;
-      const merged = { ...current, ...(json as object) } as Record<string, unknown>;
-      const valid = validateCommand(merged);
-      if (!valid.ok) return valid.error;
-      const command = storeCommand(merged, state.applicationId, params.guild, list);
-      commands.set(params, list.map((c) => (c.id === current.id ? command : c)));
-      return ok(command);
-    }));
-    router.on('DELETE', `${base}/:command`, withList((list, { params }) => {
-      if (!list.some((c) => c.id === params.command)) return API_ERRORS.unknownCommand;
-      commands.set(params, list.filter((c) => c.id !== params.command));
-      return NO_CONTENT;
-    }));
+    router.on(
+      'PUT',
+      base,
+      withList((list, { params, json }) => {
+        const valid = validateCommandList(json);
+        if (!valid.ok) return valid.error;
+        const stored = (json as Array<Record<string, unknown>>).map((c) => storeCommand(c, state.applicationId, params.guild, list));
+        commands.set(params, stored);
+        return ok(stored);
+      }),
+    );
+    router.on(
+      'POST',
+      base,
+      withList((list, { params, json }) => {
+        const valid = validateCommand(json);
+        if (!valid.ok) return valid.error;
+        const command = storeCommand(json as Record<string, unknown>, state.applicationId, params.guild, list);
+        const replaced = list.some((c) => c.id === command.id);
+        commands.set(params, [...list.filter((c) => c.id !== command.id), command]);
+        return ok(command, replaced ? 200 : 201);
+      }),
+    );
+    router.on(
+      'GET',
+      `${base}/:command`,
+      withList((list, { params }) => {
+        const command = list.find((c) => c.id === params.command);
+        return command ? ok(command) : API_ERRORS.unknownCommand;
+      }),
+    );
+    router.on(
+      'PATCH',
+      `${base}/:command`,
+      withList((list, { params, json }) => {
+        const current = list.find((c) => c.id === params.command);
+        if (!current) return API_ERRORS.unknownCommand;
+        const merged = { ...current, ...(json as object) } as Record<string, unknown>;
+        const valid = validateCommand(merged);
+        if (!valid.ok) return valid.error;
+        const command = storeCommand(merged, state.applicationId, params.guild, list);
+        commands.set(
+          params,
+          list.map((c) => (c.id === current.id ? command : c)),
+        );
+        return ok(command);
+      }),
+    );
+    router.on(
+      'DELETE',
+      `${base}/:command`,
+      withList((list, { params }) => {
+        if (!list.some((c) => c.id === params.command)) return API_ERRORS.unknownCommand;
+        commands.set(
+          params,
+          list.filter((c) => c.id !== params.command),
+        );
+        return NO_CONTENT;
+      }),
+    );
   }
 }
 

@@ -46,7 +46,12 @@ async function parseMultipart(raw: Buffer, contentType: string): Promise<ParsedB
       if (field === 'payload_json') payloadText = value;
       continue;
     }
-    files.push({ field, name: value.name, contentType: value.type || 'application/octet-stream', data: Buffer.from(await value.arrayBuffer()) });
+    files.push({
+      field,
+      name: value.name,
+      contentType: value.type || 'application/octet-stream',
+      data: Buffer.from(await value.arrayBuffer()),
+    });
   }
   let json: unknown;
   try {

@@ -15,10 +15,14 @@ export function channelRoutes(router: Router, state: DiscordState): void {
     if (located) return ok(toAPIChannel(located.channel, located.guild.id));
     const dmUser = state.dmChannels.get(params.channel as string);
     const recipient = dmUser ? state.findUser(dmUser) : undefined;
-    return recipient ? ok({ id: params.channel, type: 1, last_message_id: null, flags: 0, recipients: [toAPIUser(recipient)] }) : API_ERRORS.unknownChannel;
+    return recipient
+      ? ok({ id: params.channel, type: 1, last_message_id: null, flags: 0, recipients: [toAPIUser(recipient)] })
+      : API_ERRORS.unknownChannel;
   });
   router.on('POST', '/channels/:channel/messages', (ctx) => createChannelMessage(state, ctx));
-  router.on('POST', '/channels/:channel/typing', ({ params }) => (state.channelExists(params.channel as string) ? NO_CONTENT : API_ERRORS.unknownChannel));
+  router.on('POST', '/channels/:channel/typing', ({ params }) =>
+    state.channelExists(params.channel as string) ? NO_CONTENT : API_ERRORS.unknownChannel,
+  );
   // A channel's messages, newest first; `after`/`before` (ids) and `limit` (1-100, default 50), as
   // https://discord.com/developers/docs/resources/message#get-channel-messages documents. Without
   // Read Message History the list is empty, as Discord answers.
@@ -27,7 +31,8 @@ export function channelRoutes(router: Router, state: DiscordState): void {
     const located = findChannel(state.guilds, channelId);
     if (!located) return API_ERRORS.unknownChannel;
     const limit = Number(query.get('limit') ?? 50);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return invalidFormBody('limit', 'NUMBER_TYPE_MAX', 'int value should be less than or equal to 100.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      return invalidFormBody('limit', 'NUMBER_TYPE_MAX', 'int value should be less than or equal to 100.');
     if (!(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ReadMessageHistory)) return ok([]);
     const after = query.get('after');
     const before = query.get('before');
@@ -63,7 +68,8 @@ export function channelRoutes(router: Router, state: DiscordState): void {
       const other = state.userMessages.get(messageId);
       if (!other || other.channel_id !== channelId) return API_ERRORS.unknownMessage;
       const located = findChannel(state.guilds, channelId);
-      if (located && !(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ManageMessages)) return API_ERRORS.missingPermissions;
+      if (located && !(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ManageMessages))
+        return API_ERRORS.missingPermissions;
       state.userMessages.delete(messageId);
     }
     state.deletions.push({ channelId, messageId });

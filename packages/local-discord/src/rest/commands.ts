@@ -9,9 +9,38 @@ import { snowflake } from '../fixtures.ts';
 
 /** Locales Discord accepts in *_localizations (https://discord.com/developers/docs/reference#locales). */
 export const DISCORD_LOCALES = new Set([
-  'id', 'da', 'de', 'en-GB', 'en-US', 'es-ES', 'es-419', 'fr', 'hr', 'it', 'lt', 'hu', 'nl', 'no', 'pl',
-  'pt-BR', 'ro', 'fi', 'sv-SE', 'vi', 'tr', 'cs', 'el', 'bg', 'ru', 'uk', 'hi', 'th', 'zh-CN', 'ja',
-  'zh-TW', 'ko',
+  'id',
+  'da',
+  'de',
+  'en-GB',
+  'en-US',
+  'es-ES',
+  'es-419',
+  'fr',
+  'hr',
+  'it',
+  'lt',
+  'hu',
+  'nl',
+  'no',
+  'pl',
+  'pt-BR',
+  'ro',
+  'fi',
+  'sv-SE',
+  'vi',
+  'tr',
+  'cs',
+  'el',
+  'bg',
+  'ru',
+  'uk',
+  'hi',
+  'th',
+  'zh-CN',
+  'ja',
+  'zh-TW',
+  'ko',
 ]);
 
 const NAME_PATTERN = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
@@ -38,10 +67,12 @@ export function validateCommandList(body: unknown): Result {
 /** Validates one command body; `path` prefixes error paths. */
 export function validateCommand(command: unknown, path = ''): Result {
   const at = (field: string) => (path ? `${path}.${field}` : field);
-  if (typeof command !== 'object' || command === null) return fail(path, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+  if (typeof command !== 'object' || command === null)
+    return fail(path, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
   const c = command as Record<string, unknown>;
   const type = c.type ?? 1;
-  if (type !== 1 && type !== 2 && type !== 3 && type !== 4) return fail(at('type'), 'BASE_TYPE_CHOICES', `Value must be one of {1, 2, 3, 4}.`);
+  if (type !== 1 && type !== 2 && type !== 3 && type !== 4)
+    return fail(at('type'), 'BASE_TYPE_CHOICES', `Value must be one of {1, 2, 3, 4}.`);
   const chatInput = type === 1;
   const nameCheck = checkName(c.name, chatInput, at('name'));
   if (!nameCheck.ok) return nameCheck;
@@ -54,7 +85,8 @@ export function validateCommand(command: unknown, path = ''): Result {
     if (!dl.ok) return dl;
     return checkOptions(c.options, at('options'));
   }
-  if (c.description !== undefined && c.description !== '') return fail(at('description'), 'APPLICATION_COMMAND_INVALID_DESCRIPTION', 'Description must be empty for this command type');
+  if (c.description !== undefined && c.description !== '')
+    return fail(at('description'), 'APPLICATION_COMMAND_INVALID_DESCRIPTION', 'Description must be empty for this command type');
   return { ok: true };
 }
 
@@ -66,12 +98,15 @@ function checkOptions(options: unknown, path: string): Result {
   const names = new Set<string>();
   for (const [i, option] of options.entries()) {
     const at = (field: string) => `${path}.${i}.${field}`;
-    if (typeof option !== 'object' || option === null) return fail(`${path}.${i}`, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+    if (typeof option !== 'object' || option === null)
+      return fail(`${path}.${i}`, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
     const o = option as Record<string, unknown>;
-    if (typeof o.type !== 'number' || o.type < 1 || o.type > 11) return fail(at('type'), 'BASE_TYPE_CHOICES', 'Value must be one of {1..11}.');
+    if (typeof o.type !== 'number' || o.type < 1 || o.type > 11)
+      return fail(at('type'), 'BASE_TYPE_CHOICES', 'Value must be one of {1..11}.');
     const n = checkName(o.name, true, at('name'));
     if (!n.ok) return n;
-    if (names.has(o.name as string)) return fail(at('name'), 'APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS', 'Option names must be unique');
+    if (names.has(o.name as string))
+      return fail(at('name'), 'APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS', 'Option names must be unique');
     names.add(o.name as string);
     const d = checkDescription(o.description, at('description'));
     if (!d.ok) return d;
@@ -84,14 +119,21 @@ function checkOptions(options: unknown, path: string): Result {
       if (!sub.ok) return sub;
       continue;
     }
-    if (o.required === true && optionalSeen) return fail(at('required'), 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID', 'Required options must be placed before non-required options');
+    if (o.required === true && optionalSeen)
+      return fail(
+        at('required'),
+        'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID',
+        'Required options must be placed before non-required options',
+      );
     if (o.required !== true) optionalSeen = true;
     if (o.choices !== undefined) {
       if (!Array.isArray(o.choices)) return fail(at('choices'), 'BASE_TYPE_ARRAY', 'Must be an array.');
       if (o.choices.length > 25) return fail(at('choices'), 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
-      if (o.choices.length > 0 && o.autocomplete === true) return fail(at('autocomplete'), 'APPLICATION_COMMAND_OPTION_CHOICES_AND_AUTOCOMPLETE', 'Autocomplete cannot be set with choices');
+      if (o.choices.length > 0 && o.autocomplete === true)
+        return fail(at('autocomplete'), 'APPLICATION_COMMAND_OPTION_CHOICES_AND_AUTOCOMPLETE', 'Autocomplete cannot be set with choices');
       for (const [j, choice] of (o.choices as Array<Record<string, unknown>>).entries()) {
-        if (typeof choice?.name !== 'string' || choice.name.length < 1 || choice.name.length > 100) return fail(at(`choices.${j}.name`), 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+        if (typeof choice?.name !== 'string' || choice.name.length < 1 || choice.name.length > 100)
+          return fail(at(`choices.${j}.name`), 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
       }
     }
   }
@@ -99,13 +141,16 @@ function checkOptions(options: unknown, path: string): Result {
 }
 
 function checkName(name: unknown, chatInput: boolean, path: string): Result {
-  if (typeof name !== 'string' || name.length < 1 || name.length > 32) return fail(path, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 32 in length.');
-  if (chatInput && (!NAME_PATTERN.test(name) || name !== name.toLowerCase())) return fail(path, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
+  if (typeof name !== 'string' || name.length < 1 || name.length > 32)
+    return fail(path, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 32 in length.');
+  if (chatInput && (!NAME_PATTERN.test(name) || name !== name.toLowerCase()))
+    return fail(path, 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
   return { ok: true };
 }
 
 function checkDescription(description: unknown, path: string): Result {
-  if (typeof description !== 'string' || description.length < 1 || description.length > 100) return fail(path, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+  if (typeof description !== 'string' || description.length < 1 || description.length > 100)
+    return fail(path, 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
   return { ok: true };
 }
 

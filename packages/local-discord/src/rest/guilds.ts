@@ -12,34 +12,60 @@ export function guildRoutes(router: Router, state: DiscordState): void {
   /** `@me` names the bot. */
   const userId = (id: string | undefined) => (id === '@me' ? state.botUser.id : id);
 
-  router.on('GET', '/guilds/:guild', withGuild((guild) => ok({ ...toAPIGuild(guild), approximate_member_count: guild.members.length })));
-  router.on('GET', '/guilds/:guild/channels', withGuild((guild) => ok(guild.channels.map((c) => toAPIChannel(c, guild.id)))));
-  router.on('GET', '/guilds/:guild/roles', withGuild((guild) => ok(guild.roles.map(toAPIRole))));
-  router.on('GET', '/guilds/:guild/members', withGuild((guild, { query }) => {
-    const limit = Number(query.get('limit') ?? 1);
-    const after = BigInt(query.get('after') ?? '0');
-    const members = guild.members.filter((m) => BigInt(m.user.id) > after).sort((a, b) => (BigInt(a.user.id) < BigInt(b.user.id) ? -1 : 1));
-    return ok(members.slice(0, limit).map(toAPIMember));
-  }));
-  router.on('GET', '/guilds/:guild/members/:user', withGuild((guild, { params }) => {
-    const member = guild.members.find((m) => m.user.id === userId(params.user));
-    return member ? ok(toAPIMember(member)) : API_ERRORS.unknownMember;
-  }));
-  router.on('GET', '/guilds/:guild/voice-states/:user', withGuild((guild, { params }) => {
-    const voice = guild.voiceStates.find((v) => v.userId === userId(params.user));
-    if (!voice) return API_ERRORS.unknownVoiceState;
-    return ok({
-      guild_id: guild.id,
-      user_id: voice.userId,
-      channel_id: voice.channelId,
-      session_id: voice.sessionId,
-      deaf: false,
-      mute: false,
-      self_deaf: voice.selfDeaf,
-      self_mute: voice.selfMute,
-      self_video: false,
-      suppress: false,
-      request_to_speak_timestamp: null,
-    });
-  }));
+  router.on(
+    'GET',
+    '/guilds/:guild',
+    withGuild((guild) => ok({ ...toAPIGuild(guild), approximate_member_count: guild.members.length })),
+  );
+  router.on(
+    'GET',
+    '/guilds/:guild/channels',
+    withGuild((guild) => ok(guild.channels.map((c) => toAPIChannel(c, guild.id)))),
+  );
+  router.on(
+    'GET',
+    '/guilds/:guild/roles',
+    withGuild((guild) => ok(guild.roles.map(toAPIRole))),
+  );
+  router.on(
+    'GET',
+    '/guilds/:guild/members',
+    withGuild((guild, { query }) => {
+      const limit = Number(query.get('limit') ?? 1);
+      const after = BigInt(query.get('after') ?? '0');
+      const members = guild.members
+        .filter((m) => BigInt(m.user.id) > after)
+        .sort((a, b) => (BigInt(a.user.id) < BigInt(b.user.id) ? -1 : 1));
+      return ok(members.slice(0, limit).map(toAPIMember));
+    }),
+  );
+  router.on(
+    'GET',
+    '/guilds/:guild/members/:user',
+    withGuild((guild, { params }) => {
+      const member = guild.members.find((m) => m.user.id === userId(params.user));
+      return member ? ok(toAPIMember(member)) : API_ERRORS.unknownMember;
+    }),
+  );
+  router.on(
+    'GET',
+    '/guilds/:guild/voice-states/:user',
+    withGuild((guild, { params }) => {
+      const voice = guild.voiceStates.find((v) => v.userId === userId(params.user));
+      if (!voice) return API_ERRORS.unknownVoiceState;
+      return ok({
+        guild_id: guild.id,
+        user_id: voice.userId,
+        channel_id: voice.channelId,
+        session_id: voice.sessionId,
+        deaf: false,
+        mute: false,
+        self_deaf: voice.selfDeaf,
+        self_mute: voice.selfMute,
+        self_video: false,
+        suppress: false,
+        request_to_speak_timestamp: null,
+      });
+    }),
+  );
 }

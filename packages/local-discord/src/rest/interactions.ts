@@ -28,7 +28,12 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
   // Autocomplete (4) takes only choices (8); a command takes a message (4), a deferral (5) or a modal (9);
   // a component (3) also a deferred update (6) or an update of its message (7).
   const allowed = record.type === 4 ? [8] : record.type === 3 ? [4, 5, 6, 7, 9] : [4, 5, 9];
-  if (typeof type !== 'number' || !allowed.includes(type)) return invalidFormBody('type', 'INTERACTION_CALLBACK_TYPE_INVALID', `Interaction callback type ${String(type)} is not valid for this interaction`);
+  if (typeof type !== 'number' || !allowed.includes(type))
+    return invalidFormBody(
+      'type',
+      'INTERACTION_CALLBACK_TYPE_INVALID',
+      `Interaction callback type ${String(type)} is not valid for this interaction`,
+    );
   const data = body.data ?? null;
   const response: InteractionResponse = { kind: 'callback', type, data, files };
   let message: FakeMessage | undefined;
@@ -69,7 +74,13 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
     interaction: {
       id: record.id,
       type: record.type,
-      ...(message ? { response_message_id: message.id, response_message_loading: type === 5, response_message_ephemeral: (message.flags & EPHEMERAL) !== 0 } : {}),
+      ...(message
+        ? {
+            response_message_id: message.id,
+            response_message_loading: type === 5,
+            response_message_ephemeral: (message.flags & EPHEMERAL) !== 0,
+          }
+        : {}),
     },
     ...(message ? { resource: { type, message: state.apiMessage(message) } } : type === 8 ? {} : { resource: { type } }),
   });
@@ -101,7 +112,12 @@ function followUp(state: DiscordState, ctx: RequestContext): RouteResult {
     state.applyEdit(original, payload, ctx.files);
     message = original;
   } else {
-    message = state.createMessage(payload, ctx.files, { source: 'followup', channelId: record.channelId, interactionId: record.id, flags: Number(payload.flags ?? 0) });
+    message = state.createMessage(payload, ctx.files, {
+      source: 'followup',
+      channelId: record.channelId,
+      interactionId: record.id,
+      flags: Number(payload.flags ?? 0),
+    });
   }
   state.recordResponse(record, { kind: 'followup', data: payload, files: ctx.files, messageId: message.id, message: snapshot(message) });
   return ctx.query.get('wait') === 'true' ? ok(state.apiMessage(message)) : NO_CONTENT;
@@ -111,20 +127,33 @@ function webhookMessage(state: DiscordState, ctx: RequestContext, action: 'get' 
   const record = webhookRecord(state, ctx.params);
   if (!record) return API_ERRORS.unknownWebhook;
   const isOriginal = ctx.params.message === '@original';
-  const message = isOriginal ? state.original(record) : state.messages.find((m) => m.id === ctx.params.message && m.interactionId === record.id);
+  const message = isOriginal
+    ? state.original(record)
+    : state.messages.find((m) => m.id === ctx.params.message && m.interactionId === record.id);
   if (!message || message.deleted) return API_ERRORS.unknownMessage;
   if (action === 'get') return ok(state.apiMessage(message));
   if (action === 'delete') {
     message.deleted = true;
     state.deletions.push({ channelId: message.channelId, messageId: message.id });
     state.recordResponse(record, { kind: isOriginal ? 'deleteOriginal' : 'deleteFollowup', data: null, files: [], messageId: message.id });
-    if (!(message.flags & EPHEMERAL)) state.dispatchBotEvent('MESSAGE_DELETE', { id: message.id, channel_id: message.channelId, ...state.guildIdOf(message.channelId) }, message.channelId);
+    if (!(message.flags & EPHEMERAL))
+      state.dispatchBotEvent(
+        'MESSAGE_DELETE',
+        { id: message.id, channel_id: message.channelId, ...state.guildIdOf(message.channelId) },
+        message.channelId,
+      );
     state.touch(message);
     return NO_CONTENT;
   }
   const payload = (ctx.json ?? {}) as Record<string, unknown>;
   const refused = state.editMessage(message, payload, ctx.files);
   if (refused) return refused;
-  state.recordResponse(record, { kind: isOriginal ? 'editOriginal' : 'editFollowup', data: payload, files: ctx.files, messageId: message.id, message: snapshot(message) });
+  state.recordResponse(record, {
+    kind: isOriginal ? 'editOriginal' : 'editFollowup',
+    data: payload,
+    files: ctx.files,
+    messageId: message.id,
+    message: snapshot(message),
+  });
   return ok(state.apiMessage(message));
 }

@@ -5,7 +5,9 @@ import type { DiscordState } from '../state.ts';
 import { ok, type Router } from './router.ts';
 
 export function userRoutes(router: Router, state: DiscordState): void {
-  router.on('GET', '/users/@me', () => ok({ ...toAPIUser(state.botUser), bot: true, verified: true, mfa_enabled: false, email: null, locale: 'en-US' }));
+  router.on('GET', '/users/@me', () =>
+    ok({ ...toAPIUser(state.botUser), bot: true, verified: true, mfa_enabled: false, email: null, locale: 'en-US' }),
+  );
   router.on('GET', '/users/:user', ({ params }) => {
     const user = state.findUser(params.user as string);
     return user ? ok(toAPIUser(user)) : API_ERRORS.unknownUser;

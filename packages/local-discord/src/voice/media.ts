@@ -148,7 +148,11 @@ export class UdpMedia {
         this.#parts.events.emit('protocolError', `Opus frame from ssrc ${ssrc} did not decode`);
       }
     }
-    const silent = undecryptable || decodeError || opusFrame.equals(OPUS_SILENCE_FRAME) || (this.#parts.options.decodeOpus && rmsDb(pcm) < this.#parts.options.silenceThresholdDb);
+    const silent =
+      undecryptable ||
+      decodeError ||
+      opusFrame.equals(OPUS_SILENCE_FRAME) ||
+      (this.#parts.options.decodeOpus && rmsDb(pcm) < this.#parts.options.silenceThresholdDb);
     return {
       guildId: session.serverId,
       ssrc,

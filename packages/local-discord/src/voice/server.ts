@@ -46,7 +46,17 @@ import { DaveGateway } from './dave/gateway.ts';
 import type { SimulatedListener } from './dave/listener.ts';
 import { UdpMedia } from './media.ts';
 import { VoiceSignalling } from './signalling.ts';
-import { DEFAULT_OPTIONS, type FakeVoiceServerEvents, type FakeVoiceServerOptions, type ReceivedPacket, type ResolvedOptions, type UdpStats, type Utterance, type VoiceSession, type WaitForAudioOptions } from './types.ts';
+import {
+  DEFAULT_OPTIONS,
+  type FakeVoiceServerEvents,
+  type FakeVoiceServerOptions,
+  type ReceivedPacket,
+  type ResolvedOptions,
+  type UdpStats,
+  type Utterance,
+  type VoiceSession,
+  type WaitForAudioOptions,
+} from './types.ts';
 import { groupUtterances } from './utterances.ts';
 
 export { trustCertificate } from './certificate.ts';
@@ -92,7 +102,15 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     this.udpPort = parts.udpPort;
     this.dave = new DaveGateway({ protocolVersion: options.daveProtocolVersion, emit: (event) => this.emit('dave', event) });
     this.#signalling = new VoiceSignalling({ sessions: this.sessions, dave: this.dave, events: this, udpPort: this.udpPort, options });
-    this.#media = new UdpMedia({ udp: this.#udp, sessions: this.sessions, dave: this.dave, events: this, packets: this.packets, stats: this.udpStats, options });
+    this.#media = new UdpMedia({
+      udp: this.#udp,
+      sessions: this.sessions,
+      dave: this.dave,
+      events: this,
+      packets: this.packets,
+      stats: this.udpStats,
+      options,
+    });
     this.#wss.on('connection', (ws) => this.#signalling.accept(ws));
   }
 
@@ -103,10 +121,16 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   /** Resolves once `guildId`'s call is end-to-end encrypted and at rest (DaveGateway.settled). */
   async waitForDave(guildId: string, timeoutMs = 20_000): Promise<void> {
     // Listeners answer a turn of the event loop later, so poll as well as listen.
-    await this.#watch(() => (this.dave.settled(guildId) ? true : undefined), ['dave'], 10, timeoutMs, () => {
-      const snapshot = JSON.stringify(this.dave.snapshot(guildId), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
-      return `guild ${guildId}'s call did not settle on DAVE within ${timeoutMs} ms: ${snapshot}`;
-    });
+    await this.#watch(
+      () => (this.dave.settled(guildId) ? true : undefined),
+      ['dave'],
+      10,
+      timeoutMs,
+      () => {
+        const snapshot = JSON.stringify(this.dave.snapshot(guildId), (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
+        return `guild ${guildId}'s call did not settle on DAVE within ${timeoutMs} ms: ${snapshot}`;
+      },
+    );
   }
 
   /** Utterances heard so far, optionally for one guild (see `groupUtterances`). */
@@ -127,8 +151,7 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
    */
   waitForAudio(opts: WaitForAudioOptions = {}): Promise<Utterance> {
     const { guildId, minDurationMs = 1, startedAfter = -Infinity, timeoutMs = 20_000 } = opts;
-    const find = () =>
-      this.utterances(guildId).find((u) => u.complete && u.durationMs >= minDurationMs && u.start >= startedAfter);
+    const find = () => this.utterances(guildId).find((u) => u.complete && u.durationMs >= minDurationMs && u.start >= startedAfter);
     // Completion by a gap is only visible with time passing, so poll as well as listen.
     const pollMs = Math.max(10, Math.min(50, this.#options.utteranceGapMs / 4));
     return this.#watch(find, ['packet', 'speaking'], pollMs, timeoutMs, () => {
@@ -162,7 +185,13 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   }
 
   /** Resolves with `find()` once it finds something, checking on `events` and every `pollMs`; rejects after `timeoutMs`. */
-  #watch<T>(find: () => T | undefined, events: (keyof FakeVoiceServerEvents)[], pollMs: number, timeoutMs: number, describe: () => string): Promise<T> {
+  #watch<T>(
+    find: () => T | undefined,
+    events: (keyof FakeVoiceServerEvents)[],
+    pollMs: number,
+    timeoutMs: number,
+    describe: () => string,
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
       const check = () => {
         const found = find();

@@ -59,7 +59,6 @@ const CLOSE_REASONS: Record<number, string> = {
   4017: 'E2EE/DAVE protocol required',
 };
 
-
 const ENCRYPTION_MODE = 'aead_aes256_gcm_rtpsize';
 
 /** Bookkeeping for one voice websocket. */

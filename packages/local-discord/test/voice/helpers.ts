@@ -4,11 +4,7 @@
  * VOICE_STATE_UPDATE then VOICE_SERVER_UPDATE (Discord's order of a voice join).
  */
 import { execFile } from 'node:child_process';
-import {
-  joinVoiceChannel,
-  type DiscordGatewayAdapterCreator,
-  type VoiceConnection,
-} from '@discordjs/voice';
+import { joinVoiceChannel, type DiscordGatewayAdapterCreator, type VoiceConnection } from '@discordjs/voice';
 import type { FakeVoiceServer } from '../../src/voice/server.ts';
 
 export const BOT_USER_ID = '100000000000000001';

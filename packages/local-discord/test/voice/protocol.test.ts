@@ -44,7 +44,9 @@ async function rawClient(): Promise<{ ws: WebSocket; next: (op: number) => Promi
   const waiters: (() => void)[] = [];
   ws.on('message', (data, isBinary) => {
     const bytes = data as Buffer;
-    inbox.push(isBinary ? { op: bytes[2]!, seq: bytes.readUInt16BE(0), d: {}, payload: bytes.subarray(3) } : (JSON.parse(String(data)) as Message));
+    inbox.push(
+      isBinary ? { op: bytes[2]!, seq: bytes.readUInt16BE(0), d: {}, payload: bytes.subarray(3) } : (JSON.parse(String(data)) as Message),
+    );
     for (const wake of waiters.splice(0)) wake();
   });
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -135,7 +137,12 @@ describe('fake voice gateway (raw client)', () => {
       expect(reply.subarray(8, reply.indexOf(0, 8)).toString()).toBe('127.0.0.1');
       expect(reply.readUInt16BE(72)).toBe(udp.address().port);
 
-      ws.send(JSON.stringify({ op: 1, d: { protocol: 'udp', data: { address: '127.0.0.1', port: udp.address().port, mode: 'aead_aes256_gcm_rtpsize' } } }));
+      ws.send(
+        JSON.stringify({
+          op: 1,
+          d: { protocol: 'udp', data: { address: '127.0.0.1', port: udp.address().port, mode: 'aead_aes256_gcm_rtpsize' } },
+        }),
+      );
       const description = await next(4);
       expect(description.d).toMatchObject({ mode: 'aead_aes256_gcm_rtpsize', dave_protocol_version: 0 });
       const key = Buffer.from(description.d.secret_key as number[]);
@@ -270,10 +277,14 @@ describe('groupUtterances', () => {
 
   it('GIVEN breaks by speaking off, a long silence and a gap THEN four utterances of 20 ms per loud frame', () => {
     const packets = [
-      packet(0, true), packet(20, true), // speaking off before the next packet
-      packet(40, true, 1), packet(60, false, 1), packet(80, true, 1), // a short pause stays inside
+      packet(0, true),
+      packet(20, true), // speaking off before the next packet
+      packet(40, true, 1),
+      packet(60, false, 1),
+      packet(80, true, 1), // a short pause stays inside
       ...[100, 120, 140, 160, 180].map((t) => packet(t, false, 1)), // 100 ms of silence ends it
-      packet(200, true, 1), packet(500, true, 1), // 300 ms gap
+      packet(200, true, 1),
+      packet(500, true, 1), // 300 ms gap
     ];
     const utterances = groupUtterances(packets, opts);
     expect(utterances.map((u) => u.durationMs)).toEqual([40, 60, 20, 20]);
@@ -294,6 +305,9 @@ describe('groupUtterances', () => {
 
   it('GIVEN two ssrcs interleaved THEN each has its own utterance', () => {
     const packets = [packet(0, true, 0, 1), packet(1, true, 0, 2), packet(20, true, 0, 1), packet(21, true, 0, 2)];
-    expect(groupUtterances(packets, opts).map((u) => [u.ssrc, u.durationMs])).toEqual([[1, 40], [2, 40]]);
+    expect(groupUtterances(packets, opts).map((u) => [u.ssrc, u.durationMs])).toEqual([
+      [1, 40],
+      [2, 40],
+    ]);
   });
 });

@@ -41,7 +41,9 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function joinAndPlay(guildId: string): Promise<{ connection: VoiceConnection; statuses: string[]; joins: unknown[]; player: AudioPlayer; session: VoiceSession }> {
+async function joinAndPlay(
+  guildId: string,
+): Promise<{ connection: VoiceConnection; statuses: string[]; joins: unknown[]; player: AudioPlayer; session: VoiceSession }> {
   const { connection, statuses, log } = join(server, guildId);
   const player = createAudioPlayer();
   player.on('error', () => {});

@@ -75,7 +75,10 @@ function format(text) {
     .map((part, i) => {
       if (i % 2 === 0) return formatInline(part);
       // Discord: an optional language on the opening line, then the code as it is.
-      const body = part.slice(3, -3).replace(/^[\w+#.-]*\n/, '').replace(/\n$/, '');
+      const body = part
+        .slice(3, -3)
+        .replace(/^[\w+#.-]*\n/, '')
+        .replace(/\n$/, '');
       return `<pre class="code-block"><code>${escapeHtml(body)}</code></pre>`;
     })
     .join('');
@@ -85,7 +88,10 @@ function formatInline(text) {
   let html = escapeHtml(text);
   html = html.replace(/&lt;@!?(\d+)&gt;/g, (_, id) => `<b class="mention">@${escapeHtml(nameOf(id))}</b>`);
   html = html.replace(/&lt;#(\d+)&gt;/g, (_, id) => `<b class="mention">#${escapeHtml(channelName(id))}</b>`);
-  html = html.replace(/&lt;@&amp;(\d+)&gt;/g, (_, id) => `<b class="mention">@${escapeHtml(state.guild?.roles.find((r) => r.id === id)?.name ?? id)}</b>`);
+  html = html.replace(
+    /&lt;@&amp;(\d+)&gt;/g,
+    (_, id) => `<b class="mention">@${escapeHtml(state.guild?.roles.find((r) => r.id === id)?.name ?? id)}</b>`,
+  );
   html = html.replace(/`([^`\n]+)`/g, '<code>$1</code>');
   html = html.replace(/\*\*([^*\n]+)\*\*/g, '<b>$1</b>');
   return html;
@@ -183,12 +189,16 @@ function renderServer() {
   const text = textChannel();
   $('#channel-name').textContent = `# ${text?.name ?? ''}`;
   $('#message').placeholder = T('message_placeholder', { channel: text?.name ?? '', name: nameOf(state.me) });
-  $('#text-channels').replaceChildren(...guild.channels.filter((c) => c.type === 0).map((c) => el('li', { class: 'current', text: `# ${c.name}` })));
+  $('#text-channels').replaceChildren(
+    ...guild.channels.filter((c) => c.type === 0).map((c) => el('li', { class: 'current', text: `# ${c.name}` })),
+  );
   const inVoice = (id) => guild.voiceStates.filter((v) => v.channelId === id).map((v) => v.userId);
   $('#voice-channels').replaceChildren(
     ...guild.channels
       .filter((c) => c.type === 2)
-      .map((c) => el('div', { class: 'voice-channel' }, `🔊 ${c.name}`, el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))))),
+      .map((c) =>
+        el('div', { class: 'voice-channel' }, `🔊 ${c.name}`, el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) })))),
+      ),
   );
   $('#voice-name').textContent = voiceChannel()?.name ?? T('voice');
   const voiceIds = new Set(guild.voiceStates.map((v) => v.userId));
@@ -200,7 +210,15 @@ function renderServer() {
         { class: m.id === state.me ? 'me' : '' },
         el(
           m.bot ? 'span' : 'button',
-          m.bot ? { class: 'member', title: `@${m.username}` } : { type: 'button', class: 'member', title: T('act_as_this', { name: m.displayName }), 'aria-pressed': String(m.id === state.me), onclick: () => setMe(m.id) },
+          m.bot
+            ? { class: 'member', title: `@${m.username}` }
+            : {
+                type: 'button',
+                class: 'member',
+                title: T('act_as_this', { name: m.displayName }),
+                'aria-pressed': String(m.id === state.me),
+                onclick: () => setMe(m.id),
+              },
           el('span', { text: m.displayName }),
           m.bot ? el('span', { class: 'badge bot', text: T('badge_bot') }) : null,
           m.admin ? el('span', { class: 'badge admin', text: T('badge_admin') }) : null,
@@ -211,7 +229,11 @@ function renderServer() {
   );
   const select = $('#as-member');
   const humans = guild.members.filter((m) => !m.bot);
-  select.replaceChildren(...humans.map((m) => el('option', { value: m.id, selected: m.id === state.me, text: `${m.displayName}${m.admin ? T('admin_suffix') : ''}` })));
+  select.replaceChildren(
+    ...humans.map((m) =>
+      el('option', { value: m.id, selected: m.id === state.me, text: `${m.displayName}${m.admin ? T('admin_suffix') : ''}` }),
+    ),
+  );
   renderVoiceControls();
 }
 
@@ -229,7 +251,9 @@ function renderVoiceControls() {
   const mine = guild.voiceStates.find((v) => v.userId === state.me);
   const toggle = $('#voice-toggle');
   toggle.textContent = T(mine ? 'voice_leave' : 'voice_join', { channel: voice.name });
-  const listeners = guild.voiceStates.filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id).map((v) => nameOf(v.userId));
+  const listeners = guild.voiceStates
+    .filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id)
+    .map((v) => nameOf(v.userId));
   const botIn = guild.voiceStates.some((v) => v.userId === state.botUser?.id);
   $('#listen-state').textContent = listeners.length
     ? `${T('in_voice', { names: listeners.join(', ') })}${T(botIn ? 'and_the_bot' : 'bring_the_bot')}${speaker.ctx?.state === 'running' ? '' : T('click_to_hear')}`
@@ -246,23 +270,45 @@ function renderItem(item) {
       { 'data-id': item.id, class: item.deleted ? 'member deleted' : 'member' },
       el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
       el('div', { class: 'body', html: format(item.content) }),
-      item.reactions.length ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) }))) : null,
+      item.reactions.length
+        ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) })))
+        : null,
     );
   }
   if (item.type === 'command') {
     return el(
       'li',
       { 'data-id': item.id, class: 'command' },
-      el('div', { class: 'command-use' }, T('used', { name: nameOf(item.userId), command: '\u0000' }).split('\u0000').flatMap((part, i) => (i ? [el('code', { text: commandSummary(item) }), part] : [part])),
-        ' ', el('span', { class: 'muted', text: `(${item.locale})` })),
+      el(
+        'div',
+        { class: 'command-use' },
+        T('used', { name: nameOf(item.userId), command: '\u0000' })
+          .split('\u0000')
+          .flatMap((part, i) => (i ? [el('code', { text: commandSummary(item) }), part] : [part])),
+        ' ',
+        el('span', { class: 'muted', text: `(${item.locale})` }),
+      ),
       item.noResponse ? el('div', { class: 'error', text: T('no_response') }) : null,
     );
   }
   const context = [];
-  if (item.interaction) context.push(el('div', { class: 'context', text: T('interaction_used', { name: nameOf(item.interaction.userId), command: commandSummary(item.interaction) }) }));
+  if (item.interaction)
+    context.push(
+      el('div', {
+        class: 'context',
+        text: T('interaction_used', { name: nameOf(item.interaction.userId), command: commandSummary(item.interaction) }),
+      }),
+    );
   if (item.replyTo) {
     const original = state.items.get(item.replyTo);
-    context.push(el('div', { class: 'context', text: T('replying_to', { who: original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : T('a_message') }) }));
+    context.push(
+      el('div', {
+        class: 'context',
+        text: T('replying_to', {
+          who: original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : T('a_message'),
+        }),
+      }),
+    );
   }
   const owner = nameOf(item.interaction ? item.interaction.userId : state.me);
   return el(
@@ -277,11 +323,20 @@ function renderItem(item) {
       at,
       item.edited ? el('span', { class: 'time', text: T('edited') }) : null,
     ),
-    item.loading ? el('div', { class: 'body muted', text: T('thinking', { bot: state.botUser?.username ?? 'bot' }) }) : el('div', { class: 'body', html: format(item.content) }),
+    item.loading
+      ? el('div', { class: 'body muted', text: T('thinking', { bot: state.botUser?.username ?? 'bot' }) })
+      : el('div', { class: 'body', html: format(item.content) }),
     ...item.embeds.map(renderEmbed),
     ...item.attachments.map(renderAttachment),
     item.buttons?.length ? el('div', { class: 'buttons' }, ...item.buttons.map((b) => renderButton(item, b))) : null,
-    item.ephemeral ? el('div', { class: 'context' }, el('span', { class: 'badge ephemeral', text: T('ephemeral') }), ` ${T('only_you', { name: owner })}`) : null,
+    item.ephemeral
+      ? el(
+          'div',
+          { class: 'context' },
+          el('span', { class: 'badge ephemeral', text: T('ephemeral') }),
+          ` ${T('only_you', { name: owner })}`,
+        )
+      : null,
   );
 }
 
@@ -291,7 +346,9 @@ function renderEmbed(embed) {
     { class: 'embed' },
     embed.title ? el('div', { class: 'title', html: format(embed.title) }) : null,
     embed.description ? el('div', { class: 'body', html: format(embed.description) }) : null,
-    ...(embed.fields ?? []).map((f) => el('div', { class: 'field' }, el('b', { html: format(f.name) }), el('span', { class: 'body', html: format(f.value) }))),
+    ...(embed.fields ?? []).map((f) =>
+      el('div', { class: 'field' }, el('b', { html: format(f.name) }), el('span', { class: 'body', html: format(f.value) })),
+    ),
     embed.footer?.text ? el('div', { class: 'muted', html: format(embed.footer.text) }) : null,
   );
 }
@@ -370,7 +427,8 @@ function upsertItem(item) {
   }
   followTimeline();
   // An image or a player gets its height later: follow again once it has it.
-  for (const media of node.querySelectorAll('img, audio')) media.addEventListener(media.tagName === 'IMG' ? 'load' : 'loadedmetadata', followTimeline, { once: true });
+  for (const media of node.querySelectorAll('img, audio'))
+    media.addEventListener(media.tagName === 'IMG' ? 'load' : 'loadedmetadata', followTimeline, { once: true });
 }
 
 // ---- utterances ---------------------------------------------------------------------------------
@@ -385,8 +443,15 @@ function renderUtterance(u) {
     el('b', { text: `#${u.id} ` }),
     u.playing ? T('playing') : '✓ ',
     `${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
-    el('span', { class: 'text said', text: u.text ? `“${u.text}”` : u.playing ? '…' : T('not_recognised'), title: u.voice ? T('voice_of', { voice: u.voice }) : undefined }),
-    el('span', { class: 'text muted', text: `${T(u.endToEndEncrypted ? 'e2ee' : 'transport_only')} · ${T('heard_by', { names: u.heardBy.map(nameOf).join(', ') || '…' })}` }),
+    el('span', {
+      class: 'text said',
+      text: u.text ? `“${u.text}”` : u.playing ? '…' : T('not_recognised'),
+      title: u.voice ? T('voice_of', { voice: u.voice }) : undefined,
+    }),
+    el('span', {
+      class: 'text muted',
+      text: `${T(u.endToEndEncrypted ? 'e2ee' : 'transport_only')} · ${T('heard_by', { names: u.heardBy.map(nameOf).join(', ') || '…' })}`,
+    }),
   );
   const existing = list.querySelector(`li[data-id="${u.id}"]`);
   if (existing) existing.replaceWith(node);
@@ -404,13 +469,16 @@ function renderService(service) {
     return el(
       'div',
       { class: 'window' },
-      el('span', { text: `${T('rate', { name, current: w.current, limit: w.limit, seconds: Math.round(w.windowMs / 1000) })}${w.retryInMs ? T('rate_full', { seconds: Math.ceil(w.retryInMs / 1000) }) : ''}` }),
+      el('span', {
+        text: `${T('rate', { name, current: w.current, limit: w.limit, seconds: Math.round(w.windowMs / 1000) })}${w.retryInMs ? T('rate_full', { seconds: Math.ceil(w.retryInMs / 1000) }) : ''}`,
+      }),
       el('div', { class: 'bar' }, el('span', { class: w.current >= w.limit ? 'full' : '', style: `width:${pct}%` })),
     );
   });
   $('#rate').replaceChildren(...windows);
   const account = service.accounts[0];
-  $('#characters').textContent = `${T('characters', { spent: service.charactersCharged })}${account ? T('characters_left', { remaining: account.remaining, plan: account.plan }) : ''}${service.notices ? T('notices', { count: service.notices }) : ''}`;
+  $('#characters').textContent =
+    `${T('characters', { spent: service.charactersCharged })}${account ? T('characters_left', { remaining: account.remaining, plan: account.plan }) : ''}${service.notices ? T('notices', { count: service.notices }) : ''}`;
   $('#requests tbody').replaceChildren(
     ...service.requests.map((r) =>
       el(
@@ -437,13 +505,30 @@ function renderBotStatus() {
 
 function appendLog(line) {
   const list = $('#log');
-  list.append(el('li', { class: `lvl-${line.level}`, text: `${line.time ? time(line.time) : ''} ${line.msg}${line.fields ? ` ${line.fields}` : ''}` }));
+  list.append(
+    el('li', {
+      class: `lvl-${line.level}`,
+      text: `${line.time ? time(line.time) : ''} ${line.msg}${line.fields ? ` ${line.fields}` : ''}`,
+    }),
+  );
   while (list.children.length > 300) list.firstElementChild.remove();
 }
 
 // ---- slash commands -----------------------------------------------------------------------------
 
-const OPTION = { SUB: 1, GROUP: 2, STRING: 3, INTEGER: 4, BOOLEAN: 5, USER: 6, CHANNEL: 7, ROLE: 8, MENTIONABLE: 9, NUMBER: 10, ATTACHMENT: 11 };
+const OPTION = {
+  SUB: 1,
+  GROUP: 2,
+  STRING: 3,
+  INTEGER: 4,
+  BOOLEAN: 5,
+  USER: 6,
+  CHANNEL: 7,
+  ROLE: 8,
+  MENTIONABLE: 9,
+  NUMBER: 10,
+  ATTACHMENT: 11,
+};
 
 function currentCommand() {
   return state.commands.find((c) => c.name === $('#command').value);
@@ -467,7 +552,9 @@ function renderCommandList() {
   // The form opens on /join, the first step of the page's own instructions.
   const chosen = select.value || 'join';
   select.replaceChildren(
-    ...state.commands.map((c) => el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` })),
+    ...state.commands.map((c) =>
+      el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` }),
+    ),
   );
   renderSubcommands();
 }
@@ -481,7 +568,7 @@ function renderSubcommands() {
   sub.replaceChildren(...subs.map((o) => el('option', { value: o.name, selected: o.name === chosen, text: loc(o) })));
   const group = subs.find((o) => o.name === sub.value);
   const subsub = $('#subsubcommand');
-  const leaves = group?.type === OPTION.GROUP ? group.options ?? [] : [];
+  const leaves = group?.type === OPTION.GROUP ? (group.options ?? []) : [];
   subsub.hidden = leaves.length === 0;
   subsub.replaceChildren(...leaves.map((o) => el('option', { value: o.name, text: loc(o) })));
   renderCommandForm();
@@ -516,7 +603,9 @@ function range(option) {
     return min !== undefined ? T('range_min', { min }) : T('range_max', { max });
   }
   if (option.min_length !== undefined || option.max_length !== undefined) {
-    return known(option.min_length) && known(option.max_length) ? '' : T('chars_range', { min: option.min_length ?? 0, max: option.max_length ?? '' });
+    return known(option.min_length) && known(option.max_length)
+      ? ''
+      : T('chars_range', { min: option.min_length ?? 0, max: option.max_length ?? '' });
   }
   return '';
 }
@@ -529,10 +618,22 @@ function optionInput(option, id) {
   }
   switch (option.type) {
     case OPTION.BOOLEAN:
-      return el('select', common, ...blank, el('option', { value: 'true', text: T('yes') }), el('option', { value: 'false', text: T('no') }));
+      return el(
+        'select',
+        common,
+        ...blank,
+        el('option', { value: 'true', text: T('yes') }),
+        el('option', { value: 'false', text: T('no') }),
+      );
     case OPTION.INTEGER:
     case OPTION.NUMBER:
-      return el('input', { ...common, type: 'number', step: option.type === OPTION.INTEGER ? '1' : 'any', min: option.min_value, max: option.max_value });
+      return el('input', {
+        ...common,
+        type: 'number',
+        step: option.type === OPTION.INTEGER ? '1' : 'any',
+        min: option.min_value,
+        max: option.max_value,
+      });
     case OPTION.USER:
     case OPTION.MENTIONABLE:
       return el('select', common, ...blank, ...(state.guild?.members ?? []).map((m) => el('option', { value: m.id, text: m.displayName })));
@@ -541,7 +642,12 @@ function optionInput(option, id) {
     case OPTION.CHANNEL: {
       const types = option.channel_types;
       const channels = (state.guild?.channels ?? []).filter((c) => (types?.length ? types.includes(c.type) : c.type !== 4));
-      return el('select', common, ...blank, ...channels.map((c) => el('option', { value: c.id, text: `${c.type === 2 ? '🔊' : '#'} ${c.name}` })));
+      return el(
+        'select',
+        common,
+        ...blank,
+        ...channels.map((c) => el('option', { value: c.id, text: `${c.type === 2 ? '🔊' : '#'} ${c.name}` })),
+      );
     }
     case OPTION.ATTACHMENT:
       return el('input', { ...common, disabled: true, placeholder: T('no_attachments') });
@@ -614,7 +720,13 @@ async function autocomplete(option, input, list) {
   if (!command || !state.me) return;
   try {
     const { options } = collectOptions(option);
-    const { choices } = await post('/api/autocomplete', { userId: state.me, channelId: textChannel().id, name: command.name, options, locale: state.locale });
+    const { choices } = await post('/api/autocomplete', {
+      userId: state.me,
+      channelId: textChannel().id,
+      name: command.name,
+      options,
+      locale: state.locale,
+    });
     list.replaceChildren(...choices.map((c) => el('option', { value: String(c.value), text: c.name })));
   } catch {
     // Suggestions are a convenience; typing still works.

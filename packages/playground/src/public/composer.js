@@ -23,7 +23,8 @@ function createComposer({ box, list, count, error, members, send, say }) {
   /** The text as Discord receives it: each picked "@name" as the member's <@id>. */
   function wire() {
     let content = box.value;
-    for (const { label, id } of [...picked].sort((a, b) => b.label.length - a.label.length)) content = content.split(label).join(`<@${id}>`);
+    for (const { label, id } of [...picked].sort((a, b) => b.label.length - a.label.length))
+      content = content.split(label).join(`<@${id}>`);
     return content;
   }
 
@@ -57,7 +58,9 @@ function createComposer({ box, list, count, error, members, send, say }) {
     const found = mentionQuery();
     if (!found) return closeList();
     const q = found.query.toLowerCase();
-    options = members().filter((m) => m.displayName.toLowerCase().includes(q) || m.username.toLowerCase().includes(q)).slice(0, 8);
+    options = members()
+      .filter((m) => m.displayName.toLowerCase().includes(q) || m.username.toLowerCase().includes(q))
+      .slice(0, 8);
     if (options.length === 0) return closeList();
     active = Math.min(active, options.length - 1);
     list.replaceChildren(

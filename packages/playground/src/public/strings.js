@@ -43,7 +43,8 @@ const PAGE_TEXT = {
     subcommand: 'Subcommand',
     subsubcommand: 'Subcommand of the group',
     run: 'Run',
-    admin_note: 'Registered for members with Manage Server (Discord hides it from the others unless the server allows it; the bot checks again).',
+    admin_note:
+      'Registered for members with Manage Server (Discord hides it from the others unless the server allows it; the bot checks again).',
     required: '{name} is required',
     at_least: '{name}: at least {min}',
     at_most: '{name}: at most {max}',
@@ -126,7 +127,8 @@ const PAGE_TEXT = {
     step_join_voice: '1. ボイスチャンネルに参加',
     step_run_join: '2. /参加 を実行: ボットが来ます',
     step_write: '3. メッセージを書く: 読み上げられます',
-    help_more: 'ボットがボイスチャンネルにいないときは、/しゃべる がMP3で答えます。管理者用のコマンド（🔒）は、はるかなら使え、ほかのメンバーは断られます。',
+    help_more:
+      'ボットがボイスチャンネルにいないときは、/しゃべる がMP3で答えます。管理者用のコマンド（🔒）は、はるかなら使え、ほかのメンバーは断られます。',
     text_channel: 'テキストチャンネル',
     message: 'メッセージ',
     message_placeholder: '#{channel} へ {name} としてメッセージを送信',
@@ -138,7 +140,8 @@ const PAGE_TEXT = {
     subcommand: 'サブコマンド',
     subsubcommand: 'グループのサブコマンド',
     run: '実行',
-    admin_note: '「サーバー管理」権限のあるメンバー向けに登録されています（サーバーが許可しない限りほかのメンバーには表示されません。ボットも確認します）。',
+    admin_note:
+      '「サーバー管理」権限のあるメンバー向けに登録されています（サーバーが許可しない限りほかのメンバーには表示されません。ボットも確認します）。',
     required: '{name}は必須です',
     at_least: '{name}: {min}以上にしてください',
     at_most: '{name}: {max}以下にしてください',
@@ -213,6 +216,7 @@ function translateDocument(locale) {
   document.documentElement.lang = pageLang(locale);
   document.title = `yomiage ${pageText(locale, 'title_sub')}`;
   for (const node of document.querySelectorAll('[data-text]')) node.textContent = pageText(locale, node.dataset.text);
-  for (const node of document.querySelectorAll('[data-text-label]')) node.setAttribute('aria-label', pageText(locale, node.dataset.textLabel));
+  for (const node of document.querySelectorAll('[data-text-label]'))
+    node.setAttribute('aria-label', pageText(locale, node.dataset.textLabel));
   for (const node of document.querySelectorAll('[data-text-title]')) node.title = pageText(locale, node.dataset.textTitle);
 }

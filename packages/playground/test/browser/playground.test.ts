@@ -31,7 +31,12 @@ let page: Page;
 
 beforeAll(async () => {
   // A process group of its own, as in a terminal: Ctrl-C (SIGINT) then goes to npm, the playground and the bot.
-  playground = spawn('npm', ['run', 'playground'], { cwd: ROOT, env: { ...process.env, PLAYGROUND_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  playground = spawn('npm', ['run', 'playground'], {
+    cwd: ROOT,
+    env: { ...process.env, PLAYGROUND_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   playground.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
   playground.stderr!.on('data', (d: Buffer) => (output += d.toString('utf8')));
   url = await new Promise<string>((resolveUrl, reject) => {
@@ -86,12 +91,20 @@ async function spoken(pattern: RegExp): Promise<string> {
 const lastItemInView = () =>
   page.evaluate(() => {
     type Box = { top: number; bottom: number };
-    type List = { scrollHeight: number; clientHeight: number; lastElementChild: { getBoundingClientRect(): Box }; getBoundingClientRect(): Box };
+    type List = {
+      scrollHeight: number;
+      clientHeight: number;
+      lastElementChild: { getBoundingClientRect(): Box };
+      getBoundingClientRect(): Box;
+    };
     const { document, innerHeight } = globalThis as unknown as { document: { querySelector(s: string): List }; innerHeight: number };
     const list = document.querySelector('#timeline');
     const last = list.lastElementChild.getBoundingClientRect();
     const box = list.getBoundingClientRect();
-    return { inView: last.bottom <= Math.min(box.bottom, innerHeight) + 1 && last.bottom > box.top, overflows: list.scrollHeight > list.clientHeight };
+    return {
+      inView: last.bottom <= Math.min(box.bottom, innerHeight) + 1 && last.bottom > box.top,
+      overflows: list.scrollHeight > list.clientHeight,
+    };
   });
 
 const member = (id: string) => page.selectOption('#as-member', id);
@@ -162,7 +175,7 @@ describe('the playground in a browser', () => {
     expect(said).not.toContain('console');
   });
 
-  it('an @-mention picked from the list is sent as a mention and read as the member\'s name', async () => {
+  it("an @-mention picked from the list is sent as a mention and read as the member's name", async () => {
     await page.click('#message');
     await page.keyboard.type('こんにちは @タ');
     await page.locator('#mentions li[aria-selected="true"]', { hasText: 'タロー' }).waitFor();
@@ -171,25 +184,29 @@ describe('the playground in a browser', () => {
     await page.keyboard.type('さん、元気？');
     await page.keyboard.press('Enter');
     await page.locator('#timeline li.member .mention', { hasText: '@タロー' }).waitFor();
-    const contents = await page.evaluate(() => [...(globalThis as unknown as PageGlobals).playground.state.items.values()].map((i) => i.content));
+    const contents = await page.evaluate(() =>
+      [...(globalThis as unknown as PageGlobals).playground.state.items.values()].map((i) => i.content),
+    );
     expect(contents).toContain(`こんにちは <@${PLAYGROUND_IDS.taro}> さん、元気？`);
     const said = await spoken(/こんにちは.*元気/);
     expect(said).toMatch(/こんにちは.*タロー.*さん/);
     expect(said).not.toContain('@');
   });
 
-  it('the bot\'s reply stays in view while a command form with options is open, its chart included', async () => {
+  it("the bot's reply stays in view while a command form with options is open, its chart included", async () => {
     await page.selectOption('#command', 'usage'); // a form with an option: the message list shrinks
     await page.locator('#opt-member').waitFor();
     await page.click('#run-command');
     // The answer comes with /usage's chart, whose height is known only once it has loaded.
     const chart = page.locator('#timeline li.bot img').last();
     await chart.waitFor();
-    await expect.poll(() => chart.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth)).toBe(640);
+    await expect
+      .poll(() => chart.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).naturalWidth))
+      .toBe(640);
     await expect.poll(lastItemInView).toEqual({ inView: true, overflows: true }); // overflows: following matters
   });
 
-  it('the Japanese page shows none of the page\'s English texts (screenshots at 1280 and 600 px wide)', async () => {
+  it("the Japanese page shows none of the page's English texts (screenshots at 1280 and 600 px wide)", async () => {
     expect(await page.getAttribute('html', 'lang')).toBe('ja');
     // Form errors in Japanese (not the browser's English), the range said once, the admin note.
     await page.selectOption('#command', 'say');
@@ -213,18 +230,42 @@ describe('the playground in a browser', () => {
     const english = await page.evaluate(() => {
       const { pageText } = (globalThis as unknown as PageGlobals).playground;
       // The server's own names (channels, members) are data, the same in every language.
-      const state = (globalThis as unknown as { playground: { state: { guild: { name: string; channels: { name: string }[]; members: { displayName: string; username: string }[] } } } }).playground.state;
-      const names = [state.guild.name, ...state.guild.channels.map((c) => c.name), ...state.guild.members.flatMap((m) => [m.displayName, m.username])];
+      const state = (
+        globalThis as unknown as {
+          playground: {
+            state: { guild: { name: string; channels: { name: string }[]; members: { displayName: string; username: string }[] } };
+          };
+        }
+      ).playground.state;
+      const names = [
+        state.guild.name,
+        ...state.guild.channels.map((c) => c.name),
+        ...state.guild.members.flatMap((m) => [m.displayName, m.username]),
+      ];
       // What a person reads: the visible text, and the names given to controls; not the messages' own text, the bot's log or the request texts.
-      const { document } = globalThis as unknown as { document: { body: { cloneNode(deep: boolean): unknown }; querySelectorAll(s: string): ArrayLike<{ getAttribute(a: string): string | null }>; title: string } };
+      const { document } = globalThis as unknown as {
+        document: {
+          body: { cloneNode(deep: boolean): unknown };
+          querySelectorAll(s: string): ArrayLike<{ getAttribute(a: string): string | null }>;
+          title: string;
+        };
+      };
       const shown = document.body.cloneNode(true) as { querySelectorAll(s: string): ArrayLike<{ remove(): void }>; innerText: string };
       for (const node of Array.from(shown.querySelectorAll('.body, #log, #requests tbody, .said'))) node.remove();
-      let text = [shown.innerText, ...Array.from(document.querySelectorAll('[aria-label], [placeholder], [title]')).flatMap((e) => ['aria-label', 'placeholder', 'title'].map((a) => e.getAttribute(a) ?? ''))].join('\n');
+      let text = [
+        shown.innerText,
+        ...Array.from(document.querySelectorAll('[aria-label], [placeholder], [title]')).flatMap((e) =>
+          ['aria-label', 'placeholder', 'title'].map((a) => e.getAttribute(a) ?? ''),
+        ),
+      ].join('\n');
       for (const name of names) text = text.split(name).join(' ');
       const found: string[] = [];
       for (const template of Object.values(pageText.en)) {
         for (const part of template.split(/\{\w+\}/)) {
-          const words = part.trim().replace(/^[·↪▶🔒(]+\s*|[)…:]+$/gu, '').trim();
+          const words = part
+            .trim()
+            .replace(/^[·↪▶🔒(]+\s*|[)…:]+$/gu, '')
+            .trim();
           if (!/[A-Za-z]{2}/.test(words)) continue;
           const escaped = words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
           if (new RegExp(`(^|[^A-Za-z])${escaped}($|[^A-Za-z])`).test(text)) found.push(words);
@@ -243,7 +284,10 @@ describe('the playground in a browser', () => {
         getComputedStyle(e: Node): { color: string; backgroundColor: string };
       };
       const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
-      const lum = ([r, g, b]: number[]) => [r!, g!, b!].map((v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4)).reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
+      const lum = ([r, g, b]: number[]) =>
+        [r!, g!, b!]
+          .map((v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4))
+          .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i]!, 0);
       const behind = (e: Node | null): string => {
         for (let n = e; n; n = n.parentElement) {
           const c = getComputedStyle(n).backgroundColor;
@@ -269,7 +313,12 @@ describe('the playground in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'playground-600.png') });
     // In a wider window /usage's chart is shown at its own size, not shrunk.
     await page.setViewportSize({ width: 1440, height: 900 });
-    expect(await page.locator('#timeline li.bot img').last().evaluate((img) => img.getBoundingClientRect().width)).toBe(640);
+    expect(
+      await page
+        .locator('#timeline li.bot img')
+        .last()
+        .evaluate((img) => img.getBoundingClientRect().width),
+    ).toBe(640);
   });
 
   it('/config voice as a member who is no admin: refused in the chosen language, ephemeral', async () => {
@@ -295,7 +344,10 @@ describe('the playground in a browser', () => {
     await member(PLAYGROUND_IDS.alice);
     // What the earlier tests left queued in voice is cleared: the attachment does not wait behind it.
     await runCommand('clear');
-    await page.locator('#timeline li.bot', { hasText: /Cleared \d+ waiting messages/ }).last().waitFor();
+    await page
+      .locator('#timeline li.bot', { hasText: /Cleared \d+ waiting messages/ })
+      .last()
+      .waitFor();
     await page.selectOption('#command', 'say');
     await page.fill('#opt-text', 'ファイルでも届きます');
     await page.selectOption('#opt-attach', 'true');
@@ -316,7 +368,9 @@ describe('the playground in a browser', () => {
     // The message box comes before every player in the tab order.
     const tabOrder = await page.evaluate(() => {
       type Node = { compareDocumentPosition(other: Node): number };
-      const { document } = globalThis as unknown as { document: { querySelector(s: string): Node; querySelectorAll(s: string): ArrayLike<Node> } };
+      const { document } = globalThis as unknown as {
+        document: { querySelector(s: string): Node; querySelectorAll(s: string): ArrayLike<Node> };
+      };
       const box = document.querySelector('#message');
       return Array.from(document.querySelectorAll('#timeline audio, #timeline a')).map((a) => (box.compareDocumentPosition(a) & 4) !== 0);
     });
@@ -331,7 +385,7 @@ describe('the playground in a browser', () => {
     expect(await page.locator('#characters').textContent()).toMatch(/Characters spent: [1-9]\d*/);
   });
 
-  it('nothing of it listens beyond 127.0.0.1 (the bot\'s voice socket included)', () => {
+  it("nothing of it listens beyond 127.0.0.1 (the bot's voice socket included)", () => {
     const sockets = listeningSockets(processTree(playground.pid!));
     // The emulator, the local Discord, its voice gateway and the page; the voice UDP socket and the bot's.
     expect(sockets.filter((s) => s.proto.startsWith('tcp')).length).toBeGreaterThanOrEqual(4);

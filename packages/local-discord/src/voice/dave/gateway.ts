@@ -77,7 +77,8 @@ export class DaveGateway {
 
   /** (Re)joins a simulated listener to its call with a fresh davey session. */
   attachListener(listener: SimulatedListener): void {
-    if (this.#members.has(listener)) throw new LocalDiscordError('dave_misuse', { message: `listener ${listener.userId} is already in the call` });
+    if (this.#members.has(listener))
+      throw new LocalDiscordError('dave_misuse', { message: `listener ${listener.userId} is already in the call` });
     listener.session = undefined;
     const version = this.negotiate(listener.guildId, listener.maxProtocolVersion);
     listener.attach(
@@ -246,7 +247,10 @@ export class DaveGateway {
     if (kind === 'commit' && group.lastCommit) body[body.length - 40] = body[body.length - 40]! ^ 0xff;
     const transition = Buffer.alloc(2);
     transition.writeUInt16BE(transitionId);
-    member.participant.sendBinary(kind === 'commit' ? DaveOp.MlsAnnounceCommitTransition : DaveOp.MlsWelcome, Buffer.concat([transition, body]));
+    member.participant.sendBinary(
+      kind === 'commit' ? DaveOp.MlsAnnounceCommitTransition : DaveOp.MlsWelcome,
+      Buffer.concat([transition, body]),
+    );
     this.#emit({ type: 'sentInvalid', guildId, userId, kind, transitionId });
     return transitionId;
   }

@@ -22,7 +22,16 @@ export type DaveEvent =
   | { type: 'keyPackage'; guildId: string; userId: string; accepted: boolean; reason?: string }
   | { type: 'proposals'; guildId: string; operation: 'append' | 'revoke'; kinds: ('add' | 'remove')[]; epoch: bigint; to: string[] }
   | { type: 'commitRejected'; guildId: string; userId: string; reason: string }
-  | { type: 'commit'; guildId: string; committer: string; committerKind: 'client' | 'listener'; epoch: bigint; transitionId: number; added: string[]; removed: string[] }
+  | {
+      type: 'commit';
+      guildId: string;
+      committer: string;
+      committerKind: 'client' | 'listener';
+      epoch: bigint;
+      transitionId: number;
+      added: string[];
+      removed: string[];
+    }
   | { type: 'readyForTransition'; guildId: string; userId: string; transitionId: number }
   | { type: 'executeTransition'; guildId: string; transitionId: number; protocolVersion: number }
   | { type: 'prepareTransition'; guildId: string; transitionId: number; protocolVersion: number }

@@ -53,9 +53,13 @@ export class KeyExchange {
     }
     // The gateway's checks (daveprotocol.com, "Key Packages", "Validation").
     const reason =
-      parsed.cipherSuite !== CIPHERSUITE_P256 ? `ciphersuite ${parsed.cipherSuite}` :
-      parsed.userId !== userId ? `credential names user ${parsed.userId ?? '(not a user id)'}` :
-      !parsed.signatureValid ? 'bad signature' : undefined;
+      parsed.cipherSuite !== CIPHERSUITE_P256
+        ? `ciphersuite ${parsed.cipherSuite}`
+        : parsed.userId !== userId
+          ? `credential names user ${parsed.userId ?? '(not a user id)'}`
+          : !parsed.signatureValid
+            ? 'bad signature'
+            : undefined;
     this.#emit({ type: 'keyPackage', guildId: group.guildId, userId, accepted: reason === undefined, ...(reason ? { reason } : {}) });
     if (reason) return;
     // A member that sends a new key package has reset: it leaves the group to be added again.
@@ -80,7 +84,14 @@ export class KeyExchange {
     const to = committingMembers(group);
     const payload = proposalsPayload('append', [entry.proposal.message]);
     for (const m of to) m.participant.sendBinary(DaveOp.MlsProposals, payload);
-    this.#emit({ type: 'proposals', guildId: group.guildId, operation: 'append', kinds: [entry.kind], epoch: group.epoch, to: to.map((m) => m.participant.userId) });
+    this.#emit({
+      type: 'proposals',
+      guildId: group.guildId,
+      operation: 'append',
+      kinds: [entry.kind],
+      epoch: group.epoch,
+      to: to.map((m) => m.participant.userId),
+    });
   }
 
   /** Withdraws `member`'s open Add (an old key package, or it left): revoke it where it was sent. */
@@ -91,9 +102,19 @@ export class KeyExchange {
       group.proposals = group.proposals.filter((p) => !open.includes(p));
       clearCommits(group);
       const to = committingMembers(group);
-      const payload = proposalsPayload('revoke', open.map((p) => p.proposal.ref));
+      const payload = proposalsPayload(
+        'revoke',
+        open.map((p) => p.proposal.ref),
+      );
       for (const m of to) m.participant.sendBinary(DaveOp.MlsProposals, payload);
-      this.#emit({ type: 'proposals', guildId: group.guildId, operation: 'revoke', kinds: ['add'], epoch: group.epoch, to: to.map((m) => m.participant.userId) });
+      this.#emit({
+        type: 'proposals',
+        guildId: group.guildId,
+        operation: 'revoke',
+        kinds: ['add'],
+        epoch: group.epoch,
+        to: to.map((m) => m.participant.userId),
+      });
       return;
     }
     const add = group.inflightAdds.get(member);
@@ -103,7 +124,15 @@ export class KeyExchange {
     const ref = add.ref.toString('hex');
     const to = group.members.filter((m) => m.delivered.delete(ref));
     for (const m of to) m.participant.sendBinary(DaveOp.MlsProposals, proposalsPayload('revoke', [add.ref]));
-    if (to.length > 0) this.#emit({ type: 'proposals', guildId: group.guildId, operation: 'revoke', kinds: ['add'], epoch: 0n, to: to.map((m) => m.participant.userId) });
+    if (to.length > 0)
+      this.#emit({
+        type: 'proposals',
+        guildId: group.guildId,
+        operation: 'revoke',
+        kinds: ['add'],
+        epoch: 0n,
+        to: to.map((m) => m.participant.userId),
+      });
   }
 
   /**
@@ -125,8 +154,21 @@ export class KeyExchange {
       if (fresh.length === 0) continue;
       for (const [, p] of fresh) recipient.delivered.add(p.ref.toString('hex'));
       clearCommits(group);
-      recipient.participant.sendBinary(DaveOp.MlsProposals, proposalsPayload('append', fresh.map(([, p]) => p.message)));
-      this.#emit({ type: 'proposals', guildId: group.guildId, operation: 'append', kinds: fresh.map(() => 'add'), epoch: 0n, to: [recipient.participant.userId] });
+      recipient.participant.sendBinary(
+        DaveOp.MlsProposals,
+        proposalsPayload(
+          'append',
+          fresh.map(([, p]) => p.message),
+        ),
+      );
+      this.#emit({
+        type: 'proposals',
+        guildId: group.guildId,
+        operation: 'append',
+        kinds: fresh.map(() => 'add'),
+        epoch: 0n,
+        to: [recipient.participant.userId],
+      });
     }
   }
 
@@ -151,7 +193,8 @@ export class KeyExchange {
     if (commit.inlineProposals > 0) return reject('inline proposals');
     const refs = commit.proposalRefs.map((r) => r.toString('hex'));
     if (refs.length === 0) return reject('commit references no proposal');
-    if (refs.length !== expected.size || refs.some((r) => !expected.has(r))) return reject('commit does not reference exactly the open proposals');
+    if (refs.length !== expected.size || refs.some((r) => !expected.has(r)))
+      return reject('commit does not reference exactly the open proposals');
     const adds = addsIn(group, refs);
     if (adds.length > 0 && !welcome) return reject('commit adds members but carries no welcome');
     for (const added of adds) {
@@ -173,7 +216,10 @@ export class KeyExchange {
     const refs = parsed.proposalRefs.map((r) => r.toString('hex'));
     const adds = addsIn(group, refs);
     const removes = group.established
-      ? group.proposals.filter((p) => p.kind === 'remove' && refs.includes(p.proposal.ref.toString('hex'))) as Extract<Proposal, { kind: 'remove' }>[]
+      ? (group.proposals.filter((p) => p.kind === 'remove' && refs.includes(p.proposal.ref.toString('hex'))) as Extract<
+          Proposal,
+          { kind: 'remove' }
+        >[])
       : [];
     const previousMembers = group.established ? committingMembers(group) : [committer];
     if (!group.established) {
@@ -268,7 +314,13 @@ export class KeyExchange {
     sole.keyPackage = undefined;
     sole.participant.sendJson(DaveOp.PrepareEpoch, { protocol_version: group.protocolVersion, epoch: 1 });
     sole.participant.sendJson(DaveOp.PrepareTransition, { protocol_version: group.protocolVersion, transition_id: 0 });
-    this.#emit({ type: 'prepareEpoch', guildId: group.guildId, protocolVersion: group.protocolVersion, to: [sole.participant.userId], reason: 'sole member' });
+    this.#emit({
+      type: 'prepareEpoch',
+      guildId: group.guildId,
+      protocolVersion: group.protocolVersion,
+      to: [sole.participant.userId],
+      reason: 'sole member',
+    });
     this.deliverInflightAdds(group);
   }
 
@@ -297,6 +349,12 @@ export class KeyExchange {
         m.hasExternalSender = true;
       }
     }
-    this.#emit({ type: 'prepareEpoch', guildId: group.guildId, protocolVersion: group.protocolVersion, to: to.map((m) => m.participant.userId), reason: 'upgrade' });
+    this.#emit({
+      type: 'prepareEpoch',
+      guildId: group.guildId,
+      protocolVersion: group.protocolVersion,
+      to: to.map((m) => m.participant.userId),
+      reason: 'upgrade',
+    });
   }
 }

@@ -203,7 +203,9 @@ export class SimulatedListener {
           if (op === DaveOp.MlsWelcome) this.session.processWelcome(payload.subarray(2));
           else this.session.processCommit(payload.subarray(2));
         } catch (error) {
-          this.errors.push(`${op === DaveOp.MlsWelcome ? 'welcome' : 'commit'} ${transitionId}: ${error instanceof Error ? error.message : String(error)}`);
+          this.errors.push(
+            `${op === DaveOp.MlsWelcome ? 'welcome' : 'commit'} ${transitionId}: ${error instanceof Error ? error.message : String(error)}`,
+          );
           // Recovery from an invalid commit or welcome: flag it, reset, send a new key package.
           this.#link?.receiveJson(DaveOp.MlsInvalidCommitWelcome, { transition_id: transitionId });
           this.#resetSession();

@@ -42,16 +42,22 @@ export function verifyWithLabel(publicPoint: Buffer, label: string, content: Buf
 }
 
 function signContent(label: string, content: Buffer): Buffer {
-  return new TlsWriter().vector(Buffer.from(`MLS 1.0 ${label}`)).vector(content).bytes();
+  return new TlsWriter()
+    .vector(Buffer.from(`MLS 1.0 ${label}`))
+    .vector(content)
+    .bytes();
 }
 
 /** RefHash (RFC 9420 section 5.2) with SHA-256; labels are "MLS 1.0 Proposal Reference" and the like. */
 export function refHash(label: string, value: Buffer): Buffer {
-  return createHash('sha256').update(new TlsWriter().vector(Buffer.from(label)).vector(value).bytes()).digest();
+  return createHash('sha256')
+    .update(new TlsWriter().vector(Buffer.from(label)).vector(value).bytes())
+    .digest();
 }
 
 function p256PublicKey(point: Buffer): KeyObject {
-  if (point.length !== 65 || point[0] !== 0x04) throw new LocalDiscordError('mls_malformed', { message: 'not an uncompressed P-256 point' });
+  if (point.length !== 65 || point[0] !== 0x04)
+    throw new LocalDiscordError('mls_malformed', { message: 'not an uncompressed P-256 point' });
   return createPublicKey({
     key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
     format: 'jwk',
@@ -137,7 +143,10 @@ export function proposalsPayload(operation: 'append' | 'revoke', items: readonly
     if (operation === 'append') list.raw(item);
     else list.vector(item);
   }
-  return new TlsWriter().u8(operation === 'append' ? 0 : 1).vector(list.bytes()).bytes();
+  return new TlsWriter()
+    .u8(operation === 'append' ? 0 : 1)
+    .vector(list.bytes())
+    .bytes();
 }
 
 interface LeafNodeInfo {
@@ -239,14 +248,16 @@ function readCommitMessage(r: TlsReader): ParsedCommit {
   const start = r.offset;
   if (r.u16() !== MLS_VERSION_10) throw new LocalDiscordError('mls_malformed', { message: 'commit is not MLS 1.0' });
   const wireFormat = r.u16();
-  if (wireFormat !== WireFormat.PublicMessage) throw new LocalDiscordError('mls_malformed', { message: `commit wire format ${wireFormat} is not PublicMessage` });
+  if (wireFormat !== WireFormat.PublicMessage)
+    throw new LocalDiscordError('mls_malformed', { message: `commit wire format ${wireFormat} is not PublicMessage` });
   const groupId = r.vector();
   const epoch = r.u64();
   const senderType = r.u8();
   const leafIndex = senderType === SenderType.Member || senderType === SenderType.External ? r.u32() : undefined;
   r.vector(); // authenticated_data
   const contentType = r.u8();
-  if (contentType !== ContentType.Commit) throw new LocalDiscordError('mls_malformed', { message: `content type ${contentType} is not a commit` });
+  if (contentType !== ContentType.Commit)
+    throw new LocalDiscordError('mls_malformed', { message: `content type ${contentType} is not a commit` });
   const proposals = new TlsReader(r.vector());
   const proposalRefs: Buffer[] = [];
   let inlineProposals = 0;

@@ -82,7 +82,9 @@ export class TlsReader {
 
   #need(n: number): void {
     if (this.offset + n > this.buffer.length) {
-      throw new LocalDiscordError('mls_malformed', { message: `truncated: need ${n} bytes at offset ${this.offset} of ${this.buffer.length}` });
+      throw new LocalDiscordError('mls_malformed', {
+        message: `truncated: need ${n} bytes at offset ${this.offset} of ${this.buffer.length}`,
+      });
     }
   }
 
