@@ -52,6 +52,7 @@ import { inviteUrl } from './discord/invite.ts';
 import { Notices } from './discord/delivery/notices.ts';
 import { InteractionReplies } from './discord/delivery/replies.ts';
 import { SpeechRequests } from './discord/delivery/requests.ts';
+import { VoiceChannelStatus } from './discord/interactions/voice-status.ts';
 import { VoiceControl } from './discord/interactions/voice-control.ts';
 import { VoiceStateEvents } from './discord/events/voice-events.ts';
 
@@ -284,7 +285,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
 
   // What turns Discord's events into speech: commands, messages, voice states.
-  const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger });
+  const voiceStatus = new VoiceChannelStatus({ client, repos, logger: logger.child({ component: 'voice-status' }) });
+  const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger, status: voiceStatus });
   const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
   const requests = new SpeechRequests({
     client,
@@ -307,7 +309,16 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     audience,
     onNotQueued: (outcome) => metrics.messages(outcome),
   });
-  const voiceEvents = new VoiceStateEvents({ client, voice, repos, scheduler, control: voiceControl, notices, logger });
+  const voiceEvents = new VoiceStateEvents({
+    client,
+    voice,
+    repos,
+    scheduler,
+    control: voiceControl,
+    notices,
+    logger,
+    status: voiceStatus,
+  });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
   const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons };

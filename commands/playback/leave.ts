@@ -19,7 +19,7 @@ export default {
     // Stopping the reading for everyone: only a member in the call, or with Move Members.
     requirePlaybackControl(interaction, botChannelId);
     // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).
-    if (!ctx.voiceControl.leave(guildId)) throw new UserError('voice.not_connected');
+    if (!(await ctx.voiceControl.leave(guildId))) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
   },
 } satisfies Command;

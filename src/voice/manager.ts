@@ -10,6 +10,8 @@ export interface JoinRequest {
   channelId: string;
   textChannelId: string | null;
   adapterCreator: DiscordGatewayAdapterCreator;
+  /** A stage channel: the bot enters its audience and is heard only once it is a speaker (`setSuppressed`). */
+  stage?: boolean;
 }
 
 /** Where sessions are remembered across a restart (src/db/voice-sessions.ts). */
@@ -36,6 +38,8 @@ const SHUTDOWN = 'shutdown';
  */
 export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [ClipStarted] }> {
   readonly #sessions = new Map<string, GuildVoiceSession>();
+  /** Guilds whose session is in a stage's audience: connected, but nobody hears the bot. */
+  readonly #suppressed = new Set<string>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
   readonly #sessionOptions: VoiceSessionPolicy;
@@ -56,6 +60,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     if (existing && existing.state.status !== 'destroyed') {
       existing.textChannelId = request.textChannelId;
       if (existing.channelId !== request.channelId) {
+        this.#setStage(request);
         existing.channelId = request.channelId;
         existing.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
       }
@@ -63,7 +68,9 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
       this.#remember(request.guildId, existing.channelId, existing.textChannelId);
       return existing;
     }
-    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...request, logger: this.#logger });
+    this.#setStage(request);
+    const { stage: _stage, ...joining } = request;
+    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...joining, logger: this.#logger });
     this.#sessions.set(request.guildId, session);
     session.on('clipStarted', (started) => this.emit('clipStarted', started));
     let wasReady = false;
@@ -71,6 +78,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
       if (next.status === 'ready') wasReady = true;
       if (next.status !== 'destroyed' || this.#sessions.get(request.guildId) !== session) return;
       this.#sessions.delete(request.guildId);
+      this.#suppressed.delete(request.guildId);
       this.#logger.info({ guildId: request.guildId, reason: next.reason }, 'voice session ended');
       // Ended by something other than /leave or a shutdown: not rejoined after a restart, and
       // whoever listens tells the channel that reading stopped.
@@ -95,6 +103,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     const session = this.#sessions.get(guildId);
     if (!session) return false;
     this.#sessions.delete(guildId);
+    this.#suppressed.delete(guildId);
     session.destroy('left');
     return true;
   }
@@ -116,8 +125,24 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     return true;
   }
 
+  /**
+   * Connected where the bot is heard: in a stage, only while it is a speaker. Everything that
+   * decides whether to read aloud or play asks this, so in a stage's audience auto-read spends
+   * nothing and /say is attached; `voiceChannel` still names the channel it is in.
+   */
   isConnected(guildId: string): boolean {
-    return this.#sessions.has(guildId);
+    return this.#sessions.has(guildId) && !this.#suppressed.has(guildId);
+  }
+
+  /** In a stage's audience (true) or a speaker (false), from the bot's own voice state's `suppress`. */
+  setSuppressed(guildId: string, suppressed: boolean): void {
+    if (suppressed && this.#sessions.has(guildId)) this.#suppressed.add(guildId);
+    else this.#suppressed.delete(guildId);
+  }
+
+  /** Whether the bot is in a stage's audience, waiting to be made a speaker. */
+  isSuppressed(guildId: string): boolean {
+    return this.#suppressed.has(guildId);
   }
 
   voiceChannel(guildId: string): string | null {
@@ -156,5 +181,12 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
   destroyAll(): void {
     for (const session of [...this.#sessions.values()]) session.destroy(SHUTDOWN);
     this.#sessions.clear();
+    this.#suppressed.clear();
+  }
+
+  // Whoever enters a stage joins its audience until Discord says it is a speaker.
+  #setStage(request: JoinRequest): void {
+    if (request.stage) this.#suppressed.add(request.guildId);
+    else this.#suppressed.delete(request.guildId);
   }
 }

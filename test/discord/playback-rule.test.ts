@@ -70,6 +70,9 @@ describe('GIVEN /join to a channel the bot may not use', () => {
   it('THEN without Speak for the bot: refused, saying it cannot speak', () => {
     expect(decideControl(there, target({ botCanSpeak: false }))).toEqual(refused('playback.bot_cannot_speak', OTHER_VC));
   });
+  it('THEN in a stage where the bot may neither ask to speak nor become a speaker: refused, naming those permissions', () => {
+    expect(decideControl(there, target({ botCanSpeak: false, stage: true }))).toEqual(refused('playback.bot_cannot_speak_stage', OTHER_VC));
+  });
   it('THEN a full channel is refused, unless the bot has Move Members there', () => {
     expect(decideControl(there, target({ full: true }))).toEqual(refused('playback.channel_full', OTHER_VC));
     expect(decideControl(there, target({ full: true, botCanMoveMembers: true }))).toEqual(ALLOWED);

@@ -38,6 +38,8 @@ export interface FakeChannel {
   userLimit?: number;
   /** https://discord.com/developers/docs/resources/channel#overwrite-object (see permissions.ts). */
   permissionOverwrites?: FakeOverwrite[];
+  /** Voice channels: the voice channel status members see under its name (stages.ts sets it). */
+  status?: string | null;
 }
 
 /** A channel's permission overwrite for a role (type 0; @everyone's id is the guild's) or a member (type 1). */
@@ -63,6 +65,10 @@ export interface FakeVoiceState {
   sessionId: string;
   selfMute: boolean;
   selfDeaf: boolean;
+  /** Stage channels: in the audience, not a speaker (stages.ts). */
+  suppress?: boolean;
+  /** Stage channels: when they asked to speak (ISO time), or null. */
+  requestToSpeakTimestamp?: string | null;
 }
 
 export interface FakeGuild {
@@ -94,10 +100,13 @@ export const PERMISSIONS = {
   UseExternalEmojis: 1n << 18n,
   Connect: 1n << 20n,
   Speak: 1n << 21n,
+  MuteMembers: 1n << 22n,
   MoveMembers: 1n << 24n,
   UseVAD: 1n << 25n,
   ChangeNickname: 1n << 26n,
   UseApplicationCommands: 1n << 31n,
+  RequestToSpeak: 1n << 32n,
+  SetVoiceChannelStatus: 1n << 48n,
 } as const;
 
 /** Every permission bit Discord currently defines (an owner or Administrator has them all). */
@@ -117,7 +126,8 @@ const EVERYONE_PERMISSIONS =
   PERMISSIONS.Speak |
   PERMISSIONS.UseVAD |
   PERMISSIONS.ChangeNickname |
-  PERMISSIONS.UseApplicationCommands;
+  PERMISSIONS.UseApplicationCommands |
+  PERMISSIONS.RequestToSpeak;
 
 /** Fixed ids of the default world, so tests can name things without looking them up. */
 export const DEFAULT_IDS = {
@@ -312,6 +322,7 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
       ...base,
       bitrate: 64_000,
       user_limit: channel.userLimit ?? 0,
+      ...(channel.type === 2 ? { status: channel.status ?? null } : {}),
       rtc_region: null,
       nsfw: false,
       last_message_id: null,
@@ -337,8 +348,8 @@ export function toAPIVoiceState(
     self_deaf: state.selfDeaf,
     self_mute: state.selfMute,
     self_video: false,
-    suppress: false,
-    request_to_speak_timestamp: null,
+    suppress: state.suppress ?? false,
+    request_to_speak_timestamp: state.requestToSpeakTimestamp ?? null,
   } as GatewayVoiceState;
 }
 

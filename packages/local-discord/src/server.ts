@@ -35,6 +35,7 @@ import { guildRoutes } from './rest/guilds.ts';
 import { interactionRoutes } from './rest/interactions.ts';
 import { ok, Router, type RouteResult } from './rest/router.ts';
 import { userRoutes } from './rest/users.ts';
+import { setStageSpeaker, stageRoutes } from './stages.ts';
 import { DiscordState } from './state.ts';
 import type {
   BanInput,
@@ -93,6 +94,7 @@ class FakeDiscordServer implements FakeDiscord {
     interactionRoutes(this.#router, this.#state);
     channelRoutes(this.#router, this.#state);
     guildRoutes(this.#router, this.#state);
+    stageRoutes(this.#router, this.#state);
     this.#http = createServer((req, res) => void this.#onRequest(req, res));
     this.#http.on('upgrade', (req, socket, head) => {
       if ((req.url ?? '').startsWith('/gateway')) this.gateway.handleUpgrade(req, socket, head);
@@ -195,6 +197,10 @@ class FakeDiscordServer implements FakeDiscord {
 
   setVoiceState(userId: string, guildId: string, channelId: string | null, options: { selfDeaf?: boolean } = {}): Promise<void> {
     return setVoiceState(this.#state, userId, guildId, channelId, options);
+  }
+
+  setStageSpeaker(guildId: string, userId: string, speaker: boolean): void {
+    setStageSpeaker(this.#state, guildId, userId, speaker);
   }
 
   closeGateway(code: number): void {

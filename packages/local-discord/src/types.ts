@@ -226,6 +226,8 @@ export interface FakeDiscord {
   banMember(input: BanInput): Promise<void>;
   /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
   setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
+  /** A stage moderator invites a member (or the bot) to speak, or moves them back to the audience (stages.ts). */
+  setStageSpeaker(guildId: string, userId: string, speaker: boolean): void;
   closeGateway(code: number): void;
   /** op 9 Invalid Session; `resumable: false` makes the client identify again. */
   invalidateSession(resumable: boolean): void;

@@ -3,7 +3,7 @@
  * as Discord does with VOICE_STATE_UPDATE and, for a join, VOICE_SERVER_UPDATE naming the voice
  * server and a fresh token (https://discord.com/developers/docs/topics/voice-connections).
  */
-import { voiceStateUpdate } from './fixtures.ts';
+import { voiceStateUpdate, type FakeChannelType, type FakeVoiceState } from './fixtures.ts';
 import { canJoinVoice } from './permissions.ts';
 import { INTENTS, type GatewaySession, type VoiceStateRequest } from './gateway.ts';
 import type { DiscordState } from './state.ts';
@@ -54,22 +54,15 @@ export class BotVoiceStates {
     const botId = state.botUser.id;
     // Discord uses the gateway session id as the voice session id.
     const sessionId = session.id;
+    const previous = guild.voiceStates.find((v) => v.userId === botId);
     guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== botId);
-    if (wanted.channelId)
-      guild.voiceStates.push({
-        userId: botId,
-        channelId: wanted.channelId,
-        sessionId,
-        selfMute: wanted.selfMute,
-        selfDeaf: wanted.selfDeaf,
-      });
+    const next = { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf };
+    // Whoever enters a stage joins its audience (suppressed); staying in it keeps their stage state.
+    const stage = stageStateOnEntry(guild.channels.find((c) => c.id === wanted.channelId)?.type, previous, wanted.channelId);
+    if (wanted.channelId) guild.voiceStates.push({ ...next, channelId: wanted.channelId, ...stage });
     state.emitActivity({ kind: 'voiceStates', guildId: guild.id });
     const member = guild.members.find((m) => m.user.id === botId) ?? { user: state.botUser, roles: [] };
-    const update = voiceStateUpdate(
-      guild.id,
-      { userId: botId, channelId: wanted.channelId, sessionId, selfMute: wanted.selfMute, selfDeaf: wanted.selfDeaf },
-      member,
-    );
+    const update = voiceStateUpdate(guild.id, { ...next, ...stage }, member);
     const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];
     const { voiceEndpoint, voiceToken } = state.options;
     if (!wanted.channelId) {
@@ -91,4 +84,16 @@ export class BotVoiceStates {
     }
     void Promise.all(dispatches).catch(() => {});
   }
+}
+
+/** The stage fields of a voice state entering `channelId` (https://discord.com/developers/docs/resources/voice#voice-state-object). */
+function stageStateOnEntry(
+  type: FakeChannelType | undefined,
+  previous: FakeVoiceState | undefined,
+  channelId: string | null,
+): Pick<FakeVoiceState, 'suppress' | 'requestToSpeakTimestamp'> {
+  if (type !== 13) return { suppress: false, requestToSpeakTimestamp: null };
+  if (previous?.channelId === channelId)
+    return { suppress: previous.suppress ?? true, requestToSpeakTimestamp: previous.requestToSpeakTimestamp ?? null };
+  return { suppress: true, requestToSpeakTimestamp: null };
 }

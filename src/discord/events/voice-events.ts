@@ -1,4 +1,4 @@
-import type { Client, VoiceState } from 'discord.js';
+import { ChannelType, type Client, type VoiceState } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import { joinAnnouncement } from '../../speech/names.ts';
 import type { SpeechScheduler } from '../../speech/queue.ts';
@@ -9,6 +9,7 @@ import { guildLang, t } from '../i18n.ts';
 import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from '../delivery/notices.ts';
 import type { VoiceControl } from '../interactions/voice-control.ts';
+import type { VoiceChannelStatus } from '../interactions/voice-status.ts';
 
 /** What VoiceStateEvents works with. */
 export interface VoiceEventsDeps {
@@ -19,6 +20,7 @@ export interface VoiceEventsDeps {
   control: VoiceControl;
   notices: Notices;
   logger: Logger;
+  status?: VoiceChannelStatus;
 }
 
 /**
@@ -38,11 +40,12 @@ export class VoiceStateEvents {
     const guild = newState.guild;
     const listeners = () => whoCanHear(guild, this.#deps.voice.voiceChannel(guild.id));
     if (newState.id === this.#deps.client.user?.id) {
+      this.#onStage(newState);
       // Our own state: if someone disconnected the bot, end the session at once (and say so).
       if (oldState.channelId && !newState.channelId) this.#deps.voice.disconnected(guild.id, 'disconnected by someone');
       // Moved by someone: the read scope and the "no human left" check follow the bot.
       else if (newState.channelId && oldState.channelId !== newState.channelId && this.#deps.voice.moved(guild.id, newState.channelId)) {
-        if (listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
+        if (listeners() === 'nobody') void this.#deps.control.autoLeave(guild.id);
       }
       return;
     }
@@ -62,6 +65,7 @@ export class VoiceStateEvents {
           textChannelId: settings.autoJoinChannelId,
           adapterCreator: guild.voiceAdapterCreator,
         })
+        .then(() => this.#deps.status?.show(guild.id, settings.autoJoinChannelId!, settings.autoJoinChannelId))
         .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
       return;
     }
@@ -76,7 +80,22 @@ export class VoiceStateEvents {
       // The bot's own clip: charged to the server, not to the member who moved.
       queueBotClip(this.#deps, guild.id, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
     }
-    if (oldState.channelId === connected && listeners() === 'nobody') this.#deps.control.autoLeave(guild.id);
+    if (oldState.channelId === connected && listeners() === 'nobody') void this.#deps.control.autoLeave(guild.id);
+  }
+
+  /**
+   * The bot's own stage state: heard only as a speaker (the manager stops reading while it is in
+   * the audience). Moved back to the audience by a stage moderator: the bound channel is told why.
+   */
+  #onStage(state: VoiceState): void {
+    const guildId = state.guild.id;
+    const wasSuppressed = this.#deps.voice.isSuppressed(guildId);
+    const suppressed = state.channel?.type === ChannelType.GuildStageVoice && state.suppress === true;
+    this.#deps.voice.setSuppressed(guildId, suppressed);
+    const textChannelId = this.#deps.voice.boundTextChannel(guildId);
+    if (!suppressed || wasSuppressed || !textChannelId || !this.#deps.voice.isSuppressed(guildId)) return;
+    const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
+    void this.#deps.notices.post(textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
   }
 
   /** Whether a member's join or leave is announced: not when the reading controls keep them unread (muted, a never-read role). */
@@ -92,6 +111,7 @@ export class VoiceStateEvents {
   onSessionEnded(ended: EndedSession): void {
     this.#deps.logger.info({ guildId: ended.guildId, reason: ended.reason }, 'voice session ended without /leave');
     this.#deps.control.clear(ended.guildId, 'disconnected');
+    void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId);
     if (!ended.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);
     void this.#deps.notices.post(ended.textChannelId, t(lang, 'voice.disconnected'));

@@ -1,4 +1,5 @@
 import {
+  ChannelType,
   PermissionFlagsBits,
   type AutocompleteInteraction,
   type ChatInputCommandInteraction,
@@ -62,14 +63,17 @@ export function requirePlaybackControl(interaction: ChatInputCommandInteraction,
 
 /** Discord's permissions for the member and the bot in the target, overwrites applied (`permissionsFor`). */
 function joinTarget({ channel, member, me }: JoinAsked): JoinTarget {
-  const { ViewChannel, Connect, Speak, MoveMembers } = PermissionFlagsBits;
+  const { ViewChannel, Connect, Speak, MoveMembers, RequestToSpeak, MuteMembers } = PermissionFlagsBits;
   const mine = channel.permissionsFor(member);
   const bots = channel.permissionsFor(me);
+  const stage = channel.type === ChannelType.GuildStageVoice;
   return {
     channelId: channel.id,
     memberCanConnect: mine.has([ViewChannel, Connect]),
     botCanConnect: bots.has([ViewChannel, Connect]),
-    botCanSpeak: bots.has(Speak),
+    // In a stage the bot speaks once it is a speaker: it asks (Request to Speak) or makes itself one (Mute Members).
+    botCanSpeak: stage ? bots.has(RequestToSpeak) || bots.has(MuteMembers) : bots.has(Speak),
+    stage,
     botCanMoveMembers: bots.has(MoveMembers),
     full: channel.full,
   };

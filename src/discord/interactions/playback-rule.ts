@@ -22,7 +22,10 @@ export interface JoinTarget {
   memberCanConnect: boolean;
   /** The bot has View Channel and Connect there. */
   botCanConnect: boolean;
+  /** The bot may be heard there: Speak in a voice channel; in a stage, Request to Speak or Mute Members (to become a speaker). */
   botCanSpeak: boolean;
+  /** A stage channel (the refusal names the stage's permissions). */
+  stage?: boolean;
   /** The bot has Move Members there (it may join a full channel). */
   botCanMoveMembers: boolean;
   /** As many members connected as its user limit allows. */
@@ -36,6 +39,7 @@ export type ControlReason =
   | 'playback.member_cannot_connect'
   | 'playback.bot_cannot_connect'
   | 'playback.bot_cannot_speak'
+  | 'playback.bot_cannot_speak_stage'
   | 'playback.channel_full'
   | 'playback.listeners';
 
@@ -64,7 +68,8 @@ export function decideControl(facts: ControlFacts, join?: JoinTarget): ControlVe
   }
   const moving = facts.botChannelId !== channelId;
   if (!join.botCanConnect) return { allowed: false, reason: 'playback.bot_cannot_connect', channelId };
-  if (!join.botCanSpeak) return { allowed: false, reason: 'playback.bot_cannot_speak', channelId };
+  if (!join.botCanSpeak)
+    return { allowed: false, reason: join.stage ? 'playback.bot_cannot_speak_stage' : 'playback.bot_cannot_speak', channelId };
   if (moving && join.full && !join.botCanMoveMembers) return { allowed: false, reason: 'playback.channel_full', channelId };
   if (moving && facts.botChannelId !== null && facts.othersListening > 0 && !facts.canMoveMembers) {
     return { allowed: false, reason: 'playback.listeners', channelId: facts.botChannelId };

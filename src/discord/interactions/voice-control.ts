@@ -1,4 +1,4 @@
-import type { ChatInputCommandInteraction, Client } from 'discord.js';
+import { ChannelType, PermissionFlagsBits, type ChatInputCommandInteraction, type Client, type Guild } from 'discord.js';
 import type { NameReader } from '../../speech/names.ts';
 import type { SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
@@ -7,6 +7,7 @@ import { UserError } from '../errors.ts';
 import { requirePlaybackControl } from './guards.ts';
 import { t, type Lang } from '../i18n.ts';
 import type { ClearReason } from '../delivery/meta.ts';
+import type { VoiceChannelStatus } from './voice-status.ts';
 
 /** What VoiceControl works with. */
 export interface VoiceControlDeps {
@@ -15,6 +16,8 @@ export interface VoiceControlDeps {
   scheduler: SpeechScheduler;
   names: NameReader;
   logger: Logger;
+  /** The voice channel status shown while reading (voice-status.ts); none in tests that do not need it. */
+  status?: VoiceChannelStatus;
 }
 
 /**
@@ -45,21 +48,52 @@ export class VoiceControl {
     const me = guild.members.me ?? (await guild.members.fetchMe());
     requirePlaybackControl(interaction, this.#deps.voice.voiceChannel(guild.id), { channel, member, me });
     await interaction.deferReply();
+    const stage = channel.type === ChannelType.GuildStageVoice;
+    const before = this.#deps.voice.voiceChannel(guild.id);
+    // The status of the channel left behind is cleared while the bot is still in it.
+    if (before && before !== target) await this.#deps.status?.clear(guild.id, before);
     try {
       await this.#deps.voice.join({
         guildId: guild.id,
         channelId: target,
         textChannelId: interaction.channelId,
         adapterCreator: guild.voiceAdapterCreator,
+        stage,
       });
     } catch (error) {
       this.#deps.logger.warn({ err: error, guildId: guild.id, channelId: target }, 'voice join failed');
       throw new UserError('voice.join_failed', { cause: error });
     }
+    const waiting = stage && !(await this.#takeTheStage(guild, target));
+    const joined = t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` });
     await interaction.editReply({
-      content: t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` }),
+      content: waiting ? `${joined}\n${t(lang, 'voice.stage_waiting')}` : joined,
       allowedMentions: { parse: [] },
     });
+    if (!stage) await this.#deps.status?.show(guild.id, target, interaction.channelId);
+  }
+
+  /**
+   * In a stage the bot is heard only as a speaker: it becomes one where it may (Mute Members there),
+   * else it asks to speak and waits for a stage moderator. True once it is a speaker.
+   * https://discord.com/developers/docs/resources/voice#modify-current-user-voice-state
+   */
+  async #takeTheStage(guild: Guild, channelId: string): Promise<boolean> {
+    const me = guild.members.me ?? (await guild.members.fetchMe());
+    if (!this.#deps.voice.isSuppressed(guild.id)) return true;
+    const mayUnsuppress = guild.channels.cache.get(channelId)?.permissionsFor(me)?.has(PermissionFlagsBits.MuteMembers) ?? false;
+    try {
+      if (mayUnsuppress) {
+        await me.voice.setSuppressed(false);
+        // Heard from now on; the voice state that follows says the same.
+        this.#deps.voice.setSuppressed(guild.id, false);
+        return true;
+      }
+      if (!me.voice.requestToSpeakTimestamp) await me.voice.setRequestToSpeak(true);
+    } catch (error) {
+      this.#deps.logger.warn({ err: error, guildId: guild.id, channelId }, 'could not become a speaker on the stage');
+    }
+    return false;
   }
 
   /** /skip: stops what is being delivered now; false when nothing is. */
@@ -74,16 +108,24 @@ export class VoiceControl {
   }
 
   /** /leave: leaves voice for good (not rejoined after a restart) and drops what was queued. */
-  leave(guildId: string): boolean {
+  async leave(guildId: string): Promise<boolean> {
+    await this.#clearStatus(guildId);
     if (!this.#deps.voice.leave(guildId)) return false;
     this.clear(guildId, 'leave');
     return true;
   }
 
   /** Nobody is left to hear the bot: it leaves, as with /leave. */
-  autoLeave(guildId: string): void {
+  async autoLeave(guildId: string): Promise<void> {
     this.#deps.logger.info({ guildId }, 'no human left in the voice channel; leaving');
+    await this.#clearStatus(guildId);
     this.#deps.voice.leave(guildId);
     this.clear(guildId, 'auto_leave');
+  }
+
+  // Before leaving: Discord lets a bot that is no longer in the channel clear its status only with Manage Channels.
+  async #clearStatus(guildId: string): Promise<void> {
+    const channelId = this.#deps.voice.voiceChannel(guildId);
+    if (channelId) await this.#deps.status?.clear(guildId, channelId);
   }
 }

@@ -63,8 +63,8 @@ export function guildRoutes(router: Router, state: DiscordState): void {
         self_deaf: voice.selfDeaf,
         self_mute: voice.selfMute,
         self_video: false,
-        suppress: false,
-        request_to_speak_timestamp: null,
+        suppress: voice.suppress ?? false,
+        request_to_speak_timestamp: voice.requestToSpeakTimestamp ?? null,
       });
     }),
   );

@@ -1,0 +1,57 @@
+import { ChannelType, PermissionFlagsBits, type Client, type Guild } from 'discord.js';
+import type { Repositories } from '../../db/repositories.ts';
+import type { Logger } from '../../util/log.ts';
+import { guildLang, t } from '../i18n.ts';
+
+/** How long setting or clearing a status may hold up a /leave. */
+const STATUS_TIMEOUT_MS = 3_000;
+
+/**
+ * The voice channel status ("📖 #雑談 を読み上げ中") shown under a voice channel while the bot
+ * reads a text channel there, in the server's language, and cleared before the bot leaves
+ * (Discord asks for Manage Channels to change the status of a channel one is not in). Only where
+ * the bot has Set Voice Channel Status: without it nothing is sent and nothing above debug is
+ * logged, as a missing nicety is not a fault. Stages have no status (their topic is the stage's).
+ */
+export class VoiceChannelStatus {
+  readonly #client: Client;
+  readonly #repos: Pick<Repositories, 'guildSettings'>;
+  readonly #logger: Logger;
+
+  constructor(deps: { client: Client; repos: Pick<Repositories, 'guildSettings'>; logger: Logger }) {
+    this.#client = deps.client;
+    this.#repos = deps.repos;
+    this.#logger = deps.logger;
+  }
+
+  /** Shows that `textChannelId` is being read in the voice channel `channelId`. */
+  async show(guildId: string, channelId: string, textChannelId: string | null): Promise<void> {
+    const guild = this.#client.guilds.cache.get(guildId);
+    const text = textChannelId ? guild?.channels.cache.get(textChannelId) : undefined;
+    if (!guild || !text) return;
+    const lang = guildLang(this.#repos.guildSettings.get(guildId).locale);
+    await this.#put(guild, channelId, t(lang, 'voice.status_reading', { channel: `#${text.name}` }));
+  }
+
+  /** Clears the status the bot set on `channelId` (call it before leaving). */
+  async clear(guildId: string, channelId: string): Promise<void> {
+    const guild = this.#client.guilds.cache.get(guildId);
+    if (guild) await this.#put(guild, channelId, '');
+  }
+
+  async #put(guild: Guild, channelId: string, status: string): Promise<void> {
+    const channel = guild.channels.cache.get(channelId);
+    const me = guild.members.me;
+    if (channel?.type !== ChannelType.GuildVoice || !me) return;
+    if (!channel.permissionsFor(me).has(PermissionFlagsBits.SetVoiceChannelStatus)) {
+      this.#logger.debug({ guildId: guild.id, channelId }, 'no Set Voice Channel Status permission; status left alone');
+      return;
+    }
+    // discord.js has no method for this endpoint yet: https://discord.com/developers/docs (PUT /channels/{id}/voice-status).
+    await this.#client.rest
+      .put(`/channels/${channelId}/voice-status`, { body: { status }, signal: AbortSignal.timeout(STATUS_TIMEOUT_MS) })
+      .catch((error: unknown) =>
+        this.#logger.debug({ err: error, guildId: guild.id, channelId }, 'could not set the voice channel status'),
+      );
+  }
+}
