@@ -266,7 +266,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const replies = new InteractionReplies({ client, logger, now });
 
   // Where audio goes: the scheduler's sink, reply progress, and a word for what was dropped.
-  const postsAudio = (guildId: string, channelId: string) => repos.autoRead.postsAudio(guildId, channelId);
+  // A thread's messages are posted in the thread when its parent posts MP3s (auto-read.ts reads threads for their parent).
+  const postsAudio = (guildId: string, channelId: string) => {
+    const channel = client.channels.cache.get(channelId);
+    return repos.autoRead.postsAudio(guildId, channel?.isThread() ? (channel.parentId ?? channelId) : channelId);
+  };
   const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger, postsAudio });
   scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
   meterScheduler(scheduler, metrics);

@@ -91,6 +91,13 @@ const data = {
       '読み上げが遅れて省略した件数を読み上げる',
       onOff('On: say it', 'オンで読み上げる'),
     ),
+    subcommand(
+      'threads',
+      'スレッド',
+      'Read threads and forum posts of read channels',
+      '読み上げるチャンネルのスレッドとフォーラム投稿も読む',
+      onOff('On: read them', 'オンで読む'),
+    ),
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -99,8 +106,9 @@ const SWITCHES = {
   emoji: 'emoji',
   'in-voice': 'requireInVoice',
   'stale-notice': 'staleNotice',
+  threads: 'threads',
 } as const satisfies Partial<
-  Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice'>>
+  Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'threads'>>
 >;
 const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
 
@@ -142,6 +150,7 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
     never: never.length ? capped(never.map(roleName)) : t(lang, 'config.none'),
     inVoice: onOff(r.requireInVoice),
     staleNotice: onOff(r.staleNotice),
+    threads: onOff(r.threads),
   });
 }
 
@@ -188,6 +197,7 @@ export default {
       emoji: ({ value }) => saveSwitch('emoji', value),
       'in-voice': ({ value }) => saveSwitch('in-voice', value),
       'stale-notice': ({ value }) => saveSwitch('stale-notice', value),
+      threads: ({ value }) => saveSwitch('threads', value),
       show: () => reply(show(lang, ctx, guildId, roleExists), true),
       async bots(args) {
         // Checked again: the choices bind Discord's client, not a forged request.

@@ -3,7 +3,7 @@ import { Repo, type Patch } from './repo.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The reading_settings table (migrations/008): who and what auto-read reads.
+// The reading_settings table (migrations/008, threads: 011): who and what auto-read reads.
 
 /** Messages from bots and webhooks: none, only the allow-list, or all. */
 export type BotReading = 'off' | 'listed' | 'all';
@@ -21,12 +21,14 @@ export interface ReadingSettings {
   requireInVoice: boolean;
   /** Spoken notice when stale auto-read messages were dropped. */
   staleNotice: boolean;
+  /** Messages in threads (and forum posts) of a read channel are read. */
+  threads: boolean;
   updatedAt: number | null;
 }
 
 export type ReadingSettingsPatch = Patch<ReadingSettings>;
 
-/** Must match the column defaults of 008_reading_controls.sql (test/db/reading-controls.test.ts). */
+/** Must match the column defaults of 008_reading_controls.sql and 011_reading_threads.sql (test/db/reading-controls.test.ts). */
 export const READING_DEFAULTS = {
   bots: 'off',
   forwards: true,
@@ -34,21 +36,22 @@ export const READING_DEFAULTS = {
   requiredRoleId: null,
   requireInVoice: false,
   staleNotice: true,
+  threads: true,
 } as const satisfies Required<ReadingSettingsPatch>;
 
 type Stored = ReadingSettings & { updatedAt: number };
-type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number };
+type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number; threads: number };
 type Row = RowOf<Stored, Flags>;
-const rows = rowMapping<Stored, Row>({ codecs: { forwards: bool, emoji: bool, requireInVoice: bool, staleNotice: bool } });
+const rows = rowMapping<Stored, Row>({ codecs: { forwards: bool, emoji: bool, requireInVoice: bool, staleNotice: bool, threads: bool } });
 
 const statements = (db: Db) => ({
   select: db.prepare<[string], Row>('SELECT * FROM reading_settings WHERE guild_id = ?'),
   upsert: db.prepare<[Row]>(`
-    INSERT INTO reading_settings (guild_id, bots, forwards, emoji, required_role_id, require_in_voice, stale_notice, updated_at)
-    VALUES (@guild_id, @bots, @forwards, @emoji, @required_role_id, @require_in_voice, @stale_notice, @updated_at)
+    INSERT INTO reading_settings (guild_id, bots, forwards, emoji, required_role_id, require_in_voice, stale_notice, threads, updated_at)
+    VALUES (@guild_id, @bots, @forwards, @emoji, @required_role_id, @require_in_voice, @stale_notice, @threads, @updated_at)
     ON CONFLICT (guild_id) DO UPDATE SET bots = excluded.bots, forwards = excluded.forwards, emoji = excluded.emoji,
       required_role_id = excluded.required_role_id, require_in_voice = excluded.require_in_voice,
-      stale_notice = excluded.stale_notice, updated_at = excluded.updated_at`),
+      stale_notice = excluded.stale_notice, threads = excluded.threads, updated_at = excluded.updated_at`),
 });
 
 export class ReadingSettingsRepo extends Repo<ReturnType<typeof statements>> {

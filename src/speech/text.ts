@@ -12,7 +12,8 @@
  *  4. Masked links [text](url) -> text; URLs and invites -> "URL省略" / "招待リンク".
  *  5. Mentions -> names (unknown -> "ユーザー"), @everyone/@here -> words, custom emoji -> name,
  *     timestamps -> "日時"; then bold/italic/strike/underline markers are stripped.
- *  6. Attachments ("画像3枚") and stickers appended, each after a pause.
+ *  6. A poll ("投票、…、選択肢、…"), attachments and embeds by kind ("画像3枚") and stickers
+ *     appended, each after a pause.
  *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
  *  8. Unicode emoji dropped (or read by name: emoji.ts), newlines -> "、" / ", ", safety net (no
  *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at
@@ -41,7 +42,14 @@ export interface PlainMessage {
   channels: Record<string, string>;
   attachments: { name: string; contentType?: string | null }[];
   stickers: { name: string }[];
+  /** Embeds read by kind, counted with attachments of the same kind (link previews are left out by the caller). */
+  embeds?: EmbedKind[];
+  /** A poll: its question and its options' texts (https://discord.com/developers/docs/resources/poll). */
+  poll?: { question: string; answers: string[] };
 }
+
+/** What an embed is read as: an image or video embed, or any other embed. */
+export type EmbedKind = Extract<AttachmentKind, 'image' | 'video' | 'embed'>;
 
 export interface NormaliseOptions {
   lang: ReadLang;
@@ -116,7 +124,12 @@ const SPEAKABLE = /[\p{L}\p{N}]/u;
 export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): string | null {
   const words = WORDS[opts.lang];
   const content = resolveMarkup(msg, opts.lang, words);
-  const extras = [...attachmentWords(msg.attachments, words), ...msg.stickers.map((s) => words.sticker(cleanName(s.name)))];
+  const poll = msg.poll ? [pollWords(msg, msg.poll, opts.lang, words)] : [];
+  const extras = [
+    ...poll,
+    ...attachmentWords(msg.attachments, msg.embeds ?? [], words),
+    ...msg.stickers.map((s) => words.sticker(cleanName(s.name))),
+  ];
   const text = [content, ...extras].filter((s) => s.length > 0).join('\n');
   return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength, opts.readEmoji ?? false);
 }
@@ -273,13 +286,23 @@ function attachmentKind(a: { name: string; contentType?: string | null }): Attac
 
 // One word per kind with a count ("画像3枚", "3 images"), in the order the kinds first appear.
 // File names are not read: they are mostly camera names like IMG_1234.jpg.
-function attachmentWords(attachments: PlainMessage['attachments'], words: SpokenWords): string[] {
+function attachmentWords(attachments: PlainMessage['attachments'], embeds: readonly EmbedKind[], words: SpokenWords): string[] {
   const counts = new Map<AttachmentKind, number>();
-  for (const a of attachments) {
-    const kind = attachmentKind(a);
-    counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  }
+  for (const kind of [...attachments.map(attachmentKind), ...embeds]) counts.set(kind, (counts.get(kind) ?? 0) + 1);
   return [...counts].map(([kind, n]) => words.attachment(kind, n));
+}
+
+// A poll's question and options are members' text: markup resolved as in the content (a URL in an
+// option is "URL省略"), on one line so they are not split by pauses of their own.
+function pollWords(msg: PlainMessage, poll: NonNullable<PlainMessage['poll']>, lang: ReadLang, words: SpokenWords): string {
+  const line = (text: string) =>
+    resolveMarkup({ ...msg, content: text }, lang, words)
+      .replace(/\s+/g, ' ')
+      .trim();
+  return words.poll(
+    line(poll.question),
+    poll.answers.map(line).filter((a) => a.length > 0),
+  );
 }
 
 // A newline becomes a pause the TTS observes ("、" / ", "), unless the line already ends in one.

@@ -6,7 +6,7 @@
 /** The languages the bot reads in (text.ts re-exports this). */
 export type ReadLang = 'ja' | 'en';
 
-export type AttachmentKind = 'image' | 'video' | 'audio' | 'voiceMessage' | 'file';
+export type AttachmentKind = 'image' | 'video' | 'audio' | 'voiceMessage' | 'file' | 'embed';
 
 export interface SpokenWords {
   /** A user mention whose id the caller could not resolve. */
@@ -23,6 +23,8 @@ export interface SpokenWords {
   spoiler: string;
   /** An attachment of `kind`, `count` (>= 1) of them. */
   attachment: (kind: AttachmentKind, count: number) => string;
+  /** A poll: its question, then its options (each already speakable). */
+  poll: (question: string, answers: readonly string[]) => string;
   /** A sticker; `name` may be '' when nothing speakable is left of it. */
   sticker: (name: string) => string;
   /** Inserted for a newline and between content, attachments and stickers; the TTS pauses on it. */
@@ -49,13 +51,21 @@ export interface SpokenWords {
 /** Stale-drop counts above this are read as "10 or more", so a handful of texts cover every case. */
 export const STALE_NOTICE_MAX = 9;
 
-const JA_COUNTERS: Record<AttachmentKind, string> = { image: '枚', video: '本', audio: '件', voiceMessage: '件', file: '件' };
+const JA_COUNTERS: Record<AttachmentKind, string> = {
+  image: '枚',
+  video: '本',
+  audio: '件',
+  voiceMessage: '件',
+  file: '件',
+  embed: '件',
+};
 const JA_KINDS: Record<AttachmentKind, string> = {
   image: '画像',
   video: '動画',
   audio: '音声ファイル',
   voiceMessage: 'ボイスメッセージ',
   file: '添付ファイル',
+  embed: '埋め込み',
 };
 const EN_KINDS: Record<AttachmentKind, [one: string, many: string]> = {
   image: ['an image', 'images'],
@@ -63,6 +73,7 @@ const EN_KINDS: Record<AttachmentKind, [one: string, many: string]> = {
   audio: ['an audio file', 'audio files'],
   voiceMessage: ['a voice message', 'voice messages'],
   file: ['a file', 'files'],
+  embed: ['an embed', 'embeds'],
 };
 
 export const WORDS = {
@@ -78,6 +89,7 @@ export const WORDS = {
     codeBlock: 'コードブロック省略',
     spoiler: 'ネタバレ',
     attachment: (kind, count) => (count > 1 ? `${JA_KINDS[kind]}${count}${JA_COUNTERS[kind]}` : JA_KINDS[kind]),
+    poll: (question, answers) => `投票、${question}、選択肢、${answers.join('、')}`,
     sticker: (name) => (name ? `スタンプ「${name}」` : 'スタンプ'),
     pause: '、',
     rest: '以下略',
@@ -102,6 +114,7 @@ export const WORDS = {
     codeBlock: 'a code block',
     spoiler: 'a spoiler',
     attachment: (kind, count) => (count > 1 ? `${count} ${EN_KINDS[kind][1]}` : EN_KINDS[kind][0]),
+    poll: (question, answers) => `Poll: ${question}. Options: ${answers.join(', ')}`,
     sticker: (name) => (name ? `a sticker, ${name}` : 'a sticker'),
     pause: ', ',
     rest: 'and so on',

@@ -182,6 +182,20 @@ describe('attachments and stickers', () => {
   });
 });
 
+describe('polls and embeds', () => {
+  it.each([
+    ['ja', '投票、昼は何にする、選択肢、ラーメン、URL省略'],
+    ['en', 'Poll: 昼は何にする. Options: ラーメン, a link'],
+  ] as const)('GIVEN a poll (%s) THEN its question and options are read, links as words', (lang, expected) => {
+    expect(read('', lang, { poll: { question: '昼は**何に**する', answers: ['ラーメン', 'https://example.com/menu'] } })).toBe(expected);
+  });
+
+  it('GIVEN embeds by kind THEN they are counted with attachments of the same kind', () => {
+    expect(read('', 'ja', { attachments: [{ name: 'a.png' }], embeds: ['image', 'embed'] })).toBe('画像2枚、埋め込み');
+    expect(read('', 'en', { embeds: ['video', 'embed', 'embed'] })).toBe('a video, 2 embeds');
+  });
+});
+
 describe('newlines', () => {
   it.each([
     ['おはよう\nみんな', 'ja', 'おはよう、みんな'],

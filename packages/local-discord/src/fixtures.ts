@@ -25,8 +25,8 @@ export interface FakeRole {
   botId?: string;
 }
 
-/** 0 = text, 2 = voice, 4 = category, 13 = stage. */
-export type FakeChannelType = 0 | 2 | 4 | 5 | 13;
+/** 0 = text, 2 = voice, 4 = category, 5 = announcement, 10/11/12 = announcement/public/private thread (threads.ts), 13 = stage, 15 = forum. */
+export type FakeChannelType = 0 | 2 | 4 | 5 | 10 | 11 | 12 | 13 | 15;
 
 export interface FakeChannel {
   id: string;
@@ -40,6 +40,17 @@ export interface FakeChannel {
   permissionOverwrites?: FakeOverwrite[];
   /** Voice channels: the voice channel status members see under its name (stages.ts sets it). */
   status?: string | null;
+  /** Threads (types 10, 11, 12): who started it, who is in it, whether it is archived (threads.ts). */
+  thread?: FakeThread;
+}
+
+/** A thread's own state (https://discord.com/developers/docs/resources/channel#thread-metadata-object). */
+export interface FakeThread {
+  ownerId: string;
+  memberIds: string[];
+  archived: boolean;
+  locked: boolean;
+  createdAt: string;
 }
 
 /** A channel's permission overwrite for a role (type 0; @everyone's id is the guild's) or a member (type 1). */
@@ -330,7 +341,46 @@ export function toAPIChannel(channel: FakeChannel, guildId: string): APIChannel 
     } as APIChannel;
   }
   if (channel.type === 4) return base as APIChannel;
+  if (channel.thread) return threadChannel(channel, channel.thread, guildId);
+  if (channel.type === 15)
+    return {
+      ...base,
+      topic: null,
+      nsfw: false,
+      available_tags: [],
+      default_reaction_emoji: null,
+      default_sort_order: null,
+      default_forum_layout: 0,
+      rate_limit_per_user: 0,
+      last_message_id: null,
+    } as APIChannel;
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0 } as APIChannel;
+}
+
+/** A thread channel object: no overwrites of its own (its parent's apply), with thread_metadata. */
+function threadChannel(channel: FakeChannel, thread: FakeThread, guildId: string): APIChannel {
+  return {
+    id: channel.id,
+    type: channel.type,
+    guild_id: guildId,
+    name: channel.name,
+    parent_id: channel.parentId ?? null,
+    owner_id: thread.ownerId,
+    last_message_id: null,
+    rate_limit_per_user: 0,
+    message_count: 0,
+    member_count: Math.min(thread.memberIds.length, 50),
+    total_message_sent: 0,
+    flags: 0,
+    thread_metadata: {
+      archived: thread.archived,
+      auto_archive_duration: 1440,
+      archive_timestamp: thread.createdAt,
+      locked: thread.locked,
+      create_timestamp: thread.createdAt,
+      ...(channel.type === 12 ? { invitable: true } : {}),
+    },
+  } as unknown as APIChannel;
 }
 
 /** Voice state as it appears inside GUILD_CREATE (no guild_id, no member). */

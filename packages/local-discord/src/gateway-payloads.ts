@@ -56,8 +56,9 @@ export function guildCreatePayload(guild: FakeGuild, intents: number, botUserId:
     unavailable: false,
     member_count: guild.members.length,
     members: members.map(toAPIMember),
-    channels: guild.channels.map((c) => toAPIChannel(c, guild.id)),
-    threads: [],
+    // Active threads come in `threads`, not `channels`.
+    channels: guild.channels.filter((c) => !c.thread).map((c) => toAPIChannel(c, guild.id)),
+    threads: guild.channels.filter((c) => c.thread && !c.thread.archived).map((c) => toAPIChannel(c, guild.id)),
     presences: [],
     voice_states: intents & INTENTS.GuildVoiceStates ? guild.voiceStates.map((v) => toAPIVoiceState(v)) : [],
     stage_instances: [],

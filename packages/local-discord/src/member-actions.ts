@@ -21,6 +21,7 @@ import {
   type FakeUser,
 } from './fixtures.ts';
 import { channelPermissions } from './permissions.ts';
+import { toAPIPoll } from './polls.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState, InteractionRecord } from './state.ts';
 import type { FakeInteraction, MemberUpload, SendInteractionInput, SendMessageInput } from './types.ts';
@@ -39,7 +40,7 @@ function locate(state: DiscordState, channelId: string, guildId: string | undefi
 
 export async function sendMessage(state: DiscordState, input: SendMessageInput): Promise<{ id: string }> {
   const { guild, stored, user: author } = locate(state, input.channelId, input.guildId, input.author);
-  const id = snowflake(state.now());
+  const id = input.id ?? snowflake(state.now());
   const mentions = input.mentions ?? mentionedUsers(state, input.content, guild);
   const message: Record<string, unknown> = {
     id,
@@ -72,6 +73,7 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
     nonce: null,
   };
   if (input.sticker_items) message.sticker_items = input.sticker_items;
+  if (input.poll) message.poll = toAPIPoll(input.poll, state.now());
   if (guild) message.guild_id = guild.id;
   if (input.webhookId) {
     message.webhook_id = input.webhookId;
@@ -104,7 +106,7 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
     transform: (d, session) =>
       session.intents & INTENTS.MessageContent || !guild || mentionsBot
         ? d
-        : { ...(d as object), content: '', embeds: [], attachments: [], components: [], ...blankSnapshots(d) },
+        : { ...(d as object), content: '', embeds: [], attachments: [], components: [], poll: undefined, ...blankSnapshots(d) },
   });
   return { id };
 }

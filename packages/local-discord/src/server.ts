@@ -26,6 +26,7 @@ import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
+import { createForumPost, createThread } from './threads.ts';
 import { banMember, deleteChannel, deleteMessages, editMessage } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
@@ -40,10 +41,12 @@ import { DiscordState } from './state.ts';
 import type {
   BanInput,
   BotVoiceStateRequest,
+  CreateThreadInput,
   EditMessageInput,
   FakeDiscord,
   FakeDiscordOptions,
   FakeInteraction,
+  ForumPostInput,
   LocalDiscordActivity,
   MemberUpload,
   RestFault,
@@ -58,6 +61,7 @@ export type { FakeGuild, FakeMember, FakeUser } from './fixtures.ts';
 export { DEFAULT_BOT_USER, DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS, worldRoles } from './fixtures.ts';
 export type { FakeAttachment, FakeMessage } from './messages.ts';
 export type { UploadedFile } from './rest/body.ts';
+export type { PollInput } from './polls.ts';
 export type * from './types.ts';
 
 /** Starts the local Discord on 127.0.0.1 (an ephemeral port). */
@@ -185,6 +189,14 @@ class FakeDiscordServer implements FakeDiscord {
 
   bulkDelete(channelId: string, messageIds: readonly string[]): Promise<void> {
     return deleteMessages(this.#state, channelId, messageIds, true);
+  }
+
+  createThread(input: CreateThreadInput): Promise<{ id: string }> {
+    return createThread(this.#state, input);
+  }
+
+  createForumPost(input: ForumPostInput): Promise<{ id: string }> {
+    return createForumPost(this.#state, input);
   }
 
   deleteChannel(channelId: string): Promise<void> {

@@ -7,6 +7,7 @@ import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import type { FakeMessage } from './messages.ts';
 import type { UploadedFile } from './rest/body.ts';
+import type { PollInput } from './polls.ts';
 
 /** Time as the local Discord reads it; a test passes a fast clock (anything with `now()`). */
 export interface Clock {
@@ -133,6 +134,10 @@ export interface SendMessageInput {
   webhookId?: string;
   /** Reply to this message id. */
   referenceMessageId?: string;
+  /** The message's id (default: a fresh one); a forum post's first message has its thread's id (threads.ts). */
+  id?: string;
+  /** A poll (polls.ts; https://discord.com/developers/docs/resources/poll#poll-create-request-object). */
+  poll?: PollInput;
   /**
    * A forward: the message carries a snapshot of another one (message_reference type 1 and
    * message_snapshots; https://discord.com/developers/docs/resources/message#message-snapshot-object).
@@ -163,6 +168,29 @@ export interface SendInteractionInput {
   type?: 2 | 3 | 4;
   /** For type 3: the bot message the clicked button is on, and the button's custom_id. */
   component?: { messageId: string; customId: string };
+}
+
+/** A member starts a thread (createThread). */
+export interface CreateThreadInput {
+  /** A text (0) or announcement (5) channel. */
+  parentId: string;
+  name: string;
+  /** Who starts it; always one of its members. */
+  owner: FakeUser;
+  /** 11 public (default), 12 private. */
+  type?: 11 | 12;
+  /** Other members added to it (a private thread's invitees). */
+  memberIds?: string[];
+}
+
+/** A member posts in a forum (createForumPost). */
+export interface ForumPostInput {
+  forumId: string;
+  /** The post's title: the thread's name. */
+  name: string;
+  author: SendMessageInput['author'];
+  content: string;
+  attachments?: SendMessageInput['attachments'];
 }
 
 /** A member edits a message they sent (editMessage). */
@@ -220,6 +248,10 @@ export interface FakeDiscord {
   deleteMessage(channelId: string, messageId: string): Promise<void>;
   /** A moderator deletes messages of one channel at once: MESSAGE_DELETE_BULK. */
   bulkDelete(channelId: string, messageIds: readonly string[]): Promise<void>;
+  /** A member starts a thread in a text channel: THREAD_CREATE, then THREAD_MEMBERS_UPDATE for its members. */
+  createThread(input: CreateThreadInput): Promise<{ id: string }>;
+  /** A member posts in a forum channel: a thread (THREAD_CREATE) and its first message, whose id is the thread's (MESSAGE_CREATE). */
+  createForumPost(input: ForumPostInput): Promise<{ id: string }>;
   /** A moderator deletes a guild channel: CHANNEL_DELETE. */
   deleteChannel(channelId: string): Promise<void>;
   /** A moderator bans a member: GUILD_BAN_ADD and GUILD_MEMBER_REMOVE. */

@@ -1,4 +1,4 @@
-import type { Message } from 'discord.js';
+import { ChannelType, type Message } from 'discord.js';
 import {
   effectiveVoice,
   type DictionaryEntry,
@@ -63,8 +63,11 @@ export class AutoReader {
     if (!message.inGuild() || message.system) return;
     const { guildId, channelId } = message;
     const inVoice = this.#deps.voice.isConnected(guildId);
-    if (!this.#inScope(guildId, channelId, inVoice)) return;
     const reading = this.#deps.repos.reading.get(guildId);
+    // A thread's message is read when the thread itself is read (the bound channel) or, with
+    // threads on, when its parent is: a forum's posts are threads of the forum.
+    const scope = this.#inScope(guildId, channelId, inVoice) ? channelId : this.#threadScope(message, reading, inVoice);
+    if (scope === null) return;
     const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
     if (this.#whyNotRead(message, reading, user.muted) !== undefined) return;
     if (inVoice && whoCanHear(message.guild, this.#deps.voice.voiceChannel(guildId)) === 'deaf') {
@@ -79,7 +82,7 @@ export class AutoReader {
     // this channel, its messages are not read there; an MP3 channel gets its file instead.
     const voiceChannelId = inVoice ? this.#deps.voice.voiceChannel(guildId) : null;
     const hidden = voiceChannelId !== null && !audienceCanView(message.guild, message.channel, { voiceChannelId, postChannelId: null });
-    if (hidden && !this.#deps.repos.autoRead.postsAudio(guildId, channelId)) {
+    if (hidden && !this.#deps.repos.autoRead.postsAudio(guildId, scope)) {
       this.#deps.onNotQueued?.('skipped');
       const content = t(lang, 'autoread.hidden_from_listeners', { voice: `<#${voiceChannelId}>` });
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, 'hidden', content);
@@ -132,6 +135,9 @@ export class AutoReader {
 
   /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix). */
   #body(message: Message<true>, o: BodyOptions) {
+    // A forum post's first message has the post's id; its title is read before it.
+    const channel = message.channel;
+    const post = channel.isThread() && channel.parent?.type === ChannelType.GuildForum && message.id === channel.id;
     const name = o.nickname ?? message.member?.displayName ?? message.author.displayName;
     if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null };
     const body = messageText(
@@ -144,6 +150,7 @@ export class AutoReader {
         readEmoji: o.reading.emoji,
         forwards: o.reading.forwards,
         audience: { voiceChannelId: this.#deps.voice.voiceChannel(message.guildId), postChannelId: message.channelId },
+        ...(post ? { title: channel.name } : {}),
       },
     );
     return { name, body };
@@ -177,6 +184,13 @@ export class AutoReader {
   /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */
   droppedCount(guildId: string): number {
     return this.#deps.scheduler.stats(guildId).dropped + (this.#unheard.get(guildId) ?? 0);
+  }
+
+  /** The read channel a thread's message is read for (its parent), or null: not a thread, threads off, or the parent not read. */
+  #threadScope(message: Message<true>, reading: ReadingSettings, inVoice: boolean): string | null {
+    const parentId = message.channel.isThread() ? message.channel.parentId : null;
+    if (!reading.threads || parentId === null) return null;
+    return this.#inScope(message.guildId, parentId, inVoice) ? parentId : null;
   }
 
   /** The bound text channel, the voice channel's own chat, or an auto-read channel; only MP3 channels without voice. */

@@ -1,5 +1,5 @@
-import { MessageReferenceType, type Message } from 'discord.js';
-import { normaliseMessage, type DictionaryEntry, type ReadLang } from '../../speech/text.ts';
+import { MessageReferenceType, type Embed, type Message } from 'discord.js';
+import { normaliseMessage, type DictionaryEntry, type EmbedKind, type ReadLang } from '../../speech/text.ts';
 import { WORDS } from '../../speech/words.ts';
 import { toPlainMessage } from './mentions.ts';
 import type { Audience } from './visibility.ts';
@@ -15,32 +15,54 @@ export interface MessageTextOptions {
   forwards: boolean;
   /** Who will hear it: channels they cannot all view are not named. */
   audience: Audience;
+  /** Read before the content: a forum post's title, on its first message. */
+  title?: string;
 }
 
 /**
  * The speakable text of a message, or null when nothing is left: its own content, attachments and
  * stickers; for a forward (Discord's message snapshot, https://discord.com/developers/docs/resources/message#message-snapshot-object)
  * the forwarded content after "転送、" / "Forwarded: ". With forwards off a forward is not read.
+ * A poll is read as its question and options; embeds by kind, except link previews.
  */
 export function messageText(message: Message<true>, author: { id: string; name: string }, o: MessageTextOptions): string | null {
-  const read = (m: Pick<Message, 'content' | 'attachments' | 'stickers'>) =>
+  const read = (m: Pick<Message, 'content' | 'attachments' | 'stickers' | 'embeds'> & { poll?: Message['poll'] }) =>
     normaliseMessage(
-      toPlainMessage({
-        content: m.content,
-        author,
-        guild: message.guild,
-        users: message.client.users,
-        audience: o.audience,
-        attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
-        stickers: [...m.stickers.values()].map((s) => ({ name: s.name })),
-      }),
+      {
+        ...toPlainMessage({
+          content: m.content,
+          author,
+          guild: message.guild,
+          users: message.client.users,
+          audience: o.audience,
+          attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
+          stickers: [...m.stickers.values()].map((s) => ({ name: s.name })),
+        }),
+        embeds: embedKinds(m.embeds, m.content),
+        ...(m.poll?.question.text ? { poll: { question: m.poll.question.text, answers: m.poll.answers.map((a) => a.text ?? '') } } : {}),
+      },
       { lang: o.lang, maxLength: o.maxLength, dictionary: o.dictionary, readEmoji: o.readEmoji },
     );
-  const own = read(message);
+  const own = read(o.title ? { ...pick(message), content: `${o.title}\n${message.content}` } : message);
   if (message.reference?.type !== MessageReferenceType.Forward) return own;
   if (!o.forwards) return null;
   const forwarded = [...message.messageSnapshots.values()].map(read).filter((s): s is string => s !== null);
   if (forwarded.length === 0) return own;
   const lead = WORDS[o.lang].forwarded + forwarded.join(WORDS[o.lang].pause);
   return own ? own + WORDS[o.lang].pause + lead : lead;
+}
+
+const pick = (m: Message) => ({ content: m.content, attachments: m.attachments, stickers: m.stickers, embeds: m.embeds, poll: m.poll });
+
+/**
+ * The kinds of a message's embeds that are read: an image or video embed as one, another embed as
+ * "埋め込み" / "an embed" (their text is not read). A link preview (an embed of a URL written in
+ * the content, https://discord.com/developers/docs/resources/message#embed-object-embed-types) is
+ * not read: the URL already is ("URL省略").
+ */
+export function embedKinds(embeds: readonly Embed[], content: string): EmbedKind[] {
+  const preview = (url: string | null) => url !== null && (content.includes(url) || content.includes(url.replace(/\/$/, '')));
+  return embeds
+    .filter((e) => !preview(e.url))
+    .map((e) => (e.data.type === 'image' ? 'image' : e.data.type === 'video' || e.data.type === 'gifv' ? 'video' : 'embed'));
 }

@@ -90,6 +90,11 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
   const dropped = new Map<string, { lang: Lang; key: MessageKey; ids: string[] }>();
   try {
     const claimed = await store.claim(owns);
+    // A thread's auto-read messages are read for its parent channel (auto-read.ts).
+    const readFor = (channelId: string) => {
+      const channel = client.channels.cache.get(channelId);
+      return channel?.isThread() ? (channel.parentId ?? channelId) : channelId;
+    };
     const keep: Utterance[] = [];
     const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
       const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? guildLang(repos.guildSettings.get(u.guildId).locale);
@@ -102,7 +107,8 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
       if (c.restores > MAX_RESTORES) drop(c, 'restart.gave_up');
       // The bot's own clips are for the voice channel only: without it they just go (nobody asked).
       else if (isBotClip(u) && !voice.isConnected(u.guildId)) store.remove([u.id]);
-      else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, u.channelId)) keep.push(u);
+      else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, readFor(u.channelId)))
+        keep.push(u);
       else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
     }
     // Deleted or edited while no process was listening (Discord does not replay those events).

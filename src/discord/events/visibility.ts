@@ -18,18 +18,31 @@ export interface Audience {
 //   @everyone views the mentioned channel and no overwrite on it denies that to anyone, or when its
 //   overwrites grant ViewChannel to everyone the post channel's do and deny it to nobody they don't
 //   (the same overwrites, as channels of one private category, pass). Otherwise: hidden.
-// Both parts apply together; a private thread (who is in it is not known) counts as hidden.
+// Both parts apply together. A private thread is seen only by its members and by those with Manage
+// Threads on its parent (https://discord.com/developers/docs/topics/threads#private-threads), so it
+// counts as seen by the call when every human there is a member the bot knows of (its thread member
+// cache, from THREAD_MEMBERS_UPDATE; someone it has not heard of counts as no member) or may manage
+// threads in the parent; and by a post channel only when that is the thread itself.
 
 /** Whether everyone in `audience` can view `mentioned`. */
 export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audience: Audience): boolean {
-  if (mentioned.type === ChannelType.PrivateThread) return false;
+  const privateThread = mentioned.type === ChannelType.PrivateThread;
+  if (privateThread && audience.postChannelId !== null && audience.postChannelId !== mentioned.id) return false;
+  if (privateThread && !audience.voiceChannelId) return true;
   if (audience.voiceChannelId) {
     const voice = guild.channels.cache.get(audience.voiceChannelId);
     if (!voice?.isVoiceBased()) return false;
     // Everyone in the call by voice state: one whose member is not cached counts as unable to view.
     const views = (member: GuildMember | null) =>
       member !== null && (mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false);
-    if (![...inCall(guild, voice.id)].filter((s) => !isBot(guild, s)).every((s) => views(s.member))) return false;
+    const seesPrivate = (member: GuildMember | null) =>
+      views(member) &&
+      mentioned.isThread() &&
+      (mentioned.members.cache.has(member!.id) ||
+        (mentioned.parent?.permissionsFor(member!)?.has(PermissionFlagsBits.ManageThreads) ?? false));
+    const humans = [...inCall(guild, voice.id)].filter((s) => !isBot(guild, s));
+    if (!humans.every((s) => (privateThread ? seesPrivate(s.member) : views(s.member)))) return false;
+    if (privateThread) return true;
   }
   if (audience.postChannelId === null) return true;
   const target = overwritten(mentioned);
