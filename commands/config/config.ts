@@ -9,7 +9,7 @@ import { adminCommand, described, named, subcommand, type Command } from '../../
 import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
 import type { GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
-import { suggestVoices } from '../../src/tts/voices.ts';
+import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { requireWithinCeiling, shownLimit } from '../../src/discord/interactions/limits.ts';
@@ -155,6 +155,6 @@ export default {
     });
   },
   async autocomplete(interaction) {
-    await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));
+    await interaction.respond(standardVoiceChoices(interaction.options.getFocused(), langOf(interaction.locale)));
   },
 } satisfies Command;

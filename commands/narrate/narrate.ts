@@ -5,6 +5,8 @@ import { langOf } from '../../src/discord/i18n.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 import { requestNarrate } from './narrate-request.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
+import { advancedVoiceFacts } from '../../src/tts/voices.ts';
+import { voiceLabel } from '../../src/discord/interactions/voice-choices.ts';
 
 const data = {
   ...named('narrate', 'ナレーション'),
@@ -24,7 +26,10 @@ const data = {
       ...named('voice', '声'),
       ...described('One of the 25 advanced voices (default Ruby)', '25種類の声から選択（省略時 Ruby）'),
       // Exactly 25: Discord's maximum number of choices.
-      choices: ADVANCED_VOICES.map((v) => choice(v, v, v)),
+      // Each named with its gender ("Anna · female"); the value stays the voice's name.
+      choices: ADVANCED_VOICES.map((v) =>
+        choice(voiceLabel('en', v, advancedVoiceFacts(v)), voiceLabel('ja', v, advancedVoiceFacts(v)), v),
+      ),
     },
     {
       type: ApplicationCommandOptionType.String,

@@ -4,7 +4,7 @@ import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 import { requestSay } from './say-request.ts';
-import { suggestVoices } from '../../src/tts/voices.ts';
+import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 
 const data = {
   ...named('say', 'しゃべる'),
@@ -63,7 +63,6 @@ export default {
     });
   },
   async autocomplete(interaction) {
-    const typed = interaction.options.getFocused();
-    await interaction.respond(suggestVoices(typed).map((v) => ({ name: v, value: v })));
+    await interaction.respond(standardVoiceChoices(interaction.options.getFocused(), langOf(interaction.locale)));
   },
 } satisfies Command;

@@ -8,8 +8,9 @@ import { described, named, type Command } from '../../src/discord/interactions/c
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { effectiveVoice } from '../../src/db/repositories.ts';
-import { suggestVoices } from '../../src/tts/voices.ts';
+import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
+import { PREVIEW_SUBCOMMAND, runVoicePreview } from './voice-preview.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
@@ -52,6 +53,7 @@ const data = {
       ...described("Go back to the server's default", 'サーバーの標準に戻す'),
     },
     NAME_SUBCOMMAND,
+    PREVIEW_SUBCOMMAND,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
@@ -64,6 +66,7 @@ export default {
     const { userSettings, guildSettings } = ctx.repos;
     await runSubcommand(interaction, data, {
       name: (args) => runVoiceName(interaction, ctx, guildId, lang, args),
+      preview: (args) => runVoicePreview(interaction, ctx, guildId, lang, args),
       async reset() {
         // Voice, speed and pitch only: a member must not undo an admin's mute (or lose their read name).
         await userSettings.set(guildId, userId, { voice: null, speed: null, pitch: null });
@@ -100,6 +103,6 @@ export default {
     });
   },
   async autocomplete(interaction) {
-    await interaction.respond(suggestVoices(interaction.options.getFocused()).map((v) => ({ name: v, value: v })));
+    await interaction.respond(standardVoiceChoices(interaction.options.getFocused(), langOf(interaction.locale)));
   },
 } satisfies Command;

@@ -43,10 +43,47 @@ export const KNOWN_STANDARD_VOICES = [
   'es-ES-Standard-A',
 ] as const;
 
-/** Up to 25 suggestions (Discord's autocomplete maximum) matching what the user typed. */
-export function suggestVoices(typed: string, limit = 25): string[] {
-  const q = typed.trim().toLowerCase();
-  const starts = KNOWN_STANDARD_VOICES.filter((v) => v.toLowerCase().startsWith(q));
-  const contains = KNOWN_STANDARD_VOICES.filter((v) => !v.toLowerCase().startsWith(q) && v.toLowerCase().includes(q));
-  return [...starts, ...contains].slice(0, limit);
+export type VoiceGender = 'female' | 'male' | 'unknown';
+
+/** What is known about a voice: its language (a BCP 47 tag, null when unknown) and gender. */
+export interface VoiceFacts {
+  language: string | null;
+  gender: VoiceGender;
+}
+
+// A standard id that starts with a locale encodes its language (`ja-JP-Wavenet-B`: ja-JP). The bare
+// Polly-style names on the known list are English voices (shared notes: service facts, Standard voices).
+// Gender is not in a standard id and the service does not publish it, so it stays unknown: guessing a
+// Wavenet letter's gender would tell members something the service never said.
+const LOCALE_PREFIX = /^([a-z]{2,3})-([A-Z]{2})-/;
+const BARE_ENGLISH = new Set<string>(['Joanna', 'Matthew', 'Salli', 'Ivy', 'Joey', 'Justin', 'Kendra', 'Kevin', 'Kimberly']);
+
+/** The language and gender of a standard voice id, as far as its id tells (gender: unknown). */
+export function standardVoiceFacts(voice: string): VoiceFacts {
+  const locale = LOCALE_PREFIX.exec(voice);
+  if (locale) return { language: `${locale[1]}-${locale[2]}`, gender: 'unknown' };
+  return { language: BARE_ENGLISH.has(voice) ? 'en' : null, gender: 'unknown' };
+}
+
+// The advanced voices: twelve female names, then male ones (shared notes: service facts, Advanced endpoint).
+const ADVANCED_FEMALE = new Set<string>([
+  'Anna',
+  'Chloe',
+  'Ellis',
+  'Emma',
+  'Flora',
+  'Iris',
+  'Lena',
+  'Luna',
+  'Misa',
+  'Ruby',
+  'Sophie',
+  'Tina',
+]);
+const ADVANCED_MALE = new Set<string>(['Ash', 'Chris', 'Eden', 'Gray', 'Hope', 'Hugo', 'Kai', 'Leo', 'Noah', 'Reid', 'Roy', 'Sam', 'Yann']);
+
+/** An advanced voice's gender (its language is whatever the text is in: null). */
+export function advancedVoiceFacts(voice: string): VoiceFacts {
+  const gender = ADVANCED_FEMALE.has(voice) ? 'female' : ADVANCED_MALE.has(voice) ? 'male' : 'unknown';
+  return { language: null, gender };
 }

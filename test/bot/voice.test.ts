@@ -152,6 +152,36 @@ describe('voice playback', () => {
     expect(Math.abs(heard[1]!.durationMs - (await mp3DurationOf(nextText))) / (await mp3DurationOf(nextText))).toBeLessThan(0.1);
     heard.slice(0, 2).forEach(expectE2ee);
   });
+
+  it('/voice preview plays the sample to a member in the call with the bot; a member elsewhere gets it as a private file', async () => {
+    const sample = 'Hello, this is how I will read your messages.';
+    const preview = (user: { id: string; username: string }) =>
+      h.discord.sendInteraction({
+        channelId: DEFAULT_IDS.general,
+        user,
+        name: 'voice',
+        locale: 'en-US',
+        options: [{ name: 'preview', type: 1, options: [{ name: 'voice', type: 3, value: 'en-US-Wavenet-C' }] }],
+      });
+    const elsewhere = await preview({ id: DEFAULT_IDS.bob, username: 'bob' });
+    expect((await elsewhere.waitForResponse((r) => r.kind === 'callback')).data?.flags).toBe(64);
+    const file = await elsewhere.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(file.files[0]!.name).toMatch(/\.mp3$/);
+    const started = performance.now();
+    const played = await preview(alice);
+    const reply = await played.waitForResponse((r) => r.kind === 'editOriginal', 20_000);
+    expect(reply.files).toHaveLength(0);
+    await voice.waitForEvent('packet', (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started, 30_000);
+    // The same sample again: the cached audio, no second request.
+    expect(
+      standardRequests(h.emulator)
+        .filter((r) => r.voice === 'en-US-Wavenet-C')
+        .map((r) => r.text),
+    ).toEqual([sample]);
+    // Cut short: the sample need not be heard to its end.
+    await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'skip', locale: 'en-US' });
+    await vi.waitUntil(() => voice.utterances(guildId).some((u) => u.start >= started && u.complete), { timeout: 30_000 });
+  });
 });
 
 describe('voice resilience', () => {

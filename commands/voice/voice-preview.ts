@@ -1,0 +1,98 @@
+import {
+  ApplicationCommandOptionType,
+  MessageFlags,
+  type APIApplicationCommandSubcommandOption,
+  type ChatInputCommandInteraction,
+} from 'discord.js';
+import { serverChargeUser } from '../../src/billing/policy.ts';
+import { effectiveVoice } from '../../src/db/repositories.ts';
+import { described, named } from '../../src/discord/interactions/command.ts';
+import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
+import type { BotContext } from '../../src/discord/interactions/context.ts';
+import type { Lang } from '../../src/discord/i18n.ts';
+import { textAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import { countChars } from '../../src/tts/chars.ts';
+import { TtsInputError } from '../../src/tts/errors.ts';
+import { LIMITS, validateStandard } from '../../src/tts/validation.ts';
+import { standardVoiceFacts } from '../../src/tts/voices.ts';
+
+// /voice preview: a short sample of a voice, in that voice's language. It goes through the same
+// queue, rate budget and ledger as /say (src/discord/delivery/requests.ts), charged to the server like
+// the bot's own clips, at the standard speed and pitch, so the audio cache keys it by voice and sample
+// text alone: the server pays for a voice's sample once, and every later preview of it is a cache hit
+// (no request, no characters). Nothing is made before a member asks.
+
+export const PREVIEW_SUBCOMMAND = {
+  type: ApplicationCommandOptionType.Subcommand,
+  ...named('preview', '試聴'),
+  ...described('Hear a short sample of a voice', '声のサンプルを聞く'),
+  options: [
+    {
+      type: ApplicationCommandOptionType.String,
+      ...named('voice', '声'),
+      ...described('Voice id (default: yours)', '声のID（省略時はあなたの声）'),
+      autocomplete: true,
+      max_length: 100,
+    },
+  ],
+} as const satisfies APIApplicationCommandSubcommandOption;
+
+/** /voice preview's arguments, as its data declares them. */
+export type VoicePreviewArgs = ArgsOf<typeof PREVIEW_SUBCOMMAND.options>;
+
+/** The sample read per language (a voice's language subtag); a voice of another or unknown language reads the member's. */
+const SAMPLES: Record<string, { text: string; lang: Lang }> = {
+  ja: { text: 'こんにちは、この声で読み上げます。', lang: 'ja' },
+  en: { text: 'Hello, this is how I will read your messages.', lang: 'en' },
+  cmn: { text: '你好，我会用这个声音朗读你的消息。', lang: 'en' },
+  es: { text: 'Hola, así leeré tus mensajes.', lang: 'en' },
+};
+
+/** The sample text of `voice`: in its language when its id tells it, else in the member's. */
+export function previewSample(voice: string, memberLang: Lang): { text: string; lang: Lang } {
+  const language = standardVoiceFacts(voice).language?.split('-')[0];
+  return (language !== undefined ? SAMPLES[language] : undefined) ?? SAMPLES[memberLang]!;
+}
+
+/** Plays the sample in the member's voice channel when the bot is there; otherwise attaches it, privately. */
+export async function runVoicePreview(
+  interaction: ChatInputCommandInteraction,
+  ctx: BotContext,
+  guildId: string,
+  lang: Lang,
+  args: VoicePreviewArgs,
+): Promise<void> {
+  const userId = interaction.user.id;
+  const { requests } = ctx;
+  const voice =
+    args.voice?.trim() || effectiveVoice(ctx.repos.guildSettings.get(guildId), ctx.repos.userSettings.get(guildId, userId)).voice;
+  const sample = previewSample(voice, lang);
+  const speed = LIMITS.standardSpeed.default;
+  const pitch = LIMITS.standardPitch.default;
+  const checked = validateStandard({ voice, text: sample.text, speed, pitch });
+  if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
+  const payer = serverChargeUser(guildId);
+  await requests.precheck(guildId, payer, 'standard', countChars(sample.text));
+  const input: UtteranceInput = {
+    guildId,
+    userId: payer,
+    channelId: interaction.channelId,
+    kind: 'say',
+    text: sample.text,
+    lang: sample.lang,
+    voice,
+    speed,
+    pitch,
+    audience: textAudience(interaction.channelId),
+  };
+  requests.checkMemberQueue(input);
+  // Private from here on: the sample is for the member who asked (the reply, or the file).
+  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  // An id not on the known list is confirmed first, by the member, as /voice set and /say do.
+  if (!requests.isKnownVoice(voice)) await requests.confirmVoice(voice, guildId, userId);
+  const botChannel = ctx.voice.isConnected(guildId) ? ctx.voice.voiceChannel(guildId) : null;
+  const memberChannel = interaction.guild?.voiceStates.cache.get(userId)?.channelId ?? null;
+  // Played only where the member is listening with the bot; anywhere else the others would hear it instead.
+  const played = botChannel !== null && botChannel === memberChannel;
+  await requests.enqueue(interaction, input, played ? {} : { attachOnly: true });
+}
