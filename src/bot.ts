@@ -33,7 +33,7 @@ import { botReadiness } from './ops/health.ts';
 import { meterCharges, meteredSink, meteredSynthesizer, meterScheduler } from './ops/instrument.ts';
 import { BotMetrics } from './ops/metrics.ts';
 import type { Readiness } from './ops/ops-server.ts';
-import type { Command } from './discord/interactions/command.ts';
+import type { AnyCommand } from './discord/interactions/command.ts';
 import type { BotContext } from './discord/interactions/context.ts';
 import { describeDictionaryFileProblem } from '../commands/dictionary/dictionary-problems.ts';
 import { dispatchInteraction } from './discord/interactions/interactions.ts';
@@ -83,7 +83,7 @@ export interface BotOptions {
 export interface Bot {
   client: Client;
   context: BotContext;
-  commands: Map<string, Command>;
+  commands: Map<string, AnyCommand>;
   db: Db;
   scheduler: SpeechScheduler;
   metrics: BotMetrics;

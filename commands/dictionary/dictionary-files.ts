@@ -1,5 +1,13 @@
-import { AttachmentBuilder, MessageFlags, PermissionFlagsBits, type Attachment, type ChatInputCommandInteraction } from 'discord.js';
+import {
+  AttachmentBuilder,
+  MessageFlags,
+  PermissionFlagsBits,
+  type Attachment,
+  type BaseInteraction,
+  type ChatInputCommandInteraction,
+} from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
+import type { DictionaryStore } from './dictionary-store.ts';
 import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
@@ -11,29 +19,30 @@ import { t, type Lang } from '../../src/discord/i18n.ts';
 
 const SHOWN_PROBLEMS = 15;
 
-/** Manage Server, or the role the admins allowed (/dictionary editors); otherwise a localised refusal. */
-export function requireDictionaryEditor(interaction: ChatInputCommandInteraction, repos: Repositories, guildId: string): void {
-  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return;
+/** Whether the member may edit the server's dictionary: Manage Server, or the role the admins allowed (/dictionary editors). */
+export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
+  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return true;
   const roleId = repos.controls.get(guildId).dictionaryRoleId;
   const roles = interaction.member?.roles;
-  const held = roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
-  if (!held)
-    throw new UserError(
-      roleId ? 'dictionary.editor_only_role' : 'dictionary.editor_only',
-      roleId ? { vars: { role: `<@&${roleId}>` } } : {},
-    );
+  return roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
 }
 
-/** /dictionary export: the server's own entries as a JSON or CSV attachment. */
+/** isDictionaryEditor, or a localised refusal. */
+export function requireDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): void {
+  if (isDictionaryEditor(interaction, repos, guildId)) return;
+  const roleId = repos.controls.get(guildId).dictionaryRoleId;
+  throw new UserError(roleId ? 'dictionary.editor_only_role' : 'dictionary.editor_only', roleId ? { vars: { role: `<@&${roleId}>` } } : {});
+}
+
+/** /dictionary export: the server's own entries (or the member's) as a JSON or CSV attachment. */
 export async function exportDictionary(
   interaction: ChatInputCommandInteraction,
-  repos: Repositories,
-  guildId: string,
+  store: DictionaryStore,
   format: 'json' | 'csv',
   lang: Lang,
 ): Promise<void> {
-  const entries = repos.dictionary.own(guildId);
-  if (entries.length === 0) throw new UserError('dictionary.empty');
+  const entries = store.own();
+  if (entries.length === 0) throw new UserError(store.scope === 'me' ? 'dictionary.mine_empty' : 'dictionary.empty');
   const file = new AttachmentBuilder(Buffer.from(serialiseDictionary(entries, format), 'utf8'), { name: `dictionary.${format}` });
   await interaction.reply({
     content: t(lang, 'dictionary.exported', { count: entries.length }),
@@ -45,8 +54,7 @@ export async function exportDictionary(
 /** /dictionary import: reads and checks the file, shows what Merge and Replace would do, waits for the click. */
 export async function importDictionary(
   interaction: ChatInputCommandInteraction,
-  deps: { repos: Repositories; buttons: ButtonQuestions },
-  guildId: string,
+  deps: { store: DictionaryStore; buttons: ButtonQuestions },
   lang: Lang,
   attachment: Attachment,
 ): Promise<void> {
@@ -75,7 +83,7 @@ export async function importDictionary(
     return;
   }
   const entries = parsed.entries;
-  const own = new Map(deps.repos.dictionary.own(guildId).map((e) => [e.word, e.reading]));
+  const own = new Map(deps.store.own().map((e) => [e.word, e.reading]));
   const added = entries.filter((e) => !own.has(e.word)).length;
   const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
   const inFile = new Set(entries.map((e) => e.word));
@@ -88,7 +96,7 @@ export async function importDictionary(
       async answer(choice, click) {
         if (choice === 'cancel') return void (await click.update({ content: t(lang, 'dictionary.import_cancelled'), components: [] }));
         // Counted again where it is written: the dictionary may have changed since the summary.
-        const result = await deps.repos.dictionary.import(guildId, entries, choice, interaction.user.id);
+        const result = await deps.store.import(entries, choice);
         const content = result.ok
           ? t(lang, choice === 'merge' ? 'dictionary.import_merged' : 'dictionary.import_replaced', {
               count: entries.length,

@@ -10,14 +10,24 @@ import { exportDictionary, importDictionary, requireDictionaryEditor } from './d
 import { requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
-import { describeDictionaryProblem } from './dictionary-problems.ts';
-import { parseDictionaryWord, parseReading } from '../../src/speech/dictionary.ts';
+import { checkEntry, dictionaryStore, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
+// Which dictionary a subcommand works on: the server's (the default) or the member's own.
+const scope = {
+  type: ApplicationCommandOptionType.String as const,
+  ...named('scope', '対象'),
+  ...described(
+    'server (default), or me: your own readings, in every server',
+    'サーバー（既定）または自分（全サーバーで自分の発言と名前に適用）',
+  ),
+  choices: [choice('server', 'サーバー', 'server'), choice('me', '自分', 'me')],
+};
+
 const data = {
   ...named('dictionary', '辞書'),
-  ...described("The server's pronunciation dictionary (word → reading)", 'サーバーの読み方辞書（単語 → 読み）'),
+  ...described("Reading dictionaries: the server's, or your own (word → reading)", '読み方辞書：サーバーの辞書・自分の辞書（単語 → 読み）'),
   contexts: [InteractionContextType.Guild],
   options: [
     {
@@ -39,6 +49,7 @@ const data = {
           required: true,
           max_length: 100,
         },
+        scope,
       ],
     },
     {
@@ -54,9 +65,15 @@ const data = {
           autocomplete: true,
           max_length: 50,
         },
+        scope,
       ],
     },
-    { type: ApplicationCommandOptionType.Subcommand, ...named('list', '一覧'), ...described('Show the dictionary', '辞書を表示') },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('list', '一覧'),
+      ...described('Show the dictionary', '辞書を表示'),
+      options: [scope],
+    },
     // Files and who may edit.
     {
       type: ApplicationCommandOptionType.Subcommand,
@@ -72,6 +89,7 @@ const data = {
           ...described('At most 1 MB and 5,000 entries', '1 MB・5,000 件まで'),
           required: true,
         },
+        scope,
       ],
     },
     {
@@ -85,6 +103,7 @@ const data = {
           ...described('json (default) or csv', 'json（既定）または csv'),
           choices: [choice('JSON', 'JSON', 'json'), choice('CSV', 'CSV', 'csv')],
         },
+        scope,
       ],
     },
     {
@@ -110,11 +129,15 @@ export default {
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
     const lang = langOf(interaction.locale);
-    const repo = ctx.repos.dictionary;
-    // What changes the dictionary needs Manage Server, or the role the admins allowed.
-    const requireEditor = () => requireDictionaryEditor(interaction, ctx.repos, guildId);
+    // The server's dictionary needs Manage Server, or the role the admins allowed, to change;
+    // a member's own (scope me) is theirs to change, and its replies are seen by them only.
+    const open = (where: DictionaryScope | undefined, edit: boolean) => {
+      if (where !== 'me' && edit) requireDictionaryEditor(interaction, ctx.repos, guildId);
+      return dictionaryStore(ctx.repos, where ?? 'server', guildId, interaction.user.id);
+    };
+    const mine = (store: DictionaryStore) => (store.scope === 'me' ? { flags: MessageFlags.Ephemeral as const } : {});
     await runSubcommand(interaction, data, {
-      export: ({ format }) => exportDictionary(interaction, ctx.repos, guildId, format === 'csv' ? 'csv' : 'json', lang),
+      export: ({ format, scope }) => exportDictionary(interaction, open(scope, false), format === 'csv' ? 'csv' : 'json', lang),
       async editors({ role }) {
         requireManageGuild(interaction);
         const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
@@ -125,45 +148,49 @@ export default {
           allowedMentions: { parse: [] },
         });
       },
-      async list() {
-        const entries = repo.own(guildId);
+      async list({ scope }) {
+        const store = open(scope, false);
+        const entries = store.own();
         const ephemeral = MessageFlags.Ephemeral;
-        if (entries.length === 0) return void (await interaction.reply({ content: t(lang, 'dictionary.empty'), flags: ephemeral }));
+        const me = store.scope === 'me';
+        if (entries.length === 0)
+          return void (await interaction.reply({ content: t(lang, me ? 'dictionary.mine_empty' : 'dictionary.empty'), flags: ephemeral }));
         const list = listReply(lang, {
-          text: (shown) => t(lang, 'dictionary.list', { count: entries.length, entries: shown }),
+          text: (shown) => t(lang, me ? 'dictionary.mine_list' : 'dictionary.list', { count: entries.length, entries: shown }),
           lines: entries.map((e) => `${e.word} → ${e.reading}`),
           fileName: 'dictionary.txt',
         });
         await interaction.reply({ ...list, flags: ephemeral, allowedMentions: { parse: [] } });
       },
-      async import({ file }) {
-        requireEditor();
-        await importDictionary(interaction, { repos: ctx.repos, buttons: ctx.buttons }, guildId, lang, file);
+      async import({ file, scope }) {
+        await importDictionary(interaction, { store: open(scope, true), buttons: ctx.buttons }, lang, file);
       },
       async remove(args) {
-        requireEditor();
+        const store = open(args.scope, true);
         const word = args.word.trim();
-        if (!(await repo.remove(guildId, word))) throw new UserError('dictionary.not_found', { vars: { word } });
-        await interaction.reply({ content: t(lang, 'dictionary.removed', { word }) });
+        const me = store.scope === 'me';
+        if (!(await store.remove(word))) throw new UserError(me ? 'dictionary.mine_not_found' : 'dictionary.not_found', { vars: { word } });
+        await interaction.reply({ content: t(lang, me ? 'dictionary.mine_removed' : 'dictionary.removed', { word }), ...mine(store) });
       },
       async add(args) {
-        requireEditor();
-        const word = parseDictionaryWord(args.word);
-        const reading = parseReading(args.reading);
-        if (!word.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, word.error) } });
-        if (!reading.ok) throw new UserError('dictionary.invalid', { vars: { reason: describeDictionaryProblem(lang, reading.error) } });
-        // Counted in the write's own transaction: the dictionary holds at most DICTIONARY_MAX_ENTRIES.
-        const added = await repo.add(guildId, word.value, reading.value, interaction.user.id);
-        if (added === 'full') throw new UserError('dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
-        await interaction.reply({ content: t(lang, 'dictionary.added', { word: word.value, reading: reading.value }) });
+        const store = open(args.scope, true);
+        const entry = checkEntry(lang, args.word, args.reading);
+        if (!entry.ok) throw new UserError('dictionary.invalid', { vars: { reason: entry.reason } });
+        const { word, reading } = entry.value;
+        const me = store.scope === 'me';
+        // Counted in the write's own transaction: a dictionary holds at most DICTIONARY_MAX_ENTRIES.
+        if ((await store.add(word, reading)) === 'full')
+          throw new UserError(me ? 'dictionary.mine_full' : 'dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
+        await interaction.reply({ content: t(lang, me ? 'dictionary.mine_added' : 'dictionary.added', { word, reading }), ...mine(store) });
       },
     });
   },
   async autocomplete(interaction, ctx) {
     if (!interaction.inGuild()) return interaction.respond([]);
     const typed = interaction.options.getFocused().toLowerCase();
-    const words = ctx.repos.dictionary
-      .own(interaction.guildId)
+    const where = interaction.options.getString('scope') === 'me' ? 'me' : 'server';
+    const words = dictionaryStore(ctx.repos, where, interaction.guildId, interaction.user.id)
+      .own()
       .map((e) => e.word)
       .filter((w) => w.toLowerCase().includes(typed));
     await interaction.respond(words.slice(0, 25).map((w) => ({ name: w, value: w })));

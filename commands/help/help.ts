@@ -1,5 +1,5 @@
 import { InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, shownNames, type Command } from '../../src/discord/interactions/command.ts';
+import { described, named, shownNames, slashCommands, type Command } from '../../src/discord/interactions/command.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
@@ -16,7 +16,7 @@ export default {
     // Commands named as the member's client shows them (/参加 in Japanese), from their registered data.
     const lang = langOf(interaction.locale);
     const names = shownNames(
-      [...(await loadCommands()).values()].map((c) => c.data),
+      slashCommands((await loadCommands()).values()).map((c) => c.data),
       lang,
     );
     await interaction.reply({ content: t(lang, 'help.text', names), flags: MessageFlags.Ephemeral });

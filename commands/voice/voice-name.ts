@@ -80,7 +80,7 @@ export async function runVoiceName(
   const problem = nameProblem(raw, readLang);
   if (problem) throw new UserError(problem, { vars: { max: READ_NAME_MAX } });
   await ctx.repos.userSettings.set(guildId, target.id, { nickname: raw });
-  const spoken = speakableName(raw, readLang, ctx.repos.dictionary.list(guildId));
+  const spoken = speakableName(raw, readLang, ctx.repos.dictionary.list(guildId, target.id));
   await interaction.reply({
     content: t(lang, self ? 'uservoice.name_saved' : 'uservoice.name_saved_other', { member: who, name: spoken }),
     flags: MessageFlags.Ephemeral,

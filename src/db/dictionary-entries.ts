@@ -48,6 +48,11 @@ const statements = (db: Db) => ({
 
 type Row = RowOf<DictionaryEntry>;
 
+/** Each member's own entries (personal-dictionary.ts), applied after the guild's; the same array while they do not change. */
+export interface PersonalEntriesSource {
+  own(userId: string): readonly { word: string; reading: string }[];
+}
+
 /** The operator's bot-wide entries, applied under each guild's own; `version` changes when they do. */
 export interface GlobalDictionarySource {
   entries(): readonly { word: string; reading: string }[];
@@ -63,10 +68,17 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
    */
   readonly #lists = new Map<string, { version: number; entries: DictionaryEntry[] }>();
   readonly #effective = new Map<string, { own: readonly DictionaryEntry[]; globalVersion: number; entries: readonly DictionaryEntry[] }>();
+  /** (guild, member) -> the guild's list merged with the member's own, while neither changes. */
+  readonly #withPersonal = new Map<
+    string,
+    { base: readonly DictionaryEntry[]; mine: readonly unknown[]; entries: readonly DictionaryEntry[] }
+  >();
   #global: GlobalDictionarySource | undefined;
+  readonly #personal: PersonalEntriesSource | undefined;
 
-  constructor(db: Db, clock?: Clock) {
+  constructor(db: Db, clock?: Clock, personal?: PersonalEntriesSource) {
     super(db, clock, statements);
+    this.#personal = personal;
   }
 
   /** The operator's bot-wide dictionary, applied under every guild's own entries (see list). */
@@ -95,25 +107,34 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
   }
 
   /**
-   * Everything read in the guild: its own entries, and the operator's global ones for words it has
-   * not defined itself (a guild's entry wins), longest word first (the order to apply them in).
-   * The same array while neither changes: treat it as immutable.
+   * Everything read in the guild: its own entries, the member's personal ones (`userId`: the author
+   * whose message or name is read) for words the guild has not defined, and the operator's global
+   * ones for words neither has, longest word first (the order to apply them in). The server's entry
+   * wins a word both define, so a server's reading of a word holds for everyone in it; the member's
+   * fill in what the server does not cover. The same array while nothing changes: treat it as immutable.
    */
-  list(guildId: string): readonly DictionaryEntry[] {
+  list(guildId: string, userId?: string): readonly DictionaryEntry[] {
+    const mine = userId === undefined ? [] : (this.#personal?.own(userId) ?? []);
+    if (mine.length === 0) return this.#guildList(guildId);
+    const own = this.own(guildId);
+    const key = `${guildId}\0${userId}`;
+    const cached = this.#withPersonal.get(key);
+    const base = this.#guildList(guildId);
+    if (cached?.base === base && cached.mine === mine) return cached.entries;
+    const entries = merged(guildId, [own, mine, this.#global?.entries() ?? []]);
+    if (this.#withPersonal.size >= 1_000) this.#withPersonal.clear();
+    this.#withPersonal.set(key, { base, mine, entries });
+    return entries;
+  }
+
+  #guildList(guildId: string): readonly DictionaryEntry[] {
     const own = this.own(guildId);
     const global = this.#global;
     if (!global || global.entries().length === 0) return own;
     const globalVersion = global.version();
     const cached = this.#effective.get(guildId);
     if (cached?.own === own && cached.globalVersion === globalVersion) return cached.entries;
-    const words = new Set(own.map((e) => e.word));
-    const extra = global
-      .entries()
-      .filter((e) => !words.has(e.word))
-      .map((e) => ({ guildId, word: e.word, reading: e.reading, createdBy: 'operator', createdAt: 0 }));
-    const entries = Object.freeze(
-      [...own, ...extra].sort((a, b) => [...b.word].length - [...a.word].length || (a.word < b.word ? -1 : a.word > b.word ? 1 : 0)),
-    );
+    const entries = merged(guildId, [own, global.entries()]);
     this.#effective.set(guildId, { own, globalVersion, entries });
     return entries;
   }
@@ -152,4 +173,26 @@ export class DictionaryRepo extends Repo<ReturnType<typeof statements>> {
     this.#lists.set(guildId, { version, entries });
     return entries;
   }
+}
+
+/**
+ * Layers of entries merged, an earlier layer's entry winning a word a later one also has (ASCII
+ * letters compared case-blind, as the matcher compares them), sorted longest word first.
+ */
+function merged(guildId: string, layers: readonly (readonly { word: string; reading: string }[])[]): readonly DictionaryEntry[] {
+  const seen = new Set<string>();
+  const out: DictionaryEntry[] = [];
+  for (const [i, layer] of layers.entries())
+    for (const e of layer) {
+      const key = e.word.replace(/[A-Z]/g, (c) => c.toLowerCase());
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(
+        i === 0
+          ? (e as DictionaryEntry)
+          : { guildId, word: e.word, reading: e.reading, createdBy: i === layers.length - 1 ? 'operator' : 'member', createdAt: 0 },
+      );
+    }
+  // Stable: among words of one length, the earlier layer's entry stays first.
+  return Object.freeze(out.sort((a, b) => [...b.word].length - [...a.word].length));
 }

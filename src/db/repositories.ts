@@ -2,6 +2,7 @@ import type { Db } from './database.ts';
 import { JobsRepo } from './advanced-jobs.ts';
 import { AutoReadRepo } from './auto-read-channels.ts';
 import { DictionaryRepo } from './dictionary-entries.ts';
+import { PersonalDictionaryRepo } from './personal-dictionary.ts';
 import { HistoryRepo } from './generation-history.ts';
 import { GuildControlsRepo } from './guild-controls.ts';
 import { GuildSettingsRepo } from './guild-settings.ts';
@@ -20,6 +21,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 export type { StoredJob, StoredJobRequest, JobState, NewJob, JobResultFields } from './advanced-jobs.ts';
 export type { AutoReadChannel } from './auto-read-channels.ts';
 export type { DictionaryEntry } from './dictionary-entries.ts';
+export type { PersonalEntry } from './personal-dictionary.ts';
 export { hashText, type HistoryEntry, type NewHistoryEntry } from './generation-history.ts';
 export { GUILD_SETTINGS_DEFAULTS, type GuildSettings, type GuildSettingsPatch } from './guild-settings.ts';
 export type { Endpoint } from './rows.ts';
@@ -38,6 +40,8 @@ export interface Repositories {
   autoRead: AutoReadRepo;
   userSettings: UserSettingsRepo;
   dictionary: DictionaryRepo;
+  /** Each member's own readings, in every server (migrations/011); applied by dictionary.list(guild, member). */
+  personalDictionary: PersonalDictionaryRepo;
   history: HistoryRepo;
   jobs: JobsRepo;
   /** Dictionary editors, /narrate confirmation threshold. */
@@ -53,11 +57,13 @@ export interface Repositories {
 /** Every repository over one open (migrated) database. */
 export function createRepositories(db: Db, options: { clock?: Clock } = {}): Repositories {
   const clock = options.clock ?? systemClock;
+  const personalDictionary = new PersonalDictionaryRepo(db, clock);
   return {
     guildSettings: new GuildSettingsRepo(db, clock),
     autoRead: new AutoReadRepo(db, clock),
     userSettings: new UserSettingsRepo(db, clock),
-    dictionary: new DictionaryRepo(db, clock),
+    dictionary: new DictionaryRepo(db, clock, personalDictionary),
+    personalDictionary,
     history: new HistoryRepo(db, clock),
     jobs: new JobsRepo(db, clock),
     controls: new GuildControlsRepo(db, clock),

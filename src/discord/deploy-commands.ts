@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { REST, Routes } from 'discord.js';
+import { ApplicationCommandType, REST, Routes } from 'discord.js';
 import { ConfigError, loadDiscordConfig } from '../config.ts';
 import { loadCommands } from './interactions/loader.ts';
 import { inviteUrl } from './invite.ts';
@@ -27,7 +27,7 @@ try {
   const route = values.guild ? Routes.applicationGuildCommands(app.id, values.guild) : Routes.applicationCommands(app.id);
   const result = (await rest.put(route, { body })) as unknown[];
   console.log(
-    `Registered ${result.length} commands ${values.guild ? `in guild ${values.guild}` : 'globally'}: ${body.map((c) => `/${c.name}`).join(' ')}`,
+    `Registered ${result.length} commands ${values.guild ? `in guild ${values.guild}` : 'globally'}: ${body.map((c) => (c.type === ApplicationCommandType.Message ? `[${c.name}]` : `/${c.name}`)).join(' ')}`,
   );
   console.log(`Add the bot to a server: ${inviteUrl(app.id)}`);
 } catch (error) {

@@ -172,3 +172,30 @@ export function applyDictionary(text: string, entries: readonly DictionaryEntry[
   }
   return out;
 }
+
+/** Discord markup (mentions, channels, roles, custom emoji, timestamps) and links: never a word to fix. */
+const MARKUP = /<[^<>\s]+>|https?:\/\/\S+/g;
+/** Kanji runs (with 々 and 〆), and Latin words (letters and digits, joined by ' . - inside a word). */
+const CANDIDATE = /[\p{Script=Han}々〆ヶ]+|[A-Za-z][A-Za-z0-9]*(?:['’.-][A-Za-z0-9]+)*/gu;
+// Covered text is masked with a private-use character, which no word or reading may contain (INVALID_CHARACTER).
+const COVERED = '\uE000';
+
+/**
+ * The words of a message most likely misread, to offer for a reading: the longest kanji runs and
+ * Latin words the dictionary does not already cover (one letter alone is spelled out, not offered),
+ * each once, longest first, at most `max` and at most `maxChars` characters each.
+ */
+export function misreadCandidates(text: string, entries: readonly DictionaryEntry[], max = 5, maxChars = 45): string[] {
+  const plain = text.normalize('NFKC').replace(MARKUP, ' ');
+  const masked = applyDictionary(
+    plain,
+    entries.map((e) => ({ word: e.word, reading: COVERED })),
+  );
+  const words = new Set<string>();
+  for (const [word] of masked.matchAll(CANDIDATE)) {
+    if (/^[A-Za-z]$/.test(word) || countChars(word) > maxChars) continue;
+    words.add(word);
+  }
+  // Stable: words of one length keep the order they are written in.
+  return [...words].sort((a, b) => countChars(b) - countChars(a)).slice(0, max);
+}

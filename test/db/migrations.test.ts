@@ -42,6 +42,7 @@ describe('migrations', () => {
         'auto_read_channels',
         'user_settings',
         'dictionary_entries',
+        'personal_dictionary_entries',
         'character_ledger',
         'advanced_jobs',
         'generation_history',

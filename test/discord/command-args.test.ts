@@ -113,6 +113,15 @@ describe('loadCommands', () => {
     expect([...(await loadCommands(dir)).keys()]).toEqual(['alpha', 'top', 'zeta']);
   });
 
+  it('GIVEN a message command THEN it is loaded from the file named for it in kebab case, its modal checked too', async () => {
+    const message = (name: string, modal = '') => `export default { data: { type: 3, name: '${name}' }, async execute() {}${modal} };\n`;
+    expect([...(await loadCommands(tree({ 'a/fix-reading.ts': message('Fix reading') }))).keys()]).toEqual(['Fix reading']);
+    await expect(loadCommands(tree({ 'a/fix.ts': message('Fix reading') }))).rejects.toThrow('commands/a/fix.ts must be named');
+    await expect(loadCommands(tree({ 'a/fix-reading.ts': message('Fix reading', ', modal: { id: 1 }') }))).rejects.toThrow(
+      'commands/a/fix-reading.ts must default-export',
+    );
+  });
+
   it('GIVEN a default export that is no Command, or a command in a file of another name THEN start-up fails naming the file', async () => {
     await expect(loadCommands(tree({ 'a/bad.ts': 'export default { data: {} };\n' }))).rejects.toThrow('commands/a/bad.ts');
     await expect(loadCommands(tree({ 'a/other.ts': command('alpha') }))).rejects.toThrow(

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applyDictionary,
   DICTIONARY_LIMITS,
+  misreadCandidates,
   parseDictionaryEntry,
   parseDictionaryWord,
   parseReading,
@@ -164,5 +165,36 @@ describe('parseDictionaryEntry', () => {
     const r = parseDictionaryEntry(word, reading);
     if (r.ok) throw new Error('expected a rejection');
     expect([describeDictionaryProblem('ja', r.error), describeDictionaryProblem('en', r.error)]).toEqual([ja, en]);
+  });
+});
+
+describe('misreadCandidates', () => {
+  it.each<[string, string, DictionaryEntry[], string[]]>([
+    [
+      'GIVEN kanji runs and Latin words THEN longest first, each once',
+      '明日は御徒町でGitHub、明日もGitHub',
+      [],
+      ['GitHub', '御徒町', '明日'],
+    ],
+    [
+      'GIVEN a word the dictionary covers THEN it is not offered',
+      '東京都庁と新宿区',
+      [{ word: '東京都庁', reading: 'とちょう' }],
+      ['新宿区'],
+    ],
+    ['GIVEN one Latin letter, a mention, an emoji, a URL THEN none offered', 'a <@123> <:smile:456> https://example.com/漢字', [], []],
+    ['GIVEN full-width Latin THEN offered as the dictionary would match it (NFKC)', 'ＧＰＵ', [], ['GPU']],
+  ])('%s', (_, text, entries, expected) => {
+    expect(misreadCandidates(text, entries)).toEqual(expected);
+  });
+
+  it('GIVEN more words than fields THEN at most `max`, and none longer than `maxChars`', () => {
+    expect(misreadCandidates('一 二二 三三三 四四四四 五五五五五 六六六六六六', [], 5, 5)).toEqual([
+      '五五五五五',
+      '四四四四',
+      '三三三',
+      '二二',
+      '一',
+    ]);
   });
 });

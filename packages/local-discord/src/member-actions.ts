@@ -25,6 +25,7 @@ import { toAPIPoll } from './polls.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState, InteractionRecord } from './state.ts';
 import type { FakeInteraction, MemberUpload, SendInteractionInput, SendMessageInput } from './types.ts';
+import { messageCommandData, modalSubmitData } from './modals.ts';
 
 /** The channel's guild (none for a DM), the acting member as stored there, and the user merged over it. */
 function locate(state: DiscordState, channelId: string, guildId: string | undefined, acting: FakeUser) {
@@ -171,13 +172,17 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
   const command = [...(guild ? (state.commands.guild[guild.id] ?? []) : []), ...state.commands.global].find((c) => c.name === input.name);
   const data: Record<string, unknown> = component
     ? { custom_id: component.customId, component_type: 2 }
-    : {
-        id: command?.id ?? snowflake(),
-        name: input.name,
-        type: 1,
-        ...(input.options ? { options: input.options } : {}),
-        ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
-      };
+    : type === 5
+      ? modalSubmitData(state, input)
+      : input.target
+        ? messageCommandData(state, input, command)
+        : {
+            id: command?.id ?? snowflake(),
+            name: input.name,
+            type: 1,
+            ...(input.options ? { options: input.options } : {}),
+            ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
+          };
   if (guild && input.options) {
     const resolved = resolveOptions(state, guild, input.options, { channel: located?.channel, userId: user.id });
     if (resolved) data.resolved = resolved;

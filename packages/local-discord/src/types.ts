@@ -164,10 +164,14 @@ export interface SendInteractionInput {
   name: string;
   options?: APIApplicationCommandInteractionDataOption[];
   locale?: string;
-  /** 2 = application command (default), 3 = message component (a button click: see `component`), 4 = autocomplete. */
-  type?: 2 | 3 | 4;
+  /** 2 = application command (default), 3 = message component (a button click: see `component`), 4 = autocomplete, 5 = modal submit (see `modal`). */
+  type?: 2 | 3 | 4 | 5;
   /** For type 3: the bot message the clicked button is on, and the button's custom_id. */
   component?: { messageId: string; customId: string };
+  /** For a message command (type 2 naming one): the message whose Apps menu it was run from. */
+  target?: { messageId: string };
+  /** For type 5: the interaction the bot answered with a modal, and the member's values by text input custom_id. */
+  modal?: { interactionId: string; values: Record<string, string> };
 }
 
 /** A member starts a thread (createThread). */

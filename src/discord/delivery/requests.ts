@@ -90,7 +90,11 @@ export class SpeechRequests {
       // Played in the bot's voice channel, or posted where it was asked for.
       audience: { voiceChannelId: interaction.guild?.members.me?.voice.channelId ?? null, postChannelId: interaction.channelId },
     });
-    const text = normaliseMessage(plain, { lang: args.lang, maxLength, dictionary: this.#deps.repos.dictionary.list(args.guildId) });
+    const text = normaliseMessage(plain, {
+      lang: args.lang,
+      maxLength,
+      dictionary: this.#deps.repos.dictionary.list(args.guildId, interaction.user.id),
+    });
     if (!text) throw new UserError('tts.validation_error');
     return text;
   }

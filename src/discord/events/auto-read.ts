@@ -88,7 +88,7 @@ export class AutoReader {
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, 'hidden', content);
       return;
     }
-    const dictionary = this.#deps.repos.dictionary.list(guildId);
+    const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
     const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
     if (!body) return;
     const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
@@ -126,7 +126,7 @@ export class AutoReader {
     const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
     if (this.#whyNotRead(message, reading, user.muted) !== undefined) return null;
     const settings = this.#deps.repos.guildSettings.get(guildId);
-    const dictionary = this.#deps.repos.dictionary.list(guildId);
+    const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
     const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
     if (!body) return null;
     const { id: _id, enqueuedAt: _at, ...input } = old;

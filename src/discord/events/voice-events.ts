@@ -73,7 +73,7 @@ export class VoiceStateEvents {
     const lang = guildLang(settings.locale);
     const here = newState.channelId === connected || oldState.channelId === connected;
     if (settings.announceJoinLeave && here && listeners() === 'yes' && this.#announces(newState)) {
-      const dictionary = this.#deps.repos.dictionary.list(guild.id);
+      const dictionary = this.#deps.repos.dictionary.list(guild.id, newState.id);
       const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
       const name = user.nickname ?? newState.member?.displayName ?? '';
       const kind = newState.channelId === connected ? 'join' : 'leave';

@@ -1,11 +1,15 @@
 import {
   ApplicationCommandOptionType,
+  ApplicationCommandType,
   InteractionContextType,
   type APIApplicationCommandBasicOption,
   type APIApplicationCommandSubcommandOption,
   type AutocompleteInteraction,
   type ChatInputCommandInteraction,
+  type MessageContextMenuCommandInteraction,
+  type ModalSubmitInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
@@ -16,6 +20,30 @@ export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody;
   execute(interaction: ChatInputCommandInteraction, ctx: BotContext): Promise<void>;
   autocomplete?(interaction: AutocompleteInteraction, ctx: BotContext): Promise<void>;
+}
+
+/**
+ * A message command (Apps > its name, on a message's menu: type 3, no description). Its file is
+ * named for it in kebab case ("Fix reading" in fix-reading.ts). The modals it opens come back as
+ * submits whose custom_id starts with `modal.id` followed by `:`.
+ */
+export interface MessageCommand {
+  data: RESTPostAPIContextMenuApplicationCommandsJSONBody & { type: ApplicationCommandType.Message };
+  execute(interaction: MessageContextMenuCommandInteraction, ctx: BotContext): Promise<void>;
+  modal?: { id: string; submit(interaction: ModalSubmitInteraction, ctx: BotContext): Promise<void> };
+}
+
+/** Any command the loader accepts: a slash command or a message command. */
+export type AnyCommand = Command | MessageCommand;
+
+/** Whether the command is a message command (else a slash command). */
+export function isMessageCommand(command: AnyCommand): command is MessageCommand {
+  return command.data.type === ApplicationCommandType.Message;
+}
+
+/** The slash commands of a set (what /help names). */
+export function slashCommands(commands: Iterable<AnyCommand>): Command[] {
+  return [...commands].filter((c): c is Command => !isMessageCommand(c));
 }
 
 /** `name` + `name_localizations` for a command, option or choice name (ja and en-US). */

@@ -1,7 +1,7 @@
 import {
   ChannelType,
   PermissionFlagsBits,
-  type AutocompleteInteraction,
+  type BaseInteraction,
   type ChatInputCommandInteraction,
   type GuildMember,
   type VoiceBasedChannel,
@@ -11,7 +11,7 @@ import { UserError } from '../errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */
-export function requireGuild(interaction: ChatInputCommandInteraction | AutocompleteInteraction): string {
+export function requireGuild(interaction: BaseInteraction): string {
   if (!interaction.inGuild()) throw new UserError('error.guild_only');
   return interaction.guildId;
 }

@@ -1,5 +1,11 @@
-import { MessageFlags, type Interaction, type RepliableInteraction } from 'discord.js';
-import type { Command } from './command.ts';
+import {
+  MessageFlags,
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type MessageContextMenuCommandInteraction,
+  type RepliableInteraction,
+} from 'discord.js';
+import { isMessageCommand, type AnyCommand, type Command, type MessageCommand } from './command.ts';
 import type { BotContext } from './context.ts';
 import { langOf, t } from '../i18n.ts';
 import { describeFailure } from '../delivery/outcomes.ts';
@@ -16,9 +22,10 @@ async function tell(interaction: RepliableInteraction, content: string): Promise
  * The one entry point for interactions: finds the command, runs it inside the one
  * try/catch, and makes sure the user always hears back, in their language, without internals.
  */
-export async function dispatchInteraction(interaction: Interaction, commands: Map<string, Command>, ctx: BotContext): Promise<void> {
+export async function dispatchInteraction(interaction: Interaction, commands: Map<string, AnyCommand>, ctx: BotContext): Promise<void> {
   if (interaction.isAutocomplete()) {
-    const command = commands.get(interaction.commandName);
+    const found = commands.get(interaction.commandName);
+    const command = found && !isMessageCommand(found) ? found : undefined;
     try {
       await command?.autocomplete?.(interaction, ctx);
     } catch (error) {
@@ -43,8 +50,26 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
     }
     return;
   }
-  if (!interaction.isChatInputCommand()) return;
-  const command = commands.get(interaction.commandName);
+  if (interaction.isModalSubmit()) {
+    // A modal a message command opened: found by the id before its first ':'. The submitter's
+    // rights are checked by the handler from the interaction, never taken from the custom_id.
+    const id = interaction.customId.split(':')[0];
+    const owner = [...commands.values()].find((c): c is MessageCommand => isMessageCommand(c) && c.modal?.id === id);
+    const where = { modal: id, guildId: interaction.guildId, userId: interaction.user.id, interactionId: interaction.id };
+    if (!owner?.modal) {
+      ctx.logger.warn(where, 'unknown modal');
+      await tell(interaction, t(langOf(interaction.locale), 'error.generic')).catch(() => {});
+      return;
+    }
+    try {
+      await owner.modal.submit(interaction, ctx);
+    } catch (error) {
+      await fail(interaction, error, where, ctx);
+    }
+    return;
+  }
+  if (!interaction.isChatInputCommand() && !interaction.isMessageContextMenuCommand()) return;
+  const found = commands.get(interaction.commandName);
   const lang = langOf(interaction.locale);
   const where = {
     command: interaction.commandName,
@@ -53,13 +78,14 @@ export async function dispatchInteraction(interaction: Interaction, commands: Ma
     userId: interaction.user.id,
     interactionId: interaction.id,
   };
-  if (!command) {
+  if (!found || isMessageCommand(found) !== interaction.isMessageContextMenuCommand()) {
     ctx.logger.warn(where, 'unknown command (commands not redeployed?)');
     await tell(interaction, t(lang, 'error.generic')).catch(() => {});
     return;
   }
   try {
-    await command.execute(interaction, ctx);
+    if (isMessageCommand(found)) await found.execute(interaction as MessageContextMenuCommandInteraction, ctx);
+    else await (found as Command).execute(interaction as ChatInputCommandInteraction, ctx);
   } catch (error) {
     await fail(interaction, error, where, ctx);
   }

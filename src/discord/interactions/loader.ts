@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Command } from './command.ts';
+import { ApplicationCommandType } from 'discord.js';
+import type { AnyCommand } from './command.ts';
 import { BotError } from '../errors.ts';
 
 // commands/ is grouped by feature: `commands/<feature>/<name>.ts` default-exports the slash command
@@ -10,16 +11,29 @@ import { BotError } from '../errors.ts';
 // /narrate share) stays in src/discord.
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'commands');
 
-function isCommand(value: unknown): value is Command {
+// A message command (type 3, Apps on a message's menu) is named in words ("Fix reading"): its
+// file is that name in kebab case (fix-reading.ts). Its modals answer through `modal.submit`.
+function isCommand(value: unknown): value is AnyCommand {
   if (typeof value !== 'object' || value === null) return false;
-  const c = value as Partial<Command>;
+  const c = value as { data?: { name?: unknown; type?: unknown }; execute?: unknown; autocomplete?: unknown; modal?: unknown };
+  const type = c.data?.type ?? ApplicationCommandType.ChatInput;
+  const modal = c.modal as { id?: unknown; submit?: unknown } | undefined;
   return (
     typeof c.data === 'object' &&
     c.data !== null &&
     typeof c.data.name === 'string' &&
     typeof c.execute === 'function' &&
-    (c.autocomplete === undefined || typeof c.autocomplete === 'function')
+    (type === ApplicationCommandType.ChatInput
+      ? c.autocomplete === undefined || typeof c.autocomplete === 'function'
+      : type === ApplicationCommandType.Message &&
+        c.autocomplete === undefined &&
+        (modal === undefined || (typeof modal.id === 'string' && typeof modal.submit === 'function')))
   );
+}
+
+/** The file name a command's module has: its name, a message command's in kebab case. */
+function fileNameOf(command: AnyCommand): string {
+  return command.data.type === ApplicationCommandType.Message ? command.data.name.toLowerCase().replaceAll(' ', '-') : command.data.name;
 }
 
 /** Every `.ts` file below `dir`, ordered by file name (the registration order). */
@@ -35,15 +49,15 @@ function moduleFiles(dir: string): string[] {
 }
 
 /** Imports every module below `commands/`, checking each default export's shape and name (fails start-up loudly). */
-export async function loadCommands(dir = COMMANDS_DIR): Promise<Map<string, Command>> {
-  const commands = new Map<string, Command>();
+export async function loadCommands(dir = COMMANDS_DIR): Promise<Map<string, AnyCommand>> {
+  const commands = new Map<string, AnyCommand>();
   for (const path of moduleFiles(dir)) {
     const file = relative(dir, path);
     const mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
     if (mod.default === undefined) continue; // a use case beside its command
     if (!isCommand(mod.default))
       throw new BotError('invalid_command_module', { message: `commands/${file} must default-export { data, execute } (a Command)` });
-    if (mod.default.data.name !== basename(file, '.ts'))
+    if (fileNameOf(mod.default) !== basename(file, '.ts'))
       throw new BotError('invalid_command_module', { message: `commands/${file} must be named for its command /${mod.default.data.name}` });
     if (commands.has(mod.default.data.name))
       throw new BotError('duplicate_command', { message: `duplicate command name ${mod.default.data.name} in commands/${file}` });

@@ -7,6 +7,7 @@ import { API_ERRORS, invalidFormBody } from '../errors.ts';
 import { EPHEMERAL, LOADING, validateMessageBody, type FakeMessage } from '../messages.ts';
 import { snapshot, type DiscordState, type InteractionRecord } from '../state.ts';
 import type { InteractionResponse } from '../types.ts';
+import { validateModal } from '../modals.ts';
 import { NO_CONTENT, ok, type RequestContext, type RouteResult, type Router } from './router.ts';
 
 export function interactionRoutes(router: Router, state: DiscordState): void {
@@ -27,7 +28,8 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
   const type = body.type;
   // Autocomplete (4) takes only choices (8); a command takes a message (4), a deferral (5) or a modal (9);
   // a component (3) also a deferred update (6) or an update of its message (7).
-  const allowed = record.type === 4 ? [8] : record.type === 3 ? [4, 5, 6, 7, 9] : [4, 5, 9];
+  // A modal submit (5) takes a message or a deferral, never another modal.
+  const allowed = record.type === 4 ? [8] : record.type === 3 ? [4, 5, 6, 7, 9] : record.type === 5 ? [4, 5] : [4, 5, 9];
   if (typeof type !== 'number' || !allowed.includes(type))
     return invalidFormBody(
       'type',
@@ -35,6 +37,10 @@ function callback(state: DiscordState, { params, query, json, files }: RequestCo
       `Interaction callback type ${String(type)} is not valid for this interaction`,
     );
   const data = body.data ?? null;
+  if (type === 9) {
+    const refused = validateModal(data);
+    if (refused) return refused;
+  }
   const response: InteractionResponse = { kind: 'callback', type, data, files };
   let message: FakeMessage | undefined;
   if (type === 4 || type === 5) {
