@@ -4,7 +4,7 @@ import { rowMapping, type RowOf } from './rows.ts';
 import { DICTIONARY_MAX_ENTRIES, type DictionaryFull } from './dictionary-entries.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The personal_dictionary_entries table and each member's version (migrations/011): a member's own
+// The personal_dictionary_entries table and each member's version (migrations/012): a member's own
 // readings, applied to their messages and name in every server after the server's entries
 // (DictionaryRepo.list). Limits as a server's: DICTIONARY_MAX_ENTRIES, counted in the write's transaction.
 
