@@ -39,6 +39,9 @@ export const STAYING_TABLES = {
   schema_migrations: 'host',
   pool_outbox: 'host',
   pool_seeded: 'host',
+  // A member's own readings, for every server of this host: not one guild's to take along.
+  personal_dictionary_entries: 'member',
+  personal_dictionary_versions: 'member',
 } as const;
 
 /** Columns a table numbers itself: not carried over (the target numbers the rows anew, in order). */
