@@ -109,10 +109,41 @@ describe('a stage channel', () => {
     expect(heard.durationMs).toBeGreaterThan(0);
     expect(texts().some((t) => t.includes('聴衆のあいだ'))).toBe(false);
 
-    // Moved back to the audience: the text channel is told why reading stopped.
+    // Moved back to the audience with lines waiting: the text channel is told why reading stopped,
+    // and what waited is dropped, never made (no characters for nobody) nor posted. Proof: once a
+    // speaker again, the next line is asked for without them (one queue, in order).
+    emulator.setLatency('standard', 1_500);
+    const before = texts().length;
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '戻される前の先頭' });
+    await vi.waitUntil(
+      () =>
+        texts()
+          .slice(before)
+          .some((t) => t.includes('戻される前の先頭')),
+      { timeout: 20_000, interval: 20 },
+    );
+    for (const n of ['一', '二', '三'])
+      await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: `待っていた発言${n}` });
+    await command('help'); // handled in order: the three are queued by now
     discord.setStageSpeaker(guildId, botId, false);
     const notice = await discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.chat && m.content.includes('聴衆に戻された'));
     expect(notice.content).toContain(`<#${STAGE}>`);
+    emulator.setLatency('standard', 0);
+    discord.setStageSpeaker(guildId, botId, true);
+    await vi.waitFor(() => expect(botVoice()).toMatchObject({ suppress: false }), { timeout: 10_000 });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'ふたたび登壇して' });
+    await vi.waitUntil(
+      () =>
+        texts()
+          .slice(before)
+          .some((t) => t.includes('ふたたび登壇して')),
+      { timeout: 20_000, interval: 20 },
+    );
+    expect(
+      texts()
+        .slice(before)
+        .filter((t) => t.includes('待っていた発言')),
+    ).toEqual([]);
   });
 
   it('with Mute Members there: becomes a speaker at once', async () => {

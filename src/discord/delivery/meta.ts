@@ -21,4 +21,4 @@ export interface UtteranceMeta {
 }
 
 /** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */
-export type ClearReason = 'clear' | 'leave' | 'auto_leave' | 'disconnected';
+export type ClearReason = 'clear' | 'leave' | 'auto_leave' | 'disconnected' | 'stage_audience';

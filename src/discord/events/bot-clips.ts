@@ -31,7 +31,8 @@ export function isBotClip(u: Pick<Utterance, 'meta'>): boolean {
  */
 export function queueBotClip(deps: BotClipDeps, guildId: string, text: string, options: { mergeable: boolean }): void {
   const channelId = deps.voice.voiceChannel(guildId);
-  if (!channelId) return; // not in voice: nobody would hear it, so nothing is made
+  // Not in voice, or in a stage's audience: nobody would hear it, so nothing is made.
+  if (!channelId || !deps.voice.isConnected(guildId)) return;
   const settings = deps.repos.guildSettings.get(guildId);
   const lang = guildLang(settings.locale);
   const result = deps.scheduler.enqueue({
@@ -75,7 +76,7 @@ export class StaleDropNotices {
 
   /** `count` auto-read messages of the guild were dropped as too old. */
   onDropped(guildId: string, count: number): void {
-    if (count <= 0 || !this.#deps.repos.reading.get(guildId).staleNotice || !this.#deps.voice.voiceChannel(guildId)) return;
+    if (count <= 0 || !this.#deps.repos.reading.get(guildId).staleNotice || !this.#deps.voice.isConnected(guildId)) return;
     const total = (this.#carried.get(guildId) ?? 0) + count;
     const last = this.#last.get(guildId);
     const now = this.#now();

@@ -92,8 +92,11 @@ export class VoiceStateEvents {
     const wasSuppressed = this.#deps.voice.isSuppressed(guildId);
     const suppressed = state.channel?.type === ChannelType.GuildStageVoice && state.suppress === true;
     this.#deps.voice.setSuppressed(guildId, suppressed);
+    if (!suppressed || wasSuppressed || !this.#deps.voice.isSuppressed(guildId)) return;
+    // Nobody hears what waits any more: it is not made (nor posted), and whoever asked is told.
+    this.#deps.control.clear(guildId, 'stage_audience');
     const textChannelId = this.#deps.voice.boundTextChannel(guildId);
-    if (!suppressed || wasSuppressed || !textChannelId || !this.#deps.voice.isSuppressed(guildId)) return;
+    if (!textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
     void this.#deps.notices.post(textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
   }

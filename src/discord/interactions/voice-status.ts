@@ -30,7 +30,10 @@ export class VoiceChannelStatus {
     const text = textChannelId ? guild?.channels.cache.get(textChannelId) : undefined;
     if (!guild || !text) return;
     const lang = guildLang(this.#repos.guildSettings.get(guildId).locale);
-    await this.#put(guild, channelId, t(lang, 'voice.status_reading', { channel: `#${text.name}` }));
+    // Everyone who sees the voice channel sees its status: a channel not everyone may view is not named.
+    const everyoneViews = text.permissionsFor(guild.roles.everyone)?.has(PermissionFlagsBits.ViewChannel) ?? false;
+    const status = everyoneViews ? t(lang, 'voice.status_reading', { channel: `#${text.name}` }) : t(lang, 'voice.status_reading_unnamed');
+    await this.#put(guild, channelId, status);
   }
 
   /** Clears the status the bot set on `channelId` (call it before leaving). */
