@@ -148,6 +148,8 @@ describe('in a call', () => {
   });
 
   it('attachments and embeds are read by kind with their count; a link preview is not', async () => {
+    // Embeds-only messages come from webhooks and bots (a member's embeds are link previews).
+    await command(bob, 'reading', sub('bots', [{ name: 'value', type: 3, value: 'all' }]));
     const spoken = await spokenAround(async () => {
       await h.discord.sendMessage({
         channelId: DEFAULT_IDS.general,
@@ -165,10 +167,18 @@ describe('in a call', () => {
         content: 'これ見て https://example.com/news',
         embeds: [{ type: 'article', url: 'https://example.com/news', title: 'プレビューの見出し' }],
       });
+      // Discord gives a preview's URL percent-encoded (or redirected): still a preview, not read.
+      await h.discord.sendMessage({
+        channelId: DEFAULT_IDS.general,
+        author: bob,
+        content: '東京の記事 https://ja.wikipedia.org/wiki/東京',
+        embeds: [{ type: 'article', url: 'https://ja.wikipedia.org/wiki/%E6%9D%B1%E4%BA%AC', title: '東京都' }],
+      });
       await h.discord.sendMessage({
         channelId: DEFAULT_IDS.general,
         author: bob,
         content: '',
+        webhookId: '1100000000000000777',
         embeds: [{ type: 'image', url: 'https://cdn.example.com/cat.gif', thumbnail: { url: 'https://cdn.example.com/cat.gif' } }],
       });
     });

@@ -38,7 +38,8 @@ export function messageText(message: Message<true>, author: { id: string; name: 
           attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
           stickers: [...m.stickers.values()].map((s) => ({ name: s.name })),
         }),
-        embeds: embedKinds(m.embeds, m.content),
+        // A member (not a bot or a webhook) cannot send an embed: theirs are link previews, never read.
+        embeds: message.author.bot || message.webhookId ? embedKinds(m.embeds, m.content) : [],
         ...(m.poll?.question.text ? { poll: { question: m.poll.question.text, answers: m.poll.answers.map((a) => a.text ?? '') } } : {}),
       },
       { lang: o.lang, maxLength: o.maxLength, dictionary: o.dictionary, readEmoji: o.readEmoji },
