@@ -19,7 +19,8 @@ function notices(minIntervalMs = 30_000): StaleDropNotices {
   const scheduler = {
     enqueue: (u: UtteranceInput) => (queued.push(u), { ok: true, id: String(queued.length), position: 1 }),
   } as unknown as SpeechScheduler;
-  const voice = { voiceChannel: () => inVoice } as unknown as VoiceManager;
+  // Heard when connected (a speaker, on a stage): the notice is made only then.
+  const voice = { voiceChannel: () => inVoice, isConnected: () => inVoice !== undefined } as unknown as VoiceManager;
   return new StaleDropNotices({ voice, repos, scheduler, logger: createLogger({ level: 'silent' }), now: () => now, minIntervalMs });
 }
 
