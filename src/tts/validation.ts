@@ -9,8 +9,8 @@ import { countChars, splitChars } from './chars.ts';
 
 export type Plan = 'free' | 'paid';
 
-/** The 25 advanced voices (spec: Advanced voice names). Female first, then male. */
-export const ADVANCED_VOICES = [
+/** The advanced voices with a female name (spec: Advanced voice names). */
+export const ADVANCED_FEMALE_VOICES = [
   'Anna',
   'Chloe',
   'Ellis',
@@ -23,6 +23,9 @@ export const ADVANCED_VOICES = [
   'Ruby',
   'Sophie',
   'Tina',
+] as const;
+/** The advanced voices with a male name (spec: Advanced voice names). */
+export const ADVANCED_MALE_VOICES = [
   'Ash',
   'Chris',
   'Eden',
@@ -37,6 +40,8 @@ export const ADVANCED_VOICES = [
   'Sam',
   'Yann',
 ] as const;
+/** The 25 advanced voices (spec: Advanced voice names). Female first, then male. */
+export const ADVANCED_VOICES = [...ADVANCED_FEMALE_VOICES, ...ADVANCED_MALE_VOICES] as const;
 export type AdvancedVoice = (typeof ADVANCED_VOICES)[number];
 
 const ADVANCED_MODELS = ['flash', 'pro'] as const;

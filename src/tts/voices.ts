@@ -3,6 +3,7 @@
  * grows without notice, so this is for suggestions only: the service is the authority on whether a
  * voice exists (`Unsupported voice requested.`), and unknown ids are passed through.
  */
+import { ADVANCED_FEMALE_VOICES, ADVANCED_MALE_VOICES } from './validation.ts';
 export const KNOWN_STANDARD_VOICES = [
   'ja-JP-Wavenet-A',
   'ja-JP-Wavenet-B',
@@ -65,22 +66,9 @@ export function standardVoiceFacts(voice: string): VoiceFacts {
   return { language: BARE_ENGLISH.has(voice) ? 'en' : null, gender: 'unknown' };
 }
 
-// The advanced voices: twelve female names, then male ones (shared notes: service facts, Advanced endpoint).
-const ADVANCED_FEMALE = new Set<string>([
-  'Anna',
-  'Chloe',
-  'Ellis',
-  'Emma',
-  'Flora',
-  'Iris',
-  'Lena',
-  'Luna',
-  'Misa',
-  'Ruby',
-  'Sophie',
-  'Tina',
-]);
-const ADVANCED_MALE = new Set<string>(['Ash', 'Chris', 'Eden', 'Gray', 'Hope', 'Hugo', 'Kai', 'Leo', 'Noah', 'Reid', 'Roy', 'Sam', 'Yann']);
+// The advanced voices' genders, as the service names them (validation.ts).
+const ADVANCED_FEMALE = new Set<string>(ADVANCED_FEMALE_VOICES);
+const ADVANCED_MALE = new Set<string>(ADVANCED_MALE_VOICES);
 
 /** An advanced voice's gender (its language is whatever the text is in: null). */
 export function advancedVoiceFacts(voice: string): VoiceFacts {

@@ -121,15 +121,9 @@ export class SqliteWindowStore implements WindowStore {
     this.#table = new RateWindowTable(options.db);
   }
 
-  take(
-    kind: RateKind,
-    now: number,
-    windowMs: number,
-    demand: DemandReport | undefined,
-    decide: (s: WindowSnapshot) => GrantDecision,
-  ): TakeDecision {
+  take(...args: Parameters<WindowStore['take']>): TakeDecision {
     try {
-      return this.#table.take(kind, now, windowMs, demand, decide);
+      return this.#table.take(...args);
     } catch (err) {
       if (isBusy(err)) return { ok: false, retryInMs: BUSY_RETRY_MS };
       throw err;
