@@ -1,0 +1,146 @@
+import type { Db } from './database.ts';
+import { Repo } from './repo.ts';
+import type { RowMapping } from './rows.ts';
+import type { Clock } from '../util/clock.ts';
+
+// A dictionary table keyed by its owner (a server's entries by guild_id, a member's by user_id) and
+// its version table, bumped in the same transaction as every change: the adding, removing and
+// importing both dictionaries share, with the entry limit counted in the write's transaction.
+
+/**
+ * Most entries one server's own dictionary, or one member's, holds (the operator's global file is
+ * not counted). Checked inside the transaction of every change, so two imports summarised side by
+ * side cannot both be merged past it.
+ */
+export const DICTIONARY_MAX_ENTRIES = 5_000;
+
+/** A change refused because the dictionary would hold more than `max` entries (`total`); nothing was written. */
+export interface DictionaryFull {
+  ok: false;
+  total: number;
+  max: number;
+}
+
+/** Where one kind of dictionary is stored. */
+export interface KeyedDictionaryTables {
+  /** The entries: `owner`, word, reading, the `stamped` columns and created_at; unique on (`owner`, word). */
+  entries: string;
+  /** One version per owner: `owner`, version. */
+  versions: string;
+  owner: 'guild_id' | 'user_id';
+  /** Columns besides reading and created_at that a rewrite of a word replaces (who wrote it). */
+  stamped: readonly string[];
+}
+
+export interface KeyedDictionaryOptions<E, B> {
+  rows: RowMapping<E, object>;
+  /** The record of an entry written by `by` for `owner` at `now`. */
+  record(owner: string, word: string, reading: string, now: number, by: B): E;
+  /**
+   * True when every owner with entries has a version (the tables were created together): an owner
+   * without one has none, read without a query and not cached. Otherwise it reads as version 0.
+   */
+  versionedFromStart: boolean;
+  /** Owners whose lists are kept between reads; past this the cache starts again (unbounded when absent). */
+  cachedOwners?: number;
+}
+
+const statements = (db: Db, t: KeyedDictionaryTables) => {
+  const written = ['reading', ...t.stamped, 'created_at'];
+  const columns = [t.owner, 'word', ...written];
+  return {
+    exists: db.prepare<[string, string], number>(`SELECT 1 FROM ${t.entries} WHERE ${t.owner} = ? AND word = ?`).pluck(),
+    upsert: db.prepare<[object]>(`
+      INSERT INTO ${t.entries} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})
+      ON CONFLICT (${t.owner}, word) DO UPDATE SET ${written.map((c) => `${c} = excluded.${c}`).join(', ')}`),
+    delete: db.prepare<[string, string]>(`DELETE FROM ${t.entries} WHERE ${t.owner} = ? AND word = ?`),
+    deleteAll: db.prepare<[string]>(`DELETE FROM ${t.entries} WHERE ${t.owner} = ?`),
+    count: db.prepare<[string], number>(`SELECT count(*) FROM ${t.entries} WHERE ${t.owner} = ?`).pluck(),
+    // Longest word first, so "GitHub Actions" is replaced before "GitHub" (SQLite length() counts characters).
+    list: db.prepare<[string], object>(`SELECT * FROM ${t.entries} WHERE ${t.owner} = ? ORDER BY length(word) DESC, word`),
+    version: db.prepare<[string], number>(`SELECT version FROM ${t.versions} WHERE ${t.owner} = ?`).pluck(),
+    bump: db.prepare<[string]>(
+      `INSERT INTO ${t.versions} (${t.owner}, version) VALUES (?, 1) ON CONFLICT (${t.owner}) DO UPDATE SET version = version + 1`,
+    ),
+  };
+};
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** One kind of dictionary (entries of type `E`, written by a `B`), its statements prepared once. */
+export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
+  readonly #options: KeyedDictionaryOptions<E, B>;
+  /**
+   * The last list read per owner with its version: the same array is returned until the owner's
+   * dictionary changes (in any process), so what is compiled per array (dictionary.ts) is built
+   * once per version instead of once per message.
+   */
+  readonly #lists = new Map<string, { version: number; entries: readonly E[] }>();
+
+  constructor(db: Db, clock: Clock | undefined, tables: KeyedDictionaryTables, options: KeyedDictionaryOptions<E, B>) {
+    super(db, clock, (d) => statements(d, tables));
+    this.#options = options;
+  }
+
+  /** Adds the word, or replaces its reading; says which, or 'full' (nothing written) when a new word would pass DICTIONARY_MAX_ENTRIES. */
+  add(owner: string, word: string, reading: string, by: B): Promise<'added' | 'updated' | 'full'> {
+    return this.write(() => {
+      const existed = this.sql.exists.get(owner, word) !== undefined;
+      if (!existed && (this.sql.count.get(owner) ?? 0) >= DICTIONARY_MAX_ENTRIES) return 'full';
+      this.sql.upsert.run(this.#row(owner, word, reading, this.clock.now(), by));
+      this.sql.bump.run(owner);
+      return existed ? 'updated' : 'added';
+    });
+  }
+
+  /** Resolves false when the word was not in the owner's dictionary. */
+  remove(owner: string, word: string): Promise<boolean> {
+    return this.write(() => {
+      const removed = this.sql.delete.run(owner, word).changes > 0;
+      if (removed) this.sql.bump.run(owner);
+      return removed;
+    });
+  }
+
+  /**
+   * Replaces the owner's whole dictionary (`replace`) or adds and updates the given words, keeping
+   * the others (`merge`), in one transaction: all of it or nothing. Refused whole (nothing written)
+   * when the result would hold more than DICTIONARY_MAX_ENTRIES, counted in that same transaction.
+   */
+  import(
+    owner: string,
+    entries: readonly { word: string; reading: string }[],
+    mode: 'merge' | 'replace',
+    by: B,
+  ): Promise<{ ok: true; total: number } | DictionaryFull> {
+    return this.write(() => {
+      const words = new Set(entries.map((e) => e.word));
+      const kept = mode === 'replace' ? 0 : (this.sql.count.get(owner) ?? 0);
+      const total = mode === 'replace' ? words.size : kept + [...words].filter((w) => this.sql.exists.get(owner, w) === undefined).length;
+      if (total > DICTIONARY_MAX_ENTRIES) return { ok: false as const, total, max: DICTIONARY_MAX_ENTRIES };
+      if (mode === 'replace') this.sql.deleteAll.run(owner);
+      const now = this.clock.now();
+      for (const e of entries) this.sql.upsert.run(this.#row(owner, e.word, e.reading, now, by));
+      this.sql.bump.run(owner);
+      return { ok: true as const, total: this.sql.count.get(owner) ?? 0 };
+    });
+  }
+
+  /** The owner's entries, longest word first; the same (frozen) array until their dictionary changes. */
+  own(owner: string): readonly E[] {
+    const { rows, versionedFromStart, cachedOwners } = this.#options;
+    const stored = this.sql.version.get(owner);
+    if (stored === undefined && versionedFromStart) return NONE; // never had an entry: nothing to cache
+    const version = stored ?? 0;
+    const cached = this.#lists.get(owner);
+    if (cached?.version === version) return cached.entries;
+    const entries = Object.freeze(this.sql.list.all(owner).map((row) => rows.fromRow(row)));
+    if (cachedOwners !== undefined && this.#lists.size >= cachedOwners) this.#lists.clear();
+    this.#lists.set(owner, { version, entries });
+    return entries;
+  }
+
+  #row(owner: string, word: string, reading: string, now: number, by: B): object {
+    return this.#options.rows.toRow(this.#options.record(owner, word, reading, now, by));
+  }
+}
