@@ -12,9 +12,14 @@ import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 // Spend, dictionary and playback controls through the real entry point: `npm start` as a child process
 // (test/support/child-bot.ts) against the loopback Discord and the emulator: the cost question of a long
 // /narrate, a dictionary import with its summary, the operator's global dictionary, /skip's refusal, and
-// /usage's chart.
+// /usage's chart; and voice previews: with the bot in no voice channel a preview is attached privately,
+// the sample is charged to the server once, and the next preview of that voice is the cached audio (no
+// request to the service, no characters); voice options answer with language and gender. The previews
+// run first, so the server's total is the sample's characters alone.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
-const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Manage Server: sees the server's /usage
+const EPHEMERAL = 64;
+const JA_SAMPLE = 'こんにちは、この声で読み上げます。';
 const LONG = '今日は長いナレーションを確認してから送ります。'.repeat(10);
 
 let emulator: Emulator;
@@ -36,10 +41,28 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function run(user: { id: string; username: string }, name: string, options: unknown[] = []) {
-  const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name, locale: 'en-US', options: options as never });
+const preview = (voice: string) => [{ name: 'preview', type: 1, options: [{ name: 'voice', type: 3, value: voice }] }];
+async function run(user: { id: string; username: string }, name: string, options: unknown[] = [], locale = 'en-US') {
+  const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user, name, locale, options: options as never });
   return { i, first: await i.waitForResponse((r) => r.kind === 'callback', 15_000) };
 }
+async function serverTotal(): Promise<string> {
+  const usage = await run(bob, 'usage');
+  return /Server total: \d+ \/ \d+ characters/.exec(String(usage.first.data?.content))![0];
+}
+async function autocomplete(name: string, options: unknown[], locale: string) {
+  const i = await discord.sendInteraction({
+    type: 4,
+    channelId: DEFAULT_IDS.general,
+    user: alice,
+    name,
+    locale,
+    options: options as never,
+  });
+  const r = await i.waitForResponse((x) => x.kind === 'callback', 15_000);
+  return r.data?.choices as Array<{ name: string; value: string }>;
+}
+
 async function click(messageId: string, r: InteractionResponse, label: string, user: { id: string; username: string }) {
   const button = ((r.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? [])
     .flatMap((row) => row.components)
@@ -56,6 +79,47 @@ async function click(messageId: string, r: InteractionResponse, label: string, u
 }
 const longJobs = () =>
   emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
+
+describe('npm start: voice previews', () => {
+  it('a preview with the bot in no voice channel attaches the sample privately; the second one costs nothing and sends nothing', async () => {
+    const before = await serverTotal();
+    const first = await run(alice, 'voice', preview('ja-JP-Wavenet-B'));
+    expect(first.first.data?.flags).toBe(EPHEMERAL);
+    const audio = await first.i.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(audio.files[0]!.name).toMatch(/\.mp3$/);
+    const sent = standardRequests(emulator).filter((r) => r.voice === 'ja-JP-Wavenet-B');
+    expect(sent).toEqual([{ voice: 'ja-JP-Wavenet-B', text: JA_SAMPLE, speed: 1, pitch: 0 }]);
+    const charged = await serverTotal();
+    expect(charged).not.toBe(before);
+    expect(charged).toContain(`Server total: ${[...JA_SAMPLE].length} /`);
+
+    const requestsBefore = emulator.requests().length;
+    const second = await run(bob, 'voice', preview('ja-JP-Wavenet-B'));
+    const again = await second.i.waitForResponse((r) => r.files.length > 0, 20_000);
+    expect(again.files[0]!.data.equals(audio.files[0]!.data)).toBe(true);
+    expect(emulator.requests().length).toBe(requestsBefore);
+    expect(await serverTotal()).toBe(charged);
+  }, 60_000);
+
+  it('every voice option answers with language and gender, filtered by what was typed, within Discord’s limits', async () => {
+    const ja = await autocomplete(
+      'voice',
+      [{ name: 'preview', type: 1, options: [{ name: 'voice', type: 3, value: 'ja-JP-Wave', focused: true }] }],
+      'ja',
+    );
+    expect(ja.map((c) => c.value)).toEqual(['ja-JP-Wavenet-A', 'ja-JP-Wavenet-B', 'ja-JP-Wavenet-C', 'ja-JP-Wavenet-D']);
+    expect(ja[1]!.name).toBe('ja-JP-Wavenet-B · 日本語 (日本) · 性別不明');
+    const say = await autocomplete('say', [{ name: 'voice', type: 3, value: 'joanna', focused: true }], 'en-US');
+    expect(say).toEqual([{ name: 'Joanna · English · gender unknown', value: 'Joanna' }]);
+    const all = await autocomplete(
+      'config',
+      [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: '', focused: true }] }],
+      'en-US',
+    );
+    expect(all.length).toBe(25);
+    for (const c of all) expect(c.name.length).toBeLessThanOrEqual(100);
+  }, 30_000);
+});
 
 describe('npm start: reading controls', () => {
   it('a long /narrate asks first; Cancel sends nothing, Confirm delivers the audio', async () => {

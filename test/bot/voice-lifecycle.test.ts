@@ -1,15 +1,22 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS, defaultGuild } from '@yomiage/local-discord';
+import { DEFAULT_IDS, PERMISSIONS, defaultGuild } from '@yomiage/local-discord';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
+import { createLogger } from '../../src/util/log.ts';
 
 // Restarts, notices and spend with the bot in voice, in process (the child-process versions are in
-// npm-start-restarts.test.ts).
+// npm-start-restarts.test.ts); and the voice channel status while the bot reads: set in the server's
+// language naming the text channel read, cleared on /leave; where the bot lacks Set Voice Channel
+// Status (Voice 2, Plain), nothing is sent and nothing is logged at warn level.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
 const VOICE_2 = '1100000000000000104';
+const PLAIN_VOICE = '1100000000000000170';
+/** What the bot logs at warn level and above. */
+const logs: Array<{ level: number; msg?: string }> = [];
 
 let voice: FakeVoiceServer;
 let h: Harness;
@@ -19,12 +26,21 @@ beforeAll(async () => {
   trustCertificate(voice.caCertPem);
   const guild = defaultGuild();
   guild.channels.push({ id: VOICE_2, name: 'Voice 2', type: 2, position: 1 });
+  const allowStatus = { id: DEFAULT_IDS.bot, type: 1 as const, allow: String(PERMISSIONS.SetVoiceChannelStatus), deny: '0' };
+  guild.channels.find((c) => c.id === DEFAULT_IDS.voice)!.permissionOverwrites = [allowStatus];
+  guild.channels.push({ id: PLAIN_VOICE, name: 'Plain', type: 2, position: 2 });
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line) as { level: number; msg?: string });
+      done();
+    },
+  });
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
     emulator: { jobs: { pendingMs: 100, runningMs: 100, minPollAfterMs: 50, pollAfterMs: 50 } },
     // A lease far shorter than a clip: a job whose audio is still playing must stay this process's.
-    bot: { voice: { reconnectGraceMs: 1_000 }, jobs: { leaseMs: 300 } },
+    bot: { voice: { reconnectGraceMs: 1_000 }, jobs: { leaseMs: 300 }, logger: createLogger({ level: 'warn', destination }) },
   });
   await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
   // Alice's client in the call, so the bot's audio is end-to-end encrypted as on Discord (DAVE).
@@ -196,5 +212,35 @@ describe('restart', () => {
     expect(idle.queued + idle.synthesizing + idle.ready).toBe(0);
     expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === notice.content)).toHaveLength(1);
     expect(lines.some((l) => requested(l, before))).toBe(false);
+  });
+});
+
+describe('the voice channel status', () => {
+  const channel = (id: string) => h.discord.guilds[0]!.channels.find((c) => c.id === id)!;
+  async function run(name: string): Promise<string> {
+    const interaction = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: alice, name, locale: 'en-US' });
+    const reply = await interaction.waitForResponse((r) => r.kind === 'editOriginal' || (r.kind === 'callback' && r.type === 4), 30_000);
+    return String(reply.data?.content ?? '');
+  }
+
+  it('shows which text channel is read, in the server language, and is cleared on /leave', async () => {
+    // As in a call with no client of alice's in it: the quick joins and leaves below carry no DAVE group.
+    for (const listener of voice.dave.listeners(guildId)) voice.dave.detachListener(listener);
+    await h.discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+    expect(await run('join')).toContain('Joined');
+    await vi.waitFor(() => expect(channel(DEFAULT_IDS.voice).status).toBe('📖 #chat を読み上げ中'), { timeout: 10_000 });
+    expect(await run('leave')).toContain('Left');
+    await vi.waitFor(() => expect(channel(DEFAULT_IDS.voice).status ?? null).toBeNull(), { timeout: 10_000 });
+    expect(h.discord.guilds[0]!.voiceStates.some((v) => v.userId === DEFAULT_IDS.bot)).toBe(false);
+  });
+
+  it('without Set Voice Channel Status: joins and leaves as usual, sends no status and warns about nothing', async () => {
+    await h.discord.setVoiceState(alice.id, guildId, PLAIN_VOICE);
+    const warnsBefore = logs.filter((l) => l.level >= 40).length;
+    expect(await run('join')).toContain('Joined');
+    expect(await run('leave')).toContain('Left');
+    expect(h.discord.requests.some((r) => r.path === `/channels/${PLAIN_VOICE}/voice-status`)).toBe(false);
+    expect(channel(PLAIN_VOICE).status ?? null).toBeNull();
+    expect(logs.filter((l) => l.level >= 40).slice(warnsBefore)).toEqual([]);
   });
 });
