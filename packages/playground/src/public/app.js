@@ -399,16 +399,21 @@ function renderAttachment(a) {
  * reader's scrolling only, not by the list's height: a command form opening (the list shrinks) or a
  * message growing does not make the reader miss what comes next.
  */
-const timeline = { following: true };
+const timeline = { following: true, scrolledTo: -1 };
 
 function followTimeline() {
   const list = $('#timeline');
-  if (timeline.following) list.scrollTop = list.scrollHeight;
+  if (!timeline.following) return;
+  list.scrollTop = list.scrollHeight;
+  timeline.scrolledTo = list.scrollTop;
 }
 
 function watchTimeline() {
   const list = $('#timeline');
   list.addEventListener('scroll', () => {
+    // The page's own scroll is not the reader's: its event can arrive after an image grew the list,
+    // which would look like the reader having scrolled up.
+    if (list.scrollTop === timeline.scrolledTo) return;
     timeline.following = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   });
   // The list shrinks when the command form opens or the window does: stay at the bottom if there.
