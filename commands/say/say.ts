@@ -1,5 +1,5 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import { described, named, type Command } from '../../src/discord/interactions/command.ts';
+import { described, named, STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf } from '../../src/discord/i18n.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
@@ -25,20 +25,8 @@ const data = {
       autocomplete: true,
       max_length: 100,
     },
-    {
-      type: ApplicationCommandOptionType.Number,
-      ...named('speed', '速さ'),
-      ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'),
-      min_value: 0.3,
-      max_value: 4,
-    },
-    {
-      type: ApplicationCommandOptionType.Number,
-      ...named('pitch', '高さ'),
-      ...described('Pitch -20 to 20', '高さ -20〜20'),
-      min_value: -20,
-      max_value: 20,
-    },
+    STANDARD_SPEED_OPTION,
+    STANDARD_PITCH_OPTION,
     {
       type: ApplicationCommandOptionType.Boolean,
       ...named('attach', '添付'),

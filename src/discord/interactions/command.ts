@@ -56,6 +56,24 @@ export function described(en: string, ja: string) {
   return { description: en, description_localizations: { ja, 'en-US': en } };
 }
 
+/** The standard endpoint's speed option (the service's range), as /say and /voice set declare it. */
+export const STANDARD_SPEED_OPTION = {
+  type: ApplicationCommandOptionType.Number,
+  ...named('speed', '速さ'),
+  ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'),
+  min_value: 0.3,
+  max_value: 4,
+} as const;
+
+/** The standard endpoint's pitch option (the service's range), as /say and /voice set declare it. */
+export const STANDARD_PITCH_OPTION = {
+  type: ApplicationCommandOptionType.Number,
+  ...named('pitch', '高さ'),
+  ...described('Pitch -20 to 20', '高さ -20〜20'),
+  min_value: -20,
+  max_value: 20,
+} as const;
+
 /**
  * Every command and subcommand as a member's client shows it in `lang` (its `name_localizations`),
  * keyed by the English names with `_` between and for `-`: `{ join: '/参加', voice_name: '/マイボイス 名前' }`.
