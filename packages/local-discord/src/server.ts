@@ -31,7 +31,7 @@ import { addBotToGuild, removeBotFromGuild } from './bot-membership.ts';
 import { banMember, deleteChannel, deleteMessages, editMessage } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
-import { parseBody } from './rest/body.ts';
+import { maskSecretFields, parseBody } from './rest/body.ts';
 import { channelRoutes } from './rest/channels.ts';
 import { guildRoutes } from './rest/guilds.ts';
 import { interactionRoutes } from './rest/interactions.ts';
@@ -331,6 +331,8 @@ class FakeDiscordServer implements FakeDiscord {
     };
     const parsed = await parseBody(raw, req.headers['content-type']);
     entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
+    // OAuth2 requests carry client secrets, codes and tokens: never in the log, even as a refused body.
+    if (entry.path.startsWith('/oauth2/')) entry.body = typeof entry.body === 'string' ? '***' : maskSecretFields(entry.body);
     this.requests.push(entry);
     let result: RouteResult;
     const fault = this.#takeFault(entry.method, entry.path);

@@ -28,8 +28,7 @@ export async function parseBody(raw: Buffer, contentType: string | undefined): P
   // OAuth2's token endpoints take forms (RFC 6749); their secrets never reach the request log.
   if (contentType !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType)) {
     const form = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
-    const logged = Object.fromEntries(Object.entries(form).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? '***' : v]));
-    return { ok: true, json: undefined, files: [], logged, form };
+    return { ok: true, json: undefined, files: [], logged: maskSecretFields(form), form };
   }
   if (contentType?.startsWith('application/json')) {
     try {
@@ -40,6 +39,12 @@ export async function parseBody(raw: Buffer, contentType: string | undefined): P
     }
   }
   return { ok: true, json: undefined, files: [], logged: raw.toString('utf8') };
+}
+
+/** `body` with its credential fields shown as `***` (OAuth2 requests, whatever their content type). */
+export function maskSecretFields(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? '***' : v]));
 }
 
 async function parseMultipart(raw: Buffer, contentType: string): Promise<ParsedBody> {
