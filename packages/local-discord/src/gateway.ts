@@ -133,9 +133,11 @@ export class FakeGateway extends EventEmitter {
     this.#wss.handleUpgrade(request, socket, head, (ws) => this.#wss.emit('connection', ws, request));
   }
 
-  /** True when a client is connected and has been sent READY + GUILD_CREATEs (or RESUMED). */
-  isReady(): boolean {
-    for (const session of this.sessions.values()) if (session.ready && session.socket) return true;
+  /** True when a client (of bot `botUserId`, when given) is connected and has been sent READY + GUILD_CREATEs (or RESUMED). */
+  isReady(botUserId?: string): boolean {
+    for (const session of this.sessions.values()) {
+      if (session.ready && session.socket && (botUserId === undefined || session.bot.user.id === botUserId)) return true;
+    }
     return false;
   }
 
@@ -152,14 +154,15 @@ export class FakeGateway extends EventEmitter {
     return guildId === undefined ? id === 0 : shardOf(guildId, count) === id;
   }
 
-  /** Resolves when a client is ready (see isReady). */
-  async waitForReady(timeoutMs: number): Promise<void> {
-    if (this.isReady()) return;
+  /** Resolves when a client (of bot `botUserId`, when given) is ready (see isReady). */
+  async waitForReady(timeoutMs: number, botUserId?: string): Promise<void> {
+    if (this.isReady(botUserId)) return;
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      await once(this, 'ready', { signal });
+      while (!this.isReady(botUserId)) await once(this, 'ready', { signal });
     } catch {
-      throw new LocalDiscordError('timeout', { message: `no client became ready within ${timeoutMs} ms` });
+      const who = botUserId === undefined ? 'client' : `client of bot ${botUserId}`;
+      throw new LocalDiscordError('timeout', { message: `no ${who} became ready within ${timeoutMs} ms` });
     }
   }
 

@@ -275,8 +275,8 @@ class FakeDiscordServer implements FakeDiscord {
   // The global waits match only what happens after the call (create the promise before the action),
   // so an entry left by an earlier test step never satisfies them.
 
-  waitForReady(timeoutMs = this.#state.options.waitTimeoutMs): Promise<void> {
-    return this.gateway.waitForReady(timeoutMs);
+  waitForReady(timeoutMs = this.#state.options.waitTimeoutMs, botUserId?: string): Promise<void> {
+    return this.gateway.waitForReady(timeoutMs, botUserId);
   }
 
   waitForMessage(predicate: (m: FakeMessage) => boolean = () => true, timeoutMs = this.#state.options.waitTimeoutMs): Promise<FakeMessage> {
@@ -316,7 +316,9 @@ class FakeDiscordServer implements FakeDiscord {
     if (raw === undefined) return reply(res, API_ERRORS.entityTooLarge);
     if (url.pathname.startsWith('/attachments/')) return this.#serveAttachment(req, res, url);
     if (AUTHORIZE_PATHS.has(url.pathname)) return this.#authorizePage(req, res, url, raw);
-    const routePath = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
+    // `/api/v10/...`, or `/api/...` without a version, which Discord also serves (OAuth2 libraries use it).
+    const prefix = url.pathname.startsWith(`${API_PREFIX}/`) ? API_PREFIX : /^\/api\/(?!v\d+\/)./.test(url.pathname) ? '/api' : undefined;
+    const routePath = prefix ? url.pathname.slice(prefix.length) : url.pathname;
     const segments = routePath
       .split('/')
       .slice(1)
@@ -338,7 +340,7 @@ class FakeDiscordServer implements FakeDiscord {
     const fault = this.#takeFault(entry.method, entry.path);
     if (fault) {
       result = fault;
-    } else if (!url.pathname.startsWith(`${API_PREFIX}/`)) {
+    } else if (prefix === undefined) {
       result = API_ERRORS.notFound;
     } else if (!parsed.ok) {
       result = parsed.error;

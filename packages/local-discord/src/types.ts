@@ -306,7 +306,8 @@ export interface FakeDiscord {
   addBotToGuild(applicationId: string, guildId: string, permissions?: bigint): Promise<void>;
   /** Kicks a bot from a guild: it leaves voice, its sessions get GUILD_DELETE, the others GUILD_MEMBER_REMOVE. */
   removeBotFromGuild(applicationId: string, guildId: string): Promise<void>;
-  waitForReady(timeoutMs?: number): Promise<void>;
+  /** Resolves when a client (of the bot with user id `botUserId`, when given) is ready. */
+  waitForReady(timeoutMs?: number, botUserId?: string): Promise<void>;
   sendMessage(m: SendMessageInput): Promise<{ id: string }>;
   sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
   /** Keeps a file a member uploads for an attachment option; pass the returned id as the option's value. */

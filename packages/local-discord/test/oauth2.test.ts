@@ -120,6 +120,9 @@ describe('OAuth2 for users', () => {
     const access = granted.json.access_token as string;
 
     expect(await bearer('/users/@me', access)).toMatchObject({ status: 200, json: { id: DEFAULT_IDS.bob, username: 'bob' } });
+    // OAuth2 libraries often call the API without a version, which Discord serves too.
+    const unversioned = await fetch(`${origin()}/api/users/@me`, { headers: { authorization: `Bearer ${access}` } });
+    expect(((await unversioned.json()) as { id: string }).id).toBe(DEFAULT_IDS.bob);
     const guilds = await bearer('/users/@me/guilds', access);
     expect(guilds.status).toBe(200);
     const [guild] = guilds.json as Array<{ id: string; owner: boolean; permissions: unknown }>;

@@ -73,6 +73,8 @@ describe('several bot applications', () => {
     expect(outside.status).toBe(404);
     expect(await outside.json()).toMatchObject({ code: 10004 });
     expect(fake.identifies.map((i) => i.botId)).toEqual([undefined, EXTRA.id]);
+    await fake.waitForReady(1000, EXTRA.id);
+    await expect(fake.waitForReady(50, '999')).rejects.toThrow(/bot 999/);
   });
 
   it('a member slash command goes to the main application only', async () => {
@@ -157,6 +159,8 @@ describe('several bot applications', () => {
     const me = extra.guilds.cache.get(away.id)!.members.me!;
     expect(me.permissions.bitfield).toBe(PERMISSIONS.Connect | PERMISSIONS.Speak | BigInt(away.roles[0]!.permissions));
     expect((await rest(`/guilds/${away.id}`, extraToken())).status).toBe(200);
+    // The bots already there see a new member (GUILD_MEMBER_ADD).
+    await expect.poll(() => main.guilds.cache.get(away.id)!.members.cache.has(EXTRA.id)).toBe(true);
 
     const left = new Promise<string>((resolve) => extra.once('guildDelete', (g) => resolve(g.id)));
     await fake.removeBotFromGuild(EXTRA.id, away.id);
@@ -164,5 +168,6 @@ describe('several bot applications', () => {
     expect(extra.guilds.cache.has(away.id)).toBe(false);
     expect((await rest(`/guilds/${away.id}`, extraToken())).status).toBe(404);
     expect(main.guilds.cache.has(away.id)).toBe(true);
+    await expect.poll(() => main.guilds.cache.get(away.id)!.members.cache.has(EXTRA.id)).toBe(false);
   });
 });
