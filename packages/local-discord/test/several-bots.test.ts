@@ -69,6 +69,9 @@ describe('several bot applications', () => {
     expect([...extra.guilds.cache.keys()]).toEqual([home.id]);
     const member = extra.guilds.cache.get(home.id)!.members.me!;
     expect(member.permissions.has('Connect') && member.permissions.has('ManageMessages')).toBe(true);
+    const listed = (await (await rest('/users/@me/guilds', extraToken())).json()) as Array<{ id: string; permissions: string }>;
+    expect(listed.map((g) => g.id)).toEqual([home.id]);
+    expect(listed[0]!.permissions).toBe(member.permissions.bitfield.toString());
     const outside = await rest(`/guilds/${away.id}/members/@me`, extraToken());
     expect(outside.status).toBe(404);
     expect(await outside.json()).toMatchObject({ code: 10004 });

@@ -11,7 +11,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { API_ERRORS } from '../errors.ts';
-import { memberPermissions, randomToken, toAPIUser, type FakeGuild } from '../fixtures.ts';
+import { randomToken, toAPIUser, type FakeGuild } from '../fixtures.ts';
+import { currentUserGuilds } from '../rest/users.ts';
 import type { RouteResult } from '../rest/router.ts';
 import type { DiscordState } from '../state.ts';
 import type { FakeBot } from '../types.ts';
@@ -139,27 +140,8 @@ export class OAuth2Grants {
   }
 
   #userGuilds(userId: string, query: URLSearchParams): unknown[] {
-    const limit = Math.min(200, Math.max(1, Number(query.get('limit') ?? 200) || 200));
-    const after = query.get('after');
-    const before = query.get('before');
-    const withCounts = query.get('with_counts') === 'true';
     const isMember = (g: FakeGuild) => g.ownerId === userId || g.members.some((m) => m.user.id === userId);
-    return this.#state.guilds
-      .filter(isMember)
-      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
-      .filter((g) => (after === null || BigInt(g.id) > BigInt(after)) && (before === null || BigInt(g.id) < BigInt(before)))
-      .slice(0, limit)
-      .map((g) => ({
-        id: g.id,
-        name: g.name,
-        icon: null,
-        banner: null,
-        owner: g.ownerId === userId,
-        // Discord sends the member's guild-wide permissions as a string (a bitfield beyond 2^53).
-        permissions: memberPermissions(g, userId).toString(),
-        features: [],
-        ...(withCounts ? { approximate_member_count: g.members.length, approximate_presence_count: 0 } : {}),
-      }));
+    return currentUserGuilds(this.#state.guilds, userId, isMember, query);
   }
 
   /** The application the request authenticates as: Basic auth, else client_id and client_secret in the body. */
