@@ -80,6 +80,8 @@ export interface GatewayOptions {
   mainBotId: string;
   /** Whether a bot is a member of a guild (it hears that guild's events only then). */
   inGuild: (botId: string, guildId: string) => boolean;
+  /** The bot a DM channel is with, when it is not the main bot. */
+  dmBot: (channelId: string) => string | undefined;
   guilds: FakeGuild[];
   heartbeatIntervalMs: number;
   /** Shards GET /gateway/bot recommends; clients may identify with any count. */
@@ -100,7 +102,7 @@ export interface DispatchOptions {
   guildId?: string;
   /**
    * The bots whose sessions receive it. Default: the bots in the event's guild; for an event of no
-   * guild, the main bot.
+   * guild, the bot whose DM channel it is in (the main bot unless another opened it).
    */
   botIds?: readonly string[];
   transform?: (d: unknown, session: GatewaySession) => unknown;
@@ -177,11 +179,13 @@ export class FakeGateway extends EventEmitter {
     }
     const writes: Promise<void>[] = [];
     const guildId = options.guildId ?? guildIdIn(d);
+    const channelId = (d as { channel_id?: unknown } | null)?.channel_id;
+    const dmBot = guildId === undefined && typeof channelId === 'string' ? this.#options.dmBot(channelId) : undefined;
     const hears = (botId: string) =>
       options.botIds
         ? options.botIds.includes(botId)
         : guildId === undefined
-          ? botId === this.#options.mainBotId
+          ? botId === (dmBot ?? this.#options.mainBotId)
           : this.#options.inGuild(botId, guildId);
     for (const session of this.sessions.values()) {
       if (!hears(session.bot.user.id)) continue;

@@ -100,6 +100,8 @@ export class DiscordState {
   readonly attachments = new Map<string, FakeAttachment>();
   /** DM channel id -> the recipient's user id. */
   readonly dmChannels = new Map<string, string>();
+  /** DM channel id -> the bot it is with, when that is not the main bot. */
+  readonly dmBots = new Map<string, string>();
   /** What the waits listen to: 'message', 'request', 'botVoiceState', `interaction:<id>`; and 'activity' (onActivity). */
   readonly events = new EventEmitter();
   #changeSeq = 0;
@@ -152,6 +154,7 @@ export class DiscordState {
       bot: (token) => this.bots.find((b) => b.token === token),
       mainBotId: botUser.id,
       inGuild: (botId, guildId) => this.inGuild(botId, guildId),
+      dmBot: (channelId) => this.dmBots.get(channelId),
       guilds: this.guilds,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       shardCount: this.options.shardCount,

@@ -8,11 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { createAudioPlayer, createAudioResource, entersState, joinVoiceChannel, StreamType, VoiceConnectionStatus } from '@discordjs/voice';
-import type { Client, GatewayDispatchPayload } from 'discord.js';
+import { GatewayIntentBits, type Client, type GatewayDispatchPayload } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../src/voice/server.ts';
-import { loginClient } from './helpers.ts';
+import { BOT_INTENTS, loginClient } from './helpers.ts';
 import { makeSineFiles } from './voice/helpers.ts';
 
 const EXTRA = { id: '1200000000000000002', username: 'yomiage-2' };
@@ -42,8 +42,9 @@ beforeAll(async () => {
   voice = await startFakeVoiceServer();
   trustCertificate(voice.caCertPem);
   fake = await startFakeDiscord({ guilds: [home, away], voiceServer: voice, extraBots: [{ user: EXTRA, guildIds: [home.id] }] });
-  main = await loginClient(fake);
-  extra = await loginClient(fake, {}, extraToken());
+  const intents = [...BOT_INTENTS, GatewayIntentBits.DirectMessages];
+  main = await loginClient(fake, { intents });
+  extra = await loginClient(fake, { intents }, extraToken());
   record(main);
   record(extra);
 });
@@ -78,6 +79,25 @@ describe('several bot applications', () => {
     expect(fake.identifies.map((i) => i.botId)).toEqual([undefined, EXTRA.id]);
     await fake.waitForReady(1000, EXTRA.id);
     await expect(fake.waitForReady(50, '999')).rejects.toThrow(/bot 999/);
+  });
+
+  it('each bot has its own DM channel with a member, and hears only the replies in its own', async () => {
+    const open = async (token: string) => {
+      const res = await fetch(`${fake.apiUrl}/v10/users/@me/channels`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ recipient_id: DEFAULT_IDS.alice }),
+      });
+      return ((await res.json()) as { id: string }).id;
+    };
+    const [mainDm, extraDm, extraAgain] = [await open(fake.token), await open(extraToken()), await open(extraToken())];
+    expect(extraDm).not.toBe(mainDm);
+    expect(extraAgain).toBe(extraDm);
+    await fake.sendMessage({ channelId: extraDm, author: { id: DEFAULT_IDS.alice, username: 'alice' }, content: 'to the second bot' });
+    const heard = (id: string) =>
+      seen.get(id)!.some((p) => p.t === 'MESSAGE_CREATE' && (p.d as { channel_id: string }).channel_id === extraDm);
+    await expect.poll(() => heard(EXTRA.id)).toBe(true);
+    expect(heard(DEFAULT_IDS.bot)).toBe(false);
   });
 
   it('a member slash command goes to the main application only', async () => {

@@ -47,14 +47,16 @@ export function userRoutes(router: Router, state: DiscordState): void {
     const user = state.findUser(params.user as string);
     return user ? ok(toAPIUser(user)) : API_ERRORS.unknownUser;
   });
-  // Create DM: one channel per recipient, reused on later calls.
-  router.on('POST', '/users/@me/channels', ({ json }) => {
+  // Create DM: one channel per bot and recipient, reused on later calls.
+  router.on('POST', '/users/@me/channels', ({ json, bot }) => {
     const recipient = state.findUser(String((json as Record<string, unknown> | undefined)?.recipient_id));
     if (!recipient) return API_ERRORS.unknownUser;
-    let channelId = [...state.dmChannels].find(([, userId]) => userId === recipient.id)?.[0];
+    const ours = (channelId: string) => (state.dmBots.get(channelId) ?? state.botUser.id) === bot.user.id;
+    let channelId = [...state.dmChannels].find(([id, userId]) => userId === recipient.id && ours(id))?.[0];
     if (!channelId) {
       channelId = snowflake();
       state.dmChannels.set(channelId, recipient.id);
+      if (bot !== state.mainBot) state.dmBots.set(channelId, bot.user.id);
     }
     return ok({ id: channelId, type: 1, last_message_id: null, flags: 0, recipients: [toAPIUser(recipient)] });
   });
