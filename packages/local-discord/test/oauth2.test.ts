@@ -10,7 +10,10 @@ const REDIRECT = 'http://127.0.0.1:9/auth/callback';
 let fake: FakeDiscord;
 
 beforeAll(async () => {
-  fake = await startFakeDiscord({ redirectUris: [REDIRECT] });
+  fake = await startFakeDiscord({
+    redirectUris: [REDIRECT],
+    extraBots: [{ user: { id: '1200000000000000002', username: 'yomiage-2' }, guildIds: [], redirectUris: [REDIRECT] }],
+  });
 });
 
 afterAll(async () => {
@@ -196,5 +199,36 @@ describe('OAuth2 for users', () => {
 
     const log = JSON.stringify(fake.requests);
     for (const secret of [app().clientSecret, code, access, first.json.refresh_token as string]) expect(log).not.toContain(secret);
+  });
+
+  it('bot and identify together: the bot joins the picked guild and the redirect carries the code, guild_id and permissions', async () => {
+    const extra = fake.bots[1]!;
+    const query = {
+      ...authorizeQuery({ client_id: extra.applicationId, scope: 'bot identify', permissions: '3145728' }),
+      guild_id: DEFAULT_IDS.guild,
+    };
+    const back = await consent(query, DEFAULT_IDS.owner);
+    if (typeof back === 'number') throw new Error(`consent answered ${back}`);
+    expect([back.searchParams.get('guild_id'), back.searchParams.get('permissions'), back.searchParams.get('state')]).toEqual([
+      DEFAULT_IDS.guild,
+      '3145728',
+      'st-1',
+    ]);
+    expect(fake.guilds[0]!.members.some((m) => m.user.id === extra.user.id)).toBe(true);
+    const granted = await token({
+      client_id: extra.applicationId,
+      client_secret: extra.clientSecret,
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+    });
+    expect(granted.json).toMatchObject({ token_type: 'Bearer', scope: 'bot identify' });
+    // Another application's secret does not redeem it.
+    expect(
+      await token({ ...secretBody(), grant_type: 'refresh_token', refresh_token: granted.json.refresh_token as string }),
+    ).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_grant' },
+    });
   });
 });
