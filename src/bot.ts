@@ -331,6 +331,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     voices: new VoiceChecker({ synthesizer }),
     buttons,
     onRefused: () => metrics.messages('refused'),
+    audience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
   });
   const audience = (guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null) =>
     delivery.audience(guildId, channelId, session);
@@ -427,6 +428,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         notices,
         logger,
         stillHeard: (guildId, audience) => delivery.stillHeard(guildId, audience),
+        requestAudience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
         chatChanges,
       });
       logger.info(

@@ -15,8 +15,8 @@ export default {
     const guildId = requireGuild(interaction);
     // The session of the member's voice channel (or of this text channel): another channel's queue is left alone.
     const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
-    requirePlaybackControl(interaction, session.channelId);
-    const count = ctx.voiceControl.clear(session);
+    requirePlaybackControl(interaction, session?.channelId ?? null);
+    const count = ctx.voiceControl.clear(guildId, session);
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.cleared', { count }) });
   },
 } satisfies Command;

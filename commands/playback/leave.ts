@@ -16,6 +16,7 @@ export default {
     const guildId = requireGuild(interaction);
     // The session of the member's voice channel (or of this text channel); the others keep reading.
     const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
+    if (!session) throw new UserError('voice.not_connected');
     // Stopping the reading for everyone: only a member in the call, or with Move Members.
     requirePlaybackControl(interaction, session.channelId);
     // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).

@@ -16,8 +16,8 @@ export default {
     const guildId = requireGuild(interaction);
     // The session of the member's voice channel (or of this text channel): the others keep playing.
     const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
-    requirePlaybackControl(interaction, session.channelId);
-    if (!ctx.voiceControl.skip(session)) throw new UserError('voice.nothing_to_skip');
+    requirePlaybackControl(interaction, session?.channelId ?? null);
+    if (!ctx.voiceControl.skip(guildId, session)) throw new UserError('voice.nothing_to_skip');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
   },
 } satisfies Command;

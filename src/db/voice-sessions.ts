@@ -27,7 +27,7 @@ const statements = (db: Db) => ({
     ON CONFLICT (voice_channel_id) DO UPDATE SET guild_id = excluded.guild_id, account_id = excluded.account_id,
       text_channel_id = excluded.text_channel_id, updated_at = excluded.updated_at`),
   delete: db.prepare<[string, string]>('DELETE FROM voice_sessions WHERE guild_id = ? AND voice_channel_id = ?'),
-  all: db.prepare<[], Row>('SELECT * FROM voice_sessions ORDER BY guild_id, updated_at'),
+  all: db.prepare<[], Row>('SELECT * FROM voice_sessions ORDER BY guild_id, updated_at, rowid'),
 });
 
 /**

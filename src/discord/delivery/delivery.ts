@@ -105,6 +105,17 @@ export class SpeechDelivery {
   }
 
   /**
+   * Who a /say or /narrate asked in `channelId` (by `userId`) now is for: the voice session that
+   * would play it (the one the channel is bound to, else the asker's, else the server's first) while
+   * it is heard (explicit requests are played there whenever they can), else the text channel it was
+   * asked in. Everything the session may play is one audience, so it is played one at a time, in order.
+   */
+  requestAudience(guildId: string, channelId: string, userId?: string): string {
+    const session = this.#sessionFor(guildId, channelId, userId);
+    return session && !session.suppressed ? voiceAudience(session.channelId) : textAudience(channelId);
+  }
+
+  /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
    * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics

@@ -28,6 +28,8 @@ export interface ResumeDeps {
   logger: Logger;
   /** Whether what was queued for a voice session's audience can still be played there (delivery.ts `stillHeard`). */
   stillHeard: (guildId: string, audience: string) => boolean;
+  /** Who a /say or /narrate of the channel is for now (delivery.ts `requestAudience`); without it, that text channel. */
+  requestAudience?: (guildId: string, channelId: string, userId?: string) => string;
   /** Deletions and edits: those made while no process listened are applied before anything is read. */
   chatChanges: ChatChanges;
 }
@@ -136,8 +138,14 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     kept = keep.filter((u) => !away.gone.has(u.id));
     // Merged only within one audience after the restore too: one queued for a voice session the bot is
     // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
-    const audienceNow = (u: Utterance) =>
-      u.audience !== undefined && deps.stillHeard(u.guildId, u.audience) ? u : { ...u, audience: textAudience(u.channelId) };
+    // A /say or /narrate goes to whoever it is for now: the voice session it was queued for when that is
+    // back, else the session that would take it now, or its channel.
+    const audienceNow = (u: Utterance) => {
+      if (u.audience !== undefined && deps.stillHeard(u.guildId, u.audience)) return u;
+      if (u.kind !== 'auto')
+        return { ...u, audience: deps.requestAudience?.(u.guildId, u.channelId, u.userId) ?? textAudience(u.channelId) };
+      return { ...u, audience: textAudience(u.channelId) };
+    };
     scheduler.restore(kept.map(audienceNow));
     editedAway = away.edited;
   } finally {

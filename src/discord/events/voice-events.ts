@@ -119,7 +119,7 @@ export class VoiceStateEvents {
     this.#deps.voice.setSuppressed(guildId, accountId, suppressed);
     if (!suppressed || before.suppressed) return;
     // Nobody hears what waits any more: it is not made (nor posted), and whoever asked is told.
-    this.#deps.control.clear(before, 'stage_audience');
+    this.#deps.control.ended(before, 'stage_audience');
     if (!before.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
     void this.#deps.notices.post(before.textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
@@ -140,7 +140,7 @@ export class VoiceStateEvents {
       { guildId: ended.guildId, channelId: ended.voiceChannelId, reason: ended.reason },
       'voice session ended without /leave',
     );
-    this.#deps.control.clear({ guildId: ended.guildId, channelId: ended.voiceChannelId }, 'disconnected');
+    this.#deps.control.ended({ guildId: ended.guildId, channelId: ended.voiceChannelId }, 'disconnected');
     void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId, ended.accountId);
     if (!ended.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);

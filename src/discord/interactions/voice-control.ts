@@ -1,6 +1,6 @@
 import { ChannelType, PermissionFlagsBits, type ChatInputCommandInteraction, type Client, type Guild } from 'discord.js';
 import type { NameReader } from '../../speech/names.ts';
-import type { SpeechScheduler } from '../../speech/queue.ts';
+import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from '../accounts.ts';
@@ -26,7 +26,7 @@ export interface VoiceControlDeps {
 
 /**
  * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: guards.ts). Whatever drops queued
- * speech goes through `clear`, so every /say and /narrate waiting is told why (delivery listens
+ * speech goes through `clear` or `ended`, so every /say and /narrate waiting is told why (delivery listens
  * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
  * as members expect after the bot left and rejoined. Each acts on one listening session (an
  * account in a voice channel, voice/manager.ts): /join picks the account (account-choice.ts).
@@ -118,36 +118,55 @@ export class VoiceControl {
 
   /**
    * The session a playback command acts on: the one in the member's voice channel, else the one
-   * bound to the text channel it was used in, else the server's only one. Throws what to tell
-   * the member when the bot reads no voice channel there, or several and none of these.
+   * bound to the text channel it was used in, else the server's only one; null when the bot reads
+   * no voice channel there. Throws what to tell the member when it reads several and none of these.
    */
-  sessionFor(guildId: string, memberChannelId: string | null, textChannelId: string | null): SessionInfo {
+  sessionFor(guildId: string, memberChannelId: string | null, textChannelId: string | null): SessionInfo | null {
     const { voice } = this.#deps;
     const sessions = voice.sessions(guildId);
+    if (sessions.length === 0) return null;
     const found =
       (memberChannelId ? voice.at(guildId, memberChannelId) : undefined) ??
       (textChannelId ? voice.boundTo(guildId, textChannelId) : undefined) ??
       (sessions.length === 1 ? sessions[0] : undefined);
-    if (found) return found;
-    throw new UserError(sessions.length === 0 ? 'voice.not_connected' : 'voice.which_session');
+    if (!found) throw new UserError('voice.which_session');
+    return found;
   }
 
-  /** /skip: stops what is being delivered now in the session; false when nothing is. */
-  skip(session: SessionInfo): boolean {
-    return this.#deps.scheduler.skip(session.guildId);
+  /** /skip: stops what the session hears now (without one: whatever the guild is delivered); false when nothing is. */
+  skip(guildId: string, session: SessionInfo | null): boolean {
+    const { scheduler } = this.#deps;
+    if (session) return scheduler.skip(voiceAudience(session.channelId));
+    let skipped = false;
+    for (const { audience } of scheduler.stats().filter((s) => s.guildId === guildId)) skipped = scheduler.skip(audience) || skipped;
+    return skipped;
   }
 
-  /** Drops everything queued for the session (each /say or /narrate waiting is told why); the next message is named. */
-  clear(session: Pick<SessionInfo, 'guildId' | 'channelId'>, reason: ClearReason = 'clear'): number {
-    this.#deps.names.forget(session.guildId);
-    return this.#deps.scheduler.clear(session.guildId, reason);
+  /**
+   * /clear: drops what waits for the session (without one: everything queued in the guild); each
+   * /say or /narrate waiting is told why; the next message is named. The other sessions' queues stay.
+   */
+  clear(guildId: string, session: Pick<SessionInfo, 'channelId'> | null, reason: ClearReason = 'clear'): number {
+    this.#deps.names.forget(guildId);
+    const { scheduler } = this.#deps;
+    return session ? scheduler.clear(voiceAudience(session.channelId), reason) : scheduler.clearGuild(guildId, reason);
+  }
+
+  /**
+   * A session ended (left, nobody left, disconnected, a stage's audience): what waited for it is
+   * dropped; once it was the server's last, everything the server had queued goes too, as when the
+   * bot read one voice channel.
+   */
+  ended(session: Pick<SessionInfo, 'guildId' | 'channelId'>, reason: ClearReason): number {
+    const last = this.#deps.voice.sessions(session.guildId).every((s) => s.channelId === session.channelId);
+    return this.clear(session.guildId, last ? null : session, reason);
   }
 
   /** /leave: leaves the session's voice channel for good (not rejoined after a restart) and drops what was queued for it. */
   async leave(session: SessionInfo): Promise<boolean> {
     await this.#deps.status?.clear(session.guildId, session.channelId, session.accountId);
     if (!this.#deps.voice.leave(session.guildId, session.channelId)) return false;
-    this.clear(session, 'leave');
+    this.ended(session, 'leave');
     return true;
   }
 
@@ -156,6 +175,6 @@ export class VoiceControl {
     this.#deps.logger.info({ guildId: session.guildId, channelId: session.channelId }, 'no human left in the voice channel; leaving');
     await this.#deps.status?.clear(session.guildId, session.channelId, session.accountId);
     this.#deps.voice.leave(session.guildId, session.channelId);
-    this.clear(session, 'auto_leave');
+    this.ended(session, 'auto_leave');
   }
 }
