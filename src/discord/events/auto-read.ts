@@ -94,7 +94,9 @@ export class AutoReader {
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
     const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
     if (!body) return;
-    const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
+    const audience = hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session);
+    // Named per audience: a speaker in another voice channel of the server does not make this one's named again.
+    const prefix = this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId,
       userId: message.author.id,
@@ -104,7 +106,7 @@ export class AutoReader {
       ...(prefix ? { prefix } : {}),
       lang,
       ...effectiveVoice(settings, user),
-      audience: hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session),
+      audience,
       meta: {
         delivery: { kind: 'message', channelId, messageId: message.id },
         lang,

@@ -147,7 +147,7 @@ export class VoiceControl {
    * /say or /narrate waiting is told why; the next message is named. The other sessions' queues stay.
    */
   clear(guildId: string, session: Pick<SessionInfo, 'channelId'> | null, reason: ClearReason = 'clear'): number {
-    this.#deps.names.forget(guildId);
+    this.#deps.names.forget(session ? `${guildId}:${voiceAudience(session.channelId)}` : `${guildId}:`);
     const { scheduler } = this.#deps;
     return session ? scheduler.clear(voiceAudience(session.channelId), reason) : scheduler.clearGuild(guildId, reason);
   }
