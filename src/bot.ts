@@ -405,7 +405,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     metrics,
     media,
     // One probe shared by /readyz and the shard manager's questions (at most one write a second).
-    readiness: botReadiness({ client, db, media }),
+    readiness: botReadiness({ client, extras, db, media }),
     async start() {
       // Every account logged in before anything is rejoined (a session may be an extra account's).
       const tokens = [config.discord.token, ...config.discord.extraTokens];
