@@ -135,6 +135,13 @@ async function say(mark: string, texts: readonly string[]): Promise<void> {
   for (const content of texts) await discord.sendMessage({ channelId: s.text, author: s.listener, content });
 }
 
+/** Each text's clip length, measured once (the measurements share the emulator's rate window for their address). */
+const measured = new Map<string, Promise<number>>();
+function clipMs(text: string): Promise<number> {
+  if (!measured.has(text)) measured.set(text, mp3DurationOf(emulator, text));
+  return measured.get(text)!;
+}
+
 /** The bot's standard requests (not the test's own, asked again from another address to measure a clip). */
 function botTexts(): Array<{ text: string }> {
   return emulator
@@ -164,8 +171,7 @@ async function expectEachChannelHearsOnlyItsOwn(lines: readonly string[], since:
     message: 'every request heard',
   });
   expect(texts().filter((t) => t.includes(RED) && t.includes(BLUE))).toEqual([]);
-  const durations = async (mark: string) =>
-    Promise.all([...new Set(texts().filter((t) => t.includes(mark)))].map((t) => mp3DurationOf(emulator, t)));
+  const durations = async (mark: string) => Promise.all([...new Set(texts().filter((t) => t.includes(mark)))].map((t) => clipMs(t)));
   for (const s of SESSIONS) {
     const [ownMs, otherMs] = await Promise.all([durations(s.mark), durations(s.mark === RED ? BLUE : RED)]);
     const heard = heardIn(s.voice);
@@ -214,8 +220,8 @@ describe('two accounts read two voice channels of one server', () => {
         voice.waitForAudio({ guildId, channelId, startedAfter: at, minDurationMs: 500, timeoutMs: 20_000 }),
       ),
     );
-    expect(skipped!.durationMs).toBeLessThan((await mp3DurationOf(emulator, requestOf(RED))) * 0.7);
-    const keptMs = await mp3DurationOf(emulator, requestOf(BLUE));
+    expect(skipped!.durationMs).toBeLessThan((await clipMs(requestOf(RED))) * 0.7);
+    const keptMs = await clipMs(requestOf(BLUE));
     expect(Math.abs(kept!.durationMs - keptMs) / keptMs).toBeLessThan(0.1);
   }, 60_000);
 
@@ -252,6 +258,39 @@ describe('two accounts read two voice channels of one server', () => {
     emulator.setLatency('standard', 0);
     await expectEachChannelHearsOnlyItsOwn([red('再一'), red('再二'), blue('再一'), blue('再二')], since);
     // One IP, one rate window for every account: the service never answered 429.
-    expect(emulator.requests().filter((r) => r.target === 'standard' && r.status === 429)).toEqual([]);
+    expect(
+      emulator.requests().filter((r) => r.target === 'standard' && r.status === 429 && r.headers['x-forwarded-for'] === undefined),
+    ).toEqual([]);
   }, 120_000);
+  it("a member joining one channel is announced in that channel's session only, and the account leaves when its last listener does", async () => {
+    expect(
+      String(
+        (await command(bob, TEXT_A, 'config', [{ name: 'announce', type: 1, options: [{ name: 'value', type: 5, value: true }] }])).data
+          ?.content,
+      ),
+    ).toBeTruthy();
+    const since = { requests: botTexts().length, at: performance.now() };
+    await discord.setVoiceState(owner.id, guildId, VOICE_B);
+    await vi.waitUntil(
+      () =>
+        botTexts()
+          .slice(since.requests)
+          .some((r) => r.text.includes('入室')),
+      {
+        timeout: 20_000,
+        message: 'the announcement requested',
+      },
+    );
+    // Said in Voice 2 by its own account, to Bob; nothing in #Voice.
+    const heard = await voice.waitForAudio({ guildId, channelId: VOICE_B, startedAfter: since.at, minDurationMs: 200, timeoutMs: 20_000 });
+    expect(heard.userId).toBe(EXTRA.id);
+    expect(e2eeProblems(playedFrames(voice, heard), [bob.id])).toEqual([]);
+    expect(voice.utterances(guildId, { channelId: VOICE_A }).filter((u) => u.start >= since.at)).toEqual([]);
+    // Everyone leaves Voice 2: its account leaves; the main account stays in #Voice with Alice.
+    const left = discord.waitForBotVoiceState((v) => v.botId === EXTRA.id && v.channelId === null, 20_000);
+    await discord.setVoiceState(owner.id, guildId, null);
+    await discord.setVoiceState(bob.id, guildId, null);
+    await left;
+    expect(discord.botVoiceStates.filter((v) => (v.botId ?? DEFAULT_IDS.bot) === DEFAULT_IDS.bot).at(-1)?.channelId).toBe(VOICE_A);
+  }, 60_000);
 });
