@@ -262,7 +262,7 @@ describe('two accounts read two voice channels of one server', () => {
       emulator.requests().filter((r) => r.target === 'standard' && r.status === 429 && r.headers['x-forwarded-for'] === undefined),
     ).toEqual([]);
   }, 120_000);
-  it("a member joining one channel is announced in that channel's session only, and the account leaves when its last listener does", async () => {
+  it("a member joining one channel is announced in that channel's session only; an account leaves when its last listener does, and auto-join brings a free one", async () => {
     expect(
       String(
         (await command(bob, TEXT_A, 'config', [{ name: 'announce', type: 1, options: [{ name: 'value', type: 5, value: true }] }])).data
@@ -291,6 +291,13 @@ describe('two accounts read two voice channels of one server', () => {
     await discord.setVoiceState(owner.id, guildId, null);
     await discord.setVoiceState(bob.id, guildId, null);
     await left;
+    expect(discord.botVoiceStates.filter((v) => (v.botId ?? DEFAULT_IDS.bot) === DEFAULT_IDS.bot).at(-1)?.channelId).toBe(VOICE_A);
+    // Auto-join set on Voice 2: the first member to enter brings the free account there; the main one stays.
+    const autoJoin = [{ name: 'auto-join', type: 1, options: [{ name: 'channel', type: 7, value: VOICE_B }] }];
+    expect(String((await command(bob, TEXT_A, 'config', autoJoin)).data?.content)).toContain(VOICE_B);
+    const joined = discord.waitForBotVoiceState((v) => v.botId === EXTRA.id && v.channelId === VOICE_B, 20_000);
+    await discord.setVoiceState(bob.id, guildId, VOICE_B);
+    await joined;
     expect(discord.botVoiceStates.filter((v) => (v.botId ?? DEFAULT_IDS.bot) === DEFAULT_IDS.bot).at(-1)?.channelId).toBe(VOICE_A);
   }, 60_000);
 });
