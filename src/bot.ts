@@ -10,7 +10,7 @@ import { CharacterBudget } from './speech/budget.ts';
 import { GlobalDictionary } from './speech/global-dictionary.ts';
 import { AudioCache } from './speech/cache.ts';
 import { NameReader } from './speech/names.ts';
-import { SpeechScheduler } from './speech/queue.ts';
+import { audienceOf, SpeechScheduler } from './speech/queue.ts';
 import { PendingUtteranceStore } from './speech/queue-store.ts';
 import { createSynthesizer } from './speech/synthesize.ts';
 import { VoiceChecker } from './speech/voice-check.ts';
@@ -49,6 +49,7 @@ import { ButtonQuestions } from './discord/interactions/buttons.ts';
 import type { ClearReason } from './discord/delivery/meta.ts';
 import { NarrateJobs } from '../commands/narrate/narrate-jobs.ts';
 import { inviteUrl } from './discord/invite.ts';
+import { BotAccounts } from './discord/accounts.ts';
 import { Notices } from './discord/delivery/notices.ts';
 import { InteractionReplies } from './discord/delivery/replies.ts';
 import { SpeechRequests } from './discord/delivery/requests.ts';
@@ -233,8 +234,15 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     limiter,
   });
   const voiceSessions = new VoiceSessionStore(db, { clock });
-  const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), memory: voiceSessions, ...options.voice });
+  // The main account's id is known once it logged in (before any session is joined).
+  const voice = new VoiceManager({
+    logger: logger.child({ component: 'voice' }),
+    memory: voiceSessions,
+    isMain: (accountId) => accountId === accounts.mainId,
+    ...options.voice,
+  });
 
+  const discordRest = { agent: discordRestAgent(), ...(config.discord.apiUrl ? { api: config.discord.apiUrl } : {}) };
   const client = new Client({
     intents: [
       GatewayIntentBits.Guilds,
@@ -256,9 +264,23 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     // Nothing the bot sends pings anyone, whatever a message's text contains.
     allowedMentions: { parse: [], repliedUser: false },
     // Its own HTTP agent: no library imported into this process can change where REST calls go.
-    rest: { agent: discordRestAgent(), ...(config.discord.apiUrl ? { api: config.discord.apiUrl } : {}) },
+    rest: discordRest,
     ...options.clientOptions,
   });
+  // The extra accounts (EXTRA_DISCORD_TOKENS) only join voice channels: their servers, their own
+  // voice states and nothing else, over the same shards as the main account (so a server's shard
+  // lives in one process for every account).
+  const extras = config.discord.extraTokens.map(
+    () =>
+      new Client({
+        intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
+        makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
+        allowedMentions: { parse: [], repliedUser: false },
+        rest: discordRest,
+        ...options.clientOptions,
+      }),
+  );
+  const accounts = new BotAccounts(client, extras);
   const now = () => clock.now();
   loadEmojiNames(); // before any voice plays (src/speech/emoji.ts)
   const names = new NameReader({ clock });
@@ -285,12 +307,19 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const staleNotices = new StaleDropNotices({ voice, repos, scheduler, logger, now, minIntervalMs: options.staleNoticeIntervalMs });
   scheduler.on('dropped', ({ guildId, items }) => {
     logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind');
-    staleNotices.onDropped(guildId, items.length);
+    // Told in the session each was queued for.
+    const byAudience = Map.groupBy(items, (item) => audienceOf(item));
+    for (const [audience, dropped] of byAudience) staleNotices.onDropped(guildId, dropped.length, audience);
   });
 
   // What turns Discord's events into speech: commands, messages, voice states.
-  const voiceStatus = new VoiceChannelStatus({ client, repos, logger: logger.child({ component: 'voice-status' }) });
-  const voiceControl = new VoiceControl({ client, voice, scheduler, names, logger, status: voiceStatus });
+  const voiceStatus = new VoiceChannelStatus({
+    client,
+    clientOf: (accountId) => accounts.client(accountId),
+    repos,
+    logger: logger.child({ component: 'voice-status' }),
+  });
+  const voiceControl = new VoiceControl({ client, accounts, voice, scheduler, names, logger, status: voiceStatus });
   const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
   const requests = new SpeechRequests({
     client,
@@ -302,8 +331,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     voices: new VoiceChecker({ synthesizer }),
     buttons,
     onRefused: () => metrics.messages('refused'),
+    audience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
   });
-  const audience = (guildId: string, channelId: string) => delivery.audience(guildId, channelId);
+  const audience = (guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null) =>
+    delivery.audience(guildId, channelId, session);
   const autoRead = new AutoReader({
     voice,
     repos,
@@ -315,6 +346,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   const voiceEvents = new VoiceStateEvents({
     client,
+    accounts,
     voice,
     repos,
     scheduler,
@@ -346,6 +378,17 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         .onVoiceState(oldState, newState)
         .catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );
+  // Each account's own voice state, from its own gateway connection.
+  for (const account of accounts.clients) {
+    account.on(Events.VoiceStateUpdate, (oldState, newState) => {
+      if (newState.id === account.user?.id) voiceEvents.ownState(newState.id, oldState, newState);
+    });
+    if (account === client) continue;
+    account.on(Events.Error, (error) => logger.error({ err: error, account: account.user?.id }, 'discord client error (extra account)'));
+    account.on(Events.ShardDisconnect, (event, shardId) =>
+      logger.warn({ code: event.code, shardId, account: account.user?.id }, 'gateway disconnected (extra account)'),
+    );
+  }
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
 
@@ -362,14 +405,21 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     metrics,
     media,
     // One probe shared by /readyz and the shard manager's questions (at most one write a second).
-    readiness: botReadiness({ client, db, media }),
+    readiness: botReadiness({ client, extras, db, media }),
     async start() {
-      const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
-      await client.login(config.discord.token);
-      await ready;
+      // Every account logged in before anything is rejoined (a session may be an extra account's).
+      const tokens = [config.discord.token, ...config.discord.extraTokens];
+      await Promise.all(
+        accounts.clients.map(async (account, i) => {
+          const ready = new Promise<void>((resolve) => account.once(Events.ClientReady, () => resolve()));
+          await account.login(tokens[i]);
+          await ready;
+        }),
+      );
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({
         client,
+        accounts,
         voice,
         sessions: voiceSessions,
         store: pendingStore,
@@ -377,7 +427,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         repos,
         notices,
         logger,
-        audience,
+        stillHeard: (guildId, audience) => delivery.stillHeard(guildId, audience),
+        requestAudience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
         chatChanges,
       });
       logger.info(
@@ -387,6 +438,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
           ...resumed,
           user: client.user?.tag,
           invite: client.application ? inviteUrl(client.application.id) : undefined,
+          // Each extra account's own invite: a server reads as many voice channels at once as it has accounts.
+          ...(extras.length > 0
+            ? { extraAccounts: extras.map((e) => ({ user: e.user?.tag, invite: e.application ? inviteUrl(e.application.id) : undefined })) }
+            : {}),
         },
         'bot ready',
       );
@@ -425,7 +480,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       // Jobs left unfinished are the next process's to resume at once, not after the lease runs out.
       await jobs.releaseLeases().catch((error: unknown) => logger.warn({ err: error }, 'could not release advanced job leases'));
       voice.destroyAll();
-      await client.destroy();
+      await Promise.all(accounts.clients.map((account) => account.destroy()));
       // Writes another process's lock kept in memory: written now (waiting is fine at shutdown).
       await pendingStore.close();
       // A miss's Ogg Opus still being written goes into the cache before the database closes.

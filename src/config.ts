@@ -39,16 +39,42 @@ const postgresUrl = z
     error: 'must be a PostgreSQL URL such as postgres://user:password@host:5432/database',
   });
 
-// The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
-const discordSchema = z.object({
-  DISCORD_TOKEN: z
-    .string({ error: 'is required' })
-    .trim()
-    .regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'does not look like a bot token (three dot-separated parts, from the Developer Portal)'),
-  DISCORD_API_URL: tokenUrl('').optional(),
-});
+const BOT_TOKEN = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
-const schema = discordSchema.extend({
+// The Discord variables, checked by the same rules for `npm start` and `npm run deploy-commands`.
+const discordSchema = z
+  .object({
+    DISCORD_TOKEN: z
+      .string({ error: 'is required' })
+      .trim()
+      .regex(BOT_TOKEN, 'does not look like a bot token (three dot-separated parts, from the Developer Portal)'),
+    DISCORD_API_URL: tokenUrl('').optional(),
+    // Extra bot accounts (each its own application), comma separated: one voice channel per server each.
+    EXTRA_DISCORD_TOKENS: z
+      .string()
+      .transform((v) => v.split(',').map((t) => t.trim()))
+      .superRefine((tokens, ctx) => {
+        // Which one is wrong by its position, never by its value (a token).
+        const bad = tokens.findIndex((t) => !BOT_TOKEN.test(t));
+        if (bad >= 0)
+          ctx.addIssue({
+            code: 'custom',
+            message: `token ${bad + 1} of ${tokens.length} does not look like a bot token (tokens separated by commas, each from its application's Bot page)`,
+          });
+        else if (new Set(tokens).size < tokens.length) ctx.addIssue({ code: 'custom', message: 'lists the same token twice' });
+      })
+      .optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.EXTRA_DISCORD_TOKENS?.includes(e.DISCORD_TOKEN))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EXTRA_DISCORD_TOKENS'],
+        message: 'lists DISCORD_TOKEN (the main account): extras are other applications',
+      });
+  });
+
+const schema = discordSchema.safeExtend({
   TTS_TOKEN: z
     .string({ error: 'is required' })
     .trim()
@@ -109,7 +135,8 @@ const schema = discordSchema.extend({
 export type Env = z.infer<typeof schema>;
 
 export interface Config {
-  discord: { token: string; apiUrl: string | undefined };
+  /** The main account (`token`: slash commands, chat) and the extra accounts that only join voice channels. */
+  discord: { token: string; apiUrl: string | undefined; extraTokens: string[] };
   tts: { token: string; baseUrl: string; plan: 'free' | 'paid'; allowLoopback: boolean };
   dataDir: string;
   logLevel: Env['LOG_LEVEL'];
@@ -177,7 +204,7 @@ function parse<S extends z.ZodType>(s: S, env: Record<string, string | undefined
 /** Only the Discord variables (`npm run deploy-commands` needs no TTS_TOKEN); the same rules as loadConfig. */
 export function loadDiscordConfig(env: Record<string, string | undefined> = process.env): Config['discord'] {
   const e = parse(discordSchema, env);
-  return { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL };
+  return { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL, extraTokens: e.EXTRA_DISCORD_TOKENS ?? [] };
 }
 
 /** Parses the environment; throws ConfigError naming every bad variable (never echoing values). */
@@ -186,7 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const sharding = parseSharding(e);
   const baseHost = new URL(e.TTS_BASE_URL).hostname;
   return {
-    discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL },
+    discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL, extraTokens: e.EXTRA_DISCORD_TOKENS ?? [] },
     tts: { token: e.TTS_TOKEN, baseUrl: e.TTS_BASE_URL.replace(/\/+$/, ''), plan: e.TTS_PLAN, allowLoopback: LOOPBACK.has(baseHost) },
     dataDir: e.DATA_DIR,
     logLevel: e.LOG_LEVEL,

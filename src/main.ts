@@ -29,6 +29,7 @@ try {
 }
 const secrets = [
   config.discord.token,
+  ...config.discord.extraTokens,
   config.tts.token,
   ...urlPasswords(config),
   ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : []),

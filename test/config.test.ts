@@ -50,6 +50,36 @@ describe('the Discord variables', () => {
   });
 });
 
+describe('EXTRA_DISCORD_TOKENS: the extra bot accounts', () => {
+  const problem = (extra: string) => {
+    try {
+      loadConfig({ ...REQUIRED, EXTRA_DISCORD_TOKENS: extra });
+    } catch (error) {
+      return { variables: (error as ConfigError).variables, message: (error as Error).message };
+    }
+    return undefined;
+  };
+
+  it('GIVEN nothing set THEN no extra account; GIVEN two tokens with spaces THEN both, trimmed, in order', () => {
+    expect(loadConfig(REQUIRED).discord.extraTokens).toEqual([]);
+    expect(loadConfig({ ...REQUIRED, EXTRA_DISCORD_TOKENS: ' dddd.eeee.ffff , gggg.hhhh.iiii' }).discord.extraTokens).toEqual([
+      'dddd.eeee.ffff',
+      'gggg.hhhh.iiii',
+    ]);
+  });
+
+  it('GIVEN a malformed, a repeated or the main token THEN start-up refuses naming the variable and the position, never the value', () => {
+    const bad = problem('dddd.eeee.ffff,secret-but-malformed');
+    expect(bad?.variables).toEqual(['EXTRA_DISCORD_TOKENS']);
+    expect(bad?.message).toContain('token 2 of 2 does not look like a bot token');
+    expect(bad?.message).not.toContain('secret-but-malformed');
+    expect(problem('dddd.eeee.ffff,dddd.eeee.ffff')?.message).toContain('EXTRA_DISCORD_TOKENS: lists the same token twice');
+    const main = problem(`dddd.eeee.ffff,${REQUIRED.DISCORD_TOKEN}`);
+    expect(main?.message).toContain('EXTRA_DISCORD_TOKENS: lists DISCORD_TOKEN');
+    expect(main?.message).not.toContain(REQUIRED.DISCORD_TOKEN);
+  });
+});
+
 describe('URLs a token travels to: plain http only to this machine', () => {
   const refusal = (env: Record<string, string>) => {
     try {

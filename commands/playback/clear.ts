@@ -1,6 +1,6 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
-import { requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
+import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {
@@ -13,8 +13,10 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    requirePlaybackControl(interaction, ctx.voice.voiceChannel(guildId));
-    const count = ctx.voiceControl.clear(guildId);
+    // The session of the member's voice channel (or of this text channel): another channel's queue is left alone.
+    const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
+    requirePlaybackControl(interaction, session?.channelId ?? null);
+    const count = ctx.voiceControl.clear(guildId, session);
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.cleared', { count }) });
   },
 } satisfies Command;

@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
+import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {
@@ -14,12 +14,13 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    const botChannelId = ctx.voice.voiceChannel(guildId);
-    if (botChannelId === null) throw new UserError('voice.not_connected');
+    // The session of the member's voice channel (or of this text channel); the others keep reading.
+    const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
+    if (!session) throw new UserError('voice.not_connected');
     // Stopping the reading for everyone: only a member in the call, or with Move Members.
-    requirePlaybackControl(interaction, botChannelId);
+    requirePlaybackControl(interaction, session.channelId);
     // Queued /say and /narrate replies are told why they were not read (VoiceControl.leave).
-    if (!(await ctx.voiceControl.leave(guildId))) throw new UserError('voice.not_connected');
+    if (!(await ctx.voiceControl.leave(session))) throw new UserError('voice.not_connected');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.left') });
   },
 } satisfies Command;

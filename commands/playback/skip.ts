@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
+import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 
 const data = {
@@ -14,8 +14,10 @@ export default {
   data,
   async execute(interaction, ctx) {
     const guildId = requireGuild(interaction);
-    requirePlaybackControl(interaction, ctx.voice.voiceChannel(guildId));
-    if (!ctx.voiceControl.skip(guildId)) throw new UserError('voice.nothing_to_skip');
+    // The session of the member's voice channel (or of this text channel): the others keep playing.
+    const session = ctx.voiceControl.sessionFor(guildId, memberVoiceChannel(interaction), interaction.channelId);
+    requirePlaybackControl(interaction, session?.channelId ?? null);
+    if (!ctx.voiceControl.skip(guildId, session)) throw new UserError('voice.nothing_to_skip');
     await interaction.reply({ content: t(langOf(interaction.locale), 'voice.skipped') });
   },
 } satisfies Command;

@@ -90,9 +90,8 @@ export async function runVoicePreview(
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   // An id not on the known list is confirmed first, by the member, as /voice set and /say do.
   if (!requests.isKnownVoice(voice)) await requests.confirmVoice(voice, guildId, userId);
-  const botChannel = ctx.voice.isConnected(guildId) ? ctx.voice.voiceChannel(guildId) : null;
   const memberChannel = interaction.guild?.voiceStates.cache.get(userId)?.channelId ?? null;
-  // Played only where the member is listening with the bot; anywhere else the others would hear it instead.
-  const played = botChannel !== null && botChannel === memberChannel;
+  // Played only where the member is listening with one of the bot's accounts; anywhere else the others would hear it instead.
+  const played = memberChannel !== null && ctx.voice.isConnected(guildId, memberChannel);
   await requests.enqueue(interaction, input, played ? {} : { attachOnly: true });
 }

@@ -24,8 +24,12 @@ export function botPermissions(table: readonly { permissions: readonly Permissio
   return table.flatMap((row) => row.permissions).reduce((bits, name) => bits | PermissionFlagsBits[name], 0n);
 }
 
-/** The URL a server admin opens to add the bot to their server with those permissions. */
-export function inviteUrl(applicationId: string): string {
+/**
+ * The URL a server admin opens to add the bot (or one of its extra accounts) to their server with
+ * those permissions; with `guildId`, that server is chosen in advance on Discord's page.
+ */
+export function inviteUrl(applicationId: string, guildId?: string): string {
   const query = `client_id=${encodeURIComponent(applicationId)}&scope=${INVITE_SCOPES.join('+')}&permissions=${botPermissions()}`;
-  return `https://discord.com/oauth2/authorize?${query}`;
+  const guild = guildId ? `&guild_id=${encodeURIComponent(guildId)}&disable_guild_select=true` : '';
+  return `https://discord.com/oauth2/authorize?${query}${guild}`;
 }

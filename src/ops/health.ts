@@ -12,6 +12,8 @@ import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 /** What a bot process's readiness reads. */
 export interface BotHealthDeps {
   client: Pick<Client, 'ws'>;
+  /** The extra accounts' clients (EXTRA_DISCORD_TOKENS): their shards must be ready too, named `account<N>:<shard>`. */
+  extras?: ReadonlyArray<Pick<Client, 'ws'>>;
   db: Db;
   media: MediaSupport;
 }
@@ -41,7 +43,12 @@ export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}
   };
   return async () => {
     const shards = [...deps.client.ws.shards.values()];
-    const down = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
+    const down: Array<string | number> = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
+    for (const [i, extra] of (deps.extras ?? []).entries()) {
+      const theirs = [...extra.ws.shards.values()];
+      if (theirs.length === 0) down.push(`account${i + 1}:none`);
+      for (const s of theirs) if (s.status !== Status.Ready) down.push(`account${i + 1}:${s.id}`);
+    }
     const gateway: Check =
       shards.length > 0 && down.length === 0
         ? { ok: true }

@@ -40,12 +40,16 @@ export function speakableName(
   return /[\p{L}\p{N}]/u.test(s) ? s : '';
 }
 
-/** Decides, per guild, whether the next message is prefixed with its author's name. */
+/**
+ * Decides, per audience (what one group of people hears: a guild's voice session, or a text
+ * channel's posts), whether the next message is prefixed with its author's name: two voice
+ * channels of one server each name their own speakers. Keys are `{guildId}:{audience}`.
+ */
 export class NameReader {
   readonly #clock: Clock;
   readonly #windowMs: number;
   readonly #maxNameChars: number;
-  /** guildId -> who spoke last and when; one entry per guild, so no pruning is needed. */
+  /** `{guildId}:{audience}` -> who spoke last and when; one entry per audience, so no pruning is needed. */
   readonly #last = new Map<string, { authorId: string; at: number }>();
 
   constructor(options: NameReaderOptions = {}) {
@@ -57,11 +61,11 @@ export class NameReader {
 
   /**
    * The spoken prefix for a message ("{name}、" / "{name} said, "), or '' when name reading is
-   * disabled, the name has nothing speakable, or the same author spoke last in this guild within
+   * disabled, the name has nothing speakable, or the same author spoke last to this audience within
    * the window (anyone else speaking in between resets it). Every call records the speaker.
    */
   prefix(
-    guildId: string,
+    audienceKey: string,
     authorId: string,
     name: string,
     lang: ReadLang,
@@ -69,18 +73,19 @@ export class NameReader {
     dictionary: readonly DictionaryEntry[] = [],
   ): string {
     const now = this.#clock.now();
-    const last = this.#last.get(guildId);
+    const last = this.#last.get(audienceKey);
     // The window slides with each message: a steady monologue is one speaker, named once.
     const repeated = last !== undefined && last.authorId === authorId && now - last.at < this.#windowMs;
-    this.#last.set(guildId, { authorId, at: now });
+    this.#last.set(audienceKey, { authorId, at: now });
     if (!enabled || repeated) return '';
     const spoken = speakableName(name, lang, dictionary, this.#maxNameChars);
     return spoken ? WORDS[lang].namePrefix(spoken) : '';
   }
 
-  /** Forgets who spoke last in a guild (after /leave or /clear), so the next message is named. */
-  forget(guildId: string): void {
-    this.#last.delete(guildId);
+  /** Forgets who spoke last to one audience (`{guildId}:{audience}`), or to every audience of `{guildId}:`, so the next message is named. */
+  forget(key: string): void {
+    if (!key.endsWith(':')) return void this.#last.delete(key);
+    for (const k of this.#last.keys()) if (k.startsWith(key)) this.#last.delete(k);
   }
 }
 

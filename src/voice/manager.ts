@@ -9,15 +9,36 @@ export interface JoinRequest {
   guildId: string;
   channelId: string;
   textChannelId: string | null;
+  /** The bot account that joins (its user id): one voice channel per server for each account. */
+  accountId: string;
+  /** That account's gateway adapter for the guild. */
   adapterCreator: DiscordGatewayAdapterCreator;
   /** A stage channel: the bot enters its audience and is heard only once it is a speaker (`setSuppressed`). */
   stage?: boolean;
 }
 
+/** One listening session as the rest of the bot sees it: one account in one voice channel, and the text channel bound to it. */
+export interface SessionInfo {
+  guildId: string;
+  channelId: string;
+  textChannelId: string | null;
+  accountId: string;
+  /** In a stage's audience: connected, but nobody hears it. */
+  suppressed: boolean;
+}
+
+/** A session as remembered across a restart (src/db/voice-sessions.ts). */
+export interface RememberedSession {
+  guildId: string;
+  voiceChannelId: string;
+  textChannelId: string | null;
+  accountId: string;
+}
+
 /** Where sessions are remembered across a restart (src/db/voice-sessions.ts). */
 export interface VoiceSessionMemory {
-  save(guildId: string, voiceChannelId: string, textChannelId: string | null): Promise<void>;
-  forget(guildId: string): Promise<void>;
+  save(session: RememberedSession): Promise<void>;
+  forget(guildId: string, voiceChannelId: string): Promise<void>;
 }
 
 /** A session that ended without /leave: disconnected by someone (4014) or unable to reconnect. */
@@ -25,168 +46,215 @@ export interface EndedSession {
   guildId: string;
   voiceChannelId: string;
   textChannelId: string | null;
+  accountId: string;
   reason: string;
+}
+
+interface Entry {
+  accountId: string;
+  session: GuildVoiceSession;
+  suppressed: boolean;
 }
 
 const SHUTDOWN = 'shutdown';
 
 /**
- * Every guild's voice session. A session that ends for any reason (leave, kick, failed rejoin)
- * is forgotten at once, so "/join says I'm already in" after a disconnect cannot happen. Sessions
- * are remembered (`memory`) until the bot leaves for good, so a restart can rejoin them; one
- * that ends without /leave is announced with 'ended', so the reader can be told.
+ * Every listening session: one bot account in one voice channel of a server (an account is in at
+ * most one voice channel per server, as on Discord; several accounts read several channels). A
+ * session that ends for any reason (leave, kick, failed rejoin) is forgotten at once, so "/join
+ * says I'm already in" after a disconnect cannot happen. Sessions are remembered (`memory`) until
+ * they end for good, so a restart can rejoin them; one that ends without /leave is announced with
+ * 'ended', so the reader can be told.
  */
 export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [ClipStarted] }> {
-  readonly #sessions = new Map<string, GuildVoiceSession>();
-  /** Guilds whose session is in a stage's audience: connected, but nobody hears the bot. */
-  readonly #suppressed = new Set<string>();
+  /** guildId -> its sessions, in the order they were joined. */
+  readonly #guilds = new Map<string, Entry[]>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
   readonly #sessionOptions: VoiceSessionPolicy;
+  readonly #isMain: (accountId: string) => boolean;
 
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & VoiceSessionPolicy) {
+  /** `isMain`: the main account, whose connections keep @discordjs/voice's default group (the extras' are grouped by account). */
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory; isMain?: (accountId: string) => boolean } & VoiceSessionPolicy) {
     super();
-    const { logger, memory, ...sessionOptions } = options;
+    const { logger, memory, isMain, ...sessionOptions } = options;
     this.#logger = logger;
     this.#memory = memory;
+    this.#isMain = isMain ?? (() => true);
     this.#sessionOptions = sessionOptions;
     // The first cache miss plays from its MP3 at once: the decoder is compiled before it comes.
     if (sessionOptions.playback !== 'mp3') void warmMp3Decoder();
   }
 
-  /** Joins (or moves to) a voice channel and waits until the connection is Ready. */
+  /** Joins (or moves the account to) a voice channel and waits until the connection is Ready. */
   async join(request: JoinRequest): Promise<GuildVoiceSession> {
-    const existing = this.#sessions.get(request.guildId);
-    if (existing && existing.state.status !== 'destroyed') {
-      existing.textChannelId = request.textChannelId;
-      if (existing.channelId !== request.channelId) {
-        this.#setStage(request);
-        existing.channelId = request.channelId;
-        existing.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
+    const existing = this.#entryOf(request.guildId, request.accountId);
+    if (existing && existing.session.state.status !== 'destroyed') {
+      const session = existing.session;
+      session.textChannelId = request.textChannelId;
+      if (session.channelId !== request.channelId) {
+        existing.suppressed = request.stage === true;
+        session.channelId = request.channelId;
+        session.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
       }
-      await existing.ready();
-      this.#remember(request.guildId, existing.channelId, existing.textChannelId);
-      return existing;
+      await session.ready();
+      this.#remember(existing);
+      return session;
     }
-    this.#setStage(request);
-    const { stage: _stage, ...joining } = request;
-    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...joining, logger: this.#logger });
-    this.#sessions.set(request.guildId, session);
+    const { stage, accountId, ...joining } = request;
+    const group = this.#isMain(accountId) ? undefined : accountId;
+    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...joining, ...(group ? { group } : {}), logger: this.#logger });
+    const entry: Entry = { accountId, session, suppressed: stage === true };
+    this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), entry]);
     session.on('clipStarted', (started) => this.emit('clipStarted', started));
     let wasReady = false;
     session.on('stateChange', (_old, next) => {
       if (next.status === 'ready') wasReady = true;
-      if (next.status !== 'destroyed' || this.#sessions.get(request.guildId) !== session) return;
-      this.#sessions.delete(request.guildId);
-      this.#suppressed.delete(request.guildId);
-      this.#logger.info({ guildId: request.guildId, reason: next.reason }, 'voice session ended');
+      if (next.status !== 'destroyed' || !this.#drop(request.guildId, entry)) return;
+      this.#logger.info({ guildId: request.guildId, channelId: session.channelId, reason: next.reason }, 'voice session ended');
       // Ended by something other than /leave or a shutdown: not rejoined after a restart, and
       // whoever listens tells the channel that reading stopped.
       if (next.reason === SHUTDOWN) return;
-      this.#forget(request.guildId);
+      this.#forget(request.guildId, session.channelId);
       if (wasReady)
         this.emit('ended', {
           guildId: request.guildId,
           voiceChannelId: session.channelId,
           textChannelId: session.textChannelId,
+          accountId,
           reason: next.reason,
         });
     });
     await session.ready();
-    this.#remember(request.guildId, session.channelId, session.textChannelId);
+    this.#remember(entry);
     return session;
   }
 
-  /** Leaves the guild's voice channel for good (not rejoined after a restart); false when not connected. */
-  leave(guildId: string): boolean {
-    this.#forget(guildId);
-    const session = this.#sessions.get(guildId);
-    if (!session) return false;
-    this.#sessions.delete(guildId);
-    this.#suppressed.delete(guildId);
-    session.destroy('left');
+  /** The guild's sessions, in the order they were joined. */
+  sessions(guildId: string): SessionInfo[] {
+    return (this.#guilds.get(guildId) ?? []).map((e) => info(guildId, e));
+  }
+
+  /** The session in voice channel `channelId` of the guild, if one of the accounts is there. */
+  at(guildId: string, channelId: string): SessionInfo | undefined {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    return entry && info(guildId, entry);
+  }
+
+  /** The session of `accountId` in the guild (an account is in one voice channel per server at most). */
+  ofAccount(guildId: string, accountId: string): SessionInfo | undefined {
+    const entry = this.#entryOf(guildId, accountId);
+    return entry && info(guildId, entry);
+  }
+
+  /** The session that reads text channel `channelId`: the one it is bound to, else the one whose voice channel's own chat it is. */
+  boundTo(guildId: string, channelId: string): SessionInfo | undefined {
+    const entries = this.#guilds.get(guildId) ?? [];
+    const entry = entries.find((e) => e.session.textChannelId === channelId) ?? entries.find((e) => e.session.channelId === channelId);
+    return entry && info(guildId, entry);
+  }
+
+  /** How many sessions `accountId` has, every server together (how busy the account is). */
+  countOf(accountId: string): number {
+    let n = 0;
+    for (const entries of this.#guilds.values()) n += entries.filter((e) => e.accountId === accountId).length;
+    return n;
+  }
+
+  /** Leaves the voice channel for good (not rejoined after a restart); false when no session is there. */
+  leave(guildId: string, channelId: string): boolean {
+    this.#forget(guildId, channelId);
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    if (!entry) return false;
+    this.#drop(guildId, entry);
+    entry.session.destroy('left');
     return true;
   }
 
-  /** The bot was disconnected by someone (its voice state went to no channel): ends the session, emitting 'ended'. */
-  disconnected(guildId: string, reason: string): boolean {
-    const session = this.#sessions.get(guildId);
-    if (!session) return false;
-    session.destroy(reason);
+  /** The account was disconnected by someone (its voice state went to no channel): ends its session, emitting 'ended'. */
+  disconnected(guildId: string, accountId: string, reason: string): boolean {
+    const entry = this.#entryOf(guildId, accountId);
+    if (!entry) return false;
+    entry.session.destroy(reason);
     return true;
   }
 
-  /** Someone moved the bot to another channel of the guild: the session's scope follows. */
-  moved(guildId: string, channelId: string): boolean {
-    const session = this.#sessions.get(guildId);
-    if (!session || session.channelId === channelId) return false;
-    session.channelId = channelId;
-    this.#remember(guildId, channelId, session.textChannelId);
+  /** Someone moved the account to another channel of the guild: its session's scope follows. */
+  moved(guildId: string, accountId: string, channelId: string): boolean {
+    const entry = this.#entryOf(guildId, accountId);
+    if (!entry || entry.session.channelId === channelId) return false;
+    entry.session.channelId = channelId;
+    this.#remember(entry);
     return true;
   }
 
   /**
-   * Connected where the bot is heard: in a stage, only while it is a speaker. Everything that
-   * decides whether to read aloud or play asks this, so in a stage's audience auto-read spends
-   * nothing and /say is attached; `voiceChannel` still names the channel it is in.
+   * Connected in `channelId` where the bot is heard: in a stage, only while it is a speaker.
+   * Everything that decides whether to read aloud or play asks this, so in a stage's audience
+   * auto-read spends nothing and /say is attached.
    */
-  isConnected(guildId: string): boolean {
-    return this.#sessions.has(guildId) && !this.#suppressed.has(guildId);
+  isConnected(guildId: string, channelId: string): boolean {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    return entry !== undefined && !entry.suppressed;
   }
 
-  /** In a stage's audience (true) or a speaker (false), from the bot's own voice state's `suppress`. */
-  setSuppressed(guildId: string, suppressed: boolean): void {
-    if (suppressed && this.#sessions.has(guildId)) this.#suppressed.add(guildId);
-    else this.#suppressed.delete(guildId);
+  /** The account is in a stage's audience (true) or a speaker (false), from its own voice state's `suppress`. */
+  setSuppressed(guildId: string, accountId: string, suppressed: boolean): void {
+    const entry = this.#entryOf(guildId, accountId);
+    if (entry) entry.suppressed = suppressed;
   }
 
-  /** Whether the bot is in a stage's audience, waiting to be made a speaker. */
-  isSuppressed(guildId: string): boolean {
-    return this.#suppressed.has(guildId);
+  /** Plays one utterance in the session of `channelId` (see GuildVoiceSession.play). */
+  play(guildId: string, channelId: string, audio: PlayableAudio, signal: AbortSignal): Promise<void> {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    if (!entry) return Promise.reject(new VoiceSessionError('no_session', { guildId }));
+    return entry.session.play(audio, signal);
   }
 
-  voiceChannel(guildId: string): string | null {
-    return this.#sessions.get(guildId)?.channelId ?? null;
-  }
-
-  boundTextChannel(guildId: string): string | null {
-    return this.#sessions.get(guildId)?.textChannelId ?? null;
-  }
-
-  /** Plays one utterance in the guild's channel (see GuildVoiceSession.play). */
-  play(guildId: string, audio: PlayableAudio, signal: AbortSignal): Promise<void> {
-    const session = this.#sessions.get(guildId);
-    if (!session) return Promise.reject(new VoiceSessionError('no_session', { guildId }));
-    return session.play(audio, signal);
-  }
-
+  /** Every session, every server. */
   get size(): number {
-    return this.#sessions.size;
-  }
-
-  // Remembering is best effort and never holds up voice: a failed write is logged.
-  #remember(guildId: string, voiceChannelId: string, textChannelId: string | null): void {
-    this.#memory
-      ?.save(guildId, voiceChannelId, textChannelId)
-      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
-  }
-
-  #forget(guildId: string): void {
-    this.#memory
-      ?.forget(guildId)
-      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not forget the voice session'));
+    let n = 0;
+    for (const entries of this.#guilds.values()) n += entries.length;
+    return n;
   }
 
   /** Shutdown: leaves every channel but keeps them remembered, so the next start rejoins them. */
   destroyAll(): void {
-    for (const session of [...this.#sessions.values()]) session.destroy(SHUTDOWN);
-    this.#sessions.clear();
-    this.#suppressed.clear();
+    const all = [...this.#guilds.values()].flat();
+    this.#guilds.clear();
+    for (const entry of all) entry.session.destroy(SHUTDOWN);
   }
 
-  // Whoever enters a stage joins its audience until Discord says it is a speaker.
-  #setStage(request: JoinRequest): void {
-    if (request.stage) this.#suppressed.add(request.guildId);
-    else this.#suppressed.delete(request.guildId);
+  #entryOf(guildId: string, accountId: string): Entry | undefined {
+    return this.#guilds.get(guildId)?.find((e) => e.accountId === accountId);
   }
+
+  /** Takes `entry` out of the guild's sessions; false when it was not there any more. */
+  #drop(guildId: string, entry: Entry): boolean {
+    const entries = this.#guilds.get(guildId);
+    if (!entries?.includes(entry)) return false;
+    const rest = entries.filter((e) => e !== entry);
+    if (rest.length > 0) this.#guilds.set(guildId, rest);
+    else this.#guilds.delete(guildId);
+    return true;
+  }
+
+  // Remembering is best effort and never holds up voice: a failed write is logged.
+  #remember(entry: Entry): void {
+    const { guildId, channelId: voiceChannelId, textChannelId } = entry.session;
+    this.#memory
+      ?.save({ guildId, voiceChannelId, textChannelId, accountId: entry.accountId })
+      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
+  }
+
+  #forget(guildId: string, voiceChannelId: string): void {
+    this.#memory
+      ?.forget(guildId, voiceChannelId)
+      .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not forget the voice session'));
+  }
+}
+
+function info(guildId: string, e: Entry): SessionInfo {
+  const { channelId, textChannelId } = e.session;
+  return { guildId, channelId, textChannelId, accountId: e.accountId, suppressed: e.suppressed };
 }

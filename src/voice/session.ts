@@ -46,6 +46,8 @@ export interface VoiceSessionOptions {
   /** The text channel read aloud while connected (/join binds the channel it was typed in). */
   textChannelId: string | null;
   adapterCreator: DiscordGatewayAdapterCreator;
+  /** The bot account's voice connection group: several accounts each have one connection in a server. */
+  group?: string;
   logger: Logger;
   /** Time to reach Ready when joining or before playing (the guide's 20 s). */
   readyTimeoutMs?: number;
@@ -135,6 +137,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       guildId: options.guildId,
       channelId: options.channelId,
       adapterCreator: options.adapterCreator,
+      ...(options.group ? { group: options.group } : {}),
       selfDeaf: true,
       selfMute: false,
       daveEncryption: this.#options.daveEncryption,

@@ -5,6 +5,7 @@ import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@y
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { createLogger } from '../../src/util/log.ts';
+import { guildStats } from '../support/guild-stats.ts';
 
 // Restarts, notices and spend with the bot in voice, in process (the child-process versions are in
 // npm-start-restarts.test.ts); and the voice channel status while the bot reads: set in the server's
@@ -149,14 +150,17 @@ describe('in voice', () => {
   it('moved by someone to another channel: the voice chat there is read, and with nobody there the bot leaves', async () => {
     await h.discord.setVoiceState(bob.id, guildId, VOICE_2);
     await h.discord.setVoiceState(h.discord.botUser.id, guildId, VOICE_2);
-    await vi.waitUntil(() => h.bot.context.voice.voiceChannel(guildId) === VOICE_2, { timeout: 5_000, message: 'the session to follow' });
+    await vi.waitUntil(() => h.bot.context.voice.sessions(guildId)[0]?.channelId === VOICE_2, {
+      timeout: 5_000,
+      message: 'the session to follow',
+    });
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: VOICE_2, author: bob, content: '移動先のチャット' });
     await vi.waitUntil(() => requested('移動先のチャット', before), { timeout: 20_000, message: 'the new voice chat read' });
     const leaving = h.discord.waitForBotVoiceState((s) => s.channelId === null, 20_000);
     await h.discord.setVoiceState(bob.id, guildId, null); // alice is still in the first channel: not a listener here
     await leaving;
-    expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
+    expect(h.bot.context.voice.sessions(guildId).length > 0).toBe(false);
   });
 
   it('kicked (4014): says once in the bound channel that reading stopped and how to resume', async () => {
@@ -166,7 +170,7 @@ describe('in voice', () => {
     const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected, 20_000);
     voice.closeConnection(guildId, 4014);
     expect((await notice).content).toContain('/join');
-    await vi.waitUntil(() => !h.bot.context.voice.isConnected(guildId), { timeout: 20_000, message: 'session cleanup' });
+    await vi.waitUntil(() => h.bot.context.voice.sessions(guildId).length === 0, { timeout: 20_000, message: 'session cleanup' });
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '切断のあとの発言' });
     // Once, not per message: a later /join is answered and nothing else was posted or requested.
@@ -178,13 +182,13 @@ describe('in voice', () => {
 
 describe('restart', () => {
   it('queued messages nobody can hear any more after a restart are told once in the channel and dropped, not retried', async () => {
-    if (!h.bot.context.voice.isConnected(guildId)) await join();
+    if (h.bot.context.voice.sessions(guildId).length === 0) await join();
     h.emulator.setLatency('standard', 3_000);
     const lines = ['再起動で一つ目', '再起動で二つ目', '再起動で三つ目'];
     for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     await vi.waitUntil(
       () => {
-        const s = h.bot.scheduler.stats(guildId);
+        const s = guildStats(h.bot.scheduler, guildId);
         return s.queued + s.synthesizing === 3 ? true : undefined;
       },
       { timeout: 10_000, message: 'three accepted' },
@@ -203,12 +207,12 @@ describe('restart', () => {
       timeout: 10_000,
       message: 'the notice',
     });
-    expect(h.bot.context.voice.isConnected(guildId)).toBe(false);
+    expect(h.bot.context.voice.sessions(guildId).length > 0).toBe(false);
     // Dropped, not retried: another restart says nothing more and requests nothing.
     await h.restart();
     // The restart is over (start() returns once what was accepted is queued again or told), and
     // nothing was queued again: the queue is idle, so nothing can be requested later.
-    const idle = h.bot.scheduler.stats(guildId);
+    const idle = guildStats(h.bot.scheduler, guildId);
     expect(idle.queued + idle.synthesizing + idle.ready).toBe(0);
     expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === notice.content)).toHaveLength(1);
     expect(lines.some((l) => requested(l, before))).toBe(false);

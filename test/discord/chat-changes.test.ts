@@ -74,8 +74,8 @@ describe('ChatChanges', () => {
       scheduler: q,
       logger,
       chatChanges,
-      audience: () => 'text:c1',
-      voice: { isConnected: () => true, size: 0 },
+      stillHeard: () => false,
+      voice: { isConnected: () => true, sessions: () => [{ suppressed: false }], size: 0 },
       sessions: { list: () => [] },
       store: { claim: async () => before.map((utterance) => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },
     } as unknown as ResumeDeps;

@@ -37,10 +37,12 @@ function setup(options: Options) {
     },
   });
   const deps = {
-    client: { channels: { fetch: async (id: string) => channel(id) } } as unknown as Client,
+    client: { channels: { fetch: async (id: string) => channel(id) }, guilds: { cache: new Map() } } as unknown as Client,
     voice: {
-      isConnected: () => options.connected,
-      voiceChannel: () => (options.connected ? 'vc1' : null),
+      isConnected: (_guildId: string, channelId: string) => options.connected && channelId === 'vc1',
+      sessions: () => (options.connected ? [{ channelId: 'vc1', suppressed: false }] : []),
+      boundTo: () => undefined,
+      at: () => undefined,
       play: async (guildId: string) => void played.push(guildId),
     },
     replies: { finish: async () => true },

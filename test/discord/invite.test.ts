@@ -34,4 +34,15 @@ describe('the invite URL', () => {
     });
     expect(inviteUrl('1200000000000000001')).toContain('scope=bot+applications.commands&');
   });
+
+  it('GIVEN an extra account and the server it is missing from THEN that server is chosen on the page', () => {
+    const url = new URL(inviteUrl('1200000000000000002', '1100000000000000001'));
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      client_id: '1200000000000000002',
+      scope: 'bot applications.commands',
+      permissions: '3247168',
+      guild_id: '1100000000000000001',
+      disable_guild_select: 'true',
+    });
+  });
 });

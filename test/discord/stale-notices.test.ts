@@ -20,7 +20,10 @@ function notices(minIntervalMs = 30_000): StaleDropNotices {
     enqueue: (u: UtteranceInput) => (queued.push(u), { ok: true, id: String(queued.length), position: 1 }),
   } as unknown as SpeechScheduler;
   // Heard when connected (a speaker, on a stage): the notice is made only then.
-  const voice = { voiceChannel: () => inVoice, isConnected: () => inVoice !== undefined } as unknown as VoiceManager;
+  const voice = {
+    sessions: () => (inVoice ? [{ channelId: inVoice }] : []),
+    isConnected: (_guildId: string, channelId: string) => inVoice === channelId,
+  } as unknown as VoiceManager;
   return new StaleDropNotices({ voice, repos, scheduler, logger: createLogger({ level: 'silent' }), now: () => now, minIntervalMs });
 }
 
@@ -60,6 +63,20 @@ describe('GIVEN the bot in voice', () => {
     await repos.reading.update('g1', { staleNotice: false });
     notices().onDropped('g1', 4);
     expect(queued).toEqual([]);
+  });
+});
+
+describe('GIVEN two sessions in one server', () => {
+  it('THEN a drop is told in the session it was queued for, each session carrying its own count', () => {
+    const voice = { sessions: () => [{ channelId: 'vc-a' }, { channelId: 'vc-b' }], isConnected: () => true } as unknown as VoiceManager;
+    const scheduler = { enqueue: (u: UtteranceInput) => (queued.push(u), { ok: true }) } as unknown as SpeechScheduler;
+    const n = new StaleDropNotices({ voice, repos, scheduler, logger: createLogger({ level: 'silent' }), now: () => now });
+    n.onDropped('g1', 2, 'voice:vc-b');
+    n.onDropped('g1', 1, 'voice:vc-a');
+    expect(queued.map((u) => [u.channelId, u.audience, u.text])).toEqual([
+      ['vc-b', 'voice:vc-b', '2件省略しました。'],
+      ['vc-a', 'voice:vc-a', '1件省略しました。'],
+    ]);
   });
 });
 

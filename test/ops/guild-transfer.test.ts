@@ -74,7 +74,12 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
       i,
     );
   }
-  ins(`INSERT INTO voice_sessions (guild_id, voice_channel_id, text_channel_id, updated_at) VALUES (?, 'vc', 'tc', 1)`, guildId);
+  // Channel ids are unique across servers: each guild's session names its own voice channel.
+  ins(
+    `INSERT INTO voice_sessions (guild_id, voice_channel_id, text_channel_id, updated_at) VALUES (?, 'vc-' || ?, 'tc', 1)`,
+    guildId,
+    guildId,
+  );
   ins(
     `INSERT INTO advanced_jobs (job_id, job_token, guild_id, user_id, channel_id, delivery, request, created_at, updated_at) VALUES (?, 'tok', ?, 'u1', 'c', '{}', '{}', 1, 1)`,
     `job-${guildId}`,

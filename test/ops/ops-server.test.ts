@@ -24,12 +24,14 @@ const shards = new Map<number, { id: number; status: number }>([
   [0, { id: 0, status: Status.Ready }],
   [1, { id: 1, status: Status.Ready }],
 ]);
+/** An extra bot account's gateway (EXTRA_DISCORD_TOKENS), over the same shard. */
+const extraShards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }]]);
 const media = { transcode: true, playMp3: true };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
   db = openDatabase(join(dir, 'bot.sqlite3'));
-  const deps = { client: { ws: { shards } }, db, media } as unknown as BotHealthDeps;
+  const deps = { client: { ws: { shards } }, extras: [{ ws: { shards: extraShards } }], db, media } as unknown as BotHealthDeps;
   server = await startOpsServer({
     port: 0,
     host: '127.0.0.1',
@@ -53,6 +55,15 @@ describe('/readyz', () => {
       checks: { gateway: { ok: false, detail: 'shards_not_ready:1' }, database: { ok: true } },
     });
     shards.get(1)!.status = Status.Ready;
+    expect((await getText(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  it("is 503 while an extra account's gateway shard is not ready, naming the account, and 200 again once it is", async () => {
+    extraShards.get(0)!.status = Status.Connecting;
+    const down = await getText(`${server.url}/readyz`);
+    expect(down.status).toBe(503);
+    expect(JSON.parse(down.body)).toMatchObject({ checks: { gateway: { ok: false, detail: 'shards_not_ready:account1:0' } } });
+    extraShards.get(0)!.status = Status.Ready;
     expect((await getText(`${server.url}/readyz`)).status).toBe(200);
   });
 

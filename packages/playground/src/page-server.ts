@@ -1,8 +1,10 @@
 /**
  * The playground page's server, on 127.0.0.1 only: the static page (public/), a small JSON API that
  * acts as the server's members (write a message, run a command, join or leave voice), the bot's
- * attachments, and one WebSocket (/api/live) that pushes every change and the voice channel's audio
- * (binary messages: 20 ms of mono 48 kHz 16-bit PCM each, played by the page with WebAudio).
+ * attachments, and one WebSocket (/api/live) that pushes every change and the voice channels' audio
+ * (binary messages of 16-bit samples: the first is the voice channel's index among the server's
+ * voice channels (-1: unknown), then 20 ms of mono 48 kHz PCM, played by the page with WebAudio
+ * when its member is in that channel).
  *
  * It is a development tool reachable only from this machine; still, a web page from elsewhere open
  * in the same browser must not drive it: requests must name this server in Host (no DNS
@@ -103,7 +105,7 @@ export class PageServer {
     });
     this.#unsubscribe = options.discord.onActivity((activity) => this.#onActivity(activity));
     options.tap.on('utterance', (u) => this.#broadcast({ t: 'utterance', utterance: u }));
-    options.tap.on('audio', (pcm) => this.#broadcastAudio(pcm));
+    options.tap.on('audio', (pcm, channelId) => this.#broadcastAudio(pcm, channelId));
     options.bot.on('status', (status, detail) => this.#broadcast({ t: 'bot', status, detail }));
     options.bot.on('log', (line) => this.#broadcast({ t: 'log', line: shortLine(line) }));
     this.#serviceTimer = setInterval(() => this.#pushService(), 500);
@@ -145,6 +147,8 @@ export class PageServer {
     return {
       guild: guildView(this.#guild),
       botUser: { id: discord.botUser.id, username: discord.botUser.username },
+      // Every account of the bot (the main one first): each reads a voice channel of its own.
+      botUsers: discord.bots.map((b) => ({ id: b.user.id, username: b.user.username })),
       bot: { status: bot.status, logs: bot.logs.map(shortLine) },
       commands: discord.commands.guild[this.#options.guildId] ?? discord.commands.global,
       timeline: this.#timeline(),
@@ -395,9 +399,12 @@ export class PageServer {
     for (const ws of this.#clients) if (ws.readyState === ws.OPEN) ws.send(text);
   }
 
-  #broadcastAudio(pcm: Int16Array): void {
+  #broadcastAudio(pcm: Int16Array, channelId: string | undefined): void {
     if (this.#clients.size === 0) return;
-    const bytes = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+    const framed = new Int16Array(pcm.length + 1);
+    framed[0] = this.#guild.channels.filter((c) => c.type === 2).findIndex((c) => c.id === channelId);
+    framed.set(pcm, 1);
+    const bytes = Buffer.from(framed.buffer);
     for (const ws of this.#clients)
       if (ws.readyState === ws.OPEN && ws.bufferedAmount < MAX_BUFFERED_BYTES) ws.send(bytes, { binary: true });
   }

@@ -23,7 +23,7 @@ import { BotProcess, deployCommands } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';
-import { playgroundGuild, PLAYGROUND_IDS } from './world.ts';
+import { playgroundGuild, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS } from './world.ts';
 
 export interface PlaygroundOptions {
   /** The page's port (0: any free one). */
@@ -63,7 +63,12 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     progress('starting the TTS emulator and the local Discord (127.0.0.1 only)');
     const voice = await startFakeVoiceServer({ maxRetainedPackets: RETAINED_PACKETS });
     cleanups.push(() => voice.close());
-    const discord = await startFakeDiscord({ guilds: [playgroundGuild()], voiceEndpoint: () => voice.endpoint });
+    // Two accounts of the bot: each voice channel is its own call (the voice server learns who is where).
+    const discord = await startFakeDiscord({
+      guilds: [playgroundGuild()],
+      voiceServer: voice,
+      extraBots: [{ user: PLAYGROUND_EXTRA_BOT, guildIds: [PLAYGROUND_IDS.guild] }],
+    });
     cleanups.push(() => discord.close());
     const clips = new ClipIndex();
     const emulator = await startEmulator({
@@ -83,6 +88,10 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     Object.assign(env, {
       DISCORD_TOKEN: discord.token,
       DISCORD_API_URL: discord.apiUrl,
+      EXTRA_DISCORD_TOKENS: discord.bots
+        .slice(1)
+        .map((b) => b.token)
+        .join(','),
       TTS_TOKEN: DEFAULT_TOKEN,
       TTS_BASE_URL: emulator.baseUrl,
       DATA_DIR: join(dir, 'data'),

@@ -1,9 +1,11 @@
 /**
- * What the page's members hear in the voice channel: the local voice server already decrypts the
+ * What the page's members hear in the voice channels: the local voice server already decrypts the
  * bot's packets (transport, then DAVE as a member's client would) and decodes the Opus back to
  * PCM; the tap takes the PCM that a simulated listener (a page member in the call) could decrypt,
- * mixes it to mono and passes it on 20 ms at a time, and groups it into utterances: one per clip the
- * bot plays (@discordjs/voice ends each with speaking off), or until the audio stops for a second.
+ * mixes it to mono and passes it on 20 ms at a time with the voice channel it was said in, and
+ * groups it into utterances: one per clip the bot plays (@discordjs/voice ends each with speaking
+ * off), or until the audio stops for a second. Two voice channels read at once (two accounts of the
+ * bot) are two utterances at once.
  */
 import { EventEmitter } from 'node:events';
 import { VOICE_SAMPLE_RATE } from '@yomiage/local-discord';
@@ -24,14 +26,16 @@ export interface TappedUtterance {
   endToEndEncrypted: boolean;
   /** Members whose simulated client decrypted it. */
   heardBy: string[];
+  /** The voice channel it was said in (when the voice server knows the call's channel). */
+  channelId?: string;
   /** What the bot is saying, once one clip the emulator made matches (see clips.ts). */
   text?: string;
   voice?: string;
 }
 
 export interface VoiceTapEvents {
-  /** Mono 48 kHz PCM of one packet (about 20 ms), in arrival order. */
-  audio: [pcm: Int16Array];
+  /** Mono 48 kHz PCM of one packet (about 20 ms), in arrival order, and the voice channel it was said in. */
+  audio: [pcm: Int16Array, channelId: string | undefined];
   /** An utterance started, grew or ended. */
   utterance: [utterance: TappedUtterance];
 }
@@ -60,12 +64,14 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
   readonly #endAfterMs: number;
   readonly #keep: number;
   readonly #identify: ((contour: readonly Frame[], complete: boolean) => ClipLabel | undefined) | undefined;
-  #open: Open | undefined;
+  /** The utterance playing in each call (by sender and speaking turn); several calls play at once. */
+  readonly #open = new Map<string, Open>();
   #next = 1;
   readonly #timer: NodeJS.Timeout;
   readonly #onPacket = (packet: ReceivedPacket) => this.#packet(packet);
   readonly #onSpeaking = (session: VoiceSession, info: { speaking: number }) => {
-    if (info.speaking === 0 && this.#open?.ssrc === session.ssrc) this.#finish();
+    if (info.speaking !== 0) return;
+    for (const open of [...this.#open.values()]) if (open.ssrc === session.ssrc) this.#finish(open);
   };
 
   constructor(
@@ -87,7 +93,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     voice.on('speaking', this.#onSpeaking);
     // A clip cut off without speaking off (the bot left, a stall) ends after a second of nothing.
     this.#timer = setInterval(() => {
-      if (this.#open && performance.now() - this.#open.lastAt > this.#endAfterMs) this.#finish();
+      for (const open of [...this.#open.values()]) if (performance.now() - open.lastAt > this.#endAfterMs) this.#finish(open);
     }, 200);
     this.#timer.unref();
   }
@@ -105,14 +111,15 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
       .map(([userId]) => userId);
     if (heardBy.length === 0) return; // nobody of the page is in the call: nothing to hear
     const mono = toMono(packet.pcm);
-    this.emit('audio', mono);
+    this.emit('audio', mono, packet.channelId);
     const key = `${packet.ssrc}:${packet.speakingOffCount}`;
-    if (this.#open && this.#open.key !== key) this.#finish();
+    // The same sender's next turn ends its previous utterance; other senders' go on.
+    for (const other of [...this.#open.values()]) if (other.ssrc === packet.ssrc && other.key !== key) this.#finish(other);
     const ms = (mono.length / VOICE_SAMPLE_RATE) * 1000;
-    let open = this.#open;
+    let open = this.#open.get(key);
     if (!open) {
       if (packet.silent) return; // an utterance starts with sound
-      open = this.#start(key, packet.ssrc);
+      open = this.#start(key, packet.ssrc, packet.channelId);
     }
     open.lastAt = performance.now();
     open.contour.push(frameOf(mono));
@@ -135,7 +142,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
     }
   }
 
-  #start(key: string, ssrc: number): Open {
+  #start(key: string, ssrc: number, channelId: string | undefined): Open {
     const view: TappedUtterance = {
       id: this.#next++,
       startedAt: Date.now(),
@@ -144,19 +151,20 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
       playing: true,
       endToEndEncrypted: true,
       heardBy: [],
+      ...(channelId ? { channelId } : {}),
     };
     this.utterances.push(view);
     if (this.utterances.length > this.#keep) this.utterances.splice(0, this.utterances.length - this.#keep);
     const now = performance.now();
-    this.#open = { view, key, ssrc, lastAt: now, reportedAt: now, loudMs: 0, sumSquares: 0, samples: 0, pendingMs: 0, contour: [] };
+    const open: Open = { view, key, ssrc, lastAt: now, reportedAt: now, loudMs: 0, sumSquares: 0, samples: 0, pendingMs: 0, contour: [] };
+    this.#open.set(key, open);
     this.emit('utterance', { ...view, heardBy: [] });
-    return this.#open;
+    return open;
   }
 
-  #finish(): void {
-    const open = this.#open;
-    if (!open) return;
-    this.#open = undefined;
+  #finish(open: Open): void {
+    if (this.#open.get(open.key) !== open) return;
+    this.#open.delete(open.key);
     open.view.playing = false;
     this.#label(open, true);
     this.emit('utterance', { ...open.view, heardBy: [...open.view.heardBy] });

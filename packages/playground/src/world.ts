@@ -1,6 +1,8 @@
 /**
- * The playground's server: one guild with a text channel, a voice channel and a few members, one
- * of them an admin (Manage Server, so /config and /autoread work for her and refuse the others).
+ * The playground's server: one guild with two text channels, two voice channels and a few members,
+ * one of them an admin (Manage Server, so /config and /autoread work for her and refuse the
+ * others). The bot has a second account in it (`PLAYGROUND_EXTRA_BOT`, EXTRA_DISCORD_TOKENS), so
+ * both voice channels can be read at once, each by its own account.
  */
 import { DEFAULT_BOT_USER, worldRoles, type FakeGuild } from '@yomiage/local-discord';
 
@@ -10,10 +12,15 @@ export const PLAYGROUND_IDS = {
   botRole: '1300000000000000012',
   text: '1300000000000000101',
   voice: '1300000000000000102',
+  text2: '1300000000000000103',
+  voice2: '1300000000000000104',
   haruka: '1000000000000000101',
   alice: '1000000000000000102',
   taro: '1000000000000000103',
 } as const;
+
+/** The bot's second account (another application), a member of the playground's server. */
+export const PLAYGROUND_EXTRA_BOT = { id: '1200000000000000002', username: 'yomiage-2' } as const;
 
 /** A fresh copy of the playground's guild (the local Discord changes it as members move). */
 export function playgroundGuild(): FakeGuild {
@@ -28,6 +35,8 @@ export function playgroundGuild(): FakeGuild {
     channels: [
       { id: ids.text, name: 'general', type: 0, position: 0 },
       { id: ids.voice, name: 'Voice', type: 2, position: 1 },
+      { id: ids.text2, name: 'zatsudan', type: 0, position: 2 },
+      { id: ids.voice2, name: 'Voice 2', type: 2, position: 3 },
     ],
     members: [
       { user: { ...DEFAULT_BOT_USER, bot: true }, roles: [ids.botRole], joinedAt },

@@ -67,12 +67,52 @@ export class SpeechDelivery {
 
   /**
    * Who a message of `channelId` queued now is for (the scheduler merges only within one): the
-   * voice session when its audio will be played there, else the text channel, where its MP3 is
+   * voice session that reads it (`session`, default: the one the channel is bound to, else the
+   * server's first) when its audio will be played there, else the text channel, where its MP3 is
    * posted (no voice session, or no ffmpeg to play an MP3 that is not cached as Ogg Opus).
    */
-  audience(guildId: string, channelId: string): string {
-    const voiceChannel = this.#deps.voice.isConnected(guildId) ? this.#deps.voice.voiceChannel(guildId) : null;
+  audience(guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null): string {
+    const readIn = session === undefined ? this.#sessionFor(guildId, channelId) : session;
+    const voiceChannel = readIn && !readIn.suppressed ? readIn.channelId : null;
     return voiceChannel && this.#media.playMp3 ? voiceAudience(voiceChannel) : textAudience(channelId);
+  }
+
+  /** Whether what was queued for `audience` can still be played there: a voice session heard now, and ffmpeg for MP3s. */
+  stillHeard(guildId: string, audience: string): boolean {
+    const channelId = voiceChannelOf(audience);
+    return channelId !== null && this.#deps.voice.isConnected(guildId, channelId) && this.#media.playMp3;
+  }
+
+  /** The session that reads text channel `channelId`: the one bound to it (or to its voice chat), else the server's first. */
+  #sessionFor(guildId: string, channelId: string, userId?: string) {
+    const { voice } = this.#deps;
+    const memberChannel = userId ? this.#deps.client.guilds.cache.get(guildId)?.voiceStates.cache.get(userId)?.channelId : undefined;
+    return (
+      voice.boundTo(guildId, channelId) ?? (memberChannel ? voice.at(guildId, memberChannel) : undefined) ?? voice.sessions(guildId)[0]
+    );
+  }
+
+  /**
+   * The voice channel a batch is played in, or null: the session of its voice audience; what was
+   * asked for in a text channel (/say, /narrate) in the session that channel is bound to, else the
+   * one of the asker's voice channel, else the server's first. Only a session heard now counts.
+   */
+  #playedIn(ready: ReadyUtterance): string | null {
+    const first = ready.items[0]!;
+    const queuedFor = voiceChannelOf(audienceOf(first));
+    const channelId = queuedFor ?? this.#sessionFor(ready.guildId, first.channelId, first.userId)?.channelId;
+    return channelId && this.#deps.voice.isConnected(ready.guildId, channelId) ? channelId : null;
+  }
+
+  /**
+   * Who a /say or /narrate asked in `channelId` (by `userId`) now is for: the voice session that
+   * would play it (the one the channel is bound to, else the asker's, else the server's first) while
+   * it is heard (explicit requests are played there whenever they can), else the text channel it was
+   * asked in. Everything the session may play is one audience, so it is played one at a time, in order.
+   */
+  requestAudience(guildId: string, channelId: string, userId?: string): string {
+    const session = this.#sessionFor(guildId, channelId, userId);
+    return session && !session.suppressed ? voiceAudience(session.channelId) : textAudience(channelId);
   }
 
   /**
@@ -90,7 +130,7 @@ export class SpeechDelivery {
     const audio = ready.audio;
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
-    const voiceChannel = this.#deps.voice.isConnected(ready.guildId) ? this.#deps.voice.voiceChannel(ready.guildId) : null;
+    const voiceChannel = this.#playedIn(ready);
     const { played, hidden } = this.#whetherPlayed(ready, metas, voiceChannel !== null && playable ? voiceChannel : null);
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
@@ -120,7 +160,7 @@ export class SpeechDelivery {
     let heard = false;
     if (played) {
       try {
-        await this.#deps.voice.play(ready.guildId, audio, signal);
+        await this.#deps.voice.play(ready.guildId, voiceChannel!, audio, signal);
         heard = true;
       } catch (error) {
         this.#deps.logger.warn({ err: error, guildId: ready.guildId }, 'playback failed');
@@ -271,6 +311,11 @@ export class SpeechDelivery {
         : { kind: 'message', channelId: job.channelId, messageId: '' };
     return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
   }
+}
+
+/** The voice channel of a voice session's audience (`voice:<id>`), or null for a text channel's. */
+function voiceChannelOf(audience: string): string | null {
+  return audience.startsWith('voice:') ? audience.slice('voice:'.length) : null;
 }
 
 /** The MP3 to attach: the file as the service sent it, or clips played back to back joined (same voice, so the same MP3 format). */

@@ -8,7 +8,7 @@ import {
 } from '../../db/repositories.ts';
 import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
-import type { VoiceManager } from '../../voice/manager.ts';
+import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import { guildLang, t } from '../i18n.ts';
 import { messageText } from './message-text.ts';
@@ -24,6 +24,8 @@ interface BodyOptions {
   nickname: string | null;
   settings: GuildSettings;
   dictionary: readonly DictionaryEntry[];
+  /** The voice channel of the session it is read in (null: posted as a file). */
+  voiceChannelId: string | null;
 }
 
 /** What AutoReader works with. */
@@ -33,8 +35,8 @@ export interface AutoReadDeps {
   names: NameReader;
   scheduler: SpeechScheduler;
   notices: Notices;
-  /** Who a message of the channel is for now (delivery.ts `audience`): the scheduler merges only within one. */
-  audience: (guildId: string, channelId: string) => string;
+  /** Who a message of the channel read in `session` is for now (delivery.ts `audience`): the scheduler merges only within one. */
+  audience: (guildId: string, channelId: string, session?: SessionInfo | null) => string;
   /** A message not queued: refused (member queue full) or skipped (nobody can hear it); for the metrics. */
   onNotQueued?: (outcome: 'refused' | 'skipped') => void;
 }
@@ -55,22 +57,23 @@ export class AutoReader {
   }
 
   /**
-   * Reads a message aloud when it is in the bound or voice text channel, or an auto-read channel,
-   * while the bot is in voice. Without a voice session only auto-read channels with MP3 posts
-   * turned on are read (no characters spent for nobody).
+   * Reads a message aloud when it is in a session's bound text channel or its voice channel's own
+   * chat, or in an auto-read channel while the bot is in voice (read in the server's first
+   * session). Without a voice session only auto-read channels with MP3 posts turned on are read
+   * (no characters spent for nobody).
    */
   read(message: Message): void {
     if (!message.inGuild() || message.system) return;
     const { guildId, channelId } = message;
-    const inVoice = this.#deps.voice.isConnected(guildId);
     const reading = this.#deps.repos.reading.get(guildId);
     // A thread's message is read when the thread itself is read (the bound channel) or, with
     // threads on, when its parent is: a forum's posts are threads of the forum.
-    const scope = this.#inScope(guildId, channelId, inVoice) ? channelId : this.#threadScope(message, reading, inVoice);
-    if (scope === null) return;
+    const found = this.#inScope(guildId, channelId) ?? this.#threadScope(message, reading);
+    if (found === null) return;
+    const { scope, session } = found;
     const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
-    if (this.#whyNotRead(message, reading, user.muted) !== undefined) return;
-    if (inVoice && whoCanHear(message.guild, this.#deps.voice.voiceChannel(guildId)) === 'deaf') {
+    if (this.#whyNotRead(message, reading, user.muted, session) !== undefined) return;
+    if (session && whoCanHear(message.guild, session.channelId) === 'deaf') {
       // Nobody can hear it: not synthesised, not read later, counted as skipped.
       this.#unheard.set(guildId, (this.#unheard.get(guildId) ?? 0) + 1);
       this.#deps.onNotQueued?.('skipped');
@@ -80,7 +83,7 @@ export class AutoReader {
     const lang = guildLang(settings.locale);
     // No one hears text from a channel they could not read: when someone in the call cannot view
     // this channel, its messages are not read there; an MP3 channel gets its file instead.
-    const voiceChannelId = inVoice ? this.#deps.voice.voiceChannel(guildId) : null;
+    const voiceChannelId = session?.channelId ?? null;
     const hidden = voiceChannelId !== null && !audienceCanView(message.guild, message.channel, { voiceChannelId, postChannelId: null });
     if (hidden && !this.#deps.repos.autoRead.postsAudio(guildId, scope)) {
       this.#deps.onNotQueued?.('skipped');
@@ -89,9 +92,11 @@ export class AutoReader {
       return;
     }
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
-    const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
+    const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
     if (!body) return;
-    const prefix = this.#deps.names.prefix(guildId, message.author.id, name, lang, settings.readAuthorNames, dictionary);
+    const audience = hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session);
+    // Named per audience: a speaker in another voice channel of the server does not make this one's named again.
+    const prefix = this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId,
       userId: message.author.id,
@@ -101,7 +106,7 @@ export class AutoReader {
       ...(prefix ? { prefix } : {}),
       lang,
       ...effectiveVoice(settings, user),
-      audience: hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId),
+      audience,
       meta: {
         delivery: { kind: 'message', channelId, messageId: message.id },
         lang,
@@ -124,10 +129,13 @@ export class AutoReader {
     const { guildId } = message;
     const reading = this.#deps.repos.reading.get(guildId);
     const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
-    if (this.#whyNotRead(message, reading, user.muted) !== undefined) return null;
+    // The session it was queued for, if it is still there.
+    const queuedFor = old.audience?.startsWith('voice:') ? this.#deps.voice.at(guildId, old.audience.slice('voice:'.length)) : undefined;
+    if (this.#whyNotRead(message, reading, user.muted, queuedFor) !== undefined) return null;
     const settings = this.#deps.repos.guildSettings.get(guildId);
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
-    const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary });
+    const voiceChannelId = queuedFor?.channelId ?? null;
+    const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
     if (!body) return null;
     const { id: _id, enqueuedAt: _at, ...input } = old;
     return { ...input, text: (old.prefix ?? '') + body, ...effectiveVoice(settings, user) };
@@ -149,7 +157,7 @@ export class AutoReader {
         dictionary: o.dictionary,
         readEmoji: o.reading.emoji,
         forwards: o.reading.forwards,
-        audience: { voiceChannelId: this.#deps.voice.voiceChannel(message.guildId), postChannelId: message.channelId },
+        audience: { voiceChannelId: o.voiceChannelId, postChannelId: message.channelId },
         ...(post ? { title: channel.name } : {}),
       },
     );
@@ -157,7 +165,7 @@ export class AutoReader {
   }
 
   /** Bots, webhooks, muted members and the role and voice-channel rules (reading-rules.ts). */
-  #whyNotRead(message: Message<true>, reading: ReadingSettings, muted: boolean): NotRead | undefined {
+  #whyNotRead(message: Message<true>, reading: ReadingSettings, muted: boolean, session: SessionInfo | undefined): NotRead | undefined {
     const { guildId } = message;
     const lists = this.#deps.repos.readingLists;
     const member = message.webhookId ? null : message.member;
@@ -175,7 +183,7 @@ export class AutoReader {
         neverRoles: lists.list(guildId, 'never_role'),
         muted,
         selfId: message.client.user.id,
-        botVoiceChannelId: this.#deps.voice.voiceChannel(guildId) ?? null,
+        botVoiceChannelId: session?.channelId ?? null,
         roleExists: (id) => message.guild.roles.cache.has(id),
       },
     );
@@ -183,23 +191,36 @@ export class AutoReader {
 
   /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */
   droppedCount(guildId: string): number {
-    return this.#deps.scheduler.stats(guildId).dropped + (this.#unheard.get(guildId) ?? 0);
+    const stale = this.#deps.scheduler.stats().reduce((n, s) => n + (s.guildId === guildId ? s.dropped : 0), 0);
+    return stale + (this.#unheard.get(guildId) ?? 0);
   }
 
   /** The read channel a thread's message is read for (its parent), or null: not a thread, threads off, or the parent not read. */
-  #threadScope(message: Message<true>, reading: ReadingSettings, inVoice: boolean): string | null {
+  #threadScope(message: Message<true>, reading: ReadingSettings): Scope | null {
     const parentId = message.channel.isThread() ? message.channel.parentId : null;
     if (!reading.threads || parentId === null) return null;
-    return this.#inScope(message.guildId, parentId, inVoice) ? parentId : null;
+    return this.#inScope(message.guildId, parentId);
   }
 
-  /** The bound text channel, the voice channel's own chat, or an auto-read channel; only MP3 channels without voice. */
-  #inScope(guildId: string, channelId: string, inVoice: boolean): boolean {
-    if (!inVoice) return this.#deps.repos.autoRead.postsAudio(guildId, channelId);
-    return (
-      this.#deps.voice.boundTextChannel(guildId) === channelId ||
-      this.#deps.voice.voiceChannel(guildId) === channelId ||
-      this.#deps.repos.autoRead.isAutoRead(guildId, channelId)
-    );
+  /**
+   * Whether `channelId` is read, and in which session: the session it is bound to (or whose voice
+   * channel's own chat it is), else for an auto-read channel the server's first session heard;
+   * without one, only an auto-read channel with MP3 posts (no session: its files are posted).
+   */
+  #inScope(guildId: string, channelId: string): Scope | null {
+    const { voice, repos } = this.#deps;
+    const bound = voice.boundTo(guildId, channelId);
+    if (bound && !bound.suppressed) return { scope: channelId, session: bound };
+    if (repos.autoRead.isAutoRead(guildId, channelId)) {
+      const first = voice.sessions(guildId).find((s) => !s.suppressed);
+      if (first) return { scope: channelId, session: first };
+    }
+    return repos.autoRead.postsAudio(guildId, channelId) ? { scope: channelId, session: undefined } : null;
   }
+}
+
+/** The channel a message is read for (a thread's parent when the thread is read for it), and the session it is read in. */
+interface Scope {
+  scope: string;
+  session: SessionInfo | undefined;
 }

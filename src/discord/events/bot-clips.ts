@@ -25,14 +25,19 @@ export function isBotClip(u: Pick<Utterance, 'meta'>): boolean {
 }
 
 /**
- * Queues `text` in the guild's voice channel as the bot's own clip. `mergeable` clips (announcements)
+ * Queues `text` in a session's voice channel as the bot's own clip. `mergeable` clips (announcements)
  * may share a request with the chat around them; others (the stale notice) stay one request of
  * their own, so the same text is a cached clip and costs nothing after the first time.
  */
-export function queueBotClip(deps: BotClipDeps, guildId: string, text: string, options: { mergeable: boolean }): void {
-  const channelId = deps.voice.voiceChannel(guildId);
+export function queueBotClip(
+  deps: BotClipDeps,
+  session: { guildId: string; channelId: string },
+  text: string,
+  options: { mergeable: boolean },
+): void {
+  const { guildId, channelId } = session;
   // Not in voice, or in a stage's audience: nobody would hear it, so nothing is made.
-  if (!channelId || !deps.voice.isConnected(guildId)) return;
+  if (!deps.voice.isConnected(guildId, channelId)) return;
   const settings = deps.repos.guildSettings.get(guildId);
   const lang = guildLang(settings.locale);
   const result = deps.scheduler.enqueue({
@@ -56,15 +61,16 @@ export const STALE_NOTICE_INTERVAL_MS = 30_000;
 
 /**
  * The scheduler dropped stale auto-read messages (they waited too long): "3件省略しました" is spoken
- * in their place, unless the server turned the notice off (/reading stale-notice). A queue that far
- * behind must not get a notice after every message: at most one per `minIntervalMs` per guild, the
- * next one counting every drop since the last (each drop is also counted under /usage).
+ * in their place, in the session they were queued for, unless the server turned the notice off
+ * (/reading stale-notice). A queue that far behind must not get a notice after every message: at
+ * most one per `minIntervalMs` per session, the next one counting every drop since the last (each
+ * drop is also counted under /usage).
  */
 export class StaleDropNotices {
   readonly #deps: BotClipDeps;
   readonly #now: () => number;
   readonly #minIntervalMs: number;
-  /** guildId -> when its last notice was queued; guildId -> drops not yet told. One entry per guild. */
+  /** guild:voice channel -> when its last notice was queued; -> drops not yet told. One entry per session. */
   readonly #last = new Map<string, number>();
   readonly #carried = new Map<string, number>();
 
@@ -74,19 +80,25 @@ export class StaleDropNotices {
     this.#minIntervalMs = deps.minIntervalMs ?? STALE_NOTICE_INTERVAL_MS;
   }
 
-  /** `count` auto-read messages of the guild were dropped as too old. */
-  onDropped(guildId: string, count: number): void {
-    if (count <= 0 || !this.#deps.repos.reading.get(guildId).staleNotice || !this.#deps.voice.isConnected(guildId)) return;
-    const total = (this.#carried.get(guildId) ?? 0) + count;
-    const last = this.#last.get(guildId);
+  /**
+   * `count` auto-read messages of the guild queued for `audience` were dropped as too old: told in
+   * that voice session, or for a text channel's audience in the server's first session.
+   */
+  onDropped(guildId: string, count: number, audience?: string): void {
+    if (count <= 0 || !this.#deps.repos.reading.get(guildId).staleNotice) return;
+    const channelId = audience?.startsWith('voice:') ? audience.slice('voice:'.length) : this.#deps.voice.sessions(guildId)[0]?.channelId;
+    if (!channelId || !this.#deps.voice.isConnected(guildId, channelId)) return;
+    const key = `${guildId}:${channelId}`;
+    const total = (this.#carried.get(key) ?? 0) + count;
+    const last = this.#last.get(key);
     const now = this.#now();
     if (last !== undefined && now - last < this.#minIntervalMs) {
-      this.#carried.set(guildId, total);
+      this.#carried.set(key, total);
       return;
     }
-    this.#carried.delete(guildId);
-    this.#last.set(guildId, now);
+    this.#carried.delete(key);
+    this.#last.set(key, now);
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
-    queueBotClip(this.#deps, guildId, WORDS[lang].staleDropped(total), { mergeable: false });
+    queueBotClip(this.#deps, { guildId, channelId }, WORDS[lang].staleDropped(total), { mergeable: false });
   }
 }

@@ -4,6 +4,7 @@ import { textAudience, type SpeechScheduler, type Utterance } from '../../speech
 import type { ClaimedUtterance, PendingUtteranceStore } from '../../speech/queue-store.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
+import type { BotAccounts } from '../accounts.ts';
 import type { VoiceSessionStore } from '../../db/voice-sessions.ts';
 import { isBotClip } from './bot-clips.ts';
 import { messageIdOf, type ChatChanges } from './chat-changes.ts';
@@ -16,6 +17,8 @@ const MAX_RESTORES = 3;
 
 export interface ResumeDeps {
   client: Client;
+  /** The bot's accounts: each session is rejoined by the account that was in it. */
+  accounts: BotAccounts;
   voice: VoiceManager;
   sessions: VoiceSessionStore;
   store: PendingUtteranceStore;
@@ -23,8 +26,10 @@ export interface ResumeDeps {
   repos: Repositories;
   notices: Notices;
   logger: Logger;
-  /** Who a message of the channel is for now (delivery.ts `audience`). */
-  audience: (guildId: string, channelId: string) => string;
+  /** Whether what was queued for a voice session's audience can still be played there (delivery.ts `stillHeard`). */
+  stillHeard: (guildId: string, audience: string) => boolean;
+  /** Who a /say or /narrate of the channel is for now (delivery.ts `requestAudience`); without it, that text channel. */
+  requestAudience?: (guildId: string, channelId: string, userId?: string) => string;
   /** Deletions and edits: those made while no process listened are applied before anything is read. */
   chatChanges: ChatChanges;
 }
@@ -39,30 +44,35 @@ export interface ResumeSummary {
 }
 
 /**
- * After a restart or a crash: rejoin the voice channels the bot was reading in while
- * humans are still there, then queue again what a previous process accepted and did not finish.
+ * After a restart or a crash: rejoin the voice channels the bot's accounts were reading in while
+ * humans are still there (each by the account that was there), then queue again what a previous process accepted and did not finish.
  * What cannot be delivered any more (nobody listening, the channel gone, too many restarts) is
  * told once per channel and dropped, never retried forever. Explicit requests (/say, /narrate)
  * are delivered either way: spoken in voice, or attached as they are without voice.
  */
 export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummary> {
-  const { client, voice, sessions, store, scheduler, repos, notices, logger } = deps;
+  const { client, accounts, voice, sessions, store, scheduler, repos, notices, logger } = deps;
   const owns = (guildId: string) => client.guilds.cache.has(guildId);
+  // Why the auto-read messages queued for a voice session that is not back are not read, by its voice channel.
   const noVoice = new Map<string, 'restart.not_read' | 'restart.voice_gone'>();
   const joins: Promise<unknown>[] = [];
   for (const saved of sessions.list()) {
     // Another shard's guild, or one the bot was removed from: not this process's to decide.
     if (!owns(saved.guildId)) continue;
-    const guild = client.guilds.cache.get(saved.guildId)!;
-    const channel = guild.channels.cache.get(saved.voiceChannelId);
+    const forget = async (why: 'restart.not_read' | 'restart.voice_gone') => {
+      await sessions.forget(saved.guildId, saved.voiceChannelId);
+      noVoice.set(saved.voiceChannelId, why);
+    };
+    // The account that was there, as it sees the server (an extra account no longer configured, or removed from it: not rejoined).
+    const accountId = saved.accountId === '' ? accounts.mainId : saved.accountId;
+    const guild = accounts.guild(accountId, saved.guildId);
+    const channel = client.guilds.cache.get(saved.guildId)!.channels.cache.get(saved.voiceChannelId);
     if (!channel?.isVoiceBased()) {
-      await sessions.forget(saved.guildId);
-      noVoice.set(saved.guildId, 'restart.voice_gone');
+      await forget('restart.voice_gone');
       continue;
     }
-    if (![...channel.members.values()].some((m) => !m.user.bot)) {
-      await sessions.forget(saved.guildId);
-      noVoice.set(saved.guildId, 'restart.not_read');
+    if (!guild || ![...channel.members.values()].some((m) => !m.user.bot)) {
+      await forget('restart.not_read');
       continue;
     }
     joins.push(
@@ -71,12 +81,15 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
           guildId: saved.guildId,
           channelId: saved.voiceChannelId,
           textChannelId: saved.textChannelId,
+          accountId,
           adapterCreator: guild.voiceAdapterCreator,
         })
         .catch(async (error: unknown) => {
-          logger.warn({ err: error, guildId: saved.guildId }, 'could not rejoin the voice channel after a restart');
-          noVoice.set(saved.guildId, 'restart.not_read');
-          await sessions.forget(saved.guildId);
+          logger.warn(
+            { err: error, guildId: saved.guildId, channelId: saved.voiceChannelId },
+            'could not rejoin the voice channel after a restart',
+          );
+          await forget('restart.not_read');
         }),
     );
   }
@@ -102,14 +115,19 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
       group.ids.push(u.id);
       dropped.set(`${u.channelId}:${key}`, group);
     };
+    // Each voice session's own queue: what was queued for one is read only if that session is back.
+    const heard = (u: Utterance) => {
+      const vc = u.audience?.startsWith('voice:') ? u.audience.slice('voice:'.length) : undefined;
+      return vc !== undefined ? voice.isConnected(u.guildId, vc) : voice.sessions(u.guildId).some((s) => !s.suppressed);
+    };
+    const why = (u: Utterance) => (u.audience?.startsWith('voice:') ? noVoice.get(u.audience.slice('voice:'.length)) : undefined);
     for (const c of claimed) {
       const u = c.utterance;
       if (c.restores > MAX_RESTORES) drop(c, 'restart.gave_up');
       // The bot's own clips are for the voice channel only: without it they just go (nobody asked).
-      else if (isBotClip(u) && !voice.isConnected(u.guildId)) store.remove([u.id]);
-      else if (u.kind !== 'auto' || voice.isConnected(u.guildId) || repos.autoRead.postsAudio(u.guildId, readFor(u.channelId)))
-        keep.push(u);
-      else drop(c, noVoice.get(u.guildId) ?? 'restart.not_read');
+      else if (isBotClip(u) && !heard(u)) store.remove([u.id]);
+      else if (u.kind !== 'auto' || heard(u) || repos.autoRead.postsAudio(u.guildId, readFor(u.channelId))) keep.push(u);
+      else drop(c, why(u) ?? 'restart.not_read');
     }
     // Deleted or edited while no process was listening (Discord does not replay those events).
     const away = await changedWhileAway(client, keep, logger);
@@ -120,8 +138,14 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     kept = keep.filter((u) => !away.gone.has(u.id));
     // Merged only within one audience after the restore too: one queued for a voice session the bot is
     // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
-    const audienceNow = (u: Utterance) =>
-      u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+    // A /say or /narrate goes to whoever it is for now: the voice session it was queued for when that is
+    // back, else the session that would take it now, or its channel.
+    const audienceNow = (u: Utterance) => {
+      if (u.audience !== undefined && deps.stillHeard(u.guildId, u.audience)) return u;
+      if (u.kind !== 'auto')
+        return { ...u, audience: deps.requestAudience?.(u.guildId, u.channelId, u.userId) ?? textAudience(u.channelId) };
+      return { ...u, audience: textAudience(u.channelId) };
+    };
     scheduler.restore(kept.map(audienceNow));
     editedAway = away.edited;
   } finally {

@@ -1,10 +1,12 @@
-import { ChannelType, type Client, type VoiceState } from 'discord.js';
+import { ChannelType, type Client, type Guild, type VoiceState } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import { joinAnnouncement } from '../../speech/names.ts';
 import type { SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
+import type { BotAccounts } from '../accounts.ts';
+import { chooseAccount } from '../interactions/account-choice.ts';
 import { guildLang, t } from '../i18n.ts';
 import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from '../delivery/notices.ts';
@@ -14,6 +16,8 @@ import type { VoiceChannelStatus } from '../interactions/voice-status.ts';
 /** What VoiceStateEvents works with. */
 export interface VoiceEventsDeps {
   client: Client;
+  /** The bot's accounts: auto-join picks a free one (account-choice.ts). */
+  accounts: BotAccounts;
   voice: VoiceManager;
   repos: Repositories;
   scheduler: SpeechScheduler;
@@ -24,9 +28,10 @@ export interface VoiceEventsDeps {
 }
 
 /**
- * voiceStateUpdate and the end of a voice session: the bot's own state (disconnected or moved by
- * someone), auto-join, join/leave announcements (never of a muted member or one with a never-read
- * role: the reading controls keep them unnamed), and leaving when no human is left.
+ * voiceStateUpdate and the end of a voice session: each account's own state (disconnected or moved
+ * by someone), auto-join, join/leave announcements in the session of the channel a member joined
+ * or left (never of a muted member or one with a never-read role: the reading controls keep them
+ * unnamed), and leaving a channel where no human is left.
  */
 export class VoiceStateEvents {
   readonly #deps: VoiceEventsDeps;
@@ -35,70 +40,89 @@ export class VoiceStateEvents {
     this.#deps = deps;
   }
 
-  /** voiceStateUpdate: join/leave announcements, auto-join, and leaving when no human is left. */
+  /**
+   * One account's own voice state (`accountId` is that account): if someone disconnected it, its
+   * session ends at once (and says so); moved by someone, the session's read scope and its "no
+   * human left" check follow it.
+   */
+  ownState(accountId: string, oldState: VoiceState, newState: VoiceState): void {
+    const guild = newState.guild;
+    this.#onStage(accountId, newState);
+    if (oldState.channelId && !newState.channelId) this.#deps.voice.disconnected(guild.id, accountId, 'disconnected by someone');
+    else if (
+      newState.channelId &&
+      oldState.channelId !== newState.channelId &&
+      this.#deps.voice.moved(guild.id, accountId, newState.channelId)
+    ) {
+      const session = this.#deps.voice.ofAccount(guild.id, accountId);
+      if (session && whoCanHear(guild, session.channelId) === 'nobody') void this.#deps.control.autoLeave(session);
+    }
+  }
+
+  /** voiceStateUpdate of a member: join/leave announcements, auto-join, and leaving when no human is left. */
   async onVoiceState(oldState: VoiceState, newState: VoiceState): Promise<void> {
     const guild = newState.guild;
-    const listeners = () => whoCanHear(guild, this.#deps.voice.voiceChannel(guild.id));
-    if (newState.id === this.#deps.client.user?.id) {
-      this.#onStage(newState);
-      // Our own state: if someone disconnected the bot, end the session at once (and say so).
-      if (oldState.channelId && !newState.channelId) this.#deps.voice.disconnected(guild.id, 'disconnected by someone');
-      // Moved by someone: the read scope and the "no human left" check follow the bot.
-      else if (newState.channelId && oldState.channelId !== newState.channelId && this.#deps.voice.moved(guild.id, newState.channelId)) {
-        if (listeners() === 'nobody') void this.#deps.control.autoLeave(guild.id);
-      }
-      return;
-    }
-    if (newState.member?.user.bot) return;
+    // The bot's own accounts are handled by ownState, from each account's own gateway.
+    if (newState.member?.user.bot || this.#deps.accounts.isOurs(newState.id)) return;
+    if (oldState.channelId === newState.channelId) return;
     const settings = this.#deps.repos.guildSettings.get(guild.id);
-    const connected = this.#deps.voice.voiceChannel(guild.id);
-    if (
-      !connected &&
-      settings.autoJoinChannelId &&
-      newState.channelId === settings.autoJoinChannelId &&
-      oldState.channelId !== newState.channelId
-    ) {
-      await this.#deps.voice
-        .join({
-          guildId: guild.id,
-          channelId: settings.autoJoinChannelId,
-          textChannelId: settings.autoJoinChannelId,
-          adapterCreator: guild.voiceAdapterCreator,
-        })
-        .then(() => this.#deps.status?.show(guild.id, settings.autoJoinChannelId!, settings.autoJoinChannelId))
-        .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
+    const { voice } = this.#deps;
+    const autoJoin = settings.autoJoinChannelId;
+    if (autoJoin && newState.channelId === autoJoin && !voice.at(guild.id, autoJoin)) {
+      await this.#autoJoin(guild, autoJoin);
       return;
     }
-    if (!connected || oldState.channelId === newState.channelId) return;
     const lang = guildLang(settings.locale);
-    const here = newState.channelId === connected || oldState.channelId === connected;
-    if (settings.announceJoinLeave && here && listeners() === 'yes' && this.#announces(newState)) {
-      const dictionary = this.#deps.repos.dictionary.list(guild.id, newState.id);
-      const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
-      const name = user.nickname ?? newState.member?.displayName ?? '';
-      const kind = newState.channelId === connected ? 'join' : 'leave';
-      // The bot's own clip: charged to the server, not to the member who moved.
-      queueBotClip(this.#deps, guild.id, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
+    for (const session of voice.sessions(guild.id)) {
+      const here = newState.channelId === session.channelId || oldState.channelId === session.channelId;
+      if (!here) continue;
+      const listeners = () => whoCanHear(guild, session.channelId);
+      if (settings.announceJoinLeave && listeners() === 'yes' && this.#announces(newState)) {
+        const dictionary = this.#deps.repos.dictionary.list(guild.id, newState.id);
+        const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
+        const name = user.nickname ?? newState.member?.displayName ?? '';
+        const kind = newState.channelId === session.channelId ? 'join' : 'leave';
+        // The bot's own clip: charged to the server, not to the member who moved.
+        queueBotClip(this.#deps, session, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
+      }
+      if (oldState.channelId === session.channelId && listeners() === 'nobody') void this.#deps.control.autoLeave(session);
     }
-    if (oldState.channelId === connected && listeners() === 'nobody') void this.#deps.control.autoLeave(guild.id);
+  }
+
+  /** The server's auto-join channel: a free account joins it (none free: nothing happens, as when the bot was busy before). */
+  async #autoJoin(guild: Guild, channelId: string): Promise<void> {
+    const { accounts, voice } = this.#deps;
+    const choice = chooseAccount(accounts.facts(guild.id, voice), channelId);
+    if (choice.kind !== 'join') return;
+    const where = accounts.guild(choice.accountId, guild.id) ?? guild;
+    await voice
+      .join({
+        guildId: guild.id,
+        channelId,
+        textChannelId: channelId,
+        accountId: choice.accountId,
+        adapterCreator: where.voiceAdapterCreator,
+      })
+      .then(() => this.#deps.status?.show(guild.id, channelId, channelId, choice.accountId))
+      .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
   }
 
   /**
-   * The bot's own stage state: heard only as a speaker (the manager stops reading while it is in
+   * An account's own stage state: heard only as a speaker (the manager stops reading while it is in
    * the audience). Moved back to the audience by a stage moderator: the bound channel is told why.
    */
-  #onStage(state: VoiceState): void {
+  #onStage(accountId: string, state: VoiceState): void {
     const guildId = state.guild.id;
-    const wasSuppressed = this.#deps.voice.isSuppressed(guildId);
+    const before = this.#deps.voice.ofAccount(guildId, accountId);
+    if (!before) return;
     const suppressed = state.channel?.type === ChannelType.GuildStageVoice && state.suppress === true;
-    this.#deps.voice.setSuppressed(guildId, suppressed);
-    if (!suppressed || wasSuppressed || !this.#deps.voice.isSuppressed(guildId)) return;
+    this.#deps.voice.setSuppressed(guildId, accountId, suppressed);
+    if (!suppressed || before.suppressed) return;
     // Nobody hears what waits any more: it is not made (nor posted), and whoever asked is told.
-    this.#deps.control.clear(guildId, 'stage_audience');
-    const textChannelId = this.#deps.voice.boundTextChannel(guildId);
-    if (!textChannelId) return;
+    this.#deps.control.ended(before, 'stage_audience');
+    if (!before.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
-    void this.#deps.notices.post(textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
+    void this.#deps.notices.post(before.textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
   }
 
   /** Whether a member's join or leave is announced: not when the reading controls keep them unread (muted, a never-read role). */
@@ -112,9 +136,12 @@ export class VoiceStateEvents {
 
   /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
   onSessionEnded(ended: EndedSession): void {
-    this.#deps.logger.info({ guildId: ended.guildId, reason: ended.reason }, 'voice session ended without /leave');
-    this.#deps.control.clear(ended.guildId, 'disconnected');
-    void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId);
+    this.#deps.logger.info(
+      { guildId: ended.guildId, channelId: ended.voiceChannelId, reason: ended.reason },
+      'voice session ended without /leave',
+    );
+    this.#deps.control.ended({ guildId: ended.guildId, channelId: ended.voiceChannelId }, 'disconnected');
+    void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId, ended.accountId);
     if (!ended.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);
     void this.#deps.notices.post(ended.textChannelId, t(lang, 'voice.disconnected'));

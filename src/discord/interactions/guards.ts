@@ -33,6 +33,11 @@ export function isManager(interaction: ChatInputCommandInteraction): boolean {
 /** Manage Server as the permission string Discord expects in command data. */
 export const MANAGE_GUILD = PermissionFlagsBits.ManageGuild.toString();
 
+/** The voice channel the member who used the command is in (the guild's cache of voice states), or null. */
+export function memberVoiceChannel(interaction: BaseInteraction): string | null {
+  return interaction.guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null;
+}
+
 /** A /join's target: the channel, and the member and the bot as discord.js resolves their permissions there. */
 export interface JoinAsked {
   channel: VoiceBasedChannel;

@@ -1,8 +1,10 @@
 import { ChannelType, PermissionFlagsBits, type ChatInputCommandInteraction, type Client, type Guild } from 'discord.js';
 import type { NameReader } from '../../speech/names.ts';
-import type { SpeechScheduler } from '../../speech/queue.ts';
+import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
-import type { VoiceManager } from '../../voice/manager.ts';
+import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
+import type { BotAccounts } from '../accounts.ts';
+import { chooseAccount } from './account-choice.ts';
 import { UserError } from '../errors.ts';
 import { requirePlaybackControl } from './guards.ts';
 import { t, type Lang } from '../i18n.ts';
@@ -12,6 +14,8 @@ import type { VoiceChannelStatus } from './voice-status.ts';
 /** What VoiceControl works with. */
 export interface VoiceControlDeps {
   client: Client;
+  /** The bot's accounts (the main one and the extras): /join picks the one that joins. */
+  accounts: BotAccounts;
   voice: VoiceManager;
   scheduler: SpeechScheduler;
   names: NameReader;
@@ -22,9 +26,10 @@ export interface VoiceControlDeps {
 
 /**
  * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: guards.ts). Whatever drops queued
- * speech goes through `clear`, so every /say and /narrate waiting is told why (delivery listens
+ * speech goes through `clear` or `ended`, so every /say and /narrate waiting is told why (delivery listens
  * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
- * as members expect after the bot left and rejoined.
+ * as members expect after the bot left and rejoined. Each acts on one listening session (an
+ * account in a voice channel, voice/manager.ts): /join picks the account (account-choice.ts).
  */
 export class VoiceControl {
   readonly #deps: VoiceControlDeps;
@@ -35,7 +40,10 @@ export class VoiceControl {
 
   /**
    * /join: the member's (or the given) voice channel; this text channel is read until /leave.
-   * Refused, changing nothing, when the playback rule says no (guards.ts `requirePlaybackControl`).
+   * The account already there stays, else a free account of the server joins (the least busy),
+   * else a bot with one account moves; with none free the member gets the invite link of an
+   * account not yet in the server. Refused, changing nothing, when the playback rule says no
+   * (guards.ts `requirePlaybackControl`).
    */
   async join(interaction: ChatInputCommandInteraction, channelId: string | null, lang: Lang): Promise<void> {
     const guild = interaction.guild ?? (interaction.guildId ? await this.#deps.client.guilds.fetch(interaction.guildId) : null);
@@ -45,32 +53,44 @@ export class VoiceControl {
     if (!target) throw new UserError('voice.join_first');
     const channel = guild.channels.cache.get(target) ?? (await guild.channels.fetch(target).catch(() => null));
     if (!channel?.isVoiceBased()) throw new UserError('voice.join_failed');
-    const me = guild.members.me ?? (await guild.members.fetchMe());
-    requirePlaybackControl(interaction, this.#deps.voice.voiceChannel(guild.id), { channel, member, me });
+    const { accounts, voice } = this.#deps;
+    const choice = chooseAccount(accounts.facts(guild.id, voice), target);
+    if (choice.kind === 'none') {
+      const invite = choice.inviteAccountId ? accounts.inviteFor(choice.inviteAccountId, guild.id) : undefined;
+      throw new UserError(invite ? 'voice.no_free_account' : 'voice.no_free_account_all_in', {
+        vars: { channel: `<#${target}>`, invite: invite ?? '' },
+      });
+    }
+    const { accountId } = choice;
+    // The joining account's own view of the server: its adapter, its member and its permissions there.
+    const where = accounts.guild(accountId, guild.id) ?? guild;
+    const me = where.members.me ?? (await where.members.fetchMe());
+    const before = choice.kind === 'join' ? null : choice.kind === 'there' ? target : choice.fromChannelId;
+    requirePlaybackControl(interaction, before, { channel, member, me });
     await interaction.deferReply();
     const stage = channel.type === ChannelType.GuildStageVoice;
-    const before = this.#deps.voice.voiceChannel(guild.id);
     // The status of the channel left behind is cleared while the bot is still in it.
-    if (before && before !== target) await this.#deps.status?.clear(guild.id, before);
+    if (before && before !== target) await this.#deps.status?.clear(guild.id, before, accountId);
     try {
-      await this.#deps.voice.join({
+      await voice.join({
         guildId: guild.id,
         channelId: target,
         textChannelId: interaction.channelId,
-        adapterCreator: guild.voiceAdapterCreator,
+        accountId,
+        adapterCreator: where.voiceAdapterCreator,
         stage,
       });
     } catch (error) {
       this.#deps.logger.warn({ err: error, guildId: guild.id, channelId: target }, 'voice join failed');
       throw new UserError('voice.join_failed', { cause: error });
     }
-    const waiting = stage && !(await this.#takeTheStage(guild, target));
+    const waiting = stage && !(await this.#takeTheStage(where, target, accountId));
     const joined = t(lang, 'voice.joined', { voice: `<#${target}>`, text: `<#${interaction.channelId}>` });
     await interaction.editReply({
       content: waiting ? `${joined}\n${t(lang, 'voice.stage_waiting')}` : joined,
       allowedMentions: { parse: [] },
     });
-    if (!stage) await this.#deps.status?.show(guild.id, target, interaction.channelId);
+    if (!stage) await this.#deps.status?.show(guild.id, target, interaction.channelId, accountId);
   }
 
   /**
@@ -78,15 +98,15 @@ export class VoiceControl {
    * else it asks to speak and waits for a stage moderator. True once it is a speaker.
    * https://discord.com/developers/docs/resources/voice#modify-current-user-voice-state
    */
-  async #takeTheStage(guild: Guild, channelId: string): Promise<boolean> {
+  async #takeTheStage(guild: Guild, channelId: string, accountId: string): Promise<boolean> {
     const me = guild.members.me ?? (await guild.members.fetchMe());
-    if (!this.#deps.voice.isSuppressed(guild.id)) return true;
+    if (!this.#deps.voice.ofAccount(guild.id, accountId)?.suppressed) return true;
     const mayUnsuppress = guild.channels.cache.get(channelId)?.permissionsFor(me)?.has(PermissionFlagsBits.MuteMembers) ?? false;
     try {
       if (mayUnsuppress) {
         await me.voice.setSuppressed(false);
         // Heard from now on; the voice state that follows says the same.
-        this.#deps.voice.setSuppressed(guild.id, false);
+        this.#deps.voice.setSuppressed(guild.id, accountId, false);
         return true;
       }
       if (!me.voice.requestToSpeakTimestamp) await me.voice.setRequestToSpeak(true);
@@ -96,36 +116,65 @@ export class VoiceControl {
     return false;
   }
 
-  /** /skip: stops what is being delivered now; false when nothing is. */
-  skip(guildId: string): boolean {
-    return this.#deps.scheduler.skip(guildId);
+  /**
+   * The session a playback command acts on: the one in the member's voice channel, else the one
+   * bound to the text channel it was used in, else the server's only one; null when the bot reads
+   * no voice channel there. Throws what to tell the member when it reads several and none of these.
+   */
+  sessionFor(guildId: string, memberChannelId: string | null, textChannelId: string | null): SessionInfo | null {
+    const { voice } = this.#deps;
+    const sessions = voice.sessions(guildId);
+    if (sessions.length === 0) return null;
+    const found =
+      (memberChannelId ? voice.at(guildId, memberChannelId) : undefined) ??
+      (textChannelId ? voice.boundTo(guildId, textChannelId) : undefined) ??
+      (sessions.length === 1 ? sessions[0] : undefined);
+    if (!found) throw new UserError('voice.which_session');
+    return found;
   }
 
-  /** Drops everything queued in the guild (each /say or /narrate waiting is told why); the next message is named. */
-  clear(guildId: string, reason: ClearReason = 'clear'): number {
-    this.#deps.names.forget(guildId);
-    return this.#deps.scheduler.clear(guildId, reason);
+  /** /skip: stops what the session hears now (without one: whatever the guild is delivered); false when nothing is. */
+  skip(guildId: string, session: SessionInfo | null): boolean {
+    const { scheduler } = this.#deps;
+    if (session) return scheduler.skip(voiceAudience(session.channelId));
+    let skipped = false;
+    for (const { audience } of scheduler.stats().filter((s) => s.guildId === guildId)) skipped = scheduler.skip(audience) || skipped;
+    return skipped;
   }
 
-  /** /leave: leaves voice for good (not rejoined after a restart) and drops what was queued. */
-  async leave(guildId: string): Promise<boolean> {
-    await this.#clearStatus(guildId);
-    if (!this.#deps.voice.leave(guildId)) return false;
-    this.clear(guildId, 'leave');
+  /**
+   * /clear: drops what waits for the session (without one: everything queued in the guild); each
+   * /say or /narrate waiting is told why; the next message is named. The other sessions' queues stay.
+   */
+  clear(guildId: string, session: Pick<SessionInfo, 'channelId'> | null, reason: ClearReason = 'clear'): number {
+    this.#deps.names.forget(session ? `${guildId}:${voiceAudience(session.channelId)}` : `${guildId}:`);
+    const { scheduler } = this.#deps;
+    return session ? scheduler.clear(voiceAudience(session.channelId), reason) : scheduler.clearGuild(guildId, reason);
+  }
+
+  /**
+   * A session ended (left, nobody left, disconnected, a stage's audience): what waited for it is
+   * dropped; once it was the server's last, everything the server had queued goes too, as when the
+   * bot read one voice channel.
+   */
+  ended(session: Pick<SessionInfo, 'guildId' | 'channelId'>, reason: ClearReason): number {
+    const last = this.#deps.voice.sessions(session.guildId).every((s) => s.channelId === session.channelId);
+    return this.clear(session.guildId, last ? null : session, reason);
+  }
+
+  /** /leave: leaves the session's voice channel for good (not rejoined after a restart) and drops what was queued for it. */
+  async leave(session: SessionInfo): Promise<boolean> {
+    await this.#deps.status?.clear(session.guildId, session.channelId, session.accountId);
+    if (!this.#deps.voice.leave(session.guildId, session.channelId)) return false;
+    this.ended(session, 'leave');
     return true;
   }
 
-  /** Nobody is left to hear the bot: it leaves, as with /leave. */
-  async autoLeave(guildId: string): Promise<void> {
-    this.#deps.logger.info({ guildId }, 'no human left in the voice channel; leaving');
-    await this.#clearStatus(guildId);
-    this.#deps.voice.leave(guildId);
-    this.clear(guildId, 'auto_leave');
-  }
-
-  // Before leaving: Discord lets a bot that is no longer in the channel clear its status only with Manage Channels.
-  async #clearStatus(guildId: string): Promise<void> {
-    const channelId = this.#deps.voice.voiceChannel(guildId);
-    if (channelId) await this.#deps.status?.clear(guildId, channelId);
+  /** Nobody is left to hear the session: it leaves, as with /leave. */
+  async autoLeave(session: SessionInfo): Promise<void> {
+    this.#deps.logger.info({ guildId: session.guildId, channelId: session.channelId }, 'no human left in the voice channel; leaving');
+    await this.#deps.status?.clear(session.guildId, session.channelId, session.accountId);
+    this.#deps.voice.leave(session.guildId, session.channelId);
+    this.ended(session, 'auto_leave');
   }
 }

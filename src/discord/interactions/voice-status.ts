@@ -14,19 +14,25 @@ const STATUS_TIMEOUT_MS = 3_000;
  * logged, as a missing nicety is not a fault. Stages have no status (their topic is the stage's).
  */
 export class VoiceChannelStatus {
-  readonly #client: Client;
+  readonly #clientOf: (accountId: string) => Client | undefined;
   readonly #repos: Pick<Repositories, 'guildSettings'>;
   readonly #logger: Logger;
 
-  constructor(deps: { client: Client; repos: Pick<Repositories, 'guildSettings'>; logger: Logger }) {
-    this.#client = deps.client;
+  constructor(deps: {
+    client: Client;
+    /** The account in the voice channel sets its status (default: `client` for every account). */
+    clientOf?: (accountId: string) => Client | undefined;
+    repos: Pick<Repositories, 'guildSettings'>;
+    logger: Logger;
+  }) {
+    this.#clientOf = deps.clientOf ?? (() => deps.client);
     this.#repos = deps.repos;
     this.#logger = deps.logger;
   }
 
-  /** Shows that `textChannelId` is being read in the voice channel `channelId`. */
-  async show(guildId: string, channelId: string, textChannelId: string | null): Promise<void> {
-    const guild = this.#client.guilds.cache.get(guildId);
+  /** Shows that `textChannelId` is being read in the voice channel `channelId` (by `accountId`, the account there). */
+  async show(guildId: string, channelId: string, textChannelId: string | null, accountId = ''): Promise<void> {
+    const guild = this.#clientOf(accountId)?.guilds.cache.get(guildId);
     const text = textChannelId ? guild?.channels.cache.get(textChannelId) : undefined;
     if (!guild || !text) return;
     const lang = guildLang(this.#repos.guildSettings.get(guildId).locale);
@@ -36,9 +42,9 @@ export class VoiceChannelStatus {
     await this.#put(guild, channelId, status);
   }
 
-  /** Clears the status the bot set on `channelId` (call it before leaving). */
-  async clear(guildId: string, channelId: string): Promise<void> {
-    const guild = this.#client.guilds.cache.get(guildId);
+  /** Clears the status the bot (`accountId`, the account there) set on `channelId` (call it before leaving). */
+  async clear(guildId: string, channelId: string, accountId = ''): Promise<void> {
+    const guild = this.#clientOf(accountId)?.guilds.cache.get(guildId);
     if (guild) await this.#put(guild, channelId, '');
   }
 
@@ -51,7 +57,7 @@ export class VoiceChannelStatus {
       return;
     }
     // discord.js has no method for this endpoint yet: https://discord.com/developers/docs (PUT /channels/{id}/voice-status).
-    await this.#client.rest
+    await guild.client.rest
       .put(`/channels/${channelId}/voice-status`, { body: { status }, signal: AbortSignal.timeout(STATUS_TIMEOUT_MS) })
       .catch((error: unknown) =>
         this.#logger.debug({ err: error, guildId: guild.id, channelId }, 'could not set the voice channel status'),

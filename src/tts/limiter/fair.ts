@@ -63,9 +63,11 @@ interface Lane {
 
 /**
  * The per-IP request budget shared by every guild (ARCHITECTURE: the budget is the scarcest
- * resource). Waiters are grouped by `key` (a guild id); the key with the fewest grants in the
- * window goes first, then the one waiting longest, FIFO within a key, so a busy guild cannot
- * starve a quiet one and a guild arriving late is served before those already served. Under
+ * resource). Waiters are grouped by `key` (the scheduler's audience: a voice session or a text
+ * channel; a guild id for requests made outside it); the key with the fewest grants in the window
+ * goes first, then the one waiting longest, FIFO within a key, so a busy audience cannot starve a
+ * quiet one (two voice channels of one server as much as two servers) and one arriving late is
+ * served before those already served. Under
  * pressure grants are paced so late arrivals still find a slot. With a shared store the order and
  * the pacing are decided across every process on the host (src/tts/limiter/pacing.ts).
  */

@@ -20,7 +20,7 @@ export interface RateGrant {
 }
 
 export interface AcquireOptions {
-  /** Who the request is for (a guild id); limiters that are fair order grants by key. */
+  /** Who the request is for (an audience, or a guild id); limiters that are fair order grants by key. */
   key?: string | undefined;
   signal?: AbortSignal | undefined;
   /** A grant already in hand: spent instead of waiting (once; a retry waits as usual). */

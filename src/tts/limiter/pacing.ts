@@ -9,7 +9,7 @@ import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
  * of being spent on the first burst: a guild that arrives later still finds a slot within seconds,
  * where an unpaced window under sustained demand is full for most of a minute at a time.
  *
- * Order: the waiting key (guild) served least recently goes first (one never served before all),
+ * Order: the waiting key (an audience, or a guild) served least recently goes first (one never served before all),
  * then the one waiting longest. A guild arriving late is served next, and guilds that all wait take
  * turns (a guild that needed two grants lately is not held back for a whole window for it). Every
  * criterion is read from the shared store, so processes sharing it agree on whose turn it is.

@@ -1,6 +1,8 @@
 // The playground page: plain JavaScript, no build step. State arrives over one WebSocket
-// (/api/live): a snapshot first, then every change; binary messages are the voice channel's audio
-// (mono 48 kHz 16-bit PCM, about 20 ms each), played with WebAudio. Members act through the JSON API.
+// (/api/live): a snapshot first, then every change; binary messages are the voice channels' audio
+// (16-bit: the voice channel's index, then mono 48 kHz PCM, about 20 ms each), played with WebAudio
+// when the member the page acts as is in that channel. Members act through the JSON API; the server
+// has two text and two voice channels, read at once by two accounts of the bot.
 // The page's own texts are in strings.js (English and Japanese, after the Discord language chosen);
 // the message box is composer.js.
 'use strict';
@@ -10,7 +12,12 @@ const $ = (selector) => document.querySelector(selector);
 const state = {
   guild: null,
   botUser: null,
+  /** Every account of the bot (the main one first). */
+  botUsers: [],
   commands: [],
+  /** The text channel shown and written in; the voice channel the join button joins (when not in one). */
+  text: localStorage.getItem('playground.text') || '',
+  voice: '',
   items: new Map(),
   utterances: new Map(),
   service: null,
@@ -60,7 +67,8 @@ function member(id) {
 }
 
 function nameOf(id) {
-  if (state.botUser && id === state.botUser.id) return state.botUser.username;
+  const bot = state.botUsers.find((b) => b.id === id) ?? (state.botUser?.id === id ? state.botUser : undefined);
+  if (bot) return bot.username;
   return member(id)?.displayName ?? id;
 }
 
@@ -114,11 +122,22 @@ async function post(path, body) {
 }
 
 function textChannel() {
-  return state.guild?.channels.find((c) => c.type === 0);
+  const texts = state.guild?.channels.filter((c) => c.type === 0) ?? [];
+  return texts.find((c) => c.id === state.text) ?? texts[0];
 }
 
+function voiceChannels() {
+  return state.guild?.channels.filter((c) => c.type === 2) ?? [];
+}
+
+/** The voice channel the member is in, else the one chosen to join, else the first. */
 function voiceChannel() {
-  return state.guild?.channels.find((c) => c.type === 2);
+  const mine = state.guild?.voiceStates.find((v) => v.userId === state.me)?.channelId;
+  return voiceChannels().find((c) => c.id === mine) ?? voiceChannels().find((c) => c.id === state.voice) ?? voiceChannels()[0];
+}
+
+function isBotUser(id) {
+  return state.botUsers.some((b) => b.id === id) || state.botUser?.id === id;
 }
 
 // ---- audio --------------------------------------------------------------------------------------
@@ -148,7 +167,11 @@ const speaker = {
 };
 
 function onAudio(data) {
-  const pcm = new Int16Array(data);
+  const framed = new Int16Array(data);
+  // Heard only in the voice channel the member is in (each channel is read by its own account).
+  const mine = state.guild?.voiceStates.find((v) => v.userId === state.me)?.channelId;
+  if (framed[0] < 0 || voiceChannels()[framed[0]]?.id !== mine) return;
+  const pcm = framed.subarray(1);
   let sum = 0;
   let peak = 0;
   for (const s of pcm) {
@@ -190,15 +213,40 @@ function renderServer() {
   $('#channel-name').textContent = `# ${text?.name ?? ''}`;
   $('#message').placeholder = T('message_placeholder', { channel: text?.name ?? '', name: nameOf(state.me) });
   $('#text-channels').replaceChildren(
-    ...guild.channels.filter((c) => c.type === 0).map((c) => el('li', { class: 'current', text: `# ${c.name}` })),
-  );
-  const inVoice = (id) => guild.voiceStates.filter((v) => v.channelId === id).map((v) => v.userId);
-  $('#voice-channels').replaceChildren(
     ...guild.channels
-      .filter((c) => c.type === 2)
+      .filter((c) => c.type === 0)
       .map((c) =>
-        el('div', { class: 'voice-channel' }, `🔊 ${c.name}`, el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) })))),
+        el(
+          'li',
+          { class: c.id === text?.id ? 'current' : '' },
+          el('button', {
+            type: 'button',
+            class: 'channel',
+            'aria-pressed': String(c.id === text?.id),
+            onclick: () => setText(c.id),
+            text: `# ${c.name}`,
+          }),
+        ),
       ),
+  );
+  showChannelTimeline();
+  const inVoice = (id) => guild.voiceStates.filter((v) => v.channelId === id).map((v) => v.userId);
+  const chosen = voiceChannel();
+  $('#voice-channels').replaceChildren(
+    ...voiceChannels().map((c) =>
+      el(
+        'div',
+        { class: c.id === chosen?.id ? 'voice-channel current' : 'voice-channel' },
+        el('button', {
+          type: 'button',
+          class: 'channel',
+          'aria-pressed': String(c.id === chosen?.id),
+          onclick: () => setVoice(c.id),
+          text: `🔊 ${c.name}`,
+        }),
+        el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))),
+      ),
+    ),
   );
   $('#voice-name').textContent = voiceChannel()?.name ?? T('voice');
   const voiceIds = new Set(guild.voiceStates.map((v) => v.userId));
@@ -237,6 +285,31 @@ function renderServer() {
   renderVoiceControls();
 }
 
+/** Shows and writes in text channel `id`. */
+function setText(id) {
+  state.text = id;
+  localStorage.setItem('playground.text', id);
+  renderServer();
+}
+
+/** Chooses the voice channel the join button joins (while the member is in none). */
+function setVoice(id) {
+  state.voice = id;
+  renderServer();
+}
+
+/** Only the chosen text channel's messages are shown (each item knows its channel). */
+function showChannelTimeline() {
+  const id = textChannel()?.id ?? '';
+  let rule = document.getElementById('channel-filter');
+  if (!rule) {
+    rule = el('style', { id: 'channel-filter' });
+    document.head.append(rule);
+  }
+  rule.textContent = `#timeline > li[data-channel]:not([data-channel="${CSS.escape(id)}"]) { display: none; }`;
+  followTimeline();
+}
+
 function setMe(id) {
   state.me = id;
   localStorage.setItem('playground.member', id);
@@ -251,10 +324,8 @@ function renderVoiceControls() {
   const mine = guild.voiceStates.find((v) => v.userId === state.me);
   const toggle = $('#voice-toggle');
   toggle.textContent = T(mine ? 'voice_leave' : 'voice_join', { channel: voice.name });
-  const listeners = guild.voiceStates
-    .filter((v) => v.channelId === voice.id && v.userId !== state.botUser?.id)
-    .map((v) => nameOf(v.userId));
-  const botIn = guild.voiceStates.some((v) => v.userId === state.botUser?.id);
+  const listeners = guild.voiceStates.filter((v) => v.channelId === voice.id && !isBotUser(v.userId)).map((v) => nameOf(v.userId));
+  const botIn = guild.voiceStates.some((v) => v.channelId === voice.id && isBotUser(v.userId));
   $('#listen-state').textContent = listeners.length
     ? `${T('in_voice', { names: listeners.join(', ') })}${T(botIn ? 'and_the_bot' : 'bring_the_bot')}${speaker.ctx?.state === 'running' ? '' : T('click_to_hear')}`
     : T('not_in_voice');
@@ -267,7 +338,7 @@ function renderItem(item) {
   if (item.type === 'member') {
     return el(
       'li',
-      { 'data-id': item.id, class: item.deleted ? 'member deleted' : 'member' },
+      { 'data-id': item.id, 'data-channel': item.channelId, class: item.deleted ? 'member deleted' : 'member' },
       el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
       el('div', { class: 'body', html: format(item.content) }),
       item.reactions.length
@@ -278,7 +349,7 @@ function renderItem(item) {
   if (item.type === 'command') {
     return el(
       'li',
-      { 'data-id': item.id, class: 'command' },
+      { 'data-id': item.id, 'data-channel': item.channelId, class: 'command' },
       el(
         'div',
         { class: 'command-use' },
@@ -313,7 +384,11 @@ function renderItem(item) {
   const owner = nameOf(item.interaction ? item.interaction.userId : state.me);
   return el(
     'li',
-    { 'data-id': item.id, class: ['bot', item.ephemeral ? 'ephemeral' : '', item.deleted ? 'deleted' : ''].join(' ').trim() },
+    {
+      'data-id': item.id,
+      'data-channel': item.channelId,
+      class: ['bot', item.ephemeral ? 'ephemeral' : '', item.deleted ? 'deleted' : ''].join(' ').trim(),
+    },
     ...context,
     el(
       'div',
@@ -447,7 +522,7 @@ function renderUtterance(u) {
     { 'data-id': u.id, class: u.playing ? 'playing' : 'done' },
     el('b', { text: `#${u.id} ` }),
     u.playing ? T('playing') : '✓ ',
-    `${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
+    `${u.channelId ? `🔊 ${channelName(u.channelId)} · ` : ''}${(u.durationMs / 1000).toFixed(1)} s · ${db} · ${time(u.startedAt)}`,
     el('span', {
       class: 'text said',
       text: u.text ? `“${u.text}”` : u.playing ? '…' : T('not_recognised'),
@@ -793,6 +868,7 @@ async function toggleVoice() {
 function applySnapshot(snapshot) {
   state.guild = snapshot.guild;
   state.botUser = snapshot.botUser;
+  state.botUsers = snapshot.botUsers ?? [snapshot.botUser];
   state.commands = snapshot.commands;
   state.botStatus = snapshot.bot.status;
   if (!member(state.me) || member(state.me).bot) state.me = snapshot.guild.members.find((m) => !m.bot)?.id ?? '';

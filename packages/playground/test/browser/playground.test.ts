@@ -378,6 +378,50 @@ describe('the playground in a browser', () => {
     expect(tabOrder.every(Boolean)).toBe(true);
   });
 
+  it("two voice channels read at once by the bot's two accounts: the page plays only the channel its member is in", async () => {
+    // Taro joins Voice 2 and, in #zatsudan, has the bot join there: Voice is taken, so its second account comes.
+    await member(PLAYGROUND_IDS.taro);
+    await page.locator('#voice-channels button', { hasText: 'Voice 2' }).click();
+    await page.click('#voice-toggle');
+    await page.locator('#voice-channels .voice-channel', { hasText: 'Voice 2' }).locator('li', { hasText: 'タロー' }).waitFor();
+    await page.locator('#text-channels button', { hasText: 'zatsudan' }).click();
+    await runCommand('join');
+    await page
+      .locator('#timeline li.bot', { hasText: /Joined/ })
+      .last()
+      .waitFor({ timeout: 30_000 });
+    await page.locator('#voice-channels .voice-channel', { hasText: 'Voice 2' }).locator('li', { hasText: 'yomiage-2' }).waitFor();
+    const loud = () => page.evaluate(() => (globalThis as unknown as PageGlobals).playground.heard.loudFrames);
+
+    // Alice writes in #general (read in Voice, where Taro is not): listed, heard by Alice, not played here.
+    const before = await loud();
+    const elsewhere = 'ボイスいちだけの発言です';
+    await page.evaluate(
+      async ([userId, channelId, content]) => {
+        const res = await fetch('/api/message', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ userId, channelId, content }),
+        });
+        if (!res.ok) throw new Error(await res.text());
+      },
+      [PLAYGROUND_IDS.alice, PLAYGROUND_IDS.text, elsewhere],
+    );
+    const theirs = page.locator('#utterances li.done', { hasText: elsewhere });
+    await theirs.waitFor({ timeout: 30_000 });
+    expect(await theirs.textContent()).toMatch(/🔊 Voice ·.*heard by Alice/);
+    expect(await loud()).toBe(before);
+
+    // Taro writes in #zatsudan: read in Voice 2 by the second account, heard by Taro, played here.
+    const mine = 'ボイスにだけの発言です';
+    await page.fill('#message', mine);
+    await page.press('#message', 'Enter');
+    const ours = page.locator('#utterances li.done', { hasText: mine });
+    await ours.waitFor({ timeout: 30_000 });
+    expect(await ours.textContent()).toMatch(/🔊 Voice 2 ·.*heard by タロー/);
+    expect(await loud()).toBeGreaterThan(before + 25);
+  });
+
   it('the service side: requests sent, the rate window, characters spent', async () => {
     await expect.poll(() => page.locator('#requests tbody tr', { hasText: 'standard' }).count()).toBeGreaterThan(1);
     expect(await page.locator('#requests tbody').textContent()).toContain('ブラウザから読み上げのテストです');

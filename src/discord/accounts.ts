@@ -1,0 +1,66 @@
+import type { Client, Guild } from 'discord.js';
+import type { AccountFacts } from './interactions/account-choice.ts';
+import { inviteUrl } from './invite.ts';
+
+/**
+ * The bot's accounts in this process: the main one (slash commands, chat, everything members see
+ * written) and the extra ones (EXTRA_DISCORD_TOKENS) that only join voice channels, each a Discord
+ * application with its own gateway connection over the same shards. An account is known by its
+ * bot user id once logged in.
+ */
+export class BotAccounts {
+  readonly main: Client;
+  readonly #all: readonly Client[];
+
+  constructor(main: Client, extras: readonly Client[] = []) {
+    this.main = main;
+    this.#all = [main, ...extras];
+  }
+
+  /** Every account's client, the main one first, then the extras in the operator's order. */
+  get clients(): readonly Client[] {
+    return this.#all;
+  }
+
+  /** The main account's bot user id ('' before it logged in). */
+  get mainId(): string {
+    return this.main.user?.id ?? '';
+  }
+
+  /** Whether `userId` is one of the bot's accounts. */
+  isOurs(userId: string): boolean {
+    return this.#all.some((c) => c.user?.id === userId);
+  }
+
+  /** The account with bot user id `accountId`; '' (rows remembered before there were several accounts) is the main one. */
+  client(accountId: string): Client | undefined {
+    if (accountId === '') return this.main;
+    return this.#all.find((c) => c.user?.id === accountId);
+  }
+
+  /** The guild as `accountId` sees it (its adapter, its own member and permissions), if it is a member there. */
+  guild(accountId: string, guildId: string): Guild | undefined {
+    return this.client(accountId)?.guilds.cache.get(guildId);
+  }
+
+  /** What /join's choice needs of each account (account-choice.ts), in order. */
+  facts(
+    guildId: string,
+    voice: { ofAccount(guildId: string, accountId: string): { channelId: string } | undefined; countOf(accountId: string): number },
+  ): AccountFacts[] {
+    return this.#all
+      .filter((c) => c.user)
+      .map((c) => ({
+        id: c.user!.id,
+        inGuild: c.guilds.cache.has(guildId),
+        channelId: voice.ofAccount(guildId, c.user!.id)?.channelId ?? null,
+        sessions: voice.countOf(c.user!.id),
+      }));
+  }
+
+  /** The invite link of `accountId` for the server it is missing from. */
+  inviteFor(accountId: string, guildId: string): string | undefined {
+    const application = this.client(accountId)?.application;
+    return application ? inviteUrl(application.id, guildId) : undefined;
+  }
+}
