@@ -233,7 +233,12 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     limiter,
   });
   const voiceSessions = new VoiceSessionStore(db, { clock });
-  const voice = new VoiceManager({ logger: logger.child({ component: 'voice' }), memory: voiceSessions, ...options.voice });
+  const voice = new VoiceManager({
+    logger: logger.child({ component: 'voice' }),
+    memory: voiceSessions,
+    workers: config.voiceWorkers,
+    ...options.voice,
+  });
 
   const client = new Client({
     intents: [

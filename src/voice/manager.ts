@@ -3,7 +3,8 @@ import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
-import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
+import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSession, type VoiceSessionPolicy } from './session.ts';
+import { VoiceWorkerPool } from './worker-pool.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -37,32 +38,34 @@ const SHUTDOWN = 'shutdown';
  * that ends without /leave is announced with 'ended', so the reader can be told.
  */
 export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [ClipStarted] }> {
-  readonly #sessions = new Map<string, GuildVoiceSession>();
+  readonly #sessions = new Map<string, VoiceSession>();
   /** Guilds whose session is in a stage's audience: connected, but nobody hears the bot. */
   readonly #suppressed = new Set<string>();
   readonly #logger: Logger;
   readonly #memory: VoiceSessionMemory | undefined;
   readonly #sessionOptions: VoiceSessionPolicy;
+  /** Voice workers running the connections (`workers` > 0), else they run on this thread. */
+  readonly #workers: VoiceWorkerPool | undefined;
 
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory } & VoiceSessionPolicy) {
+  constructor(options: { logger: Logger; memory?: VoiceSessionMemory; workers?: number } & VoiceSessionPolicy) {
     super();
-    const { logger, memory, ...sessionOptions } = options;
+    const { logger, memory, workers, ...sessionOptions } = options;
     this.#logger = logger;
     this.#memory = memory;
     this.#sessionOptions = sessionOptions;
+    if (workers) this.#workers = new VoiceWorkerPool({ size: workers, logger });
     // The first cache miss plays from its MP3 at once: the decoder is compiled before it comes.
     if (sessionOptions.playback !== 'mp3') void warmMp3Decoder();
   }
 
   /** Joins (or moves to) a voice channel and waits until the connection is Ready. */
-  async join(request: JoinRequest): Promise<GuildVoiceSession> {
+  async join(request: JoinRequest): Promise<VoiceSession> {
     const existing = this.#sessions.get(request.guildId);
     if (existing && existing.state.status !== 'destroyed') {
       existing.textChannelId = request.textChannelId;
       if (existing.channelId !== request.channelId) {
         this.#setStage(request);
-        existing.channelId = request.channelId;
-        existing.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
+        existing.move(request.channelId);
       }
       await existing.ready();
       this.#remember(request.guildId, existing.channelId, existing.textChannelId);
@@ -70,7 +73,8 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     }
     this.#setStage(request);
     const { stage: _stage, ...joining } = request;
-    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...joining, logger: this.#logger });
+    const options = { ...this.#sessionOptions, ...joining };
+    const session = this.#workers ? this.#workers.open(options) : new GuildVoiceSession({ ...options, logger: this.#logger });
     this.#sessions.set(request.guildId, session);
     session.on('clipStarted', (started) => this.emit('clipStarted', started));
     let wasReady = false;
@@ -182,6 +186,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     for (const session of [...this.#sessions.values()]) session.destroy(SHUTDOWN);
     this.#sessions.clear();
     this.#suppressed.clear();
+    void this.#workers?.close();
   }
 
   // Whoever enters a stage joins its audience until Discord says it is a speaker.

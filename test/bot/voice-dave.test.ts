@@ -1,4 +1,3 @@
-import { getVoiceConnection } from '@discordjs/voice';
 import type { DAVESession } from '@snazzah/davey';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
@@ -6,7 +5,7 @@ import { rmsDb, startFakeVoiceServer, trustCertificate, type FakeVoiceServer, ty
 import type { DaveEvent } from '@yomiage/local-discord/voice/dave/gateway';
 import type { SimulatedListener } from '@yomiage/local-discord/voice/dave/listener';
 import { DaveOp } from '@yomiage/local-discord/voice/dave/opcodes';
-import { canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
+import { botPrivacyCode, canDecrypt, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 
 // The real bot speaks DAVE v1 with the fake voice gateway, which is the call's MLS
@@ -85,7 +84,7 @@ async function sayAndHear(text: string): Promise<ReceivedPacket[]> {
   return playedFrames(voice, heard);
 }
 
-const privacyCode = () => getVoiceConnection(guildId)?.voicePrivacyCode;
+const privacyCode = () => botPrivacyCode(guildId);
 
 describe('DAVE with the real bot', () => {
   it('/join into a call whose listeners already hold a group: version 1, and the bot is welcomed into it', async () => {
