@@ -32,6 +32,8 @@ export class PacketClock {
   /** performance.now() of the next step. */
   #next = 0;
   readonly #sleeper = new Int32Array(new SharedArrayBuffer(4));
+  /** The players that were playing at the last step. */
+  #playing = new WeakSet<AudioPlayer>();
   /** Steps taken, steps caught up (sent late but in a burst) and schedules restarted after a long stall. */
   readonly stats = { steps: 0, caughtUp: 0, restarts: 0 };
 
@@ -83,20 +85,26 @@ export class PacketClock {
     }
     if (owed > 1) this.stats.caughtUp += owed - 1;
     for (let i = 0; i < owed; i++) {
-      this.#step();
+      this.#step(i < owed - 1);
       this.#next += FRAME_MS;
     }
     if (this.#players.size > 0) this.#schedule();
   };
 
-  /** One step of every player, as the library's loop does: send what each prepared, then prepare the next. */
-  #step(): void {
+  /**
+   * One step of every player, as the library's loop does: send what each prepared, then prepare
+   * the next. A catch-up step is only for the players that were playing at the step before: one
+   * that just started owes nothing, and its first packets are not sent in a burst.
+   */
+  #step(catchUp: boolean): void {
     this.stats.steps++;
     const playable: SteppedPlayer[] = [];
     for (const player of this.#players) {
+      if (catchUp && !this.#playing.has(player)) continue;
       if (this.#checkPlayable.get(player)!()) playable.push(player as unknown as SteppedPlayer);
     }
     for (const player of playable) player._stepDispatch();
     for (const player of playable) player._stepPrepare();
+    if (!catchUp) this.#playing = new WeakSet(playable as unknown as AudioPlayer[]);
   }
 }
