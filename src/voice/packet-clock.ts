@@ -46,9 +46,21 @@ export class PacketClock {
     stepped.checkPlayable = () => false;
     this.#players.add(player);
     if (this.#players.size === 1) {
-      this.#next = performance.now() + FRAME_MS;
+      // The first step at once, as the library's loop does; then every 20 ms from it.
+      this.#next = performance.now();
       this.#schedule();
     }
+  }
+
+  /**
+   * A paced player's clip just became readable (Buffering to Playing): its first packet is
+   * prepared now, so the next step sends it, instead of preparing it at the next step and
+   * sending it at the one after (20 ms sooner to the first packet).
+   */
+  prime(player: AudioPlayer): void {
+    queueMicrotask(() => {
+      if (this.#players.has(player) && player.state.status === 'playing') (player as unknown as SteppedPlayer)._stepPrepare();
+    });
   }
 
   remove(player: AudioPlayer): void {

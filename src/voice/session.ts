@@ -171,9 +171,10 @@ export class GuildVoiceSession
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     // Paced only while it plays: an idle session costs the worker's clock nothing.
     if (clock)
-      this.player.on('stateChange', (_old, next) => {
+      this.player.on('stateChange', (old, next) => {
         if (next.status === AudioPlayerStatus.Idle) clock.remove(this.player);
         else clock.add(this.player);
+        if (old.status === AudioPlayerStatus.Buffering && next.status === AudioPlayerStatus.Playing) clock.prime(this.player);
       });
     this.connection.subscribe(this.player);
     // Unhandled 'error' events crash the process; both emitters always have a listener.
