@@ -25,6 +25,7 @@ import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
 import { clipPackets, resourceFor } from './resources.ts';
 import type { PacketClock } from './packet-clock.ts';
+import { reusePacketBuffers } from './packet-buffers.ts';
 import { cacheTransportKey } from './transport-key.ts';
 
 /**
@@ -168,6 +169,8 @@ export class GuildVoiceSession
       daveEncryption: this.#options.daveEncryption,
     });
     cacheTransportKey(this.connection);
+    // In a voice worker: packets paced by its clock, built in reused buffers.
+    if (clock) reusePacketBuffers(this.connection);
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
     // Paced only while it plays: an idle session costs the worker's clock nothing.
     if (clock)
