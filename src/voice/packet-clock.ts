@@ -105,18 +105,26 @@ export class PacketClock {
 
   /**
    * One step of every player, as the library's loop does: send what each prepared, then prepare
-   * the next. A catch-up step is only for the players that were playing at the step before: one
-   * that just started owes nothing, and its first packets are not sent in a burst.
+   * the next. A catch-up step is only for the players that were playing at the step before (one
+   * that just started owes nothing) and have their next frame ready: a clip decoded as it plays
+   * (a cache miss) makes its frames a few at a time, and a frame asked for before it is made
+   * would be sent as silence in the middle of the speech.
    */
   #step(catchUp: boolean): void {
     this.stats.steps++;
     const playable: SteppedPlayer[] = [];
     for (const player of this.#players) {
-      if (catchUp && !this.#playing.has(player)) continue;
+      if (catchUp && !(this.#playing.has(player) && hasFrameReady(player))) continue;
       if (this.#checkPlayable.get(player)!()) playable.push(player as unknown as SteppedPlayer);
     }
     for (const player of playable) player._stepDispatch();
     for (const player of playable) player._stepPrepare();
     if (!catchUp) this.#playing = new WeakSet(playable as unknown as AudioPlayer[]);
   }
+}
+
+/** Whether `player` is playing and its clip has a frame waiting to be read (no read would come back empty). */
+function hasFrameReady(player: AudioPlayer): boolean {
+  const state = player.state;
+  return state.status === 'playing' && state.resource.playStream.readableLength > 0;
 }

@@ -11,7 +11,11 @@ class FakePlayer {
   readonly sent: number[] = [];
   prepared = 0;
   playable = true;
-  readonly state = { status: 'playing' };
+  /** Frames the clip has ready to read. */
+  ready = 5;
+  get state() {
+    return { status: 'playing', resource: { playStream: { readableLength: this.ready } } };
+  }
   checkPlayable(): boolean {
     return this.playable;
   }
@@ -43,20 +47,20 @@ function paced(p = new FakePlayer()): FakePlayer {
 }
 
 describe('the packet clock of a voice worker', () => {
-  it('GIVEN a playing clip WHEN the thread is blocked 70 ms THEN the packets it owes go out at once and the clip keeps the schedule it started with', async () => {
+  it('GIVEN a playing clip WHEN the thread is blocked 50 ms THEN the packets it owes go out at once and the clip keeps the schedule it started with', async () => {
     clock = new PacketClock();
     const p = paced();
     await vi.waitFor(() => expect(p.sent.length).toBeGreaterThanOrEqual(3), { timeout: 2_000, interval: 5 });
     const t0 = p.sent[0]!;
-    block(70);
+    block(50);
     const before = p.sent.length;
     await vi.waitFor(() => expect(p.sent.length).toBeGreaterThan(before), { timeout: 2_000, interval: 1 });
     // The first step after the block sent every packet due by then, at once: the clip is back on
     // the schedule it started with (its last packet within a frame of where 20 ms steps put it).
     const burstAt = p.sent.at(-1)!;
-    expect(p.sent.length - before).toBeGreaterThanOrEqual(3);
+    expect(p.sent.length - before).toBeGreaterThanOrEqual(2);
     expect(Math.abs(burstAt - (t0 + (p.sent.length - 1) * FRAME_MS))).toBeLessThan(FRAME_MS);
-    expect(clock.stats.caughtUp).toBeGreaterThanOrEqual(2);
+    expect(clock.stats.caughtUp).toBeGreaterThanOrEqual(1);
   });
 
   it('GIVEN a late step WHEN a clip starts right then THEN it owes nothing: one packet, not a burst', async () => {
@@ -69,6 +73,17 @@ describe('the packet clock of a voice worker', () => {
     await vi.waitFor(() => expect(starting.sent.length).toBeGreaterThan(0), { timeout: 2_000, interval: 1 });
     expect(clock.stats.caughtUp).toBeGreaterThan(caughtUp);
     expect(starting.sent).toHaveLength(1);
+  });
+
+  it('GIVEN a clip decoded as it plays, its next frame not made yet WHEN a step is late THEN it is not asked for frames it has not got (no silence in the speech)', async () => {
+    clock = new PacketClock();
+    const p = paced();
+    p.ready = 0;
+    await vi.waitFor(() => expect(p.sent.length).toBeGreaterThanOrEqual(2), { timeout: 2_000, interval: 5 });
+    const prepared = p.prepared;
+    block(70);
+    await vi.waitFor(() => expect(p.prepared).toBeGreaterThan(prepared), { timeout: 2_000, interval: 1 });
+    expect(p.prepared - prepared).toBe(1);
   });
 
   it("a paced player is out of the library's own loop (its checkPlayable answers false there) until it is removed", () => {
