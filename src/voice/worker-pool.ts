@@ -15,12 +15,15 @@ const WORKER_URL = new URL('./voice-worker.ts', import.meta.url);
 const CLOSE_GRACE_MS = 2_000;
 const SESSION_ERROR_CODES = new Set<string>(['join_timeout', 'not_ready', 'destroyed', 'playback_failed', 'no_session']);
 
-/** The privacy code (DAVE) of each guild's call whose connection runs in a worker, as last reported. */
+/** The privacy code (DAVE) of each call whose connection runs in a worker, as last reported, by `group/guildId`. */
 const privacyCodes = new Map<string, string>();
 
-/** The call's privacy code of `guildId`'s session in a voice worker (what getVoiceConnection gives on the main thread). */
-export function workerVoicePrivacyCode(guildId: string): string | undefined {
-  return privacyCodes.get(guildId);
+/**
+ * The call's privacy code of `guildId`'s session in a voice worker: what getVoiceConnection(guildId,
+ * group) gives for a connection on the main thread (`group`: @discordjs/voice's connection group).
+ */
+export function workerVoicePrivacyCode(guildId: string, group = 'default'): string | undefined {
+  return privacyCodes.get(`${group}/${guildId}`);
 }
 
 /** VOICE_WORKERS unset: one thread per two cores, one to four (a worker plays hundreds of calls). */
@@ -170,6 +173,8 @@ export class RemoteVoiceSession
   readonly #calls = new Map<number, { resolve: () => void; reject: (error: unknown) => void }>();
   /** The utterance whose first packet is awaited, and when it was asked to play (this thread's clock). */
   #firstPacketSince: number | undefined;
+  /** Where this session's privacy code is kept (see workerVoicePrivacyCode). */
+  readonly #privacyKey: string;
   static #nextCall = 0;
 
   constructor(id: number, worker: Worker, options: Omit<VoiceSessionOptions, 'logger' | 'clock'>, logger: Logger) {
@@ -181,6 +186,8 @@ export class RemoteVoiceSession
     this.channelId = options.channelId;
     this.textChannelId = options.textChannelId;
     const { guildId: _g, channelId: _c, textChannelId: _t, adapterCreator: _a, ...policy } = options;
+    const group = (options as { group?: unknown }).group;
+    this.#privacyKey = `${typeof group === 'string' ? group : 'default'}/${options.guildId}`;
     this.#send({ type: 'open', id, guildId: options.guildId, channelId: options.channelId, policy });
     this.#adapter = options.adapterCreator({
       onVoiceStateUpdate: (data) => this.#send({ type: 'voiceState', id, data }),
@@ -210,8 +217,8 @@ export class RemoteVoiceSession
       case 'state':
         return this.#setState(message.state);
       case 'privacy':
-        if (message.code) privacyCodes.set(this.guildId, message.code);
-        else privacyCodes.delete(this.guildId);
+        if (message.code) privacyCodes.set(this.#privacyKey, message.code);
+        else privacyCodes.delete(this.#privacyKey);
         return;
       case 'clipStarted': {
         const since = this.#firstPacketSince;
@@ -250,7 +257,7 @@ export class RemoteVoiceSession
     if (previous.status === 'destroyed') return;
     this.#state = next;
     if (next.status === 'destroyed') {
-      privacyCodes.delete(this.guildId);
+      privacyCodes.delete(this.#privacyKey);
       const closed = new VoiceSessionError('destroyed', { guildId: this.guildId });
       for (const { reject } of this.#calls.values()) reject(closed);
       this.#calls.clear();

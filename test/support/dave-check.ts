@@ -64,7 +64,10 @@ export function canDecrypt(
   }
 }
 
-/** The bot's privacy code (DAVE) for `guildId`'s call, whether its connection runs on this thread or in a voice worker. */
-export function botPrivacyCode(guildId: string): string | undefined {
-  return getVoiceConnection(guildId)?.voicePrivacyCode ?? workerVoicePrivacyCode(guildId);
+/**
+ * The bot's privacy code (DAVE) for `guildId`'s call (of connection `group`), whether its
+ * connection runs on this thread or in a voice worker.
+ */
+export function botPrivacyCode(guildId: string, group?: string): string | undefined {
+  return getVoiceConnection(guildId, group)?.voicePrivacyCode ?? workerVoicePrivacyCode(guildId, group);
 }
