@@ -19,6 +19,8 @@ import { GuildVoiceSession, type PlayableAudio } from './session.ts';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
 
 const port = parentPort!;
+/** How long a closing worker lets its connections' close frames go out. */
+const CLOSE_DELAY_MS = 200;
 const data = workerData as WorkerData;
 const post = (message: FromWorker) => port.postMessage(message);
 const epoch = (at: number) => performance.timeOrigin + at;
@@ -108,7 +110,8 @@ function revive(audio: PlayableAudio): PlayableAudio {
 port.on('message', (message: ToWorker) => {
   if (message.type === 'close') {
     for (const { session } of [...sessions.values()]) session.destroy('shutdown');
-    port.close();
+    // A moment for the voice websockets' close frames, then this thread ends (not the process).
+    setTimeout(() => process.exit(0), CLOSE_DELAY_MS);
     return;
   }
   if (message.type === 'open') return open(message);

@@ -77,7 +77,7 @@ export class VoiceWorkerPool {
     return Promise.all(
       running.map(async ({ worker, exited }) => {
         worker.postMessage({ type: 'close' } satisfies ToWorker);
-        const timer = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
+        const timer = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS).unref();
         await exited;
         clearTimeout(timer);
       }),
