@@ -258,14 +258,18 @@ export class GuildVoiceSession
     const run = ++this.#recovery;
     this.#setState({ status: 'reconnecting', attempt: this.#rejoins + 1 });
     const grace = this.#options.reconnectGraceMs;
-    try {
-      await Promise.race([
-        entersState(this.connection, VoiceConnectionStatus.Signalling, grace),
-        entersState(this.connection, VoiceConnectionStatus.Connecting, grace),
-      ]);
-      return;
-    } catch {
-      // Not moving on by itself.
+    // The main gateway did not take a rejoin (in a voice worker it says so after the fact): nothing
+    // is under way that could move on by itself, so the backoff goes on without another grace.
+    if (disconnected.reason !== VoiceConnectionDisconnectReason.AdapterUnavailable) {
+      try {
+        await Promise.race([
+          entersState(this.connection, VoiceConnectionStatus.Signalling, grace),
+          entersState(this.connection, VoiceConnectionStatus.Connecting, grace),
+        ]);
+        return;
+      } catch {
+        // Not moving on by itself.
+      }
     }
     if (run !== this.#recovery) return;
     const kicked = disconnected.reason === VoiceConnectionDisconnectReason.WebSocketClose && disconnected.closeCode === 4014;
