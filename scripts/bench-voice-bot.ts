@@ -2,13 +2,16 @@
 // memory and its audio loop can be measured. Configured by the environment (like `npm start`) plus
 // BENCH_PLAYBACK ('cached' | 'mp3'). Over IPC it answers {cmd: 'rss'} (after a GC), {cmd: 'load',
 // start: true|false} (event-loop delay, CPU, GC pauses and peak RSS between start and stop), and forwards the
-// moments of every clip (src/util/moments.ts) as {moment, guildId, at} with `at` in epoch ms.
+// moments of every clip (src/util/moments.ts) as {moment, guildId, at} with `at` in epoch ms, and
+// {cmd: 'stall', busyMs, everyMs} keeps its main thread busy that long out of every everyMs (busyMs 0
+// stops it): the stressed main thread. VOICE_WORKERS (the environment) says where voice runs.
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
 import { createBot } from '../src/bot.ts';
 import { createLogger } from '../src/util/log.ts';
 import { moments } from '../src/util/moments.ts';
+import { stallEvery } from '../src/util/stall.ts';
 
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
@@ -36,8 +39,13 @@ new PerformanceObserver((list) => {
 let load: { cpu: NodeJS.CpuUsage; wall: number; peakRss: number; timer: NodeJS.Timeout } | undefined;
 
 const gc = (globalThis as { gc?: () => void }).gc;
-process.on('message', (message: { cmd: string; start?: boolean }) => {
-  if (message.cmd === 'rss') {
+let stopStall: (() => void) | undefined;
+process.on('message', (message: { cmd: string; start?: boolean; busyMs?: number; everyMs?: number }) => {
+  if (message.cmd === 'stall') {
+    stopStall?.();
+    stopStall = message.busyMs ? stallEvery({ busyMs: message.busyMs, everyMs: message.everyMs ?? 500 }) : undefined;
+    process.send?.({ stall: message.busyMs ?? 0 });
+  } else if (message.cmd === 'rss') {
     gc?.();
     gc?.();
     process.send?.({ rss: process.memoryUsage().rss, voiceGuilds: bot.context.voice.size });

@@ -56,6 +56,10 @@ export class Child {
 }
 
 export interface LoadResult {
+  /** Where the bot ran voice: 'workers' (VOICE_WORKERS) or 'main' (VOICE_WORKERS=0, the design before). */
+  design: string;
+  /** The bot's main thread was kept busy 50 ms out of every 500 during the run. */
+  stressed: boolean;
   guilds: number;
   streams: number;
   intervals: number;
@@ -96,7 +100,7 @@ export async function loadRun(
   bot: { load<T>(start: boolean): Promise<T> },
   guildIds: string[],
   send: () => Promise<unknown>,
-): Promise<LoadResult> {
+): Promise<Omit<LoadResult, 'design' | 'stressed'>> {
   const since = epochNow();
   await server.ask('record', { since });
   await bot.load<string>(true);
@@ -166,14 +170,14 @@ export function printLoadHeader(): void {
     '\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:',
   );
   console.log(
-    'guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | bare timer p99 | load avg',
+    'design  | stressed | guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | bare timer p99 | load avg',
   );
 }
 
 export function printLoadRow(r: LoadResult): void {
   const mb = (b: number) => b / 1024 / 1024;
   console.log(
-    `${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
+    `${r.design.padEnd(7)} | ${(r.stressed ? 'yes' : 'no').padEnd(8)} | ${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
       `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
       `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.floorP99.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
   );

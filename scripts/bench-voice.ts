@@ -7,9 +7,15 @@
 //    baseline (ffmpeg on the MP3 for every play); for the miss, first RTP packet minus the moment
 //    the MP3 download completed, and how much of that was the wait for DAVE;
 // 2. the bot's resident memory with 1 and with 50 guilds in voice;
-// 3. how many guilds can speak at once: 10, 50, 100 and 200 guilds playing the same
-//    clip at the same moment; per stream, the interval between consecutive packets at the server.
-// BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200") change the sizes;
+// 3. how many guilds can speak at once: 10, 50, 100, 200 and 400 guilds playing the same
+//    clip at the same moment; per stream, the interval between consecutive packets at the server;
+//    each count twice: as is, and with the bot's main thread stressed (kept busy 50 ms out of
+//    every 500, src/util/stall.ts);
+// 4. both designs side by side in the same run: voice in worker threads (VOICE_WORKERS, the
+//    default) and voice on the main thread (VOICE_WORKERS=0, the design before), so the gain is a
+//    ratio measured at the same moment.
+// BENCH_TRIALS (15), BENCH_GUILDS (50, memory), BENCH_LOAD ("10,50,100,200,400") change the sizes;
+// BENCH_VOICE_WORKERS sets VOICE_WORKERS for the workers design (default: the bot's default);
 // BENCH_BOT_PROFILE=dir writes a CPU profile of the bot.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,13 +27,17 @@ import { Child, loadRun, percentile, printLoadHeader, printLoadRow, type LoadRes
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 15);
 const GUILDS = Number(process.env.BENCH_GUILDS ?? 50);
-const LOAD = (process.env.BENCH_LOAD ?? '10,50,100,200')
+const LOAD = (process.env.BENCH_LOAD ?? '10,50,100,200,400')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const debug = process.env.BENCH_DEBUG ? (...args: unknown[]) => console.error(new Date().toISOString(), ...args) : () => {};
 const epochNow = () => performance.timeOrigin + performance.now();
+/** The stressed main thread: busy this long out of every `everyMs`. */
+const STRESS = { busyMs: 50, everyMs: 500 };
+/** Where the bot runs voice: in worker threads (the default), or on its main thread (the design before). */
+type Design = 'workers' | 'main';
 /** About 7 s of speech from the emulator (0.12 s a character): long enough for every stream to overlap. */
 const LONG_TEXT = 'みなさんこんにちは、今日はとても良い天気ですね。これから一緒に音声の読み上げを試してみましょう。';
 
@@ -65,7 +75,7 @@ interface Moment {
   source?: string;
 }
 
-async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: string, playback: 'cached' | 'mp3') {
+async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: string, playback: 'cached' | 'mp3', design: Design) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-voice-'));
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, caCertPem);
@@ -86,6 +96,7 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
       DATA_DIR: join(dir, 'data'),
       LOG_LEVEL: 'silent',
       BENCH_PLAYBACK: playback,
+      VOICE_WORKERS: design === 'main' ? '0' : (process.env.BENCH_VOICE_WORKERS ?? ''),
       USER_MONTHLY_CHARS: '10000000',
       GUILD_MONTHLY_CHARS: '10000000',
       ACCOUNT_MONTHLY_CHARS: '10000000',
@@ -107,6 +118,10 @@ async function startBot(discord: FakeDiscord, emulatorUrl: string, caCertPem: st
     rss: () => {
       child.send({ cmd: 'rss' });
       return bot.next((m) => (typeof m.rss === 'number' ? (m as { rss: number; voiceGuilds: number }) : undefined));
+    },
+    stall: (busyMs: number) => {
+      child.send({ cmd: 'stall', busyMs, everyMs: STRESS.everyMs });
+      return bot.next((m) => (m.stall !== undefined ? true : undefined));
     },
     load: <T>(start: boolean) => {
       child.send({ cmd: 'load', start });
@@ -194,7 +209,7 @@ async function joinAll(discord: FakeDiscord, server: Child, guilds: FakeGuild[])
   return settled;
 }
 
-async function measure(mode: 'cached' | 'mp3') {
+async function measure(mode: 'cached' | 'mp3', design: Design) {
   const emulator = await startEmulator({
     synthesisDelayMs: 0,
     rate: { standard: { limit: 100_000, windowMs: 60_000 }, advanced: { limit: 10, windowMs: 60_000 } },
@@ -204,7 +219,7 @@ async function measure(mode: 'cached' | 'mp3') {
   const guilds = Array.from({ length: most }, (_, i) => guildNumber(i + 1));
   const discord = await startFakeDiscord({ guilds, voiceEndpoint: () => endpoint });
   debug('voice server and discord up');
-  const bot = await startBot(discord, emulator.baseUrl, caCertPem, mode);
+  const bot = await startBot(discord, emulator.baseUrl, caCertPem, mode, design);
   debug('bot up');
   try {
     const g = guilds[0]!;
@@ -220,12 +235,13 @@ async function measure(mode: 'cached' | 'mp3') {
     let memory: { one: number; all: number } | undefined;
     const load: LoadResult[] = [];
     if (mode === 'cached') {
+      // The memory figure is the workers design's (the default); the other design is here for its load runs.
       debug('trials done');
       const one = (await bot.rss()).rss;
       const inCall = [guilds[0]!, ...(await joinAll(discord, server, guilds.slice(1, GUILDS)))];
       const all = await bot.rss();
       if (all.voiceGuilds !== GUILDS) throw new Error(`only ${all.voiceGuilds} guilds connected`);
-      memory = { one, all: all.rss };
+      if (design === 'workers') memory = { one, all: all.rss };
       debug('memory measured');
       // The long clip is cached in both forms it is read in (alice named or not, by how long ago
       // she spoke in that guild), so every load run plays cached Ogg Opus as repeated clips do.
@@ -238,20 +254,24 @@ async function measure(mode: 'cached' | 'mp3') {
           inCall.push(...(await joinAll(discord, server, guilds.slice(joined, n))));
           joined = n;
         }
-        debug('load run', n);
         const playing = inCall.slice(0, n);
         const send = () =>
           Promise.all(
             playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })),
           );
-        const run = await loadRun(
-          server,
-          bot,
-          playing.map((g) => g.id),
-          send,
-        );
-        load.push({ ...run, guilds: n });
-        printLoadRow(load.at(-1)!);
+        for (const stressed of [false, true]) {
+          debug('load run', design, n, stressed ? 'stressed' : '');
+          await bot.stall(stressed ? STRESS.busyMs : 0);
+          const run = await loadRun(
+            server,
+            bot,
+            playing.map((g) => g.id),
+            send,
+          );
+          await bot.stall(0);
+          load.push({ ...run, guilds: n, design, stressed });
+          printLoadRow(load.at(-1)!);
+        }
       }
     }
     return { miss, hit, memory, load };
@@ -284,8 +304,9 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(', ')} (2 cores shared with other work)\n`,
 );
-const cached = await measure('cached');
-const baseline = await measure('mp3');
+const cached = await measure('cached', 'workers');
+const mainThread = await measure('cached', 'main');
+const baseline = await measure('mp3', 'workers');
 console.log(`cache miss  (download, play the MP3 decoded in-process, Ogg Opus cached meanwhile): ${fmt(cached.miss)}`);
 console.log(`baseline    (cache miss, ffmpeg on the MP3):             ${fmt(baseline.miss)}`);
 console.log(`cache hit   (Ogg Opus from the cache, no ffmpeg):  ${fmt(cached.hit)}`);
@@ -366,17 +387,54 @@ console.log(
     ) - audibleP50
   ).toFixed(1)} ms saved per play)`,
 );
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
 if (cached.memory) {
   const perGuild = (mb(cached.memory.all) - mb(cached.memory.one)) / (GUILDS - 1);
   console.log(`bot RSS: ${mb(cached.memory.one).toFixed(1)} MB with 1 voice guild, ${mb(cached.memory.all).toFixed(1)} MB with ${GUILDS}`);
-  console.log(`per extra voice guild: ${perGuild.toFixed(2)} MB (target <= 3 MB: ${perGuild <= 3 ? 'PASS' : 'MISS'})`);
+  console.log(`per extra voice guild: ${perGuild.toFixed(2)} MB (target <= 1 MB: ${verdict(perGuild <= 1)})`);
 }
+const hitFirst = (trials: Trial[]) =>
+  percentile(
+    trials.map((t) => t.firstPacket),
+    50,
+  );
+console.log(
+  `cache hit, message -> first RTP packet p50: workers ${ms(hitFirst(cached.hit))}, main thread ${ms(hitFirst(mainThread.hit))} ` +
+    `(target: no slower than the main-thread design, within 2 ms: ${verdict(hitFirst(cached.hit) <= hitFirst(mainThread.hit) + 2)})`,
+);
 if (cached.load.length > 0) {
-  const at100 = cached.load.find((r) => r.guilds === 100);
-  if (at100)
-    console.log(`\np99 packet interval at 100 guilds: ${at100.p99.toFixed(1)} ms (target <= 25 ms: ${at100.p99 <= 25 ? 'PASS' : 'MISS'})`);
+  // Side by side: the same guild count and stress, one design after the other in this run.
+  console.log('\nboth designs side by side (p99 packet interval; ratio = main thread / workers):');
   console.log(
-    `every audible frame end-to-end encrypted (DAVE): ${cached.load.every((r) => r.plain === 0 && r.undecryptable === 0) ? 'yes' : 'NO'}`,
+    'guilds | stressed | workers p99 | main p99 | ratio | workers worst stream p99 | main worst stream p99 | bare timer p99 (w/m)',
+  );
+  for (const w of cached.load) {
+    const m = mainThread.load.find((r) => r.guilds === w.guilds && r.stressed === w.stressed);
+    console.log(
+      `${String(w.guilds).padStart(6)} | ${(w.stressed ? 'yes' : 'no').padEnd(8)} | ${w.p99.toFixed(1).padStart(8)} ms | ${m ? `${m.p99.toFixed(1)} ms` : '-'} | ` +
+        `${m ? (m.p99 / w.p99).toFixed(2) : '-'} | ${w.worstStreamP99.toFixed(1)} ms | ${m ? `${m.worstStreamP99.toFixed(1)} ms` : '-'} | ` +
+        `${w.floorP99.toFixed(1)}/${m ? m.floorP99.toFixed(1) : '-'} ms`,
+    );
+  }
+  console.log('\ntargets (voice in workers):');
+  for (const stressed of [false, true]) {
+    const at200 = cached.load.find((r) => r.guilds === 200 && r.stressed === stressed);
+    const label = stressed ? 'stressed main thread' : 'as is';
+    if (!at200) {
+      console.log(`  200 guilds, ${label}: not measured (BENCH_LOAD has no 200)`);
+      continue;
+    }
+    console.log(
+      `  200 guilds, ${label}: p99 packet interval ${at200.p99.toFixed(1)} ms <= bare timer p99 ${at200.floorP99.toFixed(1)} + 3 ms: ` +
+        `${verdict(at200.p99 <= at200.floorP99 + 3)}; worst stream p99 ${at200.worstStreamP99.toFixed(1)} ms <= 30 ms: ${verdict(at200.worstStreamP99 <= 30)}`,
+    );
+  }
+  const lost = cached.load.reduce((n, r) => n + r.lost, 0);
+  console.log(`  packets lost over every workers run: ${lost} (target 0: ${verdict(lost === 0)})`);
+  console.log(
+    `every audible frame end-to-end encrypted (DAVE), both designs: ${
+      [...cached.load, ...mainThread.load].every((r) => r.plain === 0 && r.undecryptable === 0) ? 'yes' : 'NO'
+    }`,
   );
 }
 console.log(

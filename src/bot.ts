@@ -239,6 +239,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     logger: logger.child({ component: 'voice' }),
     memory: voiceSessions,
     isMain: (accountId) => accountId === accounts.mainId,
+    workers: config.voiceWorkers,
     ...options.voice,
   });
 

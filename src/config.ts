@@ -7,6 +7,7 @@ import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from '@yomiage/coded-error';
 import { ffmpegPath } from '@yomiage/media';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
+import { defaultVoiceWorkers } from './voice/worker-pool.ts';
 
 /**
  * Environment -> typed configuration, parsed once at start-up. Every variable is
@@ -116,6 +117,8 @@ const schema = discordSchema.safeExtend({
     .optional(),
   SHARD_IDS: z.string().trim().optional(),
   SHARD_PROCESSES: intFrom(1, 1),
+  // Threads running the voice connections; 0 keeps them on the main thread (the bench's baseline).
+  VOICE_WORKERS: intFrom(defaultVoiceWorkers()).pipe(z.number().max(64, { error: 'must be at most 64 voice worker threads' })),
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
   // Metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
@@ -162,6 +165,8 @@ export interface Config {
    * undefined: every shard of `count`. With `processes` > 1, `npm start` runs a shard manager.
    */
   sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };
+  /** Worker threads running the voice connections (VOICE_WORKERS); 0: on the main thread. */
+  voiceWorkers: number;
   /** What several hosts share through PostgreSQL; each unset: this host's SQLite. */
   shared: { accountLedgerUrl: string | undefined; rateStoreUrl: string | undefined };
   /** METRICS_PORT (undefined: off) on METRICS_HOST, and where unexpected errors are reported. */
@@ -232,6 +237,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
     jobRetentionDays: e.JOB_RETENTION_DAYS,
     sharding,
+    voiceWorkers: e.VOICE_WORKERS,
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
     ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
     globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,

@@ -11,6 +11,7 @@ import { COLLECT_TOPICS, managerEndpoints } from './ops/manager-ops.ts';
 import { BotMetrics } from './ops/metrics.ts';
 import { startOpsServer, type OpsEndpoints } from './ops/ops-server.ts';
 import { createLogger, type Logger } from './util/log.ts';
+import { parseStall, stallEvery } from './util/stall.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
 // (one process: the shards of SHARD_IDS, or one shard when SHARD_COUNT is unset) or, with
@@ -103,6 +104,14 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
     logger.fatal({ err: error }, 'could not start (is DISCORD_TOKEN right and the gateway reachable?)');
     await bot.stop().catch(() => {});
     await exit(1);
+  }
+  // Benchmarks and tests only: a main thread kept busy on purpose (src/util/stall.ts).
+  const stall = parseStall(process.env.YOMIAGE_BENCH_STALL_MAIN);
+  if (stall) {
+    logger.warn({ ...stall }, 'YOMIAGE_BENCH_STALL_MAIN: the main thread is kept busy on purpose');
+    stallEvery(stall, (startedAt, endedAt) =>
+      logger.info({ at: performance.timeOrigin + startedAt, ms: endedAt - startedAt }, 'main thread stalled on purpose'),
+    );
   }
 }
 

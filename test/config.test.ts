@@ -145,6 +145,20 @@ describe('shards and what hosts share', () => {
     expect(problem({ SHARD_COUNT: '2', SHARD_IDS: '1-0' })?.variables).toEqual(['SHARD_IDS']);
   });
 
+  it('GIVEN VOICE_WORKERS THEN that many voice threads, 0 keeping voice on the main thread; unset: at least one; nonsense is named', () => {
+    expect(loadConfig(REQUIRED).voiceWorkers).toBeGreaterThanOrEqual(1);
+    expect(loadConfig({ ...REQUIRED, VOICE_WORKERS: '0' }).voiceWorkers).toBe(0);
+    expect(loadConfig({ ...REQUIRED, VOICE_WORKERS: '3' }).voiceWorkers).toBe(3);
+    expect(problem({ VOICE_WORKERS: 'two' })).toMatchObject({
+      variables: ['VOICE_WORKERS'],
+      message: expect.stringContaining('whole number'),
+    });
+    expect(problem({ VOICE_WORKERS: '65' })).toMatchObject({
+      variables: ['VOICE_WORKERS'],
+      message: expect.stringContaining('at most 64'),
+    });
+  });
+
   it('GIVEN a URL that is not PostgreSQL THEN it is refused without echoing it (it may hold a password)', () => {
     const url = 'mysql://user:hunter2@db:3306/x';
     const p = problem({ ACCOUNT_LEDGER_URL: url, RATE_STORE_URL: 'postgres://u:pw@127.0.0.1:5432/db' });

@@ -3,7 +3,8 @@ import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
-import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSessionPolicy } from './session.ts';
+import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSession, type VoiceSessionPolicy } from './session.ts';
+import { VoiceWorkerPool } from './worker-pool.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -52,7 +53,7 @@ export interface EndedSession {
 
 interface Entry {
   accountId: string;
-  session: GuildVoiceSession;
+  session: VoiceSession;
   suppressed: boolean;
 }
 
@@ -73,29 +74,33 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
   readonly #memory: VoiceSessionMemory | undefined;
   readonly #sessionOptions: VoiceSessionPolicy;
   readonly #isMain: (accountId: string) => boolean;
+  /** Voice workers running the connections (`workers` > 0), else they run on this thread. */
+  readonly #workers: VoiceWorkerPool | undefined;
 
   /** `isMain`: the main account, whose connections keep @discordjs/voice's default group (the extras' are grouped by account). */
-  constructor(options: { logger: Logger; memory?: VoiceSessionMemory; isMain?: (accountId: string) => boolean } & VoiceSessionPolicy) {
+  constructor(
+    options: { logger: Logger; memory?: VoiceSessionMemory; isMain?: (accountId: string) => boolean; workers?: number } & VoiceSessionPolicy,
+  ) {
     super();
-    const { logger, memory, isMain, ...sessionOptions } = options;
+    const { logger, memory, isMain, workers, ...sessionOptions } = options;
     this.#logger = logger;
     this.#memory = memory;
     this.#isMain = isMain ?? (() => true);
     this.#sessionOptions = sessionOptions;
+    if (workers) this.#workers = new VoiceWorkerPool({ size: workers, logger });
     // The first cache miss plays from its MP3 at once: the decoder is compiled before it comes.
     if (sessionOptions.playback !== 'mp3') void warmMp3Decoder();
   }
 
   /** Joins (or moves the account to) a voice channel and waits until the connection is Ready. */
-  async join(request: JoinRequest): Promise<GuildVoiceSession> {
+  async join(request: JoinRequest): Promise<VoiceSession> {
     const existing = this.#entryOf(request.guildId, request.accountId);
     if (existing && existing.session.state.status !== 'destroyed') {
       const session = existing.session;
       session.textChannelId = request.textChannelId;
       if (session.channelId !== request.channelId) {
         existing.suppressed = request.stage === true;
-        session.channelId = request.channelId;
-        session.connection.rejoin({ channelId: request.channelId, selfDeaf: true, selfMute: false });
+        session.move(request.channelId);
       }
       await session.ready();
       this.#remember(existing);
@@ -103,7 +108,8 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     }
     const { stage, accountId, ...joining } = request;
     const group = this.#isMain(accountId) ? undefined : accountId;
-    const session = new GuildVoiceSession({ ...this.#sessionOptions, ...joining, ...(group ? { group } : {}), logger: this.#logger });
+    const options = { ...this.#sessionOptions, ...joining, ...(group ? { group } : {}) };
+    const session = this.#workers ? this.#workers.open(options) : new GuildVoiceSession({ ...options, logger: this.#logger });
     const entry: Entry = { accountId, session, suppressed: stage === true };
     this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), entry]);
     session.on('clipStarted', (started) => this.emit('clipStarted', started));
@@ -223,6 +229,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     const all = [...this.#guilds.values()].flat();
     this.#guilds.clear();
     for (const entry of all) entry.session.destroy(SHUTDOWN);
+    void this.#workers?.close();
   }
 
   #entryOf(guildId: string, accountId: string): Entry | undefined {

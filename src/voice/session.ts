@@ -24,6 +24,8 @@ import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
 import { clipPackets, resourceFor } from './resources.ts';
+import type { PacketClock } from './packet-clock.ts';
+import { reusePacketBuffers } from './packet-buffers.ts';
 import { cacheTransportKey } from './transport-key.ts';
 
 /**
@@ -73,6 +75,8 @@ export interface VoiceSessionOptions {
    * the negative control proving the DAVE tests fail without it.
    */
   daveEncryption?: boolean;
+  /** Paces the player's packets (a voice worker's clock); without it, @discordjs/voice's own loop does. */
+  clock?: PacketClock;
 }
 
 /** The timings and switches a session is built with; the rest of its options say where it is. */
@@ -101,13 +105,35 @@ export type VoiceSessionState =
   { status: 'connecting' } | { status: 'ready' } | { status: 'reconnecting'; attempt: number } | { status: 'destroyed'; reason: string };
 
 /**
+ * One guild's voice session as the manager uses it, wherever its connection runs: a
+ * GuildVoiceSession on this thread, or its stand-in for one in a voice worker (src/voice/worker-pool.ts).
+ */
+export interface VoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }> {
+  readonly guildId: string;
+  channelId: string;
+  textChannelId: string | null;
+  readonly state: VoiceSessionState;
+  /** Resolves once the connection is Ready, else ends the session and throws (join_timeout, destroyed). */
+  ready(): Promise<void>;
+  /** Plays one utterance; settles exactly once (see GuildVoiceSession.play). */
+  play(audio: PlayableAudio, signal: AbortSignal): Promise<void>;
+  /** Moves the connection to another channel of the guild (channelId is set too). */
+  move(channelId: string): void;
+  /** Leaves the channel; idempotent. */
+  destroy(reason?: string): void;
+}
+
+/**
  * One guild's voice connection and audio player (a state union with one setter).
  * Playback is strictly one at a time: `play` settles exactly once per utterance, whether the audio
  * ends, is skipped, or the player errors, so the scheduler's single advancing point never advances
  * twice. The player is subscribed to the connection only while what it sends would reach the call
  * end-to-end encrypted (bounded by `daveReadyTimeoutMs`); until then it waits, paused.
  */
-export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }> {
+export class GuildVoiceSession
+  extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }>
+  implements VoiceSession
+{
   readonly guildId: string;
   channelId: string;
   textChannelId: string | null;
@@ -115,6 +141,7 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
   readonly player: AudioPlayer;
   #state: VoiceSessionState = { status: 'connecting' };
   readonly #options: Required<VoiceSessionPolicy>;
+  readonly #clock: PacketClock | undefined;
   readonly #logger: Logger;
   /** Aborted (with the reason) when the session is destroyed: ends playback and backoff waits. */
   readonly #closed = new AbortController();
@@ -128,7 +155,9 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
 
   constructor(options: VoiceSessionOptions) {
     super();
-    this.#options = { ...DEFAULTS, ...definedOnly(options) };
+    const { clock, ...rest } = options;
+    this.#options = { ...DEFAULTS, ...definedOnly(rest) };
+    this.#clock = clock;
     this.guildId = options.guildId;
     this.channelId = options.channelId;
     this.textChannelId = options.textChannelId;
@@ -143,7 +172,16 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
       daveEncryption: this.#options.daveEncryption,
     });
     cacheTransportKey(this.connection);
+    // In a voice worker: packets paced by its clock, built in reused buffers.
+    if (clock) reusePacketBuffers(this.connection);
     this.player = createAudioPlayer({ behaviors: { noSubscriber: NoSubscriberBehavior.Pause } });
+    // Paced only while it plays: an idle session costs the worker's clock nothing.
+    if (clock)
+      this.player.on('stateChange', (old, next) => {
+        if (next.status === AudioPlayerStatus.Idle) clock.remove(this.player);
+        else clock.add(this.player);
+        if (old.status === AudioPlayerStatus.Buffering && next.status === AudioPlayerStatus.Playing) clock.prime(this.player);
+      });
     this.connection.subscribe(this.player);
     // Unhandled 'error' events crash the process; both emitters always have a listener.
     this.connection.on('error', (error) => this.#logger.warn({ err: error }, 'voice connection error'));
@@ -223,14 +261,18 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     const run = ++this.#recovery;
     this.#setState({ status: 'reconnecting', attempt: this.#rejoins + 1 });
     const grace = this.#options.reconnectGraceMs;
-    try {
-      await Promise.race([
-        entersState(this.connection, VoiceConnectionStatus.Signalling, grace),
-        entersState(this.connection, VoiceConnectionStatus.Connecting, grace),
-      ]);
-      return;
-    } catch {
-      // Not moving on by itself.
+    // The main gateway did not take a rejoin (in a voice worker it says so after the fact): nothing
+    // is under way that could move on by itself, so the backoff goes on without another grace.
+    if (disconnected.reason !== VoiceConnectionDisconnectReason.AdapterUnavailable) {
+      try {
+        await Promise.race([
+          entersState(this.connection, VoiceConnectionStatus.Signalling, grace),
+          entersState(this.connection, VoiceConnectionStatus.Connecting, grace),
+        ]);
+        return;
+      } catch {
+        // Not moving on by itself.
+      }
     }
     if (run !== this.#recovery) return;
     const kicked = disconnected.reason === VoiceConnectionDisconnectReason.WebSocketClose && disconnected.closeCode === 4014;
@@ -380,11 +422,18 @@ export class GuildVoiceSession extends EventEmitter<{ stateChange: [VoiceSession
     return promise;
   }
 
+  /** Moves the connection to another channel of the guild. */
+  move(channelId: string): void {
+    this.channelId = channelId;
+    this.connection.rejoin({ channelId, selfDeaf: true, selfMute: false });
+  }
+
   /** Leaves the channel and frees the player; idempotent. */
   destroy(reason = 'left'): void {
     if (this.#state.status === 'destroyed') return;
     this.#setState({ status: 'destroyed', reason });
     this.player.stop(true);
+    this.#clock?.remove(this.player);
     if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.destroy();
   }
 }

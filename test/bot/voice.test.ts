@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { getVoiceConnection } from '@discordjs/voice';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer, type Utterance } from '@yomiage/local-discord';
-import { decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts';
+import { botPrivacyCode, decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 import type { SimulatedListener } from '@yomiage/local-discord/voice/dave/listener';
 import { mp3DurationOf as harnessMp3DurationOf, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
@@ -88,8 +87,8 @@ describe('voice playback', () => {
     expect(e2eeProblems(frames, [alice.id])).toEqual([]);
     expect(Math.abs(decodedMs(frames) - expected)).toBeLessThanOrEqual(40);
     // The bot and the listener hold the same group: the same voice privacy code.
-    expect(getVoiceConnection(guildId)?.voicePrivacyCode).toMatch(/^\d{30}$/);
-    expect(getVoiceConnection(guildId)?.voicePrivacyCode).toBe(aliceEars.voicePrivacyCode);
+    expect(botPrivacyCode(guildId)).toMatch(/^\d{30}$/);
+    expect(botPrivacyCode(guildId)).toBe(aliceEars.voicePrivacyCode);
   });
 
   it('reads three auto-read messages as three utterances in message order', async () => {

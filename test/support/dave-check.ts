@@ -4,6 +4,8 @@
  */
 import type { FakeVoiceServer, ReceivedPacket, Utterance } from '@yomiage/local-discord';
 import { OPUS_SILENCE_FRAME } from '@yomiage/local-discord/voice/dave/frame';
+import { getVoiceConnection } from '@discordjs/voice';
+import { workerVoicePrivacyCode } from '../../src/voice/worker-pool.ts';
 
 const SAMPLE_RATE = 48_000;
 const CHANNELS = 2;
@@ -60,4 +62,12 @@ export function canDecrypt(
   } catch {
     return false;
   }
+}
+
+/**
+ * The bot's privacy code (DAVE) for `guildId`'s call (of connection `group`), whether its
+ * connection runs on this thread or in a voice worker.
+ */
+export function botPrivacyCode(guildId: string, group?: string): string | undefined {
+  return getVoiceConnection(guildId, group)?.voicePrivacyCode ?? workerVoicePrivacyCode(guildId, group);
 }

@@ -370,6 +370,27 @@ describe('rejoining after a disconnect the library does not recover from', () =>
     expect(s.state).toEqual({ status: 'destroyed', reason: 'too many rejoins' });
   });
 
+  it('GIVEN a voice worker whose main gateway reports each rejoin not sent afterwards THEN the same attempts: 2 s, 4 s, 8 s after the grace', async () => {
+    const s = start({ reconnectGraceMs: 1_000, rejoinBackoffMs: 2_000, maxRejoins: 3 });
+    ready(s, new SteppedNetworking());
+    const at: number[] = [];
+    const t0 = Date.now();
+    const rejoin = s.connection.rejoin.bind(s.connection);
+    vi.spyOn(s.connection, 'rejoin').mockImplementation((config) => {
+      at.push(Date.now() - t0);
+      const sent = rejoin(config);
+      // What the worker does when the main thread says the payload was not sent.
+      queueMicrotask(() =>
+        setConnection(s.connection, VoiceConnectionStatus.Disconnected, { reason: VoiceConnectionDisconnectReason.AdapterUnavailable }),
+      );
+      return sent;
+    });
+    setConnection(s.connection, VoiceConnectionStatus.Disconnected, { reason: VoiceConnectionDisconnectReason.EndpointRemoved });
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(at).toEqual([3_000, 7_000, 15_000]);
+    expect(s.state).toEqual({ status: 'destroyed', reason: 'too many rejoins' });
+  });
+
   it('GIVEN a rejoin that gets the connection Ready again THEN a later disconnect starts the backoff over', async () => {
     const s = start({ reconnectGraceMs: 1_000, rejoinBackoffMs: 2_000 });
     ready(s, new SteppedNetworking());

@@ -1,0 +1,161 @@
+// A voice worker: the voice connections of a group of guilds (voice gateway, UDP, DAVE, the
+// players and their packet clock) on a thread of their own, so nothing the main thread does
+// (gateway events, interactions, SQLite, its garbage) delays a packet. Started by
+// src/voice/worker-pool.ts; the messages are src/voice/worker-protocol.ts.
+import { subscribe } from 'node:diagnostics_channel';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
+import { parentPort, workerData } from 'node:worker_threads';
+import {
+  VoiceConnectionDisconnectReason,
+  VoiceConnectionStatus,
+  type DiscordGatewayAdapterCreator,
+  type DiscordGatewayAdapterLibraryMethods,
+} from '@discordjs/voice';
+import { createLogger } from '../util/log.ts';
+import { moments } from '../util/moments.ts';
+import { warmMp3Decoder } from '../audio/mp3-opus.ts';
+import { PacketClock } from './packet-clock.ts';
+import { GuildVoiceSession, type PlayableAudio } from './session.ts';
+import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
+
+const port = parentPort!;
+/** How long a closing worker lets its connections' close frames go out. */
+const CLOSE_DELAY_MS = 200;
+const data = workerData as WorkerData;
+const post = (message: FromWorker) => port.postMessage(message);
+const epoch = (at: number) => performance.timeOrigin + at;
+
+// Certificates the main thread was told to trust in code (tests: the local voice server's).
+const trusted = new Set(getCACertificates('default').map((c) => c.trim()));
+const extra = data.ca.filter((c) => !trusted.has(c.trim()));
+if (extra.length > 0) setDefaultCACertificates([...getCACertificates('default'), ...extra]);
+
+const logger = createLogger({ level: data.logLevel, destination: { write: (line: string) => post({ type: 'log', line }) } });
+const clock = new PacketClock();
+void warmMp3Decoder();
+
+for (const [name, channel] of Object.entries(moments)) {
+  if (name === 'downloaded') continue; // published on the main thread
+  subscribe(channel.name, (message) => {
+    const m = message as { at: number } & Record<string, unknown>;
+    post({ type: 'moment', name, data: { ...m, at: epoch(m.at) } });
+  });
+}
+
+interface Open {
+  session: GuildVoiceSession;
+  methods: DiscordGatewayAdapterLibraryMethods | undefined;
+  plays: Map<number, AbortController>;
+}
+const sessions = new Map<number, Open>();
+
+function open(message: Extract<ToWorker, { type: 'open' }>): void {
+  const { id } = message;
+  const entry: Open = { session: undefined as unknown as GuildVoiceSession, methods: undefined, plays: new Map() };
+  // The adapter's other half is on the main thread: payloads go there, updates come from there.
+  const adapterCreator: DiscordGatewayAdapterCreator = (methods) => {
+    entry.methods = methods;
+    return {
+      sendPayload: (payload) => {
+        post({ type: 'payload', id, payload });
+        return true;
+      },
+      destroy: () => post({ type: 'adapterDestroy', id }),
+    };
+  };
+  const session = new GuildVoiceSession({
+    ...message.policy,
+    guildId: message.guildId,
+    channelId: message.channelId,
+    textChannelId: null,
+    adapterCreator,
+    logger,
+    clock,
+  });
+  entry.session = session;
+  sessions.set(id, entry);
+  let privacy: string | null = null;
+  const reportPrivacy = () => {
+    const code = session.connection.voicePrivacyCode ?? null;
+    if (code === privacy) return;
+    privacy = code;
+    post({ type: 'privacy', id, code });
+  };
+  session.connection.on('transitioned', reportPrivacy);
+  session.connection.on('stateChange', reportPrivacy);
+  session.on('stateChange', (_old, state) => {
+    post({ type: 'state', id, state });
+    if (state.status === 'destroyed') sessions.delete(id);
+  });
+  session.on('clipStarted', () => post({ type: 'clipStarted', id, at: epoch(performance.now()) }));
+}
+
+/** Runs `work` for call `call`, answering with its outcome (an error by its code). */
+function answer(call: number, work: Promise<void>): void {
+  work.then(
+    () => post({ type: 'result', call }),
+    (error: unknown) => {
+      const e = error as { code?: unknown; message?: unknown };
+      post({ type: 'result', call, error: { code: typeof e.code === 'string' ? e.code : 'playback_failed', message: String(e.message) } });
+    },
+  );
+}
+
+/** Structured cloning turns Buffers into Uint8Arrays: the MP3 bytes become a Buffer again (no copy). */
+function revive(audio: PlayableAudio): PlayableAudio {
+  const mp3 = audio.mp3 ? Buffer.from(audio.mp3.buffer, audio.mp3.byteOffset, audio.mp3.byteLength) : undefined;
+  return { ...audio, ...(mp3 ? { mp3 } : {}), ...(audio.parts ? { parts: audio.parts.map(revive) } : {}) };
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'close') {
+    for (const { session } of [...sessions.values()]) session.destroy('shutdown');
+    // A moment for the voice websockets' close frames, then this thread ends (not the process).
+    setTimeout(() => process.exit(0), CLOSE_DELAY_MS);
+    return;
+  }
+  if (message.type === 'open') return open(message);
+  const entry = sessions.get(message.id);
+  if (!entry) {
+    // Closed meanwhile: a call still gets its answer.
+    if (message.type === 'ready' || message.type === 'play')
+      post({ type: 'result', call: message.call, error: { code: 'destroyed', message: 'the voice session was closed' } });
+    return;
+  }
+  const { session } = entry;
+  switch (message.type) {
+    case 'voiceState':
+      return entry.methods?.onVoiceStateUpdate(message.data);
+    case 'voiceServer':
+      return entry.methods?.onVoiceServerUpdate(message.data);
+    case 'adapterGone':
+      return entry.methods?.destroy();
+    case 'notSent': {
+      // What the library does itself when sendPayload answers false: the adapter is unavailable.
+      const state = session.connection.state;
+      if (state.status === VoiceConnectionStatus.Signalling)
+        session.connection.state = {
+          ...state,
+          status: VoiceConnectionStatus.Disconnected,
+          reason: VoiceConnectionDisconnectReason.AdapterUnavailable,
+        };
+      return;
+    }
+    case 'ready':
+      return answer(message.call, session.ready());
+    case 'play': {
+      const skip = new AbortController();
+      entry.plays.set(message.call, skip);
+      return answer(
+        message.call,
+        session.play(revive(message.audio), skip.signal).finally(() => entry.plays.delete(message.call)),
+      );
+    }
+    case 'skip':
+      return entry.plays.get(message.call)?.abort();
+    case 'move':
+      return session.move(message.channelId);
+    case 'destroy':
+      return session.destroy(message.reason);
+  }
+});

@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
+import { createLogger } from '../../src/util/log.ts';
+import type { VoiceSessionState } from '../../src/voice/session.ts';
+
+// The voice worker pool with real worker threads; the worker_threads module is wrapped only to
+// keep each Worker it starts, so a test can end one as a crash would. The gateway adapter takes
+// every payload and never answers (no voice server here): the sessions stay connecting.
+const started = vi.hoisted(() => [] as { terminate(): Promise<number>; threadId: number }[]);
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:worker_threads')>();
+  class KeptWorker extends actual.Worker {
+    constructor(...args: ConstructorParameters<typeof actual.Worker>) {
+      super(...args);
+      started.push(this);
+    }
+  }
+  return { ...actual, Worker: KeptWorker };
+});
+const { VoiceWorkerPool } = await import('../../src/voice/worker-pool.ts');
+
+const logs: { level: number; msg: string; code?: number; sessions?: number }[] = [];
+const logger = createLogger({
+  level: 'info',
+  destination: { write: (line: string) => void logs.push(JSON.parse(line) as (typeof logs)[number]) },
+});
+const payloads: unknown[] = [];
+const adapterCreator: DiscordGatewayAdapterCreator = () => ({ sendPayload: (p) => (payloads.push(p), true), destroy() {} });
+const open = (pool: InstanceType<typeof VoiceWorkerPool>, guildId: string) =>
+  pool.open({ guildId, channelId: `${guildId}9`, textChannelId: null, adapterCreator });
+
+let pool: InstanceType<typeof VoiceWorkerPool> | undefined;
+afterEach(async () => {
+  await pool?.close();
+  started.length = 0;
+  logs.length = 0;
+  payloads.length = 0;
+});
+
+describe('voice worker threads', () => {
+  it('GIVEN two workers THEN sessions are spread over both; their op 4 joins reach the main gateway through the adapter', async () => {
+    pool = new VoiceWorkerPool({ size: 2, logger });
+    open(pool, '101');
+    open(pool, '102');
+    open(pool, '103');
+    expect(started).toHaveLength(2);
+    await vi.waitFor(() => expect(payloads).toHaveLength(3), { timeout: 10_000 });
+    expect(payloads.map((p) => (p as { d: { guild_id: string } }).d.guild_id).sort()).toEqual(['101', '102', '103']);
+  });
+
+  it('GIVEN a worker that stops THEN its sessions end ("voice worker stopped"), it is logged as an error, and the next session starts a new worker', async () => {
+    pool = new VoiceWorkerPool({ size: 1, logger });
+    const session = open(pool, '201');
+    const ended = new Promise<VoiceSessionState>((resolve) =>
+      session.on('stateChange', (_old, next) => next.status === 'destroyed' && resolve(next)),
+    );
+    await vi.waitFor(() => expect(payloads).toHaveLength(1), { timeout: 10_000 });
+    await started[0]!.terminate();
+    expect(await ended).toEqual({ status: 'destroyed', reason: 'voice worker stopped' });
+    expect(logs.find((l) => l.msg === 'voice worker stopped; its voice sessions end')).toMatchObject({ level: 50, sessions: 1 });
+    open(pool, '202');
+    expect(started).toHaveLength(2);
+    await vi.waitFor(() => expect(payloads).toHaveLength(2), { timeout: 10_000 });
+  });
+});
