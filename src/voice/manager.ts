@@ -79,7 +79,12 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
 
   /** `isMain`: the main account, whose connections keep @discordjs/voice's default group (the extras' are grouped by account). */
   constructor(
-    options: { logger: Logger; memory?: VoiceSessionMemory; isMain?: (accountId: string) => boolean; workers?: number } & VoiceSessionPolicy,
+    options: {
+      logger: Logger;
+      memory?: VoiceSessionMemory;
+      isMain?: (accountId: string) => boolean;
+      workers?: number;
+    } & VoiceSessionPolicy,
   ) {
     super();
     const { logger, memory, isMain, workers, ...sessionOptions } = options;
