@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
-import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
+import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import {
   abortAll,
   audienceStats,
@@ -76,8 +76,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #queues = new Map<string, AudienceQueue>();
   /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
   readonly #byGuild = new Map<string, Set<string>>();
-  /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
-  readonly #clipItems: ClipCarries = new WeakMap();
   readonly #reads = new Map<string, number>(); // readings per name and line (queue-slot.ts: worth a clip?)
   #sink: Sink | null = null;
   /** Audiences with something to pump on the next turn. */
@@ -429,7 +427,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return {
       synth: this.#synth,
       rules: this.#rules,
-      carries: this.#clipItems,
       signal,
       progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
@@ -445,7 +442,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
         return;
       }
-      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      const cut = cutReady(result, this.#clock.now(), this.#rules.maxAutoAgeMs);
       this.#dropStale(g, cut.dropped, 'speaking');
       const ready = cut.ready;
       if (!ready) continue;
