@@ -5,7 +5,7 @@ import type { Charge } from '../billing/ledger.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
-import type { MediaSupport } from '../util/ffmpeg.ts';
+import { Media } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { ChargeSession, type LedgerLike } from './charge-session.ts';
@@ -156,8 +156,8 @@ export interface SynthesizerOptions {
   history?: HistoryLike;
   /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
   narrate?: NarrateFn;
-  /** What ffmpeg allows (checked at start); shared with delivery, lowered if ffmpeg goes missing. */
-  media?: MediaSupport;
+  /** What ffmpeg allows (checked at start); told when ffmpeg goes missing (`lose`: its `lost` event reaches delivery). */
+  media?: Media;
   /** Cache failures, and ledger writes that failed (the request itself goes on: its audio is paid for). */
   logger?: Pick<Logger, 'warn' | 'debug'>;
 }
@@ -197,7 +197,7 @@ interface InFlight {
 /** Builds the synthesis pipeline used by the scheduler. */
 export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   const { client, cache, budget, history } = options;
-  const media = options.media ?? { transcode: true, playMp3: true };
+  const media = options.media ?? new Media({ transcode: true, playMp3: true });
   const inFlight = new Map<string, InFlight>();
   /** Cache writes of misses still under way (their audio already went on), by key. */
   const caching = new Map<string, Promise<unknown>>();
@@ -208,7 +208,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   function cacheFailed(error: unknown, guildId: string): void {
     const code = String((error as { code?: unknown }).code ?? (error as Error).name ?? 'error');
     // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
-    if (code === 'ffmpeg_not_found') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
+    if (code === 'ffmpeg_not_found') media.lose();
     const fields = { err: error, guildId };
     if (code !== lastCacheFailure)
       options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
