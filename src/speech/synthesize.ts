@@ -80,11 +80,11 @@ export interface SynthesisOptions {
   grant?: RateGrant | undefined;
 }
 
-/** Audio ready to play or attach. */
+/** Audio ready to play or attach; never changed once handed out (`playableNow` reads what the cache wrote since). */
 export interface ReadyAudio {
-  mp3Path?: string;
-  mp3?: Buffer;
-  oggPath?: string;
+  readonly mp3Path?: string;
+  readonly mp3?: Buffer;
+  readonly oggPath?: string;
   durationMs: number;
   fromCache: boolean;
   key: string;
@@ -99,10 +99,12 @@ export interface ReadyAudio {
   release?: () => void;
   /**
    * A miss comes back once its MP3 is downloaded (`mp3`, playable at once) while its
-   * Ogg Opus is cached: true once cached (`mp3Path`/`oggPath` then set, pinned until `release`),
+   * Ogg Opus is cached: true once cached (its files then known to `playableNow`, pinned until `release`),
    * false when caching failed (logged; the MP3 still plays or is attached). Never rejects.
    */
   cached?: Promise<boolean>;
+  /** A miss's cached files once written (pinned until `release`), else undefined: read through `playableNow`. */
+  files?: () => CachedFiles | undefined;
   /**
    * Clips played back to back as one sound (a cached name, then its line). The
    * fields above describe the whole: `durationMs` is the sum, `release` releases every part.
@@ -116,6 +118,19 @@ export interface Synthesizer {
   idle?(): Promise<void>;
   /** The cached audio of `req` (pinned), or null; never sends anything or holds characters. */
   lookup?(req: SynthesisRequest): Promise<ReadyAudio | null>;
+}
+
+/**
+ * `audio` as it can be played now: a miss whose cache write has finished since is its cached files
+ * (the Ogg Opus plays without decoding the MP3 again); a new object, `audio` is left as it is.
+ */
+export function playableNow(audio: ReadyAudio): ReadyAudio {
+  if (audio.parts) {
+    const parts = audio.parts.map(playableNow);
+    return parts.every((p, i) => p === audio.parts![i]) ? audio : { ...audio, parts };
+  }
+  const files = audio.files?.();
+  return files ? { ...audio, ...files } : audio;
 }
 
 /** Audio made of `parts` played back to back (one part: that part itself). */
@@ -398,9 +413,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const { release: _callPin, cachedFiles, ...ready } = await Promise.race([current.promise, aborted]);
       const audio: ReadyAudio = { ...ready, ...(shared ? { shared: true } : {}) };
       // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
-      if (ready.mp3Path && cache.pin) audio.release = cache.pin(key);
-      else if (cachedFiles) followCaching(audio, key, cachedFiles);
-      return audio;
+      if (ready.mp3Path && cache.pin) return { ...audio, release: cache.pin(key) };
+      return cachedFiles ? followCaching(audio, key, cachedFiles) : audio;
     } catch (err) {
       if (signal?.aborted) throw abortError(signal, req.guildId);
       if (shared && err instanceof BudgetRefusedError) throw RETRY_ALONE;
@@ -415,24 +429,27 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   }
 
   /**
-   * A miss's audio learns where its cached files are once they are written, and pins them from
-   * then until it is released (a clip released before that never pins them).
+   * A miss's audio (a new object) that learns where its cached files are once they are written, and
+   * pins them from then until it is released (a clip released before that never pins them).
    */
-  function followCaching(audio: ReadyAudio, key: string, files: Promise<CachedFiles | null>): void {
+  function followCaching(audio: ReadyAudio, key: string, files: Promise<CachedFiles | null>): ReadyAudio {
     let released = false;
     let unpin: (() => void) | undefined;
-    audio.release = () => {
-      released = true;
-      unpin?.();
-    };
-    audio.cached = files.then((written) => {
+    let pinned: CachedFiles | undefined;
+    const cached = files.then((written) => {
       if (!written) return false;
       if (!released) {
         unpin = cache.pin?.(key);
-        Object.assign(audio, written);
+        pinned = written;
       }
       return true;
     });
+    const release = () => {
+      released = true;
+      pinned = undefined;
+      unpin?.();
+    };
+    return { ...audio, release, cached, files: () => pinned };
   }
 }
 

@@ -3,7 +3,7 @@ import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/repositories.ts';
 import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
-import type { ReadyAudio } from '../../speech/synthesize.ts';
+import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import { Media, type MediaSupport } from '../../util/ffmpeg.ts';
 import type { Logger } from '../../util/log.ts';
@@ -103,7 +103,8 @@ export class SpeechDelivery {
       for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
       return undefined;
     }
-    const audio = ready.audio;
+    // A miss cached since it was made plays from its files (the Ogg Opus, no decoding again).
+    const audio = playableNow(ready.audio);
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
     const voiceChannel = this.#deps.voice.isConnected(ready.guildId) ? this.#deps.voice.voiceChannel(ready.guildId) : null;
