@@ -48,6 +48,12 @@ export async function lookupParts(
   );
 }
 
+/** The batch's grants as its requests see them (queue-slot.ts `Grants`, their one owner). */
+export interface HandsGrants {
+  hand(): RateGrant | undefined;
+  done(grant: RateGrant | undefined): void;
+}
+
 export interface PlanRun {
   synth: Synthesizer;
   rules: BatchRules;
@@ -58,7 +64,7 @@ export interface PlanRun {
 }
 
 /**
- * Runs a batch's requests (each with its grant) and turns the clips into deliveries, in order:
+ * Runs a batch's requests (each handed one of the batch's grants, while they last) and turns the clips into deliveries, in order:
  * consecutive utterances that all have their audio play as one delivery; a failure is delivered in
  * its place, so its author is told in order.
  */
@@ -68,17 +74,16 @@ export async function synthesizePlan(
   items: Utterance[],
   plan: BatchPlan,
   known: Map<string, ReadyAudio>,
-  grants: RateGrant[],
+  grants: HandsGrants,
 ): Promise<ReadyUtterance[]> {
   const { synth, rules, signal } = run;
   const clipItems = plan.clips.map((c) =>
     c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!),
   );
-  let g = 0;
   const outcomes = await Promise.all(
     plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: CodedError }> => {
       if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
-      const grant = grants[g++];
+      const grant = grants.hand();
       const req = clipRequest(guildId, items, clip.parts, rules);
       try {
         const audio = await synth.synthesize(req, {
@@ -92,6 +97,9 @@ export async function synthesizePlan(
         return { audio };
       } catch (err) {
         return { error: asError(err, guildId) };
+      } finally {
+        // Not spent (a hit, a shared call, a refusal before sending): back to the window, by its owner.
+        grants.done(grant);
       }
     }),
   );

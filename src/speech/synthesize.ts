@@ -75,7 +75,7 @@ export interface SynthesisOptions {
   /**
    * A rate grant the caller already holds: the request spends it instead of waiting
    * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
-   * refusal, an abort), it is given back.
+   * refusal, an abort) it stays unspent, and its owner gives it back (queue-slot.ts `Grants`).
    */
   grant?: RateGrant | undefined;
 }
@@ -339,25 +339,20 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     },
     async synthesize(req, opts = {}) {
       const { signal } = opts;
-      try {
-        if (signal?.aborted) throw abortError(signal, req.guildId);
-        const hit = await cached(req);
-        if (hit) return hit;
-        const input = cacheInput(req);
-        const key = AudioCache.key(input);
-        const cacheable = isCacheable(input);
-        // A waiter that joined another's call refused by *their* budget (another guild's, another
-        // member's) tries on its own, so each member sees their own numbers.
-        for (let tries = 0; ; tries++) {
-          try {
-            return await wait(req, key, cacheable, opts, tries < 2);
-          } catch (err) {
-            if (err !== RETRY_ALONE) throw err;
-          }
+      if (signal?.aborted) throw abortError(signal, req.guildId);
+      const hit = await cached(req);
+      if (hit) return hit;
+      const input = cacheInput(req);
+      const key = AudioCache.key(input);
+      const cacheable = isCacheable(input);
+      // A waiter that joined another's call refused by *their* budget (another guild's, another
+      // member's) tries on its own, so each member sees their own numbers.
+      for (let tries = 0; ; tries++) {
+        try {
+          return await wait(req, key, cacheable, opts, tries < 2);
+        } catch (err) {
+          if (err !== RETRY_ALONE) throw err;
         }
-      } finally {
-        // Not spent (a hit, a shared call, a refusal before sending): the slot goes back to the window.
-        opts.grant?.release();
       }
     },
     lookup: cached,
@@ -374,8 +369,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
     let call = mayShare ? inFlight.get(key) : undefined;
     const shared = call !== undefined;
-    // Riding on another caller's request: this caller's grant is not needed.
-    if (shared) opts.grant?.release();
+    // Riding on another caller's request: this caller's grant is not spent (its owner gives it back).
     if (!call) {
       const created: InFlight = {
         controller: new AbortController(),
