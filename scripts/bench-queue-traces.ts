@@ -9,7 +9,7 @@ import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
-import type { Utterance } from '../src/speech/queue-types.ts';
+import { voiceAudience, type Utterance } from '../src/speech/queue-types.ts';
 import { normaliseMessage, type ReadLang } from '../src/speech/text.ts';
 import { mulberry32 } from '../test/support/prng.ts';
 
@@ -150,6 +150,7 @@ function asUtterance(m: TraceMessage): Utterance {
     guildId: m.guild,
     userId: m.user,
     channelId: 'c',
+    audience: voiceAudience(`vc-${m.guild}`),
     kind: m.kind,
     text: m.prefix + m.body,
     lang: m.lang,

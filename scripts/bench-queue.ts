@@ -3,7 +3,8 @@
  * the scheduler's targets as PASS or MISS.
  *
  *   scheduler  the bot's pipeline: SpeechScheduler (batch at the grant, clips from the cache) +
- *              synthesizer + audio cache + budget + the fair, paced limiter keyed by guild.
+ *              synthesizer + audio cache + budget + the fair, paced limiter keyed by audience (here
+ *              one voice channel per guild).
  *   naive      what common read-aloud bots do (Koe, VOICEVOX bots: handle_message -> synthesize ->
  *              enqueue): a FIFO per guild, one request per message sent when it arrives, no cache,
  *              no client-side limiter, a 429 retried up to 3 times after `reset_in` and then given
@@ -40,7 +41,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { DEFAULT_TOKEN, PLAN_ALLOWANCE, startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../src/speech/budget.ts';
 import { AudioCache } from '../src/speech/cache.ts';
-import { SCHEDULER_DEFAULTS, SpeechScheduler } from '../src/speech/queue.ts';
+import { SCHEDULER_DEFAULTS, SpeechScheduler, voiceAudience } from '../src/speech/queue.ts';
 import type { BatchRules } from '../src/speech/batching.ts';
 import { createSynthesizer } from '../src/speech/synthesize.ts';
 import { TtsClient } from '../src/tts/client.ts';
@@ -247,6 +248,8 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
         guildId: m.guild,
         userId: m.user,
         channelId: 'c',
+        // Read in the guild's voice channel: each guild one audience (the scheduler queues and paces by audience).
+        audience: voiceAudience(`vc-${m.guild}`),
         kind: m.kind,
         text,
         ...(m.prefix ? { prefix: m.prefix } : {}),
