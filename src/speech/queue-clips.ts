@@ -89,6 +89,7 @@ export async function synthesizePlan(
         const audio = await synth.synthesize(req, {
           signal,
           grant,
+          grantUnneeded: () => grants.done(grant),
           onProgress: (p) => {
             for (const u of clipItems[k]!) run.progress(u, 'synthesizing', { detail: p.status });
           },

@@ -94,7 +94,7 @@ export class Grants {
     return this.#held.shift();
   }
 
-  /** A request that was handed `grant` settled: unused, it goes back to the window. */
+  /** A request that was handed `grant` settled, or will not spend it: unused, it goes back to the window (once). */
   done(grant: RateGrant | undefined): void {
     if (grant) this.#giveBack(grant);
   }

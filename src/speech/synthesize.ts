@@ -78,6 +78,11 @@ export interface SynthesisOptions {
    * refusal, an abort) it stays unspent, and its owner gives it back (queue-slot.ts `Grants`).
    */
   grant?: RateGrant | undefined;
+  /**
+   * Told at once when `grant` will not be spent though the call goes on (it rides on an identical
+   * request already in flight), so its owner gives it back to the window now, not when the call ends.
+   */
+  grantUnneeded?: () => void;
 }
 
 /** Audio ready to play or attach; never changed once handed out (`playableNow` reads what the cache wrote since). */
@@ -369,7 +374,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
     let call = mayShare ? inFlight.get(key) : undefined;
     const shared = call !== undefined;
-    // Riding on another caller's request: this caller's grant is not spent (its owner gives it back).
+    // Riding on another caller's request: this caller's grant is not spent; its owner gives it back now.
+    if (shared) opts.grantUnneeded?.();
     if (!call) {
       const created: InFlight = {
         controller: new AbortController(),

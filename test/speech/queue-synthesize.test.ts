@@ -147,6 +147,19 @@ describe('createSynthesizer', () => {
     expect(rb.shared).toBe(true);
   });
 
+  it('GIVEN a request that rides on an identical one in flight THEN its grant is said to be unneeded at once, not when the call ends', async () => {
+    const f = fakes();
+    const unneeded: string[] = [];
+    const a = f.synth.synthesize(req('草'), { grantUnneeded: () => unneeded.push('first') });
+    const b = f.synth.synthesize({ ...req('草'), guildId: 'g2' }, { grantUnneeded: () => unneeded.push('second') });
+    await tick();
+    // The call is still held at the service: the second caller's grant can already go back to the window.
+    expect(unneeded).toEqual(['second']);
+    f.openGates();
+    await Promise.all([a, b]);
+    expect(unneeded).toEqual(['second']);
+  });
+
   it('GIVEN one of two waiters aborts THEN the shared call goes on; when all abort it is cancelled and, sent already, kept as uncertain', async () => {
     const f = fakes();
     const c1 = new AbortController();
