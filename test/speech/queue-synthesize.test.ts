@@ -147,7 +147,7 @@ describe('createSynthesizer', () => {
     expect(rb.shared).toBe(true);
   });
 
-  it('GIVEN a request that rides on an identical one in flight THEN its grant is said to be unneeded at once, not when the call ends', async () => {
+  it('GIVEN a request riding on an identical one in flight THEN its grant is unneeded at once, not when the call ends', async () => {
     const f = fakes();
     const unneeded: string[] = [];
     const a = f.synth.synthesize(req('草'), { grantUnneeded: () => unneeded.push('first') });
