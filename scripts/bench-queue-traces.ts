@@ -9,11 +9,11 @@ import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
-import type { Utterance } from '../src/speech/queue-types.ts';
+import { voiceAudience, type Utterance } from '../src/speech/queue-types.ts';
 import { normaliseMessage, type ReadLang } from '../src/speech/text.ts';
 import { mulberry32 } from '../test/support/prng.ts';
 
-export const SCENARIOS = ['cached', 'names', 'unique', 'staggered', 'overload'] as const;
+export const SCENARIOS = ['cached', 'names', 'unique', 'staggered', 'overload', 'channels'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** One line of a trace file. */
@@ -26,6 +26,8 @@ const TraceLine = z.object({
   lang: z.enum(['ja', 'en']),
   kind: z.enum(['auto', 'say']),
   text: z.string(),
+  /** The voice channel it is read in (the guild's one when absent): each channel is an audience of its own. */
+  channel: z.string().min(1).optional(),
 });
 export type TraceLine = z.infer<typeof TraceLine>;
 
@@ -74,6 +76,7 @@ export function writeTrace(file: string, lines: readonly TraceLine[]): void {
           lang: l.lang,
           kind: l.kind,
           text: l.text,
+          ...(l.channel ? { channel: l.channel } : {}),
         }),
       )
       .join('\n') + '\n',
@@ -108,6 +111,11 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
   return out;
 }
 
+/** The audience a trace message is read for: its voice channel (the guild's one when the line names none). */
+export function audienceOfLine(m: Pick<TraceLine, 'guild' | 'channel'>): string {
+  return voiceAudience(m.channel ?? `vc-${m.guild}`);
+}
+
 // ---- the offline bound ----
 
 /**
@@ -120,7 +128,7 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
  */
 export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requests: number; requestsPerSpoken: number } {
   const byGuild = new Map<string, TraceMessage[]>();
-  for (const m of trace) byGuild.set(m.guild, [...(byGuild.get(m.guild) ?? []), m]);
+  for (const m of trace) byGuild.set(audienceOfLine(m), [...(byGuild.get(audienceOfLine(m)) ?? []), m]);
   let requests = 0;
   for (const messages of byGuild.values()) {
     let i = 0;
@@ -150,6 +158,7 @@ function asUtterance(m: TraceMessage): Utterance {
     guildId: m.guild,
     userId: m.user,
     channelId: 'c',
+    audience: audienceOfLine(m),
     kind: m.kind,
     text: m.prefix + m.body,
     lang: m.lang,
@@ -515,6 +524,61 @@ function overloadTrace(seed: number): TraceLine[] {
   return out;
 }
 
+/**
+ * Two busy voice channels in one server among servers that are busy or quiet: `g01` reads
+ * `g01-upstairs` and `g01-downstairs` (each as busy as `g02` and `g03`, 20 messages a minute in
+ * bursts), twelve more servers say a little. Every audience is its own queue and pacing key, so the
+ * two channels of one server are served like two servers (Jain's index of the spoken fraction).
+ */
+function channelsTrace(seed: number): TraceLine[] {
+  const rand = mulberry32(seed);
+  const words = new Vocabulary(mulberry32(seed + 1));
+  const seconds = 180;
+  const out: TraceLine[] = [];
+  const busy = [
+    { g: 0, channel: 'g01-upstairs', suffix: '' },
+    { g: 0, channel: 'g01-downstairs', suffix: '-down' },
+    { g: 1, channel: undefined, suffix: '' },
+    { g: 2, channel: undefined, suffix: '' },
+  ];
+  for (const { g, channel, suffix } of busy) {
+    const lang = langOf(g);
+    const users = members(g, lang, rand).map((m) => ({ ...m, user: `${m.user}${suffix}` }));
+    let t = rand() * 10_000;
+    while (t < seconds * 1000) {
+      const size = 3 + Math.floor(rand() * 5);
+      let bt = t;
+      for (let i = 0; i < size && bt < seconds * 1000; i++) {
+        const m = users[Math.floor(rand() * users.length)]!;
+        const text = rand() < 0.3 ? words.short(lang) : words.unique(lang);
+        out.push({
+          at_ms: bt,
+          guild: guildName(g),
+          user: m.user,
+          name: m.name,
+          voice: m.voice,
+          lang,
+          kind: 'auto',
+          text,
+          ...(channel ? { channel } : {}),
+        });
+        bt += 1_000 + rand() * 3_000;
+      }
+      // About 20 messages a minute: a burst of ~5 every ~15 s.
+      t = bt + 5_000 + rand() * 10_000;
+    }
+  }
+  for (let g = 3; g < 15; g++) {
+    const lang = langOf(g);
+    const users = members(g, lang, rand);
+    for (let t = rand() * 60_000; t < seconds * 1000; t += 40_000 + rand() * 60_000) {
+      const m = users[Math.floor(rand() * users.length)]!;
+      out.push({ at_ms: t, guild: guildName(g), user: m.user, name: m.name, voice: m.voice, lang, kind: 'auto', text: words.unique(lang) });
+    }
+  }
+  return out;
+}
+
 /** The built-in trace of `scenario` (the same seed gives the same trace). */
 export function scenarioTrace(scenario: Scenario, seed: number): TraceLine[] {
   switch (scenario) {
@@ -526,6 +590,8 @@ export function scenarioTrace(scenario: Scenario, seed: number): TraceLine[] {
       return staggeredTrace(seed);
     case 'overload':
       return overloadTrace(seed);
+    case 'channels':
+      return channelsTrace(seed);
   }
 }
 
@@ -537,8 +603,11 @@ export function scenarioTrace(scenario: Scenario, seed: number): TraceLine[] {
 export function playbackFloor(trace: readonly TraceMessage[]): number[] {
   const freeAt = new Map<string, number>();
   return trace.map((m) => {
-    const start = Math.max(m.at_ms, freeAt.get(m.guild) ?? 0);
-    freeAt.set(m.guild, start + 1000 * expectedSeconds({ kind: 'standard', text: m.prefix + m.body, voice: m.voice, speed: 1, pitch: 0 }));
+    const start = Math.max(m.at_ms, freeAt.get(audienceOfLine(m)) ?? 0);
+    freeAt.set(
+      audienceOfLine(m),
+      start + 1000 * expectedSeconds({ kind: 'standard', text: m.prefix + m.body, voice: m.voice, speed: 1, pitch: 0 }),
+    );
     return start - m.at_ms;
   });
 }

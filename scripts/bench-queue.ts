@@ -3,7 +3,8 @@
  * the scheduler's targets as PASS or MISS.
  *
  *   scheduler  the bot's pipeline: SpeechScheduler (batch at the grant, clips from the cache) +
- *              synthesizer + audio cache + budget + the fair, paced limiter keyed by guild.
+ *              synthesizer + audio cache + budget + the fair, paced limiter keyed by audience (here
+ *              one voice channel per guild).
  *   naive      what common read-aloud bots do (Koe, VOICEVOX bots: handle_message -> synthesize ->
  *              enqueue): a FIFO per guild, one request per message sent when it arrives, no cache,
  *              no client-side limiter, a 429 retried up to 3 times after `reset_in` and then given
@@ -11,10 +12,11 @@
  *   bound      offline: the fewest requests that could speak every message with the scheduler's
  *              batch limits and staleness cut (bench-queue-traces.ts `bound`).
  *
- * Usage: npm run bench:queue -- [--scenario cached|names|unique|staggered|overload|all[,..]]
+ * Usage: npm run bench:queue -- [--scenario cached|names|unique|staggered|overload|channels|all[,..]]
  *          [--trace FILE] [--seed N] [--scale N] [--json] [--write-trace FILE] [--no-voice]
  * With no options it runs `cached`, today's trace. `--trace` replays a JSON Lines file (one message
- * a line: {"at_ms","guild","user","name","voice","lang","kind","text"}); names are read as the bot
+ * a line: {"at_ms","guild","user","name","voice","lang","kind","text"}, and "channel" for a voice channel of
+ * its own); names are read as the bot
  * reads them with its default settings.
  *
  * Time is scaled (`--scale`, or BENCH_SCALE; default x10): the emulator, client, limiter,
@@ -49,6 +51,7 @@ import { RATE_LIMITS } from '../src/tts/limiter/limiter.ts';
 import { scaledClock, type Clock } from '../src/util/clock.ts';
 import {
   asRead,
+  audienceOfLine,
   bound,
   playbackFloor,
   readTrace,
@@ -146,13 +149,14 @@ const round = (x: number, d = 3) => (Number.isFinite(x) ? Number(x.toFixed(d)) :
 function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Emulator): ModeStats {
   const log = emulator.requests().filter((r) => r.target === 'standard' || r.target === 'advanced');
   const waits = [...o.waits.values()].map((ms) => ms / 1000);
+  // Fairness between audiences (one voice channel each; a guild's one unless the trace names several).
   const guilds = new Map<string, { offered: number; waits: number[] }>();
   for (const m of trace) {
-    const g = guilds.get(m.guild) ?? { offered: 0, waits: [] };
+    const g = guilds.get(audienceOfLine(m)) ?? { offered: 0, waits: [] };
     g.offered++;
     const w = o.waits.get(m.index);
     if (w !== undefined) g.waits.push(w / 1000);
-    guilds.set(m.guild, g);
+    guilds.set(audienceOfLine(m), g);
   }
   const requests = log.length;
   return {
@@ -247,6 +251,8 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
         guildId: m.guild,
         userId: m.user,
         channelId: 'c',
+        // Read in its voice channel (the guild's one unless the trace names another): the scheduler queues and paces by audience.
+        audience: audienceOfLine(m),
         kind: m.kind,
         text,
         ...(m.prefix ? { prefix: m.prefix } : {}),
@@ -289,9 +295,9 @@ async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, cloc
       .then((r) => client.download(r.url))
       .then((mp3) => probeDurationMs(mp3));
     audio.catch(() => {});
-    const previous = players.get(m.guild) ?? Promise.resolve();
+    const previous = players.get(audienceOfLine(m)) ?? Promise.resolve();
     players.set(
-      m.guild,
+      audienceOfLine(m),
       previous.then(async () => {
         try {
           const durationMs = await audio;
