@@ -150,11 +150,19 @@ describe('SpeechDelivery.deliver: an auto-read message is played only for the au
     expect(posted).toEqual([{ channelId: 'mp3', reply: `m-${items[1]!.id}` }]);
   });
 
-  it('GIVEN /say (not auto-read) while in voice THEN it is still played', async () => {
+  it('GIVEN /say (not auto-read) queued for the voice session THEN it is played', async () => {
     const { delivery, played } = setup({ connected: true });
-    const item = { ...message('general', 'say', textAudience('general')), kind: 'say' as const };
+    const item = { ...message('general', 'say', voiceAudience('vc1')), kind: 'say' as const };
     expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: true, attached: false });
     expect(played).toEqual([GUILD]);
+  });
+
+  it('GIVEN /say queued for its text channel before a /join THEN it is attached, not played over what the session plays', async () => {
+    const { delivery, played, posted } = setup({ connected: true });
+    const item = { ...message('general', 'say', textAudience('general')), kind: 'say' as const };
+    expect(await delivery.deliver(ready([item]), signal)).toEqual({ played: false, attached: true });
+    expect(played).toEqual([]);
+    expect(posted.map((p) => p.channelId)).toEqual(['general']);
   });
 });
 

@@ -182,13 +182,14 @@ export class SpeechDelivery {
    * Whether a batch is played in `voiceChannel` (null: nothing can be played). Auto-read messages
    * are played only when queued for this voice session, none is to be only posted, and everyone now
    * in the call can view each of their channels (checked again here: members join, the bot moves);
-   * `hidden` when that last check failed. /say and /narrate are played whenever the bot is in voice.
+   * `hidden` when that last check failed. /say and /narrate are played when queued for this session.
    */
   #whetherPlayed(ready: ReadyUtterance, metas: UtteranceMeta[], voiceChannel: string | null): { played: boolean; hidden: boolean } {
     if (voiceChannel === null) return { played: false, hidden: false };
-    const auto = ready.items.filter((item) => item.kind === 'auto' && !(item.meta as UtteranceMeta).botClip);
-    if (auto.length === 0) return { played: !metas.every((m) => m.attachOnly), hidden: false };
     const session = voiceAudience(voiceChannel);
+    const auto = ready.items.filter((item) => item.kind === 'auto' && !(item.meta as UtteranceMeta).botClip);
+    // A request queued for its text channel (before a /join) is attached: played, it would cut into what the session plays.
+    if (auto.length === 0) return { played: !metas.every((m) => m.attachOnly) && audienceOf(ready.items[0]!) === session, hidden: false };
     if (auto.some((item) => audienceOf(item) !== session || (item.meta as UtteranceMeta).attachOnly))
       return { played: false, hidden: false };
     const hidden = [...new Set(auto.map((item) => item.channelId))].some((c) => !this.#canView(ready.guildId, c, voiceChannel));
