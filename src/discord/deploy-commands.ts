@@ -1,9 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ApplicationCommandType, REST, Routes } from 'discord.js';
 import { ConfigError, loadDiscordConfig } from '../config.ts';
-import { loadCommands } from './interactions/loader.ts';
-import { inviteUrl } from './invite.ts';
-import { discordRestAgent } from './rest-agent.ts';
 
 // `npm run deploy-commands [-- --guild ID]`: registers every command in one bulk overwrite (PUT),
 // globally or for one guild (instant, for testing). Safe to repeat: the PUT replaces the whole set.
@@ -18,6 +14,13 @@ try {
   process.exit(1);
 }
 const { values } = parseArgs({ options: { guild: { type: 'string' } } });
+// discord.js and the commands (most of the CPU of a run) only once the variables are valid.
+const [{ ApplicationCommandType, REST, Routes }, { loadCommands }, { inviteUrl }, { discordRestAgent }] = await Promise.all([
+  import('discord.js'),
+  import('./interactions/loader.ts'),
+  import('./invite.ts'),
+  import('./rest-agent.ts'),
+]);
 
 const commands = await loadCommands();
 const body = [...commands.values()].map((c) => c.data);

@@ -9,11 +9,14 @@ import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-disco
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 
-// What is read never tells listeners more than they could see, through `npm start` as a child
-// process (loopback Discord, TLS voice server, emulator). #staffroom is hidden from @everyone and
-// shown to the Moderator role (bob); #lobby is public. A channel mention is read by its name only
-// when everyone who hears it can view that channel; join announcements leave out members the
-// reading controls keep unread (muted, a never-read role). Its DATA_DIR was made 0755 beforehand.
+// What is read never tells listeners more than they could see, and nothing is read to an audience
+// that cannot hear it, through `npm start` as a child process (loopback Discord, TLS voice server,
+// emulator), one bot for the whole file. #staffroom is hidden from @everyone and shown to the
+// Moderator role (bob); #lobby is public. A channel mention is read by its name only when everyone
+// who hears it can view that channel; join announcements leave out members the reading controls keep
+// unread (muted, a never-read role). A stage's audience is not heard: the bot becomes a speaker where
+// it may (Mute Members there), else asks to speak and reads nothing until a stage moderator invites
+// it (the stage tests run first and end with /leave). Its DATA_DIR was made 0755 beforehand.
 const guildId = DEFAULT_IDS.guild;
 const STAFF = '1100000000000000150';
 const LOBBY = '1100000000000000151';
@@ -23,6 +26,10 @@ const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const carol = { id: '1000000000000000051', username: 'carol', globalName: 'かろる' };
 const dave = { id: '1000000000000000052', username: 'dave', globalName: 'でいぶ' };
 const erin = { id: '1000000000000000053', username: 'erin', globalName: 'えりん' };
+const STAGE = '1100000000000000160';
+const STAGE_MOD = '1100000000000000161';
+const STAGE_CLOSED = '1100000000000000162';
+const botId = DEFAULT_IDS.bot;
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -45,6 +52,23 @@ function world() {
       ],
     },
     { id: LOBBY, name: 'lobby', type: 0, position: 3 },
+    { id: STAGE, name: 'Stage', type: 13, position: 4 },
+    // The bot may make itself a speaker here.
+    {
+      id: STAGE_MOD,
+      name: 'Moderated stage',
+      type: 13,
+      position: 5,
+      permissionOverwrites: [{ id: botId, type: 1, allow: String(PERMISSIONS.MuteMembers), deny: '0' }],
+    },
+    // The bot may neither ask to speak nor make itself a speaker here.
+    {
+      id: STAGE_CLOSED,
+      name: 'Closed stage',
+      type: 13,
+      position: 6,
+      permissionOverwrites: [{ id: botId, type: 1, allow: '0', deny: String(PERMISSIONS.RequestToSpeak) }],
+    },
   );
   guild.members.push({ user: carol, roles: [] }, { user: dave, roles: [] }, { user: erin, roles: [QUIET_ROLE] });
   return guild;
@@ -100,6 +124,104 @@ const texts = (from: number) =>
     .slice(from)
     .map((r) => r.text)
     .join('|');
+
+/** A command by alice in #chat (the stage tests), answered by its reply or its edit. */
+async function stageCommand(name: string, options: Option[] = [], locale = 'en-US') {
+  const interaction = await discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: alice, name, locale, options });
+  return interaction.waitForResponse((r) => r.kind === 'editOriginal' || (r.kind === 'callback' && r.type === 4), 30_000);
+}
+const botVoice = () => discord.guilds[0]!.voiceStates.find((v) => v.userId === botId);
+const allTexts = () => standardRequests(emulator).map((r) => r.text);
+
+describe('a stage channel', () => {
+  it("refuses privately, in the member's language, where the bot may neither ask to speak nor become a speaker", async () => {
+    await discord.setVoiceState(alice.id, guildId, STAGE_CLOSED);
+    const reply = await stageCommand('join', [], 'ja');
+    expect(reply.kind).toBe('callback');
+    expect(Number(reply.data?.flags ?? 0) & 64).toBe(64);
+    expect(String(reply.data?.content)).toContain('スピーカー参加をリクエスト');
+    expect(botVoice()).toBeUndefined();
+  });
+
+  it('without Mute Members: asks to speak, says it is waiting, reads nothing and attaches /say until invited to speak', async () => {
+    await discord.setVoiceState(alice.id, guildId, STAGE);
+    const reply = await stageCommand('join');
+    expect(String(reply.data?.content)).toContain('Waiting to be made a speaker: a stage moderator can invite me to speak');
+    await vi.waitFor(() => expect(botVoice()?.requestToSpeakTimestamp).toEqual(expect.any(String)), { timeout: 10_000 });
+    expect(botVoice()).toMatchObject({ channelId: STAGE, suppress: true });
+
+    // In the audience: the chat is not synthesised (no characters for nobody); /say comes back as a file.
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '聴衆のあいだのひとこと' });
+    const say = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.chat,
+      user: alice,
+      name: 'say',
+      locale: 'en-US',
+      options: [{ name: 'text', type: 3, value: '客席から添付で' }],
+    });
+    await say.waitForResponse((r) => r.files.length > 0 || (r.message?.attachments.length ?? 0) > 0, 30_000);
+
+    // A stage moderator invites the bot to speak: from then on the chat is read aloud in the stage.
+    discord.setStageSpeaker(guildId, botId, true);
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '登壇してからのひとこと' });
+    await vi.waitUntil(() => allTexts().some((t) => t.includes('登壇してからのひとこと')), { timeout: 20_000, interval: 20 });
+    const heard = await voice.waitForAudio({ guildId });
+    expect(heard.durationMs).toBeGreaterThan(0);
+    expect(allTexts().some((t) => t.includes('聴衆のあいだ'))).toBe(false);
+
+    // Moved back to the audience with lines waiting: the text channel is told why reading stopped,
+    // and what waited is dropped, never made (no characters for nobody) nor posted. Proof: once a
+    // speaker again, the next line is asked for without them (one queue, in order).
+    emulator.setLatency('standard', 1_500);
+    const before = allTexts().length;
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: '戻される前の先頭' });
+    await vi.waitUntil(
+      () =>
+        allTexts()
+          .slice(before)
+          .some((t) => t.includes('戻される前の先頭')),
+      { timeout: 20_000, interval: 20 },
+    );
+    for (const n of ['一', '二', '三'])
+      await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: `待っていた発言${n}` });
+    await stageCommand('help'); // handled in order: the three are queued by now
+    discord.setStageSpeaker(guildId, botId, false);
+    const notice = await discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.chat && m.content.includes('聴衆に戻された'));
+    expect(notice.content).toContain(`<#${STAGE}>`);
+    emulator.setLatency('standard', 0);
+    discord.setStageSpeaker(guildId, botId, true);
+    await vi.waitFor(() => expect(botVoice()).toMatchObject({ suppress: false }), { timeout: 10_000 });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'ふたたび登壇して' });
+    await vi.waitUntil(
+      () =>
+        allTexts()
+          .slice(before)
+          .some((t) => t.includes('ふたたび登壇して')),
+      { timeout: 20_000, interval: 20 },
+    );
+    expect(
+      allTexts()
+        .slice(before)
+        .filter((t) => t.includes('待っていた発言')),
+    ).toEqual([]);
+  });
+
+  it('with Mute Members there: becomes a speaker at once', async () => {
+    await discord.setVoiceState(alice.id, guildId, STAGE_MOD);
+    const reply = await stageCommand('join');
+    expect(String(reply.data?.content)).toContain('Joined');
+    expect(String(reply.data?.content)).not.toContain('Waiting');
+    await vi.waitFor(() => expect(botVoice()).toMatchObject({ channelId: STAGE_MOD, suppress: false }), { timeout: 10_000 });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'すぐ話せるステージ' });
+    await vi.waitUntil(() => allTexts().some((t) => t.includes('すぐ話せるステージ')), { timeout: 20_000, interval: 20 });
+  });
+
+  // The tests below start with the bot in no voice channel.
+  afterAll(async () => {
+    await stageCommand('leave');
+    await vi.waitFor(() => expect(botVoice()).toBeUndefined(), { timeout: 10_000 });
+  });
+});
 
 describe('a channel is named only to listeners who can all view it', () => {
   it('MP3 channels: in a public one a staff-only channel is "チャンネル", a public one its name; among staff, its name', async () => {

@@ -10,12 +10,14 @@ import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { getText } from '../support/ops.ts';
 
 // One channel's text is never posted in another: through `npm start` as a child process, two
 // auto-read channels post MP3s (#chat plays a staff-only channel, #general everyone's). A staff
 // line and a #general line queued together must not become one request whose MP3 is posted in
 // #general. The bot runs without ffmpeg (FFMPEG_PATH pointing nowhere: every uncached audio is
-// attached), first in no voice channel, then in one (the degraded mode attaches even there).
+// attached), first in no voice channel, then in one (the degraded mode attaches even there). Its
+// METRICS_PORT says so to a load balancer: ready, but degraded.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const STAFF = DEFAULT_IDS.chat;
@@ -42,7 +44,7 @@ beforeAll(async () => {
     emulator,
     dataDir,
     caCertPem: voice.caCertPem,
-    env: { AUTO_READ_MAX_AGE_SECONDS: '600', FFMPEG_PATH: join(dataDir, 'no-such-ffmpeg') },
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600', FFMPEG_PATH: join(dataDir, 'no-such-ffmpeg'), METRICS_PORT: '0' },
   });
   const mp3 = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as APIApplicationCommandInteractionDataOption[];
   for (const channelId of [STAFF, GENERAL]) expect(await command('autoread', mp3, channelId)).toContain('costs characters');
@@ -119,6 +121,19 @@ async function staffThenGeneral(n: number) {
     .map((r) => r.text);
   return { staffText, generalText, requests, staffReply: replyTo(staff.id), generalReply: replyTo(general.id) };
 }
+
+describe('METRICS_PORT of npm start without ffmpeg', () => {
+  it('/readyz: the bot is ready but degraded', async () => {
+    const url = String(bot.logs.find((l) => l.msg === 'metrics and health checks listening')?.url);
+    const ready = await getText(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({
+      status: 'degraded',
+      degraded: ['ffmpeg'],
+      checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: false, detail: 'ffmpeg_missing' } },
+    });
+  });
+});
 
 describe('auto-read channels that post MP3s: one request per audience', () => {
   it('not in voice: the staff line and the #general line are separate requests, each posted in its own channel', async () => {

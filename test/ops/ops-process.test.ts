@@ -12,7 +12,8 @@ import { families, getText, startWebhookReceiver, value } from '../support/ops.t
 
 // Metrics, health checks and error reports through the real entry point: `npm start` as a child process with
 // METRICS_PORT=0 (the OS picks the port) and ERROR_WEBHOOK_URL pointing at a receiver here. Everything is
-// read over HTTP as Prometheus, a load balancer or Discord would.
+// read over HTTP as Prometheus, a load balancer or Discord would. /readyz of a bot without ffmpeg is
+// checked in test/bot/private-channels.test.ts, whose bot runs without it.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
@@ -205,24 +206,6 @@ describe('METRICS_PORT of npm start', () => {
       expect(content).not.toContain(secret);
     // The webhook URL is a secret too: never in the logs.
     expect(JSON.stringify(bot.logs)).not.toContain(WEBHOOK_SECRET);
-  }, 60_000);
-
-  it('without ffmpeg the bot is ready but degraded', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-noffmpeg-'));
-    const other = await startChildBot({ discord, emulator, dataDir: dir, env: { METRICS_PORT: '0', FFMPEG_PATH: '/nonexistent/ffmpeg' } });
-    try {
-      const url = String(other.logs.find((l) => l.msg === 'metrics and health checks listening')?.url);
-      const ready = await getText(`${url}/readyz`);
-      expect(ready.status).toBe(200);
-      expect(JSON.parse(ready.body)).toMatchObject({
-        status: 'degraded',
-        degraded: ['ffmpeg'],
-        checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: false, detail: 'ffmpeg_missing' } },
-      });
-    } finally {
-      await other.stop('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-    }
   }, 60_000);
 
   it('/readyz answers 503 once the gateway is gone, /healthz still 200', async () => {
