@@ -11,6 +11,9 @@ import { COLLECT_TOPICS, managerEndpoints } from './ops/manager-ops.ts';
 import { BotMetrics } from './ops/metrics.ts';
 import { startOpsServer, type OpsEndpoints } from './ops/ops-server.ts';
 import { createLogger, type Logger } from './util/log.ts';
+import { clientView } from './dashboard/access.ts';
+import { startDashboard } from './dashboard/server.ts';
+import type { Bot } from './bot.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
 // (one process: the shards of SHARD_IDS, or one shard when SHARD_COUNT is unset) or, with
@@ -30,6 +33,7 @@ try {
 const secrets = [
   config.discord.token,
   config.tts.token,
+  ...(config.dashboard ? [config.dashboard.clientSecret] : []),
   ...urlPasswords(config),
   ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : []),
 ];
@@ -87,7 +91,9 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
   }
   // Listening before the gateway is: /healthz answers at once, /readyz says when it is ready.
   const ops = await serveOps(botEndpoints(metrics, bot.readiness), logger);
+  const dashboard = await serveDashboard(bot, plan, logger);
   onStop(async () => {
+    await dashboard?.close();
     await ops?.close();
     await bot.stop();
   }, logger);
@@ -115,6 +121,32 @@ async function serveOps(endpoints: OpsEndpoints, logger: Logger) {
     logger.fatal(
       { code: (error as { code?: string }).code, host: metricsHost, port: metricsPort },
       'could not listen on METRICS_HOST:METRICS_PORT',
+    );
+    return exit(1);
+  }
+}
+
+/**
+ * DASHBOARD_PORT's web dashboard, served by one process of this host: the bot itself, or under
+ * the shard manager its first process (for the guilds of every process here: they share the
+ * database, and members and guilds are fetched from Discord). A port that cannot be bound stops start-up.
+ */
+async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Logger) {
+  const dashboard = config.dashboard;
+  const processIndex = process.env.YOMIAGE_SHARD_PROCESS;
+  if (!dashboard || (processIndex !== undefined && processIndex !== '0')) return undefined;
+  try {
+    return await startDashboard({
+      config: dashboard,
+      discordApiUrl: config.discord.apiUrl,
+      applicationId: () => bot.client.application?.id,
+      deps: { ctx: bot.context, view: clientView(bot.client, plan ? { shardCount: plan.count, shards: plan.ids } : undefined) },
+      logger: logger.child({ component: 'dashboard' }),
+    });
+  } catch (error) {
+    logger.fatal(
+      { code: (error as { code?: string }).code, host: dashboard.host, port: dashboard.port },
+      'could not listen on DASHBOARD_HOST:DASHBOARD_PORT',
     );
     return exit(1);
   }

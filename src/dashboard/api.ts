@@ -1,0 +1,198 @@
+import type { BotContext } from '../discord/interactions/context.ts';
+import type { Actor } from '../db/repositories.ts';
+import { UserError } from '../discord/errors.ts';
+import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
+import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
+import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
+import { checkImport } from '../../commands/dictionary/dictionary-files.ts';
+import { serialiseDictionary } from '../speech/dictionary-file.ts';
+import type { Lang } from '../discord/i18n.ts';
+import { voiceLabel } from '../discord/interactions/voice-choices.ts';
+import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
+import { accessTo, voiceChannels, type BotView, type GuildAccess } from './access.ts';
+import type { DiscordOAuth } from './oauth.ts';
+import type { Session } from './sessions.ts';
+import { ApiRefusal } from './errors.ts';
+
+// The dashboard's JSON API behind a valid session: what a server's admins and each member may see
+// and change. Every change goes through the use case its slash command uses (commands/*), so the
+// same validation and the same permission rule apply; a server's settings and dictionary need
+// Manage Server as Discord says the member has it now.
+
+/** An answer: a status and its JSON body, or a file. */
+export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
+
+export interface ApiDeps {
+  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config'>;
+  view: BotView;
+  oauth: DiscordOAuth;
+}
+
+/** One request to the API: method, path segments after /api, the query, the JSON body when it has one. */
+export interface ApiRequest {
+  method: string;
+  segments: string[];
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  session: Session;
+  lang: Lang;
+}
+
+const ok = (body: unknown, status = 200): ApiResult => ({ status, body });
+/** Routes one API request; throws ApiRefusal, UserError (400) or an unexpected error (500). */
+export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResult> {
+  const { method, segments: s, session } = req;
+  const route = `${method} /${s.map((part, i) => (i === 1 && (s[0] === 'guilds' || s[0] === 'me') ? ':id' : part)).join('/')}`;
+  switch (route) {
+    case 'GET /session':
+      return ok({ user: { id: session.userId, name: session.name, avatar: session.avatar }, csrf: session.csrf });
+    case 'GET /voices':
+      return ok(KNOWN_STANDARD_VOICES.map((id) => ({ id, label: voiceLabel(req.lang, id, standardVoiceFacts(id)) })));
+    case 'GET /guilds':
+      return ok(await listGuilds(deps, session));
+    case 'GET /guilds/:id':
+      return ok(await adminView(deps, await admin(deps, req)));
+    case 'PATCH /guilds/:id/settings': {
+      const access = await admin(deps, req);
+      const channels = await voiceChannels(access.guild);
+      const isVoiceChannel = (id: string) => channels.some((c) => c.id === id);
+      await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
+      return ok(await adminView(deps, access));
+    }
+    case 'GET /guilds/:id/audit': {
+      const access = await admin(deps, req);
+      return ok(deps.ctx.repos.audit.recent(access.guild.id));
+    }
+    case 'POST /guilds/:id/dictionary': {
+      const access = await admin(deps, req);
+      const entry = await addEntry(serverStore(deps, access), req.lang, text(req.body.word), text(req.body.reading));
+      return ok(entry, 201);
+    }
+    case 'DELETE /guilds/:id/dictionary': {
+      const access = await admin(deps, req);
+      return ok({ word: await removeEntry(serverStore(deps, access), text(req.body.word)) });
+    }
+    case 'POST /guilds/:id/dictionary/import': {
+      const access = await admin(deps, req);
+      return importInto(serverStore(deps, access), req);
+    }
+    case 'GET /guilds/:id/dictionary/export': {
+      const access = await admin(deps, req);
+      return exportOf(serverStore(deps, access).own(), req.query.get('format'));
+    }
+    case 'GET /me/:id':
+      return ok(memberView(deps, await memberOf(deps, req)));
+    case 'PATCH /me/:id/voice': {
+      const access = await memberOf(deps, req);
+      const body = req.body as { voice?: string | null; speed?: number | null; pitch?: number | null };
+      await setMemberVoice(deps.ctx, access.guild.id, session.userId, { voice: body.voice, speed: body.speed, pitch: body.pitch });
+      return ok(memberView(deps, access));
+    }
+    case 'PUT /me/:id/name': {
+      const access = await memberOf(deps, req);
+      const spoken = await setReadName(deps.ctx, access.guild.id, session.userId, text(req.body.reading));
+      return ok({ ...memberView(deps, access), spoken });
+    }
+    case 'POST /me/:id/dictionary': {
+      const access = await memberOf(deps, req);
+      return ok(await addEntry(myStore(deps, access), req.lang, text(req.body.word), text(req.body.reading)), 201);
+    }
+    case 'DELETE /me/:id/dictionary': {
+      const access = await memberOf(deps, req);
+      return ok({ word: await removeEntry(myStore(deps, access), text(req.body.word)) });
+    }
+    case 'POST /me/:id/dictionary/import': {
+      const access = await memberOf(deps, req);
+      return importInto(myStore(deps, access), req);
+    }
+    case 'GET /me/:id/dictionary/export': {
+      const access = await memberOf(deps, req);
+      return exportOf(myStore(deps, access).own(), req.query.get('format'));
+    }
+    default:
+      throw new ApiRefusal('not_found');
+  }
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** The signed-in member in the server of the path, or 404 (the bot or they are not there). */
+async function memberOf(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await accessTo(deps.view, req.segments[1] ?? '', req.session.userId);
+  if (!access) throw new ApiRefusal('unknown_guild');
+  return access;
+}
+
+/** memberOf, and Manage Server there as Discord says now, or 403. */
+async function admin(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await memberOf(deps, req);
+  if (!access.manager) throw new ApiRefusal('not_manager');
+  return access;
+}
+
+function actor(access: GuildAccess): Actor {
+  return { userId: access.member.id, name: access.member.displayName, via: 'dashboard' };
+}
+
+const serverStore = (deps: ApiDeps, access: GuildAccess) =>
+  dictionaryStore(deps.ctx.repos, 'server', access.guild.id, access.member.id, actor(access));
+const myStore = (deps: ApiDeps, access: GuildAccess) => dictionaryStore(deps.ctx.repos, 'me', access.guild.id, access.member.id);
+
+/** The servers the member shares with the bot (this process's), and whether they manage each. */
+async function listGuilds(deps: ApiDeps, session: Session) {
+  const theirs = await deps.oauth.guilds(session.accessToken);
+  const shared = await Promise.all(
+    theirs.map(async (g) => {
+      const access = await accessTo(deps.view, g.id, session.userId);
+      return access ? { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager } : undefined;
+    }),
+  );
+  return shared.filter((g) => g !== undefined);
+}
+
+/** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
+async function adminView(deps: ApiDeps, access: GuildAccess) {
+  const { repos, budget } = deps.ctx;
+  const id = access.guild.id;
+  return {
+    guild: { id, name: access.guild.name },
+    settings: repos.guildSettings.get(id),
+    limits: budget.appliedLimits(id),
+    ceilings: budget.ceilings,
+    usage: await budget.usage({ guildId: id }),
+    voiceChannels: await voiceChannels(access.guild),
+    dictionary: repos.dictionary.own(id),
+    audit: repos.audit.recent(id, 50),
+  };
+}
+
+/** What a member sees of themselves in one server: the voice they are read with, their name reading, their own dictionary. */
+function memberView(deps: ApiDeps, access: GuildAccess) {
+  return {
+    guild: { id: access.guild.id, name: access.guild.name },
+    manager: access.manager,
+    voice: memberVoice(deps.ctx, access.guild.id, access.member.id),
+    dictionary: deps.ctx.repos.personalDictionary.own(access.member.id),
+  };
+}
+
+/** An import as /dictionary import does it: checked whole; with `apply` (merge or replace) written, else only summarised. */
+async function importInto(store: ReturnType<typeof dictionaryStore>, req: ApiRequest): Promise<ApiResult> {
+  const name = text(req.body.name) || 'pasted.tsv';
+  const checked = checkImport(req.lang, store, name, Buffer.from(text(req.body.text), 'utf8'));
+  if (!checked.ok) return { status: 400, body: { error: 'import_refused', problems: checked.problems } };
+  const mode = req.body.apply;
+  if (mode !== 'merge' && mode !== 'replace') return ok({ summary: checked.summary });
+  const result = await store.import(checked.entries, mode);
+  if (!result.ok) throw new UserError('dictionary.import_over_total', { vars: { count: result.total, max: result.max } });
+  return ok({ summary: checked.summary, total: result.total });
+}
+
+function exportOf(entries: readonly { word: string; reading: string }[], format: string | null): ApiResult {
+  const f = format === 'csv' ? 'csv' : 'json';
+  return {
+    status: 200,
+    body: serialiseDictionary(entries, f),
+    file: { name: `dictionary.${f}`, type: f === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8' },
+  };
+}

@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
+import { clientView } from '../../src/dashboard/access.ts';
+import { createLogger } from '../../src/util/log.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { DashboardClient } from '../support/dashboard-client.ts';
+import { startOAuthStub, type OAuthStub } from './oauth-stub.ts';
+
+// The web dashboard in front of the whole bot (in process, against the loopback Discord and the
+// emulator): who may see and change what, the session and its CSRF token, and that a change made
+// there is the bot's behaviour at once (a chat message read with it) and in the audit log.
+const guildId = DEFAULT_IDS.guild;
+const bob = DEFAULT_IDS.bob; // Moderator: Manage Server
+const alice = DEFAULT_IDS.alice; // no special permission
+const CLIENT = { id: '1000000000000000001', secret: 'test-client-secret-0123456789' };
+
+let h: Harness;
+let stub: OAuthStub;
+let dashboard: DashboardServer;
+beforeAll(async () => {
+  h = await startHarness();
+  stub = await startOAuthStub(h.discord, CLIENT);
+  dashboard = await startDashboard({
+    config: { port: 0, host: '127.0.0.1', publicUrl: undefined, clientId: CLIENT.id, clientSecret: CLIENT.secret },
+    discordApiUrl: h.discord.apiUrl,
+    applicationId: () => h.bot.client.application?.id,
+    deps: { ctx: h.bot.context, view: clientView(h.bot.client, undefined) },
+    logger: createLogger({ level: 'silent', secrets: [] }),
+    oauth: stub.endpoints,
+    sessions: { loginsPerWindow: 20 },
+  });
+}, 60_000);
+afterAll(async () => {
+  await dashboard?.close();
+  await stub?.close();
+  await h?.close();
+});
+
+async function signedIn(userId: string): Promise<DashboardClient> {
+  const client = new DashboardClient(dashboard.url);
+  await client.signIn(async (url) => stub.approve(url, userId));
+  return client;
+}
+
+describe('the web dashboard', () => {
+  it('refuses every API request without a valid session (401), and a change with a missing or forged CSRF token (403), changing nothing', async () => {
+    const anonymous = new DashboardClient(dashboard.url);
+    for (const [method, path] of [
+      ['GET', '/session'],
+      ['GET', '/guilds'],
+      ['GET', `/guilds/${guildId}`],
+      ['PATCH', `/guilds/${guildId}/settings`],
+      ['POST', `/guilds/${guildId}/dictionary`],
+      ['GET', `/me/${guildId}`],
+    ] as const) {
+      const res = await anonymous.api(method, path, method === 'GET' ? undefined : { speed: 2 });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body.error).toBe('no_session');
+    }
+    anonymous.jar.set('ydash_session', 'forged-session-id');
+    expect((await anonymous.api('GET', '/guilds')).status).toBe(401);
+
+    const admin = await signedIn(bob);
+    const before = h.bot.context.repos.guildSettings.get(guildId);
+    const missing = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 2.5 }, { csrf: null });
+    const forged = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 2.5 }, { csrf: 'x'.repeat(43) });
+    const added = await admin.api('POST', `/guilds/${guildId}/dictionary`, { word: 'csrf', reading: 'しーさーふ' }, { csrf: null });
+    expect([missing.status, forged.status, added.status]).toEqual([403, 403, 403]);
+    expect(forged.body.error).toBe('csrf');
+    expect(h.bot.context.repos.guildSettings.get(guildId)).toEqual(before);
+    expect(h.bot.context.repos.dictionary.own(guildId)).toEqual([]);
+    // The same browser's session works with its token.
+    expect((await admin.api('GET', '/guilds')).body).toEqual([expect.objectContaining({ id: guildId, manager: true })]);
+  });
+
+  it("an admin's voice and three dictionary entries are how the next chat message is read, each change in the audit log", async () => {
+    const admin = await signedIn(bob);
+    const voice = 'en-US-Wavenet-C';
+    const saved = await admin.api('PATCH', `/guilds/${guildId}/settings`, { voice, speed: 1.5 });
+    expect(saved.status).toBe(200);
+    expect(saved.body.settings).toMatchObject({ voice, speed: 1.5 });
+    for (const [word, reading] of [
+      ['ABC', 'えーびーしー'],
+      ['XYZ', 'えっくすわいぜっと'],
+      ['GPU', 'じーぴーゆー'],
+    ])
+      expect((await admin.api('POST', `/guilds/${guildId}/dictionary`, { word, reading })).status).toBe(201);
+    // Bad input is refused with the command's own message, nothing saved.
+    const bad = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 9 }, {});
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/0\.3.*4/);
+
+    await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.general, { postAudio: true });
+    const from = standardRequests(h.emulator).length;
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: alice, username: 'alice' }, content: 'ABC と XYZ と GPU' });
+    await vi.waitFor(() => expect(standardRequests(h.emulator).length).toBeGreaterThan(from), { timeout: 20_000 });
+    const request = standardRequests(h.emulator).slice(from)[0]!;
+    expect(request).toMatchObject({ voice, speed: 1.5 });
+    expect(request.text).toContain('えーびーしー と えっくすわいぜっと と じーぴーゆー');
+
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as {
+      action: string;
+      name: string;
+      via: string;
+      detail: object;
+    }[];
+    expect(audit.map((e) => [e.action, e.via, e.name])).toEqual([
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['settings', 'dashboard', 'Bob'],
+    ]);
+    expect(audit.at(-1)!.detail).toEqual({ voice, speed: 1.5 });
+  });
+
+  it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {
+    const member = await signedIn(alice);
+    expect((await member.api('GET', '/guilds')).body).toEqual([expect.objectContaining({ id: guildId, manager: false })]);
+    const view = await member.api('GET', `/guilds/${guildId}`);
+    const change = await member.api('PATCH', `/guilds/${guildId}/settings`, { speed: 3 });
+    const entry = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    expect([view.status, change.status, entry.status]).toEqual([403, 403, 403]);
+    expect(view.body).toEqual({ error: 'not_manager', message: expect.stringContaining('Manage Server') });
+    expect(h.bot.context.repos.guildSettings.get(guildId).speed).toBe(1.5);
+    // A server the bot is not in, or an id that is none, is not theirs to know about.
+    expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
+
+    const mine = await member.api('PATCH', `/me/${guildId}/voice`, { speed: 2 });
+    expect(mine.status).toBe(200);
+    expect(mine.body.voice).toMatchObject({ speed: 2, own: { speed: 2 } });
+    expect(h.bot.context.repos.userSettings.get(guildId, alice).speed).toBe(2);
+  });
+
+  it('sign-out revokes the token and ends the session; a sign-in state is good once; sign-ins are rate limited', async () => {
+    const member = await signedIn(alice);
+    const cookie = member.jar.get('ydash_session')!;
+    const out = await member.request('/auth/logout', { method: 'POST', json: {} });
+    expect(out.status).toBe(204);
+    expect(stub.revoked).toHaveLength(1);
+    expect(member.jar.has('ydash_session')).toBe(false);
+    member.jar.set('ydash_session', cookie);
+    expect((await member.api('GET', '/guilds')).status).toBe(401);
+
+    // The callback of a sign-in replayed, or from a browser that did not start it, signs nobody in.
+    const browser = new DashboardClient(dashboard.url);
+    const login = await browser.request('/auth/login');
+    const back = stub.approve(login.headers.get('location')!, bob);
+    const other = new DashboardClient(dashboard.url);
+    expect((await other.request(back)).headers.get('location')).toBe('/?signin=expired');
+    expect((await browser.request(back)).headers.get('location')).toBe('/?signin=expired');
+    expect(browser.jar.has('ydash_session')).toBe(false);
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await browser.request('/auth/login')).status);
+    expect(statuses).toContain(429);
+  });
+});
