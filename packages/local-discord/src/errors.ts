@@ -53,6 +53,8 @@ export class LocalDiscordError extends codedError({
   no_session: 'no client has identified with the local Discord',
   unknown_channel: 'the local Discord has no such channel',
   unknown_guild: 'the local Discord has no such guild',
+  unknown_application: 'the local Discord serves no such bot application',
+  bad_option: 'an option of the local Discord is inconsistent',
   unknown_message: 'the local Discord has no such bot message or component',
   no_voice_connection: 'the voice server has no open voice websocket for that guild',
   certificate_failed: "openssl could not make the voice server's certificate",

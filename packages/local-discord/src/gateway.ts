@@ -12,7 +12,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import { LocalDiscordError } from './errors.ts';
-import { randomToken, type FakeGuild, type FakeUser } from './fixtures.ts';
+import { randomToken, type FakeGuild } from './fixtures.ts';
+import type { FakeBot } from './types.ts';
 import { guildCreatePayload, INTENTS, membersChunkPayload, readyPayload } from './gateway-payloads.ts';
 
 export { INTENTS } from './gateway-payloads.ts';
@@ -44,6 +45,8 @@ interface Dispatched {
 
 export interface GatewaySession {
   id: string;
+  /** The bot application whose token identified it. */
+  bot: FakeBot;
   intents: number;
   seq: number;
   /** Every dispatch of this session, for replay on resume. */
@@ -56,6 +59,8 @@ export interface GatewaySession {
 }
 
 export interface IdentifyRecord {
+  /** The bot user that identified (omitted for the main bot). */
+  botId?: string;
   intents: number;
   properties: unknown;
   shard: unknown;
@@ -70,9 +75,11 @@ export interface VoiceStateRequest {
 }
 
 export interface GatewayOptions {
-  token: string;
-  botUser: FakeUser;
-  applicationId: string;
+  /** The bot a token logs in as, if any. */
+  bot: (token: unknown) => FakeBot | undefined;
+  mainBotId: string;
+  /** Whether a bot is a member of a guild (it hears that guild's events only then). */
+  inGuild: (botId: string, guildId: string) => boolean;
   guilds: FakeGuild[];
   heartbeatIntervalMs: number;
   /** Shards GET /gateway/bot recommends; clients may identify with any count. */
@@ -91,6 +98,11 @@ export interface DispatchOptions {
    * `guild_id`. Events of no guild (DMs) go to shard 0, as on Discord.
    */
   guildId?: string;
+  /**
+   * The bots whose sessions receive it. Default: the bots in the event's guild; for an event of no
+   * guild, the main bot.
+   */
+  botIds?: readonly string[];
   transform?: (d: unknown, session: GatewaySession) => unknown;
   /**
    * What members do happens on Discord whether a bot is connected or not (an edit, a deletion while
@@ -162,7 +174,14 @@ export class FakeGateway extends EventEmitter {
     }
     const writes: Promise<void>[] = [];
     const guildId = options.guildId ?? guildIdIn(d);
+    const hears = (botId: string) =>
+      options.botIds
+        ? options.botIds.includes(botId)
+        : guildId === undefined
+          ? botId === this.#options.mainBotId
+          : this.#options.inGuild(botId, guildId);
     for (const session of this.sessions.values()) {
+      if (!hears(session.bot.user.id)) continue;
       if (options.intent !== undefined && (session.intents & options.intent) === 0) continue;
       if (!this.owns(session, guildId)) continue;
       const data = options.transform ? options.transform(d, session) : d;
@@ -281,7 +300,8 @@ export class FakeGateway extends EventEmitter {
   }
 
   #identify(socket: WebSocket, d: Record<string, unknown> | null): GatewaySession | null {
-    if (!d || d.token !== this.#options.token) {
+    const bot = d ? this.#options.bot(d.token) : undefined;
+    if (!d || !bot) {
       socket.close(4004, 'Authentication failed');
       return null;
     }
@@ -295,9 +315,11 @@ export class FakeGateway extends EventEmitter {
       socket.close(4013, 'Invalid intent(s)');
       return null;
     }
-    this.identifies.push({ intents, properties: d.properties, shard, presence: d.presence });
+    const main = bot.user.id === this.#options.mainBotId;
+    this.identifies.push({ ...(main ? {} : { botId: bot.user.id }), intents, properties: d.properties, shard, presence: d.presence });
     const session: GatewaySession = {
       id: randomToken(16),
+      bot,
       intents,
       seq: 0,
       backlog: [],
@@ -311,9 +333,9 @@ export class FakeGateway extends EventEmitter {
   }
 
   async #sendReady(session: GatewaySession): Promise<void> {
-    const { botUser, applicationId } = this.#options;
-    // A shard is told only of its own guilds (READY's list and their GUILD_CREATEs).
-    const guilds = this.#options.guilds.filter((g) => this.owns(session, g.id));
+    const { user: botUser, applicationId } = session.bot;
+    // A shard is told only of its own guilds (READY's list and their GUILD_CREATEs), and a bot only of those it is in.
+    const guilds = this.#options.guilds.filter((g) => this.owns(session, g.id) && this.#options.inGuild(botUser.id, g.id));
     const writes = [
       this.#dispatchTo(
         session,
@@ -333,12 +355,13 @@ export class FakeGateway extends EventEmitter {
   }
 
   #resume(socket: WebSocket, d: Record<string, unknown> | null): GatewaySession | null {
-    if (!d || d.token !== this.#options.token) {
+    const bot = d ? this.#options.bot(d.token) : undefined;
+    if (!d || !bot) {
       socket.close(4004, 'Authentication failed');
       return null;
     }
     const session = typeof d.session_id === 'string' ? this.sessions.get(d.session_id) : undefined;
-    if (!session) {
+    if (!session || session.bot !== bot) {
       send(socket, { op: 9, d: false });
       return null;
     }
@@ -361,8 +384,13 @@ export class FakeGateway extends EventEmitter {
 
   #requestGuildMembers(session: GatewaySession, d: Record<string, unknown> | null): void {
     const guild = this.#options.guilds.find((g) => g.id === d?.guild_id);
-    if (!guild || !d || !this.owns(session, guild.id)) return;
+    if (!guild || !d || !this.owns(session, guild.id) || !this.#options.inGuild(session.bot.user.id, guild.id)) return;
     void this.#dispatchTo(session, 'GUILD_MEMBERS_CHUNK', membersChunkPayload(guild, d)).catch(() => {});
+  }
+
+  /** Dispatches an event to one session (GUILD_CREATE to a bot that was just added, say). */
+  dispatchToSession(session: GatewaySession, t: string, d: unknown): Promise<void> {
+    return this.#dispatchTo(session, t, d);
   }
 
   #dispatchTo(session: GatewaySession, t: string, d: unknown): Promise<void> {

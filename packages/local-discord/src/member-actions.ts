@@ -231,7 +231,8 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
       context: 1,
     });
   }
-  await state.gateway.dispatch('INTERACTION_CREATE', payload);
+  // Interactions go to the application whose command (or message) it is: the main one, which registers the commands.
+  await state.gateway.dispatch('INTERACTION_CREATE', payload, { botIds: [state.botUser.id] });
   return interactionHandle(state, record);
 }
 

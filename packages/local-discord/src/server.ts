@@ -27,15 +27,18 @@ import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
 import { createForumPost, createThread } from './threads.ts';
+import { addBotToGuild, removeBotFromGuild } from './bot-membership.ts';
 import { banMember, deleteChannel, deleteMessages, editMessage } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
-import { parseBody } from './rest/body.ts';
+import { maskSecretFields, parseBody } from './rest/body.ts';
 import { channelRoutes } from './rest/channels.ts';
 import { guildRoutes } from './rest/guilds.ts';
 import { interactionRoutes } from './rest/interactions.ts';
 import { ok, Router, type RouteResult } from './rest/router.ts';
 import { userRoutes } from './rest/users.ts';
+import { AUTHORIZE_PATHS, authorizePage, submitAuthorize, type PageResult } from './oauth2/authorize.ts';
+import { OAuth2Grants } from './oauth2/grants.ts';
 import { setStageSpeaker, stageRoutes } from './stages.ts';
 import { DiscordState } from './state.ts';
 import type {
@@ -44,6 +47,7 @@ import type {
   CreateThreadInput,
   EditMessageInput,
   FakeDiscord,
+  FakeBot,
   FakeDiscordOptions,
   FakeInteraction,
   ForumPostInput,
@@ -79,12 +83,13 @@ class FakeDiscordServer implements FakeDiscord {
   readonly #voice: BotVoiceStates;
   readonly #http: Server;
   readonly #router: Router;
+  readonly #grants: OAuth2Grants;
   #faults: Array<Required<Omit<RestFault, 'method'>> & { method: string | undefined }> = [];
 
   constructor(options: FakeDiscordOptions) {
     this.#state = new DiscordState(options, (session, request) => this.#voice.onRequest(session, request));
     this.#voice = new BotVoiceStates(this.#state);
-    this.#router = new Router(this.#state.token);
+    this.#router = new Router((authorization) => this.#state.botByAuthorization(authorization), this.#state.mainBot);
     this.#router.on('GET', '/gateway', () => ok({ url: this.gatewayUrl }), false);
     this.#router.on('GET', '/gateway/bot', () =>
       ok({
@@ -93,6 +98,10 @@ class FakeDiscordServer implements FakeDiscord {
         session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 },
       }),
     );
+    this.#grants = new OAuth2Grants(this.#state);
+    // OAuth2's token endpoints authenticate the client themselves (client secret), not with a bot token.
+    this.#router.on('POST', '/oauth2/token', ({ form, authorization }) => this.#grants.token(form, authorization), false);
+    this.#router.on('POST', '/oauth2/token/revoke', ({ form, authorization }) => this.#grants.revoke(form, authorization), false);
     userRoutes(this.#router, this.#state);
     applicationRoutes(this.#router, this.#state);
     interactionRoutes(this.#router, this.#state);
@@ -122,6 +131,9 @@ class FakeDiscordServer implements FakeDiscord {
   }
   get botUser(): FakeUser {
     return this.#state.botUser;
+  }
+  get bots(): readonly FakeBot[] {
+    return this.#state.bots;
   }
   get guilds(): FakeGuild[] {
     return this.#state.guilds;
@@ -243,8 +255,16 @@ class FakeDiscordServer implements FakeDiscord {
     return () => this.#state.events.off('activity', listener);
   }
 
-  voiceCredentials(guildId: string): VoiceCredentials | undefined {
-    return this.#voice.credentials(guildId);
+  voiceCredentials(guildId: string, botUserId = this.#state.botUser.id): VoiceCredentials | undefined {
+    return this.#voice.credentials(guildId, botUserId);
+  }
+
+  addBotToGuild(applicationId: string, guildId: string, permissions?: bigint): Promise<void> {
+    return addBotToGuild(this.#state, applicationId, guildId, permissions);
+  }
+
+  removeBotFromGuild(applicationId: string, guildId: string): Promise<void> {
+    return removeBotFromGuild(this.#state, this.#voice, applicationId, guildId);
   }
 
   checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean {
@@ -295,6 +315,7 @@ class FakeDiscordServer implements FakeDiscord {
     const raw = await readBody(req);
     if (raw === undefined) return reply(res, API_ERRORS.entityTooLarge);
     if (url.pathname.startsWith('/attachments/')) return this.#serveAttachment(req, res, url);
+    if (AUTHORIZE_PATHS.has(url.pathname)) return this.#authorizePage(req, res, url, raw);
     const routePath = url.pathname.startsWith(`${API_PREFIX}/`) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
     const segments = routePath
       .split('/')
@@ -310,6 +331,8 @@ class FakeDiscordServer implements FakeDiscord {
     };
     const parsed = await parseBody(raw, req.headers['content-type']);
     entry.body = parsed.ok ? parsed.logged : raw.toString('utf8');
+    // OAuth2 requests carry client secrets, codes and tokens: never in the log, even as a refused body.
+    if (entry.path.startsWith('/oauth2/')) entry.body = typeof entry.body === 'string' ? '***' : maskSecretFields(entry.body);
     this.requests.push(entry);
     let result: RouteResult;
     const fault = this.#takeFault(entry.method, entry.path);
@@ -319,16 +342,37 @@ class FakeDiscordServer implements FakeDiscord {
       result = API_ERRORS.notFound;
     } else if (!parsed.ok) {
       result = parsed.error;
+    } else if (req.headers.authorization?.startsWith('Bearer ')) {
+      // A user's OAuth2 access token: only the routes a user token may call.
+      result = this.#grants.route(entry.method, entry.path, req.headers.authorization, url.searchParams);
     } else {
       result = this.#router.route(entry.method, segments, req.headers.authorization, {
         query: url.searchParams,
         json: parsed.json,
         files: parsed.files,
+        ...(parsed.form ? { form: parsed.form } : {}),
       });
     }
     entry.status = result.status;
     this.#state.events.emit('request');
     reply(res, result);
+  }
+
+  /** The OAuth2 authorize page (oauth2/authorize.ts): GET shows it, POST is its form. */
+  async #authorizePage(req: IncomingMessage, res: ServerResponse, url: URL, raw: Buffer): Promise<void> {
+    let result: PageResult;
+    try {
+      if (req.method === 'GET') result = authorizePage(this.#state, url.searchParams);
+      else if (req.method === 'POST') result = await submitAuthorize(this.#state, this.#grants, new URLSearchParams(raw.toString('utf8')));
+      else result = { status: 405, html: 'Method Not Allowed' };
+    } catch (error) {
+      result = { status: 500, html: `Local Discord error: ${String((error as Error).message).replace(/[<&]/g, '')}` };
+    }
+    const headers: Record<string, string> = { 'cache-control': 'no-store', 'x-frame-options': 'DENY' };
+    if (result.location) headers.location = result.location;
+    if (result.html !== undefined) headers['content-type'] = 'text/html; charset=utf-8';
+    res.writeHead(result.status, headers);
+    res.end(result.html ?? '');
   }
 
   /** The CDN side: attachment URLs the bot's messages carry. */

@@ -18,15 +18,15 @@ import type { DiscordState } from './state.ts';
 const MAX_STATUS = 500;
 
 export function stageRoutes(router: Router, state: DiscordState): void {
-  router.on('PATCH', '/guilds/:guild/voice-states/:user', ({ params, json }) => {
+  router.on('PATCH', '/guilds/:guild/voice-states/:user', ({ params, json, bot }) => {
     const guild = state.guild(params.guild);
-    if (!guild) return API_ERRORS.unknownGuild;
-    const self = params.user === '@me' || params.user === state.botUser.id;
-    const userId = self ? state.botUser.id : (params.user as string);
+    if (!guild || !state.inGuild(bot.user.id, guild.id)) return API_ERRORS.unknownGuild;
+    const self = params.user === '@me' || params.user === bot.user.id;
+    const userId = self ? bot.user.id : (params.user as string);
     const body = (json ?? {}) as { channel_id?: unknown; suppress?: unknown; request_to_speak_timestamp?: unknown };
-    return modifyVoiceState(state, guild, userId, self, body);
+    return modifyVoiceState(state, guild, { actor: bot.user.id, userId, self }, body);
   });
-  router.on('PUT', '/channels/:channel/voice-status', ({ params, json }) => {
+  router.on('PUT', '/channels/:channel/voice-status', ({ params, json, bot }) => {
     const found = findChannel(state.guilds, params.channel as string);
     if (!found) return API_ERRORS.unknownChannel;
     const { guild, channel } = found;
@@ -36,7 +36,7 @@ export function stageRoutes(router: Router, state: DiscordState): void {
     if (typeof status === 'string' && status.length > MAX_STATUS) {
       return invalidFormBody('status', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_STATUS} or fewer in length.`);
     }
-    const botId = state.botUser.id;
+    const botId = bot.user.id;
     const bits = channelPermissions(guild, channel, botId);
     const connected = guild.voiceStates.some((v) => v.userId === botId && v.channelId === channel.id);
     const needed = PERMISSIONS.ViewChannel | PERMISSIONS.SetVoiceChannelStatus | (connected ? 0n : PERMISSIONS.ManageChannels);
@@ -53,10 +53,10 @@ export function stageRoutes(router: Router, state: DiscordState): void {
 function modifyVoiceState(
   state: DiscordState,
   guild: FakeGuild,
-  userId: string,
-  self: boolean,
+  who: { actor: string; userId: string; self: boolean },
   body: { channel_id?: unknown; suppress?: unknown; request_to_speak_timestamp?: unknown },
 ): RouteResult {
+  const { userId, self } = who;
   const voice = guild.voiceStates.find((v) => v.userId === userId);
   if (!voice) return API_ERRORS.unknownVoiceState;
   if (typeof body.channel_id !== 'string' || body.channel_id !== voice.channelId) {
@@ -64,7 +64,7 @@ function modifyVoiceState(
   }
   const channel = guild.channels.find((c) => c.id === voice.channelId);
   if (channel?.type !== 13) return invalidFormBody('channel_id', 'CHANNEL_TYPE_INVALID', 'Not a stage channel.');
-  const bits = channelPermissions(guild, channel, state.botUser.id);
+  const bits = channelPermissions(guild, channel, who.actor);
   const canMute = (bits & PERMISSIONS.MuteMembers) !== 0n;
   if (body.suppress === false && !canMute) return API_ERRORS.missingPermissions;
   if (body.suppress === true && !self && !canMute) return API_ERRORS.missingPermissions;

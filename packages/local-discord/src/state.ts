@@ -21,11 +21,24 @@ import {
   type MessageSource,
 } from './messages.ts';
 import type { UploadedFile } from './rest/body.ts';
-import type { BotVoiceStateRequest, FakeDiscordOptions, InteractionResponse, LocalDiscordActivity, RestLogEntry } from './types.ts';
+import type {
+  BotVoiceStateRequest,
+  FakeBot,
+  FakeDiscordOptions,
+  InteractionResponse,
+  LocalDiscordActivity,
+  RestLogEntry,
+  VoiceServerLink,
+} from './types.ts';
 
 const DEFAULTS = {
   applicationId: DEFAULT_BOT_USER.id,
   botUser: DEFAULT_BOT_USER,
+  extraBots: [],
+  clientSecret: '',
+  redirectUris: [],
+  accessTokenLifetimeMs: 7 * 24 * 3600_000,
+  voiceServer: undefined as unknown as VoiceServerLink,
   guilds: [] as FakeGuild[],
   voiceEndpoint: () => '',
   voiceToken: (guildId: string, join: number) => `voice-${guildId}-${join}`,
@@ -39,8 +52,9 @@ const DEFAULTS = {
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
 
-export type ResolvedOptions = Omit<Required<FakeDiscordOptions>, 'voiceEndpoint' | 'botUser'> & {
+export type ResolvedOptions = Omit<Required<FakeDiscordOptions>, 'voiceEndpoint' | 'botUser' | 'voiceServer'> & {
   voiceEndpoint: (() => string) | undefined;
+  voiceServer: VoiceServerLink | undefined;
   botUser: FakeUser;
 };
 
@@ -64,8 +78,13 @@ export class DiscordState {
   readonly token: string;
   readonly applicationId: string;
   readonly botUser: FakeUser;
+  /** The main bot first, then the extra ones. */
+  readonly bots: FakeBot[];
   readonly guilds: FakeGuild[];
   readonly gateway: FakeGateway;
+  /** `${botId}:${guildId}` of the bots that are not members of a guild (the main bot is in every guild unless removed). */
+  readonly #absent = new Set<string>();
+  readonly #otherCommands = new Map<string, DiscordState['commands']>();
   baseUrl = '';
   apiUrl = '';
   gatewayUrl = '';
@@ -91,7 +110,8 @@ export class DiscordState {
     this.options = {
       ...DEFAULTS,
       ...options,
-      voiceEndpoint: options.voiceEndpoint,
+      voiceEndpoint: options.voiceEndpoint ?? (options.voiceServer ? () => options.voiceServer!.endpoint : undefined),
+      voiceServer: options.voiceServer,
       botUser,
       applicationId: options.applicationId ?? botUser.id,
     };
@@ -99,11 +119,39 @@ export class DiscordState {
     this.applicationId = this.options.applicationId;
     this.token = options.token ?? `${Buffer.from(botUser.id).toString('base64url')}.${randomToken(4)}.${randomToken(27)}`;
     this.guilds = options.guilds ?? [defaultGuild(botUser)];
+    this.bots = [
+      {
+        applicationId: this.applicationId,
+        user: botUser,
+        token: this.token,
+        clientSecret: options.clientSecret ?? randomToken(24),
+        redirectUris: [...(options.redirectUris ?? [])],
+      },
+    ];
+    for (const extra of options.extraBots ?? []) {
+      const user: FakeUser = { ...extra.user, bot: true };
+      const bot: FakeBot = {
+        applicationId: extra.applicationId ?? user.id,
+        user,
+        token: extra.token ?? `${Buffer.from(user.id).toString('base64url')}.${randomToken(4)}.${randomToken(27)}`,
+        clientSecret: extra.clientSecret ?? randomToken(24),
+        redirectUris: [...(extra.redirectUris ?? [])],
+      };
+      if (this.bots.some((b) => b.user.id === user.id || b.applicationId === bot.applicationId || b.token === bot.token))
+        throw new LocalDiscordError('bad_option', {
+          message: `extra bot ${user.id} repeats another bot's user id, application id or token`,
+        });
+      this.bots.push(bot);
+      for (const guild of this.guilds) {
+        if (extra.guildIds && !extra.guildIds.includes(guild.id)) this.#absent.add(`${user.id}:${guild.id}`);
+        else addBotMember(guild, user, this.#mainBotPermissions(guild));
+      }
+    }
     this.events.setMaxListeners(0);
     this.gateway = new FakeGateway({
-      token: this.token,
-      botUser,
-      applicationId: this.applicationId,
+      bot: (token) => this.bots.find((b) => b.token === token),
+      mainBotId: botUser.id,
+      inGuild: (botId, guildId) => this.inGuild(botId, guildId),
       guilds: this.guilds,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       shardCount: this.options.shardCount,
@@ -116,6 +164,69 @@ export class DiscordState {
     return this.options.clock.now();
   }
 
+  // ---- bots -------------------------------------------------------------------------------------
+
+  /** The commands an application registered (`commands` is the main application's). */
+  commandsOf(applicationId: string): DiscordState['commands'] {
+    if (applicationId === this.applicationId) return this.commands;
+    let commands = this.#otherCommands.get(applicationId);
+    if (!commands) this.#otherCommands.set(applicationId, (commands = { global: [], guild: {} }));
+    return commands;
+  }
+
+  get mainBot(): FakeBot {
+    return this.bots[0] as FakeBot;
+  }
+
+  /** The bot an `Authorization: Bot <token>` header names. */
+  botByAuthorization(authorization: string | undefined): FakeBot | undefined {
+    if (!authorization?.startsWith('Bot ')) return undefined;
+    const token = authorization.slice(4);
+    return this.bots.find((b) => b.token === token);
+  }
+
+  botByApplication(applicationId: string): FakeBot | undefined {
+    return this.bots.find((b) => b.applicationId === applicationId);
+  }
+
+  botByUser(userId: string): FakeBot | undefined {
+    return this.bots.find((b) => b.user.id === userId);
+  }
+
+  /** Whether bot `botId` is a member of guild `guildId`. */
+  inGuild(botId: string, guildId: string): boolean {
+    return !!this.guild(guildId) && !this.#absent.has(`${botId}:${guildId}`);
+  }
+
+  /** The ids of the bots in `guildId`. */
+  botsIn(guildId: string): string[] {
+    return this.bots.filter((b) => this.inGuild(b.user.id, guildId)).map((b) => b.user.id);
+  }
+
+  /** Makes `bot` a member of `guild` (a managed role of `permissions`); false when it already was. */
+  joinGuild(bot: FakeBot, guild: FakeGuild, permissions = this.#mainBotPermissions(guild)): boolean {
+    if (this.inGuild(bot.user.id, guild.id)) return false;
+    this.#absent.delete(`${bot.user.id}:${guild.id}`);
+    addBotMember(guild, bot.user, permissions);
+    return true;
+  }
+
+  /** Takes `bot` out of `guild` (its member, its managed role and its voice state); false when it was not in it. */
+  leaveGuild(bot: FakeBot, guild: FakeGuild): boolean {
+    if (!this.inGuild(bot.user.id, guild.id)) return false;
+    this.#absent.add(`${bot.user.id}:${guild.id}`);
+    guild.members = guild.members.filter((m) => m.user.id !== bot.user.id);
+    guild.roles = guild.roles.filter((r) => r.botId !== bot.user.id);
+    guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== bot.user.id);
+    return true;
+  }
+
+  /** The permissions of the main bot's managed role in `guild` (what a new bot role gets by default). */
+  #mainBotPermissions(guild: FakeGuild): bigint {
+    const role = guild.roles.find((r) => r.managed && r.botId === this.botUser.id);
+    return BigInt(role?.permissions ?? guild.roles.find((r) => r.id === guild.id)?.permissions ?? '0');
+  }
+
   // ---- lookups ----------------------------------------------------------------------------------
 
   guild(id: string | undefined): FakeGuild | undefined {
@@ -123,7 +234,8 @@ export class DiscordState {
   }
 
   findUser(id: string): FakeUser | undefined {
-    if (id === this.botUser.id) return this.botUser;
+    const bot = this.botByUser(id);
+    if (bot) return bot.user;
     for (const guild of this.guilds) {
       const member = guild.members.find((m) => m.user.id === id);
       if (member) return member.user;
@@ -152,7 +264,7 @@ export class DiscordState {
   createMessage(
     payload: Record<string, unknown>,
     files: UploadedFile[],
-    meta: { source: MessageSource; channelId: string; interactionId?: string; flags: number },
+    meta: { source: MessageSource; channelId: string; interactionId?: string; flags: number; author?: FakeBot },
   ): FakeMessage {
     const now = new Date(this.now()).toISOString();
     const reference = payload.message_reference as FakeMessage['messageReference'] | undefined;
@@ -160,7 +272,7 @@ export class DiscordState {
     const message: FakeMessage = {
       id: snowflake(this.now()),
       channelId: meta.channelId,
-      authorId: this.botUser.id,
+      authorId: (meta.author ?? this.mainBot).user.id,
       source: meta.source,
       content,
       embeds: Array.isArray(payload.embeds) ? payload.embeds : [],
@@ -220,9 +332,10 @@ export class DiscordState {
 
   apiMessage(message: FakeMessage): APIMessage {
     const record = message.interactionId ? this.interactions.get(message.interactionId) : undefined;
+    const author = this.botByUser(message.authorId) ?? this.mainBot;
     return toAPIMessage(message, {
-      author: this.botUser,
-      applicationId: this.applicationId,
+      author: author.user,
+      applicationId: author.applicationId,
       user: (id) => this.findUser(id),
       ...(record ? { interaction: { id: record.id, name: record.name, user: record.user, type: record.type } } : {}),
     });
@@ -297,6 +410,14 @@ export class DiscordState {
       this.events.on(event, onEvent);
     });
   }
+}
+
+/** Adds a bot member with a managed role of `permissions` to `guild` (as Discord does when a bot is invited). */
+function addBotMember(guild: FakeGuild, user: FakeUser, permissions: bigint): void {
+  const roleId = snowflake();
+  const position = Math.max(1, ...guild.roles.filter((r) => r.managed).map((r) => r.position));
+  guild.roles.push({ id: roleId, name: user.username, permissions: permissions.toString(), position, managed: true, botId: user.id });
+  guild.members.push({ user: { ...user, bot: true }, roles: [roleId], joinedAt: new Date().toISOString() });
 }
 
 /** A copy of `message` as it is now, kept with the response that made it. */

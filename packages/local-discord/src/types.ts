@@ -15,9 +15,55 @@ export interface Clock {
   now(): number;
 }
 
+/** One bot application: its id, its bot user and the token it logs in with. */
+export interface FakeBot {
+  applicationId: string;
+  user: FakeUser;
+  token: string;
+  /** The application's OAuth2 client secret (token endpoint, client_secret or Basic auth). */
+  clientSecret: string;
+  /** Registered OAuth2 redirect URIs (exact match, as Discord checks); a test may push more. */
+  redirectUris: string[];
+}
+
+/** Another bot application the local Discord serves next to the main one (see FakeDiscordOptions.extraBots). */
+export interface ExtraBotInput {
+  /** Default: the bot user's id, as for applications made in the developer portal. */
+  applicationId?: string;
+  user: { id: string; username: string };
+  /** Default: a random token. */
+  token?: string;
+  /** Default: a random secret. */
+  clientSecret?: string;
+  redirectUris?: string[];
+  /**
+   * The guilds it is a member of (with a managed role of the main bot's role's permissions). Default:
+   * every guild. Others it joins through the bot authorize URL or `addBotToGuild`.
+   */
+  guildIds?: string[];
+}
+
 export interface FakeDiscordOptions {
   applicationId?: string;
   botUser?: { id: string; username: string };
+  /** The main application's OAuth2 client secret (default: random; read it from `bots[0].clientSecret`). */
+  clientSecret?: string;
+  /** The main application's registered OAuth2 redirect URIs (default none; `bots[0].redirectUris` can grow). */
+  redirectUris?: string[];
+  /** How long OAuth2 access tokens live (`expires_in`), by `clock`. Discord: 7 days. */
+  accessTokenLifetimeMs?: number;
+  /**
+   * More bot applications, each with its own token, gateway sessions, voice state per guild and
+   * REST identity (`users/@me`, `applications/@me`, its member and permissions). Interactions go to
+   * the main application, which registers the commands.
+   */
+  extraBots?: ExtraBotInput[];
+  /**
+   * The voice server the bots' calls go to: VOICE_SERVER_UPDATE names its endpoint, and it is told
+   * which voice channel each voice session is in, so that bots in different voice channels of one
+   * guild are separate calls there. Instead of `voiceEndpoint`.
+   */
+  voiceServer?: VoiceServerLink;
   /** Default: one guild, see `defaultGuild()`. */
   guilds?: FakeGuild[];
   /** "127.0.0.1:PORT" of the fake voice server; without it VOICE_SERVER_UPDATE is never sent. */
@@ -52,6 +98,13 @@ export interface FakeDiscordOptions {
   clock?: Clock;
   /** Default timeout of the waitFor* helpers. */
   waitTimeoutMs?: number;
+}
+
+/** What the local Discord needs of the voice server (FakeVoiceServer has both). */
+export interface VoiceServerLink {
+  readonly endpoint: string;
+  /** A bot was handed these credentials for a call in `channelId`. */
+  announceCall(call: { guildId: string; channelId: string; userId: string; sessionId: string }): void;
 }
 
 export interface RestLogEntry {
@@ -103,6 +156,8 @@ export interface FakeInteraction {
 }
 
 export interface BotVoiceStateRequest {
+  /** The bot that sent it (omitted for the main bot). */
+  botId?: string;
   guildId: string;
   channelId: string | null;
   selfMute: boolean;
@@ -239,8 +294,18 @@ export interface FakeDiscord {
   readonly token: string;
   readonly applicationId: string;
   readonly botUser: FakeUser;
+  /** Every bot application it serves: the main one first, then `extraBots`. */
+  readonly bots: readonly FakeBot[];
   readonly guilds: FakeGuild[];
   close(): Promise<void>;
+  /**
+   * Adds a bot to a guild, as a member authorising the bot URL would: a member with a managed role
+   * of `permissions` (default: the main bot role's), GUILD_CREATE to the bot's sessions and
+   * GUILD_MEMBER_ADD to the others'.
+   */
+  addBotToGuild(applicationId: string, guildId: string, permissions?: bigint): Promise<void>;
+  /** Kicks a bot from a guild: it leaves voice, its sessions get GUILD_DELETE, the others GUILD_MEMBER_REMOVE. */
+  removeBotFromGuild(applicationId: string, guildId: string): Promise<void>;
   waitForReady(timeoutMs?: number): Promise<void>;
   sendMessage(m: SendMessageInput): Promise<{ id: string }>;
   sendInteraction(i: SendInteractionInput): Promise<FakeInteraction>;
@@ -278,13 +343,14 @@ export interface FakeDiscord {
   readonly identifies: IdentifyRecord[];
   readonly reactions: Array<{ channelId: string; messageId: string; emoji: string }>;
   readonly deletions: Array<{ channelId: string; messageId: string }>;
-  voiceCredentials(guildId: string): VoiceCredentials | undefined;
+  /** What the voice server should expect from a bot (default: the main one) in `guildId`'s call. */
+  voiceCredentials(guildId: string, botUserId?: string): VoiceCredentials | undefined;
   checkVoiceIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean;
   /** The first bot message created, edited or deleted AFTER this call that matches (check `messages` for earlier ones). */
   waitForMessage(predicate?: (m: FakeMessage) => boolean, timeoutMs?: number): Promise<FakeMessage>;
   /** The first REST request received after this call that matches. */
   waitForRequest(predicate: (r: RestLogEntry) => boolean, timeoutMs?: number): Promise<RestLogEntry>;
-  /** The first op 4 the bot sends after this call that matches. */
+  /** The first op 4 a bot sends after this call that matches. */
   waitForBotVoiceState(predicate?: (s: BotVoiceStateRequest) => boolean, timeoutMs?: number): Promise<BotVoiceStateRequest>;
   /** Calls `listener` on every change of the world (see LocalDiscordActivity); returns the unsubscribe. */
   onActivity(listener: (activity: LocalDiscordActivity) => void): () => void;

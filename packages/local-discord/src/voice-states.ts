@@ -11,7 +11,7 @@ import type { BotVoiceStateRequest, VoiceCredentials } from './types.ts';
 
 export class BotVoiceStates {
   readonly #state: DiscordState;
-  /** What the voice server should expect from the bot, per guild, while it is in a channel. */
+  /** What the voice server should expect from each bot, by `${guildId}:${botId}`, while it is in a channel. */
   readonly #credentials = new Map<string, VoiceCredentials>();
   #joins = 0;
 
@@ -19,13 +19,18 @@ export class BotVoiceStates {
     this.#state = state;
   }
 
-  credentials(guildId: string): VoiceCredentials | undefined {
-    return this.#credentials.get(guildId);
+  credentials(guildId: string, botId: string): VoiceCredentials | undefined {
+    return this.#credentials.get(`${guildId}:${botId}`);
   }
 
-  /** True when a voice Identify matches the session and token last handed out for its guild. */
+  /** Forgets a bot's call in a guild (it was removed from the guild). */
+  forget(guildId: string, botId: string): void {
+    this.#credentials.delete(`${guildId}:${botId}`);
+  }
+
+  /** True when a voice Identify matches the session and token last handed out to its bot in its guild. */
   checkIdentify(identify: { server_id: string; user_id: string; session_id: string; token: string }): boolean {
-    const expected = this.#credentials.get(identify.server_id);
+    const expected = this.#credentials.get(`${identify.server_id}:${identify.user_id}`);
     return (
       !!expected && expected.userId === identify.user_id && expected.sessionId === identify.session_id && expected.token === identify.token
     );
@@ -34,7 +39,9 @@ export class BotVoiceStates {
   /** op 4 from the bot's gateway session. */
   onRequest(session: GatewaySession, request: VoiceStateRequest): void {
     const state = this.#state;
+    const bot = session.bot.user;
     const wanted: BotVoiceStateRequest = {
+      ...(bot.id === state.botUser.id ? {} : { botId: bot.id }),
       guildId: request.guild_id,
       channelId: request.channel_id ?? null,
       selfMute: !!request.self_mute,
@@ -43,15 +50,15 @@ export class BotVoiceStates {
     state.botVoiceStates.push(wanted);
     state.events.emit('botVoiceState');
     const guild = state.guild(wanted.guildId);
-    if (!guild) return;
+    if (!guild || !state.inGuild(bot.id, guild.id)) return;
     if (wanted.channelId) {
       const channel = guild.channels.find((c) => c.id === wanted.channelId);
       if (!channel || (channel.type !== 2 && channel.type !== 13)) return;
       // No View Channel or Connect, or full: Discord sends nothing back, and the join never completes.
-      const already = guild.voiceStates.some((v) => v.userId === state.botUser.id && v.channelId === channel.id);
-      if (!already && !canJoinVoice(guild, channel, state.botUser.id)) return;
+      const already = guild.voiceStates.some((v) => v.userId === bot.id && v.channelId === channel.id);
+      if (!already && !canJoinVoice(guild, channel, bot.id)) return;
     }
-    const botId = state.botUser.id;
+    const botId = bot.id;
     // Discord uses the gateway session id as the voice session id.
     const sessionId = session.id;
     const previous = guild.voiceStates.find((v) => v.userId === botId);
@@ -61,12 +68,13 @@ export class BotVoiceStates {
     const stage = stageStateOnEntry(guild.channels.find((c) => c.id === wanted.channelId)?.type, previous, wanted.channelId);
     if (wanted.channelId) guild.voiceStates.push({ ...next, channelId: wanted.channelId, ...stage });
     state.emitActivity({ kind: 'voiceStates', guildId: guild.id });
-    const member = guild.members.find((m) => m.user.id === botId) ?? { user: state.botUser, roles: [] };
+    const member = guild.members.find((m) => m.user.id === botId) ?? { user: bot, roles: [] };
     const update = voiceStateUpdate(guild.id, { ...next, ...stage }, member);
     const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];
     const { voiceEndpoint, voiceToken } = state.options;
+    const key = `${guild.id}:${botId}`;
     if (!wanted.channelId) {
-      this.#credentials.delete(guild.id);
+      this.#credentials.delete(key);
     } else if (voiceEndpoint) {
       this.#joins += 1;
       const credentials: VoiceCredentials = {
@@ -77,9 +85,15 @@ export class BotVoiceStates {
         token: typeof voiceToken === 'string' ? voiceToken : voiceToken(guild.id, this.#joins),
         endpoint: voiceEndpoint(),
       };
-      this.#credentials.set(guild.id, credentials);
+      this.#credentials.set(key, credentials);
+      state.options.voiceServer?.announceCall({ guildId: guild.id, channelId: wanted.channelId, userId: botId, sessionId });
+      // Only the bot that asked is told where its call is.
       dispatches.push(
-        state.gateway.dispatch('VOICE_SERVER_UPDATE', { token: credentials.token, guild_id: guild.id, endpoint: credentials.endpoint }),
+        state.gateway.dispatch(
+          'VOICE_SERVER_UPDATE',
+          { token: credentials.token, guild_id: guild.id, endpoint: credentials.endpoint },
+          { botIds: [botId] },
+        ),
       );
     }
     void Promise.all(dispatches).catch(() => {});

@@ -17,10 +17,10 @@ export const BOT_INTENTS = [
  * own agent, as the bot's has: test files share workers, and one that imports undici (the TTS CLI)
  * replaces the process-wide dispatcher, which then refuses discord.js's uploads.
  */
-export async function loginClient(fake: FakeDiscord, options: Partial<ClientOptions> = {}): Promise<Client<true>> {
+export async function loginClient(fake: FakeDiscord, options: Partial<ClientOptions> = {}, token = fake.token): Promise<Client<true>> {
   const client = new Client({ intents: BOT_INTENTS, ...options, rest: { api: fake.apiUrl, agent: restAgent(), ...options.rest } });
   const ready = once(client, 'clientReady');
-  await client.login(fake.token);
+  await client.login(token);
   await ready;
   return client as Client<true>;
 }

@@ -15,12 +15,21 @@ export interface UploadedFile {
 }
 
 /** A parsed body: the JSON (or payload_json), the files, and what the request log shows. */
-export type ParsedBody = { ok: true; json: unknown; files: UploadedFile[]; logged: unknown } | { ok: false; error: ApiError };
+export type ParsedBody =
+  { ok: true; json: unknown; files: UploadedFile[]; logged: unknown; form?: Record<string, string> } | { ok: false; error: ApiError };
+
+/** Form fields that carry credentials: the request log shows them as `***`. */
+const SECRET_FIELDS = new Set(['client_secret', 'code', 'code_verifier', 'refresh_token', 'token', 'access_token']);
 
 /** Parses a request body by its Content-Type; an error result (never a throw) when it is malformed. */
 export async function parseBody(raw: Buffer, contentType: string | undefined): Promise<ParsedBody> {
   if (raw.length === 0) return { ok: true, json: undefined, files: [], logged: undefined };
   if (contentType !== undefined && /^multipart\/form-data/i.test(contentType)) return parseMultipart(raw, contentType);
+  // OAuth2's token endpoints take forms (RFC 6749); their secrets never reach the request log.
+  if (contentType !== undefined && /^application\/x-www-form-urlencoded/i.test(contentType)) {
+    const form = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+    return { ok: true, json: undefined, files: [], logged: maskSecretFields(form), form };
+  }
   if (contentType?.startsWith('application/json')) {
     try {
       const json: unknown = JSON.parse(raw.toString('utf8'));
@@ -30,6 +39,12 @@ export async function parseBody(raw: Buffer, contentType: string | undefined): P
     }
   }
   return { ok: true, json: undefined, files: [], logged: raw.toString('utf8') };
+}
+
+/** `body` with its credential fields shown as `***` (OAuth2 requests, whatever their content type). */
+export function maskSecretFields(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? '***' : v]));
 }
 
 async function parseMultipart(raw: Buffer, contentType: string): Promise<ParsedBody> {

@@ -26,14 +26,15 @@ export function channelRoutes(router: Router, state: DiscordState): void {
   // A channel's messages, newest first; `after`/`before` (ids) and `limit` (1-100, default 50), as
   // https://discord.com/developers/docs/resources/message#get-channel-messages documents. Without
   // Read Message History the list is empty, as Discord answers.
-  router.on('GET', '/channels/:channel/messages', ({ params, query }) => {
+  router.on('GET', '/channels/:channel/messages', (ctx) => {
+    const { params, query } = ctx;
     const channelId = params.channel as string;
     const located = findChannel(state.guilds, channelId);
     if (!located) return API_ERRORS.unknownChannel;
     const limit = Number(query.get('limit') ?? 50);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100)
       return invalidFormBody('limit', 'NUMBER_TYPE_MAX', 'int value should be less than or equal to 100.');
-    if (!(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ReadMessageHistory)) return ok([]);
+    if (!(memberPermissions(located.guild, ctx.bot.user.id) & PERMISSIONS.ReadMessageHistory)) return ok([]);
     const after = query.get('after');
     const before = query.get('before');
     const newer = (a: string, b: string) => BigInt(a) > BigInt(b);
@@ -52,12 +53,13 @@ export function channelRoutes(router: Router, state: DiscordState): void {
     const other = state.userMessages.get(params.message as string);
     return other && other.channel_id === params.channel ? ok(other) : API_ERRORS.unknownMessage;
   });
-  router.on('PATCH', '/channels/:channel/messages/:message', ({ params, json, files }) => {
+  router.on('PATCH', '/channels/:channel/messages/:message', ({ params, json, files, bot }) => {
     const message = ownMessage(params);
+    if (message && message.authorId !== bot.user.id) return API_ERRORS.cannotEditOthers;
     if (!message) return state.userMessages.has(params.message as string) ? API_ERRORS.cannotEditOthers : API_ERRORS.unknownMessage;
     return state.editMessage(message, (json ?? {}) as Record<string, unknown>, files) ?? ok(state.apiMessage(message));
   });
-  router.on('DELETE', '/channels/:channel/messages/:message', ({ params }) => {
+  router.on('DELETE', '/channels/:channel/messages/:message', ({ params, bot }) => {
     const channelId = params.channel as string;
     const messageId = params.message as string;
     const own = ownMessage(params);
@@ -68,8 +70,7 @@ export function channelRoutes(router: Router, state: DiscordState): void {
       const other = state.userMessages.get(messageId);
       if (!other || other.channel_id !== channelId) return API_ERRORS.unknownMessage;
       const located = findChannel(state.guilds, channelId);
-      if (located && !(memberPermissions(located.guild, state.botUser.id) & PERMISSIONS.ManageMessages))
-        return API_ERRORS.missingPermissions;
+      if (located && !(memberPermissions(located.guild, bot.user.id) & PERMISSIONS.ManageMessages)) return API_ERRORS.missingPermissions;
       state.userMessages.delete(messageId);
     }
     state.deletions.push({ channelId, messageId });
@@ -93,7 +94,8 @@ function createChannelMessage(state: DiscordState, ctx: RequestContext): RouteRe
   const located = findChannel(state.guilds, channelId);
   if (located) {
     if (located.channel.type === 4) return API_ERRORS.nonTextChannel;
-    const perms = memberPermissions(located.guild, state.botUser.id);
+    if (!state.inGuild(ctx.bot.user.id, located.guild.id)) return API_ERRORS.missingAccess;
+    const perms = memberPermissions(located.guild, ctx.bot.user.id);
     const needed = PERMISSIONS.ViewChannel | PERMISSIONS.SendMessages | (ctx.files.length > 0 ? PERMISSIONS.AttachFiles : 0n);
     if ((perms & needed) !== needed) return API_ERRORS.missingPermissions;
   }
@@ -105,6 +107,11 @@ function createChannelMessage(state: DiscordState, ctx: RequestContext): RouteRe
     return invalidFormBody('message_reference', 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message');
   }
   // Ephemeral is for interaction responses only: Discord ignores the flag here.
-  const message = state.createMessage(payload, ctx.files, { source: 'channel', channelId, flags: Number(payload.flags ?? 0) & ~EPHEMERAL });
+  const message = state.createMessage(payload, ctx.files, {
+    source: 'channel',
+    channelId,
+    flags: Number(payload.flags ?? 0) & ~EPHEMERAL,
+    author: ctx.bot,
+  });
   return ok(state.apiMessage(message));
 }

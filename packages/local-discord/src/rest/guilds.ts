@@ -5,12 +5,13 @@ import type { DiscordState } from '../state.ts';
 import { ok, type RequestContext, type RouteResult, type Router } from './router.ts';
 
 export function guildRoutes(router: Router, state: DiscordState): void {
+  // A bot that is not in a guild gets Unknown Guild, as from Discord.
   const withGuild = (handler: (guild: FakeGuild, ctx: RequestContext) => RouteResult) => (ctx: RequestContext) => {
     const guild = state.guild(ctx.params.guild);
-    return guild ? handler(guild, ctx) : API_ERRORS.unknownGuild;
+    return guild && state.inGuild(ctx.bot.user.id, guild.id) ? handler(guild, ctx) : API_ERRORS.unknownGuild;
   };
-  /** `@me` names the bot. */
-  const userId = (id: string | undefined) => (id === '@me' ? state.botUser.id : id);
+  /** `@me` names the bot that asks. */
+  const userId = (ctx: RequestContext) => (ctx.params.user === '@me' ? ctx.bot.user.id : ctx.params.user);
 
   router.on(
     'GET',
@@ -42,16 +43,16 @@ export function guildRoutes(router: Router, state: DiscordState): void {
   router.on(
     'GET',
     '/guilds/:guild/members/:user',
-    withGuild((guild, { params }) => {
-      const member = guild.members.find((m) => m.user.id === userId(params.user));
+    withGuild((guild, ctx) => {
+      const member = guild.members.find((m) => m.user.id === userId(ctx));
       return member ? ok(toAPIMember(member)) : API_ERRORS.unknownMember;
     }),
   );
   router.on(
     'GET',
     '/guilds/:guild/voice-states/:user',
-    withGuild((guild, { params }) => {
-      const voice = guild.voiceStates.find((v) => v.userId === userId(params.user));
+    withGuild((guild, ctx) => {
+      const voice = guild.voiceStates.find((v) => v.userId === userId(ctx));
       if (!voice) return API_ERRORS.unknownVoiceState;
       return ok({
         guild_id: guild.id,

@@ -3,6 +3,7 @@
  * `/api/v10`, each answering a status and a JSON body (or one of Discord's JSON errors).
  */
 import { API_ERRORS, type ApiError } from '../errors.ts';
+import type { FakeBot } from '../types.ts';
 import type { UploadedFile } from './body.ts';
 
 export interface RequestContext {
@@ -11,6 +12,12 @@ export interface RequestContext {
   /** JSON body or multipart payload_json. */
   json: unknown;
   files: UploadedFile[];
+  /** The bot whose token authorised the request (the main bot on routes without `auth`). */
+  bot: FakeBot;
+  /** An application/x-www-form-urlencoded body (OAuth2's token endpoints). */
+  form?: Record<string, string>;
+  /** The raw Authorization header (OAuth2's Basic client authentication). */
+  authorization?: string;
 }
 
 export type RouteResult = { status: number; body?: unknown } | ApiError;
@@ -32,11 +39,13 @@ export const NO_CONTENT: RouteResult = { status: 204 };
 
 export class Router {
   readonly #routes: Route[] = [];
-  readonly #authorization: string;
+  readonly #bot: (authorization: string | undefined) => FakeBot | undefined;
+  readonly #mainBot: FakeBot;
 
-  /** `botToken`: what routes with `auth` expect in `Authorization: Bot <token>`. */
-  constructor(botToken: string) {
-    this.#authorization = `Bot ${botToken}`;
+  /** `bot`: the bot an `Authorization: Bot <token>` header names, which routes with `auth` require. */
+  constructor(bot: (authorization: string | undefined) => FakeBot | undefined, mainBot: FakeBot) {
+    this.#bot = bot;
+    this.#mainBot = mainBot;
   }
 
   /** Adds a route; `auth: false` for the interaction endpoints, which Discord authorises by their token. */
@@ -45,13 +54,19 @@ export class Router {
   }
 
   /** Runs the first route matching `method` and the decoded path `segments`; 404 when none does. */
-  route(method: string, segments: readonly string[], authorization: string | undefined, ctx: Omit<RequestContext, 'params'>): RouteResult {
+  route(
+    method: string,
+    segments: readonly string[],
+    authorization: string | undefined,
+    ctx: Omit<RequestContext, 'params' | 'bot'>,
+  ): RouteResult {
     for (const route of this.#routes) {
       if (route.method !== method || route.segments.length !== segments.length) continue;
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
-      if (route.auth && authorization !== this.#authorization) return API_ERRORS.unauthorized;
-      return route.handler({ ...ctx, params });
+      const bot = route.auth ? this.#bot(authorization) : this.#mainBot;
+      if (!bot) return API_ERRORS.unauthorized;
+      return route.handler({ ...ctx, params, bot, ...(authorization === undefined ? {} : { authorization }) });
     }
     return API_ERRORS.notFound;
   }

@@ -5,8 +5,8 @@ import type { DiscordState } from '../state.ts';
 import { ok, type Router } from './router.ts';
 
 export function userRoutes(router: Router, state: DiscordState): void {
-  router.on('GET', '/users/@me', () =>
-    ok({ ...toAPIUser(state.botUser), bot: true, verified: true, mfa_enabled: false, email: null, locale: 'en-US' }),
+  router.on('GET', '/users/@me', ({ bot }) =>
+    ok({ ...toAPIUser(bot.user), bot: true, verified: true, mfa_enabled: false, email: null, locale: 'en-US' }),
   );
   router.on('GET', '/users/:user', ({ params }) => {
     const user = state.findUser(params.user as string);

@@ -155,6 +155,8 @@ export class UdpMedia {
       (this.#parts.options.decodeOpus && rmsDb(pcm) < this.#parts.options.silenceThresholdDb);
     return {
       guildId: session.serverId,
+      ...(session.channelId === undefined ? {} : { channelId: session.channelId }),
+      userId: session.userId,
       ssrc,
       seq: msg.readUInt16BE(2),
       timestamp: msg.readUInt32BE(4),

@@ -30,7 +30,7 @@
  *
  * Deliberate differences from Discord: Hello is sent on open (as Discord does) rather than after
  * Identify; only `aead_aes256_gcm_rtpsize` is offered; heartbeat timeouts are not implemented;
- * one call per guild (simulated listeners name its channel).
+ * one call per guild unless the local Discord announces each bot's channel (`announceCall`).
  *
  * The websocket protocol is in signalling.ts, the UDP side in media.ts, utterance grouping in
  * utterances.ts, the DAVE group in dave/.
@@ -85,6 +85,8 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
   readonly #udp: UdpSocket;
   readonly #signalling: VoiceSignalling;
   readonly #media: UdpMedia;
+  /** `${guildId}:${userId}:${sessionId}` -> the voice channel the local Discord put that session in. */
+  readonly #calls = new Map<string, string>();
   #closed = false;
 
   /** Use `startFakeVoiceServer`; the constructor takes already-listening sockets. */
@@ -101,7 +103,14 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     this.endpoint = `${LOOPBACK_HOST}:${parts.httpsPort}`;
     this.udpPort = parts.udpPort;
     this.dave = new DaveGateway({ protocolVersion: options.daveProtocolVersion, emit: (event) => this.emit('dave', event) });
-    this.#signalling = new VoiceSignalling({ sessions: this.sessions, dave: this.dave, events: this, udpPort: this.udpPort, options });
+    this.#signalling = new VoiceSignalling({
+      sessions: this.sessions,
+      dave: this.dave,
+      events: this,
+      udpPort: this.udpPort,
+      options,
+      channelOf: (guildId, userId, sessionId) => this.#calls.get(`${guildId}:${userId}:${sessionId}`),
+    });
     this.#media = new UdpMedia({
       udp: this.#udp,
       sessions: this.sessions,
@@ -114,15 +123,25 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     this.#wss.on('connection', (ws) => this.#signalling.accept(ws));
   }
 
+  /**
+   * The local Discord tells the voice server which voice channel a bot's voice session is in
+   * (`startFakeDiscord({ voiceServer })` does it on every join): its call is then that channel's,
+   * so several bots in different voice channels of one guild are separate calls, each heard only by
+   * the listeners of its channel. Without it a guild has one call.
+   */
+  announceCall(call: { guildId: string; channelId: string; userId: string; sessionId: string }): void {
+    this.#calls.set(`${call.guildId}:${call.userId}:${call.sessionId}`, call.channelId);
+  }
+
   simulateListener(options: { guildId: string; channelId: string; userId: string }): SimulatedListener {
     return this.dave.addListener(options);
   }
 
-  /** Resolves once `guildId`'s call is end-to-end encrypted and at rest (DaveGateway.settled). */
-  async waitForDave(guildId: string, timeoutMs = 20_000): Promise<void> {
+  /** Resolves once `guildId`'s calls (or the one in `channelId`) are end-to-end encrypted and at rest (DaveGateway.settled). */
+  async waitForDave(guildId: string, timeoutMs = 20_000, channelId?: string): Promise<void> {
     // Listeners answer a turn of the event loop later, so poll as well as listen.
     await this.#watch(
-      () => (this.dave.settled(guildId) ? true : undefined),
+      () => (this.dave.settled(guildId, channelId) ? true : undefined),
       ['dave'],
       10,
       timeoutMs,
@@ -133,9 +152,18 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     );
   }
 
-  /** Utterances heard so far, optionally for one guild (see `groupUtterances`). */
-  utterances(guildId?: string): Utterance[] {
-    const packets = guildId === undefined ? this.packets : this.packets.filter((p) => p.guildId === guildId);
+  /** Utterances heard so far, optionally for one guild, one voice channel and one speaker (see `groupUtterances`). */
+  utterances(guildId?: string, filter: { channelId?: string; userId?: string } = {}): Utterance[] {
+    const { channelId, userId } = filter;
+    const packets =
+      guildId === undefined && channelId === undefined && userId === undefined
+        ? this.packets
+        : this.packets.filter(
+            (p) =>
+              (guildId === undefined || p.guildId === guildId) &&
+              (channelId === undefined || p.channelId === channelId) &&
+              (userId === undefined || p.userId === userId),
+          );
     const speakingOffCounts = new Map(this.sessions.map((s) => [s.ssrc, s.speakingOffCount]));
     return groupUtterances(packets, {
       gapMs: this.#options.utteranceGapMs,
@@ -150,12 +178,13 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
    * rejects after `timeoutMs` with a summary of what was heard.
    */
   waitForAudio(opts: WaitForAudioOptions = {}): Promise<Utterance> {
-    const { guildId, minDurationMs = 1, startedAfter = -Infinity, timeoutMs = 20_000 } = opts;
-    const find = () => this.utterances(guildId).find((u) => u.complete && u.durationMs >= minDurationMs && u.start >= startedAfter);
+    const { guildId, channelId, userId, minDurationMs = 1, startedAfter = -Infinity, timeoutMs = 20_000 } = opts;
+    const heardIn = () => this.utterances(guildId, { ...(channelId ? { channelId } : {}), ...(userId ? { userId } : {}) });
+    const find = () => heardIn().find((u) => u.complete && u.durationMs >= minDurationMs && u.start >= startedAfter);
     // Completion by a gap is only visible with time passing, so poll as well as listen.
     const pollMs = Math.max(10, Math.min(50, this.#options.utteranceGapMs / 4));
     return this.#watch(find, ['packet', 'speaking'], pollMs, timeoutMs, () => {
-      const heard = this.utterances(guildId).map((u) => `${Math.round(u.durationMs)}ms@${u.rmsDb.toFixed(1)}dB`);
+      const heard = heardIn().map((u) => `${Math.round(u.durationMs)}ms@${u.rmsDb.toFixed(1)}dB`);
       return (
         `no utterance${guildId ? ` in guild ${guildId}` : ''} of >= ${minDurationMs} ms within ${timeoutMs} ms; ` +
         `heard [${heard.join(', ')}], ${this.packets.length} packets, ${this.udpStats.rejected} rejected datagrams`
@@ -218,8 +247,8 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
    * Closes the open voice websocket of `guildId`'s latest session with `code` (4015, 4014, 4006...).
    * Codes the client may resume on (4015, < 4000) keep the session resumable; others end it.
    */
-  closeConnection(guildId: string, code: number): void {
-    this.#signalling.closeConnection(guildId, code);
+  closeConnection(guildId: string, code: number, userId?: string): void {
+    this.#signalling.closeConnection(guildId, code, userId);
   }
 
   /** Stops the gateway and the UDP socket, dropping every connection. */

@@ -77,6 +77,8 @@ export interface SignallingParts {
   /** Announced in Ready. */
   udpPort: number;
   options: ResolvedOptions;
+  /** The voice channel the local Discord said a voice session is in, if it said. */
+  channelOf: (serverId: string, userId: string, sessionId: string) => string | undefined;
 }
 
 export class VoiceSignalling {
@@ -105,8 +107,10 @@ export class VoiceSignalling {
    * Closes the open voice websocket of `guildId`'s latest session with `code` (4015, 4014, 4006...).
    * Codes the client may resume on (4015, < 4000) keep the session resumable; others end it.
    */
-  closeConnection(guildId: string, code: number): void {
-    const conn = [...this.#connections].reverse().find((c) => c.session?.serverId === guildId);
+  closeConnection(guildId: string, code: number, userId?: string): void {
+    const conn = [...this.#connections]
+      .reverse()
+      .find((c) => c.session?.serverId === guildId && (userId === undefined || c.session.userId === userId));
     if (!conn) throw new LocalDiscordError('no_voice_connection', { message: `no open voice websocket for guild ${guildId}` });
     this.#close(conn, code);
   }
@@ -266,8 +270,10 @@ export class VoiceSignalling {
     let ssrc: number;
     do ssrc = randomInt(1, 2 ** 31);
     while (this.#parts.sessions.some((s) => s.ssrc === ssrc));
+    const channelId = this.#parts.channelOf(server_id, user_id, session_id);
     const session: VoiceSession = {
       serverId: server_id,
+      ...(channelId === undefined ? {} : { channelId }),
       userId: user_id,
       sessionId: session_id,
       ssrc,
@@ -303,7 +309,7 @@ export class VoiceSignalling {
       session.clientAddress = { address: data.address, port: data.port };
     }
     // Version 0 keeps the client on transport encryption only; 1 makes it a DAVE group member.
-    const daveVersion = this.#parts.dave.negotiate(session.serverId, session.maxDaveProtocolVersion ?? 0);
+    const daveVersion = this.#parts.dave.negotiate(session.serverId, session.maxDaveProtocolVersion ?? 0, session.channelId);
     session.daveProtocolVersion = daveVersion;
     this.#send(conn, Op.SessionDescription, {
       mode: ENCRYPTION_MODE,
@@ -315,6 +321,7 @@ export class VoiceSignalling {
     const participant: DaveParticipant = {
       kind: 'client',
       userId: session.userId,
+      ...(session.channelId === undefined ? {} : { channelId: session.channelId }),
       maxProtocolVersion: session.maxDaveProtocolVersion ?? 0,
       sendJson: (op, payload) => this.#sendToSession(session, op, payload),
       sendBinary: (op, payload) => this.#sendBinaryToSession(session, op, payload),

@@ -66,6 +66,8 @@ export const DEFAULT_OPTIONS = {
 export interface VoiceSession {
   /** The guild id (Discord calls it server_id in the voice gateway). */
   serverId: string;
+  /** The voice channel, when the local Discord announced the call (`announceCall`). */
+  channelId?: string;
   userId: string;
   sessionId: string;
   ssrc: number;
@@ -102,6 +104,10 @@ export interface VoiceSession {
 /** One RTP packet that decrypted correctly. */
 export interface ReceivedPacket {
   guildId: string;
+  /** The sender's voice channel, when its call was announced. */
+  channelId?: string;
+  /** The sender (a bot's user id). */
+  userId?: string;
   ssrc: number;
   seq: number;
   timestamp: number;
@@ -131,6 +137,10 @@ export interface ReceivedPacket {
 /** A spoken stretch of one ssrc, from its first to its last non-silent packet (see `groupUtterances`). */
 export interface Utterance {
   guildId: string;
+  /** The speaker's voice channel, when its call was announced. */
+  channelId?: string;
+  /** Who spoke (a bot's user id). */
+  userId?: string;
   ssrc: number;
   /** `receivedAt` of the first and last packet. */
   start: number;
@@ -149,6 +159,10 @@ export interface Utterance {
 
 export interface WaitForAudioOptions {
   guildId?: string;
+  /** Only what was said in this voice channel (its call must have been announced). */
+  channelId?: string;
+  /** Only what this user (bot) said. */
+  userId?: string;
   /** Only an utterance at least this long counts (default: any non-empty one). */
   minDurationMs?: number;
   /** Only utterances whose first packet arrived at or after this `now()` value count. */

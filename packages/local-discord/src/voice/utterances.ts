@@ -105,6 +105,8 @@ function toUtterance(run: ReceivedPacket[], complete: boolean): Utterance {
   const last = packets.at(-1)!;
   return {
     guildId: first.guildId,
+    ...(first.channelId === undefined ? {} : { channelId: first.channelId }),
+    ...(first.userId === undefined ? {} : { userId: first.userId }),
     ssrc: first.ssrc,
     start: first.receivedAt,
     end: last.receivedAt,

@@ -10,9 +10,12 @@
  * simulated listener's commit is taken only when no client can commit, so the bot's own commit
  * path is the one exercised whenever the bot is in the group.
  *
- * Deliberate simplifications: one call per guild (the server keeps no channel per session; the
- * group id comes from the listeners' channel), no proposal batching delays, no transition
- * timeout (a client that never reports ready stalls the transition, which a test then sees).
+ * Calls are per voice channel: participants that name their channel (listeners always; clients
+ * when the local Discord announced their call) join that channel's call, so bots in two voice
+ * channels of one guild are two groups. A client that names no channel joins its guild's first
+ * call (one call per guild, as before the local Discord served several bots), and a call whose
+ * channel nobody named yet takes the first channel named. No proposal batching delays, no
+ * transition timeout (a client that never reports ready stalls the transition, which a test then sees).
  */
 import { randomBytes } from 'node:crypto';
 import { LocalDiscordError } from '../../errors.ts';
@@ -49,7 +52,7 @@ export class DaveGateway {
   readonly externalSender = new ExternalSender();
   /** The version offered to DAVE-capable clients (0 turns DAVE off in the fake). */
   readonly protocolVersion: number;
-  readonly #groups = new Map<string, Group>();
+  readonly #groups = new Set<Group>();
   readonly #members = new Map<DaveParticipant, { group: Group; member: Member }>();
   readonly #emit: (event: DaveEvent) => void;
   readonly #keys: KeyExchange;
@@ -60,10 +63,10 @@ export class DaveGateway {
     this.#keys = new KeyExchange({ externalSender: this.externalSender, protocolVersion: this.protocolVersion, emit: this.#emit });
   }
 
-  /** The `dave_protocol_version` for op 4 to a client offering `clientMax` in `guildId`'s call. */
-  negotiate(guildId: string, clientMax: number): number {
+  /** The `dave_protocol_version` for op 4 to a client offering `clientMax` in `guildId`'s call (in `channelId`). */
+  negotiate(guildId: string, clientMax: number, channelId?: string): number {
     if (clientMax <= 0 || this.protocolVersion === 0) return 0;
-    const group = this.#groups.get(guildId);
+    const group = this.#find(guildId, channelId);
     if (group && group.protocolVersion === 0 && group.members.length > 0) return 0;
     return Math.min(clientMax, this.protocolVersion);
   }
@@ -80,7 +83,7 @@ export class DaveGateway {
     if (this.#members.has(listener))
       throw new LocalDiscordError('dave_misuse', { message: `listener ${listener.userId} is already in the call` });
     listener.session = undefined;
-    const version = this.negotiate(listener.guildId, listener.maxProtocolVersion);
+    const version = this.negotiate(listener.guildId, listener.maxProtocolVersion, listener.channelId);
     listener.attach(
       {
         receiveJson: (op, d) => this.receiveJson(listener, op, d),
@@ -99,17 +102,12 @@ export class DaveGateway {
 
   /** A participant entered `guildId`'s call with `protocolVersion` (already told in op 4). */
   join(guildId: string, participant: DaveParticipant, protocolVersion: number): void {
-    let group = this.#groups.get(guildId);
+    let group = this.#find(guildId, participant.channelId);
     if (!group) {
       group = newGroup(guildId, this.protocolVersion);
-      this.#groups.set(guildId, group);
+      this.#groups.add(group);
     }
-    if (participant.channelId !== undefined) {
-      if (group.channelId !== undefined && group.channelId !== participant.channelId) {
-        this.#error(group, `participant ${participant.userId} is in channel ${participant.channelId}, the call is in ${group.channelId}`);
-      }
-      group.channelId ??= participant.channelId;
-    }
+    group.channelId ??= participant.channelId;
     // One session per user in a call: a new one replaces the old (a rejoin after 4006, say).
     for (const other of group.members.filter((m) => m.participant.userId === participant.userId)) this.leave(other.participant);
     const member = newMember(participant, protocolVersion);
@@ -142,7 +140,7 @@ export class DaveGateway {
     this.#keys.leaveGroup(group, member);
     member.keyPackage = undefined;
     if (group.members.length === 0) {
-      this.#groups.delete(group.guildId);
+      this.#groups.delete(group);
       return;
     }
     if (group.downgradedFor === 'non-dave client' && group.members.every((m) => m.participant.maxProtocolVersion > 0)) {
@@ -183,12 +181,15 @@ export class DaveGateway {
     else this.#error(entry.group, `unexpected binary op ${op} from ${participant.userId}`);
   }
 
-  /** What each simulated listener in `guildId` makes of a frame `senderUserId` sent. */
+  /** What each simulated listener in the call of `senderUserId` in `guildId` makes of a frame it sent. */
   hear(guildId: string, senderUserId: string, frame: Buffer): FrameHearing {
     const framed = parseDaveFrame(frame) !== undefined;
     const heardBy: FrameHearing['heardBy'] = {};
     let opus: Buffer | undefined = framed ? undefined : frame;
-    for (const member of this.#groups.get(guildId)?.members ?? []) {
+    const calls = this.#inGuild(guildId);
+    const call =
+      calls.find((g) => g.members.some((m) => m.participant.kind === 'client' && m.participant.userId === senderUserId)) ?? calls[0];
+    for (const member of call?.members ?? []) {
       const listener = member.participant;
       if (!(listener instanceof SimulatedListener) || listener.userId === senderUserId) continue;
       const hearing = listener.hear(senderUserId, frame);
@@ -198,9 +199,12 @@ export class DaveGateway {
     return { framed, opus, heardBy };
   }
 
-  /** The simulated listeners now in `guildId`'s call. */
-  listeners(guildId: string): SimulatedListener[] {
-    return (this.#groups.get(guildId)?.members ?? []).map((m) => m.participant).filter((p) => p instanceof SimulatedListener);
+  /** The simulated listeners now in `guildId`'s calls (in `channelId`'s only, when given). */
+  listeners(guildId: string, channelId?: string): SimulatedListener[] {
+    return this.#inGuild(guildId)
+      .filter((g) => channelId === undefined || g.channelId === channelId)
+      .flatMap((g) => g.members.map((m) => m.participant))
+      .filter((p) => p instanceof SimulatedListener);
   }
 
   /** The version a connected participant is on, as the gateway last told it. */
@@ -208,29 +212,31 @@ export class DaveGateway {
     return this.#members.get(participant)?.group.protocolVersion;
   }
 
-  snapshot(guildId: string): DaveGroupSnapshot | undefined {
-    const group = this.#groups.get(guildId);
+  /** `guildId`'s call (its first, or the one in `channelId`). */
+  snapshot(guildId: string, channelId?: string): DaveGroupSnapshot | undefined {
+    const group = this.#find(guildId, channelId);
     return group ? snapshotOf(group) : undefined;
   }
 
   /**
-   * True when `guildId`'s call is end-to-end encrypted and at rest: every DAVE-capable participant
-   * is in the established group, no proposal is open and every transition executed.
+   * True when `guildId`'s calls (or the one in `channelId`) are end-to-end encrypted and at rest:
+   * every DAVE-capable participant is in the established group, no proposal is open and every
+   * transition executed.
    */
-  settled(guildId: string): boolean {
-    const group = this.#groups.get(guildId);
-    return group !== undefined && isSettled(group);
+  settled(guildId: string, channelId?: string): boolean {
+    const calls = this.#inGuild(guildId).filter((g) => channelId === undefined || g.channelId === channelId);
+    return calls.length > 0 && calls.every(isSettled);
   }
 
   /** Downgrades `guildId`'s call to transport encryption only (op 21 to version 0, then op 22). */
-  downgrade(guildId: string): number {
-    const group = this.#group(guildId);
+  downgrade(guildId: string, channelId?: string): number {
+    const group = this.#group(guildId, channelId);
     return this.#keys.downgrade(group, 'manual');
   }
 
   /** Brings DAVE back: op 24 (epoch 1) and a new group, as when the last non-DAVE client leaves. */
-  upgrade(guildId: string): void {
-    this.#keys.upgrade(this.#group(guildId));
+  upgrade(guildId: string, channelId?: string): void {
+    this.#keys.upgrade(this.#group(guildId, channelId));
   }
 
   /**
@@ -238,8 +244,9 @@ export class DaveGateway {
    * transition id, which it should flag with op 31. Returns the transition id.
    */
   sendInvalid(guildId: string, userId: string, kind: 'commit' | 'welcome'): number {
-    const group = this.#group(guildId);
-    const member = group.members.find((m) => m.participant.userId === userId && m.participant.kind === 'client');
+    const isClient = (m: Member) => m.participant.userId === userId && m.participant.kind === 'client';
+    const group = this.#inGuild(guildId).find((g) => g.members.some(isClient)) ?? this.#group(guildId);
+    const member = group.members.find(isClient);
     if (!member) throw new LocalDiscordError('dave_misuse', { message: `no client ${userId} in guild ${guildId}'s call` });
     const transitionId = nextTransitionId(group);
     // A commit for an epoch the group has left, with its signature broken, or a welcome for no one.
@@ -255,8 +262,22 @@ export class DaveGateway {
     return transitionId;
   }
 
-  #group(guildId: string): Group {
-    const group = this.#groups.get(guildId);
+  #inGuild(guildId: string): Group[] {
+    return [...this.#groups].filter((g) => g.guildId === guildId);
+  }
+
+  /**
+   * The call a participant of `guildId` (in `channelId`, when it says) joins: the one in its
+   * channel, else one whose channel nobody named yet; one that names no channel joins the first.
+   */
+  #find(guildId: string, channelId: string | undefined): Group | undefined {
+    const calls = this.#inGuild(guildId);
+    if (channelId === undefined) return calls[0];
+    return calls.find((g) => g.channelId === channelId) ?? calls.find((g) => g.channelId === undefined);
+  }
+
+  #group(guildId: string, channelId?: string): Group {
+    const group = this.#find(guildId, channelId);
     if (!group) throw new LocalDiscordError('dave_misuse', { message: `no call in guild ${guildId}` });
     return group;
   }
