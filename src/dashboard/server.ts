@@ -9,7 +9,7 @@ import type { Logger } from '../util/log.ts';
 import { handleApi, type ApiDeps } from './api.ts';
 import { ApiRefusal, DashboardError } from './errors.ts';
 import { cookie, cookies, readJson, redirect, send } from './http.ts';
-import { DiscordOAuth, oauthEndpoints, type OAuthEndpoints } from './oauth.ts';
+import { DiscordOAuth, oauthEndpoints } from './oauth.ts';
 import { Sessions, type SessionOptions } from './sessions.ts';
 
 // The web dashboard's server (DASHBOARD_PORT): the page, Discord sign-in (authorization code with
@@ -39,8 +39,6 @@ export interface DashboardOptions {
   logger: Logger;
   /** Session lifetimes and the sign-in rate limit (tests shorten them). */
   sessions?: Partial<SessionOptions>;
-  /** Where Discord's OAuth2 is, when not beside DISCORD_API_URL. */
-  oauth?: OAuthEndpoints;
 }
 
 export interface DashboardServer {
@@ -56,7 +54,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   let publicUrl = config.publicUrl ?? '';
   const sessions = new Sessions(options.sessions);
   const oauth = new DiscordOAuth({
-    endpoints: options.oauth ?? oauthEndpoints(options.discordApiUrl),
+    endpoints: oauthEndpoints(options.discordApiUrl),
     clientId: () => config.clientId ?? options.applicationId() ?? '',
     clientSecret: config.clientSecret,
     redirectUri: () => `${publicUrl}/auth/callback`,

@@ -68,3 +68,18 @@ export class DashboardClient {
     return this.request(`/api${path}`, { method, ...(json === undefined ? {} : { json }), ...options });
   }
 }
+
+/**
+ * The local Discord's consent page answered by `userId` (its form posted with Authorize, as a
+ * member clicking the button does): where Discord sends the browser back.
+ */
+export async function approveAtLocalDiscord(authorizeUrl: string, userId: string): Promise<string> {
+  const url = new URL(authorizeUrl);
+  const form = new URLSearchParams(url.searchParams);
+  form.set('user', userId);
+  form.set('action', 'authorize');
+  const res = await fetch(new URL('/oauth2/authorize', url.origin), { method: 'POST', body: form, redirect: 'manual' });
+  const location = res.headers.get('location');
+  if (res.status !== 302 || !location) throw new Error(`the consent page answered ${res.status}: ${await res.text()}`);
+  return location;
+}
