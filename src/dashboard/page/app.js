@@ -117,6 +117,8 @@ function voiceInput(value, placeholder) {
   });
 }
 
+/** A count as people read it (3,000). */
+const n = (value) => Number(value).toLocaleString(state.lang === 'ja' ? 'ja-JP' : 'en-US');
 const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
 function memberSettings(guildId, me) {
@@ -244,10 +246,10 @@ function serverSettings(guildId, g) {
     h(
       'div',
       { class: 'row' },
-      field(tr('user_limit'), userLimit, tr('ceiling_note', { max: g.ceilings.userMonthlyLimit })),
-      field(tr('server_limit'), guildLimit, tr('ceiling_note', { max: g.ceilings.guildMonthlyLimit })),
+      field(tr('user_limit'), userLimit, tr('ceiling_note', { max: n(g.ceilings.userMonthlyLimit) })),
+      field(tr('server_limit'), guildLimit, tr('ceiling_note', { max: n(g.ceilings.guildMonthlyLimit) })),
     ),
-    h('p', { class: 'hint', text: tr('usage_line', { used: g.usage.used, limit: g.limits.guild.value }) }),
+    h('p', { class: 'hint', text: tr('usage_line', { used: n(g.usage.used), limit: n(g.limits.guild.value) }) }),
     h('button', { type: 'submit', class: 'primary', text: tr('save') }),
   );
   return form;
@@ -335,7 +337,10 @@ async function start() {
   state.texts = await (await fetch('/texts.json')).json();
   state.session = await api('GET', '/session').catch(() => null);
   if (state.session) state.voices = await api('GET', '/voices').catch(() => []);
-  window.addEventListener('hashchange', () => render());
+  window.addEventListener('hashchange', () => {
+    say('');
+    void render();
+  });
   await render();
 }
 
