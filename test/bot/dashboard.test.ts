@@ -110,6 +110,37 @@ describe('the web dashboard', () => {
     expect(audit.at(-1)!.detail).toEqual({ voice, speed: 1.5 });
   });
 
+  it('a pasted list is summarised first and merged on request, with the checks of /dictionary import; the export is its CSV; slash commands are in the audit log too', async () => {
+    const admin = await signedIn(bob);
+    const path = `/guilds/${guildId}/dictionary/import`;
+    const bad = await admin.api('POST', path, { text: 'ok\tおーけー\n<@123>\tめんしょん\n' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.problems.join('\n')).toMatch(/line 2.*mention/i);
+    const pasted = 'ok\tおーけー\nABC\tえいびいしい\n';
+    const summary = await admin.api('POST', path, { text: pasted });
+    expect(summary.body.summary).toMatchObject({ count: 2, added: 1, changed: 1, removed: 2 });
+    expect(h.bot.context.repos.dictionary.own(guildId)).toHaveLength(3);
+    const merged = await admin.api('POST', path, { text: pasted, apply: 'merge' });
+    expect(merged.body.total).toBe(4);
+    const csv = await admin.request(`/api/guilds/${guildId}/dictionary/export?format=csv`);
+    expect(csv.headers.get('content-disposition')).toContain('dictionary.csv');
+    expect(csv.body).toContain('ABC,えいびいしい');
+
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: { id: bob, username: 'bob' },
+      name: 'config',
+      locale: 'en-US',
+      options: [{ name: 'pitch', type: 1, options: [{ name: 'value', type: 10, value: 5 }] }] as never,
+    });
+    await i.waitForResponse((r) => r.kind === 'callback', 10_000);
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; via: string; detail: object }[];
+    expect(audit.slice(0, 2).map((e) => [e.action, e.via, e.detail])).toEqual([
+      ['settings', 'command', { pitch: 5 }],
+      ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
+    ]);
+  });
+
   it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {
     const member = await signedIn(alice);
     expect((await member.api('GET', '/guilds')).body).toEqual([expect.objectContaining({ id: guildId, manager: false })]);
