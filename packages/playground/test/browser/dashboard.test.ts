@@ -105,7 +105,7 @@ describe('the web dashboard in a browser', () => {
       ['ABC', 'えーびーしー'],
       ['XYZ', 'えっくすわいぜっと'],
       ['GPU', 'じーぴーゆー'],
-    ]) {
+    ] as const) {
       await page.getByLabel('Word', { exact: true }).fill(word);
       await page.getByLabel('Reading', { exact: true }).fill(reading);
       await page.getByRole('button', { name: 'Add' }).click();
