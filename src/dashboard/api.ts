@@ -63,6 +63,10 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await admin(deps, req);
       return ok(deps.ctx.repos.audit.recent(access.guild.id));
     }
+    case 'GET /guilds/:id/usage': {
+      const access = await admin(deps, req);
+      return ok(await usageOf(deps, access, true));
+    }
     case 'POST /guilds/:id/dictionary': {
       const access = await admin(deps, req);
       const entry = await addEntry(serverStore(deps, access), req.lang, text(req.body.word), text(req.body.reading));
@@ -82,6 +86,8 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     }
     case 'GET /me/:id':
       return ok(memberView(deps, await memberOf(deps, req)));
+    case 'GET /me/:id/usage':
+      return ok(await usageOf(deps, await memberOf(deps, req), false));
     case 'PATCH /me/:id/voice': {
       const access = await memberOf(deps, req);
       const body = req.body as { voice?: string | null; speed?: number | null; pitch?: number | null };
@@ -163,6 +169,24 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
     voiceChannels: await voiceChannels(access.guild),
     dictionary: repos.dictionary.own(id),
     audit: repos.audit.recent(id, 50),
+  };
+}
+
+/**
+ * Characters of the billing period as /usage shows them: the member's own, or for admins the
+ * server's with its biggest spenders; spend per day either way.
+ */
+async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
+  const { budget, repos } = deps.ctx;
+  const guildId = access.guild.id;
+  const scope = server ? { guildId } : { guildId, userId: access.member.id };
+  const period = budget.currentPeriod();
+  const nameOf = (id: string) => access.guild.members.cache.get(id)?.displayName ?? id;
+  return {
+    period,
+    usage: await budget.usage(scope),
+    days: repos.dailySpend.days(period, scope),
+    top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
   };
 }
 

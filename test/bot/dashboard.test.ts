@@ -95,6 +95,13 @@ describe('the web dashboard', () => {
     expect(request).toMatchObject({ voice, speed: 1.5 });
     expect(request.text).toContain('えーびーしー と えっくすわいぜっと と じーぴーゆー');
 
+    // The characters it cost, as /usage counts them: the server's by day and by member.
+    await vi.waitFor(async () => {
+      const usage = (await admin.api('GET', `/guilds/${guildId}/usage`)).body;
+      expect(usage.usage.used).toBeGreaterThan(0);
+      expect(usage.days.reduce((sum: number, d: { chars: number }) => sum + d.chars, 0)).toBe(usage.usage.used);
+      expect(usage.top).toEqual([expect.objectContaining({ userId: alice, name: 'Alice', used: usage.usage.used })]);
+    });
     const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as {
       action: string;
       name: string;
@@ -147,7 +154,9 @@ describe('the web dashboard', () => {
     const view = await member.api('GET', `/guilds/${guildId}`);
     const change = await member.api('PATCH', `/guilds/${guildId}/settings`, { speed: 3 });
     const entry = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
-    expect([view.status, change.status, entry.status]).toEqual([403, 403, 403]);
+    const usage = await member.api('GET', `/guilds/${guildId}/usage`);
+    expect([view.status, change.status, entry.status, usage.status]).toEqual([403, 403, 403, 403]);
+    expect((await member.api('GET', `/me/${guildId}/usage`)).body.usage.used).toBeGreaterThan(0);
     expect(view.body).toEqual({ error: 'not_manager', message: expect.stringContaining('Manage Server') });
     expect(h.bot.context.repos.guildSettings.get(guildId).speed).toBe(1.5);
     // A server the bot is not in, or an id that is none, is not theirs to know about.

@@ -79,6 +79,7 @@ async function serverPage(guildId, tab) {
       ? [
           ['settings', tr('tab_settings')],
           ['dictionary', tr('tab_dictionary')],
+          ['usage', tr('tab_usage')],
           ['audit', tr('tab_audit')],
         ]
       : []),
@@ -91,7 +92,8 @@ async function serverPage(guildId, tab) {
     tabs.map(([t, label]) => h('a', { href: `#/g/${guildId}/${t}`, 'aria-current': t === current ? 'page' : null, text: label })),
   );
   let body;
-  if (current === 'me') body = memberSettings(guildId, me);
+  if (current === 'me') body = h('div', {}, memberSettings(guildId, me), usageCard(await api('GET', `/me/${guildId}/usage`), false));
+  else if (current === 'usage') body = usageCard(await api('GET', `/guilds/${guildId}/usage`), true);
   else body = await adminTab(guildId, current);
   return h('section', {}, h('h2', { text: me.guild.name }), nav, body);
 }
@@ -253,6 +255,47 @@ function serverSettings(guildId, g) {
     h('button', { type: 'submit', class: 'primary', text: tr('save') }),
   );
   return form;
+}
+
+/** The billing period's characters as /usage shows them: used of the limit, a bar per day, the biggest spenders. */
+function usageCard(u, server) {
+  const dayLabel = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { month: 'numeric', day: 'numeric', timeZone: 'UTC' });
+  const max = Math.max(1, ...u.days.map((d) => d.chars));
+  const bars = h(
+    'ol',
+    { class: 'bars', 'aria-label': tr(server ? 'usage_by_day_server' : 'usage_by_day_member') },
+    u.days.map((d) => {
+      const bar = h('span', { class: 'bar' });
+      bar.style.setProperty('--h', `${Math.round((d.chars / max) * 100)}%`);
+      return h(
+        'li',
+        { title: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` },
+        bar,
+        h('span', { class: 'sr', text: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` }),
+      );
+    }),
+  );
+  const period = `${dayLabel.format(u.period.start)} – ${dayLabel.format(u.period.end - 86_400_000)}`;
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', { text: tr(server ? 'usage_server' : 'usage_mine') }),
+    h('p', { text: tr('usage_line', { used: n(u.usage.used), limit: n(u.usage.limit) }) }),
+    h('p', { class: 'hint', text: tr('usage_period', { period }) }),
+    bars,
+    u.top.length
+      ? h(
+          'table',
+          {},
+          h('caption', { text: tr('usage_top') }),
+          h(
+            'tbody',
+            {},
+            u.top.map((s) => h('tr', {}, h('td', { text: s.name }), h('td', { text: n(s.used) }))),
+          ),
+        )
+      : null,
+  );
 }
 
 function auditLog(entries) {

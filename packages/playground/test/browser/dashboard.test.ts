@@ -139,6 +139,9 @@ describe('the web dashboard in a browser', () => {
       )
       .toMatchObject({ voice: VOICE, text: expect.stringContaining('えーびーしー と えっくすわいぜっと と じーぴーゆー') });
 
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await count('.bars li').toBe(30);
+    await text('table caption').toBe('Who spent the most');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await count('table.audit tbody tr').toBe(4);
     await text('table.audit tbody').toContain('Bob (dashboard)');
