@@ -51,12 +51,23 @@ export async function accessTo(view: BotView, guildId: string, userId: string): 
   return { guild, member, manager: member.permissions.has(PermissionFlagsBits.ManageGuild) };
 }
 
-/** The server's voice and stage channels, as the auto-join setting offers them (fetched for a guild another process holds). */
-export async function voiceChannels(guild: Guild): Promise<{ id: string; name: string }[]> {
+/** A channel of the server as the page lists it. */
+export interface ChannelInfo {
+  id: string;
+  name: string;
+  type: ChannelType;
+}
+
+/** The server's channels in Discord's order (fetched for a guild another process holds). */
+export async function guildChannels(guild: Guild): Promise<ChannelInfo[]> {
   const channels = guild.channels.cache.size > 0 ? [...guild.channels.cache.values()] : [...(await guild.channels.fetch()).values()];
   return channels
     .filter((c) => c !== null)
-    .filter((c) => c.type === ChannelType.GuildVoice || c.type === ChannelType.GuildStageVoice)
     .sort((a, b) => ('position' in a && 'position' in b ? a.position - b.position : 0))
-    .map((c) => ({ id: c.id, name: c.name }));
+    .map((c) => ({ id: c.id, name: c.name, type: c.type }));
+}
+
+/** Voice and stage channels (where auto-join may go). */
+export function isVoiceType(type: ChannelType): boolean {
+  return type === ChannelType.GuildVoice || type === ChannelType.GuildStageVoice;
 }

@@ -9,7 +9,8 @@ import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
-import { accessTo, voiceChannels, type BotView, type GuildAccess } from './access.ts';
+import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
+import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '../../commands/autoread/autoread-channels.ts';
 import type { DiscordOAuth } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
@@ -54,10 +55,22 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       return ok(await adminView(deps, await admin(deps, req)));
     case 'PATCH /guilds/:id/settings': {
       const access = await admin(deps, req);
-      const channels = await voiceChannels(access.guild);
-      const isVoiceChannel = (id: string) => channels.some((c) => c.id === id);
+      const channels = await guildChannels(access.guild);
+      const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
       return ok(await adminView(deps, access));
+    }
+    case 'POST /guilds/:id/autoread': {
+      const access = await admin(deps, req);
+      const id = text(req.body.channelId);
+      const channel = { id, type: (await guildChannels(access.guild)).find((c) => c.id === id)?.type };
+      await addAutoRead(deps.ctx, access.guild.id, actor(access), channel, req.body.postAudio === true);
+      return ok(autoReadChannels(deps.ctx, access.guild.id));
+    }
+    case 'DELETE /guilds/:id/autoread': {
+      const access = await admin(deps, req);
+      await removeAutoRead(deps.ctx, access.guild.id, actor(access), text(req.body.channelId));
+      return ok(autoReadChannels(deps.ctx, access.guild.id));
     }
     case 'GET /guilds/:id/audit': {
       const access = await admin(deps, req);
@@ -160,13 +173,16 @@ async function listGuilds(deps: ApiDeps, session: Session) {
 async function adminView(deps: ApiDeps, access: GuildAccess) {
   const { repos, budget } = deps.ctx;
   const id = access.guild.id;
+  const channels = await guildChannels(access.guild);
   return {
     guild: { id, name: access.guild.name },
     settings: repos.guildSettings.get(id),
     limits: budget.appliedLimits(id),
     ceilings: budget.ceilings,
     usage: await budget.usage({ guildId: id }),
-    voiceChannels: await voiceChannels(access.guild),
+    voiceChannels: channels.filter((c) => isVoiceType(c.type)),
+    readableChannels: channels.filter((c) => isAutoReadable(c.type)),
+    autoRead: autoReadChannels(deps.ctx, id),
     dictionary: repos.dictionary.own(id),
     audit: repos.audit.recent(id, 50),
   };

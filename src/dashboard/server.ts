@@ -26,6 +26,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/dictionary.js': { file: 'dictionary.js', type: 'text/javascript; charset=utf-8' },
+  '/reports.js': { file: 'reports.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 

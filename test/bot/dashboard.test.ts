@@ -87,7 +87,11 @@ describe('the web dashboard', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/0\.3.*4/);
 
-    await h.bot.context.repos.autoRead.add(guildId, DEFAULT_IDS.general, { postAudio: true });
+    // Auto-read with MP3s posted in #general (the bot is in no voice channel); a category cannot be read.
+    const category = await admin.api('POST', `/guilds/${guildId}/autoread`, { channelId: '1100000000000000100', postAudio: true });
+    expect(category.status).toBe(400);
+    const autoRead = await admin.api('POST', `/guilds/${guildId}/autoread`, { channelId: DEFAULT_IDS.general, postAudio: true });
+    expect(autoRead.body).toEqual([{ channelId: DEFAULT_IDS.general, postAudio: true }]);
     const from = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: alice, username: 'alice' }, content: 'ABC と XYZ と GPU' });
     await vi.waitFor(() => expect(standardRequests(h.emulator).length).toBeGreaterThan(from), { timeout: 20_000 });
@@ -109,6 +113,7 @@ describe('the web dashboard', () => {
       detail: object;
     }[];
     expect(audit.map((e) => [e.action, e.via, e.name])).toEqual([
+      ['autoread.add', 'dashboard', 'Bob'],
       ['dictionary.add', 'dashboard', 'Bob'],
       ['dictionary.add', 'dashboard', 'Bob'],
       ['dictionary.add', 'dashboard', 'Bob'],

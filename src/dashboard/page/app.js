@@ -1,6 +1,7 @@
 // The dashboard page: plain DOM, no framework. Texts come from /texts.json (the bot's locale files,
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
-import { api, change, field, h, newId, say, state, tr } from './dom.js';
+import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
+import { auditLog, usageCard } from './reports.js';
 import { dictionaryEditor } from './dictionary.js';
 
 const main = document.getElementById('main');
@@ -119,8 +120,66 @@ function voiceInput(value, placeholder) {
   });
 }
 
-/** A count as people read it (3,000). */
-const n = (value) => Number(value).toLocaleString(state.lang === 'ja' ? 'ja-JP' : 'en-US');
+/** The channels read aloud automatically: listed with a remove button, and one to add. */
+function autoReadCard(guildId, g) {
+  const nameOf = (id) => g.readableChannels.find((c) => c.id === id)?.name ?? id;
+  const list = h('ul', { class: 'plain' });
+  const channel = h('select', {});
+  const mp3 = h('input', { type: 'checkbox' });
+  const draw = (entries) => {
+    list.replaceChildren(
+      ...(entries.length === 0 ? [h('li', { class: 'hint', text: tr('autoread_none') })] : []),
+      ...entries.map((e) =>
+        h(
+          'li',
+          {},
+          h('span', { text: `#${nameOf(e.channelId)}${e.postAudio ? ` (${tr('autoread_mp3_tag')})` : ''}` }),
+          ' ',
+          h('button', {
+            type: 'button',
+            class: 'danger',
+            'aria-label': `${tr('delete')} #${nameOf(e.channelId)}`,
+            text: tr('delete'),
+            onclick: async () => {
+              const left = await change(() => api('DELETE', `/guilds/${guildId}/autoread`, { channelId: e.channelId }), tr('saved'));
+              if (left) draw(left);
+            },
+          }),
+        ),
+      ),
+    );
+    const listed = new Set(entries.map((e) => e.channelId));
+    channel.replaceChildren(
+      ...g.readableChannels.filter((c) => !listed.has(c.id)).map((c) => h('option', { value: c.id, text: `#${c.name}` })),
+    );
+  };
+  draw(g.autoRead);
+  const form = h(
+    'form',
+    {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const entries = await change(
+          () => api('POST', `/guilds/${guildId}/autoread`, { channelId: channel.value, postAudio: mp3.checked }),
+          tr('saved'),
+        );
+        if (entries) draw(entries);
+      },
+    },
+    field(tr('autoread_channel'), channel),
+    h('div', { class: 'check' }, mp3, h('label', { for: (mp3.id ||= newId()), text: tr('autoread_mp3') })),
+    h('button', { type: 'submit', text: tr('add') }),
+  );
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', { text: tr('autoread_title') }),
+    h('p', { class: 'hint', text: tr('autoread_hint') }),
+    list,
+    form,
+  );
+}
+
 const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
 function memberSettings(guildId, me) {
@@ -169,9 +228,9 @@ function memberSettings(guildId, me) {
 
 async function adminTab(guildId, tab) {
   const g = await api('GET', `/guilds/${guildId}`);
-  if (tab === 'settings') return serverSettings(guildId, g);
+  if (tab === 'settings') return h('div', {}, serverSettings(guildId, g), autoReadCard(guildId, g));
   if (tab === 'dictionary') return dictionaryEditor(`/guilds/${guildId}/dictionary`, g.dictionary, tr('tab_dictionary'));
-  return auditLog(g.audit);
+  return auditLog(g.audit, g.readableChannels);
 }
 
 function serverSettings(guildId, g) {
@@ -255,98 +314,6 @@ function serverSettings(guildId, g) {
     h('button', { type: 'submit', class: 'primary', text: tr('save') }),
   );
   return form;
-}
-
-/** The billing period's characters as /usage shows them: used of the limit, a bar per day, the biggest spenders. */
-function usageCard(u, server) {
-  const dayLabel = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { month: 'numeric', day: 'numeric', timeZone: 'UTC' });
-  const max = Math.max(1, ...u.days.map((d) => d.chars));
-  const bars = h(
-    'ol',
-    { class: 'bars', 'aria-label': tr(server ? 'usage_by_day_server' : 'usage_by_day_member') },
-    u.days.map((d) => {
-      const bar = h('span', { class: 'bar' });
-      bar.style.setProperty('--h', `${Math.round((d.chars / max) * 100)}%`);
-      return h(
-        'li',
-        { title: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` },
-        bar,
-        h('span', { class: 'sr', text: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` }),
-      );
-    }),
-  );
-  const period = `${dayLabel.format(u.period.start)} – ${dayLabel.format(u.period.end - 86_400_000)}`;
-  return h(
-    'section',
-    { class: 'card' },
-    h('h3', { text: tr(server ? 'usage_server' : 'usage_mine') }),
-    h('p', { text: tr('usage_line', { used: n(u.usage.used), limit: n(u.usage.limit) }) }),
-    h('p', { class: 'hint', text: tr('usage_period', { period }) }),
-    bars,
-    u.top.length
-      ? h(
-          'table',
-          {},
-          h('caption', { text: tr('usage_top') }),
-          h(
-            'tbody',
-            {},
-            u.top.map((s) => h('tr', {}, h('td', { text: s.name }), h('td', { text: n(s.used) }))),
-          ),
-        )
-      : null,
-  );
-}
-
-function auditLog(entries) {
-  if (entries.length === 0) return h('section', { class: 'card' }, h('p', { text: tr('audit_empty') }));
-  const when = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'short', timeStyle: 'short' });
-  const what = (e) => {
-    const d = e.detail;
-    if (e.action === 'dictionary.add') return tr('action_dictionary_add', d);
-    if (e.action === 'dictionary.remove') return tr('action_dictionary_remove', d);
-    if (e.action === 'dictionary.import') return tr('action_dictionary_import', d);
-    return tr('action_settings', {
-      fields: Object.entries(d)
-        .map(([k, v]) => `${k} = ${v ?? '-'}`)
-        .join(', '),
-    });
-  };
-  return h(
-    'section',
-    { class: 'card' },
-    h('h3', { text: tr('tab_audit') }),
-    h(
-      'div',
-      { class: 'scroll' },
-      h(
-        'table',
-        { class: 'audit' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['audit_when', 'audit_who', 'audit_what'].map((k) => h('th', { scope: 'col', text: tr(k) })),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          entries.map((e) =>
-            h(
-              'tr',
-              {},
-              h('td', { text: when.format(e.at) }),
-              h('td', { text: `${e.name} (${tr(e.via === 'dashboard' ? 'via_dashboard' : 'via_command')})` }),
-              h('td', { text: what(e) }),
-            ),
-          ),
-        ),
-      ),
-    ),
-  );
 }
 
 async function start() {

@@ -72,3 +72,6 @@ export async function change(work, okMessage) {
     return undefined;
   }
 }
+
+/** A count as people read it (3,000). */
+export const n = (value) => Number(value).toLocaleString(state.lang === 'ja' ? 'ja-JP' : 'en-US');

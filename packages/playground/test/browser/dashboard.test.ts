@@ -113,15 +113,12 @@ describe('the web dashboard in a browser', () => {
     }
     await count('table tbody tr').toBe(3);
 
-    // Auto-read posts MP3s in #general while the bot is in no voice channel (set by the admin's command).
-    const autoread = await discord.sendInteraction({
-      channelId: DEFAULT_IDS.general,
-      user: { id: DEFAULT_IDS.bob, username: 'bob' },
-      name: 'autoread',
-      locale: 'en-US',
-      options: [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as never,
-    });
-    await autoread.waitForResponse((r) => r.kind === 'callback', 15_000);
+    // Auto-read posts MP3s in #general while the bot is in no voice channel.
+    await page.getByRole('link', { name: 'Server settings' }).click();
+    await page.getByLabel('Channel', { exact: true }).selectOption({ label: '#general' });
+    await page.getByLabel(/Also post MP3s/).check();
+    await page.getByRole('button', { name: 'Add' }).click();
+    await text('ul.plain').toContain('#general (MP3s)');
     const from = emulator.requests().length;
     await discord.sendMessage({
       channelId: DEFAULT_IDS.general,
@@ -143,10 +140,11 @@ describe('the web dashboard in a browser', () => {
     await count('.bars li').toBe(30);
     await text('table caption').toBe('Who spent the most');
     await page.getByRole('link', { name: 'Audit log' }).click();
-    await count('table.audit tbody tr').toBe(4);
+    await count('table.audit tbody tr').toBe(5);
     await text('table.audit tbody').toContain('Bob (dashboard)');
     await text('table.audit tbody').toContain(`voice = ${VOICE}`);
     await text('table.audit tbody').toContain('added GPU → じーぴーゆー');
+    await text('table.audit tbody').toContain('Auto-read: added channel #general');
   });
 
   it('a forged or missing CSRF token changes nothing; screenshots in Japanese and English, desktop and phone', async () => {
