@@ -61,6 +61,8 @@ export interface PageServerOptions {
   /** The bot child as the page shows it: its status and log (a BotProcess). */
   bot: BotView;
   tap: VoiceTap;
+  /** The bot's web dashboard, linked from the page. */
+  dashboardUrl?: string | undefined;
 }
 
 export class PageServer {
@@ -146,6 +148,7 @@ export class PageServer {
       guild: guildView(this.#guild),
       botUser: { id: discord.botUser.id, username: discord.botUser.username },
       bot: { status: bot.status, logs: bot.logs.map(shortLine) },
+      dashboardUrl: this.#options.dashboardUrl ?? null,
       commands: discord.commands.guild[this.#options.guildId] ?? discord.commands.global,
       timeline: this.#timeline(),
       utterances: tap.utterances,
