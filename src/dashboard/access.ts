@@ -16,8 +16,8 @@ export interface GuildAccess {
 export interface BotView {
   /** The guild, when the bot is in it and its shard runs on this host. */
   guild(guildId: string): Promise<Guild | undefined>;
-  /** The member fetched from Discord now, or null when they are not in the server. */
-  member(guild: Guild, userId: string): Promise<GuildMember | null>;
+  /** The member fetched from Discord now (`fresh`, the default) or as the gateway keeps them, or null when they are not in the server. */
+  member(guild: Guild, userId: string, fresh?: boolean): Promise<GuildMember | null>;
 }
 
 /**
@@ -37,16 +37,24 @@ export function clientView(client: Client, host: { shardCount: number; shards: r
       if (own.has(shard) || !onHost.has(shard)) return undefined;
       return client.guilds.fetch({ guild: guildId, cache: false, withCounts: false }).catch(() => undefined);
     },
-    member: (guild, userId) => guild.members.fetch({ user: userId, force: true, cache: false }).catch(() => null),
+    async member(guild, userId, fresh = true) {
+      const cached = fresh ? undefined : guild.members.cache.get(userId);
+      return cached ?? guild.members.fetch({ user: userId, force: true, cache: false }).catch(() => null);
+    },
   };
 }
 
 /** The member's access to a server, or undefined when the bot or the member is not in it. */
-export async function accessTo(view: BotView, guildId: string, userId: string): Promise<GuildAccess | undefined> {
+export async function accessTo(
+  view: BotView,
+  guildId: string,
+  userId: string,
+  options: { fresh?: boolean } = {},
+): Promise<GuildAccess | undefined> {
   if (!/^\d{5,25}$/.test(guildId)) return undefined;
   const guild = await view.guild(guildId);
   if (!guild) return undefined;
-  const member = await view.member(guild, userId);
+  const member = await view.member(guild, userId, options.fresh ?? true);
   if (!member) return undefined;
   return { guild, member, manager: member.permissions.has(PermissionFlagsBits.ManageGuild) };
 }

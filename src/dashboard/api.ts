@@ -159,15 +159,24 @@ const myStore = (deps: ApiDeps, access: GuildAccess) => dictionaryStore(deps.ctx
 
 /** The servers the member shares with the bot (this process's), and whether they manage each. */
 async function listGuilds(deps: ApiDeps, session: Session) {
-  const theirs = await deps.oauth.guilds(session.accessToken);
+  // Discord limits users/@me/guilds tightly: asked at most once a minute per session.
+  let theirs = guildLists.get(session);
+  if (!theirs || theirs.at + GUILD_LIST_MS < Date.now()) {
+    theirs = { at: Date.now(), ids: (await deps.oauth.guilds(session.accessToken)).map((g) => g.id) };
+    guildLists.set(session, theirs);
+  }
   const shared = await Promise.all(
-    theirs.map(async (g) => {
-      const access = await accessTo(deps.view, g.id, session.userId);
-      return access ? { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager } : undefined;
+    theirs.ids.map(async (id) => {
+      // The list's admin badge from the gateway's member when it has one; every view and change asks Discord.
+      const access = await accessTo(deps.view, id, session.userId, { fresh: false });
+      return access ? { id, name: access.guild.name, icon: access.guild.icon, manager: access.manager } : undefined;
     }),
   );
   return shared.filter((g) => g !== undefined);
 }
+
+const GUILD_LIST_MS = 60_000;
+const guildLists = new WeakMap<Session, { at: number; ids: string[] }>();
 
 /** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
 async function adminView(deps: ApiDeps, access: GuildAccess) {

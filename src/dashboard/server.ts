@@ -78,7 +78,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       return send(res, 200, texts, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' });
 
     if (method === 'GET' && url.pathname === '/auth/login') {
-      const allowed = sessions.allowLogin(req.socket.remoteAddress ?? 'unknown');
+      const allowed = sessions.allowLogin(clientAddress(req));
       if (!allowed.ok) {
         logger.warn({ retryAfterS: allowed.retryAfterS }, 'dashboard sign-in rate limited');
         return send(res, 429, t(lang, 'dashboard.error_rate_limited'), {
@@ -181,6 +181,18 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Who starts a sign-in, for its rate limit: the peer, or behind a reverse proxy on this machine
+ * (the peer is loopback) the address it appended last to X-Forwarded-For.
+ */
+function clientAddress(req: IncomingMessage): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  const forwarded = req.headers['x-forwarded-for'];
+  const loopback = peer === '::1' || peer.startsWith('127.') || peer.startsWith('::ffff:127.');
+  if (!loopback || typeof forwarded !== 'string') return peer;
+  return forwarded.split(',').at(-1)?.trim() || peer;
 }
 
 /** The page's language: its X-Lang header (the member's choice), else the browser's Accept-Language. */

@@ -197,5 +197,12 @@ describe('the web dashboard in a browser', () => {
     const session = await pageApi('GET', '/session', null);
     const change = await pageApi('PATCH', `/guilds/${guildId}/settings`, session.body.csrf, { voice: 'ja-JP-Wavenet-A' });
     expect(change.status).toBe(403);
+
+    // The session cookie is HttpOnly and SameSite=Lax; neither it nor the client secret is ever logged.
+    const cookie = (await browser.context.cookies(url)).find((c) => c.name === 'ydash_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false });
+    const logged = JSON.stringify(bot.logs) + bot.stderr();
+    expect(logged).not.toContain(discord.bots[0]!.clientSecret);
+    expect(logged).not.toContain(cookie.value);
   });
 });
