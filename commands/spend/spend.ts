@@ -1,16 +1,15 @@
 import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './role-allowances.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 // Spend, shown before it is spent: role allowances and the /narrate confirmation threshold.
 
-const MAX_CHARS = 10_000_000;
+const MAX_CHARS = ROLE_ALLOWANCE_RANGE.max;
 const roleOption = {
   type: ApplicationCommandOptionType.Role,
   ...named('role', 'ロール'),
@@ -38,7 +37,7 @@ const data = {
           ...named('chars', '文字数'),
           ...described('Monthly characters per member', 'メンバーごとの月間文字数'),
           required: true,
-          min_value: 1,
+          min_value: ROLE_ALLOWANCE_RANGE.min,
           max_value: MAX_CHARS,
         },
       ],
@@ -96,15 +95,12 @@ export default {
       },
       async 'role-remove'({ role: roleId }) {
         // By id: a deleted role's allowance can still be removed.
-        if (!(await ctx.repos.roleAllowances.remove(guildId, roleId)))
-          throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
+        await removeRoleAllowance(ctx, guildId, commandActor(interaction), roleId);
         await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` }));
       },
       async 'role-limit'({ role, chars }) {
         const roleId = await requireExistingRole(interaction, role);
-        requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
-        const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
-        await ctx.repos.roleAllowances.set(guildId, roleId, chars);
+        const { base } = await setRoleAllowance(ctx, guildId, commandActor(interaction), roleId, chars);
         await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));
       },
     });

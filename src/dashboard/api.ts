@@ -5,6 +5,7 @@ import { changeGuildSettings, type SettingsChange } from '../../commands/config/
 import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
 import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
 import { checkImport } from '../../commands/dictionary/dictionary-files.ts';
+import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
@@ -71,6 +72,20 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await admin(deps, req);
       await removeAutoRead(deps.ctx, access.guild.id, actor(access), text(req.body.channelId));
       return ok(autoReadChannels(deps.ctx, access.guild.id));
+    }
+    case 'PUT /guilds/:id/roles': {
+      const access = await admin(deps, req);
+      const roleId = text(req.body.roleId);
+      // The role must exist in the server now (as /spend's role option does).
+      if (!access.guild.roles.cache.has(roleId) || roleId === access.guild.id)
+        throw new UserError('roles.unknown', { vars: { role: roleId.slice(0, 30) } });
+      await setRoleAllowance(deps.ctx, access.guild.id, actor(access), roleId, Number(req.body.chars));
+      return ok(deps.ctx.repos.roleAllowances.list(access.guild.id));
+    }
+    case 'DELETE /guilds/:id/roles': {
+      const access = await admin(deps, req);
+      await removeRoleAllowance(deps.ctx, access.guild.id, actor(access), text(req.body.roleId));
+      return ok(deps.ctx.repos.roleAllowances.list(access.guild.id));
     }
     case 'GET /guilds/:id/audit': {
       const access = await admin(deps, req);
@@ -192,6 +207,11 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
     voiceChannels: channels.filter((c) => isVoiceType(c.type)),
     readableChannels: channels.filter((c) => isAutoReadable(c.type)),
     autoRead: autoReadChannels(deps.ctx, id),
+    roles: [...access.guild.roles.cache.values()]
+      .filter((r) => r.id !== id && !r.managed)
+      .sort((a, b) => b.position - a.position)
+      .map((r) => ({ id: r.id, name: r.name })),
+    roleAllowances: repos.roleAllowances.list(id),
     dictionary: repos.dictionary.own(id),
     audit: repos.audit.recent(id, 50),
   };

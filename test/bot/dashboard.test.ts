@@ -138,6 +138,16 @@ describe('the web dashboard', () => {
     expect(csv.headers.get('content-disposition')).toContain('dictionary.csv');
     expect(csv.body).toContain('ABC,えいびいしい');
 
+    // A role allowance within the operator's ceiling (3,000 here), by /spend's rule; a role that does not exist is refused.
+    const roles = `/guilds/${guildId}/roles`;
+    const over = await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 5000 });
+    const unknown = await admin.api('PUT', roles, { roleId: '1234567890123456789', chars: 2000 });
+    expect([over.status, unknown.status]).toEqual([400, 400]);
+    expect(over.body.message).toContain('3,000');
+    expect((await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 })).body).toEqual([
+      { roleId: DEFAULT_IDS.moderatorRole, monthlyLimit: 2000 },
+    ]);
+
     const i = await h.discord.sendInteraction({
       channelId: DEFAULT_IDS.general,
       user: { id: bob, username: 'bob' },
@@ -147,8 +157,9 @@ describe('the web dashboard', () => {
     });
     await i.waitForResponse((r) => r.kind === 'callback', 10_000);
     const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; via: string; detail: object }[];
-    expect(audit.slice(0, 2).map((e) => [e.action, e.via, e.detail])).toEqual([
+    expect(audit.slice(0, 3).map((e) => [e.action, e.via, e.detail])).toEqual([
       ['settings', 'command', { pitch: 5 }],
+      ['roles.set', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 }],
       ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
     ]);
   });

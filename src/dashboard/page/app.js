@@ -2,6 +2,7 @@
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
 import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
 import { auditLog, usageCard } from './reports.js';
+import { autoReadCard, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 
 const main = document.getElementById('main');
@@ -120,66 +121,6 @@ function voiceInput(value, placeholder) {
   });
 }
 
-/** The channels read aloud automatically: listed with a remove button, and one to add. */
-function autoReadCard(guildId, g) {
-  const nameOf = (id) => g.readableChannels.find((c) => c.id === id)?.name ?? id;
-  const list = h('ul', { class: 'plain' });
-  const channel = h('select', {});
-  const mp3 = h('input', { type: 'checkbox' });
-  const draw = (entries) => {
-    list.replaceChildren(
-      ...(entries.length === 0 ? [h('li', { class: 'hint', text: tr('autoread_none') })] : []),
-      ...entries.map((e) =>
-        h(
-          'li',
-          {},
-          h('span', { text: `#${nameOf(e.channelId)}${e.postAudio ? ` (${tr('autoread_mp3_tag')})` : ''}` }),
-          ' ',
-          h('button', {
-            type: 'button',
-            class: 'danger',
-            'aria-label': `${tr('delete')} #${nameOf(e.channelId)}`,
-            text: tr('delete'),
-            onclick: async () => {
-              const left = await change(() => api('DELETE', `/guilds/${guildId}/autoread`, { channelId: e.channelId }), tr('saved'));
-              if (left) draw(left);
-            },
-          }),
-        ),
-      ),
-    );
-    const listed = new Set(entries.map((e) => e.channelId));
-    channel.replaceChildren(
-      ...g.readableChannels.filter((c) => !listed.has(c.id)).map((c) => h('option', { value: c.id, text: `#${c.name}` })),
-    );
-  };
-  draw(g.autoRead);
-  const form = h(
-    'form',
-    {
-      onsubmit: async (e) => {
-        e.preventDefault();
-        const entries = await change(
-          () => api('POST', `/guilds/${guildId}/autoread`, { channelId: channel.value, postAudio: mp3.checked }),
-          tr('saved'),
-        );
-        if (entries) draw(entries);
-      },
-    },
-    field(tr('autoread_channel'), channel),
-    h('div', { class: 'check' }, mp3, h('label', { for: (mp3.id ||= newId()), text: tr('autoread_mp3') })),
-    h('button', { type: 'submit', text: tr('add') }),
-  );
-  return h(
-    'section',
-    { class: 'card' },
-    h('h3', { text: tr('autoread_title') }),
-    h('p', { class: 'hint', text: tr('autoread_hint') }),
-    list,
-    form,
-  );
-}
-
 const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
 function memberSettings(guildId, me) {
@@ -228,9 +169,9 @@ function memberSettings(guildId, me) {
 
 async function adminTab(guildId, tab) {
   const g = await api('GET', `/guilds/${guildId}`);
-  if (tab === 'settings') return h('div', {}, serverSettings(guildId, g), autoReadCard(guildId, g));
+  if (tab === 'settings') return h('div', {}, serverSettings(guildId, g), autoReadCard(guildId, g), rolesCard(guildId, g));
   if (tab === 'dictionary') return dictionaryEditor(`/guilds/${guildId}/dictionary`, g.dictionary, tr('tab_dictionary'));
-  return auditLog(g.audit, g.readableChannels);
+  return auditLog(g.audit, g.readableChannels, g.roles);
 }
 
 function serverSettings(guildId, g) {
@@ -315,7 +256,6 @@ function serverSettings(guildId, g) {
   );
   return form;
 }
-
 async function start() {
   const chosen = localStorage.getItem('lang');
   state.lang = chosen === 'ja' || chosen === 'en' ? chosen : navigator.language.startsWith('ja') ? 'ja' : 'en';

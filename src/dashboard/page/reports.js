@@ -42,7 +42,8 @@ export function usageCard(u, server) {
   );
 }
 
-export function auditLog(entries, channels) {
+export function auditLog(entries, channels, roles) {
+  const role = (id) => `@${roles.find((r) => r.id === id)?.name ?? id}`;
   const channel = (id) => `#${channels.find((c) => c.id === id)?.name ?? id}`;
   if (entries.length === 0) return h('section', { class: 'card' }, h('p', { text: tr('audit_empty') }));
   const when = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'short', timeStyle: 'short' });
@@ -51,6 +52,8 @@ export function auditLog(entries, channels) {
     if (e.action === 'dictionary.add') return tr('action_dictionary_add', d);
     if (e.action === 'dictionary.remove') return tr('action_dictionary_remove', d);
     if (e.action === 'dictionary.import') return tr('action_dictionary_import', d);
+    if (e.action === 'roles.set') return tr('action_roles_set', { role: role(d.roleId), chars: n(d.chars) });
+    if (e.action === 'roles.remove') return tr('action_roles_remove', { role: role(d.roleId) });
     if (e.action === 'autoread.add') return tr('action_autoread_add', { channel: channel(d.channelId) });
     if (e.action === 'autoread.remove') return tr('action_autoread_remove', { channel: channel(d.channelId) });
     return tr('action_settings', {

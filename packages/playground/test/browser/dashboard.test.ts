@@ -97,7 +97,7 @@ describe('the web dashboard in a browser', () => {
     await text('.server').toContain('Admin');
     await page.locator('.server').first().click();
     await page.getByLabel('Voice', { exact: true }).fill(VOICE);
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save' }).first().click();
     await text('#status').toBe('Saved.');
 
     await page.getByRole('link', { name: 'Dictionary' }).click();

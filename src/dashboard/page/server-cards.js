@@ -1,0 +1,134 @@
+// The server's lists an admin edits beside its settings: auto-read channels and role allowances.
+import { api, change, field, h, n, newId, tr } from './dom.js';
+
+/** Role allowances: a role's members get a larger monthly limit (within the operator's ceiling). */
+export function rolesCard(guildId, g) {
+  const nameOf = (id) => `@${g.roles.find((r) => r.id === id)?.name ?? id}`;
+  const tbody = h('tbody');
+  const draw = (allowances) =>
+    tbody.replaceChildren(
+      ...allowances.map((a) =>
+        h(
+          'tr',
+          {},
+          h('td', { text: nameOf(a.roleId) }),
+          h('td', { text: n(a.monthlyLimit) }),
+          h(
+            'td',
+            {},
+            h('button', {
+              type: 'button',
+              class: 'danger',
+              'aria-label': `${tr('delete')} ${nameOf(a.roleId)}`,
+              text: tr('delete'),
+              onclick: async () => {
+                const left = await change(() => api('DELETE', `/guilds/${guildId}/roles`, { roleId: a.roleId }), tr('saved'));
+                if (left) draw(left);
+              },
+            }),
+          ),
+        ),
+      ),
+    );
+  draw(g.roleAllowances);
+  const role = h(
+    'select',
+    {},
+    g.roles.map((r) => h('option', { value: r.id, text: `@${r.name}` })),
+  );
+  const chars = h('input', { type: 'number', min: 1, max: g.ceilings.roleMonthlyLimit, step: 1, required: true });
+  const form = h(
+    'form',
+    {
+      class: 'row',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const list = await change(
+          () => api('PUT', `/guilds/${guildId}/roles`, { roleId: role.value, chars: Number(chars.value) }),
+          tr('saved'),
+        );
+        if (list) draw(list);
+      },
+    },
+    field(tr('role'), role),
+    field(tr('role_chars'), chars, tr('ceiling_note_role', { max: n(g.ceilings.roleMonthlyLimit) })),
+    h('button', { type: 'submit', text: tr('save') }),
+  );
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', { text: tr('roles_title') }),
+    h('p', { class: 'hint', text: tr('roles_hint', { base: n(g.limits.user.value) }) }),
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h('tr', {}, h('th', { scope: 'col', text: tr('role') }), h('th', { scope: 'col', text: tr('role_chars') }), h('th', {})),
+      ),
+      tbody,
+    ),
+    form,
+  );
+}
+
+/** The channels read aloud automatically: listed with a remove button, and one to add. */
+export function autoReadCard(guildId, g) {
+  const nameOf = (id) => g.readableChannels.find((c) => c.id === id)?.name ?? id;
+  const list = h('ul', { class: 'plain' });
+  const channel = h('select', {});
+  const mp3 = h('input', { type: 'checkbox' });
+  const draw = (entries) => {
+    list.replaceChildren(
+      ...(entries.length === 0 ? [h('li', { class: 'hint', text: tr('autoread_none') })] : []),
+      ...entries.map((e) =>
+        h(
+          'li',
+          {},
+          h('span', { text: `#${nameOf(e.channelId)}${e.postAudio ? ` (${tr('autoread_mp3_tag')})` : ''}` }),
+          ' ',
+          h('button', {
+            type: 'button',
+            class: 'danger',
+            'aria-label': `${tr('delete')} #${nameOf(e.channelId)}`,
+            text: tr('delete'),
+            onclick: async () => {
+              const left = await change(() => api('DELETE', `/guilds/${guildId}/autoread`, { channelId: e.channelId }), tr('saved'));
+              if (left) draw(left);
+            },
+          }),
+        ),
+      ),
+    );
+    const listed = new Set(entries.map((e) => e.channelId));
+    channel.replaceChildren(
+      ...g.readableChannels.filter((c) => !listed.has(c.id)).map((c) => h('option', { value: c.id, text: `#${c.name}` })),
+    );
+  };
+  draw(g.autoRead);
+  const form = h(
+    'form',
+    {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const entries = await change(
+          () => api('POST', `/guilds/${guildId}/autoread`, { channelId: channel.value, postAudio: mp3.checked }),
+          tr('saved'),
+        );
+        if (entries) draw(entries);
+      },
+    },
+    field(tr('autoread_channel'), channel),
+    h('div', { class: 'check' }, mp3, h('label', { for: (mp3.id ||= newId()), text: tr('autoread_mp3') })),
+    h('button', { type: 'submit', text: tr('add') }),
+  );
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', { text: tr('autoread_title') }),
+    h('p', { class: 'hint', text: tr('autoread_hint') }),
+    list,
+    form,
+  );
+}
