@@ -6,6 +6,7 @@ import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/m
 import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
 import { checkImport } from '../../commands/dictionary/dictionary-files.ts';
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
+import { changeReading, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
@@ -59,6 +60,12 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const channels = await guildChannels(access.guild);
       const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
+      return ok(await adminView(deps, access));
+    }
+    case 'PATCH /guilds/:id/reading': {
+      const access = await admin(deps, req);
+      const roles = access.guild.roles.cache;
+      await changeReading(deps.ctx, access.guild.id, actor(access), req.body as ReadingChange, (id) => roles.has(id));
       return ok(await adminView(deps, access));
     }
     case 'POST /guilds/:id/autoread': {
@@ -212,6 +219,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
       .sort((a, b) => b.position - a.position)
       .map((r) => ({ id: r.id, name: r.name })),
     roleAllowances: repos.roleAllowances.list(id),
+    reading: repos.reading.get(id),
     dictionary: repos.dictionary.own(id),
     audit: repos.audit.recent(id, 50),
   };

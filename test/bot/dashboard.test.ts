@@ -138,6 +138,15 @@ describe('the web dashboard', () => {
     expect(csv.headers.get('content-disposition')).toContain('dictionary.csv');
     expect(csv.body).toContain('ABC,えいびいしい');
 
+    // Reading controls by /reading's rule: an unknown bots mode or role is refused, nothing saved.
+    const reading = `/guilds/${guildId}/reading`;
+    expect((await admin.api('PATCH', reading, { bots: 'some', emoji: true })).status).toBe(400);
+    expect((await admin.api('PATCH', reading, { requiredRoleId: '1234567890123456789' })).status).toBe(400);
+    expect(h.bot.context.repos.reading.get(guildId).emoji).toBe(false);
+    const readingSaved = await admin.api('PATCH', reading, { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
+    expect(readingSaved.body.reading).toMatchObject({ emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
+    await admin.api('PATCH', reading, { requiredRoleId: null });
+
     // A role allowance within the operator's ceiling (3,000 here), by /spend's rule; a role that does not exist is refused.
     const roles = `/guilds/${guildId}/roles`;
     const over = await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 5000 });
@@ -157,9 +166,11 @@ describe('the web dashboard', () => {
     });
     await i.waitForResponse((r) => r.kind === 'callback', 10_000);
     const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; via: string; detail: object }[];
-    expect(audit.slice(0, 3).map((e) => [e.action, e.via, e.detail])).toEqual([
+    expect(audit.slice(0, 5).map((e) => [e.action, e.via, e.detail])).toEqual([
       ['settings', 'command', { pitch: 5 }],
       ['roles.set', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 }],
+      ['reading', 'dashboard', { requiredRoleId: null }],
+      ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole }],
       ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
     ]);
   });

@@ -9,7 +9,7 @@ export function usageCard(u, server) {
     'ol',
     { class: 'bars', 'aria-label': tr(server ? 'usage_by_day_server' : 'usage_by_day_member') },
     u.days.map((d) => {
-      const bar = h('span', { class: 'bar' });
+      const bar = h('span', { class: 'day-bar' });
       bar.style.setProperty('--h', `${Math.round((d.chars / max) * 100)}%`);
       return h(
         'li',
@@ -47,20 +47,21 @@ export function auditLog(entries, channels, roles) {
   const channel = (id) => `#${channels.find((c) => c.id === id)?.name ?? id}`;
   if (entries.length === 0) return h('section', { class: 'card' }, h('p', { text: tr('audit_empty') }));
   const when = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'short', timeStyle: 'short' });
+  const fields = (d) =>
+    Object.entries(d)
+      .map(([k, v]) => `${k} = ${k.endsWith('RoleId') && v ? role(v) : k.endsWith('ChannelId') && v ? channel(v) : (v ?? '-')}`)
+      .join(', ');
   const what = (e) => {
     const d = e.detail;
     if (e.action === 'dictionary.add') return tr('action_dictionary_add', d);
     if (e.action === 'dictionary.remove') return tr('action_dictionary_remove', d);
     if (e.action === 'dictionary.import') return tr('action_dictionary_import', d);
+    if (e.action === 'reading') return tr('action_reading', { fields: fields(d) });
     if (e.action === 'roles.set') return tr('action_roles_set', { role: role(d.roleId), chars: n(d.chars) });
     if (e.action === 'roles.remove') return tr('action_roles_remove', { role: role(d.roleId) });
     if (e.action === 'autoread.add') return tr('action_autoread_add', { channel: channel(d.channelId) });
     if (e.action === 'autoread.remove') return tr('action_autoread_remove', { channel: channel(d.channelId) });
-    return tr('action_settings', {
-      fields: Object.entries(d)
-        .map(([k, v]) => `${k} = ${v ?? '-'}`)
-        .join(', '),
-    });
+    return tr('action_settings', { fields: fields(d) });
   };
   return h(
     'section',

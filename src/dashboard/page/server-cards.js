@@ -132,3 +132,43 @@ export function autoReadCard(guildId, g) {
     form,
   );
 }
+
+/** Whose messages and what is read (/reading): its switches, bots and webhooks, a required role. */
+export function readingCard(guildId, g) {
+  const r = g.reading;
+  const checks = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads'].map((key) => {
+    const input = h('input', { type: 'checkbox', checked: r[key] });
+    return { key, input, row: h('div', { class: 'check' }, input, h('label', { for: (input.id = newId()), text: tr(`reading_${key}`) })) };
+  });
+  const bots = h(
+    'select',
+    {},
+    ['off', 'listed', 'all'].map((mode) => h('option', { value: mode, selected: r.bots === mode, text: tr(`reading_bots_${mode}`) })),
+  );
+  const role = h(
+    'select',
+    {},
+    h('option', { value: '', text: tr('reading_everyone') }),
+    g.roles.map((x) => h('option', { value: x.id, selected: x.id === r.requiredRoleId, text: `@${x.name}` })),
+  );
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const wanted = { bots: bots.value, requiredRoleId: role.value || null };
+        for (const c of checks) wanted[c.key] = c.input.checked;
+        const body = Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== r[k]));
+        const saved = await change(() => api('PATCH', `/guilds/${guildId}/reading`, body), tr('saved'));
+        if (saved) Object.assign(r, saved.reading);
+      },
+    },
+    h('h3', { text: tr('reading_title') }),
+    checks.map((c) => c.row),
+    field(tr('reading_bots'), bots),
+    field(tr('reading_required_role'), role),
+    h('button', { type: 'submit', text: tr('save') }),
+  );
+  return form;
+}

@@ -162,7 +162,7 @@ describe('the web dashboard in a browser', () => {
     for (const lang of ['ja', 'en'] as const) {
       await page.locator('#lang').selectOption(lang);
       await page.getByRole('link', { name: lang === 'ja' ? 'サーバー設定' : 'Server settings' }).click();
-      await page.locator('form.card').waitFor();
+      await page.locator('form.card').first().waitFor();
       for (const [width, height, name] of [
         [1280, 900, 'desktop'],
         [390, 844, 'phone'],
