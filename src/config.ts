@@ -121,6 +121,8 @@ const schema = discordSchema.extend({
     .regex(/^\d{5,25}$/, "must be the application's id (digits, from the Developer Portal)")
     .optional(),
   DISCORD_CLIENT_SECRET: z.string().trim().min(8, 'does not look like a client secret (OAuth2 page of the Developer Portal)').optional(),
+  // The other hosts' dashboards: "SHARDS=URL" entries separated by spaces, e.g. "4-7=https://b.example.com".
+  DASHBOARD_PEERS: z.string().trim().optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -171,6 +173,8 @@ export interface DashboardConfig {
   /** DISCORD_CLIENT_ID; undefined: the bot's own application id. */
   clientId: string | undefined;
   clientSecret: string;
+  /** The dashboards of the hosts running other shards (DASHBOARD_PEERS), named for the servers they hold. */
+  peers: { shards: number[]; url: string }[];
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
@@ -253,12 +257,27 @@ function parseDashboard(e: Env): DashboardConfig | undefined {
   }
   if (e.DISCORD_CLIENT_SECRET === undefined)
     return fail('DISCORD_CLIENT_SECRET', "is required with DASHBOARD_PORT (the application's OAuth2 client secret)");
+  const peers = (e.DASHBOARD_PEERS ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const eq = entry.indexOf('=');
+      const shards = eq > 0 ? parseShardIds(entry.slice(0, eq)) : undefined;
+      const url = entry.slice(eq + 1).replace(/\/+$/, '');
+      if (!shards?.ok || !/^https:\/\/|^http:\/\/(127\.|localhost|\[::1\])/.test(url) || !URL.canParse(url))
+        return fail(
+          'DASHBOARD_PEERS',
+          'must be entries like 4-7=https://b.example.com (shard ids, "=", that host\'s DASHBOARD_URL), separated by spaces',
+        );
+      return { shards: shards.ids, url };
+    });
   return {
     port: e.DASHBOARD_PORT,
     host: e.DASHBOARD_HOST,
     publicUrl: e.DASHBOARD_URL?.replace(/\/+$/, ''),
     clientId: e.DISCORD_CLIENT_ID,
     clientSecret: e.DISCORD_CLIENT_SECRET,
+    peers,
   };
 }
 

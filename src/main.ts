@@ -140,7 +140,10 @@ async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Log
       config: dashboard,
       discordApiUrl: config.discord.apiUrl,
       applicationId: () => bot.client.application?.id,
-      deps: { ctx: bot.context, view: clientView(bot.client, plan ? { shardCount: plan.count, shards: plan.ids } : undefined) },
+      deps: {
+        ctx: bot.context,
+        view: clientView(bot.client, plan ? { shardCount: plan.count, shards: plan.ids } : undefined, dashboard.peers),
+      },
       logger: logger.child({ component: 'dashboard' }),
     });
   } catch (error) {

@@ -174,7 +174,26 @@ describe('the web dashboard variables', () => {
     expect(
       loadConfig({ ...REQUIRED, DASHBOARD_PORT: '8080', DISCORD_CLIENT_SECRET: secret, DASHBOARD_URL: 'https://bot.example.com/' })
         .dashboard,
-    ).toEqual({ port: 8080, host: '127.0.0.1', publicUrl: 'https://bot.example.com', clientId: undefined, clientSecret: secret });
+    ).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: 'https://bot.example.com',
+      clientId: undefined,
+      clientSecret: secret,
+      peers: [],
+    });
+    const peers = 'DASHBOARD_PEERS';
+    expect(
+      loadConfig({
+        ...REQUIRED,
+        DASHBOARD_PORT: '0',
+        DISCORD_CLIENT_SECRET: secret,
+        [peers]: '0-1,3=https://a.example.com/  4=https://b.example.com',
+      }).dashboard?.peers,
+    ).toEqual([
+      { shards: [0, 1, 3], url: 'https://a.example.com' },
+      { shards: [4], url: 'https://b.example.com' },
+    ]);
   });
 
   it('GIVEN a port without the client secret, an address without a port, or a plain-http public address THEN start-up refuses, naming the variable', () => {
@@ -184,5 +203,11 @@ describe('the web dashboard variables', () => {
     const http = refusal({ DASHBOARD_PORT: '8080', DISCORD_CLIENT_SECRET: secret, DASHBOARD_URL: 'http://bot.example.com' });
     expect(http).toContain('DASHBOARD_URL: must be https');
     expect(refusal({ DASHBOARD_PORT: 'web', DISCORD_CLIENT_SECRET: secret })).toContain('DASHBOARD_PORT: must be a port number');
+    expect(refusal({ DASHBOARD_PORT: '0', DISCORD_CLIENT_SECRET: secret, DASHBOARD_PEERS: 'https://b.example.com' })).toContain(
+      'DASHBOARD_PEERS: must be entries like 4-7=https://b.example.com',
+    );
+    expect(refusal({ DASHBOARD_PORT: '0', DISCORD_CLIENT_SECRET: secret, DASHBOARD_PEERS: '4=http://b.example.com' })).toContain(
+      'DASHBOARD_PEERS',
+    );
   });
 });

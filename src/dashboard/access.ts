@@ -16,6 +16,8 @@ export interface GuildAccess {
 export interface BotView {
   /** The guild, when the bot is in it and its shard runs on this host. */
   guild(guildId: string): Promise<Guild | undefined>;
+  /** Another host's dashboard (DASHBOARD_PEERS) when the bot is in this server and that host runs its shard. */
+  elsewhere(guildId: string): Promise<string | undefined>;
   /** The member fetched from Discord now (`fresh`, the default) or as the gateway keeps them, or null when they are not in the server. */
   member(guild: Guild, userId: string, fresh?: boolean): Promise<GuildMember | null>;
 }
@@ -25,7 +27,11 @@ export interface BotView {
  * REST. Under the shard manager one process serves the dashboard for the whole host: a guild of a
  * shard another process of this host runs is fetched over REST (not cached here).
  */
-export function clientView(client: Client, host: { shardCount: number; shards: readonly number[] } | undefined): BotView {
+export function clientView(
+  client: Client,
+  host: { shardCount: number; shards: readonly number[] } | undefined,
+  peers: readonly { shards: readonly number[]; url: string }[] = [],
+): BotView {
   const shards = client.options.shards;
   const own = new Set(typeof shards === 'number' ? [shards] : Array.isArray(shards) ? shards : [0]);
   const onHost = new Set(host?.shards ?? []);
@@ -33,15 +39,32 @@ export function clientView(client: Client, host: { shardCount: number; shards: r
     async guild(guildId) {
       const cached = client.guilds.cache.get(guildId);
       if (cached || !host) return cached;
-      const shard = Number((BigInt(guildId) >> 22n) % BigInt(host.shardCount));
+      const shard = shardOf(guildId, host.shardCount);
       if (own.has(shard) || !onHost.has(shard)) return undefined;
       return client.guilds.fetch({ guild: guildId, cache: false, withCounts: false }).catch(() => undefined);
+    },
+    async elsewhere(guildId) {
+      if (!host || !/^\d{5,25}$/.test(guildId)) return undefined;
+      const shard = shardOf(guildId, host.shardCount);
+      const peer = onHost.has(shard) ? undefined : peers.find((p) => p.shards.includes(shard));
+      if (!peer) return undefined;
+      // Discord answers for any guild the bot is in, whichever host's gateway holds it.
+      const present = await client.guilds.fetch({ guild: guildId, cache: false, withCounts: false }).then(
+        () => true,
+        () => false,
+      );
+      return present ? peer.url : undefined;
     },
     async member(guild, userId, fresh = true) {
       const cached = fresh ? undefined : guild.members.cache.get(userId);
       return cached ?? guild.members.fetch({ user: userId, force: true, cache: false }).catch(() => null);
     },
   };
+}
+
+/** The shard of a guild (Discord's formula). */
+function shardOf(guildId: string, shardCount: number): number {
+  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
 }
 
 /** The member's access to a server, or undefined when the bot or the member is not in it. */

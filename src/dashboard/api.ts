@@ -13,7 +13,7 @@ import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
 import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
 import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '../../commands/autoread/autoread-channels.ts';
-import type { DiscordOAuth } from './oauth.ts';
+import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
 
@@ -184,21 +184,24 @@ async function listGuilds(deps: ApiDeps, session: Session) {
   // Discord limits users/@me/guilds tightly: asked at most once a minute per session.
   let theirs = guildLists.get(session);
   if (!theirs || theirs.at + GUILD_LIST_MS < Date.now()) {
-    theirs = { at: Date.now(), ids: (await deps.oauth.guilds(session.accessToken)).map((g) => g.id) };
+    theirs = { at: Date.now(), guilds: await deps.oauth.guilds(session.accessToken) };
     guildLists.set(session, theirs);
   }
   const shared = await Promise.all(
-    theirs.ids.map(async (id) => {
+    theirs.guilds.map(async (g) => {
       // The list's admin badge from the gateway's member when it has one; every view and change asks Discord.
-      const access = await accessTo(deps.view, id, session.userId, { fresh: false });
-      return access ? { id, name: access.guild.name, icon: access.guild.icon, manager: access.manager } : undefined;
+      const access = await accessTo(deps.view, g.id, session.userId, { fresh: false });
+      if (access) return { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager };
+      // A server another host holds: where its dashboard is.
+      const elsewhere = await deps.view.elsewhere(g.id);
+      return elsewhere ? { id: g.id, name: g.name, icon: g.icon, manager: false, elsewhere } : undefined;
     }),
   );
   return shared.filter((g) => g !== undefined);
 }
 
 const GUILD_LIST_MS = 60_000;
-const guildLists = new WeakMap<Session, { at: number; ids: string[] }>();
+const guildLists = new WeakMap<Session, { at: number; guilds: DiscordUserGuild[] }>();
 
 /** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
 async function adminView(deps: ApiDeps, access: GuildAccess) {

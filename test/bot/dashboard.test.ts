@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
 import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
 import { createLogger } from '../../src/util/log.ts';
@@ -13,16 +14,27 @@ const guildId = DEFAULT_IDS.guild;
 const bob = DEFAULT_IDS.bob; // Moderator: Manage Server
 const alice = DEFAULT_IDS.alice; // no special permission
 
+// This host runs shard 1 of 2 (the default guild's); another host, whose dashboard is PEER, runs shard 0.
+const elsewhere = guildOnShard(0, 2);
+const PEER = 'https://b.example.com';
+
 let h: Harness;
 let dashboard: DashboardServer;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ discord: { guilds: [defaultGuild(), elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
   // The local Discord's OAuth2: the bot's own application (no DISCORD_CLIENT_ID), its client secret.
   dashboard = await startDashboard({
-    config: { port: 0, host: '127.0.0.1', publicUrl: undefined, clientId: undefined, clientSecret: h.discord.bots[0]!.clientSecret },
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      publicUrl: undefined,
+      clientId: undefined,
+      clientSecret: h.discord.bots[0]!.clientSecret,
+      peers: [],
+    },
     discordApiUrl: h.discord.apiUrl,
     applicationId: () => h.bot.client.application?.id,
-    deps: { ctx: h.bot.context, view: clientView(h.bot.client, undefined) },
+    deps: { ctx: h.bot.context, view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]) },
     logger: createLogger({ level: 'silent', secrets: [] }),
     sessions: { loginsPerWindow: 20 },
   });
@@ -66,8 +78,12 @@ describe('the web dashboard', () => {
     expect(forged.body.error).toBe('csrf');
     expect(h.bot.context.repos.guildSettings.get(guildId)).toEqual(before);
     expect(h.bot.context.repos.dictionary.own(guildId)).toEqual([]);
-    // The same browser's session works with its token.
-    expect((await admin.api('GET', '/guilds')).body).toEqual([expect.objectContaining({ id: guildId, manager: true })]);
+    // The same browser's session works with its token. A server another host holds is named with that host's dashboard.
+    expect((await admin.api('GET', '/guilds')).body).toEqual([
+      expect.objectContaining({ id: guildId, manager: true }),
+      { id: elsewhere.id, name: elsewhere.name, icon: null, manager: false, elsewhere: PEER },
+    ]);
+    expect((await admin.api('GET', `/guilds/${elsewhere.id}`)).status).toBe(404);
   });
 
   it("an admin's voice and three dictionary entries are how the next chat message is read, each change in the audit log", async () => {
@@ -177,7 +193,10 @@ describe('the web dashboard', () => {
 
   it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {
     const member = await signedIn(alice);
-    expect((await member.api('GET', '/guilds')).body).toEqual([expect.objectContaining({ id: guildId, manager: false })]);
+    expect((await member.api('GET', '/guilds')).body).toEqual([
+      expect.objectContaining({ id: guildId, manager: false }),
+      expect.objectContaining({ id: elsewhere.id, elsewhere: PEER }),
+    ]);
     const view = await member.api('GET', `/guilds/${guildId}`);
     const change = await member.api('PATCH', `/guilds/${guildId}/settings`, { speed: 3 });
     const entry = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });

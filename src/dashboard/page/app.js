@@ -63,9 +63,12 @@ async function serverList() {
           {},
           h(
             'a',
-            { href: `#/g/${g.id}/${g.manager ? 'settings' : 'me'}`, class: 'server' },
+            g.elsewhere
+              ? { href: `${g.elsewhere}/#/g/${g.id}/me`, class: 'server', title: tr('elsewhere') }
+              : { href: `#/g/${g.id}/${g.manager ? 'settings' : 'me'}`, class: 'server' },
             h('span', { text: g.name }),
             g.manager ? h('span', { class: 'badge', text: tr('admin_badge') }) : null,
+            g.elsewhere ? h('span', { class: 'hint', text: `${tr('elsewhere')} ↗` }) : null,
           ),
         ),
       ),
