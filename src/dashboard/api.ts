@@ -3,6 +3,8 @@ import type { Actor } from '../db/repositories.ts';
 import { UserError } from '../discord/errors.ts';
 import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
 import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
+import { previewAudio } from '../../commands/voice/voice-preview.ts';
+import { readFile } from 'node:fs/promises';
 import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
 import { checkImport } from '../../commands/dictionary/dictionary-files.ts';
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
@@ -26,7 +28,7 @@ import { ApiRefusal } from './errors.ts';
 export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
 
 export interface ApiDeps {
-  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config'>;
+  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer'>;
   view: BotView;
   oauth: DiscordOAuth;
 }
@@ -133,6 +135,11 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await memberOf(deps, req);
       const spoken = await setReadName(deps.ctx, access.guild.id, session.userId, text(req.body.reading));
       return ok({ ...memberView(deps, access), spoken });
+    }
+    case 'POST /me/:id/preview': {
+      const access = await memberOf(deps, req);
+      const voice = text(req.body.voice).trim() || memberVoice(deps.ctx, access.guild.id, access.member.id).voice;
+      return { status: 200, body: await previewMp3(deps, access, voice, req.lang), file: { name: 'preview.mp3', type: 'audio/mpeg' } };
     }
     case 'POST /me/:id/dictionary': {
       const access = await memberOf(deps, req);
@@ -244,6 +251,18 @@ async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
     days: repos.dailySpend.days(period, scope),
     top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
   };
+}
+
+/** The voice preview's MP3 (/voice preview's sample and payer), read once and released. */
+async function previewMp3(deps: ApiDeps, access: GuildAccess, voice: string, lang: Lang): Promise<Buffer> {
+  const audio = await previewAudio(deps.ctx, access.guild.id, access.member.id, voice, lang);
+  try {
+    if (audio.mp3) return audio.mp3;
+    if (audio.mp3Path) return await readFile(audio.mp3Path);
+    throw new UserError('voice.check_busy', { vars: { voice } });
+  } finally {
+    audio.release?.();
+  }
 }
 
 /** What a member sees of themselves in one server: the voice they are read with, their name reading, their own dictionary. */

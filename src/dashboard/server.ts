@@ -135,7 +135,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     const segments = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map(decodeURIComponent);
     const result = await handleApi(deps, { method, segments, query: url.searchParams, body, session, lang });
     if (result.file)
-      return send(res, result.status, String(result.body), {
+      return send(res, result.status, Buffer.isBuffer(result.body) ? result.body : String(result.body), {
         'content-type': result.file.type,
         'content-disposition': `attachment; filename="${result.file.name}"`,
       });

@@ -208,6 +208,16 @@ describe('the web dashboard', () => {
     // A server the bot is not in, or an id that is none, is not theirs to know about.
     expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
 
+    // A voice preview: /voice preview's sample as MP3, made by the service, paid by the server.
+    const from = standardRequests(h.emulator).length;
+    const preview = await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: { voice: 'ja-JP-Wavenet-A' } });
+    expect(preview.status).toBe(200);
+    expect(preview.headers.get('content-type')).toBe('audio/mpeg');
+    expect(standardRequests(h.emulator).slice(from)).toEqual([
+      expect.objectContaining({ voice: 'ja-JP-Wavenet-A', text: 'こんにちは、この声で読み上げます。' }),
+    ]);
+    expect((await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: {}, csrf: null })).status).toBe(403);
+
     const mine = await member.api('PATCH', `/me/${guildId}/voice`, { speed: 2 });
     expect(mine.status).toBe(200);
     expect(mine.body.voice).toMatchObject({ speed: 2, own: { speed: 2 } });

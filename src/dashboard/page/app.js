@@ -124,6 +124,30 @@ function voiceInput(value, placeholder) {
   });
 }
 
+/** Plays the voice's sample (/voice preview's; the server's characters), or says why not. */
+function previewButton(guildId, input) {
+  const button = h('button', { type: 'button', class: 'preview', text: `▶ ${tr('preview_voice')}` });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const res = await fetch(`/api/me/${guildId}/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': state.session?.csrf ?? '', 'x-lang': state.lang },
+        body: JSON.stringify({ voice: input.value.trim() || input.placeholder }),
+      });
+      if (!res.ok) return say((await res.json()).message, 'error');
+      const audio = new Audio(URL.createObjectURL(await res.blob()));
+      await audio.play();
+      say(tr('preview_playing'));
+    } catch {
+      say(tr('error_internal'), 'error');
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
 const num = (input) => (input.value.trim() === '' ? null : Number(input.value));
 
 function memberSettings(guildId, me) {
@@ -144,7 +168,7 @@ function memberSettings(guildId, me) {
     },
     h('h3', { text: tr('my_voice') }),
     h('p', { class: 'hint', text: tr('server_default_hint') }),
-    field(tr('voice'), voice),
+    h('div', { class: 'row' }, field(tr('voice'), voice), previewButton(guildId, voice)),
     h('div', { class: 'row' }, field(tr('speed'), speed), field(tr('pitch'), pitch)),
     h('button', { type: 'submit', class: 'primary', text: tr('save') }),
   );
@@ -242,7 +266,7 @@ function serverSettings(guildId, g) {
       },
     },
     h('h3', { text: tr('tab_settings') }),
-    field(tr('voice'), voice),
+    h('div', { class: 'row' }, field(tr('voice'), voice), previewButton(guildId, voice)),
     h('div', { class: 'row' }, field(tr('speed'), speed), field(tr('pitch'), pitch)),
     cb(readNames, tr('read_names')),
     cb(announce, tr('announce')),
