@@ -142,7 +142,7 @@ async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Log
       applicationId: () => bot.client.application?.id,
       deps: {
         ctx: bot.context,
-        view: clientView(bot.client, plan ? { shardCount: plan.count, shards: plan.ids } : undefined, dashboard.peers),
+        view: clientView(bot.client, plan ? { shardCount: plan.count, shards: hostShards(plan) } : undefined, dashboard.peers),
       },
       logger: logger.child({ component: 'dashboard' }),
     });
@@ -153,6 +153,12 @@ async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Log
     );
     return exit(1);
   }
+}
+
+/** The shards of this host: under the shard manager every process's (it says so), else this process's. */
+function hostShards(plan: ShardPlan): number[] {
+  const all = process.env.YOMIAGE_HOST_SHARDS?.split(',').filter(Boolean).map(Number);
+  return all && all.length > 0 && all.every(Number.isInteger) ? all : plan.ids;
 }
 
 /** Exits once pending error reports were posted (at most 5 s). */
