@@ -4,7 +4,7 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import type { GuildSettings } from '../../src/db/repositories.ts';
+import type { Actor, GuildSettings } from '../../src/db/repositories.ts';
 import { choice, described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
@@ -71,6 +71,23 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
   },
 ] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
+/**
+ * Stops (or resumes) reading a member's messages: /config mute's rule for the command and the web
+ * dashboard (the caller has checked Manage Server); the bot itself is refused. Audit-logged.
+ */
+export async function setMuted(
+  ctx: Pick<BotContext, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  member: { id: string; isBot: boolean },
+  muted: boolean,
+): Promise<void> {
+  if (member.isBot) throw new UserError('config.mute_self_bot');
+  if (typeof muted !== 'boolean') throw new UserError('config.not_on_off', { vars: { setting: 'mute' } });
+  await ctx.repos.userSettings.set(guildId, member.id, { muted });
+  await ctx.repos.audit.record(guildId, actor, muted ? 'mute' : 'unmute', { memberId: member.id });
+}
+
 /** The second line of /config show: reading language and the server's limit. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
   const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
@@ -91,8 +108,7 @@ export function memberControls(
   const change = (patch: SettingsChange) => changeGuildSettings(ctx, guildId, commandActor(interaction), patch, { isVoiceChannel });
   return {
     async mute({ member, muted }) {
-      if (member === interaction.client.user.id) throw new UserError('config.mute_self_bot');
-      await ctx.repos.userSettings.set(guildId, member, { muted });
+      await setMuted(ctx, guildId, commandActor(interaction), { id: member, isBot: member === interaction.client.user.id }, muted);
       await interaction.reply({
         content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member}>` }),
         allowedMentions: { parse: [] },

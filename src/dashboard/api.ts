@@ -2,6 +2,7 @@ import type { BotContext } from '../discord/interactions/context.ts';
 import type { Actor } from '../db/repositories.ts';
 import { UserError } from '../discord/errors.ts';
 import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
+import { setMuted } from '../../commands/config/config-members.ts';
 import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
 import { previewAudio } from '../../commands/voice/voice-preview.ts';
 import { readFile } from 'node:fs/promises';
@@ -63,6 +64,15 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
       return ok(await adminView(deps, access));
+    }
+    case 'PUT /guilds/:id/muted': {
+      const access = await admin(deps, req);
+      // A member of the server now, as /config mute's member option is.
+      const member = await access.guild.members.fetch({ user: text(req.body.memberId), cache: false }).catch(() => null);
+      if (!member) throw new UserError('dashboard.unknown_member');
+      const isBot = member.id === access.guild.client.user.id;
+      await setMuted(deps.ctx, access.guild.id, actor(access), { id: member.id, isBot }, req.body.muted as boolean);
+      return ok(mutedOf(deps, access));
     }
     case 'PATCH /guilds/:id/reading': {
       const access = await admin(deps, req);
@@ -230,6 +240,11 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
       .map((r) => ({ id: r.id, name: r.name })),
     roleAllowances: repos.roleAllowances.list(id),
     reading: repos.reading.get(id),
+    muted: mutedOf(deps, access),
+    members: [...access.guild.members.cache.values()]
+      .filter((m) => !m.user.bot)
+      .slice(0, 500)
+      .map((m) => ({ id: m.id, name: m.displayName })),
     dictionary: repos.dictionary.own(id),
     audit: repos.audit.recent(id, 50),
   };
@@ -263,6 +278,13 @@ async function previewMp3(deps: ApiDeps, access: GuildAccess, voice: string, lan
   } finally {
     audio.release?.();
   }
+}
+
+/** The server's muted members, with their names as the gateway knows them. */
+function mutedOf(deps: ApiDeps, access: GuildAccess) {
+  return deps.ctx.repos.userSettings
+    .muted(access.guild.id)
+    .map((id) => ({ id, name: access.guild.members.cache.get(id)?.displayName ?? id }));
 }
 
 /** What a member sees of themselves in one server: the voice they are read with, their name reading, their own dictionary. */

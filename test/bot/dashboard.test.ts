@@ -189,6 +189,15 @@ describe('the web dashboard', () => {
       ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole }],
       ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
     ]);
+
+    // /config mute's rule: a member of the server, never the bot; audit-logged; undone the same way.
+    const muted = `/guilds/${guildId}/muted`;
+    expect((await admin.api('PUT', muted, { memberId: DEFAULT_IDS.bot, muted: true })).status).toBe(400);
+    expect((await admin.api('PUT', muted, { memberId: '1234567890123456789', muted: true })).status).toBe(400);
+    expect((await admin.api('PUT', muted, { memberId: alice, muted: true })).body).toEqual([{ id: alice, name: 'Alice' }]);
+    expect(h.bot.context.repos.userSettings.get(guildId, alice).muted).toBe(true);
+    expect((await admin.api('PUT', muted, { memberId: alice, muted: false })).body).toEqual([]);
+    expect(h.bot.context.repos.audit.recent(guildId, 2).map((e) => e.action)).toEqual(['unmute', 'mute']);
   });
 
   it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {

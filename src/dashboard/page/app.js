@@ -2,7 +2,7 @@
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
 import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
 import { auditLog, usageCard } from './reports.js';
-import { autoReadCard, readingCard, rolesCard } from './server-cards.js';
+import { autoReadCard, mutedCard, readingCard, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 
 const main = document.getElementById('main');
@@ -197,9 +197,17 @@ function memberSettings(guildId, me) {
 async function adminTab(guildId, tab) {
   const g = await api('GET', `/guilds/${guildId}`);
   if (tab === 'settings')
-    return h('div', {}, serverSettings(guildId, g), readingCard(guildId, g), autoReadCard(guildId, g), rolesCard(guildId, g));
+    return h(
+      'div',
+      {},
+      serverSettings(guildId, g),
+      readingCard(guildId, g),
+      mutedCard(guildId, g),
+      autoReadCard(guildId, g),
+      rolesCard(guildId, g),
+    );
   if (tab === 'dictionary') return dictionaryEditor(`/guilds/${guildId}/dictionary`, g.dictionary, tr('tab_dictionary'));
-  return auditLog(g.audit, g.readableChannels, g.roles);
+  return auditLog(g.audit, g.readableChannels, g.roles, g.members);
 }
 
 function serverSettings(guildId, g) {

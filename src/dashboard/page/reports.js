@@ -42,7 +42,8 @@ export function usageCard(u, server) {
   );
 }
 
-export function auditLog(entries, channels, roles) {
+export function auditLog(entries, channels, roles, members) {
+  const member = (id) => members.find((m) => m.id === id)?.name ?? id;
   const role = (id) => `@${roles.find((r) => r.id === id)?.name ?? id}`;
   const channel = (id) => `#${channels.find((c) => c.id === id)?.name ?? id}`;
   if (entries.length === 0) return h('section', { class: 'card' }, h('p', { text: tr('audit_empty') }));
@@ -56,6 +57,7 @@ export function auditLog(entries, channels, roles) {
     if (e.action === 'dictionary.add') return tr('action_dictionary_add', d);
     if (e.action === 'dictionary.remove') return tr('action_dictionary_remove', d);
     if (e.action === 'dictionary.import') return tr('action_dictionary_import', d);
+    if (e.action === 'mute' || e.action === 'unmute') return tr(`action_${e.action}`, { member: member(d.memberId) });
     if (e.action === 'reading') return tr('action_reading', { fields: fields(d) });
     if (e.action === 'roles.set') return tr('action_roles_set', { role: role(d.roleId), chars: n(d.chars) });
     if (e.action === 'roles.remove') return tr('action_roles_remove', { role: role(d.roleId) });

@@ -76,7 +76,7 @@ export function rolesCard(guildId, g) {
 /** The channels read aloud automatically: listed with a remove button, and one to add. */
 export function autoReadCard(guildId, g) {
   const nameOf = (id) => g.readableChannels.find((c) => c.id === id)?.name ?? id;
-  const list = h('ul', { class: 'plain' });
+  const list = h('ul', { class: 'plain', id: 'autoread-list' });
   const channel = h('select', {});
   const mp3 = h('input', { type: 'checkbox' });
   const draw = (entries) => {
@@ -171,4 +171,46 @@ export function readingCard(guildId, g) {
     h('button', { type: 'submit', text: tr('save') }),
   );
   return form;
+}
+
+/** Members whose messages are not read (/config mute): unmute one, or mute another. */
+export function mutedCard(guildId, g) {
+  const list = h('ul', { class: 'plain' });
+  const put = async (memberId, muted) => {
+    const now = await change(() => api('PUT', `/guilds/${guildId}/muted`, { memberId, muted }), tr('saved'));
+    if (now) draw(now);
+  };
+  const draw = (muted) =>
+    list.replaceChildren(
+      ...(muted.length === 0 ? [h('li', { class: 'hint', text: tr('muted_none') })] : []),
+      ...muted.map((m) =>
+        h('li', {}, h('span', { text: m.name }), h('button', { type: 'button', text: tr('unmute'), onclick: () => put(m.id, false) })),
+      ),
+    );
+  draw(g.muted);
+  const member = h(
+    'select',
+    {},
+    g.members.map((m) => h('option', { value: m.id, text: m.name })),
+  );
+  const form = h(
+    'form',
+    {
+      class: 'row',
+      onsubmit: (e) => {
+        e.preventDefault();
+        void put(member.value, true);
+      },
+    },
+    field(tr('mute_member'), member),
+    h('button', { type: 'submit', class: 'danger', text: tr('mute') }),
+  );
+  return h(
+    'section',
+    { class: 'card' },
+    h('h3', { text: tr('muted_title') }),
+    h('p', { class: 'hint', text: tr('muted_hint') }),
+    list,
+    form,
+  );
 }

@@ -118,7 +118,7 @@ describe('the web dashboard in a browser', () => {
     await page.getByLabel('Channel', { exact: true }).selectOption({ label: '#general' });
     await page.getByLabel(/Also post MP3s/).check();
     await page.getByRole('button', { name: 'Add' }).click();
-    await text('ul.plain').toContain('#general (MP3s)');
+    await text('#autoread-list').toContain('#general (MP3s)');
     const from = emulator.requests().length;
     await discord.sendMessage({
       channelId: DEFAULT_IDS.general,
