@@ -168,7 +168,7 @@ describe('the web dashboard variables', () => {
     return undefined;
   };
 
-  it('GIVEN no DASHBOARD_PORT THEN off; GIVEN one THEN on 127.0.0.1 with the client secret, the public URL without its trailing slash', () => {
+  it('GIVEN no DASHBOARD_PORT THEN off; GIVEN one THEN on 127.0.0.1 with the client secret and the public URL', () => {
     expect(loadConfig(REQUIRED).dashboard).toBeUndefined();
     const secret = 'client-secret-abcdefgh';
     expect(
@@ -196,7 +196,7 @@ describe('the web dashboard variables', () => {
     ]);
   });
 
-  it('GIVEN a port without the client secret, an address without a port, or a plain-http public address THEN start-up refuses, naming the variable', () => {
+  it('GIVEN a port without its secret, an address without a port, or plain http THEN start-up refuses, naming it', () => {
     expect(refusal({ DASHBOARD_PORT: '8080' })).toContain('DISCORD_CLIENT_SECRET: is required with DASHBOARD_PORT');
     expect(refusal({ DASHBOARD_URL: 'https://bot.example.com' })).toContain('DASHBOARD_URL: needs DASHBOARD_PORT');
     const secret = 'client-secret-abcdefgh';

@@ -52,7 +52,7 @@ async function signedIn(userId: string): Promise<DashboardClient> {
 }
 
 describe('the web dashboard', () => {
-  it('refuses every API request without a valid session (401), and a change with a missing or forged CSRF token (403), changing nothing', async () => {
+  it('refuses every request without a valid session (401), and changes with a missing or forged CSRF token (403)', async () => {
     const anonymous = new DashboardClient(dashboard.url);
     for (const [method, path] of [
       ['GET', '/session'],
@@ -109,7 +109,8 @@ describe('the web dashboard', () => {
     const autoRead = await admin.api('POST', `/guilds/${guildId}/autoread`, { channelId: DEFAULT_IDS.general, postAudio: true });
     expect(autoRead.body).toEqual([{ channelId: DEFAULT_IDS.general, postAudio: true }]);
     const from = standardRequests(h.emulator).length;
-    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: alice, username: 'alice' }, content: 'ABC と XYZ と GPU' });
+    const author = { id: alice, username: 'alice' };
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author, content: 'ABC と XYZ と GPU' });
     await vi.waitFor(() => expect(standardRequests(h.emulator).length).toBeGreaterThan(from), { timeout: 20_000 });
     const request = standardRequests(h.emulator).slice(from)[0]!;
     expect(request).toMatchObject({ voice, speed: 1.5 });
@@ -138,7 +139,7 @@ describe('the web dashboard', () => {
     expect(audit.at(-1)!.detail).toEqual({ voice, speed: 1.5 });
   });
 
-  it('a pasted list is summarised first and merged on request, with the checks of /dictionary import; the export is its CSV; slash commands are in the audit log too', async () => {
+  it('a pasted list is checked and summarised, then merged; the export is CSV; slash commands are in the audit log too', async () => {
     const admin = await signedIn(bob);
     const path = `/guilds/${guildId}/dictionary/import`;
     const bad = await admin.api('POST', path, { text: 'ok\tおーけー\n<@123>\tめんしょん\n' });

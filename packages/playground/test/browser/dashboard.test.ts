@@ -24,6 +24,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 
 const SCREENSHOTS = join(ROOT, 'test-results');
 const guildId = DEFAULT_IDS.guild;
 const VOICE = 'en-US-Wavenet-C';
+const READ_AS = 'えーびーしー と えっくすわいぜっと と じーぴーゆー';
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -92,7 +93,7 @@ const text = (selector: string) =>
 const count = (selector: string) => expect.poll(() => page.locator(selector).count(), POLL);
 
 describe('the web dashboard in a browser', () => {
-  it('an admin signs in with Discord, changes the voice and adds three entries; the next chat message is read with them; the audit log shows it', async () => {
+  it('an admin signs in, sets the voice, adds three entries; the next chat message is read with them; the audit log shows it', async () => {
     await signIn(DEFAULT_IDS.bob);
     await text('.server').toContain('Admin');
     await page.locator('.server').first().click();
@@ -134,7 +135,7 @@ describe('the web dashboard in a browser', () => {
             .find((r) => r.target === 'standard')?.body,
         { timeout: 20_000 },
       )
-      .toMatchObject({ voice: VOICE, text: expect.stringContaining('えーびーしー と えっくすわいぜっと と じーぴーゆー') });
+      .toMatchObject({ voice: VOICE, text: expect.stringContaining(READ_AS) });
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await count('.bars li').toBe(30);
@@ -181,7 +182,7 @@ describe('the web dashboard in a browser', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it("sign-out ends the session; a member who is no admin sees only their own settings, and the API refuses them the server's", async () => {
+  it("sign-out ends the session; a member who is no admin sees only their own settings; the API refuses the server's", async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.locator('#signin').waitFor();
     expect((await pageApi('GET', '/guilds', null)).status).toBe(401);
