@@ -20,12 +20,27 @@ import { t, type Lang } from '../../src/discord/i18n.ts';
 
 const SHOWN_PROBLEMS = 15;
 
-/** Whether the member may edit the server's dictionary: Manage Server, or the role the admins allowed (/dictionary editors). */
-export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
-  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return true;
+/**
+ * Whether a member may edit the server's dictionary: Manage Server, or the role the admins allowed
+ * (/dictionary editors). The one rule for the command and the web dashboard.
+ */
+export function mayEditDictionary(
+  repos: Repositories,
+  guildId: string,
+  member: { manageGuild: boolean; hasRole(roleId: string): boolean },
+): boolean {
+  if (member.manageGuild) return true;
   const roleId = repos.controls.get(guildId).dictionaryRoleId;
+  return roleId !== null && member.hasRole(roleId);
+}
+
+/** mayEditDictionary for the member who used a command, as Discord sent them with the interaction. */
+export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
   const roles = interaction.member?.roles;
-  return roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
+  return mayEditDictionary(repos, guildId, {
+    manageGuild: interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false,
+    hasRole: (roleId) => (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false)),
+  });
 }
 
 /** isDictionaryEditor, or a localised refusal. */

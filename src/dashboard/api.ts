@@ -7,7 +7,7 @@ import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/m
 import { previewAudio } from '../../commands/voice/voice-preview.ts';
 import { readFile } from 'node:fs/promises';
 import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
-import { checkImport } from '../../commands/dictionary/dictionary-files.ts';
+import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictionary-files.ts';
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
 import { changeReading, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
@@ -115,24 +115,28 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       return ok(await usageOf(deps, access, true));
     }
     case 'POST /guilds/:id/dictionary': {
-      const access = await admin(deps, req);
+      const access = await editor(deps, req);
       const entry = await addEntry(serverStore(deps, access), req.lang, text(req.body.word), text(req.body.reading));
       return ok(entry, 201);
     }
     case 'DELETE /guilds/:id/dictionary': {
-      const access = await admin(deps, req);
+      const access = await editor(deps, req);
       return ok({ word: await removeEntry(serverStore(deps, access), text(req.body.word)) });
     }
     case 'POST /guilds/:id/dictionary/import': {
-      const access = await admin(deps, req);
+      const access = await editor(deps, req);
       return importInto(serverStore(deps, access), req);
     }
     case 'GET /guilds/:id/dictionary/export': {
-      const access = await admin(deps, req);
+      const access = await editor(deps, req);
       return exportOf(serverStore(deps, access).own(), req.query.get('format'));
     }
     case 'GET /me/:id':
       return ok(memberView(deps, await memberOf(deps, req)));
+    case 'GET /guilds/:id/dictionary': {
+      const access = await editor(deps, req);
+      return ok(deps.ctx.repos.dictionary.own(access.guild.id));
+    }
     case 'GET /me/:id/usage':
       return ok(await usageOf(deps, await memberOf(deps, req), false));
     case 'PATCH /me/:id/voice': {
@@ -186,6 +190,20 @@ async function admin(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
   const access = await memberOf(deps, req);
   if (!access.manager) throw new ApiRefusal('not_manager');
   return access;
+}
+
+/** memberOf, and allowed to edit the server's dictionary (/dictionary's rule: Manage Server or the editors role), or 403. */
+async function editor(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await memberOf(deps, req);
+  if (!isEditor(deps, access)) throw new ApiRefusal('not_manager');
+  return access;
+}
+
+function isEditor(deps: ApiDeps, access: GuildAccess): boolean {
+  return mayEditDictionary(deps.ctx.repos, access.guild.id, {
+    manageGuild: access.manager,
+    hasRole: (id) => access.member.roles.cache.has(id),
+  });
 }
 
 function actor(access: GuildAccess): Actor {
@@ -292,6 +310,7 @@ function memberView(deps: ApiDeps, access: GuildAccess) {
   return {
     guild: { id: access.guild.id, name: access.guild.name },
     manager: access.manager,
+    dictionaryEditor: isEditor(deps, access),
     voice: memberVoice(deps.ctx, access.guild.id, access.member.id),
     dictionary: deps.ctx.repos.personalDictionary.own(access.member.id),
   };

@@ -17,11 +17,15 @@ const alice = DEFAULT_IDS.alice; // no special permission
 // This host runs shard 1 of 2 (the default guild's); another host, whose dashboard is PEER, runs shard 0.
 const elsewhere = guildOnShard(0, 2);
 const PEER = 'https://b.example.com';
+// A role with no permission, which /dictionary editors can name.
+const EDITORS = '1000000000000000601';
+const guild = defaultGuild();
+guild.roles.push({ id: EDITORS, name: 'Dictionary editors', permissions: '0', position: 3 });
 
 let h: Harness;
 let dashboard: DashboardServer;
 beforeAll(async () => {
-  h = await startHarness({ discord: { guilds: [defaultGuild(), elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
+  h = await startHarness({ discord: { guilds: [guild, elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
   // The local Discord's OAuth2: the bot's own application (no DISCORD_CLIENT_ID), its client secret.
   dashboard = await startDashboard({
     config: {
@@ -215,6 +219,17 @@ describe('the web dashboard', () => {
     expect((await member.api('GET', `/me/${guildId}/usage`)).body.usage.used).toBeGreaterThan(0);
     expect(view.body).toEqual({ error: 'not_manager', message: expect.stringContaining('Manage Server') });
     expect(h.bot.context.repos.guildSettings.get(guildId).speed).toBe(1.5);
+    // The dictionary's editors role (/dictionary editors) lets a member edit it without Manage Server, by the same rule.
+    await h.bot.context.repos.controls.update(guildId, { dictionaryRoleId: EDITORS });
+    const refused = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    expect(refused.status).toBe(403);
+    // Given the role (the member as Discord has it is fetched for every request).
+    h.discord.guilds[0]!.members.find((m) => m.user.id === alice)!.roles.push(EDITORS);
+    const asEditor = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    expect(asEditor.status).toBe(201);
+    expect((await member.api('GET', `/me/${guildId}`)).body).toMatchObject({ manager: false, dictionaryEditor: true });
+    expect((await member.api('GET', `/guilds/${guildId}`)).status).toBe(403);
+
     // A server the bot is not in, or an id that is none, is not theirs to know about.
     expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
 

@@ -87,7 +87,9 @@ async function serverPage(guildId, tab) {
           ['usage', tr('tab_usage')],
           ['audit', tr('tab_audit')],
         ]
-      : []),
+      : me.dictionaryEditor
+        ? [['dictionary', tr('tab_dictionary')]]
+        : []),
   ];
   const current = tabs.some(([t]) => t === tab) ? tab : 'me';
   const nav = h(
@@ -195,6 +197,9 @@ function memberSettings(guildId, me) {
 }
 
 async function adminTab(guildId, tab) {
+  // The dictionary's editors need not manage the server (/dictionary editors): its own endpoint.
+  if (tab === 'dictionary')
+    return dictionaryEditor(`/guilds/${guildId}/dictionary`, await api('GET', `/guilds/${guildId}/dictionary`), tr('tab_dictionary'));
   const g = await api('GET', `/guilds/${guildId}`);
   if (tab === 'settings')
     return h(
@@ -206,7 +211,6 @@ async function adminTab(guildId, tab) {
       autoReadCard(guildId, g),
       rolesCard(guildId, g),
     );
-  if (tab === 'dictionary') return dictionaryEditor(`/guilds/${guildId}/dictionary`, g.dictionary, tr('tab_dictionary'));
   return auditLog(g.audit, g.readableChannels, g.roles, g.members);
 }
 
