@@ -97,8 +97,16 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       const code = url.searchParams.get('code');
       if (!login || !code)
         return redirect(res, `/?signin=${url.searchParams.get('error') ? 'denied' : 'expired'}`, { 'set-cookie': clearLogin });
-      const token = await oauth.exchange(code, login.verifier);
-      const user = await oauth.user(token.accessToken);
+      let token: Awaited<ReturnType<DiscordOAuth['exchange']>>;
+      let user: Awaited<ReturnType<DiscordOAuth['user']>>;
+      try {
+        token = await oauth.exchange(code, login.verifier);
+        user = await oauth.user(token.accessToken);
+      } catch (error) {
+        // Discord refused the code or did not answer: the browser is sent back to sign in again.
+        logger.warn({ err: error }, 'dashboard sign-in failed at Discord');
+        return redirect(res, '/?signin=failed', { 'set-cookie': clearLogin });
+      }
       const session = sessions.create(user, token.accessToken, jar.get(SESSION_COOKIE));
       logger.info({ userId: user.id }, 'dashboard sign-in');
       const maxAgeS = Math.min(sessions.sessionMs / 1000, token.expiresInS);
@@ -132,7 +140,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     }
     if (!isApi) return refuse(res, lang, 404, 'not_found');
     const body = changes ? await readJson(req, MAX_BODY) : {};
-    const segments = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map(decodeURIComponent);
+    const segments = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map(safeDecode);
     const result = await handleApi(deps, { method, segments, query: url.searchParams, body, session, lang });
     if (result.file)
       return send(res, result.status, Buffer.isBuffer(result.body) ? result.body : String(result.body), {
@@ -194,6 +202,15 @@ function clientAddress(req: IncomingMessage): string {
   const loopback = peer === '::1' || peer.startsWith('127.') || peer.startsWith('::ffff:127.');
   if (!loopback || typeof forwarded !== 'string') return peer;
   return forwarded.split(',').at(-1)?.trim() || peer;
+}
+
+/** A path segment decoded; a malformed escape stays as it is (and matches no route). */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** The page's language: its X-Lang header (the member's choice), else the browser's Accept-Language. */

@@ -270,6 +270,14 @@ describe('the web dashboard', () => {
     expect((await browser.request(back)).headers.get('location')).toBe('/?signin=expired');
     expect(browser.jar.has('ydash_session')).toBe(false);
 
+    // A code Discord does not know (forged, or used elsewhere) signs nobody in either.
+    const forged = new DashboardClient(dashboard.url);
+    const started = await forged.request('/auth/login');
+    const backWith = new URL(await approveAtLocalDiscord(started.headers.get('location')!, bob));
+    backWith.searchParams.set('code', 'not-a-code');
+    expect((await forged.request(backWith.href)).headers.get('location')).toBe('/?signin=failed');
+    expect(forged.jar.has('ydash_session')).toBe(false);
+
     const statuses: number[] = [];
     for (let i = 0; i < 25; i++) statuses.push((await browser.request('/auth/login')).status);
     expect(statuses).toContain(429);

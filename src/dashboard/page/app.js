@@ -42,7 +42,7 @@ function signedOut() {
     'section',
     { class: 'card center' },
     h('p', { text: tr('sign_in_hint') }),
-    why ? h('p', { class: 'error', text: tr(why === 'denied' ? 'signin_denied' : 'signin_expired') }) : null,
+    why ? h('p', { class: 'error', text: tr({ denied: 'signin_denied', failed: 'signin_failed' }[why] ?? 'signin_expired') }) : null,
     h('a', { class: 'button primary', href: '/auth/login', id: 'signin', text: tr('sign_in') }),
   );
 }
