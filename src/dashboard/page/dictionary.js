@@ -69,11 +69,17 @@ export function dictionaryEditor(path, initial, title, hint) {
   const file = h('input', { type: 'file', accept: '.json,.csv,.tsv,.txt' });
   const summary = h('p', { class: 'hint', 'aria-live': 'polite' });
   let pending = null;
+  // Merge and Replace only once a check has summarised what they would do.
+  const merge = h('button', { type: 'button', disabled: true, onclick: () => apply('merge'), text: tr('merge') });
+  const replace = h('button', { type: 'button', class: 'danger', disabled: true, onclick: () => apply('replace'), text: tr('replace') });
+  const ready = (yes) => (merge.disabled = replace.disabled = !yes);
   async function check(name, text) {
     pending = null;
+    ready(false);
     const result = await change(() => api('POST', `${path}/import`, { name, text }), '');
     if (!result) return;
     pending = { name, text };
+    ready(true);
     summary.textContent = tr('import_summary', result.summary);
   }
   async function apply(mode) {
@@ -94,12 +100,7 @@ export function dictionaryEditor(path, initial, title, hint) {
       text: tr('preview'),
     }),
     summary,
-    h(
-      'div',
-      { class: 'row' },
-      h('button', { type: 'button', onclick: () => apply('merge'), text: tr('merge') }),
-      h('button', { type: 'button', class: 'danger', onclick: () => apply('replace'), text: tr('replace') }),
-    ),
+    h('div', { class: 'row' }, merge, replace),
     h(
       'p',
       {},
