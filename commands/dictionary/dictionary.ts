@@ -11,6 +11,7 @@ import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { changeControls } from '../spend/guild-controls-change.ts';
 
 // Which dictionary a subcommand works on: the server's (the default) or the member's own.
 const scope = {
@@ -139,7 +140,8 @@ export default {
       async editors({ role }) {
         requireManageGuild(interaction);
         const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
-        await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
+        // The dashboard's rule too (commands/spend/guild-controls-change.ts), audit-logged.
+        await changeControls(ctx, guildId, commandActor(interaction), { dictionaryRoleId: roleId }, (id) => id === roleId);
         await interaction.reply({
           content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'),
           flags: MessageFlags.Ephemeral,

@@ -2,6 +2,7 @@ import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputAp
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './role-allowances.ts';
+import { changeControls, NARRATE_CONFIRM_RANGE } from './guild-controls-change.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
@@ -55,8 +56,8 @@ const data = {
           ...named('chars', '文字数'),
           ...described('Characters (0: always ask)', '文字数（0 で常に確認）'),
           required: true,
-          min_value: 0,
-          max_value: 3000,
+          min_value: NARRATE_CONFIRM_RANGE.min,
+          max_value: NARRATE_CONFIRM_RANGE.max,
         },
       ],
     ),
@@ -71,7 +72,7 @@ export default {
     const reply = (content: string) => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
     await runSubcommand(interaction, data, {
       async 'narrate-confirm'({ chars }) {
-        await ctx.repos.controls.update(guildId, { narrateConfirmChars: chars });
+        await changeControls(ctx, guildId, commandActor(interaction), { narrateConfirmChars: chars }, () => false);
         await reply(t(lang, 'spend.confirm_set', { chars }));
       },
       async roles() {

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
 import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictionary-files.ts';
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
+import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
 import { changeReading, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { Lang } from '../discord/i18n.ts';
@@ -73,6 +74,12 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const isBot = member.id === access.guild.client.user.id;
       await setMuted(deps.ctx, access.guild.id, actor(access), { id: member.id, isBot }, req.body.muted as boolean);
       return ok(mutedOf(deps, access));
+    }
+    case 'PATCH /guilds/:id/controls': {
+      const access = await admin(deps, req);
+      const roles = access.guild.roles.cache;
+      await changeControls(deps.ctx, access.guild.id, actor(access), req.body as ControlsChange, (id) => roles.has(id));
+      return ok(await adminView(deps, access));
     }
     case 'PATCH /guilds/:id/reading': {
       const access = await admin(deps, req);
@@ -258,6 +265,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
       .map((r) => ({ id: r.id, name: r.name })),
     roleAllowances: repos.roleAllowances.list(id),
     reading: repos.reading.get(id),
+    controls: repos.controls.get(id),
     muted: mutedOf(deps, access),
     members: [...access.guild.members.cache.values()]
       .filter((m) => !m.user.bot)

@@ -219,8 +219,12 @@ describe('the web dashboard', () => {
     expect((await member.api('GET', `/me/${guildId}/usage`)).body.usage.used).toBeGreaterThan(0);
     expect(view.body).toEqual({ error: 'not_manager', message: expect.stringContaining('Manage Server') });
     expect(h.bot.context.repos.guildSettings.get(guildId).speed).toBe(1.5);
-    // The dictionary's editors role (/dictionary editors) lets a member edit it without Manage Server, by the same rule.
-    await h.bot.context.repos.controls.update(guildId, { dictionaryRoleId: EDITORS });
+    // The dictionary's editors role (/dictionary editors, set by an admin here) lets a member edit it without Manage Server.
+    const admin = await signedIn(bob);
+    expect((await admin.api('PATCH', `/guilds/${guildId}/controls`, { dictionaryRoleId: '1234567890123456789' })).status).toBe(400);
+    expect((await admin.api('PATCH', `/guilds/${guildId}/controls`, { narrateConfirmChars: 5000 })).status).toBe(400);
+    const controls = await admin.api('PATCH', `/guilds/${guildId}/controls`, { dictionaryRoleId: EDITORS, narrateConfirmChars: 100 });
+    expect(controls.body.controls).toMatchObject({ dictionaryRoleId: EDITORS, narrateConfirmChars: 100 });
     const refused = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
     expect(refused.status).toBe(403);
     // Given the role (the member as Discord has it is fetched for every request).

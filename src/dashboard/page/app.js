@@ -2,7 +2,7 @@
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
 import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
 import { auditLog, usageCard } from './reports.js';
-import { autoReadCard, mutedCard, readingCard, rolesCard } from './server-cards.js';
+import { autoReadCard, controlsCard, mutedCard, readingCard, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 
 const main = document.getElementById('main');
@@ -210,6 +210,7 @@ async function adminTab(guildId, tab) {
       mutedCard(guildId, g),
       autoReadCard(guildId, g),
       rolesCard(guildId, g),
+      controlsCard(guildId, g),
     );
   return auditLog(g.audit, g.readableChannels, g.roles, g.members);
 }

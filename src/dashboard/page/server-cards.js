@@ -214,3 +214,32 @@ export function mutedCard(guildId, g) {
     form,
   );
 }
+
+/** Who besides Manage Server edits the dictionary (/dictionary editors), and when /narrate asks first (/spend narrate-confirm). */
+export function controlsCard(guildId, g) {
+  const c = g.controls;
+  const editors = h(
+    'select',
+    {},
+    h('option', { value: '', text: tr('editors_none') }),
+    g.roles.map((r) => h('option', { value: r.id, selected: r.id === c.dictionaryRoleId, text: `@${r.name}` })),
+  );
+  const confirm = h('input', { type: 'number', min: 0, max: 3000, step: 1, value: c.narrateConfirmChars, required: true });
+  return h(
+    'form',
+    {
+      class: 'card',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        const wanted = { dictionaryRoleId: editors.value || null, narrateConfirmChars: Number(confirm.value) };
+        const body = Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== c[k]));
+        const saved = await change(() => api('PATCH', `/guilds/${guildId}/controls`, body), tr('saved'));
+        if (saved) Object.assign(c, saved.controls);
+      },
+    },
+    h('h3', { text: tr('controls_title') }),
+    field(tr('editors_role'), editors),
+    field(tr('narrate_confirm'), confirm),
+    h('button', { type: 'submit', text: tr('save') }),
+  );
+}
