@@ -54,5 +54,10 @@ export default defineConfig(
     // What one script declares for the others is neither unused nor a redeclaration.
     rules: { '@typescript-eslint/no-unused-vars': ['error', { vars: 'local' }], 'no-redeclare': ['error', { builtinGlobals: false }] },
   },
+  {
+    // The dashboard's page: ES modules in the browser (src/dashboard/page).
+    files: ['src/dashboard/page/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: globals.browser },
+  },
   prettier,
 );

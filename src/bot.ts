@@ -358,7 +358,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons };
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));

@@ -133,6 +133,25 @@ const schema = discordSchema.safeExtend({
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
+  // The web dashboard (off when unset; 0 lets the OS pick a port), signed in with Discord's OAuth2.
+  DASHBOARD_PORT: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a port number (0-65535)')
+    .transform(Number)
+    .pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' }))
+    .optional(),
+  DASHBOARD_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  // Its public address (the OAuth2 redirect is this plus /auth/callback): https, or http to loopback.
+  DASHBOARD_URL: tokenUrl(' (the public address of the dashboard, e.g. https://bot.example.com)').optional(),
+  DISCORD_CLIENT_ID: z
+    .string()
+    .trim()
+    .regex(/^\d{5,25}$/, "must be the application's id (digits, from the Developer Portal)")
+    .optional(),
+  DISCORD_CLIENT_SECRET: z.string().trim().min(8, 'does not look like a client secret (OAuth2 page of the Developer Portal)').optional(),
+  // The other hosts' dashboards: "SHARDS=URL" entries separated by spaces, e.g. "4-7=https://b.example.com".
+  DASHBOARD_PEERS: z.string().trim().optional(),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -173,6 +192,21 @@ export interface Config {
   ops: { metricsPort: number | undefined; metricsHost: string; errorWebhookUrl: string | undefined };
   /** The operator's bot-wide dictionary file, applied under each server's own entries. */
   globalDictionaryFile: string | undefined;
+  /** The web dashboard (DASHBOARD_PORT set), or undefined when it is off. */
+  dashboard: DashboardConfig | undefined;
+}
+
+/** Where the dashboard listens, its public address, and the application's OAuth2 client (the secret is a secret). */
+export interface DashboardConfig {
+  port: number;
+  host: string;
+  /** DASHBOARD_URL without a trailing slash; undefined: http://host:port as bound. */
+  publicUrl: string | undefined;
+  /** DISCORD_CLIENT_ID; undefined: the bot's own application id. */
+  clientId: string | undefined;
+  clientSecret: string;
+  /** The dashboards of the hosts running other shards (DASHBOARD_PEERS), named for the servers they hold. */
+  peers: { shards: number[]; url: string }[];
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
@@ -241,6 +275,42 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
     ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
     globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
+    dashboard: parseDashboard(e),
+  };
+}
+
+/** The dashboard's variables together: a port needs the client secret, and an address needs a port. */
+function parseDashboard(e: Env): DashboardConfig | undefined {
+  const fail = (variable: string, problem: string): never => {
+    throw new ConfigError({ issues: [{ variable, problem }] });
+  };
+  if (e.DASHBOARD_PORT === undefined) {
+    if (e.DASHBOARD_URL !== undefined) fail('DASHBOARD_URL', 'needs DASHBOARD_PORT (the dashboard is off without it)');
+    return undefined;
+  }
+  if (e.DISCORD_CLIENT_SECRET === undefined)
+    return fail('DISCORD_CLIENT_SECRET', "is required with DASHBOARD_PORT (the application's OAuth2 client secret)");
+  const peers = (e.DASHBOARD_PEERS ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const eq = entry.indexOf('=');
+      const shards = eq > 0 ? parseShardIds(entry.slice(0, eq)) : undefined;
+      const url = entry.slice(eq + 1).replace(/\/+$/, '');
+      if (!shards?.ok || !/^https:\/\/|^http:\/\/(127\.|localhost|\[::1\])/.test(url) || !URL.canParse(url))
+        return fail(
+          'DASHBOARD_PEERS',
+          'must be entries like 4-7=https://b.example.com (shard ids, "=", that host\'s DASHBOARD_URL), separated by spaces',
+        );
+      return { shards: shards.ids, url };
+    });
+  return {
+    port: e.DASHBOARD_PORT,
+    host: e.DASHBOARD_HOST,
+    publicUrl: e.DASHBOARD_URL?.replace(/\/+$/, ''),
+    clientId: e.DISCORD_CLIENT_ID,
+    clientSecret: e.DISCORD_CLIENT_SECRET,
+    peers,
   };
 }
 

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { ShardPlan } from './ops/shard-plan.ts';
 import type { OpsEndpoints } from './ops/ops-server.ts';
 import type { Logger } from './util/log.ts';
+import type { Bot } from './bot.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
 // (one process: the shards of SHARD_IDS, or one shard when SHARD_COUNT is unset) or, with
@@ -34,6 +35,8 @@ const [
   { startOpsServer },
   { createLogger },
   { parseStall, stallEvery },
+  { clientView },
+  { startDashboard },
 ] = await Promise.all([
   import('./bot.ts'),
   import('./discord/rest-agent.ts'),
@@ -47,11 +50,14 @@ const [
   import('./ops/ops-server.ts'),
   import('./util/log.ts'),
   import('./util/stall.ts'),
+  import('./dashboard/access.ts'),
+  import('./dashboard/server.ts'),
 ]);
 const secrets = [
   config.discord.token,
   ...config.discord.extraTokens,
   config.tts.token,
+  ...(config.dashboard ? [config.dashboard.clientSecret] : []),
   ...urlPasswords(config),
   ...(config.ops.errorWebhookUrl ? [config.ops.errorWebhookUrl] : []),
 ];
@@ -109,7 +115,9 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
   }
   // Listening before the gateway is: /healthz answers at once, /readyz says when it is ready.
   const ops = await serveOps(botEndpoints(metrics, bot.readiness), logger);
+  const dashboard = await serveDashboard(bot, plan, logger);
   onStop(async () => {
+    await dashboard?.close();
     await ops?.close();
     await bot.stop();
   }, logger);
@@ -148,6 +156,41 @@ async function serveOps(endpoints: OpsEndpoints, logger: Logger) {
     );
     return exit(1);
   }
+}
+
+/**
+ * DASHBOARD_PORT's web dashboard, served by one process of this host: the bot itself, or under
+ * the shard manager its first process (for the guilds of every process here: they share the
+ * database, and members and guilds are fetched from Discord). A port that cannot be bound stops start-up.
+ */
+async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Logger) {
+  const dashboard = config.dashboard;
+  const processIndex = process.env.YOMIAGE_SHARD_PROCESS;
+  if (!dashboard || (processIndex !== undefined && processIndex !== '0')) return undefined;
+  try {
+    return await startDashboard({
+      config: dashboard,
+      discordApiUrl: config.discord.apiUrl,
+      applicationId: () => bot.client.application?.id,
+      deps: {
+        ctx: bot.context,
+        view: clientView(bot.client, plan ? { shardCount: plan.count, shards: hostShards(plan) } : undefined, dashboard.peers),
+      },
+      logger: logger.child({ component: 'dashboard' }),
+    });
+  } catch (error) {
+    logger.fatal(
+      { code: (error as { code?: string }).code, host: dashboard.host, port: dashboard.port },
+      'could not listen on DASHBOARD_HOST:DASHBOARD_PORT',
+    );
+    return exit(1);
+  }
+}
+
+/** The shards of this host: under the shard manager every process's (it says so), else this process's. */
+function hostShards(plan: ShardPlan): number[] {
+  const all = process.env.YOMIAGE_HOST_SHARDS?.split(',').filter(Boolean).map(Number);
+  return all && all.length > 0 && all.every(Number.isInteger) ? all : plan.ids;
 }
 
 /** Exits once pending error reports were posted (at most 5 s). */

@@ -201,3 +201,57 @@ describe("the operator's ceilings on what server admins may set", () => {
     expect(fails({ GUILD_MONTHLY_CHARS_MAX: 'lots' }).variables).toEqual(['GUILD_MONTHLY_CHARS_MAX']);
   });
 });
+
+describe('the web dashboard variables', () => {
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...REQUIRED, ...env });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return undefined;
+  };
+
+  it('GIVEN no DASHBOARD_PORT THEN off; GIVEN one THEN on 127.0.0.1 with the client secret and the public URL', () => {
+    expect(loadConfig(REQUIRED).dashboard).toBeUndefined();
+    const secret = 'client-secret-abcdefgh';
+    expect(
+      loadConfig({ ...REQUIRED, DASHBOARD_PORT: '8080', DISCORD_CLIENT_SECRET: secret, DASHBOARD_URL: 'https://bot.example.com/' })
+        .dashboard,
+    ).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: 'https://bot.example.com',
+      clientId: undefined,
+      clientSecret: secret,
+      peers: [],
+    });
+    const peers = 'DASHBOARD_PEERS';
+    expect(
+      loadConfig({
+        ...REQUIRED,
+        DASHBOARD_PORT: '0',
+        DISCORD_CLIENT_SECRET: secret,
+        [peers]: '0-1,3=https://a.example.com/  4=https://b.example.com',
+      }).dashboard?.peers,
+    ).toEqual([
+      { shards: [0, 1, 3], url: 'https://a.example.com' },
+      { shards: [4], url: 'https://b.example.com' },
+    ]);
+  });
+
+  it('GIVEN a port without its secret, an address without a port, or plain http THEN start-up refuses, naming it', () => {
+    expect(refusal({ DASHBOARD_PORT: '8080' })).toContain('DISCORD_CLIENT_SECRET: is required with DASHBOARD_PORT');
+    expect(refusal({ DASHBOARD_URL: 'https://bot.example.com' })).toContain('DASHBOARD_URL: needs DASHBOARD_PORT');
+    const secret = 'client-secret-abcdefgh';
+    const http = refusal({ DASHBOARD_PORT: '8080', DISCORD_CLIENT_SECRET: secret, DASHBOARD_URL: 'http://bot.example.com' });
+    expect(http).toContain('DASHBOARD_URL: must be https');
+    expect(refusal({ DASHBOARD_PORT: 'web', DISCORD_CLIENT_SECRET: secret })).toContain('DASHBOARD_PORT: must be a port number');
+    expect(refusal({ DASHBOARD_PORT: '0', DISCORD_CLIENT_SECRET: secret, DASHBOARD_PEERS: 'https://b.example.com' })).toContain(
+      'DASHBOARD_PEERS: must be entries like 4-7=https://b.example.com',
+    );
+    expect(refusal({ DASHBOARD_PORT: '0', DISCORD_CLIENT_SECRET: secret, DASHBOARD_PEERS: '4=http://b.example.com' })).toContain(
+      'DASHBOARD_PEERS',
+    );
+  });
+});

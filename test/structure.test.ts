@@ -32,6 +32,7 @@ const RANK: Readonly<Record<string, number>> = {
   main: 10,
   bot: 9,
   commands: 8,
+  dashboard: 8,
   discord: 7,
   ops: 6,
   config: 5,

@@ -6,18 +6,18 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AutoReadChannel } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { addAutoRead, AUTO_READ_CHANNEL_TYPES, removeAutoRead } from './autoread-channels.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
   ...named('channel', 'チャンネル'),
   ...described('Text channel (default: this one)', 'テキストチャンネル（省略時はこのチャンネル）'),
-  channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement, ChannelType.GuildVoice],
+  channel_types: [...AUTO_READ_CHANNEL_TYPES],
 };
 
 const data = {
@@ -76,13 +76,14 @@ export default {
         const channelId = args.channel ?? interaction.channelId;
         // Off by default: MP3s posted while nobody listens in voice cost characters.
         const postAudio = args.mp3 ?? false;
-        await repo.add(guildId, channelId, { postAudio });
+        // Discord offers only these channel types; a channel it resolved but the cache lacks counts as text.
+        const type = interaction.guild?.channels.cache.get(channelId)?.type ?? ChannelType.GuildText;
+        await addAutoRead(ctx, guildId, commandActor(interaction), { id: channelId, type }, postAudio);
         await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel: `<#${channelId}>` }) });
       },
       async remove(args) {
         const channel = `<#${args.channel ?? interaction.channelId}>`;
-        if (!(await repo.remove(guildId, args.channel ?? interaction.channelId)))
-          throw new UserError('autoread.not_listed', { vars: { channel } });
+        await removeAutoRead(ctx, guildId, commandActor(interaction), args.channel ?? interaction.channelId);
         await interaction.reply({ content: t(lang, 'autoread.removed', { channel }) });
       },
     });

@@ -4,12 +4,14 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import type { GuildSettings } from '../../src/db/repositories.ts';
+import type { Actor, GuildSettings } from '../../src/db/repositories.ts';
 import { choice, described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
-import { requireWithinCeiling, shownLimit } from '../../src/discord/interactions/limits.ts';
+import { shownLimit } from '../../src/discord/interactions/limits.ts';
+import { commandActor, isVoiceChannelOf } from '../../src/discord/interactions/guards.ts';
+import { changeGuildSettings, GUILD_LIMIT_MAX, type SettingsChange } from './settings-change.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 import type { SubcommandHandlers } from '../../src/discord/interactions/command-args.ts';
@@ -17,9 +19,6 @@ import type { SubcommandHandlers } from '../../src/discord/interactions/command-
 // /config subcommands for settings the database always had but no command could set:
 // muting a member's reading, the list of muted members, the server's reading language and its
 // monthly character limit. Kept apart from commands/config.ts so that file stays small.
-
-/** Highest server monthly limit the command accepts (characters); the operator's ceiling (GUILD_MONTHLY_CHARS_MAX) is checked after. */
-export const GUILD_LIMIT_MAX = 100_000_000;
 
 export const MEMBER_CONTROL_SUBCOMMANDS = [
   {
@@ -72,6 +71,23 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
   },
 ] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
+/**
+ * Stops (or resumes) reading a member's messages: /config mute's rule for the command and the web
+ * dashboard (the caller has checked Manage Server); the bot itself is refused. Audit-logged.
+ */
+export async function setMuted(
+  ctx: Pick<BotContext, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  member: { id: string; isBot: boolean },
+  muted: boolean,
+): Promise<void> {
+  if (member.isBot) throw new UserError('config.mute_self_bot');
+  if (typeof muted !== 'boolean') throw new UserError('config.not_on_off', { vars: { setting: 'mute' } });
+  await ctx.repos.userSettings.set(guildId, member.id, { muted });
+  await ctx.repos.audit.record(guildId, actor, muted ? 'mute' : 'unmute', { memberId: member.id });
+}
+
 /** The second line of /config show: reading language and the server's limit. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
   const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
@@ -88,10 +104,11 @@ export function memberControls(
   guildId: string,
   lang: Lang,
 ): SubcommandHandlers<{ options: typeof MEMBER_CONTROL_SUBCOMMANDS }> {
+  const isVoiceChannel = (id: string) => isVoiceChannelOf(interaction.client, guildId, id);
+  const change = (patch: SettingsChange) => changeGuildSettings(ctx, guildId, commandActor(interaction), patch, { isVoiceChannel });
   return {
     async mute({ member, muted }) {
-      if (member === interaction.client.user.id) throw new UserError('config.mute_self_bot');
-      await ctx.repos.userSettings.set(guildId, member, { muted });
+      await setMuted(ctx, guildId, commandActor(interaction), { id: member, isBot: member === interaction.client.user.id }, muted);
       await interaction.reply({
         content: t(lang, muted ? 'config.muted_one' : 'config.unmuted_one', { member: `<@${member}>` }),
         allowedMentions: { parse: [] },
@@ -114,19 +131,15 @@ export function memberControls(
       await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
     },
     async language(args) {
-      // Checked again: the choices bind Discord's client, not a forged request.
+      // Checked again (settings-change.ts): the choices bind Discord's client, not a forged request.
       const value: string = args.value;
-      if (value !== 'ja' && value !== 'en') throw new UserError('config.bad_language', { vars: { value: value.slice(0, 20) } });
-      await ctx.repos.guildSettings.update(guildId, { locale: value });
+      await change({ locale: value as 'ja' | 'en' });
       await interaction.reply({
         content: t(lang, 'config.language_saved', { language: t(lang, value === 'en' ? 'config.lang_en' : 'config.lang_ja') }),
       });
     },
     async 'server-limit'({ value }) {
-      if (!Number.isSafeInteger(value) || value < 0 || value > GUILD_LIMIT_MAX)
-        throw new UserError('config.bad_limit', { vars: { max: GUILD_LIMIT_MAX } });
-      requireWithinCeiling('server', value, ctx.budget.ceilings.guildMonthlyLimit);
-      await ctx.repos.guildSettings.update(guildId, { guildMonthlyLimit: value });
+      await change({ guildMonthlyLimit: value });
       const used = (await ctx.budget.usage({ guildId })).used;
       await interaction.reply({ content: t(lang, 'config.server_limit_saved', { limit: value, used }) });
     },

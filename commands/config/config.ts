@@ -6,13 +6,14 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
-import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, isVoiceChannelOf, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
-import type { GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
+import type { GuildSettings } from '../../src/db/repositories.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
-import { requireWithinCeiling, shownLimit } from '../../src/discord/interactions/limits.ts';
+import { shownLimit } from '../../src/discord/interactions/limits.ts';
+import { changeGuildSettings, IGNORE_PREFIX_LENGTH, SETTING_RANGES, type SettingsChange } from './settings-change.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
@@ -39,13 +40,13 @@ const data = {
     }),
     sub('speed', '速さ', 'Default speed (0.3 to 4.0)', '標準の速さ（0.3〜4.0）', {
       type: ApplicationCommandOptionType.Number,
-      min_value: 0.3,
-      max_value: 4,
+      min_value: SETTING_RANGES.speed.min,
+      max_value: SETTING_RANGES.speed.max,
     }),
     sub('pitch', '高さ', 'Default pitch (-20 to 20)', '標準の高さ（-20〜20）', {
       type: ApplicationCommandOptionType.Number,
-      min_value: -20,
-      max_value: 20,
+      min_value: SETTING_RANGES.pitch.min,
+      max_value: SETTING_RANGES.pitch.max,
     }),
     sub('read-names', '名前読み上げ', "Read the author's name before a message", 'メッセージの前に名前を読む', {
       type: ApplicationCommandOptionType.Boolean,
@@ -55,13 +56,13 @@ const data = {
     }),
     sub('max-length', '最大文字数', 'Longest message read (characters, 10 to 500)', '読み上げる最大文字数（10〜500）', {
       type: ApplicationCommandOptionType.Integer,
-      min_value: 10,
-      max_value: 500,
+      min_value: SETTING_RANGES.maxLength.min,
+      max_value: SETTING_RANGES.maxLength.max,
     }),
     sub('user-limit', '利用上限', 'Monthly characters per member (0 = nobody)', '1人あたりの月間文字数（0で禁止）', {
       type: ApplicationCommandOptionType.Integer,
-      min_value: 0,
-      max_value: 1_000_000,
+      min_value: SETTING_RANGES.userMonthlyLimit.min,
+      max_value: SETTING_RANGES.userMonthlyLimit.max,
     }),
     {
       type: ApplicationCommandOptionType.Subcommand,
@@ -84,7 +85,7 @@ const data = {
       '無視する接頭辞',
       'Messages starting with this are not read (e.g. ;)',
       'これで始まるメッセージは読まない（例: ;）',
-      { type: ApplicationCommandOptionType.String, min_length: 1, max_length: 5 },
+      { type: ApplicationCommandOptionType.String, min_length: IGNORE_PREFIX_LENGTH.min, max_length: IGNORE_PREFIX_LENGTH.max },
     ),
     // Settings that were stored but could not be set.
     ...MEMBER_CONTROL_SUBCOMMANDS,
@@ -117,9 +118,11 @@ export default {
     const lang = langOf(interaction.locale);
     const repo = ctx.repos.guildSettings;
     const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
-    /** Saves one setting and says what it is now. */
-    const save = async (setting: string, patch: GuildSettingsPatch, shown: string) => {
-      await repo.update(guildId, patch);
+    /** Saves one setting (the dashboard's rules: settings-change.ts) and says what it is now. */
+    const save = async (setting: string, patch: SettingsChange, shown: string) => {
+      const isVoiceChannel = (id: string) => isVoiceChannelOf(interaction.client, guildId, id);
+      if (patch.voice !== undefined && !ctx.requests.isKnownVoice(patch.voice)) await interaction.deferReply();
+      await changeGuildSettings(ctx, guildId, commandActor(interaction), patch, { isVoiceChannel });
       const saved = { content: t(lang, 'config.saved', { setting, value: shown }) };
       await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
     };
@@ -130,24 +133,14 @@ export default {
           flags: MessageFlags.Ephemeral,
         });
       },
-      async voice({ value }) {
-        const voice = value.trim();
-        if (!ctx.requests.isKnownVoice(voice)) {
-          // Saved only once the service confirmed it (one short request, charged like any other).
-          await interaction.deferReply();
-          await ctx.requests.confirmVoice(voice, guildId, interaction.user.id);
-        }
-        await save('voice', { voice }, voice);
-      },
+      // Saved only once the service confirmed an unknown voice (one short request, charged like any other).
+      voice: ({ value }) => save('voice', { voice: value.trim() }, value.trim()),
       speed: ({ value }) => save('speed', { speed: value }, String(value)),
       pitch: ({ value }) => save('pitch', { pitch: value }, String(value)),
       'read-names': ({ value }) => save('read-names', { readAuthorNames: value }, onOff(value)),
       announce: ({ value }) => save('announce', { announceJoinLeave: value }, onOff(value)),
       'max-length': ({ value }) => save('max-length', { maxLength: value }, String(value)),
-      async 'user-limit'({ value }) {
-        requireWithinCeiling('member', value, ctx.budget.ceilings.userMonthlyLimit);
-        await save('user-limit', { userMonthlyLimit: value }, String(value));
-      },
+      'user-limit': ({ value }) => save('user-limit', { userMonthlyLimit: value }, String(value)),
       'auto-join': ({ channel }) =>
         save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),
       'ignore-prefix': ({ value }) => save('ignore-prefix', { ignorePrefix: value.trim() }, value.trim()),

@@ -8,6 +8,7 @@ import {
 } from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
 import type { DictionaryStore } from './dictionary-store.ts';
+import type { DictionaryEntry } from '../../src/speech/dictionary.ts';
 import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
@@ -19,12 +20,27 @@ import { t, type Lang } from '../../src/discord/i18n.ts';
 
 const SHOWN_PROBLEMS = 15;
 
-/** Whether the member may edit the server's dictionary: Manage Server, or the role the admins allowed (/dictionary editors). */
-export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
-  if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild)) return true;
+/**
+ * Whether a member may edit the server's dictionary: Manage Server, or the role the admins allowed
+ * (/dictionary editors). The one rule for the command and the web dashboard.
+ */
+export function mayEditDictionary(
+  repos: Repositories,
+  guildId: string,
+  member: { manageGuild: boolean; hasRole(roleId: string): boolean },
+): boolean {
+  if (member.manageGuild) return true;
   const roleId = repos.controls.get(guildId).dictionaryRoleId;
+  return roleId !== null && member.hasRole(roleId);
+}
+
+/** mayEditDictionary for the member who used a command, as Discord sent them with the interaction. */
+export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
   const roles = interaction.member?.roles;
-  return roleId !== null && (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false));
+  return mayEditDictionary(repos, guildId, {
+    manageGuild: interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false,
+    hasRole: (roleId) => (Array.isArray(roles) ? roles.includes(roleId) : (roles?.cache.has(roleId) ?? false)),
+  });
 }
 
 /** isDictionaryEditor, or a localised refusal. */
@@ -71,23 +87,15 @@ export async function importDictionary(
   }
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   const bytes = await download(attachment.url, DICTIONARY_FILE_LIMITS.maxBytes);
-  const parsed = parseDictionaryFile(attachment.name, bytes ?? new Uint8Array(DICTIONARY_FILE_LIMITS.maxBytes + 1));
-  if (!parsed.ok) {
-    const problems = parsed.file ? [parsed.file] : parsed.rows;
-    const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
-    if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
+  const checked = checkImport(lang, deps.store, attachment.name, bytes ?? new Uint8Array(DICTIONARY_FILE_LIMITS.maxBytes + 1));
+  if (!checked.ok) {
     await interaction.editReply({
-      content: t(lang, 'dictionary.import_refused', { problems: lines.join('\n') }).slice(0, 2000),
+      content: t(lang, 'dictionary.import_refused', { problems: checked.problems.join('\n') }).slice(0, 2000),
       allowedMentions: { parse: [] },
     });
     return;
   }
-  const entries = parsed.entries;
-  const own = new Map(deps.store.own().map((e) => [e.word, e.reading]));
-  const added = entries.filter((e) => !own.has(e.word)).length;
-  const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
-  const inFile = new Set(entries.map((e) => e.word));
-  const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
+  const { entries, summary } = checked;
   const close = (content: string) => interaction.editReply({ content, components: [], allowedMentions: { parse: [] } });
   const row = deps.buttons.ask(
     {
@@ -114,17 +122,50 @@ export async function importDictionary(
     },
   );
   await interaction.editReply({
-    content: t(lang, 'dictionary.import_summary', {
-      count: entries.length,
-      added,
-      changed,
-      unchanged: entries.length - added - changed,
-      removed,
-      total: own.size,
-    }),
+    content: t(lang, 'dictionary.import_summary', { ...summary }),
     components: [row],
     allowedMentions: { parse: [] },
   });
+}
+
+/** What an import would do: the summary /dictionary import shows before Merge or Replace (nothing changed yet). */
+export interface ImportSummary {
+  count: number;
+  added: number;
+  changed: number;
+  unchanged: number;
+  removed: number;
+  total: number;
+}
+
+/**
+ * A dictionary file read and checked whole, as /dictionary import and the dashboard read it: its
+ * entries and what merging or replacing would do, or the problems as the member reads them.
+ */
+export function checkImport(
+  lang: Lang,
+  store: DictionaryStore,
+  fileName: string,
+  bytes: Uint8Array,
+): { ok: true; entries: DictionaryEntry[]; summary: ImportSummary } | { ok: false; problems: string[] } {
+  const parsed = parseDictionaryFile(fileName, bytes);
+  if (!parsed.ok) {
+    const problems = parsed.file ? [parsed.file] : parsed.rows;
+    const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
+    if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
+    return { ok: false, problems: lines };
+  }
+  const entries = parsed.entries;
+  const own = new Map(store.own().map((e) => [e.word, e.reading]));
+  const added = entries.filter((e) => !own.has(e.word)).length;
+  const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
+  const inFile = new Set(entries.map((e) => e.word));
+  const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
+  return {
+    ok: true,
+    entries: [...entries],
+    summary: { count: entries.length, added, changed, unchanged: entries.length - added - changed, removed, total: own.size },
+  };
 }
 
 /** The file's bytes, or undefined once it is larger than `maxBytes` (the download stops there). */

@@ -1,4 +1,6 @@
-import type { Repositories } from '../../src/db/repositories.ts';
+import type { Actor, Repositories } from '../../src/db/repositories.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import type { DictionaryFull } from '../../src/db/dictionary-entries.ts';
 import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/dictionary.ts';
 import type { Lang } from '../../src/discord/i18n.ts';
@@ -21,8 +23,17 @@ export interface DictionaryStore {
   import(entries: readonly DictionaryEntry[], mode: 'merge' | 'replace'): Promise<{ ok: true; total: number } | DictionaryFull>;
 }
 
-/** The dictionary of `scope`: the guild's (changes stamped with the member), or the member's own. */
-export function dictionaryStore(repos: Repositories, scope: DictionaryScope, guildId: string, userId: string): DictionaryStore {
+/**
+ * The dictionary of `scope`: the guild's (changes stamped with the member, and recorded in the
+ * audit log when `actor` says who made them), or the member's own.
+ */
+export function dictionaryStore(
+  repos: Repositories,
+  scope: DictionaryScope,
+  guildId: string,
+  userId: string,
+  actor?: Actor,
+): DictionaryStore {
   if (scope === 'me') {
     const mine = repos.personalDictionary;
     return {
@@ -34,13 +45,46 @@ export function dictionaryStore(repos: Repositories, scope: DictionaryScope, gui
     };
   }
   const server = repos.dictionary;
+  const audit = async (action: string, detail: Record<string, unknown>) => {
+    if (actor) await repos.audit.record(guildId, actor, action, detail);
+  };
   return {
     scope,
     own: () => server.own(guildId),
-    add: (word, reading) => server.add(guildId, word, reading, userId),
-    remove: (word) => server.remove(guildId, word),
-    import: (entries, mode) => server.import(guildId, entries, mode, userId),
+    async add(word, reading) {
+      const result = await server.add(guildId, word, reading, userId);
+      if (result !== 'full') await audit('dictionary.add', { word, reading });
+      return result;
+    },
+    async remove(word) {
+      const removed = await server.remove(guildId, word);
+      if (removed) await audit('dictionary.remove', { word });
+      return removed;
+    },
+    async import(entries, mode) {
+      const result = await server.import(guildId, entries, mode, userId);
+      if (result.ok) await audit('dictionary.import', { mode, count: entries.length, total: result.total });
+      return result;
+    },
   };
+}
+
+/** /dictionary add's rule: the entry checked, then added (or changed) within the limit; what to tell the member otherwise. */
+export async function addEntry(store: DictionaryStore, lang: Lang, word: string, reading: string): Promise<DictionaryEntry> {
+  const entry = checkEntry(lang, word, reading);
+  if (!entry.ok) throw new UserError('dictionary.invalid', { vars: { reason: entry.reason } });
+  // Counted in the write's own transaction: a dictionary holds at most DICTIONARY_MAX_ENTRIES.
+  if ((await store.add(entry.value.word, entry.value.reading)) === 'full')
+    throw new UserError(store.scope === 'me' ? 'dictionary.mine_full' : 'dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
+  return entry.value;
+}
+
+/** /dictionary remove's rule: the word removed, or what to tell the member when it was not there. */
+export async function removeEntry(store: DictionaryStore, word: string): Promise<string> {
+  const trimmed = word.trim();
+  if (!(await store.remove(trimmed)))
+    throw new UserError(store.scope === 'me' ? 'dictionary.mine_not_found' : 'dictionary.not_found', { vars: { word: trimmed } });
+  return trimmed;
 }
 
 /** A word and its reading checked as /dictionary add checks them: the entry, or the reason as the member reads it. */

@@ -5,14 +5,13 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
-import { requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
-import { checkEntry, dictionaryStore, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { changeControls } from '../spend/guild-controls-change.ts';
 
 // Which dictionary a subcommand works on: the server's (the default) or the member's own.
 const scope = {
@@ -133,7 +132,7 @@ export default {
     // a member's own (scope me) is theirs to change, and its replies are seen by them only.
     const open = (where: DictionaryScope | undefined, edit: boolean) => {
       if (where !== 'me' && edit) requireDictionaryEditor(interaction, ctx.repos, guildId);
-      return dictionaryStore(ctx.repos, where ?? 'server', guildId, interaction.user.id);
+      return dictionaryStore(ctx.repos, where ?? 'server', guildId, interaction.user.id, commandActor(interaction));
     };
     const mine = (store: DictionaryStore) => (store.scope === 'me' ? { flags: MessageFlags.Ephemeral as const } : {});
     await runSubcommand(interaction, data, {
@@ -141,7 +140,8 @@ export default {
       async editors({ role }) {
         requireManageGuild(interaction);
         const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
-        await ctx.repos.controls.update(guildId, { dictionaryRoleId: roleId });
+        // The dashboard's rule too (commands/spend/guild-controls-change.ts), audit-logged.
+        await changeControls(ctx, guildId, commandActor(interaction), { dictionaryRoleId: roleId }, (id) => id === roleId);
         await interaction.reply({
           content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'),
           flags: MessageFlags.Ephemeral,
@@ -167,20 +167,14 @@ export default {
       },
       async remove(args) {
         const store = open(args.scope, true);
-        const word = args.word.trim();
+        const word = await removeEntry(store, args.word);
         const me = store.scope === 'me';
-        if (!(await store.remove(word))) throw new UserError(me ? 'dictionary.mine_not_found' : 'dictionary.not_found', { vars: { word } });
         await interaction.reply({ content: t(lang, me ? 'dictionary.mine_removed' : 'dictionary.removed', { word }), ...mine(store) });
       },
       async add(args) {
         const store = open(args.scope, true);
-        const entry = checkEntry(lang, args.word, args.reading);
-        if (!entry.ok) throw new UserError('dictionary.invalid', { vars: { reason: entry.reason } });
-        const { word, reading } = entry.value;
+        const { word, reading } = await addEntry(store, lang, args.word, args.reading);
         const me = store.scope === 'me';
-        // Counted in the write's own transaction: a dictionary holds at most DICTIONARY_MAX_ENTRIES.
-        if ((await store.add(word, reading)) === 'full')
-          throw new UserError(me ? 'dictionary.mine_full' : 'dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
         await interaction.reply({ content: t(lang, me ? 'dictionary.mine_added' : 'dictionary.added', { word, reading }), ...mine(store) });
       },
     });

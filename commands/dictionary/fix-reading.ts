@@ -7,7 +7,7 @@ import {
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { MessageCommand } from '../../src/discord/interactions/command.ts';
-import { requireGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/dictionary.ts';
@@ -81,7 +81,10 @@ export default {
       }
       // Who may edit the server's dictionary is decided here, from the member as Discord sends them.
       const scope = isDictionaryEditor(interaction, ctx.repos, guildId) ? 'server' : 'me';
-      const result = await dictionaryStore(ctx.repos, scope, guildId, interaction.user.id).import(entries, 'merge');
+      const result = await dictionaryStore(ctx.repos, scope, guildId, interaction.user.id, commandActor(interaction)).import(
+        entries,
+        'merge',
+      );
       if (!result.ok)
         throw new UserError(scope === 'me' ? 'dictionary.mine_full' : 'dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
       await interaction.reply({

@@ -8,9 +8,10 @@ import {
 } from 'discord.js';
 import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
-import { requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { changeReading, type ReadingChange } from './reading-change.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
-import { READING_LIST_MAX, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from '../../src/db/repositories.ts';
+import { READING_LIST_MAX, type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 
@@ -186,7 +187,8 @@ export default {
     const reply = async (content: string, ephemeral = false) =>
       void (await interaction.reply({ content, allowedMentions: { parse: [] }, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) }));
     const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
-    const save = (patch: ReadingSettingsPatch) => ctx.repos.reading.update(guildId, patch);
+    // The dashboard's rule too (reading-change.ts): checked, saved, audit-logged.
+    const save = (patch: ReadingChange) => changeReading(ctx, guildId, commandActor(interaction), patch, roleExists);
     const saveSwitch = async (name: keyof typeof SWITCHES, value: boolean) => {
       await save({ [SWITCHES[name]]: value });
       await reply(t(lang, 'config.saved', { setting: name, value: t(lang, value ? 'config.on' : 'config.off') }));
@@ -200,9 +202,8 @@ export default {
       threads: ({ value }) => saveSwitch('threads', value),
       show: () => reply(show(lang, ctx, guildId, roleExists), true),
       async bots(args) {
-        // Checked again: the choices bind Discord's client, not a forged request.
+        // Checked again (reading-change.ts): the choices bind Discord's client, not a forged request.
         const value: string = args.value;
-        if (!(value in BOT_MODES)) throw new UserError('reading.bad_bots', { vars: { value: value.slice(0, 20) } });
         await save({ bots: value as BotReading });
         await reply(t(lang, 'config.saved', { setting: 'bots', value: t(lang, BOT_MODES[value as BotReading]) }));
       },

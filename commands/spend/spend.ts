@@ -1,16 +1,16 @@
 import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { commandActor, requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
+import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './role-allowances.ts';
+import { changeControls, NARRATE_CONFIRM_RANGE } from './guild-controls-change.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
-import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 // Spend, shown before it is spent: role allowances and the /narrate confirmation threshold.
 
-const MAX_CHARS = 10_000_000;
+const MAX_CHARS = ROLE_ALLOWANCE_RANGE.max;
 const roleOption = {
   type: ApplicationCommandOptionType.Role,
   ...named('role', 'ロール'),
@@ -38,7 +38,7 @@ const data = {
           ...named('chars', '文字数'),
           ...described('Monthly characters per member', 'メンバーごとの月間文字数'),
           required: true,
-          min_value: 1,
+          min_value: ROLE_ALLOWANCE_RANGE.min,
           max_value: MAX_CHARS,
         },
       ],
@@ -56,8 +56,8 @@ const data = {
           ...named('chars', '文字数'),
           ...described('Characters (0: always ask)', '文字数（0 で常に確認）'),
           required: true,
-          min_value: 0,
-          max_value: 3000,
+          min_value: NARRATE_CONFIRM_RANGE.min,
+          max_value: NARRATE_CONFIRM_RANGE.max,
         },
       ],
     ),
@@ -72,7 +72,7 @@ export default {
     const reply = (content: string) => interaction.reply({ content, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
     await runSubcommand(interaction, data, {
       async 'narrate-confirm'({ chars }) {
-        await ctx.repos.controls.update(guildId, { narrateConfirmChars: chars });
+        await changeControls(ctx, guildId, commandActor(interaction), { narrateConfirmChars: chars }, () => false);
         await reply(t(lang, 'spend.confirm_set', { chars }));
       },
       async roles() {
@@ -96,15 +96,12 @@ export default {
       },
       async 'role-remove'({ role: roleId }) {
         // By id: a deleted role's allowance can still be removed.
-        if (!(await ctx.repos.roleAllowances.remove(guildId, roleId)))
-          throw new UserError('spend.role_not_found', { vars: { role: `<@&${roleId}>` } });
+        await removeRoleAllowance(ctx, guildId, commandActor(interaction), roleId);
         await reply(t(lang, 'spend.role_removed', { role: `<@&${roleId}>` }));
       },
       async 'role-limit'({ role, chars }) {
         const roleId = await requireExistingRole(interaction, role);
-        requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
-        const base = ctx.budget.limitsFor(guildId).userMonthlyLimit;
-        await ctx.repos.roleAllowances.set(guildId, roleId, chars);
+        const { base } = await setRoleAllowance(ctx, guildId, commandActor(interaction), roleId, chars);
         await reply(t(lang, chars > base ? 'spend.role_set' : 'spend.role_set_not_larger', { role: `<@&${roleId}>`, chars, base }));
       },
     });

@@ -54,6 +54,46 @@ export function previewSample(voice: string, memberLang: Lang): { text: string; 
   return (language !== undefined ? SAMPLES[language] : undefined) ?? SAMPLES[memberLang]!;
 }
 
+/** /voice preview's request: the sample of `voice` at the standard speed and pitch, checked, paid by the server. */
+export function previewRequest(guildId: string, voice: string, lang: Lang) {
+  const sample = previewSample(voice, lang);
+  const speed = LIMITS.standardSpeed.default;
+  const pitch = LIMITS.standardPitch.default;
+  const checked = validateStandard({ voice, text: sample.text, speed, pitch });
+  if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
+  return { sample, voice, speed, pitch, payer: serverChargeUser(guildId) };
+}
+
+/**
+ * The preview as audio for the web dashboard: the same sample, checks and payer as /voice
+ * preview, made through the same pipeline (the cache, the server's budget, the rate budget).
+ */
+export async function previewAudio(
+  ctx: Pick<BotContext, 'requests' | 'synthesizer'>,
+  guildId: string,
+  userId: string,
+  voice: string,
+  lang: Lang,
+) {
+  const p = previewRequest(guildId, voice, lang);
+  const chars = countChars(p.sample.text);
+  await ctx.requests.precheck(guildId, p.payer, 'standard', chars);
+  // An id not on the known list is confirmed first, by the member, as /voice set and /say do.
+  if (!ctx.requests.isKnownVoice(voice)) await ctx.requests.confirmVoice(voice, guildId, userId);
+  return ctx.synthesizer.synthesize(
+    {
+      guildId,
+      endpoint: 'standard',
+      text: p.sample.text,
+      voice,
+      speed: p.speed,
+      pitch: p.pitch,
+      charges: [{ guildId, userId: p.payer, endpoint: 'standard', chars }],
+    },
+    { signal: AbortSignal.timeout(30_000) },
+  );
+}
+
 /** Plays the sample in the member's voice channel when the bot is there; otherwise attaches it, privately. */
 export async function runVoicePreview(
   interaction: ChatInputCommandInteraction,
@@ -66,12 +106,7 @@ export async function runVoicePreview(
   const { requests } = ctx;
   const voice =
     args.voice?.trim() || effectiveVoice(ctx.repos.guildSettings.get(guildId), ctx.repos.userSettings.get(guildId, userId)).voice;
-  const sample = previewSample(voice, lang);
-  const speed = LIMITS.standardSpeed.default;
-  const pitch = LIMITS.standardPitch.default;
-  const checked = validateStandard({ voice, text: sample.text, speed, pitch });
-  if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
-  const payer = serverChargeUser(guildId);
+  const { sample, speed, pitch, payer } = previewRequest(guildId, voice, lang);
   await requests.precheck(guildId, payer, 'standard', countChars(sample.text));
   const input: UtteranceInput = {
     guildId,

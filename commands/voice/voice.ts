@@ -11,6 +11,7 @@ import { effectiveVoice } from '../../src/db/repositories.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
 import { PREVIEW_SUBCOMMAND, runVoicePreview } from './voice-preview.ts';
+import { setMemberVoice } from './member-voice.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 const data = {
@@ -62,17 +63,9 @@ export default {
       },
       async set(args) {
         const voice = args.voice?.trim() || undefined;
-        if (voice && !ctx.requests.isKnownVoice(voice)) {
-          // Saved only once the service confirmed it (one short request, charged like any other).
-          await interaction.deferReply({ flags: MessageFlags.Ephemeral });
-          await ctx.requests.confirmVoice(voice, guildId, userId);
-        }
-        const patch = {
-          ...(voice ? { voice } : {}),
-          speed: args.speed,
-          pitch: args.pitch,
-        };
-        const user = await userSettings.set(guildId, userId, patch);
+        // Saved only once the service confirmed an unknown voice (one short request, charged like any other).
+        if (voice && !ctx.requests.isKnownVoice(voice)) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+        const user = await setMemberVoice(ctx, guildId, userId, { voice, speed: args.speed, pitch: args.pitch });
         const v = effectiveVoice(guildSettings.get(guildId), user);
         const saved = { content: t(lang, 'uservoice.saved', v) };
         await (interaction.deferred ? interaction.editReply(saved) : interaction.reply({ ...saved, flags: MessageFlags.Ephemeral }));

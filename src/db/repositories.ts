@@ -1,5 +1,6 @@
 import type { Db } from './database.ts';
 import { JobsRepo } from './advanced-jobs.ts';
+import { AuditLogRepo } from './audit-log.ts';
 import { AutoReadRepo } from './auto-read-channels.ts';
 import { DictionaryRepo } from './dictionary-entries.ts';
 import { PersonalDictionaryRepo } from './personal-dictionary.ts';
@@ -19,6 +20,7 @@ import { systemClock, type Clock } from '../util/clock.ts';
 // commands and the bot use, and re-exports their public types.
 
 export type { StoredJob, StoredJobRequest, JobState, NewJob, JobResultFields } from './advanced-jobs.ts';
+export type { Actor, AuditEntry } from './audit-log.ts';
 export type { AutoReadChannel } from './auto-read-channels.ts';
 export type { DictionaryEntry } from './dictionary-entries.ts';
 export type { PersonalEntry } from './personal-dictionary.ts';
@@ -52,6 +54,8 @@ export interface Repositories {
   /** Who and what auto-read reads (migrations/008). */
   reading: ReadingSettingsRepo;
   readingLists: ReadingListsRepo;
+  /** Who changed a server's settings or dictionary, when (migrations/014; the dashboard shows it). */
+  audit: AuditLogRepo;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -71,5 +75,6 @@ export function createRepositories(db: Db, options: { clock?: Clock } = {}): Rep
     dailySpend: new DailySpendReport(db),
     reading: new ReadingSettingsRepo(db, clock),
     readingLists: new ReadingListsRepo(db, clock),
+    audit: new AuditLogRepo(db, clock),
   };
 }

@@ -37,3 +37,12 @@ export function t(lang: Lang, key: MessageKey, vars: Vars = {}): string {
 export function formatDate(lang: Lang, ms: number): string {
   return new Intl.DateTimeFormat(lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(ms);
 }
+
+/** Every text whose key starts with `prefix`, keyed without it (the dashboard page's own texts). */
+export function textsUnder(lang: Lang, prefix: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(TEXTS[lang])
+      .filter(([key]) => key.startsWith(prefix))
+      .map(([key, text]) => [key.slice(prefix.length), text]),
+  );
+}

@@ -23,6 +23,7 @@ export const MOVED_TABLES = [
   'role_allowances',
   'reading_settings',
   'reading_lists',
+  'audit_log',
 ] as const;
 
 /** Tables that do not move, and why (a new table must be put in one list or the other: test/ops/guild-transfer.test.ts). */
@@ -49,11 +50,13 @@ const OWN_KEYS: Partial<Record<(typeof MOVED_TABLES)[number], string>> = {
   character_ledger: 'id',
   generation_history: 'id',
   pending_utterances: 'seq',
+  audit_log: 'id',
 };
 const ORDER: Partial<Record<(typeof MOVED_TABLES)[number], string>> = {
   character_ledger: 'id',
   generation_history: 'id',
   pending_utterances: 'seq',
+  audit_log: 'id',
 };
 
 export const EXPORT_FORMAT = 'yomiage-guilds/1' as const;

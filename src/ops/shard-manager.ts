@@ -86,6 +86,8 @@ export class ShardProcessManager {
         SHARD_IDS: shards.join(','),
         SHARD_PROCESSES: '1',
         YOMIAGE_SHARD_PROCESS: String(index),
+        // Every shard of this host: the process serving the web dashboard answers for all of them.
+        YOMIAGE_HOST_SHARDS: this.#options.groups.flat().join(','),
         // The manager serves METRICS_PORT (the sum over processes); a process answers over IPC.
         METRICS_PORT: '',
       });

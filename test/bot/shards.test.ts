@@ -10,6 +10,7 @@ import { RATE_LIMITS } from '../../src/tts/limiter/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
 import { getText, value } from '../support/ops.ts';
+import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
 // Shards and shard processes, end to end through `npm start` as a child process: the local Discord recommends
 // 2 shards (SHARD_COUNT=auto) and routes guilds by Discord's formula; SHARD_PROCESSES=2 makes
@@ -60,7 +61,14 @@ beforeAll(async () => {
     dataDir,
     caCertPem: voice.caCertPem,
     readyMessage: null,
-    env: { SHARD_COUNT: 'auto', SHARD_PROCESSES: '2', AUTO_READ_MAX_AGE_SECONDS: '600', METRICS_PORT: '0' },
+    env: {
+      SHARD_COUNT: 'auto',
+      SHARD_PROCESSES: '2',
+      AUTO_READ_MAX_AGE_SECONDS: '600',
+      METRICS_PORT: '0',
+      DASHBOARD_PORT: '0',
+      DISCORD_CLIENT_SECRET: discord.bots[0]!.clientSecret,
+    },
   });
   await vi.waitFor(() => expect(ready()).toHaveLength(2), { timeout: 45_000, interval: 100 });
 }, 60_000);
@@ -137,6 +145,31 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     });
     expect((await getText(`${base}/healthz`)).status).toBe(200);
   });
+
+  it(
+    'one process serves the dashboard for both: the guilds of each shard, a setting the other process reads at once',
+    { timeout: 30_000 },
+    async () => {
+      const listening = manager.logs.filter((l) => l.msg === 'dashboard listening');
+      expect(listening).toHaveLength(1);
+      const url = String(listening[0]!.url);
+      discord.bots[0]!.redirectUris.push(`${url}/auth/callback`);
+      const admin = new DashboardClient(url);
+      await admin.signIn((authorize) => approveAtLocalDiscord(authorize, DEFAULT_IDS.bob));
+      const guilds = (await admin.api('GET', '/guilds')).body as { id: string; manager: boolean }[];
+      expect(guilds.map((g) => [g.id, g.manager]).sort()).toEqual([A, B, C, D].map((g) => [g.id, true]).sort());
+      expect((await admin.api('PATCH', `/guilds/${D.id}/settings`, { ignorePrefix: '!!' })).status).toBe(200);
+      // Process 1 holds D: its /config show reads what the dashboard saved, at once (no speech: the window is the burst's).
+      const shown = await discord.sendInteraction({
+        channelId: channel(D, 'general'),
+        user: { id: DEFAULT_IDS.bob, username: 'bob' },
+        name: 'config',
+        locale: 'en-US',
+        options: [{ name: 'show', type: 1, options: [] }] as never,
+      });
+      expect(String((await shown.waitForResponse((r) => r.kind === 'callback', 15_000)).data?.content)).toContain('ignore prefix: !!');
+    },
+  );
 
   it('kill -9 of the process of shard 1 with speech queued: it is started again and speaks all of it', { timeout: 90_000 }, async () => {
     const texts = ['再起動一', '再起動二', '再起動三'];

@@ -35,7 +35,9 @@ async function guild(cmd: string[], dataDir: string): Promise<{ stdout: string; 
 
 /** Rows of `guildId` in `table`, in order, without the columns a database numbers itself. */
 function rowsOf(db: Db, table: string, guildId: string): unknown[] {
-  const own = ({ character_ledger: 'id', generation_history: 'id', pending_utterances: 'seq' } as Record<string, string>)[table];
+  const own = ({ character_ledger: 'id', generation_history: 'id', pending_utterances: 'seq', audit_log: 'id' } as Record<string, string>)[
+    table
+  ];
   const rows = db.prepare(`SELECT * FROM ${table} WHERE guild_id = ?${own ? ` ORDER BY ${own}` : ''}`).all(guildId) as Record<
     string,
     unknown
@@ -54,6 +56,7 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   await repos.roleAllowances.set(guildId, `${guildId}8`, 2_000);
   await repos.reading.update(guildId, { bots: 'listed', emoji: true });
   await repos.readingLists.add(guildId, 'bot', `${guildId}7`);
+  await repos.audit.record(guildId, { userId: 'u1', name: 'Taro', via: 'dashboard' }, 'settings', { speed: 1.2 });
   const budget = new CharacterBudget({ db });
   const paid = await budget.reserve([{ guildId, userId: 'u1', endpoint: 'standard', chars }], {
     audioKey: guildId === X ? KEY : 'b'.repeat(64),

@@ -63,6 +63,8 @@ export interface PageServerOptions {
   /** The bot child as the page shows it: its status and log (a BotProcess). */
   bot: BotView;
   tap: VoiceTap;
+  /** The bot's web dashboard, linked from the page. */
+  dashboardUrl?: string | undefined;
 }
 
 export class PageServer {
@@ -150,6 +152,7 @@ export class PageServer {
       // Every account of the bot (the main one first): each reads a voice channel of its own.
       botUsers: discord.bots.map((b) => ({ id: b.user.id, username: b.user.username })),
       bot: { status: bot.status, logs: bot.logs.map(shortLine) },
+      dashboardUrl: this.#options.dashboardUrl ?? null,
       commands: discord.commands.guild[this.#options.guildId] ?? discord.commands.global,
       timeline: this.#timeline(),
       utterances: tap.utterances,

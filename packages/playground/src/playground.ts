@@ -42,6 +42,8 @@ export interface Playground {
   readonly discord: FakeDiscord;
   readonly voice: FakeVoiceServer;
   readonly bot: BotProcess;
+  /** The bot's web dashboard (signed in through the local Discord's OAuth2), when it serves one. */
+  readonly dashboardUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,9 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
       NODE_EXTRA_CA_CERTS: caFile,
       // Keeps the bot's voice UDP socket on 127.0.0.1 (see bot-loopback.ts); the bot's code is unchanged.
       NODE_OPTIONS: `--import ${pathToFileURL(join(import.meta.dirname, 'bot-loopback.ts')).href}`,
+      // The web dashboard on any free port, signing in with the local Discord's OAuth2.
+      DASHBOARD_PORT: '0',
+      DISCORD_CLIENT_SECRET: discord.bots[0]!.clientSecret,
       ...options.botEnv,
     });
 
@@ -110,13 +115,17 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     const bot = new BotProcess({ cwd: dir, env });
     cleanups.push(() => bot.stop());
     await bot.waitForReady();
+    // Logged before "bot ready"; its callback is registered as the application's redirect.
+    const listening = bot.logs.find((l) => l.msg === 'dashboard listening');
+    const dashboardUrl = typeof listening?.url === 'string' ? listening.url : undefined;
+    if (dashboardUrl) discord.bots[0]!.redirectUris.push(`${dashboardUrl}/auth/callback`);
 
     const tap = new VoiceTap(voice, { guildId: PLAYGROUND_IDS.guild, identify: (contour, complete) => clips.match(contour, complete) });
     cleanups.push(() => tap.close());
-    const page = new PageServer({ port: options.port, guildId: PLAYGROUND_IDS.guild, discord, voice, emulator, bot, tap });
+    const page = new PageServer({ port: options.port, guildId: PLAYGROUND_IDS.guild, discord, voice, emulator, bot, tap, dashboardUrl });
     await page.listen();
     cleanups.push(() => page.close());
-    return { url: page.url, emulator, discord, voice, bot, close };
+    return { url: page.url, emulator, discord, voice, bot, dashboardUrl, close };
   } catch (error) {
     await close();
     throw error;

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../speech/budget.ts';
+import type { Synthesizer } from '../../speech/synthesize.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import type { AutoReader } from '../events/auto-read.ts';
@@ -23,4 +24,6 @@ export interface BotContext {
   autoRead: AutoReader;
   /** Questions asked with buttons (/narrate's cost, a dictionary import), answered by one click. */
   buttons: ButtonQuestions;
+  /** Speech made outside the queue (the web dashboard's voice previews), through the cache and the budgets. */
+  synthesizer: Synthesizer;
 }

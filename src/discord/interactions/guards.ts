@@ -1,5 +1,6 @@
 import {
   ChannelType,
+  type Client,
   PermissionFlagsBits,
   type BaseInteraction,
   type ChatInputCommandInteraction,
@@ -7,6 +8,7 @@ import {
   type VoiceBasedChannel,
   type VoiceState,
 } from 'discord.js';
+import type { Actor } from '../../db/repositories.ts';
 import { UserError } from '../errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
@@ -94,4 +96,17 @@ export async function requireExistingRole(interaction: ChatInputCommandInteracti
   const role = guild ? (guild.roles.cache.get(roleId) ?? (await guild.roles.fetch(roleId).catch(() => null))) : null;
   if (!role) throw new UserError('roles.unknown', { vars: { role: roleId } });
   return roleId;
+}
+
+/** Who uses a command, as the audit log records them (their display name in the server, never a mention). */
+export function commandActor(interaction: BaseInteraction): Actor {
+  const member = interaction.member;
+  const nick = member && 'displayName' in member ? member.displayName : (member?.nick ?? null);
+  return { userId: interaction.user.id, name: nick ?? interaction.user.displayName, via: 'command' };
+}
+
+/** Whether `channelId` is a voice or stage channel of the guild, as this process's cache knows it (the auto-join target's rule). */
+export function isVoiceChannelOf(client: Client, guildId: string, channelId: string): boolean {
+  const type = client.guilds.cache.get(guildId)?.channels.cache.get(channelId)?.type;
+  return type === ChannelType.GuildVoice || type === ChannelType.GuildStageVoice;
 }

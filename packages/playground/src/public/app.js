@@ -871,6 +871,9 @@ function applySnapshot(snapshot) {
   state.botUsers = snapshot.botUsers ?? [snapshot.botUser];
   state.commands = snapshot.commands;
   state.botStatus = snapshot.bot.status;
+  const dashboard = $('#dashboard-link');
+  dashboard.hidden = !snapshot.dashboardUrl;
+  if (snapshot.dashboardUrl) dashboard.href = snapshot.dashboardUrl;
   if (!member(state.me) || member(state.me).bot) state.me = snapshot.guild.members.find((m) => !m.bot)?.id ?? '';
   state.items.clear();
   $('#timeline').replaceChildren();

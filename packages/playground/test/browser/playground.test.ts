@@ -117,8 +117,9 @@ async function runCommand(name: string, sub?: string, values: Record<string, str
 }
 
 describe('the playground in a browser', () => {
-  it('prints one URL, on 127.0.0.1', () => {
+  it("prints one URL, on 127.0.0.1; the page links to the bot's web dashboard, on 127.0.0.1 too", async () => {
     expect(output.match(/https?:\/\/[^\s]+/g)).toEqual([url]);
+    expect(await page.getAttribute('#dashboard-link', 'href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
   it('a message typed as a member is read aloud: the utterance is listed with its text, and its audio arrives in the page', async () => {

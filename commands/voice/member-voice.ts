@@ -1,0 +1,92 @@
+import { effectiveVoice, type UserSettings } from '../../src/db/repositories.ts';
+import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/interactions/command.ts';
+import type { BotContext } from '../../src/discord/interactions/context.ts';
+import { UserError } from '../../src/discord/errors.ts';
+import { speakableName } from '../../src/speech/names.ts';
+import { guildLang, type Lang } from '../../src/discord/i18n.ts';
+
+// A member's own voice and name reading in one server: one validation and one write for /voice
+// and the web dashboard alike.
+
+/** Longest name a member can set (Discord's own nickname limit). */
+export const READ_NAME_MAX = 32;
+// Text that would turn into a ping, a channel link or a URL if it were ever shown: not a name.
+const NOT_A_NAME = /<[@#]|@(?:everyone|here)|https?:\/\/|discord\.gg\//i;
+
+/** What is wrong with a name a member typed, as an i18n key; undefined when it can be saved. */
+export function nameProblem(
+  name: string,
+  lang: Lang,
+): 'uservoice.name_too_long' | 'uservoice.name_invalid' | 'uservoice.name_unspeakable' | undefined {
+  if ([...name].length > READ_NAME_MAX) return 'uservoice.name_too_long';
+  if (NOT_A_NAME.test(name)) return 'uservoice.name_invalid';
+  if (!speakableName(name, lang)) return 'uservoice.name_unspeakable';
+  return undefined;
+}
+
+/** What a member may change of their own voice (each field optional; absent keeps its value, null goes back to the server's). */
+export interface MemberVoiceChange {
+  voice?: string | null | undefined;
+  speed?: number | null | undefined;
+  pitch?: number | null | undefined;
+}
+
+/** The voice a member hears for their messages: the server's defaults under their own choices. */
+export function memberVoice(ctx: Pick<BotContext, 'repos'>, guildId: string, userId: string) {
+  const user = ctx.repos.userSettings.get(guildId, userId);
+  return {
+    ...effectiveVoice(ctx.repos.guildSettings.get(guildId), user),
+    own: { voice: user.voice, speed: user.speed, pitch: user.pitch },
+    nickname: user.nickname,
+  };
+}
+
+/**
+ * Checks and saves a member's voice, speed and pitch (the ranges of /voice set's options); an
+ * unknown voice is saved only once the service confirmed it (one short request, charged to them).
+ */
+export async function setMemberVoice(
+  ctx: Pick<BotContext, 'repos' | 'requests'>,
+  guildId: string,
+  userId: string,
+  change: MemberVoiceChange,
+): Promise<UserSettings> {
+  const inRange = (setting: 'speed' | 'pitch', value: unknown, option: { min_value: number; max_value: number }) => {
+    if (value === undefined || value === null) return value;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < option.min_value || value > option.max_value)
+      throw new UserError('config.out_of_range', { vars: { setting, min: option.min_value, max: option.max_value } });
+    return value;
+  };
+  const speed = inRange('speed', change.speed, STANDARD_SPEED_OPTION);
+  const pitch = inRange('pitch', change.pitch, STANDARD_PITCH_OPTION);
+  let voice = change.voice;
+  if (typeof voice === 'string') {
+    voice = voice.trim();
+    if (voice === '' || voice.length > 100) throw new UserError('tts.unsupported_voice', { vars: { voice: voice.slice(0, 100) } });
+    if (!ctx.requests.isKnownVoice(voice)) await ctx.requests.confirmVoice(voice, guildId, userId);
+  } else if (voice !== undefined && voice !== null)
+    throw new UserError('tts.unsupported_voice', { vars: { voice: String(voice).slice(0, 100) } });
+  return ctx.repos.userSettings.set(guildId, userId, { voice, speed, pitch });
+}
+
+/**
+ * Saves (or clears, with an empty text) how a member's name is read: the reading as it will sound,
+ * or null once cleared. Throws what to tell them when it cannot be a name.
+ */
+export async function setReadName(
+  ctx: Pick<BotContext, 'repos'>,
+  guildId: string,
+  userId: string,
+  reading: string,
+): Promise<string | null> {
+  const raw = reading.normalize('NFKC').trim();
+  if (raw === '') {
+    await ctx.repos.userSettings.set(guildId, userId, { nickname: null });
+    return null;
+  }
+  const readLang = guildLang(ctx.repos.guildSettings.get(guildId).locale);
+  const problem = nameProblem(raw, readLang);
+  if (problem) throw new UserError(problem, { vars: { max: READ_NAME_MAX } });
+  await ctx.repos.userSettings.set(guildId, userId, { nickname: raw });
+  return speakableName(raw, readLang, ctx.repos.dictionary.list(guildId, userId));
+}

@@ -1,0 +1,209 @@
+/**
+ * The web dashboard as people use it: the bot started as `npm start` does (a child process, with
+ * DASHBOARD_PORT) against the local Discord and the TTS emulator, and the dashboard in headless
+ * Chromium. An admin signs in through the local Discord's OAuth2 consent page, changes the
+ * server's voice and adds three dictionary entries; a chat message is then read with them (the
+ * emulator's request log shows the voice and the readings) and the audit log lists each change.
+ * A member who is no admin sees only their own settings, and the API refuses them the server's;
+ * a forged or missing CSRF token changes nothing; sign-out ends the session. Screenshots in
+ * Japanese and English at desktop and phone width go to test-results/ (the paths are printed).
+ * Runs with `npm run test:browser`.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import { startChildBot, type ChildBot } from '../../../../test/support/child-bot.ts';
+import { launchChromium } from '../../../../test/support/browser.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+const SCREENSHOTS = join(ROOT, 'test-results');
+const guildId = DEFAULT_IDS.guild;
+const VOICE = 'en-US-Wavenet-C';
+const READ_AS = 'えーびーしー と えっくすわいぜっと と じーぴーゆー';
+
+let emulator: Emulator;
+let discord: FakeDiscord;
+let bot: ChildBot;
+let dataDir: string;
+let url: string;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+
+beforeAll(async () => {
+  [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord()]);
+  dataDir = mkdtempSync(join(tmpdir(), 'yomiage-dashboard-'));
+  bot = await startChildBot({
+    discord,
+    emulator,
+    dataDir,
+    env: { DASHBOARD_PORT: '0', DISCORD_CLIENT_SECRET: discord.bots[0]!.clientSecret },
+  });
+  url = String((await bot.waitForLog((l) => l.msg === 'dashboard listening')).url);
+  discord.bots[0]!.redirectUris.push(`${url}/auth/callback`);
+  browser = await launchChromium();
+  page = browser.context.pages()[0] ?? (await browser.context.newPage());
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bot?.stop('SIGKILL');
+  await Promise.all([emulator?.close(), discord?.close()]);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Signs in from the dashboard's button through the local Discord's consent page as `userId`. */
+async function signIn(userId: string): Promise<void> {
+  await page.goto(url);
+  await page.locator('#signin').click();
+  await page.locator('#user').selectOption(userId);
+  await page.locator('button[value="authorize"]').click();
+  await page.locator('.server').first().waitFor();
+}
+
+/** The page's own fetch of the API (the session cookie goes along), with the CSRF token given. */
+function pageApi(method: string, path: string, csrf: string | null, body?: unknown): Promise<{ status: number; body: any }> {
+  return page.evaluate(
+    async ([method, path, csrf, body]) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (csrf !== null) headers['x-csrf-token'] = csrf;
+      const res = await fetch(`/api${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      return { status: res.status, body: await res.json() };
+    },
+    [method, path, csrf, body] as const,
+  );
+}
+
+const POLL = { timeout: 15_000 };
+/** Waits until the element's text is `text` (or contains it). */
+const text = (selector: string) =>
+  expect.poll(
+    () =>
+      page
+        .locator(selector)
+        .first()
+        .innerText()
+        .catch(() => ''),
+    POLL,
+  );
+const count = (selector: string) => expect.poll(() => page.locator(selector).count(), POLL);
+
+describe('the web dashboard in a browser', () => {
+  it('an admin signs in, sets the voice, adds three entries; the next chat message is read with them; the audit log shows it', async () => {
+    await signIn(DEFAULT_IDS.bob);
+    await text('.server').toContain('Admin');
+    await page.locator('.server').first().click();
+    await page.getByLabel('Voice', { exact: true }).fill(VOICE);
+    await page.getByRole('button', { name: 'Save' }).first().click();
+    await text('#status').toBe('Saved.');
+
+    await page.getByRole('link', { name: 'Dictionary' }).click();
+    for (const [word, reading] of [
+      ['ABC', 'えーびーしー'],
+      ['XYZ', 'えっくすわいぜっと'],
+      ['GPU', 'じーぴーゆー'],
+    ] as const) {
+      await page.getByLabel('Word', { exact: true }).fill(word);
+      await page.getByLabel('Reading', { exact: true }).fill(reading);
+      await page.getByRole('button', { name: 'Add' }).click();
+      await text('#status').toBe(`Added: ${word}`);
+    }
+    await count('table tbody tr').toBe(3);
+
+    // Auto-read posts MP3s in #general while the bot is in no voice channel.
+    await page.getByRole('link', { name: 'Server settings' }).click();
+    await page.getByLabel('Channel', { exact: true }).selectOption({ label: '#general' });
+    await page.getByLabel(/Also post MP3s/).check();
+    await page.getByRole('button', { name: 'Add' }).click();
+    await text('#autoread-list').toContain('#general (MP3s)');
+    const from = emulator.requests().length;
+    await discord.sendMessage({
+      channelId: DEFAULT_IDS.general,
+      author: { id: DEFAULT_IDS.alice, username: 'alice' },
+      content: 'ABC と XYZ と GPU',
+    });
+    await expect
+      .poll(
+        () =>
+          emulator
+            .requests()
+            .slice(from)
+            .find((r) => r.target === 'standard')?.body,
+        { timeout: 20_000 },
+      )
+      .toMatchObject({ voice: VOICE, text: expect.stringContaining(READ_AS) });
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await count('.bars li').toBe(30);
+    await text('table caption').toBe('Who spent the most');
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await count('table.audit tbody tr').toBe(5);
+    await text('table.audit tbody').toContain('Bob (dashboard)');
+    await text('table.audit tbody').toContain(`voice = ${VOICE}`);
+    await text('table.audit tbody').toContain('added GPU → じーぴーゆー');
+    await text('table.audit tbody').toContain('Auto-read: added channel #general');
+  });
+
+  it('a forged or missing CSRF token changes nothing; screenshots in Japanese and English, desktop and phone', async () => {
+    const before = await pageApi('GET', `/guilds/${guildId}`, null);
+    expect(before.status).toBe(200);
+    for (const csrf of [null, 'forged-token-forged-token-forged-token-xx']) {
+      const refused = await pageApi('PATCH', `/guilds/${guildId}/settings`, csrf, { voice: 'ja-JP-Wavenet-A', speed: 3 });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toBe('csrf');
+    }
+    expect((await pageApi('GET', `/guilds/${guildId}`, null)).body.settings).toEqual(before.body.settings);
+
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const shots: string[] = [];
+    for (const lang of ['ja', 'en'] as const) {
+      await page.locator('#lang').selectOption(lang);
+      await page.getByRole('link', { name: lang === 'ja' ? 'サーバー設定' : 'Server settings' }).click();
+      await page.locator('form.card').first().waitFor();
+      for (const [width, height, name] of [
+        [1280, 900, 'desktop'],
+        [390, 844, 'phone'],
+      ] as const) {
+        await page.setViewportSize({ width, height });
+        const path = join(SCREENSHOTS, `dashboard-${lang}-${name}.png`);
+        await page.screenshot({ path, fullPage: true });
+        shots.push(path);
+      }
+    }
+    await text('h1').toBe('Read-aloud dashboard');
+    await page.locator('#lang').selectOption('ja');
+    await text('h1').toBe('読み上げダッシュボード');
+    console.log(`dashboard screenshots:\n${shots.join('\n')}`);
+    await page.locator('#lang').selectOption('en');
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it("sign-out ends the session; a member who is no admin sees only their own settings; the API refuses the server's", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.locator('#signin').waitFor();
+    expect((await pageApi('GET', '/guilds', null)).status).toBe(401);
+
+    await signIn(DEFAULT_IDS.alice);
+    await text('.server').not.toContain('Admin');
+    await page.goto(`${url}/#/g/${guildId}/settings`);
+    await page.getByRole('heading', { name: 'My voice in this server' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Server settings' }).count()).toBe(0);
+    const view = await pageApi('GET', `/guilds/${guildId}`, null);
+    expect(view.status).toBe(403);
+    expect(view.body.error).toBe('not_manager');
+    const session = await pageApi('GET', '/session', null);
+    const change = await pageApi('PATCH', `/guilds/${guildId}/settings`, session.body.csrf, { voice: 'ja-JP-Wavenet-A' });
+    expect(change.status).toBe(403);
+
+    // The session cookie is HttpOnly and SameSite=Lax; neither it nor the client secret is ever logged.
+    const cookie = (await browser.context.cookies(url)).find((c) => c.name === 'ydash_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false });
+    const logged = JSON.stringify(bot.logs) + bot.stderr();
+    expect(logged).not.toContain(discord.bots[0]!.clientSecret);
+    expect(logged).not.toContain(cookie.value);
+  });
+});

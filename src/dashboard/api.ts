@@ -1,0 +1,346 @@
+import type { BotContext } from '../discord/interactions/context.ts';
+import type { Actor } from '../db/repositories.ts';
+import { UserError } from '../discord/errors.ts';
+import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
+import { setMuted } from '../../commands/config/config-members.ts';
+import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
+import { previewAudio } from '../../commands/voice/voice-preview.ts';
+import { readFile } from 'node:fs/promises';
+import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
+import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictionary-files.ts';
+import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
+import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
+import { changeReading, type ReadingChange } from '../../commands/reading/reading-change.ts';
+import { serialiseDictionary } from '../speech/dictionary-file.ts';
+import type { Lang } from '../discord/i18n.ts';
+import { voiceLabel } from '../discord/interactions/voice-choices.ts';
+import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
+import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
+import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '../../commands/autoread/autoread-channels.ts';
+import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
+import type { Session } from './sessions.ts';
+import { ApiRefusal } from './errors.ts';
+
+// The dashboard's JSON API behind a valid session: what a server's admins and each member may see
+// and change. Every change goes through the use case its slash command uses (commands/*), so the
+// same validation and the same permission rule apply; a server's settings and dictionary need
+// Manage Server as Discord says the member has it now.
+
+/** An answer: a status and its JSON body, or a file. */
+export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
+
+export interface ApiDeps {
+  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer'>;
+  view: BotView;
+  oauth: DiscordOAuth;
+}
+
+/** One request to the API: method, path segments after /api, the query, the JSON body when it has one. */
+export interface ApiRequest {
+  method: string;
+  segments: string[];
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  session: Session;
+  lang: Lang;
+}
+
+const ok = (body: unknown, status = 200): ApiResult => ({ status, body });
+/** Routes one API request; throws ApiRefusal, UserError (400) or an unexpected error (500). */
+export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResult> {
+  const { method, segments: s, session } = req;
+  const route = `${method} /${s.map((part, i) => (i === 1 && (s[0] === 'guilds' || s[0] === 'me') ? ':id' : part)).join('/')}`;
+  switch (route) {
+    case 'GET /session':
+      return ok({ user: { id: session.userId, name: session.name, avatar: session.avatar }, csrf: session.csrf });
+    case 'GET /voices':
+      return ok(KNOWN_STANDARD_VOICES.map((id) => ({ id, label: voiceLabel(req.lang, id, standardVoiceFacts(id)) })));
+    case 'GET /guilds':
+      return ok(await listGuilds(deps, session));
+    case 'GET /guilds/:id':
+      return ok(await adminView(deps, await admin(deps, req)));
+    case 'PATCH /guilds/:id/settings': {
+      const access = await admin(deps, req);
+      const channels = await guildChannels(access.guild);
+      const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
+      await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
+      return ok(await adminView(deps, access));
+    }
+    case 'PUT /guilds/:id/muted': {
+      const access = await admin(deps, req);
+      // A member of the server now, as /config mute's member option is.
+      const member = await access.guild.members.fetch({ user: text(req.body.memberId), cache: false }).catch(() => null);
+      if (!member) throw new UserError('dashboard.unknown_member');
+      const isBot = member.id === access.guild.client.user.id;
+      await setMuted(deps.ctx, access.guild.id, actor(access), { id: member.id, isBot }, req.body.muted as boolean);
+      return ok(mutedOf(deps, access));
+    }
+    case 'PATCH /guilds/:id/controls': {
+      const access = await admin(deps, req);
+      const roles = access.guild.roles.cache;
+      await changeControls(deps.ctx, access.guild.id, actor(access), req.body as ControlsChange, (id) => roles.has(id));
+      return ok(await adminView(deps, access));
+    }
+    case 'PATCH /guilds/:id/reading': {
+      const access = await admin(deps, req);
+      const roles = access.guild.roles.cache;
+      await changeReading(deps.ctx, access.guild.id, actor(access), req.body as ReadingChange, (id) => roles.has(id));
+      return ok(await adminView(deps, access));
+    }
+    case 'POST /guilds/:id/autoread': {
+      const access = await admin(deps, req);
+      const id = text(req.body.channelId);
+      const channel = { id, type: (await guildChannels(access.guild)).find((c) => c.id === id)?.type };
+      await addAutoRead(deps.ctx, access.guild.id, actor(access), channel, req.body.postAudio === true);
+      return ok(autoReadChannels(deps.ctx, access.guild.id));
+    }
+    case 'DELETE /guilds/:id/autoread': {
+      const access = await admin(deps, req);
+      await removeAutoRead(deps.ctx, access.guild.id, actor(access), text(req.body.channelId));
+      return ok(autoReadChannels(deps.ctx, access.guild.id));
+    }
+    case 'PUT /guilds/:id/roles': {
+      const access = await admin(deps, req);
+      const roleId = text(req.body.roleId);
+      // The role must exist in the server now (as /spend's role option does).
+      if (!access.guild.roles.cache.has(roleId) || roleId === access.guild.id)
+        throw new UserError('roles.unknown', { vars: { role: roleId.slice(0, 30) } });
+      await setRoleAllowance(deps.ctx, access.guild.id, actor(access), roleId, Number(req.body.chars));
+      return ok(deps.ctx.repos.roleAllowances.list(access.guild.id));
+    }
+    case 'DELETE /guilds/:id/roles': {
+      const access = await admin(deps, req);
+      await removeRoleAllowance(deps.ctx, access.guild.id, actor(access), text(req.body.roleId));
+      return ok(deps.ctx.repos.roleAllowances.list(access.guild.id));
+    }
+    case 'GET /guilds/:id/audit': {
+      const access = await admin(deps, req);
+      return ok(deps.ctx.repos.audit.recent(access.guild.id));
+    }
+    case 'GET /guilds/:id/usage': {
+      const access = await admin(deps, req);
+      return ok(await usageOf(deps, access, true));
+    }
+    case 'POST /guilds/:id/dictionary': {
+      const access = await editor(deps, req);
+      const entry = await addEntry(serverStore(deps, access), req.lang, text(req.body.word), text(req.body.reading));
+      return ok(entry, 201);
+    }
+    case 'DELETE /guilds/:id/dictionary': {
+      const access = await editor(deps, req);
+      return ok({ word: await removeEntry(serverStore(deps, access), text(req.body.word)) });
+    }
+    case 'POST /guilds/:id/dictionary/import': {
+      const access = await editor(deps, req);
+      return importInto(serverStore(deps, access), req);
+    }
+    case 'GET /guilds/:id/dictionary/export': {
+      const access = await editor(deps, req);
+      return exportOf(serverStore(deps, access).own(), req.query.get('format'));
+    }
+    case 'GET /me/:id':
+      return ok(memberView(deps, await memberOf(deps, req)));
+    case 'GET /guilds/:id/dictionary': {
+      const access = await editor(deps, req);
+      return ok(deps.ctx.repos.dictionary.own(access.guild.id));
+    }
+    case 'GET /me/:id/usage':
+      return ok(await usageOf(deps, await memberOf(deps, req), false));
+    case 'PATCH /me/:id/voice': {
+      const access = await memberOf(deps, req);
+      const body = req.body as { voice?: string | null; speed?: number | null; pitch?: number | null };
+      await setMemberVoice(deps.ctx, access.guild.id, session.userId, { voice: body.voice, speed: body.speed, pitch: body.pitch });
+      return ok(memberView(deps, access));
+    }
+    case 'PUT /me/:id/name': {
+      const access = await memberOf(deps, req);
+      const spoken = await setReadName(deps.ctx, access.guild.id, session.userId, text(req.body.reading));
+      return ok({ ...memberView(deps, access), spoken });
+    }
+    case 'POST /me/:id/preview': {
+      const access = await memberOf(deps, req);
+      const voice = text(req.body.voice).trim() || memberVoice(deps.ctx, access.guild.id, access.member.id).voice;
+      return { status: 200, body: await previewMp3(deps, access, voice, req.lang), file: { name: 'preview.mp3', type: 'audio/mpeg' } };
+    }
+    case 'POST /me/:id/dictionary': {
+      const access = await memberOf(deps, req);
+      return ok(await addEntry(myStore(deps, access), req.lang, text(req.body.word), text(req.body.reading)), 201);
+    }
+    case 'DELETE /me/:id/dictionary': {
+      const access = await memberOf(deps, req);
+      return ok({ word: await removeEntry(myStore(deps, access), text(req.body.word)) });
+    }
+    case 'POST /me/:id/dictionary/import': {
+      const access = await memberOf(deps, req);
+      return importInto(myStore(deps, access), req);
+    }
+    case 'GET /me/:id/dictionary/export': {
+      const access = await memberOf(deps, req);
+      return exportOf(myStore(deps, access).own(), req.query.get('format'));
+    }
+    default:
+      throw new ApiRefusal('not_found');
+  }
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** The signed-in member in the server of the path, or 404 (the bot or they are not there). */
+async function memberOf(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await accessTo(deps.view, req.segments[1] ?? '', req.session.userId);
+  if (!access) throw new ApiRefusal('unknown_guild');
+  return access;
+}
+
+/** memberOf, and Manage Server there as Discord says now, or 403. */
+async function admin(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await memberOf(deps, req);
+  if (!access.manager) throw new ApiRefusal('not_manager');
+  return access;
+}
+
+/** memberOf, and allowed to edit the server's dictionary (/dictionary's rule: Manage Server or the editors role), or 403. */
+async function editor(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
+  const access = await memberOf(deps, req);
+  if (!isEditor(deps, access)) throw new ApiRefusal('not_manager');
+  return access;
+}
+
+function isEditor(deps: ApiDeps, access: GuildAccess): boolean {
+  return mayEditDictionary(deps.ctx.repos, access.guild.id, {
+    manageGuild: access.manager,
+    hasRole: (id) => access.member.roles.cache.has(id),
+  });
+}
+
+function actor(access: GuildAccess): Actor {
+  return { userId: access.member.id, name: access.member.displayName, via: 'dashboard' };
+}
+
+const serverStore = (deps: ApiDeps, access: GuildAccess) =>
+  dictionaryStore(deps.ctx.repos, 'server', access.guild.id, access.member.id, actor(access));
+const myStore = (deps: ApiDeps, access: GuildAccess) => dictionaryStore(deps.ctx.repos, 'me', access.guild.id, access.member.id);
+
+/** The servers the member shares with the bot (this process's), and whether they manage each. */
+async function listGuilds(deps: ApiDeps, session: Session) {
+  // Discord limits users/@me/guilds tightly: asked at most once a minute per session.
+  let theirs = guildLists.get(session);
+  if (!theirs || theirs.at + GUILD_LIST_MS < Date.now()) {
+    theirs = { at: Date.now(), guilds: await deps.oauth.guilds(session.accessToken) };
+    guildLists.set(session, theirs);
+  }
+  const shared = await Promise.all(
+    theirs.guilds.map(async (g) => {
+      // The list's admin badge from the gateway's member when it has one; every view and change asks Discord.
+      const access = await accessTo(deps.view, g.id, session.userId, { fresh: false });
+      if (access) return { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager };
+      // A server another host holds: where its dashboard is.
+      const elsewhere = await deps.view.elsewhere(g.id);
+      return elsewhere ? { id: g.id, name: g.name, icon: g.icon, manager: false, elsewhere } : undefined;
+    }),
+  );
+  return shared.filter((g) => g !== undefined);
+}
+
+const GUILD_LIST_MS = 60_000;
+const guildLists = new WeakMap<Session, { at: number; guilds: DiscordUserGuild[] }>();
+
+/** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
+async function adminView(deps: ApiDeps, access: GuildAccess) {
+  const { repos, budget } = deps.ctx;
+  const id = access.guild.id;
+  const channels = await guildChannels(access.guild);
+  return {
+    guild: { id, name: access.guild.name },
+    settings: repos.guildSettings.get(id),
+    limits: budget.appliedLimits(id),
+    ceilings: budget.ceilings,
+    usage: await budget.usage({ guildId: id }),
+    voiceChannels: channels.filter((c) => isVoiceType(c.type)),
+    readableChannels: channels.filter((c) => isAutoReadable(c.type)),
+    autoRead: autoReadChannels(deps.ctx, id),
+    roles: [...access.guild.roles.cache.values()]
+      .filter((r) => r.id !== id && !r.managed)
+      .sort((a, b) => b.position - a.position)
+      .map((r) => ({ id: r.id, name: r.name })),
+    roleAllowances: repos.roleAllowances.list(id),
+    reading: repos.reading.get(id),
+    controls: repos.controls.get(id),
+    muted: mutedOf(deps, access),
+    members: [...access.guild.members.cache.values()]
+      .filter((m) => !m.user.bot)
+      .slice(0, 500)
+      .map((m) => ({ id: m.id, name: m.displayName })),
+    dictionary: repos.dictionary.own(id),
+    audit: repos.audit.recent(id, 50),
+  };
+}
+
+/**
+ * Characters of the billing period as /usage shows them: the member's own, or for admins the
+ * server's with its biggest spenders; spend per day either way.
+ */
+async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
+  const { budget, repos } = deps.ctx;
+  const guildId = access.guild.id;
+  const scope = server ? { guildId } : { guildId, userId: access.member.id };
+  const period = budget.currentPeriod();
+  const nameOf = (id: string) => access.guild.members.cache.get(id)?.displayName ?? id;
+  return {
+    period,
+    usage: await budget.usage(scope),
+    days: repos.dailySpend.days(period, scope),
+    top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
+  };
+}
+
+/** The voice preview's MP3 (/voice preview's sample and payer), read once and released. */
+async function previewMp3(deps: ApiDeps, access: GuildAccess, voice: string, lang: Lang): Promise<Buffer> {
+  const audio = await previewAudio(deps.ctx, access.guild.id, access.member.id, voice, lang);
+  try {
+    if (audio.mp3) return audio.mp3;
+    if (audio.mp3Path) return await readFile(audio.mp3Path);
+    throw new UserError('voice.check_busy', { vars: { voice } });
+  } finally {
+    audio.release?.();
+  }
+}
+
+/** The server's muted members, with their names as the gateway knows them. */
+function mutedOf(deps: ApiDeps, access: GuildAccess) {
+  return deps.ctx.repos.userSettings
+    .muted(access.guild.id)
+    .map((id) => ({ id, name: access.guild.members.cache.get(id)?.displayName ?? id }));
+}
+
+/** What a member sees of themselves in one server: the voice they are read with, their name reading, their own dictionary. */
+function memberView(deps: ApiDeps, access: GuildAccess) {
+  return {
+    guild: { id: access.guild.id, name: access.guild.name },
+    manager: access.manager,
+    dictionaryEditor: isEditor(deps, access),
+    voice: memberVoice(deps.ctx, access.guild.id, access.member.id),
+    dictionary: deps.ctx.repos.personalDictionary.own(access.member.id),
+  };
+}
+
+/** An import as /dictionary import does it: checked whole; with `apply` (merge or replace) written, else only summarised. */
+async function importInto(store: ReturnType<typeof dictionaryStore>, req: ApiRequest): Promise<ApiResult> {
+  const name = text(req.body.name) || 'pasted.tsv';
+  const checked = checkImport(req.lang, store, name, Buffer.from(text(req.body.text), 'utf8'));
+  if (!checked.ok) return { status: 400, body: { error: 'import_refused', problems: checked.problems } };
+  const mode = req.body.apply;
+  if (mode !== 'merge' && mode !== 'replace') return ok({ summary: checked.summary });
+  const result = await store.import(checked.entries, mode);
+  if (!result.ok) throw new UserError('dictionary.import_over_total', { vars: { count: result.total, max: result.max } });
+  return ok({ summary: checked.summary, total: result.total });
+}
+
+function exportOf(entries: readonly { word: string; reading: string }[], format: string | null): ApiResult {
+  const f = format === 'csv' ? 'csv' : 'json';
+  return {
+    status: 200,
+    body: serialiseDictionary(entries, f),
+    file: { name: `dictionary.${f}`, type: f === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8' },
+  };
+}

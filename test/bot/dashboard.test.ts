@@ -1,0 +1,289 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
+import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
+import { clientView } from '../../src/dashboard/access.ts';
+import { createLogger } from '../../src/util/log.ts';
+import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+
+// The web dashboard in front of the whole bot (in process, against the loopback Discord and the
+// emulator): who may see and change what, the session and its CSRF token, and that a change made
+// there is the bot's behaviour at once (a chat message read with it) and in the audit log.
+const guildId = DEFAULT_IDS.guild;
+const bob = DEFAULT_IDS.bob; // Moderator: Manage Server
+const alice = DEFAULT_IDS.alice; // no special permission
+
+// This host runs shard 1 of 2 (the default guild's); another host, whose dashboard is PEER, runs shard 0.
+const elsewhere = guildOnShard(0, 2);
+const PEER = 'https://b.example.com';
+// A role with no permission, which /dictionary editors can name.
+const EDITORS = '1000000000000000601';
+const guild = defaultGuild();
+guild.roles.push({ id: EDITORS, name: 'Dictionary editors', permissions: '0', position: 3 });
+
+let h: Harness;
+let dashboard: DashboardServer;
+beforeAll(async () => {
+  h = await startHarness({ discord: { guilds: [guild, elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
+  // The local Discord's OAuth2: the bot's own application (no DISCORD_CLIENT_ID), its client secret.
+  dashboard = await startDashboard({
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      publicUrl: undefined,
+      clientId: undefined,
+      clientSecret: h.discord.bots[0]!.clientSecret,
+      peers: [],
+    },
+    discordApiUrl: h.discord.apiUrl,
+    applicationId: () => h.bot.client.application?.id,
+    deps: { ctx: h.bot.context, view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]) },
+    logger: createLogger({ level: 'silent', secrets: [] }),
+    sessions: { loginsPerWindow: 20 },
+  });
+  h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
+}, 60_000);
+afterAll(async () => {
+  await dashboard?.close();
+  await h?.close();
+});
+
+async function signedIn(userId: string): Promise<DashboardClient> {
+  const client = new DashboardClient(dashboard.url);
+  await client.signIn((url) => approveAtLocalDiscord(url, userId));
+  return client;
+}
+
+describe('the web dashboard', () => {
+  it('refuses every request without a valid session (401), and changes with a missing or forged CSRF token (403)', async () => {
+    const anonymous = new DashboardClient(dashboard.url);
+    for (const [method, path] of [
+      ['GET', '/session'],
+      ['GET', '/guilds'],
+      ['GET', `/guilds/${guildId}`],
+      ['PATCH', `/guilds/${guildId}/settings`],
+      ['POST', `/guilds/${guildId}/dictionary`],
+      ['GET', `/me/${guildId}`],
+    ] as const) {
+      const res = await anonymous.api(method, path, method === 'GET' ? undefined : { speed: 2 });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body.error).toBe('no_session');
+    }
+    anonymous.jar.set('ydash_session', 'forged-session-id');
+    expect((await anonymous.api('GET', '/guilds')).status).toBe(401);
+
+    const admin = await signedIn(bob);
+    const before = h.bot.context.repos.guildSettings.get(guildId);
+    const missing = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 2.5 }, { csrf: null });
+    const forged = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 2.5 }, { csrf: 'x'.repeat(43) });
+    const added = await admin.api('POST', `/guilds/${guildId}/dictionary`, { word: 'csrf', reading: 'しーさーふ' }, { csrf: null });
+    expect([missing.status, forged.status, added.status]).toEqual([403, 403, 403]);
+    expect(forged.body.error).toBe('csrf');
+    expect(h.bot.context.repos.guildSettings.get(guildId)).toEqual(before);
+    expect(h.bot.context.repos.dictionary.own(guildId)).toEqual([]);
+    // The same browser's session works with its token. A server another host holds is named with that host's dashboard.
+    expect((await admin.api('GET', '/guilds')).body).toEqual([
+      expect.objectContaining({ id: guildId, manager: true }),
+      { id: elsewhere.id, name: elsewhere.name, icon: null, manager: false, elsewhere: PEER },
+    ]);
+    expect((await admin.api('GET', `/guilds/${elsewhere.id}`)).status).toBe(404);
+  });
+
+  it("an admin's voice and three dictionary entries are how the next chat message is read, each change in the audit log", async () => {
+    const admin = await signedIn(bob);
+    const voice = 'en-US-Wavenet-C';
+    const saved = await admin.api('PATCH', `/guilds/${guildId}/settings`, { voice, speed: 1.5 });
+    expect(saved.status).toBe(200);
+    expect(saved.body.settings).toMatchObject({ voice, speed: 1.5 });
+    for (const [word, reading] of [
+      ['ABC', 'えーびーしー'],
+      ['XYZ', 'えっくすわいぜっと'],
+      ['GPU', 'じーぴーゆー'],
+    ])
+      expect((await admin.api('POST', `/guilds/${guildId}/dictionary`, { word, reading })).status).toBe(201);
+    // Bad input is refused with the command's own message, nothing saved.
+    const bad = await admin.api('PATCH', `/guilds/${guildId}/settings`, { speed: 9 }, {});
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/0\.3.*4/);
+
+    // Auto-read with MP3s posted in #general (the bot is in no voice channel); a category cannot be read.
+    const category = await admin.api('POST', `/guilds/${guildId}/autoread`, { channelId: '1100000000000000100', postAudio: true });
+    expect(category.status).toBe(400);
+    const autoRead = await admin.api('POST', `/guilds/${guildId}/autoread`, { channelId: DEFAULT_IDS.general, postAudio: true });
+    expect(autoRead.body).toEqual([{ channelId: DEFAULT_IDS.general, postAudio: true }]);
+    const from = standardRequests(h.emulator).length;
+    const author = { id: alice, username: 'alice' };
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author, content: 'ABC と XYZ と GPU' });
+    await vi.waitFor(() => expect(standardRequests(h.emulator).length).toBeGreaterThan(from), { timeout: 20_000 });
+    const request = standardRequests(h.emulator).slice(from)[0]!;
+    expect(request).toMatchObject({ voice, speed: 1.5 });
+    expect(request.text).toContain('えーびーしー と えっくすわいぜっと と じーぴーゆー');
+
+    // The characters it cost, as /usage counts them: the server's by day and by member.
+    await vi.waitFor(async () => {
+      const usage = (await admin.api('GET', `/guilds/${guildId}/usage`)).body;
+      expect(usage.usage.used).toBeGreaterThan(0);
+      expect(usage.days.reduce((sum: number, d: { chars: number }) => sum + d.chars, 0)).toBe(usage.usage.used);
+      expect(usage.top).toEqual([expect.objectContaining({ userId: alice, name: 'Alice', used: usage.usage.used })]);
+    });
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as {
+      action: string;
+      name: string;
+      via: string;
+      detail: object;
+    }[];
+    expect(audit.map((e) => [e.action, e.via, e.name])).toEqual([
+      ['autoread.add', 'dashboard', 'Bob'],
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['dictionary.add', 'dashboard', 'Bob'],
+      ['settings', 'dashboard', 'Bob'],
+    ]);
+    expect(audit.at(-1)!.detail).toEqual({ voice, speed: 1.5 });
+  });
+
+  it('a pasted list is checked and summarised, then merged; the export is CSV; slash commands are in the audit log too', async () => {
+    const admin = await signedIn(bob);
+    const path = `/guilds/${guildId}/dictionary/import`;
+    const bad = await admin.api('POST', path, { text: 'ok\tおーけー\n<@123>\tめんしょん\n' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.problems.join('\n')).toMatch(/line 2.*mention/i);
+    const pasted = 'ok\tおーけー\nABC\tえいびいしい\n';
+    const summary = await admin.api('POST', path, { text: pasted });
+    expect(summary.body.summary).toMatchObject({ count: 2, added: 1, changed: 1, removed: 2 });
+    expect(h.bot.context.repos.dictionary.own(guildId)).toHaveLength(3);
+    const merged = await admin.api('POST', path, { text: pasted, apply: 'merge' });
+    expect(merged.body.total).toBe(4);
+    const csv = await admin.request(`/api/guilds/${guildId}/dictionary/export?format=csv`);
+    expect(csv.headers.get('content-disposition')).toContain('dictionary.csv');
+    expect(csv.body).toContain('ABC,えいびいしい');
+
+    // Reading controls by /reading's rule: an unknown bots mode or role is refused, nothing saved.
+    const reading = `/guilds/${guildId}/reading`;
+    expect((await admin.api('PATCH', reading, { bots: 'some', emoji: true })).status).toBe(400);
+    expect((await admin.api('PATCH', reading, { requiredRoleId: '1234567890123456789' })).status).toBe(400);
+    expect(h.bot.context.repos.reading.get(guildId).emoji).toBe(false);
+    const readingSaved = await admin.api('PATCH', reading, { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
+    expect(readingSaved.body.reading).toMatchObject({ emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
+    await admin.api('PATCH', reading, { requiredRoleId: null });
+
+    // A role allowance within the operator's ceiling (3,000 here), by /spend's rule; a role that does not exist is refused.
+    const roles = `/guilds/${guildId}/roles`;
+    const over = await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 5000 });
+    const unknown = await admin.api('PUT', roles, { roleId: '1234567890123456789', chars: 2000 });
+    expect([over.status, unknown.status]).toEqual([400, 400]);
+    expect(over.body.message).toContain('3,000');
+    expect((await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 })).body).toEqual([
+      { roleId: DEFAULT_IDS.moderatorRole, monthlyLimit: 2000 },
+    ]);
+
+    const i = await h.discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: { id: bob, username: 'bob' },
+      name: 'config',
+      locale: 'en-US',
+      options: [{ name: 'pitch', type: 1, options: [{ name: 'value', type: 10, value: 5 }] }] as never,
+    });
+    await i.waitForResponse((r) => r.kind === 'callback', 10_000);
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; via: string; detail: object }[];
+    expect(audit.slice(0, 5).map((e) => [e.action, e.via, e.detail])).toEqual([
+      ['settings', 'command', { pitch: 5 }],
+      ['roles.set', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 }],
+      ['reading', 'dashboard', { requiredRoleId: null }],
+      ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole }],
+      ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
+    ]);
+
+    // /config mute's rule: a member of the server, never the bot; audit-logged; undone the same way.
+    const muted = `/guilds/${guildId}/muted`;
+    expect((await admin.api('PUT', muted, { memberId: DEFAULT_IDS.bot, muted: true })).status).toBe(400);
+    expect((await admin.api('PUT', muted, { memberId: '1234567890123456789', muted: true })).status).toBe(400);
+    expect((await admin.api('PUT', muted, { memberId: alice, muted: true })).body).toEqual([{ id: alice, name: 'Alice' }]);
+    expect(h.bot.context.repos.userSettings.get(guildId, alice).muted).toBe(true);
+    expect((await admin.api('PUT', muted, { memberId: alice, muted: false })).body).toEqual([]);
+    expect(h.bot.context.repos.audit.recent(guildId, 2).map((e) => e.action)).toEqual(['unmute', 'mute']);
+  });
+
+  it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {
+    const member = await signedIn(alice);
+    expect((await member.api('GET', '/guilds')).body).toEqual([
+      expect.objectContaining({ id: guildId, manager: false }),
+      expect.objectContaining({ id: elsewhere.id, elsewhere: PEER }),
+    ]);
+    const view = await member.api('GET', `/guilds/${guildId}`);
+    const change = await member.api('PATCH', `/guilds/${guildId}/settings`, { speed: 3 });
+    const entry = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    const usage = await member.api('GET', `/guilds/${guildId}/usage`);
+    expect([view.status, change.status, entry.status, usage.status]).toEqual([403, 403, 403, 403]);
+    expect((await member.api('GET', `/me/${guildId}/usage`)).body.usage.used).toBeGreaterThan(0);
+    expect(view.body).toEqual({ error: 'not_manager', message: expect.stringContaining('Manage Server') });
+    expect(h.bot.context.repos.guildSettings.get(guildId).speed).toBe(1.5);
+    // The dictionary's editors role (/dictionary editors, set by an admin here) lets a member edit it without Manage Server.
+    const admin = await signedIn(bob);
+    expect((await admin.api('PATCH', `/guilds/${guildId}/controls`, { dictionaryRoleId: '1234567890123456789' })).status).toBe(400);
+    expect((await admin.api('PATCH', `/guilds/${guildId}/controls`, { narrateConfirmChars: 5000 })).status).toBe(400);
+    const controls = await admin.api('PATCH', `/guilds/${guildId}/controls`, { dictionaryRoleId: EDITORS, narrateConfirmChars: 100 });
+    expect(controls.body.controls).toMatchObject({ dictionaryRoleId: EDITORS, narrateConfirmChars: 100 });
+    const refused = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    expect(refused.status).toBe(403);
+    // Given the role (the member as Discord has it is fetched for every request).
+    h.discord.guilds[0]!.members.find((m) => m.user.id === alice)!.roles.push(EDITORS);
+    const asEditor = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
+    expect(asEditor.status).toBe(201);
+    expect((await member.api('GET', `/me/${guildId}`)).body).toMatchObject({ manager: false, dictionaryEditor: true });
+    expect((await member.api('GET', `/guilds/${guildId}`)).status).toBe(403);
+
+    // A server the bot is not in, or an id that is none, is not theirs to know about.
+    expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
+
+    // A voice preview: /voice preview's sample as MP3, made by the service, paid by the server.
+    const from = standardRequests(h.emulator).length;
+    const preview = await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: { voice: 'ja-JP-Wavenet-A' } });
+    expect(preview.status).toBe(200);
+    expect(preview.headers.get('content-type')).toBe('audio/mpeg');
+    expect(standardRequests(h.emulator).slice(from)).toEqual([
+      expect.objectContaining({ voice: 'ja-JP-Wavenet-A', text: 'こんにちは、この声で読み上げます。' }),
+    ]);
+    expect((await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: {}, csrf: null })).status).toBe(403);
+
+    const mine = await member.api('PATCH', `/me/${guildId}/voice`, { speed: 2 });
+    expect(mine.status).toBe(200);
+    expect(mine.body.voice).toMatchObject({ speed: 2, own: { speed: 2 } });
+    expect(h.bot.context.repos.userSettings.get(guildId, alice).speed).toBe(2);
+  });
+
+  it('sign-out revokes the token and ends the session; a sign-in state is good once; sign-ins are rate limited', async () => {
+    const member = await signedIn(alice);
+    const cookie = member.jar.get('ydash_session')!;
+    const revokes = () => h.discord.requests.filter((r) => r.method === 'POST' && r.path === '/oauth2/token/revoke' && r.status === 200);
+    const before = revokes().length;
+    const out = await member.request('/auth/logout', { method: 'POST', json: {} });
+    expect(out.status).toBe(204);
+    expect(revokes()).toHaveLength(before + 1);
+    expect(member.jar.has('ydash_session')).toBe(false);
+    member.jar.set('ydash_session', cookie);
+    expect((await member.api('GET', '/guilds')).status).toBe(401);
+
+    // The callback of a sign-in replayed, or from a browser that did not start it, signs nobody in.
+    const browser = new DashboardClient(dashboard.url);
+    const login = await browser.request('/auth/login');
+    const back = await approveAtLocalDiscord(login.headers.get('location')!, bob);
+    const other = new DashboardClient(dashboard.url);
+    expect((await other.request(back)).headers.get('location')).toBe('/?signin=expired');
+    expect((await browser.request(back)).headers.get('location')).toBe('/?signin=expired');
+    expect(browser.jar.has('ydash_session')).toBe(false);
+
+    // A code Discord does not know (forged, or used elsewhere) signs nobody in either.
+    const forged = new DashboardClient(dashboard.url);
+    const started = await forged.request('/auth/login');
+    const backWith = new URL(await approveAtLocalDiscord(started.headers.get('location')!, bob));
+    backWith.searchParams.set('code', 'not-a-code');
+    expect((await forged.request(backWith.href)).headers.get('location')).toBe('/?signin=failed');
+    expect(forged.jar.has('ydash_session')).toBe(false);
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await browser.request('/auth/login')).status);
+    expect(statuses).toContain(429);
+  });
+});
