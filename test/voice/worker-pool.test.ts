@@ -17,6 +17,8 @@ vi.mock('node:worker_threads', async (importOriginal) => {
   }
   return { ...actual, Worker: KeptWorker };
 });
+// Test files share a module registry (isolate: false): load the pool afresh, so it sees the wrapped module.
+vi.resetModules();
 const { VoiceWorkerPool } = await import('../../src/voice/worker-pool.ts');
 
 const logs: { level: number; msg: string; code?: number; sessions?: number }[] = [];
