@@ -114,8 +114,8 @@ export async function loadRun(
   const streams = Object.values(report.streams).filter((s) => s.arrivals.length > 1);
   const intervals = streams.flatMap((s) => s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!));
   // The stretch when every stream was playing: from the last first packet to the first last packet.
-  const from = Math.max(...streams.map((s) => s.arrivals[0]!));
-  const to = Math.min(...streams.map((s) => s.arrivals.at(-1)!));
+  const from = streams.reduce((m, s) => Math.max(m, s.arrivals[0]!), 0);
+  const to = streams.reduce((m, s) => Math.min(m, s.arrivals.at(-1)!), Number.POSITIVE_INFINITY);
   const overlap = streams.flatMap((s) =>
     s.arrivals.slice(1).flatMap((t, i) => (s.arrivals[i]! >= from && t <= to ? [t - s.arrivals[i]!] : [])),
   );
@@ -131,10 +131,10 @@ export async function loadRun(
     intervals: intervals.length,
     p50: percentile(intervals, 50),
     p99: percentile(intervals, 99),
-    max: Math.max(...intervals),
+    max: intervals.reduce((m, x) => Math.max(m, x), 0),
     overlapMs: Math.max(0, to - from),
     overlapP99: percentile(overlap, 99),
-    worstStreamP99: Math.max(...perStream),
+    worstStreamP99: perStream.reduce((m, x) => Math.max(m, x), 0),
     e2ee: streams.reduce((n, s) => n + s.e2ee, 0),
     plain: streams.reduce((n, s) => n + s.plain, 0),
     undecryptable: streams.reduce((n, s) => n + s.undecryptable, 0),
@@ -178,7 +178,7 @@ export function printLoadRow(r: LoadResult): void {
   const mb = (b: number) => b / 1024 / 1024;
   console.log(
     `${r.design.padEnd(7)} | ${(r.stressed ? 'yes' : 'no').padEnd(8)} | ${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
-      `${r.overlapP99.toFixed(1)} ms (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
+      `${r.overlapMs > 0 ? `${r.overlapP99.toFixed(1)} ms` : 'none'} (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
       `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.floorP99.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
   );
   if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
