@@ -189,7 +189,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     dir: join(config.dataDir, 'audio'),
     maxBytes: config.cacheMaxBytes,
     clock,
-    transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
+    transcode: (mp3) => mp3ToOggOpus(mp3),
   });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
   // the ledger follows the jobs this process did not start itself (docs/operating.md, "Characters are money").

@@ -3,7 +3,7 @@ import opus from '@discordjs/opus';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
 import { Resampler } from '@yomiage/media';
-import { isMonoMp3 } from './transcode.ts';
+import { isMonoMp3 } from './mp3-frames.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 /**
@@ -160,6 +160,10 @@ export class Mp3OpusStream extends Readable {
   readonly #gain: number;
   /** Opus frames made so far (tests and the bench read it). */
   frames = 0;
+  /** 48 kHz samples per channel of audio in those frames (the last frame's padding not counted). */
+  samples = 0;
+  /** The MP3's own sample rate, once its first frame is decoded (0 before). */
+  inputSampleRate = 0;
 
   constructor(mp3: Buffer | Uint8Array, options: Mp3OpusOptions = {}) {
     const o = { ...DEFAULTS, ...options };
@@ -214,6 +218,7 @@ export class Mp3OpusStream extends Readable {
     this.#pcm.copyWithin(0, take, this.#pcmLength);
     this.#pcmLength -= take;
     this.frames++;
+    this.samples += take / VOICE_CHANNELS;
     return frame;
   }
 
@@ -233,6 +238,7 @@ export class Mp3OpusStream extends Readable {
     this.#fed += chunk.length;
     const decoded = this.#decoder!.decode(chunk);
     if (decoded.samplesDecoded === 0) return;
+    this.inputSampleRate ||= decoded.sampleRate;
     // mpg123 gives two channels, mono duplicated: resample one of them only.
     const channels = decoded.channelData.slice(0, this.#gain === 1 ? VOICE_CHANNELS : 1);
     this.#silence ??= new LeadingSilence(decoded.sampleRate, channels.length);
