@@ -10,13 +10,14 @@ import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-
  * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled
  * to 48 kHz stereo and encoded to Opus (libopus through @discordjs/opus) a few 20 ms frames ahead of
  * the player, so the first packet leaves a few milliseconds after the download instead of after an
- * ffmpeg run. The sound matches the cached Ogg Opus that ffmpeg makes of the same MP3
- * (src/audio/transcode.ts): the same leading-silence cut, rate, channels, bitrate and application.
+ * ffmpeg run. The cache's Ogg Opus is made of these same packets (src/audio/transcode.ts), so a miss
+ * and a hit sound alike; both match what ffmpeg made before (its leading-silence cut, rate, channels,
+ * bitrate and application).
  */
 
 /** MP3 bytes handed to the decoder at a time (a few frames at the service's 160 kbit/s). */
 const FEED_BYTES = 2048;
-/** The cut transcode.ts asks ffmpeg for: silenceremove's start threshold and its RMS window. */
+/** The cut ffmpeg's silenceremove made (start threshold and its RMS window), kept when the cache moved in-process. */
 const SILENCE_THRESHOLD = 10 ** (-50 / 20);
 const SILENCE_WINDOW_S = 0.02;
 /** Opus CTL: OPUS_SET_APPLICATION, and OPUS_APPLICATION_AUDIO / VOIP. */
@@ -26,10 +27,10 @@ const APPLICATIONS = { audio: 2049, voip: 2048 } as const;
 const MONO_TO_STEREO_GAIN = Math.SQRT1_2;
 
 export interface Mp3OpusOptions {
-  /** Opus bitrate in kbit/s (as transcode.ts: 64). */
+  /** Opus bitrate in kbit/s (64, as Discord voice carries). */
   bitrateKbps?: number;
   application?: 'audio' | 'voip';
-  /** Drop the silence before the first sound (default true, as transcode.ts). */
+  /** Drop the silence before the first sound (default true). */
   trimLeadingSilence?: boolean;
   /** Frames encoded ahead of the player (the stream's high-water mark). */
   framesAhead?: number;
