@@ -23,7 +23,6 @@ import { PostgresWindowStore } from './tts/limiter/postgres.ts';
 import { closePostgres, openPostgres, type PgPool } from './db/postgres.ts';
 import { PooledLedger } from './db/pooled-ledger.ts';
 import { systemClock, type Clock } from './util/clock.ts';
-import { checkMediaSupport, Media, type MediaSupport } from './util/ffmpeg.ts';
 import type { Logger } from './util/log.ts';
 import { makePrivate, type ModeChange } from './util/private-files.ts';
 import { VoiceManager } from './voice/manager.ts';
@@ -79,6 +78,8 @@ export interface BotOptions {
   buttonTimeoutMs?: number;
   /** How often the global dictionary file is checked for changes (tests shorten it). */
   dictionaryWatchMs?: number;
+  /** The cache's MP3 to Ogg Opus conversion (default: mp3ToOggOpus, in-process; tests make it fail). */
+  transcode?: (mp3: Buffer) => Promise<Buffer>;
 }
 
 export interface Bot {
@@ -88,9 +89,7 @@ export interface Bot {
   db: Db;
   scheduler: SpeechScheduler;
   metrics: BotMetrics;
-  /** What ffmpeg allows here (checked at start). */
-  media: MediaSupport;
-  /** /readyz: gateway shards ready and the database writable; no ffmpeg is "degraded". */
+  /** /readyz: gateway shards ready and the database writable. */
   readiness(): Promise<Readiness>;
   /** Logs in; resolves when the gateway is ready. */
   start(): Promise<void>;
@@ -103,8 +102,6 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? new BotMetrics({ defaultMetrics: false });
-  // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
-  const media = new Media(await checkMediaSupport(config.ffmpegPath, logger));
   // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
   const globalDictionary = config.globalDictionaryFile
     ? new GlobalDictionary({
@@ -189,7 +186,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     dir: join(config.dataDir, 'audio'),
     maxBytes: config.cacheMaxBytes,
     clock,
-    transcode: (mp3) => mp3ToOggOpus(mp3, { ffmpeg: config.ffmpegPath }),
+    transcode: options.transcode ?? ((mp3) => mp3ToOggOpus(mp3)),
   });
   // Advanced jobs are persisted from creation, so a restart resumes polling and still delivers;
   // the ledger follows the jobs this process did not start itself (docs/operating.md, "Characters are money").
@@ -218,7 +215,6 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     cache,
     budget,
     history: repos.history,
-    media,
     logger: logger.child({ component: 'speech' }),
     narrate: narrateJobs.narrate,
   });
@@ -294,7 +290,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     const channel = client.channels.cache.get(channelId);
     return repos.autoRead.postsAudio(guildId, channel?.isThread() ? (channel.parentId ?? channelId) : channelId);
   };
-  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, media, logger, postsAudio });
+  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, logger, postsAudio });
   scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
   meterScheduler(scheduler, metrics);
   metrics.setSources({
@@ -404,9 +400,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     db,
     scheduler,
     metrics,
-    media,
     // One probe shared by /readyz and the shard manager's questions (at most one write a second).
-    readiness: botReadiness({ client, extras, db, media }),
+    readiness: botReadiness({ client, extras, db }),
     async start() {
       // Every account logged in before anything is rejoined (a session may be an extra account's).
       const tokens = [config.discord.token, ...config.discord.extraTokens];

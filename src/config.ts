@@ -5,7 +5,6 @@ import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from '@yomiage/coded-error';
-import { ffmpegPath } from '@yomiage/media';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
 import { defaultVoiceWorkers } from './voice/worker-pool.ts';
 
@@ -107,7 +106,6 @@ const schema = discordSchema.safeExtend({
   ),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
-  FFMPEG_PATH: z.string().trim().min(1).optional(),
   JOB_RETENTION_DAYS: intFrom(7, 1),
   // Shards on this host, and what several hosts share (docs/scaling.md).
   SHARD_COUNT: z
@@ -175,8 +173,6 @@ export interface Config {
     prefetch: number;
   };
   cacheMaxBytes: number;
-  /** The ffmpeg binary: FFMPEG_PATH, else ffmpeg-static when present, else `ffmpeg` on PATH. */
-  ffmpegPath: string;
   /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
   jobRetentionDays: number;
   /**
@@ -268,7 +264,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     cacheMaxBytes: e.CACHE_MAX_MB * MIB,
     // '' (not undefined): only the environment given here counts, not process.env.
-    ffmpegPath: ffmpegPath(e.FFMPEG_PATH ?? ''),
     jobRetentionDays: e.JOB_RETENTION_DAYS,
     sharding,
     voiceWorkers: e.VOICE_WORKERS,

@@ -2,9 +2,8 @@ import { codedError } from '@yomiage/coded-error';
 
 /** An audio error (transcoding, in-process decoding and the audio cache): `code` is stable, the message is the code's own plus a detail (never any chat text). */
 export class AudioError extends codedError({
-  ffmpeg_not_found: 'ffmpeg could not be started (set FFMPEG_PATH or install ffmpeg)',
-  transcode_failed: 'ffmpeg could not convert the MP3 to Ogg Opus',
-  transcode_timeout: 'ffmpeg took too long to convert the MP3 to Ogg Opus',
+  transcode_failed: 'could not convert the MP3 to Ogg Opus (no audio could be decoded)',
+  transcode_timeout: 'the conversion of the MP3 to Ogg Opus took too long',
   transcode_aborted: 'the conversion to Ogg Opus was aborted',
   decode_failed: 'the MP3 could not be decoded for playback',
   cache_bad_key: 'an audio cache key must be 64 lowercase hex characters (a sha256)',

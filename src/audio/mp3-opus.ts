@@ -3,20 +3,21 @@ import opus from '@discordjs/opus';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
 import { Resampler } from '@yomiage/media';
-import { isMonoMp3 } from './transcode.ts';
+import { isMonoMp3 } from './mp3-frames.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 /**
  * An MP3 played without ffmpeg: decoded in this process (mpg123 compiled to WebAssembly), resampled
  * to 48 kHz stereo and encoded to Opus (libopus through @discordjs/opus) a few 20 ms frames ahead of
  * the player, so the first packet leaves a few milliseconds after the download instead of after an
- * ffmpeg run. The sound matches the cached Ogg Opus that ffmpeg makes of the same MP3
- * (src/audio/transcode.ts): the same leading-silence cut, rate, channels, bitrate and application.
+ * ffmpeg run. The cache's Ogg Opus is made of these same packets (src/audio/transcode.ts), so a miss
+ * and a hit sound alike; both match what ffmpeg made before (its leading-silence cut, rate, channels,
+ * bitrate and application).
  */
 
 /** MP3 bytes handed to the decoder at a time (a few frames at the service's 160 kbit/s). */
 const FEED_BYTES = 2048;
-/** The cut transcode.ts asks ffmpeg for: silenceremove's start threshold and its RMS window. */
+/** The cut ffmpeg's silenceremove made (start threshold and its RMS window), kept when the cache moved in-process. */
 const SILENCE_THRESHOLD = 10 ** (-50 / 20);
 const SILENCE_WINDOW_S = 0.02;
 /** Opus CTL: OPUS_SET_APPLICATION, and OPUS_APPLICATION_AUDIO / VOIP. */
@@ -26,10 +27,10 @@ const APPLICATIONS = { audio: 2049, voip: 2048 } as const;
 const MONO_TO_STEREO_GAIN = Math.SQRT1_2;
 
 export interface Mp3OpusOptions {
-  /** Opus bitrate in kbit/s (as transcode.ts: 64). */
+  /** Opus bitrate in kbit/s (64, as Discord voice carries). */
   bitrateKbps?: number;
   application?: 'audio' | 'voip';
-  /** Drop the silence before the first sound (default true, as transcode.ts). */
+  /** Drop the silence before the first sound (default true). */
   trimLeadingSilence?: boolean;
   /** Frames encoded ahead of the player (the stream's high-water mark). */
   framesAhead?: number;
@@ -160,6 +161,10 @@ export class Mp3OpusStream extends Readable {
   readonly #gain: number;
   /** Opus frames made so far (tests and the bench read it). */
   frames = 0;
+  /** 48 kHz samples per channel of audio in those frames (the last frame's padding not counted). */
+  samples = 0;
+  /** The MP3's own sample rate, once its first frame is decoded (0 before). */
+  inputSampleRate = 0;
 
   constructor(mp3: Buffer | Uint8Array, options: Mp3OpusOptions = {}) {
     const o = { ...DEFAULTS, ...options };
@@ -214,6 +219,7 @@ export class Mp3OpusStream extends Readable {
     this.#pcm.copyWithin(0, take, this.#pcmLength);
     this.#pcmLength -= take;
     this.frames++;
+    this.samples += take / VOICE_CHANNELS;
     return frame;
   }
 
@@ -233,6 +239,7 @@ export class Mp3OpusStream extends Readable {
     this.#fed += chunk.length;
     const decoded = this.#decoder!.decode(chunk);
     if (decoded.samplesDecoded === 0) return;
+    this.inputSampleRate ||= decoded.sampleRate;
     // mpg123 gives two channels, mono duplicated: resample one of them only.
     const channels = decoded.channelData.slice(0, this.#gain === 1 ? VOICE_CHANNELS : 1);
     this.#silence ??= new LeadingSilence(decoded.sampleRate, channels.length);

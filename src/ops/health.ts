@@ -1,13 +1,12 @@
 import { Status, type Client } from 'discord.js';
 import type { Db } from '../db/database.ts';
 import { writeTx } from '../db/write.ts';
-import type { MediaSupport } from '../util/ffmpeg.ts';
 import type { BotMetrics } from './metrics.ts';
 import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 
 // A bot process is ready when every gateway shard it runs is ready and its database
-// takes a write. ffmpeg missing is "degraded" (speech is attached instead of played), not unready:
-// restarting the process would not bring ffmpeg back, and the bot still does its job.
+// takes a write. Nothing of a bot process is "degraded" today: it needs no ffmpeg (the cache's
+// Ogg Opus and uncached MP3s are both made in-process), the one part that once could be missing.
 
 /** What a bot process's readiness reads. */
 export interface BotHealthDeps {
@@ -15,7 +14,6 @@ export interface BotHealthDeps {
   /** The extra accounts' clients (EXTRA_DISCORD_TOKENS): their shards must be ready too, named `account<N>:<shard>`. */
   extras?: ReadonlyArray<Pick<Client, 'ws'>>;
   db: Db;
-  media: MediaSupport;
 }
 
 export interface ReadinessOptions {
@@ -54,8 +52,7 @@ export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}
         ? { ok: true }
         : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
     const db = await database();
-    const ffmpeg: Check = deps.media.transcode || deps.media.playMp3 ? { ok: true } : { ok: false, detail: 'ffmpeg_missing' };
-    return { ready: gateway.ok && db.ok, degraded: ffmpeg.ok ? [] : ['ffmpeg'], checks: { gateway, database: db, ffmpeg } };
+    return { ready: gateway.ok && db.ok, degraded: [], checks: { gateway, database: db } };
   };
 }
 

@@ -32,7 +32,7 @@ export function managerEndpoints(manager: CollectingManager, options: { timeoutM
         const answer = answers.find((a) => a.process === index)?.value;
         if (!answer) checks[`process_${index}`] = { ok: false, detail: pid === undefined ? 'not_running' : 'no_answer' };
         else {
-          // What makes it unready (a degraded part, such as ffmpeg, does not).
+          // What makes it unready (a part a process reports as degraded does not).
           const failing = Object.entries(answer.checks)
             .filter(([name, c]) => !c.ok && !answer.degraded.includes(name))
             .map(([name, c]) => `${name}:${c.detail ?? 'failed'}`);

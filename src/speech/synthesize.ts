@@ -5,7 +5,6 @@ import type { Charge } from '../billing/ledger.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
-import { Media } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { ChargeSession, type LedgerLike } from './charge-session.ts';
@@ -176,8 +175,6 @@ export interface SynthesizerOptions {
   history?: HistoryLike;
   /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
   narrate?: NarrateFn;
-  /** What ffmpeg allows (checked at start); told when ffmpeg goes missing (`lose`: its `lost` event reaches delivery). */
-  media?: Media;
   /** Cache failures, and ledger writes that failed (the request itself goes on: its audio is paid for). */
   logger?: Pick<Logger, 'warn' | 'debug'>;
 }
@@ -217,7 +214,6 @@ interface InFlight {
 /** Builds the synthesis pipeline used by the scheduler. */
 export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   const { client, cache, budget, history } = options;
-  const media = options.media ?? new Media({ transcode: true, playMp3: true });
   const inFlight = new Map<string, InFlight>();
   /** Cache writes of misses still under way (their audio already went on), by key. */
   const caching = new Map<string, Promise<unknown>>();
@@ -227,11 +223,9 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   /** Cache write or transcode failed after the characters were spent: say why, once. */
   function cacheFailed(error: unknown, guildId: string): void {
     const code = String((error as { code?: unknown }).code ?? (error as Error).name ?? 'error');
-    // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
-    if (code === 'ffmpeg_not_found') media.lose();
     const fields = { err: error, guildId };
     if (code !== lastCacheFailure)
-      options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
+      options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (its MP3 decoded as it plays)');
     else options.logger?.debug(fields, 'could not cache the paid audio again (same cause)');
     lastCacheFailure = code;
   }
@@ -292,8 +286,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const ready: ReadyAudio = { durationMs: 0, fromCache: false, key, url };
       if (seed !== undefined) ready.seed = seed;
       const uncached: ReadyAudio = { ...ready, mp3, durationMs: probeDurationMs(mp3) };
-      if (!cacheable || !media.transcode) return uncached;
-      // The MP3 plays now, decoded in-process, while ffmpeg makes the Ogg Opus for the next time:
+      if (!cacheable) return uncached;
+      // The MP3 plays now, decoded in-process, while the cache makes the Ogg Opus for the next time:
       // the first packet no longer waits for the transcode.
       const put = cache.put(key, mp3, { endpoint: req.endpoint, pin: true }).then(
         (entry) => {

@@ -4,7 +4,6 @@ import { CodedError } from '@yomiage/coded-error';
 import { AudioError, type AudioErrorCode } from '../../src/audio/errors.ts';
 
 const TABLE: [AudioErrorCode, RegExp][] = [
-  ['ffmpeg_not_found', /ffmpeg could not be started.*FFMPEG_PATH/],
   ['transcode_failed', /could not convert the MP3 to Ogg Opus/],
   ['transcode_timeout', /took too long/],
   ['transcode_aborted', /aborted/],
@@ -25,7 +24,7 @@ describe('audio error codes', () => {
       expect(plain.name).toBe('AudioError');
       expect(plain.code).toBe(code);
       expect(plain.message).toMatch(message);
-      const cause = Object.assign(new Error('spawn ffmpeg ENOENT'), { code: 'ENOENT' });
+      const cause = Object.assign(new Error('open ENOENT'), { code: 'ENOENT' });
       const detailed = new AudioError(code, { detail: 'ENOENT', cause });
       expect(detailed.message).toBe(`${plain.message}: ENOENT`);
       expect(detailed.cause).toBe(cause);

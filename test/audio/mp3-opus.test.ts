@@ -7,12 +7,13 @@ import prism from 'prism-media';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Mp3OpusStream } from '../../src/audio/mp3-opus.ts';
 import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
+import { ffmpegOggOpus } from '../support/ogg-pages.ts';
 import { clipPackets } from '../../src/voice/resources.ts';
 import { ffmpeg } from '@yomiage/local-discord/test/voice/helpers';
 
 // The in-process MP3 player against what a listener hears: the Opus packets are
-// decoded back to PCM and compared with the Ogg Opus that ffmpeg makes of the same MP3 (what a
-// cache hit plays). Fixtures are made here by ffmpeg from lavfi tones.
+// decoded back to PCM and compared with the Ogg Opus that ffmpeg makes of the same MP3 (what the
+// cache played before it made its own). Fixtures are made here by ffmpeg from lavfi tones.
 
 let dir: string;
 /** 0.5 s at 300 Hz then 0.5 s at 1500 Hz, 24 kHz mono at 48 kbit/s (the service's MP3 shape). */
@@ -85,7 +86,7 @@ describe('Mp3OpusStream', () => {
   it("GIVEN a 1 s MP3 of two tones THEN 20 ms Opus packets carry the whole clip, in order, as ffmpeg's Ogg Opus does", async () => {
     const packets = await collect(new Mp3OpusStream(twoTones));
     const ours = decode(packets);
-    const ogg = await mp3ToOggOpus(twoTones);
+    const ogg = ffmpegOggOpus(twoTones);
     const theirs = decode(await collect(Readable.from([ogg]).pipe(new prism.opus.OggDemuxer())));
 
     // Every frame is 20 ms of 48 kHz stereo; the clip is as long as ffmpeg's, within two frames.
@@ -100,7 +101,7 @@ describe('Mp3OpusStream', () => {
 
   it('GIVEN 44.1 kHz stereo with 0.3 s of silence first THEN the silence is cut as the cache cuts it, and the tones follow at the right pitch', async () => {
     const ours = decode(await collect(new Mp3OpusStream(stereoLate)));
-    const theirs = decode(await collect(Readable.from([await mp3ToOggOpus(stereoLate)]).pipe(new prism.opus.OggDemuxer())));
+    const theirs = decode(await collect(Readable.from([ffmpegOggOpus(stereoLate)]).pipe(new prism.opus.OggDemuxer())));
     expect(onset(ours)).toBeLessThan(0.05);
     expect(Math.abs(onset(ours) - onset(theirs))).toBeLessThan(0.03);
     expect(pitch(ours, 0.1, 0.4)).toBeCloseTo(300, -1);

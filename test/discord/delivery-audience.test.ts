@@ -3,18 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
-import { Media, type MediaSupport } from '../../src/util/ffmpeg.ts';
 
 // Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
-// a batch merged for a voice session that can no longer be played there (the bot left, ffmpeg went
-// missing) is never attached in one of its channels. Collaborators are small fakes recording what
+// a batch merged for a voice session that can no longer be played there (the bot left) is never
+// attached in one of its channels. Collaborators are small fakes recording what
 // would reach Discord.
 
 const GUILD = 'g1';
 
 interface Options {
   connected: boolean;
-  media?: MediaSupport | Media;
   /** Channels someone now in the call cannot view. */
   hiddenFromCall?: string[];
   /** Channels that post MP3s. */
@@ -52,7 +50,6 @@ function setup(options: Options) {
     },
     jobs: { settle: async () => {} },
     logger: { warn() {}, error() {}, info() {}, debug() {} },
-    ...(options.media ? { media: options.media } : {}),
     listenersCanView: (_guildId: string, channelId: string) => !(options.hiddenFromCall ?? []).includes(channelId),
     postsAudio: (_guildId: string, channelId: string) => (options.mp3Channels ?? []).includes(channelId),
   } as unknown as DeliveryDeps;
@@ -81,24 +78,14 @@ function message(channelId: string, text: string, audience: string, extra: Parti
 const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' };
 const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: MP3 });
 const signal = new AbortController().signal;
-const NO_FFMPEG: MediaSupport = { transcode: false, playMp3: false };
 
 describe('SpeechDelivery.audience: decided where the bot knows how the audio will go', () => {
-  it("GIVEN the bot in voice and able to play an MP3 THEN every channel read there is the voice session's", () => {
+  it("GIVEN the bot in voice THEN every channel read there is the voice session's (an uncached MP3 is played too)", () => {
     expect(setup({ connected: true }).delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
   });
 
-  it('GIVEN no voice session, or no ffmpeg (uncached audio is attached) THEN each channel is its own audience', () => {
+  it('GIVEN no voice session THEN each channel is its own audience', () => {
     expect(setup({ connected: false }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
-    expect(setup({ connected: true, media: NO_FFMPEG }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
-  });
-
-  it('GIVEN ffmpeg lost after start (the `lost` event) THEN from then on each channel is its own audience', () => {
-    const media = new Media({ transcode: true, playMp3: true });
-    const { delivery } = setup({ connected: true, media });
-    expect(delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
-    media.lose();
-    expect(delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
   });
 });
 
@@ -115,13 +102,6 @@ describe("SpeechDelivery.deliver: a file carries one channel's text only", () =>
       ['general', `m-${items[1]!.id}`, 'voice_only'],
     ]);
     expect(told[0]!.content).toContain('Not posted');
-  });
-
-  it('GIVEN the same audio in voice but ffmpeg lost meanwhile (it cannot be played) THEN it is not posted either', async () => {
-    const { delivery, posted, played } = setup({ connected: true, media: NO_FFMPEG });
-    await delivery.deliver(ready(merged()), signal);
-    expect(posted).toEqual([]);
-    expect(played).toEqual([]);
   });
 
   it("GIVEN one channel's lines merged and no voice THEN they are attached as one reply to the last of them, in that channel", async () => {

@@ -12,8 +12,8 @@ import { families, getText, startWebhookReceiver, value } from '../support/ops.t
 
 // Metrics, health checks and error reports through the real entry point: `npm start` as a child process with
 // METRICS_PORT=0 (the OS picks the port) and ERROR_WEBHOOK_URL pointing at a receiver here. Everything is
-// read over HTTP as Prometheus, a load balancer or Discord would. /readyz of a bot without ffmpeg is
-// checked in test/bot/private-channels.test.ts, whose bot runs without it.
+// read over HTTP as Prometheus, a load balancer or Discord would. /readyz of a bot without ffmpeg (ready, not
+// degraded: it needs none) is checked in test/bot/private-channels.test.ts, whose bot runs without it.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
@@ -63,7 +63,7 @@ afterAll(async () => {
 });
 
 describe('METRICS_PORT of npm start', () => {
-  it('listens on 127.0.0.1 by default; /healthz is ok and /readyz ready (gateway, database, ffmpeg)', async () => {
+  it('listens on 127.0.0.1 by default; /healthz is ok and /readyz ready (gateway, database)', async () => {
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await getText(`${base}/healthz`);
     expect(health.status).toBe(200);
@@ -73,7 +73,7 @@ describe('METRICS_PORT of npm start', () => {
     expect(JSON.parse(ready.body)).toEqual({
       status: 'ready',
       degraded: [],
-      checks: { gateway: { ok: true }, database: { ok: true }, ffmpeg: { ok: true } },
+      checks: { gateway: { ok: true }, database: { ok: true } },
     });
     expect((await getText(`${base}/nothing`)).status).toBe(404);
   });

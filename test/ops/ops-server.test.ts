@@ -26,12 +26,11 @@ const shards = new Map<number, { id: number; status: number }>([
 ]);
 /** An extra bot account's gateway (EXTRA_DISCORD_TOKENS), over the same shard. */
 const extraShards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }]]);
-const media = { transcode: true, playMp3: true };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
   db = openDatabase(join(dir, 'bot.sqlite3'));
-  const deps = { client: { ws: { shards } }, extras: [{ ws: { shards: extraShards } }], db, media } as unknown as BotHealthDeps;
+  const deps = { client: { ws: { shards } }, extras: [{ ws: { shards: extraShards } }], db } as unknown as BotHealthDeps;
   server = await startOpsServer({
     port: 0,
     host: '127.0.0.1',
@@ -105,7 +104,7 @@ describe('/readyz', () => {
       >;
     });
     let now = 0;
-    const deps = { client: { ws: { shards } }, db: probed, media } as unknown as BotHealthDeps;
+    const deps = { client: { ws: { shards } }, db: probed } as unknown as BotHealthDeps;
     const local = await startOpsServer({
       port: 0,
       host: '127.0.0.1',
@@ -140,18 +139,6 @@ describe('/readyz', () => {
       probed.close();
     }
   });
-
-  it('ffmpeg missing: 200, degraded', async () => {
-    const before = { ...media };
-    Object.assign(media, { transcode: false, playMp3: false });
-    try {
-      const r = await getText(`${server.url}/readyz`);
-      expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toMatchObject({ status: 'degraded', degraded: ['ffmpeg'] });
-    } finally {
-      Object.assign(media, before);
-    }
-  });
 });
 
 describe('the server', () => {
@@ -174,7 +161,7 @@ describe('the server', () => {
       host: '127.0.0.1',
       endpoints: botEndpoints(
         new BotMetrics({ defaultMetrics: false }),
-        botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps),
+        botReadiness({ client: { ws: { shards } }, db } as unknown as BotHealthDeps),
       ),
       logger: createLogger({ level: 'silent' }),
     }).catch((e: unknown) => e);
@@ -225,7 +212,7 @@ describe('yomiage_rate_window_used', () => {
     const local = await startOpsServer({
       port: 0,
       host: '127.0.0.1',
-      endpoints: botEndpoints(metrics, botReadiness({ client: { ws: { shards } }, db, media } as unknown as BotHealthDeps)),
+      endpoints: botEndpoints(metrics, botReadiness({ client: { ws: { shards } }, db } as unknown as BotHealthDeps)),
       logger: createLogger({ level: 'silent' }),
     });
     try {

@@ -1,11 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import opus from '@discordjs/opus';
+import prism from 'prism-media';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioError } from '../../src/audio/errors.ts';
 import { mp3ToOggOpus, probeDurationMs } from '../../src/audio/transcode.ts';
 import { ffmpegPath } from '@yomiage/media';
+import { ffmpegOggOpus, readOggPages, readOpusHead } from '../support/ogg-pages.ts';
 
 // Fixtures: made here by ffmpeg from a sine tone, like the service's own files (its documented formats:
 // advanced = MPEG-2 Layer III 24 kHz mono 160 kbit/s, standard sample = 16 kHz mono; both Lavf).
@@ -46,46 +50,59 @@ describe('probeDurationMs', () => {
   });
 });
 
-describe('mp3ToOggOpus', () => {
-  it('turns an MP3 into Ogg Opus at 48 kHz stereo that ffprobe reads back at the same length', async () => {
+describe('mp3ToOggOpus (in-process)', () => {
+  it('GIVEN a 2 s MP3 THEN a valid Ogg Opus: CRCs, pre-skip and input rate, granules counting 48 kHz samples, end of stream', async () => {
     const mp3 = makeMp3('speech.mp3', 2, 24_000, 1, '160k');
-    const ogg = await mp3ToOggOpus(mp3);
-    expect(ogg.subarray(0, 4).toString('latin1')).toBe('OggS');
-    expect(ogg.includes('OpusHead')).toBe(true);
-    const oggFile = join(dir, 'speech.ogg');
-    writeFileSync(oggFile, ogg);
-    const probe = JSON.parse(
-      execFileSync('ffprobe', [
-        '-v',
-        'error',
-        '-show_entries',
-        'stream=codec_name,sample_rate,channels:format=duration',
-        '-of',
-        'json',
-        oggFile,
-      ]).toString(),
-    ) as { streams: { codec_name: string; sample_rate: string; channels: number }[]; format: { duration: string } };
-    expect(probe.streams[0]).toMatchObject({ codec_name: 'opus', sample_rate: '48000', channels: 2 });
-    expect(Math.abs(Number(probe.format.duration) - 2)).toBeLessThan(0.1);
+    const pages = readOggPages(await mp3ToOggOpus(mp3));
+    for (const page of pages) expect(page.computedCrc).toBe(page.crc);
+    expect(pages.map((p) => p.sequence)).toEqual(pages.map((_, i) => i));
+    expect(new Set(pages.map((p) => p.serial)).size).toBe(1);
+    // Beginning of stream on the first page, end of stream on the last, nothing in between.
+    expect(pages.map((p) => p.flags)).toEqual([2, ...pages.slice(1, -1).map(() => 0), 4]);
+    expect(readOpusHead(pages[0]!.packets[0]!)).toEqual({ channels: 2, preSkip: 312, inputSampleRate: 24_000 });
+    expect(pages[1]!.packets[0]!.toString('latin1', 0, 8)).toBe('OpusTags');
+    // Each audio page's granule: pre-skip + 960 samples per 20 ms packet so far; the last one ends at the audio's end.
+    let packets = 0;
+    for (const page of pages.slice(2, -1)) {
+      packets += page.packets.length;
+      expect(page.granule).toBe(BigInt(312 + packets * 960));
+    }
+    packets += pages.at(-1)!.packets.length;
+    const last = Number(pages.at(-1)!.granule) - 312;
+    expect(last).toBeGreaterThan((packets - 1) * 960);
+    expect(last).toBeLessThanOrEqual(packets * 960);
+    // As long as the MP3, and as long as ffmpeg's Ogg Opus of it (what the cache held before).
+    expect(Math.abs(last / 48 - probeDurationMs(mp3))).toBeLessThanOrEqual(30);
+    const theirs = readOggPages(ffmpegOggOpus(mp3));
+    expect(Math.abs(last - Number(theirs.at(-1)!.granule - BigInt(readOpusHead(theirs[0]!.packets[0]!).preSkip)))).toBeLessThanOrEqual(960);
   });
 
-  it("fails with transcode_failed (and ffmpeg's reason) on input that is not audio", async () => {
+  it('GIVEN that Ogg THEN prism-media demuxes every packet and libopus decodes them to 48 kHz stereo', async () => {
+    const ogg = await mp3ToOggOpus(makeMp3('demux.mp3', 1, 16_000, 1, '160k'));
+    const packets: Buffer[] = [];
+    for await (const p of Readable.from([ogg]).pipe(new prism.opus.OggDemuxer())) packets.push(p as Buffer);
+    expect(packets.length).toBe(
+      readOggPages(ogg)
+        .slice(2)
+        .reduce((n, p) => n + p.packets.length, 0),
+    );
+    const decoder = new opus.OpusEncoder(48_000, 2);
+    expect(packets.every((p) => decoder.decode(p).length === 960 * 2 * 2)).toBe(true);
+  });
+
+  it('fails with transcode_failed on input that is not audio', async () => {
     const error = await mp3ToOggOpus(Buffer.from('<html>notice</html>')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AudioError);
     expect((error as AudioError).code).toBe('transcode_failed');
-    expect((error as AudioError).message).toMatch(/Invalid data/);
+    expect((error as AudioError).message).toMatch(/no MPEG audio frame/);
   });
 
-  it('fails with ffmpeg_not_found when the binary is missing', async () => {
-    const error = await mp3ToOggOpus(Buffer.from('x'), { ffmpeg: join(dir, 'no-such-ffmpeg') }).catch((e: unknown) => e);
-    expect((error as AudioError).code).toBe('ffmpeg_not_found');
-  });
-
-  it('kills ffmpeg and fails with transcode_timeout when it hangs', async () => {
-    // A stand-in "ffmpeg" that never exits.
-    const hang = join(dir, 'hang.sh');
-    writeFileSync(hang, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
-    const error = await mp3ToOggOpus(Buffer.from('x'), { ffmpeg: hang, timeoutMs: 200 }).catch((e: unknown) => e);
-    expect((error as AudioError).code).toBe('transcode_timeout');
+  it('fails with transcode_aborted when aborted while it works, and transcode_timeout past its deadline', async () => {
+    const mp3 = makeMp3('long.mp3', 4, 24_000, 1, '160k');
+    const controller = new AbortController();
+    const aborted = mp3ToOggOpus(mp3, { signal: controller.signal }).catch((e: unknown) => e);
+    controller.abort();
+    expect(await aborted).toMatchObject({ code: 'transcode_aborted' });
+    expect(await mp3ToOggOpus(mp3, { timeoutMs: 0 }).catch((e: unknown) => e)).toMatchObject({ code: 'transcode_timeout' });
   });
 });

@@ -9,13 +9,12 @@ import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { createSynthesizer, type SynthesisRequest, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { ffmpegPath } from '@yomiage/media';
-import { Media, type MediaSupport } from '../../src/util/ffmpeg.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 
-// Paid audio is never thrown away, at the synthesizer: ffmpeg disappears after start (the binary is gone). The clip is
-// paid, so it comes back uncached; the shared media support drops to "attach", and later clips do
-// not try the missing binary again. Real cache, real SQLite budget, real (missing) ffmpeg.
+// Paid audio is never thrown away, at the synthesizer: the cache's transcode fails (here: past its
+// deadline, a real mp3ToOggOpus with no time). The clip is paid, so it comes back uncached, to be played
+// from its MP3; a run of the same failure is warned about once. Real cache, real SQLite budget.
 let dir: string;
 let db: Db;
 let mp3: Buffer;
@@ -55,8 +54,8 @@ const request = (text: string): SynthesisRequest => ({
   charges: [{ guildId: 'g1', userId: 'u1', endpoint: 'standard', chars: [...text].length }],
 });
 
-describe('synthesizer when ffmpeg goes missing', () => {
-  it('returns the paid MP3 uncached, commits the characters, lowers media support and warns once', async () => {
+describe('synthesizer when the transcode fails', () => {
+  it('returns the paid MP3 uncached, commits the characters and warns once for a run of the same failure', async () => {
     const client: TtsClientLike = {
       // Reports the charge as the real client does (src/billing/billing.ts); each text its own history pk.
       speak: async (req, { billing } = {}) => {
@@ -76,15 +75,12 @@ describe('synthesizer when ffmpeg goes missing', () => {
       dir: join(dir, 'cache'),
       transcode: (input) => {
         transcodes++;
-        return mp3ToOggOpus(input, { ffmpeg: join(dir, 'gone', 'ffmpeg') });
+        return mp3ToOggOpus(input, { timeoutMs: -1 });
       },
     });
     const budget = new CharacterBudget({ db });
-    const media = new Media({ transcode: true, playMp3: true });
-    const lost: MediaSupport[] = [];
-    media.on('lost', (before) => lost.push(before));
     const log = captureLog();
-    const synth = createSynthesizer({ client, cache, budget, media, logger: createLogger({ level: 'debug', destination: log }) });
+    const synth = createSynthesizer({ client, cache, budget, logger: createLogger({ level: 'debug', destination: log }) });
     const warned = () => log.records().filter((r) => r.level === 40);
 
     const first = await synth.synthesize(request('一つ目'));
@@ -92,15 +88,15 @@ describe('synthesizer when ffmpeg goes missing', () => {
     expect(await first.cached).toBe(false);
     expect(first.oggPath).toBeUndefined();
     expect(first.durationMs).toBeGreaterThan(900);
-    expect(media.support).toEqual({ transcode: false, playMp3: false });
-    expect(lost).toEqual([{ transcode: true, playMp3: true }]);
     expect(warned()).toHaveLength(1);
-    expect(warned()[0]).toMatchObject({ err: { code: 'ffmpeg_not_found' } });
+    expect(warned()[0]).toMatchObject({ err: { code: 'transcode_timeout' } });
 
     const second = await synth.synthesize(request('二つ目'));
     expect(second.mp3?.equals(mp3)).toBe(true);
-    expect(transcodes).toBe(1); // not tried again
+    expect(await second.cached).toBe(false);
+    expect(transcodes).toBe(2); // tried again: one file failing says nothing of the next
     expect(warned()).toHaveLength(1);
+    expect(log.records().filter((r) => r.msg === 'could not cache the paid audio again (same cause)')).toHaveLength(1);
     // Both clips are committed to the ledger: paid, and delivered.
     expect(await budget.usage({ guildId: 'g1', userId: 'u1' })).toMatchObject({ used: 3 + 3, charged: 3 + 3, reserved: 0 });
   });

@@ -80,6 +80,7 @@ export class Resampler {
     const down = this.#down;
     const half = this.#half;
     const taps = 2 * half;
+    const table = this.#table;
     // Output n reads inputs up to floor(n * down / up) + half: it is complete once that one arrived
     // (n * down < (received - half) * up); at the end, every output the input's length implies.
     const total = Math.max(0, Math.ceil(((final ? this.#received : this.#received - half) * up) / down));
@@ -91,14 +92,14 @@ export class Resampler {
       const phase = (n * down) % up;
       const row = phase * taps;
       const first = base - half + 1 - this.#start;
+      // Before the start and past the end the signal is zero: only the taps inside the buffer count
+      // (bounds found once per output, not tested per tap: this loop is most of a clip's resampling).
+      const kFrom = Math.max(0, -first);
+      const kTo = Math.min(taps, this.#length - first);
       for (let c = 0; c < this.#channels; c++) {
         const buf = this.#buffers[c]!;
         let acc = 0;
-        for (let k = 0; k < taps; k++) {
-          const at = first + k;
-          // Before the start and past the end the signal is zero.
-          if (at >= 0 && at < this.#length) acc += buf[at]! * this.#table[row + k]!;
-        }
+        for (let k = kFrom; k < kTo; k++) acc += buf[first + k]! * table[row + k]!;
         out[c]![i] = acc;
       }
     }

@@ -5,7 +5,6 @@ import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
-import { Media, type MediaSupport } from '../../util/ffmpeg.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../events/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
@@ -33,11 +32,6 @@ export interface DeliveryDeps {
   /** Advanced jobs behind /narrate (commands/narrate/narrate-jobs.ts): told whether each was delivered. */
   jobs: DeliveredJobs;
   logger: Logger;
-  /**
-   * Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached.
-   * A `Media` is followed: from its `lost` event on, such audio is attached.
-   */
-  media?: MediaSupport | Media;
   /** Whether the channel posts auto-read audio as MP3 files (repos.autoRead.postsAudio); without it, none does. */
   postsAudio?: (guildId: string, channelId: string) => boolean;
   /** Whether everyone now in `voiceChannelId` can view `channelId` (default: visibility.ts on the client's cache). */
@@ -52,14 +46,9 @@ export interface DeliveryDeps {
  */
 export class SpeechDelivery {
   readonly #deps: DeliveryDeps;
-  /** What ffmpeg allows, as last told (ffmpeg lost after start: the `lost` event). */
-  #media: MediaSupport;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
-    const media = deps.media ?? { transcode: true, playMp3: true };
-    this.#media = { transcode: media.transcode, playMp3: media.playMp3 };
-    if (media instanceof Media) media.on('lost', () => (this.#media = media.support));
     this.#canView =
       deps.listenersCanView ??
       ((guildId, channelId, voiceChannelId) => {
@@ -75,18 +64,18 @@ export class SpeechDelivery {
    * Who a message of `channelId` queued now is for (the scheduler merges only within one): the
    * voice session that reads it (`session`, default: the one the channel is bound to, else the
    * server's first) when its audio will be played there, else the text channel, where its MP3 is
-   * posted (no voice session, or no ffmpeg to play an MP3 that is not cached as Ogg Opus).
+   * posted (no voice session).
    */
   audience(guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null): string {
     const readIn = session === undefined ? this.#sessionFor(guildId, channelId) : session;
     const voiceChannel = readIn && !readIn.suppressed ? readIn.channelId : null;
-    return voiceChannel && this.#media.playMp3 ? voiceAudience(voiceChannel) : textAudience(channelId);
+    return voiceChannel ? voiceAudience(voiceChannel) : textAudience(channelId);
   }
 
-  /** Whether what was queued for `audience` can still be played there: a voice session heard now, and ffmpeg for MP3s. */
+  /** Whether what was queued for `audience` can still be played there: a voice session heard now. */
   stillHeard(guildId: string, audience: string): boolean {
     const channelId = voiceChannelOf(audience);
-    return channelId !== null && this.#deps.voice.isConnected(guildId, channelId) && this.#media.playMp3;
+    return channelId !== null && this.#deps.voice.isConnected(guildId, channelId);
   }
 
   /** The session that reads text channel `channelId`: the one bound to it (or to its voice chat), else the server's first. */
@@ -135,15 +124,13 @@ export class SpeechDelivery {
     }
     // A miss cached since it was made plays from its files (the Ogg Opus, no decoding again).
     const audio = playableNow(ready.audio);
-    // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
-    const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
     const voiceChannel = this.#playedIn(ready);
-    const { played, hidden } = this.#whetherPlayed(ready, metas, voiceChannel !== null && playable ? voiceChannel : null);
+    const { played, hidden } = this.#whetherPlayed(ready, metas, voiceChannel);
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.
     const wanted = metas.filter((m) => (!played || m.forceAttach) && !m.botClip);
     // One channel's text is never posted in another: audio merged for a voice session that cannot be
-    // played there after all (the bot left, ffmpeg went missing) is not attached; its authors are told.
+    // played there after all (the bot left) is not attached; its authors are told.
     const channels = new Set(ready.items.map((item) => item.channelId));
     const oneChannel = channels.size === 1;
     // A channel the listeners cannot all view and that posts no MP3s: its authors are told, as when queued (auto-read.ts).
