@@ -31,6 +31,14 @@ const optionalCount = z.string().trim().regex(/^\d+$/, 'must be a whole number')
 
 const MIB = 1024 * 1024;
 
+/** A TCP port to listen on (0: the OS picks one). */
+const portNumber = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'must be a port number (0-65535)')
+  .transform(Number)
+  .pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' }));
+
 // A PostgreSQL connection URL (it may hold a password: never echoed in a message).
 const postgresUrl = z
   .string()
@@ -120,25 +128,13 @@ const schema = discordSchema.safeExtend({
   ACCOUNT_LEDGER_URL: postgresUrl.optional(),
   RATE_STORE_URL: postgresUrl.optional(),
   // Metrics and health checks (off when unset; 0 lets the OS pick a port), error reports.
-  METRICS_PORT: z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'must be a port number (0-65535)')
-    .transform(Number)
-    .pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' }))
-    .optional(),
+  METRICS_PORT: portNumber.optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
   // The web dashboard (off when unset; 0 lets the OS pick a port), signed in with Discord's OAuth2.
-  DASHBOARD_PORT: z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'must be a port number (0-65535)')
-    .transform(Number)
-    .pipe(z.number().int().max(65_535, { error: 'must be a port number (0-65535)' }))
-    .optional(),
+  DASHBOARD_PORT: portNumber.optional(),
   DASHBOARD_HOST: z.string().trim().min(1).default('127.0.0.1'),
   // Its public address (the OAuth2 redirect is this plus /auth/callback): https, or http to loopback.
   DASHBOARD_URL: tokenUrl(' (the public address of the dashboard, e.g. https://bot.example.com)').optional(),

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { DashboardConfig } from '../config.ts';
 import { describeFailure } from '../discord/delivery/outcomes.ts';
 import { langOf, t, textsUnder, type Lang, type MessageKey } from '../discord/i18n.ts';
+import { listen } from '../util/listen.ts';
 import type { Logger } from '../util/log.ts';
 import { handleApi, type ApiDeps } from './api.ts';
 import { ApiRefusal, DashboardError } from './errors.ts';
@@ -171,15 +171,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port, address, family } = server.address() as AddressInfo;
-  publicUrl ||= `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  const { port, url } = await listen(server, config.port, config.host);
+  publicUrl ||= url;
   logger.info({ url: publicUrl, redirectUri: `${publicUrl}/auth/callback` }, 'dashboard listening');
   return {
     url: publicUrl,

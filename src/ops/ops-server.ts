@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../util/listen.ts';
 import type { Logger } from '../util/log.ts';
 
 // METRICS_PORT serves Prometheus metrics and the two health checks, for a bot process
@@ -47,15 +47,7 @@ export async function startOpsServer(options: { port: number; host: string; endp
   });
   // Scrapers keep connections alive; a stop must not wait for them.
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port, address, family } = server.address() as AddressInfo;
-  const url = `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+  const { port, url } = await listen(server, options.port, options.host);
   logger.info({ url }, 'metrics and health checks listening');
   return {
     url,

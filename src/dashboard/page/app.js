@@ -230,22 +230,11 @@ function serverSettings(guildId, g) {
     h('option', { value: 'ja', selected: s.locale === 'ja', text: tr('lang_ja') }),
     h('option', { value: 'en', selected: s.locale === 'en', text: tr('lang_en') }),
   );
-  const userLimit = h('input', {
-    type: 'number',
-    min: 0,
-    max: g.ceilings.userMonthlyLimit,
-    step: 1,
-    value: s.userMonthlyLimit ?? '',
-    placeholder: String(g.limits.user.value),
-  });
-  const guildLimit = h('input', {
-    type: 'number',
-    min: 0,
-    max: g.ceilings.guildMonthlyLimit,
-    step: 1,
-    value: s.guildMonthlyLimit ?? '',
-    placeholder: String(g.limits.guild.value),
-  });
+  // A monthly limit: empty keeps the default shown as the placeholder; at most the operator's ceiling.
+  const limitInput = (ceiling, value, fallback) =>
+    h('input', { type: 'number', min: 0, max: ceiling, step: 1, value: value ?? '', placeholder: String(fallback) });
+  const userLimit = limitInput(g.ceilings.userMonthlyLimit, s.userMonthlyLimit, g.limits.user.value);
+  const guildLimit = limitInput(g.ceilings.guildMonthlyLimit, s.guildMonthlyLimit, g.limits.guild.value);
   const autoJoin = h(
     'select',
     {},
