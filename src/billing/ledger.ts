@@ -43,6 +43,17 @@ export interface Charge {
   endpoint: Endpoint;
   /** Counted by the caller with `countChars` (src/tts/chars.ts). */
   chars: number;
+  /**
+   * The text channels these characters were spent for, split exactly (the parts sum to `chars`):
+   * a request merging several channels' messages. Absent: no channel (shown as other/unknown).
+   */
+  channels?: readonly ChannelChars[];
+}
+
+/** A charge's characters spent for one text channel. */
+export interface ChannelChars {
+  channelId: string;
+  chars: number;
 }
 
 /** Characters held for one possible charge by the service. Plain data: another process may settle it. */

@@ -113,6 +113,12 @@ export function chargeProblem(charges: readonly Charge[]): string | undefined {
     if (!Number.isSafeInteger(c.chars) || c.chars < 0) return `chars must be a non-negative integer (got ${c.chars})`;
     if (!c.guildId || !c.userId) return 'guildId and userId are required';
     if (c.endpoint !== 'standard' && c.endpoint !== 'advanced') return `unknown endpoint ${String(c.endpoint)}`;
+    if (c.channels) {
+      if (c.channels.some((p) => !p.channelId || !Number.isSafeInteger(p.chars) || p.chars < 0))
+        return 'channel parts need an id and chars';
+      const sum = c.channels.reduce((n, p) => n + p.chars, 0);
+      if (sum !== c.chars) return `channel parts must sum to the charge (got ${sum} of ${c.chars})`;
+    }
   }
   return undefined;
 }

@@ -278,7 +278,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
 
 /**
  * Characters of the billing period as /usage shows them: the member's own, or for admins the
- * server's with its biggest spenders; spend per day either way.
+ * server's with its biggest spenders; spend per day and per text channel either way.
  */
 async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
   const { budget, repos } = deps.ctx;
@@ -290,6 +290,11 @@ async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
     period,
     usage: await budget.usage(scope),
     days: repos.dailySpend.days(period, scope),
+    // Per text channel; a null channel is spend recorded before channels were (shown as other/unknown).
+    channels: repos.dailySpend.channels(period, scope).map((c) => ({
+      ...c,
+      name: c.channelId === null ? null : (access.guild.channels.cache.get(c.channelId)?.name ?? c.channelId),
+    })),
     top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
   };
 }

@@ -2,7 +2,8 @@ import type { Db } from './database.ts';
 import type { Period } from '../billing/ledger.ts';
 
 // A read-only report over character_ledger (owned by ledger.ts, which writes it): what counted
-// against the limits per day of a billing period, for /usage's chart. Kept apart so
+// against the limits per day and per text channel of a billing period, for /usage's chart and the
+// dashboard. Kept apart so
 // the ledger's write path stays one module of its own size.
 
 /** Characters that count against the limits (held, charged or possibly charged) per day of a period. */
@@ -12,12 +13,19 @@ export interface DailySpend {
   chars: number;
 }
 
+/** Characters that count against the limits spent for one text channel; channelId null: rows without one (older rows). */
+export interface ChannelSpend {
+  channelId: string | null;
+  chars: number;
+}
+
 const DAY_MS = 86_400_000;
 
 type Params = { start: number; guild: string; user: string | null };
 
 export class DailySpendReport {
   readonly #query;
+  readonly #byChannel;
 
   constructor(db: Db) {
     // Released rows never counted; every other state does (docs/operating.md, "Characters are money").
@@ -27,6 +35,17 @@ export class DailySpendReport {
       WHERE period_start = @start AND guild_id = @guild AND (@user IS NULL OR user_id = @user)
         AND state IN ('reserved', 'charged', 'uncertain')
       GROUP BY day ORDER BY day`);
+    this.#byChannel = db.prepare<[Params], ChannelSpend>(`
+      SELECT channel_id AS channelId, SUM(chars) AS chars
+      FROM character_ledger
+      WHERE period_start = @start AND guild_id = @guild AND (@user IS NULL OR user_id = @user)
+        AND state IN ('reserved', 'charged', 'uncertain')
+      GROUP BY channel_id ORDER BY chars DESC, channel_id`);
+  }
+
+  /** The period's spend per text channel, most first (a member's with userId, else the whole guild's); they add up to the days. */
+  channels(period: Period, scope: { guildId: string; userId?: string }): ChannelSpend[] {
+    return this.#byChannel.all({ start: period.start, guild: scope.guildId, user: scope.userId ?? null });
   }
 
   /** Every day of the period, spent or not (a member's with userId, else the whole guild's). */

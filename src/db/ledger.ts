@@ -61,6 +61,7 @@ interface LedgerRow {
 }
 type NewRow = Omit<LedgerRow, 'id'> & {
   reservation_id: string;
+  channel_id: string | null;
   audio_key: string | null;
   job_id: string | null;
   pk: number | null;
@@ -98,8 +99,8 @@ const statements = (db: Db) => ({
      VALUES (@guild, @user, @period, @endpoint, @reserved, @charged, @uncertain)`,
   ),
   insert: db.prepare<[NewRow]>(
-    `INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, audio_key, job_id, pk, sent_at, created_at, settled_at)
-     VALUES (@reservation_id, @guild_id, @user_id, @period_start, @endpoint, @chars, @state, @audio_key, @job_id, @pk, @sent_at, @created_at, @settled_at)`,
+    `INSERT INTO character_ledger (reservation_id, guild_id, user_id, period_start, endpoint, chars, state, audio_key, job_id, pk, sent_at, created_at, settled_at, channel_id)
+     VALUES (@reservation_id, @guild_id, @user_id, @period_start, @endpoint, @chars, @state, @audio_key, @job_id, @pk, @sent_at, @created_at, @settled_at, @channel_id)`,
   ),
   byReservation: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE reservation_id = ?`),
   byJob: db.prepare<[string], LedgerRow>(`SELECT ${ROW} FROM character_ledger WHERE job_id = ?`),
@@ -331,16 +332,21 @@ export class SqliteLedger extends Repo<ReturnType<typeof statements>> implements
     this.#apply(deltas);
   }
 
-  /** Writes a reservation's rows (one per charge with characters) directly in `state`. */
+  /** Writes a reservation's rows (one per charge and channel with characters) directly in `state`. */
   #insert(reservation: Reservation, state: 'held' | 'charged', now: number, info: { pk?: number; jobId?: string }): void {
     const deltas = new DeltaMap();
     const settled = state !== 'held';
     const column: StateColumn = settled ? state : 'reserved';
-    for (const c of reservation.charges) {
-      if (c.chars === 0) continue;
-      const row = { guild_id: c.guildId, user_id: c.userId, period_start: reservation.periodStart, endpoint: c.endpoint, chars: c.chars };
+    // One row per charge and text channel it was spent for (one without a channel when it names none).
+    const parts = reservation.charges.flatMap((c) =>
+      (c.channels ?? [{ channelId: null, chars: c.chars }]).map((p) => ({ charge: c, channelId: p.channelId, chars: p.chars })),
+    );
+    for (const { charge: c, channelId, chars } of parts) {
+      if (chars === 0) continue;
+      const row = { guild_id: c.guildId, user_id: c.userId, period_start: reservation.periodStart, endpoint: c.endpoint, chars };
       this.sql.insert.run({
         ...row,
+        channel_id: channelId,
         reservation_id: reservation.id,
         state: column,
         audio_key: reservation.audioKey ?? null,

@@ -139,6 +139,27 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
 /** Who pays for `u`'s characters: its author, or who pays for reading it again after a withdrawal (queue-withdraw.ts `reask`). */
 const payer = (guildId: string, u: Utterance) => u.chargedTo ?? (u.paidOnce ? serverChargeUser(guildId) : u.userId);
 
+/**
+ * Each payer's characters, split by the text channel of the message they were spent for (a request
+ * merging a voice session's messages may read several channels): the parts sum to the charge.
+ */
+class ChargeSplit {
+  readonly #byUser = new Map<string, Map<string, number>>();
+
+  add(userId: string, channelId: string, chars: number): void {
+    const byChannel = this.#byUser.get(userId) ?? new Map<string, number>();
+    byChannel.set(channelId, (byChannel.get(channelId) ?? 0) + chars);
+    this.#byUser.set(userId, byChannel);
+  }
+
+  charges(guildId: string, endpoint: Charge['endpoint']): Charge[] {
+    return [...this.#byUser].map(([userId, byChannel]) => {
+      const channels = [...byChannel].map(([channelId, chars]) => ({ channelId, chars }));
+      return { guildId, userId, endpoint, chars: channels.reduce((n, c) => n + c.chars, 0), channels };
+    });
+  }
+}
+
 /** The request that reads `items` (one batch) in order; each author is charged for their own text and the pause before it. */
 export function batchRequest(
   guildId: string,
@@ -147,13 +168,10 @@ export function batchRequest(
 ): SynthesisRequest {
   const first = items[0]!;
   const sep = separatorFor(first, rules.separator);
-  const byUser = new Map<string, number>();
-  items.forEach((u, i) => {
-    const chars = rules.countChars(u.text) + (i > 0 ? rules.countChars(sep) : 0);
-    byUser.set(payer(guildId, u), (byUser.get(payer(guildId, u)) ?? 0) + chars);
-  });
+  const split = new ChargeSplit();
+  items.forEach((u, i) => split.add(payer(guildId, u), u.channelId, rules.countChars(u.text) + (i > 0 ? rules.countChars(sep) : 0)));
   const endpoint = first.advanced ? 'advanced' : 'standard';
-  const charges: Charge[] = [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint, chars }));
+  const charges = split.charges(guildId, endpoint);
   const req: SynthesisRequest = {
     guildId,
     endpoint,
@@ -352,11 +370,11 @@ export function clipRequest(
   if (items.length === 1 && parts.length === 1 && parts[0]!.part === 'all') return batchRequest(guildId, items, rules);
   const first = run[parts[0]!.item]!;
   const sep = separatorFor(first, rules.separator);
-  const byUser = new Map<string, number>();
+  const split = new ChargeSplit();
   parts.forEach((p, k) => {
     const pause = k > 0 && parts[k - 1]!.item !== p.item ? rules.countChars(sep) : 0;
-    const userId = payer(guildId, run[p.item]!);
-    byUser.set(userId, (byUser.get(userId) ?? 0) + rules.countChars(p.text) + pause);
+    const u = run[p.item]!;
+    split.add(payer(guildId, u), u.channelId, rules.countChars(p.text) + pause);
   });
   return {
     guildId,
@@ -365,7 +383,7 @@ export function clipRequest(
     voice: first.voice,
     speed: first.speed,
     pitch: first.pitch,
-    charges: [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint: 'standard' as const, chars })),
+    charges: split.charges(guildId, 'standard'),
     audience: audienceOf(first),
   };
 }

@@ -120,12 +120,13 @@ describe('the web dashboard', () => {
     expect(request).toMatchObject({ voice, speed: 1.5 });
     expect(request.text).toContain('えーびーしー と えっくすわいぜっと と じーぴーゆー');
 
-    // The characters it cost, as /usage counts them: the server's by day and by member.
+    // The characters it cost, as /usage counts them: the server's by day, by member and by channel (#general's, by name).
     await vi.waitFor(async () => {
       const usage = (await admin.api('GET', `/guilds/${guildId}/usage`)).body;
       expect(usage.usage.used).toBeGreaterThan(0);
       expect(usage.days.reduce((sum: number, d: { chars: number }) => sum + d.chars, 0)).toBe(usage.usage.used);
       expect(usage.top).toEqual([expect.objectContaining({ userId: alice, name: 'Alice', used: usage.usage.used })]);
+      expect(usage.channels).toEqual([{ channelId: DEFAULT_IDS.general, name: 'general', chars: usage.usage.used }]);
     });
     const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as {
       action: string;

@@ -45,7 +45,7 @@ describe('planBatch: the batch formed when the grant is in hand', () => {
     if (line.cached) throw new Error('the line was planned as cached');
     const paid = clipRequest('g1', run, line.parts, RULES);
     expect(paid.text).toBe('今日の晩ごはんは何にしようかな');
-    expect(paid.charges).toEqual([
+    expect(paid.charges).toMatchObject([
       { guildId: 'g1', userId: 'a', endpoint: 'standard', chars: countChars('今日の晩ごはんは何にしようかな') },
     ]);
   });

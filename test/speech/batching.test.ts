@@ -117,8 +117,8 @@ describe('batchRequest', () => {
       pitch: 0,
     });
     expect(req.charges).toEqual([
-      { guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: 11 + 2 + 2 },
-      { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 2 + 3 },
+      { guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: 11 + 2 + 2, channels: [{ channelId: 'c1', chars: 11 + 2 + 2 }] },
+      { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 2 + 3, channels: [{ channelId: 'c1', chars: 2 + 3 }] },
     ]);
     expect(req.context).toBeUndefined();
   });

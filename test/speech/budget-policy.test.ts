@@ -40,12 +40,19 @@ describe('chargeProblem', () => {
     [[std('u1', 1.5)], 'chars must be a non-negative integer (got 1.5)'],
     [[std('', 1)], 'guildId and userId are required'],
     [[{ ...std('u1', 1), endpoint: 'poll' as never }], 'unknown endpoint poll'],
+    [[{ ...std('u1', 5), channels: [{ channelId: 'c1', chars: 2 }] }], 'channel parts must sum to the charge (got 2 of 5)'],
+    [[{ ...std('u1', 5), channels: [{ channelId: '', chars: 5 }] }], 'channel parts need an id and chars'],
   ])('GIVEN %j THEN %s', (charges, problem) => {
     expect(chargeProblem(charges)).toBe(problem);
   });
 
   it('GIVEN well-formed charges, zero characters included THEN no problem', () => {
     expect(chargeProblem([std('u1', 0), { ...std('u2', 5), endpoint: 'advanced' }])).toBeUndefined();
+    const split = [
+      { channelId: 'c1', chars: 3 },
+      { channelId: 'c2', chars: 2 },
+    ];
+    expect(chargeProblem([{ ...std('u1', 5), channels: split }])).toBeUndefined();
   });
 });
 

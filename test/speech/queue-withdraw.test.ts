@@ -65,7 +65,7 @@ describe('SpeechScheduler.withdraw', () => {
     // The new request costs what it reads, nothing for the text taken out; alice paid for these
     // once already (the aborted request), so the server pays for asking again.
     expect(synth.calls[1]!.req.text).toBe('残る一。残る二');
-    expect(synth.calls[1]!.req.charges).toEqual([
+    expect(synth.calls[1]!.req.charges).toMatchObject([
       { guildId: 'g1', userId: 'g1', endpoint: 'standard', chars: [...'残る一。残る二'].length },
     ]);
     synth.release(1);

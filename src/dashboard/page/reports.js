@@ -1,7 +1,33 @@
 // The dashboard's read-only views: usage of the billing period and the audit log.
 import { h, n, state, tr } from './dom.js';
 
-/** The billing period's characters as /usage shows them: used of the limit, a bar per day, the biggest spenders. */
+/** The period's characters per text channel, most first, each with its share as a bar; rows with no channel are other/unknown. */
+function channelTable(channels) {
+  if (!channels.length) return null;
+  const max = Math.max(1, ...channels.map((c) => c.chars));
+  return h(
+    'table',
+    { class: 'channels' },
+    h('caption', { text: tr('usage_by_channel') }),
+    h(
+      'tbody',
+      {},
+      channels.map((c) => {
+        const bar = h('span', { class: 'channel-bar' });
+        bar.style.setProperty('--w', `${Math.round((c.chars / max) * 100)}%`);
+        return h(
+          'tr',
+          {},
+          h('td', { text: c.channelId === null ? tr('usage_channel_unknown') : `#${c.name}` }),
+          h('td', { text: n(c.chars) }),
+          h('td', { class: 'bar-cell' }, bar),
+        );
+      }),
+    ),
+  );
+}
+
+/** The billing period's characters as /usage shows them: used of the limit, a bar per day and per channel, the biggest spenders. */
 export function usageCard(u, server) {
   const dayLabel = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { month: 'numeric', day: 'numeric', timeZone: 'UTC' });
   const max = Math.max(1, ...u.days.map((d) => d.chars));
@@ -27,6 +53,7 @@ export function usageCard(u, server) {
     h('p', { text: tr('usage_line', { used: n(u.usage.used), limit: n(u.usage.limit) }) }),
     h('p', { class: 'hint', text: tr('usage_period', { period }) }),
     bars,
+    channelTable(u.channels),
     u.top.length
       ? h(
           'table',
