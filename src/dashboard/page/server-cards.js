@@ -231,7 +231,7 @@ export function readingListsCards(guildId, g) {
   return [
     readingList(`${path}/never-roles`, g.readingLists.neverRoles, 'neverRoles', (roleId) => ({ roleId }), roleName, role, {
       title: tr('reading_never_title'),
-      label: tr('role'),
+      label: tr('reading_never_role'),
     }),
     readingList(`${path}/bots`, g.readingLists.bots, 'bots', (botId) => ({ botId }), String, bot, {
       title: tr('reading_allowed_title'),
