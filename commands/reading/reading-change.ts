@@ -1,10 +1,17 @@
-import type { Actor, BotReading, ReadingSettings, ReadingSettingsPatch } from '../../src/db/repositories.ts';
+import {
+  READING_LIST_MAX,
+  type Actor,
+  type BotReading,
+  type ReadingListKind,
+  type ReadingSettings,
+  type ReadingSettingsPatch,
+} from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 
 // Whose messages and what is read, changed by an admin: one rule for /reading's switches, its bot
-// mode and its required role, and for the web dashboard (the caller has checked Manage Server).
-// Each change is audit-logged.
+// mode, its required role and its two lists (allowed bots, never-read roles), and for the web
+// dashboard (the caller has checked Manage Server). Each change is audit-logged.
 
 /** What may change at once (absent keeps its value). */
 export type ReadingChange = Pick<
@@ -48,4 +55,65 @@ export async function changeReading(
   const saved = await ctx.repos.reading.update(guildId, patch);
   if (Object.keys(patch).length > 0) await ctx.repos.audit.record(guildId, actor, 'reading', patch);
   return saved;
+}
+
+/** What the caller knows of the server now, to check a list change against. */
+export interface ListChecks {
+  /** A role of this server now (not @everyone, refused by the guild's id). */
+  roleExists: (roleId: string) => boolean;
+  /** The bot's own user id, never listed. */
+  selfId: string;
+  /** Whether a user id is known to be a member who is not a bot (undefined: not known, e.g. a webhook). */
+  isHuman: (userId: string) => boolean;
+}
+
+/** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
+export function parseBotId(raw: unknown): string {
+  const m = typeof raw === 'string' ? /^\s*(?:<@!?(\d{17,20})>|(\d{17,20}))\s*$/.exec(raw) : null;
+  const id = m?.[1] ?? m?.[2];
+  if (!id) throw new UserError('reading.bad_id');
+  return id;
+}
+
+const LIST_ACTIONS = { bot: 'reading.bot', never_role: 'reading.never_role' } as const;
+
+/**
+ * Adds an id to, or removes it from, one of the server's reading lists: an allowed bot or webhook
+ * (typed as an id or mention) or a never-read role. Refused when the role does not exist, the bot
+ * is this bot or a member, the list is full (READING_LIST_MAX), or the id to remove is not listed.
+ * Resolves 'added', 'exists' or 'removed' with the id; a change is audit-logged.
+ */
+export async function changeReadingList(
+  ctx: Pick<BotContext, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  kind: ReadingListKind,
+  typed: unknown,
+  adding: boolean,
+  checks: ListChecks,
+): Promise<{ id: string; result: 'added' | 'exists' | 'removed' }> {
+  const lists = ctx.repos.readingLists;
+  let id: string;
+  if (kind === 'bot') {
+    id = parseBotId(typed);
+    if (adding && id === checks.selfId) throw new UserError('reading.bot_self');
+    if (adding && checks.isHuman(id)) throw new UserError('reading.not_a_bot', { vars: { id } });
+  } else {
+    if (typed === guildId) throw new UserError('reading.role_everyone');
+    if (typeof typed !== 'string' || (adding && !checks.roleExists(typed))) throw new UserError('reading.role_gone');
+    id = typed;
+  }
+  const detailKey = kind === 'bot' ? 'botId' : 'roleId';
+  if (!adding) {
+    if (!(await lists.remove(guildId, kind, id))) {
+      if (kind === 'bot') throw new UserError('reading.bot_not_listed', { vars: { id } });
+      throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
+    }
+    await ctx.repos.audit.record(guildId, actor, `${LIST_ACTIONS[kind]}.remove`, { [detailKey]: id });
+    return { id, result: 'removed' };
+  }
+  const result = await lists.add(guildId, kind, id);
+  if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
+  if (result === 'added') await ctx.repos.audit.record(guildId, actor, `${LIST_ACTIONS[kind]}.add`, { [detailKey]: id });
+  return { id, result };
 }

@@ -9,9 +9,9 @@ import {
 import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
-import { changeReading, type ReadingChange } from './reading-change.ts';
+import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
-import { READING_LIST_MAX, type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
+import { type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 
@@ -113,14 +113,6 @@ const SWITCHES = {
 >;
 const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
 
-/** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
-function parseId(raw: string): string {
-  const m = /^\s*(?:<@!?(\d{17,20})>|(\d{17,20}))\s*$/.exec(raw);
-  const id = m?.[1] ?? m?.[2];
-  if (!id) throw new UserError('reading.bad_id');
-  return id;
-}
-
 /** The role option's id, refused when the role no longer exists (deleted after it was picked) or is @everyone. */
 async function resolveRole(interaction: ChatInputCommandInteraction, guildId: string, id: string | undefined): Promise<string | null> {
   if (id === undefined) return null;
@@ -155,27 +147,14 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
   });
 }
 
-async function botList(
-  interaction: ChatInputCommandInteraction,
-  ctx: BotContext,
-  guildId: string,
-  lang: Lang,
-  typed: string,
-  adding: boolean,
-): Promise<string> {
-  const id = parseId(typed);
-  const lists = ctx.repos.readingLists;
-  if (!adding) {
-    if (!(await lists.remove(guildId, 'bot', id))) throw new UserError('reading.bot_not_listed', { vars: { id } });
-    return t(lang, 'reading.bot_removed', { id });
+/** The reply to a list change. */
+function listReply(lang: Lang, ctx: BotContext, guildId: string, kind: 'bot' | 'never_role', id: string, result: string): string {
+  if (kind === 'never_role') {
+    const key = result === 'removed' ? 'reading.never_removed' : result === 'exists' ? 'reading.never_exists' : 'reading.never_added';
+    return t(lang, key, { role: `<@&${id}>` });
   }
-  if (id === interaction.client.user.id) throw new UserError('reading.bot_self');
-  const known = interaction.guild?.members.cache.get(id)?.user ?? interaction.client.users.cache.get(id);
-  if (known && !known.bot) throw new UserError('reading.not_a_bot', { vars: { id } });
-  const result = await lists.add(guildId, 'bot', id);
-  if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
-  const mode = ctx.repos.reading.get(guildId).bots;
-  const hint = mode === 'listed' ? '' : t(lang, 'reading.bot_hint');
+  if (result === 'removed') return t(lang, 'reading.bot_removed', { id });
+  const hint = ctx.repos.reading.get(guildId).bots === 'listed' ? '' : t(lang, 'reading.bot_hint');
   return t(lang, result === 'exists' ? 'reading.bot_exists' : 'reading.bot_added', { id }) + hint;
 }
 
@@ -193,7 +172,19 @@ export default {
       await save({ [SWITCHES[name]]: value });
       await reply(t(lang, 'config.saved', { setting: name, value: t(lang, value ? 'config.on' : 'config.off') }));
     };
-    const lists = ctx.repos.readingLists;
+    const listChecks: ListChecks = {
+      roleExists,
+      selfId: interaction.client.user.id,
+      isHuman: (id) => {
+        const known = interaction.guild?.members.cache.get(id)?.user ?? interaction.client.users.cache.get(id);
+        return known !== undefined && !known.bot;
+      },
+    };
+    // The dashboard's rule for the lists too (reading-change.ts): checked, saved, audit-logged.
+    const changeList = async (kind: 'bot' | 'never_role', typed: string, adding: boolean) => {
+      const { id, result } = await changeReadingList(ctx, guildId, commandActor(interaction), kind, typed, adding, listChecks);
+      await reply(listReply(lang, ctx, guildId, kind, id, result));
+    };
     await runSubcommand(interaction, data, {
       forwards: ({ value }) => saveSwitch('forwards', value),
       emoji: ({ value }) => saveSwitch('emoji', value),
@@ -207,25 +198,15 @@ export default {
         await save({ bots: value as BotReading });
         await reply(t(lang, 'config.saved', { setting: 'bots', value: t(lang, BOT_MODES[value as BotReading]) }));
       },
-      'bot-add': async ({ id }) => reply(await botList(interaction, ctx, guildId, lang, id, true)),
-      'bot-remove': async ({ id }) => reply(await botList(interaction, ctx, guildId, lang, id, false)),
+      'bot-add': ({ id }) => changeList('bot', id, true),
+      'bot-remove': ({ id }) => changeList('bot', id, false),
       async 'required-role'({ role }) {
         const id = await resolveRole(interaction, guildId, role);
         await save({ requiredRoleId: id });
         await reply(id ? t(lang, 'reading.required_set', { role: `<@&${id}>` }) : t(lang, 'reading.required_cleared'));
       },
-      async 'never-role-add'({ role }) {
-        const id = (await resolveRole(interaction, guildId, role))!;
-        const result = await lists.add(guildId, 'never_role', id);
-        if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
-        await reply(t(lang, result === 'exists' ? 'reading.never_exists' : 'reading.never_added', { role: `<@&${id}>` }));
-      },
-      async 'never-role-remove'({ role }) {
-        const id = (await resolveRole(interaction, guildId, role))!;
-        if (!(await lists.remove(guildId, 'never_role', id)))
-          throw new UserError('reading.role_not_listed', { vars: { role: `<@&${id}>` } });
-        await reply(t(lang, 'reading.never_removed', { role: `<@&${id}>` }));
-      },
+      'never-role-add': async ({ role }) => changeList('never_role', (await resolveRole(interaction, guildId, role))!, true),
+      'never-role-remove': async ({ role }) => changeList('never_role', (await resolveRole(interaction, guildId, role))!, false),
     });
   },
 } satisfies Command;

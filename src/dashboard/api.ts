@@ -10,7 +10,7 @@ import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionar
 import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictionary-files.ts';
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
 import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
-import { changeReading, type ReadingChange } from '../../commands/reading/reading-change.ts';
+import { changeReading, changeReadingList, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import type { Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
@@ -86,6 +86,22 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const roles = access.guild.roles.cache;
       await changeReading(deps.ctx, access.guild.id, actor(access), req.body as ReadingChange, (id) => roles.has(id));
       return ok(await adminView(deps, access));
+    }
+    case 'POST /guilds/:id/reading/bots':
+    case 'DELETE /guilds/:id/reading/bots':
+    case 'POST /guilds/:id/reading/never-roles':
+    case 'DELETE /guilds/:id/reading/never-roles': {
+      // /reading bot-add, bot-remove, never-role-add and never-role-remove.
+      const access = await admin(deps, req);
+      const guild = access.guild;
+      const kind = s[3] === 'bots' ? 'bot' : 'never_role';
+      const typed = kind === 'bot' ? req.body.botId : req.body.roleId;
+      await changeReadingList(deps.ctx, guild.id, actor(access), kind, typed, method === 'POST', {
+        roleExists: (id) => guild.roles.cache.has(id),
+        selfId: guild.client.user.id,
+        isHuman: (id) => guild.members.cache.get(id)?.user.bot === false,
+      });
+      return ok(readingLists(deps, guild.id));
     }
     case 'POST /guilds/:id/autoread': {
       const access = await admin(deps, req);
@@ -265,6 +281,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
       .map((r) => ({ id: r.id, name: r.name })),
     roleAllowances: repos.roleAllowances.list(id),
     reading: repos.reading.get(id),
+    readingLists: readingLists(deps, id),
     controls: repos.controls.get(id),
     muted: mutedOf(deps, access),
     members: [...access.guild.members.cache.values()]
@@ -309,6 +326,12 @@ async function previewMp3(deps: ApiDeps, access: GuildAccess, voice: string, lan
   } finally {
     audio.release?.();
   }
+}
+
+/** The server's allowed bots and webhooks, and its never-read roles (ids, oldest first). */
+function readingLists(deps: ApiDeps, guildId: string) {
+  const lists = deps.ctx.repos.readingLists;
+  return { bots: lists.list(guildId, 'bot'), neverRoles: lists.list(guildId, 'never_role') };
 }
 
 /** The server's muted members, with their names as the gateway knows them. */

@@ -206,6 +206,63 @@ describe('the web dashboard', () => {
     expect(h.bot.context.repos.audit.recent(guildId, 2).map((e) => e.action)).toEqual(['unmute', 'mute']);
   });
 
+  it("never-read roles and allowed bots by /reading's rule: added, refused past the limit, removed, audit-logged, and obeyed", async () => {
+    const admin = await signedIn(bob);
+    const never = `/guilds/${guildId}/reading/never-roles`;
+    const bots = `/guilds/${guildId}/reading/bots`;
+    // Bob's role is never read: his next message in auto-read #general is skipped, Alice's after it is read.
+    expect((await admin.api('POST', never, { roleId: '1234567890123456789' })).status).toBe(400);
+    expect((await admin.api('POST', never, { roleId: guildId })).status).toBe(400);
+    const added = await admin.api('POST', never, { roleId: DEFAULT_IDS.moderatorRole });
+    expect(added.body).toEqual({ neverRoles: [DEFAULT_IDS.moderatorRole], bots: [] });
+    expect((await admin.api('GET', `/guilds/${guildId}`)).body.readingLists.neverRoles).toEqual([DEFAULT_IDS.moderatorRole]);
+    const from = standardRequests(h.emulator).length;
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: bob, username: 'bob' }, content: 'moderator words' });
+    await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: { id: alice, username: 'alice' }, content: 'member words' });
+    await vi.waitFor(
+      () =>
+        expect(
+          standardRequests(h.emulator)
+            .slice(from)
+            .map((r) => r.text)
+            .join(),
+        ).toContain('member words'),
+      {
+        timeout: 20_000,
+      },
+    );
+    expect(
+      standardRequests(h.emulator)
+        .slice(from)
+        .map((r) => r.text)
+        .join(),
+    ).not.toContain('moderator words');
+    expect((await admin.api('DELETE', never, { roleId: DEFAULT_IDS.moderatorRole })).body.neverRoles).toEqual([]);
+
+    // Allowed bots: a member is refused; the list holds READING_LIST_MAX (50), the next is refused with the command's message.
+    expect((await admin.api('POST', bots, { botId: alice })).body.message).toMatch(/member, not a bot/);
+    expect((await admin.api('POST', bots, { botId: 'not an id' })).status).toBe(400);
+    const lists = h.bot.context.repos.readingLists;
+    for (let i = 0; i < 49; i++) await lists.add(guildId, 'bot', `2000000000000000${String(i).padStart(3, '0')}`);
+    const webhook = '3000000000000000001';
+    expect((await admin.api('POST', bots, { botId: `<@${webhook}>` })).body.bots).toHaveLength(50);
+    const full = await admin.api('POST', bots, { botId: '3000000000000000002' });
+    expect(full.status).toBe(400);
+    expect(full.body.message).toBe('At most 50 can be listed. Nothing was changed.');
+    expect(lists.list(guildId, 'bot')).not.toContain('3000000000000000002');
+    expect((await admin.api('DELETE', bots, { botId: webhook })).body.bots).not.toContain(webhook);
+    expect((await admin.api('DELETE', bots, { botId: webhook })).status).toBe(400);
+    for (const id of lists.list(guildId, 'bot')) await lists.remove(guildId, 'bot', id);
+
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; via: string; detail: object }[];
+    expect(audit.slice(0, 4).map((e) => [e.action, e.via, e.detail])).toEqual([
+      ['reading.bot.remove', 'dashboard', { botId: webhook }],
+      ['reading.bot.add', 'dashboard', { botId: webhook }],
+      ['reading.never_role.remove', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole }],
+      ['reading.never_role.add', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole }],
+    ]);
+  });
+
   it("a member who is not an admin cannot see or change the server's settings (403), but changes their own voice", async () => {
     const member = await signedIn(alice);
     expect((await member.api('GET', '/guilds')).body).toEqual([

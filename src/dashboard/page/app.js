@@ -2,7 +2,7 @@
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
 import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
 import { auditLog, usageCard } from './reports.js';
-import { autoReadCard, controlsCard, mutedCard, readingCard, rolesCard } from './server-cards.js';
+import { autoReadCard, controlsCard, mutedCard, readingCard, readingListsCards, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 
 const main = document.getElementById('main');
@@ -207,6 +207,7 @@ async function adminTab(guildId, tab) {
       {},
       serverSettings(guildId, g),
       readingCard(guildId, g),
+      readingListsCards(guildId, g),
       mutedCard(guildId, g),
       autoReadCard(guildId, g),
       rolesCard(guildId, g),

@@ -87,6 +87,7 @@ export function auditLog(entries, channels, roles, members) {
     if (e.action === 'mute' || e.action === 'unmute') return tr(`action_${e.action}`, { member: member(d.memberId) });
     if (e.action === 'controls') return tr('action_controls', { fields: fields(d) });
     if (e.action === 'reading') return tr('action_reading', { fields: fields(d) });
+    if (e.action.startsWith('reading.')) return tr(`action_${e.action.replaceAll('.', '_')}`, { id: d.botId, role: role(d.roleId) });
     if (e.action === 'roles.set') return tr('action_roles_set', { role: role(d.roleId), chars: n(d.chars) });
     if (e.action === 'roles.remove') return tr('action_roles_remove', { role: role(d.roleId) });
     if (e.action === 'autoread.add') return tr('action_autoread_add', { channel: channel(d.channelId) });

@@ -1,4 +1,4 @@
-// The server's lists an admin edits beside its settings: auto-read channels and role allowances.
+// The server's lists an admin edits beside its settings: reading lists, auto-read channels and role allowances.
 import { api, change, field, h, n, newId, tr } from './dom.js';
 
 /** Role allowances: a role's members get a larger monthly limit (within the operator's ceiling). */
@@ -171,6 +171,74 @@ export function readingCard(guildId, g) {
     h('button', { type: 'submit', text: tr('save') }),
   );
   return form;
+}
+
+/**
+ * One of /reading's lists (never-read roles, allowed bots): each with a remove button, and a form to
+ * add one. `path` answers { neverRoles, bots }; `key` picks the list; `nameOf` shows an id.
+ */
+function readingList(path, ids, key, body, nameOf, control, texts) {
+  const list = h('ul', { class: 'plain' });
+  const send = async (method, id) => {
+    const lists = await change(() => api(method, path, body(id)), tr('saved'));
+    if (lists) draw(lists[key]);
+  };
+  const draw = (now) =>
+    list.replaceChildren(
+      ...(now.length === 0 ? [h('li', { class: 'hint', text: tr('reading_list_none') })] : []),
+      ...now.map((id) =>
+        h(
+          'li',
+          {},
+          h('span', { text: nameOf(id) }),
+          ' ',
+          h('button', {
+            type: 'button',
+            class: 'danger',
+            'aria-label': `${tr('delete')} ${nameOf(id)}`,
+            text: tr('delete'),
+            onclick: () => send('DELETE', id),
+          }),
+        ),
+      ),
+    );
+  draw(ids);
+  const form = h(
+    'form',
+    {
+      class: 'row',
+      onsubmit: (e) => {
+        e.preventDefault();
+        void send('POST', control.value);
+      },
+    },
+    field(texts.label, control, texts.hint),
+    h('button', { type: 'submit', text: tr('add') }),
+  );
+  return h('section', { class: 'card' }, h('h3', { text: texts.title }), list, form);
+}
+
+/** /reading's never-read roles and allowed bots and webhooks. */
+export function readingListsCards(guildId, g) {
+  const path = `/guilds/${guildId}/reading`;
+  const roleName = (id) => `@${g.roles.find((r) => r.id === id)?.name ?? id}`;
+  const role = h(
+    'select',
+    {},
+    g.roles.map((r) => h('option', { value: r.id, text: `@${r.name}` })),
+  );
+  const bot = h('input', { type: 'text', inputmode: 'numeric', maxlength: 30, required: true });
+  return [
+    readingList(`${path}/never-roles`, g.readingLists.neverRoles, 'neverRoles', (roleId) => ({ roleId }), roleName, role, {
+      title: tr('reading_never_title'),
+      label: tr('reading_never_role'),
+    }),
+    readingList(`${path}/bots`, g.readingLists.bots, 'bots', (botId) => ({ botId }), String, bot, {
+      title: tr('reading_allowed_title'),
+      label: tr('reading_bot_id'),
+      hint: tr('reading_bot_hint'),
+    }),
+  ];
 }
 
 /** Members whose messages are not read (/config mute): unmute one, or mute another. */

@@ -118,8 +118,16 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Server settings' }).click();
     await page.getByLabel('Channel', { exact: true }).selectOption({ label: '#general' });
     await page.getByLabel(/Also post MP3s/).check();
-    await page.getByRole('button', { name: 'Add' }).click();
+    await page
+      .locator('form', { has: page.getByLabel('Channel', { exact: true }) })
+      .getByRole('button', { name: 'Add' })
+      .click();
     await text('#autoread-list').toContain('#general (MP3s)');
+    // An allowed bot (/reading bot-add) by keyboard alone: its labelled field, Enter; listed with its remove button.
+    await page.getByLabel('Bot mention or id, or webhook id').focus();
+    await page.keyboard.type('<@3000000000000000001>');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('button', { name: 'Delete 3000000000000000001' }).count(), POLL).toBe(1);
     const from = emulator.requests().length;
     await discord.sendMessage({
       channelId: DEFAULT_IDS.general,
@@ -139,9 +147,10 @@ describe('the web dashboard in a browser', () => {
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await count('.bars li').toBe(30);
-    await text('table caption').toBe('Who spent the most');
+    await text('table:not(.channels) caption').toBe('Who spent the most');
     await page.getByRole('link', { name: 'Audit log' }).click();
-    await count('table.audit tbody tr').toBe(5);
+    await count('table.audit tbody tr').toBe(6);
+    await text('table.audit tbody').toContain('Reading: allowed bot 3000000000000000001');
     await text('table.audit tbody').toContain('Bob (dashboard)');
     await text('table.audit tbody').toContain(`voice = ${VOICE}`);
     await text('table.audit tbody').toContain('added GPU → じーぴーゆー');
