@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { startChildBot, type ChildBot, type LogLine, pendingRows } from '../support/child-bot.ts';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { startFakeVoiceServer, type FakeVoiceServer, type Utterance } from '@yomiage/local-discord';
 import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
@@ -55,16 +54,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Rows the bot has accepted and not finished, read from its database file as another process would. */
-function pendingRows(): number {
-  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
-  try {
-    return db.prepare('SELECT COUNT(*) AS n FROM pending_utterances').pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
-
 const readyLog = (b: ChildBot) => b.logs.find((l) => l.msg === 'bot ready') as LogLine & { restored: number; rejoined: number };
 
 /** Every sound frame of `u`, from the first to speaking off, was end-to-end encrypted and alice decrypted it. */
@@ -77,7 +66,7 @@ function expectE2ee(u: Utterance): void {
 async function burst(texts: string[]): Promise<void> {
   emulator.setLatency('standard', 3_000);
   for (const content of texts) await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
-  await vi.waitUntil(() => pendingRows() === texts.length, { timeout: 20_000, message: `${texts.length} accepted` });
+  await vi.waitUntil(() => pendingRows(dataDir) === texts.length, { timeout: 20_000, message: `${texts.length} accepted` });
 }
 
 /** After a restart: every text reaches the service again, and what comes back is played in voice. */
@@ -102,7 +91,7 @@ async function spokenAfterRestart(texts: string[], since: { requests: number; at
   );
   // Played at once after the rejoin, before any test waited for DAVE: encrypted all the same.
   heard.forEach(expectE2ee);
-  await vi.waitUntil(() => pendingRows() === 0, { timeout: 10_000, message: 'nothing left on disk' });
+  await vi.waitUntil(() => pendingRows(dataDir) === 0, { timeout: 10_000, message: 'nothing left on disk' });
 }
 
 describe('npm start, as a child process', () => {

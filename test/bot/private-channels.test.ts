@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { openDatabase } from '../../src/db/database.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type RequestLogEntry } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord, type FakeMessage } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { standardRequests } from '../support/bot-harness.ts';
-import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { startChildBot, type ChildBot, pendingRows } from '../support/child-bot.ts';
 import { getText } from '../support/ops.ts';
 
 // One channel's text is never posted in another: through `npm start` as a child process, two
@@ -54,16 +53,6 @@ afterAll(async () => {
   await Promise.all([emulator?.close(), discord?.close(), voice?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** Messages the bot accepted and has not finished, read from its database as another process would. */
-function pendingRows(): number {
-  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
-  try {
-    return db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
 
 /** The MP3 the emulator made for the logged standard request whose text includes `part` (asked again from another address). */
 async function mp3Including(part: string): Promise<Buffer> {
@@ -111,10 +100,10 @@ async function staffThenGeneral(n: number) {
   );
   const staff = await discord.sendMessage({ channelId: STAFF, author: bob, content: staffText });
   const general = await discord.sendMessage({ channelId: GENERAL, author: alice, content: generalText });
-  await vi.waitUntil(() => pendingRows() === 3, { timeout: 10_000, interval: 10, message: 'all three accepted' });
+  await vi.waitUntil(() => pendingRows(dataDir) === 3, { timeout: 10_000, interval: 10, message: 'all three accepted' });
   emulator.setLatency('standard', 0);
   // Finished (delivered, or told) once nothing is left on disk.
-  await vi.waitUntil(() => pendingRows() === 0, { timeout: 20_000, interval: 20, message: 'all three delivered' });
+  await vi.waitUntil(() => pendingRows(dataDir) === 0, { timeout: 20_000, interval: 20, message: 'all three delivered' });
   const replyTo = (id: string) => discord.messages.find((m) => m.attachments.length > 0 && m.messageReference?.message_id === id);
   const requests = standardRequests(emulator)
     .slice(before)

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import {
   DEFAULT_IDS,
@@ -15,7 +14,7 @@ import {
 } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { mp3DurationOf } from '../support/bot-harness.ts';
-import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { startChildBot, type ChildBot, type LogLine, pendingRows } from '../support/child-bot.ts';
 import { decodedMs, e2eeProblems, playedFrames } from '../support/dave-check.ts';
 
 // Several voice channels of one server read at once, through `npm start` as a child process with
@@ -116,16 +115,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Rows the bot has accepted and not finished, read from its database as another process would. */
-function pendingRows(): number {
-  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
-  try {
-    return db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
-
 const red = (n: string) => `${RED}${n}`;
 // Long enough that its clip (over 40 characters at speed 4) is clearly longer than a red line's (at most 0.6 s).
 const blue = (n: string) => `${BLUE}${n}、二つ目のボイスチャンネルだけで聞こえる長めの発言をここに書いておきます`;
@@ -160,7 +149,7 @@ function botTexts(): Array<{ text: string }> {
 async function expectEachChannelHearsOnlyItsOwn(lines: readonly string[], since: { requests: number; at: number }): Promise<void> {
   const texts = () => botTexts().map((r) => r.text);
   await vi.waitUntil(() => lines.every((l) => texts().some((t) => t.includes(l))), { timeout: 40_000, message: 'every line requested' });
-  await vi.waitUntil(() => pendingRows() === 0, { timeout: 40_000, message: 'every line delivered' });
+  await vi.waitUntil(() => pendingRows(dataDir) === 0, { timeout: 40_000, message: 'every line delivered' });
   const requestedSince = (mark: string) =>
     texts()
       .slice(since.requests)
@@ -245,7 +234,7 @@ describe('two accounts read two voice channels of one server', () => {
     emulator.setLatency('standard', 3_000);
     await say(RED, [red('再一'), red('再二')]);
     await say(BLUE, [blue('再一'), blue('再二')]);
-    await vi.waitUntil(() => pendingRows() === 4, { timeout: 20_000, message: 'four accepted' });
+    await vi.waitUntil(() => pendingRows(dataDir) === 4, { timeout: 20_000, message: 'four accepted' });
     expect(await bot.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     const since = { requests: botTexts().length, at: performance.now() };
     const rejoined = SESSIONS.map((s) =>

@@ -2,13 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/db/database.ts';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, guildOnShard, startFakeDiscord, type FakeDiscord, type FakeGuild } from '@yomiage/local-discord';
 import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { RATE_LIMITS } from '../../src/tts/limiter/limiter.ts';
 import { standardRequests } from '../support/bot-harness.ts';
-import { startChildBot, type ChildBot, type LogLine } from '../support/child-bot.ts';
+import { startChildBot, type ChildBot, type LogLine, pendingRows } from '../support/child-bot.ts';
 import { getText, value } from '../support/ops.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
@@ -37,16 +36,6 @@ let manager: ChildBot;
 const ready = (): Array<LogLine & { shards: number[]; guilds: number; pid: number; restored: number }> =>
   manager.logs.filter((l) => l.msg === 'bot ready') as never;
 const readyOf = (shard: number) => ready().filter((l) => l.shards.includes(shard));
-
-/** Accepted and unfinished rows of a guild in the shared database, read as another process would. */
-function pendingRows(guildId: string): number {
-  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
-  try {
-    return db.prepare('SELECT COUNT(*) FROM pending_utterances WHERE guild_id = ?').pluck().get(guildId) as number;
-  } finally {
-    db.close();
-  }
-}
 
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
@@ -175,7 +164,7 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
     const texts = ['再起動一', '再起動二', '再起動三'];
     emulator.setLatency('standard', 3_000);
     for (const content of texts) await discord.sendMessage({ channelId: channel(B, 'general'), author: alice, content });
-    await vi.waitFor(() => expect(pendingRows(B.id)).toBe(texts.length), { timeout: 20_000 });
+    await vi.waitFor(() => expect(pendingRows(dataDir, B.id)).toBe(texts.length), { timeout: 20_000 });
     const victim = readyOf(1)[0]!.pid;
     process.kill(victim, 'SIGKILL');
     await manager.waitForLog(
@@ -200,7 +189,7 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
       },
       { timeout: 30_000 },
     );
-    await vi.waitFor(() => expect(pendingRows(B.id)).toBe(0), { timeout: 30_000 });
+    await vi.waitFor(() => expect(pendingRows(dataDir, B.id)).toBe(0), { timeout: 30_000 });
     expect(voice.utterances(B.id).filter((u) => u.start >= since.at && u.complete).length).toBeGreaterThan(0);
   });
 

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOKEN, type Emulator } from '@yomiage/tts-emulator';
 import type { FakeDiscord } from '@yomiage/local-discord';
+import { openDatabase } from '../../src/db/database.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -151,4 +152,19 @@ export async function startChildBot(options: ChildBotOptions): Promise<ChildBot>
     }
   }
   return bot;
+}
+
+/**
+ * Rows a child bot has accepted and not finished (of one guild, or all), read from its database file
+ * in `dataDir` as another process would.
+ */
+export function pendingRows(dataDir: string, guildId?: string): number {
+  const db = openDatabase(join(dataDir, 'bot.sqlite3'), { migrate: false });
+  try {
+    return guildId === undefined
+      ? (db.prepare('SELECT COUNT(*) FROM pending_utterances').pluck().get() as number)
+      : (db.prepare('SELECT COUNT(*) FROM pending_utterances WHERE guild_id = ?').pluck().get(guildId) as number);
+  } finally {
+    db.close();
+  }
 }
