@@ -14,6 +14,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // The browser test has a config of its own (vitest.browser.config.ts, `npm run test:browser`).
     exclude: ['packages/playground/test/browser/**', '**/node_modules/**'],
+    // On a fresh checkout, fills that compile cache before the workers and child bots start.
+    globalSetup: ['test/support/warm-compile-cache.ts'],
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
     // processes), not on the CPU: more files than cores at once keep both cores busy. Measured on

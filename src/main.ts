@@ -1,3 +1,4 @@
+import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import type { ShardPlan } from './ops/shard-plan.ts';
@@ -53,6 +54,11 @@ const [
   import('./dashboard/access.ts'),
   import('./dashboard/server.ts'),
 ]);
+// With NODE_COMPILE_CACHE set, Node writes what it compiled only when the process exits normally:
+// a bot that is killed (or runs for weeks) would leave the next start to compile everything again.
+// Written once the modules are loaded and again once the bot is started (what it loaded on the way).
+const writeCompileCache = () => (getCompileCacheDir() ? flushCompileCache() : undefined);
+writeCompileCache();
 const secrets = [
   config.discord.token,
   ...config.discord.extraTokens,
@@ -133,6 +139,7 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
     await bot.stop().catch(() => {});
     await exit(1);
   }
+  writeCompileCache();
   // Benchmarks and tests only: a main thread kept busy on purpose (src/util/stall.ts).
   const stall = parseStall(process.env.YOMIAGE_BENCH_STALL_MAIN);
   if (stall) {

@@ -1,33 +1,29 @@
 /**
  * Run as a child process by test/bot/import-order.test.ts: the test runner loads
  * node:http before any test, which hid the fault, so this starts from a bare process and imports
- * in the order `npm start` does. Prints one JSON line: what discord.js's REST sent through, and
- * whether an upload arrived.
+ * in the order `npm start` does. Prints one JSON line with three uploads through discord.js's REST
+ * and whether importing the bot changed the process-wide undici dispatcher slot:
  *
- *   node import-order-child.ts plain    REST without an agent of its own, the issue's reproduction
- *   node import-order-child.ts hostile  some library replaced the global dispatcher; the bot's REST agent
- *   node import-order-child.ts hostile-plain  the same without the agent (the control: this must fail)
+ *   plain          REST without an agent of its own, after every bot module was imported (the fault's reproduction)
+ *   hostilePlain   the same REST once some library replaced the global dispatcher (the control: this must fail)
+ *   hostile        REST with the bot's agent, at the same moment (must still upload)
+ *
+ * One process for the three (a bot import costs about 0.5 s of CPU): the two hostile uploads come
+ * after the plain one, so each sees exactly the dispatcher slot it is about.
  */
-const mode = process.argv[2] ?? 'plain';
 const SLOT = Symbol.for('undici.globalDispatcher.1');
 const slot = () => (globalThis as Record<symbol, unknown>)[SLOT];
 
 const { REST } = await import('discord.js');
-const rest = new REST({
-  retries: 0,
-  ...(mode === 'hostile' ? { agent: (await import('../../src/discord/rest-agent.ts')).discordRestAgent() } : {}),
-}).setToken('a.b.c');
+const plain = new REST({ retries: 0 }).setToken('a.b.c');
 const before = slot();
 // Everything the bot imports (the TTS client included), before node:http, as in production.
 await import('../../src/tts/http.ts');
 await import('../../src/tts/download.ts');
 await import('../../src/bot.ts');
 const slotUnchanged = slot() === before;
-if (mode.startsWith('hostile')) {
-  // What undici 8 did on import: a dispatcher that refuses discord.js's FormData, process-wide.
-  const undici = await import('undici');
-  undici.setGlobalDispatcher(new undici.Agent());
-}
+// The bot makes its REST agent once its modules are loaded, as createBot does.
+const withAgent = new REST({ retries: 0, agent: (await import('../../src/discord/rest-agent.ts')).discordRestAgent() }).setToken('a.b.c');
 
 const { createServer } = await import('node:http');
 const server = createServer((req, res) => {
@@ -40,17 +36,26 @@ const server = createServer((req, res) => {
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
 const { port } = server.address() as { port: number };
-rest.options.api = `http://127.0.0.1:${port}/api`;
-let result: Record<string, unknown>;
-try {
-  const answer = await rest.post('/channels/1/messages', {
-    body: { content: 'x' },
-    files: [{ name: 'a.mp3', data: Buffer.from('ID3 audio bytes') }],
-  });
-  result = { ok: true, answer };
-} catch (error) {
-  result = { ok: false, error: (error as Error).message };
+
+async function upload(rest: InstanceType<typeof REST>): Promise<Record<string, unknown>> {
+  rest.options.api = `http://127.0.0.1:${port}/api`;
+  try {
+    const answer = await rest.post('/channels/1/messages', {
+      body: { content: 'x' },
+      files: [{ name: 'a.mp3', data: Buffer.from('ID3 audio bytes') }],
+    });
+    return { ok: true, answer };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
 }
+
+const plainResult = await upload(plain);
+// What undici 8 did on import: a dispatcher that refuses discord.js's FormData, process-wide.
+const undici = await import('undici');
+undici.setGlobalDispatcher(new undici.Agent());
+const hostilePlain = await upload(plain);
+const hostile = await upload(withAgent);
 server.close();
-console.log(JSON.stringify({ ...result, slotUnchanged }));
+console.log(JSON.stringify({ plain: plainResult, hostilePlain, hostile, slotUnchanged }));
 process.exit(0);
