@@ -49,6 +49,7 @@ const DEFAULT_KEY = '';
 interface Waiter {
   key: string;
   since: number;
+  worth: (() => number) | undefined;
   resolve: (grant: RateGrant) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
@@ -63,9 +64,10 @@ interface Lane {
 
 /**
  * The per-IP request budget shared by every guild (ARCHITECTURE: the budget is the scarcest
- * resource). Waiters are grouped by `key` (a guild id); the key with the fewest grants in the
- * window goes first, then the one waiting longest, FIFO within a key, so a busy guild cannot
- * starve a quiet one and a guild arriving late is served before those already served. Under
+ * resource). Waiters are grouped by `key` (an audience or a guild id); where a grant buys the most
+ * fresh speech for the grants the key already has goes first (when the waiters say, `worth`), else
+ * the key served least recently, then the one waiting longest, FIFO within a key, so a busy key
+ * cannot starve a quiet one and a key arriving late is served before those already served. Under
  * pressure grants are paced so late arrivals still find a slot. With a shared store the order and
  * the pacing are decided across every process on the host (src/tts/limiter/pacing.ts).
  */
@@ -117,7 +119,7 @@ export class FairRateLimiter implements GrantingLimiter {
     const key = options.key ?? DEFAULT_KEY;
     const lane = this.#lanes[kind];
     return new Promise<RateGrant>((resolve, reject) => {
-      const waiter: Waiter = { key, since: this.#clock.now(), resolve, reject, signal, onAbort: undefined };
+      const waiter: Waiter = { key, since: this.#clock.now(), worth: options.worth, resolve, reject, signal, onAbort: undefined };
       if (signal) {
         waiter.onAbort = () => {
           this.#remove(lane, waiter);
@@ -188,7 +190,7 @@ export class FairRateLimiter implements GrantingLimiter {
     lane.pumping = true;
     try {
       while (lane.queues.size > 0) {
-        const mine: Demand[] = [...lane.queues].map(([key, queue]) => ({ key, since: queue[0]!.since }));
+        const mine: Demand[] = [...lane.queues].map(([key, queue]) => demandOf(key, queue));
         let result;
         try {
           result = await this.#take(kind, mine);
@@ -270,6 +272,15 @@ export class FairRateLimiter implements GrantingLimiter {
     }
     lane.queues.clear();
   }
+}
+
+/** A key's demand: since when its oldest waiter waits, and what a grant buys it now (when its first waiter says). */
+function demandOf(key: string, queue: readonly Waiter[]): Demand {
+  const first = queue[0]!;
+  const worth = first.worth?.();
+  return worth === undefined || !Number.isFinite(worth)
+    ? { key, since: first.since }
+    : { key, since: first.since, worth: Math.max(0, worth) };
 }
 
 /** The simple in-process limiter: fair, counting this process's requests only. */
