@@ -302,6 +302,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     voices: new VoiceChecker({ synthesizer }),
     buttons,
     onRefused: () => metrics.messages('refused'),
+    audience: (guildId, channelId) => delivery.requestAudience(guildId, channelId),
   });
   const audience = (guildId: string, channelId: string) => delivery.audience(guildId, channelId);
   const autoRead = new AutoReader({
@@ -378,6 +379,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         notices,
         logger,
         audience,
+        requestAudience: (guildId, channelId) => delivery.requestAudience(guildId, channelId),
         chatChanges,
       });
       logger.info(

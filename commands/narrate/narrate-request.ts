@@ -1,5 +1,5 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
-import { textAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateAdvanced, type AdvancedVoice } from '../../src/tts/validation.ts';
@@ -50,7 +50,6 @@ export async function requestNarrate(requests: SpeechRequests, interaction: Chat
     speed: advanced.speed ?? 1,
     pitch: advanced.pitch ?? 0,
     advanced,
-    audience: textAudience(interaction.channelId),
   };
   const buttons = requests.buttons;
   if (buttons && chars > requests.repos.controls.get(args.guildId).narrateConfirmChars) {

@@ -1,6 +1,6 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
 import { effectiveVoice } from '../../src/db/repositories.ts';
-import { textAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateStandard } from '../../src/tts/validation.ts';
@@ -41,7 +41,6 @@ export async function requestSay(requests: SpeechRequests, interaction: ChatInpu
     voice,
     speed,
     pitch,
-    audience: textAudience(interaction.channelId),
   };
   requests.checkMemberQueue(input);
   if (!requests.isKnownVoice(voice)) {

@@ -2,7 +2,7 @@ import { serverChargeUser } from '../billing/policy.ts';
 import type { Charge, SynthesisRequest } from './synthesize.ts';
 import { audienceOf, type Utterance } from './queue-types.ts';
 
-// The batching rules: which pending utterances of a guild share one request to the service, when
+// The batching rules: which pending utterances of an audience share one request to the service, when
 // a lone message waits for company, when waiting auto-read is too old to speak, how far ahead of
 // playback a guild may synthesise, and which parts of a batch are played from the
 // cache as clips of their own and which are paid for in a request. Pure functions of the queue's
@@ -162,6 +162,7 @@ export function batchRequest(
     speed: first.speed,
     pitch: first.pitch,
     charges,
+    audience: audienceOf(first),
   };
   if (first.advanced) req.advanced = first.advanced;
   if (first.kind !== 'auto') req.context = { utteranceId: first.id, userId: first.userId, channelId: first.channelId, meta: first.meta };
@@ -365,6 +366,7 @@ export function clipRequest(
     speed: first.speed,
     pitch: first.pitch,
     charges: [...byUser].map(([userId, chars]) => ({ guildId, userId, endpoint: 'standard' as const, chars })),
+    audience: audienceOf(first),
   };
 }
 

@@ -1,10 +1,10 @@
 import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
 import { clipParts, mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
-import { SCHEDULER_DEFAULTS, type GuildStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
+import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
 
-// A guild's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
+// An audience's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
 // moment of the grant.
 
 export interface Slot {
@@ -17,7 +17,10 @@ export interface Slot {
   estimateMs: number;
 }
 
-export interface GuildQueue {
+/** One audience's queue (a voice session, or a text channel whose audio is posted): its own order, merging and pacing. */
+export interface AudienceQueue {
+  readonly guildId: string;
+  readonly audience: string;
   pending: Utterance[];
   /** Batches started, not yet delivered, in order (length <= prefetch); at most one is planning. */
   slots: Slot[];
@@ -29,18 +32,28 @@ export interface GuildQueue {
   playingUntil: number;
   /** A held auto message has a wake-up scheduled. */
   holdTimer: boolean;
-  stats: Omit<GuildStats, 'guildId' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
+  stats: Omit<AudienceStats, 'guildId' | 'audience' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
 }
 
-export function newGuildQueue(): GuildQueue {
-  return { pending: [], slots: [], current: null, playingUntil: 0, holdTimer: false, stats: { delivered: 0, dropped: 0 } };
-}
-
-/** The guild's counters (GuildStats) from its queue. */
-export function guildStats(guildId: string, g: GuildQueue): GuildStats {
-  const count = (state: Slot['state']) => g.slots.filter((s) => s.state === state).reduce((n, s) => n + s.items.length, 0);
+export function newAudienceQueue(guildId: string, audience: string): AudienceQueue {
   return {
     guildId,
+    audience,
+    pending: [],
+    slots: [],
+    current: null,
+    playingUntil: 0,
+    holdTimer: false,
+    stats: { delivered: 0, dropped: 0 },
+  };
+}
+
+/** The audience's counters (AudienceStats) from its queue. */
+export function audienceStats(g: AudienceQueue): AudienceStats {
+  const count = (state: Slot['state']) => g.slots.filter((s) => s.state === state).reduce((n, s) => n + s.items.length, 0);
+  return {
+    guildId: g.guildId,
+    audience: g.audience,
     queued: g.pending.length,
     synthesizing: count('synthesizing'),
     ready: count('ready'),
@@ -49,8 +62,8 @@ export function guildStats(guildId: string, g: GuildQueue): GuildStats {
   };
 }
 
-/** Empties the guild's queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to the caller. */
-export function abortAll(g: GuildQueue, reason: unknown): void {
+/** Empties the audience's queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to the caller. */
+export function abortAll(g: AudienceQueue, reason: unknown): void {
   for (const slot of g.slots) {
     slot.controller.abort(reason);
     for (const r of slot.results) r.audio?.release?.();
@@ -59,13 +72,13 @@ export function abortAll(g: GuildQueue, reason: unknown): void {
   g.pending = [];
 }
 
-/** Everything of the guild not yet delivered, in order. */
-export function undelivered(g: GuildQueue): Utterance[] {
+/** Everything of the audience not yet delivered, in order. */
+export function undelivered(g: AudienceQueue): Utterance[] {
   return [...g.slots.flatMap((s) => s.items), ...g.pending];
 }
 
 /** The earliest a batch behind `slot`'s predecessors could speak: after what plays and waits ahead of it, and a request's latency. */
-export function speakAt(g: GuildQueue, slot: Slot | null, now: number, latencyMs: number): number {
+export function speakAt(g: AudienceQueue, slot: Slot | null, now: number, latencyMs: number): number {
   let t = g.current ? Math.max(now, g.playingUntil) : now;
   for (const s of g.slots) {
     if (s === slot) break;
@@ -116,14 +129,15 @@ export interface Formed {
 }
 
 /**
- * Forms the guild's next batch: looks up the parts the cache has; when a request is needed, waits
+ * Forms the audience's next batch: looks up the parts the cache has; when a request is needed, waits
  * for a grant and only then takes from what is pending at that moment (batch at the moment of the
  * grant); with grants to spare, asks for names and short lines alone. Null: nothing to form (the
  * queue emptied, a message is held or waits for company, the slot was cleared). Throws the signal's reason on abort,
  * with nothing taken from the queue. Grants and cached audio not used are given back.
  */
-export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue): Promise<Formed | null> {
+export async function formBatch(ctx: FormContext, g: AudienceQueue): Promise<Formed | null> {
   const { rules, signal } = ctx;
+  const { guildId } = g;
   let grant: RateGrant | null = null;
   // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
   const known = new Map<string, ReadyAudio>();
@@ -153,7 +167,7 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
         // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
         const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), rules).requests;
         grants = [grant];
-        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: guildId }));)
+        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: g.audience }));)
           grants.push(e);
         if (gone(head)) {
           // Cleared or closed meanwhile (or the head went): give the extras back and look again.
@@ -166,7 +180,7 @@ export async function formBatch(ctx: FormContext, guildId: string, g: GuildQueue
         if (plan.take === 0) {
           if (ctx.limiter && auto) {
             if (ctx.holdForCompany()) return null;
-            grant = await ctx.limiter.reserve('standard', { key: guildId, signal });
+            grant = await ctx.limiter.reserve('standard', { key: g.audience, signal });
             // Batch at the moment of the grant: look again at everything pending now.
             continue;
           }

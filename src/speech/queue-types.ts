@@ -93,6 +93,7 @@ export type ProgressState = 'queued' | 'synthesizing' | 'ready' | 'failed';
 export interface ProgressEvent {
   id: string;
   guildId: string;
+  audience: string;
   userId: string;
   kind: UtteranceKind;
   state: ProgressState;
@@ -106,8 +107,11 @@ export interface ProgressEvent {
 /** Where the scheduler gets rate grants before it forms a batch (the TTS client's limiter). */
 export type { GrantingLimiter } from '../tts/limiter/limiter.ts';
 
-export interface GuildStats {
+/** One audience's counters (`stats`). */
+export interface AudienceStats {
   guildId: string;
+  /** `voice:<channelId>` or `text:<channelId>` (audienceOf). */
+  audience: string;
   queued: number;
   synthesizing: number;
   ready: number;
@@ -124,12 +128,12 @@ export interface SchedulerEvents {
    * Auto-read items that would be read later than maxAutoAgeMs after they arrived (counted in
    * stats): before a request was paid for them ('queue'), or at the moment of speaking ('speaking').
    */
-  dropped: [{ guildId: string; items: Utterance[]; reason: 'too_old'; at?: 'queue' | 'speaking' }];
+  dropped: [{ guildId: string; audience: string; items: Utterance[]; reason: 'too_old'; at?: 'queue' | 'speaking' }];
   /** Synthesis finished (or failed) for a batch; `at` is the clock time. */
-  ready: [{ guildId: string; ready: ReadyUtterance; at: number }];
-  sinkError: [{ guildId: string; error: unknown; ready: ReadyUtterance }];
-  /** Everything not yet delivered was dropped by clear(); `reason` is the caller's. */
-  cleared: [{ guildId: string; count: number; items: Utterance[]; reason: string | undefined }];
+  ready: [{ guildId: string; audience: string; ready: ReadyUtterance; at: number }];
+  sinkError: [{ guildId: string; audience: string; error: unknown; ready: ReadyUtterance }];
+  /** Everything not yet delivered of one audience was dropped by clear() or clearGuild(); `reason` is the caller's. */
+  cleared: [{ guildId: string; audience: string; count: number; items: Utterance[]; reason: string | undefined }];
 }
 
 /**
@@ -168,13 +172,13 @@ export interface SchedulerOptions {
   clock?: Clock;
   prefetch?: number;
   /**
-   * Requests per guild synthesising at once (<= prefetch). 1 by default: under load a second
+   * Requests per audience synthesising at once (<= prefetch). 1 by default: under load a second
    * request would wait on the shared rate budget holding one message, where waiting lets every
    * message that arrives meanwhile merge into the next request (bench:queue shows the difference).
    */
   maxInFlight?: number;
   /**
-   * Characters one member may have waiting per guild (characters, not lines, so a
+   * Characters one member may have waiting in a guild, every audience together (characters, not lines, so a
    * burst of short chat lines that merge into a few requests is never refused). A member with
    * nothing waiting is always accepted, however long the text.
    */
@@ -189,7 +193,7 @@ export interface SchedulerOptions {
   /** Keeps accepted utterances on disk until they are finished. */
   journal?: QueueJournal;
   /**
-   * The rate budget the synthesizer's client spends (the same limiter). With it, a guild's batch is
+   * The rate budget the synthesizer's client spends (the same limiter). With it, an audience's batch is
    * formed when a grant is in hand, so everything that arrived during the wait rides along,
    * and a grant to spare lets names and short lines be asked for as clips of their
    * own. Without it, batches are formed at once and the client waits for its own grant.

@@ -1,10 +1,10 @@
 import { SpeechError } from './errors.ts';
-import type { GuildQueue } from './queue-slot.ts';
-import type { QueueJournal, ReadyUtterance, Utterance, UtteranceInput } from './queue-types.ts';
+import type { AudienceQueue } from './queue-slot.ts';
+import { audienceOf, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from './queue-types.ts';
 
 // Taking queued speech back when the chat changes under it (a message deleted or edited, a member
 // banned, a channel deleted): no read-aloud bot may read a deleted message, nor an edited one as it
-// was. The scheduler (queue.ts `withdraw`) applies this to a guild's queue.
+// was. The scheduler (queue.ts `withdraw`) applies this to each audience's queue of a guild.
 
 /**
  * What becomes of one queued utterance: undefined leaves it as it is, null takes it out, an
@@ -24,7 +24,7 @@ export interface Withdrawal {
 export type Replace = (old: Utterance) => UtteranceInput | null;
 
 /**
- * Takes back the guild's utterances `match` picks wherever they are: out of the queue and the
+ * Takes back the audience's utterances `match` picks wherever they are: out of the queue and the
  * journal, never sent (again) or played. A batch being made or ready that carries one is
  * discarded and its other utterances are read in a new request without it (`withdrawFrom`); a
  * delivery playing one is stopped at once, and its other utterances not started yet go back to the
@@ -34,7 +34,7 @@ export type Replace = (old: Utterance) => UtteranceInput | null;
  * Returns what was stopped, taken out or replaced (the old utterances).
  */
 export function withdraw(
-  g: GuildQueue,
+  g: AudienceQueue,
   o: { guildId: string; match: (u: Utterance) => boolean; replace?: Replace | undefined; journal: QueueJournal; now: number },
 ): Utterance[] {
   const reason = new SpeechError('aborted', { guildId: o.guildId, message: o.replace ? 'edited' : 'withdrawn' });
@@ -50,7 +50,9 @@ export function withdraw(
       // The new text is its author's to pay for, whoever paid for the old one (the server's one re-ask stays spent).
       const { paidOnce: _paid, chargedTo: _to, ...fresh } = input as Partial<Utterance> & UtteranceInput;
       const spent = u.paidOnce ? { paidOnce: true as const, chargedTo: fresh.userId } : {};
-      const next = { ...fresh, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
+      // Read in its place, so for the audience whose queue it is in.
+      const stay = audienceOf(fresh) === g.audience ? {} : { audience: g.audience };
+      const next = { ...fresh, ...stay, id: u.id, enqueuedAt: u.enqueuedAt, ...spent };
       replaced.set(next, u);
       return next;
     },
@@ -76,7 +78,7 @@ export function withdraw(
  * The items of the delivery playing that have not started at `now`: by `starts` with clips, else
  * by their share of the text of the one merged sound (the service reads at an even pace).
  */
-function notStarted(d: NonNullable<GuildQueue['delivering']>, playingUntil: number, now: number): Utterance[] {
+function notStarted(d: NonNullable<AudienceQueue['delivering']>, playingUntil: number, now: number): Utterance[] {
   const ready = d.ready;
   if (!ready) return [];
   const duration = ready.audio?.durationMs ?? 0;
@@ -105,7 +107,7 @@ function reask(kept: readonly Utterance[], paid: boolean, by: string | undefined
 }
 
 /** `items` go before everything pending; a batch waiting for its grant looked at the old list: it is dropped and planned again. */
-function requeueFirst(g: GuildQueue, items: readonly Utterance[], reason: unknown): void {
+function requeueFirst(g: AudienceQueue, items: readonly Utterance[], reason: unknown): void {
   g.pending = [...items, ...g.pending];
   for (const slot of g.slots.filter((s) => s.state === 'planning')) {
     slot.controller.abort(reason);
@@ -135,7 +137,7 @@ export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
  * then the member whose change discarded them), an edit's new text to its author. A batch still planning plans again from the new list.
  * The delivery playing now is the caller's.
  */
-export function withdrawFrom(g: GuildQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
+export function withdrawFrom(g: AudienceQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
   const done: Withdrawal = { removed: [], replaced: [] };
   const apply = (items: readonly Utterance[]) => {
     let by: string | undefined;

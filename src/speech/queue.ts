@@ -5,22 +5,23 @@ import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './bat
 import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
 import {
   abortAll,
+  audienceStats,
   batchRules,
   formBatch,
-  guildStats,
-  newGuildQueue,
+  newAudienceQueue,
   speakAt,
   undelivered,
-  type GuildQueue,
+  type AudienceQueue,
   type Slot,
 } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { withdraw, type Replace } from './queue-withdraw.ts';
 import {
   SCHEDULER_DEFAULTS,
+  audienceOf,
+  type AudienceStats,
   type EnqueueResult,
   type GrantingLimiter,
-  type GuildStats,
   type Logger,
   type ProgressEvent,
   type ProgressState,
@@ -37,22 +38,27 @@ import type { Synthesizer } from './synthesize.ts';
 export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sinks, events, options
 
 /**
- * The fair per-guild speech scheduler: one FIFO per guild, K batches synthesised ahead of
- * playback, and exactly one place that advances a guild's queue (after its sink settles).
+ * The fair per-audience speech scheduler: one FIFO per audience (a voice session, or a text
+ * channel whose audio is posted: `audienceOf`), K batches synthesised ahead of playback, and
+ * exactly one place that advances an audience's queue (after its sink settles). Two busy voice
+ * channels of one server are two queues, served as fairly as two servers; what stays per guild is
+ * the member cap (`accepts`: all audiences of the guild together), and outside the scheduler the
+ * budget, the dictionary and the settings.
  *
- * A guild's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
+ * An audience's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
  * is judged when the batch would speak, both before anything is paid for it and at the moment of
- * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. Cross-guild order and
- * pacing of the shared budget live in the limiter (src/tts/limiter/pacing.ts), keyed by guild id.
+ * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. The order and pacing
+ * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
+ * by audience.
  */
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
 
-/** One FIFO per guild with prefetch, batch-at-grant, clip reuse and a single advancing point. */
+/** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #synth: Synthesizer;
   readonly #clock: Clock;
@@ -66,12 +72,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
-  readonly #guilds = new Map<string, GuildQueue>();
+  /** The queues by audience. */
+  readonly #queues = new Map<string, AudienceQueue>();
+  /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
+  readonly #byGuild = new Map<string, Set<string>>();
   /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
   readonly #clipItems: ClipCarries = new WeakMap();
   readonly #reads = new Map<string, number>(); // readings per name and line (queue-slot.ts: worth a clip?)
   #sink: Sink | null = null;
-  /** Guilds with something to pump on the next turn. */
+  /** Audiences with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
   #pumpScheduled = false;
   /** Aborted by close(): cancels hold timers. */
@@ -98,7 +107,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
   }
 
-  /** Queues one utterance at the end of its guild's FIFO. */
+  /** Queues one utterance at the end of its audience's FIFO (`audienceOf(input)`). */
   enqueue(input: UtteranceInput): EnqueueResult {
     if (this.#closed) return { ok: false, reason: 'closed' };
     if (!this.accepts(input)) return { ok: false, reason: 'member_queue_full', limit: this.#maxCharsPerMember };
@@ -106,65 +115,82 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // On disk before it is acknowledged: from here on a crash does not lose it. What the disk
     // cannot take is refused (the member is told), not read with no copy kept.
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
-    const g = this.#guild(input.guildId);
+    const g = this.#queue(u);
     g.pending.push(u);
     const position = undelivered(g).length;
-    this.#progress(u, 'queued', { position });
-    this.#schedulePump(u.guildId);
+    this.#progress(g, u, 'queued', { position });
+    this.#schedulePump(g.audience);
     return { ok: true, id: u.id, position };
   }
 
   /** Where ready utterances go (play, or attach to a reply); deliveries wait while there is none. */
   setDefaultSink(sink: Sink | null): void {
     this.#sink = sink;
-    for (const id of this.#guilds.keys()) this.#schedulePump(id);
+    for (const audience of this.#queues.keys()) this.#schedulePump(audience);
   }
 
-  /** Stops the utterance being delivered: its sink's signal is aborted. Returns whether one was. */
-  skip(guildId: string): boolean {
-    const g = this.#guilds.get(guildId);
+  /** Stops the utterance being delivered to `audience`: its sink's signal is aborted. Returns whether one was. */
+  skip(audience: string): boolean {
+    const g = this.#queues.get(audience);
     if (!g?.current || g.current.signal.aborted) return false;
-    g.current.abort(new SpeechError('aborted', { guildId, message: 'skipped' }));
+    g.current.abort(new SpeechError('aborted', { guildId: g.guildId, message: 'skipped' }));
     return true;
   }
 
   /**
-   * Drops everything not yet delivered, aborting in-flight synthesis; returns how many utterances.
-   * `reason` is passed to the 'cleared' event (whoever listens tells the members why).
+   * Drops everything of `audience` not yet delivered, aborting in-flight synthesis; returns how many
+   * utterances. `reason` is passed to the 'cleared' event (whoever listens tells the members why).
    */
-  clear(guildId: string, reason?: string): number {
-    const g = this.#guilds.get(guildId);
+  clear(audience: string, reason?: string): number {
+    const g = this.#queues.get(audience);
     if (!g) return 0;
     const items = undelivered(g);
-    abortAll(g, new SpeechError('aborted', { guildId, message: 'cleared' }));
+    abortAll(g, new SpeechError('aborted', { guildId: g.guildId, message: 'cleared' }));
     this.#journal.remove(items.map((u) => u.id));
-    this.emit('cleared', { guildId, count: items.length, items, reason });
+    this.emit('cleared', { guildId: g.guildId, audience, count: items.length, items, reason });
     return items.length;
   }
 
-  /** Takes back what `match` picks (deleted or edited messages, a banned member's), wherever it is (queue-withdraw.ts). */
+  /** `clear` for every audience of the guild (one 'cleared' event each); returns how many utterances in all. */
+  clearGuild(guildId: string, reason?: string): number {
+    let n = 0;
+    for (const audience of this.#audiencesOf(guildId)) n += this.clear(audience, reason);
+    return n;
+  }
+
+  /**
+   * Takes back what `match` picks (deleted or edited messages, a banned member's) in every audience
+   * of the guild, wherever it is (queue-withdraw.ts).
+   */
   withdraw(guildId: string, match: (u: Utterance) => boolean, replace?: Replace): Utterance[] {
-    const g = this.#closed ? undefined : this.#guilds.get(guildId);
-    const done = g ? withdraw(g, { guildId, match, replace, journal: this.#journal, now: this.#clock.now() }) : [];
-    if (done.length > 0) this.#schedulePump(guildId);
+    if (this.#closed) return [];
+    const done: Utterance[] = [];
+    for (const audience of this.#audiencesOf(guildId)) {
+      const g = this.#queues.get(audience)!;
+      const taken = withdraw(g, { guildId, match, replace, journal: this.#journal, now: this.#clock.now() });
+      if (taken.length === 0) continue;
+      done.push(...taken);
+      this.#schedulePump(audience);
+    }
     return done;
   }
 
-  /** Whether `input` would be accepted now (the per-member character cap; false once closed). */
+  /** Whether `input` would be accepted now (the per-member character cap, all audiences of the guild together; false once closed). */
   accepts(input: Pick<UtteranceInput, 'guildId' | 'userId' | 'text'>): boolean {
     if (this.#closed) return false;
-    const g = this.#guilds.get(input.guildId);
-    const waiting = g ? this.#charsForMember(g, input.userId) : 0;
+    let waiting = 0;
+    for (const audience of this.#audiencesOf(input.guildId)) waiting += this.#charsForMember(this.#queues.get(audience)!, input.userId);
     // Explicit requests count too: one member must not fill a guild's queue (delays under load).
     return admits(waiting, this.#rules.countChars(input.text), this.#maxCharsPerMember);
   }
 
-  /** Counters for one guild, or for all guilds. */
-  stats(guildId: string): GuildStats;
-  stats(): GuildStats[];
-  stats(guildId?: string): GuildStats | GuildStats[] {
-    if (guildId === undefined) return [...this.#guilds.keys()].map((id) => this.stats(id));
-    return guildStats(guildId, this.#guild(guildId));
+  /** Counters for one audience, or for every audience that has had a queue. */
+  stats(audience: string): AudienceStats;
+  stats(): AudienceStats[];
+  stats(audience?: string): AudienceStats | AudienceStats[] {
+    if (audience === undefined) return [...this.#queues.values()].map(audienceStats);
+    // An audience never queued for has nothing (its guild unknown here: '').
+    return audienceStats(this.#queues.get(audience) ?? newAudienceQueue('', audience));
   }
 
   /**
@@ -174,58 +200,67 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   restore(items: readonly Utterance[]): number {
     if (this.#closed) return 0;
     for (const u of items) {
-      const g = this.#guild(u.guildId);
+      const g = this.#queue(u);
       g.pending.push({ ...u });
-      this.#schedulePump(u.guildId);
+      this.#schedulePump(g.audience);
     }
     return items.length;
   }
 
   /** Refuses new work, aborts synthesis and playback, and returns what was not spoken. */
   close(): Utterance[] {
-    const unspoken = [...this.#guilds.values()].flatMap(undelivered).map((u) => ({ ...u }));
+    const unspoken = [...this.#queues.values()].flatMap(undelivered).map((u) => ({ ...u }));
     this.#closed = true;
     this.#lifetime.abort(new SpeechError('closed'));
-    for (const [guildId, g] of this.#guilds) {
-      const reason = new SpeechError('closed', { guildId });
+    for (const g of this.#queues.values()) {
+      const reason = new SpeechError('closed', { guildId: g.guildId });
       abortAll(g, reason);
       g.current?.abort(reason);
     }
     return unspoken;
   }
 
-  /** Most characters one member may have waiting per guild. */
+  /** Most characters one member may have waiting per guild (all its audiences together). */
   get maxPendingCharsPerMember(): number {
     return this.#maxCharsPerMember;
   }
 
   // ---- internals ----
 
-  #guild(guildId: string): GuildQueue {
-    let g = this.#guilds.get(guildId);
+  /** The queue of `u`'s audience, made on first use. */
+  #queue(u: Pick<Utterance, 'guildId' | 'audience' | 'channelId'>): AudienceQueue {
+    const audience = audienceOf(u);
+    let g = this.#queues.get(audience);
     if (!g) {
-      g = newGuildQueue();
-      this.#guilds.set(guildId, g);
+      g = newAudienceQueue(u.guildId, audience);
+      this.#queues.set(audience, g);
+      const mine = this.#byGuild.get(u.guildId);
+      if (mine) mine.add(audience);
+      else this.#byGuild.set(u.guildId, new Set([audience]));
     }
     return g;
   }
 
-  #charsForMember(g: GuildQueue, userId: string): number {
+  #audiencesOf(guildId: string): string[] {
+    return [...(this.#byGuild.get(guildId) ?? [])];
+  }
+
+  #charsForMember(g: AudienceQueue, userId: string): number {
     let n = 0;
     for (const u of undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
     return n;
   }
 
-  #progress(u: Utterance, state: ProgressState, extra: Partial<ProgressEvent> = {}): void {
+  #progress(g: AudienceQueue, u: Utterance, state: ProgressState, extra: Partial<ProgressEvent> = {}): void {
     // Progress is for explicit requests (/say, /narrate); auto-read would only be noise.
     if (u.kind === 'auto') return;
-    this.emit('progress', { id: u.id, guildId: u.guildId, userId: u.userId, kind: u.kind, state, ...extra });
+    this.emit('progress', { id: u.id, guildId: u.guildId, audience: g.audience, userId: u.userId, kind: u.kind, state, ...extra });
   }
 
   /** Pumps on the next turn, so a burst of messages arriving together can be merged. */
-  #schedulePump(guildId: string): void {
+  #schedulePump(audience: string): void {
     if (this.#closed) return;
-    this.#dirty.add(guildId);
+    this.#dirty.add(audience);
     if (this.#pumpScheduled) return;
     this.#pumpScheduled = true;
     setImmediate(() => {
@@ -235,48 +270,48 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Delivers ready heads, then starts the next batch of each guild that may have one (round-robin
-   * across guilds, one per guild per round). A started batch plans, waits for its grant and only
-   * then takes its utterances from the queue; one batch per guild plans at a time, so batches
-   * keep the queue's order.
+   * Delivers ready heads, then starts the next batch of each audience that may have one
+   * (round-robin across audiences, one per audience per round). A started batch plans, waits for
+   * its grant and only then takes its utterances from the queue; one batch per audience plans at a
+   * time, so batches keep the queue's order.
    */
   #pumpAll(): void {
-    const guilds: Array<[string, GuildQueue]> = [];
-    for (const id of this.#dirty) {
-      const g = this.#guilds.get(id);
-      if (g) guilds.push([id, g]);
+    const queues: AudienceQueue[] = [];
+    for (const audience of this.#dirty) {
+      const g = this.#queues.get(audience);
+      if (g) queues.push(g);
     }
     this.#dirty.clear();
-    for (const [id, g] of guilds) {
+    for (const g of queues) {
       const head = g.slots[0];
       const sink = this.#sink;
       if (!g.current && head?.state === 'ready' && sink) {
         g.slots.shift();
-        void this.#deliver(id, g, head, sink);
+        void this.#deliver(g, head, sink);
       }
     }
-    let active = guilds;
+    let active = queues;
     while (active.length > 0) {
-      active = active.filter(([id, g]) => {
+      active = active.filter((g) => {
         const ready = g.slots.filter((s) => s.state === 'ready').length;
         if (g.slots.some((s) => s.state === 'planning')) return false;
         if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight }))
           return false;
-        if (!this.#headReady(id, g, null)) return false;
+        if (!this.#headReady(g, null)) return false;
         const slot: Slot = { state: 'planning', items: [], controller: new AbortController(), results: [], estimateMs: 0 };
         g.slots.push(slot);
-        void this.#runSlot(id, g, slot);
+        void this.#runSlot(g, slot);
         return true;
       });
     }
   }
 
   /**
-   * Applies the head rules (batching.ts `nextBatch`) as the guild's next batch would speak: drops
+   * Applies the head rules (batching.ts `nextBatch`) as the audience's next batch would speak: drops
    * the auto-read that would be past the cut by then (unpaid), holds a lone message for company.
    * Whether a batch can be formed now.
    */
-  #headReady(guildId: string, g: GuildQueue, slot: Slot | null, granted = false): boolean {
+  #headReady(g: AudienceQueue, slot: Slot | null, granted = false): boolean {
     const now = this.#clock.now();
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
     const decision = nextBatch(
@@ -284,49 +319,51 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) },
       this.#rules,
     );
-    if (decision.stale > 0) this.#dropStale(guildId, g, g.pending.splice(0, decision.stale), 'queue');
-    if (decision.holdUntil !== undefined) this.#wakeAt(guildId, g, decision.holdUntil);
+    if (decision.stale > 0) this.#dropStale(g, g.pending.splice(0, decision.stale), 'queue');
+    if (decision.holdUntil !== undefined) this.#wakeAt(g, decision.holdUntil);
     return decision.take > 0;
   }
 
   /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
-  #holdForCompany(guildId: string, g: GuildQueue): boolean {
+  #holdForCompany(g: AudienceQueue): boolean {
     if (!this.#limiter?.pressured('standard') || isRipe(g.pending, this.#clock.now(), this.#pressureHoldMs, this.#rules)) return false;
-    this.#wakeAt(guildId, g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
+    this.#wakeAt(g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
     return true;
   }
 
-  #dropStale(guildId: string, g: GuildQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
+  #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
     if (items.length === 0) return;
     // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
     g.stats.dropped += items.length;
     this.#journal.remove(items.map((u) => u.id));
-    this.#logger.info({ guildId, count: items.length, at }, 'dropped stale auto-read messages');
-    this.emit('dropped', { guildId, items, reason: 'too_old', at });
+    const { guildId, audience } = g;
+    this.#logger.info({ guildId, audience, count: items.length, at }, 'dropped stale auto-read messages');
+    this.emit('dropped', { guildId, audience, items, reason: 'too_old', at });
   }
 
-  /** A held message's guild is pumped again at `at` (one wake-up per guild at a time). */
-  #wakeAt(guildId: string, g: GuildQueue, at: number): void {
+  /** A held message's audience is pumped again at `at` (one wake-up per audience at a time). */
+  #wakeAt(g: AudienceQueue, at: number): void {
     if (g.holdTimer) return;
     g.holdTimer = true;
     this.#clock
       .sleep(at - this.#clock.now(), this.#lifetime.signal)
       .then(() => {
         g.holdTimer = false;
-        this.#schedulePump(guildId);
+        this.#schedulePump(g.audience);
       })
       .catch(() => {});
   }
 
   /** The slot leaves without having taken anything; a run `held` for company waits for an event (message, wake-up), never a re-poll. */
-  #abandon(guildId: string, g: GuildQueue, slot: Slot, held = false): void {
+  #abandon(g: AudienceQueue, slot: Slot, held = false): void {
     const i = g.slots.indexOf(slot);
     if (i >= 0) g.slots.splice(i, 1);
-    if (!held) this.#schedulePump(guildId);
+    if (!held) this.#schedulePump(g.audience);
   }
 
   /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `formBatch`), then synthesised. */
-  async #runSlot(guildId: string, g: GuildQueue, slot: Slot): Promise<void> {
+  async #runSlot(g: AudienceQueue, slot: Slot): Promise<void> {
+    const { guildId, audience } = g;
     const signal = slot.controller.signal;
     let held = false;
     try {
@@ -338,14 +375,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           reusableChars: this.#reusableChars,
           signal,
           live: () => !this.#closed && g.slots.includes(slot),
-          headReady: (granted) => this.#headReady(guildId, g, slot, granted),
-          holdForCompany: () => (held = this.#holdForCompany(guildId, g)),
+          headReady: (granted) => this.#headReady(g, slot, granted),
+          holdForCompany: () => (held = this.#holdForCompany(g)),
           reads: this.#reads,
         },
-        guildId,
         g,
       );
-      if (!formed) return this.#abandon(guildId, g, slot, held);
+      if (!formed) return this.#abandon(g, slot, held);
       const { items, plan } = formed;
       slot.items = items;
       slot.state = 'synthesizing';
@@ -353,17 +389,18 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         (ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')),
         0,
       );
-      for (const u of items) this.#progress(u, 'synthesizing');
+      for (const u of items) this.#progress(g, u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.
-      this.#schedulePump(guildId);
+      this.#schedulePump(audience);
       const started = this.#clock.now();
-      slot.results.push(...(await synthesizePlan(this.#planRun(signal), guildId, items, plan, formed.known, formed.grants)));
+      slot.results.push(...(await synthesizePlan(this.#planRun(g, signal), guildId, items, plan, formed.known, formed.grants)));
       if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
     } catch (err) {
       // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
-      if (!signal.aborted) this.#logger.warn({ guildId, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
+      if (!signal.aborted)
+        this.#logger.warn({ guildId, audience, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
       if (slot.items.length === 0) {
-        this.#abandon(guildId, g, slot);
+        this.#abandon(g, slot);
         return;
       }
       // Taken from the queue: each is delivered (as a failure, so its author is told), never lost.
@@ -380,35 +417,36 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
     slot.state = 'ready';
     for (const r of slot.results) {
-      this.emit('ready', { guildId, ready: r, at: this.#clock.now() });
-      for (const u of r.items) this.#progress(u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
+      this.emit('ready', { guildId, audience, ready: r, at: this.#clock.now() });
+      for (const u of r.items) this.#progress(g, u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
     }
-    this.#schedulePump(guildId);
+    this.#schedulePump(audience);
   }
 
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
-  #planRun(signal: AbortSignal): PlanRun {
+  #planRun(g: AudienceQueue, signal: AbortSignal): PlanRun {
     const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
     return {
       synth: this.#synth,
       rules: this.#rules,
       carries: this.#clipItems,
       signal,
-      progress: (u, state, extra) => this.#progress(u, state, extra),
+      progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
     };
   }
 
-  /** The one place a guild's queue advances: when the sink's promise settles (or is abandoned). */
-  async #deliver(guildId: string, g: GuildQueue, slot: Slot, sink: Sink): Promise<void> {
-    const delivering: NonNullable<GuildQueue['delivering']> = (g.delivering = { upcoming: [...slot.results], playing: [] });
+  /** The one place an audience's queue advances: when the sink's promise settles (or is abandoned). */
+  async #deliver(g: AudienceQueue, slot: Slot, sink: Sink): Promise<void> {
+    const { guildId, audience } = g;
+    const delivering: NonNullable<AudienceQueue['delivering']> = (g.delivering = { upcoming: [...slot.results], playing: [] });
     for (let result; (result = delivering.upcoming.shift());) {
       if (this.#closed) {
         for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
         return;
       }
       const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
-      this.#dropStale(guildId, g, cut.dropped, 'speaking');
+      this.#dropStale(g, cut.dropped, 'speaking');
       const ready = cut.ready;
       if (!ready) continue;
       const controller = new AbortController();
@@ -421,10 +459,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         clock: this.#clock,
         timeoutMs: this.#sinkTimeoutMs,
         onFailed: (error) => {
-          this.#logger.warn({ guildId, id: ready.id, err: error instanceof Error ? error.message : String(error) }, 'sink failed');
-          this.emit('sinkError', { guildId, error, ready });
+          this.#logger.warn(
+            { guildId, audience, id: ready.id, err: error instanceof Error ? error.message : String(error) },
+            'sink failed',
+          );
+          this.emit('sinkError', { guildId, audience, error, ready });
         },
-        onAbandoned: () => this.#logger.warn({ guildId, id: ready.id }, 'sink did not settle after abort; moving on'),
+        onAbandoned: () => this.#logger.warn({ guildId, audience, id: ready.id }, 'sink did not settle after abort; moving on'),
       });
       g.current = null;
       g.playingUntil = this.#clock.now();
@@ -432,6 +473,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       // A delivery cut short by close() is kept on disk and happens again after the restart.
       if (!this.#closed) this.#journal.remove(delivering.playing.map((u) => u.id));
     }
-    this.#schedulePump(guildId);
+    this.#schedulePump(audience);
   }
 }

@@ -39,6 +39,8 @@ export interface SynthesisRequest {
   charges: Charge[];
   /** Who asked and where the result goes (explicit requests): lets advanced jobs be persisted. */
   context?: RequestContext;
+  /** Whose turn it is at the rate window (the limiter's pacing key): the audience it is read for; the guild when absent. */
+  audience?: string;
 }
 
 export interface RequestContext {
@@ -234,7 +236,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
         const grant = call.grant;
         ({ url, pk } = await client.speak(
           { voice: req.voice, text: req.text, speed: req.speed, pitch: req.pitch },
-          { key: req.guildId, signal, billing: session, grant },
+          { key: req.audience ?? req.guildId, signal, billing: session, grant },
         ));
       } else {
         const a = req.advanced ?? { voice: req.voice as AdvancedVoice };
@@ -243,7 +245,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
         const narrate: NarrateFn = options.narrate ?? ((r, o) => client.narrate(r, o));
         const result = await narrate(
           { ...a, text: req.text },
-          { key: req.guildId, signal, onProgress, billing: session, context: req.context },
+          { key: req.audience ?? req.guildId, signal, onProgress, billing: session, context: req.context },
         );
         ({ url, pk, seed } = result);
         downloaded = result.mp3;

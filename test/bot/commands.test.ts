@@ -3,6 +3,7 @@ import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { guildStats } from '../support/guild-stats.ts';
 
 // The commands and auto-read, end to end: real discord.js against the loopback Discord, the emulator.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
@@ -232,7 +233,7 @@ describe('auto-read without a voice session', () => {
     // Nothing more can come: the guild's queue is idle, every request delivered.
     await vi.waitUntil(
       () => {
-        const s = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+        const s = guildStats(h.bot.scheduler, DEFAULT_IDS.guild);
         return s.queued + s.synthesizing + s.ready === 0 && !s.playing;
       },
       { timeout: 20_000, message: 'an idle queue' },

@@ -5,6 +5,7 @@ import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { StoppableClock } from '../support/clock.ts';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { guildStats } from '../support/guild-stats.ts';
 
 // The ledger equals the bill. The whole bot (real discord.js against the loopback
 // Discord, the real client, SQLite ledger) runs a matrix of faults driven for real against the
@@ -75,7 +76,7 @@ const delta = (a: Books, b: Books): Books => ({
 async function settled(): Promise<Books> {
   let last: Books | undefined;
   const idle = () => {
-    const q = h.bot.scheduler.stats(DEFAULT_IDS.guild);
+    const q = guildStats(h.bot.scheduler, DEFAULT_IDS.guild);
     return (
       q.queued + q.synthesizing + q.ready === 0 &&
       !q.playing &&

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { guildStats } from '../support/guild-stats.ts';
 
 // The reading controls in a voice call (loopback Discord, TLS voice server with DAVE, emulator): the
 // voice-channel rule, clips the bot makes on its own charged to the server, and the spoken notice
@@ -57,7 +58,7 @@ const texts = (from: number) =>
 const idle = () =>
   vi.waitUntil(
     () => {
-      const s = h.bot.scheduler.stats(guildId);
+      const s = guildStats(h.bot.scheduler, guildId);
       return s.queued + s.synthesizing + s.ready === 0 && !s.playing ? true : undefined;
     },
     { timeout: 60_000, interval: 20, message: 'an idle queue' },
@@ -129,9 +130,9 @@ describe('the stale-drop notice', () => {
     const notice = await vi
       .waitUntil(() => texts(before).find((t) => NOTICE.test(t)), { timeout: 60_000, interval: 20, message: 'the notice request' })
       .catch((e: Error) => {
-        throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: h.bot.scheduler.stats(guildId) }));
+        throw new Error(e.message + JSON.stringify({ sent: texts(before), stats: guildStats(h.bot.scheduler, guildId) }));
       });
-    const dropped = h.bot.scheduler.stats(guildId).dropped;
+    const dropped = guildStats(h.bot.scheduler, guildId).dropped;
     expect(dropped).toBeGreaterThan(0);
     expect(notice).toBe(dropped > 9 ? '10件以上省略しました。' : `${dropped}件省略しました。`);
     await long.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
@@ -149,7 +150,12 @@ describe('the stale-drop notice', () => {
     // The same count again: played from the cache, nothing sent, nothing charged.
     const heardBefore = voice.utterances(guildId).length;
     const requestsBefore = standardRequests(h.emulator).length;
-    h.bot.scheduler.emit('dropped', { guildId, items: Array.from({ length: dropped }, () => ({}) as Utterance), reason: 'too_old' });
+    h.bot.scheduler.emit('dropped', {
+      guildId,
+      audience: 'voice:test',
+      items: Array.from({ length: dropped }, () => ({}) as Utterance),
+      reason: 'too_old',
+    });
     await vi.waitUntil(() => (voice.utterances(guildId).length > heardBefore ? true : undefined), {
       timeout: 30_000,
       interval: 20,
@@ -166,8 +172,8 @@ describe('the stale-drop notice', () => {
     const heardBefore = voice.utterances(guildId).length;
     // The bot answers a drop at once (a notice is queued synchronously, or nothing): the queue
     // still empty right after it proves that nothing will be said.
-    h.bot.scheduler.emit('dropped', { guildId, items: [{} as Utterance], reason: 'too_old' });
-    expect(h.bot.scheduler.stats(guildId)).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, playing: false });
+    h.bot.scheduler.emit('dropped', { guildId, audience: 'voice:test', items: [{} as Utterance], reason: 'too_old' });
+    expect(guildStats(h.bot.scheduler, guildId)).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, playing: false });
     expect(voice.utterances(guildId).length).toBe(heardBefore);
   });
 });

@@ -5,6 +5,7 @@ import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@y
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { createLogger } from '../../src/util/log.ts';
+import { guildStats } from '../support/guild-stats.ts';
 
 // Restarts, notices and spend with the bot in voice, in process (the child-process versions are in
 // npm-start-restarts.test.ts); and the voice channel status while the bot reads: set in the server's
@@ -184,7 +185,7 @@ describe('restart', () => {
     for (const content of lines) await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content });
     await vi.waitUntil(
       () => {
-        const s = h.bot.scheduler.stats(guildId);
+        const s = guildStats(h.bot.scheduler, guildId);
         return s.queued + s.synthesizing === 3 ? true : undefined;
       },
       { timeout: 10_000, message: 'three accepted' },
@@ -208,7 +209,7 @@ describe('restart', () => {
     await h.restart();
     // The restart is over (start() returns once what was accepted is queued again or told), and
     // nothing was queued again: the queue is idle, so nothing can be requested later.
-    const idle = h.bot.scheduler.stats(guildId);
+    const idle = guildStats(h.bot.scheduler, guildId);
     expect(idle.queued + idle.synthesizing + idle.ready).toBe(0);
     expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === notice.content)).toHaveLength(1);
     expect(lines.some((l) => requested(l, before))).toBe(false);

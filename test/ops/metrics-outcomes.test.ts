@@ -5,6 +5,7 @@ import { startOpsServer, type OpsServer } from '../../src/ops/ops-server.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { getText, value } from '../support/ops.ts';
+import { guildStats } from '../support/guild-stats.ts';
 
 // Every message is counted once, by how it ended. The whole bot (real discord.js on
 // the local Discord, the emulator, SQLite) in this process, its metrics read over real HTTP. Chat
@@ -52,7 +53,7 @@ describe('yomiage_speech_messages_total', () => {
     await say('ふるい一');
     // The first is being made (alone) before the others arrive; they wait for it, and grow old. It
     // comes back 3 s after it arrived, past the cut: dropped at the moment of speaking.
-    await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, {
+    await vi.waitUntil(async () => guildStats(h.bot.scheduler, guildId).synthesizing > 0, {
       timeout: 5_000,
       interval: 50,
       message: 'the first being made',
@@ -113,12 +114,12 @@ describe('yomiage_speech_messages_total', () => {
     const before = await outcomes();
     h.emulator.setLatency('standard', 2_000);
     for (const content of ['けす一', 'けす二', 'けす三']) await say(content);
-    await vi.waitUntil(async () => h.bot.scheduler.stats(guildId).synthesizing > 0, {
+    await vi.waitUntil(async () => guildStats(h.bot.scheduler, guildId).synthesizing > 0, {
       timeout: 5_000,
       interval: 50,
       message: 'one being made',
     });
-    expect(h.bot.scheduler.clear(guildId, 'clear')).toBe(3);
+    expect(h.bot.scheduler.clearGuild(guildId, 'clear')).toBe(3);
     h.emulator.setLatency('standard', 0);
     const o = await outcomes();
     expect(o.skipped - before.skipped).toBe(3);

@@ -6,7 +6,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesize.ts';
-import { fakeLedger, msg } from './queue-fakes.ts';
+import { fakeLedger, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, SOON } from '../support/clock.ts';
 
 // Cache eviction deleted files a queued utterance was about to play.
@@ -56,14 +56,14 @@ describe('queued audio is pinned against cache eviction', () => {
     });
     q.enqueue(msg('g1', 'a', 'playing now', { kind: 'say' }));
     q.enqueue(msg('g1', 'a', 'next in line', { kind: 'say' }));
-    await vi.waitUntil(() => g1.length === 1 && q.stats('g1').ready === 1, SOON);
+    await vi.waitUntil(() => g1.length === 1 && q.stats(sessionOf('g1')).ready === 1, SOON);
     for (const text of ['other 1', 'other 2', 'other 3']) q.enqueue(msg('g2', 'b', text, { kind: 'say' }));
     await vi.waitUntil(() => g2 === 3, SOON);
     releaseFirst();
     await vi.waitUntil(() => g1.length === 2, SOON);
     expect(g1[1]).toMatchObject({ text: 'next in line', filesThere: true });
     // Played: no longer pinned, so the next entry's eviction may take it.
-    await vi.waitUntil(() => q.stats('g1').playing === false, SOON);
+    await vi.waitUntil(() => q.stats(sessionOf('g1')).playing === false, SOON);
     q.enqueue(msg('g2', 'b', 'other 4', { kind: 'say' }));
     q.enqueue(msg('g2', 'b', 'other 5', { kind: 'say' }));
     await vi.waitUntil(() => g2 === 5, SOON);

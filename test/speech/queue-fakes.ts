@@ -1,7 +1,7 @@
 import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
 import type { Charge, Reservation } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';
-import type { UtteranceInput } from '../../src/speech/queue.ts';
+import { voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';
 
 interface Call {
   req: SynthesisRequest;
@@ -42,11 +42,29 @@ export class FakeSynth implements Synthesizer {
   }
 }
 
+/** The audience of guild g's voice session in these tests (each guild's own, as channel ids are unique). */
+export function sessionOf(g: string): string {
+  return voiceAudience(`vc-${g}`);
+}
+
 let n = 0;
-/** An auto-read message in guild g by user u. */
+/** An auto-read message in guild g by user u, for the guild's voice session unless `extra` names a channel. */
 export function msg(g: string, u: string, text: string, extra: Partial<UtteranceInput> = {}): UtteranceInput {
   n++;
-  return { guildId: g, userId: u, channelId: 'c1', kind: 'auto', text, voice: 'ja-JP-Wavenet-B', speed: 1, pitch: 0, meta: n, ...extra };
+  const audience = extra.channelId === undefined ? { audience: sessionOf(g) } : {};
+  return {
+    guildId: g,
+    userId: u,
+    channelId: 'c1',
+    kind: 'auto',
+    text,
+    voice: 'ja-JP-Wavenet-B',
+    speed: 1,
+    pitch: 0,
+    meta: n,
+    ...audience,
+    ...extra,
+  };
 }
 
 /**

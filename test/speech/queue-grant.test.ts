@@ -4,7 +4,7 @@ import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.t
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
-import { FakeSynth, msg } from './queue-fakes.ts';
+import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 
 // The scheduler with the real limiter, on a manual clock. The batch is formed once the
 // grant is in hand, and the staleness cut is applied before anything is paid for it.
@@ -53,7 +53,7 @@ describe('SpeechScheduler with the rate limiter (batch at the grant)', () => {
     await clock.advance(70_001);
     await vi.waitUntil(() => spoken.length > 0, SOON);
     expect(dropped.map((u) => u.text)).toEqual(['おそすぎる']);
-    expect(q.stats('g1').dropped).toBe(1);
+    expect(q.stats(sessionOf('g1')).dropped).toBe(1);
     // Only the /say was sent (it is never dropped): the late auto-read cost nothing.
     expect(synth.calls.map((c) => c.req.text)).toEqual(['これは読む']);
     q.close();
@@ -98,7 +98,7 @@ describe('SpeechScheduler while requests are scarce', () => {
     expect(asked).toEqual([]); // held for company: no grant asked for yet
     await clock.advance(10_000);
     await vi.waitUntil(() => asked.length > 0, SOON);
-    expect(asked).toEqual(['g1']);
+    expect(asked).toEqual([sessionOf('g1')]);
     q.close();
   });
 
@@ -126,7 +126,7 @@ describe('SpeechScheduler while requests are scarce', () => {
     // The hold expiring is another: the grant is asked for once.
     await clock.advance(10_000);
     await vi.waitUntil(() => asked.length > 0, SOON);
-    expect(asked).toEqual(['g1']);
+    expect(asked).toEqual([sessionOf('g1')]);
     q.close();
   });
 });

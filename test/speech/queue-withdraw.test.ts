@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from '../../src/speech/queue.ts';
-import { newGuildQueue } from '../../src/speech/queue-slot.ts';
+import { newAudienceQueue } from '../../src/speech/queue-slot.ts';
 import { withdrawFrom } from '../../src/speech/queue-withdraw.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { u } from '../support/batching.ts';
-import { FakeSynth, msg } from './queue-fakes.ts';
+import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 
 // A deleted message is never read and an edited one is read as edited, wherever it waits: pending,
 // in a request being synthesised, in audio ready to play, or playing (queue-withdraw.ts).
@@ -83,9 +83,9 @@ describe('SpeechScheduler.withdraw', () => {
     enqueue('消える');
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
     synth.release(1);
-    await vi.waitUntil(() => q.stats('g1').ready === 2, SOON);
+    await vi.waitUntil(() => q.stats(sessionOf('g1')).ready === 2, SOON);
     q.withdraw('g1', byText('消える'));
-    expect(q.stats('g1')).toMatchObject({ ready: 0, queued: 1 });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ ready: 0, queued: 1 });
     await vi.waitUntil(() => synth.calls.length === 3, SOON);
     expect(synth.calls[2]!.req.text).toBe('待つ一');
     delivered[0]!.finish();
@@ -169,7 +169,7 @@ describe('SpeechScheduler.withdraw', () => {
 
 describe('withdrawFrom', () => {
   it('GIVEN results of the batch being delivered THEN one carrying a withdrawn message is dropped and unpinned, its others queued first', () => {
-    const g = newGuildQueue();
+    const g = newAudienceQueue('g1', 'text:c1');
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
     const audio = { durationMs: 1, fromCache: false, key: 'k', release: () => void released++ };

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { BudgetRefusedError, SpeechError } from '../../src/speech/errors.ts';
-import { FakeSynth, msg } from './queue-fakes.ts';
+import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 
 function collectingSink() {
@@ -108,7 +108,7 @@ describe('SpeechScheduler order and delivery', () => {
     expect(delivered).toEqual(texts); // each once, in order
     expect(maxActive).toBe(1); // never two deliveries at once
     expect(errors).toHaveLength(3);
-    expect(q.stats('g1')).toMatchObject({ delivered: 7, queued: 0, ready: 0, playing: false });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ delivered: 7, queued: 0, ready: 0, playing: false });
   });
 
   it('GIVEN a sink that never settles THEN the watchdog aborts it and the queue moves on', async () => {
@@ -137,7 +137,7 @@ describe('SpeechScheduler order and delivery', () => {
     const q = new SpeechScheduler({ synthesize: new FakeSynth(), clock: new FakeClock() });
     q.enqueue(msg('g1', 'u', 'hi', { kind: 'say' }));
     await settle(10);
-    expect(q.stats('g1')).toMatchObject({ ready: 1, delivered: 0 });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ ready: 1, delivered: 0 });
     const { seen, sink } = collectingSink();
     q.setDefaultSink(sink);
     await vi.waitUntil(() => seen.length === 1, SOON);
@@ -153,7 +153,7 @@ describe('SpeechScheduler order and delivery', () => {
     await settle(10);
     // One playing, two synthesised ahead, the rest waiting.
     expect(synth.calls.length).toBe(3);
-    expect(q.stats('g1')).toMatchObject({ playing: true, ready: 2, queued: 3 });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ playing: true, ready: 2, queued: 3 });
     finish!();
     await vi.waitUntil(() => synth.calls.length === 4, SOON);
   });
@@ -282,7 +282,7 @@ describe('SpeechScheduler limits and dropping', () => {
     await vi.waitUntil(() => seen.length === 3, SOON);
     expect(spokenTexts(seen)).toEqual(['first', 'old say', 'fresh auto']);
     expect(dropped).toEqual(['old auto 1', 'old auto 2']);
-    expect(q.stats('g1').dropped).toBe(2);
+    expect(q.stats(sessionOf('g1')).dropped).toBe(2);
   });
 });
 
@@ -297,10 +297,10 @@ describe('SpeechScheduler control', () => {
     q.enqueue(msg('g1', 'u', 'long', { kind: 'say' }));
     q.enqueue(msg('g1', 'u', 'after', { kind: 'say' }));
     await vi.waitUntil(() => delivered.length === 1, SOON);
-    expect(q.skip('g1')).toBe(true);
+    expect(q.skip(sessionOf('g1'))).toBe(true);
     await vi.waitUntil(() => delivered.length === 2, SOON);
     expect(delivered).toEqual(['long', 'after']);
-    expect(q.skip('nope')).toBe(false);
+    expect(q.skip(sessionOf('nope'))).toBe(false);
   });
 
   it('clear drops pending and aborts in-flight synthesis, returning the count', async () => {
@@ -312,13 +312,13 @@ describe('SpeechScheduler control', () => {
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
     const cleared: Array<{ texts: string[]; reason: string | undefined }> = [];
     q.on('cleared', (e) => cleared.push({ texts: e.items.map((u) => u.text), reason: e.reason }));
-    expect(q.clear('g1', 'leave')).toBe(5);
+    expect(q.clear(sessionOf('g1'), 'leave')).toBe(5);
     // Whoever listens learns which utterances went and why, so each /say can be told.
     expect(cleared).toEqual([{ texts: ['s0', 's1', 's2', 's3', 's4'], reason: 'leave' }]);
     expect(synth.calls.every((c) => c.signal?.aborted)).toBe(true);
     await settle(10);
     expect(seen).toEqual([]);
-    expect(q.stats('g1')).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, delivered: 0 });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ queued: 0, synthesizing: 0, ready: 0, delivered: 0 });
     // The guild keeps working after a clear.
     synth.manual = false;
     q.enqueue(msg('g1', 'u', 'again', { kind: 'say' }));
@@ -335,7 +335,7 @@ describe('SpeechScheduler control', () => {
     const r = q.enqueue(msg('g1', 'b', 'explicit', { kind: 'say' }));
     expect(r).toMatchObject({ ok: true, position: 2 });
     await vi.waitUntil(() => synth.calls.length === 1, SOON);
-    expect(q.stats('g1')).toMatchObject({ synthesizing: 1, queued: 1 });
+    expect(q.stats(sessionOf('g1'))).toMatchObject({ synthesizing: 1, queued: 1 });
     synth.release(0);
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
     synth.release(1);

@@ -76,6 +76,16 @@ export class SpeechDelivery {
   }
 
   /**
+   * Who a /say or /narrate asked in `channelId` now is for: the voice session while the bot is in
+   * one (explicit requests are played there whenever it can), else the text channel it was asked
+   * in. Everything the session may play is one audience, so it is played one at a time, in order.
+   */
+  requestAudience(guildId: string, channelId: string): string {
+    const voiceChannel = this.#deps.voice.isConnected(guildId) ? this.#deps.voice.voiceChannel(guildId) : null;
+    return voiceChannel ? voiceAudience(voiceChannel) : textAudience(channelId);
+  }
+
+  /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
    * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics

@@ -26,6 +26,8 @@ export interface RequestsDeps {
   onRefused?: () => void;
   /** Asks before a long /narrate; without it every /narrate goes ahead at once. */
   buttons?: ButtonQuestions;
+  /** Who a request asked in a channel is for (delivery.ts `requestAudience`); without it, that text channel. */
+  audience?: (guildId: string, channelId: string) => string;
 }
 
 /**
@@ -133,7 +135,9 @@ export class SpeechRequests {
       channelId: interaction.channelId,
     };
     const meta: UtteranceMeta = { delivery, lang, ...extra };
-    const result = this.#deps.scheduler.enqueue({ ...input, meta });
+    // For whoever it is for now (the voice session, or the channel it was asked in): queued behind what they hear.
+    const audience = this.#deps.audience?.(input.guildId, input.channelId) ?? input.audience;
+    const result = this.#deps.scheduler.enqueue({ ...input, ...(audience === undefined ? {} : { audience }), meta });
     if (!result.ok) {
       this.#deps.onRefused?.();
       const content = describeQueueRefusal(lang, result);

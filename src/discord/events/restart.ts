@@ -25,6 +25,8 @@ export interface ResumeDeps {
   logger: Logger;
   /** Who a message of the channel is for now (delivery.ts `audience`). */
   audience: (guildId: string, channelId: string) => string;
+  /** Who a /say or /narrate of the channel is for now (delivery.ts `requestAudience`); without it, that text channel. */
+  requestAudience?: (guildId: string, channelId: string) => string;
   /** Deletions and edits: those made while no process listened are applied before anything is read. */
   chatChanges: ChatChanges;
 }
@@ -120,8 +122,11 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     kept = keep.filter((u) => !away.gone.has(u.id));
     // Merged only within one audience after the restore too: one queued for a voice session the bot is
     // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
-    const audienceNow = (u: Utterance) =>
-      u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+    // A /say or /narrate goes to whoever it is for now: the voice session rejoined, or its channel.
+    const audienceNow = (u: Utterance) => {
+      if (u.kind !== 'auto') return { ...u, audience: deps.requestAudience?.(u.guildId, u.channelId) ?? textAudience(u.channelId) };
+      return u.audience === deps.audience(u.guildId, u.channelId) ? u : { ...u, audience: textAudience(u.channelId) };
+    };
     scheduler.restore(kept.map(audienceNow));
     editedAway = away.edited;
   } finally {

@@ -94,7 +94,7 @@ export class VoiceStateEvents {
     this.#deps.voice.setSuppressed(guildId, suppressed);
     if (!suppressed || wasSuppressed || !this.#deps.voice.isSuppressed(guildId)) return;
     // Nobody hears what waits any more: it is not made (nor posted), and whoever asked is told.
-    this.#deps.control.clear(guildId, 'stage_audience');
+    this.#deps.control.clearGuild(guildId, 'stage_audience');
     const textChannelId = this.#deps.voice.boundTextChannel(guildId);
     if (!textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
@@ -113,7 +113,7 @@ export class VoiceStateEvents {
   /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
   onSessionEnded(ended: EndedSession): void {
     this.#deps.logger.info({ guildId: ended.guildId, reason: ended.reason }, 'voice session ended without /leave');
-    this.#deps.control.clear(ended.guildId, 'disconnected');
+    this.#deps.control.clearGuild(ended.guildId, 'disconnected');
     void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId);
     if (!ended.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);

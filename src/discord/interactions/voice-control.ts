@@ -1,6 +1,6 @@
 import { ChannelType, PermissionFlagsBits, type ChatInputCommandInteraction, type Client, type Guild } from 'discord.js';
 import type { NameReader } from '../../speech/names.ts';
-import type { SpeechScheduler } from '../../speech/queue.ts';
+import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import { UserError } from '../errors.ts';
@@ -22,7 +22,7 @@ export interface VoiceControlDeps {
 
 /**
  * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: guards.ts). Whatever drops queued
- * speech goes through `clear`, so every /say and /narrate waiting is told why (delivery listens
+ * speech goes through `clear` or `clearGuild`, so every /say and /narrate waiting is told why (delivery listens
  * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
  * as members expect after the bot left and rejoined.
  */
@@ -96,22 +96,43 @@ export class VoiceControl {
     return false;
   }
 
-  /** /skip: stops what is being delivered now; false when nothing is. */
+  /** /skip: stops what the guild's voice session hears now (without one: whatever the guild is delivered); false when nothing is. */
   skip(guildId: string): boolean {
-    return this.#deps.scheduler.skip(guildId);
+    const session = this.#session(guildId);
+    if (session) return this.#deps.scheduler.skip(session);
+    let skipped = false;
+    for (const { audience } of this.#deps.scheduler.stats().filter((s) => s.guildId === guildId))
+      skipped = this.#deps.scheduler.skip(audience) || skipped;
+    return skipped;
   }
 
-  /** Drops everything queued in the guild (each /say or /narrate waiting is told why); the next message is named. */
+  /**
+   * /clear: drops what waits for the guild's voice session (without one: everything queued in the
+   * guild); each /say or /narrate waiting is told why; the next message is named.
+   */
   clear(guildId: string, reason: ClearReason = 'clear'): number {
     this.#deps.names.forget(guildId);
-    return this.#deps.scheduler.clear(guildId, reason);
+    const session = this.#session(guildId);
+    return session ? this.#deps.scheduler.clear(session, reason) : this.#deps.scheduler.clearGuild(guildId, reason);
+  }
+
+  /** Drops everything queued in the guild, every audience (leaving, disconnected, a stage's audience); the next message is named. */
+  clearGuild(guildId: string, reason: ClearReason): number {
+    this.#deps.names.forget(guildId);
+    return this.#deps.scheduler.clearGuild(guildId, reason);
+  }
+
+  /** The audience of the guild's voice session, if it has one. */
+  #session(guildId: string): string | null {
+    const channelId = this.#deps.voice.voiceChannel(guildId);
+    return channelId ? voiceAudience(channelId) : null;
   }
 
   /** /leave: leaves voice for good (not rejoined after a restart) and drops what was queued. */
   async leave(guildId: string): Promise<boolean> {
     await this.#clearStatus(guildId);
     if (!this.#deps.voice.leave(guildId)) return false;
-    this.clear(guildId, 'leave');
+    this.clearGuild(guildId, 'leave');
     return true;
   }
 
@@ -120,7 +141,7 @@ export class VoiceControl {
     this.#deps.logger.info({ guildId }, 'no human left in the voice channel; leaving');
     await this.#clearStatus(guildId);
     this.#deps.voice.leave(guildId);
-    this.clear(guildId, 'auto_leave');
+    this.clearGuild(guildId, 'auto_leave');
   }
 
   // Before leaving: Discord lets a bot that is no longer in the channel clear its status only with Manage Channels.

@@ -12,7 +12,7 @@ import type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from './types
  * Order: when every waiting key says what a grant buys it (`worth`: the speech still fresh that
  * would ride on it), the grant goes where it buys the most, weighted for fairness by the grants the
  * key already has in the window; freshness is a choice of whom to grant, not of more requests.
- * Otherwise (and between equals) the waiting key served least recently goes first (one never
+ * Otherwise (and between equals) the waiting key (an audience, or a guild) served least recently goes first (one never
  * served before all), then the one waiting longest. A key arriving late is served next, and keys
  * that all wait take turns. Every criterion but `worth` is read from the shared store, so processes
  * sharing it agree on whose turn it is; `worth` is only used while no other process waits.
