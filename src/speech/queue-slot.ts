@@ -101,6 +101,10 @@ export interface FormContext {
   holdForCompany: () => boolean;
   /** How often each part (partKey) was read lately; updated as batches are formed. */
   reads: Map<string, number>;
+  /** What a grant would buy the audience now (batching.ts `freshWorth`), told to the limiter while it waits. */
+  worth?: () => number;
+  /** How many leading utterances of a run could have their words heard within the cut (batching.ts `withinCut`). */
+  fits?: (run: readonly Utterance[]) => number;
 }
 
 /** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
@@ -147,7 +151,8 @@ export async function formBatch(ctx: FormContext, g: AudienceQueue): Promise<For
   try {
     for (;;) {
       if (signal.aborted || !ctx.live() || !ctx.headReady(grant !== null)) return null;
-      const runLength = mergeableRun(g.pending, 0, rules.maxMessages * 2);
+      const mergeable = mergeableRun(g.pending, 0, rules.maxMessages * 2);
+      const runLength = ctx.fits ? Math.max(1, Math.min(mergeable, ctx.fits(g.pending.slice(0, mergeable)))) : mergeable;
       const run = g.pending.slice(0, runLength);
       const head = run[0]!;
       const auto = head.kind === 'auto' && !head.advanced;
@@ -180,7 +185,7 @@ export async function formBatch(ctx: FormContext, g: AudienceQueue): Promise<For
         if (plan.take === 0) {
           if (ctx.limiter && auto) {
             if (ctx.holdForCompany()) return null;
-            grant = await ctx.limiter.reserve('standard', { key: g.audience, signal });
+            grant = await ctx.limiter.reserve('standard', { key: g.audience, signal, worth: ctx.worth });
             // Batch at the moment of the grant: look again at everything pending now.
             continue;
           }

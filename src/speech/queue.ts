@@ -1,7 +1,20 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, isRipe, mayStartBatch, nextBatch, type BatchRules } from './batching.ts';
+import {
+  admits,
+  catchUp,
+  freshWorth,
+  isRipe,
+  keepUp,
+  mayStartBatch,
+  MAX_SPEED_UP,
+  nextBatch,
+  SPEED_STEP,
+  withinCut,
+  type BatchRules,
+  type KeepUp,
+} from './batching.ts';
 import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
 import {
   abortAll,
@@ -21,6 +34,7 @@ import {
   audienceOf,
   type AudienceStats,
   type EnqueueResult,
+  type Freshness,
   type GrantingLimiter,
   type Logger,
   type ProgressEvent,
@@ -49,8 +63,12 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
- * is judged when the batch would speak, both before anything is paid for it and at the moment of
- * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. The order and pacing
+ * is judged where each message's own words would start, both before anything is paid for it and at
+ * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
+ * audience bound by playback keeps up (batching.ts `keepUp`): its cut tightens to its server's
+ * horizon, the oldest are dropped (with the spoken summary) so the newest is heard soon, and its
+ * requests speed up step by step to 1.5x. While it waits for a grant, it tells the limiter what the
+ * grant would buy (`freshWorth`), so grants go where they buy the most fresh speech. The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience.
  */
@@ -72,6 +90,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
+  readonly #freshness: (guildId: string) => Freshness;
+  /** Voice audiences lately behind (their backlog could not be heard within the horizon): until when they count as behind. */
+  readonly #behindUntil = new Map<string, number>();
+  /** Their speed-up while behind, raised a step each time the oldest had to be dropped to catch up. */
+  readonly #pace = new Map<string, number>();
+  /** Per voice audience, the speech offered lately: [when it arrived, its expected length (ms)], oldest first. */
+  readonly #offered = new Map<string, Array<[number, number]>>();
   /** The queues by audience. */
   readonly #queues = new Map<string, AudienceQueue>();
   /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
@@ -105,6 +130,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
+    this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
   }
 
   /** Queues one utterance at the end of its audience's FIFO (`audienceOf(input)`). */
@@ -117,6 +143,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.pending.push(u);
+    if (g.audience.startsWith('voice:')) {
+      const offered = this.#offered.get(g.audience) ?? [];
+      offered.push([u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text)]);
+      this.#offered.set(g.audience, offered);
+    }
     const position = undelivered(g).length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -311,17 +342,56 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
    * the auto-read that would be past the cut by then (unpaid), holds a lone message for company.
    * Whether a batch can be formed now.
    */
-  #headReady(g: AudienceQueue, slot: Slot | null, granted = false): boolean {
+  #headReady(g: AudienceQueue, slot: Slot | null, granted = false, kept?: (keep: KeepUp) => void): boolean {
     const now = this.#clock.now();
+    const at = speakAt(g, slot, now, this.#latencyMs);
+    const keep = this.#keepUp(g);
+    kept?.(keep);
+    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
+    if (keep.catchUpMs !== undefined) {
+      const behind = catchUp(g.pending, at, this.#msPerChar / keep.speed, keep.catchUpMs, this.#rules);
+      if (behind > 0) {
+        this.#dropStale(g, g.pending.splice(0, behind), 'queue');
+        this.#pace.set(g.audience, Math.min(MAX_SPEED_UP, keep.speed + SPEED_STEP));
+      }
+    }
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
-    const decision = nextBatch(
-      g.pending,
-      { now, playing: g.current !== null && !granted, speakAt: speakAt(g, slot, now, this.#latencyMs) },
-      this.#rules,
-    );
+    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: at, cutMs: keep.cutMs }, this.#rules);
     if (decision.stale > 0) this.#dropStale(g, g.pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(g, decision.holdUntil);
     return decision.take > 0;
+  }
+
+  /**
+   * How a voice audience keeps up now (batching.ts `keepUp`): behind while it is bound by playback
+   * (more speech was offered over the last horizon than the horizon holds, or its backlog of what
+   * plays, is ready, synthesising or queued cannot be heard within it), and for one horizon after.
+   * Other audiences (audio posted in a text channel) are not listened to as it plays: the hard
+   * limit only.
+   */
+  #keepUp(g: AudienceQueue): KeepUp {
+    const max = this.#rules.maxAutoAgeMs;
+    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
+    const now = this.#clock.now();
+    const freshness = this.#freshness(g.guildId);
+    let backlog = g.current ? Math.max(0, g.playingUntil - now) : 0;
+    for (const s of g.slots)
+      backlog += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
+    for (const r of g.delivering?.upcoming ?? []) backlog += r.audio?.durationMs ?? 0;
+    // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
+    if (!this.#limiter?.pressured('standard')) for (const u of g.pending) backlog += this.#msPerChar * this.#rules.countChars(u.text);
+    const horizon = Math.min(freshness.horizonMs, max);
+    const offered = this.#offered.get(g.audience) ?? [];
+    while (offered.length > 0 && offered[0]![0] < now - horizon) offered.shift();
+    if (offered.length === 0) this.#offered.delete(g.audience);
+    const offeredMs = offered.reduce((ms, [, m]) => ms + m, 0);
+    if (backlog > horizon || offeredMs > horizon) this.#behindUntil.set(g.audience, now + horizon);
+    const behind = (this.#behindUntil.get(g.audience) ?? 0) > now;
+    if (!behind) {
+      this.#behindUntil.delete(g.audience);
+      this.#pace.delete(g.audience);
+    }
+    return keepUp(backlog, behind, freshness, max, this.#pace.get(g.audience));
   }
 
   /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
@@ -366,6 +436,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const { guildId, audience } = g;
     const signal = slot.controller.signal;
     let held = false;
+    // How the audience keeps up at the moment the batch is formed (its speed-up).
+    let keep: KeepUp = { cutMs: this.#rules.maxAutoAgeMs, speed: 1 };
     try {
       const formed = await formBatch(
         {
@@ -375,9 +447,19 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           reusableChars: this.#reusableChars,
           signal,
           live: () => !this.#closed && g.slots.includes(slot),
-          headReady: (granted) => this.#headReady(g, slot, granted),
+          headReady: (granted) => this.#headReady(g, slot, granted, (k) => (keep = k)),
           holdForCompany: () => (held = this.#holdForCompany(g)),
           reads: this.#reads,
+          worth: () => freshWorth(g.pending, this.#clock.now(), this.#freshness(guildId).horizonMs, this.#rules.maxMessages),
+          // Judged as the head was (before the oldest were dropped to catch up): its cut and its speed-up.
+          fits: (run) =>
+            withinCut(
+              run,
+              speakAt(g, slot, this.#clock.now(), this.#latencyMs),
+              this.#msPerChar / keep.speed,
+              keep.catchUpMs ?? keep.cutMs,
+              this.#rules,
+            ),
         },
         g,
       );
@@ -386,14 +468,17 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       slot.items = items;
       slot.state = 'synthesizing';
       slot.estimateMs = plan.clips.reduce(
-        (ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')),
+        (ms, c) =>
+          ms +
+          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) /
+            (c.cached ? 1 : keep.speed),
         0,
       );
       for (const u of items) this.#progress(g, u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.
       this.#schedulePump(audience);
       const started = this.#clock.now();
-      slot.results.push(...(await synthesizePlan(this.#planRun(g, signal), guildId, items, plan, formed.known, formed.grants)));
+      slot.results.push(...(await synthesizePlan(this.#planRun(g, signal, keep.speed), guildId, items, plan, formed.known, formed.grants)));
       if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
     } catch (err) {
       // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
@@ -424,7 +509,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
-  #planRun(g: AudienceQueue, signal: AbortSignal): PlanRun {
+  #planRun(g: AudienceQueue, signal: AbortSignal, speed = 1): PlanRun {
     const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
     return {
       synth: this.#synth,
@@ -433,6 +518,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       signal,
       progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
+      speed,
     };
   }
 
@@ -445,7 +531,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
         return;
       }
-      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#keepUp(g).cutMs);
       this.#dropStale(g, cut.dropped, 'speaking');
       const ready = cut.ready;
       if (!ready) continue;
