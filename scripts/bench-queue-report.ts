@@ -10,6 +10,8 @@ export interface ModeStats {
   http_429: number;
   spoken: number;
   dropped_stale: number;
+  /** Of the dropped, those dropped at the moment of speaking (their request was paid for). */
+  dropped_at_speaking: number;
   refused: number;
   failed: number;
   requests_per_spoken: number;
@@ -59,6 +61,7 @@ export function printTable(r: Report, wall: { scheduler: number; naive: number }
       `${a.dropped_stale} / ${a.refused} / ${a.failed}`,
       `${b.dropped_stale} / ${b.refused} / ${b.failed}`,
     ],
+    ['  of the dropped, at the moment of speaking (paid)', String(a.dropped_at_speaking), String(b.dropped_at_speaking)],
     ['requests sent (emulator log)', String(a.requests), String(b.requests)],
     ['requests per spoken message', f(a.requests_per_spoken, 3), f(b.requests_per_spoken, 3)],
     ['429s received (emulator log)', String(a.http_429), String(b.http_429)],

@@ -143,6 +143,8 @@ const MARGIN_MS = 4_000;
 interface Outcome {
   spoken: number;
   droppedStale: number;
+  /** Of those, dropped at the moment of speaking: paid for, never heard. */
+  droppedSpeaking: number;
   refused: number;
   failed: number;
   /** Unscaled ms from arrival to the moment the message's own words start, per spoken message (by index). */
@@ -201,6 +203,7 @@ async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Worke
     http_429: log.filter((r) => r.status === 429).length,
     spoken: o.spoken,
     dropped_stale: o.droppedStale,
+    dropped_at_speaking: o.droppedSpeaking,
     refused: o.refused,
     failed: o.failed,
     requests_per_spoken: round(requests / Math.max(1, o.spoken)),
@@ -248,7 +251,7 @@ const traceSpanMs = (trace: readonly TraceMessage[]) => trace.at(-1)!.at_ms - tr
 const deadlineMs = (trace: readonly TraceMessage[], scale: number) => (traceSpanMs(trace) + 600_000) / scale + 60_000;
 
 async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmulator, clock: Clock, scale: number): Promise<Outcome> {
-  const o: Outcome = { spoken: 0, droppedStale: 0, refused: 0, failed: 0, waits: new Map() };
+  const o: Outcome = { spoken: 0, droppedStale: 0, droppedSpeaking: 0, refused: 0, failed: 0, waits: new Map() };
   const dir = mkdtempSync(join(tmpdir(), 'bench-queue-'));
   const db = openDatabase(join(dir, 'bench.sqlite'));
   try {
@@ -270,6 +273,7 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmul
     q.on('dropped', ({ items, guildId, at }) => {
       debug('dropped', guildId, items.length, at);
       o.droppedStale += items.length;
+      if (at === 'speaking') o.droppedSpeaking += items.length;
       settled += items.length;
     });
     // Playback: each audience's voice player speaks one thing at a time, for as long as the audio lasts.
@@ -323,7 +327,7 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmul
  * by the voice player of its channel; no merging, no cache, no limiter of their own).
  */
 async function runNaive(trace: readonly TraceMessage[], emulator: WorkerEmulator, clock: Clock, scale: number): Promise<Outcome> {
-  const o: Outcome = { spoken: 0, droppedStale: 0, refused: 0, failed: 0, waits: new Map() };
+  const o: Outcome = { spoken: 0, droppedStale: 0, droppedSpeaking: 0, refused: 0, failed: 0, waits: new Map() };
   // No client-side limiter; a 429 waits exactly `reset_in` (no floor of our own), 3 retries, then gives up.
   const client = new TtsClient({
     token: DEFAULT_TOKEN,

@@ -107,6 +107,7 @@ describe('bench:queue traces', () => {
       http_429: 0,
       spoken: 90,
       dropped_stale: 10,
+      dropped_at_speaking: 0,
       refused: 0,
       failed: 0,
       requests_per_spoken: 0.33,
