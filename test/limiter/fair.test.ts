@@ -62,6 +62,16 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
       expect(grants.filter((h) => h.at > g.at - LIMITS.standard.windowMs && h.at <= g.at).length).toBeLessThanOrEqual(5);
   });
 
+  it('waiters that say what a grant buys them: the freshest speech is served first, asked again at each grant', async () => {
+    await fillWindow();
+    const worth = { stale: 0, some: 2, most: 4 };
+    const pending = (['stale', 'some', 'most'] as const).map((key) => limiter.acquire('standard', { key, worth: () => worth[key] }));
+    await clock.advance(LIMITS.standard.windowMs);
+    await Promise.all(pending);
+    // One whose speech went stale meanwhile would have gone last: worth is read when grants are decided.
+    expect(grants.map((g) => g.key)).toEqual(['most', 'some', 'stale']);
+  });
+
   it('serves one key first-in first-out', async () => {
     await fillWindow();
     const order: number[] = [];
