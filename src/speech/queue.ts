@@ -364,7 +364,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * How a voice audience keeps up now (batching.ts `keepUp`): behind while it is bound by playback
-   * (more speech was offered over the last horizon than the horizon holds, or its backlog of what
+   * (more speech was offered over the last two horizons than they hold, or its backlog of what
    * plays, is ready, synthesising or queued cannot be heard within it), and for one horizon after.
    * Other audiences (audio posted in a text channel) are not listened to as it plays: the hard
    * limit only.
@@ -382,10 +382,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#limiter?.pressured('standard')) for (const u of g.pending) backlog += this.#msPerChar * this.#rules.countChars(u.text);
     const horizon = Math.min(freshness.horizonMs, max);
     const offered = this.#offered.get(g.audience) ?? [];
-    while (offered.length > 0 && offered[0]![0] < now - horizon) offered.shift();
+    // Sustained, not one burst: over two horizons more speech was offered than they hold.
+    while (offered.length > 0 && offered[0]![0] < now - 2 * horizon) offered.shift();
     if (offered.length === 0) this.#offered.delete(g.audience);
     const offeredMs = offered.reduce((ms, [, m]) => ms + m, 0);
-    if (backlog > horizon || offeredMs > horizon) this.#behindUntil.set(g.audience, now + horizon);
+    if (backlog > horizon || offeredMs > 2 * horizon) this.#behindUntil.set(g.audience, now + horizon);
     const behind = (this.#behindUntil.get(g.audience) ?? 0) > now;
     if (!behind) {
       this.#behindUntil.delete(g.audience);
