@@ -1,20 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import {
-  admits,
-  catchUp,
-  freshWorth,
-  isRipe,
-  keepUp,
-  mayStartBatch,
-  MAX_SPEED_UP,
-  nextBatch,
-  SPEED_STEP,
-  withinCut,
-  type BatchRules,
-  type KeepUp,
-} from './batching.ts';
+import { admits, catchUp, freshWorth, isRipe, mayStartBatch, nextBatch, type BatchRules, type KeepUp } from './batching.ts';
+import { backlogMs, fitsWithin, KeepUpTracker } from './queue-keepup.ts';
 import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
 import {
   abortAll,
@@ -65,10 +53,8 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
  * is judged where each message's own words would start, both before anything is paid for it and at
  * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
- * audience bound by playback keeps up (batching.ts `keepUp`): its cut tightens to its server's
- * horizon, the oldest are dropped (with the spoken summary) so the newest is heard soon, and its
- * requests speed up step by step to 1.5x. While it waits for a grant, it tells the limiter what the
- * grant would buy (`freshWorth`), so grants go where they buy the most fresh speech. The order and pacing
+ * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
+ * oldest dropped, speed-up); one waiting for a grant tells the limiter what it buys (`freshWorth`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience.
  */
@@ -91,12 +77,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #freshness: (guildId: string) => Freshness;
-  /** Voice audiences lately behind (their backlog could not be heard within the horizon): until when they count as behind. */
-  readonly #behindUntil = new Map<string, number>();
-  /** Their speed-up while behind, raised a step each time the oldest had to be dropped to catch up. */
-  readonly #pace = new Map<string, number>();
-  /** Per voice audience, the speech offered lately: [when it arrived, its expected length (ms)], oldest first. */
-  readonly #offered = new Map<string, Array<[number, number]>>();
+  /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
+  readonly #keepUps = new KeepUpTracker();
   /** The queues by audience. */
   readonly #queues = new Map<string, AudienceQueue>();
   /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
@@ -143,11 +125,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.pending.push(u);
-    if (g.audience.startsWith('voice:')) {
-      const offered = this.#offered.get(g.audience) ?? [];
-      offered.push([u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text)]);
-      this.#offered.set(g.audience, offered);
-    }
+    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
     const position = undelivered(g).length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -352,7 +330,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       const behind = catchUp(g.pending, at, this.#msPerChar / keep.speed, keep.catchUpMs, this.#rules);
       if (behind > 0) {
         this.#dropStale(g, g.pending.splice(0, behind), 'queue');
-        this.#pace.set(g.audience, Math.min(MAX_SPEED_UP, keep.speed + SPEED_STEP));
+        this.#keepUps.stepUp(g.audience, keep);
       }
     }
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
@@ -373,26 +351,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const max = this.#rules.maxAutoAgeMs;
     if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
     const now = this.#clock.now();
-    const freshness = this.#freshness(g.guildId);
-    let backlog = g.current ? Math.max(0, g.playingUntil - now) : 0;
-    for (const s of g.slots)
-      backlog += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
-    for (const r of g.delivering?.upcoming ?? []) backlog += r.audio?.durationMs ?? 0;
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
-    if (!this.#limiter?.pressured('standard')) for (const u of g.pending) backlog += this.#msPerChar * this.#rules.countChars(u.text);
-    const horizon = Math.min(freshness.horizonMs, max);
-    const offered = this.#offered.get(g.audience) ?? [];
-    // Sustained, not one burst: over two horizons more speech was offered than they hold.
-    while (offered.length > 0 && offered[0]![0] < now - 2 * horizon) offered.shift();
-    if (offered.length === 0) this.#offered.delete(g.audience);
-    const offeredMs = offered.reduce((ms, [, m]) => ms + m, 0);
-    if (backlog > horizon || offeredMs > 2 * horizon) this.#behindUntil.set(g.audience, now + horizon);
-    const behind = (this.#behindUntil.get(g.audience) ?? 0) > now;
-    if (!behind) {
-      this.#behindUntil.delete(g.audience);
-      this.#pace.delete(g.audience);
-    }
-    return keepUp(backlog, behind, freshness, max, this.#pace.get(g.audience));
+    const queued = this.#limiter?.pressured('standard') ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
   }
 
   /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
@@ -452,15 +413,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
           holdForCompany: () => (held = this.#holdForCompany(g)),
           reads: this.#reads,
           worth: () => freshWorth(g.pending, this.#clock.now(), this.#freshness(guildId).horizonMs, this.#rules.maxMessages),
-          // Judged as the head was (before the oldest were dropped to catch up): its cut and its speed-up.
-          fits: (run) =>
-            withinCut(
-              run,
-              speakAt(g, slot, this.#clock.now(), this.#latencyMs),
-              this.#msPerChar / keep.speed,
-              keep.catchUpMs ?? keep.cutMs,
-              this.#rules,
-            ),
+          // As the head was judged (before the oldest were dropped to catch up).
+          fits: (run) => fitsWithin(run, speakAt(g, slot, this.#clock.now(), this.#latencyMs), this.#msPerChar, keep, this.#rules),
         },
         g,
       );
