@@ -10,8 +10,8 @@ import type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from './types
  * where an unpaced window under sustained demand is full for most of a minute at a time.
  *
  * Order: when every waiting key says what a grant buys it (`worth`: the speech still fresh that
- * would ride on it), the grant goes where it buys the most, weighted for fairness by the grants the
- * key already has in the window; freshness is a choice of whom to grant, not of more requests.
+ * would ride on it), among the keys holding the fewest grants in the window the grant goes where it
+ * buys the most; freshness is a choice of whom to grant, not of more requests.
  * Otherwise (and between equals) the waiting key (an audience, or a guild) served least recently goes first (one never
  * served before all), then the one waiting longest. A key arriving late is served next, and keys
  * that all wait take turns. Every criterion but `worth` is read from the shared store, so processes
@@ -66,10 +66,9 @@ export function nextGrantAt(times: readonly number[], now: number, rules: PaceRu
 }
 
 /**
- * Waiting keys in the order they are served. When every one has a `worth`: the most worth per
- * grant it already holds in the window first (`worth / (1 + grants)`, `grants` counting `window`'s
- * grants by key), so a grant buys the most fresh speech while a key that was just served yields to
- * one as fresh that was not; a key whose grant buys nothing fresh goes last. Then (and otherwise):
+ * Waiting keys in the order they are served. When every one has a `worth`: the fewest grants held
+ * in the window first (`window`'s grants by key), so a busy key never starves a quiet one, and
+ * among those the most worth, so the grant buys the most fresh speech. Then (and otherwise):
  * served least recently first (`lastGrant`: the id of each key's latest grant, ids growing with
  * every grant; a key without one first of all), then waiting longest, then by key.
  */
@@ -83,8 +82,8 @@ export function grantOrder(
   if (!waiting.every((d) => d.worth !== undefined)) return [...waiting].sort(turns);
   const held = new Map<string, number>();
   for (const g of window) held.set(g.key, (held.get(g.key) ?? 0) + 1);
-  const score = (d: Demand) => d.worth! / (1 + (held.get(d.key) ?? 0));
-  return [...waiting].sort((a, b) => score(b) - score(a) || turns(a, b));
+  const holds = (d: Demand) => held.get(d.key) ?? 0;
+  return [...waiting].sort((a, b) => holds(a) - holds(b) || b.worth! - a.worth! || turns(a, b));
 }
 
 /**
