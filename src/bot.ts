@@ -23,7 +23,7 @@ import { PostgresWindowStore } from './tts/limiter/postgres.ts';
 import { closePostgres, openPostgres, type PgPool } from './db/postgres.ts';
 import { PooledLedger } from './db/pooled-ledger.ts';
 import { systemClock, type Clock } from './util/clock.ts';
-import { checkMediaSupport, type MediaSupport } from './util/ffmpeg.ts';
+import { checkMediaSupport, Media, type MediaSupport } from './util/ffmpeg.ts';
 import type { Logger } from './util/log.ts';
 import { makePrivate, type ModeChange } from './util/private-files.ts';
 import { VoiceManager } from './voice/manager.ts';
@@ -103,7 +103,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? new BotMetrics({ defaultMetrics: false });
   // Checked once here; without ffmpeg the bot runs degraded (attaches what it cannot play).
-  const media = await checkMediaSupport(config.ffmpegPath, logger);
+  const media = new Media(await checkMediaSupport(config.ffmpegPath, logger));
   // The operator's bot-wide dictionary: a broken file stops start-up here, naming its problems.
   const globalDictionary = config.globalDictionaryFile
     ? new GlobalDictionary({

@@ -212,6 +212,15 @@ export function withinCut(
   return run.length;
 }
 
+/**
+ * How many leading utterances of `run` one batch may carry, read from `startAt` at `msPerChar` (sped
+ * up by `keep`): each auto message's words within the cut, and while behind within the catch-up
+ * target, so a batch never carries what could only be heard late (`withinCut`).
+ */
+export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar: number, keep: KeepUp, rules: BatchRules): number {
+  return withinCut(run, startAt, msPerChar / keep.speed, keep.catchUpMs ?? keep.cutMs, rules);
+}
+
 /** Whether auto-read `u` would be read later than the cut if it started speaking at `at` (say/narrate never are). */
 export function isStale(u: Utterance, at: number, maxAutoAgeMs: number): boolean {
   return u.kind === 'auto' && at - u.enqueuedAt > maxAutoAgeMs;

@@ -51,13 +51,15 @@ export async function lookupParts(
   );
 }
 
-/** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
-export type ClipCarries = WeakMap<ReadyUtterance, Utterance[][]>;
+/** The batch's grants as its requests see them (queue-slot.ts `Grants`, their one owner). */
+export interface HandsGrants {
+  hand(): RateGrant | undefined;
+  done(grant: RateGrant | undefined): void;
+}
 
 export interface PlanRun {
   synth: Synthesizer;
   rules: BatchRules;
-  carries: ClipCarries;
   signal: AbortSignal;
   progress: (u: Utterance, state: ProgressState, extra?: Partial<ProgressEvent>) => void;
   /** Told each paid request's characters and the audio length it made (the scheduler learns the speech rate). */
@@ -70,7 +72,7 @@ export interface PlanRun {
 }
 
 /**
- * Runs a batch's requests (each with its grant) and turns the clips into deliveries, in order:
+ * Runs a batch's requests (each handed one of the batch's grants, while they last) and turns the clips into deliveries, in order:
  * consecutive utterances that all have their audio play as one delivery; a failure is delivered in
  * its place, so its author is told in order.
  */
@@ -80,17 +82,16 @@ export async function synthesizePlan(
   items: Utterance[],
   plan: BatchPlan,
   known: Map<string, ReadyAudio>,
-  grants: RateGrant[],
+  grants: HandsGrants,
 ): Promise<ReadyUtterance[]> {
   const { synth, rules, signal } = run;
   const clipItems = plan.clips.map((c) =>
     c.cached ? [items[c.part.item]!] : [...new Set(c.parts.map((p) => p.item))].map((i) => items[i]!),
   );
-  let g = 0;
   const outcomes = await Promise.all(
     plan.clips.map(async (clip, k): Promise<{ audio: ReadyAudio } | { error: CodedError }> => {
       if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
-      const grant = grants[g++];
+      const grant = grants.hand();
       const req = clipRequest(guildId, items, clip.parts, rules);
       if (run.speed && run.speed !== 1 && req.endpoint === 'standard' && items[clip.parts[0]!.item]!.kind === 'auto')
         req.speed = Math.min(STANDARD_MAX_SPEED, req.speed * run.speed);
@@ -98,6 +99,7 @@ export async function synthesizePlan(
         const audio = await synth.synthesize(req, {
           signal,
           grant,
+          grantUnneeded: () => grants.done(grant),
           onProgress: (p) => {
             for (const u of clipItems[k]!) run.progress(u, 'synthesizing', { detail: p.status });
           },
@@ -106,6 +108,9 @@ export async function synthesizePlan(
         return { audio };
       } catch (err) {
         return { error: asError(err, guildId) };
+      } finally {
+        // Not spent (a hit, a shared call, a refusal before sending): back to the window, by its owner.
+        grants.done(grant);
       }
     }),
   );
@@ -134,7 +139,6 @@ export async function synthesizePlan(
     const clips = plan.clips.flatMap((_, k) => (clipItems[k]!.some((u) => group.includes(u)) ? [k] : []));
     results.push(
       delivery(
-        run.carries,
         guildId,
         group,
         clips.map((k) => (outcomes[k] as { audio: ReadyAudio }).audio),
@@ -160,22 +164,19 @@ async function alone(run: PlanRun, guildId: string, u: Utterance): Promise<Ready
 
 /** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
 export function delivery(
-  carried: ClipCarries,
   guildId: string,
   items: Utterance[],
   clips: ReadyAudio[],
-  carries: Utterance[][],
+  carries: readonly (readonly Utterance[])[],
 ): ReadyUtterance {
+  if (clips.length === 1) return { id: items[0]!.id, guildId, items, audio: clips[0]! };
   const starts = new Map<Utterance, number>();
   let t = 0;
   clips.forEach((audio, k) => {
     for (const u of carries[k]!) if (!starts.has(u)) starts.set(u, t);
     t += audio.durationMs;
   });
-  const ready: ReadyUtterance = { id: items[0]!.id, guildId, items, audio: sequenceAudio(clips) };
-  if (clips.length > 1) ready.starts = items.map((u) => starts.get(u) ?? 0);
-  carried.set(ready, carries);
-  return ready;
+  return { id: items[0]!.id, guildId, items, audio: sequenceAudio(clips), starts: items.map((u) => starts.get(u) ?? 0), carries };
 }
 
 /**
@@ -183,16 +184,11 @@ export function delivery(
  * start later than the cut is dropped with the clips that carry it (released); the rest plays.
  * Returns what still plays (null: nothing) and the utterances dropped.
  */
-export function cutReady(
-  carried: ClipCarries,
-  ready: ReadyUtterance,
-  now: number,
-  maxAutoAgeMs: number,
-): { ready: ReadyUtterance | null; dropped: Utterance[] } {
+export function cutReady(ready: ReadyUtterance, now: number, maxAutoAgeMs: number): { ready: ReadyUtterance | null; dropped: Utterance[] } {
   const audio = ready.audio;
   if (!audio) return { ready, dropped: [] };
   const clips = audio.parts ?? [audio];
-  const carries = carried.get(ready) ?? [ready.items];
+  const carries = ready.carries ?? [ready.items];
   const { keep, dropped } = cutAtSpeaking(
     clips.map((a, k) => ({ durationMs: a.durationMs, items: carries[k]! })),
     now,
@@ -207,7 +203,6 @@ export function cutReady(
   const items = ready.items.filter((u) => !dropped.includes(u));
   return {
     ready: delivery(
-      carried,
       ready.guildId,
       items,
       keep.map((k) => clips[k]!),

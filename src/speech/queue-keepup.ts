@@ -1,6 +1,6 @@
-import { keepUp, MAX_SPEED_UP, SPEED_STEP, withinCut, type BatchRules, type KeepUp } from './batching.ts';
+import { keepUp, MAX_SPEED_UP, SPEED_STEP, type KeepUp } from './batching.ts';
 import type { AudienceQueue } from './queue-slot.ts';
-import type { Freshness, Utterance } from './queue-types.ts';
+import type { Freshness } from './queue-types.ts';
 
 // Whether each voice audience is behind (bound by playback) and how far its speech is sped up: the
 // state batching.ts `keepUp` decides from, kept for the scheduler (queue.ts), which asks at each
@@ -8,20 +8,16 @@ import type { Freshness, Utterance } from './queue-types.ts';
 
 /** How much speech an audience has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `pending`) queued. */
 export function backlogMs(g: AudienceQueue, now: number, pending: ((text: string) => number) | null): number {
-  let backlog = g.current ? Math.max(0, g.playingUntil - now) : 0;
-  for (const s of g.slots) backlog += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
-  for (const r of g.delivering?.upcoming ?? []) backlog += r.audio?.durationMs ?? 0;
+  const current = g.current;
+  let backlog = current ? Math.max(0, current.until - now) : 0;
+  for (const s of g.slots) {
+    const st = s.state;
+    if (st.status === 'ready') backlog += st.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+    else if (st.status === 'synthesizing') backlog += st.estimateMs;
+    else if (st.status === 'playing') backlog += st.upcoming.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+  }
   if (pending) for (const u of g.pending) backlog += pending(u.text);
   return backlog;
-}
-
-/**
- * How many leading utterances of `run` one batch may carry, read from `startAt` at `msPerChar` (sped
- * up by `keep`): each auto message's words within the cut, and while behind within the catch-up
- * target, so a batch never carries what could only be heard late (batching.ts `withinCut`).
- */
-export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar: number, keep: KeepUp, rules: BatchRules): number {
-  return withinCut(run, startAt, msPerChar / keep.speed, keep.catchUpMs ?? keep.cutMs, rules);
 }
 
 /** Per voice audience: the speech offered lately, until when it counts as behind, and its speed-up step. */

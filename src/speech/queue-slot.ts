@@ -1,110 +1,161 @@
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../util/clock.ts';
 import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
-import { clipParts, mergeableRun, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
+import {
+  catchUp,
+  clipParts,
+  fitsWithin,
+  freshWorth,
+  isRipe,
+  mergeableRun,
+  nextBatch,
+  planBatch,
+  type BatchPlan,
+  type BatchRules,
+  type KeepUp,
+  type PlanLimits,
+} from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
 
-// An audience's queue as the scheduler (queue.ts) keeps it, and the forming of its next batch at the
-// moment of the grant.
+// One audience's queue as the scheduler (queue.ts) keeps it, after @discordjs/voice's AudioPlayer:
+// one object owns the pending list and the batches started from it, each batch a state union with
+// one setter that emits `stateChange`, and the forming of the next batch at the moment of its grant
+// is this object's own (it takes from the list it owns). The rate grants a batch spends have one
+// owner (`Grants`), which gives back, in one place, every grant no request used.
 
-export interface Slot {
-  /** planning: waiting for a grant (the batch is not formed yet); then synthesizing, then ready. */
-  state: 'planning' | 'synthesizing' | 'ready';
+/** A batch started from the queue, from the wait for its grant to the end of its delivery. */
+export type SlotState =
+  /** Waiting for a grant: nothing is taken from the queue yet. */
+  | { readonly status: 'planning'; readonly controller: AbortController }
+  /** Its utterances taken, its requests under way; `estimateMs`: the audio length expected. */
+  | {
+      readonly status: 'synthesizing';
+      readonly controller: AbortController;
+      readonly items: readonly Utterance[];
+      readonly estimateMs: number;
+    }
+  /** Its deliveries made (spoken audio, or failures to tell), waiting for their turn. */
+  | { readonly status: 'ready'; readonly items: readonly Utterance[]; readonly results: readonly ReadyUtterance[] }
+  /** Being delivered: `upcoming` not started, `current` in the sink now (`playing`: what it still counts as read). */
+  | {
+      readonly status: 'playing';
+      readonly items: readonly Utterance[];
+      readonly upcoming: readonly ReadyUtterance[];
+      readonly current: Playing | null;
+    };
+
+/** The delivery in the sink now. */
+export interface Playing {
+  readonly ready: ReadyUtterance;
+  readonly controller: AbortController;
+  /** When it is expected to end (clock time). */
+  readonly until: number;
+  /** Its utterances still counted as read by it (a withdrawal sends the ones not started back to the queue). */
+  readonly playing: readonly Utterance[];
+}
+
+/** One batch; `state` is changed only through its setter, which emits `stateChange` (old, new). */
+export class Slot extends EventEmitter<{ stateChange: [SlotState, SlotState] }> {
+  #state: SlotState = { status: 'planning', controller: new AbortController() };
+
+  get state(): SlotState {
+    return this.#state;
+  }
+
+  set state(next: SlotState) {
+    const old = this.#state;
+    this.#state = next;
+    this.emit('stateChange', old, next);
+  }
+
+  /** Stops whatever it has under way (a request, a wait for a grant, the delivery in the sink). */
+  abort(reason: unknown): void {
+    const s = this.#state;
+    if (s.status === 'planning' || s.status === 'synthesizing') s.controller.abort(reason);
+    else if (s.status === 'playing') s.current?.controller.abort(reason);
+  }
+
+  /** Unpins the audio it holds that nobody will play now. */
+  releaseAudio(): void {
+    const s = this.#state;
+    const results = s.status === 'ready' ? s.results : s.status === 'playing' ? s.upcoming : [];
+    for (const r of results) r.audio?.release?.();
+  }
+}
+
+/**
+ * The rate grants a batch holds, and their one owner: each request is handed one (`hand`), and
+ * every grant no request used is given back in one place (`#giveBack`): when its request settles
+ * (`done`: a cache hit, a shared call, a refusal before sending), or when the batch needs no more
+ * (`settle`). A grant a request spent stays spent (its `release` is then a no-op).
+ */
+export class Grants {
+  #held: RateGrant[] = [];
+
+  add(grant: RateGrant): void {
+    this.#held.push(grant);
+  }
+
+  get count(): number {
+    return this.#held.length;
+  }
+
+  /** The next grant for a request (undefined: none left; the request waits for its own). */
+  hand(): RateGrant | undefined {
+    return this.#held.shift();
+  }
+
+  /** A request that was handed `grant` settled, or will not spend it: unused, it goes back to the window (once). */
+  done(grant: RateGrant | undefined): void {
+    if (grant) this.#giveBack(grant);
+  }
+
+  /** Keeps the first `keep` grants, gives the rest back (all of them by default). */
+  settle(keep = 0): void {
+    for (const grant of this.#held.splice(keep)) this.#giveBack(grant);
+  }
+
+  #giveBack(grant: RateGrant): void {
+    grant.release();
+  }
+}
+
+/** What an audience's queue works with: the scheduler's collaborators and what it learns and counts. */
+export interface AudienceHost {
+  readonly clock: Clock;
+  readonly rules: BatchRules;
+  readonly synth: Synthesizer;
+  readonly limiter: GrantingLimiter | undefined;
+  readonly reusableChars: number;
+  readonly pressureHoldMs: number;
+  /** How often each part (partKey) was read lately, across audiences; updated as batches are formed. */
+  readonly reads: Map<string, number>;
+  /** Aborted when the scheduler closes: ends hold timers and formings. */
+  readonly lifetime: AbortSignal;
+  /** Expected time from a batch's grant to its audio (ms), learnt by the scheduler. */
+  latencyMs(): number;
+  /** Auto-read dropped as too old (before anything was paid, or at the moment of speaking). */
+  dropped(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void;
+  /** Look at this audience again on the next turn. */
+  pump(g: AudienceQueue): void;
+  /** Expected speech per character (ms), learnt by the scheduler. */
+  msPerChar(): number;
+  /** How the audience keeps up now: its cut, speed-up and catch-up target (queue-keepup.ts). */
+  keepUp(g: AudienceQueue): KeepUp;
+  /** The oldest had to be dropped to catch up: its next requests a step faster. */
+  stepUp(g: AudienceQueue, keep: KeepUp): void;
+  /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
+  horizonMs(g: AudienceQueue): number;
+}
+
+/** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
+export interface Formed {
   items: Utterance[];
-  controller: AbortController;
-  results: ReadyUtterance[];
-  /** Audio length expected while not ready (ms), to project when the batches behind it speak. */
-  estimateMs: number;
-}
-
-/** One audience's queue (a voice session, or a text channel whose audio is posted): its own order, merging and pacing. */
-export interface AudienceQueue {
-  readonly guildId: string;
-  readonly audience: string;
-  pending: Utterance[];
-  /** Batches started, not yet delivered, in order (length <= prefetch); at most one is planning. */
-  slots: Slot[];
-  /** The delivery in progress, if any. */
-  current: AbortController | null;
-  /** The batch being delivered: its results not started yet, and what `current` plays (queue-withdraw.ts). */
-  delivering?: { upcoming: ReadyUtterance[]; playing: readonly Utterance[]; ready?: ReadyUtterance };
-  /** When the delivery in progress is expected to end (clock time). */
-  playingUntil: number;
-  /** A held auto message has a wake-up scheduled. */
-  holdTimer: boolean;
-  stats: Omit<AudienceStats, 'guildId' | 'audience' | 'queued' | 'synthesizing' | 'ready' | 'playing'>;
-}
-
-export function newAudienceQueue(guildId: string, audience: string): AudienceQueue {
-  return {
-    guildId,
-    audience,
-    pending: [],
-    slots: [],
-    current: null,
-    playingUntil: 0,
-    holdTimer: false,
-    stats: { delivered: 0, dropped: 0 },
-  };
-}
-
-/** The audience's counters (AudienceStats) from its queue. */
-export function audienceStats(g: AudienceQueue): AudienceStats {
-  const count = (state: Slot['state']) => g.slots.filter((s) => s.state === state).reduce((n, s) => n + s.items.length, 0);
-  return {
-    guildId: g.guildId,
-    audience: g.audience,
-    queued: g.pending.length,
-    synthesizing: count('synthesizing'),
-    ready: count('ready'),
-    playing: g.current !== null,
-    ...g.stats,
-  };
-}
-
-/** Empties the audience's queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to the caller. */
-export function abortAll(g: AudienceQueue, reason: unknown): void {
-  for (const slot of g.slots) {
-    slot.controller.abort(reason);
-    for (const r of slot.results) r.audio?.release?.();
-  }
-  g.slots = [];
-  g.pending = [];
-}
-
-/** Everything of the audience not yet delivered, in order. */
-export function undelivered(g: AudienceQueue): Utterance[] {
-  return [...g.slots.flatMap((s) => s.items), ...g.pending];
-}
-
-/** The earliest a batch behind `slot`'s predecessors could speak: after what plays and waits ahead of it, and a request's latency. */
-export function speakAt(g: AudienceQueue, slot: Slot | null, now: number, latencyMs: number): number {
-  let t = g.current ? Math.max(now, g.playingUntil) : now;
-  for (const s of g.slots) {
-    if (s === slot) break;
-    t += s.state === 'ready' ? s.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0) : s.estimateMs;
-  }
-  return Math.max(t, now + latencyMs);
-}
-
-export interface FormContext {
-  synth: Synthesizer;
-  limiter: GrantingLimiter | undefined;
-  rules: BatchRules;
-  reusableChars: number;
-  signal: AbortSignal;
-  /** Whether the slot may still form a batch (not cleared or closed). */
-  live: () => boolean;
-  /** The head rules as the batch would speak (drops the stale, holds a lone message); false: nothing to form now. */
-  headReady: (granted: boolean) => boolean;
-  /** Before asking for a grant: whether the run should wait for company first (it is woken later). */
-  holdForCompany: () => boolean;
-  /** How often each part (partKey) was read lately; updated as batches are formed. */
-  reads: Map<string, number>;
-  /** What a grant would buy the audience now (batching.ts `freshWorth`), told to the limiter while it waits. */
-  worth?: () => number;
-  /** How many leading utterances of a run could have their words heard within the cut (batching.ts `withinCut`). */
-  fits?: (run: readonly Utterance[]) => number;
+  plan: BatchPlan;
+  known: Map<string, ReadyAudio>;
+  grants: Grants;
 }
 
 /** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
@@ -124,87 +175,268 @@ function countReads(reads: Map<string, number>, items: readonly Utterance[]): vo
   while (reads.size > MAX_REMEMBERED_PARTS) reads.delete(reads.keys().next().value!);
 }
 
-/** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
-export interface Formed {
-  items: Utterance[];
-  plan: BatchPlan;
-  known: Map<string, ReadyAudio>;
-  grants: RateGrant[];
-}
+/** One audience's queue (a voice session, or a text channel whose audio is posted): its own order, merging and pacing. */
+export class AudienceQueue {
+  readonly guildId: string;
+  readonly audience: string;
+  readonly #host: AudienceHost;
+  #pending: Utterance[] = [];
+  /** Batches started, not yet delivered, in order (at most one planning; the one playing first). */
+  #slots: Slot[] = [];
+  /** A held auto message has a wake-up scheduled. */
+  #holdTimer = false;
+  /** How it kept up when the head rules were last applied (the batch formed then is held to it, and sped up by it). */
+  #keep: KeepUp | undefined;
+  readonly stats = { delivered: 0, dropped: 0 };
 
-/**
- * Forms the audience's next batch: looks up the parts the cache has; when a request is needed, waits
- * for a grant and only then takes from what is pending at that moment (batch at the moment of the
- * grant); with grants to spare, asks for names and short lines alone. Null: nothing to form (the
- * queue emptied, a message is held or waits for company, the slot was cleared). Throws the signal's reason on abort,
- * with nothing taken from the queue. Grants and cached audio not used are given back.
- */
-export async function formBatch(ctx: FormContext, g: AudienceQueue): Promise<Formed | null> {
-  const { rules, signal } = ctx;
-  const { guildId } = g;
-  let grant: RateGrant | null = null;
-  // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
-  const known = new Map<string, ReadyAudio>();
-  const looked = new Set<string>();
-  let formed = false;
-  const gone = (head: Utterance) => signal.aborted || !ctx.live() || g.pending[0] !== head;
-  try {
-    for (;;) {
-      if (signal.aborted || !ctx.live() || !ctx.headReady(grant !== null)) return null;
-      const mergeable = mergeableRun(g.pending, 0, rules.maxMessages * 2);
-      const runLength = ctx.fits ? Math.max(1, Math.min(mergeable, ctx.fits(g.pending.slice(0, mergeable)))) : mergeable;
-      const run = g.pending.slice(0, runLength);
-      const head = run[0]!;
-      const auto = head.kind === 'auto' && !head.advanced;
-      if (auto) await lookupParts(ctx.synth, guildId, run, known, looked);
-      if (gone(head)) continue;
-      const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
-      const recurring = (u: Utterance, text: string) => (ctx.reads.get(partKey(u, text)) ?? 0) >= REUSE_AFTER_READS;
-      const limits = (maxRequests: number): PlanLimits => ({
-        maxRequests,
-        reusableChars: ctx.reusableChars,
-        maxItems: runLength,
-        recurring,
-      });
-      let grants: RateGrant[] = [];
-      let plan: BatchPlan;
-      if (grant) {
-        // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
-        const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), rules).requests;
-        grants = [grant];
-        for (let e: RateGrant | null; grants.length < wanted && (e = await ctx.limiter!.tryReserve('standard', { key: g.audience }));)
-          grants.push(e);
-        if (gone(head)) {
-          // Cleared or closed meanwhile (or the head went): give the extras back and look again.
-          for (const extra of grants.slice(1)) extra.release();
-          continue;
-        }
-        plan = planBatch(run, isCached, limits(grants.length), rules);
-      } else {
-        plan = planBatch(run, isCached, limits(0), rules);
-        if (plan.take === 0) {
-          if (ctx.limiter && auto) {
-            if (ctx.holdForCompany()) return null;
-            grant = await ctx.limiter.reserve('standard', { key: g.audience, signal, worth: ctx.worth });
-            // Batch at the moment of the grant: look again at everything pending now.
+  constructor(guildId: string, audience: string, host: AudienceHost) {
+    this.guildId = guildId;
+    this.audience = audience;
+    this.#host = host;
+  }
+
+  /** How it kept up when the head rules were last applied. */
+  get keep(): KeepUp {
+    return this.#keep ?? { cutMs: Number.POSITIVE_INFINITY, speed: 1 };
+  }
+
+  get pending(): readonly Utterance[] {
+    return this.#pending;
+  }
+
+  get slots(): readonly Slot[] {
+    return this.#slots;
+  }
+
+  /** The batch being delivered, if any (always the first slot). */
+  get playing(): (Slot & { readonly state: Extract<SlotState, { status: 'playing' }> }) | undefined {
+    const head = this.#slots[0];
+    return head?.state.status === 'playing' ? (head as Slot & { readonly state: Extract<SlotState, { status: 'playing' }> }) : undefined;
+  }
+
+  /** The delivery in the sink now, if any. */
+  get current(): Playing | null {
+    return this.playing?.state.current ?? null;
+  }
+
+  /** Queues `u` at the end. */
+  push(u: Utterance): void {
+    this.#pending.push(u);
+  }
+
+  /** The pending list becomes `list` (a withdrawal took from it or replaced in it). */
+  replacePending(list: readonly Utterance[]): void {
+    this.#pending = [...list];
+  }
+
+  /** `items` go before everything pending; a batch waiting for its grant looked at the old list: it is dropped and planned again. */
+  putFirst(items: readonly Utterance[], reason: unknown): void {
+    this.#pending = [...items, ...this.#pending];
+    for (const slot of this.#slots.filter((s) => s.state.status === 'planning')) {
+      slot.abort(reason);
+      this.remove(slot);
+    }
+  }
+
+  /** A new batch, planning. */
+  start(): Slot {
+    const slot = new Slot();
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  /** Whether `slot` is still one of this queue's (not cleared, withdrawn or delivered). */
+  has(slot: Slot): boolean {
+    return this.#slots.includes(slot);
+  }
+
+  remove(slot: Slot): void {
+    const i = this.#slots.indexOf(slot);
+    if (i >= 0) this.#slots.splice(i, 1);
+  }
+
+  /** Empties the queue: batches aborted with `reason`, ready audio unpinned. The delivery in progress is left to finish. */
+  abortAll(reason: unknown): void {
+    for (const slot of this.#slots) {
+      if (slot.state.status === 'playing') continue;
+      slot.abort(reason);
+      slot.releaseAudio();
+    }
+    this.#slots = this.#slots.filter((s) => s.state.status === 'playing');
+    this.#pending = [];
+  }
+
+  /** Everything not yet delivered, in order (the batch being delivered is not counted). */
+  undelivered(): Utterance[] {
+    const taken = this.#slots.flatMap((s) => (s.state.status === 'planning' || s.state.status === 'playing' ? [] : s.state.items));
+    return [...taken, ...this.#pending];
+  }
+
+  /** The counters (AudienceStats). */
+  snapshot(): AudienceStats {
+    const count = (status: 'synthesizing' | 'ready') =>
+      this.#slots.reduce((n, s) => n + (s.state.status === status ? s.state.items.length : 0), 0);
+    return {
+      guildId: this.guildId,
+      audience: this.audience,
+      queued: this.#pending.length,
+      synthesizing: count('synthesizing'),
+      ready: count('ready'),
+      playing: this.current !== null,
+      ...this.stats,
+    };
+  }
+
+  /** The earliest a batch behind `slot`'s predecessors could speak: after what plays and waits ahead of it, and a request's latency. */
+  speakAt(slot: Slot | null, now: number): number {
+    const current = this.current;
+    let t = current ? Math.max(now, current.until) : now;
+    for (const s of this.#slots) {
+      if (s === slot) break;
+      const st = s.state;
+      if (st.status === 'ready') t += st.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+      else if (st.status === 'synthesizing') t += st.estimateMs;
+    }
+    return Math.max(t, now + this.#host.latencyMs());
+  }
+
+  /**
+   * Applies the head rules (batching.ts `nextBatch`) as the next batch would speak: drops the
+   * auto-read that would be past the cut by then (unpaid), holds a lone message for company.
+   * Whether a batch can be formed now.
+   */
+  headReady(slot: Slot | null, granted = false): boolean {
+    const now = this.#host.clock.now();
+    const at = this.speakAt(slot, now);
+    const keep = (this.#keep = this.#host.keepUp(this));
+    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
+    if (keep.catchUpMs !== undefined) {
+      const behind = catchUp(this.#pending, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, this.#host.rules);
+      if (behind > 0) {
+        this.#host.dropped(this, this.#pending.splice(0, behind), 'queue');
+        this.#host.stepUp(this, keep);
+      }
+    }
+    // With a grant in hand there is nothing more to wait for: a lone message is not held.
+    const decision = nextBatch(
+      this.#pending,
+      { now, playing: this.current !== null && !granted, speakAt: at, cutMs: keep.cutMs },
+      this.#host.rules,
+    );
+    if (decision.stale > 0) this.#host.dropped(this, this.#pending.splice(0, decision.stale), 'queue');
+    if (decision.holdUntil !== undefined) this.#wakeAt(decision.holdUntil);
+    return decision.take > 0;
+  }
+
+  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
+  #holdForCompany(): boolean {
+    const { limiter, clock, pressureHoldMs, rules } = this.#host;
+    if (!limiter?.pressured('standard') || isRipe(this.#pending, clock.now(), pressureHoldMs, rules)) return false;
+    this.#wakeAt(this.#pending[0]!.enqueuedAt + pressureHoldMs);
+    return true;
+  }
+
+  /** The queue is pumped again at `at` (one wake-up at a time). */
+  #wakeAt(at: number): void {
+    if (this.#holdTimer) return;
+    this.#holdTimer = true;
+    const { clock } = this.#host;
+    clock
+      .sleep(at - clock.now(), this.#host.lifetime)
+      .then(() => {
+        this.#holdTimer = false;
+        this.#host.pump(this);
+      })
+      .catch(() => {});
+  }
+
+  /**
+   * Forms `slot`'s batch: looks up the parts the cache has; when a request is needed, waits for a
+   * grant and only then takes from what is pending at that moment (batch at the moment of the
+   * grant); with grants to spare, asks for names and short lines alone. 'held': a run waits for
+   * company (it is woken later); null: nothing to form (the queue emptied, a message is held, the
+   * slot was cleared). Throws the signal's reason on abort, with nothing taken from the queue.
+   * Grants and cached audio not used are given back.
+   */
+  async form(slot: Slot): Promise<Formed | 'held' | null> {
+    const { rules, synth, limiter } = this.#host;
+    const state = slot.state;
+    if (state.status !== 'planning') return null;
+    const signal = state.controller.signal;
+    const grants = new Grants();
+    // Parts looked up so far (kept across the wait for a grant: only what arrived since is looked up then).
+    const known = new Map<string, ReadyAudio>();
+    const looked = new Set<string>();
+    let formed = false;
+    const live = () => !signal.aborted && !this.#host.lifetime.aborted && this.has(slot);
+    const gone = (head: Utterance) => !live() || this.#pending[0] !== head;
+    try {
+      for (;;) {
+        if (!live() || !this.headReady(slot, grants.count > 0)) return null;
+        const mergeable = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
+        // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
+        const fits = fitsWithin(
+          this.#pending.slice(0, mergeable),
+          this.speakAt(slot, this.#host.clock.now()),
+          this.#host.msPerChar(),
+          this.keep,
+          rules,
+        );
+        const runLength = Math.max(1, Math.min(mergeable, fits));
+        const run = this.#pending.slice(0, runLength);
+        const head = run[0]!;
+        const auto = head.kind === 'auto' && !head.advanced;
+        if (auto) await lookupParts(synth, this.guildId, run, known, looked);
+        if (gone(head)) continue;
+        const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
+        const recurring = (u: Utterance, text: string) => (this.#host.reads.get(partKey(u, text)) ?? 0) >= REUSE_AFTER_READS;
+        const limits = (maxRequests: number): PlanLimits => ({
+          maxRequests,
+          reusableChars: this.#host.reusableChars,
+          maxItems: runLength,
+          recurring,
+        });
+        let plan: BatchPlan;
+        if (grants.count > 0) {
+          // Grants to spare right now mean requests are not the scarce resource: spend them on clips worth keeping.
+          const wanted = planBatch(run, isCached, limits(Number.POSITIVE_INFINITY), rules).requests;
+          for (let e: RateGrant | null; grants.count < wanted && (e = await limiter!.tryReserve('standard', { key: this.audience }));)
+            grants.add(e);
+          if (gone(head)) {
+            // Cleared or closed meanwhile (or the head went): give the extras back and look again.
+            grants.settle(1);
             continue;
           }
-          // Explicit requests and a scheduler without a limiter: the client waits for its own grant.
-          plan = planBatch(run, isCached, limits(1), rules);
+          plan = planBatch(run, isCached, limits(grants.count), rules);
+        } else {
+          plan = planBatch(run, isCached, limits(0), rules);
+          if (plan.take === 0) {
+            if (limiter && auto) {
+              if (this.#holdForCompany()) return 'held';
+              // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
+              const worth = () => freshWorth(this.#pending, this.#host.clock.now(), this.#host.horizonMs(this), rules.maxMessages);
+              grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth }));
+              // Batch at the moment of the grant: look again at everything pending now.
+              continue;
+            }
+            // Explicit requests and a scheduler without a limiter: the client waits for its own grant.
+            plan = planBatch(run, isCached, limits(1), rules);
+          }
         }
+        const items = this.#pending.splice(0, plan.take);
+        countReads(this.#host.reads, items);
+        const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
+        releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
+        formed = true;
+        grants.settle(plan.requests);
+        return { items, plan, known, grants };
       }
-      grant = null;
-      const items = g.pending.splice(0, plan.take);
-      countReads(ctx.reads, items);
-      const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
-      releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
-      formed = true;
-      for (const extra of grants.slice(plan.requests)) extra.release();
-      return { items, plan, known, grants: grants.slice(0, plan.requests) };
+    } finally {
+      if (!formed) {
+        grants.settle();
+        releaseAll(known.values());
+      }
     }
-  } finally {
-    grant?.release();
-    if (!formed) releaseAll(known.values());
   }
 }
 

@@ -66,20 +66,26 @@ export interface Utterance extends UtteranceInput {
 
 interface ReadyBase {
   /** Delivery id (the first item's id). */
-  id: string;
-  guildId: string;
+  readonly id: string;
+  readonly guildId: string;
   /** The original utterances merged into this audio, in message order. */
-  items: Utterance[];
+  readonly items: Utterance[];
   /**
    * With audio made of clips (`audio.parts`): where each item starts, in ms from the start of the
    * audio, in `items` order. Absent: every item starts at 0 (one merged sound).
    */
-  starts?: number[];
+  readonly starts?: readonly number[];
 }
 
-/** Spoken audio, or a failure delivered in its place in the order so the author can be told. */
+/**
+ * What the scheduler delivers, never changed once made (a cut or a withdrawal makes a new one):
+ * spoken audio, or a failure delivered in its place in the order so the author can be told.
+ * Audio made of clips says which utterances each clip reads (`carries`, parallel to `audio.parts`;
+ * absent: one sound reading every item), so a staleness cut drops whole clips.
+ */
 export type ReadyUtterance =
-  (ReadyBase & { audio: ReadyAudio; error?: undefined }) | (ReadyBase & { audio?: undefined; error: Error & { code?: string } });
+  | (ReadyBase & { readonly audio: ReadyAudio; readonly carries?: readonly (readonly Utterance[])[]; readonly error?: undefined })
+  | (ReadyBase & { readonly audio?: undefined; readonly carries?: undefined; readonly error: Error & { code?: string } });
 
 /** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
 export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;

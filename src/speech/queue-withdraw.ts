@@ -1,5 +1,5 @@
 import { SpeechError } from './errors.ts';
-import type { AudienceQueue } from './queue-slot.ts';
+import type { AudienceQueue, Playing } from './queue-slot.ts';
 import { audienceOf, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from './queue-types.ts';
 
 // Taking queued speech back when the chat changes under it (a message deleted or edited, a member
@@ -41,7 +41,6 @@ export function withdraw(
   const replaced = new Map<Utterance, Utterance>();
   const done = withdrawFrom(
     g,
-    g.delivering?.upcoming ?? [],
     (u) => {
       if (!o.match(u)) return undefined;
       const input = o.replace?.(u);
@@ -58,15 +57,16 @@ export function withdraw(
     },
     reason,
   );
-  const playing = g.delivering;
-  const stopped = !o.replace && g.current && playing ? playing.playing.filter(o.match) : [];
-  if (stopped.length > 0) {
-    g.current!.abort(reason);
+  const slot = g.playing;
+  const current = slot?.state.current;
+  const stopped = !o.replace && slot && current ? current.playing.filter(o.match) : [];
+  if (slot && current && stopped.length > 0) {
+    current.controller.abort(reason);
     // What that delivery had not started yet is read later, not lost: back to the front of the queue.
-    const back = notStarted(playing!, g.playingUntil, o.now).filter((u) => !o.match(u));
-    playing!.playing = playing!.playing.filter((u) => !back.includes(u));
-    const ready = playing!.ready;
-    if (back.length > 0) requeueFirst(g, reask(back, ready?.audio !== undefined && !ready.audio.fromCache, stopped[0]!.userId), reason);
+    const back = notStarted(current, o.now).filter((u) => !o.match(u));
+    slot.state = { ...slot.state, current: { ...current, playing: current.playing.filter((u) => !back.includes(u)) } };
+    const ready = current.ready;
+    if (back.length > 0) g.putFirst(reask(back, ready.audio !== undefined && !ready.audio.fromCache, stopped[0]!.userId), reason);
   }
   o.journal.remove(done.removed.map((u) => u.id));
   // Same id: on disk too the edited text takes the old one's place.
@@ -78,17 +78,16 @@ export function withdraw(
  * The items of the delivery playing that have not started at `now`: by `starts` with clips, else
  * by their share of the text of the one merged sound (the service reads at an even pace).
  */
-function notStarted(d: NonNullable<AudienceQueue['delivering']>, playingUntil: number, now: number): Utterance[] {
-  const ready = d.ready;
-  if (!ready) return [];
+function notStarted(current: Playing, now: number): Utterance[] {
+  const ready = current.ready;
   const duration = ready.audio?.durationMs ?? 0;
-  const elapsed = now - (playingUntil - duration);
+  const elapsed = now - (current.until - duration);
   const total = ready.items.reduce((n, u) => n + u.text.length, 0) || 1;
   let before = 0;
   return ready.items.filter((u, i) => {
     const start = ready.starts?.[i] ?? (duration * before) / total;
     before += u.text.length;
-    return start > elapsed && d.playing.includes(u);
+    return start > elapsed && current.playing.includes(u);
   });
 }
 
@@ -106,15 +105,6 @@ function reask(kept: readonly Utterance[], paid: boolean, by: string | undefined
   });
 }
 
-/** `items` go before everything pending; a batch waiting for its grant looked at the old list: it is dropped and planned again. */
-function requeueFirst(g: AudienceQueue, items: readonly Utterance[], reason: unknown): void {
-  g.pending = [...items, ...g.pending];
-  for (const slot of g.slots.filter((s) => s.state === 'planning')) {
-    slot.controller.abort(reason);
-    g.slots.splice(g.slots.indexOf(slot), 1);
-  }
-}
-
 /** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
 export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
   return (
@@ -128,8 +118,8 @@ export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
 }
 
 /**
- * Applies `choose` to everything of the guild not delivered yet: `upcoming` (the results of the
- * batch being delivered that have not started), the batches synthesising or ready, and the pending
+ * Applies `choose` to everything of the audience not delivered yet: the results of the batch being
+ * delivered that have not started (`upcoming`), the batches synthesising or ready, and the pending
  * list. A result or batch that carries a change is discarded: its request aborted with `reason`,
  * its audio unpinned (the characters it cost stay charged: they were spent). Its other utterances,
  * and the replacements, go back to the front of the pending list in their order, to be read in a
@@ -137,7 +127,7 @@ export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
  * then the member whose change discarded them), an edit's new text to its author. A batch still planning plans again from the new list.
  * The delivery playing now is the caller's.
  */
-export function withdrawFrom(g: AudienceQueue, upcoming: ReadyUtterance[], choose: Choose, reason: unknown): Withdrawal {
+export function withdrawFrom(g: AudienceQueue, choose: Choose, reason: unknown): Withdrawal {
   const done: Withdrawal = { removed: [], replaced: [] };
   const apply = (items: readonly Utterance[]) => {
     let by: string | undefined;
@@ -162,26 +152,34 @@ export function withdrawFrom(g: AudienceQueue, upcoming: ReadyUtterance[], choos
   // The others of a discarded request that was paid for (or may have been, while it was being made): `reask`.
   const again = (kept: Utterance[], paid: boolean, by: string | undefined) => reask(kept, paid, by, done.replaced);
   const paidAudio = (r: ReadyUtterance) => r.audio !== undefined && !r.audio.fromCache;
-  for (const result of [...upcoming]) {
-    const { kept, changed, by } = apply(result.items);
-    if (!changed) continue;
-    upcoming.splice(upcoming.indexOf(result), 1);
-    result.audio?.release?.();
-    front.push(...again(kept, paidAudio(result), by));
+  const playing = g.playing;
+  if (playing) {
+    const upcoming: ReadyUtterance[] = [];
+    for (const result of playing.state.upcoming) {
+      const { kept, changed, by } = apply(result.items);
+      if (!changed) {
+        upcoming.push(result);
+        continue;
+      }
+      result.audio?.release?.();
+      front.push(...again(kept, paidAudio(result), by));
+    }
+    if (upcoming.length !== playing.state.upcoming.length) playing.state = { ...playing.state, upcoming };
   }
   for (const slot of [...g.slots]) {
-    if (slot.state === 'planning') continue;
-    const { kept, changed, by } = apply(slot.items);
+    const state = slot.state;
+    if (state.status === 'planning' || state.status === 'playing') continue;
+    const { kept, changed, by } = apply(state.items);
     if (!changed) continue;
-    slot.controller.abort(reason);
-    for (const r of slot.results) r.audio?.release?.();
-    g.slots.splice(g.slots.indexOf(slot), 1);
-    front.push(...again(kept, slot.state === 'synthesizing' || slot.results.some(paidAudio), by));
+    slot.abort(reason);
+    slot.releaseAudio();
+    g.remove(slot);
+    front.push(...again(kept, state.status === 'synthesizing' || state.results.some(paidAudio), by));
   }
   const pending = apply(g.pending);
   if (front.length > 0 || pending.changed) {
-    g.pending = pending.kept;
-    requeueFirst(g, front, reason);
+    g.replacePending(pending.kept);
+    g.putFirst(front, reason);
   }
   return done;
 }

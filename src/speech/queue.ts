@@ -1,20 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, catchUp, freshWorth, isRipe, mayStartBatch, nextBatch, type BatchRules, type KeepUp } from './batching.ts';
-import { backlogMs, fitsWithin, KeepUpTracker } from './queue-keepup.ts';
-import { cutReady, synthesizePlan, type ClipCarries, type PlanRun } from './queue-clips.ts';
-import {
-  abortAll,
-  audienceStats,
-  batchRules,
-  formBatch,
-  newAudienceQueue,
-  speakAt,
-  undelivered,
-  type AudienceQueue,
-  type Slot,
-} from './queue-slot.ts';
+import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
+import { backlogMs, KeepUpTracker } from './queue-keepup.ts';
+import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
+import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { withdraw, type Replace } from './queue-withdraw.ts';
 import {
@@ -28,6 +18,7 @@ import {
   type ProgressEvent,
   type ProgressState,
   type QueueJournal,
+  type ReadyUtterance,
   type SchedulerEvents,
   type SchedulerOptions,
   type Sink,
@@ -56,7 +47,8 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
  * oldest dropped, speed-up); one waiting for a grant tells the limiter what it buys (`freshWorth`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
- * by audience.
+ * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
+ * owns its pending list and its batches, each a state union changed through one setter.
  */
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
@@ -71,21 +63,18 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #maxCharsPerMember: number;
   readonly #rules: BatchRules;
   readonly #limiter: GrantingLimiter | undefined;
-  readonly #reusableChars: number;
-  readonly #pressureHoldMs: number;
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #freshness: (guildId: string) => Freshness;
   /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
   readonly #keepUps = new KeepUpTracker();
+  /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
+  readonly #host: AudienceHost;
   /** The queues by audience. */
   readonly #queues = new Map<string, AudienceQueue>();
   /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
   readonly #byGuild = new Map<string, Set<string>>();
-  /** Which utterances each clip of a delivery carries (parallel to `audio.parts`, or one clip). */
-  readonly #clipItems: ClipCarries = new WeakMap();
-  readonly #reads = new Map<string, number>(); // readings per name and line (queue-slot.ts: worth a clip?)
   #sink: Sink | null = null;
   /** Audiences with something to pump on the next turn. */
   readonly #dirty = new Set<string>();
@@ -107,12 +96,27 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#maxCharsPerMember = options.maxPendingCharsPerMember ?? SCHEDULER_DEFAULTS.maxPendingCharsPerMember;
     this.#rules = batchRules(options);
     this.#limiter = options.limiter;
-    this.#reusableChars = options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars;
-    this.#pressureHoldMs = options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs;
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
     this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
+    this.#host = {
+      clock: this.#clock,
+      rules: this.#rules,
+      synth: this.#synth,
+      limiter: this.#limiter,
+      reusableChars: options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars,
+      pressureHoldMs: options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs,
+      reads: new Map(), // readings per name and line (queue-slot.ts: worth a clip?)
+      lifetime: this.#lifetime.signal,
+      latencyMs: () => this.#latencyMs,
+      dropped: (g, items, at) => this.#dropStale(g, items, at),
+      pump: (g) => this.#schedulePump(g.audience),
+      msPerChar: () => this.#msPerChar,
+      keepUp: (g) => this.#keepUp(g),
+      stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
+      horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
+    };
   }
 
   /** Queues one utterance at the end of its audience's FIFO (`audienceOf(input)`). */
@@ -124,9 +128,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // cannot take is refused (the member is told), not read with no copy kept.
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
-    g.pending.push(u);
+    g.push(u);
     if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
-    const position = undelivered(g).length;
+    const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
     return { ok: true, id: u.id, position };
@@ -141,8 +145,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Stops the utterance being delivered to `audience`: its sink's signal is aborted. Returns whether one was. */
   skip(audience: string): boolean {
     const g = this.#queues.get(audience);
-    if (!g?.current || g.current.signal.aborted) return false;
-    g.current.abort(new SpeechError('aborted', { guildId: g.guildId, message: 'skipped' }));
+    const current = g?.current;
+    if (!g || !current || current.controller.signal.aborted) return false;
+    current.controller.abort(new SpeechError('aborted', { guildId: g.guildId, message: 'skipped' }));
     return true;
   }
 
@@ -153,8 +158,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   clear(audience: string, reason?: string): number {
     const g = this.#queues.get(audience);
     if (!g) return 0;
-    const items = undelivered(g);
-    abortAll(g, new SpeechError('aborted', { guildId: g.guildId, message: 'cleared' }));
+    const items = g.undelivered();
+    g.abortAll(new SpeechError('aborted', { guildId: g.guildId, message: 'cleared' }));
     this.#journal.remove(items.map((u) => u.id));
     this.emit('cleared', { guildId: g.guildId, audience, count: items.length, items, reason });
     return items.length;
@@ -197,9 +202,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   stats(audience: string): AudienceStats;
   stats(): AudienceStats[];
   stats(audience?: string): AudienceStats | AudienceStats[] {
-    if (audience === undefined) return [...this.#queues.values()].map(audienceStats);
+    if (audience === undefined) return [...this.#queues.values()].map((g) => g.snapshot());
     // An audience never queued for has nothing (its guild unknown here: '').
-    return audienceStats(this.#queues.get(audience) ?? newAudienceQueue('', audience));
+    return (this.#queues.get(audience) ?? new AudienceQueue('', audience, this.#host)).snapshot();
   }
 
   /**
@@ -210,7 +215,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (this.#closed) return 0;
     for (const u of items) {
       const g = this.#queue(u);
-      g.pending.push({ ...u });
+      g.push({ ...u });
       this.#schedulePump(g.audience);
     }
     return items.length;
@@ -218,13 +223,13 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** Refuses new work, aborts synthesis and playback, and returns what was not spoken. */
   close(): Utterance[] {
-    const unspoken = [...this.#queues.values()].flatMap(undelivered).map((u) => ({ ...u }));
+    const unspoken = [...this.#queues.values()].flatMap((g) => g.undelivered()).map((u) => ({ ...u }));
     this.#closed = true;
     this.#lifetime.abort(new SpeechError('closed'));
     for (const g of this.#queues.values()) {
       const reason = new SpeechError('closed', { guildId: g.guildId });
-      abortAll(g, reason);
-      g.current?.abort(reason);
+      g.abortAll(reason);
+      g.current?.controller.abort(reason);
     }
     return unspoken;
   }
@@ -241,7 +246,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const audience = audienceOf(u);
     let g = this.#queues.get(audience);
     if (!g) {
-      g = newAudienceQueue(u.guildId, audience);
+      g = new AudienceQueue(u.guildId, audience, this.#host);
       this.#queues.set(audience, g);
       const mine = this.#byGuild.get(u.guildId);
       if (mine) mine.add(audience);
@@ -256,7 +261,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   #charsForMember(g: AudienceQueue, userId: string): number {
     let n = 0;
-    for (const u of undelivered(g)) if (u.userId === userId) n += this.#rules.countChars(u.text);
+    for (const u of g.undelivered()) if (u.userId === userId) n += this.#rules.countChars(u.text);
     return n;
   }
 
@@ -294,58 +299,29 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     for (const g of queues) {
       const head = g.slots[0];
       const sink = this.#sink;
-      if (!g.current && head?.state === 'ready' && sink) {
-        g.slots.shift();
-        void this.#deliver(g, head, sink);
-      }
+      if (head?.state.status === 'ready' && sink) void this.#deliver(g, head, sink);
     }
     let active = queues;
     while (active.length > 0) {
       active = active.filter((g) => {
-        const ready = g.slots.filter((s) => s.state === 'ready').length;
-        if (g.slots.some((s) => s.state === 'planning')) return false;
-        if (!mayStartBatch({ synthesizing: g.slots.length - ready, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight }))
-          return false;
-        if (!this.#headReady(g, null)) return false;
-        const slot: Slot = { state: 'planning', items: [], controller: new AbortController(), results: [], estimateMs: 0 };
-        g.slots.push(slot);
-        void this.#runSlot(g, slot);
+        let synthesizing = 0;
+        let ready = 0;
+        for (const s of g.slots) {
+          if (s.state.status === 'planning') return false;
+          if (s.state.status === 'synthesizing') synthesizing++;
+          else if (s.state.status === 'ready') ready++;
+        }
+        if (!mayStartBatch({ synthesizing, ready }, { prefetch: this.#prefetch, maxInFlight: this.#maxInFlight })) return false;
+        if (!g.headReady(null)) return false;
+        void this.#runSlot(g, g.start());
         return true;
       });
     }
   }
 
   /**
-   * Applies the head rules (batching.ts `nextBatch`) as the audience's next batch would speak: drops
-   * the auto-read that would be past the cut by then (unpaid), holds a lone message for company.
-   * Whether a batch can be formed now.
-   */
-  #headReady(g: AudienceQueue, slot: Slot | null, granted = false, kept?: (keep: KeepUp) => void): boolean {
-    const now = this.#clock.now();
-    const at = speakAt(g, slot, now, this.#latencyMs);
-    const keep = this.#keepUp(g);
-    kept?.(keep);
-    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
-    if (keep.catchUpMs !== undefined) {
-      const behind = catchUp(g.pending, at, this.#msPerChar / keep.speed, keep.catchUpMs, this.#rules);
-      if (behind > 0) {
-        this.#dropStale(g, g.pending.splice(0, behind), 'queue');
-        this.#keepUps.stepUp(g.audience, keep);
-      }
-    }
-    // With a grant in hand there is nothing more to wait for: a lone message is not held.
-    const decision = nextBatch(g.pending, { now, playing: g.current !== null && !granted, speakAt: at, cutMs: keep.cutMs }, this.#rules);
-    if (decision.stale > 0) this.#dropStale(g, g.pending.splice(0, decision.stale), 'queue');
-    if (decision.holdUntil !== undefined) this.#wakeAt(g, decision.holdUntil);
-    return decision.take > 0;
-  }
-
-  /**
-   * How a voice audience keeps up now (batching.ts `keepUp`): behind while it is bound by playback
-   * (more speech was offered over the last two horizons than they hold, or its backlog of what
-   * plays, is ready, synthesising or queued cannot be heard within it), and for one horizon after.
-   * Other audiences (audio posted in a text channel) are not listened to as it plays: the hard
-   * limit only.
+   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
+   * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
    */
   #keepUp(g: AudienceQueue): KeepUp {
     const max = this.#rules.maxAutoAgeMs;
@@ -354,13 +330,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
     const queued = this.#limiter?.pressured('standard') ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
     return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
-  }
-
-  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
-  #holdForCompany(g: AudienceQueue): boolean {
-    if (!this.#limiter?.pressured('standard') || isRipe(g.pending, this.#clock.now(), this.#pressureHoldMs, this.#rules)) return false;
-    this.#wakeAt(g, g.pending[0]!.enqueuedAt + this.#pressureHoldMs);
-    return true;
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
@@ -373,90 +342,67 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.emit('dropped', { guildId, audience, items, reason: 'too_old', at });
   }
 
-  /** A held message's audience is pumped again at `at` (one wake-up per audience at a time). */
-  #wakeAt(g: AudienceQueue, at: number): void {
-    if (g.holdTimer) return;
-    g.holdTimer = true;
-    this.#clock
-      .sleep(at - this.#clock.now(), this.#lifetime.signal)
-      .then(() => {
-        g.holdTimer = false;
-        this.#schedulePump(g.audience);
-      })
-      .catch(() => {});
-  }
-
-  /** The slot leaves without having taken anything; a run `held` for company waits for an event (message, wake-up), never a re-poll. */
-  #abandon(g: AudienceQueue, slot: Slot, held = false): void {
-    const i = g.slots.indexOf(slot);
-    if (i >= 0) g.slots.splice(i, 1);
-    if (!held) this.#schedulePump(g.audience);
-  }
-
-  /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `formBatch`), then synthesised. */
+  /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `form`), then synthesised. */
   async #runSlot(g: AudienceQueue, slot: Slot): Promise<void> {
     const { guildId, audience } = g;
-    const signal = slot.controller.signal;
-    let held = false;
-    // How the audience keeps up at the moment the batch is formed (its speed-up).
-    let keep: KeepUp = { cutMs: this.#rules.maxAutoAgeMs, speed: 1 };
+    const planning = slot.state;
+    if (planning.status !== 'planning') return;
+    const { controller } = planning;
+    const signal = controller.signal;
+    let items: readonly Utterance[] = [];
+    let results: ReadyUtterance[] = [];
     try {
-      const formed = await formBatch(
-        {
-          synth: this.#synth,
-          limiter: this.#limiter,
-          rules: this.#rules,
-          reusableChars: this.#reusableChars,
-          signal,
-          live: () => !this.#closed && g.slots.includes(slot),
-          headReady: (granted) => this.#headReady(g, slot, granted, (k) => (keep = k)),
-          holdForCompany: () => (held = this.#holdForCompany(g)),
-          reads: this.#reads,
-          worth: () => freshWorth(g.pending, this.#clock.now(), this.#freshness(guildId).horizonMs, this.#rules.maxMessages),
-          // As the head was judged (before the oldest were dropped to catch up).
-          fits: (run) => fitsWithin(run, speakAt(g, slot, this.#clock.now(), this.#latencyMs), this.#msPerChar, keep, this.#rules),
-        },
-        g,
-      );
-      if (!formed) return this.#abandon(g, slot, held);
-      const { items, plan } = formed;
-      slot.items = items;
-      slot.state = 'synthesizing';
-      slot.estimateMs = plan.clips.reduce(
+      const formed = await g.form(slot);
+      if (formed === null || formed === 'held') {
+        // The slot leaves without having taken anything; a run held for company waits for an event (message, wake-up), never a re-poll.
+        g.remove(slot);
+        if (formed === null) this.#schedulePump(audience);
+        return;
+      }
+      const { plan } = formed;
+      items = formed.items;
+      // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
+      const { speed } = g.keep;
+      const estimateMs = plan.clips.reduce(
         (ms, c) =>
           ms +
-          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) /
-            (c.cached ? 1 : keep.speed),
+          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) / (c.cached ? 1 : speed),
         0,
       );
+      slot.state = { status: 'synthesizing', controller, items, estimateMs };
       for (const u of items) this.#progress(g, u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.
       this.#schedulePump(audience);
       const started = this.#clock.now();
-      slot.results.push(...(await synthesizePlan(this.#planRun(g, signal, keep.speed), guildId, items, plan, formed.known, formed.grants)));
+      try {
+        results = await synthesizePlan(this.#planRun(g, signal, speed), guildId, formed.items, plan, formed.known, formed.grants);
+      } finally {
+        formed.grants.settle();
+      }
       if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
     } catch (err) {
       // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
       if (!signal.aborted)
         this.#logger.warn({ guildId, audience, err: err instanceof Error ? err.message : String(err) }, 'batch planning failed');
-      if (slot.items.length === 0) {
-        this.#abandon(g, slot);
+      if (items.length === 0) {
+        g.remove(slot);
+        this.#schedulePump(audience);
         return;
       }
       // Taken from the queue: each is delivered (as a failure, so its author is told), never lost.
-      if (slot.results.length === 0) {
+      if (results.length === 0) {
         const error =
           err instanceof Error ? (err as Error & { code?: string }) : new SpeechError('synthesis_failed', { guildId, cause: err });
-        slot.results.push({ id: slot.items[0]!.id, guildId, items: slot.items, error });
+        results = [{ id: items[0]!.id, guildId, items: [...items], error }];
       }
     }
-    // A cleared or closed slot is gone from the queue; its late result is ignored (and unpinned).
-    if (!g.slots.includes(slot)) {
-      for (const r of slot.results) r.audio?.release?.();
+    // A cleared, withdrawn or closed slot is gone from the queue; its late result is ignored (and unpinned).
+    if (!g.has(slot) || slot.state.status !== 'synthesizing') {
+      for (const r of results) r.audio?.release?.();
       return;
     }
-    slot.state = 'ready';
-    for (const r of slot.results) {
+    slot.state = { status: 'ready', items, results };
+    for (const r of results) {
       this.emit('ready', { guildId, audience, ready: r, at: this.#clock.now() });
       for (const u of r.items) this.#progress(g, u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
     }
@@ -469,7 +415,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return {
       synth: this.#synth,
       rules: this.#rules,
-      carries: this.#clipItems,
       signal,
       progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
@@ -480,40 +425,45 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** The one place an audience's queue advances: when the sink's promise settles (or is abandoned). */
   async #deliver(g: AudienceQueue, slot: Slot, sink: Sink): Promise<void> {
     const { guildId, audience } = g;
-    const delivering: NonNullable<AudienceQueue['delivering']> = (g.delivering = { upcoming: [...slot.results], playing: [] });
-    for (let result; (result = delivering.upcoming.shift());) {
+    const ready = slot.state;
+    if (ready.status !== 'ready') return;
+    slot.state = { status: 'playing', items: ready.items, upcoming: ready.results, current: null };
+    for (;;) {
+      const state: SlotState = slot.state;
+      if (state.status !== 'playing') return;
+      const [result, ...rest] = state.upcoming;
+      if (!result) break;
+      slot.state = { ...state, upcoming: rest };
       if (this.#closed) {
-        for (const rest of [result, ...delivering.upcoming]) rest.audio?.release?.();
+        for (const r of [result, ...rest]) r.audio?.release?.();
         return;
       }
-      const cut = cutReady(this.#clipItems, result, this.#clock.now(), this.#keepUp(g).cutMs);
+      const cut = cutReady(result, this.#clock.now(), this.#keepUp(g).cutMs);
       this.#dropStale(g, cut.dropped, 'speaking');
-      const ready = cut.ready;
-      if (!ready) continue;
+      const next = cut.ready;
+      if (!next) continue;
       const controller = new AbortController();
-      g.current = controller;
-      delivering.playing = (delivering.ready = ready).items;
-      g.playingUntil = this.#clock.now() + (ready.audio?.durationMs ?? 0);
-      if (!ready.error) g.stats.delivered += ready.items.length;
-      await runSink(sink, ready, {
+      const until = this.#clock.now() + (next.audio?.durationMs ?? 0);
+      slot.state = { ...state, upcoming: rest, current: { ready: next, controller, until, playing: next.items } };
+      if (!next.error) g.stats.delivered += next.items.length;
+      await runSink(sink, next, {
         controller,
         clock: this.#clock,
         timeoutMs: this.#sinkTimeoutMs,
         onFailed: (error) => {
-          this.#logger.warn(
-            { guildId, audience, id: ready.id, err: error instanceof Error ? error.message : String(error) },
-            'sink failed',
-          );
-          this.emit('sinkError', { guildId, audience, error, ready });
+          this.#logger.warn({ guildId, audience, id: next.id, err: error instanceof Error ? error.message : String(error) }, 'sink failed');
+          this.emit('sinkError', { guildId, audience, error, ready: next });
         },
-        onAbandoned: () => this.#logger.warn({ guildId, audience, id: ready.id }, 'sink did not settle after abort; moving on'),
+        onAbandoned: () => this.#logger.warn({ guildId, audience, id: next.id }, 'sink did not settle after abort; moving on'),
       });
-      g.current = null;
-      g.playingUntil = this.#clock.now();
-      ready.audio?.release?.();
+      const after: SlotState = slot.state;
+      const played = after.status === 'playing' ? (after.current?.playing ?? []) : [];
+      if (after.status === 'playing') slot.state = { ...after, current: null };
+      next.audio?.release?.();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
-      if (!this.#closed) this.#journal.remove(delivering.playing.map((u) => u.id));
+      if (!this.#closed) this.#journal.remove(played.map((u) => u.id));
     }
+    g.remove(slot);
     this.#schedulePump(audience);
   }
 }

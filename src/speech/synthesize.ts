@@ -5,7 +5,7 @@ import type { Charge } from '../billing/ledger.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
-import type { MediaSupport } from '../util/ffmpeg.ts';
+import { Media } from '../util/ffmpeg.ts';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { ChargeSession, type LedgerLike } from './charge-session.ts';
@@ -75,16 +75,21 @@ export interface SynthesisOptions {
   /**
    * A rate grant the caller already holds: the request spends it instead of waiting
    * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
-   * refusal, an abort), it is given back.
+   * refusal, an abort) it stays unspent, and its owner gives it back (queue-slot.ts `Grants`).
    */
   grant?: RateGrant | undefined;
+  /**
+   * Told at once when `grant` will not be spent though the call goes on (it rides on an identical
+   * request already in flight), so its owner gives it back to the window now, not when the call ends.
+   */
+  grantUnneeded?: () => void;
 }
 
-/** Audio ready to play or attach. */
+/** Audio ready to play or attach; never changed once handed out (`playableNow` reads what the cache wrote since). */
 export interface ReadyAudio {
-  mp3Path?: string;
-  mp3?: Buffer;
-  oggPath?: string;
+  readonly mp3Path?: string;
+  readonly mp3?: Buffer;
+  readonly oggPath?: string;
   durationMs: number;
   fromCache: boolean;
   key: string;
@@ -99,10 +104,12 @@ export interface ReadyAudio {
   release?: () => void;
   /**
    * A miss comes back once its MP3 is downloaded (`mp3`, playable at once) while its
-   * Ogg Opus is cached: true once cached (`mp3Path`/`oggPath` then set, pinned until `release`),
+   * Ogg Opus is cached: true once cached (its files then known to `playableNow`, pinned until `release`),
    * false when caching failed (logged; the MP3 still plays or is attached). Never rejects.
    */
   cached?: Promise<boolean>;
+  /** A miss's cached files once written (pinned until `release`), else undefined: read through `playableNow`. */
+  files?: () => CachedFiles | undefined;
   /**
    * Clips played back to back as one sound (a cached name, then its line). The
    * fields above describe the whole: `durationMs` is the sum, `release` releases every part.
@@ -116,6 +123,19 @@ export interface Synthesizer {
   idle?(): Promise<void>;
   /** The cached audio of `req` (pinned), or null; never sends anything or holds characters. */
   lookup?(req: SynthesisRequest): Promise<ReadyAudio | null>;
+}
+
+/**
+ * `audio` as it can be played now: a miss whose cache write has finished since is its cached files
+ * (the Ogg Opus plays without decoding the MP3 again); a new object, `audio` is left as it is.
+ */
+export function playableNow(audio: ReadyAudio): ReadyAudio {
+  if (audio.parts) {
+    const parts = audio.parts.map(playableNow);
+    return parts.every((p, i) => p === audio.parts![i]) ? audio : { ...audio, parts };
+  }
+  const files = audio.files?.();
+  return files ? { ...audio, ...files } : audio;
 }
 
 /** Audio made of `parts` played back to back (one part: that part itself). */
@@ -156,8 +176,8 @@ export interface SynthesizerOptions {
   history?: HistoryLike;
   /** Advanced jobs go through this instead of `client.narrate` when given (persistence, resume). */
   narrate?: NarrateFn;
-  /** What ffmpeg allows (checked at start); shared with delivery, lowered if ffmpeg goes missing. */
-  media?: MediaSupport;
+  /** What ffmpeg allows (checked at start); told when ffmpeg goes missing (`lose`: its `lost` event reaches delivery). */
+  media?: Media;
   /** Cache failures, and ledger writes that failed (the request itself goes on: its audio is paid for). */
   logger?: Pick<Logger, 'warn' | 'debug'>;
 }
@@ -197,7 +217,7 @@ interface InFlight {
 /** Builds the synthesis pipeline used by the scheduler. */
 export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   const { client, cache, budget, history } = options;
-  const media = options.media ?? { transcode: true, playMp3: true };
+  const media = options.media ?? new Media({ transcode: true, playMp3: true });
   const inFlight = new Map<string, InFlight>();
   /** Cache writes of misses still under way (their audio already went on), by key. */
   const caching = new Map<string, Promise<unknown>>();
@@ -208,7 +228,7 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   function cacheFailed(error: unknown, guildId: string): void {
     const code = String((error as { code?: unknown }).code ?? (error as Error).name ?? 'error');
     // ffmpeg went missing after start: stop trying, and attach instead of playing (no decoder).
-    if (code === 'ffmpeg_not_found') Object.assign(media, { transcode: false, playMp3: false } satisfies MediaSupport);
+    if (code === 'ffmpeg_not_found') media.lose();
     const fields = { err: error, guildId };
     if (code !== lastCacheFailure)
       options.logger?.warn(fields, 'could not cache the paid audio; delivering it uncached (played as MP3, or attached)');
@@ -324,25 +344,20 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     },
     async synthesize(req, opts = {}) {
       const { signal } = opts;
-      try {
-        if (signal?.aborted) throw abortError(signal, req.guildId);
-        const hit = await cached(req);
-        if (hit) return hit;
-        const input = cacheInput(req);
-        const key = AudioCache.key(input);
-        const cacheable = isCacheable(input);
-        // A waiter that joined another's call refused by *their* budget (another guild's, another
-        // member's) tries on its own, so each member sees their own numbers.
-        for (let tries = 0; ; tries++) {
-          try {
-            return await wait(req, key, cacheable, opts, tries < 2);
-          } catch (err) {
-            if (err !== RETRY_ALONE) throw err;
-          }
+      if (signal?.aborted) throw abortError(signal, req.guildId);
+      const hit = await cached(req);
+      if (hit) return hit;
+      const input = cacheInput(req);
+      const key = AudioCache.key(input);
+      const cacheable = isCacheable(input);
+      // A waiter that joined another's call refused by *their* budget (another guild's, another
+      // member's) tries on its own, so each member sees their own numbers.
+      for (let tries = 0; ; tries++) {
+        try {
+          return await wait(req, key, cacheable, opts, tries < 2);
+        } catch (err) {
+          if (err !== RETRY_ALONE) throw err;
         }
-      } finally {
-        // Not spent (a hit, a shared call, a refusal before sending): the slot goes back to the window.
-        opts.grant?.release();
       }
     },
     lookup: cached,
@@ -359,8 +374,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
     // Identical in-flight requests share one call; it is aborted only when every waiter gave up.
     let call = mayShare ? inFlight.get(key) : undefined;
     const shared = call !== undefined;
-    // Riding on another caller's request: this caller's grant is not needed.
-    if (shared) opts.grant?.release();
+    // Riding on another caller's request: this caller's grant is not spent; its owner gives it back now.
+    if (shared) opts.grantUnneeded?.();
     if (!call) {
       const created: InFlight = {
         controller: new AbortController(),
@@ -398,9 +413,8 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
       const { release: _callPin, cachedFiles, ...ready } = await Promise.race([current.promise, aborted]);
       const audio: ReadyAudio = { ...ready, ...(shared ? { shared: true } : {}) };
       // Every waiter holds a pin of its own (taken while the call's pin still holds the files).
-      if (ready.mp3Path && cache.pin) audio.release = cache.pin(key);
-      else if (cachedFiles) followCaching(audio, key, cachedFiles);
-      return audio;
+      if (ready.mp3Path && cache.pin) return { ...audio, release: cache.pin(key) };
+      return cachedFiles ? followCaching(audio, key, cachedFiles) : audio;
     } catch (err) {
       if (signal?.aborted) throw abortError(signal, req.guildId);
       if (shared && err instanceof BudgetRefusedError) throw RETRY_ALONE;
@@ -415,24 +429,27 @@ export function createSynthesizer(options: SynthesizerOptions): Synthesizer {
   }
 
   /**
-   * A miss's audio learns where its cached files are once they are written, and pins them from
-   * then until it is released (a clip released before that never pins them).
+   * A miss's audio (a new object) that learns where its cached files are once they are written, and
+   * pins them from then until it is released (a clip released before that never pins them).
    */
-  function followCaching(audio: ReadyAudio, key: string, files: Promise<CachedFiles | null>): void {
+  function followCaching(audio: ReadyAudio, key: string, files: Promise<CachedFiles | null>): ReadyAudio {
     let released = false;
     let unpin: (() => void) | undefined;
-    audio.release = () => {
-      released = true;
-      unpin?.();
-    };
-    audio.cached = files.then((written) => {
+    let pinned: CachedFiles | undefined;
+    const cached = files.then((written) => {
       if (!written) return false;
       if (!released) {
         unpin = cache.pin?.(key);
-        Object.assign(audio, written);
+        pinned = written;
       }
       return true;
     });
+    const release = () => {
+      released = true;
+      pinned = undefined;
+      unpin?.();
+    };
+    return { ...audio, release, cached, files: () => pinned };
   }
 }
 

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import type { Logger } from './log.ts';
 
 /**
@@ -7,12 +8,47 @@ import type { Logger } from './log.ts';
  */
 export interface MediaSupport {
   /** ffmpeg with libopus: each clip is transcoded once to Ogg Opus and cached. */
-  transcode: boolean;
+  readonly transcode: boolean;
   /**
    * An MP3 not cached as Ogg Opus is played in voice (decoded in this process, src/audio/mp3-opus.ts);
    * false without ffmpeg, when such audio is attached instead (the documented degraded mode).
    */
-  playMp3: boolean;
+  readonly playMp3: boolean;
+}
+
+/**
+ * What ffmpeg allows now (a MediaSupport read through getters), owned in one place: found at start,
+ * lowered once when ffmpeg goes missing later (`lose`, the one setter), which is the `lost` event.
+ * Whoever decides by it (the delivery: play or attach) listens instead of reading a shared flag.
+ */
+export class Media extends EventEmitter<{ lost: [before: MediaSupport] }> implements MediaSupport {
+  #support: MediaSupport;
+
+  constructor(support: MediaSupport) {
+    super();
+    this.#support = { ...support };
+  }
+
+  get transcode(): boolean {
+    return this.#support.transcode;
+  }
+
+  get playMp3(): boolean {
+    return this.#support.playMp3;
+  }
+
+  /** A copy of what is allowed now. */
+  get support(): MediaSupport {
+    return { ...this.#support };
+  }
+
+  /** ffmpeg went missing after start: nothing is transcoded or decoded any more (emits `lost` once). */
+  lose(): void {
+    if (!this.#support.transcode && !this.#support.playMp3) return;
+    const before = this.#support;
+    this.#support = { transcode: false, playMp3: false };
+    this.emit('lost', before);
+  }
 }
 
 export type FfmpegProbe = { ok: true; path: string; version: string; libopus: boolean } | { ok: false; path: string; reason: string };
@@ -40,7 +76,7 @@ export function probeFfmpeg(bin: string, timeoutMs = 10_000): Promise<FfmpegProb
  * ffmpeg binaries found working in this process: a bot started again in the same process (the
  * in-process restarts of the tests, the playground) does not look again. Not finding one is never
  * remembered, so an ffmpeg installed meanwhile is found; one that goes missing later is noticed
- * where it is run (the synthesizer lowers MediaSupport then).
+ * where it is run (the synthesizer tells `Media`, whose `lost` event the delivery follows).
  */
 const found = new Map<string, FfmpegProbe & { ok: true }>();
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
-import type { MediaSupport } from '../../src/util/ffmpeg.ts';
+import { Media, type MediaSupport } from '../../src/util/ffmpeg.ts';
 
 // Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
 // a batch merged for a voice session that can no longer be played there (the bot left, ffmpeg went
@@ -14,7 +14,7 @@ const GUILD = 'g1';
 
 interface Options {
   connected: boolean;
-  media?: MediaSupport;
+  media?: MediaSupport | Media;
   /** Channels someone now in the call cannot view. */
   hiddenFromCall?: string[];
   /** Channels that post MP3s. */
@@ -89,6 +89,14 @@ describe('SpeechDelivery.audience: decided where the bot knows how the audio wil
   it('GIVEN no voice session, or no ffmpeg (uncached audio is attached) THEN each channel is its own audience', () => {
     expect(setup({ connected: false }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
     expect(setup({ connected: true, media: NO_FFMPEG }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
+  });
+
+  it('GIVEN ffmpeg lost after start (the `lost` event) THEN from then on each channel is its own audience', () => {
+    const media = new Media({ transcode: true, playMp3: true });
+    const { delivery } = setup({ connected: true, media });
+    expect(delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
+    media.lose();
+    expect(delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
   });
 });
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { createSynthesizer, type TtsClientLike } from '../../src/speech/synthesize.ts';
+import { createSynthesizer, playableNow, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { fakeLedger, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, SOON } from '../support/clock.ts';
 
@@ -40,7 +40,7 @@ describe('queued audio is pinned against cache eviction', () => {
     const q = new SpeechScheduler({ synthesize: synth, clock: new FakeClock(), prefetch: 2, maxInFlight: 2 });
     let releaseFirst!: () => void;
     const firstHeld = new Promise<void>((r) => (releaseFirst = r));
-    const g1: Array<{ text: string; filesThere: boolean; ready: ReadyUtterance }> = [];
+    const g1: Array<{ text: string; filesThere: boolean; oggPath: string; ready: ReadyUtterance }> = [];
     let g2 = 0;
     q.setDefaultSink(async (r) => {
       if (r.guildId === 'g2') {
@@ -51,7 +51,13 @@ describe('queued audio is pinned against cache eviction', () => {
       // A miss comes back before its files are written (it plays from the MP3 meanwhile); once
       // they are, they must stay until it has played.
       await r.audio!.cached;
-      g1.push({ text: r.items[0]!.text, filesThere: existsSync(r.audio!.oggPath!) && existsSync(r.audio!.mp3Path!), ready: r });
+      const files = playableNow(r.audio!);
+      g1.push({
+        text: r.items[0]!.text,
+        filesThere: existsSync(files.oggPath!) && existsSync(files.mp3Path!),
+        oggPath: files.oggPath!,
+        ready: r,
+      });
       if (g1.length === 1) await firstHeld;
     });
     q.enqueue(msg('g1', 'a', 'playing now', { kind: 'say' }));
@@ -67,7 +73,7 @@ describe('queued audio is pinned against cache eviction', () => {
     q.enqueue(msg('g2', 'b', 'other 4', { kind: 'say' }));
     q.enqueue(msg('g2', 'b', 'other 5', { kind: 'say' }));
     await vi.waitUntil(() => g2 === 5, SOON);
-    expect(existsSync(g1[1]!.ready.audio!.oggPath!)).toBe(false);
+    expect(existsSync(g1[1]!.oggPath)).toBe(false);
   });
 
   it('GIVEN two holders of one pin-counted entry THEN it stays until both released', async () => {

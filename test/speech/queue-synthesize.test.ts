@@ -6,6 +6,7 @@ import type { BudgetRefusal } from '../../src/billing/policy.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
 import {
   createSynthesizer,
+  playableNow,
   type AudioCacheLike,
   type BudgetLike,
   type SynthesisRequest,
@@ -110,7 +111,9 @@ describe('createSynthesizer', () => {
     // Back as soon as it is downloaded, playable from memory; the cache write follows.
     expect(audio).toMatchObject({ fromCache: false, mp3: expect.any(Buffer) });
     expect(await audio.cached).toBe(true);
-    expect(audio).toMatchObject({ mp3Path: expect.stringContaining('.mp3'), oggPath: expect.stringContaining('.ogg') });
+    expect(playableNow(audio)).toMatchObject({ mp3Path: expect.stringContaining('.mp3'), oggPath: expect.stringContaining('.ogg') });
+    // What was handed out is never changed: the files are read through playableNow.
+    expect(audio.oggPath).toBeUndefined();
     // The charge is recorded as soon as the service answered, before the download that may still fail.
     expect(f.log).toEqual(['reserve:a=4,b=2', 'sent', 'speak:g1:おはよう。草', 'charge', 'download:http://x/おはよう。草.mp3', 'put']);
     expect(f.history.map((h) => [h.userId, h.characters, h.pk])).toEqual([
@@ -142,6 +145,19 @@ describe('createSynthesizer', () => {
     expect(f.log.filter((l) => l.startsWith('reserve'))).toHaveLength(1);
     expect(ra.key).toBe(rb.key);
     expect(rb.shared).toBe(true);
+  });
+
+  it('GIVEN a request riding on an identical one in flight THEN its grant is unneeded at once, not when the call ends', async () => {
+    const f = fakes();
+    const unneeded: string[] = [];
+    const a = f.synth.synthesize(req('草'), { grantUnneeded: () => unneeded.push('first') });
+    const b = f.synth.synthesize({ ...req('草'), guildId: 'g2' }, { grantUnneeded: () => unneeded.push('second') });
+    await tick();
+    // The call is still held at the service: the second caller's grant can already go back to the window.
+    expect(unneeded).toEqual(['second']);
+    f.openGates();
+    await Promise.all([a, b]);
+    expect(unneeded).toEqual(['second']);
   });
 
   it('GIVEN one of two waiters aborts THEN the shared call goes on; when all abort it is cancelled and, sent already, kept as uncertain', async () => {

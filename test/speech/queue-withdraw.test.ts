@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from '../../src/speech/queue.ts';
-import { newAudienceQueue } from '../../src/speech/queue-slot.ts';
+import { AudienceQueue, type AudienceHost } from '../../src/speech/queue-slot.ts';
 import { withdrawFrom } from '../../src/speech/queue-withdraw.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { u } from '../support/batching.ts';
@@ -169,24 +169,29 @@ describe('SpeechScheduler.withdraw', () => {
 
 describe('withdrawFrom', () => {
   it('GIVEN results of the batch being delivered THEN one carrying a withdrawn message is dropped and unpinned, its others queued first', () => {
-    const g = newAudienceQueue('g1', 'text:c1');
+    const g = new AudienceQueue('g1', 'text:c1', {} as AudienceHost);
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
     const audio = { durationMs: 1, fromCache: false, key: 'k', release: () => void released++ };
-    const upcoming: ReadyUtterance[] = [
+    const delivering = (upcoming: ReadyUtterance[]) => {
+      for (const s of g.slots) g.remove(s);
+      g.start().state = { status: 'playing', items: upcoming.flatMap((r) => r.items), upcoming, current: null };
+    };
+    const upcoming = () => (g.playing?.state.upcoming ?? []).map((r) => r.items);
+    delivering([
       { id: a.id, guildId: 'g1', items: [a, b], audio },
       { id: c.id, guildId: 'g1', items: [c], audio },
-    ];
-    g.pending = [d];
-    const done = withdrawFrom(g, upcoming, (x) => (x === b ? null : undefined), new Error('withdrawn'));
+    ]);
+    g.replacePending([d]);
+    const done = withdrawFrom(g, (x) => (x === b ? null : undefined), new Error('withdrawn'));
     expect(done.removed).toEqual([b]);
-    expect(upcoming.map((r) => r.items)).toEqual([[c]]);
+    expect(upcoming()).toEqual([[c]]);
     expect(released).toBe(1);
     expect(g.pending).toEqual([{ ...a, paidOnce: true }, d]);
     // Discarded again: the server asked for it once already; the member whose message went pays now.
-    const again: ReadyUtterance[] = [{ id: a.id, guildId: 'g1', items: [g.pending[0]!, c], audio }];
-    g.pending = [];
-    withdrawFrom(g, again, (x) => (x === c ? null : undefined), new Error('withdrawn'));
+    delivering([{ id: a.id, guildId: 'g1', items: [g.pending[0]!, c], audio }]);
+    g.replacePending([]);
+    withdrawFrom(g, (x) => (x === c ? null : undefined), new Error('withdrawn'));
     expect(g.pending).toEqual([{ ...a, paidOnce: true, chargedTo: c.userId }]);
   });
 });

@@ -9,7 +9,7 @@ import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { createSynthesizer, type SynthesisRequest, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { ffmpegPath } from '@yomiage/media';
-import type { MediaSupport } from '../../src/util/ffmpeg.ts';
+import { Media, type MediaSupport } from '../../src/util/ffmpeg.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { captureLog } from '../support/log-scan.ts';
 
@@ -80,7 +80,9 @@ describe('synthesizer when ffmpeg goes missing', () => {
       },
     });
     const budget = new CharacterBudget({ db });
-    const media: MediaSupport = { transcode: true, playMp3: true };
+    const media = new Media({ transcode: true, playMp3: true });
+    const lost: MediaSupport[] = [];
+    media.on('lost', (before) => lost.push(before));
     const log = captureLog();
     const synth = createSynthesizer({ client, cache, budget, media, logger: createLogger({ level: 'debug', destination: log }) });
     const warned = () => log.records().filter((r) => r.level === 40);
@@ -90,7 +92,8 @@ describe('synthesizer when ffmpeg goes missing', () => {
     expect(await first.cached).toBe(false);
     expect(first.oggPath).toBeUndefined();
     expect(first.durationMs).toBeGreaterThan(900);
-    expect(media).toEqual({ transcode: false, playMp3: false });
+    expect(media.support).toEqual({ transcode: false, playMp3: false });
+    expect(lost).toEqual([{ transcode: true, playMp3: true }]);
     expect(warned()).toHaveLength(1);
     expect(warned()[0]).toMatchObject({ err: { code: 'ffmpeg_not_found' } });
 

@@ -3,9 +3,9 @@ import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/repositories.ts';
 import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
-import type { ReadyAudio } from '../../speech/synthesize.ts';
+import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
-import type { MediaSupport } from '../../util/ffmpeg.ts';
+import { Media, type MediaSupport } from '../../util/ffmpeg.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../events/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
@@ -33,8 +33,11 @@ export interface DeliveryDeps {
   /** Advanced jobs behind /narrate (commands/narrate/narrate-jobs.ts): told whether each was delivered. */
   jobs: DeliveredJobs;
   logger: Logger;
-  /** Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached. */
-  media?: MediaSupport;
+  /**
+   * Whether an MP3 can be played (ffmpeg); without it, audio not cached as Ogg Opus is attached.
+   * A `Media` is followed: from its `lost` event on, such audio is attached.
+   */
+  media?: MediaSupport | Media;
   /** Whether the channel posts auto-read audio as MP3 files (repos.autoRead.postsAudio); without it, none does. */
   postsAudio?: (guildId: string, channelId: string) => boolean;
   /** Whether everyone now in `voiceChannelId` can view `channelId` (default: visibility.ts on the client's cache). */
@@ -49,11 +52,14 @@ export interface DeliveryDeps {
  */
 export class SpeechDelivery {
   readonly #deps: DeliveryDeps;
-  readonly #media: MediaSupport;
+  /** What ffmpeg allows, as last told (ffmpeg lost after start: the `lost` event). */
+  #media: MediaSupport;
 
   constructor(deps: DeliveryDeps) {
     this.#deps = deps;
-    this.#media = deps.media ?? { transcode: true, playMp3: true };
+    const media = deps.media ?? { transcode: true, playMp3: true };
+    this.#media = { transcode: media.transcode, playMp3: media.playMp3 };
+    if (media instanceof Media) media.on('lost', () => (this.#media = media.support));
     this.#canView =
       deps.listenersCanView ??
       ((guildId, channelId, voiceChannelId) => {
@@ -97,7 +103,8 @@ export class SpeechDelivery {
       for (const [i, meta] of metas.entries()) await this.#tellFailure(meta, ready.items[i]!, ready.error);
       return undefined;
     }
-    const audio = ready.audio;
+    // A miss cached since it was made plays from its files (the Ogg Opus, no decoding again).
+    const audio = playableNow(ready.audio);
     // Paid audio that cannot be played here (no ffmpeg for an uncached MP3) is attached instead.
     const playable = (audio.parts ?? [audio]).every((part) => part.oggPath !== undefined) || this.#media.playMp3;
     const voiceChannel = this.#deps.voice.isConnected(ready.guildId) ? this.#deps.voice.voiceChannel(ready.guildId) : null;
