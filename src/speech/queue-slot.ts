@@ -1,7 +1,20 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../util/clock.ts';
 import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
-import { clipParts, mergeableRun, nextBatch, isRipe, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
+import {
+  catchUp,
+  clipParts,
+  fitsWithin,
+  freshWorth,
+  isRipe,
+  mergeableRun,
+  nextBatch,
+  planBatch,
+  type BatchPlan,
+  type BatchRules,
+  type KeepUp,
+  type PlanLimits,
+} from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
@@ -127,6 +140,14 @@ export interface AudienceHost {
   dropped(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void;
   /** Look at this audience again on the next turn. */
   pump(g: AudienceQueue): void;
+  /** Expected speech per character (ms), learnt by the scheduler. */
+  msPerChar(): number;
+  /** How the audience keeps up now: its cut, speed-up and catch-up target (queue-keepup.ts). */
+  keepUp(g: AudienceQueue): KeepUp;
+  /** The oldest had to be dropped to catch up: its next requests a step faster. */
+  stepUp(g: AudienceQueue, keep: KeepUp): void;
+  /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
+  horizonMs(g: AudienceQueue): number;
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -164,12 +185,19 @@ export class AudienceQueue {
   #slots: Slot[] = [];
   /** A held auto message has a wake-up scheduled. */
   #holdTimer = false;
+  /** How it kept up when the head rules were last applied (the batch formed then is held to it, and sped up by it). */
+  #keep: KeepUp | undefined;
   readonly stats = { delivered: 0, dropped: 0 };
 
   constructor(guildId: string, audience: string, host: AudienceHost) {
     this.guildId = guildId;
     this.audience = audience;
     this.#host = host;
+  }
+
+  /** How it kept up when the head rules were last applied. */
+  get keep(): KeepUp {
+    return this.#keep ?? { cutMs: Number.POSITIVE_INFINITY, speed: 1 };
   }
 
   get pending(): readonly Utterance[] {
@@ -279,10 +307,20 @@ export class AudienceQueue {
    */
   headReady(slot: Slot | null, granted = false): boolean {
     const now = this.#host.clock.now();
+    const at = this.speakAt(slot, now);
+    const keep = (this.#keep = this.#host.keepUp(this));
+    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
+    if (keep.catchUpMs !== undefined) {
+      const behind = catchUp(this.#pending, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, this.#host.rules);
+      if (behind > 0) {
+        this.#host.dropped(this, this.#pending.splice(0, behind), 'queue');
+        this.#host.stepUp(this, keep);
+      }
+    }
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
     const decision = nextBatch(
       this.#pending,
-      { now, playing: this.current !== null && !granted, speakAt: this.speakAt(slot, now) },
+      { now, playing: this.current !== null && !granted, speakAt: at, cutMs: keep.cutMs },
       this.#host.rules,
     );
     if (decision.stale > 0) this.#host.dropped(this, this.#pending.splice(0, decision.stale), 'queue');
@@ -335,7 +373,16 @@ export class AudienceQueue {
     try {
       for (;;) {
         if (!live() || !this.headReady(slot, grants.count > 0)) return null;
-        const runLength = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
+        const mergeable = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
+        // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
+        const fits = fitsWithin(
+          this.#pending.slice(0, mergeable),
+          this.speakAt(slot, this.#host.clock.now()),
+          this.#host.msPerChar(),
+          this.keep,
+          rules,
+        );
+        const runLength = Math.max(1, Math.min(mergeable, fits));
         const run = this.#pending.slice(0, runLength);
         const head = run[0]!;
         const auto = head.kind === 'auto' && !head.advanced;
@@ -366,7 +413,9 @@ export class AudienceQueue {
           if (plan.take === 0) {
             if (limiter && auto) {
               if (this.#holdForCompany()) return 'held';
-              grants.add(await limiter.reserve('standard', { key: this.audience, signal }));
+              // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
+              const worth = () => freshWorth(this.#pending, this.#host.clock.now(), this.#host.horizonMs(this), rules.maxMessages);
+              grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth }));
               // Batch at the moment of the grant: look again at everything pending now.
               continue;
             }

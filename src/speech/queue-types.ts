@@ -173,6 +173,14 @@ export interface CoalesceOptions {
   separator?: Record<string, string>;
 }
 
+/** What a server chose for freshness (/reading freshness and speed-up). */
+export interface Freshness {
+  /** When an audience is behind, what could not be heard within this long of being written is dropped. */
+  horizonMs: number;
+  /** Speech may speed up (requests only, to at most 1.5x) while the audience is behind. */
+  speedUp: boolean;
+}
+
 export interface SchedulerOptions {
   synthesize: Synthesizer;
   clock?: Clock;
@@ -207,6 +215,12 @@ export interface SchedulerOptions {
   limiter?: GrantingLimiter;
   /** Bodies up to this many characters (common short lines) are worth a clip of their own. */
   reusableChars?: number;
+  /**
+   * A server's freshness (/reading freshness and speed-up): when an audience is behind, the horizon
+   * its auto-read is cut to and whether its requests may speed up (batching.ts `keepUp`). Asked at
+   * each decision, so a change applies at once. `maxAutoAgeMs` stays the hard limit above it.
+   */
+  freshness?: (guildId: string) => Freshness;
 }
 
 const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
@@ -224,4 +238,5 @@ export const SCHEDULER_DEFAULTS = {
   logger: { info() {}, warn() {} },
   journal: { add: () => true, remove() {} },
   reusableChars: 8,
+  freshness: (): Freshness => ({ horizonMs: 20_000, speedUp: true }),
 } as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, mayStartBatch, type BatchRules } from './batching.ts';
+import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
+import { backlogMs, KeepUpTracker } from './queue-keepup.ts';
 import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
@@ -11,6 +12,7 @@ import {
   audienceOf,
   type AudienceStats,
   type EnqueueResult,
+  type Freshness,
   type GrantingLimiter,
   type Logger,
   type ProgressEvent,
@@ -40,8 +42,10 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
- * is judged when the batch would speak, both before anything is paid for it and at the moment of
- * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. The order and pacing
+ * is judged where each message's own words would start, both before anything is paid for it and at
+ * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
+ * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
+ * oldest dropped, speed-up); one waiting for a grant tells the limiter what it buys (`freshWorth`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
  * owns its pending list and its batches, each a state union changed through one setter.
@@ -62,6 +66,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
+  readonly #freshness: (guildId: string) => Freshness;
+  /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
+  readonly #keepUps = new KeepUpTracker();
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
   readonly #host: AudienceHost;
   /** The queues by audience. */
@@ -92,6 +99,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
+    this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
     this.#host = {
       clock: this.#clock,
       rules: this.#rules,
@@ -104,6 +112,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       latencyMs: () => this.#latencyMs,
       dropped: (g, items, at) => this.#dropStale(g, items, at),
       pump: (g) => this.#schedulePump(g.audience),
+      msPerChar: () => this.#msPerChar,
+      keepUp: (g) => this.#keepUp(g),
+      stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
+      horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
     };
   }
 
@@ -117,6 +129,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.push(u);
+    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -306,6 +319,19 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
+  /**
+   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
+   * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
+   */
+  #keepUp(g: AudienceQueue): KeepUp {
+    const max = this.#rules.maxAutoAgeMs;
+    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
+    const now = this.#clock.now();
+    // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
+    const queued = this.#limiter?.pressured('standard') ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
+  }
+
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
     if (items.length === 0) return;
     // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
@@ -335,8 +361,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       }
       const { plan } = formed;
       items = formed.items;
+      // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
+      const { speed } = g.keep;
       const estimateMs = plan.clips.reduce(
-        (ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')),
+        (ms, c) =>
+          ms +
+          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) / (c.cached ? 1 : speed),
         0,
       );
       slot.state = { status: 'synthesizing', controller, items, estimateMs };
@@ -345,7 +375,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       this.#schedulePump(audience);
       const started = this.#clock.now();
       try {
-        results = await synthesizePlan(this.#planRun(g, signal), guildId, formed.items, plan, formed.known, formed.grants);
+        results = await synthesizePlan(this.#planRun(g, signal, speed), guildId, formed.items, plan, formed.known, formed.grants);
       } finally {
         formed.grants.settle();
       }
@@ -380,7 +410,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
-  #planRun(g: AudienceQueue, signal: AbortSignal): PlanRun {
+  #planRun(g: AudienceQueue, signal: AbortSignal, speed = 1): PlanRun {
     const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
     return {
       synth: this.#synth,
@@ -388,6 +418,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       signal,
       progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
+      speed,
     };
   }
 
@@ -407,7 +438,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const r of [result, ...rest]) r.audio?.release?.();
         return;
       }
-      const cut = cutReady(result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      const cut = cutReady(result, this.#clock.now(), this.#keepUp(g).cutMs);
       this.#dropStale(g, cut.dropped, 'speaking');
       const next = cut.ready;
       if (!next) continue;

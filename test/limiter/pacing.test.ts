@@ -77,6 +77,30 @@ describe('grantOrder', () => {
       ]).map((d) => d.key),
     ).toEqual(['a', 'b']);
   });
+
+  it('GIVEN every waiter says what a grant buys THEN among those holding the fewest grants the freshest first; a busy key never starves a quiet one', () => {
+    const waiting = [
+      { key: 'stale', since: 0, worth: 0 },
+      { key: 'two', since: 10, worth: 2 },
+      { key: 'five-served', since: 20, worth: 5 },
+      { key: 'four', since: 30, worth: 4 },
+    ];
+    // 'five-served' holds two grants in the window: it waits for the others, however fresh its speech.
+    const window = [{ key: 'five-served' }, { key: 'five-served' }];
+    expect(grantOrder(waiting, new Map([['stale', 1]]), window).map((d) => d.key)).toEqual(['four', 'two', 'stale', 'five-served']);
+  });
+
+  it('GIVEN one waiter of unknown worth (another process) THEN the turns decide as before', () => {
+    const order = grantOrder(
+      [
+        { key: 'fresh', since: 10, worth: 5 },
+        { key: 'elsewhere', since: 0 },
+      ],
+      new Map(),
+      [],
+    );
+    expect(order.map((d) => d.key)).toEqual(['elsewhere', 'fresh']);
+  });
 });
 
 describe('decideGrant', () => {
