@@ -198,6 +198,11 @@ async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Worke
           shown.sort().map((k) => [k, round(offered.get(k)!.filter((m) => o.waits.has(m.index)).length / offered.get(k)!.length)]),
         )
       : undefined;
+  if (process.env.BENCH_DEBUG)
+    console.error(
+      'spoken per audience',
+      [...offered].map(([k, ms]) => `${k}:${ms.filter((m) => o.waits.has(m.index)).length}/${ms.length}`).join(' '),
+    );
   return {
     requests,
     http_429: log.filter((r) => r.status === 429).length,

@@ -175,18 +175,49 @@ export function catchUp(
   return k;
 }
 
+/** What a message carried in a request but heard later than the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one. */
+export const STALE_WORTH = 0.3;
+
+/** How long an audience's own reading counts against it when grants are shared (`grantWorth`). */
+export const SPOKEN_WINDOW_MS = 5 * 60_000;
+
 /**
- * What a grant would buy the audience whose queue is `pending` now: how many of the messages the
- * next request could carry (at most `maxMessages`) are still within the horizon; explicit requests
- * (/say, /narrate) always count. The limiter grants where this is highest (pacing.ts `grantOrder`).
+ * What a grant would buy the audience whose queue is `pending`, its next request read from
+ * `startAt` at `msPerChar`: each message that request carries (its leading mergeable run, within
+ * `maxMessages` and `maxChars`, after what is already past the cut and so dropped when the grant
+ * comes) counts 1 when its own words would start within `horizonMs` of being
+ * written and STALE_WORTH when only within `cutMs`; explicit requests (/say, /narrate) count 1. That
+ * gain is weighed against what the audience had read lately (`spokenLately` messages): the log of
+ * (spoken + 1 + gain) / (spoken + 1), so the grant buys the most fresh speech while an audience
+ * read less lately comes first (a quiet server's one message beside a busy server's fifth batch).
+ * The limiter grants where this is highest (pacing.ts `grantOrder`).
  */
-export function freshWorth(pending: readonly Utterance[], now: number, horizonMs: number, maxMessages: number): number {
-  let n = 0;
-  for (const u of pending) {
-    if (u.kind !== 'auto' || now - u.enqueuedAt <= horizonMs) n++;
-    if (n >= maxMessages) break;
+export function grantWorth(
+  pending: readonly Utterance[],
+  startAt: number,
+  msPerChar: number,
+  window: { horizonMs: number; cutMs: number; spokenLately: number },
+  rules: Pick<BatchRules, 'countChars' | 'separator' | 'maxMessages' | 'maxChars'>,
+): number {
+  // What went past the cut while it waited is dropped when the grant comes: the request starts after it.
+  let first = 0;
+  while (pending[first] && isStale(pending[first]!, startAt, window.cutMs)) first++;
+  const head = pending[first];
+  if (!head) return 0;
+  const pause = rules.countChars(separatorFor(head, rules.separator));
+  let gain = 0;
+  let chars = 0;
+  let t = startAt;
+  for (let i = 0; first + i < pending.length && i < rules.maxMessages; i++) {
+    const u = pending[first + i]!;
+    if (i > 0 && (!mergeable(head, u) || chars + pause + rules.countChars(u.text) > rules.maxChars)) break;
+    const late = t - u.enqueuedAt;
+    if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
+    else if (late <= window.cutMs) gain += STALE_WORTH;
+    chars += (i > 0 ? pause : 0) + rules.countChars(u.text);
+    t += msPerChar * (rules.countChars(u.text) + pause);
   }
-  return n;
+  return Math.log1p(gain / (window.spokenLately + 1));
 }
 
 /**

@@ -5,7 +5,8 @@ import {
   catchUp,
   clipParts,
   fitsWithin,
-  freshWorth,
+  grantWorth,
+  SPOKEN_WINDOW_MS,
   isRipe,
   mergeableRun,
   nextBatch,
@@ -146,6 +147,8 @@ export interface AudienceHost {
   keepUp(g: AudienceQueue): KeepUp;
   /** The oldest had to be dropped to catch up: its next requests a step faster. */
   stepUp(g: AudienceQueue, keep: KeepUp): void;
+  /** Requests are scarce now, or about to be (the scheduler's `#scarce`): runs wait for company, the cut is two horizons. */
+  scarce(): boolean;
   /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
   horizonMs(g: AudienceQueue): number;
 }
@@ -160,6 +163,8 @@ export interface Formed {
 
 /** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
 const REUSE_AFTER_READS = 2;
+/** A run waiting for company while requests are scarce waits at most this share of the horizon (`#holdForCompany`). */
+const HOLD_SHARE = 0.7;
 /** Parts remembered for their reading counts (the oldest forgotten first). */
 const MAX_REMEMBERED_PARTS = 10_000;
 
@@ -185,6 +190,8 @@ export class AudienceQueue {
   #slots: Slot[] = [];
   /** A held auto message has a wake-up scheduled. */
   #holdTimer = false;
+  /** When each message taken into a batch lately was taken (oldest first; `#spokenLately`). */
+  readonly #spokenAt: number[] = [];
   /** How it kept up when the head rules were last applied (the batch formed then is held to it, and sped up by it). */
   #keep: KeepUp | undefined;
   readonly stats = { delivered: 0, dropped: 0 };
@@ -328,12 +335,34 @@ export class AudienceQueue {
     return decision.take > 0;
   }
 
-  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
-  #holdForCompany(): boolean {
-    const { limiter, clock, pressureHoldMs, rules } = this.#host;
-    if (!limiter?.pressured('standard') || isRipe(this.#pending, clock.now(), pressureHoldMs, rules)) return false;
-    this.#wakeAt(this.#pending[0]!.enqueuedAt + pressureHoldMs);
+  /**
+   * Requests are scarce: a run that needs one and can still grow waits for company (cached audio
+   * never does), until its first message's words would start `pressureHoldMs` after it was written
+   * (at most HOLD_SHARE of the horizon, so what it waited for is still heard fresh).
+   */
+  #holdForCompany(slot: Slot): boolean {
+    const { clock, pressureHoldMs, rules } = this.#host;
+    if (!this.#host.scarce()) return false;
+    const now = clock.now();
+    const due = Math.min(pressureHoldMs, HOLD_SHARE * this.#host.horizonMs(this));
+    const lead = this.speakAt(slot, now) - now;
+    if (isRipe(this.#pending, now + lead, due, rules)) return false;
+    this.#wakeAt(this.#pending[0]!.enqueuedAt + due - lead);
     return true;
+  }
+
+  /** Messages of this audience taken into batches within SPOKEN_WINDOW_MS of `now` (what it had read lately). */
+  #spokenLately(now: number): number {
+    while (this.#spokenAt.length > 0 && this.#spokenAt[0]! <= now - SPOKEN_WINDOW_MS) this.#spokenAt.shift();
+    return this.#spokenAt.length;
+  }
+
+  /** What a grant would buy this audience now, asked by the limiter while it waits (batching.ts `grantWorth`). */
+  #grantWorth(slot: Slot): number {
+    const now = this.#host.clock.now();
+    const keep = this.keep;
+    const window = { horizonMs: this.#host.horizonMs(this), cutMs: keep.cutMs, spokenLately: this.#spokenLately(now) };
+    return grantWorth(this.#pending, this.speakAt(slot, now), this.#host.msPerChar() / keep.speed, window, this.#host.rules);
   }
 
   /** The queue is pumped again at `at` (one wake-up at a time). */
@@ -412,10 +441,9 @@ export class AudienceQueue {
           plan = planBatch(run, isCached, limits(0), rules);
           if (plan.take === 0) {
             if (limiter && auto) {
-              if (this.#holdForCompany()) return 'held';
+              if (this.#holdForCompany(slot)) return 'held';
               // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
-              const worth = () => freshWorth(this.#pending, this.#host.clock.now(), this.#host.horizonMs(this), rules.maxMessages);
-              grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth }));
+              grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
               // Batch at the moment of the grant: look again at everything pending now.
               continue;
             }
@@ -425,6 +453,8 @@ export class AudienceQueue {
         }
         const items = this.#pending.splice(0, plan.take);
         countReads(this.#host.reads, items);
+        const at = this.#host.clock.now();
+        for (let i = 0; i < items.length; i++) this.#spokenAt.push(at);
         const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
         releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
         formed = true;

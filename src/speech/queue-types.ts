@@ -165,8 +165,9 @@ export interface CoalesceOptions {
   /** How long a lone auto message may wait for company while its guild is playing. */
   holdMs?: number;
   /**
-   * While the rate budget is under pressure, how long a run of auto messages that could still
-   * grow waits for company before it asks for a grant (batching.ts `isRipe`).
+   * While the rate budget is under pressure, how long after its first message was written that
+   * message's words may start when a run of auto messages that could still grow waits for company
+   * before it asks for a grant (batching.ts `isRipe`); at most 70% of the server's horizon.
    */
   pressureHoldMs?: number;
   /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
@@ -232,7 +233,7 @@ export const SCHEDULER_DEFAULTS = {
   maxInFlight: 1,
   maxPendingCharsPerMember: 500,
   maxAutoAgeMs: 60_000,
-  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, pressureHoldMs: 10_000, separator: DEFAULT_SEPARATORS },
+  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, pressureHoldMs: 14_000, separator: DEFAULT_SEPARATORS },
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },

@@ -45,7 +45,9 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * is judged where each message's own words would start, both before anything is paid for it and at
  * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
  * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
- * oldest dropped, speed-up); one waiting for a grant tells the limiter what it buys (`freshWorth`). The order and pacing
+ * oldest dropped, speed-up); while requests are scarce its cut is two horizons, and one waiting for a
+ * grant tells the limiter what it buys (batching.ts `grantWorth`: fresh speech, weighed against what
+ * it had read lately). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
  * owns its pending list and its batches, each a state union changed through one setter.
@@ -53,6 +55,11 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
+/** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`#keepUp`). */
+const SCARCE_CUT_HORIZONS = 2;
+/** Audiences written to within ACTIVE_MS at once from which requests count as scarce before the limiter says so (`#scarce`). */
+const SCARCE_AUDIENCES = 4;
+const ACTIVE_MS = 20_000;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -69,6 +76,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #freshness: (guildId: string) => Freshness;
   /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
   readonly #keepUps = new KeepUpTracker();
+  /** When each audience last had an auto message, for `#scarce`. */
+  readonly #lastWritten = new Map<string, number>();
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
   readonly #host: AudienceHost;
   /** The queues by audience. */
@@ -116,6 +125,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       keepUp: (g) => this.#keepUp(g),
       stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
       horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
+      scarce: () => this.#scarce(),
     };
   }
 
@@ -130,6 +140,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const g = this.#queue(u);
     g.push(u);
     if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
+    if (u.kind === 'auto') this.#lastWritten.set(g.audience, u.enqueuedAt);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -320,6 +331,24 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
+   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or
+   * SCARCE_AUDIENCES audiences were written to within ACTIVE_MS. So many talking at once want a
+   * request every few seconds each, more than the window's one every two: a run waits for company
+   * from the start instead of the window's first half going to single lines.
+   */
+  #scarce(): boolean {
+    if (this.#limiter?.pressured('standard')) return true;
+    if (!this.#limiter) return false;
+    const since = this.#clock.now() - ACTIVE_MS;
+    let active = 0;
+    for (const [audience, at] of this.#lastWritten) {
+      if (at <= since) this.#lastWritten.delete(audience);
+      else active++;
+    }
+    return active >= SCARCE_AUDIENCES;
+  }
+
+  /**
    * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
    * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
    */
@@ -327,9 +356,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const max = this.#rules.maxAutoAgeMs;
     if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
     const now = this.#clock.now();
+    const freshness = this.#freshness(g.guildId);
+    const pressured = this.#scarce();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
-    const queued = this.#limiter?.pressured('standard') ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
-    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
+    const queued = pressured ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
+    // Requests scarce: a grant is not spent on what would be heard long after the conversation moved on.
+    const scarceCut = SCARCE_CUT_HORIZONS * Math.min(freshness.horizonMs, max);
+    return pressured && keep.cutMs > scarceCut ? { ...keep, cutMs: scarceCut } : keep;
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {

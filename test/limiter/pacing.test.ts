@@ -78,16 +78,15 @@ describe('grantOrder', () => {
     ).toEqual(['a', 'b']);
   });
 
-  it('GIVEN every waiter says what a grant buys THEN among those holding the fewest grants the freshest first; a busy key never starves a quiet one', () => {
+  it('GIVEN every waiter says what a grant buys THEN the most worth first, the turns between equals', () => {
     const waiting = [
       { key: 'stale', since: 0, worth: 0 },
       { key: 'two', since: 10, worth: 2 },
-      { key: 'five-served', since: 20, worth: 5 },
+      { key: 'four-served', since: 20, worth: 4 },
       { key: 'four', since: 30, worth: 4 },
     ];
-    // 'five-served' holds two grants in the window: it waits for the others, however fresh its speech.
-    const window = [{ key: 'five-served' }, { key: 'five-served' }];
-    expect(grantOrder(waiting, new Map([['stale', 1]]), window).map((d) => d.key)).toEqual(['four', 'two', 'stale', 'five-served']);
+    // 'four-served' was served more recently than 'four': equal worth, so 'four' goes first.
+    expect(grantOrder(waiting, new Map([['four-served', 3]])).map((d) => d.key)).toEqual(['four', 'four-served', 'two', 'stale']);
   });
 
   it('GIVEN one waiter of unknown worth (another process) THEN the turns decide as before', () => {
@@ -97,7 +96,6 @@ describe('grantOrder', () => {
         { key: 'elsewhere', since: 0 },
       ],
       new Map(),
-      [],
     );
     expect(order.map((d) => d.key)).toEqual(['elsewhere', 'fresh']);
   });

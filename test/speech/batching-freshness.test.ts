@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catchUp, cutAtSpeaking, freshWorth, keepUp, MAX_SPEED_UP, nextBatch, withinCut } from '../../src/speech/batching.ts';
+import { catchUp, cutAtSpeaking, grantWorth, keepUp, MAX_SPEED_UP, nextBatch, STALE_WORTH, withinCut } from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,
@@ -45,19 +45,55 @@ describe('catchUp', () => {
   });
 });
 
-describe('freshWorth', () => {
-  it('GIVEN a queue THEN counts what one request could carry that is still within the horizon; explicit requests always', () => {
-    const pending = [u('old', { enqueuedAt: ago(30_000) }), u('say', { kind: 'say', enqueuedAt: ago(40_000) }), u('new'), u('new2')];
-    expect(freshWorth(pending, NOW, 20_000, 5)).toBe(3);
+describe('grantWorth', () => {
+  const window = { horizonMs: 20_000, cutMs: 40_000, spokenLately: 0 };
+
+  it('GIVEN a queue THEN what its next request carries counts 1 heard within the horizon, less within the cut, nothing past it', () => {
+    // 10 characters at 100 ms a character and the separator: 1.1 s each, read from NOW.
+    const pending = [
+      u('あ'.repeat(10), { enqueuedAt: ago(45_000) }), // past the cut: the head rules drop it, it buys nothing
+      u('い'.repeat(10), { enqueuedAt: ago(30_000) }), // heard 31.1 s after it was written: within the cut only
+      u('う'.repeat(10), { enqueuedAt: ago(5_000) }),
+      u('え'.repeat(10)),
+    ];
+    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2 + STALE_WORTH));
+    expect(STALE_WORTH).toBeLessThan(1);
+    // Read from 18 s on (what plays before it), the newest is still fresh, the one written 5 s ago too.
+    expect(grantWorth(pending.slice(2), NOW + 18_000, 100, window, RULES)).toBeCloseTo(Math.log1p(1 + STALE_WORTH));
+  });
+
+  it('GIVEN more than one request could carry THEN only the next one counts: another voice or the fifth message ends it', () => {
+    const six = Array.from({ length: 6 }, () => u('あ'));
+    expect(grantWorth(six, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(5));
+    const voices = [u('あ'), u('い', { voice: 'ja-JP-NanamiNeural' }), u('う')];
+    expect(grantWorth(voices, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(1));
+  });
+
+  it('GIVEN the head went past the cut while it waited (another voice) THEN the request after it counts, the audience is not left at zero', () => {
+    const pending = [u('あ', { voice: 'ja-JP-NanamiNeural', enqueuedAt: ago(45_000) }), u('い'), u('う')];
+    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2));
+  });
+
+  it('GIVEN a quiet server with one fresh message and a busy one that read ten lately THEN the quiet one is worth more', () => {
+    const quiet = grantWorth([u('おはよう')], NOW, 100, window, RULES);
+    const busy = grantWorth(
+      Array.from({ length: 5 }, () => u('あ')),
+      NOW,
+      100,
+      { ...window, spokenLately: 10 },
+      RULES,
+    );
+    expect(quiet).toBeGreaterThan(busy);
+    // Read as much lately, the fuller request is worth more.
     expect(
-      freshWorth(
-        Array.from({ length: 9 }, () => u('x')),
+      grantWorth(
+        Array.from({ length: 5 }, () => u('あ')),
         NOW,
-        20_000,
-        5,
+        100,
+        window,
+        RULES,
       ),
-    ).toBe(5);
-    expect(freshWorth([u('old', { enqueuedAt: ago(25_000) })], NOW, 20_000, 5)).toBe(0);
+    ).toBeGreaterThan(quiet);
   });
 });
 

@@ -65,9 +65,9 @@ interface Lane {
 /**
  * The per-IP request budget shared by every guild (ARCHITECTURE: the budget is the scarcest
  * resource). Waiters are grouped by `key` (the scheduler's audience: a voice session or a text
- * channel; a guild id for requests made outside it); among the keys holding the fewest grants in
- * the window, where a grant buys the most fresh speech (when the waiters say, `worth`), else the key
- * served least recently, then the one waiting longest, FIFO within a key, so a busy audience cannot starve
+ * channel; a guild id for requests made outside it): where a grant buys the most (when the waiters
+ * say, `worth`: fresh speech weighed against what the key had read lately), else the key served
+ * least recently, then the one waiting longest, FIFO within a key, so a busy audience cannot starve
  * a quiet one (two voice channels of one server as much as two servers) and one arriving late is
  * served before those already served. Under
  * pressure grants are paced so late arrivals still find a slot. With a shared store the order and

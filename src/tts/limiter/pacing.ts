@@ -1,4 +1,4 @@
-import type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from './types.ts';
+import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
 
 /**
  * When the next rate grant may go out, and to whom. Pure functions of the
@@ -10,8 +10,8 @@ import type { Demand, GrantDecision, WindowGrant, WindowSnapshot } from './types
  * where an unpaced window under sustained demand is full for most of a minute at a time.
  *
  * Order: when every waiting key says what a grant buys it (`worth`: the speech still fresh that
- * would ride on it), among the keys holding the fewest grants in the window the grant goes where it
- * buys the most; freshness is a choice of whom to grant, not of more requests.
+ * would ride on it, weighed for fairness by the scheduler), the grant goes where it buys the most;
+ * freshness is a choice of whom to grant, not of more requests.
  * Otherwise (and between equals) the waiting key (an audience, or a guild) served least recently goes first (one never
  * served before all), then the one waiting longest. A key arriving late is served next, and keys
  * that all wait take turns. Every criterion but `worth` is read from the shared store, so processes
@@ -66,24 +66,17 @@ export function nextGrantAt(times: readonly number[], now: number, rules: PaceRu
 }
 
 /**
- * Waiting keys in the order they are served. When every one has a `worth`: the fewest grants held
- * in the window first (`window`'s grants by key), so a busy key never starves a quiet one, and
- * among those the most worth, so the grant buys the most fresh speech. Then (and otherwise):
- * served least recently first (`lastGrant`: the id of each key's latest grant, ids growing with
- * every grant; a key without one first of all), then waiting longest, then by key.
+ * Waiting keys in the order they are served. When every one has a `worth`: the most worth first
+ * (what the grant buys: the scheduler weighs fresh speech against what the key had read lately, so
+ * a busy key does not crowd out a quiet one). Then (and otherwise): served least recently first
+ * (`lastGrant`: the id of each key's latest grant, ids growing with every grant; a key without one
+ * first of all), then waiting longest, then by key.
  */
-export function grantOrder(
-  waiting: readonly Demand[],
-  lastGrant: ReadonlyMap<string, number> = new Map(),
-  window: readonly Pick<WindowGrant, 'key'>[] = [],
-): Demand[] {
+export function grantOrder(waiting: readonly Demand[], lastGrant: ReadonlyMap<string, number> = new Map()): Demand[] {
   const last = (key: string) => lastGrant.get(key) ?? 0;
   const turns = (a: Demand, b: Demand) => last(a.key) - last(b.key) || a.since - b.since || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
   if (!waiting.every((d) => d.worth !== undefined)) return [...waiting].sort(turns);
-  const held = new Map<string, number>();
-  for (const g of window) held.set(g.key, (held.get(g.key) ?? 0) + 1);
-  const holds = (d: Demand) => held.get(d.key) ?? 0;
-  return [...waiting].sort((a, b) => holds(a) - holds(b) || b.worth! - a.worth! || turns(a, b));
+  return [...waiting].sort((a, b) => b.worth! - a.worth! || turns(a, b));
 }
 
 /**
@@ -109,6 +102,6 @@ export function decideGrant(
   const own = new Set(mine.map((d) => d.key));
   // A key waiting here and elsewhere (it should not: a guild lives on one shard) counts as ours.
   const all = [...mine, ...snapshot.others.filter((d) => !own.has(d.key))];
-  const first = grantOrder(all, snapshot.lastGrant, snapshot.grants)[0]!;
+  const first = grantOrder(all, snapshot.lastGrant)[0]!;
   return own.has(first.key) ? { ok: true, key: first.key } : { ok: false, retryInMs: turnMs };
 }
