@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SpeechScheduler, type Freshness, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { msg, sessionOf } from './queue-fakes.ts';
 
@@ -70,5 +71,36 @@ describe('a busy voice channel keeps up', () => {
     expect(requests.every((r) => r.speed === 1)).toBe(true);
     expect(Math.max(...heard.values())).toBeLessThanOrEqual(40_000);
     expect(Math.max(...heard.values())).toBeGreaterThan(20_000);
+  });
+});
+
+describe('requests shared by several talking servers', () => {
+  /** Servers sharing one limiter (30 a minute), `write` called each second: the text of each request made. */
+  async function servers(write: (q: SpeechScheduler, second: number) => void, seconds: number): Promise<string[]> {
+    const clock = new FakeClock();
+    const synth = new TimedSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: createMemoryLimiter({ clock }) });
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
+    for (let s = 0; s < seconds; s++) {
+      write(q, s);
+      for (let k = 0; k < 4; k++) {
+        await settle(3);
+        await clock.advance(250);
+      }
+    }
+    q.close();
+    return synth.requests.map((r) => r.text);
+  }
+
+  it("GIVEN four servers talking at once and the window still empty THEN each request carries its server's burst, not one line", async () => {
+    const requests = await servers((q, s) => {
+      if (s !== 0 && s !== 2) return;
+      for (const g of ['g1', 'g2', 'g3', 'g4']) q.enqueue(msg(g, 'u1', `${g}の${s === 0 ? '一' : '二'}言目です`));
+    }, 30);
+    // Requests are about to be scarce (four audiences want one every few seconds): the first line
+    // waits for company instead of spending the window on single lines.
+    expect(requests).toHaveLength(4);
+    for (const g of ['g1', 'g2', 'g3', 'g4'])
+      expect(requests).toContainEqual(expect.stringMatching(new RegExp(`${g}の一言目.*${g}の二言目`)));
   });
 });
