@@ -9,11 +9,11 @@ import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
-import { voiceAudience, type Utterance } from '../src/speech/queue-types.ts';
+import type { Utterance } from '../src/speech/queue-types.ts';
 import { normaliseMessage, type ReadLang } from '../src/speech/text.ts';
 import { mulberry32 } from '../test/support/prng.ts';
 
-export const SCENARIOS = ['cached', 'names', 'unique', 'staggered', 'overload', 'channels'] as const;
+export const SCENARIOS = ['cached', 'names', 'unique', 'staggered', 'overload', 'busy', 'voices', 'light'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** One line of a trace file. */
@@ -26,7 +26,7 @@ const TraceLine = z.object({
   lang: z.enum(['ja', 'en']),
   kind: z.enum(['auto', 'say']),
   text: z.string(),
-  /** The voice channel it is read in (the guild's one when absent): each channel is an audience of its own. */
+  /** The voice channel it is read in (one guild may have several); absent: the guild's one voice channel. */
   channel: z.string().min(1).optional(),
 });
 export type TraceLine = z.infer<typeof TraceLine>;
@@ -38,6 +38,8 @@ export interface TraceMessage extends TraceLine {
   prefix: string;
   /** The message as read (after text normalisation). */
   body: string;
+  /** Who hears it: the guild's voice channel `channel` (one id per guild and channel). */
+  audience: string;
 }
 
 // ---- the trace file ----
@@ -106,14 +108,9 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
       line.kind === 'auto' && line.name
         ? names.prefix(line.guild, line.user, line.name, lang, GUILD_SETTINGS_DEFAULTS.readAuthorNames)
         : '';
-    out.push({ ...line, index: out.length, prefix, body });
+    out.push({ ...line, index: out.length, prefix, body, audience: `${line.guild}/${line.channel ?? 'voice'}` });
   }
   return out;
-}
-
-/** The audience a trace message is read for: its voice channel (the guild's one when the line names none). */
-export function audienceOfLine(m: Pick<TraceLine, 'guild' | 'channel'>): string {
-  return voiceAudience(m.channel ?? `vc-${m.guild}`);
 }
 
 // ---- the offline bound ----
@@ -121,14 +118,14 @@ export function audienceOfLine(m: Pick<TraceLine, 'guild' | 'channel'>): string 
 /**
  * The fewest requests that could speak every message with the scheduler's own batch limits
  * (messages and characters per request) and its staleness cut, merging only same-voice runs per
- * guild in arrival order: greedy per guild (a batch grows while the next message may share its
+ * audience in arrival order: greedy per guild (a batch grows while the next message may share its
  * request, the request stays within the limits, and the batch's first message is still within the
  * cut when its last arrives), which is optimal for this kind of partition. Per spoken message
  * (every message is spoken in the bound).
  */
 export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requests: number; requestsPerSpoken: number } {
   const byGuild = new Map<string, TraceMessage[]>();
-  for (const m of trace) byGuild.set(audienceOfLine(m), [...(byGuild.get(audienceOfLine(m)) ?? []), m]);
+  for (const m of trace) byGuild.set(m.audience, [...(byGuild.get(m.audience) ?? []), m]);
   let requests = 0;
   for (const messages of byGuild.values()) {
     let i = 0;
@@ -157,8 +154,8 @@ function asUtterance(m: TraceMessage): Utterance {
     id: String(m.index),
     guildId: m.guild,
     userId: m.user,
-    channelId: 'c',
-    audience: audienceOfLine(m),
+    channelId: m.audience,
+    audience: m.audience,
     kind: m.kind,
     text: m.prefix + m.body,
     lang: m.lang,
@@ -525,58 +522,107 @@ function overloadTrace(seed: number): TraceLine[] {
 }
 
 /**
- * Two busy voice channels in one server among servers that are busy or quiet: `g01` reads
- * `g01-upstairs` and `g01-downstairs` (each as busy as `g02` and `g03`, 20 messages a minute in
- * bursts), twelve more servers say a little. Every audience is its own queue and pacing key, so the
- * two channels of one server are served like two servers (Jain's index of the spoken fraction).
+ * One audience's chat from `from` to `to` (ms): bursts of 2 to 6 messages 1 to 4 s apart from 2 to 5
+ * of `users`, quiet between bursts so the mean rate is `perMinute`; 30% common short reactions.
  */
-function channelsTrace(seed: number): TraceLine[] {
+function chat(
+  out: TraceLine[],
+  o: { rand: () => number; words: Vocabulary; guild: string; channel?: string; users: Member[]; lang: 'ja' | 'en' },
+  from: number,
+  to: number,
+  perMinute: number,
+): void {
+  const { rand, words, users, lang } = o;
+  let t = from;
+  while (t < to) {
+    const size = 2 + Math.floor(rand() * 5);
+    const speakers = users.slice(0, 2 + Math.floor(rand() * (users.length - 1)));
+    let bt = t;
+    for (let i = 0; i < size && bt < to; i++) {
+      const m = speakers[Math.floor(rand() * speakers.length)]!;
+      const text = rand() < 0.3 ? words.short(lang) : words.unique(lang);
+      out.push({
+        at_ms: bt,
+        guild: o.guild,
+        user: m.user,
+        name: m.name,
+        voice: m.voice,
+        lang,
+        kind: 'auto',
+        text,
+        ...(o.channel ? { channel: o.channel } : {}),
+      });
+      bt += 1_000 + rand() * 3_000;
+    }
+    const meanGap = (4 * 60_000) / perMinute - (bt - t);
+    t = bt + -Math.log(1 - rand()) * Math.max(2_000, meanGap);
+  }
+}
+
+/**
+ * One server whose voice channel is bound by playback, not by the rate: 8 members writing 40 to 60
+ * messages a minute (the rate drawn anew every 30 s) for 180 s, names read, one member in five with
+ * a voice of their own, 30% common short reactions. Every message one after another, with no gaps.
+ */
+function busyTrace(seed: number): TraceLine[] {
   const rand = mulberry32(seed);
   const words = new Vocabulary(mulberry32(seed + 1));
-  const seconds = 180;
+  const users: Member[] = Array.from({ length: 8 }, (_, u) => ({
+    user: `g01-u${u + 1}`,
+    name: JA_NAMES[(u * 3) % JA_NAMES.length]!,
+    voice: rand() < 0.8 ? defaultVoice('ja') : otherVoice('ja'),
+  }));
   const out: TraceLine[] = [];
-  const busy = [
-    { g: 0, channel: 'g01-upstairs', suffix: '' },
-    { g: 0, channel: 'g01-downstairs', suffix: '-down' },
-    { g: 1, channel: undefined, suffix: '' },
-    { g: 2, channel: undefined, suffix: '' },
-  ];
-  for (const { g, channel, suffix } of busy) {
-    const lang = langOf(g);
-    const users = members(g, lang, rand).map((m) => ({ ...m, user: `${m.user}${suffix}` }));
-    let t = rand() * 10_000;
-    while (t < seconds * 1000) {
-      const size = 3 + Math.floor(rand() * 5);
-      let bt = t;
-      for (let i = 0; i < size && bt < seconds * 1000; i++) {
-        const m = users[Math.floor(rand() * users.length)]!;
-        const text = rand() < 0.3 ? words.short(lang) : words.unique(lang);
-        out.push({
-          at_ms: bt,
-          guild: guildName(g),
-          user: m.user,
-          name: m.name,
-          voice: m.voice,
-          lang,
-          kind: 'auto',
-          text,
-          ...(channel ? { channel } : {}),
-        });
-        bt += 1_000 + rand() * 3_000;
-      }
-      // About 20 messages a minute: a burst of ~5 every ~15 s.
-      t = bt + 5_000 + rand() * 10_000;
-    }
-  }
-  for (let g = 3; g < 15; g++) {
-    const lang = langOf(g);
-    const users = members(g, lang, rand);
-    for (let t = rand() * 60_000; t < seconds * 1000; t += 40_000 + rand() * 60_000) {
+  let t = 0;
+  while (t < 180_000) {
+    const perMinute = 40 + rand() * 20;
+    const end = Math.min(180_000, t + 30_000);
+    for (; t < end; t += -Math.log(1 - rand()) * (60_000 / perMinute)) {
       const m = users[Math.floor(rand() * users.length)]!;
-      out.push({ at_ms: t, guild: guildName(g), user: m.user, name: m.name, voice: m.voice, lang, kind: 'auto', text: words.unique(lang) });
+      const text = rand() < 0.3 ? words.short('ja') : words.unique('ja');
+      out.push({ at_ms: t, guild: 'g01', user: m.user, name: m.name, voice: m.voice, lang: 'ja', kind: 'auto', text });
     }
   }
   return out;
+}
+
+/**
+ * Several voice channels in one server: g01 has two busy voice channels (`v1`, `v2`, 10 messages a
+ * minute each, members of their own), four other servers are as busy in their one channel, and 14
+ * quiet servers have a burst or two each (about 8 messages in all); 180 s, names read. About 2.7x what the budget carries one
+ * message per request. Fair between audiences, each of g01's channels gets what each busy server gets.
+ */
+function voicesTrace(seed: number): TraceLine[] {
+  const rand = mulberry32(seed);
+  const words = new Vocabulary(mulberry32(seed + 1));
+  const out: TraceLine[] = [];
+  for (let g = 0; g < 19; g++) {
+    const lang = langOf(g);
+    const guild = guildName(g);
+    const channels = g === 0 ? ['v1', 'v2'] : [undefined];
+    channels.forEach((channel, c) => {
+      const users = members(g, lang, rand).map((m) => (channel ? { ...m, user: `${m.user}-${channel}` } : m));
+      if (c === 1) users.forEach((m, u) => (m.name = (lang === 'ja' ? JA_NAMES : EN_NAMES)[(u * 5 + 11) % 16]!));
+      const perMinute = g <= 4 ? 10 : 1.5;
+      chat(out, { rand, words, guild, users, lang, ...(channel ? { channel } : {}) }, rand() * 10_000, 180_000, perMinute);
+    });
+  }
+  return out.sort((a, b) => a.at_ms - b.at_ms);
+}
+
+/**
+ * No pressure: 3 servers with a burst or two each over 60 s (well under the 15 requests a minute
+ * beyond which the limiter starts pacing, and half the service's 30), names read.
+ */
+function lightTrace(seed: number): TraceLine[] {
+  const rand = mulberry32(seed);
+  const words = new Vocabulary(mulberry32(seed + 1));
+  const out: TraceLine[] = [];
+  for (let g = 0; g < 3; g++) {
+    const lang = langOf(g);
+    chat(out, { rand, words, guild: guildName(g), users: members(g, lang, rand), lang }, rand() * 40_000, 60_000, 1);
+  }
+  return out.sort((a, b) => a.at_ms - b.at_ms);
 }
 
 /** The built-in trace of `scenario` (the same seed gives the same trace). */
@@ -590,22 +636,26 @@ export function scenarioTrace(scenario: Scenario, seed: number): TraceLine[] {
       return staggeredTrace(seed);
     case 'overload':
       return overloadTrace(seed);
-    case 'channels':
-      return channelsTrace(seed);
+    case 'busy':
+      return busyTrace(seed);
+    case 'voices':
+      return voicesTrace(seed);
+    case 'light':
+      return lightTrace(seed);
   }
 }
 
 /**
  * The waits (unscaled ms) if every message were synthesised alone the moment it arrived, with no
- * rate limit: only its guild's playback ahead of it delays it (the emulator's audio lengths). No
+ * rate limit: only its audience's playback ahead of it delays it (the emulator's audio lengths). No
  * mode that speaks every message can wait less; a wait target below this floor is out of reach.
  */
 export function playbackFloor(trace: readonly TraceMessage[]): number[] {
   const freeAt = new Map<string, number>();
   return trace.map((m) => {
-    const start = Math.max(m.at_ms, freeAt.get(audienceOfLine(m)) ?? 0);
+    const start = Math.max(m.at_ms, freeAt.get(m.audience) ?? 0);
     freeAt.set(
-      audienceOfLine(m),
+      m.audience,
       start + 1000 * expectedSeconds({ kind: 'standard', text: m.prefix + m.body, voice: m.voice, speed: 1, pitch: 0 }),
     );
     return start - m.at_ms;

@@ -1,57 +1,65 @@
 /**
- * `npm run bench:queue`: replays chat traces against a started emulator, in two modes, and prints
- * the scheduler's targets as PASS or MISS.
+ * `npm run bench:queue`: replays chat traces against the emulator, in two modes, and prints the
+ * scheduler's targets as PASS or MISS.
  *
  *   scheduler  the bot's pipeline: SpeechScheduler (batch at the grant, clips from the cache) +
- *              synthesizer + audio cache + budget + the fair, paced limiter keyed by audience (here
- *              one voice channel per guild).
+ *              synthesizer + audio cache + budget + the fair, paced limiter.
  *   naive      what common read-aloud bots do (Koe, VOICEVOX bots: handle_message -> synthesize ->
- *              enqueue): a FIFO per guild, one request per message sent when it arrives, no cache,
- *              no client-side limiter, a 429 retried up to 3 times after `reset_in` and then given
- *              up; its audio is played like the scheduler's (one clip at a time per guild).
+ *              enqueue): one request per message sent when it arrives, in order, no merging, no
+ *              cache, no client-side limiter, a 429 retried up to 3 times after `reset_in` and then
+ *              given up; played in arrival order by the player of its voice channel, one clip at a
+ *              time (bots reading several channels of one server run one player per channel).
  *   bound      offline: the fewest requests that could speak every message with the scheduler's
  *              batch limits and staleness cut (bench-queue-traces.ts `bound`).
  *
- * Usage: npm run bench:queue -- [--scenario cached|names|unique|staggered|overload|channels|all[,..]]
+ * Usage: npm run bench:queue -- [--scenario cached|names|unique|staggered|overload|busy|voices|light|all[,..]]
  *          [--trace FILE] [--seed N] [--scale N] [--json] [--write-trace FILE] [--no-voice]
- * With no options it runs `cached`, today's trace. `--trace` replays a JSON Lines file (one message
- * a line: {"at_ms","guild","user","name","voice","lang","kind","text"}, and "channel" for a voice channel of
- * its own); names are read as the bot
- * reads them with its default settings.
+ * With no options it runs `cached`. `--trace` replays a JSON Lines file (one message a line:
+ * {"at_ms","guild","user","name","voice","lang","kind","text"} and optionally "channel", the voice
+ * channel it is read in); names are read as the bot reads them with its default settings. With
+ * `--trace`, one `--scenario` names the shape whose targets the file is checked against.
+ *
+ * Waits run from a message's arrival to the moment its own words start: the start of the clip
+ * that carries it plus the audio before it in that clip (bench-queue-report.ts `wordStarts`). `heard_within`
+ * counts, of ALL messages of the trace, those heard within 5/10/20/30 s (a message dropped, refused or
+ * failed is never heard).
  *
  * Time is scaled (`--scale`, or BENCH_SCALE; default x10): the emulator, client, limiter,
- * scheduler and playback all run on one scaledClock, so the rate window, `reset_in` and every
+ * scheduler and playback all run on one scaled clock, so the rate window, `reset_in` and every
  * wait are in unscaled (real-world) units and so are the printed waits. Work done in real time
- * (the emulator's MP3 encode, in-process, about 20 ms a request here) is amplified by the same factor,
- * which makes it about a second of service latency at x10; beyond x20 the numbers start measuring
- * the machine. The cache's Ogg transcode is skipped (it is not needed to measure the queue).
+ * (the emulator's MP3 encode, about 20 ms a request here) is amplified by the same factor, which
+ * makes it about a second of service latency at x10; beyond x20 the numbers start measuring the
+ * machine. The `light` shape always runs at x1 (its target is stated at real time). The cache's
+ * Ogg transcode is skipped (it is not needed to measure the queue).
+ *
+ * Each mode runs against a fresh emulator in a worker thread of its own (bench-queue-emulator.ts):
+ * no audio, history, charges or rate window carried over from the other mode, and the emulator's
+ * CPU is not counted in `cpu_s`, the CPU of the bot side's thread during that mode. Which mode runs
+ * first alternates between traces. `chars_paid` is what the emulator charged the account;
+ * `chars_full_price` what the messages that mode spoke would cost one request each.
  *
  * BENCH_DEBUG=1 prints the scheduler mode's grants, ready batches and drops (scaled-clock seconds)
- * to stderr.
- *
- * The emulator's history, charges and windows are reset between the modes; `chars_paid` is what it
- * charged the account. A run is under pressure when the naive mode saw at least one 429. The last
- * check, back-to-back clips at the voice server, runs the real bot against the local Discord once
- * per invocation (bench-queue-voice.ts; `--no-voice` skips it).
+ * to stderr. The last check, back-to-back clips at the voice server, runs the real bot against the
+ * local Discord once per invocation (bench-queue-voice.ts; `--no-voice` skips it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeDurationMs } from '../src/audio/transcode.ts';
 import { openDatabase } from '../src/db/database.ts';
-import { DEFAULT_TOKEN, PLAN_ALLOWANCE, startEmulator, type Emulator } from '@yomiage/tts-emulator';
+import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../src/speech/budget.ts';
 import { AudioCache } from '../src/speech/cache.ts';
-import { SCHEDULER_DEFAULTS, SpeechScheduler } from '../src/speech/queue.ts';
+import { SCHEDULER_DEFAULTS, SpeechScheduler, voiceAudience } from '../src/speech/queue.ts';
 import type { BatchRules } from '../src/speech/batching.ts';
 import { createSynthesizer } from '../src/speech/synthesize.ts';
 import { TtsClient } from '../src/tts/client.ts';
 import { createMemoryLimiter } from '../src/tts/limiter/fair.ts';
 import { RATE_LIMITS } from '../src/tts/limiter/limiter.ts';
-import { scaledClock, type Clock } from '../src/util/clock.ts';
+import type { Clock } from '../src/util/clock.ts';
+import { sharedScaledClock, startWorkerEmulator, type WorkerEmulator } from './bench-queue-emulator.ts';
 import {
   asRead,
-  audienceOfLine,
   bound,
   playbackFloor,
   readTrace,
@@ -61,13 +69,15 @@ import {
   type Scenario,
   type TraceMessage,
 } from './bench-queue-traces.ts';
-import { printTable, targets, type ModeStats, type Report } from './bench-queue-report.ts';
+import { printTable, targets, wordStarts, type ModeStats, type Report } from './bench-queue-report.ts';
 import { measureBackToBack, type GapResult } from './bench-queue-voice.ts';
 
 // ---- options ----
 
 interface Options {
   scenarios: Scenario[];
+  /** --scenario was given (with --trace: the shape whose targets the file is checked against). */
+  scenarioGiven: boolean;
   trace?: string;
   seed: number;
   scale: number;
@@ -77,7 +87,14 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { scenarios: ['cached'], seed: 20260402, scale: Number(process.env.BENCH_SCALE ?? 10), json: false, voice: true };
+  const o: Options = {
+    scenarios: ['cached'],
+    scenarioGiven: false,
+    seed: 20260402,
+    scale: Number(process.env.BENCH_SCALE ?? 10),
+    json: false,
+    voice: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -86,6 +103,7 @@ function parseArgs(argv: string[]): Options {
       return v;
     };
     if (arg === '--scenario') {
+      o.scenarioGiven = true;
       const names = value().split(',');
       o.scenarios = names.includes('all')
         ? [...SCENARIOS]
@@ -125,9 +143,11 @@ const MARGIN_MS = 4_000;
 interface Outcome {
   spoken: number;
   droppedStale: number;
+  /** Of those, dropped at the moment of speaking: paid for, never heard. */
+  droppedSpeaking: number;
   refused: number;
   failed: number;
-  /** Unscaled ms from arrival to the start of the clip that carries it, per spoken message (by index). */
+  /** Unscaled ms from arrival to the moment the message's own words start, per spoken message (by index). */
   waits: Map<number, number>;
 }
 
@@ -146,36 +166,66 @@ function jain(xs: number[]): number {
 
 const round = (x: number, d = 3) => (Number.isFinite(x) ? Number(x.toFixed(d)) : x);
 
-function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Emulator): ModeStats {
-  const log = emulator.requests().filter((r) => r.target === 'standard' || r.target === 'advanced');
+async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: WorkerEmulator, cpuS: number): Promise<ModeStats> {
+  const log = (await emulator.requests()).filter((r) => r.target === 'standard' || r.target === 'advanced');
   const waits = [...o.waits.values()].map((ms) => ms / 1000);
-  // Fairness between audiences (one voice channel each; a guild's one unless the trace names several).
-  const guilds = new Map<string, { offered: number; waits: number[] }>();
-  for (const m of trace) {
-    const g = guilds.get(audienceOfLine(m)) ?? { offered: 0, waits: [] };
-    g.offered++;
-    const w = o.waits.get(m.index);
-    if (w !== undefined) g.waits.push(w / 1000);
-    guilds.set(audienceOfLine(m), g);
-  }
+  const fairness = (key: (m: TraceMessage) => string) => {
+    const groups = new Map<string, { offered: number; waits: number[] }>();
+    for (const m of trace) {
+      const g = groups.get(key(m)) ?? { offered: 0, waits: [] };
+      g.offered++;
+      const w = o.waits.get(m.index);
+      if (w !== undefined) g.waits.push(w / 1000);
+      groups.set(key(m), g);
+    }
+    return [...groups.values()];
+  };
+  const guilds = fairness((m) => m.guild);
+  const audiences = fairness((m) => m.audience);
+  const heard = (s: number) => round([...o.waits.values()].filter((ms) => ms <= s * 1000).length / trace.length);
+  const autoWaits = trace.filter((m) => m.kind === 'auto' && o.waits.has(m.index)).map((m) => o.waits.get(m.index)! / 1000);
   const requests = log.length;
+  // With a guild of several voice channels: theirs and the busiest others' spoken fractions side by side.
+  const offered = new Map<string, TraceMessage[]>();
+  for (const m of trace) offered.set(m.audience, [...(offered.get(m.audience) ?? []), m]);
+  const shared = new Set(trace.filter((m) => trace.some((n) => n.guild === m.guild && n.audience !== m.audience)).map((m) => m.audience));
+  const shown = [...offered.keys()].filter(
+    (k) => shared.has(k) || offered.get(k)!.length >= Math.min(...[...shared].map((s) => offered.get(s)!.length)),
+  );
+  const byAudience =
+    shared.size > 0
+      ? Object.fromEntries(
+          shown.sort().map((k) => [k, round(offered.get(k)!.filter((m) => o.waits.has(m.index)).length / offered.get(k)!.length)]),
+        )
+      : undefined;
+  if (process.env.BENCH_DEBUG)
+    console.error(
+      'spoken per audience',
+      [...offered].map(([k, ms]) => `${k}:${ms.filter((m) => o.waits.has(m.index)).length}/${ms.length}`).join(' '),
+    );
   return {
     requests,
     http_429: log.filter((r) => r.status === 429).length,
     spoken: o.spoken,
     dropped_stale: o.droppedStale,
+    dropped_at_speaking: o.droppedSpeaking,
     refused: o.refused,
     failed: o.failed,
     requests_per_spoken: round(requests / Math.max(1, o.spoken)),
     spoken_fraction: round(o.spoken / trace.length),
     wait_p50_s: round(quantile(waits, 0.5), 2),
     wait_p95_s: round(quantile(waits, 0.95), 2),
-    jain_spoken_fraction: round(jain([...guilds.values()].map((g) => g.waits.length / g.offered))),
+    heard_within: { '5': heard(5), '10': heard(10), '20': heard(20), '30': heard(30) },
+    heard_max_s: round(waits.length ? Math.max(...waits) : Number.NaN, 2),
+    heard_max_auto_s: round(autoWaits.length ? Math.max(...autoWaits) : Number.NaN, 2),
+    jain_spoken_fraction: round(jain(guilds.map((g) => g.waits.length / g.offered))),
+    jain_spoken_fraction_audience: round(jain(audiences.map((g) => g.waits.length / g.offered))),
     // Guilds that spoke nothing have no mean wait; their loss shows in the spoken fraction's index.
-    jain_mean_wait: round(
-      jain([...guilds.values()].filter((g) => g.waits.length > 0).map((g) => g.waits.reduce((a, b) => a + b, 0) / g.waits.length)),
-    ),
-    chars_paid: emulator.charged(DEFAULT_TOKEN),
+    jain_mean_wait: round(jain(guilds.filter((g) => g.waits.length > 0).map((g) => g.waits.reduce((a, b) => a + b, 0) / g.waits.length))),
+    chars_paid: await emulator.charged(DEFAULT_TOKEN),
+    chars_full_price: trace.filter((m) => o.waits.has(m.index)).reduce((n, m) => n + RULES.countChars(m.prefix + m.body), 0),
+    cpu_s: round(cpuS, 2),
+    ...(byAudience ? { by_audience: byAudience } : {}),
   };
 }
 
@@ -205,8 +255,8 @@ const traceSpanMs = (trace: readonly TraceMessage[]) => trace.at(-1)!.at_ms - tr
 /** Real time a mode may take: the trace, plus ten minutes of (scaled) backlog and retries, plus slack. */
 const deadlineMs = (trace: readonly TraceMessage[], scale: number) => (traceSpanMs(trace) + 600_000) / scale + 60_000;
 
-async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, clock: Clock, scale: number): Promise<Outcome> {
-  const o: Outcome = { spoken: 0, droppedStale: 0, refused: 0, failed: 0, waits: new Map() };
+async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmulator, clock: Clock, scale: number): Promise<Outcome> {
+  const o: Outcome = { spoken: 0, droppedStale: 0, droppedSpeaking: 0, refused: 0, failed: 0, waits: new Map() };
   const dir = mkdtempSync(join(tmpdir(), 'bench-queue-'));
   const db = openDatabase(join(dir, 'bench.sqlite'));
   try {
@@ -228,17 +278,19 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
     q.on('dropped', ({ items, guildId, at }) => {
       debug('dropped', guildId, items.length, at);
       o.droppedStale += items.length;
+      if (at === 'speaking') o.droppedSpeaking += items.length;
       settled += items.length;
     });
-    // Playback: a guild's voice player speaks one thing at a time, for as long as the audio lasts.
+    // Playback: each audience's voice player speaks one thing at a time, for as long as the audio lasts.
     q.setDefaultSink(async (r, signal) => {
       const at = clock.now();
+      const offsets = r.audio ? wordStarts(r, r.audio.durationMs) : [];
       r.items.forEach((u, i) => {
         const index = u.meta as number;
         if (r.error) o.failed++;
         else {
           o.spoken++;
-          o.waits.set(index, at + (r.starts?.[i] ?? 0) - arrived.get(index)!);
+          o.waits.set(index, at + offsets[i]! - arrived.get(index)!);
         }
         settled++;
       });
@@ -250,9 +302,8 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
       const r = q.enqueue({
         guildId: m.guild,
         userId: m.user,
-        channelId: 'c',
-        // Read in its voice channel (the guild's one unless the trace names another): the scheduler queues and paces by audience.
-        audience: audienceOfLine(m),
+        channelId: m.audience,
+        audience: voiceAudience(m.audience),
         kind: m.kind,
         text,
         ...(m.prefix ? { prefix: m.prefix } : {}),
@@ -276,8 +327,12 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: Emulator, 
   return o;
 }
 
-async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, clock: Clock, scale: number): Promise<Outcome> {
-  const o: Outcome = { spoken: 0, droppedStale: 0, refused: 0, failed: 0, waits: new Map() };
+/**
+ * What common read-aloud bots do (one request per message as it arrives, played in arrival order
+ * by the voice player of its channel; no merging, no cache, no limiter of their own).
+ */
+async function runNaive(trace: readonly TraceMessage[], emulator: WorkerEmulator, clock: Clock, scale: number): Promise<Outcome> {
+  const o: Outcome = { spoken: 0, droppedStale: 0, droppedSpeaking: 0, refused: 0, failed: 0, waits: new Map() };
   // No client-side limiter; a 429 waits exactly `reset_in` (no floor of our own), 3 retries, then gives up.
   const client = new TtsClient({
     token: DEFAULT_TOKEN,
@@ -289,15 +344,15 @@ async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, cloc
   const players = new Map<string, Promise<void>>();
   let settled = 0;
   await replay(trace, clock, (m, arrivedAt) => {
-    // Synthesised as soon as the message arrives, played in arrival order per guild.
+    // Synthesised as soon as the message arrives, played in arrival order per voice channel.
     const audio = client
       .speak({ voice: m.voice, text: m.prefix + m.body, speed: 1, pitch: 0 })
       .then((r) => client.download(r.url))
       .then((mp3) => probeDurationMs(mp3));
     audio.catch(() => {});
-    const previous = players.get(audienceOfLine(m)) ?? Promise.resolve();
+    const previous = players.get(m.audience) ?? Promise.resolve();
     players.set(
-      audienceOfLine(m),
+      m.audience,
       previous.then(async () => {
         try {
           const durationMs = await audio;
@@ -317,57 +372,62 @@ async function runNaive(trace: readonly TraceMessage[], emulator: Emulator, cloc
 }
 
 const cpuSeconds = (used: NodeJS.CpuUsage) => (used.user + used.system) / 1e6;
+type Mode = 'scheduler' | 'naive';
 
-async function runTrace(name: string, trace: TraceMessage[], scale: number): Promise<Report> {
-  const clock = scaledClock(scale);
-  const emulator = await startEmulator({
-    control: true,
-    now: () => clock.now(),
-    sleep: (ms) => clock.sleep(ms),
+/** One mode against an emulator of its own (in a worker thread), on a clock of its own; CPU is this thread's (the bot side). */
+async function runMode(mode: Mode, trace: TraceMessage[], scale: number): Promise<{ stats: ModeStats; wallMs: number }> {
+  const origin = Date.now();
+  const clock = sharedScaledClock(scale, origin);
+  const emulator = await startWorkerEmulator({
+    factor: scale,
+    origin,
+    token: DEFAULT_TOKEN,
     rate: { standard: { ...RATE_LIMITS.standard }, advanced: { ...RATE_LIMITS.advanced } },
-    // A paid account: the traces outlast a free account's 5,000 characters.
-    accounts: [{ token: DEFAULT_TOKEN, plan: 'paid', allowance: PLAN_ALLOWANCE.paid }],
     // ~300 ms of synthesis at the service, on top of the emulator's own encoding time.
     synthesisDelayMs: 300,
   });
   try {
-    // Each mode starts from the same trace time: messages are replayed relative to the first.
-    const t0 = trace[0]!.at_ms;
-    const shifted = trace.map((m) => ({ ...m, at_ms: m.at_ms - t0 }));
-    let started = Date.now();
-    // CPU of this process while a mode runs: the bot side, and the in-process emulator serving it.
-    let cpu = process.cpuUsage();
-    const ours = await runScheduler(shifted, emulator, clock, scale);
-    const cpuScheduler = cpuSeconds(process.cpuUsage(cpu));
-    const scheduler = stats(shifted, ours, emulator);
-    const wallScheduler = Date.now() - started;
-    // A fresh account history, charges and rate windows for the other mode.
-    emulator.reset();
-    emulator.clearRequests();
-    started = Date.now();
-    cpu = process.cpuUsage();
-    const theirs = await runNaive(shifted, emulator, clock, scale);
-    const cpuNaive = cpuSeconds(process.cpuUsage(cpu));
-    const naive = stats(shifted, theirs, emulator);
-    const report: Report = {
-      trace: name,
-      messages: trace.length,
-      bound: { requests_per_spoken: round(bound(shifted, RULES).requestsPerSpoken) },
-      playback_floor: { wait_p95_s: round(quantile(playbackFloor(shifted), 0.95) / 1000, 2) },
-      scheduler,
-      naive,
-    };
-    printTable(report, { scheduler: wallScheduler, naive: Date.now() - started }, { scheduler: cpuScheduler, naive: cpuNaive });
-    return report;
+    const started = Date.now();
+    const cpu = process.threadCpuUsage();
+    const outcome = await (mode === 'scheduler' ? runScheduler : runNaive)(trace, emulator, clock, scale);
+    const cpuS = cpuSeconds(process.threadCpuUsage(cpu));
+    const wallMs = Date.now() - started;
+    return { stats: await stats(trace, outcome, emulator, cpuS), wallMs };
   } finally {
     await emulator.close();
   }
 }
 
+/** `first`: the mode run first (alternated between traces, so neither always meets a cold or a warm process). */
+async function runTrace(name: string, trace: TraceMessage[], scale: number, first: Mode): Promise<Report> {
+  // Each mode starts from the same trace time: messages are replayed relative to the first.
+  const t0 = trace[0]!.at_ms;
+  const shifted = trace.map((m) => ({ ...m, at_ms: m.at_ms - t0 }));
+  const order: Mode[] = first === 'scheduler' ? ['scheduler', 'naive'] : ['naive', 'scheduler'];
+  const results = new Map<Mode, { stats: ModeStats; wallMs: number }>();
+  for (const mode of order) results.set(mode, await runMode(mode, shifted, scale));
+  const scheduler = results.get('scheduler')!;
+  const naive = results.get('naive')!;
+  const report: Report = {
+    trace: name,
+    messages: trace.length,
+    scale,
+    first,
+    bound: { requests_per_spoken: round(bound(shifted, RULES).requestsPerSpoken) },
+    playback_floor: { wait_p95_s: round(quantile(playbackFloor(shifted), 0.95) / 1000, 2) },
+    scheduler: scheduler.stats,
+    naive: naive.stats,
+  };
+  printTable(report, { scheduler: scheduler.wallMs, naive: naive.wallMs });
+  return report;
+}
+
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
+  if (o.trace && o.scenarioGiven && o.scenarios.length !== 1)
+    throw new Error('--trace takes one --scenario: the shape whose targets it checks');
   const runs: Array<{ name: string; scenario: string; trace: TraceMessage[] }> = o.trace
-    ? [{ name: o.trace, scenario: 'trace', trace: asRead(readTrace(o.trace)) }]
+    ? [{ name: o.trace, scenario: o.scenarioGiven ? o.scenarios[0]! : 'trace', trace: asRead(readTrace(o.trace)) }]
     : o.scenarios.map((s) => {
         const lines = scenarioTrace(s, o.seed);
         if (o.writeTrace) writeTrace(o.scenarios.length > 1 ? `${o.writeTrace}.${s}` : o.writeTrace, lines);
@@ -375,17 +435,22 @@ async function main(): Promise<void> {
       });
   const reports: Report[] = [];
   const misses: string[] = [];
-  for (const run of runs) {
+  for (const [k, run] of runs.entries()) {
     const t = run.trace;
     const guilds = new Set(t.map((m) => m.guild)).size;
+    const audiences = new Set(t.map((m) => m.audience)).size;
+    // The light shape's target is stated at real time: it always runs at x1.
+    const scale = run.scenario === 'light' ? 1 : o.scale;
     const named = t.filter((m) => m.prefix).length;
     const ja = t.filter((m) => m.lang === 'ja').length;
     console.log(
-      `\n== bench:queue ${run.name}: ${t.length} messages from ${guilds} guilds over ${Math.round(traceSpanMs(t) / 1000)} s ` +
+      `\n== bench:queue ${run.name}: ${t.length} messages from ${guilds} guilds (${audiences} voice channels) over ${Math.round(traceSpanMs(t) / 1000)} s ` +
         `(${ja} Japanese, ${t.length - ja} English; ${named} read with a name), rate ${RATE_LIMITS.standard.limit}/${RATE_LIMITS.standard.windowMs / 1000} s, ` +
-        `time scale x${o.scale}${o.trace ? '' : `, seed ${o.seed}`}`,
+        `time scale x${scale}${o.trace ? '' : `, seed ${o.seed}`}; load average ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' ')}`,
     );
-    const report = await runTrace(run.name, t, o.scale);
+    const report = await runTrace(run.name, t, scale, k % 2 === 0 ? 'naive' : 'scheduler');
     reports.push(report);
     console.log(`\ntargets (${run.name}):`);
     for (const [line, ok] of targets(report, run.scenario)) {

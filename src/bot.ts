@@ -228,6 +228,11 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     journal: pendingStore,
     // The client's own limiter: batches are formed once its grant is in hand.
     limiter,
+    // /reading freshness and speed-up: how a busy voice channel keeps up, read at each decision.
+    freshness: (guildId) => {
+      const reading = repos.reading.get(guildId);
+      return { horizonMs: reading.freshSeconds * 1000, speedUp: reading.speedUp };
+    },
   });
   const voiceSessions = new VoiceSessionStore(db, { clock });
   // The main account's id is known once it logged in (before any session is joined).

@@ -1,4 +1,5 @@
 import {
+  FRESH_SECONDS,
   READING_LIST_MAX,
   type Actor,
   type BotReading,
@@ -10,16 +11,16 @@ import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 
 // Whose messages and what is read, changed by an admin: one rule for /reading's switches, its bot
-// mode, its required role and its two lists (allowed bots, never-read roles), and for the web
-// dashboard (the caller has checked Manage Server). Each change is audit-logged.
+// mode, its required role, its freshness horizon and its two lists (allowed bots, never-read roles),
+// and for the web dashboard (the caller has checked Manage Server). Each change is audit-logged.
 
 /** What may change at once (absent keeps its value). */
 export type ReadingChange = Pick<
   ReadingSettingsPatch,
-  'bots' | 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'threads' | 'requiredRoleId'
+  'bots' | 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'threads' | 'speedUp' | 'requiredRoleId' | 'freshSeconds'
 >;
 
-const SWITCH_FIELDS = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads'] as const;
+const SWITCH_FIELDS = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads', 'speedUp'] as const;
 const BOT_READING: readonly BotReading[] = ['off', 'listed', 'all'];
 
 /**
@@ -51,6 +52,12 @@ export async function changeReading(
     if (id === guildId) throw new UserError('reading.role_everyone');
     if (id !== null && (typeof id !== 'string' || !roleExists(id))) throw new UserError('reading.role_gone');
     patch.requiredRoleId = id;
+  }
+  if (change.freshSeconds !== undefined) {
+    const seconds: unknown = change.freshSeconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < FRESH_SECONDS.min || seconds > FRESH_SECONDS.max)
+      throw new UserError('reading.bad_fresh', { vars: { min: FRESH_SECONDS.min, max: FRESH_SECONDS.max } });
+    patch.freshSeconds = seconds;
   }
   const saved = await ctx.repos.reading.update(guildId, patch);
   if (Object.keys(patch).length > 0) await ctx.repos.audit.record(guildId, actor, 'reading', patch);

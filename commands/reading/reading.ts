@@ -11,7 +11,7 @@ import { UserError } from '../../src/discord/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
-import { type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
+import { FRESH_SECONDS, type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 
@@ -93,6 +93,32 @@ const data = {
       onOff('On: say it', 'オンで読み上げる'),
     ),
     subcommand(
+      'freshness',
+      '鮮度',
+      'When a voice channel falls behind, skip what could not be heard within this many seconds',
+      '読み上げが追いつかないとき、書かれてからこの秒数以内に読めないメッセージは省略する',
+      [
+        {
+          type: ApplicationCommandOptionType.Integer,
+          ...named('seconds', '秒'),
+          ...described(
+            `Seconds (${FRESH_SECONDS.min}-${FRESH_SECONDS.max}, default 20)`,
+            `秒数（${FRESH_SECONDS.min}〜${FRESH_SECONDS.max}、標準20）`,
+          ),
+          required: true,
+          min_value: FRESH_SECONDS.min,
+          max_value: FRESH_SECONDS.max,
+        },
+      ],
+    ),
+    subcommand(
+      'speed-up',
+      '早口',
+      'Read faster (up to 1.5x) while a voice channel is behind',
+      '読み上げが追いつかないとき速く読む（最大1.5倍）',
+      onOff('On: may read faster', 'オンで速く読む'),
+    ),
+    subcommand(
       'threads',
       'スレッド',
       'Read threads and forum posts of read channels',
@@ -107,9 +133,13 @@ const SWITCHES = {
   emoji: 'emoji',
   'in-voice': 'requireInVoice',
   'stale-notice': 'staleNotice',
+  'speed-up': 'speedUp',
   threads: 'threads',
 } as const satisfies Partial<
-  Record<SubcommandName<typeof data>, keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'threads'>>
+  Record<
+    SubcommandName<typeof data>,
+    keyof Pick<ReadingSettings, 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'speedUp' | 'threads'>
+  >
 >;
 const BOT_MODES: Record<BotReading, MessageKey> = { off: 'reading.bots_off', listed: 'reading.bots_listed', all: 'reading.bots_all' };
 
@@ -127,6 +157,12 @@ async function resolveRole(interaction: ChatInputCommandInteraction, guildId: st
 const SHOWN = 15;
 const capped = (items: string[]) => items.slice(0, SHOWN).join(', ') + (items.length > SHOWN ? ` …(+${items.length - SHOWN})` : '');
 
+/** The horizon as it applies: AUTO_READ_MAX_AGE_SECONDS is the hard limit above it. */
+function freshness(lang: Lang, ctx: BotContext, seconds: number): string {
+  const max = Math.round(ctx.config.limits.autoReadMaxAgeMs / 1000);
+  return t(lang, 'reading.fresh_seconds', { seconds }) + (seconds > max ? t(lang, 'reading.fresh_capped', { max }) : '');
+}
+
 function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: string) => boolean): string {
   const r = ctx.repos.reading.get(guildId);
   const lists = ctx.repos.readingLists;
@@ -143,6 +179,8 @@ function show(lang: Lang, ctx: BotContext, guildId: string, roleExists: (id: str
     never: never.length ? capped(never.map(roleName)) : t(lang, 'config.none'),
     inVoice: onOff(r.requireInVoice),
     staleNotice: onOff(r.staleNotice),
+    fresh: freshness(lang, ctx, r.freshSeconds),
+    speedUp: onOff(r.speedUp),
     threads: onOff(r.threads),
   });
 }
@@ -190,6 +228,12 @@ export default {
       emoji: ({ value }) => saveSwitch('emoji', value),
       'in-voice': ({ value }) => saveSwitch('in-voice', value),
       'stale-notice': ({ value }) => saveSwitch('stale-notice', value),
+      'speed-up': ({ value }) => saveSwitch('speed-up', value),
+      async freshness({ seconds }) {
+        // Checked again (reading-change.ts): min_value and max_value bind Discord's client, not a forged request.
+        await save({ freshSeconds: seconds });
+        await reply(t(lang, 'config.saved', { setting: 'freshness', value: freshness(lang, ctx, seconds) }));
+      },
       threads: ({ value }) => saveSwitch('threads', value),
       show: () => reply(show(lang, ctx, guildId, roleExists), true),
       async bots(args) {

@@ -3,7 +3,7 @@ import { Repo, type Patch } from './repo.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The reading_settings table (migrations/008, threads: 011): who and what auto-read reads.
+// The reading_settings table (migrations/008, threads: 011, freshness: 016): who and what auto-read reads, and how fresh.
 
 /** Messages from bots and webhooks: none, only the allow-list, or all. */
 export type BotReading = 'off' | 'listed' | 'all';
@@ -23,12 +23,22 @@ export interface ReadingSettings {
   staleNotice: boolean;
   /** Messages in threads (and forum posts) of a read channel are read. */
   threads: boolean;
+  /**
+   * The freshness horizon (seconds): when a voice channel is busier than it can be read, what could
+   * not be heard within this long of being written is dropped with the spoken summary.
+   */
+  freshSeconds: number;
+  /** Speech may speed up (to at most 1.5x) while a voice channel is behind. */
+  speedUp: boolean;
   updatedAt: number | null;
 }
 
 export type ReadingSettingsPatch = Patch<ReadingSettings>;
 
-/** Must match the column defaults of 008_reading_controls.sql and 011_reading_threads.sql (test/db/reading-controls.test.ts). */
+/** The range /reading freshness accepts (and the column's CHECK). */
+export const FRESH_SECONDS = { min: 5, max: 600 } as const;
+
+/** Must match the column defaults of migrations 008, 011 and 016 (test/db/reading-controls.test.ts). */
 export const READING_DEFAULTS = {
   bots: 'off',
   forwards: true,
@@ -37,21 +47,28 @@ export const READING_DEFAULTS = {
   requireInVoice: false,
   staleNotice: true,
   threads: true,
+  freshSeconds: 20,
+  speedUp: true,
 } as const satisfies Required<ReadingSettingsPatch>;
 
 type Stored = ReadingSettings & { updatedAt: number };
-type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number; threads: number };
+type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number; threads: number; speedUp: number };
 type Row = RowOf<Stored, Flags>;
-const rows = rowMapping<Stored, Row>({ codecs: { forwards: bool, emoji: bool, requireInVoice: bool, staleNotice: bool, threads: bool } });
+const rows = rowMapping<Stored, Row>({
+  codecs: { forwards: bool, emoji: bool, requireInVoice: bool, staleNotice: bool, threads: bool, speedUp: bool },
+});
 
 const statements = (db: Db) => ({
   select: db.prepare<[string], Row>('SELECT * FROM reading_settings WHERE guild_id = ?'),
   upsert: db.prepare<[Row]>(`
-    INSERT INTO reading_settings (guild_id, bots, forwards, emoji, required_role_id, require_in_voice, stale_notice, threads, updated_at)
-    VALUES (@guild_id, @bots, @forwards, @emoji, @required_role_id, @require_in_voice, @stale_notice, @threads, @updated_at)
+    INSERT INTO reading_settings (guild_id, bots, forwards, emoji, required_role_id, require_in_voice, stale_notice, threads,
+      fresh_seconds, speed_up, updated_at)
+    VALUES (@guild_id, @bots, @forwards, @emoji, @required_role_id, @require_in_voice, @stale_notice, @threads,
+      @fresh_seconds, @speed_up, @updated_at)
     ON CONFLICT (guild_id) DO UPDATE SET bots = excluded.bots, forwards = excluded.forwards, emoji = excluded.emoji,
       required_role_id = excluded.required_role_id, require_in_voice = excluded.require_in_voice,
-      stale_notice = excluded.stale_notice, threads = excluded.threads, updated_at = excluded.updated_at`),
+      stale_notice = excluded.stale_notice, threads = excluded.threads, fresh_seconds = excluded.fresh_seconds,
+      speed_up = excluded.speed_up, updated_at = excluded.updated_at`),
 });
 
 export class ReadingSettingsRepo extends Repo<ReturnType<typeof statements>> {

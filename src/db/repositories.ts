@@ -32,7 +32,7 @@ export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } 
 export type { RoleAllowance } from './role-allowances.ts';
 export type { DailySpend } from './ledger-daily.ts';
 export { GuildControlsRepo, RoleAllowancesRepo };
-export { READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
+export { FRESH_SECONDS, READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
 export { READING_LIST_MAX, type ReadingListKind } from './reading-lists.ts';
 export { ReadingListsRepo, ReadingSettingsRepo };
 export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };

@@ -1,6 +1,6 @@
 import { serverChargeUser } from '../billing/policy.ts';
 import type { Charge, SynthesisRequest } from './synthesize.ts';
-import { audienceOf, type Utterance } from './queue-types.ts';
+import { audienceOf, type Freshness, type Utterance } from './queue-types.ts';
 
 // The batching rules: which pending utterances of an audience share one request to the service, when
 // a lone message waits for company, when waiting auto-read is too old to speak, how far ahead of
@@ -34,6 +34,8 @@ export interface HeadState {
    * and a request's latency); the staleness cut is judged at that moment. Default `now`.
    */
   speakAt?: number;
+  /** The staleness cut for this audience now (`keepUp`); default `rules.maxAutoAgeMs`. */
+  cutMs?: number;
 }
 
 /** What to do with the head of a guild's queue now. */
@@ -69,8 +71,9 @@ export function mergeableRun(pending: readonly Utterance[], start: number, max: 
  */
 export function nextBatch(pending: readonly Utterance[], state: HeadState, rules: BatchRules): BatchDecision {
   const speakAt = Math.max(state.now, state.speakAt ?? state.now);
+  const cutMs = Math.min(state.cutMs ?? rules.maxAutoAgeMs, rules.maxAutoAgeMs);
   let stale = 0;
-  while (pending[stale]?.kind === 'auto' && isStale(pending[stale]!, speakAt, rules.maxAutoAgeMs)) stale++;
+  while (pending[stale]?.kind === 'auto' && isStale(pending[stale]!, speakAt, cutMs)) stale++;
   const head = pending[stale];
   if (!head) return { stale, take: 0 };
   if (head.kind !== 'auto' || head.advanced) return { stale, take: 1 };
@@ -111,6 +114,142 @@ export function isRipe(pending: readonly Utterance[], now: number, dueMs: number
   // A typical line more would not fit: the request is as full as it gets.
   if (chars + sep + chars / run > rules.maxChars) return true;
   return now - head.enqueuedAt >= dueMs;
+}
+
+// ---- keeping up: freshness ----
+
+/** The fastest speech-up while behind: faster than this is no longer comfortable to follow. */
+export const MAX_SPEED_UP = 1.5;
+/** One step of the speed-up while behind. */
+export const SPEED_STEP = 0.25;
+
+/**
+ * How an audience keeps up now: the staleness cut its auto-read is held to, the speed-up of its
+ * requests, and while it is behind how long the newest message may wait (`catchUpMs`: the oldest
+ * are dropped until it would be heard within this, `catchUp`).
+ */
+export interface KeepUp {
+  cutMs: number;
+  speed: number;
+  catchUpMs?: number;
+}
+
+/**
+ * How an audience with `backlogMs` of speech waiting (playing, ready, synthesising and queued)
+ * keeps up. Behind (the backlog cannot be heard within the horizon, or could not lately: `behind`),
+ * the cut tightens with the backlog: from the hard limit to the horizon, and the oldest messages
+ * are dropped (with the spoken summary) until the newest would be heard within a quarter of the horizon,
+ * so what is read is what people are talking about now; with `speedUp` requests are read faster,
+ * step by step (`pace`: SPEED_STEP more each time the oldest had to be dropped, from 1 + SPEED_STEP
+ * up to MAX_SPEED_UP). Otherwise the hard limit (AUTO_READ_MAX_AGE_SECONDS) applies, and the
+ * normal speed.
+ */
+export function keepUp(backlogMs: number, behind: boolean, freshness: Freshness, maxAutoAgeMs: number, pace = 1 + SPEED_STEP): KeepUp {
+  const horizon = Math.min(freshness.horizonMs, maxAutoAgeMs);
+  if (!behind && backlogMs <= horizon) return { cutMs: maxAutoAgeMs, speed: 1 };
+  const speed = freshness.speedUp ? Math.min(MAX_SPEED_UP, Math.max(1 + SPEED_STEP, pace)) : 1;
+  return { cutMs: horizon, speed, catchUpMs: horizon / 4 };
+}
+
+/**
+ * How many auto messages at the head of `pending` to drop so the newest would start within
+ * `catchUpMs` of being written: the head speaks at `speakAt`, each message after another at
+ * `msPerChar`. Stops at an explicit request (never dropped).
+ */
+export function catchUp(
+  pending: readonly Utterance[],
+  speakAt: number,
+  msPerChar: number,
+  catchUpMs: number,
+  rules: Pick<BatchRules, 'countChars'>,
+): number {
+  const newest = pending.at(-1);
+  if (!newest) return 0;
+  let ahead = 0;
+  for (let i = 0; i < pending.length - 1; i++) ahead += msPerChar * rules.countChars(pending[i]!.text);
+  let k = 0;
+  while (k < pending.length - 1 && pending[k]!.kind === 'auto' && speakAt + ahead - newest.enqueuedAt > catchUpMs) {
+    ahead -= msPerChar * rules.countChars(pending[k]!.text);
+    k++;
+  }
+  return k;
+}
+
+/** What a message carried in a request but heard later than the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one. */
+export const STALE_WORTH = 0.3;
+
+/** How long an audience's own reading counts against it when grants are shared (`grantWorth`). */
+export const SPOKEN_WINDOW_MS = 5 * 60_000;
+
+/**
+ * What a grant would buy the audience whose queue is `pending`, its next request read from
+ * `startAt` at `msPerChar`: each message that request carries (its leading mergeable run, within
+ * `maxMessages` and `maxChars`, after what is already past the cut and so dropped when the grant
+ * comes) counts 1 when its own words would start within `horizonMs` of being
+ * written and STALE_WORTH when only within `cutMs`; explicit requests (/say, /narrate) count 1. That
+ * gain is weighed against what the audience had read lately (`spokenLately` messages): the log of
+ * (spoken + 1 + gain) / (spoken + 1), so the grant buys the most fresh speech while an audience
+ * read less lately comes first (a quiet server's one message beside a busy server's fifth batch).
+ * The limiter grants where this is highest (pacing.ts `grantOrder`).
+ */
+export function grantWorth(
+  pending: readonly Utterance[],
+  startAt: number,
+  msPerChar: number,
+  window: { horizonMs: number; cutMs: number; spokenLately: number },
+  rules: Pick<BatchRules, 'countChars' | 'separator' | 'maxMessages' | 'maxChars'>,
+): number {
+  // What went past the cut while it waited is dropped when the grant comes: the request starts after it.
+  let first = 0;
+  while (pending[first] && isStale(pending[first]!, startAt, window.cutMs)) first++;
+  const head = pending[first];
+  if (!head) return 0;
+  const pause = rules.countChars(separatorFor(head, rules.separator));
+  let gain = 0;
+  let chars = 0;
+  let t = startAt;
+  for (let i = 0; first + i < pending.length && i < rules.maxMessages; i++) {
+    const u = pending[first + i]!;
+    if (i > 0 && (!mergeable(head, u) || chars + pause + rules.countChars(u.text) > rules.maxChars)) break;
+    const late = t - u.enqueuedAt;
+    if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
+    else if (late <= window.cutMs) gain += STALE_WORTH;
+    chars += (i > 0 ? pause : 0) + rules.countChars(u.text);
+    t += msPerChar * (rules.countChars(u.text) + pause);
+  }
+  return Math.log1p(gain / (window.spokenLately + 1));
+}
+
+/**
+ * How many leading utterances of `run` (one request's worth) would have their own words start within
+ * `cutMs` of being written, read back to back from `startAt` at `msPerChar` (already sped up):
+ * a batch never carries an auto message it could only read past the cut. At least the first
+ * (whose start is `startAt` itself: the head rules judged it already).
+ */
+export function withinCut(
+  run: readonly Utterance[],
+  startAt: number,
+  msPerChar: number,
+  cutMs: number,
+  rules: Pick<BatchRules, 'countChars' | 'separator'>,
+): number {
+  if (run.length === 0) return 0;
+  const pause = rules.countChars(separatorFor(run[0]!, rules.separator));
+  let t = startAt;
+  for (let i = 0; i < run.length; i++) {
+    if (i > 0 && isStale(run[i]!, t, cutMs)) return i;
+    t += msPerChar * (rules.countChars(run[i]!.text) + pause);
+  }
+  return run.length;
+}
+
+/**
+ * How many leading utterances of `run` one batch may carry, read from `startAt` at `msPerChar` (sped
+ * up by `keep`): each auto message's words within the cut, and while behind within the catch-up
+ * target, so a batch never carries what could only be heard late (`withinCut`).
+ */
+export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar: number, keep: KeepUp, rules: BatchRules): number {
+  return withinCut(run, startAt, msPerChar / keep.speed, keep.catchUpMs ?? keep.cutMs, rules);
 }
 
 /** Whether auto-read `u` would be read later than the cut if it started speaking at `at` (say/narrate never are). */
@@ -408,11 +547,12 @@ export interface TimedClip {
 }
 
 /**
- * The staleness cut at the moment of speaking (nothing is read minutes late): clips
- * played back to back from `at`, each utterance starting with its first clip. An auto utterance
- * that would start past the cut is dropped, and with it every clip that carries a part of it (a
- * request reads its parts as one sound); an utterance that loses a clip is dropped too. Returns
- * the indices of the clips kept and the utterances dropped.
+ * The staleness cut at the moment of speaking (nothing is heard later than the cut): clips
+ * played back to back from `at`, each utterance's words starting in its first clip, after the
+ * utterances that clip reads before it (in proportion to their characters: the service reads at an
+ * even pace). An auto utterance whose words would start past the cut is dropped, and with it every
+ * clip that carries a part of it (a request reads its parts as one sound); an utterance that loses a
+ * clip is dropped too. Returns the indices of the clips kept and the utterances dropped.
  */
 export function cutAtSpeaking(clips: readonly TimedClip[], at: number, maxAutoAgeMs: number): { keep: number[]; dropped: Utterance[] } {
   const dropped = new Set<Utterance>();
@@ -429,10 +569,14 @@ export function cutAtSpeaking(clips: readonly TimedClip[], at: number, maxAutoAg
         }
         continue;
       }
+      const total = clip.items.reduce((n, u) => n + u.text.length, 0) || 1;
+      let before = 0;
       for (const u of clip.items) {
+        const wordsAt = t + (clip.durationMs * before) / total;
+        before += u.text.length;
         if (started.has(u)) continue;
         started.add(u);
-        if (isStale(u, t, maxAutoAgeMs)) {
+        if (isStale(u, wordsAt, maxAutoAgeMs)) {
           dropped.add(u);
           changed = true;
         }

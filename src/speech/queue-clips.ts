@@ -10,6 +10,9 @@ import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.t
 
 type CodedError = Error & { code?: string };
 
+/** The standard endpoint's fastest speed (the service's spec: 0.3 to 4.0). */
+const STANDARD_MAX_SPEED = 4;
+
 /** The cache identity of one part as spoken by `u`'s voice and settings. */
 export function partKey(u: Utterance, text: string): string {
   return JSON.stringify([u.voice, u.speed, u.pitch, text]);
@@ -61,6 +64,11 @@ export interface PlanRun {
   progress: (u: Utterance, state: ProgressState, extra?: Partial<ProgressEvent>) => void;
   /** Told each paid request's characters and the audio length it made (the scheduler learns the speech rate). */
   onMade: (chars: number, durationMs: number) => void;
+  /**
+   * Auto-read requests are read this much faster (the audience is behind: batching.ts `keepUp`).
+   * Clips from the cache play as they are, so the speed-up costs no reuse.
+   */
+  speed?: number;
 }
 
 /**
@@ -85,6 +93,8 @@ export async function synthesizePlan(
       if (clip.cached) return { audio: known.get(partKey(items[clip.part.item]!, clip.part.text))! };
       const grant = grants.hand();
       const req = clipRequest(guildId, items, clip.parts, rules);
+      if (run.speed && run.speed !== 1 && req.endpoint === 'standard' && items[clip.parts[0]!.item]!.kind === 'auto')
+        req.speed = Math.min(STANDARD_MAX_SPEED, req.speed * run.speed);
       try {
         const audio = await synth.synthesize(req, {
           signal,
@@ -94,7 +104,7 @@ export async function synthesizePlan(
             for (const u of clipItems[k]!) run.progress(u, 'synthesizing', { detail: p.status });
           },
         });
-        if (!audio.fromCache) run.onMade(rules.countChars(req.text), audio.durationMs);
+        if (!audio.fromCache) run.onMade(rules.countChars(req.text), audio.durationMs * (req.speed / items[clip.parts[0]!.item]!.speed));
         return { audio };
       } catch (err) {
         return { error: asError(err, guildId) };

@@ -1,7 +1,21 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../util/clock.ts';
 import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
-import { clipParts, mergeableRun, nextBatch, isRipe, planBatch, type BatchPlan, type BatchRules, type PlanLimits } from './batching.ts';
+import {
+  catchUp,
+  clipParts,
+  fitsWithin,
+  grantWorth,
+  SPOKEN_WINDOW_MS,
+  isRipe,
+  mergeableRun,
+  nextBatch,
+  planBatch,
+  type BatchPlan,
+  type BatchRules,
+  type KeepUp,
+  type PlanLimits,
+} from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesize.ts';
@@ -127,6 +141,16 @@ export interface AudienceHost {
   dropped(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void;
   /** Look at this audience again on the next turn. */
   pump(g: AudienceQueue): void;
+  /** Expected speech per character (ms), learnt by the scheduler. */
+  msPerChar(): number;
+  /** How the audience keeps up now: its cut, speed-up and catch-up target (queue-keepup.ts). */
+  keepUp(g: AudienceQueue): KeepUp;
+  /** The oldest had to be dropped to catch up: its next requests a step faster. */
+  stepUp(g: AudienceQueue, keep: KeepUp): void;
+  /** Requests are scarce now, or about to be (the scheduler's `#scarce`): runs wait for company, the cut is two horizons. */
+  scarce(): boolean;
+  /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
+  horizonMs(g: AudienceQueue): number;
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -139,6 +163,8 @@ export interface Formed {
 
 /** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
 const REUSE_AFTER_READS = 2;
+/** A run waiting for company while requests are scarce waits at most this share of the horizon (`#holdForCompany`). */
+const HOLD_SHARE = 0.7;
 /** Parts remembered for their reading counts (the oldest forgotten first). */
 const MAX_REMEMBERED_PARTS = 10_000;
 
@@ -164,12 +190,21 @@ export class AudienceQueue {
   #slots: Slot[] = [];
   /** A held auto message has a wake-up scheduled. */
   #holdTimer = false;
+  /** When each message taken into a batch lately was taken (oldest first; `#spokenLately`). */
+  readonly #spokenAt: number[] = [];
+  /** How it kept up when the head rules were last applied (the batch formed then is held to it, and sped up by it). */
+  #keep: KeepUp | undefined;
   readonly stats = { delivered: 0, dropped: 0 };
 
   constructor(guildId: string, audience: string, host: AudienceHost) {
     this.guildId = guildId;
     this.audience = audience;
     this.#host = host;
+  }
+
+  /** How it kept up when the head rules were last applied. */
+  get keep(): KeepUp {
+    return this.#keep ?? { cutMs: Number.POSITIVE_INFINITY, speed: 1 };
   }
 
   get pending(): readonly Utterance[] {
@@ -279,10 +314,20 @@ export class AudienceQueue {
    */
   headReady(slot: Slot | null, granted = false): boolean {
     const now = this.#host.clock.now();
+    const at = this.speakAt(slot, now);
+    const keep = (this.#keep = this.#host.keepUp(this));
+    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
+    if (keep.catchUpMs !== undefined) {
+      const behind = catchUp(this.#pending, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, this.#host.rules);
+      if (behind > 0) {
+        this.#host.dropped(this, this.#pending.splice(0, behind), 'queue');
+        this.#host.stepUp(this, keep);
+      }
+    }
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
     const decision = nextBatch(
       this.#pending,
-      { now, playing: this.current !== null && !granted, speakAt: this.speakAt(slot, now) },
+      { now, playing: this.current !== null && !granted, speakAt: at, cutMs: keep.cutMs },
       this.#host.rules,
     );
     if (decision.stale > 0) this.#host.dropped(this, this.#pending.splice(0, decision.stale), 'queue');
@@ -290,12 +335,34 @@ export class AudienceQueue {
     return decision.take > 0;
   }
 
-  /** Requests are scarce: a run that needs one and can still grow waits for company (cached audio never does). */
-  #holdForCompany(): boolean {
-    const { limiter, clock, pressureHoldMs, rules } = this.#host;
-    if (!limiter?.pressured('standard') || isRipe(this.#pending, clock.now(), pressureHoldMs, rules)) return false;
-    this.#wakeAt(this.#pending[0]!.enqueuedAt + pressureHoldMs);
+  /**
+   * Requests are scarce: a run that needs one and can still grow waits for company (cached audio
+   * never does), until its first message's words would start `pressureHoldMs` after it was written
+   * (at most HOLD_SHARE of the horizon, so what it waited for is still heard fresh).
+   */
+  #holdForCompany(slot: Slot): boolean {
+    const { clock, pressureHoldMs, rules } = this.#host;
+    if (!this.#host.scarce()) return false;
+    const now = clock.now();
+    const due = Math.min(pressureHoldMs, HOLD_SHARE * this.#host.horizonMs(this));
+    const lead = this.speakAt(slot, now) - now;
+    if (isRipe(this.#pending, now + lead, due, rules)) return false;
+    this.#wakeAt(this.#pending[0]!.enqueuedAt + due - lead);
     return true;
+  }
+
+  /** Messages of this audience taken into batches within SPOKEN_WINDOW_MS of `now` (what it had read lately). */
+  #spokenLately(now: number): number {
+    while (this.#spokenAt.length > 0 && this.#spokenAt[0]! <= now - SPOKEN_WINDOW_MS) this.#spokenAt.shift();
+    return this.#spokenAt.length;
+  }
+
+  /** What a grant would buy this audience now, asked by the limiter while it waits (batching.ts `grantWorth`). */
+  #grantWorth(slot: Slot): number {
+    const now = this.#host.clock.now();
+    const keep = this.keep;
+    const window = { horizonMs: this.#host.horizonMs(this), cutMs: keep.cutMs, spokenLately: this.#spokenLately(now) };
+    return grantWorth(this.#pending, this.speakAt(slot, now), this.#host.msPerChar() / keep.speed, window, this.#host.rules);
   }
 
   /** The queue is pumped again at `at` (one wake-up at a time). */
@@ -335,7 +402,16 @@ export class AudienceQueue {
     try {
       for (;;) {
         if (!live() || !this.headReady(slot, grants.count > 0)) return null;
-        const runLength = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
+        const mergeable = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
+        // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
+        const fits = fitsWithin(
+          this.#pending.slice(0, mergeable),
+          this.speakAt(slot, this.#host.clock.now()),
+          this.#host.msPerChar(),
+          this.keep,
+          rules,
+        );
+        const runLength = Math.max(1, Math.min(mergeable, fits));
         const run = this.#pending.slice(0, runLength);
         const head = run[0]!;
         const auto = head.kind === 'auto' && !head.advanced;
@@ -365,8 +441,9 @@ export class AudienceQueue {
           plan = planBatch(run, isCached, limits(0), rules);
           if (plan.take === 0) {
             if (limiter && auto) {
-              if (this.#holdForCompany()) return 'held';
-              grants.add(await limiter.reserve('standard', { key: this.audience, signal }));
+              if (this.#holdForCompany(slot)) return 'held';
+              // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
+              grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
               // Batch at the moment of the grant: look again at everything pending now.
               continue;
             }
@@ -376,6 +453,8 @@ export class AudienceQueue {
         }
         const items = this.#pending.splice(0, plan.take);
         countReads(this.#host.reads, items);
+        const at = this.#host.clock.now();
+        for (let i = 0; i < items.length; i++) this.#spokenAt.push(at);
         const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
         releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
         formed = true;

@@ -165,12 +165,21 @@ export interface CoalesceOptions {
   /** How long a lone auto message may wait for company while its guild is playing. */
   holdMs?: number;
   /**
-   * While the rate budget is under pressure, how long a run of auto messages that could still
-   * grow waits for company before it asks for a grant (batching.ts `isRipe`).
+   * While the rate budget is under pressure, how long after its first message was written that
+   * message's words may start when a run of auto messages that could still grow waits for company
+   * before it asks for a grant (batching.ts `isRipe`); at most 70% of the server's horizon.
    */
   pressureHoldMs?: number;
   /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
   separator?: Record<string, string>;
+}
+
+/** What a server chose for freshness (/reading freshness and speed-up). */
+export interface Freshness {
+  /** When an audience is behind, what could not be heard within this long of being written is dropped. */
+  horizonMs: number;
+  /** Speech may speed up (requests only, to at most 1.5x) while the audience is behind. */
+  speedUp: boolean;
 }
 
 export interface SchedulerOptions {
@@ -207,6 +216,12 @@ export interface SchedulerOptions {
   limiter?: GrantingLimiter;
   /** Bodies up to this many characters (common short lines) are worth a clip of their own. */
   reusableChars?: number;
+  /**
+   * A server's freshness (/reading freshness and speed-up): when an audience is behind, the horizon
+   * its auto-read is cut to and whether its requests may speed up (batching.ts `keepUp`). Asked at
+   * each decision, so a change applies at once. `maxAutoAgeMs` stays the hard limit above it.
+   */
+  freshness?: (guildId: string) => Freshness;
 }
 
 const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
@@ -218,10 +233,11 @@ export const SCHEDULER_DEFAULTS = {
   maxInFlight: 1,
   maxPendingCharsPerMember: 500,
   maxAutoAgeMs: 60_000,
-  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, pressureHoldMs: 10_000, separator: DEFAULT_SEPARATORS },
+  coalesce: { maxChars: 200, maxMessages: 5, holdMs: 1_500, pressureHoldMs: 14_000, separator: DEFAULT_SEPARATORS },
   countChars,
   sinkTimeoutMs: 30_000,
   logger: { info() {}, warn() {} },
   journal: { add: () => true, remove() {} },
   reusableChars: 8,
+  freshness: (): Freshness => ({ horizonMs: 20_000, speedUp: true }),
 } as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;

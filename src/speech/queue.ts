@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, mayStartBatch, type BatchRules } from './batching.ts';
+import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
+import { backlogMs, KeepUpTracker } from './queue-keepup.ts';
 import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
@@ -11,6 +12,7 @@ import {
   audienceOf,
   type AudienceStats,
   type EnqueueResult,
+  type Freshness,
   type GrantingLimiter,
   type Logger,
   type ProgressEvent,
@@ -40,8 +42,12 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
  * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
- * is judged when the batch would speak, both before anything is paid for it and at the moment of
- * speaking: nothing is read later than `maxAutoAgeMs` after it arrived. The order and pacing
+ * is judged where each message's own words would start, both before anything is paid for it and at
+ * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
+ * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
+ * oldest dropped, speed-up); while requests are scarce its cut is two horizons, and one waiting for a
+ * grant tells the limiter what it buys (batching.ts `grantWorth`: fresh speech, weighed against what
+ * it had read lately). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
  * owns its pending list and its batches, each a state union changed through one setter.
@@ -49,6 +55,11 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
+/** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`#keepUp`). */
+const SCARCE_CUT_HORIZONS = 2;
+/** Audiences written to within ACTIVE_MS at once from which requests count as scarce before the limiter says so (`#scarce`). */
+const SCARCE_AUDIENCES = 4;
+const ACTIVE_MS = 20_000;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -62,6 +73,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
+  readonly #freshness: (guildId: string) => Freshness;
+  /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
+  readonly #keepUps = new KeepUpTracker();
+  /** When each audience last had an auto message, for `#scarce`. */
+  readonly #lastWritten = new Map<string, number>();
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
   readonly #host: AudienceHost;
   /** The queues by audience. */
@@ -92,6 +108,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
+    this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
     this.#host = {
       clock: this.#clock,
       rules: this.#rules,
@@ -104,6 +121,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       latencyMs: () => this.#latencyMs,
       dropped: (g, items, at) => this.#dropStale(g, items, at),
       pump: (g) => this.#schedulePump(g.audience),
+      msPerChar: () => this.#msPerChar,
+      keepUp: (g) => this.#keepUp(g),
+      stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
+      horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
+      scarce: () => this.#scarce(),
     };
   }
 
@@ -117,6 +139,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.push(u);
+    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
+    if (u.kind === 'auto') this.#lastWritten.set(g.audience, u.enqueuedAt);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -306,6 +330,42 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
+  /**
+   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or
+   * SCARCE_AUDIENCES audiences were written to within ACTIVE_MS. So many talking at once want a
+   * request every few seconds each, more than the window's one every two: a run waits for company
+   * from the start instead of the window's first half going to single lines.
+   */
+  #scarce(): boolean {
+    if (this.#limiter?.pressured('standard')) return true;
+    if (!this.#limiter) return false;
+    const since = this.#clock.now() - ACTIVE_MS;
+    let active = 0;
+    for (const [audience, at] of this.#lastWritten) {
+      if (at <= since) this.#lastWritten.delete(audience);
+      else active++;
+    }
+    return active >= SCARCE_AUDIENCES;
+  }
+
+  /**
+   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
+   * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
+   */
+  #keepUp(g: AudienceQueue): KeepUp {
+    const max = this.#rules.maxAutoAgeMs;
+    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
+    const now = this.#clock.now();
+    const freshness = this.#freshness(g.guildId);
+    const pressured = this.#scarce();
+    // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
+    const queued = pressured ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
+    // Requests scarce: a grant is not spent on what would be heard long after the conversation moved on.
+    const scarceCut = SCARCE_CUT_HORIZONS * Math.min(freshness.horizonMs, max);
+    return pressured && keep.cutMs > scarceCut ? { ...keep, cutMs: scarceCut } : keep;
+  }
+
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
     if (items.length === 0) return;
     // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
@@ -335,8 +395,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       }
       const { plan } = formed;
       items = formed.items;
+      // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
+      const { speed } = g.keep;
       const estimateMs = plan.clips.reduce(
-        (ms, c) => ms + this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join('')),
+        (ms, c) =>
+          ms +
+          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) / (c.cached ? 1 : speed),
         0,
       );
       slot.state = { status: 'synthesizing', controller, items, estimateMs };
@@ -345,7 +409,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       this.#schedulePump(audience);
       const started = this.#clock.now();
       try {
-        results = await synthesizePlan(this.#planRun(g, signal), guildId, formed.items, plan, formed.known, formed.grants);
+        results = await synthesizePlan(this.#planRun(g, signal, speed), guildId, formed.items, plan, formed.known, formed.grants);
       } finally {
         formed.grants.settle();
       }
@@ -380,7 +444,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
-  #planRun(g: AudienceQueue, signal: AbortSignal): PlanRun {
+  #planRun(g: AudienceQueue, signal: AbortSignal, speed = 1): PlanRun {
     const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
     return {
       synth: this.#synth,
@@ -388,6 +452,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       signal,
       progress: (u, state, extra) => this.#progress(g, u, state, extra),
       onMade,
+      speed,
     };
   }
 
@@ -407,7 +472,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const r of [result, ...rest]) r.audio?.release?.();
         return;
       }
-      const cut = cutReady(result, this.#clock.now(), this.#rules.maxAutoAgeMs);
+      const cut = cutReady(result, this.#clock.now(), this.#keepUp(g).cutMs);
       this.#dropStale(g, cut.dropped, 'speaking');
       const next = cut.ready;
       if (!next) continue;

@@ -160,14 +160,18 @@ describe('the web dashboard', () => {
     expect(csv.headers.get('content-disposition')).toContain('dictionary.csv');
     expect(csv.body).toContain('ABC,えいびいしい');
 
-    // Reading controls by /reading's rule: an unknown bots mode or role is refused, nothing saved.
+    // Reading controls by /reading's rule: an unknown bots mode or role, or a horizon out of range, is refused, nothing saved.
     const reading = `/guilds/${guildId}/reading`;
     expect((await admin.api('PATCH', reading, { bots: 'some', emoji: true })).status).toBe(400);
     expect((await admin.api('PATCH', reading, { requiredRoleId: '1234567890123456789' })).status).toBe(400);
-    expect(h.bot.context.repos.reading.get(guildId).emoji).toBe(false);
-    const readingSaved = await admin.api('PATCH', reading, { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
-    expect(readingSaved.body.reading).toMatchObject({ emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole });
-    await admin.api('PATCH', reading, { requiredRoleId: null });
+    const tooLong = await admin.api('PATCH', reading, { emoji: true, freshSeconds: 601 });
+    expect([tooLong.status, tooLong.body.message]).toEqual([400, expect.stringContaining('from 5 to 600')]);
+    expect(h.bot.context.repos.reading.get(guildId)).toMatchObject({ emoji: false, freshSeconds: 20 });
+    const fresh = { freshSeconds: 45, speedUp: false };
+    const readingSaved = await admin.api('PATCH', reading, { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole, ...fresh });
+    expect(readingSaved.body.reading).toMatchObject({ emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole, ...fresh });
+    expect(h.bot.context.repos.reading.get(guildId)).toMatchObject(fresh);
+    await admin.api('PATCH', reading, { requiredRoleId: null, freshSeconds: 20, speedUp: true });
 
     // A role allowance within the operator's ceiling (3,000 here), by /spend's rule; a role that does not exist is refused.
     const roles = `/guilds/${guildId}/roles`;
@@ -191,8 +195,8 @@ describe('the web dashboard', () => {
     expect(audit.slice(0, 5).map((e) => [e.action, e.via, e.detail])).toEqual([
       ['settings', 'command', { pitch: 5 }],
       ['roles.set', 'dashboard', { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 }],
-      ['reading', 'dashboard', { requiredRoleId: null }],
-      ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole }],
+      ['reading', 'dashboard', { requiredRoleId: null, freshSeconds: 20, speedUp: true }],
+      ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole, ...fresh }],
       ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
     ]);
 

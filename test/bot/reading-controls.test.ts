@@ -302,6 +302,27 @@ describe('/reading: a full allow-list', () => {
   });
 });
 
+describe('/reading: freshness and speed-up', () => {
+  it('an admin sets the horizon and the speed-up switch; /reading show lists them; a value out of range is refused, nothing changes', async () => {
+    const saved = await run(bob, 'reading', sub('freshness', [{ name: 'seconds', type: 4, value: 45 }]), 'ja');
+    expect(saved.content).toContain('45秒');
+    await command(bob, 'reading', sub('speed-up', [{ name: 'value', type: 5, value: false }]));
+    expect(h.bot.context.repos.reading.get(guildId)).toMatchObject({ freshSeconds: 45, speedUp: false });
+    const shown = await run(bob, 'reading', sub('show'));
+    expect(shown.content).toContain('freshness: 45 s / speed-up: off');
+    expect(shown.flags).toBe(EPHEMERAL);
+    // A forged request past Discord's min/max: refused in the member's language, ephemeral, nothing saved.
+    const forged = await run(bob, 'reading', sub('freshness', [{ name: 'seconds', type: 4, value: 601 }]), 'ja');
+    expect(forged).toEqual({ content: expect.stringContaining('5〜600の整数'), flags: EPHEMERAL });
+    expect(h.bot.context.repos.reading.get(guildId).freshSeconds).toBe(45);
+    const member = await run(alice, 'reading', sub('freshness', [{ name: 'seconds', type: 4, value: 10 }]));
+    expect(member.flags).toBe(EPHEMERAL);
+    expect(h.bot.context.repos.reading.get(guildId).freshSeconds).toBe(45);
+    await command(bob, 'reading', sub('freshness', [{ name: 'seconds', type: 4, value: 20 }]));
+    await command(bob, 'reading', sub('speed-up', [{ name: 'value', type: 5, value: true }]));
+  });
+});
+
 describe('/reading: forwards and emoji', () => {
   it('a forwarded message is read after a lead-in; with forwards off it is not', async () => {
     const texts = await spokenAround(say(bob, '', { forward: { content: '転送元の大事なお知らせ' } }));

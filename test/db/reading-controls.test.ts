@@ -35,7 +35,10 @@ describe('ReadingSettingsRepo', () => {
 
   it('GIVEN a value outside the schema THEN the database refuses it and nothing is written', async () => {
     await expect(repos.reading.update('g1', { bots: 'some' as never })).rejects.toThrow(/CHECK/);
+    await expect(repos.reading.update('g1', { freshSeconds: 4 })).rejects.toThrow(/CHECK/);
     expect(repos.reading.get('g1').updatedAt).toBeNull();
+    expect((await repos.reading.update('g1', { freshSeconds: 45, speedUp: false })).freshSeconds).toBe(45);
+    expect(repos.reading.get('g1')).toMatchObject({ freshSeconds: 45, speedUp: false });
   });
 });
 

@@ -62,6 +62,17 @@ describe.each(storeFactories)('FairRateLimiter over $name', ({ make }) => {
       expect(grants.filter((h) => h.at > g.at - LIMITS.standard.windowMs && h.at <= g.at).length).toBeLessThanOrEqual(5);
   });
 
+  it('waiters that say what a grant buys them: the freshest speech is served first, asked again at each grant', async () => {
+    await fillWindow();
+    // Keys in the opposite alphabetical order: the turns alone would serve a-stale first.
+    const worth = { 'a-stale': 0, 'b-some': 2, 'c-most': 4 };
+    const pending = (['a-stale', 'b-some', 'c-most'] as const).map((key) => limiter.acquire('standard', { key, worth: () => worth[key] }));
+    await clock.advance(LIMITS.standard.windowMs);
+    await Promise.all(pending);
+    // One whose speech went stale meanwhile would have gone last: worth is read when grants are decided.
+    expect(grants.map((g) => g.key)).toEqual(['c-most', 'b-some', 'a-stale']);
+  });
+
   it('serves one key first-in first-out', async () => {
     await fillWindow();
     const order: number[] = [];

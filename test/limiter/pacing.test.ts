@@ -77,6 +77,28 @@ describe('grantOrder', () => {
       ]).map((d) => d.key),
     ).toEqual(['a', 'b']);
   });
+
+  it('GIVEN every waiter says what a grant buys THEN the most worth first, the turns between equals', () => {
+    const waiting = [
+      { key: 'stale', since: 0, worth: 0 },
+      { key: 'two', since: 10, worth: 2 },
+      { key: 'four-served', since: 20, worth: 4 },
+      { key: 'four', since: 30, worth: 4 },
+    ];
+    // 'four-served' was served more recently than 'four': equal worth, so 'four' goes first.
+    expect(grantOrder(waiting, new Map([['four-served', 3]])).map((d) => d.key)).toEqual(['four', 'four-served', 'two', 'stale']);
+  });
+
+  it('GIVEN one waiter of unknown worth (another process) THEN the turns decide as before', () => {
+    const order = grantOrder(
+      [
+        { key: 'fresh', since: 10, worth: 5 },
+        { key: 'elsewhere', since: 0 },
+      ],
+      new Map(),
+    );
+    expect(order.map((d) => d.key)).toEqual(['elsewhere', 'fresh']);
+  });
 });
 
 describe('decideGrant', () => {

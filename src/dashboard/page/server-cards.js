@@ -133,10 +133,10 @@ export function autoReadCard(guildId, g) {
   );
 }
 
-/** Whose messages and what is read (/reading): its switches, bots and webhooks, a required role. */
+/** Whose messages and what is read (/reading): its switches, bots and webhooks, a required role, the freshness horizon. */
 export function readingCard(guildId, g) {
   const r = g.reading;
-  const checks = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads'].map((key) => {
+  const checks = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads', 'speedUp'].map((key) => {
     const input = h('input', { type: 'checkbox', checked: r[key] });
     return { key, input, row: h('div', { class: 'check' }, input, h('label', { for: (input.id = newId()), text: tr(`reading_${key}`) })) };
   });
@@ -151,13 +151,14 @@ export function readingCard(guildId, g) {
     h('option', { value: '', text: tr('reading_everyone') }),
     g.roles.map((x) => h('option', { value: x.id, selected: x.id === r.requiredRoleId, text: `@${x.name}` })),
   );
+  const fresh = h('input', { type: 'number', min: 5, max: 600, step: 1, value: r.freshSeconds, required: true });
   const form = h(
     'form',
     {
       class: 'card',
       onsubmit: async (e) => {
         e.preventDefault();
-        const wanted = { bots: bots.value, requiredRoleId: role.value || null };
+        const wanted = { bots: bots.value, requiredRoleId: role.value || null, freshSeconds: Number(fresh.value) };
         for (const c of checks) wanted[c.key] = c.input.checked;
         const body = Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== r[k]));
         const saved = await change(() => api('PATCH', `/guilds/${guildId}/reading`, body), tr('saved'));
@@ -168,6 +169,7 @@ export function readingCard(guildId, g) {
     checks.map((c) => c.row),
     field(tr('reading_bots'), bots),
     field(tr('reading_required_role'), role),
+    field(tr('reading_freshSeconds'), fresh, tr('reading_fresh_hint')),
     h('button', { type: 'submit', text: tr('save') }),
   );
   return form;

@@ -49,6 +49,7 @@ const DEFAULT_KEY = '';
 interface Waiter {
   key: string;
   since: number;
+  worth: (() => number) | undefined;
   resolve: (grant: RateGrant) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
@@ -64,9 +65,10 @@ interface Lane {
 /**
  * The per-IP request budget shared by every guild (ARCHITECTURE: the budget is the scarcest
  * resource). Waiters are grouped by `key` (the scheduler's audience: a voice session or a text
- * channel; a guild id for requests made outside it); the key with the fewest grants in the window
- * goes first, then the one waiting longest, FIFO within a key, so a busy audience cannot starve a
- * quiet one (two voice channels of one server as much as two servers) and one arriving late is
+ * channel; a guild id for requests made outside it): where a grant buys the most (when the waiters
+ * say, `worth`: fresh speech weighed against what the key had read lately), else the key served
+ * least recently, then the one waiting longest, FIFO within a key, so a busy audience cannot starve
+ * a quiet one (two voice channels of one server as much as two servers) and one arriving late is
  * served before those already served. Under
  * pressure grants are paced so late arrivals still find a slot. With a shared store the order and
  * the pacing are decided across every process on the host (src/tts/limiter/pacing.ts).
@@ -119,7 +121,7 @@ export class FairRateLimiter implements GrantingLimiter {
     const key = options.key ?? DEFAULT_KEY;
     const lane = this.#lanes[kind];
     return new Promise<RateGrant>((resolve, reject) => {
-      const waiter: Waiter = { key, since: this.#clock.now(), resolve, reject, signal, onAbort: undefined };
+      const waiter: Waiter = { key, since: this.#clock.now(), worth: options.worth, resolve, reject, signal, onAbort: undefined };
       if (signal) {
         waiter.onAbort = () => {
           this.#remove(lane, waiter);
@@ -190,7 +192,7 @@ export class FairRateLimiter implements GrantingLimiter {
     lane.pumping = true;
     try {
       while (lane.queues.size > 0) {
-        const mine: Demand[] = [...lane.queues].map(([key, queue]) => ({ key, since: queue[0]!.since }));
+        const mine: Demand[] = [...lane.queues].map(([key, queue]) => demandOf(key, queue));
         let result;
         try {
           result = await this.#take(kind, mine);
@@ -272,6 +274,15 @@ export class FairRateLimiter implements GrantingLimiter {
     }
     lane.queues.clear();
   }
+}
+
+/** A key's demand: since when its oldest waiter waits, and what a grant buys it now (when its first waiter says). */
+function demandOf(key: string, queue: readonly Waiter[]): Demand {
+  const first = queue[0]!;
+  const worth = first.worth?.();
+  return worth === undefined || !Number.isFinite(worth)
+    ? { key, since: first.since }
+    : { key, since: first.since, worth: Math.max(0, worth) };
 }
 
 /** The simple in-process limiter: fair, counting this process's requests only. */

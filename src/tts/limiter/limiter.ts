@@ -22,6 +22,11 @@ export interface RateGrant {
 export interface AcquireOptions {
   /** Who the request is for (an audience, or a guild id); limiters that are fair order grants by key. */
   key?: string | undefined;
+  /**
+   * What a grant would buy this key now (the speech still fresh that would ride on it), asked each
+   * time grants are handed out: the fair limiter grants where it buys the most (pacing.ts `grantOrder`).
+   */
+  worth?: (() => number) | undefined;
   signal?: AbortSignal | undefined;
   /** A grant already in hand: spent instead of waiting (once; a retry waits as usual). */
   grant?: RateGrant | undefined;

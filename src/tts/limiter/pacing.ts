@@ -9,10 +9,13 @@ import type { Demand, GrantDecision, WindowSnapshot } from './types.ts';
  * of being spent on the first burst: a guild that arrives later still finds a slot within seconds,
  * where an unpaced window under sustained demand is full for most of a minute at a time.
  *
- * Order: the waiting key (an audience, or a guild) served least recently goes first (one never served before all),
- * then the one waiting longest. A guild arriving late is served next, and guilds that all wait take
- * turns (a guild that needed two grants lately is not held back for a whole window for it). Every
- * criterion is read from the shared store, so processes sharing it agree on whose turn it is.
+ * Order: when every waiting key says what a grant buys it (`worth`: the speech still fresh that
+ * would ride on it, weighed for fairness by the scheduler), the grant goes where it buys the most;
+ * freshness is a choice of whom to grant, not of more requests.
+ * Otherwise (and between equals) the waiting key (an audience, or a guild) served least recently goes first (one never
+ * served before all), then the one waiting longest. A key arriving late is served next, and keys
+ * that all wait take turns. Every criterion but `worth` is read from the shared store, so processes
+ * sharing it agree on whose turn it is; `worth` is only used while no other process waits.
  *
  * A grant to spare (`spare`): while the window is nearly empty and nobody waits, a request more
  * than needed costs nothing anyone else wanted; the scheduler spends such grants on clips worth
@@ -63,13 +66,17 @@ export function nextGrantAt(times: readonly number[], now: number, rules: PaceRu
 }
 
 /**
- * Waiting keys in the order they are served: served least recently first (`lastGrant`: the id of
- * each key's latest grant, ids growing with every grant; a key without one first of all), then
- * waiting longest, then by key.
+ * Waiting keys in the order they are served. When every one has a `worth`: the most worth first
+ * (what the grant buys: the scheduler weighs fresh speech against what the key had read lately, so
+ * a busy key does not crowd out a quiet one). Then (and otherwise): served least recently first
+ * (`lastGrant`: the id of each key's latest grant, ids growing with every grant; a key without one
+ * first of all), then waiting longest, then by key.
  */
 export function grantOrder(waiting: readonly Demand[], lastGrant: ReadonlyMap<string, number> = new Map()): Demand[] {
   const last = (key: string) => lastGrant.get(key) ?? 0;
-  return [...waiting].sort((a, b) => last(a.key) - last(b.key) || a.since - b.since || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const turns = (a: Demand, b: Demand) => last(a.key) - last(b.key) || a.since - b.since || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  if (!waiting.every((d) => d.worth !== undefined)) return [...waiting].sort(turns);
+  return [...waiting].sort((a, b) => b.worth! - a.worth! || turns(a, b));
 }
 
 /**

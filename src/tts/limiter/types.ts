@@ -2,10 +2,15 @@
 // tells the others sharing the window. Declared here, by the limiter; the stores (src/db/rate-window.ts
 // in SQLite, postgres.ts) keep them.
 
-/** One guild waiting for a grant: its key and since when its oldest waiter waits. */
+/** One audience waiting for a grant: its key and since when its oldest waiter waits. */
 export interface Demand {
   key: string;
   since: number;
+  /**
+   * What a grant buys it now: the speech still fresh that would ride on it (pacing.ts `grantOrder`).
+   * Absent where unknown (another process's demand: the stores keep only key and since).
+   */
+  worth?: number;
 }
 
 /** A grant still inside the window. */

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { catchUp, cutAtSpeaking, grantWorth, keepUp, MAX_SPEED_UP, nextBatch, STALE_WORTH, withinCut } from '../../src/speech/batching.ts';
+import { NOW, RULES, u } from '../support/batching.ts';
+
+// Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,
+// the speed-up, dropping the oldest), what a grant buys an audience, and the cut held at the moment
+// each message's own words are heard.
+
+const FRESH = { horizonMs: 20_000, speedUp: true };
+const ago = (ms: number) => NOW - ms;
+
+describe('keepUp', () => {
+  it('GIVEN a backlog that can be heard within the horizon THEN the hard limit and the normal speed', () => {
+    expect(keepUp(15_000, false, FRESH, 60_000)).toEqual({ cutMs: 60_000, speed: 1 });
+  });
+
+  it('GIVEN a backlog beyond the horizon THEN the cut is the horizon, the newest must be heard within a quarter of it, speech speeds up to 1.5x', () => {
+    expect(keepUp(45_000, true, FRESH, 60_000)).toEqual({ cutMs: 20_000, speed: 1.25, catchUpMs: 5_000 });
+    // Step by step (each time the oldest had to be dropped), never past 1.5x.
+    expect(keepUp(45_000, true, FRESH, 60_000, 1.5).speed).toBe(MAX_SPEED_UP);
+    expect(keepUp(45_000, true, FRESH, 60_000, 1.75).speed).toBe(1.5);
+    expect(MAX_SPEED_UP).toBe(1.5);
+    // Lately behind, caught up since: still tight.
+    expect(keepUp(5_000, true, FRESH, 60_000)).toEqual({ cutMs: 20_000, speed: 1.25, catchUpMs: 5_000 });
+  });
+
+  it('GIVEN the admin turned speed-up off THEN never faster; GIVEN a horizon above the hard limit THEN the hard limit', () => {
+    expect(keepUp(45_000, true, { ...FRESH, speedUp: false }, 60_000).speed).toBe(1);
+    expect(keepUp(90_000, true, { horizonMs: 120_000, speedUp: true }, 60_000).cutMs).toBe(60_000);
+  });
+});
+
+describe('catchUp', () => {
+  it('GIVEN a backlog in which the newest would wait past the target THEN the oldest are dropped until it would not', () => {
+    // 10 messages of 10 characters at 100 ms a character: 1 s each; the newest written just now.
+    const pending = Array.from({ length: 10 }, (_, i) => u('あ'.repeat(10), { enqueuedAt: ago(9_000 - i * 1_000) }));
+    // The newest would start after 9 s of the others: 5 must go for it to start within 4 s.
+    expect(catchUp(pending, NOW, 100, 4_000, RULES)).toBe(5);
+    expect(catchUp(pending, NOW, 100, 10_000, RULES)).toBe(0);
+  });
+
+  it('GIVEN an explicit request at the head THEN nothing is dropped past it (say and narrate are never cut)', () => {
+    const pending = [u('読んで', { kind: 'say', enqueuedAt: ago(30_000) }), ...Array.from({ length: 5 }, () => u('あ'.repeat(50)))];
+    expect(catchUp(pending, NOW, 100, 1_000, RULES)).toBe(0);
+  });
+});
+
+describe('grantWorth', () => {
+  const window = { horizonMs: 20_000, cutMs: 40_000, spokenLately: 0 };
+
+  it('GIVEN a queue THEN what its next request carries counts 1 heard within the horizon, less within the cut, nothing past it', () => {
+    // 10 characters at 100 ms a character and the separator: 1.1 s each, read from NOW.
+    const pending = [
+      u('あ'.repeat(10), { enqueuedAt: ago(45_000) }), // past the cut: the head rules drop it, it buys nothing
+      u('い'.repeat(10), { enqueuedAt: ago(30_000) }), // heard 31.1 s after it was written: within the cut only
+      u('う'.repeat(10), { enqueuedAt: ago(5_000) }),
+      u('え'.repeat(10)),
+    ];
+    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2 + STALE_WORTH));
+    expect(STALE_WORTH).toBeLessThan(1);
+    // Read from 18 s on (what plays before it), the newest is still fresh, the one written 5 s ago too.
+    expect(grantWorth(pending.slice(2), NOW + 18_000, 100, window, RULES)).toBeCloseTo(Math.log1p(1 + STALE_WORTH));
+  });
+
+  it('GIVEN more than one request could carry THEN only the next one counts: another voice or the fifth message ends it', () => {
+    const six = Array.from({ length: 6 }, () => u('あ'));
+    expect(grantWorth(six, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(5));
+    const voices = [u('あ'), u('い', { voice: 'ja-JP-NanamiNeural' }), u('う')];
+    expect(grantWorth(voices, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(1));
+  });
+
+  it('GIVEN the head went past the cut while it waited (another voice) THEN the request after it counts, the audience is not left at zero', () => {
+    const pending = [u('あ', { voice: 'ja-JP-NanamiNeural', enqueuedAt: ago(45_000) }), u('い'), u('う')];
+    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2));
+  });
+
+  it('GIVEN a quiet server with one fresh message and a busy one that read ten lately THEN the quiet one is worth more', () => {
+    const quiet = grantWorth([u('おはよう')], NOW, 100, window, RULES);
+    const busy = grantWorth(
+      Array.from({ length: 5 }, () => u('あ')),
+      NOW,
+      100,
+      { ...window, spokenLately: 10 },
+      RULES,
+    );
+    expect(quiet).toBeGreaterThan(busy);
+    // Read as much lately, the fuller request is worth more.
+    expect(
+      grantWorth(
+        Array.from({ length: 5 }, () => u('あ')),
+        NOW,
+        100,
+        window,
+        RULES,
+      ),
+    ).toBeGreaterThan(quiet);
+  });
+});
+
+describe('withinCut', () => {
+  it('GIVEN a run read back to back THEN it ends before the first auto message whose words would start past its cut', () => {
+    // Each message 20 characters at 100 ms: 2 s (and the separator's 0.1 s) each, from NOW.
+    const run = [u('あ'.repeat(20), { enqueuedAt: ago(15_000) }), u('い'.repeat(20), { enqueuedAt: ago(17_000) }), u('う'.repeat(20))];
+    // The second would start at 2.1 s: 19.1 s after it was written, within a 20 s cut, not within 18 s.
+    expect(withinCut(run, NOW, 100, 20_000, RULES)).toBe(3);
+    expect(withinCut(run, NOW, 100, 18_000, RULES)).toBe(1);
+  });
+});
+
+describe('the cut held when words are heard', () => {
+  it('GIVEN one merged sound THEN a message late in it is judged where its own words start, and the sound goes with it', () => {
+    const first = u('あ'.repeat(10), { enqueuedAt: ago(10_000) });
+    const last = u('い'.repeat(30), { enqueuedAt: ago(18_000) });
+    // 8 s of audio: the last's words start 2 s in, 20 s after it was written.
+    const clip = { durationMs: 8_000, items: [first, last] };
+    expect(cutAtSpeaking([clip], NOW, 20_000).dropped).toEqual([]);
+    expect(new Set(cutAtSpeaking([clip], NOW, 19_000).dropped)).toEqual(new Set([first, last]));
+    // Judged at the clip's start, as before, it would have passed.
+    expect(NOW - last.enqueuedAt).toBeLessThanOrEqual(19_000);
+  });
+
+  it('GIVEN a cut tightened to the horizon THEN nextBatch drops at the head what would be heard past it', () => {
+    const pending = [u('古い', { enqueuedAt: ago(25_000) }), u('新しい')];
+    expect(nextBatch(pending, { now: NOW, playing: false, cutMs: 20_000 }, RULES)).toMatchObject({ stale: 1, take: 1 });
+    expect(nextBatch(pending, { now: NOW, playing: false }, RULES)).toMatchObject({ stale: 0, take: 2 });
+  });
+});

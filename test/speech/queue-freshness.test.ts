@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { SpeechScheduler, type Freshness, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
+import { FakeClock, settle } from '../support/clock.ts';
+import { msg, sessionOf } from './queue-fakes.ts';
+
+// A voice channel busier than it can be read (one message a second, each 3 s long), on a manual clock:
+// what its members hear is what is being talked about now, and never later than the server's horizon.
+
+/** Audio 100 ms a character at speed 1, shorter when sped up, as the service reads. */
+class TimedSynth implements Synthesizer {
+  readonly requests: SynthesisRequest[] = [];
+  async synthesize(req: SynthesisRequest): Promise<ReadyAudio> {
+    this.requests.push(req);
+    return {
+      mp3: Buffer.from(req.text),
+      durationMs: (100 * [...req.text].length) / req.speed,
+      fromCache: false,
+      key: `k${this.requests.length}`,
+    };
+  }
+}
+
+/** When each delivered message's own words started, after it was written (ms), by its text. */
+async function busyChannel(freshness?: Freshness) {
+  const clock = new FakeClock();
+  const synth = new TimedSynth();
+  const q = new SpeechScheduler({ synthesize: synth, clock, ...(freshness ? { freshness: () => freshness } : {}) });
+  const heard = new Map<string, number>();
+  const dropped: Utterance[] = [];
+  q.on('dropped', ({ items }) => dropped.push(...items));
+  q.setDefaultSink(async (r: ReadyUtterance, signal) => {
+    const total = r.items.reduce((n, u) => n + u.text.length, 0);
+    let before = 0;
+    r.items.forEach((u, i) => {
+      const offset = r.starts?.[i] ?? ((r.audio?.durationMs ?? 0) * before) / total;
+      before += u.text.length;
+      heard.set(u.text, clock.now() + offset - u.enqueuedAt);
+    });
+    await clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {});
+  });
+  for (let i = 0; i < 60; i++) {
+    // 30 characters: 3 s of speech at speed 1, one every second (three times what can be read).
+    q.enqueue(msg('g1', `u${i % 4}`, `${String(i).padStart(2, '0')}番目のメッセージです。`.padEnd(30, 'あ')));
+    await settle(3);
+    await clock.advance(1_000);
+  }
+  for (let i = 0; i < 200 && q.stats(sessionOf('g1')).queued + q.stats(sessionOf('g1')).ready > 0; i++) {
+    await settle(3);
+    await clock.advance(1_000);
+  }
+  q.close();
+  return { heard, dropped, requests: synth.requests };
+}
+
+describe('a busy voice channel keeps up', () => {
+  it('GIVEN three times what can be read THEN no message is heard later than the 20 s default, the oldest are dropped (and told), speech speeds up to 1.5x', async () => {
+    const { heard, dropped, requests } = await busyChannel();
+    expect(heard.size).toBeGreaterThan(10);
+    expect(Math.max(...heard.values())).toBeLessThanOrEqual(20_000);
+    // Most of what is heard is heard within 10 s: what is read is the conversation now, not a minute ago.
+    expect([...heard.values()].filter((ms) => ms <= 10_000).length / heard.size).toBeGreaterThan(0.5);
+    expect(dropped.length).toBeGreaterThan(0);
+    expect(heard.size + dropped.length).toBe(60);
+    expect(Math.max(...requests.map((r) => r.speed))).toBe(1.5);
+  });
+
+  it('GIVEN the admin turned speed-up off and set a 40 s horizon THEN never faster, and messages are heard up to 40 s late but not later', async () => {
+    const { heard, requests } = await busyChannel({ horizonMs: 40_000, speedUp: false });
+    expect(requests.every((r) => r.speed === 1)).toBe(true);
+    expect(Math.max(...heard.values())).toBeLessThanOrEqual(40_000);
+    expect(Math.max(...heard.values())).toBeGreaterThan(20_000);
+  });
+});
+
+describe('requests shared by several talking servers', () => {
+  /** Servers sharing one limiter (30 a minute), `write` called each second: the text of each request made. */
+  async function servers(write: (q: SpeechScheduler, second: number) => void, seconds: number): Promise<string[]> {
+    const clock = new FakeClock();
+    const synth = new TimedSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: createMemoryLimiter({ clock }) });
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
+    for (let s = 0; s < seconds; s++) {
+      write(q, s);
+      for (let k = 0; k < 4; k++) {
+        await settle(3);
+        await clock.advance(250);
+      }
+    }
+    q.close();
+    return synth.requests.map((r) => r.text);
+  }
+
+  it("GIVEN four servers talking at once and the window still empty THEN each request carries its server's burst, not one line", async () => {
+    const requests = await servers((q, s) => {
+      if (s !== 0 && s !== 2) return;
+      for (const g of ['g1', 'g2', 'g3', 'g4']) q.enqueue(msg(g, 'u1', `${g}の${s === 0 ? '一' : '二'}言目です`));
+    }, 30);
+    // Requests are about to be scarce (four audiences want one every few seconds): the first line
+    // waits for company instead of spending the window on single lines.
+    expect(requests).toHaveLength(4);
+    for (const g of ['g1', 'g2', 'g3', 'g4'])
+      expect(requests).toContainEqual(expect.stringMatching(new RegExp(`${g}の一言目.*${g}の二言目`)));
+  });
+});
