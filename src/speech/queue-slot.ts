@@ -149,6 +149,8 @@ export interface AudienceHost {
   stepUp(g: AudienceQueue, keep: KeepUp): void;
   /** Requests are scarce now, or about to be (the scheduler's `#scarce`): runs wait for company, the cut is two horizons. */
   scarce(): boolean;
+  /** A grant came for a request this audience waited for (counted by `#scarce`). */
+  granted(): void;
   /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
   horizonMs(g: AudienceQueue): number;
 }
@@ -444,6 +446,7 @@ export class AudienceQueue {
               if (this.#holdForCompany(slot)) return 'held';
               // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
               grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
+              this.#host.granted();
               // Batch at the moment of the grant: look again at everything pending now.
               continue;
             }

@@ -57,8 +57,9 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 const LEARN = 0.2;
 /** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`#keepUp`). */
 const SCARCE_CUT_HORIZONS = 2;
-/** Audiences written to within ACTIVE_MS at once from which requests count as scarce before the limiter says so (`#scarce`). */
+/** Requests count as scarce before the limiter says so with this many audiences written to and grants made within ACTIVE_MS (`#scarce`). */
 const SCARCE_AUDIENCES = 4;
+const SCARCE_GRANTS = 6;
 const ACTIVE_MS = 20_000;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
@@ -78,6 +79,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #keepUps = new KeepUpTracker();
   /** When each audience last had an auto message, for `#scarce`. */
   readonly #lastWritten = new Map<string, number>();
+  /** When each grant a batch waited for came lately (oldest first), for `#scarce`. */
+  readonly #granted: number[] = [];
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
   readonly #host: AudienceHost;
   /** The queues by audience. */
@@ -126,6 +129,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
       horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
       scarce: () => this.#scarce(),
+      granted: () => void this.#granted.push(this.#clock.now()),
     };
   }
 
@@ -331,15 +335,18 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or
-   * SCARCE_AUDIENCES audiences were written to within ACTIVE_MS. So many talking at once want a
-   * request every few seconds each, more than the window's one every two: a run waits for company
-   * from the start instead of the window's first half going to single lines.
+   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
+   * are about to be: SCARCE_AUDIENCES audiences were written to within ACTIVE_MS and SCARCE_GRANTS
+   * grants came within it (a rate past half the budget). So many talking at once want a request every
+   * few seconds each: a run waits for company from the start instead of the window's first half going
+   * to single lines. A few servers (the quiet case) or chat read from the cache never wait.
    */
   #scarce(): boolean {
     if (this.#limiter?.pressured('standard')) return true;
     if (!this.#limiter) return false;
     const since = this.#clock.now() - ACTIVE_MS;
+    while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
+    if (this.#granted.length < SCARCE_GRANTS) return false;
     let active = 0;
     for (const [audience, at] of this.#lastWritten) {
       if (at <= since) this.#lastWritten.delete(audience);

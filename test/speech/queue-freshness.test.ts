@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SpeechScheduler, type Freshness, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
-import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
+import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { msg, sessionOf } from './queue-fakes.ts';
 
@@ -75,11 +75,19 @@ describe('a busy voice channel keeps up', () => {
 });
 
 describe('requests shared by several talking servers', () => {
-  /** Servers sharing one limiter (30 a minute), `write` called each second: the text of each request made. */
+  /** Servers sharing one limiter, `write` called each second: the text of each request made. */
   async function servers(write: (q: SpeechScheduler, second: number) => void, seconds: number): Promise<string[]> {
     const clock = new FakeClock();
     const synth = new TimedSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: createMemoryLimiter({ clock }) });
+    // Grants at once and never says it is pressured: whether requests are about to be scarce is the scheduler's own call.
+    const limiter: GrantingLimiter = {
+      acquire: async () => {},
+      block: () => {},
+      reserve: async (): Promise<RateGrant> => ({ kind: 'standard', use: () => true, release: () => {} }),
+      tryReserve: async () => null,
+      pressured: () => false,
+    };
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter });
     q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
     for (let s = 0; s < seconds; s++) {
       write(q, s);
@@ -92,15 +100,24 @@ describe('requests shared by several talking servers', () => {
     return synth.requests.map((r) => r.text);
   }
 
-  it("GIVEN four servers talking at once and the window still empty THEN each request carries its server's burst, not one line", async () => {
+  it('GIVEN four servers talking at once after six requests in 20 s THEN each of them gets one request carrying its burst, not one line', async () => {
+    const four = ['g1', 'g2', 'g3', 'g4'];
     const requests = await servers((q, s) => {
-      if (s !== 0 && s !== 2) return;
-      for (const g of ['g1', 'g2', 'g3', 'g4']) q.enqueue(msg(g, 'u1', `${g}の${s === 0 ? '一' : '二'}言目です`));
+      // Six other servers said a line each: requests are going out at past half the budget's rate.
+      if (s === 0) for (let i = 5; i <= 10; i++) q.enqueue(msg(`g${i}`, 'u1', `g${i}の一言です`));
+      if (s === 12 || s === 14) for (const g of four) q.enqueue(msg(g, 'u1', `${g}の${s === 12 ? '一' : '二'}言目です`));
     }, 30);
-    // Requests are about to be scarce (four audiences want one every few seconds): the first line
-    // waits for company instead of spending the window on single lines.
-    expect(requests).toHaveLength(4);
-    for (const g of ['g1', 'g2', 'g3', 'g4'])
-      expect(requests).toContainEqual(expect.stringMatching(new RegExp(`${g}の一言目.*${g}の二言目`)));
+    // Requests are about to be scarce: the first line waits for company instead of taking a request alone.
+    const theirs = requests.filter((t) => four.some((g) => t.includes(`${g}の`)));
+    expect(theirs).toHaveLength(4);
+    for (const g of four) expect(theirs).toContainEqual(expect.stringMatching(new RegExp(`${g}の一言目.*${g}の二言目`)));
+  });
+
+  it('GIVEN three servers talking, requests going out fast THEN each line is asked for at once, alone (the quiet case never waits)', async () => {
+    const requests = await servers((q, s) => {
+      if (s % 2 === 0 && s <= 6) for (const g of ['g1', 'g2', 'g3']) q.enqueue(msg(g, 'u1', `${g}の${s}秒目です`));
+    }, 30);
+    expect(requests).toHaveLength(12);
+    expect(requests.filter((t) => t.startsWith('g1'))).toEqual(['g1の0秒目です', 'g1の2秒目です', 'g1の4秒目です', 'g1の6秒目です']);
   });
 });
