@@ -18,7 +18,8 @@
 // BENCH_VOICE_WORKERS sets VOICE_WORKERS for the workers design (default: the bot's default);
 // BENCH_VOICE_HOLD=0 has the voice server process every packet as it arrives instead of after the
 // run (the timing before, to compare); BENCH_MAIN_THREAD=0 skips the main-thread design;
-// BENCH_BOT_PROFILE=dir writes a CPU profile of the bot.
+// BENCH_BOT_PROFILE=dir writes a CPU profile of the bot; YOMIAGE_BENCH_CLOCK_TRACE_MS=5000 has each
+// voice worker print its packet clock's ticks every 5 s (late, sending and preparing per packet, GC).
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

@@ -63,6 +63,24 @@ describe('the packet clock of a voice worker', () => {
     expect(clock.stats.caughtUp).toBeGreaterThanOrEqual(1);
   });
 
+  it('GIVEN two clips whose next packet takes 1 ms to prepare THEN the trace shows two players a tick and 2 ms of preparing each', async () => {
+    clock = new PacketClock();
+    const slow = () => {
+      const p = new FakePlayer();
+      p._stepPrepare = () => block(1);
+      return paced(p);
+    };
+    const [a] = [slow(), slow()];
+    await vi.waitFor(() => expect(a!.sent.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
+    const trace = clock.trace()!;
+    expect(trace.ticks).toBeGreaterThanOrEqual(4);
+    expect(trace.players).toEqual({ mean: 2, max: 2 });
+    expect(trace.prepare.p50).toBeGreaterThanOrEqual(2);
+    expect(trace.perPacketUs.prepare).toBeGreaterThanOrEqual(1000);
+    clock.resetTrace();
+    expect(clock.trace()).toBeUndefined();
+  });
+
   it('GIVEN a late step WHEN a clip starts right then THEN it owes nothing: one packet, not a burst', async () => {
     clock = new PacketClock();
     const playing = paced();
