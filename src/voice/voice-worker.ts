@@ -3,7 +3,7 @@
 // (gateway events, interactions, SQLite, its garbage) delays a packet. Started by
 // src/voice/worker-pool.ts; the messages are src/voice/worker-protocol.ts.
 import { subscribe } from 'node:diagnostics_channel';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import {
@@ -40,12 +40,13 @@ void warmMp3Decoder();
 // the frames it caught up and this thread's garbage collection pauses.
 const traceMs = Number(process.env.YOMIAGE_BENCH_CLOCK_TRACE_MS ?? 0);
 if (traceMs > 0) {
-  const gc = { pauses: 0, totalMs: 0, maxMs: 0 };
+  const gc = { pauses: 0, totalMs: 0, maxMs: 0, majorMs: 0 };
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       gc.pauses++;
       gc.totalMs += entry.duration;
       gc.maxMs = Math.max(gc.maxMs, entry.duration);
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gc.majorMs += entry.duration;
     }
   }).observe({ entryTypes: ['gc'] });
   let last = { ...clock.stats };
@@ -56,7 +57,7 @@ if (traceMs > 0) {
     last = { ...clock.stats };
     const round = (_k: string, v: unknown) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v);
     if (trace) console.error(`voice worker ${threadId} packet clock: ${JSON.stringify({ ...trace, ...stats, gc }, round)}`);
-    gc.pauses = gc.totalMs = gc.maxMs = 0;
+    gc.pauses = gc.totalMs = gc.maxMs = gc.majorMs = 0;
   }, traceMs).unref();
 }
 
