@@ -8,7 +8,7 @@
 // server's own work per packet is not inside the intervals it measures (a Discord voice server runs
 // on other machines) and does not take the two cores from the bot while it is timed.
 // Commands arrive over IPC as {id, cmd, ...}; each is answered with {id, ...}.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startFakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discord';
 
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -20,6 +20,15 @@ const voice = await startFakeVoiceServer({
   udpReceiveBufferBytes: 4 * 1024 * 1024,
 });
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+/** This server's garbage collection pauses while a run records: they delay the arrival times it takes. */
+const gc = { totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  if (!recording) return;
+  for (const entry of list.getEntries()) {
+    gc.totalMs += entry.duration;
+    gc.maxMs = Math.max(gc.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
 /** BENCH_VOICE_HOLD=0: every packet processed as it arrives, as before (to compare the two ways of timing). */
 const hold = process.env.BENCH_VOICE_HOLD !== '0';
 
@@ -137,6 +146,7 @@ process.on('message', (message: Command) => {
     case 'record':
       recording = { since: message.since, streams: new Map() };
       if (hold) voice.holdPackets();
+      gc.totalMs = gc.maxMs = 0;
       loopDelay.reset();
       loopDelay.enable();
       return answer({});
@@ -144,6 +154,7 @@ process.on('message', (message: Command) => {
       return void streamsEnded(message.guildIds, message.after, 120_000).then(() => answer({}), fail);
     case 'report': {
       loopDelay.disable();
+      const gcDuringRun = { ...gc };
       // Every packet of the run, decrypted and checked now (recorded above as 'packet' events).
       const processed = voice.releasePackets();
       const streams = Object.fromEntries(recording?.streams ?? []);
@@ -153,6 +164,7 @@ process.on('message', (message: Command) => {
         loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
         rss: process.memoryUsage().rss,
         rejected: voice.udpStats.rejected,
+        gc: gcDuringRun,
         perPacketUs: processed.datagrams > 0 ? (processed.ms * 1000) / processed.datagrams : 0,
       });
     }

@@ -121,7 +121,7 @@ describe('the packet clock of a voice worker', () => {
         .sort((a, b) => a - b);
       expect(delays[Math.floor(delays.length * 0.9)]).toBeLessThan(8);
     } finally {
-      for (const p of players.splice(0)) clock.remove(asPlayer(p));
+      for (const p of players.splice(0)) clock!.remove(asPlayer(p));
       udp.close();
       await receiver.terminate();
     }
