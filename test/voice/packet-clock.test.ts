@@ -113,14 +113,14 @@ describe('the packet clock of a voice worker', () => {
       });
       await vi.waitFor(() => expect(arrivals.length).toBeGreaterThanOrEqual(15 * 6), { timeout: 5_000, interval: 5 });
       // Each datagram against the moment its step began (the first call's dispatch of that step):
-      // sent after the preparing, every one would arrive 15 ms or more after it (the median: the
-      // receiving thread itself may be held up on a busy machine).
+      // sent after the preparing, every one would arrive 15 ms or more after it. The earliest is
+      // judged: on a busy machine the receiving thread itself may be held up for many of them.
       const stepStarts = calls[0]!.sent;
       const delays = arrivals
         .slice(0, 15 * 5)
         .map((at) => at - stepStarts.findLast((t) => t <= at)!)
         .sort((a, b) => a - b);
-      expect(delays[Math.floor(delays.length / 2)]).toBeLessThan(10);
+      expect(delays[0]).toBeLessThan(10);
     } finally {
       for (const p of players.splice(0)) clock!.remove(asPlayer(p));
       udp.close();
