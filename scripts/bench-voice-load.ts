@@ -76,6 +76,10 @@ export interface LoadResult {
   lost: number;
   bot: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number; peakRss: number; gcMs: number; gcMaxMs: number };
   serverLoopDelayP99Ms: number;
+  /** The voice server's work per packet (transport decryption, DAVE for the listeners, checks), in microseconds. */
+  serverPerPacketUs: number;
+  /** The voice server's garbage collection pauses while it timed the run: total and longest. */
+  serverGc: { totalMs: number; maxMs: number };
   loadAvg: number;
   /** p99 interval of a bare 20 ms timer loop in another process during the run (the machine's floor). */
   floorP99: number;
@@ -110,7 +114,12 @@ export async function loadRun(
   await ended;
   const floorIntervals = await floor();
   const botLoad = await bot.load<LoadResult['bot']>(false);
-  const report = await server.ask<{ streams: Record<string, StreamReport>; loopDelayP99Ms: number }>('report');
+  const report = await server.ask<{
+    streams: Record<string, StreamReport>;
+    loopDelayP99Ms: number;
+    perPacketUs: number;
+    gc: LoadResult['serverGc'];
+  }>('report');
   const streams = Object.values(report.streams).filter((s) => s.arrivals.length > 1);
   const intervals = streams.flatMap((s) => s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!));
   // The stretch when every stream was playing: from the last first packet to the first last packet.
@@ -141,6 +150,8 @@ export async function loadRun(
     lost: streams.reduce((n, s) => n + s.lost, 0),
     bot: botLoad,
     serverLoopDelayP99Ms: report.loopDelayP99Ms,
+    serverPerPacketUs: report.perPacketUs,
+    serverGc: report.gc,
     loadAvg: loadavg()[0]!,
     floorP99: percentile(floorIntervals, 99),
   };
@@ -170,7 +181,7 @@ export function printLoadHeader(): void {
     '\nguilds speaking at once (one bot process, DAVE on, voice server in its own process); packet intervals per stream at the voice server:',
   );
   console.log(
-    'design  | stressed | guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99 | bare timer p99 | load avg',
+    'design  | stressed | guilds | intervals (lost) | p50 ms | p99 ms | max ms | all-playing p99 (span) | worst stream p99 | bot CPU | bot loop delay p99/max | bot GC total/max | bot peak RSS | server loop p99, GC total/max (work per packet) | bare timer p99 | load avg',
   );
 }
 
@@ -179,7 +190,7 @@ export function printLoadRow(r: LoadResult): void {
   console.log(
     `${r.design.padEnd(7)} | ${(r.stressed ? 'yes' : 'no').padEnd(8)} | ${String(r.guilds).padStart(6)} | ${String(r.intervals).padStart(9)} (${r.lost}) | ${r.p50.toFixed(1).padStart(6)} | ${r.p99.toFixed(1).padStart(6)} | ${r.max.toFixed(1).padStart(6)} | ` +
       `${r.overlapMs > 0 ? `${r.overlapP99.toFixed(1)} ms` : 'none'} (${(r.overlapMs / 1000).toFixed(1)} s) | ${r.worstStreamP99.toFixed(1)} ms | ${r.bot.cpuPercent.toFixed(0)}% | ` +
-      `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms | ${r.floorP99.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
+      `${r.bot.loopDelayP99Ms.toFixed(1)}/${r.bot.loopDelayMaxMs.toFixed(1)} ms | ${r.bot.gcMs.toFixed(0)}/${r.bot.gcMaxMs.toFixed(1)} ms | ${mb(r.bot.peakRss).toFixed(0)} MB | ${r.serverLoopDelayP99Ms.toFixed(1)} ms, ${r.serverGc.totalMs.toFixed(0)}/${r.serverGc.maxMs.toFixed(1)} ms (${r.serverPerPacketUs.toFixed(0)} µs) | ${r.floorP99.toFixed(1)} ms | ${r.loadAvg.toFixed(2)}`,
   );
   if (r.streams !== r.guilds) console.log(`  only ${r.streams} of ${r.guilds} streams were heard`);
   if (r.plain > 0 || r.undecryptable > 0)

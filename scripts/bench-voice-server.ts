@@ -2,9 +2,13 @@
 // a process of its own, so the bot's audio loop and the server that times its packets do not share
 // an event loop. Times are epoch milliseconds (performance.timeOrigin + performance.now()), which
 // the bench and the bot's process share. Opus frames are not decoded back to PCM here (a silence
-// frame still counts as silence): at 200 streams that would take a core of its own.
+// frame still counts as silence): at 200 streams that would take a core of its own. While a load
+// run records, packets are only timestamped on arrival and kept (FakeVoiceServer.holdPackets);
+// every one is decrypted (transport and DAVE) and checked when the run is reported, so this
+// server's own work per packet is not inside the intervals it measures (a Discord voice server runs
+// on other machines) and does not take the two cores from the bot while it is timed.
 // Commands arrive over IPC as {id, cmd, ...}; each is answered with {id, ...}.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startFakeVoiceServer, type ReceivedPacket } from '@yomiage/local-discord';
 
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -16,6 +20,17 @@ const voice = await startFakeVoiceServer({
   udpReceiveBufferBytes: 4 * 1024 * 1024,
 });
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+/** This server's garbage collection pauses while a run records: they delay the arrival times it takes. */
+const gc = { totalMs: 0, maxMs: 0 };
+new PerformanceObserver((list) => {
+  if (!recording) return;
+  for (const entry of list.getEntries()) {
+    gc.totalMs += entry.duration;
+    gc.maxMs = Math.max(gc.maxMs, entry.duration);
+  }
+}).observe({ entryTypes: ['gc'] });
+/** BENCH_VOICE_HOLD=0: every packet processed as it arrives, as before (to compare the two ways of timing). */
+const hold = process.env.BENCH_VOICE_HOLD !== '0';
 
 /** Per guild, while recording: every packet's arrival, and what the call's listeners made of it. */
 interface Stream {
@@ -51,9 +66,11 @@ voice.on('packet', (p) => {
   else if (p.daveFramed) s.e2ee++;
   else if (!p.silent) s.plain++;
 });
+/** When each guild's bot last said it started speaking. */
+const speakingOnAt = new Map<string, number>();
 voice.on('speaking', (session, { speaking }) => {
-  if (speaking !== 0) return;
   const at = epochNow();
+  if (speaking !== 0) return void speakingOnAt.set(session.serverId, at);
   const s = recording?.streams.get(session.serverId);
   if (s) s.speakingOffAt = at;
   for (const w of offWatchers) w(session.serverId, at);
@@ -78,31 +95,25 @@ function firstPacket(guildId: string, after: number, loud: boolean, timeoutMs: n
   });
 }
 
-/** Resolves once every guild in `guildIds` sent packets after `after` and then stopped speaking. */
+/**
+ * Resolves once every guild in `guildIds` started speaking after `after` and then stopped (op 5:
+ * the packets themselves are held while a run records, so they cannot say it).
+ */
 function streamsEnded(guildIds: string[], after: number, timeoutMs: number): Promise<void> {
   const waiting = new Set(guildIds);
-  const heard = new Set(voice.packets.filter((p) => p.receivedAt >= after).map((p) => p.guildId));
   return new Promise((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      watchers.delete(onPacket);
-      offWatchers.delete(onOff);
-      resolve();
-    };
     const timer = setTimeout(() => {
-      watchers.delete(onPacket);
       offWatchers.delete(onOff);
       reject(new Error(`${waiting.size} of ${guildIds.length} streams did not end within ${timeoutMs} ms`));
     }, timeoutMs);
-    const onPacket = (p: ReceivedPacket) => {
-      if (p.receivedAt >= after) heard.add(p.guildId);
-    };
     const onOff = (guildId: string, at: number) => {
-      if (at < after || !heard.has(guildId)) return;
+      if (at < after || (speakingOnAt.get(guildId) ?? 0) < after) return;
       waiting.delete(guildId);
-      if (waiting.size === 0) done();
+      if (waiting.size > 0) return;
+      clearTimeout(timer);
+      offWatchers.delete(onOff);
+      resolve();
     };
-    watchers.add(onPacket);
     offWatchers.add(onOff);
   });
 }
@@ -134,6 +145,8 @@ process.on('message', (message: Command) => {
         .then(() => answer({}), fail);
     case 'record':
       recording = { since: message.since, streams: new Map() };
+      if (hold) voice.holdPackets();
+      gc.totalMs = gc.maxMs = 0;
       loopDelay.reset();
       loopDelay.enable();
       return answer({});
@@ -141,6 +154,9 @@ process.on('message', (message: Command) => {
       return void streamsEnded(message.guildIds, message.after, 120_000).then(() => answer({}), fail);
     case 'report': {
       loopDelay.disable();
+      const gcDuringRun = { ...gc };
+      // Every packet of the run, decrypted and checked now (recorded above as 'packet' events).
+      const processed = voice.releasePackets();
       const streams = Object.fromEntries(recording?.streams ?? []);
       recording = undefined;
       return answer({
@@ -148,6 +164,8 @@ process.on('message', (message: Command) => {
         loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
         rss: process.memoryUsage().rss,
         rejected: voice.udpStats.rejected,
+        gc: gcDuringRun,
+        perPacketUs: processed.datagrams > 0 ? (processed.ms * 1000) / processed.datagrams : 0,
       });
     }
     case 'stop':

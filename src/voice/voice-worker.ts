@@ -3,8 +3,9 @@
 // (gateway events, interactions, SQLite, its garbage) delays a packet. Started by
 // src/voice/worker-pool.ts; the messages are src/voice/worker-protocol.ts.
 import { subscribe } from 'node:diagnostics_channel';
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import {
   VoiceConnectionDisconnectReason,
   VoiceConnectionStatus,
@@ -33,6 +34,32 @@ if (extra.length > 0) setDefaultCACertificates([...getCACertificates('default'),
 const logger = createLogger({ level: data.logLevel, destination: { write: (line: string) => post({ type: 'log', line }) } });
 const clock = new PacketClock();
 void warmMp3Decoder();
+
+// Benchmarks only: YOMIAGE_BENCH_CLOCK_TRACE_MS=n prints to stderr, every n ms in which a player
+// stepped, the packet clock's ticks (how late, how long sending and preparing took, per packet),
+// the frames it caught up and this thread's garbage collection pauses.
+const traceMs = Number(process.env.YOMIAGE_BENCH_CLOCK_TRACE_MS ?? 0);
+if (traceMs > 0) {
+  const gc = { pauses: 0, totalMs: 0, maxMs: 0, majorMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.pauses++;
+      gc.totalMs += entry.duration;
+      gc.maxMs = Math.max(gc.maxMs, entry.duration);
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gc.majorMs += entry.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  let last = { ...clock.stats };
+  setInterval(() => {
+    const trace = clock.trace();
+    clock.resetTrace();
+    const stats = { caughtUp: clock.stats.caughtUp - last.caughtUp, restarts: clock.stats.restarts - last.restarts };
+    last = { ...clock.stats };
+    const round = (_k: string, v: unknown) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v);
+    if (trace) console.error(`voice worker ${threadId} packet clock: ${JSON.stringify({ ...trace, ...stats, gc }, round)}`);
+    gc.pauses = gc.totalMs = gc.maxMs = gc.majorMs = 0;
+  }, traceMs).unref();
+}
 
 for (const [name, channel] of Object.entries(moments)) {
   if (name === 'downloaded') continue; // published on the main thread

@@ -1,3 +1,6 @@
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import type { AudioPlayer } from '@discordjs/voice';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PacketClock } from '../../src/voice/packet-clock.ts';
@@ -61,6 +64,68 @@ describe('the packet clock of a voice worker', () => {
     expect(p.sent.length - before).toBeGreaterThanOrEqual(2);
     expect(Math.abs(burstAt - (t0 + (p.sent.length - 1) * FRAME_MS))).toBeLessThan(FRAME_MS);
     expect(clock.stats.caughtUp).toBeGreaterThanOrEqual(1);
+  });
+
+  it('GIVEN two clips whose next packet takes 1 ms to prepare THEN the trace shows two players a tick and 2 ms of preparing each', async () => {
+    clock = new PacketClock();
+    const slow = () => {
+      const p = new FakePlayer();
+      p._stepPrepare = () => block(1);
+      return paced(p);
+    };
+    const [a] = [slow(), slow()];
+    await vi.waitFor(() => expect(a!.sent.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
+    const trace = clock.trace()!;
+    expect(trace.ticks).toBeGreaterThanOrEqual(4);
+    expect(trace.players).toEqual({ mean: 2, max: 2 });
+    expect(trace.prepare.p50).toBeGreaterThanOrEqual(2);
+    expect(trace.perPacketUs.prepare).toBeGreaterThanOrEqual(1000);
+    clock.resetTrace();
+    expect(clock.trace()).toBeUndefined();
+  });
+
+  it('GIVEN 15 calls whose next packets take 15 ms to prepare THEN each step still sends its packets at the step, not after the preparing', async () => {
+    // A receiver on a thread of its own timestamps each datagram; the players send as
+    // @discordjs/voice does (dgram send to an address), the preparing blocks this thread.
+    const receiver = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+       const udp = require('node:dgram').createSocket('udp4');
+       udp.on('message', () => parentPort.postMessage(performance.timeOrigin + performance.now()));
+       udp.bind(0, '127.0.0.1', () => parentPort.postMessage(udp.address().port));`,
+      { eval: true },
+    );
+    const [port] = (await once(receiver, 'message')) as [number];
+    const arrivals: number[] = [];
+    receiver.on('message', (at: number) => arrivals.push(at - performance.timeOrigin));
+    const udp = createSocket('udp4');
+    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+    try {
+      clock = new PacketClock();
+      const calls = Array.from({ length: 15 }, () => {
+        const p = new FakePlayer();
+        const dispatch = p._stepDispatch.bind(p);
+        p._stepDispatch = () => {
+          dispatch();
+          udp.send(Buffer.alloc(100), port, '127.0.0.1');
+        };
+        p._stepPrepare = () => block(1);
+        return paced(p);
+      });
+      await vi.waitFor(() => expect(arrivals.length).toBeGreaterThanOrEqual(15 * 6), { timeout: 5_000, interval: 5 });
+      // Each datagram against the moment its step began (the first call's dispatch of that step):
+      // sent after the preparing, every one would arrive 15 ms or more after it. The earliest is
+      // judged: on a busy machine the receiving thread itself may be held up for many of them.
+      const stepStarts = calls[0]!.sent;
+      const delays = arrivals
+        .slice(0, 15 * 5)
+        .map((at) => at - stepStarts.findLast((t) => t <= at)!)
+        .sort((a, b) => a - b);
+      expect(delays[0]).toBeLessThan(10);
+    } finally {
+      for (const p of players.splice(0)) clock!.remove(asPlayer(p));
+      udp.close();
+      await receiver.terminate();
+    }
   });
 
   it('GIVEN a late step WHEN a clip starts right then THEN it owes nothing: one packet, not a burst', async () => {

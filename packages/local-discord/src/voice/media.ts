@@ -19,6 +19,31 @@ const GCM_TAG_LENGTH = 16;
 const NONCE_SUFFIX_LENGTH = 4;
 const IP_DISCOVERY_LENGTH = 74;
 const KEEPALIVE_LENGTH = 8;
+/** Held datagrams (see `hold`) per segment: arrival times and byte ranges in typed arrays, bytes in one arena. */
+const HELD_PER_SEGMENT = 16_384;
+/** A segment's arena: room for its datagrams at up to 256 bytes on average (a voice packet is ~100-250). */
+const HELD_ARENA_BYTES = HELD_PER_SEGMENT * 256;
+
+/** One segment of held datagrams, allocated at once so that holding a datagram allocates nothing. */
+interface HeldSegment {
+  at: Float64Array;
+  start: Uint32Array;
+  length: Uint16Array;
+  bytes: Buffer;
+  count: number;
+  used: number;
+}
+
+const isIpDiscovery = (msg: Buffer) => msg.length === IP_DISCOVERY_LENGTH && msg.readUInt16BE(0) === 1 && msg.readUInt16BE(2) === 70;
+
+const newSegment = (): HeldSegment => ({
+  at: new Float64Array(HELD_PER_SEGMENT),
+  start: new Uint32Array(HELD_PER_SEGMENT),
+  length: new Uint16Array(HELD_PER_SEGMENT),
+  bytes: Buffer.allocUnsafeSlow(HELD_ARENA_BYTES),
+  count: 0,
+  used: 0,
+});
 
 export interface MediaParts {
   udp: UdpSocket;
@@ -36,26 +61,76 @@ export class UdpMedia {
   readonly #parts: MediaParts;
   /** One Opus decoder per ssrc: Opus decoding is stateful. */
   readonly #decoders = new Map<number, OpusEncoder>();
+  /** While holding (see `hold`): the RTP datagrams received, not yet decrypted. */
+  #held: HeldSegment[] | undefined;
 
   constructor(parts: MediaParts) {
     this.#parts = parts;
-    this.#parts.udp.on('message', (msg, rinfo) => this.#receive(msg, rinfo));
+    this.#parts.udp.on('message', (msg, rinfo) => {
+      // The arrival time first: what follows (decryption, DAVE, decoding) is this server's work,
+      // not the sender's timing.
+      const at = this.#parts.options.now();
+      if (this.#held && msg.length !== KEEPALIVE_LENGTH && !isIpDiscovery(msg)) this.#keep(msg, at);
+      else this.#receive(msg, rinfo, at);
+    });
   }
 
   clear(): void {
     this.#decoders.clear();
   }
 
-  #receive(msg: Buffer, rinfo: RemoteInfo): void {
+  /**
+   * From now on an RTP datagram is only timestamped and its bytes copied into preallocated
+   * segments; decryption, DAVE and the 'packet' event wait for `release`. A load benchmark holds
+   * while it times packets, so that this server's own work per packet (AES-GCM, DAVE for every
+   * listener) neither delays the arrival times it takes nor competes with the sender for the CPU.
+   * Keepalives and IP discovery are still answered at once.
+   */
+  hold(): void {
+    this.#held ??= [newSegment()];
+  }
+
+  /**
+   * Stops holding and processes every held datagram in arrival order, as if it had just arrived
+   * but with its arrival time as `receivedAt`: every one is still decrypted, checked and counted.
+   * Returns how many there were and how long processing them took.
+   */
+  release(): { datagrams: number; ms: number } {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    const started = performance.now();
+    let datagrams = 0;
+    for (const segment of held) {
+      for (let i = 0; i < segment.count; i++) {
+        const start = segment.start[i]!;
+        this.#receive(segment.bytes.subarray(start, start + segment.length[i]!), undefined, segment.at[i]!);
+      }
+      datagrams += segment.count;
+    }
+    return { datagrams, ms: performance.now() - started };
+  }
+
+  #keep(msg: Buffer, at: number): void {
+    const segments = this.#held!;
+    let segment = segments.at(-1)!;
+    if (segment.count === HELD_PER_SEGMENT || segment.used + msg.length > HELD_ARENA_BYTES) segments.push((segment = newSegment()));
+    const i = segment.count++;
+    segment.at[i] = at;
+    segment.start[i] = segment.used;
+    segment.length[i] = msg.length;
+    segment.used += msg.copy(segment.bytes, segment.used);
+  }
+
+  #receive(msg: Buffer, rinfo: RemoteInfo | undefined, at: number): void {
     if (msg.length === KEEPALIVE_LENGTH) {
       this.#parts.stats.keepalives++;
       return;
     }
-    if (msg.length === IP_DISCOVERY_LENGTH && msg.readUInt16BE(0) === 1 && msg.readUInt16BE(2) === 70) {
+    if (rinfo && isIpDiscovery(msg)) {
       this.#answerIpDiscovery(msg, rinfo);
       return;
     }
-    const result = this.#decryptRtp(msg);
+    const result = this.#decryptRtp(msg, at);
     if (typeof result === 'string') {
       this.#parts.stats.rejected++;
       this.#parts.events.emit('protocolError', result);
@@ -89,7 +164,7 @@ export class UdpMedia {
   }
 
   /** Decrypts one `aead_aes256_gcm_rtpsize` packet; returns a reason string when it cannot. */
-  #decryptRtp(msg: Buffer): ReceivedPacket | string {
+  #decryptRtp(msg: Buffer, receivedAt: number): ReceivedPacket | string {
     if (msg.length < RTP_HEADER_LENGTH + GCM_TAG_LENGTH + NONCE_SUFFIX_LENGTH) return `short datagram (${msg.length} bytes)`;
     const first = msg[0]!;
     if (first >> 6 !== 2) return 'not RTP version 2';
@@ -161,7 +236,7 @@ export class UdpMedia {
       seq: msg.readUInt16BE(2),
       timestamp: msg.readUInt32BE(4),
       nonce: nonceSuffix.readUInt32BE(0),
-      receivedAt: this.#parts.options.now(),
+      receivedAt,
       frame,
       daveFramed: hearing.framed,
       heardBy: hearing.heardBy,

@@ -133,6 +133,24 @@ export class FakeVoiceServer extends EventEmitter<FakeVoiceServerEvents> {
     this.#calls.set(`${call.guildId}:${call.userId}:${call.sessionId}`, call.channelId);
   }
 
+  /**
+   * Load benchmarks: from now on RTP packets are only timestamped on arrival and kept; decrypting
+   * them (transport and DAVE), `packets` and the 'packet' events wait for `releasePackets`, so
+   * that this server's work per packet neither delays the arrival times nor takes CPU from the
+   * sender while it is timed. Keepalives, IP discovery and signalling go on as usual.
+   */
+  holdPackets(): void {
+    this.#media.hold();
+  }
+
+  /**
+   * Processes every packet held since `holdPackets` in arrival order (`receivedAt` is the arrival
+   * time) and stops holding. Returns how many datagrams there were and how long their processing took.
+   */
+  releasePackets(): { datagrams: number; ms: number } {
+    return this.#media.release();
+  }
+
   simulateListener(options: { guildId: string; channelId: string; userId: string }): SimulatedListener {
     return this.dave.addListener(options);
   }

@@ -130,7 +130,7 @@ export interface ReceivedPacket {
   decodeError: boolean;
   /** DAVE-framed, and no simulated listener could decrypt it (nothing was decoded). */
   undecryptable: boolean;
-  /** The session's speaking-off count when this packet arrived. */
+  /** The session's speaking-off count when this packet arrived (when it was processed, for a held one: `holdPackets`). */
   speakingOffCount: number;
 }
 

@@ -186,6 +186,78 @@ describe('fake voice gateway (raw client)', () => {
   });
 });
 
+describe('fake voice gateway holding packets (load benchmarks)', () => {
+  it('GIVEN held packets THEN each is timestamped on arrival, keepalives and IP discovery still answer, and release decrypts and checks every one in order', async () => {
+    const guildId = '400000000000000004';
+    const { ws, next } = await rawClient();
+    identify(ws, guildId);
+    const ssrc = (await next(2)).d.ssrc as number;
+    const udp = await udpSocket();
+    try {
+      ws.send(
+        JSON.stringify({
+          op: 1,
+          d: { protocol: 'udp', data: { address: '127.0.0.1', port: udp.address().port, mode: 'aead_aes256_gcm_rtpsize' } },
+        }),
+      );
+      const key = Buffer.from((await next(4)).d.secret_key as number[]);
+      const frame = loudOpusFrame();
+      const rtp = (seq: number) => {
+        const header = Buffer.alloc(12);
+        header[0] = 0x80;
+        header[1] = 0x78;
+        header.writeUInt16BE(seq, 2);
+        header.writeUInt32BE(960 * seq, 4);
+        header.writeUInt32BE(ssrc, 8);
+        return seal(header, frame, key, seq);
+      };
+      const mine = () => server.packets.filter((p) => p.ssrc === ssrc);
+      server.holdPackets();
+      const before = performance.now();
+      const keepalivesBefore = server.udpStats.keepalives;
+      const rejectedBefore = server.udpStats.rejected;
+      const tampered = rtp(2);
+      tampered[14] = tampered[14]! ^ 0xff;
+      for (const datagram of [rtp(1), tampered, rtp(3), Buffer.alloc(8)]) udp.send(datagram, server.udpPort, '127.0.0.1');
+      // IP discovery is answered while holding, and after the datagrams sent before it.
+      const discovery = Buffer.alloc(74);
+      discovery.writeUInt16BE(1, 0);
+      discovery.writeUInt16BE(70, 2);
+      discovery.writeUInt32BE(ssrc, 4);
+      udp.send(discovery, server.udpPort, '127.0.0.1');
+      const [reply] = (await once(udp, 'message')) as [Buffer];
+      expect(reply.readUInt32BE(4)).toBe(ssrc);
+      const arrived = performance.now();
+      expect(server.udpStats.keepalives).toBe(keepalivesBefore + 1);
+      expect(mine()).toHaveLength(0);
+      expect(server.udpStats.rejected).toBe(rejectedBefore);
+
+      const heard: number[] = [];
+      const onPacket = (p: ReceivedPacket) => heard.push(p.seq);
+      server.on('packet', onPacket);
+      expect(server.releasePackets().datagrams).toBe(3);
+      server.off('packet', onPacket);
+      expect(heard).toEqual([1, 3]);
+      expect(mine().map((p) => p.seq)).toEqual([1, 3]);
+      expect(mine().every((p) => p.opus.equals(frame) && !p.silent)).toBe(true);
+      // The arrival time, before the release processed them.
+      for (const p of mine()) {
+        expect(p.receivedAt).toBeGreaterThanOrEqual(before);
+        expect(p.receivedAt).toBeLessThanOrEqual(arrived);
+      }
+      expect(server.udpStats.rejected).toBe(rejectedBefore + 1);
+
+      // Released: packets are processed as they arrive again.
+      const live = server.waitForEvent('packet', (p) => p.ssrc === ssrc && p.seq === 4);
+      udp.send(rtp(4), server.udpPort, '127.0.0.1');
+      await live;
+    } finally {
+      udp.close();
+      ws.close();
+    }
+  });
+});
+
 describe('fake voice gateway DAVE (raw client holding a davey session)', () => {
   it('GIVEN a client offering DAVE 1 THEN op 4 says 1, op 25 comes as binary with a seq, a foreign key package and a broken commit are refused, and its commit is announced and executed', async () => {
     const guildId = '400000000000000003';
