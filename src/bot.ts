@@ -118,8 +118,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const modes = [makePrivate(config.dataDir, 'dir', { create: true })].filter((c): c is ModeChange => c !== undefined);
   const db = openDatabase(dbFile, { onModes: (changes) => modes.push(...changes) });
   logModes(logger, modes);
-  // WAL checkpoints run on a worker thread, never inside a commit on this (the audio) thread.
-  const checkpointer = startCheckpointer(db, dbFile);
+  // WAL checkpoints never inside a commit: on a thread of their own only when voice runs on this one.
+  const checkpointer = startCheckpointer(db, dbFile, { thread: config.voiceWorkers === 0 });
   // Every accepted utterance is written when accepted; the store never waits for a lock.
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock });
