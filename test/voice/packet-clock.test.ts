@@ -77,7 +77,9 @@ describe('the packet clock of a voice worker', () => {
     await vi.waitFor(() => expect(a!.sent.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
     const trace = clock.trace()!;
     expect(trace.ticks).toBeGreaterThanOrEqual(4);
-    expect(trace.players).toEqual({ mean: 2, max: 2 });
+    // Two players each tick (a tick that catches up after a late one steps them again: more, never fewer).
+    expect(trace.players.mean).toBeGreaterThanOrEqual(2);
+    expect(trace.players.max).toBeGreaterThanOrEqual(2);
     expect(trace.prepare.p50).toBeGreaterThanOrEqual(2);
     expect(trace.perPacketUs.prepare).toBeGreaterThanOrEqual(1000);
     clock.resetTrace();
