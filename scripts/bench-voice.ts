@@ -7,8 +7,10 @@
 //    baseline (ffmpeg on the MP3 for every play); for the miss, first RTP packet minus the moment
 //    the MP3 download completed, and how much of that was the wait for DAVE;
 // 2. the bot's resident memory with 1 and with 50 guilds in voice;
-// 3. how many guilds can speak at once: 10, 50, 100, 200 and 400 guilds playing the same
-//    clip at the same moment; per stream, the interval between consecutive packets at the server;
+// 3. how many guilds can speak at once: 10, 50, 100, 200 and 400 guilds playing the same cached
+//    clip, several times back to back (so all of them play together for a stretch after the bot
+//    started the last); per stream, the interval between consecutive packets at the server, over
+//    the whole run and within that stretch (the targets are judged there);
 //    each count twice: as is, and with the bot's main thread stressed (kept busy 50 ms out of
 //    every 500, src/util/stall.ts);
 // 4. both designs side by side in the same run: voice in worker threads (VOICE_WORKERS, the
@@ -37,11 +39,15 @@ const LOAD = (process.env.BENCH_LOAD ?? '10,50,100,200,400')
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const debug = process.env.BENCH_DEBUG ? (...args: unknown[]) => console.error(new Date().toISOString(), ...args) : () => {};
 const epochNow = () => performance.timeOrigin + performance.now();
+/** Messages per guild in a load run of `n` guilds: its stream lasts rounds x 7 s, past the 10-25 s the bot takes to start 200. */
+const rounds = (n: number) => Math.max(2, Math.ceil(n / 40));
+/** A stretch with every stream playing shorter than this is no measure of N at once. */
+const MIN_SPAN_MS = 5_000;
 /** The stressed main thread: busy this long out of every `everyMs`. */
 const STRESS = { busyMs: 50, everyMs: 500 };
 /** Where the bot runs voice: in worker threads (the default), or on its main thread (the design before). */
 type Design = 'workers' | 'main';
-/** About 7 s of speech from the emulator (0.12 s a character): long enough for every stream to overlap. */
+/** About 7 s of speech from the emulator (0.12 s a character); each guild is sent `rounds(n)` of them. */
 const LONG_TEXT = 'みなさんこんにちは、今日はとても良い天気ですね。これから一緒に音声の読み上げを試してみましょう。';
 
 /** The default test guild with every guild-scoped id made unique for guild number n. */
@@ -258,10 +264,15 @@ async function measure(mode: 'cached' | 'mp3', design: Design) {
           joined = n;
         }
         const playing = inCall.slice(0, n);
-        const send = () =>
-          Promise.all(
-            playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })),
-          );
+        // The bot takes 10-25 s to start 200 streams: each guild is sent ROUNDS messages (one round
+        // after another, every guild's first one first), read back to back from the cache as one
+        // stream, so all N speak at once for a stretch; the targets are judged in that stretch.
+        const send = async () => {
+          for (let round = 0; round < rounds(n); round++)
+            await Promise.all(
+              playing.map((g) => discord.sendMessage({ guildId: g.id, channelId: ids(g).general, author: alice, content: LONG_TEXT })),
+            );
+        };
         for (const stressed of [false, true]) {
           debug('load run', design, n, stressed ? 'stressed' : '');
           await bot.stall(stressed ? STRESS.busyMs : 0);
@@ -428,9 +439,15 @@ if (cached.load.length > 0) {
       console.log(`  200 guilds, ${label}: not measured (BENCH_LOAD has no 200)`);
       continue;
     }
+    if (at200.overlapMs < MIN_SPAN_MS) {
+      console.log(
+        `  200 guilds, ${label}: MISS (all 200 played together for ${(at200.overlapMs / 1000).toFixed(1)} s only: not measured at once)`,
+      );
+      continue;
+    }
     console.log(
-      `  200 guilds, ${label}: p99 packet interval ${at200.p99.toFixed(1)} ms <= bare timer p99 ${at200.floorP99.toFixed(1)} + 3 ms: ` +
-        `${verdict(at200.p99 <= at200.floorP99 + 3)}; worst stream p99 ${at200.worstStreamP99.toFixed(1)} ms <= 30 ms: ${verdict(at200.worstStreamP99 <= 30)}`,
+      `  200 guilds, ${label}, while all 200 play (${(at200.overlapMs / 1000).toFixed(1)} s): p99 packet interval ${at200.overlapP99.toFixed(1)} ms <= bare timer p99 ${at200.floorP99.toFixed(1)} + 3 ms: ` +
+        `${verdict(at200.overlapP99 <= at200.floorP99 + 3)}; worst stream p99 ${at200.overlapWorstStreamP99.toFixed(1)} ms <= 30 ms: ${verdict(at200.overlapWorstStreamP99 <= 30)}`,
     );
   }
   const lost = cached.load.reduce((n, r) => n + r.lost, 0);
