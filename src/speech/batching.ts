@@ -178,11 +178,6 @@ export function catchUp(
 /** What a message carried in a request but heard later than the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one. */
 export const STALE_WORTH = 0.3;
 
-/** A fresh message that would no longer be heard fresh if its request came this much later makes the grant urgent (`grantWorth`). */
-export const URGENT_MS = 3_000;
-/** How much more an urgent grant is worth: the next grant or two are its last chance. */
-export const URGENT_WEIGHT = 2;
-
 /** How long an audience's own reading counts against it when grants are shared (`grantWorth`). */
 export const SPOKEN_WINDOW_MS = 5 * 60_000;
 
@@ -194,8 +189,7 @@ export const SPOKEN_WINDOW_MS = 5 * 60_000;
  * written and STALE_WORTH when only within `cutMs`; explicit requests (/say, /narrate) count 1. That
  * gain is weighed against what the audience had read lately (`spokenLately` messages): the log of
  * (spoken + 1 + gain) / (spoken + 1), so the grant buys the most fresh speech while an audience
- * read less lately comes first (a quiet server's one message beside a busy server's fifth batch);
- * twice that when a fresh message in it would not be fresh any more URGENT_MS later.
+ * read less lately comes first (a quiet server's one message beside a busy server's fifth batch).
  * The limiter grants where this is highest (pacing.ts `grantOrder`).
  */
 export function grantWorth(
@@ -212,20 +206,18 @@ export function grantWorth(
   if (!head) return 0;
   const pause = rules.countChars(separatorFor(head, rules.separator));
   let gain = 0;
-  let urgent = false;
   let chars = 0;
   let t = startAt;
   for (let i = 0; first + i < pending.length && i < rules.maxMessages; i++) {
     const u = pending[first + i]!;
     if (i > 0 && (!mergeable(head, u) || chars + pause + rules.countChars(u.text) > rules.maxChars)) break;
     const late = t - u.enqueuedAt;
-    if (u.kind === 'auto' && late <= window.horizonMs && late + URGENT_MS > window.horizonMs) urgent = true;
     if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
     else if (late <= window.cutMs) gain += STALE_WORTH;
     chars += (i > 0 ? pause : 0) + rules.countChars(u.text);
     t += msPerChar * (rules.countChars(u.text) + pause);
   }
-  return Math.log1p(gain / (window.spokenLately + 1)) * (urgent ? URGENT_WEIGHT : 1);
+  return Math.log1p(gain / (window.spokenLately + 1));
 }
 
 /**

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  catchUp,
-  cutAtSpeaking,
-  grantWorth,
-  keepUp,
-  MAX_SPEED_UP,
-  nextBatch,
-  STALE_WORTH,
-  URGENT_MS,
-  URGENT_WEIGHT,
-  withinCut,
-} from '../../src/speech/batching.ts';
+import { catchUp, cutAtSpeaking, grantWorth, keepUp, MAX_SPEED_UP, nextBatch, STALE_WORTH, withinCut } from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,
@@ -69,17 +58,8 @@ describe('grantWorth', () => {
     ];
     expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2 + STALE_WORTH));
     expect(STALE_WORTH).toBeLessThan(1);
-    // Read from 12 s on (what plays before it), both are still fresh: the one written 5 s ago starts 17 s after it.
-    expect(grantWorth(pending.slice(2), NOW + 12_000, 100, window, RULES)).toBeCloseTo(Math.log1p(2));
-  });
-
-  it('GIVEN a fresh message that would not be fresh a few seconds later THEN the grant is worth twice as much (its last chance)', () => {
-    const soon = [u('あ'.repeat(10), { enqueuedAt: ago(18_000) })];
-    expect(grantWorth(soon, NOW, 100, window, RULES)).toBeCloseTo(URGENT_WEIGHT * Math.log1p(1));
-    expect(URGENT_WEIGHT).toBeGreaterThan(1);
-    expect(grantWorth([u('あ'.repeat(10), { enqueuedAt: ago(20_000 - URGENT_MS - 1_000) })], NOW, 100, window, RULES)).toBeCloseTo(
-      Math.log1p(1),
-    );
+    // Read from 18 s on (what plays before it), the newest is still fresh, the one written 5 s ago too.
+    expect(grantWorth(pending.slice(2), NOW + 18_000, 100, window, RULES)).toBeCloseTo(Math.log1p(1 + STALE_WORTH));
   });
 
   it('GIVEN more than one request could carry THEN only the next one counts: another voice or the fifth message ends it', () => {
