@@ -61,6 +61,8 @@ const SCARCE_CUT_HORIZONS = 2;
 const SCARCE_AUDIENCES = 4;
 const SCARCE_GRANTS = 6;
 const ACTIVE_MS = 20_000;
+/** Audiences remembered for `#scarce` before the ones not written to lately are forgotten. */
+const MAX_TRACKED_AUDIENCES = 1_024;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -144,7 +146,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const g = this.#queue(u);
     g.push(u);
     if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
-    if (u.kind === 'auto') this.#lastWritten.set(g.audience, u.enqueuedAt);
+    if (u.kind === 'auto') this.#wrote(g.audience, u.enqueuedAt);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -334,6 +336,18 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
+  /** `audience` had an auto message at `at` (for `#scarce`); what is no longer recent goes once the map grows large. */
+  #wrote(audience: string, at: number): void {
+    this.#lastWritten.delete(audience);
+    this.#lastWritten.set(audience, at);
+    // Insertion order is recency order: the oldest come first.
+    if (this.#lastWritten.size > MAX_TRACKED_AUDIENCES)
+      for (const [key, when] of this.#lastWritten) {
+        if (when > at - ACTIVE_MS) break;
+        this.#lastWritten.delete(key);
+      }
+  }
+
   /**
    * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
    * are about to be: SCARCE_AUDIENCES audiences were written to within ACTIVE_MS and SCARCE_GRANTS
@@ -347,12 +361,12 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const since = this.#clock.now() - ACTIVE_MS;
     while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
     if (this.#granted.length < SCARCE_GRANTS) return false;
-    let active = 0;
+    // Oldest first (`#wrote`): what remains after the old ones go was written to within ACTIVE_MS.
     for (const [audience, at] of this.#lastWritten) {
-      if (at <= since) this.#lastWritten.delete(audience);
-      else active++;
+      if (at > since) break;
+      this.#lastWritten.delete(audience);
     }
-    return active >= SCARCE_AUDIENCES;
+    return this.#lastWritten.size >= SCARCE_AUDIENCES;
   }
 
   /**
