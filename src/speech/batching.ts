@@ -197,24 +197,18 @@ export function grantWorth(
   startAt: number,
   msPerChar: number,
   window: { horizonMs: number; cutMs: number; spokenLately: number },
-  rules: Pick<BatchRules, 'countChars' | 'separator' | 'maxMessages' | 'maxChars'>,
+  rules: BatchRules,
 ): number {
-  // What went past the cut while it waited is dropped when the grant comes: the request starts after it.
-  let first = 0;
-  while (pending[first] && isStale(pending[first]!, startAt, window.cutMs)) first++;
-  const head = pending[first];
-  if (!head) return 0;
-  const pause = rules.countChars(separatorFor(head, rules.separator));
+  // The request the grant would pay for, as the head rules form it (what went past the cut while it waited is dropped then).
+  const { stale, take } = nextBatch(pending, { now: startAt, playing: false, cutMs: window.cutMs }, rules);
+  if (take === 0) return 0;
+  const pause = rules.countChars(separatorFor(pending[stale]!, rules.separator));
   let gain = 0;
-  let chars = 0;
   let t = startAt;
-  for (let i = 0; first + i < pending.length && i < rules.maxMessages; i++) {
-    const u = pending[first + i]!;
-    if (i > 0 && (!mergeable(head, u) || chars + pause + rules.countChars(u.text) > rules.maxChars)) break;
+  for (const u of pending.slice(stale, stale + take)) {
     const late = t - u.enqueuedAt;
     if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
     else if (late <= window.cutMs) gain += STALE_WORTH;
-    chars += (i > 0 ? pause : 0) + rules.countChars(u.text);
     t += msPerChar * (rules.countChars(u.text) + pause);
   }
   return Math.log1p(gain / (window.spokenLately + 1));

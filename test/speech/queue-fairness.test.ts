@@ -22,16 +22,21 @@ const noCache: AudioCacheLike = {
   put: async (key) => ({ key, mp3Path: '/dev/null', oggPath: '/dev/null', mp3Bytes: 0, durationMs: 1000 }),
 };
 
+/** A tight budget (2 per window) so everyone waits on the limiter, as under real load; `grants` lists who got each, in order. */
+function tightBudget() {
+  const clock = new FakeClock();
+  const grants: string[] = [];
+  const limiter = createMemoryLimiter({
+    clock,
+    limits: { standard: { limit: 2, windowMs: 60_000 }, advanced: { limit: 1, windowMs: 60_000 } },
+    onGrant: (_kind, key) => grants.push(key),
+  });
+  return { clock, grants, limiter };
+}
+
 describe('SpeechScheduler fairness across guilds (real FairRateLimiter)', () => {
   it('GIVEN guild A queues 100 messages, then guild B 5 THEN all of B is served within the first 10 grants', async () => {
-    const clock = new FakeClock();
-    const grants: string[] = [];
-    // A tight budget (2 per window) so everyone waits on the limiter, as under real load.
-    const limiter = createMemoryLimiter({
-      clock,
-      limits: { standard: { limit: 2, windowMs: 60_000 }, advanced: { limit: 1, windowMs: 60_000 } },
-      onGrant: (_kind, key) => grants.push(key),
-    });
+    const { clock, grants, limiter } = tightBudget();
     const budget: BudgetLike = fakeLedger();
     const synth = createSynthesizer({ client: limitedClient(limiter), cache: noCache, budget });
     const q = new SpeechScheduler({ synthesize: synth, clock });
@@ -58,13 +63,7 @@ describe('SpeechScheduler: two voice channels of one guild are two audiences', (
   const downstairs = voiceAudience('vc-downstairs');
 
   it('GIVEN one channel queues 100 requests, then another of its guild 5 THEN all 5 are served within the first 10 grants', async () => {
-    const clock = new FakeClock();
-    const grants: string[] = [];
-    const limiter = createMemoryLimiter({
-      clock,
-      limits: { standard: { limit: 2, windowMs: 60_000 }, advanced: { limit: 1, windowMs: 60_000 } },
-      onGrant: (_kind, key) => grants.push(key),
-    });
+    const { clock, grants, limiter } = tightBudget();
     const synth = createSynthesizer({ client: limitedClient(limiter), cache: noCache, budget: fakeLedger() });
     const q = new SpeechScheduler({ synthesize: synth, clock });
     const heardDownstairs: string[] = [];

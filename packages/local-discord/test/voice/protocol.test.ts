@@ -78,6 +78,17 @@ async function udpSocket(): Promise<Socket> {
 }
 
 /** Encrypts like aead_aes256_gcm_rtpsize: AAD = the unencrypted header, IV = counter + 8 zeros. */
+/** Sends an IP discovery request for `ssrc` (type 1, length 70) and resolves with the server's 74-byte reply. */
+async function discoverIp(udp: Socket, ssrc: number, port: number): Promise<Buffer> {
+  const discovery = Buffer.alloc(74);
+  discovery.writeUInt16BE(1, 0);
+  discovery.writeUInt16BE(70, 2);
+  discovery.writeUInt32BE(ssrc, 4);
+  udp.send(discovery, port, '127.0.0.1');
+  const [reply] = (await once(udp, 'message')) as [Buffer];
+  return reply;
+}
+
 function seal(header: Buffer, plaintext: Buffer, key: Buffer, counter: number): Buffer {
   const suffix = Buffer.alloc(4);
   suffix.writeUInt32BE(counter);
@@ -125,12 +136,7 @@ describe('fake voice gateway (raw client)', () => {
 
     const udp = await udpSocket();
     try {
-      const discovery = Buffer.alloc(74);
-      discovery.writeUInt16BE(1, 0);
-      discovery.writeUInt16BE(70, 2);
-      discovery.writeUInt32BE(ssrc, 4);
-      udp.send(discovery, server.udpPort, '127.0.0.1');
-      const [reply] = (await once(udp, 'message')) as [Buffer];
+      const reply = await discoverIp(udp, ssrc, server.udpPort);
       expect(reply.length).toBe(74);
       expect(reply.readUInt16BE(0)).toBe(2);
       expect(reply.readUInt32BE(4)).toBe(ssrc);
@@ -220,12 +226,7 @@ describe('fake voice gateway holding packets (load benchmarks)', () => {
       tampered[14] = tampered[14]! ^ 0xff;
       for (const datagram of [rtp(1), tampered, rtp(3), Buffer.alloc(8)]) udp.send(datagram, server.udpPort, '127.0.0.1');
       // IP discovery is answered while holding, and after the datagrams sent before it.
-      const discovery = Buffer.alloc(74);
-      discovery.writeUInt16BE(1, 0);
-      discovery.writeUInt16BE(70, 2);
-      discovery.writeUInt32BE(ssrc, 4);
-      udp.send(discovery, server.udpPort, '127.0.0.1');
-      const [reply] = (await once(udp, 'message')) as [Buffer];
+      const reply = await discoverIp(udp, ssrc, server.udpPort);
       expect(reply.readUInt32BE(4)).toBe(ssrc);
       const arrived = performance.now();
       expect(server.udpStats.keepalives).toBe(keepalivesBefore + 1);
