@@ -29,7 +29,7 @@ import { VoiceManager } from './voice/manager.ts';
 import { VoiceSessionStore } from './db/voice-sessions.ts';
 import { RateWindowTable } from './db/rate-window.ts';
 import { botReadiness } from './ops/health.ts';
-import { meterCharges, meteredSink, meteredSynthesizer, meterScheduler } from './ops/instrument.ts';
+import { meterCharges, meteredSink, meterScheduler } from './ops/instrument.ts';
 import { BotMetrics } from './ops/metrics.ts';
 import type { Readiness } from './ops/ops-server.ts';
 import type { AnyCommand } from './discord/interactions/command.ts';
@@ -219,7 +219,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     narrate: narrateJobs.narrate,
   });
   const scheduler = new SpeechScheduler({
-    synthesize: meteredSynthesizer(synthesizer, metrics),
+    // Itself, not a wrapper: the scheduler looks parts up in the cache through its `lookup` before it
+    // asks for a grant (a cached line needs none); cache hits are counted where audio is delivered.
+    synthesize: synthesizer,
     clock,
     prefetch: config.limits.prefetch,
     maxPendingCharsPerMember: config.limits.maxPendingCharsPerMember,

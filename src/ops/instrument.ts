@@ -1,6 +1,5 @@
 import type { Charge } from '../billing/ledger.ts';
 import type { ReadyUtterance, SpeechScheduler, Sink, Utterance } from '../speech/queue.ts';
-import type { Synthesizer } from '../speech/synthesize.ts';
 import type { ClipStarted } from '../voice/session.ts';
 import type { BotMetrics, MessageOutcome } from './metrics.ts';
 
@@ -18,17 +17,6 @@ export interface Delivered {
   attached: boolean;
 }
 
-/** The synthesizer the scheduler uses, counting cache hits and misses. */
-export function meteredSynthesizer(synth: Synthesizer, metrics: BotMetrics): Synthesizer {
-  return {
-    async synthesize(req, options) {
-      const audio = await synth.synthesize(req, options);
-      metrics.cache(audio.fromCache);
-      return audio;
-    },
-  };
-}
-
 /** What the metered sink listens to and reads. */
 export interface SinkMeterDeps {
   metrics: BotMetrics;
@@ -41,7 +29,9 @@ export interface SinkMeterDeps {
 /**
  * The scheduler's sink around `deliver`: counts each delivered message's outcome, merged messages,
  * the wait from arrival to the start of the clip (its first voice packet; its attachment when it
- * is not played) and the first-packet time.
+ * is not played), the first-packet time, and each clip as a cache hit or miss. Counted here, where
+ * the audio arrives, because the scheduler takes cached clips straight from the cache (its
+ * synthesizer's `lookup`) without asking the synthesizer to make them.
  */
 export function meteredSink(
   deliver: (ready: ReadyUtterance, signal: AbortSignal) => Promise<Delivered | undefined>,
@@ -66,6 +56,7 @@ export function meteredSink(
       await deliver(ready, signal);
       return;
     }
+    for (const part of ready.audio.parts ?? [ready.audio]) metrics.cache(part.fromCache);
     const clip = { items: ready.items, started: false };
     awaiting.set(ready.guildId, clip);
     const startedAt = now();

@@ -146,6 +146,28 @@ describe('METRICS_PORT of npm start', () => {
     }
   });
 
+  it('while the service says to wait (429), a line the cache has is read at once, without a grant', async () => {
+    const requests = standardRequests(emulator).length;
+    const hits = value(await metrics(), 'yomiage_cache_hits_total');
+    // A new line meets a 429: the bot's one rate window is closed for 6 s. The line is then deleted
+    // (never read), so nothing is queued ahead of the next one.
+    emulator.injectFault({ target: 'standard', count: 1, status: 429, body: { error: 'Too many requests', reset_in: 6 } });
+    const refused = await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'まどがしまっているあいだ' });
+    await vi.waitUntil(() => emulator.requests().some((r) => r.target === 'standard' && r.status === 429), {
+      timeout: 10_000,
+      interval: 20,
+      message: 'the 429',
+    });
+    await discord.deleteMessage(DEFAULT_IDS.general, refused.id);
+    const sent = performance.now();
+    await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'いつつめ' });
+    await vi.waitUntil(async () => (await spoken()) === 7, { timeout: 20_000, interval: 20, message: 'the cached line spoken' });
+    // Before the window reopens: the cached line needed no grant, and nothing was sent for it.
+    expect(performance.now() - sent).toBeLessThan(4_000);
+    expect(value(await metrics(), 'yomiage_cache_hits_total')).toBe(hits + 1);
+    expect(standardRequests(emulator)).toHaveLength(requests + 1);
+  });
+
   it('exports every documented metric and the default process metrics, and no id in any label', async () => {
     const text = await metrics();
     const names = families(text);
