@@ -126,6 +126,12 @@ export async function loadRun(
   const intervals = streams.flatMap((s) => s.arrivals.slice(1).map((t, i) => t - s.arrivals[i]!));
   // The stretch when every stream was playing: from the last first packet to the first last packet.
   const from = streams.reduce((m, s) => Math.max(m, s.arrivals[0]!), 0);
+  if (process.env.BENCH_DEBUG) {
+    const f = streams.map((s) => s.arrivals[0]! - since).sort((a, b) => a - b);
+    const l = streams.map((s) => s.arrivals.at(-1)! - since).sort((a, b) => a - b);
+    const ms = (x: number | undefined) => `${(x ?? Number.NaN).toFixed(0)} ms`;
+    console.error(`streams started ${ms(f[0])} to ${ms(f.at(-1))} after the messages, ended ${ms(l[0])} to ${ms(l.at(-1))}`);
+  }
   const to = streams.reduce((m, s) => Math.min(m, s.arrivals.at(-1)!), Number.POSITIVE_INFINITY);
   const inOverlap = (s: StreamReport) =>
     s.arrivals.slice(1).flatMap((t, i) => (s.arrivals[i]! >= from && t <= to ? [t - s.arrivals[i]!] : []));

@@ -9,9 +9,9 @@
 // 2. the bot's resident memory with 1 and with 50 guilds in voice;
 // 3. how many guilds can speak at once: 10, 50, 100, 200 and 400 guilds sent the same cached clip
 //    at the same moment; per stream, the interval between consecutive packets at the server, over
-//    the whole run and within the stretch when every stream plays (the targets are judged there:
-//    the bot takes 10-25 s to start 200 streams of a 7 s clip, so a run without such a stretch is
-//    not N at once and its targets print MISS);
+//    the whole run and within the stretch when every stream plays (the targets are judged there: a
+//    run without such a stretch is not N at once, and its targets print MISS; BENCH_DEBUG=1 prints
+//    when the streams started and ended);
 //    each count twice: as is, and with the bot's main thread stressed (kept busy 50 ms out of
 //    every 500, src/util/stall.ts);
 // 4. both designs side by side in the same run: voice in worker threads (VOICE_WORKERS, the
