@@ -340,12 +340,15 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #wrote(audience: string, at: number): void {
     this.#lastWritten.delete(audience);
     this.#lastWritten.set(audience, at);
-    // Insertion order is recency order: the oldest come first.
-    if (this.#lastWritten.size > MAX_TRACKED_AUDIENCES)
-      for (const [key, when] of this.#lastWritten) {
-        if (when > at - ACTIVE_MS) break;
-        this.#lastWritten.delete(key);
-      }
+    if (this.#lastWritten.size > MAX_TRACKED_AUDIENCES) this.#forgetWrittenBefore(at - ACTIVE_MS);
+  }
+
+  /** Drops the audiences last written to at or before `since`: insertion order is recency order, the oldest first. */
+  #forgetWrittenBefore(since: number): void {
+    for (const [audience, at] of this.#lastWritten) {
+      if (at > since) break;
+      this.#lastWritten.delete(audience);
+    }
   }
 
   /**
@@ -361,11 +364,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const since = this.#clock.now() - ACTIVE_MS;
     while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
     if (this.#granted.length < SCARCE_GRANTS) return false;
-    // Oldest first (`#wrote`): what remains after the old ones go was written to within ACTIVE_MS.
-    for (const [audience, at] of this.#lastWritten) {
-      if (at > since) break;
-      this.#lastWritten.delete(audience);
-    }
+    this.#forgetWrittenBefore(since);
     return this.#lastWritten.size >= SCARCE_AUDIENCES;
   }
 

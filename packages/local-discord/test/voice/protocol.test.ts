@@ -77,7 +77,6 @@ async function udpSocket(): Promise<Socket> {
   return socket;
 }
 
-/** Encrypts like aead_aes256_gcm_rtpsize: AAD = the unencrypted header, IV = counter + 8 zeros. */
 /** Sends an IP discovery request for `ssrc` (type 1, length 70) and resolves with the server's 74-byte reply. */
 async function discoverIp(udp: Socket, ssrc: number, port: number): Promise<Buffer> {
   const discovery = Buffer.alloc(74);
@@ -89,6 +88,7 @@ async function discoverIp(udp: Socket, ssrc: number, port: number): Promise<Buff
   return reply;
 }
 
+/** Encrypts like aead_aes256_gcm_rtpsize: AAD = the unencrypted header, IV = counter + 8 zeros. */
 function seal(header: Buffer, plaintext: Buffer, key: Buffer, counter: number): Buffer {
   const suffix = Buffer.alloc(4);
   suffix.writeUInt32BE(counter);
