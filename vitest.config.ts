@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import InterleavingSequencer from './test/support/sequencer.ts';
 
 // Node's compile cache for every test process and the child processes they start (the bot as
 // `npm start` runs it, the CLIs): loading discord.js and the sources costs about half the CPU the
@@ -18,10 +19,12 @@ export default defineConfig({
     globalSetup: ['test/support/warm-compile-cache.ts'],
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
-    // processes), not on the CPU: more files than cores at once keep both cores busy. Measured on
-    // the 2-core machine, otherwise quiet (npm run bench:suite): 4 workers 55.9 s, 5 51.2 s,
-    // 6 47.0-48.5 s, 8 49.6 s.
-    maxWorkers: 6,
+    // processes), not on the CPU: more files than cores at once keep both cores busy, and the
+    // sequencer starts the long files beside short ones rather than all together (both cores were
+    // half idle for ten seconds at the start). Measured on the 2-core machine with bench:suite
+    // --fresh, runs alternated: 8 workers 64.3 / 63.7 s, 10 workers 64.1 / 63.1 s with 5 CPU-s more.
+    maxWorkers: 8,
+    sequence: { sequencer: InterleavingSequencer },
     // A worker process runs file after file without re-importing what they share (discord.js, the
     // sources): about a third less CPU for the suite. So a file restores any global it changes
     // (fake timers, process.env) before it ends.

@@ -3,16 +3,25 @@
 // config), `--runs N` times (default 1), and prints each run's wall time, the CPU time of vitest and
 // everything it started (workers, child bots, ffmpeg; Linux only), and the test counts. `--fresh`
 // clears vitest's result cache (which orders the files, longest first) and Node's compile cache
-// before each run, as on a fresh clone in CI. Prints numbers; asserts nothing (shared machine).
+// before each run, as on a fresh clone in CI. `--record` writes each file's duration in the last
+// run to test/support/file-durations.json, which orders the files on a checkout that has no results
+// of its own (test/support/sequencer.ts). Prints numbers; asserts nothing (shared machine).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { DURATIONS_FILE, type RecordedDurations } from '../test/support/file-durations.ts';
 
 const TARGET_S = 60;
 const ROOT = join(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '1' }, fresh: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '1' },
+    fresh: { type: 'boolean', default: false },
+    record: { type: 'boolean', default: false },
+  },
+});
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of at least 1 (got ${values.runs})`);
 
@@ -30,6 +39,8 @@ interface Run {
   failed: number;
   /** The failing tests by file and name (a timing-sensitive test failing under load shows here). */
   failures: string[];
+  /** Seconds each file took, by path from the repository root. */
+  seconds: Record<string, number>;
 }
 
 async function runSuite(): Promise<Run> {
@@ -56,7 +67,12 @@ async function runSuite(): Promise<Run> {
     const json = JSON.parse(readFileSync(report, 'utf8')) as {
       numPassedTests: number;
       numFailedTests: number;
-      testResults: { name: string; assertionResults: { fullName: string; status: string; failureMessages?: string[] }[] }[];
+      testResults: {
+        name: string;
+        startTime: number;
+        endTime: number;
+        assertionResults: { fullName: string; status: string; failureMessages?: string[] }[];
+      }[];
     };
     const failures = json.testResults.flatMap((file) =>
       file.assertionResults
@@ -69,6 +85,9 @@ async function runSuite(): Promise<Run> {
       passed: json.numPassedTests,
       failed: json.numFailedTests,
       failures,
+      seconds: Object.fromEntries(
+        json.testResults.map((file) => [relative(ROOT, file.name), Math.round((file.endTime - file.startTime) / 100) / 10]),
+      ),
     };
   } catch (cause) {
     throw new Error(`vitest exited with ${code} and wrote no report`, { cause });
@@ -93,3 +112,14 @@ const failed = results.reduce((n, r) => n + r.failed, 0);
 console.log(
   `target: the whole suite under ${TARGET_S} s on 2 cores: slowest run ${worst.toFixed(1)} s → ${worst < TARGET_S ? 'PASS' : 'MISS'}${failed > 0 ? ` (with ${failed} failing tests: not a valid measurement)` : ''}`,
 );
+if (values.record) {
+  const last = results.at(-1)!;
+  if (last.failed > 0) throw new Error('not recording file durations from a run with failing tests');
+  const sorted = Object.fromEntries(Object.entries(last.seconds).sort(([a], [b]) => a.localeCompare(b)));
+  const recorded: RecordedDurations = {
+    recorded: `${new Date().toISOString().slice(0, 10)}, ${availableParallelism()} cores`,
+    seconds: sorted,
+  };
+  writeFileSync(DURATIONS_FILE, `${JSON.stringify(recorded, null, 2)}\n`);
+  console.log(`recorded the last run's file durations in ${relative(ROOT, DURATIONS_FILE)}`);
+}
