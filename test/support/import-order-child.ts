@@ -52,7 +52,7 @@ async function upload(rest: InstanceType<typeof REST>): Promise<Record<string, u
 
 const plainResult = await upload(plain);
 // What undici 8 did on import: a dispatcher that refuses discord.js's FormData, process-wide.
-const undici = await import('undici');
+const undici = await import('undici-8');
 undici.setGlobalDispatcher(new undici.Agent());
 const hostilePlain = await upload(plain);
 const hostile = await upload(withAgent);
