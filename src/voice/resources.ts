@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { createAudioResource, StreamType, type AudioResource } from '@discordjs/voice';
+import { AudioResource, createAudioResource, StreamType } from '@discordjs/voice';
 import prism from 'prism-media';
 import { Mp3OpusStream } from '../audio/mp3-opus.ts';
 import type { PlaySource } from '../util/moments.ts';
@@ -31,9 +31,21 @@ export async function resourceFor(
       source: 'mp3-ffmpeg',
     };
   }
-  if (audio.oggPath)
-    return { resource: createAudioResource(createReadStream(audio.oggPath), { inputType: StreamType.OggOpus }), source: 'ogg' };
-  return { resource: createAudioResource(clipPackets([audio], guildId), { inputType: StreamType.Opus }), source: 'mp3-in-process' };
+  return { resource: opusResource(clipPackets([audio], guildId)), source: audio.oggPath ? 'ogg' : 'mp3-in-process' };
+}
+
+/** Silence frames after a resource's last packet, as createAudioResource adds (no glitch at the end). */
+const SILENCE_PADDING_FRAMES = 5;
+
+/**
+ * A resource of Opus packets, as they are: no transformer between them and the player. Not
+ * through createAudioResource: it looks for a transformer pipeline even for Opus, and the first
+ * look in a thread builds the library's transformer graph, which runs `ffmpeg -h` synchronously
+ * (prism-media's FFmpeg.getInfo), stopping the packet clock of every call in the worker for
+ * 50-200 ms at its first clip.
+ */
+export function opusResource(packets: Readable): AudioResource {
+  return new AudioResource([], [packets], null, SILENCE_PADDING_FRAMES);
 }
 
 /**

@@ -2,11 +2,9 @@ import { EventEmitter } from 'node:events';
 import {
   AudioPlayerStatus,
   createAudioPlayer,
-  createAudioResource,
   entersState,
   joinVoiceChannel,
   NoSubscriberBehavior,
-  StreamType,
   VoiceConnectionDisconnectReason,
   VoiceConnectionStatus,
   type AudioPlayer,
@@ -23,7 +21,7 @@ import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
-import { clipPackets, resourceFor } from './resources.ts';
+import { clipPackets, opusResource, resourceFor } from './resources.ts';
 import type { PacketClock } from './packet-clock.ts';
 import { reusePacketBuffers } from './packet-buffers.ts';
 import { cacheTransportKey } from './transport-key.ts';
@@ -364,7 +362,7 @@ export class GuildVoiceSession
     const resources = joined
       ? [
           async () => ({
-            resource: createAudioResource(clipPackets(parts, this.guildId), { inputType: StreamType.Opus }),
+            resource: opusResource(clipPackets(parts, this.guildId)),
             source: parts.every((p) => p.oggPath) ? ('ogg' as const) : ('mp3-in-process' as const),
           }),
         ]
