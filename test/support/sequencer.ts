@@ -10,7 +10,7 @@
  * one, so waiting and computing overlap for the whole run.
  *
  * Expected durations: this checkout's last run (vitest's results cache), else the run recorded in
- * file-durations.json (`npm run bench:suite -- --record`, on a fresh clone), else a second.
+ * file-durations.json (`npm run bench:suite -- --record`), else a second.
  */
 import { join, relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
