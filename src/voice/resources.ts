@@ -31,21 +31,24 @@ export async function resourceFor(
       source: 'mp3-ffmpeg',
     };
   }
-  return { resource: opusResource(clipPackets([audio], guildId)), source: audio.oggPath ? 'ogg' : 'mp3-in-process' };
+  // A cached clip: the file through the Ogg demuxer, as one pipeline (no generator between them).
+  if (audio.oggPath) return { resource: opusResource(createReadStream(audio.oggPath), new prism.opus.OggDemuxer()), source: 'ogg' };
+  return { resource: opusResource(clipPackets([audio], guildId)), source: 'mp3-in-process' };
 }
 
 /** Silence frames after a resource's last packet, as createAudioResource adds (no glitch at the end). */
 const SILENCE_PADDING_FRAMES = 5;
 
 /**
- * A resource of Opus packets, as they are: no transformer between them and the player. Not
- * through createAudioResource: it looks for a transformer pipeline even for Opus, and the first
- * look in a thread builds the library's transformer graph, which runs `ffmpeg -h` synchronously
- * (prism-media's FFmpeg.getInfo), stopping the packet clock of every call in the worker for
- * 50-200 ms at its first clip.
+ * A resource of the Opus packets the last of `streams` gives (the streams piped one into the next,
+ * all destroyed together), with no transformer of the library's. Not through createAudioResource:
+ * it looks for a transformer pipeline even for Opus, and the first look in a thread builds the
+ * library's transformer graph, which runs `ffmpeg -h` synchronously (prism-media's
+ * FFmpeg.getInfo), stopping the packet clock of every call in the worker for 50-200 ms at its
+ * first clip.
  */
-export function opusResource(packets: Readable): AudioResource {
-  return new AudioResource([], [packets], null, SILENCE_PADDING_FRAMES);
+export function opusResource(...streams: [Readable, ...Readable[]]): AudioResource {
+  return new AudioResource([], streams, null, SILENCE_PADDING_FRAMES);
 }
 
 /**
