@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { AudioResource, createAudioResource, StreamType } from '@discordjs/voice';
 import prism from 'prism-media';
 import { Mp3OpusStream } from '../audio/mp3-opus.ts';
@@ -31,8 +31,8 @@ export async function resourceFor(
       source: 'mp3-ffmpeg',
     };
   }
-  // A cached clip: the file through the Ogg demuxer, as one pipeline (no generator between them).
-  if (audio.oggPath) return { resource: opusResource(createReadStream(audio.oggPath), new prism.opus.OggDemuxer()), source: 'ogg' };
+  // A cached clip straight from its demuxer: no generator between it and the player.
+  if (audio.oggPath) return { resource: opusResource(oggPackets(audio.oggPath)), source: 'ogg' };
   return { resource: opusResource(clipPackets([audio], guildId)), source: 'mp3-in-process' };
 }
 
@@ -40,15 +40,23 @@ export async function resourceFor(
 const SILENCE_PADDING_FRAMES = 5;
 
 /**
- * A resource of the Opus packets the last of `streams` gives (the streams piped one into the next,
- * all destroyed together), with no transformer of the library's. Not through createAudioResource:
- * it looks for a transformer pipeline even for Opus, and the first look in a thread builds the
- * library's transformer graph, which runs `ffmpeg -h` synchronously (prism-media's
- * FFmpeg.getInfo), stopping the packet clock of every call in the worker for 50-200 ms at its
- * first clip.
+ * A resource of Opus packets as they are, with no transformer of the library's. Not through
+ * createAudioResource: it looks for a transformer pipeline even for Opus, and the first look in a
+ * thread builds the library's transformer graph, which runs `ffmpeg -h` synchronously
+ * (prism-media's FFmpeg.getInfo), stopping the packet clock of every call in the worker for
+ * 50-200 ms at its first clip.
  */
-export function opusResource(...streams: [Readable, ...Readable[]]): AudioResource {
-  return new AudioResource([], streams, null, SILENCE_PADDING_FRAMES);
+export function opusResource(packets: Readable): AudioResource {
+  return new AudioResource([], [packets], null, SILENCE_PADDING_FRAMES);
+}
+
+/**
+ * The Opus packets of a cached Ogg Opus file. One pipeline: a file gone missing ends the packets
+ * with its error (the player reports it), not the process; a skip, /clear or leave that destroys
+ * the packets mid-clip closes the file too (pipe() alone would keep its descriptor open for good).
+ */
+function oggPackets(path: string): Readable {
+  return pipeline(createReadStream(path), new prism.opus.OggDemuxer(), () => {});
 }
 
 /**
@@ -61,16 +69,7 @@ export function clipPackets(clips: readonly Clip[], guildId: string): Readable {
     (async function* () {
       for (const clip of clips) {
         if (clip.oggPath) {
-          const demuxer = new prism.opus.OggDemuxer();
-          // A file gone missing ends the stream with its error (the player reports it), not the process.
-          const file = createReadStream(clip.oggPath).on('error', (error) => demuxer.destroy(error));
-          try {
-            yield* file.pipe(demuxer);
-          } finally {
-            // A skip, /clear or leave destroys this stream mid-clip: pipe() never closes its
-            // source when the destination goes, so the file's descriptor would stay open for good.
-            file.destroy();
-          }
+          yield* oggPackets(clip.oggPath);
         } else {
           yield* new Mp3OpusStream(clip.mp3 ?? (await readMp3(clip, guildId)));
         }
