@@ -79,6 +79,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #freshness: (guildId: string) => Freshness;
   /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
   readonly #keepUps = new KeepUpTracker();
+  /**
+   * The staleness cut each batch is held to when it plays: keeping up's cut when it was formed (and
+   * paid for), the hard limit or, behind, the horizon. Not the cut of that later moment (the
+   * audience may have fallen behind since), nor the cut of scarce requests (it keeps grants from
+   * being spent on late speech, and this grant is spent): dropping audio already paid for would
+   * only waste its characters.
+   */
+  readonly #paidCut = new WeakMap<Slot, number>();
   /** When each audience last had an auto message, for `#scarce`. */
   readonly #lastWritten = new Map<string, number>();
   /** When each grant a batch waited for came lately (oldest first), for `#scarce`. */
@@ -372,7 +380,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
    * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
    * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
    */
-  #keepUp(g: AudienceQueue): KeepUp {
+  /** How audience `g` keeps up now; `paid`: without the cut of scarce requests (`#paidCut`). */
+  #keepUp(g: AudienceQueue, paid = false): KeepUp {
     const max = this.#rules.maxAutoAgeMs;
     if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
     const now = this.#clock.now();
@@ -383,7 +392,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
     // Requests scarce: a grant is not spent on what would be heard long after the conversation moved on.
     const scarceCut = SCARCE_CUT_HORIZONS * Math.min(freshness.horizonMs, max);
-    return pressured && keep.cutMs > scarceCut ? { ...keep, cutMs: scarceCut } : keep;
+    return pressured && !paid && keep.cutMs > scarceCut ? { ...keep, cutMs: scarceCut } : keep;
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
@@ -417,6 +426,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       items = formed.items;
       // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
       const { speed } = g.keep;
+      this.#paidCut.set(slot, this.#keepUp(g, true).cutMs);
       const estimateMs = plan.clips.reduce(
         (ms, c) =>
           ms +
@@ -492,7 +502,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         for (const r of [result, ...rest]) r.audio?.release?.();
         return;
       }
-      const cut = cutReady(result, this.#clock.now(), this.#keepUp(g).cutMs);
+      const cut = cutReady(result, this.#clock.now(), this.#paidCut.get(slot) ?? this.#keepUp(g).cutMs);
       this.#dropStale(g, cut.dropped, 'speaking');
       const next = cut.ready;
       if (!next) continue;

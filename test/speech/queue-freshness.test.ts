@@ -74,6 +74,61 @@ describe('a busy voice channel keeps up', () => {
   });
 });
 
+/** A limiter that grants at once and says requests are scarce (pressured). */
+function scarceLimiter(): GrantingLimiter {
+  return {
+    acquire: async () => {},
+    block: () => {},
+    reserve: async (): Promise<RateGrant> => ({ kind: 'standard', use: () => true, release: () => {} }),
+    tryReserve: async () => null,
+    pressured: () => true,
+  };
+}
+
+describe('audio already paid for', () => {
+  it('GIVEN a batch paid for while the channel kept up, and the channel falls behind before it plays THEN it is still heard, not thrown away', async () => {
+    const clock = new FakeClock();
+    const synth = new TimedSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: scarceLimiter() });
+    const heard = new Map<string, number>();
+    const droppedPaid: Utterance[] = [];
+    q.on('dropped', ({ items, at }) => at === 'speaking' && droppedPaid.push(...items));
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => {
+      const total = r.items.reduce((n, u) => n + u.text.length, 0);
+      let before = 0;
+      for (const u of r.items) {
+        heard.set(u.text.slice(0, 2), clock.now() + ((r.audio?.durationMs ?? 0) * before) / total - u.enqueuedAt);
+        before += u.text.length;
+      }
+      await clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {});
+    });
+    const step = async (ms: number) => {
+      await settle(3);
+      await clock.advance(ms);
+    };
+    // Requests are scarce. A plays for 18 s; B and C (5 s each) are paid for together while A plays:
+    // the channel is not behind yet.
+    q.enqueue(msg('g1', 'u1', 'A:'.padEnd(180, 'あ')));
+    await step(100);
+    q.enqueue(msg('g1', 'u2', 'B:'.padEnd(50, 'い')));
+    await step(400);
+    q.enqueue(msg('g1', 'u3', 'C:'.padEnd(50, 'う')));
+    await step(500);
+    expect(synth.requests.map((r) => r.text.slice(0, 2))).toEqual(['A:', 'B:']);
+    // A long line at 10 s: more speech was offered than the channel can read, so it is behind from now.
+    await step(9_000);
+    q.enqueue(msg('g1', 'u4', 'D:'.padEnd(150, 'え')));
+    for (let i = 0; i < 60; i++) await step(1_000);
+    q.close();
+    // C's words start about 22.5 s after it was written: past the 20 s horizon of a channel behind,
+    // within the cut of keeping up when B and C were paid for (the hard limit): heard, as paid.
+    expect(droppedPaid).toEqual([]);
+    expect(heard.get('C:')).toBeGreaterThan(20_000);
+    expect(heard.get('C:')).toBeLessThanOrEqual(60_000);
+    expect(heard.has('B:')).toBe(true);
+  });
+});
+
 describe('requests shared by several talking servers', () => {
   /** Servers sharing one limiter, `write` called each second: the text of each request made. */
   async function servers(write: (q: SpeechScheduler, second: number) => void, seconds: number): Promise<string[]> {
