@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
-import { mergeable, separatorFor, type BatchRules } from '../src/speech/batching.ts';
+import { mergeable, pauseAfter, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';
 import type { Utterance } from '../src/speech/queue-types.ts';
 import { normaliseMessage, type ReadLang } from '../src/speech/text.ts';
@@ -131,15 +131,16 @@ export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requ
     let i = 0;
     while (i < messages.length) {
       const first = asUtterance(messages[i]!);
-      const sep = rules.countChars(separatorFor(first, rules.separator));
+      const sep = separatorFor(first, rules.separator);
       let chars = rules.countChars(first.text);
       let j = i + 1;
       while (j < messages.length && j - i < rules.maxMessages) {
         const next = asUtterance(messages[j]!);
         if (first.kind !== 'auto' || !mergeable(first, next)) break;
-        if (chars + sep + rules.countChars(next.text) > rules.maxChars) break;
+        const pause = rules.countChars(pauseAfter(asUtterance(messages[j - 1]!).text, sep));
+        if (chars + pause + rules.countChars(next.text) > rules.maxChars) break;
         if (next.enqueuedAt - first.enqueuedAt > rules.maxAutoAgeMs) break;
-        chars += sep + rules.countChars(next.text);
+        chars += pause + rules.countChars(next.text);
         j++;
       }
       requests++;

@@ -82,13 +82,13 @@ export function nextBatch(pending: readonly Utterance[], state: HeadState, rules
     if (state.playing && holdUntil > state.now) return { stale, take: 0, holdUntil };
     return { stale, take: 1 };
   }
-  const pause = rules.countChars(separatorFor(head, rules.separator));
+  const sep = separatorFor(head, rules.separator);
   let chars = rules.countChars(head.text);
   let take = 1;
   while (take < rules.maxMessages) {
     const next = pending[stale + take];
     if (!next || !mergeable(head, next)) break;
-    chars += pause + rules.countChars(next.text);
+    chars += rules.countChars(pauseAfter(pending[stale + take - 1]!.text, sep)) + rules.countChars(next.text);
     if (chars > rules.maxChars) break;
     take++;
   }
@@ -109,10 +109,10 @@ export function isRipe(pending: readonly Utterance[], now: number, dueMs: number
   const run = mergeableRun(pending, 0, rules.maxMessages);
   if (run < pending.length) return true;
   if (run >= rules.maxMessages) return true;
-  const sep = rules.countChars(separatorFor(head, rules.separator));
-  const chars = pending.slice(0, run).reduce((n, u, i) => n + rules.countChars(u.text) + (i > 0 ? sep : 0), 0);
+  const sep = separatorFor(head, rules.separator);
+  const chars = rules.countChars(batchText(pending.slice(0, run), sep));
   // A typical line more would not fit: the request is as full as it gets.
-  if (chars + sep + chars / run > rules.maxChars) return true;
+  if (chars + rules.countChars(sep) + chars / run > rules.maxChars) return true;
   return now - head.enqueuedAt >= dueMs;
 }
 
@@ -269,6 +269,18 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
   return separators.default ?? '。';
 }
 
+/** What ends a sentence already: after it, the pause's mark would be read twice ("ナイス！。"). */
+const SENTENCE_END = /[。．！？!?…‥.]$/u;
+
+/**
+ * The pause read between `before` (the text of the merged utterance before) and the next one:
+ * `sep`, or only its trailing space when `before` already ends a sentence, so a message that
+ * ends with its own "！" or "?" costs no extra character and is not read with two marks.
+ */
+export function pauseAfter(before: string, sep: string): string {
+  return SENTENCE_END.test(before) ? sep.replace(/^\S+/u, '') : sep;
+}
+
 /** Who pays for `u`'s characters: its author, or who pays for reading it again after a withdrawal (queue-withdraw.ts `reask`). */
 const payer = (guildId: string, u: Utterance) => u.chargedTo ?? (u.paidOnce ? serverChargeUser(guildId) : u.userId);
 
@@ -293,6 +305,11 @@ class ChargeSplit {
   }
 }
 
+/** `items`' texts read as one request, with the pause between them (`pauseAfter`). */
+function batchText(items: readonly Utterance[], sep: string): string {
+  return items.map((u, i) => (i > 0 ? pauseAfter(items[i - 1]!.text, sep) : '') + u.text).join('');
+}
+
 /** The request that reads `items` (one batch) in order; each author is charged for their own text and the pause before it. */
 export function batchRequest(
   guildId: string,
@@ -302,13 +319,19 @@ export function batchRequest(
   const first = items[0]!;
   const sep = separatorFor(first, rules.separator);
   const split = new ChargeSplit();
-  items.forEach((u, i) => split.add(payer(guildId, u), u.channelId, rules.countChars(u.text) + (i > 0 ? rules.countChars(sep) : 0)));
+  items.forEach((u, i) =>
+    split.add(
+      payer(guildId, u),
+      u.channelId,
+      rules.countChars(u.text) + (i > 0 ? rules.countChars(pauseAfter(items[i - 1]!.text, sep)) : 0),
+    ),
+  );
   const endpoint = first.advanced ? 'advanced' : 'standard';
   const charges = split.charges(guildId, endpoint);
   const req: SynthesisRequest = {
     guildId,
     endpoint,
-    text: items.map((u) => u.text).join(sep),
+    text: batchText(items, sep),
     voice: first.voice,
     speed: first.speed,
     pitch: first.pitch,
@@ -482,7 +505,7 @@ export function requestText(run: readonly Utterance[], parts: readonly ClipPart[
   const sep = separatorFor(run[parts[0]!.item]!, rules.separator);
   let text = '';
   parts.forEach((p, k) => {
-    if (k > 0 && parts[k - 1]!.item !== p.item) text += sep;
+    if (k > 0 && parts[k - 1]!.item !== p.item) text += pauseAfter(parts[k - 1]!.text, sep);
     text += p.text;
   });
   return text;
@@ -505,7 +528,7 @@ export function clipRequest(
   const sep = separatorFor(first, rules.separator);
   const split = new ChargeSplit();
   parts.forEach((p, k) => {
-    const pause = k > 0 && parts[k - 1]!.item !== p.item ? rules.countChars(sep) : 0;
+    const pause = k > 0 && parts[k - 1]!.item !== p.item ? rules.countChars(pauseAfter(parts[k - 1]!.text, sep)) : 0;
     const u = run[p.item]!;
     split.add(payer(guildId, u), u.channelId, rules.countChars(p.text) + pause);
   });

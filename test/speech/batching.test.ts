@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admits, batchRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/batching.ts';
+import { admits, batchRequest, clipRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // The batching rules as pure functions: GIVEN a guild's queue THEN the decision.
@@ -121,6 +121,28 @@ describe('batchRequest', () => {
       { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 2 + 3, channels: [{ channelId: 'c1', chars: 2 + 3 }] },
     ]);
     expect(req.context).toBeUndefined();
+  });
+
+  it('GIVEN a message that already ends a sentence THEN no second mark after it, and nobody pays for one', () => {
+    const ja = batchRequest('g1', [u('ナイス！', { userId: 'a' }), u('たろう、やあ', { userId: 'b' }), u('了解', { userId: 'c' })], RULES);
+    expect(ja.text).toBe('ナイス！たろう、やあ。了解');
+    expect(ja.charges.map((c) => c.chars)).toEqual([4, 6, 1 + 2]);
+    const en = batchRequest('g1', [u('thanks!', { userId: 'a', lang: 'en' }), u('ok', { userId: 'b', lang: 'en' })], RULES);
+    expect(en.text).toBe('thanks! ok');
+    expect(en.charges.map((c) => c.chars)).toEqual([7, 1 + 2]);
+  });
+
+  it('GIVEN merged parts (a name apart from its line) THEN the text and the charges count the same pauses', () => {
+    const run = [u('草！', { userId: 'a' }), u('はなこ、おはよう', { userId: 'b', prefix: 'はなこ、' }), u('了解', { userId: 'c' })];
+    const parts = [
+      { item: 0, part: 'all' as const, text: '草！' },
+      { item: 1, part: 'name' as const, text: 'はなこ、' },
+      { item: 1, part: 'body' as const, text: 'おはよう' },
+      { item: 2, part: 'all' as const, text: '了解' },
+    ];
+    const req = clipRequest('g1', run, parts, RULES);
+    expect(req.text).toBe('草！はなこ、おはよう。了解');
+    expect(req.charges.reduce((n, c) => n + c.chars, 0)).toBe([...req.text].length);
   });
 
   it('GIVEN an explicit advanced request THEN the advanced endpoint, its parameters and who asked', () => {
