@@ -54,6 +54,11 @@ export class KeepUpTracker {
     return keepUp(backlog, behind, freshness, maxAutoAgeMs, this.#pace.get(audience));
   }
 
+  /** When `audience` was last offered a message, if it was within the two horizons it is judged over. */
+  lastOffered(audience: string): number | undefined {
+    return this.#offered.get(audience)?.at(-1)?.[0];
+  }
+
   /** The oldest had to be dropped to catch up: the next requests a step faster (to MAX_SPEED_UP). */
   stepUp(audience: string, keep: KeepUp): void {
     this.#pace.set(audience, Math.min(MAX_SPEED_UP, keep.speed + SPEED_STEP));

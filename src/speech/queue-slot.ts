@@ -362,7 +362,8 @@ export class AudienceQueue {
   /** What a grant would buy this audience now, asked by the limiter while it waits (batching.ts `grantWorth`). */
   #grantWorth(slot: Slot): number {
     const now = this.#host.clock.now();
-    const keep = this.keep;
+    // As it keeps up now: the cut may have changed since the head rules were applied (a channel stopped talking).
+    const keep = this.#host.keepUp(this);
     const window = { horizonMs: this.#host.horizonMs(this), cutMs: keep.cutMs, spokenLately: this.#spokenLately(now) };
     return grantWorth(this.#pending, this.speakAt(slot, now), this.#host.msPerChar() / keep.speed, window, this.#host.rules);
   }

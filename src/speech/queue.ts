@@ -57,6 +57,14 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 const LEARN = 0.2;
 /** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`#keepUp`). */
 const SCARCE_CUT_HORIZONS = 2;
+/**
+ * A batch is formed so its words would start this much within the cut it is held to when it plays
+ * (`#keepUp`), at most PAY_MARGIN_SHARE of the cut: a request a little slower than expected does
+ * not get its audio, already paid for, thrown away for being a moment late.
+ */
+const PAY_MARGIN_MS = 2_000;
+const PAY_MARGIN_SHARE = 0.1;
+const withPayMargin = (cutMs: number) => cutMs - Math.min(PAY_MARGIN_MS, PAY_MARGIN_SHARE * cutMs);
 /** Requests count as scarce before the limiter says so with this many audiences written to and grants made within ACTIVE_MS (`#scarce`). */
 const SCARCE_AUDIENCES = 4;
 const SCARCE_GRANTS = 6;
@@ -378,21 +386,27 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
-   * (audio posted in a text channel) are not listened to as it plays: the hard limit only.
+   * (audio posted in a text channel) are not listened to as it plays: the hard limit only. A batch
+   * is formed within the cut less a margin (`withPayMargin`); `paid`: the cut its clips are held to
+   * when they play (`#paidCut`), without the margin nor the cut of scarce requests.
    */
-  /** How audience `g` keeps up now; `paid`: without the cut of scarce requests (`#paidCut`). */
   #keepUp(g: AudienceQueue, paid = false): KeepUp {
     const max = this.#rules.maxAutoAgeMs;
-    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
+    if (!g.audience.startsWith('voice:')) return { cutMs: paid ? max : withPayMargin(max), speed: 1 };
     const now = this.#clock.now();
     const freshness = this.#freshness(g.guildId);
     const pressured = this.#scarce();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
     const queued = pressured ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
     const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
-    // Requests scarce: a grant is not spent on what would be heard long after the conversation moved on.
-    const scarceCut = SCARCE_CUT_HORIZONS * Math.min(freshness.horizonMs, max);
-    return pressured && !paid && keep.cutMs > scarceCut ? { ...keep, cutMs: scarceCut } : keep;
+    // Requests scarce: a grant is not spent on what would be heard long after the conversation moved
+    // on. An audience that has not written since (within the horizon) has not moved on: its last
+    // lines are still what was said last, and are read up to the hard limit.
+    if (paid) return keep;
+    const horizon = Math.min(freshness.horizonMs, max);
+    const talking = now - (this.#keepUps.lastOffered(g.audience) ?? Number.NEGATIVE_INFINITY) <= horizon;
+    const cutMs = pressured && talking ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizon) : keep.cutMs;
+    return { ...keep, cutMs: withPayMargin(cutMs) };
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {

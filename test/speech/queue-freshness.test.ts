@@ -129,6 +129,59 @@ describe('audio already paid for', () => {
   });
 });
 
+describe('a channel that stopped talking, while requests are scarce', () => {
+  /** Says requests are scarce and grants only when `grant(key)` is called; keeps what each waiting batch says a grant buys it. */
+  function heldLimiter() {
+    const waiting = new Map<string, { resolve: (g: RateGrant) => void; worth: (() => number) | undefined }>();
+    const limiter: GrantingLimiter = {
+      acquire: async () => {},
+      block: () => {},
+      reserve: (_kind, options) => new Promise<RateGrant>((resolve) => waiting.set(options?.key ?? '', { resolve, worth: options?.worth })),
+      tryReserve: async () => null,
+      pressured: () => true,
+    };
+    const grant = (key: string) => {
+      waiting.get(key)!.resolve({ kind: 'standard', use: () => true, release: () => {} });
+      waiting.delete(key);
+    };
+    return { limiter, waiting, grant };
+  }
+
+  it('GIVEN its lines waited 45 s for a request THEN they still count and are read, up to the hard limit; a channel still talking has its own cut at two horizons', async () => {
+    const clock = new FakeClock();
+    const synth = new TimedSynth();
+    const { limiter, waiting, grant } = heldLimiter();
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter });
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
+    const [quiet, busy] = [sessionOf('g1'), sessionOf('g2')];
+    q.enqueue(msg('g1', 'u1', 'しずか一言目です'));
+    q.enqueue(msg('g1', 'u2', 'しずか二言目です'));
+    for (let s = 0; s < 45; s++) {
+      // The other channel keeps talking: a line every 5 s.
+      if (s % 5 === 0) q.enqueue(msg('g2', 'u1', `にぎやか${s}秒目です`));
+      await settle(3);
+      await clock.advance(1_000);
+    }
+    await settle(3);
+    expect([...waiting.keys()].sort()).toEqual([quiet, busy].sort());
+    // Heard 45 s late, within the hard limit (60 s): still worth a grant.
+    expect(waiting.get(quiet)!.worth!()).toBeGreaterThan(0);
+    grant(quiet);
+    grant(busy);
+    for (let i = 0; i < 5; i++) {
+      await settle(3);
+      await clock.advance(100);
+    }
+    q.close();
+    const texts = synth.requests.map((r) => r.text);
+    expect(texts).toContainEqual(expect.stringMatching(/しずか一言目.*しずか二言目/));
+    // The talking channel's lines older than the cut (40 s) went; the next are read.
+    const busyText = texts.find((t) => t.includes('にぎやか'))!;
+    expect(busyText).not.toContain('にぎやか0秒目');
+    expect(busyText).toContain('にぎやか10秒目');
+  });
+});
+
 describe('requests shared by several talking servers', () => {
   /** Servers sharing one limiter, `write` called each second: the text of each request made. */
   async function servers(write: (q: SpeechScheduler, second: number) => void, seconds: number): Promise<string[]> {
