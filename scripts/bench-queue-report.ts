@@ -136,28 +136,28 @@ export function targets(r: Report, scenario: string): Array<[string, boolean]> {
   const out: Array<[string, boolean]> = [];
   const overload = scenario === 'overload' || scenario === 'voices' || (!OWN_TARGETS.has(scenario) && b.http_429 > 0);
   if (overload) {
-    out.push([`overload: heard_within["20"] >= 0.55 (${f(a.heard_within['20'], 3)})`, a.heard_within['20'] >= 0.55]);
-    out.push([`overload: spoken >= 0.75 of messages (${a.spoken}/${r.messages} = ${f(a.spoken_fraction, 3)})`, a.spoken_fraction >= 0.75]);
+    out.push([`overload: heard_within["20"] >= 0.55 (${f(a.heard_within['20'], 4)})`, a.heard_within['20'] >= 0.55]);
+    out.push([`overload: spoken >= 0.75 of messages (${a.spoken}/${r.messages} = ${f(a.spoken_fraction, 4)})`, a.spoken_fraction >= 0.75]);
     out.push([
-      `overload: Jain of spoken fraction >= 0.95 (per voice channel: ${f(a.jain_spoken_fraction_audience, 3)})`,
+      `overload: Jain of spoken fraction >= 0.95 (per voice channel: ${f(a.jain_spoken_fraction_audience, 4)})`,
       a.jain_spoken_fraction_audience >= 0.95,
     ]);
     out.push([`overload: zero 429s (${a.http_429})`, a.http_429 === 0]);
     out.push([`overload: cpu_s <= 1.5 x naive's (${f(a.cpu_s)} <= ${f(1.5 * b.cpu_s)})`, a.cpu_s <= 1.5 * b.cpu_s]);
   } else out.push([`zero 429s (${a.http_429})`, a.http_429 === 0]);
   if (scenario === 'staggered') {
-    out.push([`staggered: heard_within["20"] >= 0.80 (${f(a.heard_within['20'], 3)})`, a.heard_within['20'] >= 0.8]);
-    out.push([`staggered: Jain >= 0.95 (${f(a.jain_spoken_fraction_audience, 3)})`, a.jain_spoken_fraction_audience >= 0.95]);
+    out.push([`staggered: heard_within["20"] >= 0.80 (${f(a.heard_within['20'], 4)})`, a.heard_within['20'] >= 0.8]);
+    out.push([`staggered: Jain >= 0.95 (${f(a.jain_spoken_fraction_audience, 4)})`, a.jain_spoken_fraction_audience >= 0.95]);
   }
   if (scenario === 'busy') {
-    out.push([`busy: heard_within["10"] >= 0.40 (${f(a.heard_within['10'], 3)})`, a.heard_within['10'] >= 0.4]);
+    out.push([`busy: heard_within["10"] >= 0.40 (${f(a.heard_within['10'], 4)})`, a.heard_within['10'] >= 0.4]);
     out.push([
-      `busy: no auto-read message heard later than 20 s by default (longest ${f(a.heard_max_auto_s, 1)} s)`,
+      `busy: no auto-read message heard later than 20 s by default (longest ${f(a.heard_max_auto_s, 2)} s)`,
       !(a.heard_max_auto_s > 20),
     ]);
   }
   if (scenario === 'light') {
-    const line = `light, at --scale 1: p95 wait <= naive's + 0.05 s (${f(a.wait_p95_s)} <= ${f(b.wait_p95_s + 0.05)})`;
+    const line = `light, at --scale 1: p95 wait <= naive's + 0.05 s (${f(a.wait_p95_s, 3)} <= ${f(b.wait_p95_s + 0.05, 3)})`;
     out.push(r.scale === 1 ? [line, a.wait_p95_s <= b.wait_p95_s + 0.05] : [`${line}: not run at --scale 1`, false]);
   }
   out.push([
