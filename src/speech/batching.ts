@@ -175,8 +175,14 @@ export function catchUp(
   return k;
 }
 
-/** What a message carried in a request but heard later than the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one. */
+/**
+ * What a message carried in a request but heard later than the horizon (within the cut) adds to a
+ * grant's worth, against 1 for a fresh one: for a channel gone quiet (these are its last words), and
+ * for a channel still talking, where a late line competes with its newer ones and with every other
+ * channel's fresh speech.
+ */
 export const STALE_WORTH = 0.3;
+export const STALE_WORTH_TALKING = 0.15;
 
 /** How long an audience's own reading counts against it when grants are shared (`grantWorth`). */
 export const SPOKEN_WINDOW_MS = 5 * 60_000;
@@ -186,7 +192,8 @@ export const SPOKEN_WINDOW_MS = 5 * 60_000;
  * `startAt` at `msPerChar`: each message that request carries (its leading mergeable run, within
  * `maxMessages` and `maxChars`, after what is already past the cut and so dropped when the grant
  * comes) counts 1 when its own words would start within `horizonMs` of being
- * written and STALE_WORTH when only within `cutMs`; explicit requests (/say, /narrate) count 1. That
+ * written and `staleWorth` (STALE_WORTH, or STALE_WORTH_TALKING for a channel still talking) when
+ * only within `cutMs`; explicit requests (/say, /narrate) count 1. That
  * gain is weighed against what the audience had read lately (`spokenLately` messages): the log of
  * (spoken + 1 + gain) / (spoken + 1), so the grant buys the most fresh speech while an audience
  * read less lately comes first (a quiet server's one message beside a busy server's fifth batch).
@@ -196,7 +203,7 @@ export function grantWorth(
   pending: readonly Utterance[],
   startAt: number,
   msPerChar: number,
-  window: { horizonMs: number; cutMs: number; spokenLately: number },
+  window: { horizonMs: number; cutMs: number; spokenLately: number; staleWorth?: number },
   rules: BatchRules,
 ): number {
   // The request the grant would pay for, as the head rules form it (what went past the cut while it waited is dropped then).
@@ -208,7 +215,7 @@ export function grantWorth(
   for (const u of pending.slice(stale, stale + take)) {
     const late = t - u.enqueuedAt;
     if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
-    else if (late <= window.cutMs) gain += STALE_WORTH;
+    else if (late <= window.cutMs) gain += window.staleWorth ?? STALE_WORTH;
     t += msPerChar * (rules.countChars(u.text) + pause);
   }
   return Math.log1p(gain / (window.spokenLately + 1));

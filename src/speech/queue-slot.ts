@@ -7,6 +7,8 @@ import {
   fitsWithin,
   grantWorth,
   SPOKEN_WINDOW_MS,
+  STALE_WORTH,
+  STALE_WORTH_TALKING,
   isRipe,
   mergeableRun,
   nextBatch,
@@ -153,6 +155,8 @@ export interface AudienceHost {
   granted(): void;
   /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
   horizonMs(g: AudienceQueue): number;
+  /** Whether the audience wrote within its horizon (the scheduler's `#talking`). */
+  talking(g: AudienceQueue): boolean;
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -364,7 +368,12 @@ export class AudienceQueue {
     const now = this.#host.clock.now();
     // As it keeps up now: the cut may have changed since the head rules were applied (a channel stopped talking).
     const keep = this.#host.keepUp(this);
-    const window = { horizonMs: this.#host.horizonMs(this), cutMs: keep.cutMs, spokenLately: this.#spokenLately(now) };
+    const window = {
+      horizonMs: this.#host.horizonMs(this),
+      cutMs: keep.cutMs,
+      spokenLately: this.#spokenLately(now),
+      staleWorth: this.#host.talking(this) ? STALE_WORTH_TALKING : STALE_WORTH,
+    };
     return grantWorth(this.#pending, this.speakAt(slot, now), this.#host.msPerChar() / keep.speed, window, this.#host.rules);
   }
 

@@ -146,6 +146,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       keepUp: (g) => this.#keepUp(g),
       stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
       horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
+      talking: (g) => this.#talking(g),
       scarce: () => this.#scarce(),
       granted: () => void this.#granted.push(this.#clock.now()),
     };
@@ -404,9 +405,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     // lines are still what was said last, and are read up to the hard limit.
     if (paid) return keep;
     const horizon = Math.min(freshness.horizonMs, max);
-    const talking = now - (this.#keepUps.lastOffered(g.audience) ?? Number.NEGATIVE_INFINITY) <= horizon;
-    const cutMs = pressured && talking ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizon) : keep.cutMs;
+    const cutMs = pressured && this.#talking(g) ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizon) : keep.cutMs;
     return { ...keep, cutMs: withPayMargin(cutMs) };
+  }
+
+  /** Whether voice audience `g` was written to within its horizon: its conversation goes on. */
+  #talking(g: AudienceQueue): boolean {
+    const horizon = Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs);
+    return this.#clock.now() - (this.#keepUps.lastOffered(g.audience) ?? Number.NEGATIVE_INFINITY) <= horizon;
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {

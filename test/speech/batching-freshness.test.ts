@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { catchUp, cutAtSpeaking, grantWorth, keepUp, MAX_SPEED_UP, nextBatch, STALE_WORTH, withinCut } from '../../src/speech/batching.ts';
+import {
+  catchUp,
+  cutAtSpeaking,
+  grantWorth,
+  keepUp,
+  MAX_SPEED_UP,
+  nextBatch,
+  STALE_WORTH,
+  STALE_WORTH_TALKING,
+  withinCut,
+} from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,
@@ -60,6 +70,15 @@ describe('grantWorth', () => {
     expect(STALE_WORTH).toBeLessThan(1);
     // Read from 18 s on (what plays before it), the newest is still fresh, the one written 5 s ago too.
     expect(grantWorth(pending.slice(2), NOW + 18_000, 100, window, RULES)).toBeCloseTo(Math.log1p(1 + STALE_WORTH));
+  });
+
+  it('GIVEN the same late lines THEN they buy less for a channel still talking than for one gone quiet (its last words)', () => {
+    const late = [u('い'.repeat(10), { enqueuedAt: ago(30_000) }), u('う'.repeat(10), { enqueuedAt: ago(29_000) })];
+    const quiet = grantWorth(late, NOW, 100, { ...window, staleWorth: STALE_WORTH }, RULES);
+    const talking = grantWorth(late, NOW, 100, { ...window, staleWorth: STALE_WORTH_TALKING }, RULES);
+    expect(quiet).toBeCloseTo(Math.log1p(2 * STALE_WORTH));
+    expect(talking).toBeCloseTo(Math.log1p(2 * STALE_WORTH_TALKING));
+    expect(talking).toBeLessThan(quiet);
   });
 
   it('GIVEN more than one request could carry THEN only the next one counts: another voice or the fifth message ends it', () => {
