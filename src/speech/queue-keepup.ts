@@ -20,6 +20,28 @@ export function backlogMs(g: AudienceQueue, now: number, pending: ((text: string
   return backlog;
 }
 
+/** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`formingCut`). */
+const SCARCE_CUT_HORIZONS = 2;
+/**
+ * A batch is formed so its words would start this much within the cut it is held to when it plays,
+ * at most PAY_MARGIN_SHARE of the cut: a request a little slower than expected does not get its
+ * audio, already paid for, thrown away for being a moment late.
+ */
+const PAY_MARGIN_MS = 2_000;
+const PAY_MARGIN_SHARE = 0.1;
+
+/**
+ * The cut a batch is formed under, from keeping up's (`keep`, which its clips are held to when they
+ * play): requests scarce and the channel still talking (`scarceTalking`), a grant is not spent on
+ * what would be heard long after the conversation moved on, so at most two horizons; a channel that
+ * has not written since has not moved on, its last lines are still what was said last and keep the
+ * hard limit. Less the margin for a slow request.
+ */
+export function formingCut(keep: KeepUp, scarceTalking: boolean, horizonMs: number): KeepUp {
+  const cutMs = scarceTalking ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizonMs) : keep.cutMs;
+  return { ...keep, cutMs: cutMs - Math.min(PAY_MARGIN_MS, PAY_MARGIN_SHARE * cutMs) };
+}
+
 /** Per voice audience: the speech offered lately, until when it counts as behind, and its speed-up step. */
 export class KeepUpTracker {
   /** [when it arrived, its expected length (ms)], oldest first. */
@@ -54,9 +76,10 @@ export class KeepUpTracker {
     return keepUp(backlog, behind, freshness, maxAutoAgeMs, this.#pace.get(audience));
   }
 
-  /** When `audience` was last offered a message, if it was within the two horizons it is judged over. */
-  lastOffered(audience: string): number | undefined {
-    return this.#offered.get(audience)?.at(-1)?.[0];
+  /** Whether `audience` was offered a message within `horizonMs` of `now`: its conversation goes on. */
+  talking(audience: string, now: number, horizonMs: number): boolean {
+    const last = this.#offered.get(audience)?.at(-1)?.[0];
+    return last !== undefined && now - last <= horizonMs;
   }
 
   /** The oldest had to be dropped to catch up: the next requests a step faster (to MAX_SPEED_UP). */

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
-import { backlogMs, KeepUpTracker } from './queue-keepup.ts';
+import { backlogMs, formingCut, KeepUpTracker } from './queue-keepup.ts';
 import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
@@ -55,16 +55,6 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
-/** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`#keepUp`). */
-const SCARCE_CUT_HORIZONS = 2;
-/**
- * A batch is formed so its words would start this much within the cut it is held to when it plays
- * (`#keepUp`), at most PAY_MARGIN_SHARE of the cut: a request a little slower than expected does
- * not get its audio, already paid for, thrown away for being a moment late.
- */
-const PAY_MARGIN_MS = 2_000;
-const PAY_MARGIN_SHARE = 0.1;
-const withPayMargin = (cutMs: number) => cutMs - Math.min(PAY_MARGIN_MS, PAY_MARGIN_SHARE * cutMs);
 /** Requests count as scarce before the limiter says so with this many audiences written to and grants made within ACTIVE_MS (`#scarce`). */
 const SCARCE_AUDIENCES = 4;
 const SCARCE_GRANTS = 6;
@@ -388,31 +378,25 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /**
    * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
    * (audio posted in a text channel) are not listened to as it plays: the hard limit only. A batch
-   * is formed within the cut less a margin (`withPayMargin`); `paid`: the cut its clips are held to
-   * when they play (`#paidCut`), without the margin nor the cut of scarce requests.
+   * is formed under queue-keepup.ts `formingCut` (two horizons for a channel still talking while
+   * requests are scarce, less a margin); `paid`: the cut its clips are held to when they play
+   * (`#paidCut`), keeping up's own.
    */
   #keepUp(g: AudienceQueue, paid = false): KeepUp {
     const max = this.#rules.maxAutoAgeMs;
-    if (!g.audience.startsWith('voice:')) return { cutMs: paid ? max : withPayMargin(max), speed: 1 };
+    if (!g.audience.startsWith('voice:')) return paid ? { cutMs: max, speed: 1 } : formingCut({ cutMs: max, speed: 1 }, false, max);
     const now = this.#clock.now();
     const freshness = this.#freshness(g.guildId);
     const pressured = this.#scarce();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
     const queued = pressured ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
     const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
-    // Requests scarce: a grant is not spent on what would be heard long after the conversation moved
-    // on. An audience that has not written since (within the horizon) has not moved on: its last
-    // lines are still what was said last, and are read up to the hard limit.
-    if (paid) return keep;
-    const horizon = Math.min(freshness.horizonMs, max);
-    const cutMs = pressured && this.#talking(g) ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizon) : keep.cutMs;
-    return { ...keep, cutMs: withPayMargin(cutMs) };
+    return paid ? keep : formingCut(keep, pressured && this.#talking(g), Math.min(freshness.horizonMs, max));
   }
 
   /** Whether voice audience `g` was written to within its horizon: its conversation goes on. */
   #talking(g: AudienceQueue): boolean {
-    const horizon = Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs);
-    return this.#clock.now() - (this.#keepUps.lastOffered(g.audience) ?? Number.NEGATIVE_INFINITY) <= horizon;
+    return this.#keepUps.talking(g.audience, this.#clock.now(), Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs));
   }
 
   #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
