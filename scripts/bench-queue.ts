@@ -164,11 +164,11 @@ function jain(xs: number[]): number {
   return sq === 0 ? 1 : (sum * sum) / (xs.length * sq);
 }
 
-/**
- * Figures are kept exact, so a target is judged on the measurement itself (216 of 393 heard is
- * 0.5496, under 0.55, though it shows as 0.550 at three decimals); the JSON rounds them to `d`.
- */
 const round = (x: number, d = 3) => (Number.isFinite(x) ? Number(x.toFixed(d)) : x);
+/**
+ * The JSON's figures, rounded to three decimals. `stats` keeps them exact, so a target is judged on
+ * the measurement itself (216 of 393 heard is 0.5496, under 0.55, though it shows as 0.550).
+ */
 const rounded = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isInteger(value) ? round(value) : value);
 
 async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: WorkerEmulator, cpuS: number): Promise<ModeStats> {

@@ -74,14 +74,18 @@ describe('a busy voice channel keeps up', () => {
   });
 });
 
-/** A limiter that grants at once and says requests are scarce (pressured). */
-function scarceLimiter(): GrantingLimiter {
+/** A grant of the standard rate that is used and released for nothing. */
+const aGrant = (): RateGrant => ({ kind: 'standard', use: () => true, release: () => {} });
+
+/** A limiter that grants at once, never one to spare, and says requests are scarce when `pressured`; `over` replaces any of that. */
+function fakeLimiter(pressured: boolean, over: Partial<GrantingLimiter> = {}): GrantingLimiter {
   return {
     acquire: async () => {},
     block: () => {},
-    reserve: async (): Promise<RateGrant> => ({ kind: 'standard', use: () => true, release: () => {} }),
+    reserve: async () => aGrant(),
     tryReserve: async () => null,
-    pressured: () => true,
+    pressured: () => pressured,
+    ...over,
   };
 }
 
@@ -89,7 +93,7 @@ describe('audio already paid for', () => {
   it('GIVEN a batch paid for while the channel kept up, and the channel falls behind before it plays THEN it is still heard, not thrown away', async () => {
     const clock = new FakeClock();
     const synth = new TimedSynth();
-    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: scarceLimiter() });
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: fakeLimiter(true) });
     const heard = new Map<string, number>();
     const droppedPaid: Utterance[] = [];
     q.on('dropped', ({ items, at }) => at === 'speaking' && droppedPaid.push(...items));
@@ -133,15 +137,11 @@ describe('a channel that stopped talking, while requests are scarce', () => {
   /** Says requests are scarce and grants only when `grant(key)` is called; keeps what each waiting batch says a grant buys it. */
   function heldLimiter() {
     const waiting = new Map<string, { resolve: (g: RateGrant) => void; worth: (() => number) | undefined }>();
-    const limiter: GrantingLimiter = {
-      acquire: async () => {},
-      block: () => {},
+    const limiter = fakeLimiter(true, {
       reserve: (_kind, options) => new Promise<RateGrant>((resolve) => waiting.set(options?.key ?? '', { resolve, worth: options?.worth })),
-      tryReserve: async () => null,
-      pressured: () => true,
-    };
+    });
     const grant = (key: string) => {
-      waiting.get(key)!.resolve({ kind: 'standard', use: () => true, release: () => {} });
+      waiting.get(key)!.resolve(aGrant());
       waiting.delete(key);
     };
     return { limiter, waiting, grant };
@@ -188,14 +188,7 @@ describe('requests shared by several talking servers', () => {
     const clock = new FakeClock();
     const synth = new TimedSynth();
     // Grants at once and never says it is pressured: whether requests are about to be scarce is the scheduler's own call.
-    const limiter: GrantingLimiter = {
-      acquire: async () => {},
-      block: () => {},
-      reserve: async (): Promise<RateGrant> => ({ kind: 'standard', use: () => true, release: () => {} }),
-      tryReserve: async () => null,
-      pressured: () => false,
-    };
-    const q = new SpeechScheduler({ synthesize: synth, clock, limiter });
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter: fakeLimiter(false) });
     q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
     for (let s = 0; s < seconds; s++) {
       write(q, s);
