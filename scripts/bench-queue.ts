@@ -13,8 +13,10 @@
  *              batch limits and staleness cut (bench-queue-traces.ts `bound`).
  *
  * Usage: npm run bench:queue -- [--scenario cached|names|unique|staggered|overload|busy|voices|light|all[,..]]
- *          [--trace FILE] [--seed N] [--scale N] [--json] [--write-trace FILE] [--no-voice]
- * With no options it runs `cached`. `--trace` replays a JSON Lines file (one message a line:
+ *          [--trace FILE] [--seed N] [--scale N] [--json] [--write-trace FILE] [--no-voice] [--names-cached]
+ * With no options it runs `cached`. `--names-cached` is an oracle, not the bot: every name of the
+ * trace is in the cache before it starts, uncounted (bench-queue-oracle.ts): what name caching could save at most.
+ * `--trace` replays a JSON Lines file (one message a line:
  * {"at_ms","guild","user","name","voice","lang","kind","text"} and optionally "channel", the voice
  * channel it is read in); names are read as the bot reads them with its default settings. With
  * `--trace`, one `--scenario` names the shape whose targets the file is checked against.
@@ -71,6 +73,7 @@ import {
 } from './bench-queue-traces.ts';
 import { printTable, targets, wordStarts, type ModeStats, type Report } from './bench-queue-report.ts';
 import { measureBackToBack, type GapResult } from './bench-queue-voice.ts';
+import { cacheNames } from './bench-queue-oracle.ts';
 
 // ---- options ----
 
@@ -84,6 +87,8 @@ interface Options {
   json: boolean;
   writeTrace?: string;
   voice: boolean;
+  /** The oracle `cacheNames`: every name in the cache before the trace starts. */
+  namesCached: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -94,6 +99,7 @@ function parseArgs(argv: string[]): Options {
     scale: Number(process.env.BENCH_SCALE ?? 10),
     json: false,
     voice: true,
+    namesCached: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -118,6 +124,7 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--json') o.json = true;
     else if (arg === '--write-trace') o.writeTrace = value();
     else if (arg === '--no-voice') o.voice = false;
+    else if (arg === '--names-cached') o.namesCached = true;
     else throw new Error(`unknown option ${arg}`);
   }
   if (!Number.isInteger(o.seed)) throw new Error('--seed needs an integer');
@@ -149,6 +156,8 @@ interface Outcome {
   failed: number;
   /** Unscaled ms from arrival to the moment the message's own words start, per spoken message (by index). */
   waits: Map<number, number>;
+  /** Requests and characters spent before the trace started (`--names-cached`), not counted. */
+  before?: { requests: number; chars: number };
 }
 
 function quantile(xs: number[], q: number): number {
@@ -189,7 +198,7 @@ async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Worke
   const audiences = fairness((m) => m.audience);
   const heard = (s: number) => [...o.waits.values()].filter((ms) => ms <= s * 1000).length / trace.length;
   const autoWaits = trace.filter((m) => m.kind === 'auto' && o.waits.has(m.index)).map((m) => o.waits.get(m.index)! / 1000);
-  const requests = log.length;
+  const requests = log.length - (o.before?.requests ?? 0);
   // With a guild of several voice channels: theirs and the busiest others' spoken fractions side by side.
   const offered = new Map<string, TraceMessage[]>();
   for (const m of trace) offered.set(m.audience, [...(offered.get(m.audience) ?? []), m]);
@@ -227,7 +236,7 @@ async function stats(trace: readonly TraceMessage[], o: Outcome, emulator: Worke
     jain_spoken_fraction_audience: jain(audiences.map((g) => g.waits.length / g.offered)),
     // Guilds that spoke nothing have no mean wait; their loss shows in the spoken fraction's index.
     jain_mean_wait: jain(guilds.filter((g) => g.waits.length > 0).map((g) => g.waits.reduce((a, b) => a + b, 0) / g.waits.length)),
-    chars_paid: await emulator.charged(DEFAULT_TOKEN),
+    chars_paid: (await emulator.charged(DEFAULT_TOKEN)) - (o.before?.chars ?? 0),
     chars_full_price: trace.filter((m) => o.waits.has(m.index)).reduce((n, m) => n + RULES.countChars(m.prefix + m.body), 0),
     cpu_s: cpuS,
     ...(byAudience ? { by_audience: byAudience } : {}),
@@ -260,6 +269,9 @@ const traceSpanMs = (trace: readonly TraceMessage[]) => trace.at(-1)!.at_ms - tr
 /** Real time a mode may take: the trace, plus ten minutes of (scaled) backlog and retries, plus slack. */
 const deadlineMs = (trace: readonly TraceMessage[], scale: number) => (traceSpanMs(trace) + 600_000) / scale + 60_000;
 
+/** `--names-cached` (set once from the options). */
+let namesCached = false;
+
 async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmulator, clock: Clock, scale: number): Promise<Outcome> {
   const o: Outcome = { spoken: 0, droppedStale: 0, droppedSpeaking: 0, refused: 0, failed: 0, waits: new Map() };
   const dir = mkdtempSync(join(tmpdir(), 'bench-queue-'));
@@ -276,7 +288,10 @@ async function runScheduler(trace: readonly TraceMessage[], emulator: WorkerEmul
       clock,
       defaults: { userMonthlyLimit: big, guildMonthlyLimit: big, accountMonthlyLimit: big },
     });
-    const q = new SpeechScheduler({ synthesize: createSynthesizer({ client, cache, budget }), clock, limiter });
+    const synth = createSynthesizer({ client, cache, budget });
+    if (namesCached)
+      o.before = await cacheNames(trace, synth, clock, RATE_LIMITS.standard.windowMs + MARGIN_MS, () => emulator.charged(DEFAULT_TOKEN));
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter });
     const arrived = new Map<number, number>();
     let settled = 0;
     q.on('ready', ({ guildId, ready }) => debug('ready', guildId, ready.items.length, ready.audio?.durationMs, ready.error?.code ?? ''));
@@ -429,6 +444,7 @@ async function runTrace(name: string, trace: TraceMessage[], scale: number, firs
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
+  namesCached = o.namesCached;
   if (o.trace && o.scenarioGiven && o.scenarios.length !== 1)
     throw new Error('--trace takes one --scenario: the shape whose targets it checks');
   const runs: Array<{ name: string; scenario: string; trace: TraceMessage[] }> = o.trace
