@@ -3,6 +3,7 @@
  * the trace (as each voice reads it) is put in the cache before the trace starts, and the rate
  * window is left to empty; those requests and characters are not counted. What reading names from
  * the cache could save at most, against what the scheduler saves when it has to pay for each name.
+ * The scheduler mode's CPU and wall time include filling the cache.
  */
 import type { Synthesizer } from '../src/speech/synthesize.ts';
 import type { Clock } from '../src/util/clock.ts';

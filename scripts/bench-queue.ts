@@ -467,7 +467,7 @@ async function main(): Promise<void> {
     console.log(
       `\n== bench:queue ${run.name}: ${t.length} messages from ${guilds} guilds (${audiences} voice channels) over ${Math.round(traceSpanMs(t) / 1000)} s ` +
         `(${ja} Japanese, ${t.length - ja} English; ${named} read with a name), rate ${RATE_LIMITS.standard.limit}/${RATE_LIMITS.standard.windowMs / 1000} s, ` +
-        `time scale x${scale}${o.trace ? '' : `, seed ${o.seed}`}; load average ${loadavg()
+        `time scale x${scale}${o.trace ? '' : `, seed ${o.seed}`}${namesCached ? '; ORACLE: every name cached first, uncounted' : ''}; load average ${loadavg()
           .map((x) => x.toFixed(2))
           .join(' ')}`,
     );
