@@ -133,14 +133,16 @@ export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requ
       const first = asUtterance(messages[i]!);
       const sep = separatorFor(first, rules.separator);
       let chars = rules.countChars(first.text);
+      let prev = first;
       let j = i + 1;
       while (j < messages.length && j - i < rules.maxMessages) {
         const next = asUtterance(messages[j]!);
         if (first.kind !== 'auto' || !mergeable(first, next)) break;
-        const pause = rules.countChars(pauseAfter(asUtterance(messages[j - 1]!).text, sep));
+        const pause = rules.countChars(pauseAfter(prev.text, sep));
         if (chars + pause + rules.countChars(next.text) > rules.maxChars) break;
         if (next.enqueuedAt - first.enqueuedAt > rules.maxAutoAgeMs) break;
         chars += pause + rules.countChars(next.text);
+        prev = next;
         j++;
       }
       requests++;

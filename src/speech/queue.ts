@@ -376,22 +376,26 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   }
 
   /**
-   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`). Other audiences
-   * (audio posted in a text channel) are not listened to as it plays: the hard limit only. A batch
-   * is formed under queue-keepup.ts `formingCut` (two horizons for a channel still talking while
-   * requests are scarce, less a margin); `paid`: the cut its clips are held to when they play
-   * (`#paidCut`), keeping up's own.
+   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`): the cut its clips
+   * are held to when they play (`#paidCut`). Other audiences (audio posted in a text channel) are
+   * not listened to as it plays: the hard limit only.
    */
-  #keepUp(g: AudienceQueue, paid = false): KeepUp {
+  #judged(g: AudienceQueue): KeepUp {
     const max = this.#rules.maxAutoAgeMs;
-    if (!g.audience.startsWith('voice:')) return paid ? { cutMs: max, speed: 1 } : formingCut({ cutMs: max, speed: 1 }, false, max);
+    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
     const now = this.#clock.now();
-    const freshness = this.#freshness(g.guildId);
-    const pressured = this.#scarce();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
-    const queued = pressured ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
-    const keep = this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), freshness, max);
-    return paid ? keep : formingCut(keep, pressured && this.#talking(g), Math.min(freshness.horizonMs, max));
+    const queued = this.#scarce() ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
+  }
+
+  /**
+   * The cut and speed a batch is formed under: `#judged`, through queue-keepup.ts `formingCut` (two
+   * horizons for a voice channel still talking while requests are scarce, less a margin).
+   */
+  #keepUp(g: AudienceQueue): KeepUp {
+    const horizonMs = Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs);
+    return formingCut(this.#judged(g), g.audience.startsWith('voice:') && this.#scarce() && this.#talking(g), horizonMs);
   }
 
   /** Whether voice audience `g` was written to within its horizon: its conversation goes on. */
@@ -430,7 +434,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       items = formed.items;
       // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
       const { speed } = g.keep;
-      this.#paidCut.set(slot, this.#keepUp(g, true).cutMs);
+      this.#paidCut.set(slot, this.#judged(g).cutMs);
       const estimateMs = plan.clips.reduce(
         (ms, c) =>
           ms +
