@@ -38,6 +38,7 @@ export const API_ERRORS = {
   missingPermissions: { status: 403, body: { message: 'Missing Permissions', code: 50013 } },
   invalidBody: { status: 400, body: { message: '400: Bad Request', code: 0 } },
   invalidJson: { status: 400, body: { message: 'The request body contains invalid JSON.', code: 50109 } },
+  internal: { status: 500, body: { message: '500: Internal Server Error', code: 0 } },
   invalidMultipart: { status: 400, body: { message: 'Invalid multipart body', code: 50109 } },
 } as const satisfies Record<string, ApiError>;
 

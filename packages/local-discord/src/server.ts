@@ -108,7 +108,21 @@ class FakeDiscordServer implements FakeDiscord {
     channelRoutes(this.#router, this.#state);
     guildRoutes(this.#router, this.#state);
     stageRoutes(this.#router, this.#state);
-    this.#http = createServer((req, res) => void this.#onRequest(req, res));
+    this.#http = createServer((req, res) => {
+      this.#onRequest(req, res).catch((error: unknown) => {
+        // A client that went away before its whole body arrived (a bot killed or restarted as it
+        // sent) has nobody to answer. Anything else is this server's own fault: answered as Discord
+        // answers one, and shown on stderr rather than ending the process (the playground serves
+        // the page from it).
+        if (req.socket.destroyed && !req.complete) return void res.destroy();
+        process.emitWarning(
+          `a request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          'LocalDiscordWarning',
+        );
+        if (res.headersSent) return void res.destroy();
+        reply(res, API_ERRORS.internal);
+      });
+    });
     this.#http.on('upgrade', (req, socket, head) => {
       if ((req.url ?? '').startsWith('/gateway')) this.gateway.handleUpgrade(req, socket, head);
       else socket.destroy();
