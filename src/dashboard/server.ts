@@ -152,7 +152,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) return void res.destroy();
+      // The browser went away before its whole body arrived (tab closed, network lost): nobody to answer, nothing wrong here.
+      if (res.headersSent || (req.socket.destroyed && !req.complete)) return void res.destroy();
       const lang = requestLang(req);
       if (error instanceof ApiRefusal) return refuse(res, lang, error.status, error.code);
       if (error instanceof DashboardError) {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
@@ -24,6 +25,8 @@ guild.roles.push({ id: EDITORS, name: 'Dictionary editors', permissions: '0', po
 
 let h: Harness;
 let dashboard: DashboardServer;
+/** What the dashboard logged at warn and above (error lines reach the operator's ERROR_WEBHOOK_URL). */
+const logged: { level: number; msg: string }[] = [];
 beforeAll(async () => {
   h = await startHarness({ discord: { guilds: [guild, elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
   // The local Discord's OAuth2: the bot's own application (no DISCORD_CLIENT_ID), its client secret.
@@ -39,7 +42,7 @@ beforeAll(async () => {
     discordApiUrl: h.discord.apiUrl,
     applicationId: () => h.bot.client.application?.id,
     deps: { ctx: h.bot.context, view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]) },
-    logger: createLogger({ level: 'silent', secrets: [] }),
+    logger: createLogger({ level: 'warn', secrets: [], destination: { write: (line: string) => void logged.push(JSON.parse(line)) } }),
     sessions: { loginsPerWindow: 20 },
   });
   h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
@@ -313,6 +316,28 @@ describe('the web dashboard', () => {
     expect(mine.status).toBe(200);
     expect(mine.body.voice).toMatchObject({ speed: 2, own: { speed: 2 } });
     expect(h.bot.context.repos.userSettings.get(guildId, alice).speed).toBe(2);
+  });
+
+  it('a browser that goes away in the middle of a change (tab closed, network lost) changes nothing and alarms nobody', async () => {
+    const admin = await signedIn(bob);
+    const before = h.bot.context.repos.guildSettings.get(guildId);
+    const from = logged.length;
+    const { port } = new URL(dashboard.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const cookies = [...admin.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    socket.write(
+      `PATCH /api/guilds/${guildId}/settings HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${cookies}\r\n` +
+        `X-CSRF-Token: ${admin.csrf}\r\nOrigin: ${dashboard.url}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"speed": 2.5, "pi`,
+    );
+    // The dashboard is reading the body when the browser disappears.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(logged.slice(from)).toEqual([]);
+    expect(h.bot.context.repos.guildSettings.get(guildId)).toEqual(before);
+    expect((await admin.api('GET', `/guilds/${guildId}`)).status).toBe(200);
   });
 
   it('sign-out revokes the token and ends the session; a sign-in state is good once; sign-ins are rate limited', async () => {
