@@ -107,30 +107,9 @@ export class ShardProcessManager {
   /** Asks every live process for `topic` (see shard-ipc.ts); processes that do not answer in time are left out. */
   async collect<T>(topic: string, timeoutMs = 5_000): Promise<Array<{ process: number; shards: number[]; value: T }>> {
     const asks = this.#slots.map(async (slot) => {
-      const child = slot.shard.process;
-      if (!child?.connected) return undefined;
-      const request: CollectRequest = { yomiage: 'collect', topic, nonce: ++this.#nonce };
-      const answer = new Promise<CollectAnswer>((resolve, reject) => {
-        const onMessage = (m: unknown) => {
-          const a = m as CollectAnswer;
-          if (a?.yomiage === 'collected' && a.nonce === request.nonce) {
-            slot.shard.off('message', onMessage);
-            resolve(a);
-          }
-        };
-        slot.shard.on('message', onMessage);
-        setTimeout(() => {
-          slot.shard.off('message', onMessage);
-          reject(new Error('no answer'));
-        }, timeoutMs).unref();
-      });
-      try {
-        await slot.shard.send(request);
-        const a = await answer;
-        return a.error === undefined ? { process: slot.index, shards: slot.shards, value: a.value as T } : undefined;
-      } catch {
-        return undefined;
-      }
+      if (!slot.shard.process?.connected) return undefined;
+      const a = await askProcess(slot.shard, { yomiage: 'collect', topic, nonce: ++this.#nonce }, timeoutMs);
+      return a !== undefined && a.error === undefined ? { process: slot.index, shards: slot.shards, value: a.value as T } : undefined;
     });
     return (await Promise.all(asks)).filter((a) => a !== undefined);
   }
@@ -180,4 +159,36 @@ export class ShardProcessManager {
       );
     }, delayMs);
   }
+}
+
+/**
+ * One process's answer to `request`, or undefined when it cannot be sent (the process is exiting)
+ * or no answer comes within `timeoutMs`. Never rejects, and stops listening either way: a /metrics
+ * scrape while a process dies must not leave a timer to fail later with nobody waiting.
+ */
+export async function askProcess(
+  shard: Pick<Shard, 'on' | 'off' | 'send'>,
+  request: CollectRequest,
+  timeoutMs: number,
+): Promise<CollectAnswer | undefined> {
+  let settle: (answer: CollectAnswer | undefined) => void = () => {};
+  const answer = new Promise<CollectAnswer | undefined>((resolve) => {
+    const onMessage = (m: unknown) => {
+      const a = m as CollectAnswer;
+      if (a?.yomiage === 'collected' && a.nonce === request.nonce) settle(a);
+    };
+    const timer = setTimeout(() => settle(undefined), timeoutMs).unref();
+    settle = (a) => {
+      clearTimeout(timer);
+      shard.off('message', onMessage);
+      resolve(a);
+    };
+    shard.on('message', onMessage);
+  });
+  try {
+    await shard.send(request);
+  } catch {
+    settle(undefined);
+  }
+  return answer;
 }
