@@ -8,8 +8,10 @@ import type { CollectAnswer, CollectRequest } from '../../src/ops/shard-ipc.ts';
 // is asked must cost nothing but its answer: no error report for the operator a few seconds later,
 // no listener left behind on the shard.
 class FakeShard extends EventEmitter {
-  constructor(readonly send: (message: unknown) => Promise<unknown>) {
+  readonly send: (message: unknown) => Promise<unknown>;
+  constructor(send: (message: unknown) => Promise<unknown>) {
     super();
+    this.send = send;
   }
 }
 const asShard = (fake: FakeShard) => fake as unknown as Pick<Shard, 'on' | 'off' | 'send'>;
