@@ -1,8 +1,10 @@
 import type { Client } from 'discord.js';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
+import { t } from '../../src/discord/i18n.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { ReadyAudio } from '../../src/speech/synthesize.ts';
 
 // Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
 // a batch merged for a voice session that can no longer be played there (the bot left) is never
@@ -26,6 +28,9 @@ function setup(options: Options) {
   const told: Array<{ channelId: string; messageId?: string; kind: string; content: string }> = [];
   const played: string[] = [];
   const removed: string[] = [];
+  /** The final answers of replies to /say and /narrate. */
+  const finished: string[] = [];
+  const settled: Array<{ id: string; delivered: boolean }> = [];
   const channel = (channelId: string) => ({
     isSendable: () => true,
     send: async (body: { reply?: { messageReference: string } }) => {
@@ -43,17 +48,17 @@ function setup(options: Options) {
       at: () => undefined,
       play: async (guildId: string) => void played.push(guildId),
     },
-    replies: { finish: async () => true },
+    replies: { finish: async (_owner: unknown, _meta: unknown, body: { content: string }) => (finished.push(body.content), true) },
     notices: {
       tellAuthor: async (to: { channelId: string; messageId?: string }, kind: string, content: string) =>
         void told.push({ ...to, kind, content }),
     },
-    jobs: { settle: async () => {} },
+    jobs: { settle: async (outcomes: typeof settled) => void settled.push(...outcomes) },
     logger: { warn() {}, error() {}, info() {}, debug() {} },
     listenersCanView: (_guildId: string, channelId: string) => !(options.hiddenFromCall ?? []).includes(channelId),
     postsAudio: (_guildId: string, channelId: string) => (options.mp3Channels ?? []).includes(channelId),
   } as unknown as DeliveryDeps;
-  return { delivery: new SpeechDelivery(deps), posted, told, played, removed };
+  return { delivery: new SpeechDelivery(deps), posted, told, played, removed, finished, settled };
 }
 
 let n = 0;
@@ -76,7 +81,7 @@ function message(channelId: string, text: string, audience: string, extra: Parti
   };
 }
 const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: 'k' };
-const ready = (items: Utterance[]): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio: MP3 });
+const ready = (items: Utterance[], audio: ReadyAudio = MP3): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio });
 const signal = new AbortController().signal;
 
 describe('SpeechDelivery.audience: decided where the bot knows how the audio will go', () => {
@@ -192,5 +197,48 @@ describe('SpeechDelivery.deliver: a message deleted while its MP3 is prepared ge
     });
     expect(posted).toHaveLength(1);
     expect(removed).toEqual(['mp3']);
+  });
+});
+
+describe('SpeechDelivery.deliver: a clip whose cached file is gone (another process evicted it)', () => {
+  // A cached name, then its line: audio made of two clips, the second's file no longer on disk.
+  const twoClips: ReadyAudio = {
+    ...MP3,
+    parts: [
+      { ...MP3, key: 'name' },
+      { mp3Path: '/nonexistent/evicted.mp3', durationMs: 100, fromCache: true, key: 'line' },
+    ],
+  };
+  const rejections: unknown[] = [];
+  const onRejection = (reason: unknown) => rejections.push(reason);
+  beforeEach(() => {
+    rejections.length = 0;
+    process.on('unhandledRejection', onRejection);
+  });
+  afterEach(() => void process.off('unhandledRejection', onRejection));
+
+  it('GIVEN /say attach:true played in voice THEN it is heard, the member is told the file could not be attached, and nothing is left unhandled', async () => {
+    const { delivery, played, posted, finished, settled } = setup({ connected: true });
+    const interaction = { kind: 'interaction' as const, applicationId: 'app', token: 'token' };
+    const item = {
+      ...message('general', '添付もしてね', voiceAudience('vc1'), { delivery: interaction, forceAttach: true }),
+      kind: 'say' as const,
+    };
+    expect(await delivery.deliver(ready([item], twoClips), signal)).toEqual({ played: true, attached: false });
+    expect(played).toEqual([GUILD]);
+    expect(posted).toEqual([]);
+    expect(finished).toEqual([t('en', 'say.attach_failed')]);
+    expect(settled).toEqual([{ id: item.id, delivered: true }]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(rejections).toEqual([]);
+  });
+
+  it('GIVEN an auto-read message to be posted (no voice) THEN nothing is posted and its author is told', async () => {
+    const { delivery, posted, told, settled } = setup({ connected: false });
+    const item = message('general', 'ファイルで聞く話', textAudience('general'));
+    expect(await delivery.deliver(ready([item], twoClips), signal)).toEqual({ played: false, attached: false });
+    expect(posted).toEqual([]);
+    expect(told.map((x) => [x.channelId, x.messageId, x.content])).toEqual([['general', `m-${item.id}`, t('en', 'error.generic')]]);
+    expect(settled).toEqual([{ id: item.id, delivered: false }]);
   });
 });

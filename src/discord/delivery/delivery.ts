@@ -146,7 +146,19 @@ export class SpeechDelivery {
       metas.map(async (meta, i) => {
         const item = ready.items[i]!;
         if (meta.delivery.kind === 'message' && meta !== lastMessage) return false;
-        if (toAttach.includes(meta)) return this.#attach(meta, item, await mp3Of(audio), audio.seed, signal);
+        if (toAttach.includes(meta)) {
+          const mp3 = await mp3Of(audio).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+          if (!(mp3 instanceof Error)) return this.#attach(meta, item, mp3, audio.seed, signal);
+          // A clip's cached file is gone (another process evicted it, someone deleted it): what
+          // plays in voice is still heard, and whoever asked is told what they did not get.
+          if (!played) await this.#tellFailure(meta, item, mp3);
+          else {
+            this.#deps.logger.warn({ err: mp3, guildId: ready.guildId }, 'could not read the audio to attach');
+            if (meta.delivery.kind === 'interaction')
+              await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'say.attach_failed') });
+          }
+          return false;
+        }
         if (meta.delivery.kind === 'interaction') await this.#deps.replies.finish(item, meta, { content: t(meta.lang, 'say.playing') });
         return false;
       }),
