@@ -88,6 +88,8 @@ export interface ValidationIssue {
   /** The code the service would answer with (`validation_error`, `invalid_speed`, ...). */
   code: string;
   message: string;
+  /** `text_too_long`: the most characters the plan allows (shown to the member). */
+  max?: number;
 }
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
@@ -123,8 +125,8 @@ function longestRun(text: string): number {
   return best;
 }
 
-function issue(ctx: z.RefinementCtx, code: string, message: string): void {
-  ctx.addIssue({ code: 'custom', message, params: { code } });
+function issue(ctx: z.RefinementCtx, code: string, message: string, max?: number): void {
+  ctx.addIssue({ code: 'custom', message, params: max === undefined ? { code } : { code, max } });
 }
 
 function advancedTextSchema(plan: Plan) {
@@ -140,7 +142,7 @@ function advancedTextSchema(plan: Plan) {
         `text has ${meaningful} characters without surrounding blanks; at least ${LIMITS.advancedTextMin} are required`,
       );
     }
-    if (n > max) issue(ctx, 'text_too_long', `text has ${n} characters; the ${plan} plan allows at most ${max}`);
+    if (n > max) issue(ctx, 'text_too_long', `text has ${n} characters; the ${plan} plan allows at most ${max}`, max);
     if (n > 0 && isOnlyEmoji(text)) issue(ctx, 'validation_error', 'text must not consist only of emoji');
     const run = longestRun(text);
     if (run >= LIMITS.repeatRun) {
@@ -208,9 +210,9 @@ const STANDARD_SCHEMA = z.object({
 function toIssues(error: z.ZodError, codeFor: (field: string) => string): ValidationIssue[] {
   return error.issues.map((i) => {
     const field = i.path.length > 0 ? String(i.path[0]) : 'request';
-    const params = (i as { params?: { code?: unknown } }).params;
+    const params = (i as { params?: { code?: unknown; max?: unknown } }).params;
     const code = typeof params?.code === 'string' ? params.code : codeFor(field);
-    return { field, code, message: i.message };
+    return { field, code, message: i.message, ...(typeof params?.max === 'number' ? { max: params.max } : {}) };
   });
 }
 

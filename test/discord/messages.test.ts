@@ -6,6 +6,7 @@ import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
+import { validateAdvanced } from '../../src/tts/validation.ts';
 
 const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
@@ -112,9 +113,23 @@ describe('every failure a user can meet has a localised explanation', () => {
     );
   });
 
-  it('GIVEN invalid input THEN the details say which field', () => {
+  it("GIVEN invalid input THEN the details say which field, not the validator's English", () => {
     const error = new TtsInputError({ issues: [{ field: 'speed', code: 'invalid_speed', message: 'speed must be between 0.5 and 1.5' }] });
-    expect(describeFailure('en', error)).toContain('speed');
+    expect(describeFailure('en', error)).toBe(t('en', 'tts.invalid_input', { details: 'speed' }));
+    expect(describeFailure('ja', error)).not.toContain('must be');
+  });
+
+  it('GIVEN /narrate text the bot refuses before sending THEN the member reads why in their language, with the limit', () => {
+    const refused = (text: string) => {
+      const r = validateAdvanced({ text, voice: 'Luna' }, 'free');
+      if (r.ok) throw new Error('expected a refusal');
+      return new TtsInputError({ issues: r.issues });
+    };
+    // Mentions and links read as short words can leave fewer than 10 characters.
+    expect(describeFailure('ja', refused('  こんにちは  '))).toBe(t('ja', 'tts.validation_error'));
+    expect(describeFailure('ja', refused('あいうえお'.repeat(81)))).toBe(t('ja', 'tts.text_too_long', { max: 400 }));
+    expect(describeFailure('ja', refused('あいうえお'.repeat(81)))).toContain('400');
+    expect(describeFailure('en', refused('  hi  '))).not.toMatch(/characters without surrounding blanks/);
   });
 
   it('GIVEN a wrapped failure THEN its cause is explained; an unexpected error is not', () => {

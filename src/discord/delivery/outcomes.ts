@@ -61,13 +61,21 @@ export function describeFailure(lang: Lang, error: unknown, extra: Vars = {}): s
   if (error instanceof UserError) return t(lang, error.code, error.vars);
   const refusal = (error as { refusal?: unknown } | null)?.refusal;
   if (isRefusal(refusal)) return describeRefusal(lang, refusal);
+  if (error instanceof TtsInputError) {
+    // What the member can act on, in their language: the validator's own text is English for the log.
+    const told = error.issues.map((i) => {
+      const key = TTS_MESSAGES[i.code];
+      return key && key !== 'tts.invalid_input' ? t(lang, key, { ...extra, max: i.max ?? extra.max ?? '' }) : undefined;
+    });
+    if (told.every((m) => m !== undefined)) return [...new Set(told)].join(' ');
+    return t(lang, 'tts.invalid_input', { details: [...new Set(error.issues.map((i) => i.field))].join(', ') });
+  }
   if (isTtsError(error)) {
     const key = TTS_MESSAGES[error.code] ?? 'tts.failed';
-    const details = error instanceof TtsInputError ? error.issues.map((i) => `${i.field}: ${i.message}`).join('; ') : '';
     const seconds = Math.ceil((error.context.retryAfterMs ?? 0) / 1000);
     return t(lang, key, {
       code: error.context.serviceCode ?? error.code,
-      details,
+      details: '',
       seconds,
       available: error.context.available ?? 0,
       max: extra.max ?? '',
