@@ -152,15 +152,13 @@ export class FairRateLimiter implements GrantingLimiter {
   pressured(kind: RateKind): boolean {
     if (this.#lanes[kind].queues.size > 0) return true;
     const now = this.#clock.now();
-    const rules = this.#rules[kind];
-    const recent = this.#recent[kind];
-    while (recent.length > 0 && recent[0]! <= now - rules.occupiedMs) recent.shift();
+    const recent = this.#inWindow(kind, now);
     const seen = this.#seen[kind];
     const used = Math.max(recent.length, now - seen.at < this.#recheckMs ? seen.used : 0);
     // Scarce means a grant would wait for a slot to free, not merely that pacing has begun: while
     // grants are only paced, the wait for the paced grant is itself the time a run gathers company
     // (the batch forms at the grant), and holding a lone line longer only makes it late.
-    return used >= rules.limit;
+    return used >= this.#rules[kind].limit;
   }
 
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */
@@ -232,8 +230,9 @@ export class FairRateLimiter implements GrantingLimiter {
   #granted(kind: RateKind, key: string, id: number | undefined): RateGrant {
     let state: 'held' | 'used' | 'released' = 'held';
     const store = this.#store;
-    const recent = this.#recent[kind];
     const at = this.#clock.now();
+    // Kept to the window here too: the advanced lane's is never asked whether it is pressured.
+    const recent = this.#inWindow(kind, at);
     recent.push(at);
     try {
       this.#onGrant(kind, key);
@@ -255,6 +254,14 @@ export class FairRateLimiter implements GrantingLimiter {
         if (i >= 0) recent.splice(i, 1);
       },
     };
+  }
+
+  /** This process's grants of `kind` still inside the window at `now` (older ones forgotten). */
+  #inWindow(kind: RateKind, now: number): number[] {
+    const recent = this.#recent[kind];
+    const since = now - this.#rules[kind].occupiedMs;
+    while (recent.length > 0 && recent[0]! <= since) recent.shift();
+    return recent;
   }
 
   #remove(lane: Lane, waiter: Waiter): void {
