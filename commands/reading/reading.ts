@@ -6,7 +6,7 @@ import {
   type ChatInputCommandInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, choice, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
+import { adminCommand, choice, described, named, shownNames, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
@@ -206,9 +206,11 @@ export default {
     const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
     // The dashboard's rule too (reading-change.ts): checked, saved, audit-logged.
     const save = (patch: ReadingChange) => changeReading(ctx, guildId, commandActor(interaction), patch, roleExists);
+    // Named as the member's client shows the subcommand ("/読み上げ VC参加者のみ"), not by its English id.
+    const setting = (name: string) => shownNames([data], lang)[`reading_${name.replaceAll('-', '_')}`] ?? name;
     const saveSwitch = async (name: keyof typeof SWITCHES, value: boolean) => {
       await save({ [SWITCHES[name]]: value });
-      await reply(t(lang, 'config.saved', { setting: name, value: t(lang, value ? 'config.on' : 'config.off') }));
+      await reply(t(lang, 'config.saved', { setting: setting(name), value: t(lang, value ? 'config.on' : 'config.off') }));
     };
     const listChecks: ListChecks = {
       roleExists,
@@ -232,7 +234,7 @@ export default {
       async freshness({ seconds }) {
         // Checked again (reading-change.ts): min_value and max_value bind Discord's client, not a forged request.
         await save({ freshSeconds: seconds });
-        await reply(t(lang, 'config.saved', { setting: 'freshness', value: freshness(lang, ctx, seconds) }));
+        await reply(t(lang, 'config.saved', { setting: setting('freshness'), value: freshness(lang, ctx, seconds) }));
       },
       threads: ({ value }) => saveSwitch('threads', value),
       show: () => reply(show(lang, ctx, guildId, roleExists), true),
@@ -240,7 +242,7 @@ export default {
         // Checked again (reading-change.ts): the choices bind Discord's client, not a forged request.
         const value: string = args.value;
         await save({ bots: value as BotReading });
-        await reply(t(lang, 'config.saved', { setting: 'bots', value: t(lang, BOT_MODES[value as BotReading]) }));
+        await reply(t(lang, 'config.saved', { setting: setting('bots'), value: t(lang, BOT_MODES[value as BotReading]) }));
       },
       'bot-add': ({ id }) => changeList('bot', id, true),
       'bot-remove': ({ id }) => changeList('bot', id, false),

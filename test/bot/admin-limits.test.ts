@@ -87,7 +87,10 @@ describe("the operator's ceilings", () => {
     expect(text(role)).toContain('ロールの枠に設定できるのは月 50,000 文字までです');
     // Nothing of it was stored: the old value is still what /config show reports below.
     const within = (await run('config', sub('user-limit', [{ name: 'value', type: 4, value: 800 }]))).first;
-    expect(text(within)).toBe('Saved: user-limit = 800');
+    expect(text(within)).toBe('Saved: /config user-limit = 800');
+    // Named as a Japanese client shows the command, not by its English id.
+    const jaWithin = (await run('config', sub('user-limit', [{ name: 'value', type: 4, value: 800 }]), 'ja')).first;
+    expect(text(jaWithin)).toBe('設定しました: /設定 利用上限 = 800');
   }, 30_000);
 
   it('a value stored above the ceiling applies as the ceiling and /config show says so', async () => {
