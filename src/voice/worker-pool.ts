@@ -215,6 +215,9 @@ export class RemoteVoiceSession
         this.#adapter = undefined;
         return;
       case 'state':
+        // The worker ended the session itself (join timeout, too many rejoins): its connection's
+        // leave and adapter destroy come after this, for a session the pool no longer routes to.
+        if (message.state.status === 'destroyed') this.#leave();
         return this.#setState(message.state);
       case 'privacy':
         if (message.code) privacyCodes.set(this.#privacyKey, message.code);
@@ -265,6 +268,15 @@ export class RemoteVoiceSession
     this.emit('stateChange', previous, next);
   }
 
+  /** The leave the worker's connection would send, sent now (the worker's own is dropped), and the adapter freed. */
+  #leave(): void {
+    const adapter = this.#adapter;
+    this.#adapter = undefined;
+    if (!adapter) return;
+    adapter.sendPayload({ op: 4, d: { guild_id: this.guildId, channel_id: null, self_deaf: this.#selfDeaf, self_mute: false } });
+    adapter.destroy();
+  }
+
   async ready(): Promise<void> {
     if (this.#state.status === 'destroyed') throw new VoiceSessionError('destroyed', { guildId: this.guildId });
     await this.#call((call) => ({ type: 'ready', id: this.#id, call })).done;
@@ -303,13 +315,7 @@ export class RemoteVoiceSession
   destroy(reason = 'left'): void {
     if (this.#state.status === 'destroyed') return;
     this.#setState({ status: 'destroyed', reason });
-    const adapter = this.#adapter;
-    this.#adapter = undefined;
-    if (adapter) {
-      // The leave the worker's connection would send, sent now (the worker's own is dropped).
-      adapter.sendPayload({ op: 4, d: { guild_id: this.guildId, channel_id: null, self_deaf: this.#selfDeaf, self_mute: false } });
-      adapter.destroy();
-    }
+    this.#leave();
     this.#send({ type: 'destroy', id: this.#id, reason });
     this.#logger.debug({ guildId: this.guildId, reason }, 'voice session closed');
   }

@@ -64,4 +64,21 @@ describe('voice worker threads', () => {
     expect(started).toHaveLength(2);
     await vi.waitFor(() => expect(payloads).toHaveLength(2), { timeout: 10_000 });
   });
+
+  it('GIVEN a session the worker itself gives up on (no voice server within the join timeout) THEN the bot leaves the channel and the adapter is freed', async () => {
+    pool = new VoiceWorkerPool({ size: 1, logger });
+    let destroyed = 0;
+    const session = pool.open({
+      guildId: '301',
+      channelId: '3019',
+      textChannelId: null,
+      readyTimeoutMs: 300,
+      adapterCreator: () => ({ sendPayload: (p) => (payloads.push(p), true), destroy: () => void destroyed++ }),
+    });
+    await expect(session.ready()).rejects.toThrow();
+    expect(session.state).toMatchObject({ status: 'destroyed', reason: 'join_timeout' });
+    // The op 4 the worker's connection sends as it gives up reaches Discord: the bot is not left sitting in the channel.
+    await vi.waitFor(() => expect(payloads.at(-1)).toMatchObject({ op: 4, d: { guild_id: '301', channel_id: null } }), { timeout: 5_000 });
+    expect(destroyed).toBe(1);
+  });
 });
