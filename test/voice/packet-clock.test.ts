@@ -76,7 +76,8 @@ describe('the packet clock of a voice worker', () => {
     const [a] = [slow(), slow()];
     await vi.waitFor(() => expect(a!.sent.length).toBeGreaterThanOrEqual(4), { timeout: 2_000, interval: 5 });
     const trace = clock.trace()!;
-    expect(trace.ticks).toBeGreaterThanOrEqual(4);
+    // Every packet came from a tick, or from a catch-up step of a tick that came late (a loaded machine).
+    expect(trace.ticks + clock.stats.caughtUp).toBeGreaterThanOrEqual(a!.sent.length);
     // Two players each tick (a tick that catches up after a late one steps them again: more, never fewer).
     expect(trace.players.mean).toBeGreaterThanOrEqual(2);
     expect(trace.players.max).toBeGreaterThanOrEqual(2);
