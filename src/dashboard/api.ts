@@ -12,7 +12,7 @@ import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role
 import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
 import { changeReading, changeReadingList, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
-import type { Lang } from '../discord/i18n.ts';
+import { t, type Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
 import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
@@ -356,7 +356,11 @@ function memberView(deps: ApiDeps, access: GuildAccess) {
 async function importInto(store: ReturnType<typeof dictionaryStore>, req: ApiRequest): Promise<ApiResult> {
   const name = text(req.body.name) || 'pasted.tsv';
   const checked = checkImport(req.lang, store, name, Buffer.from(text(req.body.text), 'utf8'));
-  if (!checked.ok) return { status: 400, body: { error: 'import_refused', problems: checked.problems } };
+  if (!checked.ok) {
+    // The sentence /dictionary import answers with; the page lists the problems after it.
+    const message = t(req.lang, 'dictionary.import_refused', { problems: '' }).trim();
+    return { status: 400, body: { error: 'import_refused', message, problems: checked.problems } };
+  }
   const mode = req.body.apply;
   if (mode !== 'merge' && mode !== 'replace') return ok({ summary: checked.summary });
   const result = await store.import(checked.entries, mode);

@@ -153,6 +153,8 @@ describe('the web dashboard', () => {
     const bad = await admin.api('POST', path, { text: 'ok\tおーけー\n<@123>\tめんしょん\n' });
     expect(bad.status).toBe(400);
     expect(bad.body.problems.join('\n')).toMatch(/line 2.*mention/i);
+    // The page shows a sentence before the problems, not the bare status code.
+    expect(bad.body.message).toBe('Cannot import this file. Nothing in the dictionary was changed.');
     const pasted = 'ok\tおーけー\nABC\tえいびいしい\n';
     const summary = await admin.api('POST', path, { text: pasted });
     expect(summary.body.summary).toMatchObject({ count: 2, added: 1, changed: 1, removed: 2 });
