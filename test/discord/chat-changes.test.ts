@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Collection, Events, type Client } from 'discord.js';
 import { describe, expect, it, vi } from 'vitest';
+import { t } from '../../src/discord/i18n.ts';
 import { ChatChanges } from '../../src/discord/events/chat-changes.ts';
 import { resumeAfterRestart, type ResumeDeps } from '../../src/discord/events/restart.ts';
 import type { AutoReader } from '../../src/discord/events/auto-read.ts';
@@ -88,5 +89,27 @@ describe('ChatChanges', () => {
     answerSecond();
     await resumed;
     expect(left()).toEqual(['新しい文', '残る'].sort());
+  });
+
+  it("GIVEN a /say asked in English that failed its restores too often THEN the notice posted in its channel is in the server's language", async () => {
+    const { q, client, chatChanges } = setup();
+    Object.assign(client, { guilds: { cache: new Map() }, channels: { cache: new Map() } });
+    const say = { ...said('何度も落ちた', 'c1', '31'), kind: 'say' as const, meta: { delivery: { kind: 'interaction' }, lang: 'en' } };
+    const posted: Array<{ channelId: string; text: string }> = [];
+    const deps = {
+      client,
+      scheduler: q,
+      logger,
+      chatChanges,
+      stillHeard: () => false,
+      voice: { isConnected: () => false, sessions: () => [], size: 0 },
+      sessions: { list: () => [] },
+      store: { claim: async () => [{ utterance: say, restores: 4 } as ClaimedUtterance], remove() {} },
+      repos: { guildSettings: { get: () => ({ locale: 'ja' }) }, autoRead: { postsAudio: () => false } },
+      notices: { post: async (channelId: string, text: string) => (posted.push({ channelId, text }), true) },
+    } as unknown as ResumeDeps;
+    expect(await resumeAfterRestart(deps)).toMatchObject({ dropped: 1 });
+    // Everyone in the channel reads it, not only the member who asked.
+    expect(posted).toEqual([{ channelId: 'c1', text: t('ja', 'restart.gave_up', { count: 1 }) }]);
   });
 });

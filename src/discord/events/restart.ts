@@ -9,7 +9,6 @@ import type { VoiceSessionStore } from '../../db/voice-sessions.ts';
 import { isBotClip } from './bot-clips.ts';
 import { messageIdOf, type ChatChanges } from './chat-changes.ts';
 import { guildLang, t, type Lang, type MessageKey } from '../i18n.ts';
-import type { UtteranceMeta } from '../delivery/meta.ts';
 import type { Notices } from '../delivery/notices.ts';
 
 /** A message that came back this many start-ups without being finished is given up on. */
@@ -110,7 +109,8 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     };
     const keep: Utterance[] = [];
     const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
-      const lang = (u.meta as UtteranceMeta | undefined)?.lang ?? guildLang(repos.guildSettings.get(u.guildId).locale);
+      // Posted in the channel for everyone there: the server's language, not the asker's.
+      const lang = guildLang(repos.guildSettings.get(u.guildId).locale);
       const group = dropped.get(`${u.channelId}:${key}`) ?? { lang, key, ids: [] };
       group.ids.push(u.id);
       dropped.set(`${u.channelId}:${key}`, group);
