@@ -7,6 +7,8 @@ import { UserError } from '../../src/discord/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
 import { validateAdvanced } from '../../src/tts/validation.ts';
+import { shownNames, slashCommands } from '../../src/discord/interactions/command.ts';
+import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
 const JAPANESE = /[\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han}]/u;
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
@@ -22,6 +24,20 @@ describe('localised messages', () => {
     expect(en[key]).toMatch(/[A-Za-z]{2}/);
     expect(en[key]).not.toMatch(JAPANESE);
     expect(placeholders(ja[key])).toEqual(placeholders(en[key]));
+  });
+
+  it('Japanese messages name commands as a Japanese client shows them (/クリア, not /clear)', async () => {
+    const shown = shownNames(
+      slashCommands((await loadCommands()).values()).map((c) => c.data),
+      'ja',
+    );
+    const english = new Set(slashCommands((await loadCommands()).values()).map((c) => c.data.name));
+    const named = Object.entries(ja).flatMap(([key, text]) =>
+      [...text.matchAll(/\/([a-z][a-z-]*)/g)]
+        .filter((m) => english.has(m[1]!))
+        .map((m) => `${key}: /${m[1]} (shown as ${shown[m[1]!.replaceAll('-', '_')]})`),
+    );
+    expect(named).toEqual([]);
   });
 
   it('GIVEN a Discord locale THEN replies use Japanese only for ja', () => {
