@@ -33,6 +33,22 @@ function setup() {
   return { q, client, events, chatChanges, left };
 }
 
+/** What a restart's restore works with: `setup()`'s scheduler, client and ChatChanges, no voice session back, and `rest`. */
+function resumeDeps(
+  { q, client, chatChanges }: Pick<ReturnType<typeof setup>, 'q' | 'client' | 'chatChanges'>,
+  rest: Record<string, unknown>,
+): ResumeDeps {
+  return {
+    client,
+    scheduler: q,
+    logger,
+    chatChanges,
+    stillHeard: () => false,
+    sessions: { list: () => [] },
+    ...rest,
+  } as unknown as ResumeDeps;
+}
+
 /** A member's message read aloud: message `messageId` of `channelId`. */
 function said(text: string, channelId: string, messageId: string, userId = 'alice'): Utterance {
   const meta = { delivery: { kind: 'message', channelId, messageId }, lang: 'ja' };
@@ -70,16 +86,13 @@ describe('ChatChanges', () => {
     ]);
     Object.assign(client, { guilds: { cache: new Map([['g1', { channels: { cache: channels } }]]) } });
     const before = [said('消される', 'c1', '11'), said('古い文', 'c1', '12'), said('残る', 'c2', '21'), said('追放', 'c2', '22', 'carol')];
-    const deps = {
-      client,
-      scheduler: q,
-      logger,
-      chatChanges,
-      stillHeard: () => false,
-      voice: { isConnected: () => true, sessions: () => [{ suppressed: false }], size: 0 },
-      sessions: { list: () => [] },
-      store: { claim: async () => before.map((utterance) => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },
-    } as unknown as ResumeDeps;
+    const deps = resumeDeps(
+      { q, client, chatChanges },
+      {
+        voice: { isConnected: () => true, sessions: () => [{ suppressed: false }], size: 0 },
+        store: { claim: async () => before.map((utterance) => ({ utterance, restores: 1 }) as ClaimedUtterance), remove() {} },
+      },
+    );
     const resumed = resumeAfterRestart(deps);
     await vi.waitUntil(() => fetched.includes('c1'), SOON);
     events.emit(Events.MessageDelete, { guildId: 'g1', id: '11' });
@@ -96,18 +109,15 @@ describe('ChatChanges', () => {
     Object.assign(client, { guilds: { cache: new Map() }, channels: { cache: new Map() } });
     const say = { ...said('何度も落ちた', 'c1', '31'), kind: 'say' as const, meta: { delivery: { kind: 'interaction' }, lang: 'en' } };
     const posted: Array<{ channelId: string; text: string }> = [];
-    const deps = {
-      client,
-      scheduler: q,
-      logger,
-      chatChanges,
-      stillHeard: () => false,
-      voice: { isConnected: () => false, sessions: () => [], size: 0 },
-      sessions: { list: () => [] },
-      store: { claim: async () => [{ utterance: say, restores: 4 } as ClaimedUtterance], remove() {} },
-      repos: { guildSettings: { get: () => ({ locale: 'ja' }) }, autoRead: { postsAudio: () => false } },
-      notices: { post: async (channelId: string, text: string) => (posted.push({ channelId, text }), true) },
-    } as unknown as ResumeDeps;
+    const deps = resumeDeps(
+      { q, client, chatChanges },
+      {
+        voice: { isConnected: () => false, sessions: () => [], size: 0 },
+        store: { claim: async () => [{ utterance: say, restores: 4 } as ClaimedUtterance], remove() {} },
+        repos: { guildSettings: { get: () => ({ locale: 'ja' }) }, autoRead: { postsAudio: () => false } },
+        notices: { post: async (channelId: string, text: string) => (posted.push({ channelId, text }), true) },
+      },
+    );
     expect(await resumeAfterRestart(deps)).toMatchObject({ dropped: 1 });
     // Everyone in the channel reads it, not only the member who asked.
     expect(posted).toEqual([{ channelId: 'c1', text: t('ja', 'restart.gave_up', { count: 1 }) }]);

@@ -1,10 +1,11 @@
 import type { Client } from 'discord.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio } from '../../src/speech/synthesize.ts';
+import { unhandledRejections } from '../support/rejections.ts';
 
 // Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
 // a batch merged for a voice session that can no longer be played there (the bot left) is never
@@ -209,13 +210,7 @@ describe('SpeechDelivery.deliver: a clip whose cached file is gone (another proc
       { mp3Path: '/nonexistent/evicted.mp3', durationMs: 100, fromCache: true, key: 'line' },
     ],
   };
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown) => rejections.push(reason);
-  beforeEach(() => {
-    rejections.length = 0;
-    process.on('unhandledRejection', onRejection);
-  });
-  afterEach(() => void process.off('unhandledRejection', onRejection));
+  const rejections = unhandledRejections();
 
   it('GIVEN /say attach:true played in voice THEN it is heard, the member is told the file could not be attached, and nothing is left unhandled', async () => {
     const { delivery, played, posted, finished, settled } = setup({ connected: true });

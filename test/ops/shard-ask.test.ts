@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Shard } from 'discord.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { askProcess } from '../../src/ops/shard-manager.ts';
 import type { CollectAnswer, CollectRequest } from '../../src/ops/shard-ipc.ts';
+import { unhandledRejections } from '../support/rejections.ts';
 
 // The manager's /metrics and /readyz ask every bot process over IPC. A process that dies while it
 // is asked must cost nothing but its answer: no error report for the operator a few seconds later,
@@ -19,13 +20,7 @@ const request: CollectRequest = { yomiage: 'collect', topic: 'metrics', nonce: 7
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('askProcess: one bot process asked over IPC', () => {
-  const rejections: unknown[] = [];
-  const onRejection = (reason: unknown) => rejections.push(reason);
-  beforeEach(() => {
-    rejections.length = 0;
-    process.on('unhandledRejection', onRejection);
-  });
-  afterEach(() => void process.off('unhandledRejection', onRejection));
+  const rejections = unhandledRejections();
 
   it('GIVEN the process answers THEN its answer, and the shard is no longer listened to', async () => {
     const shard = new FakeShard(async (m) => {
