@@ -176,7 +176,8 @@ describe('voices are checked before they are saved or used', () => {
     });
     const reply = await i.waitForResponse((r) => r.kind === 'editOriginal' && !String(r.data?.content).includes('待ち'), 20_000);
     expect(String(reply.data?.content)).toContain('声「bad-voice-x」');
-    expect(String(reply.data?.content)).toContain('/config voice');
+    // Named as a Japanese client shows /config voice.
+    expect(String(reply.data?.content)).toContain('/設定 声');
     expect(reply.files).toHaveLength(0);
   });
 
@@ -189,7 +190,7 @@ describe('voices are checked before they are saved or used', () => {
       message: 'the failure notice',
     });
     expect(notice.content).toContain('声「old-bad-voice」');
-    expect(notice.content).toContain('/voice set');
+    expect(notice.content).toContain('/マイボイス 設定'); // /voice set, as a Japanese client shows it
   });
 });
 

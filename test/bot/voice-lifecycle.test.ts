@@ -169,7 +169,7 @@ describe('in voice', () => {
     const disconnected = t('ja', 'voice.disconnected');
     const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected, 20_000);
     voice.closeConnection(guildId, 4014);
-    expect((await notice).content).toContain('/join');
+    expect((await notice).content).toContain('/参加'); // /join, as a Japanese client shows it
     await vi.waitUntil(() => h.bot.context.voice.sessions(guildId).length === 0, { timeout: 20_000, message: 'session cleanup' });
     const before = standardRequests(h.emulator).length;
     await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '切断のあとの発言' });
