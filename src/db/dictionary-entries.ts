@@ -31,6 +31,13 @@ export interface GlobalDictionarySource {
 const rows = rowMapping<DictionaryEntry, Row>();
 
 /**
+ * Guilds whose lists (and lists merged with the global dictionary) are kept between messages; past
+ * this the cache starts again (a list is one query away), so guilds the bot left or that went quiet
+ * are not kept for the life of the process.
+ */
+export const CACHED_GUILDS = 10_000;
+
+/**
  * A server's dictionary: add (with who wrote it), remove, import and own (what /dictionary lists and
  * exports, longest word first) as every keyed dictionary, and list, what is read in the guild.
  */
@@ -54,6 +61,7 @@ export class DictionaryRepo extends KeyedDictionary<DictionaryEntry, string> {
         record: (guildId, word, reading, createdAt, createdBy) => ({ guildId, word, reading, createdBy, createdAt }),
         // Entries written before dictionary_versions existed have no version: read as version 0.
         versionedFromStart: false,
+        cachedOwners: CACHED_GUILDS,
       },
     );
     this.#personal = personal;
@@ -93,6 +101,7 @@ export class DictionaryRepo extends KeyedDictionary<DictionaryEntry, string> {
     const cached = this.#effective.get(guildId);
     if (cached?.own === own && cached.globalVersion === globalVersion) return cached.entries;
     const entries = merged(guildId, [own, global.entries()]);
+    if (this.#effective.size >= CACHED_GUILDS) this.#effective.clear();
     this.#effective.set(guildId, { own, globalVersion, entries });
     return entries;
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { CACHED_GUILDS, DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
 import { FakeClock } from '../support/clock.ts';
 
@@ -100,6 +100,19 @@ describe('UserSettingsRepo', () => {
 });
 
 describe('DictionaryRepo', () => {
+  it('keeps the lists of at most CACHED_GUILDS guilds (with the global dictionary too): one read since is read again', async () => {
+    repos.dictionary.setGlobal({ entries: () => [{ word: 'bot', reading: 'ぼっと' }], version: () => 1 });
+    await repos.dictionary.add('g0', 'GitHub', 'ぎっとはぶ', 'u1');
+    const first = repos.dictionary.list('g0');
+    expect(repos.dictionary.list('g0')).toBe(first);
+    // Guilds the bot reads once and never again (it left them, they went quiet) fill the cache...
+    for (let g = 1; g <= CACHED_GUILDS; g++) repos.dictionary.list(`g${g}`);
+    // ...which started again rather than growing: g0's list is read anew, with the same entries.
+    const again = repos.dictionary.list('g0');
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
   // The compiled dictionary is cached per entries array; a new array per message
   // meant a recompile per message. The list is the same array until the dictionary changes.
   it('returns the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
