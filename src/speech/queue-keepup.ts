@@ -49,6 +49,13 @@ export class KeepUpTracker {
   readonly #behindUntil = new Map<string, number>();
   readonly #pace = new Map<string, number>();
 
+  /** Forgets `audience` (its queue was retired). */
+  forget(audience: string): void {
+    this.#offered.delete(audience);
+    this.#behindUntil.delete(audience);
+    this.#pace.delete(audience);
+  }
+
   /** A message of `ms` expected speech arrived for `audience` at `at`. */
   offer(audience: string, at: number, ms: number): void {
     const offered = this.#offered.get(audience) ?? [];
@@ -85,5 +92,35 @@ export class KeepUpTracker {
   /** The oldest had to be dropped to catch up: the next requests a step faster (to MAX_SPEED_UP). */
   stepUp(audience: string, keep: KeepUp): void {
     this.#pace.set(audience, Math.min(MAX_SPEED_UP, keep.speed + SPEED_STEP));
+  }
+}
+
+/** Audiences remembered as written to before the ones not written to lately are forgotten. */
+const MAX_TRACKED_AUDIENCES = 1_024;
+
+/** When each audience last had an auto message (the scheduler's `#scarce`: how many talk at once). */
+export class WrittenLately {
+  /** Insertion order is recency order, the oldest first. */
+  readonly #at = new Map<string, number>();
+  readonly #activeMs: number;
+
+  constructor(activeMs: number) {
+    this.#activeMs = activeMs;
+  }
+
+  /** `audience` had an auto message at `at`; what is no longer recent goes once the map grows large. */
+  wrote(audience: string, at: number): void {
+    this.#at.delete(audience);
+    this.#at.set(audience, at);
+    if (this.#at.size > MAX_TRACKED_AUDIENCES) this.since(at - this.#activeMs);
+  }
+
+  /** How many audiences were written to after `since` (the ones before are forgotten). */
+  since(since: number): number {
+    for (const [audience, at] of this.#at) {
+      if (at > since) break;
+      this.#at.delete(audience);
+    }
+    return this.#at.size;
   }
 }

@@ -227,6 +227,15 @@ export class AudienceQueue {
     return head?.state.status === 'playing' ? (head as Slot & { readonly state: Extract<SlotState, { status: 'playing' }> }) : undefined;
   }
 
+  /**
+   * When it last had work (a message queued, or taken into a batch) if it has none now: nothing
+   * pending, no batch, no wake-up due; else undefined. `touched` is when a message was last queued.
+   */
+  idleSince(touched: number): number | undefined {
+    if (this.#pending.length > 0 || this.#slots.length > 0 || this.#holdTimer) return undefined;
+    return Math.max(touched, this.#spokenAt.at(-1) ?? Number.NEGATIVE_INFINITY);
+  }
+
   /** The delivery in the sink now, if any. */
   get current(): Playing | null {
     return this.playing?.state.current ?? null;

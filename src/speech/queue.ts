@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
 import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
-import { backlogMs, formingCut, KeepUpTracker } from './queue-keepup.ts';
+import { backlogMs, formingCut, KeepUpTracker, WrittenLately } from './queue-keepup.ts';
+import { IdleQueues } from './queue-retire.ts';
 import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
@@ -59,8 +60,6 @@ const LEARN = 0.2;
 const SCARCE_AUDIENCES = 4;
 const SCARCE_GRANTS = 6;
 const ACTIVE_MS = 20_000;
-/** Audiences remembered for `#scarce` before the ones not written to lately are forgotten. */
-const MAX_TRACKED_AUDIENCES = 1_024;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -77,6 +76,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #freshness: (guildId: string) => Freshness;
   /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
   readonly #keepUps = new KeepUpTracker();
+  readonly #idle = new IdleQueues();
   /**
    * The staleness cut each batch is held to when it plays: keeping up's cut when it was formed (and
    * paid for), the hard limit or, behind, the horizon. Not the cut of that later moment (the
@@ -86,7 +86,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
    */
   readonly #paidCut = new WeakMap<Slot, number>();
   /** When each audience last had an auto message, for `#scarce`. */
-  readonly #lastWritten = new Map<string, number>();
+  readonly #lastWritten = new WrittenLately(ACTIVE_MS);
   /** When each grant a batch waited for came lately (oldest first), for `#scarce`. */
   readonly #granted: number[] = [];
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
@@ -153,7 +153,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const g = this.#queue(u);
     g.push(u);
     if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
-    if (u.kind === 'auto') this.#wrote(g.audience, u.enqueuedAt);
+    if (u.kind === 'auto') this.#lastWritten.wrote(g.audience, u.enqueuedAt);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -222,7 +222,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return admits(waiting, this.#rules.countChars(input.text), this.#maxCharsPerMember);
   }
 
-  /** Counters for one audience, or for every audience that has had a queue. */
+  /** Auto-read messages of the guild dropped as too old since the process started (its queues retired since too). */
+  droppedCount(guildId: string): number {
+    let n = this.#idle.retired(guildId).dropped;
+    for (const audience of this.#audiencesOf(guildId)) n += this.#queues.get(audience)!.stats.dropped;
+    return n;
+  }
+
+  /** Counters for one audience, or for every audience that has a queue (one idle for long is retired: queue-retire.ts). */
   stats(audience: string): AudienceStats;
   stats(): AudienceStats[];
   stats(audience?: string): AudienceStats | AudienceStats[] {
@@ -268,8 +275,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** The queue of `u`'s audience, made on first use. */
   #queue(u: Pick<Utterance, 'guildId' | 'audience' | 'channelId'>): AudienceQueue {
     const audience = audienceOf(u);
+    const now = this.#clock.now();
+    this.#idle.touch(audience, now);
     let g = this.#queues.get(audience);
     if (!g) {
+      this.#idle.sweep({ queues: this.#queues, byGuild: this.#byGuild, dirty: this.#dirty, keepUps: this.#keepUps }, now);
       g = new AudienceQueue(u.guildId, audience, this.#host);
       this.#queues.set(audience, g);
       const mine = this.#byGuild.get(u.guildId);
@@ -343,21 +353,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
-  /** `audience` had an auto message at `at` (for `#scarce`); what is no longer recent goes once the map grows large. */
-  #wrote(audience: string, at: number): void {
-    this.#lastWritten.delete(audience);
-    this.#lastWritten.set(audience, at);
-    if (this.#lastWritten.size > MAX_TRACKED_AUDIENCES) this.#forgetWrittenBefore(at - ACTIVE_MS);
-  }
-
-  /** Drops the audiences last written to at or before `since`: insertion order is recency order, the oldest first. */
-  #forgetWrittenBefore(since: number): void {
-    for (const [audience, at] of this.#lastWritten) {
-      if (at > since) break;
-      this.#lastWritten.delete(audience);
-    }
-  }
-
   /**
    * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
    * are about to be: SCARCE_AUDIENCES audiences were written to within ACTIVE_MS and SCARCE_GRANTS
@@ -371,8 +366,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const since = this.#clock.now() - ACTIVE_MS;
     while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
     if (this.#granted.length < SCARCE_GRANTS) return false;
-    this.#forgetWrittenBefore(since);
-    return this.#lastWritten.size >= SCARCE_AUDIENCES;
+    return this.#lastWritten.since(since) >= SCARCE_AUDIENCES;
   }
 
   /**

@@ -191,8 +191,7 @@ export class AutoReader {
 
   /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */
   droppedCount(guildId: string): number {
-    const stale = this.#deps.scheduler.stats().reduce((n, s) => n + (s.guildId === guildId ? s.dropped : 0), 0);
-    return stale + (this.#unheard.get(guildId) ?? 0);
+    return this.#deps.scheduler.droppedCount(guildId) + (this.#unheard.get(guildId) ?? 0);
   }
 
   /** The read channel a thread's message is read for (its parent), or null: not a thread, threads off, or the parent not read. */
