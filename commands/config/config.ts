@@ -5,7 +5,7 @@ import {
   type APIApplicationCommandBasicOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, described, named, shownNames, subcommand, type Command } from '../../src/discord/interactions/command.ts';
+import { adminCommand, described, named, shownSubcommand, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { commandActor, isVoiceChannelOf, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang } from '../../src/discord/i18n.ts';
 import type { GuildSettings } from '../../src/db/repositories.ts';
@@ -123,9 +123,8 @@ export default {
       const isVoiceChannel = (id: string) => isVoiceChannelOf(interaction.client, guildId, id);
       if (patch.voice !== undefined && !ctx.requests.isKnownVoice(patch.voice)) await interaction.deferReply();
       await changeGuildSettings(ctx, guildId, commandActor(interaction), patch, { isVoiceChannel });
-      // Named as the member's client shows the subcommand ("/設定 名前読み上げ"), not by its English id.
-      const label = shownNames([data], lang)[`config_${setting.replaceAll('-', '_')}`] ?? setting;
-      const saved = { content: t(lang, 'config.saved', { setting: label, value: shown }) };
+      // Named as the member's client shows the subcommand, not by its English id.
+      const saved = { content: t(lang, 'config.saved', { setting: shownSubcommand(data, setting, lang), value: shown }) };
       await (interaction.deferred ? interaction.editReply(saved) : interaction.reply(saved));
     };
     await runSubcommand(interaction, data, {

@@ -6,7 +6,15 @@ import {
   type ChatInputCommandInteraction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import { adminCommand, choice, described, named, shownNames, subcommand, type Command } from '../../src/discord/interactions/command.ts';
+import {
+  adminCommand,
+  choice,
+  described,
+  named,
+  shownSubcommand,
+  subcommand,
+  type Command,
+} from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
@@ -206,8 +214,8 @@ export default {
     const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
     // The dashboard's rule too (reading-change.ts): checked, saved, audit-logged.
     const save = (patch: ReadingChange) => changeReading(ctx, guildId, commandActor(interaction), patch, roleExists);
-    // Named as the member's client shows the subcommand ("/読み上げ VC参加者のみ"), not by its English id.
-    const setting = (name: string) => shownNames([data], lang)[`reading_${name.replaceAll('-', '_')}`] ?? name;
+    // Named as the member's client shows the subcommand, not by its English id.
+    const setting = (name: string) => shownSubcommand(data, name, lang);
     const saveSwitch = async (name: keyof typeof SWITCHES, value: boolean) => {
       await save({ [SWITCHES[name]]: value });
       await reply(t(lang, 'config.saved', { setting: setting(name), value: t(lang, value ? 'config.on' : 'config.off') }));

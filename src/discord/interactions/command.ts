@@ -96,6 +96,11 @@ export function shownNames(commands: Iterable<RESTPostAPIChatInputApplicationCom
   return names;
 }
 
+/** Subcommand `sub` of `command` as a member's client shows it in `lang` ("/設定 名前読み上げ"); `sub` when it has none. */
+export function shownSubcommand(command: RESTPostAPIChatInputApplicationCommandsJSONBody, sub: string, lang: Lang): string {
+  return shownNames([command], lang)[`${command.name}_${sub}`.replaceAll('-', '_')] ?? sub;
+}
+
 /** A localised choice. */
 export function choice<V extends string | number>(en: string, ja: string, value: V) {
   return { ...named(en, ja), value };
