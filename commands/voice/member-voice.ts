@@ -3,6 +3,7 @@ import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/discord/errors.ts';
 import { speakableName } from '../../src/speech/names.ts';
+import { normaliseSpelling } from '../../src/speech/spelling.ts';
 import { guildLang, type Lang } from '../../src/discord/i18n.ts';
 
 // A member's own voice and name reading in one server: one validation and one write for /voice
@@ -79,7 +80,7 @@ export async function setReadName(
   userId: string,
   reading: string,
 ): Promise<string | null> {
-  const raw = reading.normalize('NFKC').trim();
+  const raw = normaliseSpelling(reading).trim();
   if (raw === '') {
     await ctx.repos.userSettings.set(guildId, userId, { nickname: null });
     return null;

@@ -3,6 +3,7 @@
  * Pure: the store lives elsewhere; this module validates entries and applies them to text.
  */
 import { countChars } from '../tts/chars.ts';
+import { normaliseSpelling } from './spelling.ts';
 
 export interface DictionaryEntry {
   word: string;
@@ -53,7 +54,7 @@ function parsePart(
   maxChars: number,
   forbidden: readonly [RegExp, DictionaryErrorIdentifier][],
 ): ParseResult<string> {
-  const value = input.normalize('NFKC').trim();
+  const value = normaliseSpelling(input).trim();
   if (value.length === 0) return fail(`dictionary.${part}_empty`);
   const length = countChars(value);
   if (length > maxChars) return fail(`dictionary.${part}_too_long`, { max: maxChars, length });
@@ -186,7 +187,7 @@ const COVERED = '\uE000';
  * each once, longest first, at most `max` and at most `maxChars` characters each.
  */
 export function misreadCandidates(text: string, entries: readonly DictionaryEntry[], max = 5, maxChars = 45): string[] {
-  const plain = text.normalize('NFKC').replace(MARKUP, ' ');
+  const plain = normaliseSpelling(text).replace(MARKUP, ' ');
   const masked = applyDictionary(
     plain,
     entries.map((e) => ({ word: e.word, reading: COVERED })),

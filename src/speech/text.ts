@@ -4,7 +4,7 @@
  * message into a `PlainMessage` and calls `normaliseMessage`.
  *
  * Pipeline, in order (each step's reason is next to its code):
- *  1. NFKC (one spelling for the dictionary and the cache), line endings, terminal escape
+ *  1. NFKC but "～" (spelling.ts: one spelling for the dictionary and the cache), line endings, terminal escape
  *     sequences (whole), control characters.
  *  2. Line prefixes: "# " headings, "-# " subtext, "> " / ">>> " quotes, "- " bullets.
  *  3. One left-to-right scan, as Discord parses: escapes, code blocks -> "コードブロック省略",
@@ -23,6 +23,7 @@
 import { countChars, truncateChars } from '../tts/chars.ts';
 import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
 import { readEmoji } from './emoji.ts';
+import { normaliseSpelling } from './spelling.ts';
 import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
 
 export type { ReadLang } from './words.ts';
@@ -78,15 +79,28 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 
 // Bare and <suppressed> URLs as Discord links them; stops at whitespace, placeholders and Japanese
 // punctuation so "https://a.example/x。すごい" keeps "すごい".
-const URL_PATTERN =
-  /<(?:https?:\/\/)[^\s<>\uE000-\uF8FF]*>|https?:\/\/[^\s<>\uE000-\uF8FF、。「」『』【】]*|(?<![\w.@])www\.[^\s<>\uE000-\uF8FF、。「」『』【】]+|(?:discord\.gg|discord(?:app)?\.com\/invite)\/[\w-]*/gi;
+// A domain typed without a scheme counts when a path or query follows it ("youtu.be/xyz?t=4",
+// "discord.gg/abc?event=1"): read aloud, the ids and query strings are noise. A bare "node.js" or
+// "example.com" without a path is read as written, and so are file names with a path ("src/a.ts").
+const URL_TAIL = '[^\\s<>\\uE000-\\uF8FF、。「」『』【】]';
+const BARE_DOMAIN = `(?<![\\w.@/:-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+(?!(?:js|ts|jsx|tsx|mjs|cjs|json|txt|html?|css|exe|zip|png|jpe?g|gif|mp[34])[/?])[a-z]{2,24}(?::\\d{1,5})?[/?]${URL_TAIL}*`;
+const URL_PATTERN = new RegExp(
+  [
+    '<(?:[a-z][\\w+.-]{1,15}:\\/\\/)[^\\s<>\\uE000-\\uF8FF]*>', // <suppressed>
+    `[a-z][\\w+.-]{1,15}:\\/\\/${URL_TAIL}*`, // any scheme: https, ftp, steam...
+    `(?<![\\w.@])www\\.${URL_TAIL}+`,
+    `(?:discord\\.gg|discord(?:app)?\\.com\\/invite)\\/${URL_TAIL}*`,
+    BARE_DOMAIN,
+  ].join('|'),
+  'gi',
+);
 const INVITE_PATTERN = /^<?(?:https?:\/\/)?(?:www\.)?(?:discord\.gg|discord(?:app)?\.com\/invite)\//i;
 
 const MASKED_LINK = /\[([^[\]\n]+)\]\(\s*<?https?:\/\/[^\s<>()\uE000-\uF8FF]*(?:\([^\s<>()]*\)[^\s<>()\uE000-\uF8FF]*)*>?\s*\)/gi;
 
 // Discord message-content entities (discord.com/developers/docs/reference#message-formatting).
 const ENTITY_PATTERN =
-  /<@!?(\d{1,25})>|<@&(\d{1,25})>|<#(\d{1,25})>|<a?:([\w~-]{1,64}):\d{1,25}>|<t:-?\d{1,20}(?::[tTdDfFrRsS])?>|<\/([^:<>\n]{1,100}):\d{1,25}>|<id:\w{1,32}>|@(everyone|here)/g; // Discord pings even when a word follows
+  /<@!?(\d{1,25})>|<@&(\d{1,25})>|<#(\d{1,25})>|<a?:([\w~-]{1,64}):\d{1,25}>|<t:-?\d{1,20}(?::[tTdDfFrRsS])?>|<\/([^:<>\n]{1,100}):\d{1,25}>|@(everyone|here)/g; // Discord pings even when a word follows
 
 // Block tokens scanned left to right in one pass, as Discord's parser does: whichever starts first
 // wins, so a spoiler that contains a code block is hidden whole, and a code span shows its pipes.
@@ -166,8 +180,7 @@ function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): s
     return String.fromCharCode(PLACEHOLDER_BASE + literals.length - 1);
   };
 
-  let s = msg.content
-    .normalize('NFKC') // full-width ASCII, half-width kana: one spelling for the dictionary and cache
+  let s = normaliseSpelling(msg.content) // full-width ASCII, half-width kana: one spelling for the dictionary and cache
     .replace(PRIVATE_USE, '')
     .replace(LONE_SURROGATE, '')
     .replace(/\r\n?/g, '\n')
@@ -183,17 +196,24 @@ function resolveMarkup(msg: PlainMessage, lang: ReadLang, words: SpokenWords): s
     if (escaped !== undefined) return MARKDOWN_ESCAPABLE.has(escaped) ? lit(escaped) : escaped;
     if (whole.startsWith('```')) return lit(pad + words.codeBlock + pad);
     if (whole.startsWith('||')) return lit(pad + words.spoiler + pad); // never read what is hidden
-    // Inline code is read as its content (usually a short command or word), minus its markup.
-    const code = (code2 ?? code1 ?? '').replace(/[`|]+/g, ' ');
-    return lit(
-      resolveEntities(
-        replaceUrls(code, (w) => pad + w + pad, words),
-        (w) => w,
-        msg,
-        words,
-      )
-        .replace(/\s+/g, ' ')
-        .trim(),
+    // Inline code is read as its content (usually a short command or word), minus its markup. A
+    // space at either end of the span keeps it apart from the word beside it ("`npm test `して").
+    const raw = code2 ?? code1 ?? '';
+    const code = raw.replace(/[`|]+/g, ' ');
+    const [before, after] = [/^\s/.test(raw) ? ' ' : '', /\s$/.test(raw) ? ' ' : ''];
+    return (
+      before +
+      lit(
+        resolveEntities(
+          replaceUrls(code, (w) => pad + w + pad, words),
+          (w) => w,
+          msg,
+          words,
+        )
+          .replace(/\s+/g, ' ')
+          .trim(),
+      ) +
+      after
     );
   });
 
@@ -220,7 +240,15 @@ function replaceUrls(s: string, wrap: (word: string) => string, words: SpokenWor
   });
 }
 
+// The same custom emoji several times in a row, spaces between or not, is read once (as a run of
+// one Unicode emoji is, emoji.ts); different ones side by side are read as separate words.
+const CUSTOM_EMOJI_RUN = /(<a?:([\w~-]{1,64}):\d{1,25}>)(?:\s*<a?:\2:\d{1,25}>)+/g;
+const CUSTOM_EMOJI_SIDE_BY_SIDE = /(<a?:[\w~-]{1,64}:\d{1,25}>)(?=<a?:[\w~-]{1,64}:\d{1,25}>)/g;
+// Guild navigation (<id:customize>, <id:linked-roles:123>) and soundboard sounds: nothing to say.
+const SILENT_ENTITY = /<id:[\w-]{1,32}(?::\d{1,25})?>|<sound:\d{1,25}:\d{1,25}>/g;
+
 function resolveEntities(s: string, wrap: (word: string) => string, msg: PlainMessage, words: SpokenWords): string {
+  s = s.replace(SILENT_ENTITY, '').replace(CUSTOM_EMOJI_RUN, '$1').replace(CUSTOM_EMOJI_SIDE_BY_SIDE, '$1 ');
   return s.replace(
     ENTITY_PATTERN,
     (_whole: string, user?: string, role?: string, channel?: string, emoji?: string, command?: string, mass?: string) => {
@@ -233,8 +261,7 @@ function resolveEntities(s: string, wrap: (word: string) => string, msg: PlainMe
       if (emoji !== undefined) return wrap(emoji.replace(/[_~-]+/g, ' ').trim());
       if (command !== undefined) return wrap(cleanName(command));
       if (mass !== undefined) return wrap(mass.toLowerCase() === 'here' ? words.here : words.everyone);
-      if (_whole.startsWith('<t:')) return wrap(words.timestamp);
-      return ''; // <id:customize> and friends: navigation, nothing to say
+      return wrap(words.timestamp);
     },
   );
 }
@@ -258,8 +285,7 @@ function stripInlineMarkdown(s: string): string {
 
 /** A display name made safe and short for reading: no emoji, markup or invisible characters. */
 export function cleanName(name: string, maxChars = NAME_MAX_CHARS): string {
-  const s = name
-    .normalize('NFKC')
+  const s = normaliseSpelling(name)
     .replace(PRIVATE_USE, '')
     .replace(LONE_SURROGATE, '')
     .replace(ANSI_ESCAPE, '')

@@ -252,6 +252,17 @@ describe('reading controls through npm start', () => {
     expect(await spokenAround(post(bob, '', { forward: { content: '転送されたお知らせ' } }))).toContain('転送、転送されたお知らせ');
   });
 
+  it('links typed without a scheme, navigation mentions and repeated custom emoji reach the service with no id or query string', async () => {
+    const spoken = await spokenAround(
+      post(
+        bob,
+        'これ youtu.be/dQw4w9WgXcQ?t=42 と discord.gg/abcd?event=123456789012345678 <id:linked-roles:123456789012345678> <:pepe:1234567890><:pepe:1234567890> すごい～',
+      ),
+    );
+    expect(spoken).toContain('これ URL省略 と 招待リンク pepe すごい〜');
+    expect(spoken).not.toMatch(/dQw4|event=|linked|\d{6,}|pepe\s*pepe|~/);
+  });
+
   it('a role that no longer exists is refused in Japanese and nothing changes', async () => {
     const reply = await command(bob, 'reading', sub('required-role', [{ name: 'role', type: 8, value: '1100000000000000998' }]), 'ja');
     expect(reply).toContain('そのロールはもう存在しません');
