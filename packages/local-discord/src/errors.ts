@@ -57,6 +57,7 @@ export class LocalDiscordError extends codedError({
   unknown_application: 'the local Discord serves no such bot application',
   bad_option: 'an option of the local Discord is inconsistent',
   unknown_message: 'the local Discord has no such bot message or component',
+  not_offered: "a member's Discord client does not offer that value for the command's option",
   no_voice_connection: 'the voice server has no open voice websocket for that guild',
   certificate_failed: "openssl could not make the voice server's certificate",
   dave_misuse: 'the DAVE gateway was asked for a call or member it does not have',

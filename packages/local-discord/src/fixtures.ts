@@ -117,6 +117,7 @@ export const PERMISSIONS = {
   ChangeNickname: 1n << 26n,
   UseApplicationCommands: 1n << 31n,
   RequestToSpeak: 1n << 32n,
+  ManageThreads: 1n << 34n,
   SetVoiceChannelStatus: 1n << 48n,
 } as const;
 

@@ -3,11 +3,12 @@
  * run a slash command (INTERACTION_CREATE), move between voice channels (VOICE_STATE_UPDATE).
  * Payloads follow https://discord.com/developers/docs/events/gateway-events.
  */
-import type { APIApplicationCommandInteractionDataOption, APIMessage } from 'discord.js';
+import type { APIApplicationCommandInteractionDataOption, APIApplicationCommandOption, APIMessage } from 'discord.js';
 import { LocalDiscordError } from './errors.ts';
 import {
   findChannel,
   memberPermissions,
+  PERMISSIONS,
   randomToken,
   snowflake,
   toAPIChannel,
@@ -184,6 +185,7 @@ export async function sendInteraction(state: DiscordState, input: SendInteractio
             ...(guild && command?.guild_id ? { guild_id: guild.id } : {}),
           };
   if (guild && input.options) {
+    if (command && !component && type === 2) checkOffered(guild, command.options ?? [], input.options, user.id);
     const resolved = resolveOptions(state, guild, input.options, { channel: located?.channel, userId: user.id });
     if (resolved) data.resolved = resolved;
   }
@@ -302,6 +304,46 @@ function interactionHandle(state: DiscordState, record: InteractionRecord): Fake
       ),
     original: () => state.original(record),
   };
+}
+
+/**
+ * A registered command's channel options take only what a member's client offers in its picker: a
+ * channel of the option's `channel_types` (when it names some) that the member can view (a private
+ * thread: as its member, or with Manage Threads in its parent). Anything else is a test's mistake,
+ * thrown before Discord would send it.
+ */
+function checkOffered(
+  guild: FakeGuild,
+  declared: readonly APIApplicationCommandOption[],
+  given: readonly APIApplicationCommandInteractionDataOption[],
+  userId: string,
+): void {
+  for (const option of given) {
+    const spec = declared.find((d) => d.name === option.name);
+    if (!spec) continue;
+    if ('options' in option && option.options && 'options' in spec)
+      checkOffered(guild, (spec.options ?? []) as APIApplicationCommandOption[], option.options, userId);
+    if (option.type !== 7 || !('value' in option)) continue;
+    const channel = guild.channels.find((c) => c.id === String(option.value));
+    const types = 'channel_types' in spec ? (spec.channel_types as readonly number[] | undefined) : undefined;
+    const why = !channel
+      ? 'no channel of this guild'
+      : types?.length && !types.includes(channel.type)
+        ? `a channel of type ${channel.type}, not one of ${types.join(', ')}`
+        : !memberViews(guild, channel, userId)
+          ? 'a channel the member cannot view'
+          : undefined;
+    if (why) throw new LocalDiscordError('not_offered', { message: `option ${option.name}: ${String(option.value)} is ${why}` });
+  }
+}
+
+/** View Channel (a thread: in its parent), and a private thread only to its members or with Manage Threads there. */
+function memberViews(guild: FakeGuild, channel: FakeChannel, userId: string): boolean {
+  const parent = channel.thread ? guild.channels.find((c) => c.id === channel.parentId) : undefined;
+  const decides = parent ?? channel;
+  if ((channelPermissions(guild, decides, userId) & PERMISSIONS.ViewChannel) === 0n) return false;
+  if (channel.type !== 12) return true;
+  return channel.thread!.memberIds.includes(userId) || (channelPermissions(guild, decides, userId) & PERMISSIONS.ManageThreads) !== 0n;
 }
 
 /**

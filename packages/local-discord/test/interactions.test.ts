@@ -300,3 +300,65 @@ describe('buttons and member uploads', () => {
     await interaction.reply({ content: 'ok' });
   });
 });
+
+describe("a registered command's channel options", () => {
+  const HIDDEN = '1100000000000000901';
+  const FORUM = '1100000000000000902';
+  const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+  const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+  const owner = { id: DEFAULT_IDS.owner, username: 'owner' };
+  const deny = (bits: bigint) => ({ id: DEFAULT_IDS.guild, type: 0 as const, allow: '0', deny: bits.toString() });
+
+  it("take only what a member's client offers: a channel of the option's types that the member can view", async () => {
+    fake.guilds[0]!.channels.push(
+      { id: HIDDEN, name: 'staff', type: 0, permissionOverwrites: [deny(PermissionFlagsBits.ViewChannel)] },
+      { id: FORUM, name: 'forum', type: 15 },
+    );
+    const channel = { type: ApplicationCommandOptionType.Channel, name: 'channel', description: 'a channel' } as const;
+    await client.rest.put(Routes.applicationCommands(client.application.id), {
+      body: [
+        { name: 'pick', description: 'pick', options: [{ ...channel, channel_types: [0, 12, 15] }] },
+        {
+          name: 'nested',
+          description: 'nested',
+          options: [
+            {
+              type: ApplicationCommandOptionType.Subcommand,
+              name: 'add',
+              description: 'add',
+              options: [{ ...channel, channel_types: [0] }],
+            },
+          ],
+        },
+      ],
+    });
+    const { id: secretThread } = await fake.createThread({ parentId: DEFAULT_IDS.general, name: 'secret', type: 12, owner: bob });
+    const pick = (user: { id: string; username: string }, value: string) =>
+      fake.sendInteraction({ channelId: DEFAULT_IDS.general, user, name: 'pick', options: [{ name: 'channel', type: 7, value }] });
+    const code = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'offered',
+        (e: { code?: string }) => e.code,
+      );
+    expect(await code(pick(alice, FORUM))).toBe('offered');
+    expect(await code(pick(alice, DEFAULT_IDS.general))).toBe('offered');
+    // Not of its types, not viewable (an overwrite; a private thread she is not in), not a channel at all.
+    expect(await code(pick(alice, DEFAULT_IDS.voice))).toBe('not_offered');
+    expect(await code(pick(alice, HIDDEN))).toBe('not_offered');
+    expect(await code(pick(alice, secretThread))).toBe('not_offered');
+    expect(await code(pick(alice, '1100000000000000999'))).toBe('not_offered');
+    // The owner views everything; the thread's member sees it.
+    expect(await code(pick(owner, HIDDEN))).toBe('offered');
+    expect(await code(pick(bob, secretThread))).toBe('offered');
+    // Options of a subcommand are checked the same way.
+    const nested = (value: string) =>
+      fake.sendInteraction({
+        channelId: DEFAULT_IDS.general,
+        user: alice,
+        name: 'nested',
+        options: [{ name: 'add', type: ApplicationCommandOptionType.Subcommand, options: [{ name: 'channel', type: 7, value }] }],
+      });
+    expect(await code(nested(FORUM))).toBe('not_offered');
+    expect(await code(nested(DEFAULT_IDS.chat))).toBe('offered');
+  });
+});
