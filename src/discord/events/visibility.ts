@@ -33,15 +33,8 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
     const voice = guild.channels.cache.get(audience.voiceChannelId);
     if (!voice?.isVoiceBased()) return false;
     // Everyone in the call by voice state: one whose member is not cached counts as unable to view.
-    const views = (member: GuildMember | null) =>
-      member !== null && (mentioned.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false);
-    const seesPrivate = (member: GuildMember | null) =>
-      views(member) &&
-      mentioned.isThread() &&
-      (mentioned.members.cache.has(member!.id) ||
-        (mentioned.parent?.permissionsFor(member!)?.has(PermissionFlagsBits.ManageThreads) ?? false));
     const humans = [...inCall(guild, voice.id)].filter((s) => !isBot(guild, s));
-    if (!humans.every((s) => (privateThread ? seesPrivate(s.member) : views(s.member)))) return false;
+    if (!humans.every((s) => s.member !== null && memberCanView(mentioned, s.member))) return false;
     if (privateThread) return true;
   }
   if (audience.postChannelId === null) return true;
@@ -49,6 +42,16 @@ export function audienceCanView(guild: Guild, mentioned: GuildBasedChannel, audi
   const post = guild.channels.cache.get(audience.postChannelId);
   if (!target || !post) return false;
   return everyoneViews(guild, target) || atLeastAsVisible(target, overwritten(post));
+}
+
+/**
+ * Whether `member` can view `channel`: View Channel there (a thread: in its parent); a private
+ * thread only as a member of it the bot knows of, or with Manage Threads in its parent.
+ */
+export function memberCanView(channel: GuildBasedChannel, member: GuildMember): boolean {
+  if (!(channel.permissionsFor(member)?.has(PermissionFlagsBits.ViewChannel) ?? false)) return false;
+  if (channel.type !== ChannelType.PrivateThread) return true;
+  return channel.members.cache.has(member.id) || (channel.parent?.permissionsFor(member)?.has(PermissionFlagsBits.ManageThreads) ?? false);
 }
 
 /** The voice states of everyone now in `channelId`, cached member or not. */

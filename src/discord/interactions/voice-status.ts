@@ -1,6 +1,7 @@
 import { ChannelType, PermissionFlagsBits, type Client, type Guild } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import type { Logger } from '../../util/log.ts';
+import { audienceCanView } from '../events/visibility.ts';
 import { guildLang, t } from '../i18n.ts';
 
 /** How long setting or clearing a status may hold up a /leave. */
@@ -8,7 +9,8 @@ const STATUS_TIMEOUT_MS = 3_000;
 
 /**
  * The voice channel status ("📖 #雑談 を読み上げ中") shown under a voice channel while the bot
- * reads a text channel there, in the server's language, and cleared before the bot leaves
+ * reads a text channel there, in the server's language (the channel named only when everyone who
+ * sees the voice channel may view it), and cleared before the bot leaves
  * (Discord asks for Manage Channels to change the status of a channel one is not in). Only where
  * the bot has Set Voice Channel Status: without it nothing is sent and nothing above debug is
  * logged, as a missing nicety is not a fault. Stages have no status (their topic is the stage's).
@@ -36,9 +38,10 @@ export class VoiceChannelStatus {
     const text = textChannelId ? guild?.channels.cache.get(textChannelId) : undefined;
     if (!guild || !text) return;
     const lang = guildLang(this.#repos.guildSettings.get(guildId).locale);
-    // Everyone who sees the voice channel sees its status: a channel not everyone may view is not named.
-    const everyoneViews = text.permissionsFor(guild.roles.everyone)?.has(PermissionFlagsBits.ViewChannel) ?? false;
-    const status = everyoneViews ? t(lang, 'voice.status_reading', { channel: `#${text.name}` }) : t(lang, 'voice.status_reading_unnamed');
+    // Everyone who sees the voice channel sees its status, as a post there: a channel (or thread)
+    // not every one of them may view is not named. A private thread never is (its members alone see it).
+    const named = audienceCanView(guild, text, { voiceChannelId: null, postChannelId: channelId });
+    const status = named ? t(lang, 'voice.status_reading', { channel: `#${text.name}` }) : t(lang, 'voice.status_reading_unnamed');
     await this.#put(guild, channelId, status);
   }
 
