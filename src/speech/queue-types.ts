@@ -47,6 +47,11 @@ export function textAudience(channelId: string): string {
   return `text:${channelId}`;
 }
 
+/** The voice channel of a voice session's audience (`voiceAudience`), or null for a text channel's. */
+export function voiceChannelOf(audience: string): string | null {
+  return audience.startsWith('voice:') ? audience.slice('voice:'.length) : null;
+}
+
 /** The audience `u` was queued for (its own text channel's when none was said). */
 export function audienceOf(u: Pick<UtteranceInput, 'audience' | 'channelId'>): string {
   return u.audience ?? textAudience(u.channelId);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/repositories.ts';
 import type { Delivered } from '../../ops/instrument.ts';
-import { audienceOf, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
+import { audienceOf, textAudience, voiceAudience, voiceChannelOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { Logger } from '../../util/log.ts';
@@ -318,11 +318,6 @@ export class SpeechDelivery {
         : { kind: 'message', channelId: job.channelId, messageId: '' };
     return { lang: stored?.lang ?? 'ja', advancedVoice: stored?.advancedVoice ?? job.request.voice ?? 'Ruby', delivery };
   }
-}
-
-/** The voice channel of a voice session's audience (`voice:<id>`), or null for a text channel's. */
-function voiceChannelOf(audience: string): string | null {
-  return audience.startsWith('voice:') ? audience.slice('voice:'.length) : null;
 }
 
 /** The MP3 to attach: the file as the service sent it, or clips played back to back joined (same voice, so the same MP3 format). */

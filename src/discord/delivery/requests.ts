@@ -1,7 +1,7 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../speech/budget.ts';
-import type { SpeechScheduler, UtteranceInput } from '../../speech/queue.ts';
+import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
 import { BudgetRefusedError, SpeechError } from '../../speech/errors.ts';
 import { normaliseMessage } from '../../speech/text.ts';
 import type { VoiceChecker } from '../../speech/voice-check.ts';
@@ -89,8 +89,8 @@ export class SpeechRequests {
       author: { id: interaction.user.id, name: interaction.user.displayName },
       guild: interaction.guild,
       users: this.#deps.client.users,
-      // Played in the bot's voice channel, or posted where it was asked for.
-      audience: { voiceChannelId: interaction.guild?.members.me?.voice.channelId ?? null, postChannelId: interaction.channelId },
+      // Heard in the voice session that will play it (an extra account's too), or posted where it was asked for.
+      audience: { voiceChannelId: this.#playedIn(args.guildId, interaction), postChannelId: interaction.channelId },
     });
     const text = normaliseMessage(plain, {
       lang: args.lang,
@@ -99,6 +99,12 @@ export class SpeechRequests {
     });
     if (!text) throw new UserError('tts.validation_error');
     return text;
+  }
+
+  /** The voice channel whose session would play what `interaction` asks for now (as `enqueue` queues it), or null. */
+  #playedIn(guildId: string, interaction: ChatInputCommandInteraction): string | null {
+    const audience = this.#deps.audience?.(guildId, interaction.channelId, interaction.user.id);
+    return audience === undefined ? null : voiceChannelOf(audience);
   }
 
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
