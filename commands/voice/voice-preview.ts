@@ -10,7 +10,7 @@ import { described, named } from '../../src/discord/interactions/command.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import type { Lang } from '../../src/discord/i18n.ts';
-import { textAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import { textAudience, voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { LIMITS, validateStandard } from '../../src/tts/validation.ts';
@@ -94,7 +94,7 @@ export async function previewAudio(
   );
 }
 
-/** Plays the sample in the member's voice channel when the bot is there; otherwise attaches it, privately. */
+/** Plays the sample in the member's voice channel when one of the bot's accounts is there; otherwise attaches it, privately. */
 export async function runVoicePreview(
   interaction: ChatInputCommandInteraction,
   ctx: BotContext,
@@ -118,7 +118,6 @@ export async function runVoicePreview(
     voice,
     speed,
     pitch,
-    audience: textAudience(interaction.channelId),
   };
   requests.checkMemberQueue(input);
   // Private from here on: the sample is for the member who asked (the reply, or the file).
@@ -126,7 +125,9 @@ export async function runVoicePreview(
   // An id not on the known list is confirmed first, by the member, as /voice set and /say do.
   if (!requests.isKnownVoice(voice)) await requests.confirmVoice(voice, guildId, userId);
   const memberChannel = interaction.guild?.voiceStates.cache.get(userId)?.channelId ?? null;
-  // Played only where the member is listening with one of the bot's accounts; anywhere else the others would hear it instead.
+  // Played only in the call the member listens in, by the account there (whichever session the text
+  // channel is bound to); anywhere else the others would hear it instead, so it is attached.
   const played = memberChannel !== null && ctx.voice.isConnected(guildId, memberChannel);
-  await requests.enqueue(interaction, input, played ? {} : { attachOnly: true });
+  const audience = played ? voiceAudience(memberChannel) : textAudience(interaction.channelId);
+  await requests.enqueue(interaction, { ...input, audience }, played ? {} : { attachOnly: true });
 }

@@ -142,7 +142,8 @@ export class SpeechRequests {
     };
     const meta: UtteranceMeta = { delivery, lang, ...extra };
     // For whoever it is for now (the voice session, or the channel it was asked in): queued behind what they hear.
-    const audience = this.#deps.audience?.(input.guildId, input.channelId, input.userId) ?? input.audience;
+    // An audience the use case chose itself (a voice preview: where its member listens) stands.
+    const audience = input.audience ?? this.#deps.audience?.(input.guildId, input.channelId, input.userId);
     const result = this.#deps.scheduler.enqueue({ ...input, ...(audience === undefined ? {} : { audience }), meta });
     if (!result.ok) {
       this.#deps.onRefused?.();
