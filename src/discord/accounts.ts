@@ -1,5 +1,5 @@
 import type { Client, Guild } from 'discord.js';
-import type { AccountFacts } from './interactions/account-choice.ts';
+import { chooseAccount, type AccountChoice, type AccountFacts } from './interactions/account-choice.ts';
 import { inviteUrl } from './invite.ts';
 
 /**
@@ -11,6 +11,8 @@ import { inviteUrl } from './invite.ts';
 export class BotAccounts {
   readonly main: Client;
   readonly #all: readonly Client[];
+  /** `guildId:accountId` -> the joins in progress that took that account, the latest last (the channel it goes to). */
+  readonly #claims = new Map<string, { channelId: string }[]>();
 
   constructor(main: Client, extras: readonly Client[] = []) {
     this.main = main;
@@ -43,17 +45,34 @@ export class BotAccounts {
     return this.client(accountId)?.guilds.cache.get(guildId);
   }
 
-  /** What /join's choice needs of each account (account-choice.ts), in order. */
-  facts(
-    guildId: string,
-    voice: { ofAccount(guildId: string, accountId: string): { channelId: string } | undefined; countOf(accountId: string): number },
-  ): AccountFacts[] {
+  /**
+   * The account for a join to `targetChannelId` (account-choice.ts) and its reservation, in one
+   * step: until `release` (once its join was made or given up), the account counts as in that
+   * channel, so a join answered meanwhile neither picks it nor moves it away from whoever took it.
+   */
+  claim(guildId: string, targetChannelId: string, voice: SessionsView): { choice: AccountChoice; release: () => void } {
+    const choice = chooseAccount(this.facts(guildId, voice), targetChannelId);
+    if (choice.kind === 'none') return { choice, release: () => {} };
+    const key = `${guildId}:${choice.accountId}`;
+    const claim = { channelId: targetChannelId };
+    this.#claims.set(key, [...(this.#claims.get(key) ?? []), claim]);
+    const release = () => {
+      const rest = (this.#claims.get(key) ?? []).filter((c) => c !== claim);
+      if (rest.length > 0) this.#claims.set(key, rest);
+      else this.#claims.delete(key);
+    };
+    return { choice, release };
+  }
+
+  /** What /join's choice needs of each account (account-choice.ts), in order; an account claimed for a join counts as in its channel. */
+  facts(guildId: string, voice: SessionsView): AccountFacts[] {
     return this.#all
       .filter((c) => c.user)
       .map((c) => ({
         id: c.user!.id,
         inGuild: c.guilds.cache.has(guildId),
-        channelId: voice.ofAccount(guildId, c.user!.id)?.channelId ?? null,
+        channelId:
+          this.#claims.get(`${guildId}:${c.user!.id}`)?.at(-1)?.channelId ?? voice.ofAccount(guildId, c.user!.id)?.channelId ?? null,
         sessions: voice.countOf(c.user!.id),
       }));
   }
@@ -63,4 +82,10 @@ export class BotAccounts {
     const application = this.client(accountId)?.application;
     return application ? inviteUrl(application.id, guildId) : undefined;
   }
+}
+
+/** The voice sessions as the account choice reads them (voice/manager.ts). */
+interface SessionsView {
+  ofAccount(guildId: string, accountId: string): { channelId: string } | undefined;
+  countOf(accountId: string): number;
 }

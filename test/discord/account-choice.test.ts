@@ -1,4 +1,6 @@
+import type { Client } from 'discord.js';
 import { describe, expect, it } from 'vitest';
+import { BotAccounts } from '../../src/discord/accounts.ts';
 import { chooseAccount, type AccountFacts } from '../../src/discord/interactions/account-choice.ts';
 
 // Which bot account answers /join (GIVEN/THEN): an account is in one voice channel per server.
@@ -51,5 +53,37 @@ describe('GIVEN a /join in a voice channel', () => {
       accountId: 'main',
       fromChannelId: 'vc-a',
     });
+  });
+});
+
+describe('GIVEN joins answered at the same time (BotAccounts.claim)', () => {
+  const GUILD = 'g1';
+  const client = (id: string) => ({ user: { id }, guilds: { cache: new Map([[GUILD, {}]]) } }) as unknown as Client;
+  const accounts = new BotAccounts(client('main'), [client('extra')]);
+  // No voice session yet: each join is still connecting.
+  const noSessions = { ofAccount: () => undefined, countOf: () => 0 };
+
+  it('THEN the second takes another account: the first one is reserved from the moment it was chosen', () => {
+    const first = accounts.claim(GUILD, 'vc-a', noSessions);
+    const second = accounts.claim(GUILD, 'vc-b', noSessions);
+    expect([first.choice, second.choice]).toEqual([
+      { kind: 'join', accountId: 'main' },
+      { kind: 'join', accountId: 'extra' },
+    ]);
+    // A third, to a third channel, finds none free (nothing to invite), rather than moving either.
+    expect(accounts.claim(GUILD, 'vc-c', noSessions).choice).toEqual({ kind: 'none', inviteAccountId: null });
+    // One to a channel already taken joins the account that took it; ending first, it does not free that account.
+    const along = accounts.claim(GUILD, 'vc-a', noSessions);
+    expect(along.choice).toEqual({ kind: 'there', accountId: 'main' });
+    along.release();
+    expect(accounts.claim(GUILD, 'vc-c', noSessions).choice).toEqual({ kind: 'none', inviteAccountId: null });
+    first.release();
+    second.release();
+  });
+
+  it('THEN a released reservation (the join made or given up) frees the account again', () => {
+    const taken = accounts.claim(GUILD, 'vc-a', noSessions);
+    taken.release();
+    expect(accounts.claim(GUILD, 'vc-b', noSessions).choice).toEqual({ kind: 'join', accountId: 'main' });
   });
 });

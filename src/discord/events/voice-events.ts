@@ -6,7 +6,6 @@ import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import type { BotAccounts } from '../accounts.ts';
-import { chooseAccount } from '../interactions/account-choice.ts';
 import { guildLang, t } from '../i18n.ts';
 import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from '../delivery/notices.ts';
@@ -92,8 +91,9 @@ export class VoiceStateEvents {
   /** The server's auto-join channel: a free account joins it (none free: nothing happens, as when the bot was busy before). */
   async #autoJoin(guild: Guild, channelId: string): Promise<void> {
     const { accounts, voice } = this.#deps;
-    const choice = chooseAccount(accounts.facts(guild.id, voice), channelId);
-    if (choice.kind !== 'join') return;
+    // Reserved as it is chosen, as /join's: a /join answered meanwhile takes another account.
+    const { choice, release } = accounts.claim(guild.id, channelId, voice);
+    if (choice.kind !== 'join') return release();
     const where = accounts.guild(choice.accountId, guild.id) ?? guild;
     await voice
       .join({
@@ -104,7 +104,8 @@ export class VoiceStateEvents {
         adapterCreator: where.voiceAdapterCreator,
       })
       .then(() => this.#deps.status?.show(guild.id, channelId, channelId, choice.accountId))
-      .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'));
+      .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'))
+      .finally(release);
   }
 
   /**

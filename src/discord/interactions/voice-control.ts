@@ -1,10 +1,18 @@
-import { ChannelType, PermissionFlagsBits, type ChatInputCommandInteraction, type Client, type Guild } from 'discord.js';
+import {
+  ChannelType,
+  PermissionFlagsBits,
+  type ChatInputCommandInteraction,
+  type Client,
+  type Guild,
+  type GuildMember,
+  type VoiceBasedChannel,
+} from 'discord.js';
 import type { NameReader } from '../../speech/names.ts';
 import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from '../accounts.ts';
-import { chooseAccount } from './account-choice.ts';
+import type { AccountChoice } from './account-choice.ts';
 import { UserError } from '../errors.ts';
 import { requirePlaybackControl } from './guards.ts';
 import { t, type Lang } from '../i18n.ts';
@@ -54,7 +62,23 @@ export class VoiceControl {
     const channel = guild.channels.cache.get(target) ?? (await guild.channels.fetch(target).catch(() => null));
     if (!channel?.isVoiceBased()) throw new UserError('voice.join_failed');
     const { accounts, voice } = this.#deps;
-    const choice = chooseAccount(accounts.facts(guild.id, voice), target);
+    // Chosen and reserved at once: a /join answered meanwhile takes another account, never this one.
+    const { choice, release } = accounts.claim(guild.id, target, voice);
+    try {
+      await this.#joinWith(interaction, choice, { guild, member, channel, target }, lang);
+    } finally {
+      release();
+    }
+  }
+
+  async #joinWith(
+    interaction: ChatInputCommandInteraction,
+    choice: AccountChoice,
+    asked: { guild: Guild; member: GuildMember; channel: VoiceBasedChannel; target: string },
+    lang: Lang,
+  ): Promise<void> {
+    const { accounts, voice } = this.#deps;
+    const { guild, member, channel, target } = asked;
     if (choice.kind === 'none') {
       const invite = choice.inviteAccountId ? accounts.inviteFor(choice.inviteAccountId, guild.id) : undefined;
       throw new UserError(invite ? 'voice.no_free_account' : 'voice.no_free_account_all_in', {
