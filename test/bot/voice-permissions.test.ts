@@ -121,7 +121,9 @@ describe('npm start: who may move or stop the bot', () => {
     await discord.setVoiceState(carol.id, guildId, VOICE_IDS.voice2);
     const opsBefore = discord.botVoiceStates.length;
     const dragged = await refused(carol, 'join', { from: DEFAULT_IDS.chat });
-    expect(dragged).toContain(`People are listening in ${mention(DEFAULT_IDS.voice)}; a member with Move Members can move me`);
+    expect(dragged).toContain(
+      `People are listening in ${mention(DEFAULT_IDS.voice)}; only a member with Move Members in that channel can move me`,
+    );
     const ja = await refused(carol, 'join', { from: DEFAULT_IDS.chat, locale: 'ja' });
     expect(ja).toContain(`${mention(DEFAULT_IDS.voice)} で聞いている人がいます`);
     expect(discord.botVoiceStates.length).toBe(opsBefore);

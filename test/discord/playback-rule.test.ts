@@ -14,6 +14,7 @@ const facts = (over: Partial<ControlFacts> = {}): ControlFacts => ({
 const target = (over: Partial<JoinTarget> = {}): JoinTarget => ({
   channelId: OTHER_VC,
   memberCanConnect: true,
+  memberCanMoveMembers: false,
   botCanConnect: true,
   botCanSpeak: true,
   botCanMoveMembers: false,
@@ -50,10 +51,13 @@ describe('GIVEN /join while the bot is in no voice channel', () => {
     expect(decideControl(idle(), target())).toEqual(refused('playback.not_in_target', OTHER_VC));
     expect(decideControl(idle({ memberChannelId: BOT_VC }), target())).toEqual(refused('playback.not_in_target', OTHER_VC));
   });
-  it('THEN a member with Move Members may send it to a channel they can connect to, and only to one', () => {
-    expect(decideControl(idle({ canMoveMembers: true }), target())).toEqual(ALLOWED);
-    const cannot = decideControl(idle({ canMoveMembers: true }), target({ memberCanConnect: false }));
+  it('THEN a member with Move Members there may send it to a channel they can connect to, and only to one', () => {
+    expect(decideControl(idle(), target({ memberCanMoveMembers: true }))).toEqual(ALLOWED);
+    const cannot = decideControl(idle(), target({ memberCanMoveMembers: true, memberCanConnect: false }));
     expect(cannot).toEqual(refused('playback.member_cannot_connect', OTHER_VC));
+  });
+  it('THEN Move Members only where the command was typed (or in the bot channel) does not send it to a channel they are not in', () => {
+    expect(decideControl(idle({ canMoveMembers: true }), target())).toEqual(refused('playback.not_in_target', OTHER_VC));
   });
   it('THEN a member in the channel need not be able to connect to it again (they are there)', () => {
     expect(decideControl(idle({ memberChannelId: OTHER_VC }), target({ memberCanConnect: false }))).toEqual(ALLOWED);
@@ -65,7 +69,9 @@ describe('GIVEN /join to a channel the bot may not use', () => {
   it('THEN without View Channel or Connect for the bot: refused, saying it cannot connect', () => {
     expect(decideControl(there, target({ botCanConnect: false }))).toEqual(refused('playback.bot_cannot_connect', OTHER_VC));
     const mover = facts({ canMoveMembers: true });
-    expect(decideControl(mover, target({ botCanConnect: false }))).toEqual(refused('playback.bot_cannot_connect', OTHER_VC));
+    expect(decideControl(mover, target({ memberCanMoveMembers: true, botCanConnect: false }))).toEqual(
+      refused('playback.bot_cannot_connect', OTHER_VC),
+    );
   });
   it('THEN without Speak for the bot: refused, saying it cannot speak', () => {
     expect(decideControl(there, target({ botCanSpeak: false }))).toEqual(refused('playback.bot_cannot_speak', OTHER_VC));
@@ -90,9 +96,13 @@ describe('GIVEN /join while the bot is in another voice channel', () => {
     const dragging = facts({ memberChannelId: OTHER_VC, othersListening: 1 });
     expect(decideControl(dragging, target())).toEqual(refused('playback.listeners', BOT_VC));
   });
-  it('THEN humans listening there: a member with Move Members may move it, from anywhere they could connect to', () => {
+  it('THEN humans listening there: a member with Move Members there may move it, from anywhere they could connect to', () => {
     expect(decideControl(facts({ memberChannelId: OTHER_VC, othersListening: 4, canMoveMembers: true }), target())).toEqual(ALLOWED);
-    expect(decideControl(facts({ othersListening: 4, canMoveMembers: true }), target())).toEqual(ALLOWED);
+    expect(decideControl(facts({ othersListening: 4, canMoveMembers: true }), target({ memberCanMoveMembers: true }))).toEqual(ALLOWED);
+  });
+  it('THEN humans listening there: Move Members only in the target does not take it away from them', () => {
+    const dragging = facts({ memberChannelId: OTHER_VC, othersListening: 1 });
+    expect(decideControl(dragging, target({ memberCanMoveMembers: true }))).toEqual(refused('playback.listeners', BOT_VC));
   });
   it('THEN /join to the channel it is in (a new text channel) is not a move: listeners do not matter', () => {
     expect(decideControl(facts({ memberChannelId: BOT_VC, othersListening: 2 }), target({ channelId: BOT_VC }))).toEqual(ALLOWED);

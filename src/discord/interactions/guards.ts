@@ -1,10 +1,11 @@
 import {
   ChannelType,
+  GuildMember,
   type Client,
   PermissionFlagsBits,
   type BaseInteraction,
   type ChatInputCommandInteraction,
-  type GuildMember,
+  type GuildBasedChannel,
   type VoiceBasedChannel,
   type VoiceState,
 } from 'discord.js';
@@ -59,13 +60,30 @@ export function requirePlaybackControl(interaction: ChatInputCommandInteraction,
     v.channelId === botChannelId && v.id !== interaction.user.id && v.id !== interaction.client.user.id && !v.member?.user.bot;
   const others = botChannelId === null ? 0 : (guild?.voiceStates.cache.filter(listening).size ?? 0);
   const facts: ControlFacts = {
-    canMoveMembers: interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers) ?? false,
+    canMoveMembers: mayMoveMembersIn(interaction, botChannelId === null ? null : guild?.channels.cache.get(botChannelId), join?.member),
     memberChannelId: guild?.voiceStates.cache.get(interaction.user.id)?.channelId ?? null,
     botChannelId,
     othersListening: others,
   };
   const verdict = decideControl(facts, join && joinTarget(join));
   if (!verdict.allowed) throw new UserError(verdict.reason, { vars: { channel: verdict.channelId ? `<#${verdict.channelId}>` : '' } });
+}
+
+/**
+ * Move Members as Discord grants it in the voice channel concerned (its overwrites applied), not
+ * in the text channel the command was typed in; with no voice channel concerned (the bot is in
+ * none), as the member has it where they typed the command.
+ */
+function mayMoveMembersIn(
+  interaction: ChatInputCommandInteraction,
+  voiceChannel: GuildBasedChannel | null | undefined,
+  member: GuildMember | undefined,
+): boolean {
+  if (voiceChannel === null) return interaction.memberPermissions?.has(PermissionFlagsBits.MoveMembers) ?? false;
+  const who = member ?? (interaction.member instanceof GuildMember ? interaction.member : undefined);
+  // A channel or member this process does not know: nobody's permission there is proven.
+  if (!voiceChannel || !who) return false;
+  return voiceChannel.permissionsFor(who).has(PermissionFlagsBits.MoveMembers);
 }
 
 /** Discord's permissions for the member and the bot in the target, overwrites applied (`permissionsFor`). */
@@ -77,6 +95,7 @@ function joinTarget({ channel, member, me }: JoinAsked): JoinTarget {
   return {
     channelId: channel.id,
     memberCanConnect: mine.has([ViewChannel, Connect]),
+    memberCanMoveMembers: mine.has(MoveMembers),
     botCanConnect: bots.has([ViewChannel, Connect]),
     // In a stage the bot speaks once it is a speaker: it asks (Request to Speak) or makes itself one (Mute Members).
     botCanSpeak: stage ? bots.has(RequestToSpeak) || bots.has(MuteMembers) : bots.has(Speak),

@@ -5,7 +5,7 @@
 
 /** The member and the bot in one guild, as the rule needs them. */
 export interface ControlFacts {
-  /** The member has Move Members (Administrator includes it). */
+  /** The member has Move Members in the bot's voice channel (Administrator includes it; with the bot in none: where they typed). */
   canMoveMembers: boolean;
   /** The voice channel the member is in, or null. */
   memberChannelId: string | null;
@@ -20,6 +20,8 @@ export interface JoinTarget {
   channelId: string;
   /** The member has View Channel and Connect there. */
   memberCanConnect: boolean;
+  /** The member has Move Members there (they may send the bot to a channel they are not in). */
+  memberCanMoveMembers: boolean;
   /** The bot has View Channel and Connect there. */
   botCanConnect: boolean;
   /** The bot may be heard there: Speak in a voice channel; in a stage, Request to Speak or Mute Members (to become a speaker). */
@@ -50,10 +52,10 @@ const ALLOWED: ControlVerdict = { allowed: true };
 
 /**
  * Whether the member may use a playback control. Without `join` (/leave, /skip, /clear): a member
- * in the bot's voice channel, or one with Move Members. With `join` (/join): the member is in the
- * target channel (or has Move Members and could connect there), the bot may connect and speak
- * there (and it has room), and the bot never leaves a channel where others are listening unless
- * the member has Move Members.
+ * in the bot's voice channel, or one with Move Members there. With `join` (/join): the member is in
+ * the target channel (or has Move Members there and could connect there), the bot may connect and
+ * speak there (and it has room), and the bot never leaves a channel where others are listening
+ * unless the member has Move Members in that channel.
  */
 export function decideControl(facts: ControlFacts, join?: JoinTarget): ControlVerdict {
   if (!join) {
@@ -63,7 +65,7 @@ export function decideControl(facts: ControlFacts, join?: JoinTarget): ControlVe
   }
   const channelId = join.channelId;
   if (facts.memberChannelId !== channelId) {
-    if (!facts.canMoveMembers) return { allowed: false, reason: 'playback.not_in_target', channelId };
+    if (!join.memberCanMoveMembers) return { allowed: false, reason: 'playback.not_in_target', channelId };
     if (!join.memberCanConnect) return { allowed: false, reason: 'playback.member_cannot_connect', channelId };
   }
   const moving = facts.botChannelId !== channelId;
