@@ -1,4 +1,5 @@
 import { ChannelType, PermissionFlagsBits, type Client, type Guild, type GuildMember } from 'discord.js';
+import { memberCanView } from '../discord/events/visibility.ts';
 
 // Who may see and change what, as the bot sees it on Discord (never what a cookie or the browser
 // claims): the member is fetched from Discord for every request, so a role taken away a moment ago
@@ -89,11 +90,15 @@ export interface ChannelInfo {
   type: ChannelType;
 }
 
-/** The server's channels in Discord's order (fetched for a guild another process holds). */
-export async function guildChannels(guild: Guild): Promise<ChannelInfo[]> {
+/**
+ * The server's channels `member` can view, in Discord's order (fetched for a guild another process
+ * holds): what Discord's own channel pickers offer them, so the page neither names a channel they
+ * cannot see nor accepts one for a setting.
+ */
+export async function guildChannels(guild: Guild, member: GuildMember): Promise<ChannelInfo[]> {
   const channels = guild.channels.cache.size > 0 ? [...guild.channels.cache.values()] : [...(await guild.channels.fetch()).values()];
   return channels
-    .filter((c) => c !== null)
+    .filter((c): c is NonNullable<typeof c> => c !== null && memberCanView(c, member))
     .sort((a, b) => ('position' in a && 'position' in b ? a.position - b.position : 0))
     .map((c) => ({ id: c.id, name: c.name, type: c.type }));
 }

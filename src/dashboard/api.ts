@@ -1,5 +1,5 @@
 import type { BotContext } from '../discord/interactions/context.ts';
-import type { Actor } from '../db/repositories.ts';
+import type { Actor, ChannelSpend } from '../db/repositories.ts';
 import { UserError } from '../discord/errors.ts';
 import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
 import { setMuted } from '../../commands/config/config-members.ts';
@@ -15,7 +15,7 @@ import { serialiseDictionary } from '../speech/dictionary-file.ts';
 import { t, type Lang } from '../discord/i18n.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
-import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
+import { accessTo, guildChannels, isVoiceType, type BotView, type ChannelInfo, type GuildAccess } from './access.ts';
 import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '../../commands/autoread/autoread-channels.ts';
 import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
@@ -61,7 +61,7 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       return ok(await adminView(deps, await admin(deps, req)));
     case 'PATCH /guilds/:id/settings': {
       const access = await admin(deps, req);
-      const channels = await guildChannels(access.guild);
+      const channels = await guildChannels(access.guild, access.member);
       const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
       return ok(await adminView(deps, access));
@@ -106,7 +106,8 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     case 'POST /guilds/:id/autoread': {
       const access = await admin(deps, req);
       const id = text(req.body.channelId);
-      const channel = { id, type: (await guildChannels(access.guild)).find((c) => c.id === id)?.type };
+      // Only a channel the admin can view, as /autoread's picker offers.
+      const channel = { id, type: (await guildChannels(access.guild, access.member)).find((c) => c.id === id)?.type };
       await addAutoRead(deps.ctx, access.guild.id, actor(access), channel, req.body.postAudio === true);
       return ok(autoReadChannels(deps.ctx, access.guild.id));
     }
@@ -265,7 +266,7 @@ const guildLists = new WeakMap<Session, { at: number; guilds: DiscordUserGuild[]
 async function adminView(deps: ApiDeps, access: GuildAccess) {
   const { repos, budget } = deps.ctx;
   const id = access.guild.id;
-  const channels = await guildChannels(access.guild);
+  const channels = await guildChannels(access.guild, access.member);
   return {
     guild: { id, name: access.guild.name },
     settings: repos.guildSettings.get(id),
@@ -308,12 +309,24 @@ async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
     usage: await budget.usage(scope),
     days: repos.dailySpend.days(period, scope),
     // Per text channel; a null channel is spend recorded before channels were (shown as other/unknown).
-    channels: repos.dailySpend.channels(period, scope).map((c) => ({
-      ...c,
-      name: c.channelId === null ? null : (access.guild.channels.cache.get(c.channelId)?.name ?? c.channelId),
-    })),
+    channels: spendByChannel(repos.dailySpend.channels(period, scope), access, await guildChannels(access.guild, access.member)),
     top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
   };
+}
+
+/**
+ * Spend per channel, named only where the member can view the channel (`viewable`): the channels of
+ * the server they cannot view add up in one row (`hidden`), neither named nor told apart.
+ */
+function spendByChannel(rows: readonly ChannelSpend[], access: GuildAccess, viewable: readonly ChannelInfo[]) {
+  const names = new Map(viewable.map((c) => [c.id, c.name]));
+  const isHidden = (id: string | null) => id !== null && !names.has(id) && access.guild.channels.cache.has(id);
+  const hidden = rows.filter((c) => isHidden(c.channelId)).reduce((sum, c) => sum + c.chars, 0);
+  const shown = rows
+    .filter((c) => !isHidden(c.channelId))
+    .map((c) => ({ ...c, name: c.channelId === null ? null : (names.get(c.channelId) ?? c.channelId) }));
+  const merged = hidden > 0 ? [...shown, { channelId: null, chars: hidden, name: null, hidden: true }] : shown;
+  return merged.sort((a, b) => b.chars - a.chars);
 }
 
 /** The voice preview's MP3 (/voice preview's sample and payer), read once and released. */

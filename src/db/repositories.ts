@@ -30,7 +30,7 @@ export type { Endpoint } from './rows.ts';
 export { effectiveVoice, type UserSettings, type UserSettingsPatch } from './user-settings.ts';
 export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } from './guild-controls.ts';
 export type { RoleAllowance } from './role-allowances.ts';
-export type { DailySpend } from './ledger-daily.ts';
+export type { ChannelSpend, DailySpend } from './ledger-daily.ts';
 export { GuildControlsRepo, RoleAllowancesRepo };
 export { FRESH_SECONDS, READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
 export { READING_LIST_MAX, type ReadingListKind } from './reading-lists.ts';

@@ -1,7 +1,7 @@
 // The dashboard's read-only views: usage of the billing period and the audit log.
 import { h, n, state, tr } from './dom.js';
 
-/** The period's characters per text channel, most first, each with its share as a bar; rows with no channel are other/unknown. */
+/** The period's characters per text channel, most first, each with its share as a bar; rows with no channel are other/unknown, or the channels one cannot view. */
 function channelTable(channels) {
   if (!channels.length) return null;
   const max = Math.max(1, ...channels.map((c) => c.chars));
@@ -18,7 +18,7 @@ function channelTable(channels) {
         return h(
           'tr',
           {},
-          h('td', { text: c.channelId === null ? tr('usage_channel_unknown') : `#${c.name}` }),
+          h('td', { text: c.hidden ? tr('usage_channel_hidden') : c.channelId === null ? tr('usage_channel_unknown') : `#${c.name}` }),
           h('td', { text: n(c.chars) }),
           h('td', { class: 'bar-cell' }, bar),
         );
