@@ -6,12 +6,17 @@ import { UserError } from '../../src/discord/errors.ts';
 // The server's auto-read channels changed by an admin: one rule for /autoread and the web
 // dashboard (the caller has checked Manage Server), each change in the audit log.
 
-/** The channels /autoread's option offers: text, announcement, and a voice channel's own chat. */
-export const AUTO_READ_CHANNEL_TYPES = [ChannelType.GuildText, ChannelType.GuildAnnouncement, ChannelType.GuildVoice] as const;
+/** The channels /autoread's option offers: text, announcement, a voice channel's own chat, and a forum (its posts are read as threads). */
+export const AUTO_READ_CHANNEL_TYPES = [
+  ChannelType.GuildText,
+  ChannelType.GuildAnnouncement,
+  ChannelType.GuildVoice,
+  ChannelType.GuildForum,
+] as const;
 
-/** Whether a channel of this type can be read automatically: those, and a forum (its posts are read as threads). */
+/** Whether a channel of this type can be read automatically: one /autoread's option offers. */
 export function isAutoReadable(type: ChannelType | undefined): boolean {
-  return type === ChannelType.GuildForum || (AUTO_READ_CHANNEL_TYPES as readonly (ChannelType | undefined)[]).includes(type);
+  return (AUTO_READ_CHANNEL_TYPES as readonly (ChannelType | undefined)[]).includes(type);
 }
 
 /**

@@ -16,7 +16,7 @@ import { addAutoRead, AUTO_READ_CHANNEL_TYPES, removeAutoRead } from './autoread
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
   ...named('channel', 'チャンネル'),
-  ...described('Text channel (default: this one)', 'テキストチャンネル（省略時はこのチャンネル）'),
+  ...described('Text, voice or forum channel (default: this one)', 'テキスト・ボイス・フォーラムチャンネル（省略時はこのチャンネル）'),
   channel_types: [...AUTO_READ_CHANNEL_TYPES],
 };
 
