@@ -9,6 +9,7 @@ import { adminCommand, described, named, subcommand, type Command } from '../../
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/discord/i18n.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
+import { memberCanView } from '../../src/discord/events/visibility.ts';
 import type { AutoReadChannel } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { addAutoRead, AUTO_READ_CHANNEL_TYPES, removeAutoRead } from './autoread-channels.ts';
@@ -62,13 +63,20 @@ export default {
         if (entries.length === 0)
           return void (await interaction.reply({ content: t(lang, 'autoread.none'), flags: MessageFlags.Ephemeral }));
         const tag = (e: AutoReadChannel) => (e.postAudio ? t(lang, 'autoread.mp3_tag') : '');
-        const nameOf = (id: string) => interaction.guild?.channels.cache.get(id)?.name ?? id;
+        // The file names channels (mentions do not render there): a channel this admin cannot view
+        // is listed by its id only, as Discord shows them its mention.
+        const member = interaction.guild?.members.cache.get(interaction.user.id);
+        const nameOf = (id: string) => {
+          const channel = interaction.guild?.channels.cache.get(id);
+          if (!channel) return id;
+          return member && memberCanView(channel, member) ? `#${channel.name}` : t(lang, 'autoread.hidden_channel');
+        };
         const list = listReply(lang, {
           text: (channels) => t(lang, 'autoread.list', { channels }),
           lines: entries.map((e) => `<#${e.channelId}>${tag(e)}`),
           separator: ', ',
           fileName: 'autoread-channels.txt',
-          fileLines: entries.map((e) => `#${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
+          fileLines: entries.map((e) => `${nameOf(e.channelId)} (${e.channelId})${tag(e)}`),
         });
         await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
       },

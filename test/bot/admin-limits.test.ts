@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import { DEFAULT_IDS, PERMISSIONS, defaultGuild, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
@@ -17,6 +17,9 @@ const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Manage Server
 const guildId = DEFAULT_IDS.guild;
 const EPHEMERAL = 64;
 const CHANNELS = 120;
+// A channel only the owners' role can view: bob manages the server but is not in that role.
+const OWNERS_ROLE = '1100000000000000190';
+const OWNERS_ONLY = '1100000000000000191';
 const ROLES = 100;
 
 let emulator: Emulator;
@@ -24,7 +27,19 @@ let discord: FakeDiscord;
 let dataDir: string;
 let bot: ChildBot;
 beforeAll(async () => {
-  [emulator, discord] = await Promise.all([startEmulator(), startFakeDiscord()]);
+  const guild = defaultGuild();
+  guild.roles.push({ id: OWNERS_ROLE, name: 'Owners', permissions: '0', position: 2 });
+  guild.channels.push({
+    id: OWNERS_ONLY,
+    name: 'keiei-kaigi',
+    type: 0,
+    position: 9,
+    permissionOverwrites: [
+      { id: DEFAULT_IDS.everyoneRole, type: 0, allow: '0', deny: String(PERMISSIONS.ViewChannel) },
+      { id: OWNERS_ROLE, type: 0, allow: String(PERMISSIONS.ViewChannel), deny: '0' },
+    ],
+  });
+  [emulator, discord] = await Promise.all([startEmulator(), startFakeDiscord({ guilds: [guild] })]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-limits-'));
   // What admins stored before the operator set the ceilings: a server limit far above them, many
   // auto-read channels and role allowances (ids Discord does not know: lists show them anyway).
@@ -33,6 +48,8 @@ beforeAll(async () => {
   await repos.guildSettings.update(guildId, { guildMonthlyLimit: 2_000_000 });
   const id = (base: bigint, i: number) => String(base + BigInt(i));
   for (let i = 0; i < CHANNELS; i++) await repos.autoRead.add(guildId, id(1_300_000_000_000_000_000n, i));
+  await repos.autoRead.add(guildId, OWNERS_ONLY);
+  await repos.autoRead.add(guildId, DEFAULT_IDS.general);
   for (let i = 0; i < ROLES; i++) await repos.roleAllowances.set(guildId, id(1_400_000_000_000_000_000n, i), i === 0 ? 900_000 : 2_000 + i);
   db.close();
   bot = await startChildBot({ discord, emulator, dataDir, env: { GUILD_MONTHLY_CHARS_MAX: '50000' } });
@@ -110,7 +127,12 @@ describe('lists longer than one message', () => {
     expect(text(channels)).toMatch(/…and \d+ more: the whole list is in the attached file\.$/);
     expect(text(channels).length).toBeLessThanOrEqual(2_000);
     expect(channels.files[0]!.name).toBe('autoread-channels.txt');
-    expect(channels.files[0]!.data.toString('utf8').trim().split('\n')).toHaveLength(CHANNELS);
+    const file = channels.files[0]!.data.toString('utf8').trim().split('\n');
+    expect(file).toHaveLength(CHANNELS + 2);
+    // A channel bob cannot view is listed by its id, never by its name; one he can view, by name.
+    expect(file).toContain(`a channel you cannot view (${OWNERS_ONLY})`);
+    expect(file.join('\n')).not.toContain('keiei-kaigi');
+    expect(file).toContain(`#general (${DEFAULT_IDS.general})`);
     const roles = (await run('spend', sub('roles'))).first;
     expect(roles.data?.flags).toBe(EPHEMERAL);
     expect(text(roles)).toContain("<@&1400000000000000000> 900000 (applies as 50000: the operator's ceiling) (role deleted)");
