@@ -35,6 +35,8 @@ import type { Readiness } from './ops/ops-server.ts';
 import type { AnyCommand } from './discord/interactions/command.ts';
 import type { BotContext } from './discord/interactions/context.ts';
 import { describeDictionaryFileProblem } from '../commands/dictionary/dictionary-problems.ts';
+import { PREVIEW_RATE } from '../commands/voice/voice-preview.ts';
+import { SlidingCounts } from './util/sliding-counts.ts';
 import { dispatchInteraction } from './discord/interactions/interactions.ts';
 import { loadCommands } from './discord/interactions/loader.ts';
 import { resumeAfterRestart } from './discord/events/restart.ts';
@@ -361,7 +363,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer };
+  const previews = new SlidingCounts({ ...PREVIEW_RATE, now });
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer, previews };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));

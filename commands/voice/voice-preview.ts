@@ -4,23 +4,29 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import { serverChargeUser } from '../../src/billing/policy.ts';
 import { effectiveVoice } from '../../src/db/repositories.ts';
 import { described, named } from '../../src/discord/interactions/command.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import type { Lang } from '../../src/discord/i18n.ts';
+import { UserError } from '../../src/discord/errors.ts';
 import { textAudience, voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { LIMITS, validateStandard } from '../../src/tts/validation.ts';
 import { standardVoiceFacts } from '../../src/tts/voices.ts';
+import type { SlidingLimit } from '../../src/util/sliding-counts.ts';
 
-// /voice preview: a short sample of a voice, in that voice's language. It goes through the same
-// queue, rate budget and ledger as /say (src/discord/delivery/requests.ts), charged to the server like
-// the bot's own clips, at the standard speed and pitch, so the audio cache keys it by voice and sample
-// text alone: the server pays for a voice's sample once, and every later preview of it is a cache hit
-// (no request, no characters). Nothing is made before a member asks.
+// /voice preview: a short sample of a voice, in that voice's language, at the standard speed and
+// pitch, so the audio cache keys it by voice and sample text alone: once a voice's sample is made,
+// every later preview of it is a cache hit (no request, no characters). A preview is something the
+// member asks for, so it counts as theirs: charged to their own monthly allowance (then the server's
+// and the bot's, as any request), and at most PREVIEW_RATE previews per member, from the slash
+// command and the dashboard together (admitPreview, the one use case both go through). Nothing is
+// made before a member asks.
+
+/** Previews one member may ask for in any window (both surfaces together): enough to compare a few voices, never a drain on the shared rate budget. */
+export const PREVIEW_RATE = { max: 10, windowMs: 10 * 60_000 } as const satisfies SlidingLimit;
 
 export const PREVIEW_SUBCOMMAND = {
   type: ApplicationCommandOptionType.Subcommand,
@@ -54,30 +60,53 @@ export function previewSample(voice: string, memberLang: Lang): { text: string; 
   return (language !== undefined ? SAMPLES[language] : undefined) ?? SAMPLES[memberLang]!;
 }
 
-/** /voice preview's request: the sample of `voice` at the standard speed and pitch, checked, paid by the server. */
-export function previewRequest(guildId: string, voice: string, lang: Lang) {
+/** /voice preview's request: the sample of `voice` at the standard speed and pitch, checked, paid by the member who asks. */
+export function previewRequest(userId: string, voice: string, lang: Lang) {
   const sample = previewSample(voice, lang);
   const speed = LIMITS.standardSpeed.default;
   const pitch = LIMITS.standardPitch.default;
   const checked = validateStandard({ voice, text: sample.text, speed, pitch });
   if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
-  return { sample, voice, speed, pitch, payer: serverChargeUser(guildId) };
+  return { sample, voice, speed, pitch, payer: userId, chars: countChars(sample.text) };
 }
 
 /**
- * The preview as audio for the web dashboard: the same sample, checks and payer as /voice
- * preview, made through the same pipeline (the cache, the server's budget, the rate budget).
+ * Admits one preview of `voice` for a member, from either surface: the sample checked, the
+ * member's own allowance (and the server's and the bot's) asked first, then one of the member's
+ * PREVIEW_RATE previews taken. Throws what to tell the member (nothing is made); returns the request.
+ */
+export async function admitPreview(
+  ctx: Pick<BotContext, 'requests' | 'previews'>,
+  guildId: string,
+  userId: string,
+  voice: string,
+  lang: Lang,
+): Promise<ReturnType<typeof previewRequest>> {
+  const p = previewRequest(userId, voice, lang);
+  await ctx.requests.precheck(guildId, p.payer, 'standard', p.chars);
+  // Taken after the budget's answer (the window counts only previews that go ahead) and in one
+  // synchronous step, so two previews asked at once cannot both take the last one.
+  const waitMs = ctx.previews.take(userId);
+  if (waitMs > 0) {
+    const { max, windowMs } = ctx.previews.limit;
+    throw new UserError('uservoice.preview_rate', { vars: { max, window: windowMs / 60_000, minutes: Math.ceil(waitMs / 60_000) } });
+  }
+  return p;
+}
+
+/**
+ * The preview as audio for the web dashboard: admitted as /voice preview is (the member's
+ * allowance, their previews' rate), made through the same pipeline (the cache, the budgets, the
+ * rate budget).
  */
 export async function previewAudio(
-  ctx: Pick<BotContext, 'requests' | 'synthesizer'>,
+  ctx: Pick<BotContext, 'requests' | 'synthesizer' | 'previews'>,
   guildId: string,
   userId: string,
   voice: string,
   lang: Lang,
 ) {
-  const p = previewRequest(guildId, voice, lang);
-  const chars = countChars(p.sample.text);
-  await ctx.requests.precheck(guildId, p.payer, 'standard', chars);
+  const p = await admitPreview(ctx, guildId, userId, voice, lang);
   // An id not on the known list is confirmed first, by the member, as /voice set and /say do.
   if (!ctx.requests.isKnownVoice(voice)) await ctx.requests.confirmVoice(voice, guildId, userId);
   return ctx.synthesizer.synthesize(
@@ -88,7 +117,7 @@ export async function previewAudio(
       voice,
       speed: p.speed,
       pitch: p.pitch,
-      charges: [{ guildId, userId: p.payer, endpoint: 'standard', chars }],
+      charges: [{ guildId, userId: p.payer, endpoint: 'standard', chars: p.chars }],
     },
     { signal: AbortSignal.timeout(30_000) },
   );
@@ -106,8 +135,7 @@ export async function runVoicePreview(
   const { requests } = ctx;
   const voice =
     args.voice?.trim() || effectiveVoice(ctx.repos.guildSettings.get(guildId), ctx.repos.userSettings.get(guildId, userId)).voice;
-  const { sample, speed, pitch, payer } = previewRequest(guildId, voice, lang);
-  await requests.precheck(guildId, payer, 'standard', countChars(sample.text));
+  const { sample, speed, pitch, payer } = previewRequest(userId, voice, lang);
   const input: UtteranceInput = {
     guildId,
     userId: payer,
@@ -119,7 +147,9 @@ export async function runVoicePreview(
     speed,
     pitch,
   };
+  // A full queue refuses before one of the member's previews is taken.
   requests.checkMemberQueue(input);
+  await admitPreview(ctx, guildId, userId, voice, lang);
   // Private from here on: the sample is for the member who asked (the reply, or the file).
   await interaction.deferReply({ flags: MessageFlags.Ephemeral });
   // An id not on the known list is confirmed first, by the member, as /voice set and /say do.

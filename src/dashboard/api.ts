@@ -30,7 +30,7 @@ import { ApiRefusal } from './errors.ts';
 export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
 
 export interface ApiDeps {
-  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer'>;
+  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer' | 'previews'>;
   view: BotView;
   oauth: DiscordOAuth;
 }

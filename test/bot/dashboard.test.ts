@@ -304,14 +304,17 @@ describe('the web dashboard', () => {
     // A server the bot is not in, or an id that is none, is not theirs to know about.
     expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
 
-    // A voice preview: /voice preview's sample as MP3, made by the service, paid by the server.
+    // A voice preview: /voice preview's sample as MP3, made by the service, paid by the member who asked.
     const from = standardRequests(h.emulator).length;
+    const spent = async (userId: string) => (await h.bot.context.budget.usage({ guildId, userId })).used;
+    const [hers, server] = [await spent(alice), await spent(guildId)];
     const preview = await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: { voice: 'ja-JP-Wavenet-A' } });
     expect(preview.status).toBe(200);
     expect(preview.headers.get('content-type')).toBe('audio/mpeg');
     expect(standardRequests(h.emulator).slice(from)).toEqual([
       expect.objectContaining({ voice: 'ja-JP-Wavenet-A', text: 'こんにちは、この声で読み上げます。' }),
     ]);
+    expect([(await spent(alice)) - hers, (await spent(guildId)) - server]).toEqual([17, 0]);
     expect((await member.request(`/api/me/${guildId}/preview`, { method: 'POST', json: {}, csrf: null })).status).toBe(403);
 
     const mine = await member.api('PATCH', `/me/${guildId}/voice`, { speed: 2 });

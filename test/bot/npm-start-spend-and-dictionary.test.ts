@@ -2,20 +2,23 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadImage } from '@napi-rs/canvas';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
+import { DEFAULT_IDS, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
 // Spend, dictionary and playback controls through the real entry point: `npm start` as a child process
-// (test/support/child-bot.ts) against the loopback Discord and the emulator: the cost question of a long
-// /narrate, a dictionary import with its summary, the operator's global dictionary, /skip's refusal, and
-// /usage's chart; and voice previews: with the bot in no voice channel a preview is attached privately,
-// the sample is charged to the server once, and the next preview of that voice is the cached audio (no
-// request to the service, no characters); voice options answer with language and gender. The previews
-// run first, so the server's total is the sample's characters alone.
+// (test/support/child-bot.ts) against the loopback Discord, its TLS voice server and the emulator: the
+// cost question of a long /narrate, a dictionary import with its summary, the operator's global
+// dictionary, /skip's refusal, and /usage's chart. Voice previews: with the bot in no voice channel a
+// preview is attached privately, charged to the member who asked (their own allowance, refused in
+// their language once it is used up), the next preview of that voice is the cached audio (no request
+// to the service, no characters), and one member's previews are limited in number, from the slash
+// command and the dashboard (over HTTP) together. The
+// previews run first, so the server's total is the sample's characters alone.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Manage Server: sees the server's /usage
 const EPHEMERAL = 64;
@@ -24,20 +27,32 @@ const LONG = '今日は長いナレーションを確認してから送ります
 
 let emulator: Emulator;
 let discord: FakeDiscord;
+let voiceServer: FakeVoiceServer;
 let dataDir: string;
 let bot: ChildBot;
 beforeAll(async () => {
+  voiceServer = await startFakeVoiceServer();
   [emulator, discord] = await Promise.all([
     startEmulator({ control: true, jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } }),
-    startFakeDiscord(),
+    startFakeDiscord({ voiceEndpoint: () => voiceServer.endpoint }),
   ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process13-'));
   writeFileSync(join(dataDir, 'global.tsv'), 'yomiage\tよみあげボット\n');
-  bot = await startChildBot({ discord, emulator, dataDir, env: { GLOBAL_DICTIONARY_FILE: join(dataDir, 'global.tsv') } });
+  bot = await startChildBot({
+    discord,
+    emulator,
+    dataDir,
+    caCertPem: voiceServer.caCertPem,
+    env: {
+      GLOBAL_DICTIONARY_FILE: join(dataDir, 'global.tsv'),
+      DASHBOARD_PORT: '0',
+      DISCORD_CLIENT_SECRET: discord.bots[0]!.clientSecret,
+    },
+  });
 }, 60_000);
 afterAll(async () => {
   await bot?.stop('SIGKILL');
-  await Promise.all([emulator?.close(), discord?.close()]);
+  await Promise.all([emulator?.close(), discord?.close(), voiceServer?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -81,7 +96,7 @@ const longJobs = () =>
   emulator.requests().filter((r) => r.target === 'advanced' && (r.body as { text?: string } | undefined)?.text === LONG).length;
 
 describe('npm start: voice previews', () => {
-  it('a preview with the bot in no voice channel attaches the sample privately; the second one costs nothing and sends nothing', async () => {
+  it('a preview with the bot in no voice channel attaches the sample privately, charged to the member; the second one costs nothing and sends nothing', async () => {
     const before = await serverTotal();
     const first = await run(alice, 'voice', preview('ja-JP-Wavenet-B'));
     expect(first.first.data?.flags).toBe(EPHEMERAL);
@@ -92,6 +107,10 @@ describe('npm start: voice previews', () => {
     const charged = await serverTotal();
     expect(charged).not.toBe(before);
     expect(charged).toContain(`Server total: ${[...JA_SAMPLE].length} /`);
+    // The member who asked pays: it is hers in /usage.
+    expect(String((await run(alice, 'usage')).first.data?.content)).toContain(
+      `Alice this period: ${[...JA_SAMPLE].length} / 1000 characters`,
+    );
 
     const requestsBefore = emulator.requests().length;
     const second = await run(bob, 'voice', preview('ja-JP-Wavenet-B'));
@@ -99,6 +118,47 @@ describe('npm start: voice previews', () => {
     expect(again.files[0]!.data.equals(audio.files[0]!.data)).toBe(true);
     expect(emulator.requests().length).toBe(requestsBefore);
     expect(await serverTotal()).toBe(charged);
+  }, 60_000);
+
+  it('one member has 10 previews in 10 minutes, the dashboard’s and the slash command’s together; the next is refused in their language and sends nothing', async () => {
+    const url = String(bot.logs.find((l) => l.msg === 'dashboard listening')!.url);
+    discord.bots[0]!.redirectUris.push(`${url}/auth/callback`);
+    const browser = new DashboardClient(url);
+    await browser.signIn((authorize) => approveAtLocalDiscord(authorize, alice.id));
+    const fromDashboard = () =>
+      browser.request(`/api/me/${DEFAULT_IDS.guild}/preview`, {
+        method: 'POST',
+        json: { voice: 'ja-JP-Wavenet-B' },
+        headers: { 'x-lang': 'ja' },
+      });
+    // alice's first preview was the slash command's (above): nine more from the browser (the cached sample: no request).
+    for (let n = 2; n <= 10; n++) expect((await fromDashboard()).status, `preview ${n}`).toBe(200);
+    const requestsBefore = emulator.requests().length;
+    const refused = await fromDashboard();
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('声の試聴は10分間に10回までです。10分ほどしてから、もう一度お試しください。');
+    const slash = await run(alice, 'voice', preview('ja-JP-Wavenet-A'), 'ja');
+    expect(slash.first.data?.flags).toBe(EPHEMERAL);
+    expect(String(slash.first.data?.content)).toBe('声の試聴は10分間に10回までです。10分ほどしてから、もう一度お試しください。');
+    expect(emulator.requests().length).toBe(requestsBefore);
+    // bob's window is his own.
+    expect((await run(bob, 'voice', preview('ja-JP-Wavenet-B'))).first.data?.flags).toBe(EPHEMERAL);
+  }, 60_000);
+
+  it('a member whose own allowance is used up is refused a preview, with their numbers, in their language; nothing is sent', async () => {
+    expect(
+      String(
+        (await run(bob, 'config', [{ name: 'user-limit', type: 1, options: [{ name: 'value', type: 4, value: 30 }] }])).first.data?.content,
+      ),
+    ).toContain('30');
+    const made = await run(bob, 'voice', preview('ja-JP-Wavenet-C'), 'ja');
+    await made.i.waitForResponse((r) => r.files.length > 0, 20_000);
+    const requestsBefore = emulator.requests().length;
+    const refused = await run(bob, 'voice', preview('ja-JP-Wavenet-D'), 'ja');
+    expect(refused.first.data?.flags).toBe(EPHEMERAL);
+    expect(String(refused.first.data?.content)).toMatch(/^今期のあなたの読み上げ上限に達しました（17 \/ 30 文字、/);
+    expect(emulator.requests().length).toBe(requestsBefore);
+    await run(bob, 'config', [{ name: 'user-limit', type: 1, options: [{ name: 'value', type: 4, value: 1000 }] }]);
   }, 60_000);
 
   it('every voice option answers with language and gender, filtered by what was typed, within Discord’s limits', async () => {

@@ -126,7 +126,7 @@ function voiceInput(value, placeholder) {
   });
 }
 
-/** Plays the voice's sample (/voice preview's; the server's characters), or says why not. */
+/** Plays the voice's sample (/voice preview's: the member's characters and previews), or says why not. */
 function previewButton(guildId, input) {
   const button = h('button', { type: 'button', class: 'preview', text: `▶ ${tr('preview_voice')}` });
   button.addEventListener('click', async () => {

@@ -3,6 +3,7 @@ import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../speech/budget.ts';
 import type { Synthesizer } from '../../speech/synthesize.ts';
 import type { Logger } from '../../util/log.ts';
+import type { SlidingCounts } from '../../util/sliding-counts.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import type { AutoReader } from '../events/auto-read.ts';
 import type { ButtonQuestions } from './buttons.ts';
@@ -26,4 +27,6 @@ export interface BotContext {
   buttons: ButtonQuestions;
   /** Speech made outside the queue (the web dashboard's voice previews), through the cache and the budgets. */
   synthesizer: Synthesizer;
+  /** Each member's voice previews in the window (commands/voice/voice-preview.ts PREVIEW_RATE), the slash command and the dashboard together. */
+  previews: SlidingCounts;
 }
