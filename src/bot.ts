@@ -9,7 +9,7 @@ import { ChargeSession } from './speech/charge-session.ts';
 import { CharacterBudget } from './speech/budget.ts';
 import { GlobalDictionary } from './speech/global-dictionary.ts';
 import { AudioCache } from './speech/cache.ts';
-import { NameReader } from './speech/names.ts';
+import { AnnouncementAllowance, NameReader } from './speech/names.ts';
 import { audienceOf, SpeechScheduler } from './speech/queue.ts';
 import { PendingUtteranceStore } from './speech/queue-store.ts';
 import { createSynthesizer } from './speech/synthesize.ts';
@@ -360,6 +360,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     notices,
     logger,
     status: voiceStatus,
+    announcements: new AnnouncementAllowance({ now }),
   });
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 

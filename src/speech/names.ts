@@ -8,6 +8,7 @@ import { systemClock } from '../util/clock.ts';
 import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
 import { capRuns, cleanName, NAME_MAX_CHARS, sanitise } from './text.ts';
 import { WORDS, type ReadLang } from './words.ts';
+import { SlidingCounts, type SlidingLimit } from '../util/sliding-counts.ts';
 
 export interface NameReaderOptions {
   clock?: Clock;
@@ -96,8 +97,69 @@ export function joinAnnouncement(
   kind: 'join' | 'leave',
   dictionary: readonly DictionaryEntry[] = [],
 ): string {
+  return announcementOf(speakableName(name, lang, dictionary), lang, kind);
+}
+
+/** The announcement of a name as spoken (speakableName); '' gives the unnamed one ("誰かが入室しました。"). */
+export function announcementOf(spoken: string, lang: ReadLang, kind: 'join' | 'leave'): string {
   const words = WORDS[lang];
-  const spoken = speakableName(name, lang, dictionary);
   if (!spoken) return kind === 'join' ? words.joinUnknown : words.leaveUnknown;
   return kind === 'join' ? words.join(spoken) : words.leave(spoken);
+}
+
+/**
+ * What one member may cause the server to pay for in join/leave announcements (docs/usage.md): the
+ * announcements of one member in one server, joins and leaves together, and the different names
+ * announced for them. A name already announced is the same text again (a cached clip, free); a new
+ * one is a new request.
+ */
+export const ANNOUNCEMENT_LIMITS = {
+  /** Announcements in any 10 minutes; more are not spoken (someone flapping or hopping in and out). */
+  announcements: { max: 4, windowMs: 10 * 60_000 },
+  /** Different names in any 24 hours; past them the member is announced unnamed (one fixed, cached text). */
+  names: { max: 3, windowMs: 24 * 60 * 60_000 },
+} as const satisfies Record<string, SlidingLimit>;
+
+/** How an announcement is spoken: with the member's name, without it, or not at all. */
+export type AnnouncementForm = 'named' | 'unnamed' | 'silent';
+
+/**
+ * Decides each join/leave announcement of a member, so that renaming and re-joining cannot make
+ * the server pay without limit (ANNOUNCEMENT_LIMITS). In memory, per process: keys of members not
+ * announced for a day are forgotten, and at most `maxKeys` members are remembered.
+ */
+export class AnnouncementAllowance {
+  readonly #now: () => number;
+  readonly #limits: typeof ANNOUNCEMENT_LIMITS;
+  readonly #maxKeys: number;
+  readonly #counts: SlidingCounts;
+  /** `{guildId}:{userId}` -> spoken name -> when it was last announced; least recently announced member first. */
+  readonly #names = new Map<string, Map<string, number>>();
+
+  constructor(options: { now: () => number; limits?: typeof ANNOUNCEMENT_LIMITS; maxKeys?: number }) {
+    this.#now = options.now;
+    this.#limits = options.limits ?? ANNOUNCEMENT_LIMITS;
+    this.#maxKeys = options.maxKeys ?? 100_000;
+    this.#counts = new SlidingCounts({ ...this.#limits.announcements, now: this.#now, maxKeys: this.#maxKeys });
+  }
+
+  /** Counts one announcement of the member, spoken as `spoken` (speakableName; '' when it has none), and says in what form. */
+  decide(guildId: string, userId: string, spoken: string): AnnouncementForm {
+    const key = `${guildId}:${userId}`;
+    if (this.#counts.take(key) > 0) return 'silent';
+    if (!spoken) return 'unnamed';
+    const now = this.#now();
+    const names = this.#names.get(key) ?? new Map<string, number>();
+    for (const [name, at] of names) if (at <= now - this.#limits.names.windowMs) names.delete(name);
+    const known = names.has(spoken);
+    if (!known && names.size >= this.#limits.names.max) return 'unnamed';
+    names.set(spoken, now);
+    this.#names.delete(key);
+    this.#names.set(key, names);
+    for (const [k, held] of this.#names) {
+      if (this.#names.size <= this.#maxKeys && Math.max(...held.values()) > now - this.#limits.names.windowMs) break;
+      this.#names.delete(k);
+    }
+    return 'named';
+  }
 }

@@ -17,7 +17,8 @@ import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-cli
 // preview is attached privately, charged to the member who asked (their own allowance, refused in
 // their language once it is used up), the next preview of that voice is the cached audio (no request
 // to the service, no characters), and one member's previews are limited in number, from the slash
-// command and the dashboard (over HTTP) together. The
+// command and the dashboard (over HTTP) together. Join/leave announcements, which the server pays
+// for: one member renaming and re-joining is announced only so often and under so many names. The
 // previews run first, so the server's total is the sample's characters alone.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' }; // Manage Server: sees the server's /usage
@@ -219,4 +220,46 @@ describe('npm start: reading controls', () => {
     expect((await loadImage(png.data)).width).toBe(640);
     expect(String(usage.first.data?.content)).toMatch(/per day \(UTC; \d+ characters in all\)/);
   }, 30_000);
+});
+
+describe('npm start: join/leave announcements, paid by the server', () => {
+  it('one member renaming and re-joining is announced at most 4 times in 10 minutes, under at most 3 names a day', async () => {
+    await run(bob, 'config', [{ name: 'announce', type: 1, options: [{ name: 'value', type: 5, value: true }] }]);
+    await run(bob, 'config', [{ name: 'speed', type: 1, options: [{ name: 'value', type: 10, value: 4 }] }]);
+    await discord.setVoiceState(alice.id, DEFAULT_IDS.guild, DEFAULT_IDS.voice);
+    const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
+    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    const from = standardRequests(emulator).length;
+    const names = ['いちろう', 'じろう', 'さぶろう', 'しろう', 'ごろう', 'ろくろう'];
+    for (const [i, name] of names.entries()) {
+      // A new name each time (/voice name), then in or out of the bot's voice channel.
+      expect(
+        String(
+          (await run(bob, 'voice', [{ name: 'name', type: 1, options: [{ name: 'reading', type: 3, value: name }] }])).first.data?.content,
+        ),
+      ).toContain(name);
+      await discord.setVoiceState(bob.id, DEFAULT_IDS.guild, i % 2 === 0 ? DEFAULT_IDS.voice : null);
+    }
+    // A message read after the last of them: every announcement that was queued is asked for before it.
+    await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'おわりの合図です' });
+    const texts = await vi.waitUntil(
+      () => {
+        const sent = standardRequests(emulator)
+          .slice(from)
+          .map((r) => r.text)
+          .join('|');
+        return sent.includes('おわりの合図') ? sent : undefined;
+      },
+      { timeout: 30_000, interval: 50, message: 'the closing message' },
+    );
+    expect(texts).toContain('いちろうさんが入室しました。');
+    expect(texts).toContain('じろうさんが退出しました。');
+    expect(texts).toContain('さぶろうさんが入室しました。');
+    // The fourth name in a day: announced unnamed (one fixed line, a cached clip from then on).
+    expect(texts).toContain('誰かが退出しました。');
+    expect(texts).not.toContain('しろう');
+    // The fifth and sixth within 10 minutes: not announced at all.
+    expect(texts).not.toContain('ごろう');
+    expect(texts).not.toContain('ろくろう');
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinAnnouncement, NameReader, speakableName } from '../../src/speech/names.ts';
+import { AnnouncementAllowance, announcementOf, joinAnnouncement, NameReader, speakableName } from '../../src/speech/names.ts';
 import { FakeClock } from '../support/clock.ts';
 
 describe('NameReader.prefix', () => {
@@ -102,5 +102,42 @@ describe('joinAnnouncement', () => {
 
   it('GIVEN a dictionary THEN the name in the announcement is read with it', () => {
     expect(joinAnnouncement('kana', 'ja', 'join', [{ word: 'kana', reading: 'かな' }])).toBe('かなさんが入室しました。');
+  });
+});
+
+describe('AnnouncementAllowance', () => {
+  const limits = { announcements: { max: 4, windowMs: 600_000 }, names: { max: 3, windowMs: 86_400_000 } } as const;
+
+  it('GIVEN one member joining and leaving THEN at most 4 announcements in any 10 minutes; later ones are spoken again', async () => {
+    const clock = new FakeClock();
+    const allowance = new AnnouncementAllowance({ now: clock.now, limits });
+    const forms = Array.from({ length: 6 }, () => allowance.decide('g', 'u1', 'たろう'));
+    expect(forms).toEqual(['named', 'named', 'named', 'named', 'silent', 'silent']);
+    // Another member, or the same member in another server, is counted apart.
+    expect(allowance.decide('g', 'u2', 'はなこ')).toBe('named');
+    expect(allowance.decide('g2', 'u1', 'たろう')).toBe('named');
+    await clock.advance(600_000);
+    expect(allowance.decide('g', 'u1', 'たろう')).toBe('named');
+  });
+
+  it('GIVEN a member renaming between visits THEN a fourth new name in a day is announced unnamed; a name heard before stays named', async () => {
+    const clock = new FakeClock();
+    const allowance = new AnnouncementAllowance({ now: clock.now, limits });
+    const forms: string[] = [];
+    for (const name of ['あ', 'い', 'う', 'え', 'あ', 'お']) {
+      forms.push(allowance.decide('g', 'u1', name));
+      await clock.advance(300_000); // two announcements per 10 minutes: never over the count
+    }
+    expect(forms).toEqual(['named', 'named', 'named', 'unnamed', 'named', 'unnamed']);
+    // A member whose name has nothing speakable is announced unnamed, and counted.
+    expect(allowance.decide('g', 'u3', '')).toBe('unnamed');
+    await clock.advance(86_400_000);
+    expect(allowance.decide('g', 'u1', 'お')).toBe('named');
+  });
+
+  it('GIVEN the forms THEN the text: the name, or the one fixed unnamed line (a cached clip after its first time)', () => {
+    expect(announcementOf('たろう', 'ja', 'join')).toBe('たろうさんが入室しました。');
+    expect(announcementOf('', 'ja', 'leave')).toBe('誰かが退出しました。');
+    expect(announcementOf('', 'en', 'join')).toBe('Someone joined.');
   });
 });

@@ -1,6 +1,6 @@
 import { ChannelType, type Client, type Guild, type VoiceState } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
-import { joinAnnouncement } from '../../speech/names.ts';
+import { announcementOf, speakableName, type AnnouncementAllowance } from '../../speech/names.ts';
 import type { SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
@@ -24,6 +24,8 @@ export interface VoiceEventsDeps {
   notices: Notices;
   logger: Logger;
   status?: VoiceChannelStatus;
+  /** How often one member is announced, and with how many names (src/speech/names.ts ANNOUNCEMENT_LIMITS). */
+  announcements: AnnouncementAllowance;
 }
 
 /**
@@ -79,10 +81,13 @@ export class VoiceStateEvents {
       if (settings.announceJoinLeave && listeners() === 'yes' && this.#announces(newState)) {
         const dictionary = this.#deps.repos.dictionary.list(guild.id, newState.id);
         const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
-        const name = user.nickname ?? newState.member?.displayName ?? '';
+        const spoken = speakableName(user.nickname ?? newState.member?.displayName ?? '', lang, dictionary);
         const kind = newState.channelId === session.channelId ? 'join' : 'leave';
-        // The bot's own clip: charged to the server, not to the member who moved.
-        queueBotClip(this.#deps, session, joinAnnouncement(name, lang, kind, dictionary), { mergeable: true });
+        // The bot's own clip, charged to the server: one member hopping in and out, or renaming
+        // between visits, is announced only so often and under so many names.
+        const form = this.#deps.announcements.decide(guild.id, newState.id, spoken);
+        if (form !== 'silent')
+          queueBotClip(this.#deps, session, announcementOf(form === 'named' ? spoken : '', lang, kind), { mergeable: true });
       }
       if (oldState.channelId === session.channelId && listeners() === 'nobody') void this.#deps.control.autoLeave(session);
     }
