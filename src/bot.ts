@@ -124,7 +124,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const checkpointer = startCheckpointer(db, dbFile, { thread: config.voiceWorkers === 0 });
   // Every accepted utterance is written when accepted; the store never waits for a lock.
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
-  const repos = createRepositories(db, { clock });
+  const repos = createRepositories(db, { clock, dictionaryCacheChars: config.dictionaryCacheChars });
   if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
   // What several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];

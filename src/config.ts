@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { BudgetCeilings } from './billing/policy.ts';
 import { BUDGET_DEFAULTS } from './speech/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
+import { DICTIONARY_CACHE_CHARS } from './db/dictionary-cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from '@yomiage/coded-error';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
@@ -133,6 +134,8 @@ const schema = discordSchema.safeExtend({
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
+  // Characters of dictionary lists kept in memory for reading (src/db/dictionary-cache.ts), not a count.
+  DICTIONARY_CACHE_CHARS: intFrom(DICTIONARY_CACHE_CHARS),
   // The web dashboard (off when unset; 0 lets the OS pick a port), signed in with Discord's OAuth2.
   DASHBOARD_PORT: portNumber.optional(),
   DASHBOARD_HOST: z.string().trim().min(1).default('127.0.0.1'),
@@ -184,6 +187,8 @@ export interface Config {
   ops: { metricsPort: number | undefined; metricsHost: string; errorWebhookUrl: string | undefined };
   /** The operator's bot-wide dictionary file, applied under each server's own entries. */
   globalDictionaryFile: string | undefined;
+  /** Characters of dictionary lists kept in memory for reading, the servers' and the members' together (DICTIONARY_CACHE_CHARS). */
+  dictionaryCacheChars: number;
   /** The web dashboard (DASHBOARD_PORT set), or undefined when it is off. */
   dashboard: DashboardConfig | undefined;
 }
@@ -266,6 +271,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
     ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
     globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
+    dictionaryCacheChars: e.DICTIONARY_CACHE_CHARS,
     dashboard: parseDashboard(e),
   };
 }

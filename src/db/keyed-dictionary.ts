@@ -2,6 +2,7 @@ import type { Db } from './database.ts';
 import { Repo } from './repo.ts';
 import type { RowMapping } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
+import { DictionaryCache, type ReadingPair } from './dictionary-cache.ts';
 
 // A dictionary table keyed by its owner (a server's entries by guild_id, a member's by user_id) and
 // its version table, bumped in the same transaction as every change: the adding, removing and
@@ -41,8 +42,8 @@ export interface KeyedDictionaryOptions<E, B> {
    * without one has none, read without a query and not cached. Otherwise it reads as version 0.
    */
   versionedFromStart: boolean;
-  /** Owners whose lists are kept between reads; past this the cache starts again (unbounded when absent). */
-  cachedOwners?: number;
+  /** Where the lists read for speech are kept (shared by every kind of dictionary; bounded by size). */
+  cache?: DictionaryCache;
 }
 
 const statements = (db: Db, t: KeyedDictionaryTables) => {
@@ -58,6 +59,10 @@ const statements = (db: Db, t: KeyedDictionaryTables) => {
     count: db.prepare<[string], number>(`SELECT count(*) FROM ${t.entries} WHERE ${t.owner} = ?`).pluck(),
     // Longest word first, so "GitHub Actions" is replaced before "GitHub" (SQLite length() counts characters).
     list: db.prepare<[string], object>(`SELECT * FROM ${t.entries} WHERE ${t.owner} = ? ORDER BY length(word) DESC, word`),
+    // What reading needs of each entry, nothing else (no owner id, writer or date held per entry), in
+    // the unique index's order (no sort): the matcher needs no order but this one, where of two words
+    // differing only in ASCII case the upper-case one comes first, as in the listing's order.
+    pairs: db.prepare<[string], ReadingPair>(`SELECT word, reading FROM ${t.entries} WHERE ${t.owner} = ? ORDER BY word`),
     version: db.prepare<[string], number>(`SELECT version FROM ${t.versions} WHERE ${t.owner} = ?`).pluck(),
     bump: db.prepare<[string]>(
       `INSERT INTO ${t.versions} (${t.owner}, version) VALUES (?, 1) ON CONFLICT (${t.owner}) DO UPDATE SET version = version + 1`,
@@ -71,15 +76,18 @@ const NONE: readonly never[] = Object.freeze([]);
 export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
   readonly #options: KeyedDictionaryOptions<E, B>;
   /**
-   * The last list read per owner with its version: the same array is returned until the owner's
-   * dictionary changes (in any process), so what is compiled per array (dictionary.ts) is built
-   * once per version instead of once per message.
+   * The lists read for speech, by owner and version: the same array is returned until the owner's
+   * dictionary changes (in any process), so what is compiled per array (src/speech/dictionary.ts)
+   * is built once per version instead of once per message, while it is kept (DictionaryCache).
    */
-  readonly #lists = new Map<string, { version: number; entries: readonly E[] }>();
+  readonly #cache: DictionaryCache;
+  readonly #prefix: string;
 
   constructor(db: Db, clock: Clock | undefined, tables: KeyedDictionaryTables, options: KeyedDictionaryOptions<E, B>) {
     super(db, clock, (d) => statements(d, tables));
     this.#options = options;
+    this.#cache = options.cache ?? new DictionaryCache();
+    this.#prefix = `${tables.entries}\0`;
   }
 
   /** Adds the word, or replaces its reading; says which, or 'full' (nothing written) when a new word would pass DICTIONARY_MAX_ENTRIES. */
@@ -126,17 +134,26 @@ export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
     });
   }
 
-  /** The owner's entries, longest word first; the same (frozen) array until their dictionary changes. */
+  /** The owner's entries with who wrote them and when, longest word first (what is listed and exported; read each time). */
   own(owner: string): readonly E[] {
-    const { rows, versionedFromStart, cachedOwners } = this.#options;
+    const { rows, versionedFromStart } = this.#options;
+    if (versionedFromStart && this.sql.version.get(owner) === undefined) return NONE; // never had an entry
+    return this.sql.list.all(owner).map((row) => rows.fromRow(row));
+  }
+
+  /**
+   * The owner's words and readings as speech reads them: the same frozen array until their
+   * dictionary changes, while the cache keeps it (else read again).
+   */
+  readable(owner: string): readonly ReadingPair[] {
     const stored = this.sql.version.get(owner);
-    if (stored === undefined && versionedFromStart) return NONE; // never had an entry: nothing to cache
+    if (stored === undefined && this.#options.versionedFromStart) return NONE; // never had an entry: nothing to cache
     const version = stored ?? 0;
-    const cached = this.#lists.get(owner);
-    if (cached?.version === version) return cached.entries;
-    const entries = Object.freeze(this.sql.list.all(owner).map((row) => rows.fromRow(row)));
-    if (cachedOwners !== undefined && this.#lists.size >= cachedOwners) this.#lists.clear();
-    this.#lists.set(owner, { version, entries });
+    const key = this.#prefix + owner;
+    const kept = this.#cache.get(key, version);
+    if (kept) return kept;
+    const entries = Object.freeze(this.sql.pairs.all(owner));
+    this.#cache.set(key, version, entries);
     return entries;
   }
 

@@ -2,6 +2,7 @@ import type { Db } from './database.ts';
 import { KeyedDictionary } from './keyed-dictionary.ts';
 import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
+import type { DictionaryCache } from './dictionary-cache.ts';
 
 // The personal_dictionary_entries table and each member's version (migrations/012): a member's own
 // readings, applied to their messages and name in every server after the server's entries
@@ -17,16 +18,13 @@ export interface PersonalEntry {
 type Row = RowOf<PersonalEntry>;
 const rows = rowMapping<PersonalEntry, Row>();
 
-/** Members whose lists are kept between messages; past this the cache starts again (a list is one query away). */
-const CACHED_MEMBERS = 1_000;
-
 /**
- * A member's dictionary: add, remove, import (all or nothing, refused whole past the limit) and own
- * (the member's entries, longest word first, the same frozen array until they change, for
- * DictionaryRepo's cache) as every keyed dictionary; no writer is recorded.
+ * A member's dictionary: add, remove, import (all or nothing, refused whole past the limit), own
+ * (what is listed) and readable (what DictionaryRepo.list reads, kept in the shared cache) as every
+ * keyed dictionary; no writer is recorded.
  */
 export class PersonalDictionaryRepo extends KeyedDictionary<PersonalEntry, void> {
-  constructor(db: Db, clock?: Clock) {
+  constructor(db: Db, clock?: Clock, cache?: DictionaryCache) {
     super(
       db,
       clock,
@@ -36,7 +34,7 @@ export class PersonalDictionaryRepo extends KeyedDictionary<PersonalEntry, void>
         record: (userId, word, reading, createdAt) => ({ userId, word, reading, createdAt }),
         // Created with its version table: a member without a version never had an entry.
         versionedFromStart: true,
-        cachedOwners: CACHED_MEMBERS,
+        ...(cache ? { cache } : {}),
       },
     );
   }

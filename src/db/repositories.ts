@@ -3,6 +3,7 @@ import { JobsRepo } from './advanced-jobs.ts';
 import { AuditLogRepo } from './audit-log.ts';
 import { AutoReadRepo } from './auto-read-channels.ts';
 import { DictionaryRepo } from './dictionary-entries.ts';
+import { DictionaryCache } from './dictionary-cache.ts';
 import { PersonalDictionaryRepo } from './personal-dictionary.ts';
 import { HistoryRepo } from './generation-history.ts';
 import { GuildControlsRepo } from './guild-controls.ts';
@@ -59,14 +60,16 @@ export interface Repositories {
 }
 
 /** Every repository over one open (migrated) database. */
-export function createRepositories(db: Db, options: { clock?: Clock } = {}): Repositories {
+export function createRepositories(db: Db, options: { clock?: Clock; dictionaryCacheChars?: number } = {}): Repositories {
   const clock = options.clock ?? systemClock;
-  const personalDictionary = new PersonalDictionaryRepo(db, clock);
+  // One bound for every dictionary list kept for reading, the servers' and the members' together.
+  const dictionaryCache = new DictionaryCache(options.dictionaryCacheChars);
+  const personalDictionary = new PersonalDictionaryRepo(db, clock, dictionaryCache);
   return {
     guildSettings: new GuildSettingsRepo(db, clock),
     autoRead: new AutoReadRepo(db, clock),
     userSettings: new UserSettingsRepo(db, clock),
-    dictionary: new DictionaryRepo(db, clock, personalDictionary),
+    dictionary: new DictionaryRepo(db, clock, personalDictionary, dictionaryCache),
     personalDictionary,
     history: new HistoryRepo(db, clock),
     jobs: new JobsRepo(db, clock),

@@ -88,81 +88,111 @@ export function parseDictionaryEntry(word: string, reading: string): ParseResult
   return { ok: true, value: { word: w.value, reading: r.value } };
 }
 
-// ASCII-only case folding keeps string lengths (and so match positions) identical to the input.
+/**
+ * Dictionaries read together, in order of precedence: the first one that defines a word wins it
+ * (a server's entries, then the author's own, then the operator's). Each is kept and compiled once
+ * on its own and shared by everyone it applies to, never copied into one merged list per server or
+ * per member (src/db/dictionary-entries.ts serves them so).
+ */
+export interface LayeredDictionary {
+  readonly layers: readonly (readonly DictionaryEntry[])[];
+}
+
+/** What applyDictionary reads: one list of entries, or several in order of precedence. Treat either as immutable. */
+export type Dictionary = readonly DictionaryEntry[] | LayeredDictionary;
+
+const layersOf = (d: Dictionary): readonly (readonly DictionaryEntry[])[] => ('layers' in d ? d.layers : [d]);
+
+// ASCII-only case folding keeps string lengths (and so match positions) identical to the input;
+// a string without an upper-case ASCII letter is kept as it is (not copied).
+const ASCII_UPPER = /[A-Z]/;
 function foldAscii(s: string): string {
-  return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return ASCII_UPPER.test(s) ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s;
 }
 
 const ASCII_ALNUM = /[A-Za-z0-9]/;
 
-interface TrieNode {
-  next: Map<string, TrieNode>;
-  /** The entry whose (folded) word ends here, if any. */
-  entry?: { reading: string; length: number; boundStart: boolean; boundEnd: boolean };
+/**
+ * One list of entries as the matcher reads it: each folded word's reading (the first entry of a
+ * word wins), and per first UTF-16 unit the lengths of the words starting with it, longest first.
+ * About the size of the words and readings themselves: the strings are the entries' own, and a
+ * word costs one map entry (a trie cost one map per character, ~55 MB for 5,000 words of 50).
+ */
+interface Lexicon {
+  readings: Map<string, string>;
+  lengths: Map<number, number[]>;
 }
 
-/** A trie over the folded words, one edge per code point, cached per entries array (treat it as immutable). */
-const compiledCache = new WeakMap<readonly DictionaryEntry[], TrieNode>();
+/** Compiled per entries array (a cached list is one array per version), so each list is compiled once while it is kept. */
+const lexicons = new WeakMap<readonly DictionaryEntry[], Lexicon>();
+let compiled = 0;
 
-// A trie keeps a pass linear in text length x longest word, however many words share a prefix
-// (a sorted candidate list per first character was quadratic with 1000 words starting "a").
-function compile(entries: readonly DictionaryEntry[]): TrieNode {
-  const cached = compiledCache.get(entries);
-  if (cached) return cached;
-  const root: TrieNode = { next: new Map() };
+/** How many lists this process has compiled (a cached list is compiled once, not per message or per click). */
+export function dictionaryCompilations(): number {
+  return compiled;
+}
+
+function lexiconOf(entries: readonly DictionaryEntry[]): Lexicon {
+  const known = lexicons.get(entries);
+  if (known) return known;
+  const readings = new Map<string, string>();
+  const lengths = new Map<number, number[]>();
   for (const e of entries) {
     if (e.word.length === 0) continue; // an empty word would match everywhere
     const folded = foldAscii(e.word);
-    let node = root;
-    for (const unit of folded) {
-      // code points, as the matcher walks them
-      let child = node.next.get(unit);
-      if (!child) node.next.set(unit, (child = { next: new Map() }));
-      node = child;
-    }
-    if (node.entry) continue; // the first entry for a word wins
-    node.entry = {
-      reading: e.reading,
-      length: folded.length,
-      boundStart: ASCII_ALNUM.test(folded[0]!),
-      boundEnd: ASCII_ALNUM.test(folded[folded.length - 1]!),
-    };
+    if (readings.has(folded)) continue; // the first entry for a word wins
+    readings.set(folded, e.reading);
+    const first = folded.charCodeAt(0);
+    const list = lengths.get(first);
+    if (!list) lengths.set(first, [folded.length]);
+    else if (!list.includes(folded.length)) list.push(folded.length);
   }
-  compiledCache.set(entries, root);
-  return root;
+  for (const list of lengths.values()) list.sort((x, y) => y - x);
+  const lexicon = { readings, lengths };
+  lexicons.set(entries, lexicon);
+  compiled++;
+  return lexicon;
+}
+
+/** The longest word of `lexicon` at `i` of the folded text that respects the ASCII word boundaries, if any. */
+function longestAt(lexicon: Lexicon, folded: string, i: number): { length: number; reading: string } | undefined {
+  const lengths = lexicon.lengths.get(folded.charCodeAt(i));
+  if (!lengths) return undefined;
+  for (const length of lengths) {
+    const end = i + length;
+    if (end > folded.length) continue;
+    const word = folded.slice(i, end);
+    const reading = lexicon.readings.get(word);
+    if (reading === undefined) continue;
+    // A word starting (ending) with an ASCII letter or digit only matches where none precedes (follows) it.
+    if (ASCII_ALNUM.test(word[0]!) && i > 0 && ASCII_ALNUM.test(folded[i - 1]!)) continue;
+    if (ASCII_ALNUM.test(word[word.length - 1]!) && end < folded.length && ASCII_ALNUM.test(folded[end]!)) continue;
+    return { length, reading };
+  }
+  return undefined;
 }
 
 /**
- * Replaces dictionary words with their readings: at each position the longest matching word wins,
- * in one left-to-right pass, so a reading is never itself replaced again. ASCII letters match
- * case-insensitively; a word starting (ending) with an ASCII letter or digit only matches where it
- * is not preceded (followed) by another one, so "on" -> "オン" leaves "done" alone.
+ * Replaces dictionary words with their readings (or with `cover`, when given): at each position
+ * the longest matching word of any layer wins (of one length, the earlier layer's), in one
+ * left-to-right pass, so a reading is never itself replaced again.
  */
-export function applyDictionary(text: string, entries: readonly DictionaryEntry[]): string {
-  if (entries.length === 0 || text.length === 0) return text;
-  const root = compile(entries);
+function rewrite(text: string, dictionary: Dictionary, cover?: string): string {
+  const layers = layersOf(dictionary)
+    .filter((entries) => entries.length > 0)
+    .map(lexiconOf);
+  if (layers.length === 0 || text.length === 0) return text;
   const folded = foldAscii(text);
-  const afterAlnum = (i: number) => i > 0 && ASCII_ALNUM.test(folded[i - 1]!);
   let out = '';
   let i = 0;
   while (i < text.length) {
-    // Walk the trie from i; remember the longest word that ends here and respects the boundaries.
-    let best: TrieNode['entry'];
-    let node: TrieNode | undefined = root;
-    let j = i;
-    while (node && j < folded.length) {
-      const cp = folded.codePointAt(j)!;
-      const unit = String.fromCodePoint(cp);
-      node = node.next.get(unit);
-      j += unit.length;
-      const e = node?.entry;
-      if (!e) continue;
-      if (e.boundStart && afterAlnum(i)) continue;
-      if (e.boundEnd && j < folded.length && ASCII_ALNUM.test(folded[j]!)) continue;
-      best = e;
+    let best: { length: number; reading: string } | undefined;
+    for (const lexicon of layers) {
+      const found = longestAt(lexicon, folded, i);
+      if (found && (!best || found.length > best.length)) best = found;
     }
     if (best) {
-      out += best.reading;
+      out += cover ?? best.reading;
       i += best.length;
     } else {
       // Copy a whole code point so a surrogate pair is never split between iterations.
@@ -172,6 +202,16 @@ export function applyDictionary(text: string, entries: readonly DictionaryEntry[
     }
   }
   return out;
+}
+
+/**
+ * Replaces dictionary words with their readings: at each position the longest matching word wins,
+ * in one left-to-right pass, so a reading is never itself replaced again. ASCII letters match
+ * case-insensitively; a word starting (ending) with an ASCII letter or digit only matches where it
+ * is not preceded (followed) by another one, so "on" -> "オン" leaves "done" alone.
+ */
+export function applyDictionary(text: string, dictionary: Dictionary): string {
+  return rewrite(text, dictionary);
 }
 
 /** Discord markup (mentions, channels, roles, custom emoji, timestamps) and links: never a word to fix. */
@@ -186,12 +226,10 @@ const COVERED = '\uE000';
  * Latin words the dictionary does not already cover (one letter alone is spelled out, not offered),
  * each once, longest first, at most `max` and at most `maxChars` characters each.
  */
-export function misreadCandidates(text: string, entries: readonly DictionaryEntry[], max = 5, maxChars = 45): string[] {
+export function misreadCandidates(text: string, dictionary: Dictionary, max = 5, maxChars = 45): string[] {
   const plain = normaliseSpelling(text).replace(MARKUP, ' ');
-  const masked = applyDictionary(
-    plain,
-    entries.map((e) => ({ word: e.word, reading: COVERED })),
-  );
+  // The dictionaries as they are read (compiled once while cached), every word covered by one mark.
+  const masked = rewrite(plain, dictionary, COVERED);
   const words = new Set<string>();
   for (const [word] of masked.matchAll(CANDIDATE)) {
     if (/^[A-Za-z]$/.test(word) || countChars(word) > maxChars) continue;

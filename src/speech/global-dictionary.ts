@@ -18,8 +18,8 @@ export class GlobalDictionary {
   readonly #path: string;
   readonly #logger: Logger;
   readonly #describe: DescribeDictionaryProblem;
+  /** One frozen array, replaced on each reload: every guild reads (and the matcher compiles) this one list. */
   #entries: readonly DictionaryEntry[] = [];
-  #version = 0;
 
   constructor(options: { path: string; logger: Logger; describe: DescribeDictionaryProblem }) {
     this.#path = options.path;
@@ -29,11 +29,6 @@ export class GlobalDictionary {
 
   entries(): readonly DictionaryEntry[] {
     return this.#entries;
-  }
-
-  /** Changes whenever the entries do (the per-guild merged lists are rebuilt then). */
-  version(): number {
-    return this.#version;
   }
 
   /** Reads the file; keeps the previous entries when it cannot be read or has problems. */
@@ -49,7 +44,6 @@ export class GlobalDictionary {
       return { ok: false, problems: (parsed.file ? [parsed.file] : parsed.rows).map((p) => this.#describe(parsed.format, p)) };
     }
     this.#entries = Object.freeze(parsed.entries);
-    this.#version += 1;
     return { ok: true, count: parsed.entries.length };
   }
 

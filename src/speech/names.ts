@@ -5,7 +5,7 @@
 import { truncateChars } from '../tts/chars.ts';
 import type { Clock } from '../util/clock.ts';
 import { systemClock } from '../util/clock.ts';
-import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
+import { applyDictionary, type Dictionary } from './dictionary.ts';
 import { capRuns, cleanName, NAME_MAX_CHARS, sanitise } from './text.ts';
 import { WORDS, type ReadLang } from './words.ts';
 import { SlidingCounts, type SlidingLimit } from '../util/sliding-counts.ts';
@@ -28,12 +28,7 @@ const DEFAULTS = {
  * A name as it is spoken: dictionary applied (so a hard-to-read name gets its reading), emoji and
  * markup dropped, never a mention or URL, capped at `maxChars`. '' when nothing speakable is left.
  */
-export function speakableName(
-  name: string,
-  lang: ReadLang,
-  dictionary: readonly DictionaryEntry[] = [],
-  maxChars = NAME_MAX_CHARS,
-): string {
+export function speakableName(name: string, lang: ReadLang, dictionary: Dictionary = [], maxChars = NAME_MAX_CHARS): string {
   // Clean without a cap first, so a dictionary word that is the whole (long) name still matches.
   const read = applyDictionary(cleanName(name, Number.POSITIVE_INFINITY), dictionary);
   // Runs are capped before the length cut, so a long "ーーー…" prefix does not eat the whole name.
@@ -65,14 +60,7 @@ export class NameReader {
    * disabled, the name has nothing speakable, or the same author spoke last to this audience within
    * the window (anyone else speaking in between resets it). Every call records the speaker.
    */
-  prefix(
-    audienceKey: string,
-    authorId: string,
-    name: string,
-    lang: ReadLang,
-    enabled: boolean,
-    dictionary: readonly DictionaryEntry[] = [],
-  ): string {
+  prefix(audienceKey: string, authorId: string, name: string, lang: ReadLang, enabled: boolean, dictionary: Dictionary = []): string {
     const now = this.#clock.now();
     const last = this.#last.get(audienceKey);
     // The window slides with each message: a steady monologue is one speaker, named once.
@@ -91,12 +79,7 @@ export class NameReader {
 }
 
 /** "{name}さんが入室しました。" / "{name} joined." (or left); the name goes through the dictionary. */
-export function joinAnnouncement(
-  name: string,
-  lang: ReadLang,
-  kind: 'join' | 'leave',
-  dictionary: readonly DictionaryEntry[] = [],
-): string {
+export function joinAnnouncement(name: string, lang: ReadLang, kind: 'join' | 'leave', dictionary: Dictionary = []): string {
   return announcementOf(speakableName(name, lang, dictionary), lang, kind);
 }
 

@@ -21,13 +21,13 @@
  * The words themselves live in words.ts.
  */
 import { countChars, truncateChars } from '../tts/chars.ts';
-import { applyDictionary, type DictionaryEntry } from './dictionary.ts';
+import { applyDictionary, type Dictionary } from './dictionary.ts';
 import { readEmoji } from './emoji.ts';
 import { normaliseSpelling } from './spelling.ts';
 import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
 
 export type { ReadLang } from './words.ts';
-export type { DictionaryEntry } from './dictionary.ts';
+export type { Dictionary, DictionaryEntry } from './dictionary.ts';
 
 export interface PlainMessage {
   /** Raw Discord markdown content. */
@@ -56,8 +56,8 @@ export interface NormaliseOptions {
   lang: ReadLang;
   /** Cut the text at this many characters (code points, see src/tts/chars.ts) and append "以下略". */
   maxLength: number;
-  /** Applied after markup is resolved, before the length cap. Treat the array as immutable. */
-  dictionary?: readonly DictionaryEntry[];
+  /** Applied after markup is resolved, before the length cap. Treat it as immutable. */
+  dictionary?: Dictionary;
   /** Read Unicode emoji by their names (emoji.ts) instead of dropping them (off by default). */
   readEmoji?: boolean;
 }
@@ -150,13 +150,7 @@ export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): str
 
 // The tail of the pipeline, on text whose markup is resolved: laughter, dictionary, emoji, pauses,
 // safety net, run cap, null check, length cap.
-function finish(
-  text: string,
-  lang: ReadLang,
-  dictionary: readonly DictionaryEntry[],
-  maxLength: number,
-  namedEmoji = false,
-): string | null {
+function finish(text: string, lang: ReadLang, dictionary: Dictionary, maxLength: number, namedEmoji = false): string | null {
   const words = WORDS[lang];
   let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
   if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);

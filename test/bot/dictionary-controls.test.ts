@@ -227,11 +227,18 @@ describe("the operator's global dictionary", () => {
     expect(await spoken('yomiage の GPU')).toBe('よみあげボット の グラフィックス');
     writeFileSync(globalFile, '[{"word": "yomiage", "reading": "読み上げくん"}]');
     // The file is named .csv but holds JSON: still read (the content decides).
-    await vi.waitUntil(() => h.bot.context.repos.dictionary.list(guildId).some((e) => e.reading === '読み上げくん'), {
-      timeout: 5_000,
-      interval: 10,
-      message: 'the reload',
-    });
+    await vi.waitUntil(
+      () =>
+        h.bot.context.repos.dictionary
+          .list(guildId)
+          .layers.flat()
+          .some((e) => e.reading === '読み上げくん'),
+      {
+        timeout: 5_000,
+        interval: 10,
+        message: 'the reload',
+      },
+    );
     expect(await spoken('yomiage です')).toBe('読み上げくん です');
     // A broken edit is ignored: the previous entries stay. Seen once the file's change has been
     // handled: Node runs the listeners of one watched file in order, and the bot's came first.

@@ -104,7 +104,8 @@ describe('migrations', () => {
     expect(after.guildSettings.get('g1')).toMatchObject({ voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
     expect(after.autoRead.entries('g1')).toEqual([{ channelId: 'c1', postAudio: false }]);
     expect(after.userSettings.get('g1', 'u1').nickname).toBe('たろう');
-    expect(after.dictionary.list('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
+    expect(after.dictionary.own('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
+    expect(after.dictionary.list('g1').layers).toEqual([[{ word: 'GitHub', reading: 'ぎっとはぶ' }]]);
     expect(db.prepare("SELECT pk, characters FROM generation_history WHERE guild_id = 'g1'").all()).toEqual([{ pk: 7, characters: 3 }]);
     expect(after.jobs.get('j1')).toMatchObject({ state: 'pending', delivery: { x: 1 }, leaseOwner: null, discard: false });
     // 004: committed rows became charged, held ones stay held, and the running totals match them.

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { CACHED_GUILDS, DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { ENTRY_OVERHEAD_CHARS } from '../../src/db/dictionary-cache.ts';
 import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
 import { FakeClock } from '../support/clock.ts';
 
@@ -100,22 +101,56 @@ describe('UserSettingsRepo', () => {
 });
 
 describe('DictionaryRepo', () => {
-  it('keeps the lists of at most CACHED_GUILDS guilds (with the global dictionary too): one read since is read again', async () => {
-    repos.dictionary.setGlobal({ entries: () => [{ word: 'bot', reading: 'ぼっと' }], version: () => 1 });
-    await repos.dictionary.add('g0', 'GitHub', 'ぎっとはぶ', 'u1');
-    const first = repos.dictionary.list('g0');
-    expect(repos.dictionary.list('g0')).toBe(first);
-    // Guilds the bot reads once and never again (it left them, they went quiet) fill the cache...
-    for (let g = 1; g <= CACHED_GUILDS; g++) repos.dictionary.list(`g${g}`);
-    // ...which started again rather than growing: g0's list is read anew, with the same entries.
-    const again = repos.dictionary.list('g0');
-    expect(again).not.toBe(first);
-    expect(again).toEqual(first);
+  const long = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ word: `${prefix}${String(i).padStart(4, '0')}`.padEnd(50, '語'), reading: 'よ'.repeat(100) }));
+
+  it('keeps the lists read for speech up to a size in characters, not a count: the least recently read go first', async () => {
+    // Room for about two members' 100 entries of 50 + 100 characters, whatever the number of lists.
+    const small = createRepositories(db, { clock, dictionaryCacheChars: 2 * 100 * (150 + ENTRY_OVERHEAD_CHARS) + 5_000 });
+    for (const member of ['m1', 'm2', 'm3']) await small.personalDictionary.import(member, long(member, 100), 'merge', undefined);
+    const m1 = small.personalDictionary.readable('m1');
+    const m2 = small.personalDictionary.readable('m2');
+    expect(small.personalDictionary.readable('m1')).toBe(m1); // kept: the same array, compiled once
+    // Many small server lists fit beside them: it is their size that counts.
+    for (let g = 0; g < 50; g++) await small.dictionary.add(`g${g}`, 'w', 'わら', 'u1');
+    for (let g = 0; g < 50; g++) small.dictionary.readable(`g${g}`);
+    expect(small.personalDictionary.readable('m2')).toBe(m2);
+    // A third long list pushes out the one read least recently (m1), not the one just read.
+    small.personalDictionary.readable('m3');
+    expect(small.personalDictionary.readable('m2')).toBe(m2);
+    const again = small.personalDictionary.readable('m1');
+    expect(again).not.toBe(m1);
+    expect(again).toEqual(m1);
+  });
+
+  it('never keeps one list heavier than the whole bound (read again each time, still right)', async () => {
+    const tiny = createRepositories(db, { clock, dictionaryCacheChars: 10 * (150 + ENTRY_OVERHEAD_CHARS) });
+    await tiny.personalDictionary.import('m1', long('m', 100), 'merge', undefined);
+    const first = tiny.personalDictionary.readable('m1');
+    expect(first).toHaveLength(100);
+    expect(tiny.personalDictionary.readable('m1')).not.toBe(first);
+    expect(tiny.personalDictionary.readable('m1')).toEqual(first);
+  });
+
+  it("reads the operator's global list as one array for every guild and member: never merged or copied per guild", async () => {
+    const global = Object.freeze([{ word: 'bot', reading: 'ぼっと' }]);
+    repos.dictionary.setGlobal({ entries: () => global });
+    await repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
+    await repos.personalDictionary.add('u2', 'ねこ', 'にゃんこ');
+    const g1 = repos.dictionary.list('g1', 'u2').layers;
+    const g2 = repos.dictionary.list('g2', 'u2').layers;
+    expect(g1.map((l) => l.map((e) => e.word))).toEqual([['GitHub'], ['ねこ'], ['bot']]);
+    expect(g2.map((l) => l.map((e) => e.word))).toEqual([['ねこ'], ['bot']]);
+    // The same arrays: the member's list is shared by the guilds, the global one by all.
+    expect(g1[2]).toBe(global);
+    expect(g2[1]).toBe(global);
+    expect(g1[1]).toBe(g2[0]);
+    expect(repos.dictionary.list('g1').layers).toEqual([g1[0], global]);
   });
 
   // The compiled dictionary is cached per entries array; a new array per message
   // meant a recompile per message. The list is the same array until the dictionary changes.
-  it('returns the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
+  it('reads the same list while the dictionary is unchanged, a new one after any change (in any process)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dict-'));
     const file = join(dir, 'bot.db');
     const a = openDatabase(file);
@@ -124,19 +159,21 @@ describe('DictionaryRepo', () => {
       const mine = createRepositories(a, { clock });
       const other = createRepositories(b, { clock });
       await mine.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
-      const first = mine.dictionary.list('g1');
-      expect(mine.dictionary.list('g1')).toBe(first);
-      expect(mine.dictionary.list('g2')).toBe(mine.dictionary.list('g2'));
+      const first = mine.dictionary.readable('g1');
+      expect(mine.dictionary.readable('g1')).toBe(first);
+      expect(mine.dictionary.list('g1').layers[0]).toBe(first);
+      expect(mine.dictionary.readable('g2')).toBe(mine.dictionary.readable('g2'));
       await other.dictionary.add('g1', 'w', 'わら', 'u2'); // another process changes it
-      const second = mine.dictionary.list('g1');
+      const second = mine.dictionary.readable('g1');
       expect(second).not.toBe(first);
       expect(second.map((e) => e.word)).toEqual(['GitHub', 'w']);
-      expect(mine.dictionary.list('g1')).toBe(second);
+      expect(mine.dictionary.readable('g1')).toBe(second);
       expect(await other.dictionary.remove('g1', 'nope')).toBe(false);
-      expect(mine.dictionary.list('g1')).toBe(second); // nothing changed
+      expect(mine.dictionary.readable('g1')).toBe(second); // nothing changed
       await other.dictionary.remove('g1', 'w');
-      expect(mine.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub']);
-      expect(mine.dictionary.list('g2')).toEqual([]);
+      expect(mine.dictionary.readable('g1').map((e) => e.word)).toEqual(['GitHub']);
+      expect(mine.dictionary.readable('g2')).toEqual([]);
+      expect(mine.dictionary.list('g2').layers).toEqual([]);
     } finally {
       a.close();
       b.close();
@@ -151,14 +188,22 @@ describe('DictionaryRepo', () => {
     await repos.dictionary.add('g1', 'GitHub', 'ぎっとはぶ', 'u1');
     // 4 characters but 12 UTF-8 bytes: must sort after 'GitHub' (6 chars).
     await repos.dictionary.add('g1', '東京都庁', 'とうきょうとちょう', 'u2');
-    expect(repos.dictionary.list('g1').map((e) => e.word)).toEqual(['GitHub Actions', 'GitHub', '東京都庁', 'Git', '草']);
-    expect(repos.dictionary.list('g2')).toEqual([]);
+    expect(repos.dictionary.own('g1').map((e) => e.word)).toEqual(['GitHub Actions', 'GitHub', '東京都庁', 'Git', '草']);
+    expect(repos.dictionary.own('g2')).toEqual([]);
+  });
+
+  it('reads, of two words differing only in ASCII case, the upper-case one first (the matcher keeps the first), as the listing does', async () => {
+    await repos.dictionary.add('g1', 'gpu', 'じーぴーゆー', 'u1');
+    await repos.dictionary.add('g1', 'GPU', 'グラフィックス', 'u1');
+    const words = (list: readonly { word: string }[]) => list.map((e) => e.word).filter((w) => w.toLowerCase() === 'gpu');
+    expect(words(repos.dictionary.readable('g1'))).toEqual(['GPU', 'gpu']);
+    expect(words(repos.dictionary.own('g1'))).toEqual(['GPU', 'gpu']);
   });
 
   it('adding an existing word replaces its reading; remove says whether it existed', async () => {
     expect(await repos.dictionary.add('g1', 'w', 'だぶりゅー', 'u1')).toBe('added');
     expect(await repos.dictionary.add('g1', 'w', 'わら', 'u2')).toBe('updated');
-    expect(repos.dictionary.list('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: clock.now() }]);
+    expect(repos.dictionary.own('g1')).toEqual([{ guildId: 'g1', word: 'w', reading: 'わら', createdBy: 'u2', createdAt: clock.now() }]);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(true);
     expect(await repos.dictionary.remove('g1', 'w')).toBe(false);
   });
@@ -169,10 +214,10 @@ describe('DictionaryRepo: the 5,000 entries counted where they are written', () 
 
   it('GIVEN two merges that each fit alone THEN the second is refused whole and nothing of it is written', async () => {
     expect(await repos.dictionary.import('g1', words('a', 2_600), 'merge', 'u1')).toEqual({ ok: true, total: 2_600 });
-    const version = repos.dictionary.own('g1');
+    const version = repos.dictionary.readable('g1');
     const second = await repos.dictionary.import('g1', [...words('a', 10), ...words('b', 2_600)], 'merge', 'u1');
     expect(second).toEqual({ ok: false, total: 5_200, max: DICTIONARY_MAX_ENTRIES });
-    expect(repos.dictionary.own('g1')).toBe(version); // not even the dictionary's version moved
+    expect(repos.dictionary.readable('g1')).toBe(version); // not even the dictionary's version moved
     expect(await repos.dictionary.import('g1', words('b', 2_400), 'merge', 'u1')).toEqual({ ok: true, total: 5_000 });
   });
 

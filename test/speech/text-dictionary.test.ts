@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applyDictionary,
   DICTIONARY_LIMITS,
+  dictionaryCompilations,
   misreadCandidates,
   parseDictionaryEntry,
   parseDictionaryWord,
@@ -9,6 +10,7 @@ import {
   type DictionaryEntry,
 } from '../../src/speech/dictionary.ts';
 import { describeDictionaryProblem } from '../../commands/dictionary/dictionary-problems.ts';
+import { mulberry32 } from '../support/prng.ts';
 
 describe('applyDictionary', () => {
   it.each<[string, string, DictionaryEntry[], string]>([
@@ -196,5 +198,62 @@ describe('misreadCandidates', () => {
       '二二',
       '一',
     ]);
+  });
+});
+
+describe('layered dictionaries (a server, a member, the operator), each compiled once', () => {
+  const server = [{ word: 'GPU', reading: 'グラフィックス' }];
+  const member = [
+    { word: 'gpu', reading: 'ジーピーユー' },
+    { word: 'GPUs', reading: 'ジーピーユーズ' },
+    { word: 'ねこ', reading: 'にゃんこ' },
+  ];
+  const operator = [
+    { word: 'ねこ', reading: 'キャット' },
+    { word: 'yomiage', reading: 'よみあげ' },
+  ];
+
+  it.each<[string, string, string]>([
+    ['GIVEN a word the server and a member both define THEN the server’s reading (ASCII case-blind)', 'the gpu', 'the グラフィックス'],
+    ['GIVEN a longer word in a later layer THEN the longest match still wins', 'two GPUs', 'two ジーピーユーズ'],
+    ['GIVEN a word the member and the operator define THEN the member’s', 'ねこ', 'にゃんこ'],
+    ['GIVEN a word only the operator defines THEN the operator’s', 'yomiage です', 'よみあげ です'],
+  ])('%s', (_, text, expected) => {
+    expect(applyDictionary(text, { layers: [server, member, operator] })).toBe(expected);
+  });
+
+  it('GIVEN random layers THEN the same text as one list merged the old way (earlier layer wins a word, longest first)', () => {
+    const random = mulberry32(39);
+    const letters = ['a', 'A', 'b', 'B', 'ab', '東', '京', 'あ', '1', ' '];
+    const pick = () => letters[Math.floor(random() * letters.length)]!;
+    const word = () =>
+      Array.from({ length: 1 + Math.floor(random() * 4) }, pick)
+        .join('')
+        .trim() || 'a';
+    for (let round = 0; round < 300; round++) {
+      const layers = [0, 1, 2].map((l) =>
+        Array.from({ length: Math.floor(random() * 6) }, (_, i) => ({ word: word(), reading: `<${l}.${i}>` })),
+      );
+      const seen = new Set<string>();
+      const merged = layers
+        .flat()
+        .filter((e) => {
+          const key = e.word.toLowerCase();
+          return seen.has(key) ? false : (seen.add(key), true);
+        })
+        .sort((x, y) => [...y.word].length - [...x.word].length);
+      const text = Array.from({ length: 12 }, pick).join('');
+      expect(applyDictionary(text, { layers }), JSON.stringify({ text, layers })).toBe(applyDictionary(text, merged));
+    }
+  });
+
+  it('GIVEN the same lists THEN compiled once: reading messages and offering words to fix (each click) compile nothing more', () => {
+    const layers = { layers: [server, member, operator] };
+    applyDictionary('GPU', layers);
+    const compiled = dictionaryCompilations();
+    for (let click = 0; click < 5; click++) expect(misreadCandidates('新しいGPUとねこと東京', layers)).toEqual(['東京', '新']);
+    applyDictionary('GPU ねこ', layers);
+    applyDictionary('GPU', server);
+    expect(dictionaryCompilations()).toBe(compiled);
   });
 });

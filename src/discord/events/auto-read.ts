@@ -1,11 +1,11 @@
 import { ChannelType, type Message } from 'discord.js';
 import {
   effectiveVoice,
-  type DictionaryEntry,
   type GuildSettings,
   type ReadingSettings,
   type Repositories,
 } from '../../db/repositories.ts';
+import type { Dictionary } from '../../speech/dictionary.ts';
 import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
@@ -23,7 +23,7 @@ interface BodyOptions {
   reading: ReadingSettings;
   nickname: string | null;
   settings: GuildSettings;
-  dictionary: readonly DictionaryEntry[];
+  dictionary: Dictionary;
   /** The voice channel of the session it is read in (null: posted as a file). */
   voiceChannelId: string | null;
 }

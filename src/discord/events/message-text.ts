@@ -1,5 +1,5 @@
 import { MessageReferenceType, type Embed, type Message } from 'discord.js';
-import { normaliseMessage, type DictionaryEntry, type EmbedKind, type ReadLang } from '../../speech/text.ts';
+import { normaliseMessage, type Dictionary, type EmbedKind, type ReadLang } from '../../speech/text.ts';
 import { WORDS } from '../../speech/words.ts';
 import { toPlainMessage } from './mentions.ts';
 import type { Audience } from './visibility.ts';
@@ -8,7 +8,7 @@ import type { Audience } from './visibility.ts';
 export interface MessageTextOptions {
   lang: ReadLang;
   maxLength: number;
-  dictionary: readonly DictionaryEntry[];
+  dictionary: Dictionary;
   /** Unicode emoji by name (a per-server switch). */
   readEmoji: boolean;
   /** Forwarded messages are read: their snapshot after a lead-in (a per-server switch). */
