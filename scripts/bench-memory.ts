@@ -1,11 +1,14 @@
-// `npm run bench:memory`: what the bot keeps of the chat it reads. The local Discord delivers
-// BENCH_CHANNELS (1,000) text channels x BENCH_MESSAGES (200) messages over the gateway to the real
-// bot, alone in a child process (this file with --bot), twice in one run: with discord.js's default
+// `npm run bench:memory`: what the bot keeps in memory. First, of the chat it reads: the local Discord
+// delivers BENCH_CHANNELS (1,000) text channels x BENCH_MESSAGES (200) messages over the gateway to the
+// real bot, alone in a child process (this file with --bot), twice in one run: with discord.js's default
 // caches (the last 200 messages of every channel: the bot before), and with the bot's own client
 // options (no message cache). Prints, per run, the messages the client holds and its resident
 // memory and heap after a forced GC. No voice session, no auto-read channel: every message arrives
-// and is ignored, as in a server's busy channels the bot does not read. Asserts nothing (shared
-// machine); takes about a minute.
+// and is ignored, as in a server's busy channels the bot does not read. Then its dictionaries
+// (bench-memory-dictionaries.ts): 40 members' 5,000-entry personal dictionaries of long words against
+// the 64 MiB target, and what each server costs beside a 2,000-entry global list, now and before.
+// BENCH_PART=chat or dictionaries runs one of the two. Asserts nothing (shared machine); takes a few
+// minutes.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { createBot } from '../src/bot.ts';
 import { DEFAULT_TOKEN, startEmulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, defaultGuild, startFakeDiscord, type FakeGuild } from '@yomiage/local-discord';
 import { createLogger } from '../src/util/log.ts';
+import { benchDictionaries } from './bench-memory-dictionaries.ts';
 
 const CHANNELS = Number(process.env.BENCH_CHANNELS ?? 1_000);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200);
@@ -72,6 +76,12 @@ function busyGuild(): FakeGuild {
 }
 
 async function main(): Promise<void> {
+  const part = process.env.BENCH_PART;
+  if (part !== 'dictionaries') await benchChat();
+  if (part !== 'chat') await benchDictionaries();
+}
+
+async function benchChat(): Promise<void> {
   const emulator = await startEmulator({ control: true });
   const rows: Array<{ mode: Mode; before: Report; after: Report; seconds: number }> = [];
   try {
