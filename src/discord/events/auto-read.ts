@@ -1,10 +1,5 @@
 import { ChannelType, type Message } from 'discord.js';
-import {
-  effectiveVoice,
-  type GuildSettings,
-  type ReadingSettings,
-  type Repositories,
-} from '../../db/repositories.ts';
+import { effectiveVoice, type GuildSettings, type ReadingSettings, type Repositories } from '../../db/repositories.ts';
 import type { Dictionary } from '../../speech/dictionary.ts';
 import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
