@@ -86,6 +86,8 @@ export class VoiceStateEvents {
         // The bot's own clip, charged to the server: one member hopping in and out, or renaming
         // between visits, is announced only so often and under so many names.
         const form = this.#deps.announcements.decide(guild.id, newState.id, spoken);
+        if (form === 'silent' || (form === 'unnamed' && spoken))
+          this.#deps.logger.debug({ guildId: guild.id, userId: newState.id, form }, 'announcement limited');
         if (form !== 'silent')
           queueBotClip(this.#deps, session, announcementOf(form === 'named' ? spoken : '', lang, kind), { mergeable: true });
       }
