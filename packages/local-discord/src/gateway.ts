@@ -197,14 +197,14 @@ export class FakeGateway extends EventEmitter {
     await Promise.all(writes);
   }
 
-  /** Closes every connected client socket with `code` (resilience tests). */
-  closeConnections(code: number, reason = ''): void {
+  /** Closes every connected client socket (of the bot with user id `botUserId`, when given) with `code` (resilience tests). */
+  closeConnections(code: number, reason = '', botUserId?: string): void {
     for (const session of [...this.sessions.values()]) {
       const socket = session.socket;
-      if (!socket) continue;
+      if (!socket || (botUserId !== undefined && session.bot.user.id !== botUserId)) continue;
       this.#detach(session);
       // Discord forgets the session on these codes; a resume then gets Invalid Session.
-      if (code === 4007 || code === 4009) this.sessions.delete(session.id);
+      if (code === 4004 || code === 4007 || code === 4009) this.sessions.delete(session.id);
       socket.close(code, reason);
     }
   }

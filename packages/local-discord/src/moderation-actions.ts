@@ -1,12 +1,13 @@
 /**
  * What members and moderators do to what was already said, as the local Discord tells the bot:
  * edit a message (MESSAGE_UPDATE), delete one or many (MESSAGE_DELETE, MESSAGE_DELETE_BULK),
- * delete a channel (CHANNEL_DELETE), ban a member (GUILD_BAN_ADD, GUILD_MEMBER_REMOVE). Payloads
+ * delete a channel (CHANNEL_DELETE), ban a member (GUILD_BAN_ADD, GUILD_MEMBER_REMOVE), give or
+ * take a member's roles (GUILD_MEMBER_UPDATE). Payloads
  * follow https://discord.com/developers/docs/events/gateway-events; each goes only to sessions
  * with the intent that carries it.
  */
 import { LocalDiscordError } from './errors.ts';
-import { findChannel, toAPIChannel, toAPIUser } from './fixtures.ts';
+import { findChannel, toAPIChannel, toAPIMember, toAPIUser } from './fixtures.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState } from './state.ts';
 import type { BanInput, EditMessageInput } from './types.ts';
@@ -77,4 +78,18 @@ export async function banMember(state: DiscordState, input: BanInput): Promise<v
   }
   await state.gateway.dispatch('GUILD_BAN_ADD', { guild_id: guild.id, user }, { intent: INTENTS.GuildModeration });
   await state.gateway.dispatch('GUILD_MEMBER_REMOVE', { guild_id: guild.id, user }, { intent: INTENTS.GuildMembers });
+}
+
+/** A moderator sets a member's roles: GUILD_MEMBER_UPDATE (GUILD_MEMBERS) with the whole member, as Discord sends it. */
+export async function setMemberRoles(state: DiscordState, guildId: string, userId: string, roleIds: readonly string[]): Promise<void> {
+  const guild = state.guild(guildId);
+  if (!guild) throw new LocalDiscordError('unknown_guild', { message: `unknown guild ${guildId}` });
+  const member = guild.members.find((m) => m.user.id === userId);
+  if (!member) throw new LocalDiscordError('bad_option', { message: `${userId} is not a member of guild ${guildId}` });
+  member.roles = [...roleIds];
+  await state.gateway.dispatch(
+    'GUILD_MEMBER_UPDATE',
+    { ...toAPIMember(member), guild_id: guild.id },
+    { intent: INTENTS.GuildMembers, evenUnheard: true },
+  );
 }

@@ -21,14 +21,14 @@
  * own voice state in voice-states.ts; the shared world in state.ts.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { API_ERRORS, type ApiError } from './errors.ts';
+import { API_ERRORS, LocalDiscordError, type ApiError } from './errors.ts';
 import type { FakeGuild, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
 import { createForumPost, createThread } from './threads.ts';
 import { addBotToGuild, removeBotFromGuild } from './bot-membership.ts';
-import { banMember, deleteChannel, deleteMessages, editMessage } from './moderation-actions.ts';
+import { banMember, deleteChannel, deleteMessages, editMessage, setMemberRoles } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
 import { maskSecretFields, parseBody } from './rest/body.ts';
@@ -243,6 +243,26 @@ class FakeDiscordServer implements FakeDiscord {
 
   closeGateway(code: number): void {
     this.gateway.closeConnections(code);
+  }
+
+  revokeToken(botUserId: string): void {
+    const bot = this.#botOfUser(botUserId);
+    this.#state.revokedTokens.add(bot.token);
+    this.gateway.closeConnections(4004, 'Authentication failed', botUserId);
+  }
+
+  reinstateToken(botUserId: string): void {
+    this.#state.revokedTokens.delete(this.#botOfUser(botUserId).token);
+  }
+
+  setMemberRoles(guildId: string, userId: string, roleIds: readonly string[]): Promise<void> {
+    return setMemberRoles(this.#state, guildId, userId, roleIds);
+  }
+
+  #botOfUser(botUserId: string): FakeBot {
+    const bot = this.#state.botByUser(botUserId);
+    if (!bot) throw new LocalDiscordError('unknown_application', { message: `no bot with user id ${botUserId}` });
+    return bot;
   }
 
   invalidateSession(resumable: boolean): void {

@@ -104,6 +104,8 @@ export class DiscordState {
   readonly dmBots = new Map<string, string>();
   /** What the waits listen to: 'message', 'request', 'botVoiceState', `interaction:<id>`; and 'activity' (onActivity). */
   readonly events = new EventEmitter();
+  /** Bot tokens reset in the Developer Portal (revokeToken): refused everywhere until reinstated. */
+  readonly revokedTokens = new Set<string>();
   #changeSeq = 0;
   readonly #changedAt = new WeakMap<FakeMessage, number>();
 
@@ -151,7 +153,7 @@ export class DiscordState {
     }
     this.events.setMaxListeners(0);
     this.gateway = new FakeGateway({
-      bot: (token) => this.bots.find((b) => b.token === token),
+      bot: (token) => this.bots.find((b) => b.token === token && !this.revokedTokens.has(b.token)),
       mainBotId: botUser.id,
       inGuild: (botId, guildId) => this.inGuild(botId, guildId),
       dmBot: (channelId) => this.dmBots.get(channelId),
@@ -185,7 +187,7 @@ export class DiscordState {
   botByAuthorization(authorization: string | undefined): FakeBot | undefined {
     if (!authorization?.startsWith('Bot ')) return undefined;
     const token = authorization.slice(4);
-    return this.bots.find((b) => b.token === token);
+    return this.bots.find((b) => b.token === token && !this.revokedTokens.has(b.token));
   }
 
   botByApplication(applicationId: string): FakeBot | undefined {

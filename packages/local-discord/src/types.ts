@@ -326,11 +326,21 @@ export interface FakeDiscord {
   deleteChannel(channelId: string): Promise<void>;
   /** A moderator bans a member: GUILD_BAN_ADD and GUILD_MEMBER_REMOVE. */
   banMember(input: BanInput): Promise<void>;
+  /** A moderator gives or takes roles: the member has exactly `roleIds` (besides @everyone), told in GUILD_MEMBER_UPDATE. */
+  setMemberRoles(guildId: string, userId: string, roleIds: readonly string[]): Promise<void>;
   /** Moves a member (or the bot, as a moderator would) into a voice channel, or out with null. */
   setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
   /** A stage moderator invites a member (or the bot) to speak, or moves them back to the audience (stages.ts). */
   setStageSpeaker(guildId: string, userId: string, speaker: boolean): void;
   closeGateway(code: number): void;
+  /**
+   * The bot's token is reset in the Developer Portal: its gateway connections close with 4004
+   * (Authentication failed, not resumable), and REST and Identify with that token are refused
+   * (401, 4004) until `reinstateToken`.
+   */
+  revokeToken(botUserId: string): void;
+  /** The token of `revokeToken` is accepted again (a bot that retries logs in). */
+  reinstateToken(botUserId: string): void;
   /** op 9 Invalid Session; `resumable: false` makes the client identify again. */
   invalidateSession(resumable: boolean): void;
   /** op 7 Reconnect. */

@@ -51,6 +51,21 @@ describe('local Discord: what happens to messages after they are sent', () => {
     expect(((await channel)[0] as { id: string }).id).toBe(DEFAULT_IDS.chat);
   });
 
+  it("a member's roles given or taken arrive as GUILD_MEMBER_UPDATE: the client's cached member follows", async () => {
+    const guild = client.guilds.cache.get(DEFAULT_IDS.guild)!;
+    const before = await guild.members.fetch(DEFAULT_IDS.alice);
+    expect(before.roles.cache.has(DEFAULT_IDS.moderatorRole)).toBe(false);
+    const updated = once(client, 'guildMemberUpdate');
+    await fake.setMemberRoles(DEFAULT_IDS.guild, DEFAULT_IDS.alice, [DEFAULT_IDS.moderatorRole]);
+    await updated;
+    expect(guild.members.cache.get(DEFAULT_IDS.alice)!.roles.cache.has(DEFAULT_IDS.moderatorRole)).toBe(true);
+    expect(fake.guilds[0]!.members.find((m) => m.user.id === DEFAULT_IDS.alice)!.roles).toEqual([DEFAULT_IDS.moderatorRole]);
+    const taken = once(client, 'guildMemberUpdate');
+    await fake.setMemberRoles(DEFAULT_IDS.guild, DEFAULT_IDS.alice, []);
+    await taken;
+    expect(guild.members.cache.get(DEFAULT_IDS.alice)!.roles.cache.has(DEFAULT_IDS.moderatorRole)).toBe(false);
+  });
+
   it('a ban reaches only clients with the GuildModeration intent', async () => {
     const banned = once(client, 'guildBanAdd') as Promise<[GuildBan]>;
     await fake.banMember({ guildId: DEFAULT_IDS.guild, userId: DEFAULT_IDS.bob, deleteMessages: true });

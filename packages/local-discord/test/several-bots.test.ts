@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join as joinPath } from 'node:path';
 import { createAudioPlayer, createAudioResource, entersState, joinVoiceChannel, StreamType, VoiceConnectionStatus } from '@discordjs/voice';
-import { GatewayIntentBits, type Client, type GatewayDispatchPayload } from 'discord.js';
+import { GatewayIntentBits, Status, type Client, type GatewayDispatchPayload } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDS, defaultGuild, guildOnShard, PERMISSIONS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '../src/voice/server.ts';
@@ -192,5 +192,32 @@ describe('several bot applications', () => {
     expect((await rest(`/guilds/${away.id}`, extraToken())).status).toBe(404);
     expect(main.guilds.cache.has(away.id)).toBe(true);
     await expect.poll(() => main.guilds.cache.get(away.id)!.members.cache.has(EXTRA.id)).toBe(false);
+  });
+
+  it("a token reset in the portal: that bot's gateway closes with 4004 and its token is refused; the other bot is untouched; reinstated, it logs in", async () => {
+    const token = extraToken();
+    const closed = new Promise<number>((resolve) => extra.once('shardDisconnect', (event) => resolve(event.code)));
+    fake.revokeToken(EXTRA.id);
+    expect(await closed).toBe(4004);
+    expect((await rest('/users/@me', token)).status).toBe(401);
+    await expect(loginClient(fake, {}, token)).rejects.toThrow(/token/i);
+    // Identify with it (discord.js asks REST first, so straight to the gateway) is refused too.
+    const socket = new WebSocket(`${fake.gatewayUrl}?v=10&encoding=json`);
+    socket.addEventListener('message', (m) => {
+      if (JSON.parse(String(m.data)).op === 10)
+        socket.send(JSON.stringify({ op: 2, d: { token, intents: 1, properties: { os: 'linux', browser: 'test', device: 'test' } } }));
+    });
+    expect(await new Promise((resolve) => socket.addEventListener('close', (e) => resolve(e.code)))).toBe(4004);
+    expect((await rest('/users/@me', fake.token)).status).toBe(200);
+    expect(main.ws.shards.first()!.status).toBe(Status.Ready);
+
+    fake.reinstateToken(EXTRA.id);
+    const again = await loginClient(fake, {}, token);
+    try {
+      expect(again.user.id).toBe(EXTRA.id);
+      expect(again.guilds.cache.has(home.id)).toBe(true);
+    } finally {
+      await again.destroy();
+    }
   });
 });
