@@ -51,6 +51,7 @@ import type { ClearReason } from './discord/delivery/meta.ts';
 import { NarrateJobs } from '../commands/narrate/narrate-jobs.ts';
 import { inviteUrl } from './discord/invite.ts';
 import { BotAccounts } from './discord/accounts.ts';
+import { ExtraLogins } from './discord/account-logins.ts';
 import { Notices } from './discord/delivery/notices.ts';
 import { InteractionReplies } from './discord/delivery/replies.ts';
 import { SpeechRequests } from './discord/delivery/requests.ts';
@@ -276,17 +277,15 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   // The extra accounts (EXTRA_DISCORD_TOKENS) only join voice channels: their servers, their own
   // voice states and nothing else, over the same shards as the main account (so a server's shard
   // lives in one process for every account).
-  const extras = config.discord.extraTokens.map(
-    () =>
-      new Client({
-        intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
-        makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
-        allowedMentions: { parse: [], repliedUser: false },
-        rest: discordRest,
-        ...options.clientOptions,
-      }),
-  );
-  const accounts = new BotAccounts(client, extras);
+  const makeExtra = () =>
+    new Client({
+      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildVoiceStates],
+      makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
+      allowedMentions: { parse: [], repliedUser: false },
+      rest: discordRest,
+      ...options.clientOptions,
+    });
+  const accounts = new BotAccounts(client, config.discord.extraTokens.map(makeExtra));
   const now = () => clock.now();
   loadEmojiNames(); // before any voice plays (src/speech/emoji.ts)
   const names = new NameReader({ clock });
@@ -387,16 +386,27 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         .catch((error: unknown) => logger.error({ err: error, guildId: newState.guild.id }, 'voice state handling failed')),
   );
   // Each account's own voice state, from its own gateway connection.
-  for (const account of accounts.clients) {
+  const wireAccount = (account: Client) => {
     account.on(Events.VoiceStateUpdate, (oldState, newState) => {
       if (newState.id === account.user?.id) voiceEvents.ownState(newState.id, oldState, newState);
     });
-    if (account === client) continue;
+    if (account === client) return;
     account.on(Events.Error, (error) => logger.error({ err: error, account: account.user?.id }, 'discord client error (extra account)'));
     account.on(Events.ShardDisconnect, (event, shardId) =>
       logger.warn({ code: event.code, shardId, account: account.user?.id }, 'gateway disconnected (extra account)'),
     );
-  }
+  };
+  wireAccount(client);
+  // The extra accounts log in (and again, after a failure) through their own lifecycle: each new client is wired there.
+  const extraLogins = new ExtraLogins({
+    accounts,
+    tokens: config.discord.extraTokens,
+    makeClient: makeExtra,
+    wire: wireAccount,
+    logger,
+    clock,
+    firstRetryMs: config.extraAccountRetryMs,
+  });
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.ShardDisconnect, (event, shardId) => logger.warn({ code: event.code, shardId }, 'gateway disconnected'));
 
@@ -412,17 +422,12 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     scheduler,
     metrics,
     // One probe shared by /readyz and the shard manager's questions (at most one write a second).
-    readiness: botReadiness({ client, extras, db }),
+    readiness: botReadiness({ client, extras: () => accounts.extras, db }),
     async start() {
-      // Every account logged in before anything is rejoined (a session may be an extra account's).
-      const tokens = [config.discord.token, ...config.discord.extraTokens];
-      await Promise.all(
-        accounts.clients.map(async (account, i) => {
-          const ready = new Promise<void>((resolve) => account.once(Events.ClientReady, () => resolve()));
-          await account.login(tokens[i]);
-          await ready;
-        }),
-      );
+      // Every account logged in (or, for an extra one, failed and left to retry) before anything is
+      // rejoined: a session may be an extra account's. Only the main account's failure stops the start.
+      const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+      await Promise.all([client.login(config.discord.token).then(() => ready), extraLogins.start()]);
       // Back into the voice channels of before, then what was accepted and not yet spoken.
       const resumed = await resumeAfterRestart({
         client,
@@ -446,8 +451,14 @@ export async function createBot(options: BotOptions): Promise<Bot> {
           user: client.user?.tag,
           invite: client.application ? inviteUrl(client.application.id) : undefined,
           // Each extra account's own invite: a server reads as many voice channels at once as it has accounts.
-          ...(extras.length > 0
-            ? { extraAccounts: extras.map((e) => ({ user: e.user?.tag, invite: e.application ? inviteUrl(e.application.id) : undefined })) }
+          ...(accounts.extras.length > 0
+            ? {
+                extraAccounts: accounts.extras.map(({ client: e, state }) => ({
+                  user: e.user?.tag,
+                  state,
+                  invite: e.application ? inviteUrl(e.application.id) : undefined,
+                })),
+              }
             : {}),
         },
         'bot ready',
@@ -479,6 +490,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       if (stopped) return;
       stopped = true;
       stopWatching();
+      extraLogins.stop();
       buttons.close();
       clearInterval(pruneTimer);
       // Nothing to save: what was accepted is on disk since it was accepted, and close() keeps it

@@ -114,6 +114,8 @@ const schema = discordSchema.safeExtend({
     `counts characters waiting per member now (at least 100; default ${SCHEDULER_DEFAULTS.maxPendingCharsPerMember}), not messages`,
   ),
   AUTO_READ_MAX_AGE_SECONDS: intFrom(60, 1),
+  // The first wait before an extra account that cannot log in is tried again (doubling, at most an hour).
+  EXTRA_ACCOUNT_RETRY_SECONDS: intFrom(60, 1),
   PREFETCH: intFrom(2, 1),
   JOB_RETENTION_DAYS: intFrom(7, 1),
   // Shards on this host, and what several hosts share (docs/scaling.md).
@@ -156,6 +158,8 @@ export type Env = z.infer<typeof schema>;
 export interface Config {
   /** The main account (`token`: slash commands, chat) and the extra accounts that only join voice channels. */
   discord: { token: string; apiUrl: string | undefined; extraTokens: string[] };
+  /** The first wait before an extra account that could not log in is tried again (EXTRA_ACCOUNT_RETRY_SECONDS). */
+  extraAccountRetryMs: number;
   tts: { token: string; baseUrl: string; plan: 'free' | 'paid'; allowLoopback: boolean };
   dataDir: string;
   logLevel: Env['LOG_LEVEL'];
@@ -250,6 +254,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const baseHost = new URL(e.TTS_BASE_URL).hostname;
   return {
     discord: { token: e.DISCORD_TOKEN, apiUrl: e.DISCORD_API_URL, extraTokens: e.EXTRA_DISCORD_TOKENS ?? [] },
+    extraAccountRetryMs: e.EXTRA_ACCOUNT_RETRY_SECONDS * 1000,
     tts: { token: e.TTS_TOKEN, baseUrl: e.TTS_BASE_URL.replace(/\/+$/, ''), plan: e.TTS_PLAN, allowLoopback: LOOPBACK.has(baseHost) },
     dataDir: e.DATA_DIR,
     logLevel: e.LOG_LEVEL,

@@ -2,26 +2,40 @@ import type { Client, Guild } from 'discord.js';
 import { chooseAccount, type AccountChoice, type AccountFacts } from './interactions/account-choice.ts';
 import { inviteUrl } from './invite.ts';
 
+/** Where an extra account stands: logging in for the first time, serving, or unable to log in (retried: account-logins.ts). */
+export type ExtraState = 'starting' | 'serving' | 'down';
+
 /**
  * The bot's accounts in this process: the main one (slash commands, chat, everything members see
  * written) and the extra ones (EXTRA_DISCORD_TOKENS) that only join voice channels, each a Discord
  * application with its own gateway connection over the same shards. An account is known by its
- * bot user id once logged in.
+ * bot user id once logged in. An extra account that cannot log in (a wrong or reset token) is in
+ * no account choice until it can again: its place holds a new client at each attempt.
  */
 export class BotAccounts {
   readonly main: Client;
-  readonly #all: readonly Client[];
+  readonly #extras: { client: Client; state: ExtraState }[];
   /** `guildId:accountId` -> the joins in progress that took that account, the latest last (the channel it goes to). */
   readonly #claims = new Map<string, { channelId: string }[]>();
 
   constructor(main: Client, extras: readonly Client[] = []) {
     this.main = main;
-    this.#all = [main, ...extras];
+    this.#extras = extras.map((client) => ({ client, state: 'starting' }));
   }
 
   /** Every account's client, the main one first, then the extras in the operator's order. */
   get clients(): readonly Client[] {
-    return this.#all;
+    return [this.main, ...this.#extras.map((e) => e.client)];
+  }
+
+  /** The extra accounts' clients and states, in the operator's order. */
+  get extras(): readonly { client: Client; state: ExtraState }[] {
+    return this.#extras.map((e) => ({ ...e }));
+  }
+
+  /** Extra account `index` (0-based in EXTRA_DISCORD_TOKENS) is now `client`, in `state`. */
+  setExtra(index: number, client: Client, state: ExtraState): void {
+    this.#extras[index] = { client, state };
   }
 
   /** The main account's bot user id ('' before it logged in). */
@@ -31,13 +45,13 @@ export class BotAccounts {
 
   /** Whether `userId` is one of the bot's accounts. */
   isOurs(userId: string): boolean {
-    return this.#all.some((c) => c.user?.id === userId);
+    return this.clients.some((c) => c.user?.id === userId);
   }
 
   /** The account with bot user id `accountId`; '' (rows remembered before there were several accounts) is the main one. */
   client(accountId: string): Client | undefined {
     if (accountId === '') return this.main;
-    return this.#all.find((c) => c.user?.id === accountId);
+    return this.clients.find((c) => c.user?.id === accountId);
   }
 
   /** The guild as `accountId` sees it (its adapter, its own member and permissions), if it is a member there. */
@@ -64,9 +78,13 @@ export class BotAccounts {
     return { choice, release };
   }
 
-  /** What /join's choice needs of each account (account-choice.ts), in order; an account claimed for a join counts as in its channel. */
+  /**
+   * What /join's choice needs of each account that serves now (account-choice.ts), in order; an
+   * account claimed for a join counts as in its channel.
+   */
   facts(guildId: string, voice: SessionsView): AccountFacts[] {
-    return this.#all
+    const serving = [this.main, ...this.#extras.filter((e) => e.state === 'serving').map((e) => e.client)];
+    return serving
       .filter((c) => c.user)
       .map((c) => ({
         id: c.user!.id,

@@ -5,14 +5,18 @@ import type { BotMetrics } from './metrics.ts';
 import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 
 // A bot process is ready when every gateway shard it runs is ready and its database
-// takes a write. Nothing of a bot process is "degraded" today: it needs no ffmpeg (the cache's
-// Ogg Opus and uncached MP3s are both made in-process), the one part that once could be missing.
+// takes a write. An extra account that cannot log in (retried meanwhile: account-logins.ts) makes
+// it degraded, not unready: the main account and the other extras serve on. It needs no ffmpeg
+// (the cache's Ogg Opus and uncached MP3s are both made in-process).
 
 /** What a bot process's readiness reads. */
 export interface BotHealthDeps {
   client: Pick<Client, 'ws'>;
-  /** The extra accounts' clients (EXTRA_DISCORD_TOKENS): their shards must be ready too, named `account<N>:<shard>`. */
-  extras?: ReadonlyArray<Pick<Client, 'ws'>>;
+  /**
+   * The extra accounts (EXTRA_DISCORD_TOKENS), read at each probe: a serving or starting one's
+   * shards must be ready too, named `account<N>:<shard>`; one that cannot log in is degraded (`account<N>`).
+   */
+  extras?: () => ReadonlyArray<{ client: Pick<Client, 'ws'>; state: 'starting' | 'serving' | 'down' }>;
   db: Db;
 }
 
@@ -42,8 +46,14 @@ export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}
   return async () => {
     const shards = [...deps.client.ws.shards.values()];
     const down: Array<string | number> = shards.filter((s) => s.status !== Status.Ready).map((s) => s.id);
-    for (const [i, extra] of (deps.extras ?? []).entries()) {
-      const theirs = [...extra.ws.shards.values()];
+    const degraded: string[] = [];
+    const extras = deps.extras?.() ?? [];
+    for (const [i, extra] of extras.entries()) {
+      if (extra.state === 'down') {
+        degraded.push(`account${i + 1}`);
+        continue;
+      }
+      const theirs = [...extra.client.ws.shards.values()];
       if (theirs.length === 0) down.push(`account${i + 1}:none`);
       for (const s of theirs) if (s.status !== Status.Ready) down.push(`account${i + 1}:${s.id}`);
     }
@@ -52,7 +62,12 @@ export function botReadiness(deps: BotHealthDeps, options: ReadinessOptions = {}
         ? { ok: true }
         : { ok: false, detail: shards.length === 0 ? 'not_connected' : `shards_not_ready:${down.join(',')}` };
     const db = await database();
-    return { ready: gateway.ok && db.ok, degraded: [], checks: { gateway, database: db } };
+    const accounts: Check = degraded.length === 0 ? { ok: true } : { ok: false, detail: `cannot_log_in:${degraded.join(',')}` };
+    return {
+      ready: gateway.ok && db.ok,
+      degraded: degraded.length > 0 ? ['accounts'] : [],
+      checks: { gateway, database: db, ...(extras.length > 0 ? { accounts } : {}) },
+    };
   };
 }
 

@@ -26,11 +26,15 @@ const shards = new Map<number, { id: number; status: number }>([
 ]);
 /** An extra bot account's gateway (EXTRA_DISCORD_TOKENS), over the same shard. */
 const extraShards = new Map<number, { id: number; status: number }>([[0, { id: 0, status: Status.Ready }]]);
+const extra: { client: { ws: { shards: typeof extraShards } }; state: 'starting' | 'serving' | 'down' } = {
+  client: { ws: { shards: extraShards } },
+  state: 'serving',
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'yomiage-ops-server-'));
   db = openDatabase(join(dir, 'bot.sqlite3'));
-  const deps = { client: { ws: { shards } }, extras: [{ ws: { shards: extraShards } }], db } as unknown as BotHealthDeps;
+  const deps = { client: { ws: { shards } }, extras: () => [extra], db } as unknown as BotHealthDeps;
   server = await startOpsServer({
     port: 0,
     host: '127.0.0.1',
@@ -64,6 +68,24 @@ describe('/readyz', () => {
     expect(JSON.parse(down.body)).toMatchObject({ checks: { gateway: { ok: false, detail: 'shards_not_ready:account1:0' } } });
     extraShards.get(0)!.status = Status.Ready;
     expect((await getText(`${server.url}/readyz`)).status).toBe(200);
+  });
+
+  it('is 200 but degraded while an extra account cannot log in (retried meanwhile): the main account serves on', async () => {
+    extra.state = 'down';
+    extraShards.get(0)!.status = Status.Disconnected;
+    try {
+      const degraded = await getText(`${server.url}/readyz`);
+      expect(degraded.status).toBe(200);
+      expect(JSON.parse(degraded.body)).toMatchObject({
+        status: 'degraded',
+        degraded: ['accounts'],
+        checks: { gateway: { ok: true }, accounts: { ok: false, detail: 'cannot_log_in:account1' } },
+      });
+    } finally {
+      extra.state = 'serving';
+      extraShards.get(0)!.status = Status.Ready;
+    }
+    expect(JSON.parse((await getText(`${server.url}/readyz`)).body)).toMatchObject({ status: 'ready', degraded: [] });
   });
 
   it('is 503 while the database cannot take a write (another process holds its lock), and 200 once it can', async () => {
