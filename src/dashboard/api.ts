@@ -248,8 +248,7 @@ async function listGuilds(deps: ApiDeps, session: Session) {
   }
   const shared = await Promise.all(
     theirs.guilds.map(async (g) => {
-      // The list's admin badge from the gateway's member when it has one; every view and change asks Discord.
-      const access = await accessTo(deps.view, g.id, session.userId, { fresh: false });
+      const access = await accessTo(deps.view, g.id, session.userId);
       if (access) return { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager };
       // A server another host holds: where its dashboard is.
       const elsewhere = await deps.view.elsewhere(g.id);

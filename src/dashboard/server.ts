@@ -141,7 +141,15 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     if (!isApi) return refuse(res, lang, 404, 'not_found');
     const body = changes ? await readJson(req, MAX_BODY) : {};
     const segments = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map(safeDecode);
-    const result = await handleApi(deps, { method, segments, query: url.searchParams, body, session, lang });
+    let result: Awaited<ReturnType<typeof handleApi>>;
+    try {
+      result = await handleApi(deps, { method, segments, query: url.searchParams, body, session, lang });
+    } catch (error) {
+      // Discord no longer takes the session's token (the member removed the app): the session ends
+      // with it, so neither the page nor a script asks Discord with it again.
+      if (error instanceof DashboardError && error.code === 'oauth_rejected') sessions.end(session.id);
+      throw error;
+    }
     if (result.file)
       return send(res, result.status, Buffer.isBuffer(result.body) ? result.body : String(result.body), {
         'content-type': result.file.type,

@@ -294,12 +294,21 @@ describe('the web dashboard', () => {
     expect(controls.body.controls).toMatchObject({ dictionaryRoleId: EDITORS, narrateConfirmChars: 100 });
     const refused = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
     expect(refused.status).toBe(403);
-    // Given the role (the member as Discord has it is fetched for every request).
-    h.discord.guilds[0]!.members.find((m) => m.user.id === alice)!.roles.push(EDITORS);
+    // Given the role: the gateway tells the bot (GUILD_MEMBER_UPDATE), and the next request counts it.
+    await h.discord.setMemberRoles(guildId, alice, [EDITORS]);
+    const hasEditors = () => h.bot.client.guilds.cache.get(guildId)!.members.cache.get(alice)?.roles.cache.has(EDITORS);
+    await vi.waitUntil(() => hasEditors() === true);
     const asEditor = await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice', reading: 'ありす' });
     expect(asEditor.status).toBe(201);
     expect((await member.api('GET', `/me/${guildId}`)).body).toMatchObject({ manager: false, dictionaryEditor: true });
     expect((await member.api('GET', `/guilds/${guildId}`)).status).toBe(403);
+    // Taken away: refused again as soon as the gateway says so, with no fetch of her member.
+    const fetches = () => h.discord.requests.filter((r) => r.path === `/guilds/${guildId}/members/${alice}`).length;
+    const fetched = fetches();
+    await h.discord.setMemberRoles(guildId, alice, []);
+    await vi.waitUntil(() => hasEditors() === false);
+    expect((await member.api('POST', `/guilds/${guildId}/dictionary`, { word: 'alice2', reading: 'ありす' })).status).toBe(403);
+    expect(fetches()).toBe(fetched);
 
     // A server the bot is not in, or an id that is none, is not theirs to know about.
     expect((await member.api('GET', '/me/123456789012345678')).status).toBe(404);
