@@ -19,10 +19,11 @@ export async function setRoleAllowance(
   guildId: string,
   actor: Actor,
   roleId: string,
-  chars: number,
+  chars: unknown,
 ): Promise<{ base: number }> {
   const { min, max } = ROLE_ALLOWANCE_RANGE;
-  if (!Number.isSafeInteger(chars) || chars < min || chars > max)
+  // A number as typed, as every other number is taken: never "1e3" or true turned into one.
+  if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < min || chars > max)
     throw new UserError('config.out_of_range', { vars: { setting: 'chars', min, max } });
   requireWithinCeiling('role', chars, ctx.budget.ceilings.roleMonthlyLimit);
   await ctx.repos.roleAllowances.set(guildId, roleId, chars);

@@ -68,11 +68,16 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     }
     case 'PUT /guilds/:id/muted': {
       const access = await admin(deps, req);
+      // Checked before any lookup: an empty id would ask the gateway for every member of the server.
+      const { memberId, muted } = req.body;
+      if (memberId === undefined || memberId === '') throw new UserError('dashboard.member_missing');
+      if (typeof muted !== 'boolean') throw new ApiRefusal('bad_request');
+      if (typeof memberId !== 'string' || !SNOWFLAKE.test(memberId)) throw new UserError('dashboard.unknown_member');
       // A member of the server now, as /config mute's member option is.
-      const member = await access.guild.members.fetch({ user: text(req.body.memberId), cache: false }).catch(() => null);
+      const member = await deps.view.member(access.guild, memberId);
       if (!member) throw new UserError('dashboard.unknown_member');
       const isBot = member.id === access.guild.client.user.id;
-      await setMuted(deps.ctx, access.guild.id, actor(access), { id: member.id, isBot }, req.body.muted as boolean);
+      await setMuted(deps.ctx, access.guild.id, actor(access), { id: member.id, isBot }, muted);
       return ok(mutedOf(deps, access));
     }
     case 'PATCH /guilds/:id/controls': {
@@ -122,7 +127,7 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       // The role must exist in the server now (as /spend's role option does).
       if (!access.guild.roles.cache.has(roleId) || roleId === access.guild.id)
         throw new UserError('roles.unknown', { vars: { role: roleId.slice(0, 30) } });
-      await setRoleAllowance(deps.ctx, access.guild.id, actor(access), roleId, Number(req.body.chars));
+      await setRoleAllowance(deps.ctx, access.guild.id, actor(access), roleId, req.body.chars);
       return ok(deps.ctx.repos.roleAllowances.list(access.guild.id));
     }
     case 'DELETE /guilds/:id/roles': {
@@ -201,6 +206,7 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const SNOWFLAKE = /^\d{17,20}$/;
 
 /** The signed-in member in the server of the path, or 404 (the bot or they are not there). */
 async function memberOf(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {

@@ -13,12 +13,22 @@ const SECURITY_HEADERS = {
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 } as const;
 
-/** The request's cookies by name. */
-export function cookies(req: IncomingMessage): Map<string, string> {
-  const out = new Map<string, string>();
+/**
+ * The request's cookies by name. A value that is not valid percent-encoding (another site's
+ * cookie on the same domain, a browser extension, a hand-edited jar) is left out and its name
+ * listed in `malformed`: to the dashboard it is a cookie it did not set.
+ */
+export function cookies(req: IncomingMessage): Map<string, string> & { malformed: string[] } {
+  const out = Object.assign(new Map<string, string>(), { malformed: [] as string[] });
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0) out.set(part.slice(0, eq).trim(), decodeURIComponent(part.slice(eq + 1).trim()));
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    try {
+      out.set(name, decodeURIComponent(part.slice(eq + 1).trim()));
+    } catch {
+      out.malformed.push(name);
+    }
   }
   return out;
 }
@@ -53,17 +63,33 @@ export function redirect(res: ServerResponse, location: string, headers: Record<
   send(res, 302, '', { location, ...headers });
 }
 
-/** The request's JSON object body (at most `maxBytes`), or a DashboardError. */
+/**
+ * The request's JSON object body (at most `maxBytes`), or a DashboardError. A body announced or
+ * found to be larger is refused without reading the rest: the socket stays open so the answer
+ * (413) reaches the browser, and what it still sends is discarded (server.ts closes the connection).
+ */
 export async function readJson(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const type = req.headers['content-type'] ?? '';
   if (!type.startsWith('application/json')) throw new DashboardError('body_invalid');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new DashboardError('body_too_large');
-    chunks.push(chunk);
-  }
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) throw new DashboardError('body_too_large');
+  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      // Not `for await`: leaving its loop destroys the request, and the socket the answer needs.
+      req.off('data', onData);
+      req.off('end', onEnd);
+      reject(new DashboardError('body_too_large'));
+    };
+    const onEnd = () => resolve(chunks);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+    // The browser went away before the whole body arrived (server.ts answers nobody then).
+    req.once('close', () => reject(new DashboardError('body_invalid')));
+  });
   let value: unknown;
   try {
     value = JSON.parse(Buffer.concat(chunks).toString('utf8'));

@@ -116,8 +116,19 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     const isApi = url.pathname.startsWith('/api/');
     if (!isApi && url.pathname !== '/auth/logout')
       return send(res, 404, { error: 'not_found', message: t(lang, 'dashboard.error_not_found') });
+    if (jar.malformed.includes(SESSION_COOKIE)) {
+      // Not one this dashboard wrote: no session, and the browser is told to forget it (it signs in again).
+      logger.info({ path: url.pathname }, 'dashboard session cookie malformed: treated as signed out');
+      return refuse(res, lang, 401, 'no_session', { 'set-cookie': cookie(SESSION_COOKIE, '', { maxAgeS: 0, secure: secure() }) });
+    }
     const session = sessions.get(jar.get(SESSION_COOKIE));
     if (!session) return refuse(res, lang, 401, 'no_session');
+    // Each session's own pace: a script looping over the API is held back before it costs anything.
+    const allowed = sessions.allowRequest(session);
+    if (!allowed.ok) {
+      if (allowed.first) logger.warn({ userId: session.userId, retryAfterS: allowed.retryAfterS }, 'dashboard session rate limited');
+      return refuse(res, lang, 429, 'too_many_requests', { 'retry-after': String(allowed.retryAfterS) });
+    }
     const changes = method !== 'GET' && method !== 'HEAD';
     // A change carries the session's CSRF token (the page reads it from /api/session) and, when
     // the browser says where it comes from, this dashboard's own origin.
@@ -159,23 +170,34 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      // The browser went away before its whole body arrived (tab closed, network lost): nobody to answer, nothing wrong here.
-      if (res.headersSent || (req.socket.destroyed && !req.complete)) return void res.destroy();
-      const lang = requestLang(req);
-      if (error instanceof ApiRefusal) return refuse(res, lang, error.status, error.code);
-      if (error instanceof DashboardError) {
-        if (error.code === 'body_too_large') return refuse(res, lang, 413, 'too_large');
-        if (error.code === 'body_invalid') return refuse(res, lang, 400, 'bad_request');
-        logger.warn({ err: error }, 'dashboard: Discord OAuth2 failed');
-        if (error.code === 'oauth_rejected') return refuse(res, lang, 401, 'no_session');
-        return refuse(res, lang, 502, 'discord_unavailable');
-      }
-      const message = describeFailure(lang, error);
-      if (message !== null) return send(res, 400, { error: 'refused', message });
-      logger.error({ err: error, path: req.url?.split('?')[0] }, 'dashboard request failed');
-      return refuse(res, lang, 500, 'internal');
-    });
+    handle(req, res)
+      .catch((error: unknown) => {
+        // The browser went away before its whole body arrived (tab closed, network lost): nobody to answer, nothing wrong here.
+        if (res.headersSent || (req.socket.destroyed && !req.complete)) return void res.destroy();
+        const lang = requestLang(req);
+        if (error instanceof ApiRefusal) return refuse(res, lang, error.status, error.code);
+        if (error instanceof DashboardError) {
+          if (error.code === 'body_too_large') {
+            // Answered at once. A browser reads the answer once it has sent its whole body, so the
+            // rest is read and dropped (a socket closed now would fail its upload with no answer at
+            // all), up to a bound past which the connection is cut.
+            discardRest(req, MAX_BODY);
+            return refuse(res, lang, 413, 'too_large', { connection: 'close' });
+          }
+          if (error.code === 'body_invalid') return refuse(res, lang, 400, 'bad_request');
+          logger.warn({ err: error }, 'dashboard: Discord OAuth2 failed');
+          if (error.code === 'oauth_rejected') return refuse(res, lang, 401, 'no_session');
+          return refuse(res, lang, 502, 'discord_unavailable');
+        }
+        const message = describeFailure(lang, error);
+        if (message !== null) return send(res, 400, { error: 'refused', message });
+        logger.error({ err: error, path: req.url?.split('?')[0] }, 'dashboard request failed');
+        return refuse(res, lang, 500, 'internal');
+      })
+      .catch(() => {
+        // Answering failed too (the connection is gone): nothing left to tell anyone.
+        res.destroy();
+      });
   });
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 15_000;
@@ -206,6 +228,16 @@ function clientAddress(req: IncomingMessage): string {
   return forwarded.split(',').at(-1)?.trim() || peer;
 }
 
+/** Reads and drops what is left of a request's body; past `limit` more bytes, the connection is cut. */
+function discardRest(req: IncomingMessage, limit: number): void {
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > limit) req.socket.destroy();
+  });
+  req.resume();
+}
+
 /** A path segment decoded; a malformed escape stays as it is (and matches no route). */
 function safeDecode(segment: string): string {
   try {
@@ -223,6 +255,6 @@ function requestLang(req: IncomingMessage): Lang {
 }
 
 /** A refusal with a stable code and its text in the member's language. */
-function refuse(res: ServerResponse, lang: Lang, status: number, code: string): void {
-  send(res, status, { error: code, message: t(lang, `dashboard.error_${code}` as MessageKey) });
+function refuse(res: ServerResponse, lang: Lang, status: number, code: string, headers: Record<string, string> = {}): void {
+  send(res, status, { error: code, message: t(lang, `dashboard.error_${code}` as MessageKey) }, headers);
 }

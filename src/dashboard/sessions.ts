@@ -1,9 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { pkceChallenge, randomToken } from './oauth.ts';
 
-// The dashboard's sessions, sign-ins under way and the sign-in rate limit, held in this process's
-// memory: a restart signs everyone out (they sign in again with one click), and nothing of a
-// session (its Discord access token above all) is ever written to disk.
+// The dashboard's sessions, sign-ins under way and the rate limits (sign-ins per address, requests
+// per session), held in this process's memory: a restart signs everyone out (they sign in again
+// with one click), and nothing of a session (its Discord access token above all) is ever written
+// to disk.
 
 /** How long a session lasts from sign-in, and how long a sign-in may take at Discord. */
 export const SESSION_DEFAULTS = {
@@ -12,12 +13,21 @@ export const SESSION_DEFAULTS = {
   /** Sign-ins one address may start per window, and the window. */
   loginsPerWindow: 10,
   loginWindowMs: 60_000,
+  /**
+   * API requests one session may make per window: far above what a person clicking through the
+   * page makes (a server's page is about ten), far below a script looping over ids.
+   */
+  requestsPerWindow: 120,
+  requestWindowMs: 60_000,
   /** Past this many sessions or sign-ins under way, the oldest are forgotten. */
   maxSessions: 10_000,
   maxLogins: 10_000,
 } as const;
 
 export type SessionOptions = { -readonly [K in keyof typeof SESSION_DEFAULTS]: number };
+
+/** A rate limit's answer: go ahead, or wait this many seconds. */
+export type Allowed = { ok: true } | { ok: false; retryAfterS: number };
 
 export interface Session {
   /** The cookie's value: 256 random bits, a new one at every sign-in. */
@@ -46,6 +56,7 @@ export class Sessions {
   readonly #sessions = new Map<string, Session>();
   readonly #logins = new Map<string, PendingLogin>();
   readonly #attempts = new Map<string, { windowStart: number; count: number }>();
+  readonly #requests = new Map<string, { windowStart: number; count: number }>();
 
   constructor(options: Partial<SessionOptions> = {}, now: () => number = Date.now) {
     this.#o = { ...SESSION_DEFAULTS, ...options };
@@ -61,16 +72,29 @@ export class Sessions {
   }
 
   /** Whether `address` may start another sign-in now; otherwise the seconds until it may. */
-  allowLogin(address: string): { ok: true } | { ok: false; retryAfterS: number } {
+  allowLogin(address: string): Allowed {
+    return this.#allow(this.#attempts, address, this.#o.loginsPerWindow, this.#o.loginWindowMs, this.#o.maxLogins);
+  }
+
+  /**
+   * Whether the session may make another API request now; otherwise the seconds until it may, and
+   * whether this is the window's first refusal (the one worth a log line).
+   */
+  allowRequest(session: Session): Allowed & { first?: boolean } {
+    const allowed = this.#allow(this.#requests, session.id, this.#o.requestsPerWindow, this.#o.requestWindowMs, this.#o.maxSessions);
+    return allowed.ok ? allowed : { ...allowed, first: this.#requests.get(session.id)!.count++ === this.#o.requestsPerWindow };
+  }
+
+  /** A fixed window per key: `limit` in `windowMs`, then a wait in seconds. */
+  #allow(windows: Map<string, { windowStart: number; count: number }>, key: string, limit: number, windowMs: number, max: number): Allowed {
     const now = this.#now();
-    const seen = this.#attempts.get(address);
-    if (!seen || now - seen.windowStart >= this.#o.loginWindowMs) {
-      if (this.#attempts.size >= this.#o.maxLogins) this.#attempts.clear();
-      this.#attempts.set(address, { windowStart: now, count: 1 });
+    const seen = windows.get(key);
+    if (!seen || now - seen.windowStart >= windowMs) {
+      if (windows.size >= max) windows.clear();
+      windows.set(key, { windowStart: now, count: 1 });
       return { ok: true };
     }
-    if (seen.count >= this.#o.loginsPerWindow)
-      return { ok: false, retryAfterS: Math.max(1, Math.ceil((seen.windowStart + this.#o.loginWindowMs - now) / 1000)) };
+    if (seen.count >= limit) return { ok: false, retryAfterS: Math.max(1, Math.ceil((seen.windowStart + windowMs - now) / 1000)) };
     seen.count++;
     return { ok: true };
   }
@@ -95,7 +119,7 @@ export class Sessions {
 
   /** A new session for a member Discord signed in (its id never reused; `replacing` ends the browser's old one). */
   create(user: { id: string; name: string; avatar: string | null }, accessToken: string, replacing?: string): Session {
-    if (replacing) this.#sessions.delete(replacing);
+    if (replacing) this.end(replacing);
     this.#prune(this.#sessions, this.#o.maxSessions);
     const session: Session = {
       id: randomToken(),
@@ -126,6 +150,7 @@ export class Sessions {
   end(id: string): Session | undefined {
     const session = this.#sessions.get(id);
     this.#sessions.delete(id);
+    this.#requests.delete(id);
     return session;
   }
 

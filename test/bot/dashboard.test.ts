@@ -182,7 +182,9 @@ describe('the web dashboard', () => {
     const roles = `/guilds/${guildId}/roles`;
     const over = await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 5000 });
     const unknown = await admin.api('PUT', roles, { roleId: '1234567890123456789', chars: 2000 });
-    expect([over.status, unknown.status]).toEqual([400, 400]);
+    // A number as every other number is taken: a string or a boolean is refused, not converted.
+    const typed = await Promise.all(['1e3', true].map((chars) => admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars })));
+    expect([over.status, unknown.status, ...typed.map((r) => r.status)]).toEqual([400, 400, 400, 400]);
     expect(over.body.message).toContain('3,000');
     expect((await admin.api('PUT', roles, { roleId: DEFAULT_IDS.moderatorRole, chars: 2000 })).body).toEqual([
       { roleId: DEFAULT_IDS.moderatorRole, monthlyLimit: 2000 },
@@ -209,6 +211,10 @@ describe('the web dashboard', () => {
     const muted = `/guilds/${guildId}/muted`;
     expect((await admin.api('PUT', muted, { memberId: DEFAULT_IDS.bot, muted: true })).status).toBe(400);
     expect((await admin.api('PUT', muted, { memberId: '1234567890123456789', muted: true })).status).toBe(400);
+    expect((await admin.api('PUT', muted, { memberId: '', muted: true })).body.message).toBe(
+      'Choose the member to mute. Nothing was changed.',
+    );
+    expect((await admin.api('PUT', muted, { memberId: alice, muted: 'yes' })).status).toBe(400);
     expect((await admin.api('PUT', muted, { memberId: alice, muted: true })).body).toEqual([{ id: alice, name: 'Alice' }]);
     expect(h.bot.context.repos.userSettings.get(guildId, alice).muted).toBe(true);
     expect((await admin.api('PUT', muted, { memberId: alice, muted: false })).body).toEqual([]);

@@ -1,10 +1,12 @@
+import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Sessions } from '../../src/dashboard/sessions.ts';
-import { cookie } from '../../src/dashboard/http.ts';
+import { cookie, cookies } from '../../src/dashboard/http.ts';
 import { oauthEndpoints, pkceChallenge } from '../../src/dashboard/oauth.ts';
 
 // The dashboard's session rules on a clock the test moves: sign-ins bound to one browser and good
-// once, sessions that expire and are new at every sign-in, the sign-in rate limit, the cookie's flags.
+// once, sessions that expire and are new at every sign-in, the sign-in and request rate limits, the
+// cookies read and set.
 const user = { id: '1000000000000000002', name: 'Alice', avatar: null };
 
 function at(start = 1_000_000) {
@@ -54,6 +56,29 @@ describe('dashboard sessions', () => {
     expect(sessions.allowLogin('10.0.0.2').ok).toBe(true);
     clock.now += 60_000;
     expect(sessions.allowLogin('10.0.0.1').ok).toBe(true);
+  });
+
+  it("GIVEN a session's API requests THEN at most the window allows, the first refusal flagged for the log; another session is not held back", () => {
+    const clock = { now: 1_000_000 };
+    const sessions = new Sessions({ requestsPerWindow: 3, requestWindowMs: 10_000 }, () => clock.now);
+    const a = sessions.create(user, 'token-a');
+    const b = sessions.create(user, 'token-b');
+    expect([1, 2, 3].map(() => sessions.allowRequest(a).ok)).toEqual([true, true, true]);
+    clock.now += 4_000;
+    expect(sessions.allowRequest(a)).toEqual({ ok: false, retryAfterS: 6, first: true });
+    expect(sessions.allowRequest(a)).toEqual({ ok: false, retryAfterS: 6, first: false });
+    expect(sessions.allowRequest(b).ok).toBe(true);
+    clock.now += 6_000;
+    expect(sessions.allowRequest(a).ok).toBe(true);
+    // A new sign-in is a new session with a window of its own.
+    const again = sessions.create(user, 'token-c', a.id);
+    expect(sessions.allowRequest(again).ok).toBe(true);
+  });
+
+  it('GIVEN a cookie header with a value that is not percent-encoding THEN that cookie is left out and named, the others read', () => {
+    const jar = cookies({ headers: { cookie: 'ydash_session=%E0%A4%A; other=a%20b; broken=%%%' } } as IncomingMessage);
+    expect([...jar]).toEqual([['other', 'a b']]);
+    expect(jar.malformed).toEqual(['ydash_session', 'broken']);
   });
 
   it('GIVEN the public address THEN the session cookie is HttpOnly and SameSite=Lax always, Secure on https', () => {

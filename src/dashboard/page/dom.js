@@ -41,18 +41,25 @@ export class ApiError extends Error {
   }
 }
 
+/** The largest body the dashboard reads (server.ts MAX_BODY): a larger one is refused here, unsent. */
+const MAX_BODY = 3 * 1024 * 1024;
+
 export async function api(method, path, body) {
   const headers = { 'x-lang': state.lang };
   if (method !== 'GET') {
     headers['x-csrf-token'] = state.session?.csrf ?? '';
     headers['content-type'] = 'application/json';
   }
-  const res = await fetch(`/api${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-  });
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  if (payload !== undefined && new Blob([payload]).size > MAX_BODY)
+    throw new ApiError(413, { error: 'too_large', message: tr('error_too_large') });
+  let res;
+  try {
+    res = await fetch(`/api${path}`, { method, headers, body: payload, credentials: 'same-origin' });
+  } catch {
+    // No answer at all (offline, the connection cut): said in the page's language, not the browser's.
+    throw new ApiError(0, { error: 'network', message: tr('error_network') });
+  }
   const type = res.headers.get('content-type') ?? '';
   const data = type.startsWith('application/json') ? await res.json() : await res.text();
   if (res.status === 401 && path !== '/session') state.onSignedOut?.();

@@ -215,4 +215,39 @@ describe('the web dashboard in a browser', () => {
     expect(logged).not.toContain(discord.bots[0]!.clientSecret);
     expect(logged).not.toContain(cookie.value);
   });
+
+  it("a paste over 3 MB is refused by the page in its language, and by the dashboard at once if sent anyway; nothing changes", async () => {
+    await page.goto(`${url}/#/g/${guildId}/me`);
+    await page.getByRole('heading', { name: 'My own dictionary' }).waitFor();
+    const big = 'word\treading\n'.repeat(250_000);
+    // The page is drawn again in the other language: the paste is made again there.
+    for (const [lang, check, refused] of [
+      ['en', 'Check', 'That is too large (at most 3 MB). Nothing was changed.'],
+      ['ja', '確認', '大きすぎます（3 MB まで）。何も変更していません。'],
+    ] as const) {
+      await page.locator('#lang').selectOption(lang);
+      await page.locator('details.bulk summary').click();
+      // Pasted at once (typing 3 MB would take minutes).
+      await page.locator('details.bulk textarea').evaluate((area: HTMLTextAreaElement, value: string) => (area.value = value), big);
+      // Clicked without waiting for the 3 MB text area's layout (seconds, for nothing this test is about).
+      await page.locator('details.bulk').getByRole('button', { name: check }).first().dispatchEvent('click');
+      await text('#status').toBe(refused);
+    }
+    await page.locator('#lang').selectOption('en');
+    // Sent by a script anyway: answered 413 with the reason, not left waiting.
+    const csrf = (await pageApi('GET', '/session', null)).body.csrf as string;
+    const sent = await page.evaluate(
+      async ([path, csrf]) => {
+        const started = performance.now();
+        const body = JSON.stringify({ text: 'ことば\tことば\n'.repeat(220_000) });
+        const headers = { 'content-type': 'application/json', 'x-csrf-token': csrf, 'x-lang': 'ja' };
+        const res = await fetch(`/api${path}`, { method: 'POST', headers, body });
+        return { status: res.status, body: await res.json(), ms: performance.now() - started };
+      },
+      [`/me/${guildId}/dictionary/import`, csrf] as const,
+    );
+    expect(sent).toMatchObject({ status: 413, body: { error: 'too_large', message: '大きすぎます（3 MB まで）。何も変更していません。' } });
+    expect(sent.ms).toBeLessThan(5_000);
+    expect((await pageApi('GET', `/me/${guildId}`, null)).body.dictionary).toEqual([]);
+  });
 });
