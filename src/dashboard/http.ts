@@ -66,7 +66,7 @@ export function redirect(res: ServerResponse, location: string, headers: Record<
 /**
  * The request's JSON object body (at most `maxBytes`), or a DashboardError. A body announced or
  * found to be larger is refused without reading the rest: the socket stays open so the answer
- * (413) reaches the browser, and what it still sends is discarded (server.ts closes the connection).
+ * (413) reaches the browser, and what it still sends is discarded (server.ts).
  */
 export async function readJson(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const type = req.headers['content-type'] ?? '';

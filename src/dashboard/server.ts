@@ -20,6 +20,8 @@ const SESSION_COOKIE = 'ydash_session';
 const LOGIN_COOKIE = 'ydash_login';
 /** Largest request body: a dictionary file of 1 MB as JSON text, with room for escaping. */
 const MAX_BODY = 3 * 1024 * 1024;
+/** What is still read (and dropped) of a body refused as too large, so that its sender gets the answer. */
+const DISCARD_MAX = 10 * MAX_BODY;
 const PAGE_DIR = join(import.meta.dirname, 'page');
 const PAGE_FILES: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
@@ -178,11 +180,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         if (error instanceof ApiRefusal) return refuse(res, lang, error.status, error.code);
         if (error instanceof DashboardError) {
           if (error.code === 'body_too_large') {
-            // Answered at once. A browser reads the answer once it has sent its whole body, so the
-            // rest is read and dropped (a socket closed now would fail its upload with no answer at
-            // all), up to a bound past which the connection is cut.
-            discardRest(req, MAX_BODY);
-            return refuse(res, lang, 413, 'too_large', { connection: 'close' });
+            // Answered at once, and the connection kept open: a browser reads the answer once it
+            // has sent its whole body, and a socket closed under its upload fails the request with
+            // no answer at all. The rest is read and dropped, up to a bound past which it is cut.
+            discardRest(req, DISCARD_MAX);
+            return refuse(res, lang, 413, 'too_large');
           }
           if (error.code === 'body_invalid') return refuse(res, lang, 400, 'bad_request');
           logger.warn({ err: error }, 'dashboard: Discord OAuth2 failed');
