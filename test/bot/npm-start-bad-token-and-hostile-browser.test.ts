@@ -159,6 +159,14 @@ describe('a token Discord does not take costs only its own account', () => {
     expect(String((await joinVoice(owner, VOICE_C)).data?.content)).toContain('Joined');
     expect(await third).toBe(B.id);
     expect(reports).toHaveLength(2);
+
+    // Reset while it reads a call: that call ends and its channel is told reading stopped. Logged as
+    // an error; the same error within the hour is counted by the reporter, not posted again.
+    const told = discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content.includes('切断されたため'), 20_000);
+    discord.revokeToken(C.id);
+    await told;
+    await bot.waitForLog((l) => l.level >= 50 && l.extraAccount === 3, 10_000, 'yomiage-3 out');
+    expect(reports).toHaveLength(2);
   }, 60_000);
 });
 
