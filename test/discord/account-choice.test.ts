@@ -60,6 +60,7 @@ describe('GIVEN joins answered at the same time (BotAccounts.claim)', () => {
   const GUILD = 'g1';
   const client = (id: string) => ({ user: { id }, guilds: { cache: new Map([[GUILD, {}]]) } }) as unknown as Client;
   const accounts = new BotAccounts(client('main'), [client('extra')]);
+  accounts.setExtra(0, client('extra'), 'serving'); // logged in (an extra account starts as 'starting')
   // No voice session yet: each join is still connecting.
   const noSessions = { ofAccount: () => undefined, countOf: () => 0 };
 
