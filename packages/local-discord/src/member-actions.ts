@@ -103,10 +103,11 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
   const mentionsBot = mentions.some((u) => u.id === state.botUser.id);
   await state.gateway.dispatch('MESSAGE_CREATE', message, {
     intent: guild ? INTENTS.GuildMessages : INTENTS.DirectMessages,
-    // Without the privileged MESSAGE_CONTENT intent Discord blanks these fields, except in DMs and
-    // messages that mention the bot (https://discord.com/developers/docs/events/gateway#message-content-intent).
+    // Without the privileged MESSAGE_CONTENT intent (asked for, and granted to the application)
+    // Discord blanks these fields, except in DMs and messages that mention the bot
+    // (https://discord.com/developers/docs/events/gateway#message-content-intent).
     transform: (d, session) =>
-      session.intents & INTENTS.MessageContent || !guild || mentionsBot
+      (session.intents & INTENTS.MessageContent && state.messageContent) || !guild || mentionsBot
         ? d
         : { ...(d as object), content: '', embeds: [], attachments: [], components: [], poll: undefined, ...blankSnapshots(d) },
   });

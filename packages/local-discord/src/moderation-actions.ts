@@ -37,7 +37,8 @@ export async function editMessage(state: DiscordState, input: EditMessageInput):
     intent: messageIntent(state, input.channelId),
     evenUnheard: true,
     // Without MESSAGE_CONTENT the content is blanked, as in MESSAGE_CREATE.
-    transform: (data, session) => (session.intents & INTENTS.MessageContent || input.partial ? data : { ...(data as object), content: '' }),
+    transform: (data, session) =>
+      (session.intents & INTENTS.MessageContent && state.messageContent) || input.partial ? data : { ...(data as object), content: '' },
   });
 }
 

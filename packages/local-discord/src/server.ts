@@ -241,6 +241,10 @@ class FakeDiscordServer implements FakeDiscord {
     setStageSpeaker(this.#state, guildId, userId, speaker);
   }
 
+  setMessageContent(granted: boolean): void {
+    this.#state.messageContent = granted;
+  }
+
   closeGateway(code: number): void {
     this.gateway.closeConnections(code);
   }

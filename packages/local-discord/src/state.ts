@@ -48,6 +48,7 @@ const DEFAULTS = {
   maxUploadBytes: 10 * 1024 * 1024,
   interactionCallbackDeadlineMs: null,
   interactionTokenLifetimeMs: 15 * 60_000,
+  messageContent: true,
   clock: { now: () => Date.now() },
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
@@ -106,6 +107,8 @@ export class DiscordState {
   readonly events = new EventEmitter();
   /** Bot tokens reset in the Developer Portal (revokeToken): refused everywhere until reinstated. */
   readonly revokedTokens = new Set<string>();
+  /** The applications may read message content (`messageContent`, `setMessageContent`). */
+  messageContent: boolean;
   #changeSeq = 0;
   readonly #changedAt = new WeakMap<FakeMessage, number>();
 
@@ -120,6 +123,7 @@ export class DiscordState {
       applicationId: options.applicationId ?? botUser.id,
     };
     this.botUser = botUser;
+    this.messageContent = this.options.messageContent;
     this.applicationId = this.options.applicationId;
     this.token = options.token ?? `${Buffer.from(botUser.id).toString('base64url')}.${randomToken(4)}.${randomToken(27)}`;
     this.guilds = options.guilds ?? [defaultGuild(botUser)];

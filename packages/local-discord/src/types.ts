@@ -95,6 +95,16 @@ export interface FakeDiscordOptions {
    * interaction, by `clock`; later requests get 404 Unknown Webhook. Discord: 15 minutes.
    */
   interactionTokenLifetimeMs?: number;
+  /**
+   * Whether the bot applications may read message content: on Discord, the Message Content intent
+   * switched on in the Developer Portal (and approved, for a verified app). false blanks what that
+   * intent guards (content, embeds, attachments, components, polls, forwarded snapshots) in
+   * MESSAGE_CREATE and MESSAGE_UPDATE whatever intents a session identified with, as the bot then
+   * sees it (https://discord.com/developers/docs/events/gateway#message-content-intent); messages
+   * that mention the bot, DMs and a message command's target keep theirs. Default true;
+   * `setMessageContent` changes it while running.
+   */
+  messageContent?: boolean;
   clock?: Clock;
   /** Default timeout of the waitFor* helpers. */
   waitTimeoutMs?: number;
@@ -332,6 +342,8 @@ export interface FakeDiscord {
   setVoiceState(userId: string, guildId: string, channelId: string | null, options?: { selfDeaf?: boolean }): Promise<void>;
   /** A stage moderator invites a member (or the bot) to speak, or moves them back to the audience (stages.ts). */
   setStageSpeaker(guildId: string, userId: string, speaker: boolean): void;
+  /** Grants or withdraws the applications' access to message content (`messageContent`) from the next event on. */
+  setMessageContent(granted: boolean): void;
   closeGateway(code: number): void;
   /**
    * The bot's token is reset in the Developer Portal: its gateway connections close with 4004

@@ -94,6 +94,33 @@ describe('MESSAGE_CREATE', () => {
     expect(seen).toEqual(['', `<@${DEFAULT_IDS.bot}> hi`]);
   });
 
+  it('blanks content for an application without message content access, though it asks for the intent; a message command still gets its target', async () => {
+    client = await loginClient(fake);
+    const seen: Message[] = [];
+    client.on('messageCreate', (m) => seen.push(m));
+    const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
+    fake.setMessageContent(false);
+    const { id } = await fake.sendMessage({
+      channelId: DEFAULT_IDS.chat,
+      author: alice,
+      content: 'secret',
+      attachments: [{ filename: 'a.png', content_type: 'image/png' }],
+    });
+    await fake.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: `<@${DEFAULT_IDS.bot}> hi` });
+    await expect.poll(() => seen.length).toBe(2);
+    expect(fake.identifies[0]!.intents & GatewayIntentBits.MessageContent).toBe(GatewayIntentBits.MessageContent);
+    expect([seen[0]!.content, seen[0]!.attachments.size, seen[1]!.content]).toEqual(['', 0, `<@${DEFAULT_IDS.bot}> hi`]);
+    // Apps on the message's menu: Discord sends the target with its text whatever the intent.
+    const used = once(client, 'interactionCreate') as Promise<[import('discord.js').Interaction]>;
+    await fake.sendInteraction({ channelId: DEFAULT_IDS.chat, user: alice, name: 'Check', target: { messageId: id } });
+    const [interaction] = await used;
+    expect(interaction.isMessageContextMenuCommand() && interaction.targetMessage.content).toBe('secret');
+    fake.setMessageContent(true);
+    await fake.sendMessage({ channelId: DEFAULT_IDS.chat, author: alice, content: 'visible again' });
+    await expect.poll(() => seen.length).toBe(3);
+    expect(seen[2]!.content).toBe('visible again');
+  });
+
   it("dispatches the bot's own channel messages back to it, like Discord", async () => {
     client = await loginClient(fake);
     const received = once(client, 'messageCreate') as Promise<[Message]>;
