@@ -24,6 +24,7 @@ export const MOVED_TABLES = [
   'reading_settings',
   'reading_lists',
   'audit_log',
+  'message_fates',
 ] as const;
 
 /** Tables that do not move, and why (a new table must be put in one list or the other: test/ops/guild-transfer.test.ts). */

@@ -9,6 +9,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { MOVED_TABLES, STAYING_TABLES, exportGuilds, importGuilds, removeGuilds, type GuildExport } from '../../src/ops/guild-transfer.ts';
 import { CharacterBudget } from '../../src/speech/budget.ts';
+import { MessageFatesTable } from '../../src/db/message-fates.ts';
 import { guildOnShard } from '@yomiage/local-discord/fixtures';
 
 // A command that exports one guild's rows (or a shard range's) and imports them on
@@ -88,6 +89,15 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
     `job-${guildId}`,
     guildId,
   );
+  const fate = {
+    channelId: 'c',
+    userId: 'u1',
+    arrivedAt: Date.now(),
+    fate: 'read',
+    decidedAt: Date.now(),
+    detail: { voiceChannelId: 'vc' },
+  };
+  await new MessageFatesTable(db).save([{ guildId, messageId: `m-${guildId}`, ...fate }], Date.now(), { keepMs: 3_600_000, perGuild: 10 });
   ins(
     `INSERT INTO generation_history (pk, endpoint, voice, characters, text_hash, guild_id, user_id, created_at) VALUES (7, 'standard', 'v', ?, ?, ?, 'u1', 1)`,
     chars,

@@ -12,6 +12,8 @@ import type { Notices } from '../delivery/notices.ts';
 import { describeQueueRefusal } from '../delivery/outcomes.ts';
 import { audienceCanView } from './visibility.ts';
 import { whyNotRead, type NotRead } from './reading-rules.ts';
+import type { Arrival, Fate, FateDetail } from '../diagnosis/fates.ts';
+import { contentEvidence, shapeOf } from '../diagnosis/message-content.ts';
 
 /** What a message's text depends on besides the message (AutoReader #body). */
 interface BodyOptions {
@@ -34,6 +36,10 @@ export interface AutoReadDeps {
   audience: (guildId: string, channelId: string, session?: SessionInfo | null) => string;
   /** A message not queued: refused (member queue full) or skipped (nobody can hear it); for the metrics. */
   onNotQueued?: (outcome: 'refused' | 'skipped') => void;
+  /** Where each message's fate is recorded (diagnosis/fates.ts): why it was not queued, or that it was. */
+  fates?: { note(arrival: Arrival, fate: Fate, detail?: FateDetail): void };
+  /** Clock time, as the scheduler stamps arrivals. */
+  now?: () => number;
 }
 
 /**
@@ -67,12 +73,23 @@ export class AutoReader {
     if (found === null) return;
     const { scope, session } = found;
     const user = this.#deps.repos.userSettings.get(guildId, message.author.id);
-    if (this.#whyNotRead(message, reading, user.muted, session) !== undefined) return;
+    // What becomes of it is recorded at each step below (diagnosis/fates.ts), never its text.
+    const arrival: Arrival = {
+      guildId,
+      messageId: message.id,
+      channelId,
+      userId: message.author.id,
+      arrivedAt: this.#deps.now?.() ?? Date.now(),
+      ...(contentEvidence(shapeOf(message)) === 'blanked' ? { blank: true } : {}),
+    };
+    const note = (fate: Fate, detail?: FateDetail) => this.#deps.fates?.note(arrival, fate, detail);
+    const notRead = this.#whyNotRead(message, reading, user.muted, session);
+    if (notRead !== undefined) return notRead === 'self' ? undefined : note(notRead);
     if (session && whoCanHear(message.guild, session.channelId) === 'deaf') {
       // Nobody can hear it: not synthesised, not read later, counted as skipped.
       this.#unheard.set(guildId, (this.#unheard.get(guildId) ?? 0) + 1);
       this.#deps.onNotQueued?.('skipped');
-      return;
+      return note('deafened', { voiceChannelId: session.channelId });
     }
     const settings = this.#deps.repos.guildSettings.get(guildId);
     const lang = guildLang(settings.locale);
@@ -84,11 +101,11 @@ export class AutoReader {
       this.#deps.onNotQueued?.('skipped');
       const content = t(lang, 'autoread.hidden_from_listeners', { voice: `<#${voiceChannelId}>` });
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, 'hidden', content);
-      return;
+      return note('hidden', { voiceChannelId });
     }
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
-    const { name, body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
-    if (!body) return;
+    const { name, body, ignored } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
+    if (!body) return note(ignored ? 'ignored_prefix' : arrival.blank ? 'no_content' : 'nothing_to_read');
     const audience = hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session);
     // Named per audience: a speaker in another voice channel of the server does not make this one's named again.
     const prefix = this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
@@ -112,7 +129,9 @@ export class AutoReader {
       this.#deps.onNotQueued?.('refused');
       const content = describeQueueRefusal(lang, result);
       void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
+      return note(result.reason === 'member_queue_full' ? 'queue_full' : result.reason, result.limit ? { limit: result.limit } : {});
     }
+    note('queued', audience.startsWith('voice:') ? { voiceChannelId: audience.slice('voice:'.length) } : {});
   }
 
   /**
@@ -142,7 +161,7 @@ export class AutoReader {
     const channel = message.channel;
     const post = channel.isThread() && channel.parent?.type === ChannelType.GuildForum && message.id === channel.id;
     const name = o.nickname ?? message.member?.displayName ?? message.author.displayName;
-    if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null };
+    if (o.settings.ignorePrefix && message.content.startsWith(o.settings.ignorePrefix)) return { name, body: null, ignored: true };
     const body = messageText(
       message,
       { id: message.author.id, name },
@@ -156,7 +175,7 @@ export class AutoReader {
         ...(post ? { title: channel.name } : {}),
       },
     );
-    return { name, body };
+    return { name, body, ignored: false };
   }
 
   /** Bots, webhooks, muted members and the role and voice-channel rules (reading-rules.ts). */
@@ -182,6 +201,12 @@ export class AutoReader {
         roleExists: (id) => message.guild.roles.cache.has(id),
       },
     );
+  }
+
+  /** Where a message of `channelId` (a thread's: of `parentId`) would be read now, by the rule `read` follows; null: not read. */
+  scopeOf(guildId: string, channelId: string, parentId: string | null): Scope | null {
+    const threads = parentId !== null && this.#deps.repos.reading.get(guildId).threads;
+    return this.#inScope(guildId, channelId) ?? (threads ? this.#inScope(guildId, parentId) : null);
   }
 
   /** Auto-read messages skipped: too old when their turn came, or nobody could hear them. */
@@ -214,7 +239,7 @@ export class AutoReader {
 }
 
 /** The channel a message is read for (a thread's parent when the thread is read for it), and the session it is read in. */
-interface Scope {
+export interface Scope {
   scope: string;
   session: SessionInfo | undefined;
 }

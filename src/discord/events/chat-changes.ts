@@ -9,6 +9,8 @@ export interface ChatChangesDeps {
   scheduler: SpeechScheduler;
   autoRead: AutoReader;
   logger: Logger;
+  /** Queued speech taken back: the messages' fates (diagnosis/fates.ts); an edited one is read as edited, or not at all. */
+  onTakenBack?: (items: readonly Utterance[], why: Why | 'edited_unread') => void;
 }
 
 /** Why queued speech was taken back (logged). */
@@ -110,18 +112,27 @@ export class ChatChanges {
     const full = message.partial || typeof message.content !== 'string' ? await message.fetch().catch(() => null) : message;
     if (!full?.inGuild()) return 0;
     const autoRead = this.#deps.autoRead;
-    return this.#withdraw(
+    const unread: Utterance[] = [];
+    const count = this.#withdraw(
       guildId,
       'edited',
       (u) => messageIdOf(u) === full.id,
-      (old) => autoRead.edited(full, old),
+      (old) => {
+        const next = autoRead.edited(full, old);
+        if (!next) unread.push(old);
+        return next;
+      },
     );
+    // Edited so that it is no longer read (a muted author, the ignore prefix, nothing left to read).
+    if (unread.length > 0) this.#deps.onTakenBack?.(unread, 'edited_unread');
+    return count;
   }
 
   #withdraw(guildId: string, why: Why, match: (u: Utterance) => boolean, replace?: Parameters<SpeechScheduler['withdraw']>[2]): number {
     this.#held?.push(() => this.#withdraw(guildId, why, match, replace));
-    const count = this.#deps.scheduler.withdraw(guildId, match, replace).length;
-    if (count > 0) this.#deps.logger.info({ guildId, count, why }, 'queued speech taken back');
-    return count;
+    const taken = this.#deps.scheduler.withdraw(guildId, match, replace);
+    if (taken.length > 0) this.#deps.logger.info({ guildId, count: taken.length, why }, 'queued speech taken back');
+    this.#deps.onTakenBack?.(taken, why);
+    return taken.length;
   }
 }
