@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { unhealthy, type SessionFigures } from './session-health.ts';
 
 // The bot's Prometheus metrics, one registry per bot (tests run several bots in one
 // process). Code elsewhere never imports prom-client: it reports through the small methods of
@@ -15,6 +16,8 @@ export interface MetricSources {
   rateWindowUsed?: (endpoint: 'standard' | 'advanced') => number | Promise<number>;
   voiceSessions?: () => number;
   queueDepth?: () => number;
+  /** Each voice session's figures over the last minutes (session-health.ts). */
+  sessionHealth?: () => readonly SessionFigures[];
 }
 
 /** Every metric name the bot exports (the dashboard test checks its queries against these). */
@@ -30,6 +33,9 @@ export const METRIC_NAMES = [
   'yomiage_characters_spent_total',
   'yomiage_voice_sessions',
   'yomiage_queue_depth',
+  'yomiage_voice_session_heard_20s_min_ratio',
+  'yomiage_voice_session_wait_p95_max_seconds',
+  'yomiage_voice_sessions_unhealthy',
 ] as const;
 
 /** The bot's metrics and the registry that serves them. */
@@ -128,6 +134,38 @@ export class BotMetrics {
     scraped('yomiage_voice_sessions', 'Voice channels the bot is connected to', (from) => from.voiceSessions?.());
     scraped('yomiage_queue_depth', 'Messages accepted and not yet delivered (waiting, being synthesised, or ready)', (from) =>
       from.queueDepth?.(),
+    );
+    // Per-session health, summed up without a guild or channel label (each session's own figures
+    // are on the dashboard and in /diagnose): the worst session, and how many are unhealthy, over
+    // the sessions that read chat in the last 5 minutes. With none, nothing went unheard: 1, 0, 0.
+    const healthGauge = (name: string, help: string, aggregator: 'min' | 'max' | 'sum', read: (all: readonly SessionFigures[]) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        aggregator,
+        collect() {
+          const all = sources().sessionHealth?.();
+          if (all) this.set(read(all));
+        },
+      });
+    healthGauge(
+      'yomiage_voice_session_heard_20s_min_ratio',
+      'The lowest share, among voice sessions, of auto-read messages heard within 20 s of being written over the last 5 minutes (a message dropped as too old or whose speech failed counts as not heard; 1 while no session read any). Aggregate with min',
+      'min',
+      (all) => Math.min(1, ...all.map((f) => f.ratio ?? 1)),
+    );
+    healthGauge(
+      'yomiage_voice_session_wait_p95_max_seconds',
+      "The highest 95th-percentile wait, among voice sessions, from an auto-read message's arrival to its first voice packet over the last 5 minutes (0 while none was heard). Aggregate with max",
+      'max',
+      (all) => Math.max(0, ...all.map((f) => f.p95WaitMs ?? 0)) / 1000,
+    );
+    healthGauge(
+      'yomiage_voice_sessions_unhealthy',
+      'Voice sessions that heard less than 80% of at least 5 auto-read messages within 20 s over the last 5 minutes',
+      'sum',
+      (all) => all.filter(unhealthy).length,
     );
   }
 

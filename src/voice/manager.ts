@@ -1,10 +1,17 @@
 import { EventEmitter } from 'node:events';
-import type { DiscordGatewayAdapterCreator } from '@discordjs/voice';
+import { getVoiceConnection, type DiscordGatewayAdapterCreator } from '@discordjs/voice';
 import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
-import { GuildVoiceSession, type ClipStarted, type PlayableAudio, type VoiceSession, type VoiceSessionPolicy } from './session.ts';
-import { VoiceWorkerPool } from './worker-pool.ts';
+import {
+  GuildVoiceSession,
+  type ClipStarted,
+  type PlayableAudio,
+  type VoiceSession,
+  type VoiceSessionPolicy,
+  type VoiceSessionState,
+} from './session.ts';
+import { VoiceWorkerPool, workerVoicePrivacyCode } from './worker-pool.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -51,6 +58,18 @@ export interface EndedSession {
   reason: string;
 }
 
+/** A clip's first packet left for the call of voice channel `channelId`. */
+export interface SessionClipStarted extends ClipStarted {
+  channelId: string;
+}
+
+/** How a session is connected now (/diagnose). */
+export interface SessionConnection {
+  status: VoiceSessionState['status'];
+  /** The call's voice privacy code while it is end-to-end encrypted (DAVE), else null. */
+  privacyCode: string | null;
+}
+
 interface Entry {
   accountId: string;
   session: VoiceSession;
@@ -67,7 +86,7 @@ const SHUTDOWN = 'shutdown';
  * they end for good, so a restart can rejoin them; one that ends without /leave is announced with
  * 'ended', so the reader can be told.
  */
-export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [ClipStarted] }> {
+export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [SessionClipStarted] }> {
   /** guildId -> its sessions, in the order they were joined. */
   readonly #guilds = new Map<string, Entry[]>();
   readonly #logger: Logger;
@@ -117,7 +136,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     const session = this.#workers ? this.#workers.open(options) : new GuildVoiceSession({ ...options, logger: this.#logger });
     const entry: Entry = { accountId, session, suppressed: stage === true };
     this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), entry]);
-    session.on('clipStarted', (started) => this.emit('clipStarted', started));
+    session.on('clipStarted', (started) => this.emit('clipStarted', { ...started, channelId: session.channelId }));
     let wasReady = false;
     session.on('stateChange', (_old, next) => {
       if (next.status === 'ready') wasReady = true;
@@ -163,6 +182,18 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     const entries = this.#guilds.get(guildId) ?? [];
     const entry = entries.find((e) => e.session.textChannelId === channelId) ?? entries.find((e) => e.session.channelId === channelId);
     return entry && info(guildId, entry);
+  }
+
+  /**
+   * How the session in `channelId` is connected, and its call's privacy code while it is
+   * end-to-end encrypted (DAVE): @discordjs/voice's `voicePrivacyCode`, read where the connection runs.
+   */
+  connection(guildId: string, channelId: string): SessionConnection | undefined {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    if (!entry) return undefined;
+    const group = this.#isMain(entry.accountId) ? undefined : entry.accountId;
+    const code = this.#workers ? workerVoicePrivacyCode(guildId, group) : getVoiceConnection(guildId, group)?.voicePrivacyCode;
+    return { status: entry.session.state.status, privacyCode: code ?? null };
   }
 
   /** How many sessions `accountId` has, every server together (how busy the account is). */
