@@ -58,6 +58,11 @@ import { SpeechRequests } from './discord/delivery/requests.ts';
 import { VoiceChannelStatus } from './discord/interactions/voice-status.ts';
 import { VoiceControl } from './discord/interactions/voice-control.ts';
 import { VoiceStateEvents } from './discord/events/voice-events.ts';
+import { MessageFatesTable } from './db/message-fates.ts';
+import { Diagnosis } from './discord/diagnosis/diagnosis.ts';
+import { MessageFates, recordDeliveries } from './discord/diagnosis/fates.ts';
+import { MessageContentWatch } from './discord/diagnosis/message-content.ts';
+import { SessionHealth } from './ops/session-health.ts';
 
 export interface BotOptions {
   config: Config;
@@ -299,19 +304,29 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     return repos.autoRead.postsAudio(guildId, channel?.isThread() ? (channel.parentId ?? channelId) : channelId);
   };
   const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, logger, postsAudio });
-  scheduler.setDefaultSink(meteredSink((ready, signal) => delivery.deliver(ready, signal), { metrics, voice, now: () => clock.now() }));
-  meterScheduler(scheduler, metrics);
+  // What became of each message (for "Why wasn't this read?" and /diagnose), and how well each call hears its chat.
+  const fates = new MessageFates({ table: new MessageFatesTable(db), now, logger: logger.child({ component: 'fates' }) });
+  const health = new SessionHealth();
+  const recorded = recordDeliveries(fates, (ready, signal) => delivery.deliver(ready, signal), now);
+  scheduler.setDefaultSink(meteredSink(recorded, { metrics, voice, now, health }));
+  meterScheduler(scheduler, metrics, { health, now });
   metrics.setSources({
     rateWindowUsed: (kind) =>
       windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
     voiceSessions: () => voice.size,
     queueDepth: () => scheduler.stats().reduce((n, g) => n + g.queued + g.synthesizing + g.ready, 0),
+    sessionHealth: () => health.all(clock.now()),
   });
   scheduler.on('progress', (event) => replies.onProgress(event));
-  scheduler.on('cleared', ({ items, reason }) => delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear'));
+  scheduler.on('cleared', ({ items, reason }) => {
+    delivery.cancelled(items, (reason as ClearReason | undefined) ?? 'clear');
+    fates.noteAll(items, 'cleared', () => ({ reason: reason ?? 'clear' }));
+  });
   const staleNotices = new StaleDropNotices({ voice, repos, scheduler, logger, now, minIntervalMs: options.staleNoticeIntervalMs });
   scheduler.on('dropped', ({ guildId, items }) => {
     logger.warn({ guildId, count: items.length }, 'auto-read messages dropped: the queue was too far behind');
+    const told = repos.reading.get(guildId).staleNotice;
+    fates.noteAll(items, 'too_old', () => ({ told }));
     // Told in the session each was queued for.
     const byAudience = Map.groupBy(items, (item) => audienceOf(item));
     for (const [audience, dropped] of byAudience) staleNotices.onDropped(guildId, dropped.length, audience);
@@ -348,6 +363,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     notices,
     audience,
     onNotQueued: (outcome) => metrics.messages(outcome),
+    fates,
+    now,
   });
   const voiceEvents = new VoiceStateEvents({
     client,
@@ -364,19 +381,34 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   voice.on('ended', (ended) => voiceEvents.onSessionEnded(ended));
 
   const previews = new SlidingCounts({ ...PREVIEW_RATE, now });
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer, previews };
+  const contentWatch = new MessageContentWatch();
+  const diagnosis = new Diagnosis({
+    voice,
+    scheduler,
+    budget,
+    scopeOf: (guildId, channelId, parentId) => autoRead.scopeOf(guildId, channelId, parentId),
+    fates,
+    content: contentWatch,
+    health,
+    rateWindow: (kind) => limiter.look(kind),
+    now,
+    mainAccountId: () => accounts.mainId,
+  });
+  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer, previews, diagnosis };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));
   client.on(Events.MessageCreate, (message) => {
     try {
+      // Whether Discord sends message content at all (diagnosis/message-content.ts): every guild message says.
+      if (message.inGuild()) contentWatch.saw(message, clock.now());
       autoRead.read(message);
     } catch (error) {
       logger.error({ err: error, guildId: message.guildId, channelId: message.channelId }, 'auto-read failed');
     }
   });
   // Deleted messages are never read, edited ones are read as edited, bans take theirs along.
-  const chatChanges = new ChatChanges({ scheduler, autoRead, logger });
+  const chatChanges = new ChatChanges({ scheduler, autoRead, logger, onTakenBack: (items, why) => fates.noteAll(items, why) });
   chatChanges.listen(client);
   client.on(
     Events.VoiceStateUpdate,
@@ -476,6 +508,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         })
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);
+      fates.start();
       const stopDictionary = globalDictionary?.watch(options.dictionaryWatchMs);
       if (stopDictionary) {
         const stopJobs = stopWatching;
@@ -504,6 +537,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       await pendingStore.close();
       // A miss's Ogg Opus still being written goes into the cache before the database closes.
       await synthesizer.idle?.();
+      // What became of the messages lately, for "Why wasn't this read?" after the restart.
+      await fates.stop();
       await checkpointer.stop();
       await pooled?.close();
       await Promise.all(shared.map((pg) => closePostgres(pg)));

@@ -30,7 +30,7 @@ import { ApiRefusal } from './errors.ts';
 export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
 
 export interface ApiDeps {
-  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer' | 'previews'>;
+  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer' | 'previews' | 'diagnosis'>;
   view: BotView;
   oauth: DiscordOAuth;
 }
@@ -142,6 +142,10 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     case 'GET /guilds/:id/usage': {
       const access = await admin(deps, req);
       return ok(await usageOf(deps, access, true));
+    }
+    case 'GET /guilds/:id/health': {
+      const access = await admin(deps, req);
+      return ok(healthOf(deps, access));
     }
     case 'POST /guilds/:id/dictionary': {
       const access = await editor(deps, req);
@@ -332,6 +336,28 @@ function spendByChannel(rows: readonly ChannelSpend[], access: GuildAccess, view
     .map((c) => ({ ...c, name: c.channelId === null ? null : (names.get(c.channelId) ?? c.channelId) }));
   const merged = hidden > 0 ? [...shown, { channelId: null, chars: hidden, name: null, hidden: true }] : shown;
   return merged.sort((a, b) => b.chars - a.chars);
+}
+
+/**
+ * Each voice channel of the server read now, as /diagnose shows it to admins: its connection and
+ * end-to-end encryption, what waits, and how much of its chat was heard within 20 s lately. Only
+ * the sessions of this process (under the shard manager, the first process's shards).
+ */
+function healthOf(deps: ApiDeps, access: GuildAccess) {
+  const now = Date.now();
+  return deps.ctx.diagnosis.sessions(access.guild.id).map((s) => ({
+    channelId: s.channelId,
+    name: access.guild.channels.cache.get(s.channelId)?.name ?? s.channelId,
+    main: s.main,
+    connected: s.connection?.status === 'ready' && !s.suppressed,
+    encrypted: s.connection?.privacyCode != null,
+    waiting: s.backlog.waiting,
+    oldestWaitS: s.backlog.oldestAt === null ? null : Math.max(0, Math.round((now - s.backlog.oldestAt) / 1000)),
+    messages: s.health.messages,
+    heardWithin: s.health.heardWithin,
+    p95WaitS: s.health.p95WaitMs === null ? null : Math.round(s.health.p95WaitMs / 100) / 10,
+    recoveries: s.recoveries ?? {},
+  }));
 }
 
 /** The voice preview's MP3 (/voice preview's sample and payer), read once and released. */

@@ -305,6 +305,7 @@ export class AudienceQueue {
       synthesizing: count('synthesizing'),
       ready: count('ready'),
       playing: this.current !== null,
+      oldestAt: this.undelivered().reduce<number | null>((at, u) => (at === null || u.enqueuedAt < at ? u.enqueuedAt : at), null),
       ...this.stats,
     };
   }

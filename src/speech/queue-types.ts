@@ -127,6 +127,8 @@ export interface AudienceStats {
   synthesizing: number;
   ready: number;
   playing: boolean;
+  /** When the longest-waiting utterance not yet delivered arrived (clock time); null when none waits. */
+  oldestAt: number | null;
   /** Utterances delivered with their audio (failures told in their place are not counted), since start. */
   delivered: number;
   /** Auto-read dropped as too old (when its turn came, or at the moment of speaking), since start (shown by /usage). */

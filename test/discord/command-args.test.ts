@@ -120,6 +120,9 @@ describe('loadCommands', () => {
     await expect(loadCommands(tree({ 'a/fix-reading.ts': message('Fix reading', ', modal: { id: 1 }') }))).rejects.toThrow(
       'commands/a/fix-reading.ts must default-export',
     );
+    // A name with punctuation: its file drops it (an apostrophe or a question mark in a file name helps nobody).
+    const asked = tree({ 'a/why-wasnt-this-read.ts': message("Why wasn\\'t this read?") });
+    expect([...(await loadCommands(asked)).keys()]).toEqual(["Why wasn't this read?"]);
   });
 
   it('GIVEN a default export that is no Command, or a command in a file of another name THEN start-up fails naming the file', async () => {

@@ -1,8 +1,17 @@
 import type { AudienceStats, SpeechScheduler } from '../../src/speech/queue.ts';
 
-/** The scheduler's counters of every audience of one guild added up (playing: any of them is). */
+/** The scheduler's counters of every audience of one guild added up (playing: any of them is; the oldest wait: theirs). */
 export function guildStats(scheduler: SpeechScheduler, guildId: string): Omit<AudienceStats, 'audience'> {
-  const total = { guildId, queued: 0, synthesizing: 0, ready: 0, playing: false, delivered: 0, dropped: 0 };
+  const total = {
+    guildId,
+    queued: 0,
+    synthesizing: 0,
+    ready: 0,
+    playing: false,
+    oldestAt: null as number | null,
+    delivered: 0,
+    dropped: 0,
+  };
   for (const s of scheduler.stats()) {
     if (s.guildId !== guildId) continue;
     total.queued += s.queued;
@@ -11,6 +20,7 @@ export function guildStats(scheduler: SpeechScheduler, guildId: string): Omit<Au
     total.delivered += s.delivered;
     total.dropped += s.dropped;
     total.playing ||= s.playing;
+    if (s.oldestAt !== null && (total.oldestAt === null || s.oldestAt < total.oldestAt)) total.oldestAt = s.oldestAt;
   }
   return total;
 }

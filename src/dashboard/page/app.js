@@ -1,7 +1,7 @@
 // The dashboard page: plain DOM, no framework. Texts come from /texts.json (the bot's locale files,
 // keys dashboard.*); every change sends the session's CSRF token; the server checks everything again.
 import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
-import { auditLog, usageCard } from './reports.js';
+import { auditLog, healthCard, usageCard } from './reports.js';
 import { autoReadCard, controlsCard, mutedCard, readingCard, readingListsCards, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 
@@ -100,8 +100,10 @@ async function serverPage(guildId, tab) {
   );
   let body;
   if (current === 'me') body = h('div', {}, memberSettings(guildId, me), usageCard(await api('GET', `/me/${guildId}/usage`), false));
-  else if (current === 'usage') body = usageCard(await api('GET', `/guilds/${guildId}/usage`), true);
-  else body = await adminTab(guildId, current);
+  else if (current === 'usage') {
+    const [usage, health] = await Promise.all([api('GET', `/guilds/${guildId}/usage`), api('GET', `/guilds/${guildId}/health`)]);
+    body = h('div', {}, usageCard(usage, true), healthCard(health));
+  } else body = await adminTab(guildId, current);
   return h('section', {}, h('h2', { text: me.guild.name }), nav, body);
 }
 

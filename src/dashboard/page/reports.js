@@ -1,4 +1,4 @@
-// The dashboard's read-only views: usage of the billing period and the audit log.
+// The dashboard's read-only views: usage of the billing period, the voice channels read now, and the audit log.
 import { h, n, state, tr } from './dom.js';
 
 /** The period's characters per text channel, most first, each with its share as a bar; rows with no channel are other/unknown, or the channels one cannot view. */
@@ -128,5 +128,52 @@ export function auditLog(entries, channels, roles, members) {
         ),
       ),
     ),
+  );
+}
+
+/** Each voice channel read now (GET /guilds/:id/health): connected and encrypted, what waits, how much was heard within 20 s lately. */
+export function healthCard(sessions) {
+  const seconds = (s) => (s === null ? '—' : tr('health_seconds', { seconds: s }));
+  const rows = sessions.map((s) =>
+    h(
+      'tr',
+      {},
+      h('td', { text: `🔊 ${s.name}${s.main ? '' : ` (${tr('health_extra')})`}` }),
+      h('td', {
+        text: `${tr(s.connected ? 'health_connected' : 'health_not_connected')} · ${tr(s.encrypted ? 'health_e2ee' : 'health_not_e2ee')}`,
+      }),
+      h('td', { text: s.waiting > 0 ? `${n(s.waiting)} (${seconds(s.oldestWaitS)})` : '0' }),
+      h('td', { text: s.messages > 0 ? tr('health_heard_of', { heard: n(s.heardWithin), total: n(s.messages) }) : '—' }),
+      h('td', { text: seconds(s.p95WaitS) }),
+      h('td', {
+        text:
+          Object.entries(s.recoveries)
+            .map(([cause, count]) => `${cause} ${n(count)}`)
+            .join(', ') || '—',
+      }),
+    ),
+  );
+  const head = ['health_channel', 'health_connection', 'health_waiting', 'health_heard', 'health_p95', 'health_recoveries'];
+  return h(
+    'section',
+    { class: 'card', id: 'voice-health' },
+    h('h3', { text: tr('health_title') }),
+    h('p', { class: 'hint', text: tr('health_hint') }),
+    sessions.length
+      ? h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              head.map((k) => h('th', { scope: 'col', text: tr(k) })),
+            ),
+          ),
+          h('tbody', {}, rows),
+        )
+      : h('p', { text: tr('health_none') }),
   );
 }

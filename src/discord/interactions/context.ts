@@ -6,6 +6,7 @@ import type { Logger } from '../../util/log.ts';
 import type { SlidingCounts } from '../../util/sliding-counts.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import type { AutoReader } from '../events/auto-read.ts';
+import type { Diagnosis } from '../diagnosis/diagnosis.ts';
 import type { ButtonQuestions } from './buttons.ts';
 import type { SpeechRequests } from '../delivery/requests.ts';
 import type { VoiceControl } from './voice-control.ts';
@@ -29,4 +30,6 @@ export interface BotContext {
   synthesizer: Synthesizer;
   /** Each member's voice previews in the window (commands/voice/voice-preview.ts PREVIEW_RATE), the slash command and the dashboard together. */
   previews: SlidingCounts;
+  /** /diagnose and "Why wasn't this read?": what the bot checks and records about its own silence. */
+  diagnosis: Diagnosis;
 }

@@ -11,8 +11,9 @@ import { BotError } from '../errors.ts';
 // /narrate share) stays in src/discord.
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'commands');
 
-// A message command (type 3, Apps on a message's menu) is named in words ("Fix reading"): its
-// file is that name in kebab case (fix-reading.ts). Its modals answer through `modal.submit`.
+// A message command (type 3, Apps on a message's menu) is named in words ("Fix reading", "Why
+// wasn't this read?"): its file is that name in kebab case without punctuation (fix-reading.ts,
+// why-wasnt-this-read.ts). Its modals answer through `modal.submit`.
 function isCommand(value: unknown): value is AnyCommand {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as { data?: { name?: unknown; type?: unknown }; execute?: unknown; autocomplete?: unknown; modal?: unknown };
@@ -31,9 +32,14 @@ function isCommand(value: unknown): value is AnyCommand {
   );
 }
 
-/** The file name a command's module has: its name, a message command's in kebab case. */
+/** The file name a command's module has: its name, a message command's in kebab case without punctuation. */
 function fileNameOf(command: AnyCommand): string {
-  return command.data.type === ApplicationCommandType.Message ? command.data.name.toLowerCase().replaceAll(' ', '-') : command.data.name;
+  if (command.data.type !== ApplicationCommandType.Message) return command.data.name;
+  return command.data.name
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s-]/gu, '')
+    .trim()
+    .replace(/\s+/g, '-');
 }
 
 /** Every `.ts` file below `dir`, ordered by file name (the registration order). */

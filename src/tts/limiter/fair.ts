@@ -3,11 +3,20 @@ import type { Db } from '../../db/database.ts';
 import { systemClock, type Clock } from '../../util/clock.ts';
 import { RateLimiterError } from '../errors.ts';
 import { RATE_LIMITS, type AcquireOptions, type GrantingLimiter, type RateGrant, type RateKind } from './limiter.ts';
-import { MemoryWindowStore, SqliteWindowStore, type WindowStore } from './window.ts';
+import { MemoryWindowStore, plain, SqliteWindowStore, type WindowStore } from './window.ts';
 import { decideGrant, defaultBurst, defaultSpare, hasSpare, type PaceRules } from './pacing.ts';
-import type { Demand } from './types.ts';
+import type { Demand, WindowSnapshot } from './types.ts';
 
 export type RateLimits = Record<RateKind, { limit: number; windowMs: number }>;
+
+/** One look at a rate window (`FairRateLimiter.look`). */
+export interface WindowLook {
+  /** Requests granted within the window. */
+  used: number;
+  limit: number;
+  /** When the next request may be granted (clock time; now when one is free). */
+  nextFreeAt: number;
+}
 
 export interface FairRateLimiterOptions {
   /** Where grants are counted: MemoryWindowStore (one process) or SqliteWindowStore (the host). */
@@ -159,6 +168,24 @@ export class FairRateLimiter implements GrantingLimiter {
     // grants are only paced, the wait for the paced grant is itself the time a run gathers company
     // (the batch forms at the grant), and holding a lone line longer only makes it late.
     return used >= this.#rules[kind].limit;
+  }
+
+  /**
+   * The window of `kind` now, as a grant decision reads it (one look that grants nothing): requests
+   * granted within it (every process sharing the store), the limit, and when the next is free
+   * (now, once a slot frees, or once the service's wait ends). Undefined when the store is busy.
+   */
+  async look(kind: RateKind): Promise<WindowLook | undefined> {
+    const now = this.#clock.now();
+    const rules = this.#rules[kind];
+    let seen = undefined as WindowSnapshot | undefined;
+    await this.#store.take(kind, now, rules.occupiedMs, undefined, (s) => {
+      seen = s;
+      return { ok: false, retryInMs: 0 };
+    });
+    if (!seen) return undefined;
+    const next = plain(seen, now, rules.limit, rules.occupiedMs);
+    return { used: seen.grants.length, limit: rules.limit, nextFreeAt: next.ok ? now : now + next.retryInMs };
   }
 
   /** The service said to wait (`reset_in`, `retry_after`): grant nothing of `kind` for `ms`. */
