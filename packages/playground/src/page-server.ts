@@ -339,6 +339,9 @@ export class PageServer {
     const name = body.name;
     if (typeof name !== 'string' || !commands.some((c) => c.name === name))
       throw new PageRequestError('bad_request', { message: `no command /${String(name)} is registered here` });
+    // A message command (type 3) runs on a message, from its Apps menu, never from the slash command form.
+    if (!commands.some((c) => c.name === name && (c.type ?? 1) === 1))
+      throw new PageRequestError('bad_request', { message: `${name} is a message command (Apps on a message), not a slash command` });
     const options = Array.isArray(body.options) ? (body.options as APIApplicationCommandInteractionDataOption[]) : [];
     const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
     return { name, options, locale, channelId, member };

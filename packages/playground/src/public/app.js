@@ -632,9 +632,12 @@ function renderCommandList() {
   // The form opens on /join, the first step of the page's own instructions.
   const chosen = select.value || 'join';
   select.replaceChildren(
-    ...state.commands.map((c) =>
-      el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` }),
-    ),
+    // Slash commands only: a message command (type 3) is used on a message, from its Apps menu.
+    ...state.commands
+      .filter((c) => (c.type ?? 1) === 1)
+      .map((c) =>
+        el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` }),
+      ),
   );
   renderSubcommands();
 }
