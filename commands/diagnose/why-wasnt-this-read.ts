@@ -34,15 +34,14 @@ export default {
     // Discord sends the member's permissions in the message's channel with the interaction.
     if (!interaction.memberPermissions?.has(PermissionFlagsBits.ViewChannel)) throw new UserError('whynot.cannot_view');
     const message = interaction.targetMessage;
-    const { fates, content } = ctx.diagnosis;
-    const record = fates.get(guildId, message.id);
+    const record = ctx.diagnosis.fates.get(guildId, message.id);
     const w = await wording(interaction, lang, message.author.id === interaction.user.id || isManagerOf(interaction));
     const lines: string[] = [];
     if (record) {
       lines.push(t(lang, 'whynot.answer', { fate: describeFate(record, w) }));
       // Discord sends a message command's target whole: text here that arrived blank proves the content is withheld.
       if (record.blank && (message.content !== '' || message.attachments.size > 0)) {
-        if (content.verdict().state !== 'missing') content.note('blanked', Date.now());
+        ctx.diagnosis.confirmBlank();
         lines.push(t(lang, 'whynot.blank_confirmed'));
       }
     } else if (message.author.id === interaction.client.user.id) lines.push(t(lang, 'whynot.own_message'));

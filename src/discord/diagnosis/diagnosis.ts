@@ -108,8 +108,12 @@ export class Diagnosis {
     return this.#deps.fates;
   }
 
-  get content(): MessageContentWatch {
-    return this.#deps.content;
+  /**
+   * A message recorded as arriving blank has text now that Discord sends it whole (a message
+   * command's target): proof that message content is withheld, unless that is known already.
+   */
+  confirmBlank(): void {
+    if (this.#deps.content.verdict().state !== 'missing') this.#deps.content.note('blanked', this.#deps.now());
   }
 
   /** How channel `channelId` (a thread: of `parentId`) is read now. */
