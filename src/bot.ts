@@ -474,6 +474,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         stillHeard: (guildId, audience) => delivery.stillHeard(guildId, audience),
         requestAudience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
         chatChanges,
+        onNotRestored: (items, why) =>
+          why === 'deleted' ? fates.noteAll(items, 'deleted') : fates.noteAll(items, 'cleared', () => ({ reason: 'restart' })),
       });
       logger.info(
         {

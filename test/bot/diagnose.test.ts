@@ -269,4 +269,23 @@ describe('/diagnose', () => {
       await dashboard.close();
     }
   });
+
+  it('a restart keeps the record: a message queued before it, that could not be read after it, says so (ja)', async () => {
+    h.emulator.setLatency('standard', 5_000);
+    const waiting = await write(alice, '再起動前の発言');
+    try {
+      await vi.waitUntil(() => fateOf(waiting)?.fate === 'queued', { timeout: 10_000, interval: 10 });
+      // Nobody is in the call when the bot comes back: it is not rejoined, and what was queued for it is told and dropped.
+      await h.restart(undefined, async () => {
+        h.emulator.setLatency('standard', 0);
+        await h.discord.setVoiceState(alice.id, guildId, null);
+      });
+      await decided(waiting, 'cleared');
+      expect(await why(alice, waiting, 'ja')).toBe(
+        '**このメッセージ:** 読み上げていません: 再起動のあと、予定していた場所では読み上げられなくなりました（チャンネルでお知らせしました）',
+      );
+    } finally {
+      h.emulator.setLatency('standard', 0);
+    }
+  });
 });

@@ -58,6 +58,7 @@ const CAUSES: Array<[Fate, Partial<FateRecord>, string, string]> = [
   ['cleared', { reason: 'auto_leave' }, 'nobody was left in the voice channel', '誰もいなくなり'],
   ['cleared', { reason: 'disconnected' }, 'disconnected from the voice channel', '切断されました'],
   ['cleared', { reason: 'stage_audience' }, "stage's audience", 'ステージの聴衆'],
+  ['cleared', { reason: 'restart' }, 'after a restart the bot could no longer read it', '再起動のあと'],
   ['skipped', {}, 'skipped with /skip', '/スキップ で飛ばされました'],
   ['budget', { scope: 'user', limit: 5000 }, 'reached their character limit (5000 this period)', '文字数の上限（今期 5000 文字）'],
   [

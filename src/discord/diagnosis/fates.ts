@@ -45,7 +45,7 @@ export type Fate =
   | 'attached'
   /** Too old by its turn: dropped (`told`: the server's spoken notice says how many). */
   | 'too_old'
-  /** Dropped by /clear, /leave, a leave or a disconnect (`reason`). */
+  /** Dropped by /clear, /leave, a leave or a disconnect, or after a restart where it could not be read (`reason`). */
   | 'cleared'
   /** Stopped with /skip. */
   | 'skipped'
@@ -75,7 +75,7 @@ export interface FateRecord {
   voiceChannelId?: string;
   /** read, attached: the other messages read in the same request (at most 10). */
   mergedWith?: MessageRef[];
-  /** cleared: why (a ClearReason); failed: the error code. */
+  /** cleared: why (a ClearReason, or 'restart'); failed: the error code. */
   reason?: string;
   /** budget: whose limit; queue_full and budget: the limit in characters. */
   scope?: 'user' | 'guild' | 'account';

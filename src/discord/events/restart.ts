@@ -31,6 +31,8 @@ export interface ResumeDeps {
   requestAudience?: (guildId: string, channelId: string, userId?: string) => string;
   /** Deletions and edits: those made while no process listened are applied before anything is read. */
   chatChanges: ChatChanges;
+  /** What was queued before and is not read after: deleted while the bot was stopped, or dropped as told (the messages' fates). */
+  onNotRestored?: (items: readonly Utterance[], why: 'deleted' | 'restart') => void;
 }
 
 export interface ResumeSummary {
@@ -108,7 +110,9 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
       return channel?.isThread() ? (channel.parentId ?? channelId) : channelId;
     };
     const keep: Utterance[] = [];
+    const notRestored: Utterance[] = [];
     const drop = ({ utterance: u }: ClaimedUtterance, key: MessageKey) => {
+      notRestored.push(u);
       // Posted in the channel for everyone there: the server's language, not the asker's.
       const lang = guildLang(repos.guildSettings.get(u.guildId).locale);
       const group = dropped.get(`${u.channelId}:${key}`) ?? { lang, key, ids: [] };
@@ -134,7 +138,12 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
     if (away.gone.size > 0) {
       store.remove([...away.gone]);
       logger.info({ count: away.gone.size }, 'messages deleted while the bot was stopped are not read');
+      deps.onNotRestored?.(
+        keep.filter((u) => away.gone.has(u.id)),
+        'deleted',
+      );
     }
+    deps.onNotRestored?.(notRestored, 'restart');
     kept = keep.filter((u) => !away.gone.has(u.id));
     // Merged only within one audience after the restore too: one queued for a voice session the bot is
     // not back in (or cannot play in) is its own channel's now, since its MP3 would be posted there.
