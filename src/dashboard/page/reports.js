@@ -162,7 +162,7 @@ export function healthCard(sessions) {
     sessions.length
       ? h(
           'table',
-          {},
+          { class: 'health' },
           h(
             'thead',
             {},
