@@ -148,6 +148,8 @@ describe('the web dashboard in a browser', () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     await count('.bars li').toBe(30);
     await text('table:not(.channels) caption').toBe('Who spent the most');
+    // Beside the usage, the voice channels read now (none here: the bot is in no call).
+    await text('#voice-health').toContain('No voice channel of this server is read now.');
     await page.getByRole('link', { name: 'Audit log' }).click();
     await count('table.audit tbody tr').toBe(6);
     await text('table.audit tbody').toContain('Reading: allowed bot 3000000000000000001');
