@@ -125,6 +125,12 @@ describe('MessageFates', () => {
     skip.abort(new SpeechError('aborted', { message: 'skipped' }));
     await recordDeliveries(fates, async () => ({ played: false, attached: false }), clock.now)(ready([utterance('me', t0)]), skip.signal);
     expect(fates.get('g1', 'me')).toMatchObject({ fate: 'skipped' });
+    // A shutdown cuts it short: it is delivered again after the restart, so still queued.
+    fates.note(arrival('mg', t0), 'queued');
+    const closed = new AbortController();
+    closed.abort(new SpeechError('closed'));
+    await recordDeliveries(fates, async () => ({ played: true, attached: false }), clock.now)(ready([utterance('mg', t0)]), closed.signal);
+    expect(fates.get('g1', 'mg')).toMatchObject({ fate: 'queued' });
     fates.note(arrival('mf', t0), 'deleted');
     const deleted = new AbortController();
     deleted.abort(new SpeechError('aborted', { message: 'withdrawn' }));

@@ -271,6 +271,8 @@ function deliveryFate(
     }
     return { fate: 'failed', detail: { reason: ready.error.code ?? 'failed' } };
   }
+  // Cut short by a shutdown: it stays queued on disk and is delivered again after the restart.
+  if (signal.aborted && (signal.reason as { code?: string } | undefined)?.code === 'closed') return undefined;
   if (delivered?.played) return { fate: 'read', detail: {} };
   if (delivered?.attached) return { fate: 'attached', detail: {} };
   if (signal.aborted) {
