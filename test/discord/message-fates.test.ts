@@ -66,6 +66,26 @@ describe('MessageFates', () => {
     expect(JSON.stringify(db.prepare('SELECT * FROM message_fates').all())).not.toContain('secret');
   });
 
+  it('GIVEN a write waiting for the lock THEN what it carries is still read, and a decision meanwhile keeps the arrival', async () => {
+    const { fates, clock, file } = setup();
+    const t0 = clock.now();
+    fates.note({ ...arrival('m1', t0), blank: true }, 'queued');
+    // Another process holds the write lock: the write waits (asynchronously) for it.
+    const other = openDatabase(file, { migrate: false });
+    opened.push(other);
+    other.exec('BEGIN IMMEDIATE');
+    const writing = fates.flush();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fates.get('g1', 'm1')).toMatchObject({ fate: 'queued', blank: true });
+    clock.advance(1_000);
+    fates.note(arrival('m1', clock.now()), 'read', { voiceChannelId: 'v1' });
+    expect(fates.recentOf('g1', 'u1', 5)).toMatchObject([{ messageId: 'm1', fate: 'read', arrivedAt: t0, blank: true }]);
+    other.exec('COMMIT');
+    await writing;
+    await fates.flush();
+    expect(fates.get('g1', 'm1')).toMatchObject({ fate: 'read', arrivedAt: t0, blank: true });
+  });
+
   it("GIVEN a member's messages THEN their latest ones, newest first, written or not; older than the record keeps are gone", async () => {
     const { fates, clock } = setup({ keepMs: HOUR, perGuild: 500 });
     fates.note(arrival('old', clock.now()), 'read');

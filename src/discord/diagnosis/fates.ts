@@ -121,6 +121,8 @@ export class MessageFates {
   readonly #keep: FateRetention;
   /** Decided since the last write, by guild:message (a write takes them all). */
   #unwritten = new Map<string, FateRecord>();
+  /** Taken by the write under way (read from here until it is in the table). */
+  #writingNow = new Map<string, FateRecord>();
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
 
@@ -146,7 +148,7 @@ export class MessageFates {
   /** Records `fate` for a message, decided `at` (default: now); its arrival as first seen stays. */
   note(arrival: Arrival, fate: Fate, detail: FateDetail = {}, at: number = this.#now()): void {
     const k = key(arrival.guildId, arrival.messageId);
-    const before = this.#unwritten.get(k) ?? this.#stored(arrival.guildId, arrival.messageId);
+    const before = this.#unwritten.get(k) ?? this.#writingNow.get(k) ?? this.#stored(arrival.guildId, arrival.messageId);
     const blank = before?.blank || arrival.blank;
     const record: FateRecord = {
       guildId: arrival.guildId,
@@ -175,7 +177,8 @@ export class MessageFates {
 
   /** What became of a message, if the bot recorded anything. */
   get(guildId: string, messageId: string): FateRecord | undefined {
-    return this.#unwritten.get(key(guildId, messageId)) ?? this.#stored(guildId, messageId);
+    const k = key(guildId, messageId);
+    return this.#unwritten.get(k) ?? this.#writingNow.get(k) ?? this.#stored(guildId, messageId);
   }
 
   /** The member's latest messages of the guild the bot recorded (newest first). */
@@ -183,7 +186,7 @@ export class MessageFates {
     const since = this.#now() - this.#keep.keepMs;
     const byId = new Map<string, FateRecord>();
     for (const s of this.#table?.recentOf(guildId, userId, since, limit) ?? []) byId.set(s.messageId, fromStored(s));
-    for (const r of this.#unwritten.values())
+    for (const r of [...this.#writingNow.values(), ...this.#unwritten.values()])
       if (r.guildId === guildId && r.userId === userId && r.arrivedAt >= since) byId.set(r.messageId, r);
     return [...byId.values()].sort((a, b) => b.arrivedAt - a.arrivedAt || (a.messageId < b.messageId ? 1 : -1)).slice(0, limit);
   }
@@ -194,11 +197,14 @@ export class MessageFates {
       if (!this.#table || this.#unwritten.size === 0) return;
       const batch = this.#unwritten;
       this.#unwritten = new Map();
+      this.#writingNow = batch;
       try {
         await this.#table.save([...batch.values()].map(toStored), this.#now(), this.#keep);
       } catch (error) {
         this.#logger?.warn({ err: error, count: batch.size }, 'could not write message fates; retrying');
         for (const [k, r] of batch) if (!this.#unwritten.has(k)) this.#unwritten.set(k, r);
+      } finally {
+        this.#writingNow = new Map();
       }
     });
     return this.#writing;
