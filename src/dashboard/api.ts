@@ -20,6 +20,7 @@ import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '.
 import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
+import { memberCanView } from '../discord/events/visibility.ts';
 
 // The dashboard's JSON API behind a valid session: what a server's admins and each member may see
 // and change. Every change goes through the use case its slash command uses (commands/*), so the
@@ -344,10 +345,15 @@ function spendByChannel(rows: readonly ChannelSpend[], access: GuildAccess, view
  * the sessions of this process (under the shard manager, the first process's shards).
  */
 function healthOf(deps: ApiDeps, access: GuildAccess) {
+  // An admin who cannot view a voice channel sees its row unnamed, as the other lists show it.
+  const nameIfViewable = (a: GuildAccess, id: string) => {
+    const channel = a.guild.channels.cache.get(id);
+    return channel && memberCanView(channel, a.member) ? channel.name : null;
+  };
   const now = Date.now();
   return deps.ctx.diagnosis.sessions(access.guild.id).map((s) => ({
     channelId: s.channelId,
-    name: access.guild.channels.cache.get(s.channelId)?.name ?? s.channelId,
+    name: nameIfViewable(access, s.channelId),
     main: s.main,
     connected: s.connection?.status === 'ready' && !s.suppressed,
     encrypted: s.connection?.privacyCode != null,

@@ -138,7 +138,7 @@ export function healthCard(sessions) {
     h(
       'tr',
       {},
-      h('td', { text: `🔊 ${s.name}${s.main ? '' : ` (${tr('health_extra')})`}` }),
+      h('td', { text: `🔊 ${s.name ?? tr('health_channel_hidden')}${s.main ? '' : ` (${tr('health_extra')})`}` }),
       h('td', {
         text: `${tr(s.connected ? 'health_connected' : 'health_not_connected')} · ${tr(s.encrypted ? 'health_e2ee' : 'health_not_e2ee')}`,
       }),
