@@ -13,7 +13,7 @@ const data = {
   ...named('join', '参加'),
   ...described(
     'Join your voice channel and read this text channel aloud until /leave',
-    'ボイスチャンネルに参加し、/leave までこのチャンネルを読み上げます',
+    'ボイスチャンネルに参加し、/退出 までこのチャンネルを読み上げます',
   ),
   contexts: [InteractionContextType.Guild],
   options: [

@@ -23,7 +23,7 @@ const data = {
     'spend',
     '利用枠',
     'Character allowances of roles, and when /narrate asks first (admins)',
-    'ロールごとの文字数枠と /narrate の確認（管理者）',
+    'ロールごとの文字数枠と /ナレーション の確認（管理者）',
   ),
   options: [
     subcommand(
@@ -49,7 +49,7 @@ const data = {
       'narrate-confirm',
       'ナレーション確認',
       '/narrate longer than this shows its cost and asks to confirm (default 200)',
-      'これより長い /narrate は文字数を表示して確認（既定 200）',
+      'これより長い /ナレーション は文字数を表示して確認（既定 200）',
       [
         {
           type: ApplicationCommandOptionType.Integer,

@@ -40,6 +40,22 @@ describe('localised messages', () => {
     expect(named).toEqual([]);
   });
 
+  it("commands' Japanese descriptions name commands as a Japanese client shows them (/参加 says /退出, not /leave)", async () => {
+    const commands = slashCommands((await loadCommands()).values()).map((c) => c.data);
+    const english = new Set(commands.map((c) => c.name));
+    type Described = { name: string; description_localizations?: Record<string, string | null> | null; options?: readonly Described[] };
+    const walk = (o: Described, at: string): string[] => [
+      ...[...(o.description_localizations?.ja ?? '').matchAll(/\/([a-z][a-z-]*)/g)]
+        .filter((m) => english.has(m[1]!))
+        .map((m) => `${at}: /${m[1]}`),
+      ...(o.options ?? []).flatMap((child) => walk(child, `${at} ${child.name}`)),
+    ];
+    const descriptions = commands.flatMap((c) => walk(c as Described, `/${c.name}`));
+    expect(descriptions).toEqual([]);
+    // What the Japanese client shows first: /参加's own description.
+    expect(commands.find((c) => c.name === 'join')!.description_localizations!.ja).toContain('/退出');
+  });
+
   it('GIVEN a Discord locale THEN replies use Japanese only for ja', () => {
     expect(langOf('ja')).toBe('ja');
     expect(langOf('en-US')).toBe('en');
