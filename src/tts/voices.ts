@@ -54,16 +54,60 @@ export interface VoiceFacts {
 
 // A standard id that starts with a locale encodes its language (`ja-JP-Wavenet-B`: ja-JP). The bare
 // Polly-style names on the known list are English voices (shared notes: service facts, Standard voices).
-// Gender is not in a standard id and the service does not publish it, so it stays unknown: guessing a
-// Wavenet letter's gender would tell members something the service never said.
 const LOCALE_PREFIX = /^([a-z]{2,3})-([A-Z]{2})-/;
 const BARE_ENGLISH = new Set<string>(['Joanna', 'Matthew', 'Salli', 'Ivy', 'Joey', 'Justin', 'Kendra', 'Kevin', 'Kimberly']);
 
-/** The language and gender of a standard voice id, as far as its id tells (gender: unknown). */
+// The known standard ids are the engines' own voice names (Google Cloud Text-to-Speech, Azure
+// Speech, Amazon Polly), whose published voice lists give each voice's gender; this is that list's
+// word for the ids above. An id the list does not name (ja-JP-NanamiNeural_cs is the service's own
+// variant, and the service's list grows) stays unknown: never a guess from a letter.
+const STANDARD_FEMALE = new Set<string>([
+  'ja-JP-Wavenet-A',
+  'ja-JP-Wavenet-B',
+  'ja-JP-NanamiNeural',
+  'ja-JP-AoiNeural',
+  'ja-JP-MayuNeural',
+  'ja-JP-ShioriNeural',
+  'ja-JP-JennyMultilingualV2Neural',
+  'ja-JP-Mizuki',
+  'en-US-Wavenet-C',
+  'en-US-Wavenet-E',
+  'en-US-Wavenet-F',
+  'en-US-JennyNeural',
+  'en-US-AriaNeural',
+  'Joanna',
+  'Salli',
+  'Ivy',
+  'Kendra',
+  'Kimberly',
+  'cmn-CN-Wavenet-A',
+  'es-ES-Standard-A',
+]);
+const STANDARD_MALE = new Set<string>([
+  'ja-JP-Wavenet-C',
+  'ja-JP-Wavenet-D',
+  'ja-JP-KeitaNeural',
+  'ja-JP-DaichiNeural',
+  'ja-JP-NaokiNeural',
+  'ja-JP-Takumi',
+  'ja-JP-Takumi-NTTS',
+  'en-US-Wavenet-A',
+  'en-US-Wavenet-B',
+  'en-US-Wavenet-D',
+  'en-US-Neural2-A',
+  'en-US-GuyNeural',
+  'Matthew',
+  'Joey',
+  'Justin',
+  'Kevin',
+]);
+
+/** The language and gender of a standard voice id, as far as its id and the engines' voice lists tell. */
 export function standardVoiceFacts(voice: string): VoiceFacts {
+  const gender = STANDARD_FEMALE.has(voice) ? 'female' : STANDARD_MALE.has(voice) ? 'male' : 'unknown';
   const locale = LOCALE_PREFIX.exec(voice);
-  if (locale) return { language: `${locale[1]}-${locale[2]}`, gender: 'unknown' };
-  return { language: BARE_ENGLISH.has(voice) ? 'en' : null, gender: 'unknown' };
+  if (locale) return { language: `${locale[1]}-${locale[2]}`, gender };
+  return { language: BARE_ENGLISH.has(voice) ? 'en' : null, gender };
 }
 
 // The advanced voices' genders, as the service names them (validation.ts).

@@ -169,9 +169,11 @@ describe('npm start: voice previews', () => {
       'ja',
     );
     expect(ja.map((c) => c.value)).toEqual(['ja-JP-Wavenet-A', 'ja-JP-Wavenet-B', 'ja-JP-Wavenet-C', 'ja-JP-Wavenet-D']);
-    expect(ja[1]!.name).toBe('ja-JP-Wavenet-B · 日本語 (日本) · 性別不明');
+    // Each with its gender as the engines' voice lists give it.
+    expect(ja.map((c) => c.name.split(' · ')[2])).toEqual(['女性', '女性', '男性', '男性']);
+    expect(ja[1]!.name).toBe('ja-JP-Wavenet-B · 日本語 (日本) · 女性');
     const say = await autocomplete('say', [{ name: 'voice', type: 3, value: 'joanna', focused: true }], 'en-US');
-    expect(say).toEqual([{ name: 'Joanna · English · gender unknown', value: 'Joanna' }]);
+    expect(say).toEqual([{ name: 'Joanna · English · female', value: 'Joanna' }]);
     const all = await autocomplete(
       'config',
       [{ name: 'voice', type: 1, options: [{ name: 'value', type: 3, value: '', focused: true }] }],

@@ -3,20 +3,30 @@ import narrate from '../../commands/narrate/narrate.ts';
 import { previewSample } from '../../commands/voice/voice-preview.ts';
 import { standardVoiceChoices, voiceLabel } from '../../src/discord/interactions/voice-choices.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
-import { advancedVoiceFacts, standardVoiceFacts } from '../../src/tts/voices.ts';
+import { advancedVoiceFacts, KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../../src/tts/voices.ts';
 
 // What a voice option shows: a voice's language where its id encodes it, its gender where the
-// service's facts say it (the advanced voices), never a guess; and the sample a preview reads.
+// service's facts (the advanced voices) or the engines' voice lists (the known standard ids) say
+// it, never a guess; and the sample a preview reads.
 
 describe('voice facts', () => {
   it.each([
-    ['ja-JP-Wavenet-B', 'ja-JP'],
-    ['ja-JP-NanamiNeural_cs', 'ja-JP'],
-    ['cmn-CN-Wavenet-A', 'cmn-CN'],
-    ['Joanna', 'en'],
-    ['some-new-voice', null],
-  ])('GIVEN the standard id %s THEN its language is %s and its gender unknown', (voice, language) => {
-    expect(standardVoiceFacts(voice)).toEqual({ language, gender: 'unknown' });
+    ['ja-JP-Wavenet-B', 'ja-JP', 'female'],
+    ['ja-JP-Wavenet-C', 'ja-JP', 'male'],
+    ['ja-JP-KeitaNeural', 'ja-JP', 'male'],
+    ['ja-JP-NanamiNeural_cs', 'ja-JP', 'unknown'],
+    ['cmn-CN-Wavenet-A', 'cmn-CN', 'female'],
+    ['Joanna', 'en', 'female'],
+    ['Matthew', 'en', 'male'],
+    ['ja-JP-Wavenet-Z', 'ja-JP', 'unknown'],
+    ['some-new-voice', null, 'unknown'],
+  ])('GIVEN the standard id %s THEN its language is %s and its gender %s', (voice, language, gender) => {
+    expect(standardVoiceFacts(voice)).toEqual({ language, gender });
+  });
+
+  it('GIVEN the known standard voices THEN all but the service\'s own variant have a gender', () => {
+    const unknown = KNOWN_STANDARD_VOICES.filter((v) => standardVoiceFacts(v).gender === 'unknown');
+    expect(unknown).toEqual(['ja-JP-NanamiNeural_cs']);
   });
 
   it('GIVEN the 25 advanced voices THEN twelve are female and thirteen male', () => {
@@ -46,7 +56,7 @@ describe('voice choices', () => {
 
   it('GIVEN a language name typed THEN the voices of that language', () => {
     expect(standardVoiceChoices('spanish', 'en')).toEqual([
-      { name: 'es-ES-Standard-A · European Spanish · gender unknown', value: 'es-ES-Standard-A' },
+      { name: 'es-ES-Standard-A · European Spanish · female', value: 'es-ES-Standard-A' },
     ]);
   });
 
