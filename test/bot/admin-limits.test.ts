@@ -112,8 +112,13 @@ describe("the operator's ceilings", () => {
 
   it('a value stored above the ceiling applies as the ceiling and /config show says so', async () => {
     const show = (await run('config', sub('show'))).first;
-    expect(text(show)).toContain("server monthly limit: 50,000 characters (stored 2,000,000; capped by the operator's ceiling)");
-    expect(text(show)).toContain('per-member monthly limit: 800 characters');
+    expect(text(show)).toContain("- Server monthly limit: 50,000 characters (stored 2,000,000; capped by the operator's ceiling)");
+    expect(text(show)).toContain('- Per-member monthly limit: 800 characters');
+    // Laid out as a list under a heading, one setting a line (not one line of slashes).
+    const lines = text(show).split('\n');
+    expect(lines[0]).toBe('**Server settings**');
+    expect(lines.slice(1).every((l) => l.startsWith('- '))).toBe(true);
+    expect(lines).toHaveLength(12);
     const usage = (await run('usage')).first;
     expect(text(usage)).toContain('Server total: 0 / 50000 characters');
   }, 30_000);

@@ -156,7 +156,7 @@ describe('npm start with SHARD_COUNT=auto and SHARD_PROCESSES=2', () => {
         locale: 'en-US',
         options: [{ name: 'show', type: 1, options: [] }] as never,
       });
-      expect(String((await shown.waitForResponse((r) => r.kind === 'callback', 15_000)).data?.content)).toContain('ignore prefix: !!');
+      expect(String((await shown.waitForResponse((r) => r.kind === 'callback', 15_000)).data?.content)).toContain('Ignore prefix: `!!`');
     },
   );
 
