@@ -38,6 +38,7 @@ const [
   { parseStall, stallEvery },
   { clientView },
   { startDashboard },
+  { slashCommands },
 ] = await Promise.all([
   import('./bot.ts'),
   import('./discord/rest-agent.ts'),
@@ -53,6 +54,7 @@ const [
   import('./util/stall.ts'),
   import('./dashboard/access.ts'),
   import('./dashboard/server.ts'),
+  import('./discord/interactions/command.ts'),
 ]);
 // With NODE_COMPILE_CACHE set, Node writes what it compiled only when the process exits normally:
 // a bot that is killed (or runs for weeks) would leave the next start to compile everything again.
@@ -181,6 +183,7 @@ async function serveDashboard(bot: Bot, plan: ShardPlan | undefined, logger: Log
       applicationId: () => bot.client.application?.id,
       deps: {
         ctx: bot.context,
+        commands: slashCommands(bot.commands.values()).map((c) => c.data),
         view: clientView(bot.client, plan ? { shardCount: plan.count, shards: hostShards(plan) } : undefined, dashboard.peers),
       },
       logger: logger.child({ component: 'dashboard' }),

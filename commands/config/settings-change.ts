@@ -20,7 +20,8 @@ export const SETTING_RANGES = {
 } as const;
 
 /** Each setting by its /config subcommand's name, as a refusal names it. */
-const SETTING_NAMES: Record<keyof SettingsChange, string> = {
+/** Each setting by its /config subcommand (how refusals and the audit log name it). */
+export const SETTING_NAMES: Record<keyof SettingsChange, string> = {
   voice: 'voice',
   speed: 'speed',
   pitch: 'pitch',

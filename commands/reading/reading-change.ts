@@ -20,6 +20,19 @@ export type ReadingChange = Pick<
   'bots' | 'forwards' | 'emoji' | 'requireInVoice' | 'staleNotice' | 'threads' | 'speedUp' | 'requiredRoleId' | 'freshSeconds'
 >;
 
+/** Each field by its /reading subcommand (how the audit log names it). */
+export const READING_SUBCOMMANDS: Record<keyof ReadingChange, string> = {
+  bots: 'bots',
+  forwards: 'forwards',
+  emoji: 'emoji',
+  requireInVoice: 'in-voice',
+  staleNotice: 'stale-notice',
+  threads: 'threads',
+  speedUp: 'speed-up',
+  requiredRoleId: 'required-role',
+  freshSeconds: 'freshness',
+};
+
 const SWITCH_FIELDS = ['forwards', 'emoji', 'requireInVoice', 'staleNotice', 'threads', 'speedUp'] as const;
 const BOT_READING: readonly BotReading[] = ['off', 'listed', 'all'];
 

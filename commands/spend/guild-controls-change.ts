@@ -15,6 +15,12 @@ export interface ControlsChange {
   narrateConfirmChars?: number | undefined;
 }
 
+/** Each control by the command and subcommand that sets it (how the audit log names it). */
+export const CONTROL_COMMANDS: Record<keyof ControlsChange, string> = {
+  dictionaryRoleId: 'dictionary editors',
+  narrateConfirmChars: 'spend narrate-confirm',
+};
+
 /** Checks `change` whole, then saves and records it. */
 export async function changeControls(
   ctx: Pick<BotContext, 'repos'>,

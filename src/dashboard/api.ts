@@ -1,5 +1,8 @@
 import type { BotContext } from '../discord/interactions/context.ts';
-import type { Actor, ChannelSpend } from '../db/repositories.ts';
+import type { RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import type { Actor, AuditEntry, ChannelSpend } from '../db/repositories.ts';
+import { shownNames } from '../discord/interactions/command.ts';
+import { describeAudit, type AuditNames } from './audit-text.ts';
 import { UserError } from '../discord/errors.ts';
 import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
 import { setMuted } from '../../commands/config/config-members.ts';
@@ -32,6 +35,8 @@ export type ApiResult = { status: number; body: unknown; file?: { name: string; 
 
 export interface ApiDeps {
   ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer' | 'previews' | 'diagnosis'>;
+  /** The slash commands as registered, to name settings as a member's client shows them. */
+  commands: readonly RESTPostAPIChatInputApplicationCommandsJSONBody[];
   view: BotView;
   oauth: DiscordOAuth;
 }
@@ -59,13 +64,13 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     case 'GET /guilds':
       return ok(await listGuilds(deps, session));
     case 'GET /guilds/:id':
-      return ok(await adminView(deps, await admin(deps, req)));
+      return ok(await adminView(deps, await admin(deps, req), req.lang));
     case 'PATCH /guilds/:id/settings': {
       const access = await admin(deps, req);
       const channels = await guildChannels(access.guild, access.member);
       const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
-      return ok(await adminView(deps, access));
+      return ok(await adminView(deps, access, req.lang));
     }
     case 'PUT /guilds/:id/muted': {
       const access = await admin(deps, req);
@@ -85,13 +90,13 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await admin(deps, req);
       const roles = access.guild.roles.cache;
       await changeControls(deps.ctx, access.guild.id, actor(access), req.body as ControlsChange, (id) => roles.has(id));
-      return ok(await adminView(deps, access));
+      return ok(await adminView(deps, access, req.lang));
     }
     case 'PATCH /guilds/:id/reading': {
       const access = await admin(deps, req);
       const roles = access.guild.roles.cache;
       await changeReading(deps.ctx, access.guild.id, actor(access), req.body as ReadingChange, (id) => roles.has(id));
-      return ok(await adminView(deps, access));
+      return ok(await adminView(deps, access, req.lang));
     }
     case 'POST /guilds/:id/reading/bots':
     case 'DELETE /guilds/:id/reading/bots':
@@ -138,7 +143,7 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     }
     case 'GET /guilds/:id/audit': {
       const access = await admin(deps, req);
-      return ok(deps.ctx.repos.audit.recent(access.guild.id));
+      return ok(auditOf(deps, access, req.lang, deps.ctx.repos.audit.recent(access.guild.id), await guildChannels(access.guild)));
     }
     case 'GET /guilds/:id/usage': {
       const access = await admin(deps, req);
@@ -273,7 +278,7 @@ const GUILD_LIST_MS = 60_000;
 const guildLists = new WeakMap<Session, { at: number; guilds: DiscordUserGuild[] }>();
 
 /** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
-async function adminView(deps: ApiDeps, access: GuildAccess) {
+async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang) {
   const { repos, budget } = deps.ctx;
   const id = access.guild.id;
   const channels = await guildChannels(access.guild, access.member);
@@ -300,8 +305,20 @@ async function adminView(deps: ApiDeps, access: GuildAccess) {
       .slice(0, 500)
       .map((m) => ({ id: m.id, name: m.displayName })),
     dictionary: repos.dictionary.own(id),
-    audit: repos.audit.recent(id, 50),
+    audit: auditOf(deps, access, lang, repos.audit.recent(id, 50), channels),
   };
+}
+
+/** Audit log entries, each with what it says in `lang` (audit-text.ts). */
+function auditOf(deps: ApiDeps, access: GuildAccess, lang: Lang, entries: AuditEntry[], channels: readonly { id: string; name: string }[]) {
+  const guild = access.guild;
+  const names: AuditNames = {
+    commands: shownNames(deps.commands, lang),
+    channel: (id) => `#${channels.find((c) => c.id === id)?.name ?? id}`,
+    role: (id) => `@${guild.roles.cache.get(id)?.name ?? id}`,
+    member: (id) => guild.members.cache.get(id)?.displayName ?? id,
+  };
+  return entries.map((e) => ({ ...e, text: describeAudit(e, lang, names) }));
 }
 
 /**

@@ -4,6 +4,7 @@ import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
 import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
+import { slashCommands } from '../../src/discord/interactions/command.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
@@ -41,7 +42,11 @@ beforeAll(async () => {
     },
     discordApiUrl: h.discord.apiUrl,
     applicationId: () => h.bot.client.application?.id,
-    deps: { ctx: h.bot.context, view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]) },
+    deps: {
+      ctx: h.bot.context,
+      commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
+      view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]),
+    },
     logger: createLogger({ level: 'warn', secrets: [], destination: { write: (line: string) => void logged.push(JSON.parse(line)) } }),
     sessions: { loginsPerWindow: 20 },
   });
@@ -206,6 +211,19 @@ describe('the web dashboard', () => {
       ['reading', 'dashboard', { emoji: true, requiredRoleId: DEFAULT_IDS.moderatorRole, ...fresh }],
       ['dictionary.import', 'dashboard', { mode: 'merge', count: 2, total: 4 }],
     ]);
+    // Each says what changed in words, in the reader's language: the setting as its slash command names it.
+    const said = async (lang: string) =>
+      ((await admin.request(`/api/guilds/${guildId}/audit`, { headers: { 'x-lang': lang } })).body as { text: string }[])
+        .slice(0, 5)
+        .map((e) => e.text);
+    expect(await said('ja')).toEqual([
+      '/設定 高さ を 5 に変更',
+      'ロールの上限：@Moderator を月 2,000 文字に',
+      '/読み上げ対象 早口 を オン に変更、/読み上げ対象 必須ロール を なし に変更、/読み上げ対象 鮮度 を 20秒 に変更',
+      '/読み上げ対象 絵文字 を オン に変更、/読み上げ対象 早口 を オフ に変更、/読み上げ対象 必須ロール を @Moderator に変更、/読み上げ対象 鮮度 を 45秒 に変更',
+      '辞書：2 件を統合、合計 4 件',
+    ]);
+    expect((await said('en'))[0]).toBe('/config pitch changed to 5');
 
     // /config mute's rule: a member of the server, never the bot; audit-logged; undone the same way.
     const muted = `/guilds/${guildId}/muted`;

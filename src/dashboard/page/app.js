@@ -215,7 +215,7 @@ async function adminTab(guildId, tab) {
       rolesCard(guildId, g),
       controlsCard(guildId, g),
     );
-  return auditLog(g.audit, g.readableChannels, g.roles, g.members);
+  return auditLog(g.audit);
 }
 
 function serverSettings(guildId, g) {

@@ -27,32 +27,60 @@ function channelTable(channels) {
   );
 }
 
-/** The billing period's characters as /usage shows them: used of the limit, a bar per day and per channel, the biggest spenders. */
-export function usageCard(u, server) {
+/** The top of a chart's scale: 1, 2 or 5 times a power of ten, at least `max`. */
+function niceTop(max) {
+  const power = 10 ** Math.floor(Math.log10(max));
+  return [1, 2, 5, 10].map((m) => m * power).find((top) => top >= max);
+}
+
+/** A bar per day on a labelled scale (characters a day, 0 to a round top), a date under every seventh day. */
+function dayChart(days, label) {
   const dayLabel = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { month: 'numeric', day: 'numeric', timeZone: 'UTC' });
-  const max = Math.max(1, ...u.days.map((d) => d.chars));
+  const top = niceTop(Math.max(1, ...days.map((d) => d.chars)));
   const bars = h(
     'ol',
-    { class: 'bars', 'aria-label': tr(server ? 'usage_by_day_server' : 'usage_by_day_member') },
-    u.days.map((d) => {
-      const bar = h('span', { class: 'day-bar' });
-      bar.style.setProperty('--h', `${Math.round((d.chars / max) * 100)}%`);
+    { class: 'bars', 'aria-label': label },
+    days.map((d, i) => {
+      const bar = h('span', { class: d.chars > 0 ? 'day-bar some' : 'day-bar' });
+      bar.style.setProperty('--h', `${(d.chars / top) * 100}%`);
+      const said = `${dayLabel.format(d.dayStart)}: ${n(d.chars)}`;
       return h(
         'li',
-        { title: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` },
+        { title: said },
         bar,
-        h('span', { class: 'sr', text: `${dayLabel.format(d.dayStart)}: ${n(d.chars)}` }),
+        h('span', { class: 'sr', text: said }),
+        i % 7 === 0 ? h('span', { class: 'tick', 'aria-hidden': 'true', text: dayLabel.format(d.dayStart) }) : null,
       );
     }),
   );
+  return h(
+    'figure',
+    { class: 'chart' },
+    h('figcaption', { class: 'hint', text: tr('usage_axis') }),
+    h(
+      'div',
+      { class: 'scale', 'aria-hidden': 'true' },
+      [top, top / 2, 0].map((v) => h('span', { text: n(v) })),
+    ),
+    bars,
+  );
+}
+
+/** The billing period's characters as /usage shows them: used of the limit, a bar per day and per channel, the biggest spenders. */
+export function usageCard(u, server) {
+  const dayLabel = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { month: 'numeric', day: 'numeric', timeZone: 'UTC' });
   const period = `${dayLabel.format(u.period.start)} – ${dayLabel.format(u.period.end - 86_400_000)}`;
+  // A period with nothing spent says so, rather than a row of empty bars.
+  const spent = u.days.some((d) => d.chars > 0);
   return h(
     'section',
     { class: 'card' },
     h('h3', { text: tr(server ? 'usage_server' : 'usage_mine') }),
     h('p', { text: tr('usage_line', { used: n(u.usage.used), limit: n(u.usage.limit) }) }),
     h('p', { class: 'hint', text: tr('usage_period', { period }) }),
-    bars,
+    spent
+      ? dayChart(u.days, tr(server ? 'usage_by_day_server' : 'usage_by_day_member'))
+      : h('p', { class: 'empty', text: tr('usage_none') }),
     channelTable(u.channels),
     u.top.length
       ? h(
@@ -69,61 +97,42 @@ export function usageCard(u, server) {
   );
 }
 
-export function auditLog(entries, channels, roles, members) {
-  const member = (id) => members.find((m) => m.id === id)?.name ?? id;
-  const role = (id) => `@${roles.find((r) => r.id === id)?.name ?? id}`;
-  const channel = (id) => `#${channels.find((c) => c.id === id)?.name ?? id}`;
+/** The audit log: when, who (and through which door), and what changed, as the server words it in the page's language. */
+export function auditLog(entries) {
   if (entries.length === 0) return h('section', { class: 'card' }, h('p', { text: tr('audit_empty') }));
   const when = new Intl.DateTimeFormat(state.lang === 'ja' ? 'ja-JP' : 'en-US', { dateStyle: 'short', timeStyle: 'short' });
-  const fields = (d) =>
-    Object.entries(d)
-      .map(([k, v]) => `${k} = ${k.endsWith('RoleId') && v ? role(v) : k.endsWith('ChannelId') && v ? channel(v) : (v ?? '-')}`)
-      .join(', ');
-  const what = (e) => {
-    const d = e.detail;
-    if (e.action === 'dictionary.add') return tr('action_dictionary_add', d);
-    if (e.action === 'dictionary.remove') return tr('action_dictionary_remove', d);
-    if (e.action === 'dictionary.import') return tr('action_dictionary_import', d);
-    if (e.action === 'mute' || e.action === 'unmute') return tr(`action_${e.action}`, { member: member(d.memberId) });
-    if (e.action === 'controls') return tr('action_controls', { fields: fields(d) });
-    if (e.action === 'reading') return tr('action_reading', { fields: fields(d) });
-    if (e.action.startsWith('reading.')) return tr(`action_${e.action.replaceAll('.', '_')}`, { id: d.botId, role: role(d.roleId) });
-    if (e.action === 'roles.set') return tr('action_roles_set', { role: role(d.roleId), chars: n(d.chars) });
-    if (e.action === 'roles.remove') return tr('action_roles_remove', { role: role(d.roleId) });
-    if (e.action === 'autoread.add') return tr('action_autoread_add', { channel: channel(d.channelId) });
-    if (e.action === 'autoread.remove') return tr('action_autoread_remove', { channel: channel(d.channelId) });
-    return tr('action_settings', { fields: fields(d) });
-  };
   return h(
     'section',
     { class: 'card' },
     h('h3', { text: tr('tab_audit') }),
     h(
-      'div',
-      { class: 'scroll' },
+      'table',
+      { class: 'audit' },
       h(
-        'table',
-        { class: 'audit' },
+        'thead',
+        {},
         h(
-          'thead',
+          'tr',
           {},
+          ['audit_when', 'audit_who', 'audit_what'].map((k) => h('th', { scope: 'col', text: tr(k) })),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        entries.map((e) =>
           h(
             'tr',
             {},
-            ['audit_when', 'audit_who', 'audit_what'].map((k) => h('th', { scope: 'col', text: tr(k) })),
-          ),
-        ),
-        h(
-          'tbody',
-          {},
-          entries.map((e) =>
+            h('td', { class: 'when', text: when.format(e.at) }),
             h(
-              'tr',
-              {},
-              h('td', { text: when.format(e.at) }),
-              h('td', { text: `${e.name} (${tr(e.via === 'dashboard' ? 'via_dashboard' : 'via_command')})` }),
-              h('td', { text: what(e) }),
+              'td',
+              { class: 'who' },
+              e.name,
+              ' ',
+              h('span', { class: 'via', text: `(${tr(e.via === 'dashboard' ? 'via_dashboard' : 'via_command')})` }),
             ),
+            h('td', { class: 'what', text: e.text }),
           ),
         ),
       ),

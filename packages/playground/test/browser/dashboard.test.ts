@@ -154,7 +154,7 @@ describe('the web dashboard in a browser', () => {
     await count('table.audit tbody tr').toBe(6);
     await text('table.audit tbody').toContain('Reading: allowed bot 3000000000000000001');
     await text('table.audit tbody').toContain('Bob (dashboard)');
-    await text('table.audit tbody').toContain(`voice = ${VOICE}`);
+    await text('table.audit tbody').toContain(`/config voice changed to ${VOICE}`);
     await text('table.audit tbody').toContain('added GPU → じーぴーゆー');
     await text('table.audit tbody').toContain('Auto-read: added channel #general');
   });
@@ -171,18 +171,28 @@ describe('the web dashboard in a browser', () => {
 
     mkdirSync(SCREENSHOTS, { recursive: true });
     const shots: string[] = [];
+    const tab = async (name: RegExp) => {
+      await page.getByRole('link', { name }).click();
+      await page.locator('main[aria-busy="false"] section').first().waitFor();
+    };
     for (const lang of ['ja', 'en'] as const) {
       await page.locator('#lang').selectOption(lang);
-      await page.getByRole('link', { name: lang === 'ja' ? 'サーバー設定' : 'Server settings' }).click();
-      await page.locator('form.card').first().waitFor();
-      for (const [width, height, name] of [
-        [1280, 900, 'desktop'],
-        [390, 844, 'phone'],
+      for (const [name, link] of [
+        ['settings', /^(サーバー設定|Server settings)$/],
+        ['usage', /^(利用状況|Usage)$/],
+        ['audit', /^(変更履歴|Audit log)$/],
+        ['me', /^(自分の設定|My settings)$/],
       ] as const) {
-        await page.setViewportSize({ width, height });
-        const path = join(SCREENSHOTS, `dashboard-${lang}-${name}.png`);
-        await page.screenshot({ path, fullPage: true });
-        shots.push(path);
+        await tab(link);
+        for (const [width, height, size] of [
+          [1280, 900, 'desktop'],
+          [390, 844, 'phone'],
+        ] as const) {
+          await page.setViewportSize({ width, height });
+          const path = join(SCREENSHOTS, `dashboard-${lang}-${name}-${size}.png`);
+          await page.screenshot({ path, fullPage: true });
+          shots.push(path);
+        }
       }
     }
     await text('h1').toBe('Read-aloud dashboard');
@@ -191,6 +201,76 @@ describe('the web dashboard in a browser', () => {
     console.log(`dashboard screenshots:\n${shots.join('\n')}`);
     await page.locator('#lang').selectOption('en');
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('the audit log says what changed in words, in the page\'s language, and fits a phone; the usage chart is labelled', async () => {
+    await page.locator('#lang').selectOption('ja');
+    await page.getByRole('link', { name: '変更履歴' }).click();
+    // The setting as /設定 names it for a Japanese member, never the stored field name.
+    await text('table.audit tbody').toContain(`/設定 声 を ${VOICE} に変更`);
+    await text('table.audit tbody').toContain('自動読み上げ：チャンネル #general を追加（MP3 投稿）');
+    const audit = await page.locator('table.audit tbody').innerText();
+    expect(audit).not.toMatch(/voice =|speed|ChannelId|RoleId|merge/);
+    await page.locator('#lang').selectOption('en');
+    await text('table.audit tbody').toContain(`/config voice changed to ${VOICE}`);
+
+    // On a phone each change is a line of when and who (never broken), then what; the page stays short.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('#lang').selectOption('ja');
+    await text('table.audit tbody').toContain('/設定 声');
+    const layout = await page.evaluate(() => {
+      type Box = { top: number; height: number };
+      type El = { getBoundingClientRect(): Box };
+      const { document, getComputedStyle } = globalThis as unknown as {
+        document: {
+          querySelectorAll(s: string): ArrayLike<El>;
+          createRange(): { selectNodeContents(n: El): void; getBoundingClientRect(): Box };
+          documentElement: { scrollHeight: number };
+        };
+        getComputedStyle(e: El): { lineHeight: string };
+      };
+      // How many lines the cell's text takes: the height of its text over its line height.
+      const lines = (el: El) => {
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        return Math.round(range.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight));
+      };
+      return {
+        who: Array.from(document.querySelectorAll('table.audit td.who')).map(lines),
+        rows: Array.from(document.querySelectorAll('table.audit tbody tr')).length,
+        height: document.documentElement.scrollHeight,
+      };
+    });
+    expect(layout.rows).toBe(6);
+    expect(layout.who).toEqual(Array(6).fill(1));
+    // The header, the tabs, then at most about three lines a change: 1,050 px for six, not thousands.
+    console.log(`audit log on a phone: ${layout.height} px for ${layout.rows} changes`);
+    expect(layout.height).toBeLessThan(1050);
+
+    // The usage chart: a date under every seventh day, and a scale from 0 to a round top.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('link', { name: '利用状況' }).click();
+    await count('.bars li').toBe(30);
+    expect(await page.locator('.bars .tick').count()).toBe(5);
+    expect(await page.locator('.bars .tick').first().innerText()).toMatch(/^\d{1,2}\/\d{1,2}$/);
+    const scale = await page.locator('.scale span').allInnerTexts();
+    expect(scale).toHaveLength(3);
+    expect(scale[2]).toBe('0');
+    expect(Number(scale[0]!.replace(/,/g, ''))).toBe(2 * Number(scale[1]!.replace(/,/g, '')));
+    await text('figure.chart figcaption').toBe('1日あたりの文字数');
+
+    // Bob's own usage is nothing yet: said in words, not a row of empty bars. His two forms fill the width.
+    await page.getByRole('link', { name: '自分の設定' }).click();
+    await text('main .empty').toBe('今期はまだ使われていません。');
+    expect(await page.locator('main .bars').count()).toBe(0);
+    const grid = await page.locator('main .grid').evaluate((g) => {
+      const box = (e: { getBoundingClientRect(): { left: number; right: number } }) => e.getBoundingClientRect();
+      const forms = Array.from((g as unknown as { children: ArrayLike<{ tagName: string; getBoundingClientRect(): { left: number; right: number } }> }).children).filter((c) => c.tagName === 'FORM');
+      return { right: box(g as never).right, formsRight: Math.max(...forms.map((f) => box(f).right)), forms: forms.length };
+    });
+    expect(grid.forms).toBe(2);
+    expect(grid.right - grid.formsRight).toBeLessThan(2);
+    await page.locator('#lang').selectOption('en');
   });
 
   it("sign-out ends the session; a member who is no admin sees only their own settings; the API refuses the server's", async () => {
