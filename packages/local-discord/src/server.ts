@@ -37,7 +37,7 @@ import { guildRoutes } from './rest/guilds.ts';
 import { interactionRoutes } from './rest/interactions.ts';
 import { ok, Router, type RouteResult } from './rest/router.ts';
 import { userRoutes } from './rest/users.ts';
-import { AUTHORIZE_PATHS, authorizePage, submitAuthorize, type PageResult } from './oauth2/authorize.ts';
+import { AUTHORIZE_PATHS, authorizePage, pageLang, submitAuthorize, type PageResult } from './oauth2/authorize.ts';
 import { OAuth2Grants } from './oauth2/grants.ts';
 import { setStageSpeaker, stageRoutes } from './stages.ts';
 import { DiscordState } from './state.ts';
@@ -402,8 +402,10 @@ class FakeDiscordServer implements FakeDiscord {
   async #authorizePage(req: IncomingMessage, res: ServerResponse, url: URL, raw: Buffer): Promise<void> {
     let result: PageResult;
     try {
-      if (req.method === 'GET') result = authorizePage(this.#state, url.searchParams);
-      else if (req.method === 'POST') result = await submitAuthorize(this.#state, this.#grants, new URLSearchParams(raw.toString('utf8')));
+      const lang = pageLang(req.headers['accept-language']);
+      if (req.method === 'GET') result = authorizePage(this.#state, url.searchParams, lang);
+      else if (req.method === 'POST')
+        result = await submitAuthorize(this.#state, this.#grants, new URLSearchParams(raw.toString('utf8')), lang);
       else result = { status: 405, html: 'Method Not Allowed' };
     } catch (error) {
       result = { status: 500, html: `Local Discord error: ${String((error as Error).message).replace(/[<&]/g, '')}` };

@@ -5,12 +5,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '../src/server.ts';
+import { defaultGuild } from '../src/fixtures.ts';
 
 const REDIRECT = 'http://127.0.0.1:9/auth/callback';
+/** A member known in the server by a nickname other than their display name. */
+const TARO = { id: '1000000000000000199', username: 'taro', globalName: 'たろう' };
 let fake: FakeDiscord;
 
 beforeAll(async () => {
+  const guild = defaultGuild();
+  guild.members.push({ user: TARO, nick: 'タロー', roles: [] });
   fake = await startFakeDiscord({
+    guilds: [guild],
     redirectUris: [REDIRECT],
     extraBots: [{ user: { id: '1200000000000000002', username: 'yomiage-2' }, guildIds: [], redirectUris: [REDIRECT] }],
   });
@@ -78,6 +84,10 @@ describe('OAuth2 for users', () => {
     expect(html).toMatch(/<button[^>]*value="authorize"[^>]*>Authorize<\/button>/);
     expect(html).toContain(`value="${DEFAULT_IDS.bob}" selected`);
     expect(html).toContain('Know what servers you are in');
+    expect(html).toContain('<html lang="en">');
+    // Each person as the server shows them: the nickname, not the account's own names.
+    expect(html).toContain(`<option value="${TARO.id}">タロー</option>`);
+    expect(html).not.toMatch(/たろう|\(taro\)/);
 
     // No redirect to a URI the application did not register, nor for an unknown client.
     for (const bad of [{ redirect_uri: 'http://127.0.0.1:9/evil' }, { client_id: '999' }]) {
@@ -101,6 +111,37 @@ describe('OAuth2 for users', () => {
       'access_denied',
       null,
     ]);
+  });
+
+  it('the authorize page and its answers are in Japanese for a browser that asks for it first', async () => {
+    const headers = { 'accept-language': 'ja,en-US;q=0.9' };
+    const page = await fetch(`${origin()}/oauth2/authorize?${new URLSearchParams(authorizeQuery())}`, { headers });
+    const html = await page.text();
+    expect(html).toContain('<html lang="ja">');
+    expect(html).toMatch(/<button[^>]*value="authorize"[^>]*>認証<\/button>/);
+    expect(html).toMatch(/<button[^>]*value="cancel"[^>]*>キャンセル<\/button>/);
+    expect(html).toContain('<label for="user">サインインするユーザー</label>');
+    expect(html).toContain('<li>参加しているサーバーを知る</li>');
+    expect(html).toContain('>タロー</option>');
+    // Nothing of the English page is left.
+    for (const english of ['Authorize', 'Cancel', 'Signed in as', 'wants to access', 'This will allow', 'Know what servers'])
+      expect(html).not.toContain(english);
+    // A refusal shown on the page is Japanese too.
+    const bad = await fetch(`${origin()}/oauth2/authorize?${new URLSearchParams(authorizeQuery({ client_id: '999' }))}`, { headers });
+    expect(await bad.text()).toContain('OAuth2 の <code>client_id</code> が無効です。');
+    // The bot-adding flow's answer, posted from the Japanese page.
+    const added = await fetch(`${origin()}/oauth2/authorize`, {
+      method: 'POST',
+      headers,
+      body: new URLSearchParams({
+        client_id: app().applicationId,
+        scope: 'bot',
+        guild_id: DEFAULT_IDS.guild,
+        user: DEFAULT_IDS.alice,
+        action: 'authorize',
+      }),
+    });
+    expect([added.status, await added.text()]).toEqual([403, expect.stringContaining('「サーバー管理」権限が必要です')]);
   });
 
   it('a code with its PKCE verifier buys tokens for users/@me and users/@me/guilds; a wrong verifier or a reused code does not', async () => {
