@@ -51,7 +51,9 @@ export function describeAudit(entry: Pick<AuditEntry, 'action' | 'detail'>, lang
       });
     case 'mute':
     case 'unmute':
-      return t(lang, entry.action === 'mute' ? 'dashboard.action_mute' : 'dashboard.action_unmute', { member: names.member(str(d.memberId)) });
+      return t(lang, entry.action === 'mute' ? 'dashboard.action_mute' : 'dashboard.action_unmute', {
+        member: names.member(str(d.memberId)),
+      });
     case 'reading.bot.add':
       return t(lang, 'dashboard.action_reading_bot_add', { id: str(d.botId) });
     case 'reading.bot.remove':

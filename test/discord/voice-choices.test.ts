@@ -24,7 +24,7 @@ describe('voice facts', () => {
     expect(standardVoiceFacts(voice)).toEqual({ language, gender });
   });
 
-  it('GIVEN the known standard voices THEN all but the service\'s own variant have a gender', () => {
+  it("GIVEN the known standard voices THEN all but the service's own variant have a gender", () => {
     const unknown = KNOWN_STANDARD_VOICES.filter((v) => standardVoiceFacts(v).gender === 'unknown');
     expect(unknown).toEqual(['ja-JP-NanamiNeural_cs']);
   });

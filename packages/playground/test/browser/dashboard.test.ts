@@ -203,7 +203,7 @@ describe('the web dashboard in a browser', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it('the audit log says what changed in words, in the page\'s language, and fits a phone; the usage chart is labelled', async () => {
+  it("the audit log says what changed in words, in the page's language, and fits a phone; the usage chart is labelled", async () => {
     await page.locator('#lang').selectOption('ja');
     await page.getByRole('link', { name: '変更履歴' }).click();
     // The setting as /設定 names it for a Japanese member, never the stored field name.
@@ -265,7 +265,9 @@ describe('the web dashboard in a browser', () => {
     expect(await page.locator('main .bars').count()).toBe(0);
     const grid = await page.locator('main .grid').evaluate((g) => {
       const box = (e: { getBoundingClientRect(): { left: number; right: number } }) => e.getBoundingClientRect();
-      const forms = Array.from((g as unknown as { children: ArrayLike<{ tagName: string; getBoundingClientRect(): { left: number; right: number } }> }).children).filter((c) => c.tagName === 'FORM');
+      const forms = Array.from(
+        (g as unknown as { children: ArrayLike<{ tagName: string; getBoundingClientRect(): { left: number; right: number } }> }).children,
+      ).filter((c) => c.tagName === 'FORM');
       return { right: box(g as never).right, formsRight: Math.max(...forms.map((f) => box(f).right)), forms: forms.length };
     });
     expect(grid.forms).toBe(2);
