@@ -38,25 +38,8 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // The playground's page: three classic scripts (index.html loads strings.js, composer.js, then
-    // app.js) that share their top-level names.
-    files: ['packages/playground/src/public/**/*.js'],
-    languageOptions: {
-      sourceType: 'script',
-      globals: {
-        ...globals.browser,
-        PAGE_TEXT: 'readonly',
-        pageText: 'readonly',
-        translateDocument: 'readonly',
-        createComposer: 'readonly',
-      },
-    },
-    // What one script declares for the others is neither unused nor a redeclaration.
-    rules: { '@typescript-eslint/no-unused-vars': ['error', { vars: 'local' }], 'no-redeclare': ['error', { builtinGlobals: false }] },
-  },
-  {
-    // The dashboard's page: ES modules in the browser (src/dashboard/page).
-    files: ['src/dashboard/page/**/*.js'],
+    // The playground's page and the dashboard's: ES modules in the browser.
+    files: ['packages/playground/src/public/**/*.js', 'src/dashboard/page/**/*.js'],
     languageOptions: { sourceType: 'module', globals: globals.browser },
   },
   prettier,

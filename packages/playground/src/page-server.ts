@@ -10,6 +10,7 @@
  * in the same browser must not drive it: requests must name this server in Host (no DNS
  * rebinding), and the API and the WebSocket take only requests whose Origin is this page.
  */
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -31,12 +32,15 @@ import { botItem, guildView, serviceView, type CommandItem, type MemberItem, typ
 import type { VoiceTap } from './voice-tap.ts';
 
 const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'public');
+/** The page (public/): its HTML, its style and its modules, each by its own name. */
 const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
-  '/strings.js': { file: 'strings.js', type: 'text/javascript; charset=utf-8' },
-  '/composer.js': { file: 'composer.js', type: 'text/javascript; charset=utf-8' },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+  ...Object.fromEntries(
+    readdirSync(PUBLIC_DIR)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => [`/${f}`, { file: f, type: 'text/javascript; charset=utf-8' }]),
+  ),
 };
 const MAX_BODY_BYTES = 64 * 1024;
 /** Discord's limit for a member's message (without Nitro). */

@@ -1,8 +1,6 @@
 // The message box, as Discord's: several lines (Enter sends, Shift+Enter starts a new line, so a
 // ``` code block can be written), @-mentions picked from a list of the server's members and sent as
 // <@id> (shown as @name while writing), and Discord's 2,000-character limit said, never cut.
-'use strict';
-
 /** Discord's limit for a member's message (without Nitro). */
 const MESSAGE_MAX_CHARS = 2000;
 /** Discord shows how many characters are left once fewer than this remain. */
@@ -12,7 +10,7 @@ const COUNT_SHOWN_FROM = 200;
  * Wires the message box. `members()` lists who can be mentioned ({ id, displayName, username });
  * `send(content)` posts the message as Discord would send it; `say(key, vars)` is the page's text.
  */
-function createComposer({ box, list, count, error, members, send, say }) {
+export function createComposer({ box, list, count, error, members, send, say }) {
   /** Mentions picked from the list: the "@name" shown, and the member it stands for. */
   let picked = [];
   let options = [];

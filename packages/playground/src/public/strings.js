@@ -1,10 +1,9 @@
 // Every text of the page's own, in both Discord languages the page offers (the bot's words come
 // from the bot). index.html marks its texts with data-text (and data-text-placeholder,
-// data-text-label for aria-label); app.js and composer.js call text(). The browser test reads this
+// data-text-label for aria-label); the modules call T() (state.js). The browser test reads this
 // list to check that the Japanese page shows none of the English.
-'use strict';
 
-const PAGE_TEXT = {
+export const PAGE_TEXT = {
   en: {
     title_sub: 'playground',
     connecting: 'connecting…',
@@ -203,18 +202,18 @@ const PAGE_TEXT = {
 };
 
 /** The page's language for a Discord locale: Japanese for ja, English otherwise. */
-function pageLang(locale) {
+export function pageLang(locale) {
   return locale === 'ja' ? 'ja' : 'en';
 }
 
 /** A page text in `locale`, its {placeholders} filled from `vars`. */
-function pageText(locale, key, vars = {}) {
+export function pageText(locale, key, vars = {}) {
   const template = PAGE_TEXT[pageLang(locale)][key] ?? PAGE_TEXT.en[key] ?? key;
   return template.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
 }
 
 /** Puts the static texts of index.html in `locale`, and the document's lang. */
-function translateDocument(locale) {
+export function translateDocument(locale) {
   document.documentElement.lang = pageLang(locale);
   document.title = `yomiage ${pageText(locale, 'title_sub')}`;
   for (const node of document.querySelectorAll('[data-text]')) node.textContent = pageText(locale, node.dataset.text);
