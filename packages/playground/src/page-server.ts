@@ -16,19 +16,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '@yomiage/tts-emulator';
-import {
-  listenOnLoopback,
-  LOOPBACK_HOST,
-  type FakeDiscord,
-  type FakeVoiceServer,
-  type LocalDiscordActivity,
-  type SimulatedListener,
-} from '@yomiage/local-discord';
+import { listenOnLoopback, LOOPBACK_HOST, type FakeDiscord, type FakeVoiceServer, type LocalDiscordActivity } from '@yomiage/local-discord';
 import type { BotLogLine, BotProcessEvents, BotStatus } from './bot-process.ts';
 import { PageRequestError } from './errors.ts';
-import { botItem, guildView, serviceView, type CommandItem, type MemberItem, type TimelineItem } from './views.ts';
+import { MemberActions } from './member-actions.ts';
+import { botItem, guildView, serviceView, type MemberItem, type TimelineItem } from './views.ts';
 import type { VoiceTap } from './voice-tap.ts';
 
 const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'public');
@@ -43,10 +36,6 @@ const STATIC: Record<string, { file: string; type: string }> = {
   ),
 };
 const MAX_BODY_BYTES = 64 * 1024;
-/** Discord's limit for a member's message (without Nitro). */
-const MAX_MESSAGE_CHARS = 2000;
-/** Discord tells the member the application did not respond after 3 s. */
-const RESPONSE_DEADLINE_MS = 3000;
 const KEPT_ITEMS = 500;
 /** A client this far behind on the socket skips audio rather than buffering without bound. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -76,11 +65,8 @@ export class PageServer {
   readonly #http: Server;
   readonly #wss = new WebSocketServer({ noServer: true });
   readonly #clients = new Set<WebSocket>();
-  /** Members' messages and the commands they ran; the bot's messages are read from the local Discord. */
-  readonly #items: Array<MemberItem | CommandItem> = [];
-  /** Interactions run from the page: who ran what, for the bot's replies. */
-  readonly #interactions = new Map<string, { name: string; userId: string }>();
-  readonly #listeners = new Map<string, SimulatedListener>();
+  /** What members do through the page, and what they wrote and ran. */
+  readonly #actions: MemberActions;
   readonly #unsubscribe: () => void;
   readonly #serviceTimer: NodeJS.Timeout;
   #lastService = '';
@@ -88,6 +74,12 @@ export class PageServer {
 
   constructor(options: PageServerOptions) {
     this.#options = options;
+    this.#actions = new MemberActions({
+      guildId: options.guildId,
+      discord: options.discord,
+      voice: options.voice,
+      changed: (item) => this.#broadcast({ t: 'item', item }),
+    });
     this.#http = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
         // No bot on the gateway (it exited, or is restarting): nobody to deliver to.
@@ -144,8 +136,8 @@ export class PageServer {
 
   #timeline(): TimelineItem[] {
     const { discord } = this.#options;
-    const bot = discord.messages.filter((m) => m.guildId === this.#options.guildId).map((m) => botItem(m, this.#interactions));
-    return [...this.#items, ...bot].sort((a, b) => a.at - b.at).slice(-KEPT_ITEMS);
+    const bot = discord.messages.filter((m) => m.guildId === this.#options.guildId).map((m) => botItem(m, this.#actions.interactions));
+    return [...this.#actions.items, ...bot].sort((a, b) => a.at - b.at).slice(-KEPT_ITEMS);
   }
 
   #snapshot() {
@@ -182,17 +174,22 @@ export class PageServer {
     if (req.method !== 'POST') throw new PageRequestError('not_found', { message: `no route ${req.method} ${url.pathname}` });
     if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new PageRequestError('unsupported_media_type');
     const body = await readJson(req);
+    const actions = this.#actions;
     switch (url.pathname) {
       case '/api/message':
-        return sendJson(res, 200, await this.#message(body));
+        return sendJson(res, 200, await actions.message(body));
       case '/api/command':
-        return sendJson(res, 200, await this.#command(body));
+        return sendJson(res, 200, await actions.command(body));
+      case '/api/message-command':
+        return sendJson(res, 200, await actions.messageCommand(body));
+      case '/api/modal':
+        return sendJson(res, 200, await actions.modalSubmit(body));
       case '/api/autocomplete':
-        return sendJson(res, 200, await this.#autocomplete(body));
+        return sendJson(res, 200, await actions.autocomplete(body));
       case '/api/voice':
-        return sendJson(res, 200, await this.#voice(body));
+        return sendJson(res, 200, await actions.voiceState(body));
       case '/api/click':
-        return sendJson(res, 200, await this.#click(body));
+        return sendJson(res, 200, await actions.click(body));
       default:
         throw new PageRequestError('not_found', { message: `no route POST ${url.pathname}` });
     }
@@ -220,170 +217,17 @@ export class PageServer {
     res.end(found.data);
   }
 
-  // ---- what members do --------------------------------------------------------------------------
-
-  #member(userId: unknown) {
-    const member = this.#guild.members.find((m) => m.user.id === userId && !m.user.bot);
-    if (!member) throw new PageRequestError('bad_request', { message: `no member ${String(userId)} in this server` });
-    return member;
-  }
-
-  #channel(channelId: unknown, type: number) {
-    const channel = this.#guild.channels.find((c) => c.id === channelId && c.type === type);
-    if (!channel)
-      throw new PageRequestError('bad_request', {
-        message: `no ${type === 2 ? 'voice' : 'text'} channel ${String(channelId)} in this server`,
-      });
-    return channel;
-  }
-
-  async #message(body: Record<string, unknown>) {
-    const member = this.#member(body.userId);
-    const channel = this.#channel(body.channelId, 0);
-    const content = body.content;
-    if (typeof content !== 'string' || content.trim() === '')
-      throw new PageRequestError('bad_request', { message: 'write something first' });
-    if ([...content].length > MAX_MESSAGE_CHARS)
-      throw new PageRequestError('bad_request', { message: `a message is at most ${MAX_MESSAGE_CHARS} characters` });
-    const { id } = await this.#options.discord.sendMessage({
-      guildId: this.#options.guildId,
-      channelId: channel.id,
-      author: member.user,
-      content,
-    });
-    const item: MemberItem = {
-      type: 'member',
-      id,
-      channelId: channel.id,
-      authorId: member.user.id,
-      content,
-      at: Date.now(),
-      reactions: [],
-      deleted: false,
-    };
-    this.#remember(item);
-    this.#broadcast({ t: 'item', item });
-    return { id };
-  }
-
-  async #command(body: Record<string, unknown>) {
-    const { name, options, locale, channelId, member } = this.#commandInput(body);
-    const interaction = await this.#options.discord.sendInteraction({
-      guildId: this.#options.guildId,
-      channelId,
-      user: member.user,
-      name,
-      options,
-      locale,
-    });
-    this.#interactions.set(interaction.id, { name, userId: member.user.id });
-    const item: CommandItem = {
-      type: 'command',
-      id: interaction.id,
-      channelId,
-      userId: member.user.id,
-      name,
-      summary: summarize(name, options),
-      options,
-      locale,
-      at: Date.now(),
-      noResponse: false,
-    };
-    this.#remember(item);
-    this.#broadcast({ t: 'item', item });
-    interaction
-      .waitForResponse(() => true, RESPONSE_DEADLINE_MS)
-      .catch(() => {
-        item.noResponse = true;
-        this.#broadcast({ t: 'item', item });
-      });
-    return { id: interaction.id };
-  }
-
-  /** A member clicks a button of a bot message (the local Discord refuses one the message lacks). */
-  async #click(body: Record<string, unknown>) {
-    const member = this.#member(body.userId);
-    const message = this.#options.discord.messages.find((m) => m.id === body.messageId && !m.deleted);
-    if (!message || !botItem(message, this.#interactions).buttons.some((b) => b.customId === body.customId))
-      throw new PageRequestError('bad_request', { message: 'no such button' });
-    const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
-    const interaction = await this.#options.discord.sendInteraction({
-      guildId: this.#options.guildId,
-      channelId: message.channelId,
-      user: member.user,
-      name: '',
-      locale,
-      type: 3,
-      component: { messageId: message.id, customId: String(body.customId) },
-    });
-    this.#interactions.set(interaction.id, { name: 'button', userId: member.user.id });
-    return { id: interaction.id };
-  }
-
-  async #autocomplete(body: Record<string, unknown>) {
-    const { name, options, locale, channelId, member } = this.#commandInput(body);
-    const interaction = await this.#options.discord.sendInteraction({
-      guildId: this.#options.guildId,
-      channelId,
-      user: member.user,
-      name,
-      options,
-      locale,
-      type: 4,
-    });
-    const response = await interaction.waitForResponse((r) => r.kind === 'callback', RESPONSE_DEADLINE_MS).catch(() => undefined);
-    const choices = response?.data?.choices;
-    return { choices: Array.isArray(choices) ? choices : [] };
-  }
-
-  #commandInput(body: Record<string, unknown>) {
-    const member = this.#member(body.userId);
-    const channelId = this.#channel(body.channelId, 0).id;
-    const commands = this.#options.discord.commands.guild[this.#options.guildId] ?? [];
-    const name = body.name;
-    if (typeof name !== 'string' || !commands.some((c) => c.name === name))
-      throw new PageRequestError('bad_request', { message: `no command /${String(name)} is registered here` });
-    // A message command (type 3) runs on a message, from its Apps menu, never from the slash command form.
-    if (!commands.some((c) => c.name === name && (c.type ?? 1) === 1))
-      throw new PageRequestError('bad_request', { message: `${name} is a message command (Apps on a message), not a slash command` });
-    const options = Array.isArray(body.options) ? (body.options as APIApplicationCommandInteractionDataOption[]) : [];
-    const locale = typeof body.locale === 'string' && /^[a-zA-Z-]{2,8}$/.test(body.locale) ? body.locale : 'ja';
-    return { name, options, locale, channelId, member };
-  }
-
-  async #voice(body: Record<string, unknown>) {
-    const member = this.#member(body.userId);
-    const { discord, voice } = this.#options;
-    const guildId = this.#options.guildId;
-    const channelId = body.channelId === null ? null : this.#channel(body.channelId, 2).id;
-    const userId = member.user.id;
-    const previous = this.#listeners.get(userId);
-    if (previous && previous.channelId !== channelId) {
-      voice.dave.detachListener(previous);
-      this.#listeners.delete(userId);
-    }
-    await discord.setVoiceState(userId, guildId, channelId);
-    // The member's client in the call: a DAVE group member that decrypts what the bot sends.
-    if (channelId && !this.#listeners.has(userId)) this.#listeners.set(userId, voice.simulateListener({ guildId, channelId, userId }));
-    return { ok: true };
-  }
-
-  #remember(item: MemberItem | CommandItem): void {
-    this.#items.push(item);
-    if (this.#items.length > KEPT_ITEMS) this.#items.splice(0, this.#items.length - KEPT_ITEMS);
-  }
-
   // ---- live updates -----------------------------------------------------------------------------
 
   #onActivity(activity: LocalDiscordActivity): void {
     switch (activity.kind) {
       case 'message':
         if (activity.message.guildId === this.#options.guildId)
-          this.#broadcast({ t: 'item', item: botItem(activity.message, this.#interactions) });
+          this.#broadcast({ t: 'item', item: botItem(activity.message, this.#actions.interactions) });
         return;
       case 'reaction':
       case 'deletion': {
-        const item = this.#items.find((i): i is MemberItem => i.type === 'member' && i.id === activity.messageId);
+        const item = this.#actions.items.find((i): i is MemberItem => i.type === 'member' && i.id === activity.messageId);
         if (!item) return;
         if (activity.kind === 'reaction') item.reactions.push(activity.emoji);
         else item.deleted = true;
@@ -427,23 +271,6 @@ export class PageServer {
     this.#lastService = text;
     this.#broadcast({ t: 'service', service });
   }
-}
-
-/** `/config voice value: ja-JP-Wavenet-A`: the command line as Discord shows it. */
-function summarize(name: string, options: readonly APIApplicationCommandInteractionDataOption[]): string {
-  const parts = [`/${name}`];
-  const walk = (list: readonly APIApplicationCommandInteractionDataOption[]) => {
-    for (const option of list) {
-      if ('options' in option && Array.isArray(option.options)) {
-        parts.push(option.name);
-        walk(option.options as APIApplicationCommandInteractionDataOption[]);
-      } else if ('value' in option) {
-        parts.push(`${option.name}: ${String(option.value)}`);
-      }
-    }
-  };
-  walk(options);
-  return parts.join(' ');
 }
 
 /** A log line for the page: level, time, message and a few short fields. */

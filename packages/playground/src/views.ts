@@ -39,18 +39,34 @@ export interface MemberItem {
   deleted: boolean;
 }
 
+/** Who ran what, for the bot's replies: a slash command, a message command (Apps), or a button click. */
+export interface Invoked {
+  kind: 'slash' | 'message' | 'button';
+  /** The command's name (a button's custom_id). */
+  name: string;
+  userId: string;
+  /** The timeline item of the command a modal's submit answers (its reply is headed as that command). */
+  itemId?: string;
+  /** For a click: the message that had the button (its reply is shown as a reply to it). */
+  messageId?: string;
+}
+
 export interface CommandItem {
   type: 'command';
   id: string;
   channelId: string;
   userId: string;
   name: string;
+  /** A slash command, or a message command run from a message's Apps menu. */
+  kind: 'slash' | 'message';
   /** `/config voice value: x` as Discord shows it. */
   summary: string;
   /** The options as sent, for the page to name them in the Discord language chosen. */
   options: readonly APIApplicationCommandInteractionDataOption[];
   locale: string;
   at: number;
+  /** The bot answered: its reply (or the modal it opened) stands for the command in the timeline. */
+  replied: boolean;
   /** Discord says "The application did not respond" after 3 s without an answer. */
   noResponse: boolean;
 }
@@ -63,13 +79,14 @@ export interface BotItem {
   content: string;
   embeds: unknown[];
   attachments: Array<{ id: string; filename: string; size: number; contentType: string; url: string }>;
-  /** The message's buttons (a question answered by a click). */
-  buttons: Array<{ customId: string; label: string }>;
+  /** The message's buttons (a question answered by a click), with Discord's style (1 blurple, 2 grey, 3 green, 4 red). */
+  buttons: Array<{ customId: string; label: string; style: number }>;
   /** Only the member who ran the command sees it (flag 64). */
   ephemeral: boolean;
   /** A deferred reply not answered yet ("yomiage is thinking..."). */
   loading: boolean;
-  interaction?: { id: string; name: string; userId: string };
+  /** What it answers; `id` is the timeline item of the command (the modal's opener for a submit). */
+  interaction?: { id: string } & Invoked;
   replyTo?: string;
   edited: boolean;
   deleted: boolean;
@@ -102,7 +119,7 @@ export function guildView(guild: FakeGuild): GuildView {
 }
 
 /** A bot message as the page shows it; attachments are served by the playground itself. */
-export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, { name: string; userId: string }>): BotItem {
+export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, Invoked>): BotItem {
   const invoked = message.interactionId ? interactions.get(message.interactionId) : undefined;
   return {
     type: 'bot',
@@ -118,13 +135,23 @@ export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, 
       contentType: a.contentType,
       url: `/api/attachments/${a.id}`,
     })),
-    buttons: (message.components as Array<{ components?: Array<{ type?: number; custom_id?: string; label?: string }> }>)
+    buttons: (message.components as Array<{ components?: Array<{ type?: number; custom_id?: string; label?: string; style?: number }> }>)
       .flatMap((row) => row.components ?? [])
       .filter((c) => c.type === 2 && typeof c.custom_id === 'string')
-      .map((c) => ({ customId: c.custom_id!, label: c.label ?? c.custom_id! })),
+      .map((c) => ({ customId: c.custom_id!, label: c.label ?? c.custom_id!, style: c.style ?? 2 })),
     ephemeral: (message.flags & 64) !== 0,
     loading: (message.flags & 128) !== 0,
-    ...(message.interactionId && invoked ? { interaction: { id: message.interactionId, ...invoked } } : {}),
+    ...(message.interactionId && invoked
+      ? {
+          interaction: {
+            id: invoked.itemId ?? message.interactionId,
+            kind: invoked.kind,
+            name: invoked.name,
+            userId: invoked.userId,
+            ...(invoked.messageId ? { messageId: invoked.messageId } : {}),
+          },
+        }
+      : {}),
     ...(message.messageReference?.message_id ? { replyTo: message.messageReference.message_id } : {}),
     edited: message.edits > 0,
     deleted: message.deleted,

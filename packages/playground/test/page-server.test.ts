@@ -43,19 +43,49 @@ beforeAll(async () => {
   const res = await fetch(`${discord.apiUrl}/v10/applications/${discord.applicationId}/guilds/${IDS.guild}/commands`, {
     method: 'PUT',
     headers: { authorization: `Bot ${discord.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify([{ name: 'ping', description: 'Ping', options: [{ type: 3, name: 'text', description: 'Text' }] }]),
+    body: JSON.stringify([
+      { name: 'ping', description: 'Ping', options: [{ type: 3, name: 'text', description: 'Text' }] },
+      // A message command (Apps > Fix on a message): it answers with a modal, as Fix reading does.
+      { name: 'Fix', type: 3 },
+    ]),
   });
   expect(res.status).toBe(200);
   client = await loginClient(discord);
   client.on('interactionCreate', async (interaction) => {
-    // A click on /ping ask's button: the message says who clicked.
+    // Apps > Fix: a modal with one field named after the message's first word; its submit is answered privately.
+    if (interaction.isMessageContextMenuCommand()) {
+      const word = interaction.targetMessage.content.split(' ')[0]!;
+      return void (await interaction.showModal({
+        custom_id: 'fix',
+        title: 'Fix',
+        components: [{ type: 1, components: [{ type: 4, custom_id: `w:${word}`, label: word, style: 1, required: false }] }],
+      }));
+    }
+    if (interaction.isModalSubmit()) {
+      const [field] = interaction.fields.fields.values();
+      return void (await interaction.reply({
+        content: `fixed ${field!.customId.slice(2)} as ${field!.value}`,
+        flags: MessageFlags.Ephemeral,
+      }));
+    }
+    // A click on /ping ask's Reply button: a new message; on its OK button: the message says who clicked.
+    if (interaction.isButton() && interaction.customId === 'reply')
+      return void (await interaction.reply({ content: 'a reply to the click' }));
     if (interaction.isButton())
       return void (await interaction.update({ content: `clicked by ${interaction.user.username}`, components: [] }));
     // /ping ask: a question with a button.
     if (interaction.isChatInputCommand() && interaction.options.getString('text') === 'ask') {
       return void (await interaction.reply({
         content: 'sure?',
-        components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'ok', label: 'OK' }] }],
+        components: [
+          {
+            type: 1,
+            components: [
+              { type: 2, style: 1, custom_id: 'ok', label: 'OK' },
+              { type: 2, style: 2, custom_id: 'reply', label: 'Reply' },
+            ],
+          },
+        ],
       }));
     }
     // /ping with a text: an ephemeral reply with an MP3; without: no answer at all.
@@ -182,7 +212,7 @@ describe('only this page drives it', () => {
       ['Alice', false],
       ['タロー', false],
     ]);
-    expect(hello.state.commands.map((c: { name: string }) => c.name)).toEqual(['ping']);
+    expect(hello.state.commands.map((c: { name: string }) => c.name)).toEqual(['ping', 'Fix']);
     ws.close();
   });
 });
@@ -196,6 +226,15 @@ describe('what members do', () => {
       ['/api/message', { userId: IDS.alice, channelId: IDS.text, content: '   ' }, /write something/],
       ['/api/message', { userId: IDS.alice, channelId: IDS.text, content: 'あ'.repeat(2001) }, /at most 2000 characters/],
       ['/api/command', { userId: IDS.alice, channelId: IDS.text, name: 'nope' }, /no command \/nope/],
+      // A message command is run from a message's Apps menu, never as a slash command (and the other way round).
+      [
+        '/api/command',
+        { userId: IDS.alice, channelId: IDS.text, name: 'Fix' },
+        /Fix is a message command: run it from a message's Apps menu/,
+      ],
+      ['/api/message-command', { userId: IDS.alice, channelId: IDS.text, name: 'ping', messageId: '1' }, /\/ping is not a message command/],
+      ['/api/message-command', { userId: IDS.alice, channelId: IDS.text, name: 'Fix', messageId: '1' }, /no message 1 in this channel/],
+      ['/api/modal', { userId: IDS.alice, interactionId: '1', values: {} }, /no such modal/],
       ['/api/voice', { userId: IDS.alice, channelId: IDS.text }, /no voice channel/],
     ];
     for (const [path, body, message] of cases) {
@@ -232,7 +271,13 @@ describe('what members do', () => {
     const command = (await next('item', (m) => m.item.type === 'command')).item;
     expect(command).toMatchObject({ id: ran.id, userId: IDS.alice, summary: '/ping text: hi', locale: 'en-US', noResponse: false });
     const reply = (await next('item', (m) => m.item.type === 'bot' && m.item.attachments.length > 0)).item;
-    expect(reply).toMatchObject({ ephemeral: true, interaction: { id: ran.id, name: 'ping', userId: IDS.alice }, content: 'here it is' });
+    expect(reply).toMatchObject({
+      ephemeral: true,
+      interaction: { id: ran.id, kind: 'slash', name: 'ping', userId: IDS.alice },
+      content: 'here it is',
+    });
+    // Once answered, the reply stands for the command: the command's own item says so (shown once, as Discord does).
+    expect((await next('item', (m) => m.item.id === ran.id && m.item.replied)).item.noResponse).toBe(false);
     const file = await http('GET', `${reply.attachments[0].url}?download=1`);
     expect(file.status).toBe(200);
     expect(file.headers['content-type']).toBe('audio/mpeg');
@@ -248,12 +293,50 @@ describe('what members do', () => {
       body: { userId: IDS.alice, channelId: IDS.text, name: 'ping', locale: 'en-US', options: [{ name: 'text', type: 3, value: 'ask' }] },
     });
     const asked = (await next('item', (m) => m.item.type === 'bot' && m.item.buttons.length > 0)).item;
-    expect(asked.buttons).toEqual([{ customId: 'ok', label: 'OK' }]);
+    // Each with Discord's style: blurple OK, grey Reply.
+    expect(asked.buttons).toEqual([
+      { customId: 'ok', label: 'OK', style: 1 },
+      { customId: 'reply', label: 'Reply', style: 2 },
+    ]);
+    // A reply to a click is a reply to the message that had the button (not a command named "button").
+    expect((await http('POST', '/api/click', { body: { userId: IDS.alice, messageId: asked.id, customId: 'reply' } })).status).toBe(200);
+    const answer = (await next('item', (m) => m.item.type === 'bot' && m.item.content === 'a reply to the click')).item;
+    expect(answer.interaction).toMatchObject({ kind: 'button', userId: IDS.alice, messageId: asked.id });
     const wrong = await http('POST', '/api/click', { body: { userId: IDS.alice, messageId: asked.id, customId: 'nope' } });
     expect([wrong.status, JSON.parse(wrong.text).error]).toEqual([400, 'no such button']);
     expect((await http('POST', '/api/click', { body: { userId: IDS.taro, messageId: asked.id, customId: 'ok' } })).status).toBe(200);
     const clicked = (await next('item', (m) => m.item.id === asked.id && m.item.buttons.length === 0)).item;
     expect(clicked.content).toBe('clicked by taro');
+    ws.close();
+  });
+
+  it("GIVEN Apps > Fix on a member's message THEN the page gets the bot's modal, and its submit is answered under that command", async () => {
+    const { ws, next } = await live();
+    await next('hello');
+    const written = JSON.parse(
+      (await http('POST', '/api/message', { body: { userId: IDS.taro, channelId: IDS.text, content: 'GPU が速い' } })).text,
+    );
+    const ran = await http('POST', '/api/message-command', {
+      body: { userId: IDS.alice, channelId: IDS.text, name: 'Fix', messageId: written.id, locale: 'ja' },
+    });
+    const opened = JSON.parse(ran.text);
+    expect(opened.modal).toMatchObject({ title: 'Fix', components: [{ components: [{ custom_id: 'w:GPU', label: 'GPU' }] }] });
+    // The command gave way to its modal: no item left saying Alice used it.
+    expect((await next('item', (m) => m.item.id === opened.id)).item).toMatchObject({ kind: 'message', name: 'Fix' });
+    expect((await next('item', (m) => m.item.id === opened.id && m.item.replied)).item.noResponse).toBe(false);
+    // Only the member the modal opened for can submit it.
+    const stranger = await http('POST', '/api/modal', { body: { userId: IDS.taro, interactionId: opened.id, values: { 'w:GPU': 'x' } } });
+    expect([stranger.status, JSON.parse(stranger.text).error]).toEqual([400, 'no such modal']);
+    const submitted = await http('POST', '/api/modal', {
+      body: { userId: IDS.alice, interactionId: opened.id, values: { 'w:GPU': 'じーぴーゆー' }, locale: 'ja' },
+    });
+    expect(JSON.parse(submitted.text)).toMatchObject({ answered: true });
+    const reply = (await next('item', (m) => m.item.type === 'bot' && m.item.content.startsWith('fixed'))).item;
+    expect(reply).toMatchObject({
+      content: 'fixed GPU as じーぴーゆー',
+      ephemeral: true,
+      interaction: { id: opened.id, kind: 'message', name: 'Fix', userId: IDS.alice },
+    });
     ws.close();
   });
 
