@@ -64,7 +64,7 @@ beforeAll(async () => {
     if (interaction.isModalSubmit()) {
       const [field] = interaction.fields.fields.values();
       return void (await interaction.reply({
-        content: `fixed ${field!.customId.slice(2)} as ${field!.value}`,
+        content: `fixed ${field!.customId.slice(2)} as ${interaction.fields.getTextInputValue(field!.customId)}`,
         flags: MessageFlags.Ephemeral,
       }));
     }

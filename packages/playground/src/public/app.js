@@ -12,9 +12,10 @@ import { translateDocument } from './strings.js';
 import { createComposer } from './composer.js';
 import { onAudio, speaker } from './audio.js';
 import { renderServer, setMe } from './guild-view.js';
-import { upsertItem, watchTimeline } from './timeline.js';
+import { jumpToPresent, renderUnseen, upsertItem, watchTimeline } from './timeline.js';
 import { appendLog, connection, renderBotStatus, renderConnection, renderService, renderUtterance } from './service.js';
-import { renderCommandForm, renderCommandList, renderSubcommands, runCommand } from './commands.js';
+import { chooseCommand, commandLeaves, renderCommandForm, renderCommandList, renderSubcommands, runCommand } from './commands.js';
+import { closeDrawers, wireDrawers } from './drawers.js';
 
 window.playground = {
   state,
@@ -38,6 +39,7 @@ function renderLanguage() {
   if (state.service) renderService(state.service);
   for (const item of state.items.values()) upsertItem(item);
   for (const u of state.utterances.values()) renderUtterance(u);
+  renderUnseen();
 }
 
 async function toggleVoice() {
@@ -133,9 +135,16 @@ createComposer({
   count: $('#message-count'),
   error: $('#message-error'),
   members: () => state.guild?.members ?? [],
-  send: (content) => post('/api/message', { userId: state.me, channelId: textChannel().id, content }),
+  commands: commandLeaves,
+  pickCommand: (command) => chooseCommand(command.path).focus(),
+  send: async (content) => {
+    await post('/api/message', { userId: state.me, channelId: textChannel().id, content });
+    // What the member writes is where the timeline goes, as in Discord.
+    jumpToPresent();
+  },
   say: T,
 });
+wireDrawers();
 $('#voice-toggle').addEventListener('click', toggleVoice);
 // The page's steps, as buttons: each does what it says.
 $('#step-voice').addEventListener('click', () => {
@@ -143,11 +152,14 @@ $('#step-voice').addEventListener('click', () => {
   else speaker.start();
 });
 $('#step-join').addEventListener('click', () => {
-  $('#command').value = 'join';
-  renderSubcommands();
+  closeDrawers();
+  chooseCommand(['join']);
   $('#command-form').requestSubmit();
 });
-$('#step-write').addEventListener('click', () => $('#message').focus());
+$('#step-write').addEventListener('click', () => {
+  closeDrawers();
+  $('#message').focus();
+});
 // Browsers play sound only after a click on the page: any click will do (after a reload, say).
 document.addEventListener('pointerdown', () => speaker.start());
 connect();

@@ -3,6 +3,7 @@
 // subcommands nested; what is missing or out of range said in the chosen language.
 import { $, el, loc, post, state, T, textChannel } from './state.js';
 import { followTimeline } from './timeline.js';
+import { openModal } from './modal.js';
 
 export const OPTION = {
   SUB: 1,
@@ -18,8 +19,53 @@ export const OPTION = {
   ATTACHMENT: 11,
 };
 
+/** The slash commands (a message command is on a message's Apps menu instead, as in Discord). */
+export function slashCommands() {
+  return state.commands.filter((c) => (c.type ?? 1) === 1);
+}
+
 export function currentCommand() {
-  return state.commands.find((c) => c.name === $('#command').value);
+  return slashCommands().find((c) => c.name === $('#command').value);
+}
+
+/**
+ * Every command and subcommand a member can run, as Discord's `/` picker lists them: its name as the
+ * client shows it ("/設定 声"), its description, and the path of English names to choose it.
+ */
+export function commandLeaves() {
+  const leaves = [];
+  for (const command of slashCommands()) {
+    const subs = (command.options ?? []).filter((o) => o.type === OPTION.SUB || o.type === OPTION.GROUP);
+    if (subs.length === 0) leaves.push({ label: `/${loc(command)}`, path: [command.name], description: loc(command, 'description') });
+    for (const sub of subs) {
+      if (sub.type === OPTION.SUB)
+        leaves.push({ label: `/${loc(command)} ${loc(sub)}`, path: [command.name, sub.name], description: loc(sub, 'description') });
+      else
+        for (const leaf of sub.options ?? [])
+          leaves.push({
+            label: `/${loc(command)} ${loc(sub)} ${loc(leaf)}`,
+            path: [command.name, sub.name, leaf.name],
+            description: loc(leaf, 'description'),
+          });
+    }
+  }
+  return leaves;
+}
+
+/** Chooses the command at `path` in the form (as picked after `/`); the control to go on with: its first option, or Run. */
+export function chooseCommand(path) {
+  $('#command').value = path[0];
+  $('#subcommand').value = '';
+  renderSubcommands();
+  if (path[1]) {
+    $('#subcommand').value = path[1];
+    renderSubcommands();
+  }
+  if (path[2]) {
+    $('#subsubcommand').value = path[2];
+    renderCommandForm();
+  }
+  return $('#command-options [required]') ?? $('#run-command');
 }
 
 /** The options the chosen command (sub)command takes, and the path of subcommand names to it. */
@@ -40,7 +86,7 @@ export function renderCommandList() {
   // The form opens on /join, the first step of the page's own instructions.
   const chosen = select.value || 'join';
   select.replaceChildren(
-    ...state.commands.map((c) =>
+    ...slashCommands().map((c) =>
       el('option', { value: c.name, selected: c.name === chosen, text: `${loc(c)}${c.default_member_permissions ? ' 🔒' : ''}` }),
     ),
   );
@@ -231,7 +277,14 @@ export async function runCommand(event) {
   const button = $('#run-command');
   button.disabled = true;
   try {
-    await post('/api/command', { userId: state.me, channelId: textChannel().id, name: command.name, options, locale: state.locale });
+    const answer = await post('/api/command', {
+      userId: state.me,
+      channelId: textChannel().id,
+      name: command.name,
+      options,
+      locale: state.locale,
+    });
+    if (answer.modal) openModal(answer.modal, answer.id);
   } catch (error) {
     $('#command-error').textContent = error.message;
   } finally {

@@ -1,19 +1,28 @@
 // The message box, as Discord's: several lines (Enter sends, Shift+Enter starts a new line, so a
 // ``` code block can be written), @-mentions picked from a list of the server's members and sent as
-// <@id> (shown as @name while writing), and Discord's 2,000-character limit said, never cut.
+// <@id> (shown as @name while writing), a `/` at its start opening the list of commands (picking
+// one opens its form; a message starting with / is never sent as chat), and Discord's
+// 2,000-character limit said, never cut.
 /** Discord's limit for a member's message (without Nitro). */
 const MESSAGE_MAX_CHARS = 2000;
 /** Discord shows how many characters are left once fewer than this remain. */
 const COUNT_SHOWN_FROM = 200;
 
+/** At most this many commands in the `/` list (it scrolls, as Discord's picker does). */
+const COMMANDS_SHOWN = 100;
+
 /**
  * Wires the message box. `members()` lists who can be mentioned ({ id, displayName, username });
- * `send(content)` posts the message as Discord would send it; `say(key, vars)` is the page's text.
+ * `commands()` what `/` offers ({ label: '/設定 声', description, path }); `pickCommand(command)`
+ * opens that command's form; `send(content)` posts the message as Discord would send it;
+ * `say(key, vars)` is the page's text.
  */
-export function createComposer({ box, list, count, error, members, send, say }) {
+export function createComposer({ box, list, count, error, members, commands, pickCommand, send, say }) {
   /** Mentions picked from the list: the "@name" shown, and the member it stands for. */
   let picked = [];
   let options = [];
+  /** What the list holds: members to mention, or commands after `/`. */
+  let listing = 'mentions';
   let active = 0;
 
   const chars = (text) => [...text].length;
@@ -52,7 +61,64 @@ export function createComposer({ box, list, count, error, members, send, say }) 
     box.setAttribute('aria-expanded', 'false');
   }
 
+  /** What follows a `/` that starts the box (and the caret is in), if any: the command being looked for. */
+  function commandQuery() {
+    const before = box.value.slice(0, box.selectionStart);
+    return before.startsWith('/') && !before.includes('\n') ? before.slice(1) : null;
+  }
+
+  /** The commands matching `query`: those whose shown or English name starts with it first, then those containing it. */
+  function matchingCommands(query) {
+    const q = query.trim().toLowerCase();
+    const names = (c) => [c.label.slice(1).toLowerCase(), c.path.join(' ')];
+    const all = commands();
+    const starts = all.filter((c) => names(c).some((n) => n.startsWith(q)));
+    const contains = all.filter((c) => !starts.includes(c) && names(c).some((n) => n.includes(q)));
+    return [...starts, ...contains];
+  }
+
+  function renderCommandList(query) {
+    listing = 'commands';
+    options = matchingCommands(query).slice(0, COMMANDS_SHOWN);
+    if (options.length === 0) return closeList();
+    active = Math.min(active, options.length - 1);
+    list.setAttribute('aria-label', say('command_list'));
+    list.replaceChildren(
+      ...options.map((c, i) => {
+        const li = document.createElement('li');
+        li.id = `command-${i}`;
+        li.setAttribute('role', 'option');
+        li.setAttribute('aria-selected', String(i === active));
+        li.append(Object.assign(document.createElement('b'), { textContent: c.label }), ` ${c.description}`);
+        li.addEventListener('mousedown', (event) => {
+          event.preventDefault();
+          chooseCommand(c);
+        });
+        return li;
+      }),
+    );
+    list.hidden = false;
+    box.setAttribute('aria-expanded', 'true');
+    box.setAttribute('aria-activedescendant', `command-${active}`);
+    list.querySelector('[aria-selected="true"]')?.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** Opens a command picked after `/`: its form takes over; nothing of the box is sent. */
+  function chooseCommand(command) {
+    box.value = '';
+    picked = [];
+    closeList();
+    grow();
+    showCount();
+    error.textContent = '';
+    pickCommand(command);
+  }
+
   function renderList() {
+    const query = commandQuery();
+    if (query !== null) return renderCommandList(query);
+    listing = 'mentions';
+    list.setAttribute('aria-label', say('mention_list'));
     const found = mentionQuery();
     if (!found) return closeList();
     const q = found.query.toLowerCase();
@@ -98,6 +164,14 @@ export function createComposer({ box, list, count, error, members, send, say }) 
   async function submit() {
     const content = wire();
     if (!content.trim()) return;
+    // A `/` starts a command, never a chat message (it would be read aloud): the one named, or a word why not.
+    if (content.trimStart().startsWith('/')) {
+      const typed = content.trim();
+      const exact = commands().find((c) => c.label === typed || `/${c.path.join(' ')}` === typed);
+      if (exact) return chooseCommand(exact);
+      error.textContent = say('unknown_command', { text: typed.split(/\s/)[0] });
+      return;
+    }
     const n = chars(content);
     if (n > MESSAGE_MAX_CHARS) {
       error.textContent = say('too_long', { count: n, max: MESSAGE_MAX_CHARS });
@@ -133,7 +207,7 @@ export function createComposer({ box, list, count, error, members, send, say }) 
       }
       if (event.key === 'Enter' || event.key === 'Tab') {
         event.preventDefault();
-        return pick(options[active]);
+        return listing === 'commands' ? chooseCommand(options[active]) : pick(options[active]);
       }
       if (event.key === 'Escape') return closeList();
     }

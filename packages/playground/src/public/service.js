@@ -39,7 +39,7 @@ export function renderService(service) {
       'div',
       { class: 'window' },
       el('span', {
-        text: `${T('rate', { name, current: w.current, limit: w.limit, seconds: Math.round(w.windowMs / 1000) })}${w.retryInMs ? T('rate_full', { seconds: Math.ceil(w.retryInMs / 1000) }) : ''}`,
+        text: `${T('rate', { name: T(`endpoint_${name}`), current: w.current, limit: w.limit, seconds: Math.round(w.windowMs / 1000) })}${w.retryInMs ? T('rate_full', { seconds: Math.ceil(w.retryInMs / 1000) }) : ''}`,
       }),
       el('div', { class: 'bar' }, el('span', { class: w.current >= w.limit ? 'full' : '', style: `width:${pct}%` })),
     );
@@ -47,14 +47,14 @@ export function renderService(service) {
   $('#rate').replaceChildren(...windows);
   const account = service.accounts[0];
   $('#characters').textContent =
-    `${T('characters', { spent: service.charactersCharged })}${account ? T('characters_left', { remaining: account.remaining, plan: account.plan }) : ''}${service.notices ? T('notices', { count: service.notices }) : ''}`;
+    `${T('characters', { spent: service.charactersCharged })}${account ? T('characters_left', { remaining: account.remaining, plan: T(`plan_${account.plan}`) }) : ''}${service.notices ? T('notices', { count: service.notices }) : ''}`;
   $('#requests tbody').replaceChildren(
     ...service.requests.map((r) =>
       el(
         'tr',
         {},
         el('td', { text: time(r.at) }),
-        el('td', { text: r.target === 'audio' ? T('audio_download') : r.target }),
+        el('td', { text: T(`endpoint_${r.target}`) }),
         el('td', { class: `status-${String(r.status)[0]}`, text: `${r.status || '…'}${r.code ? ` ${r.code}` : ''}` }),
         el('td', { text: r.chars ?? '' }),
         el('td', { class: 'text', title: r.text ?? r.path, text: r.text ?? '' }),

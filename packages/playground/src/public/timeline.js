@@ -1,6 +1,9 @@
 // The channel's timeline: members' messages, the bot's messages and replies (embeds, buttons,
-// attachments), the commands members ran; following new messages while the reader is at the bottom.
+// attachments), the commands members ran (one entry each: the bot's reply, headed "… used /x",
+// once it answers); each message's Apps menu; following new messages while the reader is at the
+// bottom, and a "new messages" bar when they arrive while the reader has scrolled up.
 import { $, el, format, loc, nameOf, post, state, T, textChannel, time } from './state.js';
+import { openAppsMenu } from './apps-menu.js';
 
 /** Only the chosen text channel's messages are shown (each item knows its channel). */
 export function showChannelTimeline() {
@@ -17,53 +20,48 @@ export function showChannelTimeline() {
 export function renderItem(item) {
   const at = el('span', { class: 'time', text: time(item.at) });
   if (item.type === 'member') {
-    return el(
-      'li',
-      { 'data-id': item.id, 'data-channel': item.channelId, class: item.deleted ? 'member deleted' : 'member' },
-      el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
-      el('div', { class: 'body', html: format(item.content) }),
-      item.reactions.length
-        ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) })))
-        : null,
+    return withApps(
+      item,
+      nameOf(item.authorId),
+      el(
+        'li',
+        { 'data-id': item.id, 'data-channel': item.channelId, class: item.deleted ? 'member deleted' : 'member' },
+        el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
+        el('div', { class: 'body', html: format(item.content) }),
+        item.reactions.length
+          ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) })))
+          : null,
+      ),
     );
   }
   if (item.type === 'command') {
+    // Shown only until the bot answers (its reply then carries the header), or to say it never did.
     return el(
       'li',
-      { 'data-id': item.id, 'data-channel': item.channelId, class: 'command' },
+      { 'data-id': item.id, 'data-channel': item.channelId, class: 'command', hidden: item.replied },
       el(
         'div',
         { class: 'command-use' },
         T('used', { name: nameOf(item.userId), command: '\u0000' })
           .split('\u0000')
           .flatMap((part, i) => (i ? [el('code', { text: commandSummary(item) }), part] : [part])),
-        ' ',
-        el('span', { class: 'muted', text: `(${item.locale})` }),
       ),
       item.noResponse ? el('div', { class: 'error', text: T('no_response') }) : null,
     );
   }
   const context = [];
-  if (item.interaction)
+  const invoked = item.interaction;
+  if (invoked?.kind === 'button') context.push(replyContext(state.items.get(invoked.messageId)));
+  else if (invoked)
     context.push(
       el('div', {
         class: 'context',
-        text: T('interaction_used', { name: nameOf(item.interaction.userId), command: commandSummary(item.interaction) }),
+        text: T('interaction_used', { name: nameOf(invoked.userId), command: commandSummary(state.items.get(invoked.id) ?? invoked) }),
       }),
     );
-  if (item.replyTo) {
-    const original = state.items.get(item.replyTo);
-    context.push(
-      el('div', {
-        class: 'context',
-        text: T('replying_to', {
-          who: original?.type === 'member' ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}` : T('a_message'),
-        }),
-      }),
-    );
-  }
-  const owner = nameOf(item.interaction ? item.interaction.userId : state.me);
-  return el(
+  if (item.replyTo) context.push(replyContext(state.items.get(item.replyTo)));
+  const owner = nameOf(invoked ? invoked.userId : state.me);
+  const li = el(
     'li',
     {
       'data-id': item.id,
@@ -94,6 +92,40 @@ export function renderItem(item) {
         )
       : null,
   );
+  // Discord offers no Apps on an ephemeral message or one still loading.
+  return item.ephemeral || item.loading ? li : withApps(item, state.botUser?.username ?? 'bot', li);
+}
+
+/** "↪ Alice: the start of what she wrote": the message a reply (or a click's answer) refers to. */
+function replyContext(original) {
+  const who =
+    original?.type === 'member'
+      ? `${nameOf(original.authorId)}: ${original.content.slice(0, 60)}`
+      : original?.type === 'bot'
+        ? `${state.botUser?.username ?? 'bot'}: ${original.content.slice(0, 60)}`
+        : T('a_message');
+  return el('div', { class: 'context', text: T('replying_to', { who }) });
+}
+
+/** A message's Apps menu, as Discord's: a ⋯ button shown on hover or focus, and a right click. */
+function withApps(item, author, li) {
+  if (item.deleted) return li;
+  li.addEventListener('contextmenu', (event) => {
+    event.preventDefault();
+    openAppsMenu(item, { x: event.clientX, y: event.clientY });
+  });
+  li.prepend(
+    el('button', {
+      type: 'button',
+      class: 'more',
+      title: T('more'),
+      'aria-label': T('more_for', { name: author }),
+      'aria-haspopup': 'menu',
+      text: '⋯',
+      onclick: (event) => openAppsMenu(item, event.currentTarget),
+    }),
+  );
+  return li;
 }
 
 export function renderEmbed(embed) {
@@ -109,9 +141,16 @@ export function renderEmbed(embed) {
   );
 }
 
-/** A command as the member's client shows it: `/参加`, `/設定 声 値: x` in Japanese, from its options. */
-export function commandSummary({ name, options, summary }) {
+/** A value as the "used" header shows it: a long text (a /narrate script) cut, never repeated in full. */
+function shortValue(value) {
+  const chars = [...String(value)];
+  return chars.length > 24 ? `${chars.slice(0, 23).join('')}…` : chars.join('');
+}
+
+/** A command as the member's client shows it: `/参加`, `/設定 声 値: x` in Japanese, from its options; a message command by its name. */
+export function commandSummary({ name, options, summary, kind }) {
   const command = state.commands.find((c) => c.name === name);
+  if (kind === 'message' || command?.type === 3) return loc(command) || name;
   if (!command || !options) return summary ?? `/${loc(command) || name}`;
   const parts = [`/${loc(command)}`];
   const walk = (given, declared) => {
@@ -122,7 +161,7 @@ export function commandSummary({ name, options, summary }) {
         walk(option.options, spec?.options);
       } else if ('value' in option) {
         const choice = spec?.choices?.find((c) => c.value === option.value);
-        parts.push(`${loc(spec) || option.name}: ${choice ? loc(choice) : String(option.value)}`);
+        parts.push(`${loc(spec) || option.name}: ${choice ? loc(choice) : shortValue(option.value)}`);
       }
     }
   };
@@ -132,7 +171,8 @@ export function commandSummary({ name, options, summary }) {
 
 /** A button of a bot message: the member acting now clicks it. */
 export function renderButton(item, b) {
-  const button = el('button', { type: 'button', text: b.label });
+  // Discord's styles: 1 blurple, 2 grey, 3 green, 4 red.
+  const button = el('button', { type: 'button', class: `style-${b.style ?? 2}`, text: b.label });
   button.addEventListener('click', () => {
     post('/api/click', { userId: state.me, messageId: item.id, customId: b.customId, locale: state.locale }).catch(() => {});
   });
@@ -155,13 +195,28 @@ export function renderAttachment(a) {
  * reader's scrolling only, not by the list's height: a command form opening (the list shrinks) or a
  * message growing does not make the reader miss what comes next.
  */
-export const timeline = { following: true, scrolledTo: -1 };
+export const timeline = { following: true, scrolledTo: -1, unseen: 0 };
 
 export function followTimeline() {
   const list = $('#timeline');
   if (!timeline.following) return;
   list.scrollTop = list.scrollHeight;
   timeline.scrolledTo = list.scrollTop;
+}
+
+/** Back to the newest message, as Discord's "Jump to present". */
+export function jumpToPresent() {
+  timeline.following = true;
+  followTimeline();
+  showUnseen(0);
+}
+
+/** The "new messages" bar: how many arrived below while the reader was scrolled up (0: hidden). */
+function showUnseen(count) {
+  timeline.unseen = count;
+  const bar = $('#new-messages');
+  bar.hidden = count === 0;
+  bar.textContent = T('new_messages', { count });
 }
 
 export function watchTimeline() {
@@ -171,9 +226,11 @@ export function watchTimeline() {
     // which would look like the reader having scrolled up.
     if (list.scrollTop === timeline.scrolledTo) return;
     timeline.following = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    if (timeline.following) showUnseen(0);
   });
   // The list shrinks when the command form opens or the window does: stay at the bottom if there.
   new ResizeObserver(followTimeline).observe(list);
+  $('#new-messages').addEventListener('click', jumpToPresent);
 }
 
 export function upsertItem(item) {
@@ -185,9 +242,16 @@ export function upsertItem(item) {
   else {
     const after = [...list.children].find((li) => (state.items.get(li.dataset.id)?.at ?? 0) > item.at);
     list.insertBefore(node, after ?? null);
+    // Something new below, in the channel shown, while the reader is scrolled up: say so.
+    if (!timeline.following && !node.hidden && item.channelId === textChannel()?.id) showUnseen(timeline.unseen + 1);
   }
   followTimeline();
   // An image or a player gets its height later: follow again once it has it.
   for (const media of node.querySelectorAll('img, audio'))
     media.addEventListener(media.tagName === 'IMG' ? 'load' : 'loadedmetadata', followTimeline, { once: true });
+}
+
+/** Re-words the bar in the chosen language. */
+export function renderUnseen() {
+  showUnseen(timeline.unseen);
 }

@@ -3,12 +3,15 @@
  * process in a process group of its own, like a terminal runs it), then the printed URL in a real
  * browser (Debian's Chromium through playwright-core). Follow the page's steps (buttons) and hear a
  * message; write as in Discord (several lines, a code block, an @-mention picked from the list) and
- * hear it read as the bot reads it; replies stay in view while a command form is open; the
- * Japanese page shows none of the page's English texts (screenshots at 1280 and 600 px wide in
- * test-results/); run `/config voice` as a member who is no admin and see the refusal in the
- * Discord language chosen; play and download the bot's MP3; see the service side. Nothing of it
- * listens beyond 127.0.0.1. Ctrl-C stops it all. Runs with `npm run test:browser` (its own vitest
- * config).
+ * hear it read as the bot reads it; a `/` opens the command picker (never sent as chat); a
+ * message's Apps menu fixes a reading through the bot's modal; each command is one entry in the
+ * timeline; replies stay in view while a command form is open, and a "new messages" bar says when
+ * they arrive while scrolled up; the Japanese page shows none of the page's English texts; on a
+ * phone the channels, members and steps are a drawer away (screenshots at desktop and phone
+ * widths, in Japanese and English, in test-results/); run `/config voice` as a member who is no
+ * admin and see the refusal in the Discord language chosen; play and download the bot's MP3; see
+ * the service side. Nothing of it listens beyond 127.0.0.1. Ctrl-C stops it all. Runs with
+ * `npm run test:browser` (its own vitest config).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -194,6 +197,43 @@ describe('the playground in a browser', () => {
     expect(said).not.toContain('@');
   });
 
+  it('a / typed in the message box opens the command picker; the command picked runs from its form, never sent as chat', async () => {
+    const requestsBefore = await page.locator('#requests tbody tr').count();
+    const messagesBefore = await page.locator('#timeline li.member').count();
+    await page.click('#message');
+    await page.keyboard.type('/');
+    // Every slash command, as a Japanese client names them; the message command is not among them.
+    const picker = page.locator('#mentions li');
+    await picker.first().waitFor();
+    const listed = await picker.locator('b').allInnerTexts();
+    expect(listed).toContain('/参加');
+    expect(listed).toContain('/設定 声');
+    expect(listed.some((c) => c.includes('読みを修正'))).toBe(false);
+    expect(await page.locator('#command option').allInnerTexts()).not.toContain('読みを修正');
+    await page.keyboard.type('参');
+    await expect.poll(() => page.locator('#mentions li[aria-selected="true"] b').innerText()).toBe('/参加');
+    await page.keyboard.press('Enter');
+    // Its form takes over: nothing is left in the message box, and Enter runs it.
+    expect(await page.inputValue('#command')).toBe('join');
+    expect(await page.inputValue('#message')).toBe('');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.id)).toBe('run-command');
+    await page.keyboard.press('Enter');
+    const reply = page.locator('#timeline li.bot .context', { hasText: 'Alice が /参加 を使用しました' }).last();
+    await reply.waitFor();
+    // A / that names no command is said, and not sent either.
+    await page.click('#message');
+    await page.keyboard.type('/存在しない');
+    await page.keyboard.press('Enter');
+    expect(await page.textContent('#message-error')).toContain('/存在しない というコマンドはありません');
+    await page.fill('#message', '');
+    // Nothing of it reached the chat or the speech service.
+    expect(await page.locator('#timeline li.member').count()).toBe(messagesBefore);
+    expect(await page.locator('#timeline li.member', { hasText: /^\/|\/参/ }).count()).toBe(0);
+    const texts = await page.locator('#requests tbody td.text').evaluateAll((tds) => tds.map((td) => td.getAttribute('title') ?? ''));
+    expect(texts.filter((t) => /\/参|\/存在/.test(t))).toEqual([]);
+    expect(await page.locator('#requests tbody tr').count()).toBeGreaterThanOrEqual(requestsBefore);
+  });
+
   it("the bot's reply stays in view while a command form with options is open, its chart included", async () => {
     await page.selectOption('#command', 'usage'); // a form with an option: the message list shrinks
     await page.locator('#opt-member').waitFor();
@@ -207,7 +247,67 @@ describe('the playground in a browser', () => {
     await expect.poll(lastItemInView).toEqual({ inView: true, overflows: true }); // overflows: following matters
   });
 
-  it("the Japanese page shows none of the page's English texts (screenshots at 1280 and 600 px wide)", async () => {
+  it('a reply arriving while the reader is scrolled up: a "new messages" bar, which jumps to the present', async () => {
+    await page.locator('#timeline').evaluate((list) => {
+      (list as unknown as { scrollTop: number }).scrollTop = 0;
+    });
+    await expect.poll(lastItemInView).toEqual({ inView: false, overflows: true });
+    expect(await page.locator('#new-messages').isVisible()).toBe(false);
+    // Taro writes meanwhile: the bar says so, and the reader is left where they were.
+    await page.evaluate(
+      async ([userId, channelId]) => {
+        await fetch('/api/message', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ userId, channelId, content: '上にいる間の発言です' }),
+        });
+      },
+      [PLAYGROUND_IDS.taro, PLAYGROUND_IDS.text],
+    );
+    await expect
+      .poll(() => page.locator('#new-messages').evaluate((b) => [(b as unknown as { hidden: boolean }).hidden, b.textContent]))
+      .toEqual([false, '新しいメッセージが 1 件あります・最新へジャンプ ↓']);
+    expect((await lastItemInView()).inView).toBe(false);
+    await page.click('#new-messages');
+    await expect.poll(lastItemInView).toEqual({ inView: true, overflows: true });
+    expect(await page.locator('#timeline li.member').last().textContent()).toContain('上にいる間の発言です');
+    expect(await page.locator('#new-messages').isVisible()).toBe(false);
+  });
+
+  it("Apps > 読みを修正 on a message (its ⋯ or a right click): the bot's modal, the reading saved, the word then read with it", async () => {
+    await page.fill('#message', 'GPU を新しくしました');
+    await page.press('#message', 'Enter');
+    const message = page.locator('#timeline li.member', { hasText: 'GPU を新しくしました' }).last();
+    await message.waitFor();
+    // A right click opens the message's menu, as Discord's; so does its ⋯ button, shown on hover.
+    await message.click({ button: 'right' });
+    await page.locator('.menu', { hasText: 'アプリ' }).waitFor();
+    await page.keyboard.press('Escape');
+    expect(await page.locator('.menu').count()).toBe(0);
+    await message.hover();
+    await message.locator('button.more').click();
+    await page.locator('.menu button', { hasText: '読みを修正' }).click();
+    // The bot's modal: its title, a field named after the word, Cancel and Submit.
+    const modal = page.locator('#modal[open]');
+    await modal.waitFor();
+    expect(await modal.locator('h2').textContent()).toBe('読みを修正');
+    await modal.getByLabel('GPU').fill('じーぴーゆー');
+    await modal.getByRole('button', { name: '送信' }).click();
+    await modal.waitFor({ state: 'detached' }).catch(() => undefined);
+    await expect.poll(() => page.locator('#modal[open]').count()).toBe(0);
+    // Answered privately, headed as the message command Alice used (once: no separate "used" line).
+    const saved = page.locator('#timeline li.bot.ephemeral', { hasText: '自分の辞書に登録しました' }).last();
+    await saved.waitFor();
+    expect(await saved.textContent()).toContain('GPU → じーぴーゆー');
+    expect(await saved.locator('.context').first().textContent()).toBe('↪ Alice が 読みを修正 を使用しました');
+    expect(await page.locator('#timeline li.command', { hasText: '読みを修正' }).filter({ visible: true }).count()).toBe(0);
+    // Her next message with the word is read with her reading.
+    await page.fill('#message', 'GPU が届きました');
+    await page.press('#message', 'Enter');
+    expect(await spoken(/が届きました/)).toContain('じーぴーゆー が届きました');
+  });
+
+  it("the Japanese page shows none of the page's English texts; on a phone the channels and steps are a drawer away (screenshots)", async () => {
     expect(await page.getAttribute('html', 'lang')).toBe('ja');
     // Form errors in Japanese (not the browser's English), the range said once, the admin note.
     await page.selectOption('#command', 'say');
@@ -304,14 +404,46 @@ describe('the playground in a browser', () => {
     expect(contrasts.length).toBeGreaterThan(3);
     expect(contrasts.filter((c) => c.ratio < 4.5)).toEqual([]);
 
+    // The service panel too: endpoints and the plan in Japanese, not the emulator's raw names.
+    const service = await page.locator('#service-panel').innerText();
+    expect(service).not.toMatch(/\b(standard|advanced|poll|free|paid)\b/);
+    expect(service).toMatch(/標準音声: 直近60秒のリクエスト \d+ \/ 30/);
+    expect(service).toContain('（無料プラン）');
+
     mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: join(SCREENSHOTS, 'playground-1280.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-ja-1280.png') });
     // At 600 px the chat is the page's width, not a sliver, and the message box is in it.
     await page.setViewportSize({ width: 600, height: 900 });
     const chat = await page.locator('#chat').boundingBox();
     expect(chat!.width).toBeGreaterThan(560);
     expect((await page.locator('#message').boundingBox())!.width).toBeGreaterThan(400);
-    await page.screenshot({ path: join(SCREENSHOTS, 'playground-600.png') });
+    // On a phone the chat fills the screen under the header; the server is a drawer (☰), as in Discord's app.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.locator('#step-voice').isVisible()).toBe(false);
+    const phoneChat = (await page.locator('#chat').boundingBox())!;
+    expect(phoneChat.y).toBeLessThan(160);
+    expect(phoneChat.y + phoneChat.height).toBeLessThanOrEqual(845);
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollHeight)).toBeLessThanOrEqual(844);
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-ja-390.png') });
+    await page.getByRole('button', { name: 'チャンネル・メンバー・手順' }).click();
+    // The steps, the channels and the members, all within the phone's screen (once the drawer has slid in).
+    await expect.poll(async () => (await page.locator('#server').boundingBox())?.x).toBe(0);
+    for (const target of ['#step-voice', '#step-join', '#text-channels button', '#members button']) {
+      const box = (await page.locator(target).first().boundingBox())!;
+      expect(box.x, target).toBeGreaterThanOrEqual(0);
+      expect(box.y + box.height, target).toBeLessThanOrEqual(844);
+    }
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-ja-390-drawer.png') });
+    // Picking a channel closes it; so does a tap beside it.
+    await page.locator('#text-channels button', { hasText: 'general' }).click();
+    await expect.poll(() => page.locator('#step-voice').isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'ボイスと読み上げサービス' }).click();
+    await expect
+      .poll(async () => Math.round((await page.locator('#side').boundingBox())!.x + (await page.locator('#side').boundingBox())!.width))
+      .toBe(390);
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-ja-390-side.png') });
+    await page.mouse.click(10, 400);
+    await expect.poll(() => page.locator('#voice-toggle').isVisible()).toBe(false);
     // In a wider window /usage's chart is shown at its own size, not shrunk.
     await page.setViewportSize({ width: 1440, height: 900 });
     expect(
@@ -320,6 +452,28 @@ describe('the playground in a browser', () => {
         .last()
         .evaluate((img) => img.getBoundingClientRect().width),
     ).toBe(640);
+  });
+
+  it("each command is one entry: the reply headed with it, a long /ナレーション cut; its grey Cancel's answer is no '/button'", async () => {
+    const text = 'これは長いナレーションの原稿です。'.repeat(16);
+    await page.selectOption('#command', 'narrate');
+    await page.fill('#opt-text', text);
+    await page.click('#run-command');
+    const question = page.locator('#timeline li.bot', { hasText: 'このナレーションは' }).last();
+    await question.waitFor();
+    // One entry: the bot's question with the header, not a separate "used … (ja)" line; the text cut short.
+    const header = (await question.locator('.context').first().textContent())!;
+    expect(header).toBe('↪ Alice が /ナレーション 文章: これは長いナレーションの原稿です。これは長いナ… を使用しました');
+    expect(await page.locator('#timeline li.command').filter({ visible: true }).count()).toBe(0);
+    expect(await page.locator('#timeline').innerText()).not.toMatch(/\((ja|en-US)\)/);
+    // Confirm is blurple, Cancel grey, as the bot asked.
+    const colour = (name: string) =>
+      question.getByRole('button', { name }).evaluate((b) => (globalThis as any).getComputedStyle(b).backgroundColor);
+    expect(await colour('確定')).toBe('rgb(88, 101, 242)');
+    expect(await colour('キャンセル')).toBe('rgb(78, 80, 88)');
+    await question.getByRole('button', { name: 'キャンセル' }).click();
+    await page.locator('#timeline li.bot', { hasText: 'キャンセルしました' }).last().waitFor();
+    expect(await page.locator('#timeline').innerText()).not.toContain('/button');
   });
 
   it('/config voice as a member who is no admin: refused in the chosen language, ephemeral', async () => {
@@ -335,6 +489,16 @@ describe('the playground in a browser', () => {
     await page.selectOption('#locale', 'en-US');
     await runCommand('config', 'voice', { value: 'ja-JP-Wavenet-A' });
     await page.locator('#timeline li.bot.ephemeral', { hasText: 'You need the Manage Server permission to use this command.' }).waitFor();
+    // The English page at desktop and phone widths.
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-en-1280.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-en-390.png') });
+    await page.getByRole('button', { name: 'Channels, members and the steps' }).click();
+    await expect.poll(async () => (await page.locator('#server').boundingBox())?.x).toBe(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'playground-en-390-drawer.png') });
+    await page.keyboard.press('Escape');
+    await page.setViewportSize({ width: 1440, height: 900 });
     // The admin is not refused.
     await member(PLAYGROUND_IDS.haruka);
     await runCommand('config', 'voice', { value: 'ja-JP-Wavenet-A' });
