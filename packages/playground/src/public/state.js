@@ -89,6 +89,8 @@ export function formatInline(text) {
   );
   html = html.replace(/`([^`\n]+)`/g, '<code>$1</code>');
   html = html.replace(/\*\*([^*\n]+)\*\*/g, '<b>$1</b>');
+  // A Markdown list item ("- 声: x", as /config show answers) shown as Discord shows it: a bullet.
+  html = html.replace(/^- /gm, '• ');
   return html;
 }
 

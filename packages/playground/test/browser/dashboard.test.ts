@@ -280,6 +280,14 @@ describe('the web dashboard in a browser', () => {
     await page.locator('#signin').waitFor();
     expect((await pageApi('GET', '/guilds', null)).status).toBe(401);
 
+    // The local Discord's sign-in page for a Japanese browser: in Japanese, each person as the server names them.
+    await page.setExtraHTTPHeaders({ 'accept-language': 'ja' });
+    await page.goto(url);
+    await page.locator('#signin').click();
+    await page.locator('button[value="authorize"]', { hasText: '認証' }).waitFor();
+    expect(await page.locator('label[for="user"]').textContent()).toBe('サインインするユーザー');
+    await page.screenshot({ path: join(SCREENSHOTS, 'local-discord-signin-ja.png') });
+    await page.setExtraHTTPHeaders({});
     await signIn(DEFAULT_IDS.alice);
     await text('.server').not.toContain('Admin');
     await page.goto(`${url}/#/g/${guildId}/settings`);
