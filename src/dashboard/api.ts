@@ -143,7 +143,9 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     }
     case 'GET /guilds/:id/audit': {
       const access = await admin(deps, req);
-      return ok(auditOf(deps, access, req.lang, deps.ctx.repos.audit.recent(access.guild.id), await guildChannels(access.guild)));
+      return ok(
+        auditOf(deps, access, req.lang, deps.ctx.repos.audit.recent(access.guild.id), await guildChannels(access.guild, access.member)),
+      );
     }
     case 'GET /guilds/:id/usage': {
       const access = await admin(deps, req);

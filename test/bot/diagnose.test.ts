@@ -4,6 +4,7 @@ import { VOICE_IDS, voicePermissionsWorld } from '@yomiage/local-discord/test/vo
 import { sleep } from '../../src/util/clock.ts';
 import { startDashboard } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
+import { slashCommands } from '../../src/discord/interactions/command.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
@@ -247,7 +248,11 @@ describe('/diagnose', () => {
       },
       discordApiUrl: h.discord.apiUrl,
       applicationId: () => h.bot.client.application?.id,
-      deps: { ctx: h.bot.context, view: clientView(h.bot.client, undefined) },
+      deps: {
+        ctx: h.bot.context,
+        view: clientView(h.bot.client, undefined),
+        commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
+      },
       logger: createLogger({ level: 'silent' }),
     });
     try {

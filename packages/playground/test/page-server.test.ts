@@ -361,24 +361,6 @@ describe('what members do', () => {
     ws.close();
   });
 
-  it('GIVEN a message command (Apps on a message) THEN the slash command form does not run it', async () => {
-    const register = (commands: unknown[]) =>
-      fetch(`${discord.apiUrl}/v10/applications/${discord.applicationId}/guilds/${IDS.guild}/commands`, {
-        method: 'PUT',
-        headers: { authorization: `Bot ${discord.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(commands),
-      });
-    const ping = { name: 'ping', description: 'Ping', options: [{ type: 3, name: 'text', description: 'Text' }] };
-    expect((await register([ping, { type: 3, name: "Why wasn't this read?" }])).status).toBe(200);
-    try {
-      const res = await http('POST', '/api/command', { body: { userId: IDS.alice, channelId: IDS.text, name: "Why wasn't this read?" } });
-      expect(res.status).toBe(400);
-      expect(JSON.parse(res.text).error).toMatch(/is a message command \(Apps on a message\), not a slash command/);
-    } finally {
-      await register([ping]);
-    }
-  });
-
   it('GIVEN the bot is off the gateway THEN 503 saying so, and the message is not shown as sent', async () => {
     await client.destroy();
     await expect.poll(() => discord.gateway.sessions.size).toBe(0);
