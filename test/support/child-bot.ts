@@ -47,12 +47,15 @@ export interface ChildBotOptions {
   readyTimeoutMs?: number;
 }
 
-/** `npm start`'s command line, from package.json, with this Node and an absolute entry point. */
+/**
+ * `npm start`'s command line, from package.json, with this Node and absolute paths to its files (the
+ * Node launcher scripts/node24.cjs, the entry point).
+ */
 export function startCommand(): { command: string; args: string[] } {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const [node, ...args] = pkg.scripts.start.split(/\s+/);
   if (node !== 'node') throw new Error(`unexpected start script: ${pkg.scripts.start}`);
-  return { command: process.execPath, args: args.map((a) => (a.endsWith('.ts') && !a.startsWith('-') ? join(ROOT, a) : a)) };
+  return { command: process.execPath, args: args.map((a) => (/\.(ts|cjs)$/.test(a) && !a.startsWith('-') ? join(ROOT, a) : a)) };
 }
 
 /** Starts the bot as a child process; resolves once it logged that it is ready. */

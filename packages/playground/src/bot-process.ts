@@ -13,14 +13,17 @@ import { fileURLToPath } from 'node:url';
 /** The bot's folder: the root of the workspace this package sits in (packages/playground/src). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-/** An npm script's command line, with this Node and absolute paths to the project's .ts files. */
+/**
+ * An npm script's command line, with this Node and absolute paths to the project's files (the Node
+ * launcher scripts/node24.cjs, the .ts entry point).
+ */
 export function npmScriptCommand(name: 'start' | 'deploy-commands'): { command: string; args: string[] } {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const script = pkg.scripts[name];
   if (!script) throw new Error(`package.json has no "${name}" script`);
   const [node, ...args] = script.split(/\s+/);
   if (node !== 'node') throw new Error(`unexpected ${name} script: ${script}`);
-  return { command: process.execPath, args: args.map((a) => (a.endsWith('.ts') && !a.startsWith('-') ? join(ROOT, a) : a)) };
+  return { command: process.execPath, args: args.map((a) => (/\.(ts|cjs)$/.test(a) && !a.startsWith('-') ? join(ROOT, a) : a)) };
 }
 
 /** One of the bot's JSON log lines (pino). */
