@@ -15,8 +15,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // The browser test has a config of its own (vitest.browser.config.ts, `npm run test:browser`).
     exclude: ['packages/playground/test/browser/**', '**/node_modules/**'],
-    // On a fresh checkout, fills that compile cache before the workers and child bots start.
-    globalSetup: ['test/support/warm-compile-cache.ts'],
+    // The run's own temp folder, removed with whatever the run left running however it ends; then,
+    // on a fresh checkout, fills that compile cache before the workers and child bots start.
+    globalSetup: ['test/support/test-run-temp.ts', 'test/support/warm-compile-cache.ts'],
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
     // processes), not on the CPU: more files than cores at once keep both cores busy, and the

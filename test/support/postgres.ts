@@ -4,7 +4,9 @@
  * fresh cluster in a temp directory on a free port, bound to 127.0.0.1. Start it once per file.
  * As root, the server runs as the `postgres` OS user (created when missing), so the directory is
  * one that user can write. The cluster is a copy of one made by initdb once per installed
- * PostgreSQL (kept in the temp directory): initdb costs about 0.7 CPU-s, the copy a few ms.
+ * PostgreSQL (kept in the machine's temp directory, across runs): initdb costs about 0.7 CPU-s, the
+ * copy a few ms. Everything else is in the run's temp folder (test-run-temp.ts), which goes with
+ * the servers still running in it however the run ends.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -85,8 +87,9 @@ async function template(): Promise<string> {
     .update(JSON.stringify([versions, USER, PASSWORD, INITDB_FLAGS, userInfo().uid]))
     .digest('hex')
     .slice(0, 16);
-  const done = join(tmpdir(), `yomiage-pg-template-${key}`);
+  const done = join(process.env.YOMIAGE_TEST_MACHINE_TMPDIR ?? tmpdir(), `yomiage-pg-template-${key}`);
   if (existsSync(join(done, 'PG_VERSION'))) return done;
+  // Made in the run's folder (gone with the run if it is interrupted), then moved into place.
   const work = mkdtempSync(join(tmpdir(), `yomiage-pg-template-${key}-making-`));
   chmodSync(work, 0o777);
   try {
