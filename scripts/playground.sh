@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 . scripts/bootstrap.sh
 
 yomiage_node
-# espeak-ng makes the emulator read the text aloud; without it the playground speaks in tones.
-yomiage_packages ffmpeg:ffmpeg ffprobe:ffmpeg '?espeak-ng:espeak-ng' '?fonts-noto-cjk'
+# espeak-ng makes the emulator read the text aloud; without it the playground speaks in tones. The
+# fonts are the page's: Japanese text, and the icons and chat emoji (boxes without it), as in CI.
+yomiage_packages ffmpeg:ffmpeg ffprobe:ffmpeg '?espeak-ng:espeak-ng' '?fonts-noto-cjk' '?fonts-noto-color-emoji'
 yomiage_npm_ci --if-changed
 exec npm run playground
