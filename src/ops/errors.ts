@@ -11,3 +11,13 @@ export class TransferError extends codedError({
 }) {
   override name = 'TransferError';
 }
+
+/** A backup of the database (npm run backup) cannot be made; nothing was written. */
+export class BackupError extends codedError({
+  no_database: 'there is no database in DATA_DIR (the bot makes DATA_DIR/bot.sqlite3 at its first start): check DATA_DIR',
+  target_exists: 'the backup file already exists (a backup never replaces a file): name another one',
+  copy_failed: 'the copy could not be written (disk full, no permission)',
+  copy_damaged: 'the copy failed its integrity check and was removed',
+}) {
+  override name = 'BackupError';
+}
