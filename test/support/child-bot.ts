@@ -48,13 +48,15 @@ export interface ChildBotOptions {
 }
 
 /**
- * `npm start`'s command line, from package.json, with this Node and absolute paths to its files (the
- * Node launcher scripts/node24.cjs, the entry point).
+ * An npm script's command line (`npm start`'s by default), from package.json, with this Node and
+ * absolute paths to its files (the Node launcher scripts/node24.cjs, the entry point).
  */
-export function startCommand(): { command: string; args: string[] } {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [node, ...args] = pkg.scripts.start.split(/\s+/);
-  if (node !== 'node') throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+export function scriptCommand(name = 'start'): { command: string; args: string[] } {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const script = pkg.scripts[name];
+  if (!script) throw new Error(`package.json has no "${name}" script`);
+  const [node, ...args] = script.split(/\s+/);
+  if (node !== 'node') throw new Error(`unexpected ${name} script: ${script}`);
   return { command: process.execPath, args: args.map((a) => (/\.(ts|cjs)$/.test(a) && !a.startsWith('-') ? join(ROOT, a) : a)) };
 }
 
@@ -80,7 +82,7 @@ export async function startChildBot(options: ChildBotOptions): Promise<ChildBot>
     writeFileSync(file, options.caCertPem);
     env.NODE_EXTRA_CA_CERTS = file;
   }
-  const { command, args } = startCommand();
+  const { command, args } = scriptCommand('start');
   const child: ChildProcess = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: LogLine[] = [];
   const waiters = new Set<() => void>();
