@@ -29,6 +29,7 @@ describe('deploy/yomiage.service', () => {
     expect(unit.Service).toMatchObject({
       ExecStart: `/usr/bin/env ${scripts.start}`,
       Restart: 'on-failure',
+      Environment: 'DATA_DIR=/var/lib/yomiage',
       StateDirectory: 'yomiage',
       StateDirectoryMode: '0700',
       ProtectSystem: 'strict',
