@@ -110,7 +110,7 @@ describe('npm run backup and a restore, with the bot running as npm start runs i
     })();
     try {
       while (lastAnswered < 1) await new Promise((resolve) => setTimeout(resolve, 20));
-      for (let k = 0; k < 3; k += 1) {
+      for (let k = 0; k < 2; k += 1) {
         const file = join(work, `copy-${k}.sqlite3`);
         const answeredBefore = lastAnswered;
         const said = await backup(file);
