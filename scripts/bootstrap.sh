@@ -15,7 +15,8 @@ yomiage_node_ok() {
 
 # @discordjs/voice 0.19 and the DAVE library need Node >= 22.12. The npm registry publishes Node
 # itself as a package (node-<os>-<arch>), so an older machine gets Node 24 from there, cached in
-# ~/.cache/node24, and native modules are built against its headers.
+# ~/.cache/node24, and native modules are built against its headers. The npm scripts find it there
+# too (scripts/node24.cjs), whatever Node the shell has.
 yomiage_node() {
   if ! yomiage_node_ok; then
     local os arch pkg dir
