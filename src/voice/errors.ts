@@ -9,6 +9,9 @@ export class VoiceSessionError extends codedError({
   destroyed: 'the voice session was closed',
   playback_failed: 'playback failed',
   no_session: 'the bot is not in a voice channel in this guild',
+  play_timeout: 'the clip did not finish playing within its length and a margin',
+  interrupted: 'the voice connection was replaced while this call was under way',
+  fault_injected: 'a voice worker fault injected by a test',
 }) {
   override name = 'VoiceSessionError';
   readonly guildId: string;

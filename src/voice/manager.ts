@@ -5,13 +5,17 @@ import type { Logger } from '../util/log.ts';
 import { VoiceSessionError } from './errors.ts';
 import {
   GuildVoiceSession,
+  VOICE_RECOVERY_CAUSES,
   type ClipStarted,
   type PlayableAudio,
+  type VoiceRecovery,
+  type VoiceRecoveryCause,
   type VoiceSession,
   type VoiceSessionPolicy,
   type VoiceSessionState,
 } from './session.ts';
-import { VoiceWorkerPool, workerVoicePrivacyCode } from './worker-pool.ts';
+import type { VoiceWorkerFault } from './worker-protocol.ts';
+import { VoiceWorkerPool, workerVoicePrivacyCode, type WorkerPoolPolicy } from './worker-pool.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -49,7 +53,29 @@ export interface VoiceSessionMemory {
   forget(guildId: string, voiceChannelId: string): Promise<void>;
 }
 
-/** A session that ended without /leave: disconnected by someone (4014) or unable to reconnect. */
+/**
+ * Why the account may not go back into a voice channel it was dropped from: the channel is gone,
+ * or the account may no longer view it or connect to it. Its session then ends with this reason.
+ */
+export type RejoinRefusal = 'channel_deleted' | 'no_connect';
+
+/** A session's call recovered (VoiceRecovery), and whose session it is. */
+export interface SessionRecovery extends VoiceRecovery {
+  channelId: string;
+  accountId: string;
+}
+
+/** One session's health, for /metrics, the dashboard and /diagnose. */
+export interface SessionHealth {
+  guildId: string;
+  channelId: string;
+  accountId: string;
+  status: VoiceSessionState['status'];
+  /** How often its call was recovered, by cause, since it was joined. */
+  recoveries: Record<VoiceRecoveryCause, number>;
+}
+
+/** A session that ended without /leave: disconnected by someone (4014), not allowed back (RejoinRefusal), or unable to reconnect. */
 export interface EndedSession {
   guildId: string;
   voiceChannelId: string;
@@ -74,7 +100,12 @@ interface Entry {
   accountId: string;
   session: VoiceSession;
   suppressed: boolean;
+  /** Was Ready once: a join it sends from now on is a rejoin, which Discord may refuse (RejoinRefusal). */
+  wasReady: boolean;
+  recoveries: Record<VoiceRecoveryCause, number>;
 }
+
+const noRecoveries = () => Object.fromEntries(VOICE_RECOVERY_CAUSES.map((c) => [c, 0])) as Record<VoiceRecoveryCause, number>;
 
 const SHUTDOWN = 'shutdown';
 
@@ -86,7 +117,7 @@ const SHUTDOWN = 'shutdown';
  * they end for good, so a restart can rejoin them; one that ends without /leave is announced with
  * 'ended', so the reader can be told.
  */
-export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [SessionClipStarted] }> {
+export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStarted: [SessionClipStarted]; recovered: [SessionRecovery] }> {
   /** guildId -> its sessions, in the order they were joined. */
   readonly #guilds = new Map<string, Entry[]>();
   readonly #logger: Logger;
@@ -95,23 +126,33 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
   readonly #isMain: (accountId: string) => boolean;
   /** Voice workers running the connections (`workers` > 0), else they run on this thread. */
   readonly #workers: VoiceWorkerPool | undefined;
+  readonly #mayRejoin: (where: { guildId: string; channelId: string; accountId: string }) => RejoinRefusal | null;
+  /** Recoveries by cause in this process, every session's (ended ones' too). */
+  readonly #recoveries = noRecoveries();
 
-  /** `isMain`: the main account, whose connections keep @discordjs/voice's default group (the extras' are grouped by account). */
+  /**
+   * `isMain`: the main account, whose connections keep @discordjs/voice's default group (the extras'
+   * are grouped by account). `mayRejoin`: asked before a session that was Ready signals its channel
+   * again (after Discord dropped it, or its worker was replaced); a refusal ends it instead.
+   */
   constructor(
     options: {
       logger: Logger;
       memory?: VoiceSessionMemory;
       isMain?: (accountId: string) => boolean;
+      mayRejoin?: (where: { guildId: string; channelId: string; accountId: string }) => RejoinRefusal | null;
       workers?: number;
+      workerPolicy?: WorkerPoolPolicy;
     } & VoiceSessionPolicy,
   ) {
     super();
-    const { logger, memory, isMain, workers, ...sessionOptions } = options;
+    const { logger, memory, isMain, mayRejoin, workers, workerPolicy, ...sessionOptions } = options;
     this.#logger = logger;
     this.#memory = memory;
     this.#isMain = isMain ?? (() => true);
+    this.#mayRejoin = mayRejoin ?? (() => null);
     this.#sessionOptions = sessionOptions;
-    if (workers) this.#workers = new VoiceWorkerPool({ size: workers, logger });
+    if (workers) this.#workers = new VoiceWorkerPool({ size: workers, logger, ...workerPolicy });
     // The first cache miss plays from its MP3 at once: the decoder is compiled before it comes.
     if (sessionOptions.playback !== 'mp3') void warmMp3Decoder();
   }
@@ -132,21 +173,43 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     }
     const { stage, accountId, ...joining } = request;
     const group = this.#isMain(accountId) ? undefined : accountId;
-    const options = { ...this.#sessionOptions, ...joining, ...(group ? { group } : {}) };
+    // Filled in once the session exists (its connection sends its first join while being made).
+    const made: { entry?: Entry } = {};
+    const adapterCreator: DiscordGatewayAdapterCreator = (methods) => {
+      const adapter = request.adapterCreator(methods);
+      return {
+        // A rejoin Discord would not answer (the channel is gone, Connect was taken away) is not
+        // sent: the session ends, and its audience is told why.
+        sendPayload: (payload) => {
+          const refusal = made.entry?.wasReady ? this.#refusal(request.guildId, accountId, payload) : null;
+          if (!refusal) return adapter.sendPayload(payload);
+          const refused = made.entry!.session;
+          queueMicrotask(() => refused.destroy(refusal));
+          return true;
+        },
+        destroy: () => adapter.destroy(),
+      };
+    };
+    const options = { ...this.#sessionOptions, ...joining, adapterCreator, ...(group ? { group } : {}) };
     const session = this.#workers ? this.#workers.open(options) : new GuildVoiceSession({ ...options, logger: this.#logger });
-    const entry: Entry = { accountId, session, suppressed: stage === true };
-    this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), entry]);
+    const joined: Entry = { accountId, session, suppressed: stage === true, wasReady: false, recoveries: noRecoveries() };
+    made.entry = joined;
+    this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), joined]);
     session.on('clipStarted', (started) => this.emit('clipStarted', { ...started, channelId: session.channelId }));
-    let wasReady = false;
+    session.on('recovered', (recovery) => {
+      joined.recoveries[recovery.cause]++;
+      this.#recoveries[recovery.cause]++;
+      this.emit('recovered', { ...recovery, channelId: session.channelId, accountId });
+    });
     session.on('stateChange', (_old, next) => {
-      if (next.status === 'ready') wasReady = true;
-      if (next.status !== 'destroyed' || !this.#drop(request.guildId, entry)) return;
+      if (next.status === 'ready') joined.wasReady = true;
+      if (next.status !== 'destroyed' || !this.#drop(request.guildId, joined)) return;
       this.#logger.info({ guildId: request.guildId, channelId: session.channelId, reason: next.reason }, 'voice session ended');
       // Ended by something other than /leave or a shutdown: not rejoined after a restart, and
       // whoever listens tells the channel that reading stopped.
       if (next.reason === SHUTDOWN) return;
       this.#forget(request.guildId, session.channelId);
-      if (wasReady)
+      if (joined.wasReady)
         this.emit('ended', {
           guildId: request.guildId,
           voiceChannelId: session.channelId,
@@ -156,8 +219,40 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
         });
     });
     await session.ready();
-    this.#remember(entry);
+    this.#remember(joined);
     return session;
+  }
+
+  /** Why `accountId` may not join the channel `payload` (gateway op 4) asks for, if it may not. */
+  #refusal(guildId: string, accountId: string, payload: unknown): RejoinRefusal | null {
+    const { op, d } = (payload ?? {}) as { op?: unknown; d?: { channel_id?: unknown } };
+    if (op !== 4 || typeof d?.channel_id !== 'string') return null;
+    const refusal = this.#mayRejoin({ guildId, channelId: d.channel_id, accountId });
+    if (refusal) this.#logger.info({ guildId, channelId: d.channel_id, refusal }, 'not rejoining the voice channel');
+    return refusal;
+  }
+
+  /** Each session's health: where it is, its state, and its recoveries by cause. */
+  health(): SessionHealth[] {
+    return [...this.#guilds].flatMap(([guildId, entries]) =>
+      entries.map((e) => ({
+        guildId,
+        channelId: e.session.channelId,
+        accountId: e.accountId,
+        status: e.session.state.status,
+        recoveries: { ...e.recoveries },
+      })),
+    );
+  }
+
+  /** Recoveries by cause in this process since it started, ended sessions' included. */
+  recoveries(): Record<VoiceRecoveryCause, number> {
+    return { ...this.#recoveries };
+  }
+
+  /** Tests and benchmarks only (YOMIAGE_TEST_VOICE_FAULTS): every voice worker fails as `kind` says; how many there were. */
+  injectFault(kind: VoiceWorkerFault): number {
+    return this.#workers?.injectFault(kind) ?? 0;
   }
 
   /** The guild's sessions, in the order they were joined. */

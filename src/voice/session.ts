@@ -99,6 +99,36 @@ export interface ClipStarted {
   ms: number;
 }
 
+/**
+ * Why a session's call was recovered without anyone asking: its voice worker crashed or hung and
+ * the call was rejoined from a new one, the silent-stall watchdog rejoined it, a clip that did not
+ * finish in time was ended, or Discord dropped the connection and it came back (resumed, rejoined
+ * after a close, or connected to the voice server Discord moved it to).
+ */
+export type VoiceRecoveryCause = 'worker_crash' | 'worker_hang' | 'stall' | 'play_timeout' | 'resumed' | 'rejoined' | 'server_moved';
+export const VOICE_RECOVERY_CAUSES = [
+  'worker_crash',
+  'worker_hang',
+  'stall',
+  'play_timeout',
+  'resumed',
+  'rejoined',
+  'server_moved',
+] as const satisfies readonly VoiceRecoveryCause[];
+
+/** A session's call recovered (see VoiceRecoveryCause). */
+export interface VoiceRecovery {
+  guildId: string;
+  cause: VoiceRecoveryCause;
+}
+
+/** What a voice session emits, wherever its connection runs. */
+export type VoiceSessionEvents = {
+  stateChange: [VoiceSessionState, VoiceSessionState];
+  clipStarted: [ClipStarted];
+  recovered: [VoiceRecovery];
+};
+
 export type VoiceSessionState =
   { status: 'connecting' } | { status: 'ready' } | { status: 'reconnecting'; attempt: number } | { status: 'destroyed'; reason: string };
 
@@ -106,7 +136,7 @@ export type VoiceSessionState =
  * One guild's voice session as the manager uses it, wherever its connection runs: a
  * GuildVoiceSession on this thread, or its stand-in for one in a voice worker (src/voice/worker-pool.ts).
  */
-export interface VoiceSession extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }> {
+export interface VoiceSession extends EventEmitter<VoiceSessionEvents> {
   readonly guildId: string;
   channelId: string;
   textChannelId: string | null;
@@ -128,10 +158,7 @@ export interface VoiceSession extends EventEmitter<{ stateChange: [VoiceSessionS
  * twice. The player is subscribed to the connection only while what it sends would reach the call
  * end-to-end encrypted (bounded by `daveReadyTimeoutMs`); until then it waits, paused.
  */
-export class GuildVoiceSession
-  extends EventEmitter<{ stateChange: [VoiceSessionState, VoiceSessionState]; clipStarted: [ClipStarted] }>
-  implements VoiceSession
-{
+export class GuildVoiceSession extends EventEmitter<VoiceSessionEvents> implements VoiceSession {
   readonly guildId: string;
   channelId: string;
   textChannelId: string | null;
@@ -150,6 +177,12 @@ export class GuildVoiceSession
   #daveWait: { timer: NodeJS.Timeout | undefined; expired: boolean } = { timer: undefined, expired: false };
   /** The clip whose first packet is awaited, and when it was asked to play. */
   #firstPacket: { resource: AudioResource; since: number } | undefined;
+  /** Voice packets sent so far (a voice worker reports them, so the main thread sees a silent stall). */
+  #packets = 0;
+  /** How the Ready connection was lost, until it is Ready again (then it counts as recovered). */
+  #lost: VoiceRecoveryCause | undefined;
+  /** A move asked for (/join elsewhere): the reconnection it makes is no recovery. */
+  #moving = false;
 
   constructor(options: VoiceSessionOptions) {
     super();
@@ -199,6 +232,7 @@ export class GuildVoiceSession
     const dispatch = connection.dispatchAudio.bind(connection);
     connection.dispatchAudio = () => {
       const sent = dispatch();
+      if (sent) this.#packets++;
       const awaited = this.#firstPacket;
       if (sent && awaited && awaited.resource.playbackDuration > 0) {
         this.#firstPacket = undefined;
@@ -210,6 +244,11 @@ export class GuildVoiceSession
 
   get state(): VoiceSessionState {
     return this.#state;
+  }
+
+  /** Voice packets sent so far. */
+  get packetsSent(): number {
+    return this.#packets;
   }
 
   #setState(next: VoiceSessionState): void {
@@ -238,9 +277,18 @@ export class GuildVoiceSession
   #onConnectionState(oldState: VoiceConnectionState, newState: VoiceConnectionState): void {
     this.#gate();
     if (oldState.status === newState.status) return;
+    if (oldState.status === VoiceConnectionStatus.Ready && newState.status !== VoiceConnectionStatus.Destroyed && !this.#moving)
+      this.#lost ??= lostHow(oldState, newState);
     if (newState.status === VoiceConnectionStatus.Ready) {
       this.#rejoins = 0;
+      this.#moving = false;
+      const lost = this.#lost;
+      this.#lost = undefined;
       this.#setState({ status: 'ready' });
+      if (lost) {
+        this.#logger.info({ channelId: this.channelId, cause: lost }, 'voice connection recovered');
+        this.emit('recovered', { guildId: this.guildId, cause: lost });
+      }
     } else if (newState.status === VoiceConnectionStatus.Destroyed) {
       this.#setState({ status: 'destroyed', reason: 'connection destroyed' });
       this.player.stop(true);
@@ -423,6 +471,7 @@ export class GuildVoiceSession
   /** Moves the connection to another channel of the guild. */
   move(channelId: string): void {
     this.channelId = channelId;
+    this.#moving = true;
     this.connection.rejoin({ channelId, selfDeaf: true, selfMute: false });
   }
 
@@ -434,6 +483,17 @@ export class GuildVoiceSession
     this.#clock?.remove(this.player);
     if (this.connection.state.status !== VoiceConnectionStatus.Destroyed) this.connection.destroy();
   }
+}
+
+/**
+ * How a Ready connection was lost: the same voice websocket resuming (4015, a network close), a
+ * new one to the endpoint Discord just named (the voice server moved), or a rejoin (4006, 4009 and
+ * other closes make the library signal again; a Disconnected makes this session rejoin).
+ */
+function lostHow(oldState: VoiceConnectionState, newState: VoiceConnectionState): VoiceRecoveryCause {
+  if (newState.status !== VoiceConnectionStatus.Connecting) return 'rejoined';
+  const before = 'networking' in oldState ? oldState.networking : undefined;
+  return newState.networking === before ? 'resumed' : 'server_moved';
 }
 
 /** `options` without its undefined values, so they do not override the defaults. */

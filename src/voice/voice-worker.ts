@@ -17,7 +17,8 @@ import { moments } from '../util/moments.ts';
 import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import { PacketClock } from './packet-clock.ts';
 import { GuildVoiceSession, type PlayableAudio } from './session.ts';
-import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.ts';
+import { VoiceSessionError } from './errors.ts';
+import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerData } from './worker-protocol.ts';
 
 const port = parentPort!;
 /** How long a closing worker lets its connections' close frames go out. */
@@ -34,6 +35,11 @@ if (extra.length > 0) setDefaultCACertificates([...getCACertificates('default'),
 const logger = createLogger({ level: data.logLevel, destination: { write: (line: string) => post({ type: 'log', line }) } });
 const clock = new PacketClock();
 void warmMp3Decoder();
+
+// One call's stray rejection (a library's promise nobody awaited) would end the thread, and with it
+// every call it carries: it is logged, and the calls go on. An uncaught exception still ends the
+// thread (its state is unknown); the pool then rejoins its calls from a new one.
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection in a voice worker; its calls go on'));
 
 // Benchmarks only: YOMIAGE_BENCH_CLOCK_TRACE_MS=n prints to stderr, every n ms in which a player
 // stepped, the packet clock's ticks (how late, how long sending and preparing took, per packet),
@@ -115,6 +121,28 @@ function open(message: Extract<ToWorker, { type: 'open' }>): void {
     if (state.status === 'destroyed') sessions.delete(id);
   });
   session.on('clipStarted', () => post({ type: 'clipStarted', id, at: epoch(performance.now()) }));
+  session.on('recovered', ({ cause }) => post({ type: 'recovered', id, cause }));
+}
+
+/** Tests only (YOMIAGE_TEST_VOICE_FAULTS, via the pool): fails as a real fault would, outside any handler. */
+function fault(kind: VoiceWorkerFault): void {
+  logger.warn({ kind }, 'voice worker fault injected (tests only)');
+  if (kind === 'silence') {
+    // Neither this thread's packet clock nor the library's own loop steps these players again.
+    for (const { session } of sessions.values()) {
+      clock.remove(session.player);
+      Object.assign(session.player, { checkPlayable: () => false });
+    }
+    return;
+  }
+  setImmediate(() => {
+    if (kind === 'crash') throw new VoiceSessionError('fault_injected', { guildId: '' });
+    if (kind === 'reject') void Promise.reject(new VoiceSessionError('fault_injected', { guildId: '' }));
+    if (kind === 'hang')
+      while (true) {
+        // hung on purpose: the thread never answers again
+      }
+  });
 }
 
 /** Runs `work` for call `call`, answering with its outcome (an error by its code). */
@@ -135,6 +163,12 @@ function revive(audio: PlayableAudio): PlayableAudio {
 }
 
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'ping') {
+    const packets: Record<number, number> = {};
+    for (const [id, entry] of sessions) packets[id] = entry.session.packetsSent;
+    return post({ type: 'pong', seq: message.seq, packets });
+  }
+  if (message.type === 'fault') return fault(message.kind);
   if (message.type === 'close') {
     for (const { session } of [...sessions.values()]) session.destroy('shutdown');
     // A moment for the voice websockets' close frames, then this thread ends (not the process).

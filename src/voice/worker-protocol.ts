@@ -1,5 +1,5 @@
 import type { DiscordGatewayAdapterLibraryMethods } from '@discordjs/voice';
-import type { PlayableAudio, VoiceSessionPolicy, VoiceSessionState } from './session.ts';
+import type { PlayableAudio, VoiceRecoveryCause, VoiceSessionPolicy, VoiceSessionState } from './session.ts';
 
 /**
  * The messages between the main thread and a voice worker (src/voice/voice-worker.ts), one
@@ -23,7 +23,20 @@ export type ToWorker =
   | { type: 'move'; id: number; channelId: string }
   | { type: 'destroy'; id: number; reason: string }
   /** Shutdown: every session left, then the worker ends. */
-  | { type: 'close' };
+  | { type: 'close' }
+  /** Are you there? Answered with 'pong' (a worker that stops answering is hung, and replaced). */
+  | { type: 'ping'; seq: number }
+  /** Tests and benchmarks only (YOMIAGE_TEST_VOICE_FAULTS): the worker fails on purpose, as `kind` says. */
+  | { type: 'fault'; kind: VoiceWorkerFault };
+
+/**
+ * A fault a test makes a voice worker have: 'crash' throws where nothing catches it (the thread
+ * ends), 'hang' spins forever (the thread stops answering), 'reject' leaves a promise rejected
+ * with no handler (the thread must go on), 'silence' freezes the players of its calls where they
+ * are (the thread answers, but no packet goes out).
+ */
+export type VoiceWorkerFault = 'crash' | 'hang' | 'reject' | 'silence';
+export const VOICE_WORKER_FAULTS = ['crash', 'hang', 'reject', 'silence'] as const satisfies readonly VoiceWorkerFault[];
 
 export type FromWorker =
   | { type: 'payload'; id: number; payload: unknown }
@@ -37,7 +50,11 @@ export type FromWorker =
   /** A moment of src/util/moments.ts, `at` in epoch milliseconds. */
   | { type: 'moment'; name: string; data: { at: number } & Record<string, unknown> }
   /** One pino line of the worker's logger. */
-  | { type: 'log'; line: string };
+  | { type: 'log'; line: string }
+  /** The answer to 'ping': the voice packets each session (by id) sent so far. */
+  | { type: 'pong'; seq: number; packets: Record<number, number> }
+  /** The session's connection came back by itself after Discord dropped it (src/voice/session.ts, `recovered`). */
+  | { type: 'recovered'; id: number; cause: VoiceRecoveryCause };
 
 export interface WorkerData {
   /** The main thread's log level. */

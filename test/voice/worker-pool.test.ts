@@ -50,19 +50,43 @@ describe('voice worker threads', () => {
     expect(payloads.map((p) => (p as { d: { guild_id: string } }).d.guild_id).sort()).toEqual(['101', '102', '103']);
   });
 
-  it('GIVEN a worker that stops THEN its sessions end ("voice worker stopped"), it is logged as an error, and the next session starts a new worker', async () => {
+  it('GIVEN a worker that stops THEN a new one is started at once and its session signals its channel again through the same adapter, reconnecting meanwhile', async () => {
     pool = new VoiceWorkerPool({ size: 1, logger });
     const session = open(pool, '201');
+    await vi.waitFor(() => expect(payloads).toHaveLength(1), { timeout: 10_000 });
+    await started[0]!.terminate();
+    expect(started).toHaveLength(2);
+    expect(session.state).toEqual({ status: 'reconnecting', attempt: 1 });
+    await vi.waitFor(() => expect(payloads).toHaveLength(2), { timeout: 10_000 });
+    expect(payloads[1]).toMatchObject({ op: 4, d: { guild_id: '201', channel_id: '2019' } });
+    expect(logs.find((l) => l.msg === 'voice worker stopped; rejoining its calls from a new one')).toMatchObject({
+      level: 50,
+      sessions: 1,
+    });
+  });
+
+  it('GIVEN a worker that keeps stopping THEN each restart waits twice as long as the one before, and after maxRestarts in a row its sessions end ("voice worker stopped")', async () => {
+    pool = new VoiceWorkerPool({ size: 1, logger, restartBackoffMs: 200, maxRestarts: 3 });
+    const session = open(pool, '202');
     const ended = new Promise<VoiceSessionState>((resolve) =>
       session.on('stateChange', (_old, next) => next.status === 'destroyed' && resolve(next)),
     );
-    await vi.waitFor(() => expect(payloads).toHaveLength(1), { timeout: 10_000 });
-    await started[0]!.terminate();
+    const startedAt: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await vi.waitFor(() => expect(started).toHaveLength(i + 1), { timeout: 10_000 });
+      startedAt.push(performance.now());
+      await vi.waitFor(() => expect(payloads).toHaveLength(i + 1), { timeout: 10_000 });
+      await started[i]!.terminate();
+    }
     expect(await ended).toEqual({ status: 'destroyed', reason: 'voice worker stopped' });
+    expect(started).toHaveLength(4);
+    // Restarted at once, then 200 ms and 400 ms after the stop (which follows each start within moments).
+    expect(startedAt[2]! - startedAt[1]!).toBeGreaterThanOrEqual(200);
+    expect(startedAt[3]! - startedAt[2]!).toBeGreaterThanOrEqual(400);
     expect(logs.find((l) => l.msg === 'voice worker stopped; its voice sessions end')).toMatchObject({ level: 50, sessions: 1 });
-    open(pool, '202');
-    expect(started).toHaveLength(2);
-    await vi.waitFor(() => expect(payloads).toHaveLength(2), { timeout: 10_000 });
+    // A session opened later gets a worker of its own.
+    open(pool, '203');
+    expect(started).toHaveLength(5);
   });
 
   it('GIVEN a session the worker itself gives up on (no voice server within the join timeout) THEN the bot leaves the channel and the adapter is freed', async () => {
