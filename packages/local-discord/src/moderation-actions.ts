@@ -2,15 +2,17 @@
  * What members and moderators do to what was already said, as the local Discord tells the bot:
  * edit a message (MESSAGE_UPDATE), delete one or many (MESSAGE_DELETE, MESSAGE_DELETE_BULK),
  * delete a channel (CHANNEL_DELETE), ban a member (GUILD_BAN_ADD, GUILD_MEMBER_REMOVE), give or
- * take a member's roles (GUILD_MEMBER_UPDATE). Payloads
+ * take a member's roles (GUILD_MEMBER_UPDATE), disconnect someone from voice (VOICE_STATE_UPDATE),
+ * change a channel's permissions (CHANNEL_UPDATE). Payloads
  * follow https://discord.com/developers/docs/events/gateway-events; each goes only to sessions
  * with the intent that carries it.
  */
 import { LocalDiscordError } from './errors.ts';
-import { findChannel, toAPIChannel, toAPIMember, toAPIUser } from './fixtures.ts';
+import { findChannel, toAPIChannel, toAPIMember, toAPIUser, voiceStateUpdate, type FakeOverwrite } from './fixtures.ts';
 import { INTENTS } from './gateway.ts';
 import type { DiscordState } from './state.ts';
 import type { BanInput, EditMessageInput } from './types.ts';
+import type { BotVoiceStates } from './voice-states.ts';
 
 /** A member's message as sent (sendMessage), or an error naming what is missing. */
 function memberMessage(state: DiscordState, channelId: string, messageId: string) {
@@ -52,13 +54,50 @@ export async function deleteMessages(state: DiscordState, channelId: string, mes
   else for (const id of messageIds) await state.gateway.dispatch('MESSAGE_DELETE', { id, ...where }, options);
 }
 
-/** A moderator deletes a guild channel (its messages go with it; Discord sends no MESSAGE_DELETE for them). */
-export async function deleteChannel(state: DiscordState, channelId: string): Promise<void> {
+/**
+ * A moderator deletes a guild channel (its messages go with it; Discord sends no MESSAGE_DELETE for
+ * them). Whoever was in it, when it is a voice channel, is disconnected (VOICE_STATE_UPDATE with no
+ * channel; a bot's voice websocket closed with 4014).
+ */
+export async function deleteChannel(state: DiscordState, voice: BotVoiceStates, channelId: string): Promise<void> {
   const located = findChannel(state.guilds, channelId);
   if (!located) throw new LocalDiscordError('unknown_channel', { message: `no guild channel ${channelId}` });
-  located.guild.channels = located.guild.channels.filter((c) => c.id !== channelId);
+  const { guild } = located;
+  guild.channels = guild.channels.filter((c) => c.id !== channelId);
   for (const [id, m] of state.userMessages) if (m.channel_id === channelId) state.userMessages.delete(id);
-  await state.gateway.dispatch('CHANNEL_DELETE', toAPIChannel(located.channel, located.guild.id), { intent: INTENTS.Guilds });
+  await state.gateway.dispatch('CHANNEL_DELETE', toAPIChannel(located.channel, guild.id), { intent: INTENTS.Guilds });
+  const inside = guild.voiceStates.filter((v) => v.channelId === channelId).map((v) => v.userId);
+  for (const userId of inside) await disconnectMember(state, voice, guild.id, userId);
+}
+
+/**
+ * A moderator disconnects a member (or a bot) from voice (Disconnect, with Move Members):
+ * VOICE_STATE_UPDATE with no channel, to everyone who sees voice states; a bot's credentials end and
+ * its voice websocket is closed with 4014, as Discord does.
+ * https://discord.com/developers/docs/resources/guild#modify-guild-member (channel_id null)
+ */
+export async function disconnectMember(state: DiscordState, voice: BotVoiceStates, guildId: string, userId: string): Promise<void> {
+  const guild = state.guild(guildId);
+  if (!guild) throw new LocalDiscordError('unknown_guild', { message: `unknown guild ${guildId}` });
+  const previous = guild.voiceStates.find((v) => v.userId === userId);
+  if (!previous) return;
+  guild.voiceStates = guild.voiceStates.filter((v) => v.userId !== userId);
+  state.emitActivity({ kind: 'voiceStates', guildId });
+  const member = guild.members.find((m) => m.user.id === userId);
+  const update = voiceStateUpdate(guildId, { ...previous, channelId: null, suppress: false, requestToSpeakTimestamp: null }, member);
+  await state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates });
+  voice.disconnected(guildId, userId);
+}
+
+/**
+ * A moderator edits a channel's permission overwrites (CHANNEL_UPDATE): what members and bots may
+ * do there changes from now on; whoever is in a voice channel stays connected, as on Discord.
+ */
+export async function setChannelOverwrites(state: DiscordState, channelId: string, overwrites: FakeOverwrite[]): Promise<void> {
+  const located = findChannel(state.guilds, channelId);
+  if (!located) throw new LocalDiscordError('unknown_channel', { message: `no guild channel ${channelId}` });
+  located.channel.permissionOverwrites = overwrites.map((o) => ({ ...o }));
+  await state.gateway.dispatch('CHANNEL_UPDATE', toAPIChannel(located.channel, located.guild.id), { intent: INTENTS.Guilds });
 }
 
 /**

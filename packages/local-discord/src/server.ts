@@ -22,13 +22,13 @@
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { API_ERRORS, LocalDiscordError, type ApiError } from './errors.ts';
-import type { FakeGuild, FakeUser } from './fixtures.ts';
+import type { FakeGuild, FakeOverwrite, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
 import { createForumPost, createThread } from './threads.ts';
 import { addBotToGuild, removeBotFromGuild } from './bot-membership.ts';
-import { banMember, deleteChannel, deleteMessages, editMessage, setMemberRoles } from './moderation-actions.ts';
+import { banMember, deleteChannel, deleteMessages, disconnectMember, editMessage, setChannelOverwrites, setMemberRoles } from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
 import { maskSecretFields, parseBody } from './rest/body.ts';
@@ -58,6 +58,7 @@ import type {
   SendInteractionInput,
   SendMessageInput,
   VoiceCredentials,
+  VoiceServerLink,
 } from './types.ts';
 import { BotVoiceStates } from './voice-states.ts';
 
@@ -226,7 +227,22 @@ class FakeDiscordServer implements FakeDiscord {
   }
 
   deleteChannel(channelId: string): Promise<void> {
-    return deleteChannel(this.#state, channelId);
+    return deleteChannel(this.#state, this.#voice, channelId);
+  }
+
+  /** A moderator disconnects `userId` from voice (a bot's voice websocket is closed with 4014). */
+  disconnectMember(guildId: string, userId: string): Promise<void> {
+    return disconnectMember(this.#state, this.#voice, guildId, userId);
+  }
+
+  /** A moderator sets a channel's permission overwrites (CHANNEL_UPDATE). */
+  setChannelOverwrites(channelId: string, overwrites: FakeOverwrite[]): Promise<void> {
+    return setChannelOverwrites(this.#state, channelId, overwrites);
+  }
+
+  /** Discord moves the guild's calls to the voice server `to` (VOICE_SERVER_UPDATE to each bot in voice there, or to `botIds`). */
+  moveVoiceServer(guildId: string, to: VoiceServerLink, botIds?: readonly string[]): Promise<number> {
+    return this.#voice.moveServer(guildId, to, botIds);
   }
 
   banMember(input: BanInput): Promise<void> {

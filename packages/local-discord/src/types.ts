@@ -3,7 +3,7 @@
  * the playground drive it through (`FakeDiscord`), and the records it keeps of what the bot did.
  */
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption } from 'discord.js';
-import type { FakeGuild, FakeUser } from './fixtures.ts';
+import type { FakeGuild, FakeOverwrite, FakeUser } from './fixtures.ts';
 import type { FakeGateway, IdentifyRecord } from './gateway.ts';
 import type { FakeMessage } from './messages.ts';
 import type { UploadedFile } from './rest/body.ts';
@@ -110,11 +110,13 @@ export interface FakeDiscordOptions {
   waitTimeoutMs?: number;
 }
 
-/** What the local Discord needs of the voice server (FakeVoiceServer has both). */
+/** What the local Discord needs of the voice server (FakeVoiceServer has all three). */
 export interface VoiceServerLink {
   readonly endpoint: string;
   /** A bot was handed these credentials for a call in `channelId`. */
   announceCall(call: { guildId: string; channelId: string; userId: string; sessionId: string }): void;
+  /** Closes a bot's open voice websocket in the guild with `code` (4014 when it is disconnected from the channel). */
+  closeConnection?(guildId: string, code: number, userId?: string): void;
 }
 
 export interface RestLogEntry {
@@ -332,8 +334,14 @@ export interface FakeDiscord {
   createThread(input: CreateThreadInput): Promise<{ id: string }>;
   /** A member posts in a forum channel: a thread (THREAD_CREATE) and its first message, whose id is the thread's (MESSAGE_CREATE). */
   createForumPost(input: ForumPostInput): Promise<{ id: string }>;
-  /** A moderator deletes a guild channel: CHANNEL_DELETE. */
+  /** A moderator deletes a guild channel: CHANNEL_DELETE; whoever was in it (a voice channel) is disconnected, as `disconnectMember`. */
   deleteChannel(channelId: string): Promise<void>;
+  /** A moderator disconnects someone from voice: VOICE_STATE_UPDATE with no channel; a bot's voice websocket is closed with 4014. */
+  disconnectMember(guildId: string, userId: string): Promise<void>;
+  /** A moderator sets a channel's permission overwrites: CHANNEL_UPDATE (whoever is connected stays). */
+  setChannelOverwrites(channelId: string, overwrites: FakeOverwrite[]): Promise<void>;
+  /** Discord moves the guild's calls to another voice server: VOICE_SERVER_UPDATE (fresh token, its endpoint) to each bot in voice there, or to `botIds`; later joins go there too. Resolves how many bots were told. */
+  moveVoiceServer(guildId: string, to: VoiceServerLink, botIds?: readonly string[]): Promise<number>;
   /** A moderator bans a member: GUILD_BAN_ADD and GUILD_MEMBER_REMOVE. */
   banMember(input: BanInput): Promise<void>;
   /** A moderator gives or takes roles: the member has exactly `roleIds` (besides @everyone), told in GUILD_MEMBER_UPDATE. */

@@ -7,12 +7,14 @@ import { voiceStateUpdate, type FakeChannelType, type FakeVoiceState } from './f
 import { canJoinVoice } from './permissions.ts';
 import { INTENTS, type GatewaySession, type VoiceStateRequest } from './gateway.ts';
 import type { DiscordState } from './state.ts';
-import type { BotVoiceStateRequest, VoiceCredentials } from './types.ts';
+import type { BotVoiceStateRequest, VoiceCredentials, VoiceServerLink } from './types.ts';
 
 export class BotVoiceStates {
   readonly #state: DiscordState;
   /** What the voice server should expect from each bot, by `${guildId}:${botId}`, while it is in a channel. */
   readonly #credentials = new Map<string, VoiceCredentials>();
+  /** The voice server of a guild whose calls were moved (`moveServer`); others use the configured one. */
+  readonly #moved = new Map<string, VoiceServerLink>();
   #joins = 0;
 
   constructor(state: DiscordState) {
@@ -26,6 +28,48 @@ export class BotVoiceStates {
   /** Forgets a bot's call in a guild (it was removed from the guild). */
   forget(guildId: string, botId: string): void {
     this.#credentials.delete(`${guildId}:${botId}`);
+  }
+
+  /** The voice server the guild's calls go to now (moved, or the configured one), when there is one to talk to. */
+  serverOf(guildId: string): VoiceServerLink | undefined {
+    return this.#moved.get(guildId) ?? this.#state.options.voiceServer;
+  }
+
+  /**
+   * A bot was disconnected from voice by someone (a moderator, the channel deleted): its credentials
+   * end and, as Discord does, its voice websocket is closed with 4014 (Disconnected, do not reconnect).
+   */
+  disconnected(guildId: string, botId: string): void {
+    if (!this.#credentials.delete(`${guildId}:${botId}`)) return;
+    try {
+      this.serverOf(guildId)?.closeConnection?.(guildId, 4014, botId);
+    } catch {
+      // No voice websocket open (not connected yet, or already closed): nothing to close.
+    }
+  }
+
+  /**
+   * Discord moves a guild's calls to another voice server (a region change, a failing server):
+   * each bot in a voice channel there (or those of `botIds`) gets VOICE_SERVER_UPDATE with a fresh
+   * token and `to`'s endpoint, and later joins go there too. Resolves how many bots were told.
+   * https://discord.com/developers/docs/topics/voice-connections#voice-server-update
+   */
+  async moveServer(guildId: string, to: VoiceServerLink, botIds?: readonly string[]): Promise<number> {
+    this.#moved.set(guildId, to);
+    const { voiceToken } = this.#state.options;
+    const moving = [...this.#credentials.values()].filter((c) => c.guildId === guildId && (!botIds || botIds.includes(c.userId)));
+    for (const c of moving) {
+      this.#joins += 1;
+      const token = typeof voiceToken === 'string' ? voiceToken : voiceToken(guildId, this.#joins);
+      this.#credentials.set(`${guildId}:${c.userId}`, { ...c, token, endpoint: to.endpoint });
+      to.announceCall({ guildId, channelId: c.channelId, userId: c.userId, sessionId: c.sessionId });
+      await this.#state.gateway.dispatch(
+        'VOICE_SERVER_UPDATE',
+        { token, guild_id: guildId, endpoint: to.endpoint },
+        { botIds: [c.userId] },
+      );
+    }
+    return moving.length;
   }
 
   /** True when a voice Identify matches the session and token last handed out to its bot in its guild. */
@@ -71,7 +115,9 @@ export class BotVoiceStates {
     const member = guild.members.find((m) => m.user.id === botId) ?? { user: bot, roles: [] };
     const update = voiceStateUpdate(guild.id, { ...next, ...stage }, member);
     const dispatches: Promise<void>[] = [state.gateway.dispatch('VOICE_STATE_UPDATE', update, { intent: INTENTS.GuildVoiceStates })];
-    const { voiceEndpoint, voiceToken } = state.options;
+    const { voiceToken } = state.options;
+    const moved = this.#moved.get(guild.id);
+    const voiceEndpoint = moved ? () => moved.endpoint : state.options.voiceEndpoint;
     const key = `${guild.id}:${botId}`;
     if (!wanted.channelId) {
       this.#credentials.delete(key);
@@ -86,7 +132,7 @@ export class BotVoiceStates {
         endpoint: voiceEndpoint(),
       };
       this.#credentials.set(key, credentials);
-      state.options.voiceServer?.announceCall({ guildId: guild.id, channelId: wanted.channelId, userId: botId, sessionId });
+      (moved ?? state.options.voiceServer)?.announceCall({ guildId: guild.id, channelId: wanted.channelId, userId: botId, sessionId });
       // Only the bot that asked is told where its call is.
       dispatches.push(
         state.gateway.dispatch(
