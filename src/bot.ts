@@ -56,7 +56,7 @@ import { Notices } from './discord/delivery/notices.ts';
 import { InteractionReplies } from './discord/delivery/replies.ts';
 import { SpeechRequests } from './discord/delivery/requests.ts';
 import { VoiceChannelStatus } from './discord/interactions/voice-status.ts';
-import { VoiceControl } from './discord/interactions/voice-control.ts';
+import { rejoinRefusal, VoiceControl } from './discord/interactions/voice-control.ts';
 import { VoiceStateEvents } from './discord/events/voice-events.ts';
 import { MessageFatesTable } from './db/message-fates.ts';
 import { Diagnosis } from './discord/diagnosis/diagnosis.ts';
@@ -250,6 +250,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     logger: logger.child({ component: 'voice' }),
     memory: voiceSessions,
     isMain: (accountId) => accountId === accounts.mainId,
+    // A session Discord dropped rejoins only where the account may still connect (voice-control.ts).
+    mayRejoin: (where) => rejoinRefusal(accounts, where),
     workers: config.voiceWorkers,
     ...options.voice,
   });
@@ -310,6 +312,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const recorded = recordDeliveries(fates, (ready, signal) => delivery.deliver(ready, signal), now);
   scheduler.setDefaultSink(meteredSink(recorded, { metrics, voice, now, health }));
   meterScheduler(scheduler, metrics, { health, now });
+  voice.on('recovered', ({ cause }) => metrics.voiceRecovery(cause));
   metrics.setSources({
     rateWindowUsed: (kind) =>
       windowStore ? windowStore.used(kind, clock.now(), windowMs(kind)) : rateWindow.used(kind, clock.now(), windowMs(kind)),
@@ -419,6 +422,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   );
   // Each account's own voice state, from its own gateway connection.
   const wireAccount = (account: Client) => {
+    account.on(Events.ChannelDelete, (channel) => {
+      if (!channel.isDMBased()) voiceEvents.channelDeleted(channel.guildId, channel.id);
+    });
     account.on(Events.VoiceStateUpdate, (oldState, newState) => {
       if (newState.id === account.user?.id) voiceEvents.ownState(newState.id, oldState, newState);
     });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { flushCompileCache, getCompileCacheDir } from 'node:module';
 import pino from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -5,6 +6,7 @@ import type { ShardPlan } from './ops/shard-plan.ts';
 import type { OpsEndpoints } from './ops/ops-server.ts';
 import type { Logger } from './util/log.ts';
 import type { Bot } from './bot.ts';
+import { VOICE_WORKER_FAULTS, type VoiceWorkerFault } from './voice/worker-protocol.ts';
 
 // `npm start`: parse the environment (fail fast, naming the variable), then either start the bot
 // (one process: the shards of SHARD_IDS, or one shard when SHARD_COUNT is unset) or, with
@@ -149,6 +151,18 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
     stallEvery(stall, (startedAt, endedAt) =>
       logger.info({ at: performance.timeOrigin + startedAt, ms: endedAt - startedAt }, 'main thread stalled on purpose'),
     );
+  }
+  // Tests and benchmarks only: YOMIAGE_TEST_VOICE_FAULTS names a file; on SIGUSR2 every voice
+  // worker fails as the word in it says (crash, hang, reject, silence; src/voice/worker-protocol.ts).
+  const faultFile = process.env.YOMIAGE_TEST_VOICE_FAULTS;
+  if (faultFile) {
+    logger.warn({ file: faultFile }, 'YOMIAGE_TEST_VOICE_FAULTS: SIGUSR2 makes the voice workers fail on purpose');
+    process.on('SIGUSR2', () => {
+      const kind = readFileSync(faultFile, 'utf8').trim();
+      if (!(VOICE_WORKER_FAULTS as readonly string[]).includes(kind)) return logger.warn({ kind }, 'unknown voice worker fault');
+      const workers = bot.context.voice.injectFault(kind as VoiceWorkerFault);
+      logger.warn({ kind, workers, at: performance.timeOrigin + performance.now() }, 'voice worker fault injected on purpose');
+    });
   }
 }
 

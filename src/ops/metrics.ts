@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { unhealthy, type SessionFigures } from './session-health.ts';
+import { VOICE_RECOVERY_CAUSES, type VoiceRecoveryCause } from '../voice/session.ts';
 
 // The bot's Prometheus metrics, one registry per bot (tests run several bots in one
 // process). Code elsewhere never imports prom-client: it reports through the small methods of
@@ -28,6 +29,7 @@ export const METRIC_NAMES = [
   'yomiage_speech_merged_total',
   'yomiage_speech_wait_seconds',
   'yomiage_voice_first_packet_seconds',
+  'yomiage_voice_recoveries_total',
   'yomiage_cache_hits_total',
   'yomiage_cache_misses_total',
   'yomiage_characters_spent_total',
@@ -46,6 +48,7 @@ export class BotMetrics {
   readonly #merged: Counter;
   readonly #wait: Histogram;
   readonly #firstPacket: Histogram;
+  readonly #recoveries: Counter<'cause'>;
   readonly #hits: Counter;
   readonly #misses: Counter;
   readonly #chars: Counter<'endpoint'>;
@@ -104,6 +107,13 @@ export class BotMetrics {
       buckets: [0.005, 0.01, 0.02, 0.04, 0.06, 0.1, 0.2, 0.5, 1, 3],
       registers,
     });
+    this.#recoveries = new Counter({
+      name: 'yomiage_voice_recoveries_total',
+      help: "Voice calls recovered without anyone asking, by cause: worker_crash / worker_hang (the call's voice worker was replaced and the call rejoined from a new one), stall (speech waiting, no packet sent for seconds: the call was rejoined), play_timeout (a clip not started, or not ended, in time was ended), resumed / rejoined / server_moved (Discord dropped the connection and it came back)",
+      labelNames: ['cause'],
+      registers,
+    });
+    for (const cause of VOICE_RECOVERY_CAUSES) this.#recoveries.inc({ cause }, 0);
     this.#hits = new Counter({
       name: 'yomiage_cache_hits_total',
       help: 'Speech served from the audio cache (no request to the service)',
@@ -193,6 +203,11 @@ export class BotMetrics {
 
   firstPacket(seconds: number): void {
     this.#firstPacket.observe(Math.max(0, seconds));
+  }
+
+  /** One voice call recovered (src/voice/session.ts, VoiceRecoveryCause). */
+  voiceRecovery(cause: VoiceRecoveryCause): void {
+    this.#recoveries.inc({ cause });
   }
 
   cache(hit: boolean): void {

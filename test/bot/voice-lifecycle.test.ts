@@ -178,6 +178,41 @@ describe('in voice', () => {
     expect(h.discord.messages.filter((m) => m.channelId === DEFAULT_IDS.general && m.content === disconnected)).toHaveLength(1);
     expect(requested('切断のあとの発言', before)).toBe(false);
   });
+
+  it("Connect taken away, then Discord drops the call (4006): the bot does not go back in, and says once why, in the server's language", async () => {
+    if (h.bot.context.voice.sessions(guildId).length === 0) await join();
+    const voiceChannel = h.discord.guilds[0]!.channels.find((c) => c.id === DEFAULT_IDS.voice)!;
+    const before = voiceChannel.permissionOverwrites ?? [];
+    const noConnect = {
+      id: DEFAULT_IDS.bot,
+      type: 1 as const,
+      allow: String(PERMISSIONS.SetVoiceChannelStatus),
+      deny: String(PERMISSIONS.Connect),
+    };
+    await h.discord.setChannelOverwrites(DEFAULT_IDS.voice, [noConnect]);
+    const me = () => h.bot.client.guilds.cache.get(guildId)!.members.me!;
+    await vi.waitUntil(
+      () => !h.bot.client.channels.cache.get(DEFAULT_IDS.voice)?.isVoiceBased() || !me().permissionsIn(DEFAULT_IDS.voice).has('Connect'),
+      {
+        timeout: 5_000,
+        message: 'the bot to see Connect gone',
+      },
+    );
+    const said = t('ja', 'voice.ended_no_connect', { voice: `<#${DEFAULT_IDS.voice}>` });
+    const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.general && m.content === said, 20_000);
+    const asked = h.discord.botVoiceStates.length;
+    voice.closeConnection(guildId, 4006);
+    await notice;
+    await vi.waitUntil(() => h.bot.context.voice.sessions(guildId).length === 0, { timeout: 10_000, message: 'the session to end' });
+    // It left and did not sign in again: the only op 4 after the drop is the leave.
+    await vi.waitUntil(() => h.discord.botVoiceStates.length > asked, { timeout: 10_000, message: 'the leave' });
+    expect(h.discord.botVoiceStates.slice(asked).map((s) => s.channelId)).toEqual([null]);
+    // Once: with Connect back, a /join is answered and nothing more was said.
+    await h.discord.setChannelOverwrites(DEFAULT_IDS.voice, before);
+    await vi.waitUntil(() => me().permissionsIn(DEFAULT_IDS.voice).has('Connect'), { timeout: 5_000, message: 'Connect back' });
+    await join();
+    expect(h.discord.messages.filter((m) => m.content === said)).toHaveLength(1);
+  });
 });
 
 describe('restart', () => {
@@ -246,5 +281,29 @@ describe('the voice channel status', () => {
     expect(h.discord.requests.some((r) => r.path === `/channels/${PLAIN_VOICE}/voice-status`)).toBe(false);
     expect(channel(PLAIN_VOICE).status ?? null).toBeNull();
     expect(logs.filter((l) => l.level >= 40).slice(warnsBefore)).toEqual([]);
+  });
+});
+
+describe('the voice channel deleted', () => {
+  it("while the bot reads it: the session ends, the channel it read is told once in the server's language, and nothing rejoins", async () => {
+    const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
+    if (h.bot.context.voice.sessions(guildId).length > 0) {
+      const leave = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'leave', locale: 'en-US' });
+      await leave.waitForResponse((r) => r.kind === 'callback', 10_000);
+    }
+    await h.discord.setVoiceState(bob.id, guildId, VOICE_2);
+    const joined = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: bob, name: 'join', locale: 'en-US' });
+    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+    const said = t('ja', 'voice.ended_channel_deleted');
+    const notice = h.discord.waitForMessage((m) => m.channelId === DEFAULT_IDS.chat && m.content === said, 20_000);
+    const asked = h.discord.botVoiceStates.length;
+    await h.discord.deleteChannel(VOICE_2);
+    await notice;
+    await vi.waitUntil(() => h.bot.context.voice.sessions(guildId).length === 0, { timeout: 10_000, message: 'the session to end' });
+    // A later command is answered, and by then nothing more was said nor joined.
+    const after = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: bob, name: 'leave', locale: 'en-US' });
+    await after.waitForResponse((r) => r.kind === 'callback', 10_000);
+    expect(h.discord.messages.filter((m) => m.content === said)).toHaveLength(1);
+    expect(h.discord.botVoiceStates.slice(asked).filter((s) => s.channelId !== null)).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { t } from '../../src/discord/i18n.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio } from '../../src/speech/synthesize.ts';
+import { VoiceSessionError } from '../../src/voice/errors.ts';
 import { unhandledRejections } from '../support/rejections.ts';
 
 // Where delivery decides voice or file, and the rule that keeps one channel's text out of another:
@@ -22,6 +23,8 @@ interface Options {
   mp3Channels?: string[];
   /** Called while a file is being sent (a delete arriving during the upload). */
   duringSend?: () => void;
+  /** What playing in voice fails with (the voice layer's error). */
+  playError?: unknown;
 }
 
 function setup(options: Options) {
@@ -47,7 +50,10 @@ function setup(options: Options) {
       sessions: () => (options.connected ? [{ channelId: 'vc1', suppressed: false }] : []),
       boundTo: () => undefined,
       at: () => undefined,
-      play: async (guildId: string) => void played.push(guildId),
+      play: async (guildId: string) => {
+        played.push(guildId);
+        if (options.playError !== undefined) throw options.playError;
+      },
     },
     replies: { finish: async (_owner: unknown, _meta: unknown, body: { content: string }) => (finished.push(body.content), true) },
     notices: {
@@ -235,5 +241,41 @@ describe('SpeechDelivery.deliver: a clip whose cached file is gone (another proc
     expect(posted).toEqual([]);
     expect(told.map((x) => [x.channelId, x.messageId, x.content])).toEqual([['general', `m-${item.id}`, t('en', 'error.generic')]]);
     expect(settled).toEqual([{ id: item.id, delivered: false }]);
+  });
+});
+
+describe('SpeechDelivery.deliver: what could not be played is never dropped without a word', () => {
+  const interaction = { kind: 'interaction' as const, applicationId: 'app', token: 'token' };
+
+  it('GIVEN a clip the voice layer gave up on (its call not back in time, the clip never started) THEN each author and each /say is told, in their language', async () => {
+    const { delivery, played, posted, told, finished, settled } = setup({
+      connected: true,
+      playError: new VoiceSessionError('play_timeout', { guildId: GUILD }),
+    });
+    const chat = message('general', '聞こえなかった話', voiceAudience('vc1'), { lang: 'ja' });
+    const said = { ...message('general', '言ってね', voiceAudience('vc1'), { delivery: interaction }), kind: 'say' as const };
+    expect(await delivery.deliver(ready([chat]), signal)).toEqual({ played: false, attached: false });
+    expect(await delivery.deliver(ready([said]), signal)).toEqual({ played: false, attached: false });
+    expect(played).toEqual([GUILD, GUILD]);
+    expect(posted).toEqual([]);
+    expect(told.map((x) => [x.channelId, x.messageId, x.kind, x.content])).toEqual([
+      ['general', `m-${chat.id}`, 'play_failed', t('ja', 'cancelled.play_failed')],
+    ]);
+    // "Speaking in the voice channel", then what became of it.
+    expect(finished).toEqual([t('en', 'say.playing'), t('en', 'cancelled.play_failed')]);
+    expect(settled).toEqual([
+      { id: chat.id, delivered: false },
+      { id: said.id, delivered: false },
+    ]);
+  });
+
+  it('GIVEN the session ended while it played (the bot was disconnected) THEN a /say is told so; a chat author is not told again (the channel hears it once)', async () => {
+    const { delivery, told, finished } = setup({ connected: true, playError: new VoiceSessionError('destroyed', { guildId: GUILD }) });
+    const chat = message('general', '切れた話', voiceAudience('vc1'));
+    const said = { ...message('general', '言ってね', voiceAudience('vc1'), { delivery: interaction }), kind: 'say' as const };
+    await delivery.deliver(ready([chat]), signal);
+    await delivery.deliver(ready([said]), signal);
+    expect(told).toEqual([]);
+    expect(finished).toEqual([t('en', 'say.playing'), t('en', 'cancelled.disconnected')]);
   });
 });

@@ -8,6 +8,7 @@ import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../events/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
+import { VoiceSessionError } from '../../voice/errors.ts';
 import { BotError } from '../errors.ts';
 import { t } from '../i18n.ts';
 import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
@@ -164,15 +165,19 @@ export class SpeechDelivery {
       }),
     );
     let heard = false;
+    let failure: unknown;
     if (played) {
       try {
         await this.#deps.voice.play(ready.guildId, voiceChannel!, audio, signal);
         heard = true;
       } catch (error) {
+        failure = error;
         this.#deps.logger.warn({ err: error, guildId: ready.guildId }, 'playback failed');
       }
     }
     const attached = await attaching;
+    if (failure !== undefined)
+      for (const [i, meta] of metas.entries()) if (!attached[i]) await this.#tellNotPlayed(meta, ready.items[i]!, failure);
     await this.#deps.jobs.settle(ready.items.map((item, i) => ({ id: item.id, delivered: heard || attached[i]! })));
     return { played: heard, attached: attached.some(Boolean) };
   }
@@ -193,6 +198,23 @@ export class SpeechDelivery {
       return { played: false, hidden: false };
     const hidden = [...new Set(auto.map((item) => item.channelId))].some((c) => !this.#canView(ready.guildId, c, voiceChannel));
     return { played: !hidden, hidden };
+  }
+
+  /**
+   * What was being played could not be (the call could not be rejoined in time, the clip never
+   * started): whoever asked is told, so nothing is lost without a word. A session that ended is
+   * told in its channel once (voice-events.ts): only a /say or /narrate waiting on it hears more.
+   */
+  async #tellNotPlayed(meta: UtteranceMeta, item: Utterance, error: unknown): Promise<void> {
+    if (meta.botClip) return;
+    const ended = error instanceof VoiceSessionError && (error.code === 'destroyed' || error.code === 'no_session');
+    if (meta.delivery.kind === 'interaction') {
+      const content = t(meta.lang, ended ? 'cancelled.disconnected' : 'cancelled.play_failed');
+      return void (await this.#deps.replies.finish(item, meta, { content }));
+    }
+    if (ended) return;
+    const to = { guildId: item.guildId, userId: item.userId, channelId: meta.delivery.channelId, messageId: meta.delivery.messageId };
+    await this.#deps.notices.tellAuthor(to, 'play_failed', t(meta.lang, 'cancelled.play_failed'));
   }
 
   /** An auto-read message of a channel someone now in the call cannot view, in a channel without MP3 posts: its author is told. */

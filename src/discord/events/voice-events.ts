@@ -49,8 +49,11 @@ export class VoiceStateEvents {
   ownState(accountId: string, oldState: VoiceState, newState: VoiceState): void {
     const guild = newState.guild;
     this.#onStage(accountId, newState);
-    if (oldState.channelId && !newState.channelId) this.#deps.voice.disconnected(guild.id, accountId, 'disconnected by someone');
-    else if (
+    if (oldState.channelId && !newState.channelId) {
+      // Deleting a voice channel disconnects whoever is in it: said as what it was.
+      const gone = !guild.channels.cache.has(oldState.channelId);
+      this.#deps.voice.disconnected(guild.id, accountId, gone ? 'channel_deleted' : 'disconnected by someone');
+    } else if (
       newState.channelId &&
       oldState.channelId !== newState.channelId &&
       this.#deps.voice.moved(guild.id, accountId, newState.channelId)
@@ -142,7 +145,16 @@ export class VoiceStateEvents {
     return !this.#deps.repos.readingLists.list(state.guild.id, 'never_role').some((id) => roles.has(id));
   }
 
-  /** Kicked (4014), disconnected by someone, or unable to reconnect: reading stopped, said once. */
+  /** A voice channel was deleted: a session in it ends now (its own voice state may come later, or not at all). */
+  channelDeleted(guildId: string, channelId: string): void {
+    const session = this.#deps.voice.at(guildId, channelId);
+    if (session) this.#deps.voice.disconnected(guildId, session.accountId, 'channel_deleted');
+  }
+
+  /**
+   * Kicked (4014), disconnected by someone, its channel deleted, Connect taken away before a
+   * rejoin, or unable to reconnect: reading stopped, said once, in the server's language.
+   */
   onSessionEnded(ended: EndedSession): void {
     this.#deps.logger.info(
       { guildId: ended.guildId, channelId: ended.voiceChannelId, reason: ended.reason },
@@ -152,6 +164,12 @@ export class VoiceStateEvents {
     void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId, ended.accountId);
     if (!ended.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);
-    void this.#deps.notices.post(ended.textChannelId, t(lang, 'voice.disconnected'));
+    const said =
+      ended.reason === 'channel_deleted'
+        ? t(lang, 'voice.ended_channel_deleted')
+        : ended.reason === 'no_connect'
+          ? t(lang, 'voice.ended_no_connect', { voice: `<#${ended.voiceChannelId}>` })
+          : t(lang, 'voice.disconnected');
+    void this.#deps.notices.post(ended.textChannelId, said);
   }
 }

@@ -10,7 +10,7 @@ import {
 import type { NameReader } from '../../speech/names.ts';
 import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
-import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
+import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from '../accounts.ts';
 import type { AccountChoice } from './account-choice.ts';
 import { UserError } from '../errors.ts';
@@ -18,6 +18,25 @@ import { requirePlaybackControl } from './guards.ts';
 import { t, type Lang } from '../i18n.ts';
 import type { ClearReason } from '../delivery/meta.ts';
 import type { VoiceChannelStatus } from './voice-status.ts';
+
+/**
+ * Whether an account may go back into the voice channel its session was dropped from (Discord
+ * would leave the join unanswered): not once the channel is deleted, nor where it may no longer
+ * view the channel or connect to it. Unknown (the account's view of the server is missing): it may,
+ * and Discord decides.
+ */
+export function rejoinRefusal(
+  accounts: BotAccounts,
+  where: { guildId: string; channelId: string; accountId: string },
+): RejoinRefusal | null {
+  const guild = accounts.guild(where.accountId, where.guildId);
+  if (!guild) return null;
+  const channel = guild.channels.cache.get(where.channelId);
+  if (!channel) return 'channel_deleted';
+  const me = guild.members.me;
+  if (!me) return null;
+  return channel.permissionsFor(me).has([PermissionFlagsBits.ViewChannel, PermissionFlagsBits.Connect]) ? null : 'no_connect';
+}
 
 /** What VoiceControl works with. */
 export interface VoiceControlDeps {
