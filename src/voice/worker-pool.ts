@@ -26,7 +26,7 @@ export interface WorkerPoolPolicy {
   restartBackoffMs?: number;
   /** Restarts in a row (each within `stableAfterMs` of the one before) before its calls are given up. */
   maxRestarts?: number;
-  /** A worker that ran this long without failing starts the count of restarts over. */
+  /** A worker that ran this long before failing was no crash loop: the count of restarts starts over. */
   stableAfterMs?: number;
   /** Speech waiting in a Ready call with no packet going out this long: the call is rejoined (RemoteVoiceSession.progress). */
   stallAfterMs?: number;
@@ -34,11 +34,11 @@ export interface WorkerPoolPolicy {
 
 const POOL_DEFAULTS = {
   pingEveryMs: 250,
-  hangAfterMs: 2_000,
+  hangAfterMs: 1_500,
   startupGraceMs: 30_000,
   restartBackoffMs: 500,
   maxRestarts: 5,
-  stableAfterMs: 60_000,
+  stableAfterMs: 10_000,
   stallAfterMs: STALL_MS,
 } as const satisfies Required<WorkerPoolPolicy>;
 
@@ -54,8 +54,10 @@ interface PoolWorker {
   sessions: Map<number, RemoteVoiceSession>;
   exited: Promise<void>;
   startedAt: number;
-  /** When it last said anything (undefined: not yet). */
-  lastAnswerAt: number | undefined;
+  /** Whether it said anything yet (before that, it is still loading). */
+  answered: boolean;
+  /** Since when a ping waits for its answer (undefined: none waits). */
+  waitingSince: number | undefined;
   /** Found hung and being ended. */
   hung: boolean;
 }
@@ -79,6 +81,7 @@ export class VoiceWorkerPool {
   readonly #restarts: { count: number }[];
   #nextId = 0;
   #pingSeq = 0;
+  #lastTick = performance.now();
   #closed = false;
   readonly #pinger: NodeJS.Timeout;
 
@@ -144,14 +147,21 @@ export class VoiceWorkerPool {
     return best;
   }
 
-  /** Asks each worker whether it is there; ends one that has not answered for too long. */
+  /**
+   * Asks each worker whether it is there; ends one that has not answered for too long. A tick that
+   * comes late (this thread was busy: a stall, a long GC) starts the wait over, so a worker is
+   * judged hung only while this thread could have heard its answer.
+   */
   #ping(): void {
     const now = performance.now();
+    const late = now - this.#lastTick > 4 * this.#policy.pingEveryMs;
+    this.#lastTick = now;
     const seq = ++this.#pingSeq;
     for (const pw of this.#workers) {
       if (!pw || pw.hung) continue;
-      const silentMs = now - (pw.lastAnswerAt ?? pw.startedAt);
-      const limit = pw.lastAnswerAt === undefined ? this.#policy.startupGraceMs : this.#policy.hangAfterMs;
+      if (late && pw.waitingSince !== undefined) pw.waitingSince = now;
+      const silentMs = now - (pw.answered ? (pw.waitingSince ?? now) : pw.startedAt);
+      const limit = pw.answered ? this.#policy.hangAfterMs : this.#policy.startupGraceMs;
       if (silentMs >= limit) {
         pw.hung = true;
         this.#logger.error(
@@ -161,6 +171,7 @@ export class VoiceWorkerPool {
         void pw.worker.terminate();
         continue;
       }
+      pw.waitingSince ??= now;
       pw.worker.postMessage({ type: 'ping', seq } satisfies ToWorker);
     }
   }
@@ -195,12 +206,14 @@ export class VoiceWorkerPool {
       sessions: new Map(),
       exited: Promise.resolve(),
       startedAt: performance.now(),
-      lastAnswerAt: undefined,
+      answered: false,
+      waitingSince: undefined,
       hung: false,
     };
     const { sessions } = pw;
     worker.on('message', (message: FromWorker) => {
-      pw.lastAnswerAt = performance.now();
+      pw.answered = true;
+      pw.waitingSince = undefined;
       if (message.type === 'log') return relayLog(logger, message.line);
       if (message.type === 'pong') return this.#onPong(pw, message.packets);
       if (message.type === 'moment') {
