@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
+import { WorkerLiveness } from './liveness.ts';
 import { RemoteVoiceSession, STALL_MS } from './remote-session.ts';
 import type { VoiceRecoveryCause, VoiceSession, VoiceSessionOptions } from './session.ts';
 import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerData } from './worker-protocol.ts';
@@ -54,10 +55,7 @@ interface PoolWorker {
   sessions: Map<number, RemoteVoiceSession>;
   exited: Promise<void>;
   startedAt: number;
-  /** Whether it said anything yet (before that, it is still loading). */
-  answered: boolean;
-  /** Since when a ping waits for its answer (undefined: none waits). */
-  waitingSince: number | undefined;
+  liveness: WorkerLiveness;
   /** Found hung and being ended. */
   hung: boolean;
 }
@@ -81,7 +79,6 @@ export class VoiceWorkerPool {
   readonly #restarts: { count: number }[];
   #nextId = 0;
   #pingSeq = 0;
-  #lastTick = performance.now();
   #closed = false;
   readonly #pinger: NodeJS.Timeout;
 
@@ -147,31 +144,19 @@ export class VoiceWorkerPool {
     return best;
   }
 
-  /**
-   * Asks each worker whether it is there; ends one that has not answered for too long. A tick that
-   * comes late (this thread was busy: a stall, a long GC) starts the wait over, so a worker is
-   * judged hung only while this thread could have heard its answer.
-   */
+  /** Asks each worker whether it is there; ends one that has not answered for too long (WorkerLiveness). */
   #ping(): void {
     const now = performance.now();
-    const late = now - this.#lastTick > 4 * this.#policy.pingEveryMs;
-    this.#lastTick = now;
     const seq = ++this.#pingSeq;
     for (const pw of this.#workers) {
       if (!pw || pw.hung) continue;
-      if (late && pw.waitingSince !== undefined) pw.waitingSince = now;
-      const silentMs = now - (pw.answered ? (pw.waitingSince ?? now) : pw.startedAt);
-      const limit = pw.answered ? this.#policy.hangAfterMs : this.#policy.startupGraceMs;
-      if (silentMs >= limit) {
+      if (pw.liveness.tick(now) === 'hung') {
         pw.hung = true;
-        this.#logger.error(
-          { voiceWorker: pw.slot, silentMs: Math.round(silentMs), sessions: pw.sessions.size },
-          'voice worker stopped answering; replacing it',
-        );
+        const silentMs = Math.round(pw.liveness.silentFor(now));
+        this.#logger.error({ voiceWorker: pw.slot, silentMs, sessions: pw.sessions.size }, 'voice worker stopped answering; replacing it');
         void pw.worker.terminate();
         continue;
       }
-      pw.waitingSince ??= now;
       pw.worker.postMessage({ type: 'ping', seq } satisfies ToWorker);
     }
   }
@@ -206,14 +191,12 @@ export class VoiceWorkerPool {
       sessions: new Map(),
       exited: Promise.resolve(),
       startedAt: performance.now(),
-      answered: false,
-      waitingSince: undefined,
+      liveness: new WorkerLiveness(this.#policy, performance.now()),
       hung: false,
     };
     const { sessions } = pw;
     worker.on('message', (message: FromWorker) => {
-      pw.answered = true;
-      pw.waitingSince = undefined;
+      pw.liveness.answered();
       if (message.type === 'log') return relayLog(logger, message.line);
       if (message.type === 'pong') return this.#onPong(pw, message.packets);
       if (message.type === 'moment') {
