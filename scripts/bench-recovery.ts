@@ -40,7 +40,7 @@ try {
       const wait = lastFault + STABLE_MS - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       lastFault = Date.now();
-      const outcomes: CallOutcome[] = await world.trial(kind, { long: 3 });
+      const outcomes: CallOutcome[] = await world.trial(kind);
       for (const o of outcomes) {
         if (o.resumedMs === undefined) problems.push(`trial ${trial} ${o.call}: never resumed`);
         else resumed.push(o.resumedMs);

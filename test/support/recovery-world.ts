@@ -204,7 +204,8 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
       const asked = botTexts().length;
       for (const call of CALLS) {
         // Each about 2 s at speed 4: the calls overlap however late one starts, and the fault falls
-        // inside a clip. Then a short line.
+        // inside a clip. Then a short line. Two long ones at most: more at once, and the bot's
+        // keep-up rule (/reading) skips part of the backlog as too far behind.
         for (let i = 1; i <= long; i++) {
           const line = `${call.mark}${trial}の${i}、この長めの発言の途中でボイスの処理が止まっても、止まったところからではなく、最初からもう一度聞こえるはずです`;
           await discord.sendMessage({ channelId: call.text, author: call.listener, content: line });
