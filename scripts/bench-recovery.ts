@@ -7,17 +7,18 @@
 // the call's new voice session. Also checks each trial's lines: every request heard whole exactly
 // once (the one cut short again from its start), none lost, none twice.
 // Target (the issue's): speech back in both calls within 5 s of the fault, p95 over 10 trials of
-// each kind. Each fault comes at least STABLE_MS after the one before: a worker that failed sooner
-// after its start is a crash loop, restarted after a growing pause (src/voice/worker-pool.ts), which
-// is not what is measured here. Prints PASS/MISS; asserts nothing (shared machine). BENCH_TRIALS
+// each kind. Each fault comes at least SPACING_MS after the one before: a worker that failed within
+// 10 s of its start is a crash loop, restarted after a growing pause (src/voice/worker-pool.ts),
+// which is not what is measured here, and a trial's few requests stay within the service's 30 a
+// minute (a line held back by the rate window would not be speaking when the fault comes). Prints PASS/MISS; asserts nothing (shared machine). BENCH_TRIALS
 // (10) changes the count.
 import { loadavg } from 'node:os';
 import { startRecoveryWorld, type CallOutcome } from '../test/support/recovery-world.ts';
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 10);
 const TARGET_MS = 5_000;
-/** The pool's `stableAfterMs`, and a margin. */
-const STABLE_MS = 10_500;
+/** Over the pool's `stableAfterMs` (10 s), and long enough for a trial's requests (at most 6) at 30 a minute. */
+const SPACING_MS = 15_000;
 
 function percentile(values: number[], p: number): number {
   const sorted = values.toSorted((a, b) => a - b);
@@ -37,10 +38,17 @@ try {
     const resumed: number[] = [];
     const problems: string[] = [];
     for (let trial = 1; trial <= TRIALS; trial++) {
-      const wait = lastFault + STABLE_MS - Date.now();
+      const wait = lastFault + SPACING_MS - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       lastFault = Date.now();
-      const outcomes: CallOutcome[] = await world.trial(kind);
+      let outcomes: CallOutcome[];
+      try {
+        outcomes = await world.trial(kind);
+      } catch (error) {
+        problems.push(`trial ${trial}: ${(error as Error).message}`);
+        console.log(`  ${kind} ${String(trial).padStart(2)}: ${(error as Error).message}`);
+        continue;
+      }
       for (const o of outcomes) {
         if (o.resumedMs === undefined) problems.push(`trial ${trial} ${o.call}: never resumed`);
         else resumed.push(o.resumedMs);
