@@ -43,14 +43,15 @@ async function joined(refusal: () => RejoinRefusal | null = () => null) {
 }
 
 describe('the voice manager: recoveries by cause, and rejoins Discord would refuse', () => {
-  it('GIVEN Discord resumes (4015) then drops (4006) the call THEN each recovery is counted by cause, per session and in total, the session Ready', async () => {
+  it('GIVEN Discord resumes (4015) then drops (4006, 4009) the call THEN each recovery is counted by cause, per session and in total, the session Ready', async () => {
     const { m, guildId, channelId, recovered, joins } = await joined();
-    voice.closeConnection(guildId, 4015);
-    await vi.waitFor(() => expect(recovered).toHaveLength(1), { timeout: 10_000 });
-    voice.closeConnection(guildId, 4006);
-    await vi.waitFor(() => expect(recovered).toHaveLength(2), { timeout: 10_000 });
+    for (const [i, code] of [4015, 4006, 4009].entries()) {
+      voice.closeConnection(guildId, code);
+      await vi.waitFor(() => expect(recovered).toHaveLength(i + 1), { timeout: 10_000 });
+    }
     expect(recovered).toEqual([
       { guildId, channelId, accountId: BOT, cause: 'resumed' },
+      { guildId, channelId, accountId: BOT, cause: 'rejoined' },
       { guildId, channelId, accountId: BOT, cause: 'rejoined' },
     ]);
     await vi.waitFor(() => expect(m.health()[0]?.status).toBe('ready'), { timeout: 10_000 });
@@ -60,12 +61,12 @@ describe('the voice manager: recoveries by cause, and rejoins Discord would refu
         channelId,
         accountId: BOT,
         status: 'ready',
-        recoveries: { worker_crash: 0, worker_hang: 0, stall: 0, play_timeout: 0, resumed: 1, rejoined: 1, server_moved: 0 },
+        recoveries: { worker_crash: 0, worker_hang: 0, stall: 0, play_timeout: 0, resumed: 1, rejoined: 2, server_moved: 0 },
       },
     ]);
-    expect(m.recoveries()).toMatchObject({ resumed: 1, rejoined: 1 });
-    // The resume sent nothing to the main gateway; the rejoin signalled the channel again.
-    expect(joins.map((j) => j.channel_id)).toEqual([channelId, channelId]);
+    expect(m.recoveries()).toMatchObject({ resumed: 1, rejoined: 2 });
+    // The resume sent nothing to the main gateway; each rejoin signalled the channel again.
+    expect(joins.map((j) => j.channel_id)).toEqual([channelId, channelId, channelId]);
   });
 
   it('GIVEN the account may no longer connect THEN a drop (4006) ends the session instead: no join is sent, it ends once, saying why', async () => {
