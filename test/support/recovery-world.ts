@@ -62,6 +62,17 @@ export interface CallOutcome {
   e2ee: string[];
 }
 
+/** What a trial says in each call. */
+export interface TrialOptions {
+  /** Long lines (default 2; more at once are a backlog the bot's keep-up rule cuts). */
+  long?: number;
+  /** Each long line's sentence this many times (default 1: about 2 s at speed 4). */
+  repeat?: number;
+  /** A short line after them (default true). */
+  short?: boolean;
+  timeoutMs?: number;
+}
+
 export interface RecoveryWorld {
   emulator: Emulator;
   discord: FakeDiscord;
@@ -78,7 +89,7 @@ export interface RecoveryWorld {
    * `kind` says once both calls are speaking, and waits until every request of the trial was heard
    * whole (or `timeoutMs`).
    */
-  trial(kind: 'crash' | 'hang', options?: { long?: number; timeoutMs?: number }): Promise<CallOutcome[]>;
+  trial(kind: 'crash' | 'hang', options?: TrialOptions): Promise<CallOutcome[]>;
   /**
    * Says `text` in `call` and waits until its request was heard whole there (on `on`, default the
    * first voice server); resolves what the call heard meanwhile.
@@ -89,13 +100,13 @@ export interface RecoveryWorld {
   close(): Promise<void>;
 }
 
-/** Polls `check` every 50 ms until it returns something, or rejects after `timeoutMs` with `what`. */
-export async function until<T>(check: () => T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+/** Polls `check` every 50 ms until it returns something, or rejects after `timeoutMs` with `what` (a function: said at the time). */
+export async function until<T>(check: () => T | undefined | false, timeoutMs: number, what: string | (() => string)): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const found = check();
     if (found !== undefined && found !== false) return found;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -110,7 +121,8 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
   const [voice, otherVoice] = await Promise.all([startFakeVoiceServer({ now: epochNow }), startFakeVoiceServer({ now: epochNow })]);
   const [emulator, discord] = await Promise.all([
     // Tones, not espeak-ng: made at once however busy the machine, so both calls speak together.
-    startEmulator({ control: true, speech: 'tones' }),
+    // An allowance for a bench's twenty trials (and this world's own length checks, on the same account).
+    startEmulator({ control: true, speech: 'tones', accounts: [{ token: DEFAULT_TOKEN, plan: 'free', allowance: 1_000_000 }] }),
     startFakeDiscord({ guilds: [guild], voiceServer: voice, extraBots: [{ user: EXTRA, guildIds: [guildId] }] }),
   ]);
   const dataDir = mkdtempSync(join(tmpdir(), 'yomiage-recovery-'));
@@ -123,6 +135,10 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
     caCertPem: `${voice.caCertPem}\n${otherVoice.caCertPem}`,
     env: {
       AUTO_READ_MAX_AGE_SECONDS: '600',
+      // Room for a bench's twenty trials: a member over their allowance would not be read at all.
+      USER_MONTHLY_CHARS: '100000',
+      GUILD_MONTHLY_CHARS: '200000',
+      ACCOUNT_MONTHLY_CHARS: '400000',
       EXTRA_DISCORD_TOKENS: discord.bots[1]!.token,
       VOICE_WORKERS: '1',
       METRICS_PORT: '0',
@@ -198,7 +214,7 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
       );
       return Number(line.at);
     },
-    async trial(kind, { long = 2, timeoutMs = 30_000 } = {}) {
+    async trial(kind, { long = 2, repeat = 1, short = true, timeoutMs = 30_000 } = {}) {
       const trial = ++trials;
       const since = epochNow();
       const asked = botTexts().length;
@@ -207,10 +223,11 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
         // inside a clip. Then a short line. Two long ones at most: more at once, and the bot's
         // keep-up rule (/reading) skips part of the backlog as too far behind.
         for (let i = 1; i <= long; i++) {
-          const line = `${call.mark}${trial}の${i}、この長めの発言の途中でボイスの処理が止まっても、止まったところからではなく、最初からもう一度聞こえるはずです`;
+          const sentence = 'この長めの発言の途中でボイスの処理が止まっても、止まったところからではなく、最初からもう一度聞こえるはずです。';
+          const line = `${call.mark}${trial}の${i}、${sentence.repeat(repeat)}`;
           await discord.sendMessage({ channelId: call.text, author: call.listener, content: line });
         }
-        await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
+        if (short) await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
       }
       // Both calls speaking at the same moment, each half a second into its first clip.
       await until(
@@ -222,7 +239,17 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
           });
         },
         30_000,
-        'both calls speaking',
+        () => {
+          const heard = CALLS.map((call) => {
+            const sound = voice.packets.filter((p) => p.channelId === call.voice && !p.silent && p.receivedAt >= since);
+            const last = sound.at(-1);
+            return `${call.name} ${sound.length} sound packets${last ? `, the last ${Math.round(epochNow() - last.receivedAt)} ms ago` : ''}`;
+          });
+          const asks = botTexts()
+            .slice(asked)
+            .map((t) => t.slice(0, 4));
+          return `both calls speaking (${heard.join('; ')}; requested: ${asks.join(' ') || 'nothing'})`;
+        },
       );
       const before = new Map(CALLS.map((c) => [c.voice, lastSsrc(voice, c.voice)]));
       const at = await world.fault(kind);
@@ -233,7 +260,8 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
               .slice(asked)
               .filter((t) => t.includes(`${call.mark}${trial}`));
           // Every line of the trial requested (merged or not)...
-          await until(() => mine().join('').includes('おわり'), timeoutMs, `${call.name}'s lines requested`);
+          const lastLine = short ? 'おわり' : `${call.mark}${trial}の${long}`;
+          await until(() => mine().join('').includes(lastLine), timeoutMs, `${call.name}'s lines requested`);
           const requests = await Promise.all(mine().map(async (text) => ({ text, clipMs: await lengthOf(text) })));
           // ...and each heard whole, or the time is up.
           const outcome = () => account(voice, call, since, requests, { at, ssrc: before.get(call.voice) });
