@@ -47,6 +47,8 @@ describe('npm start: a voice worker that fails mid-clip', () => {
       }
       await vi.waitUntil(() => pendingRows(w.dataDir) === 0, { timeout: 10_000, message: 'nothing accepted left unsaid' });
     },
+    // The trial's own waits (30 s each) say what each call heard when one runs out.
+    60_000,
   );
 });
 
