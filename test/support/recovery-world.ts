@@ -228,6 +228,17 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
           await discord.sendMessage({ channelId: call.text, author: call.listener, content: line });
         }
         if (short) await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
+        // The next call's lines once this call's first request went out: two audiences asking the
+        // limiter at the same moment see each other waiting, and the second then holds its lines
+        // for company (up to 14 s, src/speech/queue.ts `#scarce`), which is not what is tested here.
+        await until(
+          () =>
+            botTexts()
+              .slice(asked)
+              .some((t) => t.startsWith(`${call.mark}${trial}の1`)),
+          20_000,
+          `${call.name}'s first line requested`,
+        );
       }
       // Both calls speaking at the same moment, each half a second into its first clip.
       await until(
