@@ -396,8 +396,22 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     rateWindow: (kind) => limiter.look(kind),
     now,
     mainAccountId: () => accounts.mainId,
+    recoveries: (guildId, channelId) => voice.health().find((h) => h.guildId === guildId && h.channelId === channelId)?.recoveries,
   });
-  const context: BotContext = { config, logger, repos, budget, voice, requests, voiceControl, autoRead, buttons, synthesizer, previews, diagnosis };
+  const context: BotContext = {
+    config,
+    logger,
+    repos,
+    budget,
+    voice,
+    requests,
+    voiceControl,
+    autoRead,
+    buttons,
+    synthesizer,
+    previews,
+    diagnosis,
+  };
   const commands = await loadCommands();
 
   client.on(Events.InteractionCreate, (interaction) => void dispatchInteraction(interaction, commands, context));

@@ -3,6 +3,7 @@ import { FATE_DEFAULTS } from '../../src/discord/diagnosis/fates.ts';
 import { formatDate, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
 import type { Usage } from '../../src/billing/policy.ts';
 import type { WindowLook } from '../../src/tts/limiter/fair.ts';
+import { VOICE_RECOVERY_CAUSES, type VoiceRecoveryCause } from '../../src/voice/session.ts';
 import { describeFate, messageLink, shownTime, type FateWording } from './fate-text.ts';
 
 // /diagnose's answer in words: one line per check, ✅ when it is fine, ❌ with what it breaks when
@@ -89,7 +90,9 @@ function sessionLines(lang: Lang, s: SessionView, now: number): string[] {
   );
   const recoveries = Object.entries(s.recoveries ?? {}).filter(([, n]) => n > 0);
   if (recoveries.length > 0)
-    lines.push(`${INDENT}${t(lang, 'diagnose.recoveries', { list: recoveries.map(([cause, n]) => `${cause} ${n}`).join(', ') })}`);
+    lines.push(
+      `${INDENT}${t(lang, 'diagnose.recoveries', { list: recoveries.map(([cause, n]) => recoveryText(lang, cause, n)).join(lang === 'ja' ? '、' : ', ') })}`,
+    );
   return lines;
 }
 
@@ -118,4 +121,9 @@ function fit(lines: readonly string[]): string {
     out = next;
   }
   return out;
+}
+
+/** One cause of recovery and its count, in the words the dashboard uses too ("再参加 ×2"). */
+function recoveryText(lang: Lang, cause: string, count: number): string {
+  return `${(VOICE_RECOVERY_CAUSES as readonly string[]).includes(cause) ? t(lang, `dashboard.recovery_${cause as VoiceRecoveryCause}`) : cause} ×${count}`;
 }

@@ -238,18 +238,21 @@ describe('/diagnose in words', () => {
         connection: { status: 'reconnecting', privacyCode: null },
         backlog: { waiting: 4, oldestAt: AT - 12_000 },
         health: { guildId: 'g', channelId: 'v1', messages: 10, heardWithin: 7, ratio: 0.7, p95WaitMs: 31_000 },
-        recoveries: { worker_crash: 1 },
+        recoveries: { worker_crash: 1, rejoined: 2, resumed: 0 },
       }),
     });
     const en = text('en', busy);
     expect(en).toContain('reconnecting, not end-to-end encrypted yet');
     expect(en).toContain('Waiting: 4, the oldest for 12 s');
     expect(en).toContain('Last 5 minutes: 7 of 10 heard within 20 s; 95% within 31.0 s');
-    expect(en).toContain('Recovered by itself: worker_crash 1');
+    // Each cause in words, in the member's language; a cause that did not happen is not listed.
+    expect(en).toContain('Recovered by itself: the voice thread stopped ×1, rejoined ×2');
+    expect(en).not.toContain('resumed');
     const ja = text('ja', busy);
     expect(ja).toContain('再接続しています・まだエンドツーエンド暗号化されていません');
     expect(ja).toContain('読み上げ待ち: 4 件（最も長いもので 12 秒）');
     expect(ja).toContain('直近5分: 10 件中 7 件を20秒以内に読み上げ（95% が 31.0 秒以内）');
+    expect(ja).toContain('音声処理の停止 ×1、再参加 ×2');
   });
 
   it('GIVEN an admin THEN every session, the shared request window and the server characters; a member is told admins see more', () => {

@@ -157,8 +157,9 @@ export function healthCard(sessions) {
       h('td', {
         text:
           Object.entries(s.recoveries)
-            .map(([cause, count]) => `${cause} ${n(count)}`)
-            .join(', ') || '—',
+            .filter(([, count]) => count > 0)
+            .map(([cause, count]) => `${tr(`recovery_${cause}`)} ×${n(count)}`)
+            .join(state.lang === 'ja' ? '、' : ', ') || '—',
       }),
     ),
   );
