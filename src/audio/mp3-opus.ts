@@ -74,7 +74,7 @@ class DecoderPool {
       void this.warm();
       return idle;
     }
-    this.warm();
+    void this.warm();
     const spare = this.#spare!;
     this.#spare = undefined;
     const decoder = await spare;

@@ -193,7 +193,8 @@ export class FairRateLimiter implements GrantingLimiter {
     if (!Number.isFinite(ms))
       throw new RateLimiterError('limiter_bad_argument', { kind, message: `block needs a finite duration, got ${ms}` });
     if (ms <= 0) return;
-    this.#store.block(kind, this.#clock.now() + ms);
+    // The shared store's write never rejects (a lost block only means a later 429 says it again).
+    void this.#store.block(kind, this.#clock.now() + ms);
   }
 
   /** One look at the window: pacing and whose turn it is, across every process sharing the store. */
