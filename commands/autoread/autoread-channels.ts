@@ -1,7 +1,7 @@
 import { ChannelType } from 'discord.js';
 import type { Actor, AutoReadChannel } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 
 // The server's auto-read channels changed by an admin: one rule for /autoread and the web
 // dashboard (the caller has checked Manage Server), each change in the audit log.

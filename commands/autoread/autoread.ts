@@ -7,7 +7,7 @@ import {
 } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { memberCanView } from '../../src/discord/events/visibility.ts';
 import type { AutoReadChannel } from '../../src/db/repositories.ts';

@@ -7,8 +7,8 @@ import {
 import type { Actor, GuildSettings } from '../../src/db/repositories.ts';
 import { choice, described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { guildLang, t, type Lang } from '../../src/discord/i18n.ts';
+import { UserError } from '../../src/i18n/errors.ts';
+import { guildLang, t, type Lang } from '../../src/i18n/texts.ts';
 import { shownLimit } from '../../src/discord/interactions/limits.ts';
 import { commandActor, isVoiceChannelOf } from '../../src/discord/interactions/guards.ts';
 import { changeGuildSettings, GUILD_LIMIT_MAX, type SettingsChange } from './settings-change.ts';

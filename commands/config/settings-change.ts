@@ -1,6 +1,6 @@
 import type { Actor, GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
 
 // A server's settings changed by an admin: one validation and one write for /config and the web

@@ -1,6 +1,6 @@
 import type { DiagnosisReport, SessionView } from '../../src/discord/diagnosis/diagnosis.ts';
 import { FATE_DEFAULTS } from '../../src/discord/diagnosis/fates.ts';
-import { formatDate, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
+import { formatDate, t, type Lang, type MessageKey } from '../../src/i18n/texts.ts';
 import type { Usage } from '../../src/billing/policy.ts';
 import type { WindowLook } from '../../src/tts/limiter/fair.ts';
 import { VOICE_RECOVERY_CAUSES, type VoiceRecoveryCause } from '../../src/voice/session.ts';

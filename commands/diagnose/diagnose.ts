@@ -8,8 +8,8 @@ import {
 } from 'discord.js';
 import { described, named, shownNames, slashCommands, type Command } from '../../src/discord/interactions/command.ts';
 import { isManager, requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, type Lang } from '../../src/discord/i18n.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { langOf, type Lang } from '../../src/i18n/texts.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 import type { FateWording } from './fate-text.ts';
 import { diagnosisText } from './diagnose-text.ts';

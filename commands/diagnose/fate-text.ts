@@ -1,5 +1,5 @@
 import type { FateRecord } from '../../src/discord/diagnosis/fates.ts';
-import { t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
+import { t, type Lang, type MessageKey } from '../../src/i18n/texts.ts';
 
 // One message's fate in words, for "Why wasn't this read?" and /diagnose's list of the member's
 // recent messages: what became of it, when, and the messages read with it, naming only what the

@@ -7,8 +7,8 @@ import {
 } from 'discord.js';
 import type { MessageCommand } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { FATE_DEFAULTS } from '../../src/discord/diagnosis/fates.ts';
 import { describeFate } from './fate-text.ts';
 import { wording } from './diagnose.ts';

@@ -12,8 +12,8 @@ import type { DictionaryEntry } from '../../src/speech/dictionary.ts';
 import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { t, type Lang } from '../../src/discord/i18n.ts';
+import { UserError } from '../../src/i18n/errors.ts';
+import { t, type Lang } from '../../src/i18n/texts.ts';
 
 // The dictionary: who may edit, and import/export as a file. An import is read whole and
 // checked first; nothing changes until the member picks Merge or Replace on the summary.

@@ -1,9 +1,9 @@
 import type { Actor, Repositories } from '../../src/db/repositories.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import type { DictionaryFull } from '../../src/db/dictionary-entries.ts';
 import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/dictionary.ts';
-import type { Lang } from '../../src/discord/i18n.ts';
+import type { Lang } from '../../src/i18n/texts.ts';
 import { describeDictionaryProblem } from './dictionary-problems.ts';
 
 // The two dictionaries a member edits: the server's (dictionary editors only, checked by the

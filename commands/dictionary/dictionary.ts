@@ -7,7 +7,7 @@ import {
 import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
 import { commandActor, requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';

@@ -8,8 +8,8 @@ import {
 } from 'discord.js';
 import type { MessageCommand } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/dictionary.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
 import { isDictionaryEditor } from './dictionary-files.ts';

@@ -1,6 +1,6 @@
 import { InteractionContextType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, shownNames, slashCommands, type Command } from '../../src/discord/interactions/command.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 
 const data = {

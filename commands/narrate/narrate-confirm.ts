@@ -1,7 +1,7 @@
 import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction } from 'discord.js';
 import type { CharacterBudget } from '../../src/speech/budget.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
-import { formatDate, t, type Lang } from '../../src/discord/i18n.ts';
+import { formatDate, t, type Lang } from '../../src/i18n/texts.ts';
 import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 
 // Spend, shown before it is spent: a long /narrate shows what it will cost and what the

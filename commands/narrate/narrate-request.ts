@@ -3,7 +3,7 @@ import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateAdvanced, type AdvancedVoice } from '../../src/tts/validation.ts';
-import type { Lang } from '../../src/discord/i18n.ts';
+import type { Lang } from '../../src/i18n/texts.ts';
 import type { SpeechRequests } from '../../src/discord/delivery/requests.ts';
 import { askNarrateCost } from './narrate-confirm.ts';
 

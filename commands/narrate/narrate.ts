@@ -1,7 +1,7 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf } from '../../src/discord/i18n.ts';
+import { langOf } from '../../src/i18n/texts.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 import { requestNarrate } from './narrate-request.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';

@@ -1,7 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 
 const data = {
   ...named('clear', 'クリア'),

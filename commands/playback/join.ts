@@ -6,7 +6,7 @@ import {
 } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf } from '../../src/discord/i18n.ts';
+import { langOf } from '../../src/i18n/texts.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 
 const data = {

@@ -1,8 +1,8 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 
 const data = {
   ...named('leave', '退出'),

@@ -8,7 +8,7 @@ import {
   type ReadingSettingsPatch,
 } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 
 // Whose messages and what is read, changed by an admin: one rule for /reading's switches, its bot
 // mode, its required role, its freshness horizon and its two lists (allowed bots, never-read roles),

@@ -15,10 +15,10 @@ import {
   subcommand,
   type Command,
 } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
-import { langOf, t, type Lang, type MessageKey } from '../../src/discord/i18n.ts';
+import { langOf, t, type Lang, type MessageKey } from '../../src/i18n/texts.ts';
 import { FRESH_SECONDS, type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';

@@ -4,7 +4,7 @@ import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateStandard } from '../../src/tts/validation.ts';
-import type { Lang } from '../../src/discord/i18n.ts';
+import type { Lang } from '../../src/i18n/texts.ts';
 import type { SpeechRequests } from '../../src/discord/delivery/requests.ts';
 
 export interface SayArgs {

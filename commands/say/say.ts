@@ -1,7 +1,7 @@
 import { ApplicationCommandOptionType, InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf } from '../../src/discord/i18n.ts';
+import { langOf } from '../../src/i18n/texts.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 import { requestSay } from './say-request.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';

@@ -1,6 +1,6 @@
 import type { Actor, GuildControls } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 
 // Two controls admins set beside the limits: who besides Manage Server edits the dictionary
 // (/dictionary editors) and from how many characters /narrate asks first (/spend narrate-confirm).

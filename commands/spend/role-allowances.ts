@@ -1,6 +1,6 @@
 import type { Actor } from '../../src/db/repositories.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
 
 // Role allowances changed by an admin (a role's members get a larger monthly limit): one rule for

@@ -3,7 +3,7 @@ import { adminCommand, described, named, subcommand, type Command } from '../../
 import { commandActor, requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './role-allowances.ts';
 import { changeControls, NARRATE_CONFIRM_RANGE } from './guild-controls-change.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/db/repositories.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';

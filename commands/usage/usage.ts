@@ -6,9 +6,9 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { isManager, requireGuild } from '../../src/discord/interactions/guards.ts';
-import { formatDate, langOf, t } from '../../src/discord/i18n.ts';
+import { formatDate, langOf, t } from '../../src/i18n/texts.ts';
 import { renderUsageChart } from './usage-chart.ts';
 import { readArgs } from '../../src/discord/interactions/command-args.ts';
 

@@ -1,10 +1,10 @@
 import { effectiveVoice, type UserSettings } from '../../src/db/repositories.ts';
 import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { speakableName } from '../../src/speech/names.ts';
 import { normaliseSpelling } from '../../src/speech/spelling.ts';
-import { guildLang, type Lang } from '../../src/discord/i18n.ts';
+import { guildLang, type Lang } from '../../src/i18n/texts.ts';
 
 // A member's own voice and name reading in one server: one validation and one write for /voice
 // and the web dashboard alike.

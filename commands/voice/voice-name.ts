@@ -7,8 +7,8 @@ import {
 } from 'discord.js';
 import { described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/discord/errors.ts';
-import { t, type Lang } from '../../src/discord/i18n.ts';
+import { UserError } from '../../src/i18n/errors.ts';
+import { t, type Lang } from '../../src/i18n/texts.ts';
 import { READ_NAME_MAX, setReadName } from './member-voice.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 

@@ -6,7 +6,7 @@ import {
 } from 'discord.js';
 import { described, named, STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
-import { langOf, t } from '../../src/discord/i18n.ts';
+import { langOf, t } from '../../src/i18n/texts.ts';
 import { effectiveVoice } from '../../src/db/repositories.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';

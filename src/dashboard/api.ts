@@ -3,7 +3,7 @@ import type { RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js
 import type { Actor, AuditEntry, ChannelSpend } from '../db/repositories.ts';
 import { shownNames } from '../discord/interactions/command.ts';
 import { describeAudit, type AuditNames } from './audit-text.ts';
-import { UserError } from '../discord/errors.ts';
+import { UserError } from '../i18n/errors.ts';
 import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
 import { setMuted } from '../../commands/config/config-members.ts';
 import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
@@ -15,7 +15,7 @@ import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role
 import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
 import { changeReading, changeReadingList, type ReadingChange } from '../../commands/reading/reading-change.ts';
 import { serialiseDictionary } from '../speech/dictionary-file.ts';
-import { t, type Lang } from '../discord/i18n.ts';
+import { t, type Lang } from '../i18n/texts.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
 import { accessTo, guildChannels, isVoiceType, type BotView, type ChannelInfo, type GuildAccess } from './access.ts';

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../db/repositories.ts';
-import { t, type Lang, type MessageKey } from '../discord/i18n.ts';
+import { t, type Lang, type MessageKey } from '../i18n/texts.ts';
 import { SETTING_NAMES } from '../../commands/config/settings-change.ts';
 import { READING_SUBCOMMANDS } from '../../commands/reading/reading-change.ts';
 import { CONTROL_COMMANDS } from '../../commands/spend/guild-controls-change.ts';

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { join } from 'node:path';
 import type { DashboardConfig } from '../config.ts';
 import { describeFailure } from '../discord/delivery/outcomes.ts';
-import { langOf, t, textsUnder, type Lang, type MessageKey } from '../discord/i18n.ts';
+import { langOf, t, textsUnder, type Lang, type MessageKey } from '../i18n/texts.ts';
 import { listen } from '../util/listen.ts';
 import type { Logger } from '../util/log.ts';
 import { handleApi, type ApiDeps } from './api.ts';

@@ -12,7 +12,7 @@ export interface DictionaryEntry {
 
 export const DICTIONARY_LIMITS = { wordMaxChars: 50, readingMaxChars: 100 } as const;
 
-/** Identifiers of the validation failures: the i18n keys of their texts (src/discord/locales). */
+/** Identifiers of the validation failures: the i18n keys of their texts (src/i18n/locales). */
 export type DictionaryErrorIdentifier =
   | 'dictionary.word_empty'
   | 'dictionary.word_too_long'

@@ -1,6 +1,6 @@
 import { Events, type TextChannel } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
 

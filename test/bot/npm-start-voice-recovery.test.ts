@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { pendingRows } from '../support/child-bot.ts';
 import { value } from '../support/ops.ts';
 import { CALLS, guildId, startRecoveryWorld, type CallOutcome, type RecoveryWorld } from '../support/recovery-world.ts';

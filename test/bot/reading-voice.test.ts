@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
+import { DEFAULT_IDS, startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import type { Utterance } from '../../src/speech/queue.ts';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.ts';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { guildStats } from '../support/guild-stats.ts';
 

@@ -1,9 +1,15 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_IDS, PERMISSIONS, defaultGuild } from '@yomiage/local-discord';
-import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
+import {
+  DEFAULT_IDS,
+  PERMISSIONS,
+  defaultGuild,
+  startFakeVoiceServer,
+  trustCertificate,
+  type FakeVoiceServer,
+} from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { guildStats } from '../support/guild-stats.ts';
 

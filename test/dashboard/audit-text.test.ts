@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { describeAudit, type AuditNames } from '../../src/dashboard/audit-text.ts';
 import { shownNames, slashCommands } from '../../src/discord/interactions/command.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
-import type { Lang } from '../../src/discord/i18n.ts';
+import type { Lang } from '../../src/i18n/texts.ts';
 import { SETTING_NAMES } from '../../commands/config/settings-change.ts';
 import { READING_SUBCOMMANDS } from '../../commands/reading/reading-change.ts';
 import { CONTROL_COMMANDS } from '../../commands/spend/guild-controls-change.ts';

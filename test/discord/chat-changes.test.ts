@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Collection, Events, type Client } from 'discord.js';
 import { describe, expect, it, vi } from 'vitest';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { ChatChanges } from '../../src/discord/events/chat-changes.ts';
 import { resumeAfterRestart, type ResumeDeps } from '../../src/discord/events/restart.ts';
 import type { AutoReader } from '../../src/discord/events/auto-read.ts';

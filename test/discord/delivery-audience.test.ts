@@ -2,7 +2,7 @@ import type { Client } from 'discord.js';
 import { describe, expect, it } from 'vitest';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
-import { t } from '../../src/discord/i18n.ts';
+import { t } from '../../src/i18n/texts.ts';
 import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
 import type { ReadyAudio } from '../../src/speech/synthesize.ts';
 import { VoiceSessionError } from '../../src/voice/errors.ts';

@@ -3,7 +3,7 @@ import { describeFate, type FateWording } from '../../commands/diagnose/fate-tex
 import { diagnosisText } from '../../commands/diagnose/diagnose-text.ts';
 import type { DiagnosisReport, SessionView } from '../../src/discord/diagnosis/diagnosis.ts';
 import type { Fate, FateRecord } from '../../src/discord/diagnosis/fates.ts';
-import type { Lang } from '../../src/discord/i18n.ts';
+import type { Lang } from '../../src/i18n/texts.ts';
 
 // What "Why wasn't this read?" and /diagnose say, cause by cause, in Japanese and English: each
 // cause in words a member understands, with what it breaks and the command names their client shows.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BotError, UserError } from '../../src/discord/errors.ts';
+import { BotError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 
 type BotErrorCode = BotError['code'];
 

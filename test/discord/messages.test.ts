@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { langOf, t, type MessageKey } from '../../src/discord/i18n.ts';
-import en from '../../src/discord/locales/en.json' with { type: 'json' };
-import ja from '../../src/discord/locales/ja.json' with { type: 'json' };
+import { langOf, t, type MessageKey } from '../../src/i18n/texts.ts';
+import en from '../../src/i18n/locales/en.json' with { type: 'json' };
+import ja from '../../src/i18n/locales/ja.json' with { type: 'json' };
 import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
-import { UserError } from '../../src/discord/errors.ts';
+import { UserError } from '../../src/i18n/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
 import { BudgetRefusedError } from '../../src/speech/errors.ts';
 import { validateAdvanced } from '../../src/tts/validation.ts';

@@ -10,7 +10,7 @@ import { audienceCanView } from '../events/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import { VoiceSessionError } from '../../voice/errors.ts';
 import { BotError } from '../errors.ts';
-import { t } from '../i18n.ts';
+import { t } from '../../i18n/texts.ts';
 import type { ClearReason, DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { Notices } from './notices.ts';
 import { describeFailure } from './outcomes.ts';

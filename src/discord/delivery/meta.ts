@@ -1,4 +1,4 @@
-import type { Lang } from '../i18n.ts';
+import type { Lang } from '../../i18n/texts.ts';
 
 /** Where a finished utterance goes when it is not (only) played: plain data, so it survives a restart. */
 export type DeliveryTarget =

@@ -1,5 +1,5 @@
-import { UserError } from '../errors.ts';
-import { formatDate, t, type Lang, type MessageKey, type Vars } from '../i18n.ts';
+import { UserError } from '../../i18n/errors.ts';
+import { formatDate, t, type Lang, type MessageKey, type Vars } from '../../i18n/texts.ts';
 import type { EnqueueResult } from '../../speech/queue.ts';
 import { isTtsError, TtsInputError } from '../../tts/errors.ts';
 

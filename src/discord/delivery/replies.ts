@@ -1,7 +1,7 @@
 import { DiscordAPIError, InteractionWebhook, type Client } from 'discord.js';
 import type { ProgressEvent, Utterance } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
-import { t } from '../i18n.ts';
+import { t } from '../../i18n/texts.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
 
 /** Discord's interaction tokens live 15 minutes; after 14 a reply goes to the channel instead. */

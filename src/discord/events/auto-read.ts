@@ -5,7 +5,7 @@ import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
-import { guildLang, t } from '../i18n.ts';
+import { guildLang, t } from '../../i18n/texts.ts';
 import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 import type { Notices } from '../delivery/notices.ts';

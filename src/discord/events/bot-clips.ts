@@ -4,7 +4,7 @@ import { voiceAudience, type SpeechScheduler, type Utterance } from '../../speec
 import { WORDS } from '../../speech/words.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
-import { guildLang } from '../i18n.ts';
+import { guildLang } from '../../i18n/texts.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 
 // Clips the bot makes on its own (join/leave announcements, the stale-drop notice): in

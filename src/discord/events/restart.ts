@@ -8,7 +8,7 @@ import type { BotAccounts } from '../accounts.ts';
 import type { VoiceSessionStore } from '../../db/voice-sessions.ts';
 import { isBotClip } from './bot-clips.ts';
 import { messageIdOf, type ChatChanges } from './chat-changes.ts';
-import { guildLang, t, type Lang, type MessageKey } from '../i18n.ts';
+import { guildLang, t, type Lang, type MessageKey } from '../../i18n/texts.ts';
 import type { Notices } from '../delivery/notices.ts';
 
 /** A message that came back this many start-ups without being finished is given up on. */

@@ -6,7 +6,7 @@ import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from './hearing.ts';
 import type { BotAccounts } from '../accounts.ts';
-import { guildLang, t } from '../i18n.ts';
+import { guildLang, t } from '../../i18n/texts.ts';
 import { queueBotClip } from './bot-clips.ts';
 import type { Notices } from '../delivery/notices.ts';
 import type { VoiceControl } from '../interactions/voice-control.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponent, type ButtonInteraction } from 'discord.js';
 import type { Logger } from '../../util/log.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../i18n/errors.ts';
 
 // Questions the bot asks with buttons (/narrate's cost, a dictionary import's summary).
 // The question lives in this process's memory until one click answers it or it times out: a

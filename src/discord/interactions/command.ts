@@ -13,7 +13,7 @@ import {
 } from 'discord.js';
 import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
-import type { Lang } from '../i18n.ts';
+import type { Lang } from '../../i18n/texts.ts';
 
 /** One slash command: its registration data and its handlers. */
 export interface Command {

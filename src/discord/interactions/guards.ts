@@ -10,7 +10,7 @@ import {
   type VoiceState,
 } from 'discord.js';
 import type { Actor } from '../../db/repositories.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../i18n/errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 
 /** The guild id, or a localised refusal when the command was used outside a server. */

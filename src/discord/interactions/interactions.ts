@@ -7,7 +7,7 @@ import {
 } from 'discord.js';
 import { isMessageCommand, type AnyCommand, type Command, type MessageCommand } from './command.ts';
 import type { BotContext } from './context.ts';
-import { langOf, t } from '../i18n.ts';
+import { langOf, t } from '../../i18n/texts.ts';
 import { describeFailure } from '../delivery/outcomes.ts';
 
 /** Replies ephemerally whether or not the interaction was already answered or deferred. */

@@ -1,6 +1,6 @@
 import type { AppliedLimit } from '../../billing/policy.ts';
-import { UserError } from '../errors.ts';
-import { t, type Lang } from '../i18n.ts';
+import { UserError } from '../../i18n/errors.ts';
+import { t, type Lang } from '../../i18n/texts.ts';
 
 // The operator's ceilings as server admins meet them: a limit above one is refused with both
 // numbers (nothing is stored), and a stored limit the ceiling cuts is shown with what was stored.

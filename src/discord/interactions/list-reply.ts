@@ -1,5 +1,5 @@
 import { AttachmentBuilder } from 'discord.js';
-import { t, type Lang } from '../i18n.ts';
+import { t, type Lang } from '../../i18n/texts.ts';
 
 // Every reply that lists things (auto-read channels, role allowances, muted members, dictionary
 // entries) goes through here: a list longer than one Discord message (2,000 characters) would make

@@ -1,6 +1,6 @@
 import type { APIApplicationCommandOptionChoice } from 'discord.js';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts, type VoiceFacts } from '../../tts/voices.ts';
-import { t, type Lang } from '../i18n.ts';
+import { t, type Lang } from '../../i18n/texts.ts';
 
 // Discord's limits on an autocomplete answer: at most 25 choices, each name 1 to 100 characters.
 const MAX_CHOICES = 25;

@@ -13,9 +13,9 @@ import type { Logger } from '../../util/log.ts';
 import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from '../accounts.ts';
 import type { AccountChoice } from './account-choice.ts';
-import { UserError } from '../errors.ts';
+import { UserError } from '../../i18n/errors.ts';
 import { requirePlaybackControl } from './guards.ts';
-import { t, type Lang } from '../i18n.ts';
+import { t, type Lang } from '../../i18n/texts.ts';
 import type { ClearReason } from '../delivery/meta.ts';
 import type { VoiceChannelStatus } from './voice-status.ts';
 

@@ -2,7 +2,7 @@ import { ChannelType, PermissionFlagsBits, type Client, type Guild } from 'disco
 import type { Repositories } from '../../db/repositories.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../events/visibility.ts';
-import { guildLang, t } from '../i18n.ts';
+import { guildLang, t } from '../../i18n/texts.ts';
 
 /** How long setting or clearing a status may hold up a /leave. */
 const STATUS_TIMEOUT_MS = 3_000;
