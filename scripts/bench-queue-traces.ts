@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { GUILD_SETTINGS_DEFAULTS } from '../src/db/guild-settings.ts';
+import { GUILD_SETTINGS_DEFAULTS } from '../src/domain/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, pauseAfter, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/names.ts';

@@ -24,7 +24,8 @@ function layerOf(file: string): string {
  * beside their use cases) above src/discord (what features share: events, delivery, replies, the
  * rules every command follows), above src/ops (metrics, health, the shard manager), above
  * config.ts, above src/speech, above src/tts, above src/db, src/voice and src/audio, which serve
- * the domain's own types: src/billing (the character ledger's states and rules), src/i18n (the
+ * the domain's own types: src/domain (the records db stores and the rooms above share, and the
+ * pure rules over them), src/billing (the character ledger's states and rules), src/i18n (the
  * texts in both languages and UserError, what a member is told) and the limiter's window shapes (src/tts/limiter/types.ts, a module ranked on its own: src/db keeps them in SQL);
  * src/util under all. A layer imports only its own and lower ones.
  */
@@ -42,6 +43,7 @@ const RANK: Readonly<Record<string, number>> = {
   voice: 2,
   audio: 2,
   billing: 1,
+  domain: 1,
   i18n: 1,
   'tts/limiter/types.ts': 1,
   util: 0,

@@ -1,5 +1,6 @@
 import { ChannelType } from 'discord.js';
-import type { Actor, AutoReadChannel } from '../../src/db/repositories.ts';
+import type { AutoReadChannel } from '../../src/domain/reading.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 

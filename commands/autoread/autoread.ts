@@ -10,7 +10,7 @@ import { commandActor, requireManageGuild } from '../../src/discord/interactions
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { memberCanView } from '../../src/discord/events/visibility.ts';
-import type { AutoReadChannel } from '../../src/db/repositories.ts';
+import type { AutoReadChannel } from '../../src/domain/reading.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { addAutoRead, AUTO_READ_CHANNEL_TYPES, removeAutoRead } from './autoread-channels.ts';
 

@@ -4,7 +4,8 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import type { Actor, GuildSettings } from '../../src/db/repositories.ts';
+import type { GuildSettings } from '../../src/domain/guild-settings.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import { choice, described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';

@@ -8,7 +8,7 @@ import {
 import { adminCommand, described, named, shownSubcommand, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { commandActor, isVoiceChannelOf, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t, type Lang } from '../../src/i18n/texts.ts';
-import type { GuildSettings } from '../../src/db/repositories.ts';
+import type { GuildSettings } from '../../src/domain/guild-settings.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';

@@ -1,4 +1,5 @@
-import type { Actor, GuildSettings, GuildSettingsPatch } from '../../src/db/repositories.ts';
+import type { GuildSettings, GuildSettingsPatch } from '../../src/domain/guild-settings.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';

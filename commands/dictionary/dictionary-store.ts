@@ -1,7 +1,8 @@
-import type { Actor, Repositories } from '../../src/db/repositories.ts';
+import type { Repositories } from '../../src/db/repositories.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import { UserError } from '../../src/i18n/errors.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
-import type { DictionaryFull } from '../../src/db/dictionary-entries.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
+import type { DictionaryFull } from '../../src/db/keyed-dictionary.ts';
 import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/dictionary.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
 import { describeDictionaryProblem } from './dictionary-problems.ts';

@@ -1,12 +1,12 @@
 import {
   FRESH_SECONDS,
   READING_LIST_MAX,
-  type Actor,
   type BotReading,
   type ReadingListKind,
   type ReadingSettings,
   type ReadingSettingsPatch,
-} from '../../src/db/repositories.ts';
+} from '../../src/domain/reading.ts';
+import { type Actor } from '../../src/domain/audit.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 

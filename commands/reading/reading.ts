@@ -19,7 +19,7 @@ import { UserError } from '../../src/i18n/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/i18n/texts.ts';
-import { FRESH_SECONDS, type BotReading, type ReadingSettings } from '../../src/db/repositories.ts';
+import { FRESH_SECONDS, type BotReading, type ReadingSettings } from '../../src/domain/reading.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { runSubcommand, type SubcommandName } from '../../src/discord/interactions/command-args.ts';
 

@@ -1,5 +1,5 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
-import { effectiveVoice } from '../../src/db/repositories.ts';
+import { effectiveVoice } from '../../src/domain/member-settings.ts';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';

@@ -1,4 +1,5 @@
-import type { Actor, GuildControls } from '../../src/db/repositories.ts';
+import type { GuildControls } from '../../src/domain/controls.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 

@@ -1,4 +1,4 @@
-import type { Actor } from '../../src/db/repositories.ts';
+import type { Actor } from '../../src/domain/audit.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';

@@ -5,7 +5,7 @@ import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './r
 import { changeControls, NARRATE_CONFIRM_RANGE } from './guild-controls-change.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
-import type { RoleAllowance } from '../../src/db/repositories.ts';
+import type { RoleAllowance } from '../../src/domain/controls.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 
 // Spend, shown before it is spent: role allowances and the /narrate confirmation threshold.

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { DailySpend } from '../../src/db/ledger-daily.ts';
+import type { DailySpend } from '../../src/billing/ledger.ts';
 
 type Canvas = typeof import('@napi-rs/canvas');
 

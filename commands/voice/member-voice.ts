@@ -1,4 +1,4 @@
-import { effectiveVoice, type UserSettings } from '../../src/db/repositories.ts';
+import { effectiveVoice, type UserSettings } from '../../src/domain/member-settings.ts';
 import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';

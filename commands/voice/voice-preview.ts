@@ -4,7 +4,7 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import { effectiveVoice } from '../../src/db/repositories.ts';
+import { effectiveVoice } from '../../src/domain/member-settings.ts';
 import { described, named } from '../../src/discord/interactions/command.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';

@@ -7,7 +7,7 @@ import {
 import { described, named, STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION, type Command } from '../../src/discord/interactions/command.ts';
 import { requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
-import { effectiveVoice } from '../../src/db/repositories.ts';
+import { effectiveVoice } from '../../src/domain/member-settings.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
 import { PREVIEW_SUBCOMMAND, runVoicePreview } from './voice-preview.ts';

@@ -112,3 +112,16 @@ export interface LedgerStore {
   totals(scope: { guildId?: string; userId?: string }, period: Period): Promise<EndpointTotals[]>;
   topSpenders(guildId: string, period: Period, n: number): Promise<{ userId: string; used: number }[]>;
 }
+
+/** Characters that count against the limits (held, charged or possibly charged) per day of a period. */
+export interface DailySpend {
+  /** Start of the day (ms), days counted from the period's start. */
+  dayStart: number;
+  chars: number;
+}
+
+/** Characters that count against the limits spent for one text channel; channelId null: rows without one (older rows). */
+export interface ChannelSpend {
+  channelId: string | null;
+  chars: number;
+}

@@ -1,6 +1,7 @@
 import type { BotContext } from '../discord/interactions/context.ts';
 import type { RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import type { Actor, AuditEntry, ChannelSpend } from '../db/repositories.ts';
+import type { ChannelSpend } from '../billing/ledger.ts';
+import type { Actor, AuditEntry } from '../domain/audit.ts';
 import { shownNames } from '../discord/interactions/command.ts';
 import { describeAudit, type AuditNames } from './audit-text.ts';
 import { UserError } from '../i18n/errors.ts';

@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../db/repositories.ts';
+import type { AuditEntry } from '../domain/audit.ts';
 import { t, type Lang, type MessageKey } from '../i18n/texts.ts';
 import { SETTING_NAMES } from '../../commands/config/settings-change.ts';
 import { READING_SUBCOMMANDS } from '../../commands/reading/reading-change.ts';

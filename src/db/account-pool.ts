@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Endpoint } from './rows.ts';
+import type { Endpoint } from '../billing/ledger.ts';
 import { transaction, type PgPool } from './postgres.ts';
 
 // The account's characters as one pool across hosts, in PostgreSQL

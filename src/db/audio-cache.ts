@@ -1,6 +1,7 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import { rowMapping, type Endpoint, type RowOf } from './rows.ts';
+import { Repo } from './table.ts';
+import { rowMapping, type RowOf } from './rows.ts';
+import { type Endpoint } from '../billing/ledger.ts';
 import type { Clock } from '../util/clock.ts';
 
 /** One cached audio as indexed (migrations/002); paths are relative to the cache directory. */

@@ -1,25 +1,10 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
+import type { Actor, AuditEntry } from '../domain/audit.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The audit_log table (migrations/014): each change to a server's settings or dictionary, who made
 // it, through which door (the web dashboard or a slash command), and when.
-
-/** Who made a change and through which door. */
-export interface Actor {
-  userId: string;
-  /** Their name as shown then (a display name, never a mention). */
-  name: string;
-  via: 'dashboard' | 'command';
-}
-
-export interface AuditEntry extends Actor {
-  id: number;
-  guildId: string;
-  action: string;
-  detail: Record<string, unknown>;
-  at: number;
-}
 
 /** Entries kept per guild; older ones are deleted as new ones are written. */
 export const AUDIT_KEEP_PER_GUILD = 1000;

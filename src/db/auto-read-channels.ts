@@ -1,13 +1,7 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
+import type { AutoReadChannel } from '../domain/reading.ts';
 import type { Clock } from '../util/clock.ts';
-
-/** One auto-read channel of a guild and its option (migrations/001, 005). */
-export interface AutoReadChannel {
-  channelId: string;
-  /** Also post MP3s while the bot is in no voice channel (costs characters). */
-  postAudio: boolean;
-}
 
 const statements = (db: Db) => {
   const where = 'WHERE guild_id = ? AND channel_id = ?';

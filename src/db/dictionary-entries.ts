@@ -4,8 +4,6 @@ import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 import type { DictionaryCache, ReadingPair } from './dictionary-cache.ts';
 
-export { DICTIONARY_MAX_ENTRIES, type DictionaryFull } from './keyed-dictionary.ts';
-
 // The dictionary_entries table (migrations/001) and each guild's dictionary version
 // (dictionary_versions, migrations/004), bumped in the same transaction as every change.
 

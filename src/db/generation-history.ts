@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import { rowMapping, type Endpoint, type RowOf } from './rows.ts';
+import { Repo } from './table.ts';
+import { rowMapping, type RowOf } from './rows.ts';
+import { type Endpoint } from '../billing/ledger.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The generation_history table (migrations/001): what was generated, for audit; never the text

@@ -1,23 +1,10 @@
 import type { Db } from './database.ts';
-import { GuildRowRepo } from './repo.ts';
+import { GuildRowRepo } from './table.ts';
+import { GUILD_CONTROLS_DEFAULTS, type GuildControls } from '../domain/controls.ts';
 import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The guild_controls table (migrations/009): who edits the dictionary, when /narrate asks first.
-
-export interface GuildControls {
-  guildId: string;
-  /** Members with this role may edit the dictionary besides Manage Server; null = Manage Server only. */
-  dictionaryRoleId: string | null;
-  /** /narrate texts longer than this (characters) show their cost and ask to confirm. */
-  narrateConfirmChars: number;
-  updatedAt: number | null;
-}
-
-export type GuildControlsPatch = Partial<Pick<GuildControls, 'dictionaryRoleId' | 'narrateConfirmChars'>>;
-
-/** Must match the column defaults of 009. */
-export const GUILD_CONTROLS_DEFAULTS = { dictionaryRoleId: null, narrateConfirmChars: 200 } as const satisfies Required<GuildControlsPatch>;
 
 type Stored = GuildControls & { updatedAt: number };
 type Row = RowOf<Stored>;

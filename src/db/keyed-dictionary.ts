@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
 import type { RowMapping } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 import { DictionaryCache, type ReadingPair } from './dictionary-cache.ts';

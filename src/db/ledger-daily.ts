@@ -1,23 +1,10 @@
 import type { Db } from './database.ts';
-import type { Period } from '../billing/ledger.ts';
+import type { ChannelSpend, DailySpend, Period } from '../billing/ledger.ts';
 
 // A read-only report over character_ledger (owned by ledger.ts, which writes it): what counted
 // against the limits per day and per text channel of a billing period, for /usage's chart and the
 // dashboard. Kept apart so
 // the ledger's write path stays one module of its own size.
-
-/** Characters that count against the limits (held, charged or possibly charged) per day of a period. */
-export interface DailySpend {
-  /** Start of the day (ms), days counted from the period's start. */
-  dayStart: number;
-  chars: number;
-}
-
-/** Characters that count against the limits spent for one text channel; channelId null: rows without one (older rows). */
-export interface ChannelSpend {
-  channelId: string | null;
-  chars: number;
-}
 
 const DAY_MS = 86_400_000;
 

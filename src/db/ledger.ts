@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
 import {
   refundable,
   settleMaybeCharged,
@@ -15,7 +15,7 @@ import {
   type ScopeUsage,
   type SettledState,
 } from '../billing/ledger.ts';
-import type { Endpoint } from './rows.ts';
+import type { Endpoint } from '../billing/ledger.ts';
 
 // The character ledger (migrations/004): character_ledger (one row per member per possible
 // charge), ledger_totals (running totals per period and scope, moved by deltas in the same

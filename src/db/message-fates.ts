@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
 import { json, rowMapping, type RowOf } from './rows.ts';
 
 // The message_fates table (migrations/017): what became of each message auto-read considered, by

@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
 import { json, rowMapping, type RowOf } from './rows.ts';
 
 /** An accepted utterance as stored (migrations/003, 005, 010); the scheduler's `Utterance` fits it. */

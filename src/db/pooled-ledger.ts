@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { AccountPool, type PoolCounts } from './account-pool.ts';
 import type { Db } from './database.ts';
 import { SharedStoreError } from './errors.ts';
-import type { Charge, EndpointTotals, LedgerStore, Period, Reservation, ReserveOutcome, ScopeUsage } from '../billing/ledger.ts';
+import type { Charge, EndpointTotals, LedgerStore, Period, Reservation, ReserveOutcome, ScopeUsage, Endpoint } from '../billing/ledger.ts';
 import { SqliteLedger, type OutboxEntry } from './ledger.ts';
 import type { PgPool } from './postgres.ts';
-import type { Endpoint } from './rows.ts';
 
 // The ledger of a host that shares the account's characters with other hosts
 // (ACCOUNT_LEDGER_URL). Members and servers live on one host, so their limits are checked in this

@@ -1,6 +1,6 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import type { Endpoint } from './rows.ts';
+import { Repo } from './table.ts';
+import type { Endpoint } from '../billing/ledger.ts';
 import type { Demand, DemandReport, GrantDecision, WindowSnapshot } from '../tts/limiter/types.ts';
 
 // What a grant decision (src/tts/limiter/pacing.ts) reads from this table and answers: the shapes are

@@ -1,15 +1,10 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
+import { READING_LIST_MAX, type ReadingListKind } from '../domain/reading.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The reading_lists table (migrations/008): a guild's allowed bots and webhooks, and the
 // roles whose members are never read.
-
-/** 'bot': a bot user or webhook id that is read; 'never_role': a role whose members are not. */
-export type ReadingListKind = 'bot' | 'never_role';
-
-/** Longest list per guild and kind, so one server cannot grow the per-message lookup without bound. */
-export const READING_LIST_MAX = 50;
 
 const statements = (db: Db) => ({
   insert: db.prepare<[string, string, string, number]>(

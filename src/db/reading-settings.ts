@@ -1,55 +1,10 @@
 import type { Db } from './database.ts';
-import { Repo, type Patch } from './repo.ts';
+import { Repo } from './table.ts';
+import { READING_DEFAULTS, type ReadingSettings, type ReadingSettingsPatch } from '../domain/reading.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The reading_settings table (migrations/008, threads: 011, freshness: 016): who and what auto-read reads, and how fresh.
-
-/** Messages from bots and webhooks: none, only the allow-list, or all. */
-export type BotReading = 'off' | 'listed' | 'all';
-
-export interface ReadingSettings {
-  guildId: string;
-  bots: BotReading;
-  /** Forwarded messages are read (their snapshot, after a lead-in). */
-  forwards: boolean;
-  /** Unicode emoji are read by name instead of dropped. */
-  emoji: boolean;
-  /** Only members with this role are read; null = everyone. */
-  requiredRoleId: string | null;
-  /** Only members in the bot's voice channel are read. */
-  requireInVoice: boolean;
-  /** Spoken notice when stale auto-read messages were dropped. */
-  staleNotice: boolean;
-  /** Messages in threads (and forum posts) of a read channel are read. */
-  threads: boolean;
-  /**
-   * The freshness horizon (seconds): when a voice channel is busier than it can be read, what could
-   * not be heard within this long of being written is dropped with the spoken summary.
-   */
-  freshSeconds: number;
-  /** Speech may speed up (to at most 1.5x) while a voice channel is behind. */
-  speedUp: boolean;
-  updatedAt: number | null;
-}
-
-export type ReadingSettingsPatch = Patch<ReadingSettings>;
-
-/** The range /reading freshness accepts (and the column's CHECK). */
-export const FRESH_SECONDS = { min: 5, max: 600 } as const;
-
-/** Must match the column defaults of migrations 008, 011 and 016 (test/db/reading-controls.test.ts). */
-export const READING_DEFAULTS = {
-  bots: 'off',
-  forwards: true,
-  emoji: false,
-  requiredRoleId: null,
-  requireInVoice: false,
-  staleNotice: true,
-  threads: true,
-  freshSeconds: 20,
-  speedUp: true,
-} as const satisfies Required<ReadingSettingsPatch>;
 
 type Stored = ReadingSettings & { updatedAt: number };
 type Flags = { forwards: number; emoji: number; requireInVoice: number; staleNotice: number; threads: number; speedUp: number };

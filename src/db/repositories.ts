@@ -17,26 +17,8 @@ import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
 // mapping and its transactions (writes never wait on the audio thread: write.ts).
-// Feature modules above hold the policy and call these. This file assembles the repositories the
-// commands and the bot use, and re-exports their public types.
-
-export type { StoredJob, StoredJobRequest, JobState, NewJob, JobResultFields } from './advanced-jobs.ts';
-export type { Actor, AuditEntry } from './audit-log.ts';
-export type { AutoReadChannel } from './auto-read-channels.ts';
-export type { DictionaryEntry } from './dictionary-entries.ts';
-export type { PersonalEntry } from './personal-dictionary.ts';
-export { hashText, type HistoryEntry, type NewHistoryEntry } from './generation-history.ts';
-export { GUILD_SETTINGS_DEFAULTS, type GuildSettings, type GuildSettingsPatch } from './guild-settings.ts';
-export type { Endpoint } from './rows.ts';
-export { effectiveVoice, type UserSettings, type UserSettingsPatch } from './user-settings.ts';
-export { GUILD_CONTROLS_DEFAULTS, type GuildControls, type GuildControlsPatch } from './guild-controls.ts';
-export type { RoleAllowance } from './role-allowances.ts';
-export type { ChannelSpend, DailySpend } from './ledger-daily.ts';
-export { GuildControlsRepo, RoleAllowancesRepo };
-export { FRESH_SECONDS, READING_DEFAULTS, type BotReading, type ReadingSettings, type ReadingSettingsPatch } from './reading-settings.ts';
-export { READING_LIST_MAX, type ReadingListKind } from './reading-lists.ts';
-export { ReadingListsRepo, ReadingSettingsRepo };
-export { JobsRepo, AutoReadRepo, DictionaryRepo, GuildSettingsRepo, HistoryRepo, UserSettingsRepo };
+// The use cases above hold the policy and call these; the types they share live in src/domain.
+// This file assembles the repositories the bot uses (each name has one door: its own module).
 
 export interface Repositories {
   guildSettings: GuildSettingsRepo;

@@ -1,13 +1,9 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
+import type { RoleAllowance } from '../domain/controls.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The role_allowances table (migrations/009): roles with a larger monthly limit per member.
-
-export interface RoleAllowance {
-  roleId: string;
-  monthlyLimit: number;
-}
 
 const statements = (db: Db) => ({
   upsert: db.prepare<[string, string, number, number]>(

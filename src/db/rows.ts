@@ -3,9 +3,6 @@
 // (`RowOf`), and `rowMapping` converts both ways, naming only the columns stored differently
 // (0/1 for a boolean, JSON text, NULL for an absent optional field).
 
-/** The service's two endpoints (spec), as several tables store them: CHECK (endpoint IN ('standard', 'advanced')). */
-export type { Endpoint } from '../billing/ledger.ts';
-
 type Snake<S extends string> = S extends `${infer H}${infer T}` ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${Snake<T>}` : S;
 type Stored<V> = undefined extends V ? Exclude<V, undefined> | null : V;
 

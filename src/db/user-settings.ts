@@ -1,36 +1,14 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
-import type { GuildSettings } from './guild-settings.ts';
+import { Repo } from './table.ts';
+import type { UserSettings, UserSettingsPatch } from '../domain/member-settings.ts';
 import { bool, definedOnly, rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 // The user_settings table (migrations/001): per-member overrides within one guild.
 
-export interface UserSettings {
-  guildId: string;
-  userId: string;
-  /** null = the guild's voice. */
-  voice: string | null;
-  speed: number | null;
-  pitch: number | null;
-  /** Name read aloud instead of the display name; null = the display name. */
-  nickname: string | null;
-  /** Muted members' messages are not read aloud. */
-  muted: boolean;
-  updatedAt: number | null;
-}
-
-/** The fields to change; a field absent or undefined keeps its value. */
-export type UserSettingsPatch = { [K in 'voice' | 'speed' | 'pitch' | 'nickname' | 'muted']?: UserSettings[K] | undefined };
-
 type Stored = UserSettings & { updatedAt: number };
 type Row = RowOf<Stored, { muted: number }>;
 const rows = rowMapping<Stored, Row>({ codecs: { muted: bool } });
-
-/** What a user's message is spoken with: their own choice where set, else the guild's. */
-export function effectiveVoice(guild: GuildSettings, user: UserSettings): { voice: string; speed: number; pitch: number } {
-  return { voice: user.voice ?? guild.voice, speed: user.speed ?? guild.speed, pitch: user.pitch ?? guild.pitch };
-}
 
 const statements = (db: Db) => ({
   select: db.prepare<[string, string], Row>('SELECT * FROM user_settings WHERE guild_id = ? AND user_id = ?'),

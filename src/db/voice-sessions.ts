@@ -1,5 +1,5 @@
 import type { Db } from './database.ts';
-import { Repo } from './repo.ts';
+import { Repo } from './table.ts';
 import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 

@@ -1,7 +1,7 @@
-import type { Endpoint, NewHistoryEntry } from '../db/repositories.ts';
+import type { Endpoint, Charge } from '../billing/ledger.ts';
+import type { NewHistoryEntry } from '../db/generation-history.ts';
 import { probeDurationMs } from '../audio/transcode.ts';
 import type { BillingHooks } from '../billing/billing.ts';
-import type { Charge } from '../billing/ledger.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';

@@ -5,7 +5,7 @@
  * while this process follows the job; a dead owner's lease runs out and another process takes
  * the job over, and a job whose lease another process took is stopped here.
  */
-import type { JobsRepo } from '../db/repositories.ts';
+import type { JobsRepo } from '../db/advanced-jobs.ts';
 import type { Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
 

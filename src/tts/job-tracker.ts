@@ -5,7 +5,7 @@
  * whose result nobody wants any more (/clear, /leave) is handed on to be followed to its end for
  * the ledger, never delivered. Job tokens are secrets: stored, never logged.
  */
-import type { JobsRepo, StoredJob } from '../db/repositories.ts';
+import type { JobsRepo, StoredJob } from '../db/advanced-jobs.ts';
 import type { LogSink } from '../util/log.ts';
 import type { BillingHooks } from '../billing/billing.ts';
 import { countChars } from './chars.ts';

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { JobsRepo, StoredJob } from '../db/repositories.ts';
+import type { JobsRepo, StoredJob } from '../db/advanced-jobs.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
 import type { BillingHooks } from '../billing/billing.ts';

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
 import { MigrationError } from '../../src/db/errors.ts';
-import { createRepositories, GuildSettingsRepo, HistoryRepo, UserSettingsRepo } from '../../src/db/repositories.ts';
+import { createRepositories } from '../../src/db/repositories.ts';
+import { UserSettingsRepo } from '../../src/db/user-settings.ts';
+import { GuildSettingsRepo } from '../../src/db/guild-settings.ts';
+import { HistoryRepo } from '../../src/db/generation-history.ts';
 
 let dir: string;
 const open: Db[] = [];

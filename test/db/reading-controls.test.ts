@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { createRepositories, READING_DEFAULTS, READING_LIST_MAX, type Repositories } from '../../src/db/repositories.ts';
+import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
+import { READING_DEFAULTS, READING_LIST_MAX } from '../../src/domain/reading.ts';
 import type { Clock } from '../../src/util/clock.ts';
 
 // The reading controls' tables (migrations/008): reading_settings, reading_lists, and the muted members of

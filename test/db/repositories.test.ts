@@ -3,9 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../../src/db/dictionary-entries.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
 import { ENTRY_OVERHEAD_CHARS } from '../../src/db/dictionary-cache.ts';
-import { createRepositories, effectiveVoice, GUILD_SETTINGS_DEFAULTS, hashText, type Repositories } from '../../src/db/repositories.ts';
+import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
+import { effectiveVoice } from '../../src/domain/member-settings.ts';
+import { GUILD_SETTINGS_DEFAULTS } from '../../src/domain/guild-settings.ts';
+import { hashText } from '../../src/db/generation-history.ts';
 import { FakeClock } from '../support/clock.ts';
 
 let db: Db;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { READING_DEFAULTS, type ReadingSettings } from '../../src/db/repositories.ts';
-import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/discord/events/reading-rules.ts';
+import { READING_DEFAULTS, type ReadingSettings } from '../../src/domain/reading.ts';
+import { whyNotRead, type MessageAuthor, type ReadingPolicy } from '../../src/domain/reading-rules.ts';
 
 // Whose messages auto-read reads, as a pure rule (GIVEN/THEN).
 const VOICE = 'vc1';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { HistoryRepo } from '../../src/db/repositories.ts';
+import { HistoryRepo } from '../../src/db/generation-history.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../../src/speech/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewHistoryEntry } from '../../src/db/repositories.ts';
+import type { NewHistoryEntry } from '../../src/db/generation-history.ts';
 import type { CachedAudio } from '../../src/speech/cache.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
-import type { StoredJob } from '../../db/repositories.ts';
+import type { StoredJob } from '../../db/advanced-jobs.ts';
 import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, textAudience, voiceAudience, voiceChannelOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';

@@ -3,7 +3,7 @@ import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
-import type { NotRead } from '../events/reading-rules.ts';
+import type { NotRead } from '../../domain/reading-rules.ts';
 
 // What became of each message auto-read considered, written where each decision is made (the
 // auto-reader, the queue's drops and clears, deletions and edits, delivery), for "Why wasn't this

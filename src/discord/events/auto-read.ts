@@ -1,5 +1,8 @@
 import { ChannelType, type Message } from 'discord.js';
-import { effectiveVoice, type GuildSettings, type ReadingSettings, type Repositories } from '../../db/repositories.ts';
+import { type Repositories } from '../../db/repositories.ts';
+import { effectiveVoice } from '../../domain/member-settings.ts';
+import { type GuildSettings } from '../../domain/guild-settings.ts';
+import { type ReadingSettings } from '../../domain/reading.ts';
 import type { Dictionary } from '../../speech/dictionary.ts';
 import type { NameReader } from '../../speech/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
@@ -11,7 +14,7 @@ import type { UtteranceMeta } from '../delivery/meta.ts';
 import type { Notices } from '../delivery/notices.ts';
 import { describeQueueRefusal } from '../delivery/outcomes.ts';
 import { audienceCanView } from './visibility.ts';
-import { whyNotRead, type NotRead } from './reading-rules.ts';
+import { whyNotRead, type NotRead } from '../../domain/reading-rules.ts';
 import type { Arrival, Fate, FateDetail } from '../diagnosis/fates.ts';
 import { contentEvidence, shapeOf } from '../diagnosis/message-content.ts';
 
@@ -44,7 +47,7 @@ export interface AutoReadDeps {
 
 /**
  * messageCreate -> utterance: where an auto-read message becomes speech, as one straight line
- *: in scope? whose (reading-rules.ts)? heard by anyone? wanted? speakable? whose
+ *: in scope? whose (src/domain/reading-rules.ts)? heard by anyone? wanted? speakable? whose
  * name first? Then it is queued, or its author is told why not. Delivery takes it from the queue
  * (src/discord/delivery/delivery.ts).
  */
@@ -178,7 +181,7 @@ export class AutoReader {
     return { name, body, ignored: false };
   }
 
-  /** Bots, webhooks, muted members and the role and voice-channel rules (reading-rules.ts). */
+  /** Bots, webhooks, muted members and the role and voice-channel rules (src/domain/reading-rules.ts). */
   #whyNotRead(message: Message<true>, reading: ReadingSettings, muted: boolean, session: SessionInfo | undefined): NotRead | undefined {
     const { guildId } = message;
     const lists = this.#deps.repos.readingLists;

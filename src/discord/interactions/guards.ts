@@ -9,7 +9,7 @@ import {
   type VoiceBasedChannel,
   type VoiceState,
 } from 'discord.js';
-import type { Actor } from '../../db/repositories.ts';
+import type { Actor } from '../../domain/audit.ts';
 import { UserError } from '../../i18n/errors.ts';
 import { decideControl, type ControlFacts, type JoinTarget } from './playback-rule.ts';
 

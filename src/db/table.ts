@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from './database.ts';
 import { definedOnly, type RowMapping } from './rows.ts';
 import { writeTx } from './write.ts';
+import type { Patch } from '../domain/patch.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 /**
@@ -9,9 +10,6 @@ import { systemClock, type Clock } from '../util/clock.ts';
  * statements, prepared once by the module's own `statements(db)`. Writes go through
  * `write`: one IMMEDIATE transaction that never waits for a lock on this thread (src/db/write.ts).
  */
-/** The fields of a guild's row to change; a field absent or undefined keeps its value. */
-export type Patch<T> = { [K in Exclude<keyof T, 'guildId' | 'updatedAt'>]?: T[K] | undefined };
-
 export abstract class Repo<S> {
   protected readonly db: Db;
   protected readonly clock: Clock;

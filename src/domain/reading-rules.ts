@@ -1,7 +1,7 @@
-import type { ReadingSettings } from '../../db/repositories.ts';
+import type { ReadingSettings } from './reading.ts';
 
 // Whose messages auto-read reads: pure policy over plain data, so the rules are tested
-// without Discord (test/discord/reading-rules.test.ts) and auto-read.ts stays a straight line.
+// without Discord (test/discord/reading-rules.test.ts) and the auto-read handler stays a straight line.
 
 /** Why a message's author is not read; undefined when they are. */
 export type NotRead = 'self' | 'bot' | 'muted' | 'never_role' | 'required_role' | 'not_in_voice';

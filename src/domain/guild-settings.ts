@@ -1,0 +1,43 @@
+import type { Patch } from './patch.ts';
+
+// A server's settings (/config, the dashboard): stored by src/db/guild-settings.ts.
+
+export interface GuildSettings {
+  guildId: string;
+  /** Standard voice id. */
+  voice: string;
+  speed: number;
+  pitch: number;
+  readAuthorNames: boolean;
+  announceJoinLeave: boolean;
+  /** Longest message read aloud, in characters. */
+  maxLength: number;
+  /** Messages starting with this are not read. */
+  ignorePrefix: string;
+  /** Per-user monthly characters in this guild; null = the bot's default. */
+  userMonthlyLimit: number | null;
+  /** Whole-guild monthly characters; null = the bot's default. */
+  guildMonthlyLimit: number | null;
+  autoJoinChannelId: string | null;
+  /** Locale of the bot's own read-aloud words (announcements). */
+  locale: string;
+  /** null while the guild has never changed anything (no row). */
+  updatedAt: number | null;
+}
+
+export type GuildSettingsPatch = Patch<GuildSettings>;
+
+/** Must match the column defaults of 001_init.sql (test/db/repositories.test.ts checks they do). */
+export const GUILD_SETTINGS_DEFAULTS = {
+  voice: 'ja-JP-Wavenet-B',
+  speed: 1.0,
+  pitch: 0,
+  readAuthorNames: true,
+  announceJoinLeave: false,
+  maxLength: 100,
+  ignorePrefix: ';',
+  userMonthlyLimit: null,
+  guildMonthlyLimit: null,
+  autoJoinChannelId: null,
+  locale: 'ja',
+} as const satisfies Required<GuildSettingsPatch>;
