@@ -50,7 +50,7 @@ import { join } from 'node:path';
 import { probeDurationMs } from '../src/audio/transcode.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
-import { CharacterBudget } from '../src/speech/budget.ts';
+import { CharacterBudget } from '../src/billing/budget.ts';
 import { AudioCache } from '../src/speech/cache.ts';
 import { SCHEDULER_DEFAULTS, SpeechScheduler, voiceAudience } from '../src/speech/queue.ts';
 import type { BatchRules } from '../src/speech/batching.ts';

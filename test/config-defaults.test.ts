@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
-import { CharacterBudget } from '../src/speech/budget.ts';
+import { CharacterBudget } from '../src/billing/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from '../src/speech/cache.ts';
 
 // One default per setting, and it is the documented one (.env.example).

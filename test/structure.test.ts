@@ -10,12 +10,12 @@ const ROOT = join(import.meta.dirname, '..');
 const files = [...tsFiles(ROOT, 'src'), ...tsFiles(ROOT, 'commands')];
 const graph = importGraph(ROOT, files);
 
-/** The layer of a file: a module RANK names on its own, its folder under src/ (or `commands`), or the file itself at src/'s top. */
+/** The layer of a file: the longest RANK key naming it or a folder above it (`discord/events`, `billing/budget.ts`), else `commands` or its folder under src/ (or the file itself at src/'s top). */
 function layerOf(file: string): string {
-  if (file.startsWith('src/') && file.slice(4) in RANK) return file.slice(4);
-  const parts = file.split('/');
-  if (parts[0] === 'commands') return 'commands';
-  return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, '');
+  if (file.startsWith('commands/')) return 'commands';
+  const path = file.slice('src/'.length);
+  const keys = Object.keys(RANK).filter((k) => path === k || path === `${k}.ts` || path.startsWith(`${k}/`));
+  return keys.sort((a, b) => b.length - a.length)[0] ?? path.split('/')[0]!.replace(/\.ts$/, '');
 }
 
 /**
@@ -39,6 +39,7 @@ const RANK: Readonly<Record<string, number>> = {
   config: 5,
   speech: 4,
   tts: 3,
+  'billing/budget.ts': 3,
   db: 2,
   voice: 2,
   audio: 2,

@@ -1,5 +1,5 @@
 import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction } from 'discord.js';
-import type { CharacterBudget } from '../../src/speech/budget.ts';
+import type { CharacterBudget } from '../../src/billing/budget.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { formatDate, t, type Lang } from '../../src/i18n/texts.ts';
 import { describeFailure } from '../../src/discord/delivery/outcomes.ts';

@@ -1,7 +1,7 @@
 // The character ledger's domain (docs/operating.md, "Characters are money"): what a charge is, the states a
 // possible charge by the service goes through, and what the budget asks of a store. src/db keeps
-// it in SQL (src/db/ledger.ts, pooled-ledger.ts); the rules are policy.ts, the requests' side of
-// it billing.ts.
+// it in SQL (src/db/sqlite-ledger.ts, pooled-ledger.ts); the rules are policy.ts, the requests' side of
+// it attempts.ts.
 
 /** The service's two endpoints that charge characters. */
 export type Endpoint = 'standard' | 'advanced';

@@ -4,7 +4,7 @@ import { transaction, type PgPool } from './postgres.ts';
 
 // The account's characters as one pool across hosts, in PostgreSQL
 // (yomiage_pool_holds / yomiage_pool_totals, src/db/postgres.ts). Each host keeps its own ledger
-// in SQLite (src/db/ledger.ts) and mirrors every reservation here, one row per reservation and
+// in SQLite (src/db/sqlite-ledger.ts) and mirrors every reservation here, one row per reservation and
 // endpoint with what it counts (reserved / charged / uncertain), like the account scope of
 // ledger_totals but for every host together.
 //

@@ -3,7 +3,7 @@ import { AccountPool, type PoolCounts } from './account-pool.ts';
 import type { Db } from './database.ts';
 import { SharedStoreError } from './errors.ts';
 import type { Charge, EndpointTotals, LedgerStore, Period, Reservation, ReserveOutcome, ScopeUsage, Endpoint } from '../billing/ledger.ts';
-import { SqliteLedger, type OutboxEntry } from './ledger.ts';
+import { SqliteLedger, type OutboxEntry } from './sqlite-ledger.ts';
 import type { PgPool } from './postgres.ts';
 
 // The ledger of a host that shares the account's characters with other hosts

@@ -1,21 +1,22 @@
 import type { Endpoint, Charge } from '../billing/ledger.ts';
 import type { NewHistoryEntry } from '../db/generation-history.ts';
 import { probeDurationMs } from '../audio/transcode.ts';
-import type { BillingHooks } from '../billing/billing.ts';
+import type { BillingHooks } from '../billing/attempts.ts';
 import type { TtsClient } from '../tts/client.ts';
 import type { RateGrant } from '../tts/limiter/limiter.ts';
 import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
 import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
-import { ChargeSession, type LedgerLike } from './charge-session.ts';
+import { ChargeSession, type LedgerLike } from '../billing/charge-session.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
-import { BudgetRefusedError, SpeechError } from './errors.ts';
+import { SpeechError } from './errors.ts';
+import { BudgetRefusedError } from '../billing/errors.ts';
 
 export type { AdvancedRequest, AdvancedVoice, Charge, Endpoint };
 
 /**
  * The synthesis pipeline glue: cache -> in-flight dedupe -> budget hold -> TTS client (the ledger
- * follows each attempt, src/speech/charge-session.ts) -> download -> cache.put -> history. The scheduler
+ * follows each attempt, src/billing/charge-session.ts) -> download -> cache.put -> history. The scheduler
  * (queue.ts) only sees `Synthesizer`.
  *
  * Collaborators are typed as the parts of the real classes (TtsClient, AudioCache,

@@ -8,7 +8,7 @@
 import type { Dispatcher } from './transport.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
-import type { AttemptOutcome } from '../billing/billing.ts';
+import type { AttemptOutcome } from '../billing/attempts.ts';
 import { DOWNLOAD_DEFAULTS, downloadAudio, type DownloadOptions } from './download.ts';
 import { TtsAbortError, TtsAllowanceError, TtsInputError, TtsServiceError, isTtsError, type TtsErrorContext } from './errors.ts';
 import type { HttpResponse } from './http.ts';

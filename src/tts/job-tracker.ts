@@ -7,7 +7,7 @@
  */
 import type { JobsRepo, StoredJob } from '../db/advanced-jobs.ts';
 import type { LogSink } from '../util/log.ts';
-import type { BillingHooks } from '../billing/billing.ts';
+import type { BillingHooks } from '../billing/attempts.ts';
 import { countChars } from './chars.ts';
 import { isTtsError, type TtsErrorCode } from './errors.ts';
 import type { JobLeases } from './job-leases.ts';
@@ -26,7 +26,7 @@ export interface JobRequester {
    * next process resumes it instead of it being recorded as failed.
    */
   resumeAfterAbort?: (reason: unknown) => boolean;
-  /** The ledger's hooks for this request (src/speech/charge-session.ts). */
+  /** The ledger's hooks for this request (src/billing/charge-session.ts). */
   billing?: BillingHooks | undefined;
 }
 

@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import type { JobsRepo, StoredJob } from '../db/advanced-jobs.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
-import type { BillingHooks } from '../billing/billing.ts';
+import type { BillingHooks } from '../billing/attempts.ts';
 import { JOB_DEFAULTS } from './job-driver.ts';
 import { JobLeases } from './job-leases.ts';
 import { codeAndMessage, trackJob, type JobRequester, type Tracker } from './job-tracker.ts';

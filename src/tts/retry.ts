@@ -5,7 +5,7 @@
  * the injected clock. Standard speech, job creation, polling and the audio download share the
  * loop and differ only in their rule (the shape of discord.js REST's handlers/Shared.ts).
  */
-import type { AttemptOutcome } from '../billing/billing.ts';
+import type { AttemptOutcome } from '../billing/attempts.ts';
 import type { Clock } from '../util/clock.ts';
 import { TtsAbortError, type TtsError, type TtsErrorContext } from './errors.ts';
 

@@ -3,7 +3,7 @@
  * job's records and progress events. Types only; the client (client.ts) and the job driver
  * (job-driver.ts) implement them.
  */
-import type { BillingHooks } from '../billing/billing.ts';
+import type { BillingHooks } from '../billing/attempts.ts';
 import type { TtsErrorCode } from './errors.ts';
 import type { RateGrant } from './limiter/limiter.ts';
 import type { AdvancedRequest } from './validation.ts';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Charge, Period } from '../../src/billing/ledger.ts';
 import { loadMigrations, openDatabase, type Db } from '../../src/db/database.ts';
 import { DailySpendReport } from '../../src/db/ledger-daily.ts';
-import { SqliteLedger } from '../../src/db/ledger.ts';
+import { SqliteLedger } from '../../src/db/sqlite-ledger.ts';
 import { batchRequest, clipParts, clipRequest } from '../../src/speech/batching.ts';
 import { voiceAudience } from '../../src/speech/queue.ts';
 import { RULES, u } from '../support/batching.ts';

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { closePostgres, openPostgres, type PgPool } from '../../src/db/postgres.ts';
 import { PooledLedger } from '../../src/db/pooled-ledger.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 import { tempDb } from '../support/temp-db.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
 

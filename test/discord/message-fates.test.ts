@@ -3,6 +3,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { MessageFatesTable } from '../../src/db/message-fates.ts';
 import { MessageFates, recordDeliveries, type Arrival } from '../../src/discord/diagnosis/fates.ts';
 import type { ReadyUtterance, Utterance } from '../../src/speech/queue.ts';
+import { BillingError } from '../../src/billing/errors.ts';
 import { SpeechError } from '../../src/speech/errors.ts';
 import { tempDb } from '../support/temp-db.ts';
 
@@ -136,7 +137,7 @@ describe('MessageFates', () => {
       voiceChannelId: 'v1',
       mergedWith: [{ channelId: 'c1', messageId: 'mb' }],
     });
-    const refusal = Object.assign(new SpeechError('budget_refused'), { refusal: { scope: 'user', limit: 5000, used: 5000 } });
+    const refusal = Object.assign(new BillingError('budget_refused'), { refusal: { scope: 'user', limit: 5000, used: 5000 } });
     await deliver(ready([utterance('mc', t0)], refusal), new AbortController().signal);
     expect(fates.get('g1', 'mc')).toMatchObject({ fate: 'budget', scope: 'user', limit: 5000 });
     await deliver(ready([utterance('md', t0)], new SpeechError('synthesis_failed')), new AbortController().signal);

@@ -5,7 +5,7 @@ import ja from '../../src/i18n/locales/ja.json' with { type: 'json' };
 import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { TTS_ERROR_CODES, TtsError, TtsInputError, type TtsErrorCode } from '../../src/tts/errors.ts';
-import { BudgetRefusedError } from '../../src/speech/errors.ts';
+import { BudgetRefusedError } from '../../src/billing/errors.ts';
 import { validateAdvanced } from '../../src/tts/validation.ts';
 import { shownNames, slashCommands } from '../../src/discord/interactions/command.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { MOVED_TABLES, STAYING_TABLES, exportGuilds, importGuilds, removeGuilds, type GuildExport } from '../../src/ops/guild-transfer.ts';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 import { MessageFatesTable } from '../../src/db/message-fates.ts';
 import { guildOnShard } from '@yomiage/local-discord/fixtures';
 

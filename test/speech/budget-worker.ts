@@ -3,7 +3,7 @@
 // so both processes start together, then prints one JSON line with what was accepted.
 import { openDatabase } from '../../src/db/database.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 
 interface Job {
   file: string;

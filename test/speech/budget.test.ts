@@ -6,8 +6,8 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import type { Reservation } from '../../src/billing/ledger.ts';
 import type { ReserveResult } from '../../src/billing/policy.ts';
-import { CharacterBudget, type BudgetOptions } from '../../src/speech/budget.ts';
-import { BudgetError } from '../../src/speech/errors.ts';
+import { CharacterBudget, type BudgetOptions } from '../../src/billing/budget.ts';
+import { BudgetError } from '../../src/billing/errors.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { FakeClock } from '../support/clock.ts';
 

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetError, BudgetRefusedError, SpeechError, type SpeechErrorCode } from '../../src/speech/errors.ts';
+import { SpeechError, type SpeechErrorCode } from '../../src/speech/errors.ts';
 
-// One row per code: [code, the class a caller sees for it].
+// One row per code: [code, the class a caller sees for it]. The budget's refusals: test/billing/errors.test.ts.
 const TABLE: [SpeechErrorCode, string][] = [
-  ['budget_refused', 'BudgetRefusedError'],
-  ['invalid_charge', 'BudgetError'],
   ['aborted', 'SpeechError'],
   ['closed', 'SpeechError'],
   ['synthesis_failed', 'SpeechError'],
@@ -23,34 +21,5 @@ describe('speech errors', () => {
     expect(error).toMatchObject({ name: 'SpeechError', code, guildId: 'g1', message: SpeechError.messages[code] });
     expect(error.cause).toBe(cause);
     expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
-  });
-
-  it('GIVEN a refusal THEN BudgetRefusedError carries its numbers in the message and as data', () => {
-    const refusal = {
-      scope: 'user' as const,
-      guildId: 'g1',
-      userId: 'u1',
-      used: 90,
-      limit: 100,
-      requested: 20,
-      remaining: 10,
-      resetsAt: 5,
-    };
-    const error = new BudgetRefusedError({ refusal, guildId: 'g1' });
-    expect(error).toBeInstanceOf(SpeechError);
-    expect(error).toMatchObject({ name: 'BudgetRefusedError', code: 'budget_refused', guildId: 'g1', refusal });
-    expect(error.message).toBe('character allowance exceeded (user: 90+20 > 100)');
-  });
-
-  it('GIVEN a bad charge THEN BudgetError has the fixed code and the given detail', () => {
-    const error = new BudgetError({ message: 'guildId and userId are required' });
-    expect(error).toBeInstanceOf(SpeechError);
-    expect(error).toMatchObject({
-      name: 'BudgetError',
-      code: 'invalid_charge',
-      message: 'guildId and userId are required',
-      guildId: undefined,
-    });
-    expect(new BudgetError().message).toBe(SpeechError.messages.invalid_charge);
   });
 });

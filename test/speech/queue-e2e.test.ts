@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { HistoryRepo } from '../../src/db/generation-history.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator } from '@yomiage/tts-emulator';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
 import { createSynthesizer } from '../../src/speech/synthesize.ts';

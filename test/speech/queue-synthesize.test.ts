@@ -3,7 +3,7 @@ import type { NewHistoryEntry } from '../../src/db/generation-history.ts';
 import type { CachedAudio } from '../../src/speech/cache.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';
-import { BudgetRefusedError } from '../../src/speech/errors.ts';
+import { BudgetRefusedError } from '../../src/billing/errors.ts';
 import {
   createSynthesizer,
   playableNow,

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { BudgetRefusedError, SpeechError } from '../../src/speech/errors.ts';
+import { SpeechError } from '../../src/speech/errors.ts';
+import { BudgetRefusedError } from '../../src/billing/errors.ts';
 import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 

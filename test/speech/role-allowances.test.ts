@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { GuildSettingsRepo } from '../../src/db/guild-settings.ts';
 import { RoleAllowancesRepo } from '../../src/db/role-allowances.ts';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 import { memberLimit } from '../../src/billing/policy.ts';
 
 // Role allowances: a member's limit is the largest allowance of their roles, never

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { CharacterBudget } from '../../src/speech/budget.ts';
+import { CharacterBudget } from '../../src/billing/budget.ts';
 import { AudioCache } from '../../src/speech/cache.ts';
 import { createSynthesizer, type SynthesisRequest, type TtsClientLike } from '../../src/speech/synthesize.ts';
 import { ffmpegPath } from '@yomiage/media';
@@ -57,7 +57,7 @@ const request = (text: string): SynthesisRequest => ({
 describe('synthesizer when the transcode fails', () => {
   it('returns the paid MP3 uncached, commits the characters and warns once for a run of the same failure', async () => {
     const client: TtsClientLike = {
-      // Reports the charge as the real client does (src/billing/billing.ts); each text its own history pk.
+      // Reports the charge as the real client does (src/billing/attempts.ts); each text its own history pk.
       speak: async (req, { billing } = {}) => {
         await billing?.beforeSend?.({ endpoint: 'standard', attempt: 1 });
         const pk = [...req.text].length + req.text.charCodeAt(0);

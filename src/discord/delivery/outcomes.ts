@@ -3,7 +3,7 @@ import { formatDate, t, type Lang, type MessageKey, type Vars } from '../../i18n
 import type { EnqueueResult } from '../../speech/queue.ts';
 import { isTtsError, TtsInputError } from '../../tts/errors.ts';
 
-/** A budget refusal as the speech core reports it (src/speech/budget.ts). */
+/** A budget refusal as the character budget reports it (src/billing/budget.ts). */
 interface BudgetRefusalLike {
   scope: 'user' | 'guild' | 'account';
   used: number;

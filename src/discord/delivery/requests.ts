@@ -1,8 +1,9 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
-import type { CharacterBudget } from '../../speech/budget.ts';
+import type { CharacterBudget } from '../../billing/budget.ts';
 import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
-import { BudgetRefusedError, SpeechError } from '../../speech/errors.ts';
+import { SpeechError } from '../../speech/errors.ts';
+import { BudgetRefusedError } from '../../billing/errors.ts';
 import { normaliseMessage } from '../../speech/text.ts';
 import type { VoiceChecker } from '../../speech/voice-check.ts';
 import type { ButtonQuestions } from '../interactions/buttons.ts';

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Repositories } from '../../db/repositories.ts';
-import type { CharacterBudget } from '../../speech/budget.ts';
+import type { CharacterBudget } from '../../billing/budget.ts';
 import type { Synthesizer } from '../../speech/synthesize.ts';
 import type { Logger } from '../../util/log.ts';
 import type { SlidingCounts } from '../../util/sliding-counts.ts';

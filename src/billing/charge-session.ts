@@ -1,6 +1,6 @@
-import type { AttemptOutcome, BillingEvent, BillingHooks } from '../billing/billing.ts';
-import type { Charge, ChargeState, Reservation } from '../billing/ledger.ts';
-import type { ReserveResult } from '../billing/policy.ts';
+import type { AttemptOutcome, BillingEvent, BillingHooks } from './attempts.ts';
+import type { Charge, ChargeState, Reservation } from './ledger.ts';
+import type { ReserveResult } from './policy.ts';
 import { BudgetRefusedError } from './errors.ts';
 
 /** The parts of CharacterBudget a charge session uses. */
@@ -26,7 +26,7 @@ export interface ChargeSessionOptions {
 }
 
 /**
- * Turns what the client reports about one request (src/billing/billing.ts) into ledger entries, so
+ * Turns what the client reports about one request (src/billing/attempts.ts) into ledger entries, so
  * each possible charge by the service is recorded exactly once (docs/operating.md, "Characters are money"):
  *
  * - standard: one hold covers every attempt, since the account's history serves a repeat of the

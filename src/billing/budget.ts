@@ -1,11 +1,11 @@
 import type { Db } from '../db/database.ts';
 import { GuildSettingsRepo } from '../db/guild-settings.ts';
-import type { Charge, LedgerStore, Period, Reservation, ScopeUsage } from '../billing/ledger.ts';
-import { SqliteLedger } from '../db/ledger.ts';
+import type { Charge, LedgerStore, Period, Reservation, ScopeUsage } from './ledger.ts';
+import { SqliteLedger } from '../db/sqlite-ledger.ts';
 import { definedOnly } from '../db/rows.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
-import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from '../billing/policy.ts';
-import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, CheckResult, ReserveResult, Usage } from '../billing/policy.ts';
+import { appliedLimit, billingPeriod, chargeProblem, isServerCharge, memberLimit, refusalFor, toUsage } from './policy.ts';
+import type { AppliedLimit, BudgetCeilings, BudgetLimits, BudgetRefusal, CheckResult, ReserveResult, Usage } from './policy.ts';
 import { BudgetError } from './errors.ts';
 
 // Characters are the account's money (the service's free plan: 5,000/month shared by every
@@ -15,7 +15,7 @@ import { BudgetError } from './errors.ts';
 // (it may have: counted like charged, never refunded by guesswork), released (nothing charged).
 //
 // This class applies the limits (src/billing/policy.ts) to a ledger store (src/billing/ledger.ts,
-// kept in SQL by src/db/ledger.ts). Every method returns a promise, so a store answering over the
+// kept in SQL by src/db/sqlite-ledger.ts). Every method returns a promise, so a store answering over the
 // network (the account pool shared by several hosts in PostgreSQL) fits the same interface.
 
 export interface BudgetOptions {

@@ -2,7 +2,7 @@
  * What the client tells its caller about charges, so a ledger can follow the service's charging
  * model (docs/operating.md, "Characters are money"). Every attempt to an endpoint that charges (standard
  * speech, job creation) ends in exactly one `attempt` event; a job that fails is refunded. The
- * client (src/tts) reports these; a charge session (src/speech/charge-session.ts) records them.
+ * client (src/tts) reports these; a charge session (src/billing/charge-session.ts) records them.
  */
 
 /** How one attempt may have cost characters. */
