@@ -11,7 +11,7 @@ import { openDatabase, type Db } from '../src/db/database.ts';
 import { createRepositories } from '../src/db/repositories.ts';
 import type { Charge } from '../src/billing/ledger.ts';
 import { CharacterBudget } from '../src/billing/budget.ts';
-import { applyDictionary } from '../src/speech/dictionary.ts';
+import { applyDictionary } from '../src/speech/text/dictionary.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,100000,1000000').split(',').map(Number);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5000);

@@ -11,7 +11,7 @@
 //   global list.
 // Asserts nothing; prints PASS or MISS against the target.
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mulberry32 } from '../test/support/prng.ts';
@@ -55,7 +55,10 @@ if (process.argv.includes('--child')) await child(process.env.BENCH_DICT_PART as
 async function child(part: Part, root: string): Promise<void> {
   const { openDatabase } = await import(join(root, 'src/db/database.ts'));
   const { createRepositories } = await import(join(root, 'src/db/repositories.ts'));
-  const dictionary = await import(join(root, 'src/speech/dictionary.ts'));
+  // The baseline commit may predate src/speech/text/.
+  const dictionary = await import(
+    ['src/speech/text/dictionary.ts', 'src/speech/dictionary.ts'].map((p) => join(root, p)).find(existsSync)!
+  );
   const gc = (globalThis as { gc?: () => void }).gc!;
   const heap = () => {
     gc();

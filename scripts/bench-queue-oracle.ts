@@ -5,7 +5,7 @@
  * the cache could save at most, against what the scheduler saves when it has to pay for each name.
  * The scheduler mode's CPU and wall time include filling the cache.
  */
-import type { Synthesizer } from '../src/speech/synthesize.ts';
+import type { Synthesizer } from '../src/speech/synthesis/synthesize.ts';
 import type { Clock } from '../src/util/clock.ts';
 import { countChars } from '../src/tts/chars.ts';
 import type { TraceMessage } from './bench-queue-traces.ts';

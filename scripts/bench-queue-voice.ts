@@ -15,10 +15,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import opus from '@discordjs/opus';
 import prism from 'prism-media';
-import { DEFAULT_IDS } from '@yomiage/local-discord';
+import { DEFAULT_IDS, startFakeVoiceServer, trustCertificate } from '@yomiage/local-discord';
 import { rmsDb } from '@yomiage/local-discord/voice/utterances';
-import { startFakeVoiceServer, trustCertificate } from '@yomiage/local-discord';
-import { AudioCache } from '../src/speech/cache.ts';
+import { AudioCache } from '../src/speech/synthesis/cache.ts';
 import { startHarness, standardRequests } from '../test/support/bot-harness.ts';
 
 export interface GapResult {

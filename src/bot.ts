@@ -8,13 +8,13 @@ import { createRepositories } from './db/repositories.ts';
 import { type StoredJob } from './db/advanced-jobs.ts';
 import { ChargeSession } from './billing/charge-session.ts';
 import { CharacterBudget } from './billing/budget.ts';
-import { GlobalDictionary } from './speech/global-dictionary.ts';
-import { AudioCache } from './speech/cache.ts';
-import { AnnouncementAllowance, NameReader } from './speech/names.ts';
+import { GlobalDictionary } from './speech/text/global-dictionary.ts';
+import { AudioCache } from './speech/synthesis/cache.ts';
+import { AnnouncementAllowance, NameReader } from './speech/text/names.ts';
 import { audienceOf, SpeechScheduler } from './speech/queue.ts';
 import { PendingUtteranceStore } from './speech/queue-store.ts';
-import { createSynthesizer } from './speech/synthesize.ts';
-import { VoiceChecker } from './speech/voice-check.ts';
+import { createSynthesizer } from './speech/synthesis/synthesize.ts';
+import { VoiceChecker } from './speech/synthesis/voice-check.ts';
 import { countChars } from './tts/chars.ts';
 import { TtsClient, type TtsClientInit } from './tts/client.ts';
 import { AdvancedJobs, type JobCharging } from './tts/jobs.ts';
@@ -42,7 +42,7 @@ import { dispatchInteraction } from './discord/interactions/interactions.ts';
 import { loadCommands } from './discord/interactions/loader.ts';
 import { resumeAfterRestart } from './discord/events/restart.ts';
 import { discordRestAgent } from './discord/rest-agent.ts';
-import { loadEmojiNames } from './speech/emoji.ts';
+import { loadEmojiNames } from './speech/text/emoji.ts';
 import { StaleDropNotices } from './discord/events/bot-clips.ts';
 import { SpeechDelivery } from './discord/delivery/delivery.ts';
 import { AutoReader } from './discord/events/auto-read.ts';
@@ -295,7 +295,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     });
   const accounts = new BotAccounts(client, config.discord.extraTokens.map(makeExtra));
   const now = () => clock.now();
-  loadEmojiNames(); // before any voice plays (src/speech/emoji.ts)
+  loadEmojiNames(); // before any voice plays (src/speech/text/emoji.ts)
   const names = new NameReader({ clock });
   const notices = new Notices({ client, logger, now });
   const replies = new InteractionReplies({ client, logger, now });

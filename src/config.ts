@@ -2,7 +2,7 @@ import { tokenUrl } from './util/token-url.ts';
 import { z } from 'zod';
 import type { BudgetCeilings } from './billing/policy.ts';
 import { BUDGET_DEFAULTS } from './billing/budget.ts';
-import { AUDIO_CACHE_DEFAULTS } from './speech/cache.ts';
+import { AUDIO_CACHE_DEFAULTS } from './speech/synthesis/cache.ts';
 import { DICTIONARY_CACHE_CHARS } from './db/dictionary-cache.ts';
 import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
 import { CodedError } from '@yomiage/coded-error';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { CharacterBudget } from '../src/billing/budget.ts';
-import { AUDIO_CACHE_DEFAULTS } from '../src/speech/cache.ts';
+import { AUDIO_CACHE_DEFAULTS } from '../src/speech/synthesis/cache.ts';
 
 // One default per setting, and it is the documented one (.env.example).
 const REQUIRED = { DISCORD_TOKEN: 'aaaa.bbbb.cccc', TTS_TOKEN: 'x'.repeat(64) };

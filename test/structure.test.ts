@@ -19,25 +19,35 @@ function layerOf(file: string): string {
 }
 
 /**
- * The bot's layers, highest first: main.ts starts it; bot.ts assembles the client, the commands and
- * everything below (the composition root); commands/ (one folder per feature: the slash commands
- * beside their use cases) above src/discord (what features share: events, delivery, replies, the
- * rules every command follows), above src/ops (metrics, health, the shard manager), above
- * config.ts, above src/speech, above src/tts, above src/db, src/voice and src/audio, which serve
- * the domain's own types: src/domain (the records db stores and the rooms above share, and the
- * pure rules over them), src/billing (the character ledger's states and rules), src/i18n (the
- * texts in both languages and UserError, what a member is told) and the limiter's window shapes (src/tts/limiter/types.ts, a module ranked on its own: src/db keeps them in SQL);
- * src/util under all. A layer imports only its own and lower ones.
+ * The bot's rooms, highest first; a room imports only its own files and lower rooms. A file takes
+ * the rank of the longest key naming it or a folder above it, so a new file in a ranked folder
+ * takes its folder's rank, by concept:
+ * - main.ts starts the bot; bot.ts assembles it (the composition root);
+ * - commands/ (one folder per feature: the slash commands) and src/dashboard/ (the web dashboard):
+ *   the two adapters over the same use cases;
+ * - src/discord: what the features share of Discord (events, interactions, delivery, diagnosis);
+ * - src/ops (metrics, health, the shard manager), config.ts;
+ * - src/speech: the scheduler (its queue files), above what a message becomes (text/) and how
+ *   audio is made (synthesis/), above the errors the three share;
+ * - src/tts (the service client) and the character budget (billing/budget.ts, the money rules over
+ *   the SQL ledger); src/db, src/voice and src/audio;
+ * - the domain's own types and rules: src/domain (the records db stores and the rooms above share),
+ *   src/billing (the character ledger's states and rules), src/i18n (the texts and UserError, what a
+ *   member is told) and the limiter's window shapes (src/tts/limiter/types.ts: src/db keeps them in SQL);
+ * - src/util under all.
  */
 const RANK: Readonly<Record<string, number>> = {
-  main: 10,
-  bot: 9,
-  commands: 8,
-  dashboard: 8,
-  discord: 7,
-  ops: 6,
-  config: 5,
-  speech: 4,
+  main: 17,
+  bot: 16,
+  commands: 15,
+  dashboard: 15,
+  discord: 10,
+  ops: 8,
+  config: 7,
+  speech: 6,
+  'speech/text': 5,
+  'speech/synthesis': 5,
+  'speech/errors.ts': 4,
   tts: 3,
   'billing/budget.ts': 3,
   db: 2,

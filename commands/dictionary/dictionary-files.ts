@@ -8,8 +8,8 @@ import {
 } from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
 import type { DictionaryStore } from './dictionary-store.ts';
-import type { DictionaryEntry } from '../../src/speech/dictionary.ts';
-import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/dictionary-file.ts';
+import type { DictionaryEntry } from '../../src/speech/text/dictionary.ts';
+import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/text/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from './dictionary-problems.ts';
 import { UserError } from '../../src/i18n/errors.ts';

@@ -1,5 +1,5 @@
-import type { DictionaryError } from '../../src/speech/dictionary.ts';
-import type { DictionaryFileFormat, DictionaryFileProblem } from '../../src/speech/dictionary-file.ts';
+import type { DictionaryError } from '../../src/speech/text/dictionary.ts';
+import type { DictionaryFileFormat, DictionaryFileProblem } from '../../src/speech/text/dictionary-file.ts';
 import { t, type Lang, type MessageKey, type Vars } from '../../src/i18n/texts.ts';
 
 // The speech layer names a dictionary problem by its identifier; the identifiers are i18n keys

@@ -3,7 +3,7 @@ import type { Actor } from '../../src/domain/audit.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
 import type { DictionaryFull } from '../../src/db/keyed-dictionary.ts';
-import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/dictionary.ts';
+import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/text/dictionary.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
 import { describeDictionaryProblem } from './dictionary-problems.ts';
 

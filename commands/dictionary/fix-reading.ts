@@ -10,7 +10,7 @@ import type { MessageCommand } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { UserError } from '../../src/i18n/errors.ts';
-import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/dictionary.ts';
+import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/text/dictionary.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
 import { isDictionaryEditor } from './dictionary-files.ts';
 import { checkEntry, dictionaryStore } from './dictionary-store.ts';

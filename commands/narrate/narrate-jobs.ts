@@ -1,7 +1,7 @@
 import type { Repositories } from '../../src/db/repositories.ts';
 import type { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
 import { SpeechError } from '../../src/speech/errors.ts';
-import type { NarrateFn } from '../../src/speech/synthesize.ts';
+import type { NarrateFn } from '../../src/speech/synthesis/synthesize.ts';
 import type { AdvancedJobs } from '../../src/tts/jobs.ts';
 import type { Logger } from '../../src/util/log.ts';
 

@@ -2,8 +2,8 @@ import { effectiveVoice, type UserSettings } from '../../src/domain/member-setti
 import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
-import { speakableName } from '../../src/speech/names.ts';
-import { normaliseSpelling } from '../../src/speech/spelling.ts';
+import { speakableName } from '../../src/speech/text/names.ts';
+import { normaliseSpelling } from '../../src/speech/text/spelling.ts';
 import { guildLang, type Lang } from '../../src/i18n/texts.ts';
 
 // A member's own voice and name reading in one server: one validation and one write for /voice

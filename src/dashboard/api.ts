@@ -15,7 +15,7 @@ import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictio
 import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
 import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
 import { changeReading, changeReadingList, type ReadingChange } from '../../commands/reading/reading-change.ts';
-import { serialiseDictionary } from '../speech/dictionary-file.ts';
+import { serialiseDictionary } from '../speech/text/dictionary-file.ts';
 import { t, type Lang } from '../i18n/texts.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';

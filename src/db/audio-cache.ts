@@ -6,7 +6,7 @@ import type { Clock } from '../util/clock.ts';
 
 /** One cached audio as indexed (migrations/002); paths are relative to the cache directory. */
 export interface AudioCacheEntry {
-  /** sha256 of everything that shapes the audio (src/speech/cache.ts), never the text. */
+  /** sha256 of everything that shapes the audio (src/speech/synthesis/cache.ts), never the text. */
   key: string;
   endpoint: Endpoint;
   mp3Path: string;
@@ -39,7 +39,7 @@ const statements = (db: Db) => ({
 
 /**
  * The audio_cache table: the index of the cached files, shared by every process on the host.
- * The files themselves, pins and the eviction policy live in src/speech/cache.ts.
+ * The files themselves, pins and the eviction policy live in src/speech/synthesis/cache.ts.
  */
 export class AudioCacheIndex extends Repo<ReturnType<typeof statements>> {
   constructor(db: Db, clock?: Clock) {

@@ -11,7 +11,7 @@ export interface ReadingPair {
 
 /**
  * What one entry costs besides its characters, counted as characters: its object, its place in the
- * matcher's map (src/speech/dictionary.ts) and the strings' headers, about 100 bytes.
+ * matcher's map (src/speech/text/dictionary.ts) and the strings' headers, about 100 bytes.
  */
 export const ENTRY_OVERHEAD_CHARS = 48;
 

@@ -30,7 +30,7 @@ const rows = rowMapping<DictionaryEntry, Row>();
 
 /**
  * What is read for one author in one guild: the dictionaries in order of precedence, each the
- * array its owner's cache keeps (src/speech/dictionary.ts LayeredDictionary compiles each once).
+ * array its owner's cache keeps (src/speech/text/dictionary.ts LayeredDictionary compiles each once).
  */
 export interface ReadingLayers {
   readonly layers: readonly (readonly ReadingPair[])[];

@@ -77,7 +77,7 @@ export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
   readonly #options: KeyedDictionaryOptions<E, B>;
   /**
    * The lists read for speech, by owner and version: the same array is returned until the owner's
-   * dictionary changes (in any process), so what is compiled per array (src/speech/dictionary.ts)
+   * dictionary changes (in any process), so what is compiled per array (src/speech/text/dictionary.ts)
    * is built once per version instead of once per message, while it is kept (DictionaryCache).
    */
   readonly #cache: DictionaryCache;

@@ -1,5 +1,5 @@
 import { serverChargeUser } from '../billing/policy.ts';
-import type { Charge, SynthesisRequest } from './synthesize.ts';
+import type { Charge, SynthesisRequest } from './synthesis/synthesize.ts';
 import { audienceOf, type Freshness, type Utterance } from './queue-types.ts';
 
 // The batching rules: which pending utterances of an audience share one request to the service, when

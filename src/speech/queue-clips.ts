@@ -2,7 +2,7 @@ import type { RateGrant } from '../tts/limiter/limiter.ts';
 import { clipParts, clipRequest, cutAtSpeaking, partRequest, type BatchPlan, type BatchRules } from './batching.ts';
 import { SpeechError } from './errors.ts';
 import type { ProgressEvent, ProgressState, ReadyUtterance, Utterance } from './queue-types.ts';
-import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesize.ts';
+import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesis/synthesize.ts';
 
 // The scheduler's clips: looking up the parts of a run the cache has, running a
 // planned batch's requests, and turning clips into deliveries played back to back (with the

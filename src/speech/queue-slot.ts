@@ -20,7 +20,7 @@ import {
 } from './batching.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
-import type { ReadyAudio, Synthesizer } from './synthesize.ts';
+import type { ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
 
 // One audience's queue as the scheduler (queue.ts) keeps it, after @discordjs/voice's AudioPlayer:
 // one object owns the pending list and the batches started from it, each batch a state union with

@@ -1,7 +1,7 @@
 import { countChars } from '../tts/chars.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { GrantingLimiter } from '../tts/limiter/limiter.ts';
-import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesize.ts';
+import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
 
 // The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
 // accepted messages and requests; src/discord turns Discord objects into UtteranceInput), what it

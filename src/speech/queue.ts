@@ -27,7 +27,7 @@ import {
   type UtteranceInput,
 } from './queue-types.ts';
 import { runSink } from './sink.ts';
-import type { Synthesizer } from './synthesize.ts';
+import type { Synthesizer } from './synthesis/synthesize.ts';
 
 export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sinks, events, options
 

@@ -246,7 +246,7 @@ describe('the ledger equals the bill (fault matrix against the emulator)', () =>
     });
     exact(first, chars(text));
     await record(first);
-    // Cached means both files written and the index pointing at them (src/speech/cache.ts put).
+    // Cached means both files written and the index pointing at them (src/speech/synthesis/cache.ts put).
     const cachedHere = () => {
       if (!existsSync(audioDir)) return false;
       const names = readdirSync(audioDir, { recursive: true }).map(String);

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget } from '../../src/billing/budget.ts';
-import { AudioCache } from '../../src/speech/cache.ts';
+import { AudioCache } from '../../src/speech/synthesis/cache.ts';
 import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
 import { createSqliteLimiter } from '../../src/tts/limiter/fair.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { AudioCache } from '../../src/speech/cache.ts';
+import { AudioCache } from '../../src/speech/synthesis/cache.ts';
 import { makePrivate, type ModeChange } from '../../src/util/private-files.ts';
 
 // DATA_DIR holds interaction tokens, queued chat text and speech made from chat: only the bot's

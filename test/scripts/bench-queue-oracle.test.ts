@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cacheNames } from '../../scripts/bench-queue-oracle.ts';
 import { asRead, type TraceLine } from '../../scripts/bench-queue-traces.ts';
-import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import { FakeClock } from '../support/clock.ts';
 
 // The oracle that puts every name in the cache before a trace: it must ask for each name exactly

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isRipe, mergeable, mergeableRun, nextBatch, planBatch } from '../../src/speech/batching.ts';
 import { SpeechScheduler, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
-import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.ts';
+import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 import { FakeSynth, msg } from './queue-fakes.ts';

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
-import { AudioCache } from '../../src/speech/cache.ts';
+import { AudioCache } from '../../src/speech/synthesis/cache.ts';
 import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { createSynthesizer, playableNow, type TtsClientLike } from '../../src/speech/synthesize.ts';
+import { createSynthesizer, playableNow, type TtsClientLike } from '../../src/speech/synthesis/synthesize.ts';
 import { fakeLedger, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, SOON } from '../support/clock.ts';
 

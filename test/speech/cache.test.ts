@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { AudioCacheIndex } from '../../src/db/audio-cache.ts';
-import { AudioCache, isCacheable, type AudioKeyInput } from '../../src/speech/cache.ts';
+import { AudioCache, isCacheable, type AudioKeyInput } from '../../src/speech/synthesis/cache.ts';
 import { ffmpegPath } from '@yomiage/media';
 import { FakeClock } from '../support/clock.ts';
 

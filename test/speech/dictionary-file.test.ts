@@ -7,7 +7,7 @@ import {
   parseDictionaryFile,
   restoreCell,
   serialiseDictionary,
-} from '../../src/speech/dictionary-file.ts';
+} from '../../src/speech/text/dictionary-file.ts';
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const entries = (name: string, s: string) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emojiName, readEmoji } from '../../src/speech/emoji.ts';
-import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text.ts';
+import { emojiName, readEmoji } from '../../src/speech/text/emoji.ts';
+import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text/text.ts';
 
 // Unicode emoji read by their names from emojibase-data (CLDR annotations), per language.
 function msg(content: string): PlainMessage {

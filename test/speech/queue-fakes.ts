@@ -1,4 +1,4 @@
-import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import type { Charge, Reservation } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';
 import { voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpeechScheduler, type Freshness, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
-import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
+import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { msg, sessionOf } from './queue-fakes.ts';

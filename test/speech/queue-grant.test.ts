@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
-import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesize.ts';
+import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewHistoryEntry } from '../../src/db/generation-history.ts';
-import type { CachedAudio } from '../../src/speech/cache.ts';
+import type { CachedAudio } from '../../src/speech/synthesis/cache.ts';
 import type { Charge } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';
 import { BudgetRefusedError } from '../../src/billing/errors.ts';
@@ -11,7 +11,7 @@ import {
   type BudgetLike,
   type SynthesisRequest,
   type TtsClientLike,
-} from '../../src/speech/synthesize.ts';
+} from '../../src/speech/synthesis/synthesize.ts';
 import { fakeLedger } from './queue-fakes.ts';
 
 function fakes(

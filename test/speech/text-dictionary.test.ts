@@ -8,7 +8,7 @@ import {
   parseDictionaryWord,
   parseReading,
   type DictionaryEntry,
-} from '../../src/speech/dictionary.ts';
+} from '../../src/speech/text/dictionary.ts';
 import { describeDictionaryProblem } from '../../commands/dictionary/dictionary-problems.ts';
 import { mulberry32 } from '../support/prng.ts';
 

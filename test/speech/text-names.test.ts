@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnnouncementAllowance, announcementOf, joinAnnouncement, NameReader, speakableName } from '../../src/speech/names.ts';
+import { AnnouncementAllowance, announcementOf, joinAnnouncement, NameReader, speakableName } from '../../src/speech/text/names.ts';
 import { FakeClock } from '../support/clock.ts';
 
 describe('NameReader.prefix', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countChars } from '../../src/tts/chars.ts';
-import { normaliseMessage, type PlainMessage } from '../../src/speech/text.ts';
-import { speakableName, joinAnnouncement } from '../../src/speech/names.ts';
+import { normaliseMessage, type PlainMessage } from '../../src/speech/text/text.ts';
+import { speakableName, joinAnnouncement } from '../../src/speech/text/names.ts';
 import { mulberry32 } from '../support/prng.ts';
 
 // Pieces chosen to exercise every rule and their interactions (markup inside markup, unclosed

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text.ts';
+import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text/text.ts';
 
 // Ids and names are made up; the shapes follow Discord's message formatting reference
 // (discord.com/developers/docs/reference#message-formatting).

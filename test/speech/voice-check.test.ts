@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { SynthesisRequest, Synthesizer } from '../../src/speech/synthesize.ts';
-import { CONFIRM_TEXT, VoiceChecker } from '../../src/speech/voice-check.ts';
+import type { SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
+import { CONFIRM_TEXT, VoiceChecker } from '../../src/speech/synthesis/voice-check.ts';
 
 function synth(refuse?: (req: SynthesisRequest) => Error | undefined): Synthesizer & { requests: SynthesisRequest[]; released: number } {
   const s = {

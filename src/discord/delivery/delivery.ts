@@ -3,7 +3,7 @@ import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/advanced-jobs.ts';
 import type { Delivered } from '../../ops/instrument.ts';
 import { audienceOf, textAudience, voiceAudience, voiceChannelOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
-import { playableNow, type ReadyAudio } from '../../speech/synthesize.ts';
+import { playableNow, type ReadyAudio } from '../../speech/synthesis/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../events/visibility.ts';

@@ -4,8 +4,8 @@ import type { CharacterBudget } from '../../billing/budget.ts';
 import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
 import { SpeechError } from '../../speech/errors.ts';
 import { BudgetRefusedError } from '../../billing/errors.ts';
-import { normaliseMessage } from '../../speech/text.ts';
-import type { VoiceChecker } from '../../speech/voice-check.ts';
+import { normaliseMessage } from '../../speech/text/text.ts';
+import type { VoiceChecker } from '../../speech/synthesis/voice-check.ts';
 import type { ButtonQuestions } from '../interactions/buttons.ts';
 import { UserError } from '../../i18n/errors.ts';
 import { langOf, t, type Lang } from '../../i18n/texts.ts';
@@ -66,7 +66,7 @@ export class SpeechRequests {
 
   /**
    * A standard voice may be saved or used only when it is known or the service confirmed it (one
-   * short request, charged like any other: src/speech/voice-check.ts). Otherwise throws what to
+   * short request, charged like any other: src/speech/synthesis/voice-check.ts). Otherwise throws what to
    * tell the member; nothing is saved.
    */
   async confirmVoice(voice: string, guildId: string, userId: string): Promise<void> {

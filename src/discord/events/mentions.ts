@@ -1,5 +1,5 @@
 import type { Guild, UserManager } from 'discord.js';
-import type { PlainMessage } from '../../speech/text.ts';
+import type { PlainMessage } from '../../speech/text/text.ts';
 import { audienceCanView, type Audience } from './visibility.ts';
 
 /** A text to be read (a message, or a command's text option) and what is known around it. */

@@ -1,6 +1,6 @@
 import { MessageReferenceType, type Embed, type Message } from 'discord.js';
-import { normaliseMessage, type Dictionary, type EmbedKind, type ReadLang } from '../../speech/text.ts';
-import { WORDS } from '../../speech/words.ts';
+import { normaliseMessage, type Dictionary, type EmbedKind, type ReadLang } from '../../speech/text/text.ts';
+import { WORDS } from '../../speech/text/words.ts';
 import { toPlainMessage } from './mentions.ts';
 import type { Audience } from './visibility.ts';
 

@@ -1,6 +1,6 @@
 import { ChannelType, type Client, type Guild, type VoiceState } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
-import { announcementOf, speakableName, type AnnouncementAllowance } from '../../speech/names.ts';
+import { announcementOf, speakableName, type AnnouncementAllowance } from '../../speech/text/names.ts';
 import type { SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
@@ -24,7 +24,7 @@ export interface VoiceEventsDeps {
   notices: Notices;
   logger: Logger;
   status?: VoiceChannelStatus;
-  /** How often one member is announced, and with how many names (src/speech/names.ts ANNOUNCEMENT_LIMITS). */
+  /** How often one member is announced, and with how many names (src/speech/text/names.ts ANNOUNCEMENT_LIMITS). */
   announcements: AnnouncementAllowance;
 }
 

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../billing/budget.ts';
-import type { Synthesizer } from '../../speech/synthesize.ts';
+import type { Synthesizer } from '../../speech/synthesis/synthesize.ts';
 import type { Logger } from '../../util/log.ts';
 import type { SlidingCounts } from '../../util/sliding-counts.ts';
 import type { VoiceManager } from '../../voice/manager.ts';

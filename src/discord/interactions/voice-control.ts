@@ -7,7 +7,7 @@ import {
   type GuildMember,
   type VoiceBasedChannel,
 } from 'discord.js';
-import type { NameReader } from '../../speech/names.ts';
+import type { NameReader } from '../../speech/text/names.ts';
 import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';

@@ -1,6 +1,6 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { basename } from 'node:path';
-import type { Logger } from '../util/log.ts';
+import type { Logger } from '../../util/log.ts';
 import type { DictionaryEntry } from './dictionary.ts';
 import { parseDictionaryFile, type DictionaryFileFormat, type DictionaryFileProblem } from './dictionary-file.ts';
 

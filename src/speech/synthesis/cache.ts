@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AudioError } from '../audio/errors.ts';
-import { mp3ToOggOpus, probeDurationMs } from '../audio/transcode.ts';
-import { AudioCacheIndex, type AudioCacheEntry } from '../db/audio-cache.ts';
-import type { Db } from '../db/database.ts';
-import type { Endpoint } from '../billing/ledger.ts';
-import { systemClock, type Clock } from '../util/clock.ts';
+import { AudioError } from '../../audio/errors.ts';
+import { mp3ToOggOpus, probeDurationMs } from '../../audio/transcode.ts';
+import { AudioCacheIndex, type AudioCacheEntry } from '../../db/audio-cache.ts';
+import type { Db } from '../../db/database.ts';
+import type { Endpoint } from '../../billing/ledger.ts';
+import { systemClock, type Clock } from '../../util/clock.ts';
 
 /** Everything that shapes the audio of one request (spec: standard / advanced request bodies). */
 export interface AudioKeyInput {

@@ -2,13 +2,13 @@
  * Reading the author's name before a message, and join/leave announcements
  * (as the read-aloud bots people use today do: the author's name, join/leave announcements).
  */
-import { truncateChars } from '../tts/chars.ts';
-import type { Clock } from '../util/clock.ts';
-import { systemClock } from '../util/clock.ts';
+import { truncateChars } from '../../tts/chars.ts';
+import type { Clock } from '../../util/clock.ts';
+import { systemClock } from '../../util/clock.ts';
 import { applyDictionary, type Dictionary } from './dictionary.ts';
 import { capRuns, cleanName, NAME_MAX_CHARS, sanitise } from './text.ts';
 import { WORDS, type ReadLang } from './words.ts';
-import { SlidingCounts, type SlidingLimit } from '../util/sliding-counts.ts';
+import { SlidingCounts, type SlidingLimit } from '../../util/sliding-counts.ts';
 
 export interface NameReaderOptions {
   clock?: Clock;

@@ -20,7 +20,7 @@
  *     maxLength + "以下略" / "and so on".
  * The words themselves live in words.ts.
  */
-import { countChars, truncateChars } from '../tts/chars.ts';
+import { countChars, truncateChars } from '../../tts/chars.ts';
 import { applyDictionary, type Dictionary } from './dictionary.ts';
 import { readEmoji } from './emoji.ts';
 import { normaliseSpelling } from './spelling.ts';

@@ -2,7 +2,7 @@
  * The per-server reading dictionary: word -> reading replacements (as in the read-aloud bots people use today).
  * Pure: the store lives elsewhere; this module validates entries and applies them to text.
  */
-import { countChars } from '../tts/chars.ts';
+import { countChars } from '../../tts/chars.ts';
 import { normaliseSpelling } from './spelling.ts';
 
 export interface DictionaryEntry {

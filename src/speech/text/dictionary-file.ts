@@ -3,7 +3,7 @@
  * the simple two-column CSV/TSV other read-aloud bots export. Pure: bytes in, entries or
  * line-numbered problems out; the command decides what to do with them.
  */
-import { DICTIONARY_MAX_ENTRIES } from '../db/keyed-dictionary.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../../db/keyed-dictionary.ts';
 import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
 
 /** A file holds at most as many entries as a server's dictionary (DICTIONARY_MAX_ENTRIES, checked again when written). */

@@ -1,4 +1,4 @@
-import { KNOWN_STANDARD_VOICES } from '../tts/voices.ts';
+import { KNOWN_STANDARD_VOICES } from '../../tts/voices.ts';
 import type { Synthesizer } from './synthesize.ts';
 
 /** What a confirming request speaks: one character, the cheapest request the service accepts. */

@@ -1,16 +1,16 @@
-import type { Endpoint, Charge } from '../billing/ledger.ts';
-import type { NewHistoryEntry } from '../db/generation-history.ts';
-import { probeDurationMs } from '../audio/transcode.ts';
-import type { BillingHooks } from '../billing/attempts.ts';
-import type { TtsClient } from '../tts/client.ts';
-import type { RateGrant } from '../tts/limiter/limiter.ts';
-import type { AdvancedRequest, AdvancedVoice } from '../tts/validation.ts';
-import type { Logger } from '../util/log.ts';
-import { moments } from '../util/moments.ts';
-import { ChargeSession, type LedgerLike } from '../billing/charge-session.ts';
+import type { Endpoint, Charge } from '../../billing/ledger.ts';
+import type { NewHistoryEntry } from '../../db/generation-history.ts';
+import { probeDurationMs } from '../../audio/transcode.ts';
+import type { BillingHooks } from '../../billing/attempts.ts';
+import type { TtsClient } from '../../tts/client.ts';
+import type { RateGrant } from '../../tts/limiter/limiter.ts';
+import type { AdvancedRequest, AdvancedVoice } from '../../tts/validation.ts';
+import type { Logger } from '../../util/log.ts';
+import { moments } from '../../util/moments.ts';
+import { ChargeSession, type LedgerLike } from '../../billing/charge-session.ts';
 import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from './cache.ts';
-import { SpeechError } from './errors.ts';
-import { BudgetRefusedError } from '../billing/errors.ts';
+import { SpeechError } from '../errors.ts';
+import { BudgetRefusedError } from '../../billing/errors.ts';
 
 export type { AdvancedRequest, AdvancedVoice, Charge, Endpoint };
 
