@@ -34,6 +34,17 @@ export default defineConfig(
     },
   },
   {
+    // Use cases take plain inputs: Discord stays in the adapters (test/structure.test.ts checks
+    // what they reach too; this says it in the editor).
+    files: ['src/usecases/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: ['discord.js'], patterns: ['@discordjs/*', '**/discord/**', '**/dashboard/**', '**/commands/**'] },
+      ],
+    },
+  },
+  {
     // Tests read JSON answers from real servers and poke at them field by field.
     files: ['test/**', 'packages/*/test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

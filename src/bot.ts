@@ -35,8 +35,8 @@ import { BotMetrics } from './ops/metrics.ts';
 import type { Readiness } from './ops/ops-server.ts';
 import type { AnyCommand } from './discord/interactions/command.ts';
 import type { BotContext } from './discord/interactions/context.ts';
-import { describeDictionaryFileProblem } from '../commands/dictionary/dictionary-problems.ts';
-import { PREVIEW_RATE } from '../commands/voice/voice-preview.ts';
+import { describeDictionaryFileProblem } from './usecases/dictionary-problems.ts';
+import { PREVIEW_RATE } from './usecases/previews.ts';
 import { SlidingCounts } from './util/sliding-counts.ts';
 import { dispatchInteraction } from './discord/interactions/interactions.ts';
 import { loadCommands } from './discord/interactions/loader.ts';
@@ -49,7 +49,7 @@ import { AutoReader } from './discord/events/auto-read.ts';
 import { ChatChanges } from './discord/events/chat-changes.ts';
 import { ButtonQuestions } from './discord/interactions/buttons.ts';
 import type { ClearReason } from './discord/delivery/meta.ts';
-import { NarrateJobs } from '../commands/narrate/narrate-jobs.ts';
+import { NarrateJobs } from './usecases/narrate-jobs.ts';
 import { inviteUrl } from './discord/invite.ts';
 import { BotAccounts } from './discord/accounts.ts';
 import { ExtraLogins } from './discord/account-logins.ts';
@@ -217,7 +217,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     retentionMs: config.jobRetentionDays * 86_400_000,
     leaseMs: options.jobs?.leaseMs,
   });
-  // /narrate's jobs: who holds them until their audio is delivered (commands/narrate/narrate-jobs.ts).
+  // /narrate's jobs: who holds them until their audio is delivered (src/usecases/narrate-jobs.ts).
   const narrateJobs = new NarrateJobs({ jobs, repos, store: pendingStore, logger: logger.child({ component: 'jobs' }) });
   const synthesizer = createSynthesizer({
     client: tts,
@@ -345,6 +345,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   const voiceControl = new VoiceControl({ client, accounts, voice, scheduler, names, logger, status: voiceStatus });
   const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
+  // One checker for every surface: a voice the service confirmed is known to all of them.
+  const voices = new VoiceChecker({ synthesizer });
+  const onRefused = () => metrics.messages('refused');
   const requests = new SpeechRequests({
     client,
     scheduler,
@@ -352,9 +355,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     repos,
     replies,
     plan: config.tts.plan,
-    voices: new VoiceChecker({ synthesizer }),
+    voices,
     buttons,
-    onRefused: () => metrics.messages('refused'),
+    onRefused,
     audience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
   });
   const audience = (guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null) =>
@@ -410,7 +413,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     autoRead,
     buttons,
     synthesizer,
+    voices,
     previews,
+    onRefused,
     diagnosis,
   };
   const commands = await loadCommands();

@@ -24,8 +24,9 @@ function layerOf(file: string): string {
  * takes its folder's rank, by concept:
  * - main.ts starts the bot; bot.ts assembles it (the composition root);
  * - commands/ (one folder per feature: the slash commands) and src/dashboard/ (the web dashboard):
- *   the two adapters over the same use cases;
+ *   the two adapters over the same use cases, which never import each other;
  * - src/discord: what the features share of Discord (events, interactions, delivery, diagnosis);
+ * - src/usecases: what the commands and the dashboard both do, on plain inputs, never Discord;
  * - src/ops (metrics, health, the shard manager), config.ts;
  * - src/speech: the scheduler (its queue files), above what a message becomes (text/) and how
  *   audio is made (synthesis/), above the errors the three share;
@@ -42,6 +43,7 @@ const RANK: Readonly<Record<string, number>> = {
   commands: 15,
   dashboard: 15,
   discord: 10,
+  usecases: 9,
   ops: 8,
   config: 7,
   speech: 6,
@@ -166,6 +168,41 @@ describe('the layers of src/ and commands/', () => {
       for (const e of list) if (graph.has(e.to) && layerOf(e.to) !== a) out.add(layerOf(e.to));
     }
     expect(circles(new Map([...edges].map(([layer, to]) => [layer, [...to]])))).toEqual([]);
+  });
+});
+
+describe('adapters and use cases', () => {
+  const layerEdges = [...graph].flatMap(([from, edges]) => edges.map((e) => ({ from, to: e.to, a: layerOf(from), b: layerOf(e.to) })));
+  /** The bare module names a file imports (packages, node builtins), as statements name them (a comment naming one is no import). */
+  const bareSpecifiers = (file: string) =>
+    [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\(\s*|^\s*import\s+)['"]([^'".][^'"]*)['"]/gm)].map(
+      (m) => m[1]!,
+    );
+
+  it('commands/ and src/dashboard/ never import each other', () => {
+    const crossing = layerEdges.filter(({ a, b }) => (a === 'commands' && b === 'dashboard') || (a === 'dashboard' && b === 'commands'));
+    expect(crossing.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it('use cases import no discord.js, directly or through any file they reach', () => {
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file) || !graph.has(file)) return;
+      reached.add(file);
+      for (const e of graph.get(file)!) visit(e.to);
+    };
+    const useCases = files.filter((f) => f.startsWith('src/usecases/'));
+    expect(useCases.length).toBeGreaterThan(5);
+    for (const file of useCases) visit(file);
+    // @discordjs/opus is an audio codec, not Discord.
+    const discord = (specifier: string) =>
+      specifier === 'discord.js' || (specifier.startsWith('@discordjs/') && specifier !== '@discordjs/opus');
+    const leaks = [...reached].flatMap((file) =>
+      bareSpecifiers(file)
+        .filter(discord)
+        .map((s) => `${file} -> ${s}`),
+    );
+    expect(leaks).toEqual([]);
   });
 });
 

@@ -12,7 +12,8 @@ import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { memberCanView } from '../../src/discord/events/visibility.ts';
 import type { AutoReadChannel } from '../../src/domain/reading.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
-import { addAutoRead, AUTO_READ_CHANNEL_TYPES, removeAutoRead } from './autoread-channels.ts';
+import { addAutoRead, removeAutoRead } from '../../src/usecases/reading.ts';
+import { AUTO_READ_CHANNEL_TYPES, isAutoReadable } from '../../src/discord/channels.ts';
 
 const channelOption: APIApplicationCommandChannelOption = {
   type: ApplicationCommandOptionType.Channel,
@@ -86,7 +87,7 @@ export default {
         const postAudio = args.mp3 ?? false;
         // Discord offers only these channel types; a channel it resolved but the cache lacks counts as text.
         const type = interaction.guild?.channels.cache.get(channelId)?.type ?? ChannelType.GuildText;
-        await addAutoRead(ctx, guildId, commandActor(interaction), { id: channelId, type }, postAudio);
+        await addAutoRead(ctx, guildId, commandActor(interaction), { id: channelId, readable: isAutoReadable(type) }, postAudio);
         await interaction.reply({ content: t(lang, postAudio ? 'autoread.added_mp3' : 'autoread.added', { channel: `<#${channelId}>` }) });
       },
       async remove(args) {

@@ -5,21 +5,18 @@ import {
   type ChatInputCommandInteraction,
 } from 'discord.js';
 import type { GuildSettings } from '../../src/domain/guild-settings.ts';
-import type { Actor } from '../../src/domain/audit.ts';
 import { choice, described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/i18n/errors.ts';
 import { guildLang, t, type Lang } from '../../src/i18n/texts.ts';
-import { shownLimit } from '../../src/discord/interactions/limits.ts';
+import { shownLimit } from '../../src/usecases/limits.ts';
 import { commandActor, isVoiceChannelOf } from '../../src/discord/interactions/guards.ts';
-import { changeGuildSettings, GUILD_LIMIT_MAX, type SettingsChange } from './settings-change.ts';
+import { changeGuildSettings, GUILD_LIMIT_MAX, setMuted, type SettingsChange } from '../../src/usecases/settings.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 import type { SubcommandHandlers } from '../../src/discord/interactions/command-args.ts';
 
-// /config subcommands for settings the database always had but no command could set:
-// muting a member's reading, the list of muted members, the server's reading language and its
-// monthly character limit. Kept apart from commands/config.ts so that file stays small.
+// /config subcommands about the server's members and its whole: muting a member's reading, the
+// list of muted members, the server's reading language and its monthly character limit.
 
 export const MEMBER_CONTROL_SUBCOMMANDS = [
   {
@@ -72,23 +69,6 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
   },
 ] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
-/**
- * Stops (or resumes) reading a member's messages: /config mute's rule for the command and the web
- * dashboard (the caller has checked Manage Server); the bot itself is refused. Audit-logged.
- */
-export async function setMuted(
-  ctx: Pick<BotContext, 'repos'>,
-  guildId: string,
-  actor: Actor,
-  member: { id: string; isBot: boolean },
-  muted: boolean,
-): Promise<void> {
-  if (member.isBot) throw new UserError('config.mute_self_bot');
-  if (typeof muted !== 'boolean') throw new UserError('config.not_on_off', { vars: { setting: 'mute' } });
-  await ctx.repos.userSettings.set(guildId, member.id, { muted });
-  await ctx.repos.audit.record(guildId, actor, muted ? 'mute' : 'unmute', { memberId: member.id });
-}
-
 /** The second line of /config show: reading language and the server's limit. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
   const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
@@ -132,7 +112,7 @@ export function memberControls(
       await interaction.reply({ ...list, flags: MessageFlags.Ephemeral, allowedMentions: { parse: [] } });
     },
     async language(args) {
-      // Checked again (settings-change.ts): the choices bind Discord's client, not a forged request.
+      // Checked again (src/usecases/settings.ts): the choices bind Discord's client, not a forged request.
       const value: string = args.value;
       await change({ locale: value as 'ja' | 'en' });
       await interaction.reply({

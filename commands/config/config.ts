@@ -12,9 +12,10 @@ import type { GuildSettings } from '../../src/domain/guild-settings.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
-import { shownLimit } from '../../src/discord/interactions/limits.ts';
-import { changeGuildSettings, IGNORE_PREFIX_LENGTH, SETTING_RANGES, type SettingsChange } from './settings-change.ts';
+import { shownLimit } from '../../src/usecases/limits.ts';
+import { changeGuildSettings, IGNORE_PREFIX_LENGTH, SETTING_RANGES, type SettingsChange } from '../../src/usecases/settings.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
+import { isKnownVoice } from '../../src/usecases/voices.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { readonly type: ApplicationCommandOptionType } & Record<string, unknown>;
@@ -118,10 +119,10 @@ export default {
     const lang = langOf(interaction.locale);
     const repo = ctx.repos.guildSettings;
     const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
-    /** Saves one setting (the dashboard's rules: settings-change.ts) and says what it is now. */
+    /** Saves one setting (the dashboard's rules: src/usecases/settings.ts) and says what it is now. */
     const save = async (setting: string, patch: SettingsChange, shown: string) => {
       const isVoiceChannel = (id: string) => isVoiceChannelOf(interaction.client, guildId, id);
-      if (patch.voice !== undefined && !ctx.requests.isKnownVoice(patch.voice)) await interaction.deferReply();
+      if (patch.voice !== undefined && !isKnownVoice(ctx, patch.voice)) await interaction.deferReply();
       await changeGuildSettings(ctx, guildId, commandActor(interaction), patch, { isVoiceChannel });
       // Named as the member's client shows the subcommand, not by its English id.
       const saved = { content: t(lang, 'config.saved', { setting: shownSubcommand(data, setting, lang), value: shown }) };

@@ -7,32 +7,16 @@ import {
   type ChatInputCommandInteraction,
 } from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
-import type { DictionaryStore } from './dictionary-store.ts';
-import type { DictionaryEntry } from '../../src/speech/text/dictionary.ts';
-import { DICTIONARY_FILE_LIMITS, parseDictionaryFile, serialiseDictionary } from '../../src/speech/text/dictionary-file.ts';
+import { checkImport, mayEditDictionary, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
+import { DICTIONARY_FILE_LIMITS, serialiseDictionary } from '../../src/speech/text/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
-import { describeDictionaryFileProblem } from './dictionary-problems.ts';
+import { describeDictionaryFileProblem } from '../../src/usecases/dictionary-problems.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { t, type Lang } from '../../src/i18n/texts.ts';
 
-// The dictionary: who may edit, and import/export as a file. An import is read whole and
-// checked first; nothing changes until the member picks Merge or Replace on the summary.
-
-const SHOWN_PROBLEMS = 15;
-
-/**
- * Whether a member may edit the server's dictionary: Manage Server, or the role the admins allowed
- * (/dictionary editors). The one rule for the command and the web dashboard.
- */
-export function mayEditDictionary(
-  repos: Repositories,
-  guildId: string,
-  member: { manageGuild: boolean; hasRole(roleId: string): boolean },
-): boolean {
-  if (member.manageGuild) return true;
-  const roleId = repos.controls.get(guildId).dictionaryRoleId;
-  return roleId !== null && member.hasRole(roleId);
-}
+// The dictionary's Discord side: who may edit as the interaction says, and import/export as an
+// attachment. An import is read whole and checked first (src/usecases/dictionaries.ts); nothing
+// changes until the member picks Merge or Replace on the summary.
 
 /** mayEditDictionary for the member who used a command, as Discord sent them with the interaction. */
 export function isDictionaryEditor(interaction: BaseInteraction, repos: Repositories, guildId: string): boolean {
@@ -126,46 +110,6 @@ export async function importDictionary(
     components: [row],
     allowedMentions: { parse: [] },
   });
-}
-
-/** What an import would do: the summary /dictionary import shows before Merge or Replace (nothing changed yet). */
-export interface ImportSummary {
-  count: number;
-  added: number;
-  changed: number;
-  unchanged: number;
-  removed: number;
-  total: number;
-}
-
-/**
- * A dictionary file read and checked whole, as /dictionary import and the dashboard read it: its
- * entries and what merging or replacing would do, or the problems as the member reads them.
- */
-export function checkImport(
-  lang: Lang,
-  store: DictionaryStore,
-  fileName: string,
-  bytes: Uint8Array,
-): { ok: true; entries: DictionaryEntry[]; summary: ImportSummary } | { ok: false; problems: string[] } {
-  const parsed = parseDictionaryFile(fileName, bytes);
-  if (!parsed.ok) {
-    const problems = parsed.file ? [parsed.file] : parsed.rows;
-    const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
-    if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
-    return { ok: false, problems: lines };
-  }
-  const entries = parsed.entries;
-  const own = new Map(store.own().map((e) => [e.word, e.reading]));
-  const added = entries.filter((e) => !own.has(e.word)).length;
-  const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
-  const inFile = new Set(entries.map((e) => e.word));
-  const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
-  return {
-    ok: true,
-    entries: [...entries],
-    summary: { count: entries.length, added, changed, unchanged: entries.length - added - changed, removed, total: own.size },
-  };
 }
 
 /** The file's bytes, or undefined once it is larger than `maxBytes` (the download stops there). */

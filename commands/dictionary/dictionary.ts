@@ -9,9 +9,9 @@ import { exportDictionary, importDictionary, requireDictionaryEditor } from './d
 import { commandActor, requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
-import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from './dictionary-store.ts';
+import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
-import { changeControls } from '../spend/guild-controls-change.ts';
+import { changeControls } from '../../src/usecases/limits.ts';
 
 // Which dictionary a subcommand works on: the server's (the default) or the member's own.
 const scope = {
@@ -140,7 +140,7 @@ export default {
       async editors({ role }) {
         requireManageGuild(interaction);
         const roleId = role !== undefined ? await requireExistingRole(interaction, role) : null;
-        // The dashboard's rule too (commands/spend/guild-controls-change.ts), audit-logged.
+        // The dashboard's rule too (src/usecases/limits.ts), audit-logged.
         await changeControls(ctx, guildId, commandActor(interaction), { dictionaryRoleId: roleId }, (id) => id === roleId);
         await interaction.reply({
           content: roleId ? t(lang, 'dictionary.editors_set', { role: `<@&${roleId}>` }) : t(lang, 'dictionary.editors_cleared'),

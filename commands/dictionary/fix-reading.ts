@@ -13,7 +13,7 @@ import { UserError } from '../../src/i18n/errors.ts';
 import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/text/dictionary.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
 import { isDictionaryEditor } from './dictionary-files.ts';
-import { checkEntry, dictionaryStore } from './dictionary-store.ts';
+import { checkEntry, dictionaryStore } from '../../src/usecases/dictionaries.ts';
 
 // Apps > 読みを修正 / Fix reading on a message: a modal offers the words of that message most
 // likely misread, each with a reading field; what is filled in is checked as /dictionary add checks

@@ -17,7 +17,7 @@ import {
 } from '../../src/discord/interactions/command.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
-import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from './reading-change.ts';
+import { changeReading, changeReadingList, type ListChecks, type ReadingChange } from '../../src/usecases/reading.ts';
 import { langOf, t, type Lang, type MessageKey } from '../../src/i18n/texts.ts';
 import { FRESH_SECONDS, type BotReading, type ReadingSettings } from '../../src/domain/reading.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
@@ -212,7 +212,7 @@ export default {
     const reply = async (content: string, ephemeral = false) =>
       void (await interaction.reply({ content, allowedMentions: { parse: [] }, ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}) }));
     const roleExists = (id: string) => interaction.guild?.roles.cache.has(id) ?? true;
-    // The dashboard's rule too (reading-change.ts): checked, saved, audit-logged.
+    // The dashboard's rule too (src/usecases/reading.ts): checked, saved, audit-logged.
     const save = (patch: ReadingChange) => changeReading(ctx, guildId, commandActor(interaction), patch, roleExists);
     // Named as the member's client shows the subcommand, not by its English id.
     const setting = (name: string) => shownSubcommand(data, name, lang);
@@ -228,7 +228,7 @@ export default {
         return known !== undefined && !known.bot;
       },
     };
-    // The dashboard's rule for the lists too (reading-change.ts): checked, saved, audit-logged.
+    // The dashboard's rule for the lists too (src/usecases/reading.ts): checked, saved, audit-logged.
     const changeList = async (kind: 'bot' | 'never_role', typed: string, adding: boolean) => {
       const { id, result } = await changeReadingList(ctx, guildId, commandActor(interaction), kind, typed, adding, listChecks);
       await reply(listReply(lang, ctx, guildId, kind, id, result));
@@ -240,14 +240,14 @@ export default {
       'stale-notice': ({ value }) => saveSwitch('stale-notice', value),
       'speed-up': ({ value }) => saveSwitch('speed-up', value),
       async freshness({ seconds }) {
-        // Checked again (reading-change.ts): min_value and max_value bind Discord's client, not a forged request.
+        // Checked again (src/usecases/reading.ts): min_value and max_value bind Discord's client, not a forged request.
         await save({ freshSeconds: seconds });
         await reply(t(lang, 'config.saved', { setting: setting('freshness'), value: freshness(lang, ctx, seconds) }));
       },
       threads: ({ value }) => saveSwitch('threads', value),
       show: () => reply(show(lang, ctx, guildId, roleExists), true),
       async bots(args) {
-        // Checked again (reading-change.ts): the choices bind Discord's client, not a forged request.
+        // Checked again (src/usecases/reading.ts): the choices bind Discord's client, not a forged request.
         const value: string = args.value;
         await save({ bots: value as BotReading });
         await reply(t(lang, 'config.saved', { setting: setting('bots'), value: t(lang, BOT_MODES[value as BotReading]) }));

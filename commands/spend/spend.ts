@@ -1,8 +1,13 @@
 import { ApplicationCommandOptionType, MessageFlags, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { adminCommand, described, named, subcommand, type Command } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireExistingRole, requireManageGuild } from '../../src/discord/interactions/guards.ts';
-import { removeRoleAllowance, ROLE_ALLOWANCE_RANGE, setRoleAllowance } from './role-allowances.ts';
-import { changeControls, NARRATE_CONFIRM_RANGE } from './guild-controls-change.ts';
+import {
+  removeRoleAllowance,
+  ROLE_ALLOWANCE_RANGE,
+  setRoleAllowance,
+  changeControls,
+  NARRATE_CONFIRM_RANGE,
+} from '../../src/usecases/limits.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import type { RoleAllowance } from '../../src/domain/controls.ts';

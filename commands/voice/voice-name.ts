@@ -9,7 +9,7 @@ import { described, named } from '../../src/discord/interactions/command.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { t, type Lang } from '../../src/i18n/texts.ts';
-import { READ_NAME_MAX, setReadName } from './member-voice.ts';
+import { READ_NAME_MAX, setReadName } from '../../src/usecases/member-voice.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 
 // /voice name: how a member's name is read before their messages and in announcements.

@@ -11,8 +11,9 @@ import { effectiveVoice } from '../../src/domain/member-settings.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { NAME_SUBCOMMAND, runVoiceName } from './voice-name.ts';
 import { PREVIEW_SUBCOMMAND, runVoicePreview } from './voice-preview.ts';
-import { setMemberVoice } from './member-voice.ts';
+import { setMemberVoice } from '../../src/usecases/member-voice.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
+import { isKnownVoice } from '../../src/usecases/voices.ts';
 
 const data = {
   ...named('voice', 'マイボイス'),
@@ -64,7 +65,7 @@ export default {
       async set(args) {
         const voice = args.voice?.trim() || undefined;
         // Saved only once the service confirmed an unknown voice (one short request, charged like any other).
-        if (voice && !ctx.requests.isKnownVoice(voice)) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+        if (voice && !isKnownVoice(ctx, voice)) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
         const user = await setMemberVoice(ctx, guildId, userId, { voice, speed: args.speed, pitch: args.pitch });
         const v = effectiveVoice(guildSettings.get(guildId), user);
         const saved = { content: t(lang, 'uservoice.saved', v) };

@@ -1,33 +1,38 @@
-import type { BotContext } from '../discord/interactions/context.ts';
+import type { UseCaseDeps } from '../usecases/deps.ts';
+import type { Diagnosis } from '../discord/diagnosis/diagnosis.ts';
 import type { RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
-import type { ChannelSpend } from '../billing/ledger.ts';
 import type { Actor, AuditEntry } from '../domain/audit.ts';
 import { shownNames } from '../discord/interactions/command.ts';
 import { describeAudit, type AuditNames } from './audit-text.ts';
 import { UserError } from '../i18n/errors.ts';
-import { changeGuildSettings, type SettingsChange } from '../../commands/config/settings-change.ts';
-import { setMuted } from '../../commands/config/config-members.ts';
-import { memberVoice, setMemberVoice, setReadName } from '../../commands/voice/member-voice.ts';
-import { previewAudio } from '../../commands/voice/voice-preview.ts';
+import { changeGuildSettings, type SettingsChange, setMuted } from '../usecases/settings.ts';
+import { memberVoice, setMemberVoice, setReadName } from '../usecases/member-voice.ts';
+import { previewAudio } from '../usecases/previews.ts';
 import { readFile } from 'node:fs/promises';
-import { addEntry, dictionaryStore, removeEntry } from '../../commands/dictionary/dictionary-store.ts';
-import { checkImport, mayEditDictionary } from '../../commands/dictionary/dictionary-files.ts';
-import { removeRoleAllowance, setRoleAllowance } from '../../commands/spend/role-allowances.ts';
-import { changeControls, type ControlsChange } from '../../commands/spend/guild-controls-change.ts';
-import { changeReading, changeReadingList, type ReadingChange } from '../../commands/reading/reading-change.ts';
+import { addEntry, dictionaryStore, removeEntry, checkImport, mayEditDictionary } from '../usecases/dictionaries.ts';
+import { removeRoleAllowance, setRoleAllowance, changeControls, type ControlsChange } from '../usecases/limits.ts';
+import {
+  changeReading,
+  changeReadingList,
+  type ReadingChange,
+  addAutoRead,
+  autoReadChannels,
+  removeAutoRead,
+} from '../usecases/reading.ts';
 import { serialiseDictionary } from '../speech/text/dictionary-file.ts';
 import { t, type Lang } from '../i18n/texts.ts';
 import { voiceLabel } from '../discord/interactions/voice-choices.ts';
 import { KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../tts/voices.ts';
-import { accessTo, guildChannels, isVoiceType, type BotView, type ChannelInfo, type GuildAccess } from './access.ts';
-import { addAutoRead, autoReadChannels, isAutoReadable, removeAutoRead } from '../../commands/autoread/autoread-channels.ts';
+import { accessTo, guildChannels, isVoiceType, type BotView, type GuildAccess } from './access.ts';
+import { isAutoReadable } from '../discord/channels.ts';
 import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
+import { spendByChannel, usageReport } from '../usecases/usage.ts';
 import { memberCanView } from '../discord/events/visibility.ts';
 
 // The dashboard's JSON API behind a valid session: what a server's admins and each member may see
-// and change. Every change goes through the use case its slash command uses (commands/*), so the
+// and change. Every change goes through the use case its slash command uses (src/usecases), so the
 // same validation and the same permission rule apply; a server's settings and dictionary need
 // Manage Server as Discord says the member has it now.
 
@@ -35,7 +40,8 @@ import { memberCanView } from '../discord/events/visibility.ts';
 export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
 
 export interface ApiDeps {
-  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests' | 'config' | 'synthesizer' | 'previews' | 'diagnosis'>;
+  /** The use cases' collaborators, and what the bot records about its own silence (the health route). */
+  ctx: UseCaseDeps & { diagnosis: Diagnosis };
   /** The slash commands as registered, to name settings as a member's client shows them. */
   commands: readonly RESTPostAPIChatInputApplicationCommandsJSONBody[];
   view: BotView;
@@ -119,8 +125,8 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await admin(deps, req);
       const id = text(req.body.channelId);
       // Only a channel the admin can view, as /autoread's picker offers.
-      const channel = { id, type: (await guildChannels(access.guild, access.member)).find((c) => c.id === id)?.type };
-      await addAutoRead(deps.ctx, access.guild.id, actor(access), channel, req.body.postAudio === true);
+      const type = (await guildChannels(access.guild, access.member)).find((c) => c.id === id)?.type;
+      await addAutoRead(deps.ctx, access.guild.id, actor(access), { id, readable: isAutoReadable(type) }, req.body.postAudio === true);
       return ok(autoReadChannels(deps.ctx, access.guild.id));
     }
     case 'DELETE /guilds/:id/autoread': {
@@ -326,37 +332,23 @@ function auditOf(deps: ApiDeps, access: GuildAccess, lang: Lang, entries: AuditE
 
 /**
  * Characters of the billing period as /usage shows them: the member's own, or for admins the
- * server's with its biggest spenders; spend per day and per text channel either way.
+ * server's with its biggest spenders; spend per day and per text channel (named where the member
+ * can view it) either way.
  */
 async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
-  const { budget, repos } = deps.ctx;
-  const guildId = access.guild.id;
-  const scope = server ? { guildId } : { guildId, userId: access.member.id };
-  const period = budget.currentPeriod();
-  const nameOf = (id: string) => access.guild.members.cache.get(id)?.displayName ?? id;
+  const guild = access.guild;
+  const report = await usageReport(
+    deps.ctx,
+    server ? { guildId: guild.id } : { guildId: guild.id, userId: access.member.id },
+    server ? 10 : 0,
+  );
+  const viewable = new Map((await guildChannels(guild, access.member)).map((c) => [c.id, c.name]));
+  const nameOf = (id: string) => guild.members.cache.get(id)?.displayName ?? id;
   return {
-    period,
-    usage: await budget.usage(scope),
-    days: repos.dailySpend.days(period, scope),
-    // Per text channel; a null channel is spend recorded before channels were (shown as other/unknown).
-    channels: spendByChannel(repos.dailySpend.channels(period, scope), access, await guildChannels(access.guild, access.member)),
-    top: server ? (await budget.topSpenders(guildId, 10)).map((s) => ({ ...s, name: nameOf(s.userId) })) : [],
+    ...report,
+    channels: spendByChannel(report.channels, viewable, (id) => guild.channels.cache.has(id)),
+    top: report.top.map((s) => ({ ...s, name: nameOf(s.userId) })),
   };
-}
-
-/**
- * Spend per channel, named only where the member can view the channel (`viewable`): the channels of
- * the server they cannot view add up in one row (`hidden`), neither named nor told apart.
- */
-function spendByChannel(rows: readonly ChannelSpend[], access: GuildAccess, viewable: readonly ChannelInfo[]) {
-  const names = new Map(viewable.map((c) => [c.id, c.name]));
-  const isHidden = (id: string | null) => id !== null && !names.has(id) && access.guild.channels.cache.has(id);
-  const hidden = rows.filter((c) => isHidden(c.channelId)).reduce((sum, c) => sum + c.chars, 0);
-  const shown = rows
-    .filter((c) => !isHidden(c.channelId))
-    .map((c) => ({ ...c, name: c.channelId === null ? null : (names.get(c.channelId) ?? c.channelId) }));
-  const merged = hidden > 0 ? [...shown, { channelId: null, chars: hidden, name: null, hidden: true }] : shown;
-  return merged.sort((a, b) => b.chars - a.chars);
 }
 
 /**

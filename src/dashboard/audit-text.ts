@@ -1,8 +1,8 @@
 import type { AuditEntry } from '../domain/audit.ts';
 import { t, type Lang, type MessageKey } from '../i18n/texts.ts';
-import { SETTING_NAMES } from '../../commands/config/settings-change.ts';
-import { READING_SUBCOMMANDS } from '../../commands/reading/reading-change.ts';
-import { CONTROL_COMMANDS } from '../../commands/spend/guild-controls-change.ts';
+import { SETTING_NAMES } from '../usecases/settings.ts';
+import { READING_SUBCOMMANDS } from '../usecases/reading.ts';
+import { CONTROL_COMMANDS } from '../usecases/limits.ts';
 
 // What an audit log entry says, in the reader's language: each setting named as the slash command
 // that sets it shows it ("/設定 速さ を 1.7 に変更"), its value as the command's reply says it (オン,

@@ -3,9 +3,9 @@ import { describeAudit, type AuditNames } from '../../src/dashboard/audit-text.t
 import { shownNames, slashCommands } from '../../src/discord/interactions/command.ts';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
-import { SETTING_NAMES } from '../../commands/config/settings-change.ts';
-import { READING_SUBCOMMANDS } from '../../commands/reading/reading-change.ts';
-import { CONTROL_COMMANDS } from '../../commands/spend/guild-controls-change.ts';
+import { SETTING_NAMES } from '../../src/usecases/settings.ts';
+import { READING_SUBCOMMANDS } from '../../src/usecases/reading.ts';
+import { CONTROL_COMMANDS } from '../../src/usecases/limits.ts';
 
 // What the dashboard's audit log says of each change, in the reader's language: the setting as the
 // slash command that sets it shows it, its value as that command's reply says it; never a stored

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import narrate from '../../commands/narrate/narrate.ts';
-import { previewSample } from '../../commands/voice/voice-preview.ts';
+import { previewSample } from '../../src/usecases/previews.ts';
 import { standardVoiceChoices, voiceLabel } from '../../src/discord/interactions/voice-choices.ts';
 import { ADVANCED_VOICES } from '../../src/tts/validation.ts';
 import { advancedVoiceFacts, KNOWN_STANDARD_VOICES, standardVoiceFacts } from '../../src/tts/voices.ts';

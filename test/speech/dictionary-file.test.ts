@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeDictionaryFileProblem } from '../../commands/dictionary/dictionary-problems.ts';
+import { describeDictionaryFileProblem } from '../../src/usecases/dictionary-problems.ts';
 import {
   DICTIONARY_FILE_LIMITS,
   detectFormat,

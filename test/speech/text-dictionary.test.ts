@@ -9,7 +9,7 @@ import {
   parseReading,
   type DictionaryEntry,
 } from '../../src/speech/text/dictionary.ts';
-import { describeDictionaryProblem } from '../../commands/dictionary/dictionary-problems.ts';
+import { describeDictionaryProblem } from '../../src/usecases/dictionary-problems.ts';
 import { mulberry32 } from '../support/prng.ts';
 
 describe('applyDictionary', () => {

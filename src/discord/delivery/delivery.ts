@@ -30,7 +30,7 @@ export interface DeliveryDeps {
   voice: VoiceManager;
   replies: InteractionReplies;
   notices: Notices;
-  /** Advanced jobs behind /narrate (commands/narrate/narrate-jobs.ts): told whether each was delivered. */
+  /** Advanced jobs behind /narrate (src/usecases/narrate-jobs.ts): told whether each was delivered. */
   jobs: DeliveredJobs;
   logger: Logger;
   /** Whether the channel posts auto-read audio as MP3 files (repos.autoRead.postsAudio); without it, none does. */

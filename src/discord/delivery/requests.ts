@@ -2,14 +2,13 @@ import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'dis
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../billing/budget.ts';
 import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
-import { SpeechError } from '../../speech/errors.ts';
-import { BudgetRefusedError } from '../../billing/errors.ts';
 import { normaliseMessage } from '../../speech/text/text.ts';
 import type { VoiceChecker } from '../../speech/synthesis/voice-check.ts';
 import type { ButtonQuestions } from '../interactions/buttons.ts';
 import { UserError } from '../../i18n/errors.ts';
 import { langOf, t, type Lang } from '../../i18n/texts.ts';
 import { toPlainMessage } from '../events/mentions.ts';
+import { confirmVoice, isKnownVoice, precheckBudget } from '../../usecases/voices.ts';
 import { describeQueueRefusal } from './outcomes.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
 import type { InteractionReplies } from './replies.ts';
@@ -59,28 +58,14 @@ export class SpeechRequests {
     return this.#deps.buttons;
   }
 
-  /** In the known list, or confirmed by the service earlier: usable without a request. */
+  /** In the known list, or confirmed by the service earlier: usable without a request (src/usecases/voices.ts). */
   isKnownVoice(voice: string): boolean {
-    return this.#deps.voices.isKnown(voice);
+    return isKnownVoice(this.#deps, voice);
   }
 
-  /**
-   * A standard voice may be saved or used only when it is known or the service confirmed it (one
-   * short request, charged like any other: src/speech/synthesis/voice-check.ts). Otherwise throws what to
-   * tell the member; nothing is saved.
-   */
-  async confirmVoice(voice: string, guildId: string, userId: string): Promise<void> {
-    try {
-      await this.#deps.voices.confirm(voice, { guildId, userId });
-    } catch (error) {
-      if (error instanceof BudgetRefusedError) throw error;
-      const code = (error as { code?: string }).code;
-      if (code === 'unsupported_voice' || code === 'invalid_voice' || code === 'voice_required' || code === 'invalid_input')
-        throw new UserError('tts.unsupported_voice', { vars: { voice }, cause: error });
-      if (error instanceof SpeechError || code === 'rate_limited' || code === 'aborted')
-        throw new UserError('voice.check_busy', { vars: { voice }, cause: error });
-      throw error;
-    }
+  /** The voice known or confirmed by the service, else what to tell the member (src/usecases/voices.ts). */
+  confirmVoice(voice: string, guildId: string, userId: string): Promise<void> {
+    return confirmVoice(this.#deps, voice, guildId, userId);
   }
 
   /** The command's text as it will be spoken (mentions and emoji markup read like a message's, the dictionary applied). */
@@ -109,12 +94,8 @@ export class SpeechRequests {
   }
 
   /** Refuses, before anything is answered or sent, a request the budget would refuse (nothing is held). */
-  async precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
-    const result = await this.#deps.budget.check([{ guildId, userId, endpoint, chars }]);
-    if (!result.ok) {
-      this.#deps.onRefused?.();
-      throw new BudgetRefusedError({ refusal: result.refusal, guildId });
-    }
+  precheck(guildId: string, userId: string, endpoint: 'standard' | 'advanced', chars: number): Promise<void> {
+    return precheckBudget(this.#deps, guildId, userId, endpoint, chars);
   }
 
   checkMemberQueue(input: UtteranceInput): void {

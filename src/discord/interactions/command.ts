@@ -14,6 +14,7 @@ import {
 import type { BotContext } from './context.ts';
 import { MANAGE_GUILD } from './guards.ts';
 import type { Lang } from '../../i18n/texts.ts';
+import { LIMITS } from '../../tts/validation.ts';
 
 /** One slash command: its registration data and its handlers. */
 export interface Command {
@@ -61,8 +62,8 @@ export const STANDARD_SPEED_OPTION = {
   type: ApplicationCommandOptionType.Number,
   ...named('speed', '速さ'),
   ...described('Speed 0.3 to 4.0', '速さ 0.3〜4.0'),
-  min_value: 0.3,
-  max_value: 4,
+  min_value: LIMITS.standardSpeed.min,
+  max_value: LIMITS.standardSpeed.max,
 } as const;
 
 /** The standard endpoint's pitch option (the service's range), as /say and /voice set declare it. */
@@ -70,8 +71,8 @@ export const STANDARD_PITCH_OPTION = {
   type: ApplicationCommandOptionType.Number,
   ...named('pitch', '高さ'),
   ...described('Pitch -20 to 20', '高さ -20〜20'),
-  min_value: -20,
-  max_value: 20,
+  min_value: LIMITS.standardPitch.min,
+  max_value: LIMITS.standardPitch.max,
 } as const;
 
 /**

@@ -6,9 +6,10 @@ import type { AnyCommand } from './command.ts';
 import { BotError } from '../errors.ts';
 
 // commands/ is grouped by feature: `commands/<feature>/<name>.ts` default-exports the slash command
-// /<name>; the feature's other files (its use cases) sit beside it and have no default export.
-// What is no single command's (events, delivery, dispatch, i18n, the request pipeline /say and
-// /narrate share) stays in src/discord.
+// /<name>; the feature's other files (its Discord helpers) sit beside it and have no default
+// export. What a command does that the dashboard does too is a use case (src/usecases); what is no
+// single command's (events, delivery, dispatch, the request pipeline /say and /narrate share)
+// stays in src/discord.
 const COMMANDS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'commands');
 
 // A message command (type 3, Apps on a message's menu) is named in words ("Fix reading", "Why

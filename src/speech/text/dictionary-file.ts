@@ -31,7 +31,7 @@ export interface DictionaryFileError {
   context: { max?: number; found?: number };
 }
 
-/** A problem of the file as a whole or of one row; commands/dictionary/dictionary-problems.ts words it. */
+/** A problem of the file as a whole or of one row; src/usecases/dictionary-problems.ts words it. */
 export type DictionaryFileProblem = DictionaryFileError | DictionaryRowError;
 
 export type DictionaryFileResult =

@@ -1,9 +1,9 @@
-import type { Repositories } from '../../src/db/repositories.ts';
-import type { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
-import { SpeechError } from '../../src/speech/errors.ts';
-import type { NarrateFn } from '../../src/speech/synthesis/synthesize.ts';
-import type { AdvancedJobs } from '../../src/tts/jobs.ts';
-import type { Logger } from '../../src/util/log.ts';
+import type { Repositories } from '../db/repositories.ts';
+import type { PendingUtteranceStore } from '../speech/queue-store.ts';
+import { SpeechError } from '../speech/errors.ts';
+import type { NarrateFn } from '../speech/synthesis/synthesize.ts';
+import type { AdvancedJobs } from '../tts/jobs.ts';
+import type { Logger } from '../util/log.ts';
 
 /** Whether an utterance's audio reached someone (played, or posted). */
 export interface DeliveryOutcome {

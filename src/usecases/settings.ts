@@ -1,8 +1,9 @@
-import type { GuildSettings, GuildSettingsPatch } from '../../src/domain/guild-settings.ts';
-import type { Actor } from '../../src/domain/audit.ts';
-import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/i18n/errors.ts';
-import { requireWithinCeiling } from '../../src/discord/interactions/limits.ts';
+import type { GuildSettings, GuildSettingsPatch } from '../domain/guild-settings.ts';
+import type { Actor } from '../domain/audit.ts';
+import { UserError } from '../i18n/errors.ts';
+import { requireWithinCeiling } from './limits.ts';
+import { confirmVoice, isKnownVoice } from './voices.ts';
+import type { UseCaseDeps } from './deps.ts';
 
 // A server's settings changed by an admin: one validation and one write for /config and the web
 // dashboard alike. The caller has checked Manage Server; bad input is refused with a UserError
@@ -81,7 +82,7 @@ export interface SettingsChangeFacts {
  * service confirmed it (one short request, charged to the actor like any other).
  */
 export async function changeGuildSettings(
-  ctx: Pick<BotContext, 'repos' | 'budget' | 'requests'>,
+  ctx: Pick<UseCaseDeps, 'repos' | 'budget' | 'voices'>,
   guildId: string,
   actor: Actor,
   change: SettingsChange,
@@ -90,8 +91,7 @@ export async function changeGuildSettings(
   const patch = checkSettingsChange(change, facts);
   if (patch.userMonthlyLimit != null) requireWithinCeiling('member', patch.userMonthlyLimit, ctx.budget.ceilings.userMonthlyLimit);
   if (patch.guildMonthlyLimit != null) requireWithinCeiling('server', patch.guildMonthlyLimit, ctx.budget.ceilings.guildMonthlyLimit);
-  if (patch.voice !== undefined && !ctx.requests.isKnownVoice(patch.voice))
-    await ctx.requests.confirmVoice(patch.voice, guildId, actor.userId);
+  if (patch.voice !== undefined && !isKnownVoice(ctx, patch.voice)) await confirmVoice(ctx, patch.voice, guildId, actor.userId);
   const saved = await ctx.repos.guildSettings.update(guildId, patch);
   if (Object.keys(patch).length > 0) await ctx.repos.audit.record(guildId, actor, 'settings', patch);
   return saved;
@@ -139,4 +139,21 @@ export function checkSettingsChange(change: SettingsChange, facts: SettingsChang
     }
   }
   return patch as SettingsChange;
+}
+
+/**
+ * Stops (or resumes) reading a member's messages: /config mute's rule for the command and the web
+ * dashboard (the caller has checked Manage Server); the bot itself is refused. Audit-logged.
+ */
+export async function setMuted(
+  ctx: Pick<UseCaseDeps, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  member: { id: string; isBot: boolean },
+  muted: boolean,
+): Promise<void> {
+  if (member.isBot) throw new UserError('config.mute_self_bot');
+  if (typeof muted !== 'boolean') throw new UserError('config.not_on_off', { vars: { setting: 'mute' } });
+  await ctx.repos.userSettings.set(guildId, member.id, { muted });
+  await ctx.repos.audit.record(guildId, actor, muted ? 'mute' : 'unmute', { memberId: member.id });
 }

@@ -1,11 +1,12 @@
-import type { Repositories } from '../../src/db/repositories.ts';
-import type { Actor } from '../../src/domain/audit.ts';
-import { UserError } from '../../src/i18n/errors.ts';
-import { DICTIONARY_MAX_ENTRIES } from '../../src/db/keyed-dictionary.ts';
-import type { DictionaryFull } from '../../src/db/keyed-dictionary.ts';
-import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../../src/speech/text/dictionary.ts';
-import type { Lang } from '../../src/i18n/texts.ts';
-import { describeDictionaryProblem } from './dictionary-problems.ts';
+import type { Repositories } from '../db/repositories.ts';
+import type { Actor } from '../domain/audit.ts';
+import { UserError } from '../i18n/errors.ts';
+import { DICTIONARY_MAX_ENTRIES } from '../db/keyed-dictionary.ts';
+import type { DictionaryFull } from '../db/keyed-dictionary.ts';
+import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../speech/text/dictionary.ts';
+import { t, type Lang } from '../i18n/texts.ts';
+import { parseDictionaryFile } from '../speech/text/dictionary-file.ts';
+import { describeDictionaryFileProblem, describeDictionaryProblem } from './dictionary-problems.ts';
 
 // The two dictionaries a member edits: the server's (dictionary editors only, checked by the
 // command) and their own personal one (every member, in every server). One shape, so /dictionary's
@@ -99,4 +100,61 @@ export function checkEntry(
   const r = parseReading(reading);
   if (!r.ok) return { ok: false, reason: describeDictionaryProblem(lang, r.error) };
   return { ok: true, value: { word: w.value, reading: r.value } };
+}
+
+/** Problems of an import file listed at most; the rest are counted. */
+const SHOWN_PROBLEMS = 15;
+
+/**
+ * Whether a member may edit the server's dictionary: Manage Server, or the role the admins allowed
+ * (/dictionary editors). The one rule for the command and the web dashboard.
+ */
+export function mayEditDictionary(
+  repos: Repositories,
+  guildId: string,
+  member: { manageGuild: boolean; hasRole(roleId: string): boolean },
+): boolean {
+  if (member.manageGuild) return true;
+  const roleId = repos.controls.get(guildId).dictionaryRoleId;
+  return roleId !== null && member.hasRole(roleId);
+}
+
+/** What an import would do: the summary /dictionary import shows before Merge or Replace (nothing changed yet). */
+export interface ImportSummary {
+  count: number;
+  added: number;
+  changed: number;
+  unchanged: number;
+  removed: number;
+  total: number;
+}
+
+/**
+ * A dictionary file read and checked whole, as /dictionary import and the dashboard read it: its
+ * entries and what merging or replacing would do, or the problems as the member reads them.
+ */
+export function checkImport(
+  lang: Lang,
+  store: DictionaryStore,
+  fileName: string,
+  bytes: Uint8Array,
+): { ok: true; entries: DictionaryEntry[]; summary: ImportSummary } | { ok: false; problems: string[] } {
+  const parsed = parseDictionaryFile(fileName, bytes);
+  if (!parsed.ok) {
+    const problems = parsed.file ? [parsed.file] : parsed.rows;
+    const lines = problems.slice(0, SHOWN_PROBLEMS).map((p) => describeDictionaryFileProblem(lang, parsed.format, p));
+    if (problems.length > SHOWN_PROBLEMS) lines.push(t(lang, 'dictionary.import_more', { count: problems.length - SHOWN_PROBLEMS }));
+    return { ok: false, problems: lines };
+  }
+  const entries = parsed.entries;
+  const own = new Map(store.own().map((e) => [e.word, e.reading]));
+  const added = entries.filter((e) => !own.has(e.word)).length;
+  const changed = entries.filter((e) => own.has(e.word) && own.get(e.word) !== e.reading).length;
+  const inFile = new Set(entries.map((e) => e.word));
+  const removed = [...own.keys()].filter((w) => !inFile.has(w)).length;
+  return {
+    ok: true,
+    entries: [...entries],
+    summary: { count: entries.length, added, changed, unchanged: entries.length - added - changed, removed, total: own.size },
+  };
 }

@@ -4,11 +4,12 @@ import {
   type BotReading,
   type ReadingListKind,
   type ReadingSettings,
+  type AutoReadChannel,
   type ReadingSettingsPatch,
-} from '../../src/domain/reading.ts';
-import { type Actor } from '../../src/domain/audit.ts';
-import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/i18n/errors.ts';
+} from '../domain/reading.ts';
+import { type Actor } from '../domain/audit.ts';
+import type { UseCaseDeps } from './deps.ts';
+import { UserError } from '../i18n/errors.ts';
 
 // Whose messages and what is read, changed by an admin: one rule for /reading's switches, its bot
 // mode, its required role, its freshness horizon and its two lists (allowed bots, never-read roles),
@@ -41,7 +42,7 @@ const BOT_READING: readonly BotReading[] = ['off', 'listed', 'all'];
  * of this server now (not @everyone, which the caller refuses by the guild's id).
  */
 export async function changeReading(
-  ctx: Pick<BotContext, 'repos'>,
+  ctx: Pick<UseCaseDeps, 'repos'>,
   guildId: string,
   actor: Actor,
   change: ReadingChange,
@@ -104,7 +105,7 @@ const LIST_ACTIONS = { bot: 'reading.bot', never_role: 'reading.never_role' } as
  * Resolves 'added', 'exists' or 'removed' with the id; a change is audit-logged.
  */
 export async function changeReadingList(
-  ctx: Pick<BotContext, 'repos'>,
+  ctx: Pick<UseCaseDeps, 'repos'>,
   guildId: string,
   actor: Actor,
   kind: ReadingListKind,
@@ -136,4 +137,35 @@ export async function changeReadingList(
   if (result === 'full') throw new UserError('reading.list_full', { vars: { max: READING_LIST_MAX } });
   if (result === 'added') await ctx.repos.audit.record(guildId, actor, `${LIST_ACTIONS[kind]}.add`, { [detailKey]: id });
   return { id, result };
+}
+
+// The server's auto-read channels, changed by an admin through /autoread or the dashboard.
+
+/**
+ * Reads `channel` automatically (with MP3s posted while the bot is in no voice channel when
+ * `postAudio`). `readable` says whether it is a channel of this server of a kind /autoread offers
+ * (src/discord/channels.ts, as the caller sees it): anything else is refused, nothing changed.
+ */
+export async function addAutoRead(
+  ctx: Pick<UseCaseDeps, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  channel: { id: string; readable: boolean },
+  postAudio: boolean,
+): Promise<void> {
+  if (!channel.readable) throw new UserError('autoread.bad_channel');
+  await ctx.repos.autoRead.add(guildId, channel.id, { postAudio });
+  await ctx.repos.audit.record(guildId, actor, 'autoread.add', { channelId: channel.id, postAudio });
+}
+
+/** Stops reading `channelId` automatically; refused when it was not read. */
+export async function removeAutoRead(ctx: Pick<UseCaseDeps, 'repos'>, guildId: string, actor: Actor, channelId: string): Promise<void> {
+  if (!(await ctx.repos.autoRead.remove(guildId, channelId)))
+    throw new UserError('autoread.not_listed', { vars: { channel: `<#${channelId}>` } });
+  await ctx.repos.audit.record(guildId, actor, 'autoread.remove', { channelId });
+}
+
+/** The server's auto-read channels. */
+export function autoReadChannels(ctx: Pick<UseCaseDeps, 'repos'>, guildId: string): AutoReadChannel[] {
+  return ctx.repos.autoRead.entries(guildId);
 }

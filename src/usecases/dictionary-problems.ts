@@ -1,6 +1,6 @@
-import type { DictionaryError } from '../../src/speech/text/dictionary.ts';
-import type { DictionaryFileFormat, DictionaryFileProblem } from '../../src/speech/text/dictionary-file.ts';
-import { t, type Lang, type MessageKey, type Vars } from '../../src/i18n/texts.ts';
+import type { DictionaryError } from '../speech/text/dictionary.ts';
+import type { DictionaryFileFormat, DictionaryFileProblem } from '../speech/text/dictionary-file.ts';
+import { t, type Lang, type MessageKey, type Vars } from '../i18n/texts.ts';
 
 // The speech layer names a dictionary problem by its identifier; the identifiers are i18n keys
 //, so an identifier without a text in locales/*.json is a type error here.

@@ -1,10 +1,11 @@
-import { effectiveVoice, type UserSettings } from '../../src/domain/member-settings.ts';
-import { STANDARD_PITCH_OPTION, STANDARD_SPEED_OPTION } from '../../src/discord/interactions/command.ts';
-import type { BotContext } from '../../src/discord/interactions/context.ts';
-import { UserError } from '../../src/i18n/errors.ts';
-import { speakableName } from '../../src/speech/text/names.ts';
-import { normaliseSpelling } from '../../src/speech/text/spelling.ts';
-import { guildLang, type Lang } from '../../src/i18n/texts.ts';
+import { effectiveVoice, type UserSettings } from '../domain/member-settings.ts';
+import { LIMITS } from '../tts/validation.ts';
+import type { UseCaseDeps } from './deps.ts';
+import { confirmVoice, isKnownVoice } from './voices.ts';
+import { UserError } from '../i18n/errors.ts';
+import { speakableName } from '../speech/text/names.ts';
+import { normaliseSpelling } from '../speech/text/spelling.ts';
+import { guildLang, type Lang } from '../i18n/texts.ts';
 
 // A member's own voice and name reading in one server: one validation and one write for /voice
 // and the web dashboard alike.
@@ -33,7 +34,7 @@ export interface MemberVoiceChange {
 }
 
 /** The voice a member hears for their messages: the server's defaults under their own choices. */
-export function memberVoice(ctx: Pick<BotContext, 'repos'>, guildId: string, userId: string) {
+export function memberVoice(ctx: Pick<UseCaseDeps, 'repos'>, guildId: string, userId: string) {
   const user = ctx.repos.userSettings.get(guildId, userId);
   return {
     ...effectiveVoice(ctx.repos.guildSettings.get(guildId), user),
@@ -47,24 +48,24 @@ export function memberVoice(ctx: Pick<BotContext, 'repos'>, guildId: string, use
  * unknown voice is saved only once the service confirmed it (one short request, charged to them).
  */
 export async function setMemberVoice(
-  ctx: Pick<BotContext, 'repos' | 'requests'>,
+  ctx: Pick<UseCaseDeps, 'repos' | 'voices'>,
   guildId: string,
   userId: string,
   change: MemberVoiceChange,
 ): Promise<UserSettings> {
-  const inRange = (setting: 'speed' | 'pitch', value: unknown, option: { min_value: number; max_value: number }) => {
+  const inRange = (setting: 'speed' | 'pitch', value: unknown, range: { min: number; max: number }) => {
     if (value === undefined || value === null) return value;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < option.min_value || value > option.max_value)
-      throw new UserError('config.out_of_range', { vars: { setting, min: option.min_value, max: option.max_value } });
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < range.min || value > range.max)
+      throw new UserError('config.out_of_range', { vars: { setting, min: range.min, max: range.max } });
     return value;
   };
-  const speed = inRange('speed', change.speed, STANDARD_SPEED_OPTION);
-  const pitch = inRange('pitch', change.pitch, STANDARD_PITCH_OPTION);
+  const speed = inRange('speed', change.speed, LIMITS.standardSpeed);
+  const pitch = inRange('pitch', change.pitch, LIMITS.standardPitch);
   let voice = change.voice;
   if (typeof voice === 'string') {
     voice = voice.trim();
     if (voice === '' || voice.length > 100) throw new UserError('tts.unsupported_voice', { vars: { voice: voice.slice(0, 100) } });
-    if (!ctx.requests.isKnownVoice(voice)) await ctx.requests.confirmVoice(voice, guildId, userId);
+    if (!isKnownVoice(ctx, voice)) await confirmVoice(ctx, voice, guildId, userId);
   } else if (voice !== undefined && voice !== null)
     throw new UserError('tts.unsupported_voice', { vars: { voice: String(voice).slice(0, 100) } });
   return ctx.repos.userSettings.set(guildId, userId, { voice, speed, pitch });
@@ -75,7 +76,7 @@ export async function setMemberVoice(
  * or null once cleared. Throws what to tell them when it cannot be a name.
  */
 export async function setReadName(
-  ctx: Pick<BotContext, 'repos'>,
+  ctx: Pick<UseCaseDeps, 'repos'>,
   guildId: string,
   userId: string,
   reading: string,
