@@ -40,10 +40,11 @@ import { PREVIEW_RATE } from './usecases/previews.ts';
 import { SlidingCounts } from './util/sliding-counts.ts';
 import { dispatchInteraction } from './discord/interactions/interactions.ts';
 import { loadCommands } from './discord/interactions/loader.ts';
-import { resumeAfterRestart } from './discord/events/restart.ts';
+import { resumeAfterRestart } from './discord/events/start-up.ts';
 import { discordRestAgent } from './discord/rest-agent.ts';
 import { loadEmojiNames } from './speech/text/emoji.ts';
-import { StaleDropNotices } from './discord/events/bot-clips.ts';
+import { StaleDropNotices } from './discord/events/stale-drop-notices.ts';
+import { Audiences } from './discord/audience/audiences.ts';
 import { SpeechDelivery } from './discord/delivery/delivery.ts';
 import { AutoReader } from './discord/events/auto-read.ts';
 import { ChatChanges } from './discord/events/chat-changes.ts';
@@ -51,13 +52,13 @@ import { ButtonQuestions } from './discord/interactions/buttons.ts';
 import type { ClearReason } from './discord/delivery/meta.ts';
 import { NarrateJobs } from './usecases/narrate-jobs.ts';
 import { inviteUrl } from './discord/invite.ts';
-import { BotAccounts } from './discord/accounts.ts';
-import { ExtraLogins } from './discord/account-logins.ts';
+import { BotAccounts } from './discord/voice-control/accounts.ts';
+import { ExtraLogins } from './discord/voice-control/account-logins.ts';
 import { Notices } from './discord/delivery/notices.ts';
 import { InteractionReplies } from './discord/delivery/replies.ts';
-import { SpeechRequests } from './discord/delivery/requests.ts';
-import { VoiceChannelStatus } from './discord/interactions/voice-status.ts';
-import { rejoinRefusal, VoiceControl } from './discord/interactions/voice-control.ts';
+import { SpeechRequests } from './discord/interactions/speech-requests.ts';
+import { VoiceChannelStatus } from './discord/voice-control/voice-status.ts';
+import { rejoinRefusal, VoiceControl } from './discord/voice-control/voice-control.ts';
 import { VoiceStateEvents } from './discord/events/voice-events.ts';
 import { MessageFatesTable } from './db/message-fates.ts';
 import { Diagnosis } from './discord/diagnosis/diagnosis.ts';
@@ -79,7 +80,7 @@ export interface BotOptions {
   jobs?: { leaseMs?: number; pruneEveryMs?: number };
   /** The service's rate windows (tests that drive many requests against a lenient emulator widen them). */
   rateLimits?: RateLimits;
-  /** Shortest time between two spoken stale-drop notices in a guild (bot-clips.ts; tests shorten it). */
+  /** Shortest time between two spoken stale-drop notices in a guild (events/stale-drop-notices.ts; tests shorten it). */
   staleNoticeIntervalMs?: number;
   /** Where the bot counts; default: a registry of its own without process metrics. */
   metrics?: BotMetrics;
@@ -251,7 +252,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     logger: logger.child({ component: 'voice' }),
     memory: voiceSessions,
     isMain: (accountId) => accountId === accounts.mainId,
-    // A session Discord dropped rejoins only where the account may still connect (voice-control.ts).
+    // A session Discord dropped rejoins only where the account may still connect (discord/voice-control/voice-control.ts).
     mayRejoin: (where) => rejoinRefusal(accounts, where),
     workers: config.voiceWorkers,
     ...options.voice,
@@ -306,7 +307,9 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     const channel = client.channels.cache.get(channelId);
     return repos.autoRead.postsAudio(guildId, channel?.isThread() ? (channel.parentId ?? channelId) : channelId);
   };
-  const delivery = new SpeechDelivery({ client, voice, replies, notices, jobs: narrateJobs, logger, postsAudio });
+  // Who hears what: the audience of each message and request, and where a batch is played.
+  const audiences = new Audiences({ client, voice });
+  const delivery = new SpeechDelivery({ client, voice, audiences, replies, notices, jobs: narrateJobs, logger, postsAudio });
   // What became of each message (for "Why wasn't this read?" and /diagnose), and how well each call hears its chat.
   const fates = new MessageFates({ table: new MessageFatesTable(db), now, logger: logger.child({ component: 'fates' }) });
   const health = new SessionHealth();
@@ -358,10 +361,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     voices,
     buttons,
     onRefused,
-    audience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
+    audience: (guildId, channelId, userId) => audiences.requestAudience(guildId, channelId, userId),
   });
   const audience = (guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null) =>
-    delivery.audience(guildId, channelId, session);
+    audiences.audience(guildId, channelId, session);
   const autoRead = new AutoReader({
     voice,
     repos,
@@ -497,8 +500,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         repos,
         notices,
         logger,
-        stillHeard: (guildId, audience) => delivery.stillHeard(guildId, audience),
-        requestAudience: (guildId, channelId, userId) => delivery.requestAudience(guildId, channelId, userId),
+        stillHeard: (guildId, audience) => audiences.stillHeard(guildId, audience),
+        requestAudience: (guildId, channelId, userId) => audiences.requestAudience(guildId, channelId, userId),
         chatChanges,
         onNotRestored: (items, why) =>
           why === 'deleted' ? fates.noteAll(items, 'deleted') : fates.noteAll(items, 'cleared', () => ({ reason: 'restart' })),

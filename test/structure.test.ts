@@ -25,7 +25,11 @@ function layerOf(file: string): string {
  * - main.ts starts the bot; bot.ts assembles it (the composition root);
  * - commands/ (one folder per feature: the slash commands) and src/dashboard/ (the web dashboard):
  *   the two adapters over the same use cases, which never import each other;
- * - src/discord: what the features share of Discord (events, interactions, delivery, diagnosis);
+ * - src/discord, by behaviour: events/ and interactions/ (thin adapters: Discord's events and the
+ *   one dispatcher; they never import each other) over voice-control/ (join, leave, which account,
+ *   the voice status, who may control playback) and diagnosis/ (what the bot records about its own
+ *   silence), over delivery/ (where audio goes), over audience/ (who hears or sees what), over
+ *   its base files (errors, the invite URL, the REST agent, channel kinds);
  * - src/usecases: what the commands and the dashboard both do, on plain inputs, never Discord;
  * - src/ops (metrics, health, the shard manager), config.ts;
  * - src/speech: the scheduler (its queue files), above what a message becomes (text/) and how
@@ -42,6 +46,13 @@ const RANK: Readonly<Record<string, number>> = {
   bot: 16,
   commands: 15,
   dashboard: 15,
+  'discord/events': 14,
+  'discord/interactions': 14,
+  'discord/deploy-commands.ts': 14,
+  'discord/voice-control': 13,
+  'discord/diagnosis': 13,
+  'discord/delivery': 12,
+  'discord/audience': 11,
   discord: 10,
   usecases: 9,
   ops: 8,
@@ -178,6 +189,13 @@ describe('adapters and use cases', () => {
     [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\(\s*|^\s*import\s+)['"]([^'".][^'"]*)['"]/gm)].map(
       (m) => m[1]!,
     );
+
+  it('inside src/discord, events/ and interactions/ never import each other', () => {
+    const crossing = layerEdges.filter(
+      ({ a, b }) => (a === 'discord/events' && b === 'discord/interactions') || (a === 'discord/interactions' && b === 'discord/events'),
+    );
+    expect(crossing.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
 
   it('commands/ and src/dashboard/ never import each other', () => {
     const crossing = layerEdges.filter(({ a, b }) => (a === 'commands' && b === 'dashboard') || (a === 'dashboard' && b === 'commands'));

@@ -9,7 +9,7 @@ import { adminCommand, described, named, subcommand, type Command } from '../../
 import { commandActor, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
-import { memberCanView } from '../../src/discord/events/visibility.ts';
+import { memberCanView } from '../../src/discord/audience/visibility.ts';
 import type { AutoReadChannel } from '../../src/domain/reading.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { addAutoRead, removeAutoRead } from '../../src/usecases/reading.ts';

@@ -4,7 +4,7 @@ import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateAdvanced, type AdvancedVoice } from '../../src/tts/validation.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
-import type { SpeechRequests } from '../../src/discord/delivery/requests.ts';
+import type { SpeechRequests } from '../../src/discord/interactions/speech-requests.ts';
 import { askNarrateCost } from './narrate-confirm.ts';
 
 export interface NarrateArgs {

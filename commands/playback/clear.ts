@@ -1,6 +1,7 @@
 import { InteractionContextType, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
 import { described, named, type Command } from '../../src/discord/interactions/command.ts';
-import { memberVoiceChannel, requireGuild, requirePlaybackControl } from '../../src/discord/interactions/guards.ts';
+import { memberVoiceChannel, requireGuild } from '../../src/discord/interactions/guards.ts';
+import { requirePlaybackControl } from '../../src/discord/voice-control/playback-rule.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 
 const data = {

@@ -5,7 +5,7 @@ import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateStandard } from '../../src/tts/validation.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
-import type { SpeechRequests } from '../../src/discord/delivery/requests.ts';
+import type { SpeechRequests } from '../../src/discord/interactions/speech-requests.ts';
 
 export interface SayArgs {
   guildId: string;

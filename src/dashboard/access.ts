@@ -8,7 +8,7 @@ import {
   type Guild,
   type GuildMember,
 } from 'discord.js';
-import { memberCanView } from '../discord/events/visibility.ts';
+import { memberCanView } from '../discord/audience/visibility.ts';
 
 // Who may see and change what, as the bot sees it on Discord (never what a cookie or the browser
 // claims). The gateway keeps what this process knows up to date (the Server Members intent sends

@@ -29,7 +29,7 @@ import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
 import { spendByChannel, usageReport } from '../usecases/usage.ts';
-import { memberCanView } from '../discord/events/visibility.ts';
+import { memberCanView } from '../discord/audience/visibility.ts';
 
 // The dashboard's JSON API behind a valid session: what a server's admins and each member may see
 // and change. Every change goes through the use case its slash command uses (src/usecases), so the

@@ -1,7 +1,7 @@
 import type { Client } from 'discord.js';
 import { describe, expect, it } from 'vitest';
-import { BotAccounts } from '../../src/discord/accounts.ts';
-import { chooseAccount, type AccountFacts } from '../../src/discord/interactions/account-choice.ts';
+import { BotAccounts } from '../../src/discord/voice-control/accounts.ts';
+import { chooseAccount, type AccountFacts } from '../../src/discord/voice-control/account-choice.ts';
 
 // Which bot account answers /join (GIVEN/THEN): an account is in one voice channel per server.
 const TARGET = 'vc-target';

@@ -3,7 +3,7 @@ import { Collection, Events, type Client } from 'discord.js';
 import { describe, expect, it, vi } from 'vitest';
 import { t } from '../../src/i18n/texts.ts';
 import { ChatChanges } from '../../src/discord/events/chat-changes.ts';
-import { resumeAfterRestart, type ResumeDeps } from '../../src/discord/events/restart.ts';
+import { resumeAfterRestart, type ResumeDeps } from '../../src/discord/events/start-up.ts';
 import type { AutoReader } from '../../src/discord/events/auto-read.ts';
 import { SpeechScheduler, type Utterance } from '../../src/speech/queue.ts';
 import type { ClaimedUtterance } from '../../src/speech/queue-store.ts';

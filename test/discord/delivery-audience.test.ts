@@ -1,5 +1,6 @@
 import type { Client } from 'discord.js';
 import { describe, expect, it } from 'vitest';
+import { Audiences, type AudiencesDeps } from '../../src/discord/audience/audiences.ts';
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { t } from '../../src/i18n/texts.ts';
@@ -43,7 +44,7 @@ function setup(options: Options) {
       return { delete: async () => void removed.push(channelId) };
     },
   });
-  const deps = {
+  const base = {
     client: { channels: { fetch: async (id: string) => channel(id) }, guilds: { cache: new Map() } } as unknown as Client,
     voice: {
       isConnected: (_guildId: string, channelId: string) => options.connected && channelId === 'vc1',
@@ -64,8 +65,10 @@ function setup(options: Options) {
     logger: { warn() {}, error() {}, info() {}, debug() {} },
     listenersCanView: (_guildId: string, channelId: string) => !(options.hiddenFromCall ?? []).includes(channelId),
     postsAudio: (_guildId: string, channelId: string) => (options.mp3Channels ?? []).includes(channelId),
-  } as unknown as DeliveryDeps;
-  return { delivery: new SpeechDelivery(deps), posted, told, played, removed, finished, settled };
+  };
+  const audiences = new Audiences(base as unknown as AudiencesDeps);
+  const deps = { ...base, audiences } as unknown as DeliveryDeps;
+  return { delivery: new SpeechDelivery(deps), audiences, posted, told, played, removed, finished, settled };
 }
 
 let n = 0;
@@ -91,13 +94,13 @@ const MP3 = { mp3: Buffer.from('mp3'), durationMs: 100, fromCache: false, key: '
 const ready = (items: Utterance[], audio: ReadyAudio = MP3): ReadyUtterance => ({ id: items[0]!.id, guildId: GUILD, items, audio });
 const signal = new AbortController().signal;
 
-describe('SpeechDelivery.audience: decided where the bot knows how the audio will go', () => {
+describe('Audiences.audience: decided where the bot knows how the audio will go', () => {
   it("GIVEN the bot in voice THEN every channel read there is the voice session's (an uncached MP3 is played too)", () => {
-    expect(setup({ connected: true }).delivery.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
+    expect(setup({ connected: true }).audiences.audience(GUILD, 'staff')).toBe(voiceAudience('vc1'));
   });
 
   it('GIVEN no voice session THEN each channel is its own audience', () => {
-    expect(setup({ connected: false }).delivery.audience(GUILD, 'staff')).toBe(textAudience('staff'));
+    expect(setup({ connected: false }).audiences.audience(GUILD, 'staff')).toBe(textAudience('staff'));
   });
 });
 

@@ -1,9 +1,9 @@
 import { Client, Events, GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
-import { BotAccounts } from '../../src/discord/accounts.ts';
-import { ExtraLogins } from '../../src/discord/account-logins.ts';
-import { chooseAccount } from '../../src/discord/interactions/account-choice.ts';
+import { BotAccounts } from '../../src/discord/voice-control/accounts.ts';
+import { ExtraLogins } from '../../src/discord/voice-control/account-logins.ts';
+import { chooseAccount } from '../../src/discord/voice-control/account-choice.ts';
 import { discordRestAgent } from '../../src/discord/rest-agent.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { FakeClock } from '../support/clock.ts';

@@ -1,7 +1,7 @@
 import { Collection, type Guild, type GuildBasedChannel } from 'discord.js';
 import { describe, expect, it } from 'vitest';
-import { whoCanHear } from '../../src/discord/events/hearing.ts';
-import { audienceCanView } from '../../src/discord/events/visibility.ts';
+import { whoCanHear } from '../../src/discord/audience/hearing.ts';
+import { audienceCanView } from '../../src/discord/audience/visibility.ts';
 
 // Who is in the call is read from the guild's voice states, not from the voice channel's cached
 // members: Discord does not send every member, and one missing from the cache still hears the bot.

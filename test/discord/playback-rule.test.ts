@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideControl, type ControlFacts, type JoinTarget } from '../../src/discord/interactions/playback-rule.ts';
+import { decideControl, type ControlFacts, type JoinTarget } from '../../src/discord/voice-control/playback-rule.ts';
 
 // Who may move, stop, skip or clear the bot, as one pure rule (GIVEN/THEN).
 const BOT_VC = 'vc-bot';

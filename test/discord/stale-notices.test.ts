@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
-import { StaleDropNotices } from '../../src/discord/events/bot-clips.ts';
+import { StaleDropNotices } from '../../src/discord/events/stale-drop-notices.ts';
 import type { SpeechScheduler, UtteranceInput } from '../../src/speech/queue.ts';
 import type { VoiceManager } from '../../src/voice/manager.ts';
 import { createLogger } from '../../src/util/log.ts';

@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/advanced-jobs.ts';
 import type { Delivered } from '../../ops/instrument.ts';
-import { audienceOf, textAudience, voiceAudience, voiceChannelOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
+import { audienceOf, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
 import { playableNow, type ReadyAudio } from '../../speech/synthesis/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { Logger } from '../../util/log.ts';
-import { audienceCanView } from '../events/visibility.ts';
+import type { Audiences } from '../audience/audiences.ts';
+import { audienceCanView } from '../audience/visibility.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import { VoiceSessionError } from '../../voice/errors.ts';
 import { BotError } from '../errors.ts';
@@ -30,6 +31,8 @@ export interface DeliveryDeps {
   voice: VoiceManager;
   replies: InteractionReplies;
   notices: Notices;
+  /** Who hears what: the voice channel a batch is played in. */
+  audiences: Pick<Audiences, 'playedIn'>;
   /** Advanced jobs behind /narrate (src/usecases/narrate-jobs.ts): told whether each was delivered. */
   jobs: DeliveredJobs;
   logger: Logger;
@@ -62,56 +65,6 @@ export class SpeechDelivery {
   readonly #canView: (guildId: string, channelId: string, voiceChannelId: string) => boolean;
 
   /**
-   * Who a message of `channelId` queued now is for (the scheduler merges only within one): the
-   * voice session that reads it (`session`, default: the one the channel is bound to, else the
-   * server's first) when its audio will be played there, else the text channel, where its MP3 is
-   * posted (no voice session).
-   */
-  audience(guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null): string {
-    const readIn = session === undefined ? this.#sessionFor(guildId, channelId) : session;
-    const voiceChannel = readIn && !readIn.suppressed ? readIn.channelId : null;
-    return voiceChannel ? voiceAudience(voiceChannel) : textAudience(channelId);
-  }
-
-  /** Whether what was queued for `audience` can still be played there: a voice session heard now. */
-  stillHeard(guildId: string, audience: string): boolean {
-    const channelId = voiceChannelOf(audience);
-    return channelId !== null && this.#deps.voice.isConnected(guildId, channelId);
-  }
-
-  /** The session that reads text channel `channelId`: the one bound to it (or to its voice chat), else the server's first. */
-  #sessionFor(guildId: string, channelId: string, userId?: string) {
-    const { voice } = this.#deps;
-    const memberChannel = userId ? this.#deps.client.guilds.cache.get(guildId)?.voiceStates.cache.get(userId)?.channelId : undefined;
-    return (
-      voice.boundTo(guildId, channelId) ?? (memberChannel ? voice.at(guildId, memberChannel) : undefined) ?? voice.sessions(guildId)[0]
-    );
-  }
-
-  /**
-   * The voice channel a batch is played in, or null: the session of its voice audience; what was
-   * asked for in a text channel (/say, /narrate) in the session that channel is bound to, else the
-   * one of the asker's voice channel, else the server's first. Only a session heard now counts.
-   */
-  #playedIn(ready: ReadyUtterance): string | null {
-    const first = ready.items[0]!;
-    const queuedFor = voiceChannelOf(audienceOf(first));
-    const channelId = queuedFor ?? this.#sessionFor(ready.guildId, first.channelId, first.userId)?.channelId;
-    return channelId && this.#deps.voice.isConnected(ready.guildId, channelId) ? channelId : null;
-  }
-
-  /**
-   * Who a /say or /narrate asked in `channelId` (by `userId`) now is for: the voice session that
-   * would play it (the one the channel is bound to, else the asker's, else the server's first) while
-   * it is heard (explicit requests are played there whenever they can), else the text channel it was
-   * asked in. Everything the session may play is one audience, so it is played one at a time, in order.
-   */
-  requestAudience(guildId: string, channelId: string, userId?: string): string {
-    const session = this.#sessionFor(guildId, channelId, userId);
-    return session && !session.suppressed ? voiceAudience(session.channelId) : textAudience(channelId);
-  }
-
-  /**
    * The scheduler's sink: plays in voice when connected, and attaches the MP3 when not connected
    * or when asked to (/say attach:true does both); a failure is told to whoever asked. Settles
    * once per utterance; the scheduler advances after it. Resolves where the audio went (metrics
@@ -125,7 +78,7 @@ export class SpeechDelivery {
     }
     // A miss cached since it was made plays from its files (the Ogg Opus, no decoding again).
     const audio = playableNow(ready.audio);
-    const voiceChannel = this.#playedIn(ready);
+    const voiceChannel = this.#deps.audiences.playedIn(ready);
     const { played, hidden } = this.#whetherPlayed(ready, metas, voiceChannel);
     // /say attach:true while in voice: played and attached.
     // The bot's own clips are for the voice channel only: never posted as files.

@@ -7,13 +7,13 @@ import type { Dictionary } from '../../speech/text/dictionary.ts';
 import type { NameReader } from '../../speech/text/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
-import { whoCanHear } from './hearing.ts';
+import { whoCanHear } from '../audience/hearing.ts';
 import { guildLang, t } from '../../i18n/texts.ts';
 import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 import type { Notices } from '../delivery/notices.ts';
 import { describeQueueRefusal } from '../delivery/outcomes.ts';
-import { audienceCanView } from './visibility.ts';
+import { audienceCanView } from '../audience/visibility.ts';
 import { whyNotRead, type NotRead } from '../../domain/reading-rules.ts';
 import type { Arrival, Fate, FateDetail } from '../diagnosis/fates.ts';
 import { contentEvidence, shapeOf } from '../diagnosis/message-content.ts';
@@ -35,7 +35,7 @@ export interface AutoReadDeps {
   names: NameReader;
   scheduler: SpeechScheduler;
   notices: Notices;
-  /** Who a message of the channel read in `session` is for now (delivery.ts `audience`): the scheduler merges only within one. */
+  /** Who a message of the channel read in `session` is for now (audience/audiences.ts `audience`): the scheduler merges only within one. */
   audience: (guildId: string, channelId: string, session?: SessionInfo | null) => string;
   /** A message not queued: refused (member queue full) or skipped (nobody can hear it); for the metrics. */
   onNotQueued?: (outcome: 'refused' | 'skipped') => void;

@@ -1,8 +1,8 @@
 import { MessageReferenceType, type Embed, type Message } from 'discord.js';
 import { normaliseMessage, type Dictionary, type EmbedKind, type ReadLang } from '../../speech/text/text.ts';
 import { WORDS } from '../../speech/text/words.ts';
-import { toPlainMessage } from './mentions.ts';
-import type { Audience } from './visibility.ts';
+import { toPlainMessage } from '../audience/mentions.ts';
+import type { Audience } from '../audience/visibility.ts';
 
 /** How a message's text is read in its guild. */
 export interface MessageTextOptions {

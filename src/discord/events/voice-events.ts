@@ -4,13 +4,13 @@ import { announcementOf, speakableName, type AnnouncementAllowance } from '../..
 import type { SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
-import { whoCanHear } from './hearing.ts';
-import type { BotAccounts } from '../accounts.ts';
+import { whoCanHear } from '../audience/hearing.ts';
+import type { BotAccounts } from '../voice-control/accounts.ts';
 import { guildLang, t } from '../../i18n/texts.ts';
-import { queueBotClip } from './bot-clips.ts';
+import { queueBotClip } from '../delivery/bot-clips.ts';
 import type { Notices } from '../delivery/notices.ts';
-import type { VoiceControl } from '../interactions/voice-control.ts';
-import type { VoiceChannelStatus } from '../interactions/voice-status.ts';
+import type { VoiceControl } from '../voice-control/voice-control.ts';
+import type { VoiceChannelStatus } from '../voice-control/voice-status.ts';
 
 /** What VoiceStateEvents works with. */
 export interface VoiceEventsDeps {

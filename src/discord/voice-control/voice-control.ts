@@ -11,10 +11,10 @@ import type { NameReader } from '../../speech/text/names.ts';
 import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';
-import type { BotAccounts } from '../accounts.ts';
+import type { BotAccounts } from './accounts.ts';
 import type { AccountChoice } from './account-choice.ts';
 import { UserError } from '../../i18n/errors.ts';
-import { requirePlaybackControl } from './guards.ts';
+import { requirePlaybackControl } from './playback-rule.ts';
 import { t, type Lang } from '../../i18n/texts.ts';
 import type { ClearReason } from '../delivery/meta.ts';
 import type { VoiceChannelStatus } from './voice-status.ts';
@@ -52,7 +52,7 @@ export interface VoiceControlDeps {
 }
 
 /**
- * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: guards.ts). Whatever drops queued
+ * The /join, /leave, /skip and /clear use cases, and the automatic leave (who may use them: playback-rule.ts). Whatever drops queued
  * speech goes through `clear` or `ended`, so every /say and /narrate waiting is told why (delivery listens
  * to the scheduler's 'cleared'), and the reader starts afresh: the next message is named again,
  * as members expect after the bot left and rejoined. Each acts on one listening session (an
@@ -70,7 +70,7 @@ export class VoiceControl {
    * The account already there stays, else a free account of the server joins (the least busy),
    * else a bot with one account moves; with none free the member gets the invite link of an
    * account not yet in the server. Refused, changing nothing, when the playback rule says no
-   * (guards.ts `requirePlaybackControl`).
+   * (playback-rule.ts `requirePlaybackControl`).
    */
   async join(interaction: ChatInputCommandInteraction, channelId: string | null, lang: Lang): Promise<void> {
     const guild = interaction.guild ?? (interaction.guildId ? await this.#deps.client.guilds.fetch(interaction.guildId) : null);

@@ -4,9 +4,9 @@ import { textAudience, type SpeechScheduler, type Utterance } from '../../speech
 import type { ClaimedUtterance, PendingUtteranceStore } from '../../speech/queue-store.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
-import type { BotAccounts } from '../accounts.ts';
+import type { BotAccounts } from '../voice-control/accounts.ts';
 import type { VoiceSessionStore } from '../../db/voice-sessions.ts';
-import { isBotClip } from './bot-clips.ts';
+import { isBotClip } from '../delivery/bot-clips.ts';
 import { messageIdOf, type ChatChanges } from './chat-changes.ts';
 import { guildLang, t, type Lang, type MessageKey } from '../../i18n/texts.ts';
 import type { Notices } from '../delivery/notices.ts';
@@ -25,9 +25,9 @@ export interface ResumeDeps {
   repos: Repositories;
   notices: Notices;
   logger: Logger;
-  /** Whether what was queued for a voice session's audience can still be played there (delivery.ts `stillHeard`). */
+  /** Whether what was queued for a voice session's audience can still be played there (audience/audiences.ts `stillHeard`). */
   stillHeard: (guildId: string, audience: string) => boolean;
-  /** Who a /say or /narrate of the channel is for now (delivery.ts `requestAudience`); without it, that text channel. */
+  /** Who a /say or /narrate of the channel is for now (audience/audiences.ts `requestAudience`); without it, that text channel. */
   requestAudience?: (guildId: string, channelId: string, userId?: string) => string;
   /** Deletions and edits: those made while no process listened are applied before anything is read. */
   chatChanges: ChatChanges;

@@ -1,8 +1,8 @@
 import { Events, type Client } from 'discord.js';
-import type { Clock } from '../util/clock.ts';
-import type { Logger } from '../util/log.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { Logger } from '../../util/log.ts';
 import type { BotAccounts } from './accounts.ts';
-import { BotError } from './errors.ts';
+import { BotError } from '../errors.ts';
 
 /**
  * The extra accounts' logins (EXTRA_DISCORD_TOKENS). One that cannot log in (a wrong token, one

@@ -1,7 +1,7 @@
 import { ChannelType, PermissionFlagsBits, type Client, type Guild } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import type { Logger } from '../../util/log.ts';
-import { audienceCanView } from '../events/visibility.ts';
+import { audienceCanView } from '../audience/visibility.ts';
 import { guildLang, t } from '../../i18n/texts.ts';
 
 /** How long setting or clearing a status may hold up a /leave. */

@@ -4,14 +4,14 @@ import type { CharacterBudget } from '../../billing/budget.ts';
 import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
 import { normaliseMessage } from '../../speech/text/text.ts';
 import type { VoiceChecker } from '../../speech/synthesis/voice-check.ts';
-import type { ButtonQuestions } from '../interactions/buttons.ts';
+import type { ButtonQuestions } from './buttons.ts';
 import { UserError } from '../../i18n/errors.ts';
 import { langOf, t, type Lang } from '../../i18n/texts.ts';
-import { toPlainMessage } from '../events/mentions.ts';
+import { toPlainMessage } from '../audience/mentions.ts';
 import { confirmVoice, isKnownVoice, precheckBudget } from '../../usecases/voices.ts';
-import { describeQueueRefusal } from './outcomes.ts';
-import type { DeliveryTarget, UtteranceMeta } from './meta.ts';
-import type { InteractionReplies } from './replies.ts';
+import { describeQueueRefusal } from '../delivery/outcomes.ts';
+import type { DeliveryTarget, UtteranceMeta } from '../delivery/meta.ts';
+import type { InteractionReplies } from '../delivery/replies.ts';
 
 /** What SpeechRequests works with. */
 export interface RequestsDeps {
@@ -26,7 +26,7 @@ export interface RequestsDeps {
   onRefused?: () => void;
   /** Asks before a long /narrate; without it every /narrate goes ahead at once. */
   buttons?: ButtonQuestions;
-  /** Who a request asked in a channel is for (delivery.ts `requestAudience`); without it, that text channel. */
+  /** Who a request asked in a channel is for (audience/audiences.ts `requestAudience`); without it, that text channel. */
   audience?: (guildId: string, channelId: string, userId: string) => string;
 }
 

@@ -1,6 +1,6 @@
 import type { Client, Guild } from 'discord.js';
-import { chooseAccount, type AccountChoice, type AccountFacts } from './interactions/account-choice.ts';
-import { inviteUrl } from './invite.ts';
+import { chooseAccount, type AccountChoice, type AccountFacts } from './account-choice.ts';
+import { inviteUrl } from '../invite.ts';
 
 /** Where an extra account stands: logging in for the first time, serving, or unable to log in (retried: account-logins.ts). */
 export type ExtraState = 'starting' | 'serving' | 'down';
