@@ -5,13 +5,16 @@
 // moments of every clip (src/util/moments.ts) as {moment, guildId, at} with `at` in epoch ms, and
 // {cmd: 'stall', busyMs, everyMs} keeps its main thread busy that long out of every everyMs (busyMs 0
 // stops it): the stressed main thread. VOICE_WORKERS (the environment) says where voice runs.
+// BENCH_CLOCK_TRACE_MS=n prints to stderr, every n ms, each voice worker's packet clock since the
+// last print (the ticks in which a player stepped: how late, sending and preparing per packet; the
+// frames caught up; the worker's GC pauses), asked through the bot's voice manager.
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
 import { createBot } from '../src/bot.ts';
 import { createLogger } from '../src/util/log.ts';
 import { moments } from '../src/util/moments.ts';
-import { stallEvery } from '../src/util/stall.ts';
+import { stallEvery } from '../test/support/stall.ts';
 
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, secrets: [config.discord.token, config.tts.token] });
@@ -82,4 +85,14 @@ process.on('message', (message: { cmd: string; start?: boolean; busyMs?: number;
     void bot.stop().then(() => process.exit(0));
   }
 });
+const traceMs = Number(process.env.BENCH_CLOCK_TRACE_MS ?? 0);
+if (traceMs > 0) {
+  const round = (_k: string, v: unknown) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v);
+  setInterval(() => {
+    void bot.context.voice.clockTraces().then((traces) => {
+      for (const { thread, trace, caughtUp, restarts, gc } of traces)
+        if (trace) console.error(`voice worker ${thread} packet clock: ${JSON.stringify({ ...trace, caughtUp, restarts, gc }, round)}`);
+    });
+  }, traceMs).unref();
+}
 process.send?.({ ready: true });

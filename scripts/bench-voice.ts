@@ -13,7 +13,7 @@
 //    run without such a stretch is not N at once, and its targets print MISS; BENCH_DEBUG=1 prints
 //    when the streams started and ended);
 //    each count twice: as is, and with the bot's main thread stressed (kept busy 50 ms out of
-//    every 500, src/util/stall.ts);
+//    every 500, test/support/stall.ts);
 // 4. both designs side by side in the same run: voice in worker threads (VOICE_WORKERS, the
 //    default) and voice on the main thread (VOICE_WORKERS=0, the design before), so the gain is a
 //    ratio measured at the same moment.
@@ -21,7 +21,7 @@
 // BENCH_VOICE_WORKERS sets VOICE_WORKERS for the workers design (default: the bot's default);
 // BENCH_VOICE_HOLD=0 has the voice server process every packet as it arrives instead of after the
 // run (the timing before, to compare); BENCH_MAIN_THREAD=0 skips the main-thread design;
-// BENCH_BOT_PROFILE=dir writes a CPU profile of the bot; YOMIAGE_BENCH_CLOCK_TRACE_MS=5000 has each
+// BENCH_BOT_PROFILE=dir writes a CPU profile of the bot; BENCH_CLOCK_TRACE_MS=5000 has each
 // voice worker print its packet clock's ticks every 5 s (late, sending and preparing per packet, GC).
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -37,7 +37,6 @@ const [
   { BotMetrics },
   { startOpsServer },
   { createLogger },
-  { parseStall, stallEvery },
   { clientView },
   { startDashboard },
   { slashCommands },
@@ -53,7 +52,6 @@ const [
   import('./ops/metrics.ts'),
   import('./ops/ops-server.ts'),
   import('./util/log.ts'),
-  import('./util/stall.ts'),
   import('./dashboard/access.ts'),
   import('./dashboard/server.ts'),
   import('./discord/interactions/command.ts'),
@@ -144,14 +142,6 @@ async function runBot(plan: ShardPlan | undefined, logger: Logger): Promise<void
     await exit(1);
   }
   writeCompileCache();
-  // Benchmarks and tests only: a main thread kept busy on purpose (src/util/stall.ts).
-  const stall = parseStall(process.env.YOMIAGE_BENCH_STALL_MAIN);
-  if (stall) {
-    logger.warn({ ...stall }, 'YOMIAGE_BENCH_STALL_MAIN: the main thread is kept busy on purpose');
-    stallEvery(stall, (startedAt, endedAt) =>
-      logger.info({ at: performance.timeOrigin + startedAt, ms: endedAt - startedAt }, 'main thread stalled on purpose'),
-    );
-  }
   // Tests and benchmarks only: YOMIAGE_TEST_VOICE_FAULTS names a file; on SIGUSR2 every voice
   // worker fails as the word in it says (crash, hang, reject, silence; src/voice/worker-protocol.ts).
   const faultFile = process.env.YOMIAGE_TEST_VOICE_FAULTS;

@@ -14,8 +14,9 @@ import {
   type VoiceSessionPolicy,
   type VoiceSessionState,
 } from './session.ts';
-import type { VoiceWorkerFault } from './worker-protocol.ts';
-import { VoiceWorkerPool, workerVoicePrivacyCode, type WorkerPoolPolicy } from './worker-pool.ts';
+import type { VoiceWorkerFault, WorkerClockTrace } from './worker-protocol.ts';
+import { VoiceWorkerPool, type WorkerPoolPolicy } from './worker-pool.ts';
+import { workerVoicePrivacyCode } from './remote-session.ts';
 
 export interface JoinRequest {
   guildId: string;
@@ -248,6 +249,11 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
   /** Recoveries by cause in this process since it started, ended sessions' included. */
   recoveries(): Record<VoiceRecoveryCause, number> {
     return { ...this.#recoveries };
+  }
+
+  /** Each voice worker's packet clock since the last ask (none when voice runs on the main thread). */
+  clockTraces(): Promise<WorkerClockTrace[]> {
+    return this.#workers?.clockTraces() ?? Promise.resolve([]);
   }
 
   /** Tests and benchmarks only (YOMIAGE_TEST_VOICE_FAULTS): every voice worker fails as `kind` says; how many there were. */

@@ -18,7 +18,7 @@ import { warmMp3Decoder } from '../audio/mp3-opus.ts';
 import { PacketClock } from './packet-clock.ts';
 import { GuildVoiceSession, type PlayableAudio } from './session.ts';
 import { VoiceSessionError } from './errors.ts';
-import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerData } from './worker-protocol.ts';
+import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerClockTrace, WorkerData } from './worker-protocol.ts';
 
 const port = parentPort!;
 /** How long a closing worker lets its connections' close frames go out. */
@@ -41,30 +41,37 @@ void warmMp3Decoder();
 // thread (its state is unknown); the pool then rejoins its calls from a new one.
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection in a voice worker; its calls go on'));
 
-// Benchmarks only: YOMIAGE_BENCH_CLOCK_TRACE_MS=n prints to stderr, every n ms in which a player
-// stepped, the packet clock's ticks (how late, how long sending and preparing took, per packet),
-// the frames it caught up and this thread's garbage collection pauses.
-const traceMs = Number(process.env.YOMIAGE_BENCH_CLOCK_TRACE_MS ?? 0);
-if (traceMs > 0) {
-  const gc = { pauses: 0, totalMs: 0, maxMs: 0, majorMs: 0 };
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      gc.pauses++;
-      gc.totalMs += entry.duration;
-      gc.maxMs = Math.max(gc.maxMs, entry.duration);
-      if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gc.majorMs += entry.duration;
-    }
-  }).observe({ entryTypes: ['gc'] });
-  let last = { ...clock.stats };
-  setInterval(() => {
-    const trace = clock.trace();
-    clock.resetTrace();
-    const stats = { caughtUp: clock.stats.caughtUp - last.caughtUp, restarts: clock.stats.restarts - last.restarts };
-    last = { ...clock.stats };
-    const round = (_k: string, v: unknown) => (typeof v === 'number' ? Math.round(v * 100) / 100 : v);
-    if (trace) console.error(`voice worker ${threadId} packet clock: ${JSON.stringify({ ...trace, ...stats, gc }, round)}`);
-    gc.pauses = gc.totalMs = gc.maxMs = gc.majorMs = 0;
-  }, traceMs).unref();
+// What the packet clock measured since the last 'clockTrace' ask (a benchmark asks through the
+// pool): its ticks (how late, how long sending and preparing took, per packet), the frames it
+// caught up and this thread's garbage collection pauses, watched from the first ask on.
+const gc = { pauses: 0, totalMs: 0, maxMs: 0, majorMs: 0 };
+let gcWatched = false;
+let lastStats = { ...clock.stats };
+function clockTrace(): WorkerClockTrace {
+  if (!gcWatched) {
+    gcWatched = true;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        gc.pauses++;
+        gc.totalMs += entry.duration;
+        gc.maxMs = Math.max(gc.maxMs, entry.duration);
+        if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR)
+          gc.majorMs += entry.duration;
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
+  const trace = clock.trace();
+  clock.resetTrace();
+  const answer: WorkerClockTrace = {
+    thread: threadId,
+    trace,
+    caughtUp: clock.stats.caughtUp - lastStats.caughtUp,
+    restarts: clock.stats.restarts - lastStats.restarts,
+    gc: { ...gc },
+  };
+  lastStats = { ...clock.stats };
+  gc.pauses = gc.totalMs = gc.maxMs = gc.majorMs = 0;
+  return answer;
 }
 
 for (const [name, channel] of Object.entries(moments)) {
@@ -168,6 +175,7 @@ port.on('message', (message: ToWorker) => {
     for (const [id, entry] of sessions) packets[id] = entry.session.packetsSent;
     return post({ type: 'pong', seq: message.seq, packets });
   }
+  if (message.type === 'clockTrace') return post({ type: 'clockTrace', trace: clockTrace() });
   if (message.type === 'fault') return fault(message.kind);
   if (message.type === 'close') {
     for (const { session } of [...sessions.values()]) session.destroy('shutdown');

@@ -7,9 +7,7 @@ import { moments } from '../util/moments.ts';
 import { WorkerLiveness } from './liveness.ts';
 import { RemoteVoiceSession, STALL_MS } from './remote-session.ts';
 import type { VoiceRecoveryCause, VoiceSession, VoiceSessionOptions } from './session.ts';
-import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerData } from './worker-protocol.ts';
-
-export { workerVoicePrivacyCode } from './remote-session.ts';
+import type { FromWorker, ToWorker, VoiceWorkerFault, WorkerClockTrace, WorkerData } from './worker-protocol.ts';
 
 const WORKER_URL = new URL('./voice-worker.ts', import.meta.url);
 /** How long a worker may take to leave its calls at shutdown before it is ended. */
@@ -58,7 +56,12 @@ interface PoolWorker {
   liveness: WorkerLiveness;
   /** Found hung and being ended. */
   hung: boolean;
+  /** Who waits for its next 'clockTrace' answer, in the order asked. */
+  traceWaiters: ((trace: WorkerClockTrace | undefined) => void)[];
 }
+
+/** How long `clockTraces` waits for a worker's answer (a hung or ended one gives none). */
+const CLOCK_TRACE_WAIT_MS = 1_000;
 
 /**
  * The voice workers (src/voice/voice-worker.ts): `size` threads, started when the first session
@@ -104,6 +107,25 @@ export class VoiceWorkerPool {
     });
     this.#attach(pw, session);
     return session;
+  }
+
+  /** Each running worker's packet clock since the last ask (`npm run bench:voice` prints them); a worker that does not answer within a second is left out. */
+  async clockTraces(): Promise<WorkerClockTrace[]> {
+    const running = this.#workers.filter((w): w is PoolWorker => w !== undefined && !w.hung);
+    const answers = await Promise.all(
+      running.map(
+        (pw) =>
+          new Promise<WorkerClockTrace | undefined>((resolve) => {
+            const timer = setTimeout(() => resolve(undefined), CLOCK_TRACE_WAIT_MS).unref();
+            pw.traceWaiters.push((trace) => {
+              clearTimeout(timer);
+              resolve(trace);
+            });
+            pw.worker.postMessage({ type: 'clockTrace' } satisfies ToWorker);
+          }),
+      ),
+    );
+    return answers.filter((a) => a !== undefined);
   }
 
   /** Tests and benchmarks only (YOMIAGE_TEST_VOICE_FAULTS): every running worker fails as `kind` says. */
@@ -193,12 +215,14 @@ export class VoiceWorkerPool {
       startedAt: performance.now(),
       liveness: new WorkerLiveness(this.#policy, performance.now()),
       hung: false,
+      traceWaiters: [],
     };
     const { sessions } = pw;
     worker.on('message', (message: FromWorker) => {
       pw.liveness.answered();
       if (message.type === 'log') return relayLog(logger, message.line);
       if (message.type === 'pong') return this.#onPong(pw, message.packets);
+      if (message.type === 'clockTrace') return pw.traceWaiters.shift()?.(message.trace);
       if (message.type === 'moment') {
         const channel = moments[message.name as keyof typeof moments];
         if (channel?.hasSubscribers) channel.publish({ ...message.data, at: message.data.at - performance.timeOrigin });

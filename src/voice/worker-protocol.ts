@@ -1,4 +1,5 @@
 import type { DiscordGatewayAdapterLibraryMethods } from '@discordjs/voice';
+import type { ClockTrace } from './packet-clock.ts';
 import type { PlayableAudio, VoiceRecoveryCause, VoiceSessionPolicy, VoiceSessionState } from './session.ts';
 
 /**
@@ -26,6 +27,8 @@ export type ToWorker =
   | { type: 'close' }
   /** Are you there? Answered with 'pong' (a worker that stops answering is hung, and replaced). */
   | { type: 'ping'; seq: number }
+  /** How has the packet clock kept time since the last ask? Answered with 'clockTrace' (a benchmark asks). */
+  | { type: 'clockTrace' }
   /** Tests and benchmarks only (YOMIAGE_TEST_VOICE_FAULTS): the worker fails on purpose, as `kind` says. */
   | { type: 'fault'; kind: VoiceWorkerFault };
 
@@ -54,7 +57,21 @@ export type FromWorker =
   /** The answer to 'ping': the voice packets each session (by id) sent so far. */
   | { type: 'pong'; seq: number; packets: Record<number, number> }
   /** The session's connection came back by itself after Discord dropped it (src/voice/session.ts, `recovered`). */
-  | { type: 'recovered'; id: number; cause: VoiceRecoveryCause };
+  | { type: 'recovered'; id: number; cause: VoiceRecoveryCause }
+  | { type: 'clockTrace'; trace: WorkerClockTrace };
+
+/** A voice worker's packet clock since the last ask: its traced ticks, the frames it caught up, its garbage collection. */
+export interface WorkerClockTrace {
+  /** The worker's thread id. */
+  thread: number;
+  /** The ticks in which a player stepped (src/voice/packet-clock.ts); undefined when none did. */
+  trace: ClockTrace | undefined;
+  /** Frames caught up, and restarts of the clock, since the last ask. */
+  caughtUp: number;
+  restarts: number;
+  /** This thread's garbage collection pauses since the last ask (none counted before the first ask). */
+  gc: { pauses: number; totalMs: number; maxMs: number; majorMs: number };
+}
 
 export interface WorkerData {
   /** The main thread's log level. */

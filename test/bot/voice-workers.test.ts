@@ -9,7 +9,7 @@ import { e2eeProblems, playedFrames } from '../support/dave-check.ts';
 
 // Voice off the main thread, through `npm start` as a child process (one bot for the file): its
 // voice connection runs in a worker thread (VOICE_WORKERS=1) while its main thread is kept busy
-// 200 ms out of every 500 (YOMIAGE_BENCH_STALL_MAIN, the bench's switch). The voice server times
+// 200 ms out of every 500 (test/support/stall-main.ts, preloaded). The voice server times
 // every packet in this process, which nothing stalls. YOMIAGE_TEST_VOICE_WORKERS=0 runs the file
 // with voice on the main thread: the negative control, where each stall holds the packets back.
 const guildId = DEFAULT_IDS.guild;
@@ -36,7 +36,9 @@ beforeAll(async () => {
     caCertPem: voice.caCertPem,
     env: {
       VOICE_WORKERS: process.env.YOMIAGE_TEST_VOICE_WORKERS ?? '1',
-      YOMIAGE_BENCH_STALL_MAIN: `${STALL.busyMs}/${STALL.everyMs}`,
+      // The stalls are the test's own, preloaded into the bot's process (test/support/stall-main.ts).
+      NODE_OPTIONS: `--import=${join(import.meta.dirname, '../support/stall-main.ts')}`,
+      STALL_MAIN: `${STALL.busyMs}/${STALL.everyMs}`,
     },
   });
 }, 60_000);

@@ -105,4 +105,14 @@ describe('voice worker threads', () => {
     await vi.waitFor(() => expect(payloads.at(-1)).toMatchObject({ op: 4, d: { guild_id: '301', channel_id: null } }), { timeout: 5_000 });
     expect(destroyed).toBe(1);
   });
+
+  it("GIVEN two workers THEN each answers how its packet clock kept time (the benchmark's trace, asked, never printed by the bot): nothing traced while nothing plays", async () => {
+    pool = new VoiceWorkerPool({ size: 2, logger });
+    open(pool, '401');
+    open(pool, '402');
+    await vi.waitFor(() => expect(payloads).toHaveLength(2), { timeout: 10_000 });
+    const traces = await pool.clockTraces();
+    expect(traces.map((t) => t.thread).sort()).toEqual(started.map((w) => w.threadId).sort());
+    for (const t of traces) expect(t).toMatchObject({ trace: undefined, caughtUp: 0, restarts: 0, gc: { pauses: expect.any(Number) } });
+  });
 });

@@ -1,14 +1,15 @@
 /**
- * Benchmarks and tests only: keeps this thread busy `busyMs` out of every `everyMs`, a stand-in
- * for a main thread busy with other work (a burst of events, a large guild's GUILD_CREATE, a chart).
- * `npm run bench:voice` and the voice worker test use it to show that packets do not wait for it.
+ * Keeps this thread busy `busyMs` out of every `everyMs`, a stand-in for a main thread busy with
+ * other work (a burst of events, a large guild's GUILD_CREATE, a chart). `npm run bench:voice`
+ * (scripts/bench-voice-bot.ts) and the voice worker test (through stall-main.ts) use it to show
+ * that packets do not wait for it.
  */
 export interface Stall {
   busyMs: number;
   everyMs: number;
 }
 
-/** `YOMIAGE_BENCH_STALL_MAIN`'s form, "busyMs/everyMs" (say "50/500"); undefined when unset or malformed. */
+/** `STALL_MAIN`'s form (stall-main.ts), "busyMs/everyMs" (say "50/500"); undefined when unset or malformed. */
 export function parseStall(spec: string | undefined): Stall | undefined {
   const match = /^(\d+)\/(\d+)$/.exec(spec?.trim() ?? '');
   if (!match) return undefined;
