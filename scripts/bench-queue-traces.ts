@@ -10,7 +10,8 @@ import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { mergeable, pauseAfter, separatorFor, type BatchRules } from '../src/speech/batching.ts';
 import { NameReader } from '../src/speech/text/names.ts';
 import type { Utterance } from '../src/speech/queue-types.ts';
-import { normaliseMessage, type ReadLang } from '../src/speech/text/text.ts';
+import { normaliseMessage } from '../src/speech/text/text.ts';
+import { type ReadLang } from '../src/speech/text/words.ts';
 import { mulberry32 } from '../test/support/prng.ts';
 
 export const SCENARIOS = ['cached', 'names', 'unique', 'staggered', 'overload', 'busy', 'voices', 'light'] as const;

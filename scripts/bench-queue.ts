@@ -47,7 +47,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probeDurationMs } from '../src/audio/transcode.ts';
+import { probeDurationMs } from '../src/audio/mp3-frames.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../src/billing/budget.ts';

@@ -179,7 +179,7 @@ export interface Config {
   /** Ended advanced jobs (with their job and interaction tokens) are deleted after this many days. */
   jobRetentionDays: number;
   /**
-   * Shards. `count` undefined: one shard, as before sharding existed. `ids`
+   * Shards. `count` undefined: one shard, the bot unsharded. `ids`
    * undefined: every shard of `count`. With `processes` > 1, `npm start` runs a shard manager.
    */
   sharding: { count: number | 'auto' | undefined; ids: number[] | undefined; processes: number };

@@ -32,7 +32,7 @@ export default {
     const lang = langOf(interaction.locale);
     const admin = isManager(interaction);
     const { member } = readArgs(interaction, data.options);
-    // The member as Discord resolved it (none resolved: the caller, as before).
+    // The member as Discord resolved it (none resolved: the caller).
     const picked = member === undefined ? null : (interaction.options.resolved?.users?.get(member) ?? null);
     const target = picked ?? interaction.user;
     if (target.id !== interaction.user.id && !admin) throw new UserError('error.admin_only');

@@ -10,7 +10,7 @@ import { VOICE_CHANNELS } from '../util/voice-format.ts';
  * Samples the decoder drops at the start: libopus's encoder lookahead at 48 kHz (2.5 ms plus the
  * 4 ms delay compensation of the audio and voip applications), what ffmpeg's libopus writes.
  */
-export const OPUS_PRE_SKIP = 312;
+const OPUS_PRE_SKIP = 312;
 /** Packets per page: about one second of 20 ms packets, as ffmpeg's ogg muxer pages them. */
 const PACKETS_PER_PAGE = 50;
 const MAX_SEGMENTS = 255;
@@ -31,7 +31,7 @@ const CRC_TABLE = (() => {
 })();
 
 /** The Ogg CRC-32 of `data`. */
-export function oggCrc(data: Uint8Array): number {
+function oggCrc(data: Uint8Array): number {
   let crc = 0;
   for (let i = 0; i < data.length; i++) crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ data[i]!) & 0xff]!) >>> 0;
   return crc;

@@ -3,8 +3,6 @@ import { Mp3OpusStream } from './mp3-opus.ts';
 import { OggOpusWriter } from './ogg-opus.ts';
 import { FRAME_SAMPLES } from '../util/voice-format.ts';
 
-export { isMonoMp3, probeDurationMs } from './mp3-frames.ts';
-
 export interface TranscodeOptions {
   /** Stop and fail after this long. */
   timeoutMs?: number;

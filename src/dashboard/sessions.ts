@@ -7,7 +7,7 @@ import { pkceChallenge, randomToken } from './oauth.ts';
 // to disk.
 
 /** How long a session lasts from sign-in, and how long a sign-in may take at Discord. */
-export const SESSION_DEFAULTS = {
+const SESSION_DEFAULTS = {
   sessionMs: 8 * 3_600_000,
   loginMs: 10 * 60_000,
   /** Sign-ins one address may start per window, and the window. */

@@ -7,7 +7,7 @@ import type { Clock } from '../util/clock.ts';
 // it, through which door (the web dashboard or a slash command), and when.
 
 /** Entries kept per guild; older ones are deleted as new ones are written. */
-export const AUDIT_KEEP_PER_GUILD = 1000;
+const AUDIT_KEEP_PER_GUILD = 1000;
 
 interface Row {
   id: number;

@@ -8,7 +8,7 @@ import { MigrationError } from './errors.ts';
 export type Db = Database.Database;
 
 /** The project's migrations/ folder. */
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
 
 export interface Migration {
   version: number;

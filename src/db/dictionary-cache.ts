@@ -19,7 +19,7 @@ export const ENTRY_OVERHEAD_CHARS = 48;
 export const DICTIONARY_CACHE_CHARS = 12_000_000;
 
 /** What a list weighs in the cache: its words' and readings' characters, plus each entry's overhead. */
-export function listWeight(entries: readonly ReadingPair[]): number {
+function listWeight(entries: readonly ReadingPair[]): number {
   let chars = 0;
   for (const e of entries) chars += e.word.length + e.reading.length + ENTRY_OVERHEAD_CHARS;
   return chars;

@@ -8,7 +8,7 @@ import type { PgPool } from './postgres.ts';
 
 // The ledger of a host that shares the account's characters with other hosts
 // (ACCOUNT_LEDGER_URL). Members and servers live on one host, so their limits are checked in this
-// host's SQLite ledger as before; the account limit is checked in the shared pool (PostgreSQL,
+// host's SQLite ledger, as on a single host; the account limit is checked in the shared pool (PostgreSQL,
 // src/db/account-pool.ts), atomically with every other host's reservations.
 //
 // Money fails closed: a reservation, and the step that lets a request leave (markSent), need the
@@ -28,7 +28,7 @@ export interface PooledLedgerOptions {
   onError?: (err: unknown) => void;
 }
 
-export const POOLED_LEDGER_DEFAULTS = {
+const POOLED_LEDGER_DEFAULTS = {
   holdMs: 120_000,
   renewEveryMs: 20_000,
   onError: () => {},

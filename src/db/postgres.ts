@@ -118,7 +118,7 @@ export async function closePostgres(pool: PgPool): Promise<void> {
 }
 
 /** Creates the shared tables if they are missing (safe to run from every host at once). */
-export async function ensureSchema(pool: PgPool): Promise<void> {
+async function ensureSchema(pool: PgPool): Promise<void> {
   await transaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
     await c.query(SCHEMA);

@@ -22,7 +22,7 @@ export interface WritePolicy {
   maxDelayMs: number;
 }
 
-export const WRITE_POLICY = {
+const WRITE_POLICY = {
   // The old synchronous busy_timeout was 5 s; a write may still wait that long, but asynchronously.
   deadlineMs: 5_000,
   firstDelayMs: 1,

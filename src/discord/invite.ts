@@ -17,7 +17,7 @@ export const FEATURE_PERMISSIONS = [
 ] as const satisfies readonly { feature: string; permissions: readonly PermissionName[] }[];
 
 /** The OAuth2 scopes of the invite: the bot user, and its slash commands. */
-export const INVITE_SCOPES = ['bot', 'applications.commands'] as const;
+const INVITE_SCOPES = ['bot', 'applications.commands'] as const;
 
 /** The smallest permission integer covering every feature of the table. */
 export function botPermissions(table: readonly { permissions: readonly PermissionName[] }[] = FEATURE_PERMISSIONS): bigint {

@@ -29,7 +29,7 @@ export interface ErrorReporterOptions {
   timeoutMs?: number;
 }
 
-export const ERROR_REPORT_DEFAULTS = {
+const ERROR_REPORT_DEFAULTS = {
   intervalMs: 3_600_000,
   now: Date.now,
   onFailure: () => {},
@@ -133,7 +133,7 @@ export class ErrorReporter {
  * is the top frames in our own code: frames of libraries and of Node vary with the async path
  * that led there (the same await can resume from different callers), ours do not.
  */
-export function errorKey(record: LogRecord): string {
+function errorKey(record: LogRecord): string {
   const err = record.err ?? {};
   const frames = (err.stack ?? '')
     .split('\n')

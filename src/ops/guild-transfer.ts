@@ -60,7 +60,7 @@ const ORDER: Partial<Record<(typeof MOVED_TABLES)[number], string>> = {
   audit_log: 'id',
 };
 
-export const EXPORT_FORMAT = 'yomiage-guilds/1' as const;
+const EXPORT_FORMAT = 'yomiage-guilds/1' as const;
 
 type Row = Record<string, unknown>;
 
@@ -74,7 +74,7 @@ export interface GuildExport {
 }
 
 /** The guild ids with any row in this database. */
-export function guildsIn(db: Db): string[] {
+function guildsIn(db: Db): string[] {
   const union = MOVED_TABLES.map((t) => `SELECT guild_id FROM ${t}`).join(' UNION ');
   return (db.prepare(`SELECT guild_id FROM (${union}) ORDER BY guild_id`).pluck().all() as string[]).filter((g) => g !== '');
 }

@@ -9,7 +9,7 @@ import { VOICE_RECOVERY_CAUSES, type VoiceRecoveryCause } from '../voice/session
 
 /** How one message (an accepted or refused utterance) ended; each is counted once. */
 export type MessageOutcome = 'spoken' | 'dropped_stale' | 'refused' | 'failed' | 'skipped';
-export const MESSAGE_OUTCOMES = ['spoken', 'dropped_stale', 'refused', 'failed', 'skipped'] as const satisfies readonly MessageOutcome[];
+const MESSAGE_OUTCOMES = ['spoken', 'dropped_stale', 'refused', 'failed', 'skipped'] as const satisfies readonly MessageOutcome[];
 
 /** Gauges read when scraped (the rate window from the shared store, live sessions, the queues). */
 export interface MetricSources {

@@ -14,7 +14,7 @@ export interface Check {
 
 /**
  * What /readyz answers. `ready` decides the HTTP status (200 or 503); `degraded` names what works
- * less well without making the bot unready (none today: the bot no longer depends on ffmpeg, the one such part).
+ * less well without making the bot unready (`accounts`: an extra account that cannot log in).
  */
 export interface Readiness {
   ready: boolean;

@@ -7,11 +7,11 @@
 /** The window the figures cover. */
 export const HEALTH_WINDOW_MS = 5 * 60_000;
 /** "Heard within" this long of being written. */
-export const HEARD_WITHIN_MS = 20_000;
+const HEARD_WITHIN_MS = 20_000;
 /** Fewer messages than this in the window say little: such a session is not judged unhealthy. */
-export const HEALTH_MIN_MESSAGES = 5;
+const HEALTH_MIN_MESSAGES = 5;
 /** A session hearing fewer than this share within 20 s is unhealthy (with at least HEALTH_MIN_MESSAGES). */
-export const HEALTHY_RATIO = 0.8;
+const HEALTHY_RATIO = 0.8;
 
 /** One voice session's figures over the window. */
 export interface SessionFigures {

@@ -16,7 +16,7 @@ export interface CollectAnswer {
   error?: string;
 }
 
-export function isCollectRequest(message: unknown): message is CollectRequest {
+function isCollectRequest(message: unknown): message is CollectRequest {
   const m = message as Partial<CollectRequest> | null;
   return m?.yomiage === 'collect' && typeof m.topic === 'string' && typeof m.nonce === 'number';
 }

@@ -35,7 +35,7 @@ export interface ShardManagerOptions {
   stopTimeoutMs?: number;
 }
 
-export const SHARD_MANAGER_DEFAULTS = {
+const SHARD_MANAGER_DEFAULTS = {
   file: fileURLToPath(new URL('../main.ts', import.meta.url)),
   backoff: { firstMs: 1_000, maxMs: 30_000, stableMs: 60_000 },
   stopTimeoutMs: 30_000,

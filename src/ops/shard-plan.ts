@@ -24,8 +24,8 @@ export async function recommendedShardCount(discord: Config['discord'], agent: N
 }
 
 /**
- * The shards of this host, `auto` resolved by `recommended` (recommendedShardCount); undefined when SHARD_COUNT is unset (one shard, as
- * before sharding). Throws ConfigError when SHARD_IDS or SHARD_PROCESSES do not fit the count.
+ * The shards of this host, `auto` resolved by `recommended` (recommendedShardCount); undefined when SHARD_COUNT is unset (one shard, the
+ * bot unsharded). Throws ConfigError when SHARD_IDS or SHARD_PROCESSES do not fit the count.
  */
 export async function resolveShardPlan(config: Config, recommended: () => Promise<number>): Promise<ShardPlan | undefined> {
   const { count: configured, ids: chosen, processes } = config.sharding;

@@ -68,7 +68,7 @@ export interface RetryVerdict {
 export type RetryRule = (failure: Failure, spent: Readonly<RetriesSpent>) => RetryVerdict;
 
 /** A failure before any byte of the request could reach the service (no connection was made). */
-export function neverReached(error: TtsError): boolean {
+function neverReached(error: TtsError): boolean {
   const code = error.context.causeInfo?.code;
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'CONNECT_TIMEOUT';
 }

@@ -14,7 +14,7 @@ export type CeilingScope = 'server' | 'member' | 'role';
 const REFUSAL = { server: 'config.ceiling_server', member: 'config.ceiling_member', role: 'config.ceiling_role' } as const;
 
 /** Characters as admins read them (3,000): the same grouping in both languages. */
-export function formatChars(n: number): string {
+function formatChars(n: number): string {
   return n.toLocaleString('en-US');
 }
 

@@ -27,15 +27,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /** The wall clock. */
 export const systemClock: Clock = { now: () => Date.now(), sleep };
-
-/**
- * A clock whose time runs `factor` times faster than the wall clock (factor 100: a 60 s wait takes
- * 0.6 s). Both `now()` and `sleep()` are scaled, so code under test sees consistent time.
- */
-export function scaledClock(factor: number, start = Date.now()): Clock {
-  const base = Date.now();
-  return {
-    now: () => start + (Date.now() - base) * factor,
-    sleep: (ms, signal) => sleep(ms / factor, signal),
-  };
-}

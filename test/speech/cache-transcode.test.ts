@@ -7,7 +7,8 @@ import opus from '@discordjs/opus';
 import prism from 'prism-media';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AudioError } from '../../src/audio/errors.ts';
-import { mp3ToOggOpus, probeDurationMs } from '../../src/audio/transcode.ts';
+import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
+import { probeDurationMs } from '../../src/audio/mp3-frames.ts';
 import { ffmpegPath } from '@yomiage/media';
 import { ffmpegOggOpus, readOggPages, readOpusHead } from '../support/ogg-pages.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emojiName, readEmoji } from '../../src/speech/text/emoji.ts';
-import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text/text.ts';
+import { normaliseMessage, type PlainMessage } from '../../src/speech/text/text.ts';
+import { type ReadLang } from '../../src/speech/text/words.ts';
 
 // Unicode emoji read by their names from emojibase-data (CLDR annotations), per language.
 function msg(content: string): PlainMessage {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text/text.ts';
+import { normaliseMessage, type PlainMessage } from '../../src/speech/text/text.ts';
+import { type ReadLang } from '../../src/speech/text/words.ts';
 import { mulberry32 } from '../support/prng.ts';
 
 // Inputs other read-aloud bots' clean-up tests and Discord markdown parsers trip on: navigation

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseMessage, type PlainMessage, type ReadLang } from '../../src/speech/text/text.ts';
+import { normaliseMessage, type PlainMessage } from '../../src/speech/text/text.ts';
+import { type ReadLang } from '../../src/speech/text/words.ts';
 
 // Ids and names are made up; the shapes follow Discord's message formatting reference
 // (discord.com/developers/docs/reference#message-formatting).

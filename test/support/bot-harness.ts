@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createBot, type Bot, type BotOptions } from '../../src/bot.ts';
 import { DEFAULT_TOKEN, startEmulator, type Emulator, type EmulatorOptions } from '@yomiage/tts-emulator';
-import { probeDurationMs } from '../../src/audio/transcode.ts';
+import { probeDurationMs } from '../../src/audio/mp3-frames.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from '@yomiage/local-discord';
 

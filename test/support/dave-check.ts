@@ -5,7 +5,7 @@
 import type { FakeVoiceServer, ReceivedPacket, Utterance } from '@yomiage/local-discord';
 import { OPUS_SILENCE_FRAME } from '@yomiage/local-discord/voice/dave/frame';
 import { getVoiceConnection } from '@discordjs/voice';
-import { workerVoicePrivacyCode } from '../../src/voice/worker-pool.ts';
+import { workerVoicePrivacyCode } from '../../src/voice/remote-session.ts';
 
 const SAMPLE_RATE = 48_000;
 const CHANNELS = 2;

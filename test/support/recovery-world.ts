@@ -19,7 +19,7 @@ import {
   type FakeDiscord,
   type FakeVoiceServer,
 } from '@yomiage/local-discord';
-import { probeDurationMs } from '../../src/audio/transcode.ts';
+import { probeDurationMs } from '../../src/audio/mp3-frames.ts';
 import { startChildBot, type ChildBot } from './child-bot.ts';
 import { OPUS_SILENCE_FRAME } from '@yomiage/local-discord/voice/dave/frame';
 import { decodedMs, e2eeProblems } from './dave-check.ts';

@@ -15,9 +15,9 @@ import type { ContentVerdict, MessageContentWatch } from './message-content.ts';
 // member's own recent messages. A member sees what concerns them; Manage Server sees the server.
 
 /** The bot's permissions /diagnose checks in a text channel, each of which some feature needs. */
-export const TEXT_PERMISSIONS = ['ViewChannel', 'SendMessages', 'AttachFiles', 'ReadMessageHistory'] as const;
+const TEXT_PERMISSIONS = ['ViewChannel', 'SendMessages', 'AttachFiles', 'ReadMessageHistory'] as const;
 /** ...and in a voice channel (a stage's "speak" is Request to Speak or Mute Members, as /join decides). */
-export const VOICE_PERMISSIONS = ['ViewChannel', 'Connect', 'Speak'] as const;
+const VOICE_PERMISSIONS = ['ViewChannel', 'Connect', 'Speak'] as const;
 export type TextPermission = (typeof TEXT_PERMISSIONS)[number];
 export type VoicePermission = (typeof VOICE_PERMISSIONS)[number];
 

@@ -98,7 +98,7 @@ export const FATE_DEFAULTS = { keepMs: 6 * 3_600_000, perGuild: 500, flushEveryM
 const key = (guildId: string, messageId: string) => `${guildId}:${messageId}`;
 
 /** The message an utterance reads, if it is a member's message (auto-read; not /say, not the bot's own clips). */
-export function arrivalOf(u: Utterance): Arrival | undefined {
+function arrivalOf(u: Utterance): Arrival | undefined {
   const meta = u.meta as UtteranceMeta | undefined;
   if (u.kind !== 'auto' || meta?.delivery.kind !== 'message' || meta.botClip || !meta.delivery.messageId) return undefined;
   return { guildId: u.guildId, messageId: meta.delivery.messageId, channelId: u.channelId, userId: u.userId, arrivedAt: u.enqueuedAt };

@@ -1,6 +1,7 @@
 import { MessageReferenceType, type Embed, type Message } from 'discord.js';
-import { normaliseMessage, type Dictionary, type EmbedKind, type ReadLang } from '../../speech/text/text.ts';
-import { WORDS } from '../../speech/text/words.ts';
+import { normaliseMessage, type EmbedKind } from '../../speech/text/text.ts';
+import { type Dictionary } from '../../speech/text/dictionary.ts';
+import { type ReadLang, WORDS } from '../../speech/text/words.ts';
 import { toPlainMessage } from '../audience/mentions.ts';
 import type { Audience } from '../audience/visibility.ts';
 
@@ -61,7 +62,7 @@ const pick = (m: Message) => ({ content: m.content, attachments: m.attachments, 
  * the content, https://discord.com/developers/docs/resources/message#embed-object-embed-types) is
  * not read: the URL already is ("URL省略").
  */
-export function embedKinds(embeds: readonly Embed[], content: string): EmbedKind[] {
+function embedKinds(embeds: readonly Embed[], content: string): EmbedKind[] {
   const preview = (url: string | null) => url !== null && (content.includes(url) || content.includes(url.replace(/\/$/, '')));
   return embeds
     .filter((e) => !preview(e.url))

@@ -3,7 +3,7 @@ import { guildLang } from '../../i18n/texts.ts';
 import { queueBotClip, type BotClipDeps } from '../delivery/bot-clips.ts';
 
 /** Default shortest time between two stale-drop notices in one guild. */
-export const STALE_NOTICE_INTERVAL_MS = 30_000;
+const STALE_NOTICE_INTERVAL_MS = 30_000;
 
 /**
  * The scheduler dropped stale auto-read messages (they waited too long): "3件省略しました" is spoken

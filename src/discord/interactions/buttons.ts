@@ -20,7 +20,7 @@ export interface ButtonQuestion<C extends string> {
 
 const PREFIX = 'q13';
 
-export const BUTTON_DEFAULTS = { timeoutMs: 120_000 } as const;
+const BUTTON_DEFAULTS = { timeoutMs: 120_000 } as const;
 
 /** Open questions by id, each answered at most once. */
 export class ButtonQuestions {

@@ -37,16 +37,13 @@ export type ArgsOf<Options extends readonly DeclaredOption[] | undefined> = [Non
     }
   : Record<never, never>;
 
-/** The arguments of a command without subcommands, from its data: `ArgsParam<typeof data>`. */
-export type ArgsParam<Data extends { readonly options?: readonly DeclaredOption[] }> = ArgsOf<Data['options']>;
-
 type Subcommands<Data> = Data extends { readonly options?: readonly (infer O)[] }
   ? Extract<O, { readonly type: ApplicationCommandOptionType.Subcommand }>
   : never;
 /** The names of a command's subcommands. */
 export type SubcommandName<Data> = Subcommands<Data> extends { readonly name: infer N extends string } ? N : never;
 /** The arguments of one subcommand. */
-export type SubcommandArgs<Data, Name extends string> = ArgsOf<
+type SubcommandArgs<Data, Name extends string> = ArgsOf<
   Extract<Subcommands<Data>, { readonly name: Name }> extends { readonly options?: infer O extends readonly DeclaredOption[] }
     ? O
     : undefined

@@ -7,7 +7,7 @@ import { t, type Lang } from '../../i18n/texts.ts';
 // more there are, and attaches the whole list as a text file (the reply's flags apply to it too).
 
 /** Discord's limit on a message's content. */
-export const REPLY_MAX_CHARS = 2_000;
+const REPLY_MAX_CHARS = 2_000;
 
 export interface ListReplyOptions {
   /** The reply's text around the list (usually `t(lang, key, { ..., list })`). */

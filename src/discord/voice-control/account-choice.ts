@@ -31,8 +31,8 @@ export type AccountChoice =
 /**
  * GIVEN the accounts and the target voice channel THEN the account for it: the one already there;
  * else the least busy free account of the server (ties: the operator's order, the main account
- * first); else, with a single account, that one moves (as before there were extra accounts); else
- * none, naming an account that could be invited.
+ * first); else, with a single account, that one moves (the only way one account reads elsewhere);
+ * else none, naming an account that could be invited.
  */
 export function chooseAccount(accounts: readonly AccountFacts[], targetChannelId: string): AccountChoice {
   const there = accounts.find((a) => a.inGuild && a.channelId === targetChannelId);

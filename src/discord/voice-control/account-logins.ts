@@ -14,7 +14,7 @@ import { BotError } from '../errors.ts';
  * failed, and a destroyed client does not connect again.
  */
 
-export const EXTRA_LOGIN_DEFAULTS = {
+const EXTRA_LOGIN_DEFAULTS = {
   /** The wait before the first retry (EXTRA_ACCOUNT_RETRY_SECONDS); it doubles at each failure. */
   firstRetryMs: 60_000,
   /** The longest wait between two attempts. */

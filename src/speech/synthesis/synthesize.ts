@@ -1,6 +1,6 @@
 import type { Endpoint, Charge } from '../../billing/ledger.ts';
 import type { NewHistoryEntry } from '../../db/generation-history.ts';
-import { probeDurationMs } from '../../audio/transcode.ts';
+import { probeDurationMs } from '../../audio/mp3-frames.ts';
 import type { BillingHooks } from '../../billing/attempts.ts';
 import type { TtsClient } from '../../tts/client.ts';
 import type { RateGrant } from '../../tts/limiter/limiter.ts';

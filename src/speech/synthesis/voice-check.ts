@@ -17,7 +17,7 @@ export interface VoiceCheckerOptions {
  * is; the service's list grows, so one that is not is confirmed by the service itself with one
  * short request. That request goes through the same pipeline as any speech: the cache (a voice
  * confirmed before costs nothing), the character budget (charged to the member and server who
- * asked, as every request is today: src/billing/budget.ts via the synthesizer), the shared rate
+ * asked, as every request is: src/billing/budget.ts via the synthesizer), the shared rate
  * budget keyed by the guild, then the service. A refusal, a rate limit or a timeout rejects with
  * the error (nothing is remembered), so the caller saves nothing and says why.
  */

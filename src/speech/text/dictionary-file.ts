@@ -105,7 +105,7 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
 const FORMULA_START = /^[=+\-@\t\r]/;
 const ESCAPE = "'";
 /** The header row of an exported CSV (word, reading): it marks the file as escaped. */
-export const CSV_EXPORT_HEADER = ['word', `reading (a leading ${ESCAPE} is an escape)`] as const;
+const CSV_EXPORT_HEADER = ['word', `reading (a leading ${ESCAPE} is an escape)`] as const;
 
 /** A cell as an export writes it: a spreadsheet does not run it, and restoreCell gives it back. */
 export function neutraliseCell(value: string): string {

@@ -32,9 +32,9 @@ export interface DictionaryError {
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: DictionaryError };
 
 /** Mentions and mass pings as Discord writes them in message content. */
-export const MENTION_LIKE = /<[@#]|@everyone|@here/i;
+const MENTION_LIKE = /<[@#]|@everyone|@here/i;
 /** What text.ts replaces with the URL word; a reading must not bring one back. */
-export const URL_LIKE = /https?:\/\/|\bwww\.[^\s.]|\bdiscord(?:\.gg|(?:app)?\.com\/invite)\//i;
+const URL_LIKE = /https?:\/\/|\bwww\.[^\s.]|\bdiscord(?:\.gg|(?:app)?\.com\/invite)\//i;
 // Control and format characters (newline, tab, zero-width, bidi), private-use characters (text.ts
 // uses them internally) and lone surrogates never belong in a word or reading.
 const INVALID_CHARACTER = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}]/u;

@@ -26,9 +26,6 @@ import { readEmoji } from './emoji.ts';
 import { normaliseSpelling } from './spelling.ts';
 import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
 
-export type { ReadLang } from './words.ts';
-export type { Dictionary, DictionaryEntry } from './dictionary.ts';
-
 export interface PlainMessage {
   /** Raw Discord markdown content. */
   content: string;
@@ -65,7 +62,7 @@ export interface NormaliseOptions {
 /** Longest name read for a mention (and by names.ts for the author prefix). */
 export const NAME_MAX_CHARS = 20;
 /** A run of one character longer than this is shortened to it (digits: see `capRuns`). */
-export const RUN_MAX = 4;
+const RUN_MAX = 4;
 const DIGIT_RUN_MAX = 12;
 
 // Private-use characters stand in for already-final pieces of text ("literals": names, URL words)

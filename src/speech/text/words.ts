@@ -49,7 +49,7 @@ export interface SpokenWords {
 }
 
 /** Stale-drop counts above this are read as "10 or more", so a handful of texts cover every case. */
-export const STALE_NOTICE_MAX = 9;
+const STALE_NOTICE_MAX = 9;
 
 const JA_COUNTERS: Record<AttachmentKind, string> = {
   image: '枚',
