@@ -28,7 +28,15 @@ import { LOOPBACK_HOST, listenOnLoopback } from './loopback.ts';
 import { sendInteraction, sendMessage, setVoiceState, uploadAttachment } from './member-actions.ts';
 import { createForumPost, createThread } from './threads.ts';
 import { addBotToGuild, removeBotFromGuild } from './bot-membership.ts';
-import { banMember, deleteChannel, deleteMessages, disconnectMember, editMessage, setChannelOverwrites, setMemberRoles } from './moderation-actions.ts';
+import {
+  banMember,
+  deleteChannel,
+  deleteMessages,
+  disconnectMember,
+  editMessage,
+  setChannelOverwrites,
+  setMemberRoles,
+} from './moderation-actions.ts';
 import type { FakeMessage } from './messages.ts';
 import { applicationRoutes } from './rest/applications.ts';
 import { maskSecretFields, parseBody } from './rest/body.ts';
