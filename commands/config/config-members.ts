@@ -69,10 +69,13 @@ export const MEMBER_CONTROL_SUBCOMMANDS = [
   },
 ] as const satisfies readonly APIApplicationCommandSubcommandOption[];
 
-/** The second line of /config show: reading language and the server's limit. */
+/** The last lines of /config show: reading language, the server's limit, how many text channels a call reads. */
 export function showMore(lang: Lang, s: GuildSettings, guildLimit: AppliedLimit): string {
   const language = t(lang, guildLang(s.locale) === 'en' ? 'config.lang_en' : 'config.lang_ja');
-  return t(lang, 'config.show_more', { language, guildLimit: shownLimit(lang, guildLimit) });
+  return [
+    t(lang, 'config.show_more', { language, guildLimit: shownLimit(lang, guildLimit) }),
+    t(lang, 'config.show_text_channels', { count: s.textChannelsPerCall }),
+  ].join('\n');
 }
 
 /**

@@ -82,6 +82,17 @@ const data = {
       ],
     },
     sub(
+      'text-channels',
+      '読み上げチャンネル数',
+      'How many text channels one call may read (1 to 10)',
+      '1つの通話で読み上げるテキストチャンネルの数（1〜10）',
+      {
+        type: ApplicationCommandOptionType.Integer,
+        min_value: SETTING_RANGES.textChannelsPerCall.min,
+        max_value: SETTING_RANGES.textChannelsPerCall.max,
+      },
+    ),
+    sub(
       'ignore-prefix',
       '無視する接頭辞',
       'Messages starting with this are not read (e.g. ;)',
@@ -145,6 +156,7 @@ export default {
       'user-limit': ({ value }) => save('user-limit', { userMonthlyLimit: value }, String(value)),
       'auto-join': ({ channel }) =>
         save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),
+      'text-channels': ({ value }) => save('text-channels', { textChannelsPerCall: value }, String(value)),
       'ignore-prefix': ({ value }) => save('ignore-prefix', { ignorePrefix: value.trim() }, value.trim()),
       ...memberControls(interaction, ctx, guildId, lang),
     });

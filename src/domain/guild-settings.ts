@@ -19,6 +19,8 @@ export interface GuildSettings {
   /** Whole-guild monthly characters; null = the bot's default. */
   guildMonthlyLimit: number | null;
   autoJoinChannelId: string | null;
+  /** How many text channels one call may read (/config text-channels; src/domain/read-channels.ts). */
+  textChannelsPerCall: number;
   /** Locale of the bot's own read-aloud words (announcements). */
   locale: string;
   /** null while the guild has never changed anything (no row). */
@@ -39,5 +41,6 @@ export const GUILD_SETTINGS_DEFAULTS = {
   userMonthlyLimit: null,
   guildMonthlyLimit: null,
   autoJoinChannelId: null,
+  textChannelsPerCall: 3,
   locale: 'ja',
 } as const satisfies Required<GuildSettingsPatch>;

@@ -4,6 +4,7 @@ import { UserError } from '../i18n/errors.ts';
 import { requireWithinCeiling } from './limits.ts';
 import { confirmVoice, isKnownVoice } from './voices.ts';
 import type { UseCaseDeps } from './deps.ts';
+import { TEXT_CHANNELS_PER_CALL } from '../domain/read-channels.ts';
 
 // A server's settings changed by an admin: one validation and one write for /config and the web
 // dashboard alike. The caller has checked Manage Server; bad input is refused with a UserError
@@ -17,6 +18,7 @@ export const SETTING_RANGES = {
   speed: { min: 0.3, max: 4, integer: false },
   pitch: { min: -20, max: 20, integer: false },
   maxLength: { min: 10, max: 500, integer: true },
+  textChannelsPerCall: { min: TEXT_CHANNELS_PER_CALL.min, max: TEXT_CHANNELS_PER_CALL.max, integer: true },
   userMonthlyLimit: { min: 0, max: 1_000_000, integer: true },
   guildMonthlyLimit: { min: 0, max: GUILD_LIMIT_MAX, integer: true },
 } as const;
@@ -34,6 +36,7 @@ export const SETTING_NAMES: Record<keyof SettingsChange, string> = {
   userMonthlyLimit: 'user-limit',
   guildMonthlyLimit: 'server-limit',
   autoJoinChannelId: 'auto-join',
+  textChannelsPerCall: 'text-channels',
   locale: 'language',
 };
 
@@ -53,6 +56,7 @@ export type SettingsChange = Pick<
   | 'userMonthlyLimit'
   | 'guildMonthlyLimit'
   | 'autoJoinChannelId'
+  | 'textChannelsPerCall'
   | 'locale'
 >;
 
@@ -67,6 +71,7 @@ const FIELDS = [
   'userMonthlyLimit',
   'guildMonthlyLimit',
   'autoJoinChannelId',
+  'textChannelsPerCall',
   'locale',
 ] as const satisfies readonly (keyof SettingsChange)[];
 

@@ -6,7 +6,6 @@ import { loadMigrations, migrate, openDatabase, type Db, type Migration } from '
 import { MigrationError } from '../../src/db/errors.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { UserSettingsRepo } from '../../src/db/user-settings.ts';
-import { GuildSettingsRepo } from '../../src/db/guild-settings.ts';
 import { HistoryRepo } from '../../src/db/generation-history.ts';
 
 let dir: string;
@@ -69,8 +68,7 @@ describe('migrations', () => {
     const db = openFile('old.db', all.slice(0, 1));
     expect(version(db)).toBe(1);
     // Repositories of tables 001 already had (createRepositories needs the latest schema).
-    const repos = { guildSettings: new GuildSettingsRepo(db), userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
-    await repos.guildSettings.update('g1', { voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
+    const repos = { userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
     await repos.userSettings.set('g1', 'u1', { nickname: 'たろう' });
     await repos.history.record({
       pk: 7,
@@ -83,6 +81,9 @@ describe('migrations', () => {
       userId: 'u1',
     });
     // Tables whose repositories need later columns are written as 001 knew them.
+    db.prepare(
+      "INSERT INTO guild_settings (guild_id, voice, user_monthly_limit, updated_at) VALUES ('g1', 'ja-JP-Wavenet-C', 300, 0)",
+    ).run();
     db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
     db.prepare(
       "INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at) VALUES ('g1', 'GitHub', 'ぎっとはぶ', 'u1', 0)",

@@ -227,6 +227,7 @@ function serverSettings(guildId, g) {
   const announce = h('input', { type: 'checkbox', checked: s.announceJoinLeave });
   const maxLength = h('input', { type: 'number', min: 10, max: 500, step: 1, value: s.maxLength, required: true });
   const prefix = h('input', { type: 'text', minlength: 1, maxlength: 5, value: s.ignorePrefix, required: true });
+  const textChannels = h('input', { type: 'number', min: 1, max: 10, step: 1, value: s.textChannelsPerCall, required: true });
   const language = h(
     'select',
     {},
@@ -263,6 +264,7 @@ function serverSettings(guildId, g) {
           userMonthlyLimit: num(userLimit),
           guildMonthlyLimit: num(guildLimit),
           autoJoinChannelId: autoJoin.value || null,
+          textChannelsPerCall: Number(textChannels.value),
         };
         // Only what changed: an unchanged unknown voice is not checked (and charged) again.
         const body = Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== s[k]));
@@ -278,6 +280,7 @@ function serverSettings(guildId, g) {
     h('div', { class: 'row' }, field(tr('max_length'), maxLength), field(tr('ignore_prefix'), prefix)),
     field(tr('reading_language'), language),
     field(tr('auto_join'), autoJoin),
+    field(tr('text_channels_per_call'), textChannels),
     h(
       'div',
       { class: 'row' },
