@@ -346,7 +346,21 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     repos,
     logger: logger.child({ component: 'voice-status' }),
   });
-  const voiceControl = new VoiceControl({ client, accounts, voice, scheduler, names, logger, status: voiceStatus });
+  const voiceControl = new VoiceControl({
+    client,
+    accounts,
+    voice,
+    scheduler,
+    names,
+    logger,
+    status: voiceStatus,
+    // Where a channel's messages are read once one text channel is taken out of a call (a thread: for its parent).
+    readIn: (guildId, channelId) => {
+      const channel = client.channels.cache.get(channelId);
+      return autoRead.scopeOf(guildId, channelId, channel?.isThread() ? channel.parentId : null)?.session?.channelId ?? null;
+    },
+    onUnread: (items) => fates.noteAll(items, 'cleared', () => ({ reason: 'unbound' })),
+  });
   const buttons = new ButtonQuestions({ logger, timeoutMs: options.buttonTimeoutMs });
   // One checker for every surface: a voice the service confirmed is known to all of them.
   const voices = new VoiceChecker({ synthesizer });

@@ -64,7 +64,7 @@ function missingLines(lang: Lang, channel: string, missing: MessageKey[]): strin
   return [t(lang, 'diagnose.perms_missing', { channel }), ...missing.map((key) => `・${t(lang, key)}`)];
 }
 
-/** One session: its connection and encryption, what waits, and how well it heard its chat lately. */
+/** One session: its connection and encryption, the text channels it reads, what waits, and how well it heard its chat lately. */
 function sessionLines(lang: Lang, s: SessionView, now: number): string[] {
   const status = s.connection?.status;
   const state = s.suppressed
@@ -72,6 +72,14 @@ function sessionLines(lang: Lang, s: SessionView, now: number): string[] {
     : t(lang, status ? (`diagnose.state_${status}` as MessageKey) : 'diagnose.state_gone');
   const e2ee = t(lang, s.connection?.privacyCode ? 'diagnose.dave_on' : 'diagnose.dave_off');
   const lines = [t(lang, 'diagnose.session', { voice: `<#${s.channelId}>`, account: `<@${s.accountId}>`, state, e2ee })];
+  const { shown, hidden } = s.textChannels;
+  if (shown.length + hidden > 0) {
+    const channels = [
+      ...shown.map((id) => `<#${id}>`),
+      ...(hidden > 0 ? [t(lang, 'diagnose.session_channels_hidden', { count: hidden })] : []),
+    ];
+    lines.push(`${INDENT}${t(lang, 'diagnose.session_channels', { channels: channels.join(lang === 'ja' ? '、' : ', ') })}`);
+  }
   const b = s.backlog;
   lines.push(
     b.waiting > 0 && b.oldestAt !== null

@@ -37,7 +37,7 @@ function sentence(r: FateRecord, w: FateWording): [MessageKey, Record<string, st
     case 'too_old':
       return [r.told === false ? 'fate.too_old_untold' : 'fate.too_old', {}];
     case 'cleared': {
-      const reason = ['clear', 'leave', 'auto_leave', 'disconnected', 'stage_audience', 'restart'].includes(r.reason ?? '')
+      const reason = ['clear', 'leave', 'auto_leave', 'disconnected', 'stage_audience', 'restart', 'unbound'].includes(r.reason ?? '')
         ? r.reason
         : 'clear';
       return [`fate.cleared_${reason}` as MessageKey, { clear: w.names.clear ?? '/clear', leave: w.names.leave ?? '/leave' }];

@@ -21,7 +21,14 @@ import { workerVoicePrivacyCode } from './remote-session.ts';
 export interface JoinRequest {
   guildId: string;
   channelId: string;
+  /**
+   * The text channel read in the call (where /join was typed). Joining the call the account is
+   * already in keeps the channels it reads when this is one of them (or the voice channel's own
+   * chat); otherwise, and on a move, it is the one channel read.
+   */
   textChannelId: string | null;
+  /** More text channels read in the call, after `textChannelId` (a restart rejoining what it read). */
+  alsoRead?: readonly string[];
   /** The bot account that joins (its user id): one voice channel per server for each account. */
   accountId: string;
   /** That account's gateway adapter for the guild. */
@@ -30,11 +37,14 @@ export interface JoinRequest {
   stage?: boolean;
 }
 
-/** One listening session as the rest of the bot sees it: one account in one voice channel, and the text channel bound to it. */
+/** One listening session as the rest of the bot sees it: one account in one voice channel, and the text channels bound to it. */
 export interface SessionInfo {
   guildId: string;
   channelId: string;
+  /** The first of `textChannelIds` (where notices about the call go first), or null. */
   textChannelId: string | null;
+  /** Every text channel read in the call, in the order they were added (src/domain/read-channels.ts). */
+  textChannelIds: readonly string[];
   accountId: string;
   /** In a stage's audience: connected, but nobody hears it. */
   suppressed: boolean;
@@ -44,7 +54,7 @@ export interface SessionInfo {
 export interface RememberedSession {
   guildId: string;
   voiceChannelId: string;
-  textChannelId: string | null;
+  textChannelIds: readonly string[];
   accountId: string;
 }
 
@@ -80,7 +90,8 @@ export interface SessionHealth {
 export interface EndedSession {
   guildId: string;
   voiceChannelId: string;
-  textChannelId: string | null;
+  /** The text channels it read, each told that reading stopped. */
+  textChannelIds: readonly string[];
   accountId: string;
   reason: string;
 }
@@ -100,6 +111,8 @@ export interface SessionConnection {
 interface Entry {
   accountId: string;
   session: VoiceSession;
+  /** The text channels read in the call, in the order they were added. */
+  textChannelIds: string[];
   suppressed: boolean;
   /** Was Ready once: a join it sends from now on is a rejoin, which Discord may refuse (RejoinRefusal). */
   wasReady: boolean;
@@ -163,7 +176,13 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     const existing = this.#entryOf(request.guildId, request.accountId);
     if (existing && existing.session.state.status !== 'destroyed') {
       const session = existing.session;
-      session.textChannelId = request.textChannelId;
+      const stays =
+        session.channelId === request.channelId &&
+        (request.textChannelId === null ||
+          request.textChannelId === request.channelId ||
+          existing.textChannelIds.includes(request.textChannelId));
+      if (!stays) existing.textChannelIds = textChannelsOf(request);
+      session.textChannelId = existing.textChannelIds[0] ?? null;
       if (session.channelId !== request.channelId) {
         existing.suppressed = request.stage === true;
         session.move(request.channelId);
@@ -172,7 +191,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
       this.#remember(existing);
       return session;
     }
-    const { stage, accountId, ...joining } = request;
+    const { stage, accountId, alsoRead: _alsoRead, ...joining } = request;
     const group = this.#isMain(accountId) ? undefined : accountId;
     // Filled in once the session exists (its connection sends its first join while being made).
     const made: { entry?: Entry } = {};
@@ -193,7 +212,14 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
     };
     const options = { ...this.#sessionOptions, ...joining, adapterCreator, ...(group ? { group } : {}) };
     const session = this.#workers ? this.#workers.open(options) : new GuildVoiceSession({ ...options, logger: this.#logger });
-    const joined: Entry = { accountId, session, suppressed: stage === true, wasReady: false, recoveries: noRecoveries() };
+    const joined: Entry = {
+      accountId,
+      session,
+      textChannelIds: textChannelsOf(request),
+      suppressed: stage === true,
+      wasReady: false,
+      recoveries: noRecoveries(),
+    };
     made.entry = joined;
     this.#guilds.set(request.guildId, [...(this.#guilds.get(request.guildId) ?? []), joined]);
     session.on('clipStarted', (started) => this.emit('clipStarted', { ...started, channelId: session.channelId }));
@@ -214,7 +240,7 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
         this.emit('ended', {
           guildId: request.guildId,
           voiceChannelId: session.channelId,
-          textChannelId: session.textChannelId,
+          textChannelIds: [...joined.textChannelIds],
           accountId,
           reason: next.reason,
         });
@@ -281,8 +307,32 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
   /** The session that reads text channel `channelId`: the one it is bound to, else the one whose voice channel's own chat it is. */
   boundTo(guildId: string, channelId: string): SessionInfo | undefined {
     const entries = this.#guilds.get(guildId) ?? [];
-    const entry = entries.find((e) => e.session.textChannelId === channelId) ?? entries.find((e) => e.session.channelId === channelId);
+    const entry = entries.find((e) => e.textChannelIds.includes(channelId)) ?? entries.find((e) => e.session.channelId === channelId);
     return entry && info(guildId, entry);
+  }
+
+  /**
+   * Reads `textChannelId` in the call of `channelId` too, after the channels it reads (the caller
+   * applied the rules of src/domain/read-channels.ts); remembered for a restart. False: no session
+   * there, or it reads that channel already.
+   */
+  addTextChannel(guildId: string, channelId: string, textChannelId: string): boolean {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    if (!entry || entry.textChannelIds.includes(textChannelId)) return false;
+    entry.textChannelIds = [...entry.textChannelIds, textChannelId];
+    entry.session.textChannelId = entry.textChannelIds[0] ?? null;
+    this.#remember(entry);
+    return true;
+  }
+
+  /** Stops reading `textChannelId` in the call of `channelId` (the others stay); remembered. False: it was not read there. */
+  removeTextChannel(guildId: string, channelId: string, textChannelId: string): boolean {
+    const entry = this.#guilds.get(guildId)?.find((e) => e.session.channelId === channelId);
+    if (!entry?.textChannelIds.includes(textChannelId)) return false;
+    entry.textChannelIds = entry.textChannelIds.filter((id) => id !== textChannelId);
+    entry.session.textChannelId = entry.textChannelIds[0] ?? null;
+    this.#remember(entry);
+    return true;
   }
 
   /**
@@ -385,9 +435,9 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
 
   // Remembering is best effort and never holds up voice: a failed write is logged.
   #remember(entry: Entry): void {
-    const { guildId, channelId: voiceChannelId, textChannelId } = entry.session;
+    const { guildId, channelId: voiceChannelId } = entry.session;
     this.#memory
-      ?.save({ guildId, voiceChannelId, textChannelId, accountId: entry.accountId })
+      ?.save({ guildId, voiceChannelId, textChannelIds: [...entry.textChannelIds], accountId: entry.accountId })
       .catch((error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not remember the voice session'));
   }
 
@@ -399,6 +449,19 @@ export class VoiceManager extends EventEmitter<{ ended: [EndedSession]; clipStar
 }
 
 function info(guildId: string, e: Entry): SessionInfo {
-  const { channelId, textChannelId } = e.session;
-  return { guildId, channelId, textChannelId, accountId: e.accountId, suppressed: e.suppressed };
+  const textChannelIds = [...e.textChannelIds];
+  return {
+    guildId,
+    channelId: e.session.channelId,
+    textChannelId: textChannelIds[0] ?? null,
+    textChannelIds,
+    accountId: e.accountId,
+    suppressed: e.suppressed,
+  };
+}
+
+/** The text channels a join reads: the one it was asked from, then those it read before a restart (each once). */
+function textChannelsOf(request: Pick<JoinRequest, 'textChannelId' | 'alsoRead'>): string[] {
+  const all = [request.textChannelId, ...(request.alsoRead ?? [])].filter((id): id is string => id !== null);
+  return [...new Set(all)];
 }

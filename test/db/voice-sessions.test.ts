@@ -27,14 +27,14 @@ function openAt(upTo?: number): { db: Db; file: string } {
 describe('voice sessions remembered for a restart', () => {
   it('GIVEN two accounts in two voice channels of one server THEN both are remembered; moving an account replaces its row', async () => {
     const store = new VoiceSessionStore(openAt().db);
-    await store.save({ guildId: 'g1', voiceChannelId: 'vc-a', textChannelId: 'tc-a', accountId: 'main' });
-    await store.save({ guildId: 'g1', voiceChannelId: 'vc-b', textChannelId: 'tc-b', accountId: 'extra' });
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc-a', textChannelIds: ['tc-a'], accountId: 'main' });
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc-b', textChannelIds: ['tc-b'], accountId: 'extra' });
     expect(store.list().map((s) => [s.voiceChannelId, s.accountId, s.textChannelId])).toEqual([
       ['vc-a', 'main', 'tc-a'],
       ['vc-b', 'extra', 'tc-b'],
     ]);
     // Someone moved the extra account to a third channel: one row for it, naming the new channel.
-    await store.save({ guildId: 'g1', voiceChannelId: 'vc-c', textChannelId: 'tc-b', accountId: 'extra' });
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc-c', textChannelIds: ['tc-b'], accountId: 'extra' });
     expect(store.list().map((s) => [s.voiceChannelId, s.accountId])).toEqual([
       ['vc-a', 'main'],
       ['vc-c', 'extra'],
@@ -52,7 +52,33 @@ describe('voice sessions remembered for a restart', () => {
     const upgraded = openDatabase(file);
     open.push(upgraded);
     expect(new VoiceSessionStore(upgraded).list()).toEqual([
-      { guildId: 'g1', voiceChannelId: 'vc', accountId: '', textChannelId: 'tc', updatedAt: 5 },
+      { guildId: 'g1', voiceChannelId: 'vc', accountId: '', textChannelId: 'tc', alsoRead: [], updatedAt: 5 },
     ]);
+  });
+
+  it('GIVEN a call reading several text channels THEN all are remembered in their order; one taken out, or none, is remembered too', async () => {
+    const store = new VoiceSessionStore(openAt().db);
+    const read = () => store.list().map((s) => [s.textChannelId, ...s.alsoRead]);
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc', textChannelIds: ['tc-a', 'tc-b', 'tc-c'], accountId: 'main' });
+    expect(read()).toEqual([['tc-a', 'tc-b', 'tc-c']]);
+    // The first one stopped: the next is first now.
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc', textChannelIds: ['tc-b', 'tc-c'], accountId: 'main' });
+    expect(read()).toEqual([['tc-b', 'tc-c']]);
+    await store.save({ guildId: 'g1', voiceChannelId: 'vc', textChannelIds: [], accountId: 'main' });
+    expect(store.list()).toMatchObject([{ textChannelId: null, alsoRead: [] }]);
+  });
+
+  it('GIVEN a row of one text channel written before a call read several THEN after the upgrade it reads that one channel', () => {
+    const { db, file } = openAt(18);
+    db.prepare(
+      `INSERT INTO voice_sessions (guild_id, voice_channel_id, account_id, text_channel_id, updated_at) VALUES ('g1', 'vc', 'main', 'tc', 5)`,
+    ).run();
+    db.close();
+    open.pop();
+    const upgraded = openDatabase(file);
+    open.push(upgraded);
+    expect(new VoiceSessionStore(upgraded).list()).toMatchObject([{ voiceChannelId: 'vc', textChannelId: 'tc', alsoRead: [] }]);
+    // Not an array: refused by the table, nothing half-written.
+    expect(() => upgraded.prepare(`UPDATE voice_sessions SET also_read = '{"a":1}'`).run()).toThrow(/CHECK/);
   });
 });

@@ -142,7 +142,7 @@ const session = (over: Partial<SessionView> = {}): SessionView => ({
   channelId: 'v1',
   accountId: 'bot1',
   main: true,
-  textChannelId: 'c1',
+  textChannels: { shown: ['c1'], hidden: 0 },
   suppressed: false,
   connection: { status: 'ready', privacyCode: '123456789012345678901234567890' },
   backlog: { waiting: 0, oldestAt: null },

@@ -1,4 +1,5 @@
 import { ChannelType, PermissionFlagsBits, type Guild, type PermissionsBitField } from 'discord.js';
+import { memberCanView } from '../audience/visibility.ts';
 import type { SessionFigures, SessionHealth } from '../../ops/session-health.ts';
 import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
 import type { Usage } from '../../billing/policy.ts';
@@ -36,8 +37,11 @@ export interface SessionView {
   accountId: string;
   /** The main account (the one with the commands), else an extra one. */
   main: boolean;
-  /** The text channel bound to it with /join. */
-  textChannelId: string | null;
+  /**
+   * The text channels read in the call (src/domain/read-channels.ts): those the asking member may
+   * view, in order, and how many others (never named to someone who cannot view them).
+   */
+  textChannels: { shown: string[]; hidden: number };
   /** In a stage's audience: connected but not heard. */
   suppressed: boolean;
   connection: SessionConnection | undefined;
@@ -133,9 +137,15 @@ export class Diagnosis {
       (reading.read === 'voice' ? d.voice.at(guild.id, reading.voiceChannelId) : undefined) ??
       (memberVoice ? d.voice.at(guild.id, memberVoice) : undefined);
     const voiceChannelId = sessionInfo?.channelId ?? memberVoice;
+    const member = guild.members.cache.get(userId);
+    // The text channels a call reads are named only to a member who may view them (one unknown here views none).
+    const canView = (id: string) => {
+      const channel = guild.channels.cache.get(id);
+      return channel !== undefined && member !== undefined && memberCanView(channel, member);
+    };
     const [chars, server] = await Promise.all([
       d.budget.usage({ guildId: guild.id, userId }),
-      asked.admin ? this.#server(guild) : undefined,
+      asked.admin ? this.#server(guild, canView) : undefined,
     ]);
     return {
       at: now,
@@ -144,19 +154,22 @@ export class Diagnosis {
       textMissing: this.#textMissing(guild, channelId, asked.appPermissions),
       voice: voiceChannelId ? this.#voiceMissing(guild, voiceChannelId, sessionInfo?.accountId) : null,
       content: d.content.verdict(),
-      session: sessionInfo ? this.#view(guild.id, sessionInfo, now) : null,
+      session: sessionInfo ? this.#view(guild.id, sessionInfo, now, canView) : null,
       member: { chars, recent: d.fates.recentOf(guild.id, userId, RECENT) },
       ...(server ? { server } : {}),
     };
   }
 
-  /** Every listening session of the server now (the dashboard's health card). */
-  sessions(guildId: string): SessionView[] {
+  /**
+   * Every listening session of the server now (the dashboard's health card, an admin's /diagnose);
+   * the text channels each reads are named where `canView` says the reader may view them, else counted.
+   */
+  sessions(guildId: string, canView: (channelId: string) => boolean = () => false): SessionView[] {
     const now = this.#deps.now();
-    return this.#deps.voice.sessions(guildId).map((s) => this.#view(guildId, s, now));
+    return this.#deps.voice.sessions(guildId).map((s) => this.#view(guildId, s, now, canView));
   }
 
-  async #server(guild: Guild): Promise<NonNullable<DiagnosisReport['server']>> {
+  async #server(guild: Guild, canView: (channelId: string) => boolean): Promise<NonNullable<DiagnosisReport['server']>> {
     const d = this.#deps;
     const [standard, advanced, chars] = await Promise.all([
       d.rateWindow('standard').catch(() => undefined),
@@ -164,20 +177,23 @@ export class Diagnosis {
       d.budget.usage({ guildId: guild.id }),
     ]);
     return {
-      sessions: this.sessions(guild.id),
+      sessions: this.sessions(guild.id, canView),
       rate: { ...(standard ? { standard } : {}), ...(advanced ? { advanced } : {}) },
       chars,
     };
   }
 
-  #view(guildId: string, s: SessionInfo, now: number): SessionView {
+  #view(guildId: string, s: SessionInfo, now: number, canView: (channelId: string) => boolean): SessionView {
     const stats = this.#deps.scheduler.stats(voiceAudience(s.channelId));
     const recoveries = this.#deps.recoveries?.(guildId, s.channelId);
     return {
       channelId: s.channelId,
       accountId: s.accountId,
       main: s.accountId === this.#deps.mainAccountId(),
-      textChannelId: s.textChannelId,
+      textChannels: {
+        shown: s.textChannelIds.filter((id) => canView(id)),
+        hidden: s.textChannelIds.filter((id) => !canView(id)).length,
+      },
       suppressed: s.suppressed,
       connection: this.#deps.voice.connection(guildId, s.channelId),
       backlog: { waiting: stats.queued + stats.synthesizing + stats.ready, oldestAt: stats.oldestAt },

@@ -82,6 +82,7 @@ export async function resumeAfterRestart(deps: ResumeDeps): Promise<ResumeSummar
           guildId: saved.guildId,
           channelId: saved.voiceChannelId,
           textChannelId: saved.textChannelId,
+          alsoRead: saved.alsoRead,
           accountId,
           adapterCreator: guild.voiceAdapterCreator,
         })

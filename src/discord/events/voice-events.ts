@@ -113,14 +113,14 @@ export class VoiceStateEvents {
         accountId: choice.accountId,
         adapterCreator: where.voiceAdapterCreator,
       })
-      .then(() => this.#deps.status?.show(guild.id, channelId, channelId, choice.accountId))
+      .then(() => this.#deps.status?.show(guild.id, channelId, [channelId], choice.accountId))
       .catch((error: unknown) => this.#deps.logger.warn({ err: error, guildId: guild.id }, 'auto-join failed'))
       .finally(release);
   }
 
   /**
    * An account's own stage state: heard only as a speaker (the manager stops reading while it is in
-   * the audience). Moved back to the audience by a stage moderator: the bound channel is told why.
+   * the audience). Moved back to the audience by a stage moderator: the bound channels are told why.
    */
   #onStage(accountId: string, state: VoiceState): void {
     const guildId = state.guild.id;
@@ -131,9 +131,10 @@ export class VoiceStateEvents {
     if (!suppressed || before.suppressed) return;
     // Nobody hears what waits any more: it is not made (nor posted), and whoever asked is told.
     this.#deps.control.ended(before, 'stage_audience');
-    if (!before.textChannelId) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(guildId).locale);
-    void this.#deps.notices.post(before.textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
+    // Every text channel read there is told: its members' messages are not read any more.
+    for (const textChannelId of before.textChannelIds)
+      void this.#deps.notices.post(textChannelId, t(lang, 'voice.stage_audience', { voice: `<#${state.channelId}>` }));
   }
 
   /** Whether a member's join or leave is announced: not when the reading controls keep them unread (muted, a never-read role). */
@@ -162,7 +163,7 @@ export class VoiceStateEvents {
     );
     this.#deps.control.ended({ guildId: ended.guildId, channelId: ended.voiceChannelId }, 'disconnected');
     void this.#deps.status?.clear(ended.guildId, ended.voiceChannelId, ended.accountId);
-    if (!ended.textChannelId) return;
+    if (ended.textChannelIds.length === 0) return;
     const lang = guildLang(this.#deps.repos.guildSettings.get(ended.guildId).locale);
     const said =
       ended.reason === 'channel_deleted'
@@ -170,6 +171,6 @@ export class VoiceStateEvents {
         : ended.reason === 'no_connect'
           ? t(lang, 'voice.ended_no_connect', { voice: `<#${ended.voiceChannelId}>` })
           : t(lang, 'voice.disconnected');
-    void this.#deps.notices.post(ended.textChannelId, said);
+    for (const textChannelId of ended.textChannelIds) void this.#deps.notices.post(textChannelId, said);
   }
 }

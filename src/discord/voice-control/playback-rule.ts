@@ -2,6 +2,7 @@ import {
   ChannelType,
   GuildMember,
   PermissionFlagsBits,
+  type ButtonInteraction,
   type ChatInputCommandInteraction,
   type GuildBasedChannel,
   type VoiceBasedChannel,
@@ -98,12 +99,16 @@ export interface JoinAsked {
   me: GuildMember;
 }
 
+/** A command, or the click that answers its question (adding or removing a text channel of a call). */
+type Asking = ChatInputCommandInteraction | ButtonInteraction;
+
 /**
  * Refuses, changing nothing, a playback control the member may not use (the one rule,
- * `decideControl`): /skip, /clear and /leave with `join` unset, /join with the channel it would
- * join. The member's voice channel and the listeners come from the guild's cache.
+ * `decideControl`): /skip, /clear and /leave with `join` unset (and the text channels a call
+ * reads), /join with the channel it would join. The member's voice channel and the listeners come
+ * from the guild's cache.
  */
-export function requirePlaybackControl(interaction: ChatInputCommandInteraction, botChannelId: string | null, join?: JoinAsked): void {
+export function requirePlaybackControl(interaction: Asking, botChannelId: string | null, join?: JoinAsked): void {
   const guild = join?.channel.guild ?? interaction.guild;
   // Humans, by their voice states: one whose member is not cached counts as a human (never leave a listener).
   const listening = (v: VoiceState) =>
@@ -125,7 +130,7 @@ export function requirePlaybackControl(interaction: ChatInputCommandInteraction,
  * none), as the member has it where they typed the command.
  */
 function mayMoveMembersIn(
-  interaction: ChatInputCommandInteraction,
+  interaction: Asking,
   voiceChannel: GuildBasedChannel | null | undefined,
   member: GuildMember | undefined,
 ): boolean {

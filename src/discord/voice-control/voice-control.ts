@@ -8,7 +8,7 @@ import {
   type VoiceBasedChannel,
 } from 'discord.js';
 import type { NameReader } from '../../speech/text/names.ts';
-import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
+import { audienceOf, voiceAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from './accounts.ts';
@@ -18,6 +18,8 @@ import { requirePlaybackControl } from './playback-rule.ts';
 import { t, type Lang } from '../../i18n/texts.ts';
 import type { ClearReason } from '../delivery/meta.ts';
 import type { VoiceChannelStatus } from './voice-status.ts';
+import { countedChannels, decideChannelAdd, type ChannelAdd } from '../../domain/read-channels.ts';
+import { isBotClip } from '../delivery/bot-clips.ts';
 
 /**
  * Whether an account may go back into the voice channel its session was dropped from (Discord
@@ -49,6 +51,10 @@ export interface VoiceControlDeps {
   logger: Logger;
   /** The voice channel status shown while reading (voice-status.ts); none in tests that do not need it. */
   status?: VoiceChannelStatus;
+  /** The voice channel a message of `channelId` is read in now (the auto-reader's rule), or null: not read in voice. */
+  readIn: (guildId: string, channelId: string) => string | null;
+  /** Chat messages no longer read because their channel was taken out of the call (their fates). */
+  onUnread: (items: readonly Utterance[]) => void;
 }
 
 /**
@@ -133,7 +139,82 @@ export class VoiceControl {
       content: waiting ? `${joined}\n${t(lang, 'voice.stage_waiting')}` : joined,
       allowedMentions: { parse: [] },
     });
-    if (!stage) await this.#deps.status?.show(guild.id, target, interaction.channelId, accountId);
+    const reads = voice.ofAccount(guild.id, accountId)?.textChannelIds ?? [interaction.channelId];
+    if (!stage) await this.#deps.status?.show(guild.id, target, reads, accountId);
+  }
+
+  /**
+   * What /join typed in `textChannelId` does to the call of `session`, already there
+   * (src/domain/read-channels.ts), with at most `max` text channels per call.
+   */
+  channelAdd(session: SessionInfo, textChannelId: string, max: number): ChannelAdd {
+    const other = this.#deps.voice.boundTo(session.guildId, textChannelId);
+    return decideChannelAdd({
+      voiceChannelId: session.channelId,
+      bound: session.textChannelIds,
+      channelId: textChannelId,
+      max,
+      readElsewhere: other !== undefined && other.channelId !== session.channelId,
+    });
+  }
+
+  /** What to tell the member when `channelAdd` refuses `textChannelId` (the call is full, or another call reads it). */
+  addRefusal(session: SessionInfo, textChannelId: string, decision: 'full' | 'elsewhere', max: number): UserError {
+    if (decision === 'elsewhere') {
+      const other = this.#deps.voice.boundTo(session.guildId, textChannelId);
+      return new UserError('voice.channel_read_elsewhere', { vars: { voice: `<#${other?.channelId ?? session.channelId}>` } });
+    }
+    const counted = countedChannels(session.channelId, session.textChannelIds);
+    return new UserError('voice.channels_full', {
+      vars: { voice: `<#${session.channelId}>`, channels: mentions(counted), count: counted.length, max },
+    });
+  }
+
+  /**
+   * Reads `textChannelId` in the call of `session` too, once the member said so: checked again
+   * (the call may have changed, or filled up, meanwhile: a UserError says so, nothing changes),
+   * then the voice status names it. The call as it is now.
+   */
+  async addChannel(session: SessionInfo, textChannelId: string, max: number): Promise<SessionInfo> {
+    const { voice } = this.#deps;
+    const now = voice.at(session.guildId, session.channelId);
+    if (!now || now.accountId !== session.accountId) throw new UserError('voice.reading_changed');
+    const decision = this.channelAdd(now, textChannelId, max);
+    if (decision === 'full' || decision === 'elsewhere') throw this.addRefusal(now, textChannelId, decision, max);
+    voice.addTextChannel(now.guildId, now.channelId, textChannelId);
+    const after = voice.at(now.guildId, now.channelId)!;
+    if (!after.suppressed) await this.#deps.status?.show(after.guildId, after.channelId, after.textChannelIds, after.accountId);
+    return after;
+  }
+
+  /**
+   * /leave in one of several text channels of a call, when the member chose "this channel only":
+   * the call stops reading it (the others stay), its messages waiting there are not read (unless
+   * the channel is still read in that call, as an auto-read channel), and the status follows.
+   */
+  async removeChannel(session: SessionInfo, textChannelId: string): Promise<SessionInfo> {
+    const { voice, scheduler } = this.#deps;
+    const { guildId, channelId } = session;
+    const now = voice.at(guildId, channelId);
+    if (!now || now.accountId !== session.accountId || !voice.removeTextChannel(guildId, channelId, textChannelId))
+      throw new UserError('voice.reading_changed');
+    const after = voice.at(guildId, channelId)!;
+    const audience = voiceAudience(channelId);
+    // Asked of each waiting message's own channel by the auto-reader's rule: a thread read for its
+    // parent goes with it, an auto-read channel or another bound one stays.
+    const readHere = new Map<string, boolean>();
+    const stillRead = (id: string) => {
+      if (!readHere.has(id)) readHere.set(id, this.#deps.readIn(guildId, id) === channelId);
+      return readHere.get(id);
+    };
+    const unread = scheduler.withdraw(
+      guildId,
+      (u) => audienceOf(u) === audience && u.kind === 'auto' && !isBotClip(u) && !stillRead(u.channelId),
+    );
+    if (unread.length > 0) this.#deps.onUnread(unread);
+    if (after.textChannelIds.length > 0) await this.#deps.status?.show(guildId, channelId, after.textChannelIds, after.accountId);
+    else await this.#deps.status?.clear(guildId, channelId, after.accountId);
+    return after;
   }
 
   /**
@@ -157,6 +238,11 @@ export class VoiceControl {
       this.#deps.logger.warn({ err: error, guildId: guild.id, channelId }, 'could not become a speaker on the stage');
     }
     return false;
+  }
+
+  /** The session in voice channel `channelId`, if one of the accounts is there. */
+  sessionAt(guildId: string, channelId: string): SessionInfo | undefined {
+    return this.#deps.voice.at(guildId, channelId);
   }
 
   /**
@@ -221,3 +307,6 @@ export class VoiceControl {
     this.ended(session, 'auto_leave');
   }
 }
+
+/** Channels as Discord mentions, each shown to a member as they may see it. */
+const mentions = (ids: readonly string[]) => ids.map((id) => `<#${id}>`).join(' ');

@@ -2,15 +2,35 @@ import { ChannelType, PermissionFlagsBits, type Client, type Guild } from 'disco
 import type { Repositories } from '../../db/repositories.ts';
 import type { Logger } from '../../util/log.ts';
 import { audienceCanView } from '../audience/visibility.ts';
-import { guildLang, t } from '../../i18n/texts.ts';
+import { guildLang, t, type Lang } from '../../i18n/texts.ts';
 
 /** How long setting or clearing a status may hold up a /leave. */
 const STATUS_TIMEOUT_MS = 3_000;
+/** Discord's longest voice channel status (PUT /channels/{id}/voice-status). */
+const STATUS_MAX = 500;
 
 /**
- * The voice channel status ("📖 #雑談 を読み上げ中") shown under a voice channel while the bot
- * reads a text channel there, in the server's language (the channel named only when everyone who
- * sees the voice channel may view it), and cleared before the bot leaves
+ * The status naming `named` (channel names, in order) and counting `unnamed` more: the names that
+ * do not fit in Discord's 500 characters are counted instead; with none named, no name at all.
+ */
+export function readingStatus(lang: Lang, named: readonly string[], unnamed: number): string {
+  const separator = lang === 'ja' ? '、' : ', ';
+  for (let shown = named.length; shown > 0; shown--) {
+    const channel = named
+      .slice(0, shown)
+      .map((name) => `#${name}`)
+      .join(separator);
+    const more = unnamed + named.length - shown;
+    const status = more > 0 ? t(lang, 'voice.status_reading_more', { channel, count: more }) : t(lang, 'voice.status_reading', { channel });
+    if (status.length <= STATUS_MAX) return status;
+  }
+  return t(lang, 'voice.status_reading_unnamed');
+}
+
+/**
+ * The voice channel status ("📖 #雑談、#ゲーム を読み上げ中") shown under a voice channel while the bot
+ * reads text channels there, in the server's language (a channel named only when everyone who
+ * sees the voice channel may view it, else counted), and cleared before the bot leaves
  * (Discord asks for Manage Channels to change the status of a channel one is not in). Only where
  * the bot has Set Voice Channel Status: without it nothing is sent and nothing above debug is
  * logged, as a missing nicety is not a fault. Stages have no status (their topic is the stage's).
@@ -32,16 +52,20 @@ export class VoiceChannelStatus {
     this.#logger = deps.logger;
   }
 
-  /** Shows that `textChannelId` is being read in the voice channel `channelId` (by `accountId`, the account there). */
-  async show(guildId: string, channelId: string, textChannelId: string | null, accountId = ''): Promise<void> {
+  /** Shows that `textChannelIds` are being read in the voice channel `channelId` (by `accountId`, the account there). */
+  async show(guildId: string, channelId: string, textChannelIds: readonly string[], accountId = ''): Promise<void> {
     const guild = this.#clientOf(accountId)?.guilds.cache.get(guildId);
-    const text = textChannelId ? guild?.channels.cache.get(textChannelId) : undefined;
-    if (!guild || !text) return;
+    const texts = textChannelIds.flatMap((id) => guild?.channels.cache.get(id) ?? []);
+    if (!guild || texts.length === 0) return;
     const lang = guildLang(this.#repos.guildSettings.get(guildId).locale);
     // Everyone who sees the voice channel sees its status, as a post there: a channel (or thread)
-    // not every one of them may view is not named. A private thread never is (its members alone see it).
-    const named = audienceCanView(guild, text, { voiceChannelId: null, postChannelId: channelId });
-    const status = named ? t(lang, 'voice.status_reading', { channel: `#${text.name}` }) : t(lang, 'voice.status_reading_unnamed');
+    // not every one of them may view is not named, only counted. A private thread never is (its members alone see it).
+    const named = texts.filter((text) => audienceCanView(guild, text, { voiceChannelId: null, postChannelId: channelId }));
+    const status = readingStatus(
+      lang,
+      named.map((text) => text.name),
+      texts.length - named.length,
+    );
     await this.#put(guild, channelId, status);
   }
 
