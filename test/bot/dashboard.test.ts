@@ -356,6 +356,24 @@ describe('the web dashboard', () => {
     expect(h.bot.context.repos.userSettings.get(guildId, alice).speed).toBe(2);
   });
 
+  it("how many text channels one call reads: /config text-channels' rule, its refusal in the admin's language, and the audit log", async () => {
+    const admin = await signedIn(bob);
+    const path = `/api/guilds/${guildId}/settings`;
+    const ja = await admin.request(path, { method: 'PATCH', json: { textChannelsPerCall: 11 }, headers: { 'x-lang': 'ja' } });
+    expect([ja.status, ja.body.message]).toEqual([400, 'text-channels は 1〜10 の範囲で指定してください。何も変更していません。']);
+    const en = await admin.api('PATCH', `/guilds/${guildId}/settings`, { textChannelsPerCall: 0 });
+    expect([en.status, en.body.message]).toEqual([400, 'text-channels must be from 1 to 10. Nothing was changed.']);
+    expect(h.bot.context.repos.guildSettings.get(guildId).textChannelsPerCall).toBe(3);
+    const saved = await admin.api('PATCH', `/guilds/${guildId}/settings`, { textChannelsPerCall: 5 });
+    expect(saved.body.settings.textChannelsPerCall).toBe(5);
+    expect(h.bot.context.repos.guildSettings.get(guildId).textChannelsPerCall).toBe(5);
+    const audit = (await admin.api('GET', `/guilds/${guildId}/audit`)).body as { action: string; detail: object }[];
+    expect(audit[0]).toMatchObject({ action: 'settings', detail: { textChannelsPerCall: 5 } });
+    const said = (await admin.request(`/api/guilds/${guildId}/audit`, { headers: { 'x-lang': 'ja' } })).body as { text: string }[];
+    expect(said[0]!.text).toBe('/設定 読み上げチャンネル数 を 5 に変更');
+    await admin.api('PATCH', `/guilds/${guildId}/settings`, { textChannelsPerCall: 3 });
+  });
+
   it('a browser that goes away in the middle of a change (tab closed, network lost) changes nothing and alarms nobody', async () => {
     const admin = await signedIn(bob);
     const before = h.bot.context.repos.guildSettings.get(guildId);

@@ -255,4 +255,19 @@ describe('several text channels in one call', () => {
     expect(h.bot.context.voice.sessions(guildId)).toEqual([]);
     await until('the status cleared', () => status() === null || status() === '');
   }, 60_000);
+
+  it('added in English too; disconnected by a moderator, the call tells every channel it read, once each', async () => {
+    const join = await run(alice, 'join', general, 'en-US');
+    await join.i.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
+    const asked = await run(alice, 'join', GAMES, 'en-US');
+    expect(labels(asked.first)).toEqual(['Also read this channel', 'Cancel']);
+    const added = await click(asked, 'Also read this channel', alice, GAMES, 'en-US');
+    expect(content(added)).toBe(`This channel (<#${GAMES}>) is now read aloud in <#${VOICE}> too.`);
+    expect(reads()).toEqual([general, GAMES]);
+    const told = (channelId: string) =>
+      h.discord.messages.filter((m) => m.channelId === channelId && m.content === t('ja', 'voice.disconnected'));
+    await h.discord.disconnectMember(guildId, DEFAULT_IDS.bot);
+    await until('both told', () => told(general).length === 1 && told(GAMES).length === 1);
+    expect(told(chat)).toEqual([]);
+  }, 60_000);
 });
