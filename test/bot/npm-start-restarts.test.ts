@@ -15,9 +15,13 @@ import { standardRequests } from '../support/bot-harness.ts';
 // One story, so the bot starts only three times: first run, after SIGTERM, after kill -9.
 // The call runs DAVE as on Discord: alice's client (a simulated listener) is in it, and every
 // frame the bot sends must reach her end-to-end encrypted, the first ones after each rejoin too.
+// The call reads two text channels (a member in it adds the second with /join's button), and a
+// restart keeps both.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob' };
 const guildId = DEFAULT_IDS.guild;
+const owner = { id: DEFAULT_IDS.owner, username: 'owner' };
+const GAMES = '1100000000000000121';
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -36,6 +40,7 @@ beforeAll(async () => {
     startEmulator({ control: true, jobs: { pendingMs: 200, runningMs: 200, minPollAfterMs: 100, pollAfterMs: 100 } }),
     startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
   ]);
+  discord.guilds[0]!.channels.push({ id: GAMES, name: 'games', type: 0 });
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process-'));
   await start();
   // The server reads at speed 4: the emulator's clips are a quarter as long, and voice plays in real time.
@@ -92,6 +97,36 @@ async function spokenAfterRestart(texts: string[], since: { requests: number; at
   // Played at once after the rejoin, before any test waited for DAVE: encrypted all the same.
   heard.forEach(expectE2ee);
   await vi.waitUntil(() => pendingRows(dataDir) === 0, { timeout: 10_000, message: 'nothing left on disk' });
+}
+
+const requested = (from: number, text: string) =>
+  standardRequests(emulator)
+    .slice(from)
+    .some((r) => r.text.includes(text));
+
+/** A slash command by `user` in `channelId` (ja): its first answer. */
+async function command(user: { id: string; username: string }, name: string, channelId: string) {
+  const i = await discord.sendInteraction({ channelId, user, name, locale: 'ja' });
+  return i.waitForResponse((r) => r.kind === 'callback', 20_000);
+}
+
+/** Clicks the button labelled `label` of the question `asked` (message `messageId`); the click's answer. */
+async function click(messageId: string, asked: { data: Record<string, unknown> | null }, label: string, channelId: string) {
+  const rows = (asked.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? [];
+  const button = rows.flatMap((row) => row.components).find((b) => b.label === label);
+  expect(button, label).toBeDefined();
+  const component = { messageId, customId: button!.custom_id };
+  const c = await discord.sendInteraction({ type: 3, channelId, user: alice, name: '', locale: 'ja', component });
+  return c.waitForResponse((r) => r.kind === 'callback', 20_000);
+}
+
+/** Alice, in the call, adds `channelId` with /join typed there and its button; the channel is told (ja). */
+async function alsoRead(channelId: string): Promise<void> {
+  const join = await discord.sendInteraction({ channelId, user: alice, name: 'join', locale: 'ja' });
+  const asked = await join.waitForResponse((r) => r.kind === 'callback', 20_000);
+  expect(asked.data?.flags).toBe(64);
+  const added = await click(join.original()!.id, asked, 'このチャンネルも読み上げる', channelId);
+  expect(String(added.data?.content)).toBe(`このチャンネル（<#${channelId}>）も <#${DEFAULT_IDS.voice}> で読み上げます。`);
 }
 
 describe('npm start, as a child process', () => {
@@ -156,6 +191,40 @@ describe('npm start, as a child process', () => {
     expectE2ee(heard);
   });
 
+  it('a second text channel in the call: added with the button (ja), both read; a third refused over the number (ja); one stopped with /leave', async () => {
+    const config = await discord.sendInteraction({
+      channelId: DEFAULT_IDS.general,
+      user: bob,
+      name: 'config',
+      locale: 'en-US',
+      options: [{ name: 'text-channels', type: 1, options: [{ name: 'value', type: 4, value: 2 }] }],
+    });
+    expect(String((await config.waitForResponse((r) => r.kind === 'callback')).data?.content)).toContain('= 2');
+    await alsoRead(DEFAULT_IDS.chat);
+    const since = { requests: standardRequests(emulator).length, at: performance.now() };
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: owner, content: 'チャットからも読みます' });
+    await vi.waitUntil(() => requested(since.requests, 'チャットからも読みます'), { timeout: 20_000, message: '#chat read' });
+    expectE2ee(await voice.waitForAudio({ guildId, startedAfter: since.at, minDurationMs: 200, timeoutMs: 20_000 }));
+
+    const full = await command(alice, 'join', GAMES);
+    expect(full.data?.flags).toBe(64);
+    expect(String(full.data?.content)).toContain(
+      `<#${DEFAULT_IDS.voice}> ではすでに <#${DEFAULT_IDS.general}> <#${DEFAULT_IDS.chat}> の 2 チャンネルを読み上げています。`,
+    );
+
+    const leave = await discord.sendInteraction({ channelId: DEFAULT_IDS.chat, user: alice, name: 'leave', locale: 'ja' });
+    const asked = await leave.waitForResponse((r) => r.kind === 'callback', 20_000);
+    const stopped = await click(leave.original()!.id, asked, 'このチャンネルだけやめる', DEFAULT_IDS.chat);
+    expect(String(stopped.data?.content)).toContain(`このチャンネル（<#${DEFAULT_IDS.chat}>）の読み上げをやめました。`);
+    const from = standardRequests(emulator).length;
+    await discord.sendMessage({ channelId: DEFAULT_IDS.chat, author: owner, content: 'もう読まれません' });
+    await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: 'こちらは読みます' });
+    await vi.waitUntil(() => requested(from, 'こちらは読みます'), { timeout: 20_000, message: '#general still read' });
+    expect(requested(from, 'もう読まれません')).toBe(false);
+    // Room again under the number: #games is added, and the call reads #general and #games through the restarts below.
+    await alsoRead(GAMES);
+  });
+
   it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {
     // Short lines: what comes back is played in real time.
     const texts = Array.from({ length: 9 }, (_, i) => `終${i + 1}`);
@@ -168,6 +237,19 @@ describe('npm start, as a child process', () => {
     await rejoin;
     expect(readyLog(bot)).toMatchObject({ restored: 9, rejoined: 1 });
     await spokenAfterRestart(texts, since);
+  });
+
+  it('after the restart the call still reads both text channels: #games is heard, and /diagnose (ja) names both', async () => {
+    const since = { requests: standardRequests(emulator).length, at: performance.now() };
+    await discord.sendMessage({ channelId: GAMES, author: owner, content: 'ゲームの話も読みます' });
+    await vi.waitUntil(() => requested(since.requests, 'ゲームの話も読みます'), {
+      timeout: 20_000,
+      message: '#games read after the restart',
+    });
+    expectE2ee(await voice.waitForAudio({ guildId, startedAfter: since.at, minDurationMs: 200, timeoutMs: 20_000 }));
+    const diagnose = await discord.sendInteraction({ channelId: GAMES, user: alice, name: 'diagnose', locale: 'ja' });
+    const report = String((await diagnose.waitForResponse((r) => r.kind === 'editOriginal', 20_000)).data?.content);
+    expect(report).toContain(`読み上げるテキストチャンネル: <#${DEFAULT_IDS.general}>、<#${GAMES}>`);
   });
 
   it('kill -9 during a burst, then a restart: none of the 12 accepted messages is lost', async () => {
