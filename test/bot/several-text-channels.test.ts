@@ -244,7 +244,7 @@ describe('several text channels in one call', () => {
       target: { messageId: waiting },
     });
     expect(content(await why.waitForResponse((r) => r.kind === 'callback', 20_000))).toContain(
-      '読み上げていません: /退出 でこのチャンネルの読み上げがやめられました',
+      '読み上げていません: /退出 でこのチャンネルの読み上げをやめました',
     );
 
     // Two channels still read: /leave in one asks again; "leave" leaves the call.
