@@ -143,6 +143,28 @@ async function joinVoice(user: User, channelId: string, from: string): Promise<v
   expect(text(await command(user, from, 'join'))).toContain('Joined');
 }
 
+/** Clicks the button labelled `label` under the question `asked` (message `messageId`); the click's answer. */
+async function clickButton(messageId: string, asked: InteractionResponse, label: string, user: User, channelId: string) {
+  const rows = (asked.data?.components as Array<{ components: Array<{ custom_id: string; label: string }> }>) ?? [];
+  const button = rows.flatMap((row) => row.components).find((b) => b.label === label);
+  expect(button, label).toBeDefined();
+  const component = { messageId, customId: button!.custom_id };
+  const c = await discord.sendInteraction({ type: 3, channelId, user, name: '', locale: 'en-US', component });
+  return c.waitForResponse((r) => r.kind === 'callback', 30_000);
+}
+/** `command` typed in `channelId`, then the button labelled `label` of the question it asks: the click's answer. */
+async function answered(user: User, channelId: string, name: string, label: string): Promise<string> {
+  const i = await discord.sendInteraction({ channelId, user, name, locale: 'en-US' });
+  const asked = await i.waitForResponse((r) => r.kind === 'callback', 30_000);
+  return text(await clickButton(i.original()!.id, asked, label, user, channelId));
+}
+/** /join typed in `channelId` while the bot is in the member's call: the channel is read there too. */
+const alsoRead = async (user: User, channelId: string) =>
+  expect(await answered(user, channelId, 'join', 'Also read this channel')).toContain('is now read aloud');
+/** /leave typed in one of several channels the call reads: that channel only. */
+const stopReading = async (user: User, channelId: string) =>
+  expect(await answered(user, channelId, 'leave', 'Stop this channel only')).toContain('Stopped reading this channel');
+
 describe('npm start with two accounts: names, calls and controls', () => {
   it('the voice channel status names a public thread and a channel, never a private thread', async () => {
     await joinVoice(alice, VOICE_A, TEXT_A);
@@ -150,17 +172,20 @@ describe('npm start with two accounts: names, calls and controls', () => {
     expect([accountIn(VOICE_A), accountIn(VOICE_B)]).toEqual([[MAIN], [EXTRA.id]]);
     // The server reads in Japanese (its preferred locale); the extra account sets its channel's status too.
     await vi.waitFor(() => expect([statusOf(VOICE_A), statusOf(VOICE_B)]).toEqual(['📖 #general を読み上げ中', '📖 #text-2 を読み上げ中']));
+    // The call reads the threads too (/join typed in each, then its button): a private thread is counted, never named.
     const secret = await discord.createThread({ parentId: TEXT_A, name: '処分検討-山田', type: 12, owner: alice });
-    expect(text(await command(alice, secret.id, 'join'))).toContain('Joined');
-    await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 読み上げ中'));
+    await alsoRead(alice, secret.id);
+    await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 #general ほか1チャンネルを読み上げ中'));
     const open = await discord.createThread({ parentId: TEXT_A, name: '雑談スレ', type: 11, owner: alice });
-    expect(text(await command(alice, open.id, 'join'))).toContain('Joined');
-    await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 #雑談スレ を読み上げ中'));
+    await alsoRead(alice, open.id);
+    await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 #general、#雑談スレ ほか1チャンネルを読み上げ中'));
+    await stopReading(alice, secret.id);
+    await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 #general、#雑談スレ を読み上げ中'));
     // The private thread's name was never sent as the status, not even for a moment.
     const statuses = discord.requests.filter((r) => r.path === `/channels/${VOICE_A}/voice-status`).map((r) => JSON.stringify(r.body));
-    expect(statuses.length).toBeGreaterThanOrEqual(3);
+    expect(statuses.length).toBeGreaterThanOrEqual(4);
     expect(statuses.join('\n')).not.toContain('処分検討');
-    expect(text(await command(alice, TEXT_A, 'join'))).toContain('Joined');
+    await stopReading(alice, open.id);
     await vi.waitFor(() => expect(statusOf(VOICE_A)).toBe('📖 #general を読み上げ中'));
   }, 60_000);
 
