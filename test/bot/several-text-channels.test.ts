@@ -73,6 +73,8 @@ beforeAll(async () => {
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
   });
   h.emulator.setLatency('standard', 1);
+  // Read at speed 4: the clips are a quarter as long, and voice plays in real time.
+  await h.bot.context.repos.guildSettings.update(guildId, { speed: 4 });
   await h.discord.setVoiceState(alice.id, guildId, VOICE);
   voice.simulateListener({ guildId, channelId: VOICE, userId: alice.id });
   const join = await h.discord.sendInteraction({ channelId: general, user: alice, name: 'join', locale: 'en-US' });
