@@ -21,6 +21,8 @@ export interface PendingUtterance {
   meta?: unknown;
   /** Who may hear or read it (`voice:<id>` or `text:<id>`): merged only within it after a restore too. */
   audience?: string;
+  /** The gain it is played at in voice (migrations/018); absent = 1. */
+  volume?: number;
   enqueuedAt: number;
 }
 
@@ -29,13 +31,16 @@ export type PendingWrite = { kind: 'add'; utterance: PendingUtterance; savedAt: 
 
 type Stored = PendingUtterance & { seq: number; savedAt: number; restores: number };
 type Row = RowOf<Stored, { advanced: string | null; meta: string | null }>;
-const rows = rowMapping<Stored, Row>({ codecs: { advanced: json, meta: json }, optional: ['lang', 'advanced', 'meta', 'audience'] });
+const rows = rowMapping<Stored, Row>({
+  codecs: { advanced: json, meta: json },
+  optional: ['lang', 'advanced', 'meta', 'audience', 'volume'],
+});
 
 const statements = (db: Db) => ({
   insert: db.prepare<[Omit<Row, 'seq' | 'restores'>]>(`
     INSERT OR REPLACE INTO pending_utterances
-      (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, audience, enqueued_at, saved_at)
-    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @audience,
+      (id, guild_id, user_id, channel_id, kind, text, lang, voice, speed, pitch, advanced, meta, audience, volume, enqueued_at, saved_at)
+    VALUES (@id, @guild_id, @user_id, @channel_id, @kind, @text, @lang, @voice, @speed, @pitch, @advanced, @meta, @audience, @volume,
       @enqueued_at, @saved_at)`),
   delete: db.prepare<[string]>('DELETE FROM pending_utterances WHERE id = ?'),
   all: db.prepare<[], Row>('SELECT * FROM pending_utterances ORDER BY seq'),

@@ -13,6 +13,7 @@ import { DailySpendReport } from './ledger-daily.ts';
 import { UserSettingsRepo } from './user-settings.ts';
 import { ReadingListsRepo } from './reading-lists.ts';
 import { ReadingSettingsRepo } from './reading-settings.ts';
+import { VoicePoolRepo } from './voice-pool.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
@@ -37,6 +38,8 @@ export interface Repositories {
   /** Who and what auto-read reads (migrations/008). */
   reading: ReadingSettingsRepo;
   readingLists: ReadingListsRepo;
+  /** The voices members without one of their own are given (migrations/018). */
+  voicePool: VoicePoolRepo;
   /** Who changed a server's settings or dictionary, when (migrations/014; the dashboard shows it). */
   audit: AuditLogRepo;
 }
@@ -60,6 +63,7 @@ export function createRepositories(db: Db, options: { clock?: Clock; dictionaryC
     dailySpend: new DailySpendReport(db),
     reading: new ReadingSettingsRepo(db, clock),
     readingLists: new ReadingListsRepo(db, clock),
+    voicePool: new VoicePoolRepo(db, clock),
     audit: new AuditLogRepo(db, clock),
   };
 }

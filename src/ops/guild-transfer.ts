@@ -23,6 +23,7 @@ export const MOVED_TABLES = [
   'role_allowances',
   'reading_settings',
   'reading_lists',
+  'voice_pool',
   'audit_log',
   'message_fates',
 ] as const;

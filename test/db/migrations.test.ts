@@ -5,7 +5,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate, openDatabase, type Db, type Migration } from '../../src/db/database.ts';
 import { MigrationError } from '../../src/db/errors.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
-import { UserSettingsRepo } from '../../src/db/user-settings.ts';
 import { HistoryRepo } from '../../src/db/generation-history.ts';
 
 let dir: string;
@@ -68,8 +67,7 @@ describe('migrations', () => {
     const db = openFile('old.db', all.slice(0, 1));
     expect(version(db)).toBe(1);
     // Repositories of tables 001 already had (createRepositories needs the latest schema).
-    const repos = { userSettings: new UserSettingsRepo(db), history: new HistoryRepo(db) };
-    await repos.userSettings.set('g1', 'u1', { nickname: 'たろう' });
+    const repos = { history: new HistoryRepo(db) };
     await repos.history.record({
       pk: 7,
       endpoint: 'standard',
@@ -84,6 +82,7 @@ describe('migrations', () => {
     db.prepare(
       "INSERT INTO guild_settings (guild_id, voice, user_monthly_limit, updated_at) VALUES ('g1', 'ja-JP-Wavenet-C', 300, 0)",
     ).run();
+    db.prepare("INSERT INTO user_settings (guild_id, user_id, nickname, updated_at) VALUES ('g1', 'u1', 'たろう', 0)").run();
     db.prepare("INSERT INTO auto_read_channels (guild_id, channel_id, created_at) VALUES ('g1', 'c1', 0)").run();
     db.prepare(
       "INSERT INTO dictionary_entries (guild_id, word, reading, created_by, created_at) VALUES ('g1', 'GitHub', 'ぎっとはぶ', 'u1', 0)",
@@ -107,7 +106,7 @@ describe('migrations', () => {
     const after = createRepositories(db);
     expect(after.guildSettings.get('g1')).toMatchObject({ voice: 'ja-JP-Wavenet-C', userMonthlyLimit: 300 });
     expect(after.autoRead.entries('g1')).toEqual([{ channelId: 'c1', postAudio: false }]);
-    expect(after.userSettings.get('g1', 'u1').nickname).toBe('たろう');
+    expect(after.userSettings.get('g1', 'u1')).toMatchObject({ nickname: 'たろう', volume: null, adminVolume: null });
     expect(after.dictionary.own('g1')).toMatchObject([{ word: 'GitHub', reading: 'ぎっとはぶ' }]);
     expect(after.dictionary.list('g1').layers).toEqual([[{ word: 'GitHub', reading: 'ぎっとはぶ' }]]);
     expect(db.prepare("SELECT pk, characters FROM generation_history WHERE guild_id = 'g1'").all()).toEqual([{ pk: 7, characters: 3 }]);

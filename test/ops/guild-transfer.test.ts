@@ -52,7 +52,8 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   await repos.guildSettings.update(guildId, { voice: 'ja-JP-Wavenet-C', speed: 1.5, guildMonthlyLimit: 2_000 });
   await repos.dictionary.add(guildId, 'yomiage', 'よみあげ', 'u1');
   await repos.autoRead.add(guildId, `${guildId}9`, { postAudio: true });
-  await repos.userSettings.set(guildId, 'u1', { nickname: 'たろう', speed: 1.2 });
+  await repos.userSettings.set(guildId, 'u1', { nickname: 'たろう', speed: 1.2, volume: 0.5, adminVolume: 1.5 });
+  await repos.voicePool.add(guildId, 'ja-JP-Wavenet-D');
   await repos.controls.update(guildId, { dictionaryRoleId: `${guildId}7`, narrateConfirmChars: 400 });
   await repos.roleAllowances.set(guildId, `${guildId}8`, 2_000);
   await repos.reading.update(guildId, { bots: 'listed', emoji: true });
