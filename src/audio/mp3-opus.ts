@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
-import opus from '@discordjs/opus';
+import type opus from '@discordjs/opus';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AudioError } from './errors.ts';
 import { Resampler } from '@yomiage/media';
 import { isMonoMp3 } from './mp3-frames.ts';
+import { changesLoudness, softLimit } from './gain.ts';
+import { voiceEncoder } from './opus-codec.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 /**
@@ -20,9 +22,6 @@ const FEED_BYTES = 2048;
 /** The cut ffmpeg's silenceremove made (start threshold and its RMS window), kept when the cache moved in-process. */
 const SILENCE_THRESHOLD = 10 ** (-50 / 20);
 const SILENCE_WINDOW_S = 0.02;
-/** Opus CTL: OPUS_SET_APPLICATION, and OPUS_APPLICATION_AUDIO / VOIP. */
-const OPUS_SET_APPLICATION = 4000;
-const APPLICATIONS = { audio: 2049, voip: 2048 } as const;
 /** ffmpeg's mono to stereo upmix puts the centre in both channels at -3 dB; so do we. */
 const MONO_TO_STEREO_GAIN = Math.SQRT1_2;
 
@@ -34,6 +33,8 @@ export interface Mp3OpusOptions {
   trimLeadingSilence?: boolean;
   /** Frames encoded ahead of the player (the stream's high-water mark). */
   framesAhead?: number;
+  /** A member's volume (0 to 2), applied to the decoded samples before encoding (src/audio/gain.ts); 1 changes nothing. */
+  volume?: number;
 }
 
 const DEFAULTS = {
@@ -41,6 +42,7 @@ const DEFAULTS = {
   application: 'audio',
   trimLeadingSilence: true,
   framesAhead: 3,
+  volume: 1,
 } as const satisfies Required<Mp3OpusOptions>;
 
 /**
@@ -178,10 +180,7 @@ export class Mp3OpusStream extends Readable {
     pool.take().then(
       (decoder) => {
         this.#decoder = decoder;
-        const encoder = new opus.OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS);
-        encoder.setBitrate(this.#options.bitrateKbps * 1000);
-        encoder.applyEncoderCTL(OPUS_SET_APPLICATION, APPLICATIONS[this.#options.application]);
-        this.#encoder = encoder;
+        this.#encoder = voiceEncoder(this.#options.bitrateKbps, this.#options.application);
         callback();
       },
       (error: unknown) => callback(new AudioError('decode_failed', { detail: 'the MP3 decoder could not start', cause: error })),
@@ -259,9 +258,18 @@ export class Mp3OpusStream extends Readable {
     const right = channels[1] ?? left;
     const gain = this.#gain;
     let at = this.#pcmLength;
-    for (let i = 0; i < n; i++) {
-      this.#pcm[at++] = toInt16(left[i]! * gain);
-      this.#pcm[at++] = toInt16(right[i]! * gain);
+    const volume = this.#options.volume;
+    if (changesLoudness(volume)) {
+      // A member's volume: scaled and soft-limited before the 16-bit rounding (volume 1 stays bit for bit as the cache makes it).
+      for (let i = 0; i < n; i++) {
+        this.#pcm[at++] = toInt16(softLimit(left[i]! * gain * volume));
+        this.#pcm[at++] = toInt16(softLimit(right[i]! * gain * volume));
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        this.#pcm[at++] = toInt16(left[i]! * gain);
+        this.#pcm[at++] = toInt16(right[i]! * gain);
+      }
     }
     this.#pcmLength = at;
   }

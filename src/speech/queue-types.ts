@@ -25,6 +25,12 @@ export interface UtteranceInput {
   voice: string;
   speed: number;
   pitch: number;
+  /**
+   * The gain it is played at in voice (its author's volume, 0 to 2; absent = 1). Applied by the
+   * player to the decoded audio: never part of the request or the cache key, so one cached clip
+   * serves every volume. Only utterances of the same volume share a request.
+   */
+  volume?: number;
   /** Present for the advanced (Beta) endpoint; `narrate` utterances need it. */
   advanced?: AdvancedParams;
   /** Anything the bot needs back at delivery (message id, interaction token, ...). */

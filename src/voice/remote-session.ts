@@ -437,8 +437,9 @@ function durationOf(audio: PlayableAudio): number | undefined {
 
 /** What the worker needs of `audio` (paths and bytes), without what the caller keeps (a cache pin's release, say). */
 function portable(audio: PlayableAudio): PlayableAudio {
-  const { oggPath, mp3Path, mp3, durationMs, parts } = audio;
+  const { oggPath, mp3Path, mp3, durationMs, parts, volume } = audio;
   return {
+    ...(volume !== undefined ? { volume } : {}),
     ...(oggPath !== undefined ? { oggPath } : {}),
     ...(mp3Path !== undefined ? { mp3Path } : {}),
     ...(mp3 !== undefined ? { mp3 } : {}),

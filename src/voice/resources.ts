@@ -4,6 +4,7 @@ import { pipeline, Readable } from 'node:stream';
 import { AudioResource, createAudioResource, StreamType } from '@discordjs/voice';
 import prism from 'prism-media';
 import { Mp3OpusStream } from '../audio/mp3-opus.ts';
+import { changesLoudness, GainedOpusStream } from '../audio/gain.ts';
 import type { PlaySource } from '../util/moments.ts';
 import { VoiceSessionError } from './errors.ts';
 
@@ -12,6 +13,8 @@ interface Clip {
   oggPath?: string;
   mp3Path?: string;
   mp3?: Buffer;
+  /** The member's volume (0 to 2; absent = 1): applied to the decoded samples (src/audio/gain.ts). */
+  volume?: number;
 }
 
 /**
@@ -26,13 +29,17 @@ export async function resourceFor(
   guildId: string,
 ): Promise<{ resource: AudioResource; source: PlaySource }> {
   if (playback === 'mp3') {
-    return {
-      resource: createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), { inputType: StreamType.Arbitrary }),
-      source: 'mp3-ffmpeg',
-    };
+    // The baseline only: the library's inline volume (Opus encoding on this thread) for a volume not 1.
+    const loudness = changesLoudness(audio.volume);
+    const resource = createAudioResource(audio.mp3Path ?? Readable.from([audio.mp3 ?? Buffer.alloc(0)]), {
+      inputType: StreamType.Arbitrary,
+      inlineVolume: loudness,
+    });
+    if (loudness) resource.volume?.setVolume(audio.volume!);
+    return { resource, source: 'mp3-ffmpeg' };
   }
   // A cached clip straight from its demuxer: no generator between it and the player.
-  if (audio.oggPath) return { resource: opusResource(oggPackets(audio.oggPath)), source: 'ogg' };
+  if (audio.oggPath) return { resource: opusResource(withVolume(oggPackets(audio.oggPath), audio.volume)), source: 'ogg' };
   return { resource: opusResource(clipPackets([audio], guildId)), source: 'mp3-in-process' };
 }
 
@@ -69,14 +76,26 @@ export function clipPackets(clips: readonly Clip[], guildId: string): Readable {
     (async function* () {
       for (const clip of clips) {
         if (clip.oggPath) {
-          yield* oggPackets(clip.oggPath);
+          yield* withVolume(oggPackets(clip.oggPath), clip.volume);
         } else {
-          yield* new Mp3OpusStream(clip.mp3 ?? (await readMp3(clip, guildId)));
+          const mp3 = clip.mp3 ?? (await readMp3(clip, guildId));
+          yield* new Mp3OpusStream(mp3, changesLoudness(clip.volume) ? { volume: clip.volume } : {});
         }
       }
     })(),
     { objectMode: true },
   );
+}
+
+/** Cached Opus packets at a member's volume: decoded, scaled and encoded again only when it is not 1. */
+function withVolume(packets: Readable, volume: number | undefined): Readable {
+  return changesLoudness(volume) ? pipeline(packets, new GainedOpusStream(volume), () => {}) : packets;
+}
+
+/** The clips of one utterance, each at the utterance's volume (its parts carry none of their own). */
+export function clipsOf<C extends Clip & { parts?: C[] }>(audio: C): C[] {
+  const parts = audio.parts ?? [audio];
+  return audio.volume === undefined ? parts : parts.map((p) => ({ ...p, volume: audio.volume }));
 }
 
 async function readMp3(clip: Clip, guildId: string): Promise<Buffer> {

@@ -21,7 +21,7 @@ import type { Logger } from '../util/log.ts';
 import { moments } from '../util/moments.ts';
 import { callCanEncrypt } from './dave.ts';
 import { VoiceSessionError } from './errors.ts';
-import { clipPackets, opusResource, resourceFor } from './resources.ts';
+import { clipPackets, clipsOf, opusResource, resourceFor } from './resources.ts';
 import type { PacketClock } from './packet-clock.ts';
 import { reusePacketBuffers } from './packet-buffers.ts';
 import { cacheTransportKey } from './transport-key.ts';
@@ -38,6 +38,8 @@ export interface PlayableAudio {
   durationMs?: number;
   /** Clips played back to back as one utterance (a cached name, then its line). */
   parts?: PlayableAudio[];
+  /** Its author's volume (0 to 2; absent = 1), applied to every part as it is decoded (src/audio/gain.ts). */
+  volume?: number;
 }
 
 export interface VoiceSessionOptions {
@@ -405,7 +407,7 @@ export class GuildVoiceSession extends EventEmitter<VoiceSessionEvents> implemen
     }
     // Clips of one utterance play as one resource of every clip's Opus packets in
     // turn, cached or a miss decoded here: no end-of-resource silence, no restart between them.
-    const parts = audio.parts ?? [audio];
+    const parts = clipsOf(audio);
     const joined = parts.length > 1 && this.#options.playback === 'cached';
     const resources = joined
       ? [

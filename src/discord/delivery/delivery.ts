@@ -121,7 +121,9 @@ export class SpeechDelivery {
     let failure: unknown;
     if (played) {
       try {
-        await this.#deps.voice.play(ready.guildId, voiceChannel!, audio, signal);
+        // At its author's volume (merged messages share one: batching.ts); the file attached is as the service made it.
+        const volume = ready.items[0]?.volume;
+        await this.#deps.voice.play(ready.guildId, voiceChannel!, volume === undefined ? audio : { ...audio, volume }, signal);
         heard = true;
       } catch (error) {
         failure = error;
