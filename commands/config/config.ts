@@ -11,6 +11,7 @@ import { langOf, t, type Lang } from '../../src/i18n/texts.ts';
 import type { GuildSettings } from '../../src/domain/guild-settings.ts';
 import { standardVoiceChoices } from '../../src/discord/interactions/voice-choices.ts';
 import { MEMBER_CONTROL_SUBCOMMANDS, memberControls, showMore } from './config-members.ts';
+import { VOICE_CONTROL_SUBCOMMANDS, voiceControls } from './config-voices.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { shownLimit } from '../../src/usecases/limits.ts';
 import { changeGuildSettings, IGNORE_PREFIX_LENGTH, SETTING_RANGES, type SettingsChange } from '../../src/usecases/settings.ts';
@@ -101,10 +102,11 @@ const data = {
     ),
     // Settings that were stored but could not be set.
     ...MEMBER_CONTROL_SUBCOMMANDS,
+    ...VOICE_CONTROL_SUBCOMMANDS,
   ],
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
-function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user: AppliedLimit }): string {
+function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user: AppliedLimit }, pool: readonly string[]): string {
   const onOff = (b: boolean) => t(lang, b ? 'config.on' : 'config.off');
   return (
     t(lang, 'config.show', {
@@ -119,7 +121,9 @@ function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user:
       prefix: s.ignorePrefix,
     }) +
     '\n' +
-    showMore(lang, s, limits.guild)
+    showMore(lang, s, limits.guild) +
+    '\n' +
+    t(lang, 'voicepool.show', { voices: pool.length > 0 ? pool.join(', ') : t(lang, 'config.none') })
   );
 }
 
@@ -142,7 +146,7 @@ export default {
     await runSubcommand(interaction, data, {
       async show() {
         await interaction.reply({
-          content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId)),
+          content: show(lang, repo.get(guildId), ctx.budget.appliedLimits(guildId), ctx.repos.voicePool.list(guildId)),
           flags: MessageFlags.Ephemeral,
         });
       },
@@ -159,6 +163,7 @@ export default {
       'text-channels': ({ value }) => save('text-channels', { textChannelsPerCall: value }, String(value)),
       'ignore-prefix': ({ value }) => save('ignore-prefix', { ignorePrefix: value.trim() }, value.trim()),
       ...memberControls(interaction, ctx, guildId, lang),
+      ...voiceControls(interaction, ctx, guildId, lang),
     });
   },
   async autocomplete(interaction) {

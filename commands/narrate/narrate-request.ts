@@ -6,6 +6,7 @@ import { validateAdvanced, type AdvancedVoice } from '../../src/tts/validation.t
 import type { Lang } from '../../src/i18n/texts.ts';
 import type { SpeechRequests } from '../../src/discord/interactions/speech-requests.ts';
 import { askNarrateCost } from './narrate-confirm.ts';
+import { effectiveVolume } from '../../src/domain/member-settings.ts';
 
 export interface NarrateArgs {
   guildId: string;
@@ -39,6 +40,8 @@ export async function requestNarrate(requests: SpeechRequests, interaction: Chat
   if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
   const chars = countChars(text);
   await requests.precheck(args.guildId, userId, 'advanced', chars);
+  // Played at the member's volume, as their chat is.
+  const volume = effectiveVolume(requests.repos.userSettings.get(args.guildId, userId));
   const input: UtteranceInput = {
     guildId: args.guildId,
     userId,
@@ -50,6 +53,7 @@ export async function requestNarrate(requests: SpeechRequests, interaction: Chat
     speed: advanced.speed ?? 1,
     pitch: advanced.pitch ?? 0,
     advanced,
+    ...(volume === 1 ? {} : { volume }),
   };
   const buttons = requests.buttons;
   if (buttons && chars > requests.repos.controls.get(args.guildId).narrateConfirmChars) {

@@ -1,5 +1,4 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
-import { effectiveVoice } from '../../src/domain/member-settings.ts';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
@@ -23,7 +22,7 @@ const SAY_MAX_CHARS = 1000;
 /** /say: checks everything that can be checked before answering, then queues the speech. */
 export async function requestSay(requests: SpeechRequests, interaction: ChatInputCommandInteraction, args: SayArgs): Promise<void> {
   const userId = interaction.user.id;
-  const settings = effectiveVoice(requests.repos.guildSettings.get(args.guildId), requests.repos.userSettings.get(args.guildId, userId));
+  const settings = requests.memberVoice(interaction, args.guildId);
   const voice = args.voice?.trim() || settings.voice;
   const speed = args.speed ?? settings.speed;
   const pitch = args.pitch ?? settings.pitch;
@@ -41,6 +40,7 @@ export async function requestSay(requests: SpeechRequests, interaction: ChatInpu
     voice,
     speed,
     pitch,
+    ...(settings.volume === 1 ? {} : { volume: settings.volume }),
   };
   requests.checkMemberQueue(input);
   if (!requests.isKnownVoice(voice)) {

@@ -4,7 +4,7 @@ import {
   type APIApplicationCommandSubcommandOption,
   type ChatInputCommandInteraction,
 } from 'discord.js';
-import { effectiveVoice } from '../../src/domain/member-settings.ts';
+import { memberVoice } from '../../src/usecases/member-voice.ts';
 import { described, named } from '../../src/discord/interactions/command.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
@@ -44,8 +44,7 @@ export async function runVoicePreview(
 ): Promise<void> {
   const userId = interaction.user.id;
   const { requests } = ctx;
-  const voice =
-    args.voice?.trim() || effectiveVoice(ctx.repos.guildSettings.get(guildId), ctx.repos.userSettings.get(guildId, userId)).voice;
+  const voice = args.voice?.trim() || memberVoice(ctx, guildId, userId).voice;
   const { sample, speed, pitch, payer } = previewRequest(userId, voice, lang);
   const input: UtteranceInput = {
     guildId,

@@ -264,15 +264,8 @@ export function isStale(u: Utterance, at: number, maxAutoAgeMs: number): boolean
  */
 export function mergeable(a: Utterance, b: Utterance): boolean {
   if (audienceOf(a) !== audienceOf(b)) return false;
-  return (
-    b.kind === 'auto' &&
-    !b.advanced &&
-    a.voice === b.voice &&
-    a.speed === b.speed &&
-    a.pitch === b.pitch &&
-    a.lang === b.lang &&
-    (a.volume ?? 1) === (b.volume ?? 1)
-  );
+  const sameSound = a.voice === b.voice && a.speed === b.speed && a.pitch === b.pitch && (a.volume ?? 1) === (b.volume ?? 1);
+  return b.kind === 'auto' && !b.advanced && sameSound && a.lang === b.lang;
 }
 
 const CJK = /[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]/u;

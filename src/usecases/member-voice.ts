@@ -1,4 +1,5 @@
-import { effectiveVoice, type UserSettings } from '../domain/member-settings.ts';
+import { effectiveVoice, effectiveVolume, VOLUME_RANGE, type UserSettings } from '../domain/member-settings.ts';
+import { POOL_CALL_MAX, poolVoiceFor } from '../domain/voice-pool.ts';
 import { LIMITS } from '../tts/validation.ts';
 import type { UseCaseDeps } from './deps.ts';
 import { confirmVoice, isKnownVoice } from './voices.ts';
@@ -33,14 +34,71 @@ export interface MemberVoiceChange {
   pitch?: number | null | undefined;
 }
 
-/** The voice a member hears for their messages: the server's defaults under their own choices. */
+/**
+ * The voice a member hears for their messages: the server's defaults under their own choices, their
+ * voice of the server's pool when they chose none (`from`: whose voice it is; their first voice of
+ * the pool, as when alone: in a call it may be another, speakingVoice), and the volume they are
+ * played at (an admin's choice wins over their own).
+ */
 export function memberVoice(ctx: Pick<UseCaseDeps, 'repos'>, guildId: string, userId: string) {
   const user = ctx.repos.userSettings.get(guildId, userId);
+  const poolVoice = user.voice === null ? poolVoiceFor(ctx.repos.voicePool.list(guildId), userId) : undefined;
   return {
-    ...effectiveVoice(ctx.repos.guildSettings.get(guildId), user),
-    own: { voice: user.voice, speed: user.speed, pitch: user.pitch },
+    ...effectiveVoice(ctx.repos.guildSettings.get(guildId), user, poolVoice),
+    from: user.voice !== null ? ('own' as const) : poolVoice !== undefined ? ('pool' as const) : ('server' as const),
+    volume: effectiveVolume(user),
+    adminVolume: user.adminVolume,
+    own: { voice: user.voice, speed: user.speed, pitch: user.pitch, volume: user.volume },
     nickname: user.nickname,
   };
+}
+
+/**
+ * What a member's message is spoken with now: voice, speed, pitch and volume. Without a voice of
+ * their own, their share of the server's pool among `call` (the ids of the people in the voice
+ * channel it is played in; src/domain/voice-pool.ts), or their first voice of the pool outside a
+ * call; the server's voice when the pool is empty.
+ */
+export function speakingVoice(ctx: Pick<UseCaseDeps, 'repos'>, guildId: string, userId: string, call?: readonly string[]) {
+  const { userSettings, voicePool, guildSettings } = ctx.repos;
+  const user = userSettings.get(guildId, userId);
+  const pool = user.voice === null ? voicePool.list(guildId) : [];
+  let shared: { members: string[]; taken: Set<string> } | undefined;
+  // A call too big to share the pool in: each speaks with their first voice (no lookup per member).
+  if (pool.length > 0 && call && call.length <= POOL_CALL_MAX + 1) {
+    shared = { members: [], taken: new Set() };
+    for (const id of call) {
+      if (id === userId) continue;
+      const own = userSettings.get(guildId, id).voice;
+      if (own === null) shared.members.push(id);
+      else shared.taken.add(own);
+    }
+  }
+  const poolVoice = poolVoiceFor(pool, userId, shared);
+  return { ...effectiveVoice(guildSettings.get(guildId), user, poolVoice), volume: effectiveVolume(user) };
+}
+
+/** The volume asked for, checked (a number from 0 to 2; null clears it), or a UserError naming the range. */
+export function checkVolume(value: unknown): number | null {
+  if (value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < VOLUME_RANGE.min || value > VOLUME_RANGE.max)
+    throw new UserError('config.out_of_range', { vars: { setting: 'volume', min: VOLUME_RANGE.min, max: VOLUME_RANGE.max } });
+  return value;
+}
+
+/**
+ * Saves how loud a member's own speech is played in voice (0 to 2; null: back to 1), from their
+ * next message on. An admin's volume for them (/config volume) still wins: `adminVolume` says so.
+ */
+export async function setMemberVolume(
+  ctx: Pick<UseCaseDeps, 'repos'>,
+  guildId: string,
+  userId: string,
+  value: unknown,
+): Promise<{ volume: number; own: number | null; adminVolume: number | null }> {
+  const own = checkVolume(value);
+  const user = await ctx.repos.userSettings.set(guildId, userId, { volume: own });
+  return { volume: effectiveVolume(user), own: user.volume, adminVolume: user.adminVolume };
 }
 
 /**

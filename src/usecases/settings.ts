@@ -1,6 +1,7 @@
 import type { GuildSettings, GuildSettingsPatch } from '../domain/guild-settings.ts';
 import type { Actor } from '../domain/audit.ts';
 import { UserError } from '../i18n/errors.ts';
+import { checkVolume } from './member-voice.ts';
 import { requireWithinCeiling } from './limits.ts';
 import { confirmVoice, isKnownVoice } from './voices.ts';
 import type { UseCaseDeps } from './deps.ts';
@@ -161,4 +162,23 @@ export async function setMuted(
   if (typeof muted !== 'boolean') throw new UserError('config.not_on_off', { vars: { setting: 'mute' } });
   await ctx.repos.userSettings.set(guildId, member.id, { muted });
   await ctx.repos.audit.record(guildId, actor, muted ? 'mute' : 'unmute', { memberId: member.id });
+}
+
+/**
+ * Sets (or clears, with null) the volume a member's speech is played at, over their own choice:
+ * /config volume's rule for the command and the web dashboard (the caller has checked Manage
+ * Server). The bot itself is refused. Audit-logged.
+ */
+export async function setAdminVolume(
+  ctx: Pick<UseCaseDeps, 'repos'>,
+  guildId: string,
+  actor: Actor,
+  member: { id: string; isBot: boolean },
+  value: unknown,
+): Promise<number | null> {
+  if (member.isBot) throw new UserError('config.volume_self_bot');
+  const volume = checkVolume(value);
+  await ctx.repos.userSettings.set(guildId, member.id, { adminVolume: volume });
+  await ctx.repos.audit.record(guildId, actor, 'volume', { memberId: member.id, volume });
+  return volume;
 }

@@ -37,7 +37,10 @@ describe('a member alone: their first voice of the pool', () => {
     for (const id of family(1000)) counts.set(firstPoolVoice(POOL, id)!, (counts.get(firstPoolVoice(POOL, id)!) ?? 0) + 1);
     expect([...counts.keys()].sort()).toEqual([...POOL].sort());
     // 200 each on average; a fair draw stays well within ±60 (about 5 standard deviations).
-    for (const [voice, n] of counts) (expect(n, voice).toBeGreaterThan(140), expect(n, voice).toBeLessThan(260));
+    for (const [voice, n] of counts) {
+      expect(n, voice).toBeGreaterThan(140);
+      expect(n, voice).toBeLessThan(260);
+    }
   });
 
   it('GIVEN a voice added to the pool THEN only members whose first voice it becomes change; removed, only those who had it', () => {

@@ -29,6 +29,8 @@ describe('nextBatch', () => {
     ['another speed', { speed: 1.2 }],
     ['another pitch', { pitch: 1 }],
     ['another language', { lang: 'en' }],
+    // One request is played at one volume: a member's quieter voice is not merged into a louder one's audio.
+    ['another volume', { volume: 0.5 }],
     ['an explicit /say', { kind: 'say' as const }],
     ['an advanced request', { advanced: { voice: 'Ruby' as const } }],
   ])('GIVEN the next message has %s THEN it is not merged: order is kept', (_, extra) => {
@@ -82,6 +84,9 @@ describe('mergeable and separatorFor', () => {
   it('GIVEN the same voice, speed, pitch and language THEN two auto messages may share a request', () => {
     expect(mergeable(u('a'), u('b'))).toBe(true);
     expect(mergeable(u('a'), u('b', { kind: 'say' }))).toBe(false);
+    // Volume 1 said or not is the same volume.
+    expect(mergeable(u('a'), u('b', { volume: 1 }))).toBe(true);
+    expect(mergeable(u('a', { volume: 0.5 }), u('b', { volume: 0.5 }))).toBe(true);
   });
 
   it.each([

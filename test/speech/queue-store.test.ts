@@ -46,7 +46,7 @@ describe('PendingUtteranceStore: written on accept, deleted when finished', () =
     before.enqueue(msg('g1', 'a', 'first', { kind: 'say', meta: { messageId: 'm1' }, channelId: 'c1' }));
     before.enqueue(msg('g1', 'b', 'narrated', { kind: 'narrate', advanced: { voice: 'Ruby', tone: 'calm', seed: 3 }, channelId: 'c1' }));
     before.enqueue(msg('g2', 'c', 'other guild', { lang: 'en' }));
-    before.enqueue(msg('g1', 'a', 'second', { audience: 'voice:vc1' }));
+    before.enqueue(msg('g1', 'a', 'second', { audience: 'voice:vc1', volume: 0.5 }));
     // On disk at once: nothing waits for a shutdown to save it.
     expect(onDisk(file)).toBe(4);
     // The "crash": this process never closes anything.
@@ -60,6 +60,8 @@ describe('PendingUtteranceStore: written on accept, deleted when finished', () =
     expect(g1[1]!.utterance.advanced).toEqual({ voice: 'Ruby', tone: 'calm', seed: 3 });
     // Who may hear it comes back too (merged only within it after the restore); absent stays absent.
     expect(g1.map((c) => c.utterance.audience)).toEqual([undefined, undefined, 'voice:vc1']);
+    // As loud as it would have been: a member's volume comes back; none stays none (played as made).
+    expect(g1.map((c) => c.utterance.volume)).toEqual([undefined, undefined, 0.5]);
 
     // Spoken after the restart: gone from disk one by one as each delivery settles.
     const spoken: ReadyUtterance[] = [];

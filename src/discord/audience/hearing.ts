@@ -9,3 +9,11 @@ export function whoCanHear(guild: Guild, channelId: string | null): 'nobody' | '
   if (humans.length === 0) return 'nobody';
   return humans.every((s) => s.deaf) ? 'deaf' : 'yes';
 }
+
+/** The people (not bots) now in voice channel `channelId` of `guild`, by id: whose voices the server's pool tells apart. */
+export function peopleInCall(guild: Guild, channelId: string | null): string[] {
+  if (!channelId) return [];
+  return inCall(guild, channelId)
+    .filter((s) => !isBot(guild, s))
+    .map((s) => s.id);
+}

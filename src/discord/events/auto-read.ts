@@ -1,13 +1,13 @@
 import { ChannelType, type Message } from 'discord.js';
 import { type Repositories } from '../../db/repositories.ts';
-import { effectiveVoice } from '../../domain/member-settings.ts';
+import { speakingVoice } from '../../usecases/member-voice.ts';
 import { type GuildSettings } from '../../domain/guild-settings.ts';
 import { type ReadingSettings } from '../../domain/reading.ts';
 import type { Dictionary } from '../../speech/text/dictionary.ts';
 import type { NameReader } from '../../speech/text/names.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
-import { whoCanHear } from '../audience/hearing.ts';
+import { peopleInCall, whoCanHear } from '../audience/hearing.ts';
 import { guildLang, t } from '../../i18n/texts.ts';
 import { messageText } from './message-text.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
@@ -120,7 +120,7 @@ export class AutoReader {
       text: prefix + body,
       ...(prefix ? { prefix } : {}),
       lang,
-      ...effectiveVoice(settings, user),
+      ...this.#voiceOf(message, audience),
       audience,
       meta: {
         delivery: { kind: 'message', channelId, messageId: message.id },
@@ -155,7 +155,19 @@ export class AutoReader {
     const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
     if (!body) return null;
     const { id: _id, enqueuedAt: _at, ...input } = old;
-    return { ...input, text: (old.prefix ?? '') + body, ...effectiveVoice(settings, user) };
+    return { ...input, text: (old.prefix ?? '') + body, ...this.#voiceOf(message, old.audience ?? '') };
+  }
+
+  /**
+   * The author's voice, speed, pitch and volume as their settings are now: without a voice of their
+   * own, their share of the server's pool among the people in the call it is played in (the author
+   * counted in). A channel whose audio is posted as a file is nobody's call.
+   */
+  #voiceOf(message: Message<true>, audience: string) {
+    const voiceChannelId = audience.startsWith('voice:') ? audience.slice('voice:'.length) : null;
+    const call = voiceChannelId === null ? undefined : peopleInCall(message.guild, voiceChannelId);
+    const { voice, speed, pitch, volume } = speakingVoice(this.#deps, message.guildId, message.author.id, call);
+    return { voice, speed, pitch, ...(volume === 1 ? {} : { volume }) };
   }
 
   /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix). */

@@ -9,6 +9,8 @@ import { UserError } from '../../i18n/errors.ts';
 import { langOf, t, type Lang } from '../../i18n/texts.ts';
 import { toPlainMessage } from '../audience/mentions.ts';
 import { confirmVoice, isKnownVoice, precheckBudget } from '../../usecases/voices.ts';
+import { speakingVoice } from '../../usecases/member-voice.ts';
+import { peopleInCall } from '../audience/hearing.ts';
 import { describeQueueRefusal } from '../delivery/outcomes.ts';
 import type { DeliveryTarget, UtteranceMeta } from '../delivery/meta.ts';
 import type { InteractionReplies } from '../delivery/replies.ts';
@@ -85,6 +87,16 @@ export class SpeechRequests {
     });
     if (!text) throw new UserError('tts.validation_error');
     return text;
+  }
+
+  /**
+   * The asking member's voice, speed, pitch and volume for what they ask here now: without a voice
+   * of their own, their share of the server's pool in the call that would hear it.
+   */
+  memberVoice(interaction: ChatInputCommandInteraction, guildId: string): ReturnType<typeof speakingVoice> {
+    const voiceChannelId = this.#playedIn(guildId, interaction);
+    const call = voiceChannelId !== null && interaction.guild ? peopleInCall(interaction.guild, voiceChannelId) : undefined;
+    return speakingVoice(this.#deps, guildId, interaction.user.id, call);
   }
 
   /** The voice channel whose session would play what `interaction` asks for now (as `enqueue` queues it), or null. */
