@@ -54,6 +54,15 @@ export function describeAudit(entry: Pick<AuditEntry, 'action' | 'detail'>, lang
       return t(lang, entry.action === 'mute' ? 'dashboard.action_mute' : 'dashboard.action_unmute', {
         member: names.member(str(d.memberId)),
       });
+    case 'voice_pool.add':
+    case 'voice_pool.remove':
+      return t(lang, entry.action === 'voice_pool.add' ? 'dashboard.action_voice_pool_add' : 'dashboard.action_voice_pool_remove', {
+        voice: str(d.voice),
+      });
+    case 'volume':
+      return d.volume === null || d.volume === undefined
+        ? t(lang, 'dashboard.action_volume_cleared', { member: names.member(str(d.memberId)) })
+        : t(lang, 'dashboard.action_volume', { member: names.member(str(d.memberId)), volume: str(d.volume) });
     case 'reading.bot.add':
       return t(lang, 'dashboard.action_reading_bot_add', { id: str(d.botId) });
     case 'reading.bot.remove':

@@ -4,6 +4,7 @@ import { api, change, field, h, n, newId, say, state, tr } from './dom.js';
 import { auditLog, healthCard, usageCard } from './reports.js';
 import { autoReadCard, controlsCard, mutedCard, readingCard, readingListsCards, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
+import { myVolumeCard, voicePoolCard, volumesCard } from './voice-cards.js';
 
 const main = document.getElementById('main');
 state.onSignedOut = () => {
@@ -172,6 +173,7 @@ function memberSettings(guildId, me) {
     },
     h('h3', { text: tr('my_voice') }),
     h('p', { class: 'hint', text: tr('server_default_hint') }),
+    v.from === 'pool' ? h('p', { class: 'hint', text: tr('pool_voice_hint', { voice: v.voice }) }) : null,
     h('div', { class: 'row' }, field(tr('voice'), voice), previewButton(guildId, voice)),
     h('div', { class: 'row' }, field(tr('speed'), speed), field(tr('pitch'), pitch)),
     h('button', { type: 'submit', class: 'primary', text: tr('save') }),
@@ -193,6 +195,7 @@ function memberSettings(guildId, me) {
     'div',
     { class: 'grid' },
     form,
+    myVolumeCard(guildId, me),
     nameForm,
     dictionaryEditor(`/me/${guildId}/dictionary`, me.dictionary, tr('my_dictionary'), tr('my_dictionary_hint')),
   );
@@ -210,6 +213,8 @@ async function adminTab(guildId, tab) {
       serverSettings(guildId, g),
       readingCard(guildId, g),
       readingListsCards(guildId, g),
+      voicePoolCard(guildId, g, voiceInput),
+      volumesCard(guildId, g),
       mutedCard(guildId, g),
       autoReadCard(guildId, g),
       rolesCard(guildId, g),
