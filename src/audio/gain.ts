@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { AudioError } from './errors.ts';
-import { voiceEncoder } from './opus-codec.ts';
+import { encodeFrame, voiceEncoder } from './opus-codec.ts';
 
 // A member's volume (0 to 2), applied by the bot itself to decoded audio before it is encoded to
 // Opus: never sent to the service and never part of the cache key, so one cached clip plays at
@@ -42,6 +42,7 @@ export function applyGain(samples: Int16Array, gain: number): void {
 export class GainedOpusStream extends Transform {
   readonly #codec = voiceEncoder();
   readonly #volume: number;
+  #first = true;
 
   constructor(volume: number) {
     super({ objectMode: true });
@@ -53,7 +54,8 @@ export class GainedOpusStream extends Transform {
       const pcm = this.#codec.decode(packet);
       const samples = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.byteLength / 2);
       applyGain(samples, this.#volume);
-      callback(null, this.#codec.encode(pcm));
+      callback(null, encodeFrame(this.#codec, pcm, this.#first));
+      this.#first = false;
     } catch (error) {
       callback(new AudioError('decode_failed', { detail: 'an Opus packet of the cached clip could not be decoded', cause: error }));
     }

@@ -5,7 +5,7 @@ import { AudioError } from './errors.ts';
 import { Resampler } from '@yomiage/media';
 import { isMonoMp3 } from './mp3-frames.ts';
 import { changesLoudness, softLimit } from './gain.ts';
-import { voiceEncoder } from './opus-codec.ts';
+import { encodeFrame, voiceEncoder } from './opus-codec.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../util/voice-format.ts';
 
 /**
@@ -190,7 +190,8 @@ export class Mp3OpusStream extends Readable {
   override _read(): void {
     try {
       const frame = this.#nextFrame();
-      if (frame) this.push(this.#encoder!.encode(frame));
+      // At another volume its first frame is coded on its own (opus-codec.ts); volume 1 stays as the cache makes it.
+      if (frame) this.push(encodeFrame(this.#encoder!, frame, this.frames === 1 && changesLoudness(this.#options.volume)));
       else this.push(null);
     } catch (error) {
       this.destroy(

@@ -8,6 +8,7 @@ import { applyGain, GainedOpusStream, softLimit } from '../../src/audio/gain.ts'
 import { Mp3OpusStream } from '../../src/audio/mp3-opus.ts';
 import { FRAME_SAMPLES, VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../src/util/voice-format.ts';
 import { ffmpeg } from '@yomiage/local-discord/test/voice/helpers';
+import { audioFor } from '@yomiage/tts-emulator';
 
 // A member's volume applied by the bot to decoded audio: measured as a listener would, by the RMS of
 // the PCM before and after (and of the Opus packets decoded back, as the local Discord's listener
@@ -110,6 +111,26 @@ describe('a cached clip (Opus packets) at another volume', () => {
     expect(dB(rms(decoded(quieter)) / rms(decoded(packets)))).toBeCloseTo(-6, 0);
     const louder = await collect(Readable.from(packets, { objectMode: true }).pipe(new GainedOpusStream(2)));
     expect(dB(rms(decoded(louder)) / rms(decoded(packets)))).toBeGreaterThan(4);
+  });
+
+  it("GIVEN a listener's decoder that heard a clip before THEN the clip at 0.5 starts as quiet as it goes on: no fade-in", async () => {
+    // The emulator's speech-like tones, as the cache holds them (Opus packets of the in-process encoder).
+    const { bytes } = await audioFor({ kind: 'standard', text: 'たなかさんのことばです', voice: 'ja-JP-Wavenet-A', speed: 2, pitch: 0 });
+    const plain = await collect(new Mp3OpusStream(bytes));
+    const half = await collect(Readable.from(plain, { objectMode: true }).pipe(new GainedOpusStream(0.5)));
+    /** dBFS of the first `n` frames and of the whole, decoded as a listener does after a clip and the player's 5 silence frames. */
+    const heard = (packets: readonly Buffer[], n: number) => {
+      const decoder = new opus.OpusEncoder(VOICE_SAMPLE_RATE, VOICE_CHANNELS);
+      for (const p of [...plain, ...Array.from({ length: 5 }, () => Buffer.from([0xf8, 0xff, 0xfe]))]) decoder.decode(p);
+      const pcm = packets.map((p) => {
+        const b = decoder.decode(p);
+        return new Int16Array(b.buffer, b.byteOffset, b.byteLength / 2);
+      });
+      return { start: rms(joined(pcm.slice(0, n))), all: rms(joined(pcm)) };
+    };
+    const [a, b] = [heard(plain, 5), heard(half, 5)];
+    expect(dB(b.all / a.all)).toBeCloseTo(-6, 0);
+    expect(dB(b.start / a.start)).toBeGreaterThan(-8);
   });
 
   it('GIVEN a packet that is no Opus THEN the stream fails with decode_failed', async () => {
