@@ -12,6 +12,7 @@ import { rmsDb } from '@yomiage/local-discord';
 import { mp3ToOggOpus } from '../../src/audio/transcode.ts';
 import { clipPackets, clipsOf } from '../../src/voice/resources.ts';
 import { VOICE_CHANNELS, VOICE_SAMPLE_RATE } from '../../src/util/voice-format.ts';
+import { pitchHz } from '../support/pitch.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'yomiage-volume-'));
 let mp3: Buffer;
@@ -47,5 +48,21 @@ describe('an utterance played at its author’s volume', () => {
     const half = await heard(clipPackets(clipsOf({ parts, volume: 0.5 }), 'g'), split);
     expect(half[0] - asMade[0]).toBeCloseTo(-6, 0);
     expect(half[1] - asMade[1]).toBeCloseTo(-6, 0);
+  });
+});
+
+describe('what the stories’ listener measures of a voice', () => {
+  /** 48 kHz stereo of a voiced tone at `hz` with strong 2nd and 3rd harmonics, in 20 ms frames. */
+  const voiced = (hz: number) =>
+    Array.from({ length: 25 }, (_, f) => {
+      const frame = new Int16Array(960 * 2);
+      for (let i = 0; i < 960; i++) {
+        const w = (2 * Math.PI * hz * (f * 960 + i)) / VOICE_SAMPLE_RATE;
+        frame[i * 2] = frame[i * 2 + 1] = Math.round(8000 * (Math.sin(w) + 0.7 * Math.sin(2 * w) + 0.4 * Math.sin(3 * w)));
+      }
+      return frame;
+    });
+  it.each([110, 136, 174, 230])('GIVEN a voice at %s Hz with its harmonics THEN its pitch within 3%', (hz) => {
+    expect(Math.abs(pitchHz(voiced(hz)) / hz - 1)).toBeLessThan(0.03);
   });
 });
