@@ -150,6 +150,19 @@ describe('/config voice-pool', () => {
       // The same member keeps it, message after message.
       expect(await readWith(member, `もう一度${i}です`)).toBe(voice);
     }
+    // /say speaks with the same voice as their chat.
+    const asked = standardRequests(h.emulator).length;
+    await command(bob, 'say', [{ name: 'text', type: 3, value: 'スラッシュコマンドの声' } as Option], 'ja', DEFAULT_IDS.chat);
+    const said = await vi.waitUntil(
+      () =>
+        standardRequests(h.emulator)
+          .slice(asked)
+          .find((r) => r.text.includes('スラッシュコマンドの声')),
+      {
+        timeout: 20_000,
+      },
+    );
+    expect(said.voice).toBe(firstPoolVoice(POOL, bob.id));
     const own = await command(carol, 'voice', sub('set', [{ name: 'voice', type: 3, value: 'ja-JP-NanamiNeural' }]), 'ja');
     expect(own.text).toContain('ja-JP-NanamiNeural');
     expect(await readWith(carol, '自分の声です')).toBe('ja-JP-NanamiNeural');
