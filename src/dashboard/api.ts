@@ -8,6 +8,7 @@ import { UserError } from '../i18n/errors.ts';
 import { changeGuildSettings, type SettingsChange, setAdminVolume, setMuted } from '../usecases/settings.ts';
 import { memberVoice, setMemberVoice, setMemberVolume, setReadName } from '../usecases/member-voice.ts';
 import { addPoolVoice, removePoolVoice } from '../usecases/voice-pool.ts';
+import { memberNamed, volumesOf } from './voice-settings.ts';
 import { previewAudio } from '../usecases/previews.ts';
 import { readFile } from 'node:fs/promises';
 import { addEntry, dictionaryStore, removeEntry, checkImport, mayEditDictionary } from '../usecases/dictionaries.ts';
@@ -97,9 +98,9 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     case 'PUT /guilds/:id/volume': {
       // /config volume: null gives the member their own volume back.
       const access = await admin(deps, req);
-      const member = await memberNamed(deps, access, req.body.memberId);
+      const member = await memberNamed(deps.view, access, req.body.memberId);
       await setAdminVolume(deps.ctx, access.guild.id, actor(access), member, req.body.volume ?? null);
-      return ok(volumesOf(deps, access));
+      return ok(volumesOf(deps.ctx.repos, access));
     }
     case 'POST /guilds/:id/voice-pool':
     case 'DELETE /guilds/:id/voice-pool': {
@@ -247,19 +248,6 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const SNOWFLAKE = /^\d{17,20}$/;
 
-/**
- * The member an admin's change names (/config mute's and volume's member option): a member of the
- * server now, or what to tell the admin. The bot itself is marked so the use case can refuse it.
- */
-async function memberNamed(deps: ApiDeps, access: GuildAccess, memberId: unknown): Promise<{ id: string; isBot: boolean }> {
-  // Checked before any lookup: an empty id would ask the gateway for every member of the server.
-  if (memberId === undefined || memberId === '') throw new UserError('dashboard.member_missing');
-  if (typeof memberId !== 'string' || !SNOWFLAKE.test(memberId)) throw new UserError('dashboard.unknown_member');
-  const member = await deps.view.member(access.guild, memberId);
-  if (!member) throw new UserError('dashboard.unknown_member');
-  return { id: member.id, isBot: member.id === access.guild.client.user.id };
-}
-
 /** The signed-in member in the server of the path, or 404 (the bot or they are not there). */
 async function memberOf(deps: ApiDeps, req: ApiRequest): Promise<GuildAccess> {
   const access = await accessTo(deps.view, req.segments[1] ?? '', req.session.userId);
@@ -343,7 +331,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang) {
     controls: repos.controls.get(id),
     muted: mutedOf(deps, access),
     voicePool: repos.voicePool.list(id),
-    volumes: volumesOf(deps, access),
+    volumes: volumesOf(repos, access),
     members: [...access.guild.members.cache.values()]
       .filter((m) => !m.user.bot)
       .slice(0, 500)
@@ -436,13 +424,6 @@ function mutedOf(deps: ApiDeps, access: GuildAccess) {
   return deps.ctx.repos.userSettings
     .muted(access.guild.id)
     .map((id) => ({ id, name: access.guild.members.cache.get(id)?.displayName ?? id }));
-}
-
-/** The members an admin set a volume for (/config volume), with their names as the gateway knows them. */
-function volumesOf(deps: ApiDeps, access: GuildAccess) {
-  return deps.ctx.repos.userSettings
-    .adminVolumes(access.guild.id)
-    .map((v) => ({ id: v.userId, volume: v.volume, name: access.guild.members.cache.get(v.userId)?.displayName ?? v.userId }));
 }
 
 /** What a member sees of themselves in one server: the voice they are read with, their name reading, their own dictionary. */

@@ -93,9 +93,10 @@ function withVolume(packets: Readable, volume: number | undefined): Readable {
 }
 
 /** The clips of one utterance, each at the utterance's volume (its parts carry none of their own). */
-export function clipsOf<C extends Clip & { parts?: C[] }>(audio: C): C[] {
+export function clipsOf(audio: Clip & { parts?: Clip[] }): Clip[] {
   const parts = audio.parts ?? [audio];
-  return audio.volume === undefined ? parts : parts.map((p) => ({ ...p, volume: audio.volume }));
+  const volume = audio.volume;
+  return volume === undefined ? parts : parts.map((p) => ({ ...p, volume }));
 }
 
 async function readMp3(clip: Clip, guildId: string): Promise<Buffer> {
