@@ -59,10 +59,11 @@ async function say(author: { id: string; username: string }) {
   const heard = await voice.waitForAudio({ guildId, startedAfter, minDurationMs: 400, timeoutMs: 30_000 });
   return { requests: standardRequests(emulator).slice(asked), heard };
 }
-/** The loudness of a whole clip as heard, the player's own silence frames aside (a stream not ready in time is padded with them). */
-const loudness = (heard: Awaited<ReturnType<typeof say>>['heard']) =>
-  rmsDb(heard.packets.filter((p) => !p.opus.equals(OPUS_SILENCE_FRAME)).map((p) => p.pcm));
-const voiced = (heard: Awaited<ReturnType<typeof say>>['heard']) => heard.packets.filter((p) => !p.silent).map((p) => p.pcm);
+/** The clip as heard, the player's own silence frames aside: continuous however late the player was. */
+const voiced = (heard: Awaited<ReturnType<typeof say>>['heard']) =>
+  heard.packets.filter((p) => !p.opus.equals(OPUS_SILENCE_FRAME)).map((p) => p.pcm);
+/** The loudness of a whole clip as heard. */
+const loudness = (heard: Awaited<ReturnType<typeof say>>['heard']) => rmsDb(voiced(heard));
 
 describe('npm start: voices told apart in one call, a member heard quieter at volume 0.5', () => {
   /** alice's line as the cache plays it at volume 1. */

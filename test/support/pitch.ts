@@ -1,7 +1,7 @@
 /**
- * How high a voice a listener heard: the median fundamental frequency of 48 kHz stereo PCM (a
- * listener's decoded packets), by normalised autocorrelation over 40 ms windows of the voiced
- * parts. Enough to tell two of the emulator's voices apart by ear, as a member would.
+ * How high a voice a listener heard: the mean fundamental frequency (the middle 60% of them) of
+ * 48 kHz stereo PCM (a listener's decoded packets), by normalised autocorrelation over 40 ms
+ * windows of the voiced parts. Enough to tell two of the emulator's voices apart by ear, as a member would.
  */
 const RATE = 48_000;
 /** Analysed at 12 kHz: plenty for voices between MIN_HZ and MAX_HZ. */
@@ -40,6 +40,9 @@ export function pitchHz(pcm: readonly Int16Array[]): number {
     const lag = minLag + at;
     found.push(rate / lag);
   }
+  // A trimmed mean: each syllable has its own intonation, so the middle of them all (a median
+  // jumps from one syllable's pitch to the next when a window more or less is voiced).
   found.sort((a, b) => a - b);
-  return found.length === 0 ? NaN : found[Math.floor(found.length / 2)]!;
+  const middle = found.slice(Math.floor(found.length * 0.2), Math.ceil(found.length * 0.8));
+  return middle.length === 0 ? NaN : middle.reduce((sum, hz) => sum + hz, 0) / middle.length;
 }
