@@ -118,7 +118,7 @@ describe("the operator's ceilings", () => {
     const lines = text(show).split('\n');
     expect(lines[0]).toBe('**Server settings**');
     expect(lines.slice(1).every((l) => l.startsWith('- '))).toBe(true);
-    expect(lines).toHaveLength(13);
+    expect(lines).toHaveLength(14);
     expect(lines.at(-1)).toBe('- Voice pool: none');
     const usage = (await run('usage')).first;
     expect(text(usage)).toContain('Server total: 0 / 50000 characters');
