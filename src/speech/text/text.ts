@@ -12,8 +12,8 @@
  *  4. Masked links [text](url) -> text; URLs and invites -> "URL省略" / "招待リンク".
  *  5. Mentions -> names (unknown -> "ユーザー"), @everyone/@here -> words, custom emoji -> name,
  *     timestamps -> "日時"; then bold/italic/strike/underline markers are stripped.
- *  6. A poll ("投票、…、選択肢、…"), attachments and embeds by kind ("画像3枚") and stickers
- *     appended, each after a pause.
+ *  6. A poll ("投票、…、選択肢、…") or a poll's result ("投票結果、…"), attachments by their alt
+ *     text ("画像: 夕焼けの海") or with embeds by kind ("画像3枚"), and stickers appended, each after a pause.
  *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
  *  8. Unicode emoji dropped (or read by name: emoji.ts), newlines -> "、" / ", ", safety net (no
  *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at
@@ -24,7 +24,7 @@ import { countChars, truncateChars } from '../../tts/chars.ts';
 import { applyDictionary, type Dictionary } from './dictionary.ts';
 import { readEmoji } from './emoji.ts';
 import { normaliseSpelling } from './spelling.ts';
-import { WORDS, type AttachmentKind, type ReadLang, type SpokenWords } from './words.ts';
+import { WORDS, type AttachmentKind, type PollOutcome, type ReadLang, type SpokenWords } from './words.ts';
 
 export interface PlainMessage {
   /** Raw Discord markdown content. */
@@ -38,12 +38,31 @@ export interface PlainMessage {
   roles: Record<string, string>;
   /** Channel id -> name, for `<#id>`. */
   channels: Record<string, string>;
-  attachments: { name: string; contentType?: string | null }[];
+  /**
+   * `description` is the alt text a member wrote for it (https://discord.com/developers/docs/resources/message#attachment-object):
+   * read instead of the kind alone, as members' text (markup resolved, dictionary, length cap).
+   */
+  attachments: { name: string; contentType?: string | null; description?: string | null }[];
   stickers: { name: string }[];
   /** Embeds read by kind, counted with attachments of the same kind (link previews are left out by the caller). */
   embeds?: EmbedKind[];
   /** A poll: its question and its options' texts (https://discord.com/developers/docs/resources/poll). */
   poll?: { question: string; answers: string[] };
+  /** A poll that ended, as Discord's poll result message reports it. */
+  pollResult?: PollResult;
+}
+
+/**
+ * What Discord's poll result message says of a poll that ended (its `poll_result` embed,
+ * https://discord.com/developers/docs/resources/message#embed-fields-by-embed-type-poll-result-embed-fields).
+ */
+export interface PollResult {
+  question: string;
+  /** The answer that won; absent on a tie or when nobody voted. `text` is '' for an answer of only an emoji. */
+  winner?: { text: string; answerId: number | null };
+  /** Votes of the most-voted answer (each of them, on a tie). */
+  votes: number;
+  total: number;
 }
 
 /** What an embed is read as: an image or video embed, or any other embed. */
@@ -112,6 +131,7 @@ const LINE_PREFIX = /^[ \t]*(?:>>>[ \t]?|>[ \t]|-#[ \t]|#{1,3}[ \t]|[-*+][ \t])/
 const EMOJI =
   // eslint-disable-next-line no-misleading-character-class -- single code points, each matched alone
   /[0-9#*]\uFE0F?\u20E3|\p{Extended_Pictographic}|\p{Regional_Indicator}|[\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}\uFE0E\uFE0F\u200D\u20E3]/gu;
+const HAS_EMOJI = new RegExp(EMOJI.source, 'u');
 // Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
 const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
 const CONTROL = /(?![\n\t])\p{Cc}/gu;
@@ -136,11 +156,8 @@ export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): str
   const words = WORDS[opts.lang];
   const content = resolveMarkup(msg, opts.lang, words);
   const poll = msg.poll ? [pollWords(msg, msg.poll, opts.lang, words)] : [];
-  const extras = [
-    ...poll,
-    ...attachmentWords(msg.attachments, msg.embeds ?? [], words),
-    ...msg.stickers.map((s) => words.sticker(cleanName(s.name))),
-  ];
+  const result = msg.pollResult ? [pollResultWords(msg, msg.pollResult, opts, words)] : [];
+  const extras = [...poll, ...result, ...attachmentWords(msg, opts, words), ...msg.stickers.map((s) => words.sticker(cleanName(s.name)))];
   const text = [content, ...extras].filter((s) => s.length > 0).join('\n');
   return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength, opts.readEmoji ?? false);
 }
@@ -301,25 +318,61 @@ function attachmentKind(a: { name: string; contentType?: string | null }): Attac
   return 'file';
 }
 
-// One word per kind with a count ("画像3枚", "3 images"), in the order the kinds first appear.
-// File names are not read: they are mostly camera names like IMG_1234.jpg.
-function attachmentWords(attachments: PlainMessage['attachments'], embeds: readonly EmbedKind[], words: SpokenWords): string[] {
-  const counts = new Map<AttachmentKind, number>();
-  for (const kind of [...attachments.map(attachmentKind), ...embeds]) counts.set(kind, (counts.get(kind) ?? 0) + 1);
-  return [...counts].map(([kind, n]) => words.attachment(kind, n));
+// An attachment with alt text is read as its kind and that text, in its place; the others as one
+// word per kind with a count ("画像3枚", "3 images"), where their kind first appears. File names are
+// not read: they are mostly camera names like IMG_1234.jpg.
+function attachmentWords(msg: PlainMessage, opts: NormaliseOptions, words: SpokenWords): string[] {
+  const said: Array<string | { kind: AttachmentKind; count: number }> = [];
+  const counted = new Map<AttachmentKind, { kind: AttachmentKind; count: number }>();
+  const count = (kind: AttachmentKind) => {
+    const entry = counted.get(kind);
+    if (entry) entry.count += 1;
+    else counted.set(kind, said[said.push({ kind, count: 1 }) - 1] as { kind: AttachmentKind; count: number });
+  };
+  for (const a of msg.attachments) {
+    const alt = a.description ? memberLine(msg, a.description, opts.lang, words) : '';
+    // Alt text of only emoji says nothing once they are dropped: the kind is read as if it had none.
+    if (speakable(alt, opts)) said.push(words.described(attachmentKind(a), alt));
+    else count(attachmentKind(a));
+  }
+  for (const kind of msg.embeds ?? []) count(kind);
+  return said.map((s) => (typeof s === 'string' ? s : words.attachment(s.kind, s.count)));
 }
 
-// A poll's question and options are members' text: markup resolved as in the content (a URL in an
-// option is "URL省略"), on one line so they are not split by pauses of their own.
+// Whether anything of `text` is left to read once emoji are dropped (or read by name).
+function speakable(text: string, opts: NormaliseOptions): boolean {
+  return SPEAKABLE.test(text) || (opts.readEmoji === true && HAS_EMOJI.test(text));
+}
+
+// Members' text beside the content (a poll's question and options, alt text): markup resolved as in
+// the content (a URL is "URL省略", a mention a name), on one line so it is not split by pauses of its own.
+function memberLine(msg: PlainMessage, text: string, lang: ReadLang, words: SpokenWords): string {
+  return resolveMarkup({ ...msg, content: text }, lang, words)
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 function pollWords(msg: PlainMessage, poll: NonNullable<PlainMessage['poll']>, lang: ReadLang, words: SpokenWords): string {
-  const line = (text: string) =>
-    resolveMarkup({ ...msg, content: text }, lang, words)
-      .replace(/\s+/g, ' ')
-      .trim();
+  const line = (text: string) => memberLine(msg, text, lang, words);
   return words.poll(
     line(poll.question),
     poll.answers.map(line).filter((a) => a.length > 0),
   );
+}
+
+// A poll's end: its question, and the winner (by its number when its text has nothing to read), a
+// tie, or no votes. The texts are members' as in the poll itself.
+function pollResultWords(msg: PlainMessage, result: PollResult, opts: NormaliseOptions, words: SpokenWords): string {
+  const line = (text: string) => memberLine(msg, text, opts.lang, words);
+  const votes = Math.max(0, Math.floor(result.votes));
+  const total = Math.max(votes, Math.floor(result.total));
+  let outcome: PollOutcome;
+  if (total === 0) outcome = { kind: 'none' };
+  else if (result.winner) {
+    const answer = line(result.winner.text);
+    outcome = { kind: 'winner', answer: speakable(answer, opts) ? answer : words.unnamedAnswer(result.winner.answerId), votes, total };
+  } else outcome = { kind: 'tie', votes, total };
+  return words.pollResult(line(result.question), outcome);
 }
 
 // A newline becomes a pause the TTS observes ("、" / ", "), unless the line already ends in one.

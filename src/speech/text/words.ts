@@ -8,6 +8,13 @@ export type ReadLang = 'ja' | 'en';
 
 export type AttachmentKind = 'image' | 'video' | 'audio' | 'voiceMessage' | 'file' | 'embed';
 
+/**
+ * How a poll came out: one answer won (`answer` already speakable: its text, else its number), the
+ * most-voted answers tied at `votes` each, or nobody voted.
+ */
+export type PollOutcome =
+  { kind: 'winner'; answer: string; votes: number; total: number } | { kind: 'tie'; votes: number; total: number } | { kind: 'none' };
+
 export interface SpokenWords {
   /** A user mention whose id the caller could not resolve. */
   someone: string;
@@ -23,8 +30,14 @@ export interface SpokenWords {
   spoiler: string;
   /** An attachment of `kind`, `count` (>= 1) of them. */
   attachment: (kind: AttachmentKind, count: number) => string;
+  /** An attachment with alt text (already speakable): its kind, then the text, as a screen reader reads it. */
+  described: (kind: AttachmentKind, altText: string) => string;
   /** A poll: its question, then its options (each already speakable). */
   poll: (question: string, answers: readonly string[]) => string;
+  /** A poll that ended: its question ('' when nothing speakable is left of it), then how it came out. */
+  pollResult: (question: string, outcome: PollOutcome) => string;
+  /** A winning answer with nothing speakable of its own (only an emoji), by its number when known. */
+  unnamedAnswer: (answerId: number | null) => string;
   /** A sticker; `name` may be '' when nothing speakable is left of it. */
   sticker: (name: string) => string;
   /** Inserted for a newline and between content, attachments and stickers; the TTS pauses on it. */
@@ -48,6 +61,16 @@ export interface SpokenWords {
   staleDropped: (count: number) => string;
 }
 
+const votesEn = (n: number) => (n === 1 ? '1 vote' : `${n} votes`);
+
+// The non-empty parts joined by `separator`, or by `afterStop` after a part that already ends in a
+// stop: "Lunch?" is not followed by ". ", nor "何にする？" by "、".
+function joinParts(parts: readonly string[], separator: string, afterStop: string): string {
+  return parts
+    .filter((part) => part.length > 0)
+    .reduce((out, part) => (out === '' ? part : out + (/[.!?。！？]$/u.test(out) ? afterStop : separator) + part), '');
+}
+
 /** Stale-drop counts above this are read as "10 or more", so a handful of texts cover every case. */
 const STALE_NOTICE_MAX = 9;
 
@@ -66,6 +89,15 @@ const JA_KINDS: Record<AttachmentKind, string> = {
   voiceMessage: 'ボイスメッセージ',
   file: '添付ファイル',
   embed: '埋め込み',
+};
+// Before alt text: "画像: 夕焼けの海" / "image: sunset over the sea".
+const EN_LABELS: Record<AttachmentKind, string> = {
+  image: 'image',
+  video: 'video',
+  audio: 'audio file',
+  voiceMessage: 'voice message',
+  file: 'file',
+  embed: 'embed',
 };
 const EN_KINDS: Record<AttachmentKind, [one: string, many: string]> = {
   image: ['an image', 'images'],
@@ -89,7 +121,23 @@ export const WORDS = {
     codeBlock: 'コードブロック省略',
     spoiler: 'ネタバレ',
     attachment: (kind, count) => (count > 1 ? `${JA_KINDS[kind]}${count}${JA_COUNTERS[kind]}` : JA_KINDS[kind]),
+    described: (kind, altText) => `${JA_KINDS[kind]}: ${altText}`,
     poll: (question, answers) => `投票、${question}、選択肢、${answers.join('、')}`,
+    pollResult: (question, o) =>
+      joinParts(
+        [
+          '投票結果',
+          question,
+          ...(o.kind === 'winner'
+            ? [`1位は${o.answer}`, `全${o.total}票中${o.votes}票`]
+            : o.kind === 'tie'
+              ? [`${o.votes}票ずつの同票`, `全${o.total}票`]
+              : ['投票はありませんでした']),
+        ],
+        '、',
+        '',
+      ),
+    unnamedAnswer: (id) => (id ? `${id}番目の選択肢` : '選択肢'),
     sticker: (name) => (name ? `スタンプ「${name}」` : 'スタンプ'),
     pause: '、',
     rest: '以下略',
@@ -114,7 +162,22 @@ export const WORDS = {
     codeBlock: 'a code block',
     spoiler: 'a spoiler',
     attachment: (kind, count) => (count > 1 ? `${count} ${EN_KINDS[kind][1]}` : EN_KINDS[kind][0]),
+    described: (kind, altText) => `${EN_LABELS[kind]}: ${altText}`,
     poll: (question, answers) => `Poll: ${question}. Options: ${answers.join(', ')}`,
+    pollResult: (question, o) =>
+      joinParts(
+        [
+          question ? `Poll results: ${question}` : 'Poll results',
+          o.kind === 'winner'
+            ? `Winner: ${o.answer}, ${o.votes} of ${votesEn(o.total)}`
+            : o.kind === 'tie'
+              ? `A tie at ${votesEn(o.votes)} each, ${votesEn(o.total)} in all`
+              : 'No votes',
+        ],
+        '. ',
+        ' ',
+      ),
+    unnamedAnswer: (id) => (id ? `option ${id}` : 'an option'),
     sticker: (name) => (name ? `a sticker, ${name}` : 'a sticker'),
     pause: ', ',
     rest: 'and so on',
