@@ -40,7 +40,13 @@ function locate(state: DiscordState, channelId: string, guildId: string | undefi
   return { located, guild, stored, user };
 }
 
+/** Discord's limit on an attachment's alt text. */
+const ALT_TEXT_MAX = 1024;
+
 export async function sendMessage(state: DiscordState, input: SendMessageInput): Promise<{ id: string }> {
+  const alts = [...(input.attachments ?? []), ...(input.forward?.attachments ?? [])].map((a) => a.description ?? '');
+  if (alts.some((alt) => [...alt].length > ALT_TEXT_MAX))
+    throw new LocalDiscordError('bad_option', { message: `an attachment's description (alt text) is at most ${ALT_TEXT_MAX} characters` });
   const { guild, stored, user: author } = locate(state, input.channelId, input.guildId, input.author);
   const id = input.id ?? snowflake(state.now());
   const mentions = input.mentions ?? mentionedUsers(state, input.content, guild);
@@ -67,6 +73,7 @@ export async function sendMessage(state: DiscordState, input: SendMessageInput):
       url: a.url ?? `${state.baseUrl}/attachments/${input.channelId}/${a.id ?? 'x'}/${encodeURIComponent(a.filename)}`,
       proxy_url: a.url ?? `${state.baseUrl}/attachments/${input.channelId}/${a.id ?? 'x'}/${encodeURIComponent(a.filename)}`,
       ...(a.content_type ? { content_type: a.content_type } : {}),
+      ...(a.description !== undefined ? { description: a.description } : {}),
     })),
     embeds: input.embeds ?? [],
     components: [],
@@ -134,6 +141,7 @@ function forwardFields(state: DiscordState, forward: NonNullable<SendMessageInpu
             url: `${state.baseUrl}/attachments/${channelId}/${id}${i}/${encodeURIComponent(a.filename)}`,
             proxy_url: `${state.baseUrl}/attachments/${channelId}/${id}${i}/${encodeURIComponent(a.filename)}`,
             ...(a.content_type ? { content_type: a.content_type } : {}),
+            ...(a.description !== undefined ? { description: a.description } : {}),
           })),
           timestamp: new Date(state.now()).toISOString(),
           edited_timestamp: null,

@@ -47,6 +47,7 @@ import { ok, Router, type RouteResult } from './rest/router.ts';
 import { userRoutes } from './rest/users.ts';
 import { AUTHORIZE_PATHS, authorizePage, pageLang, submitAuthorize, type PageResult } from './oauth2/authorize.ts';
 import { OAuth2Grants } from './oauth2/grants.ts';
+import { endPoll } from './polls.ts';
 import { setStageSpeaker, stageRoutes } from './stages.ts';
 import { DiscordState } from './state.ts';
 import type {
@@ -54,6 +55,7 @@ import type {
   BotVoiceStateRequest,
   CreateThreadInput,
   EditMessageInput,
+  EndPollInput,
   FakeDiscord,
   FakeBot,
   FakeDiscordOptions,
@@ -216,6 +218,10 @@ class FakeDiscordServer implements FakeDiscord {
 
   editMessage(input: EditMessageInput): Promise<void> {
     return editMessage(this.#state, input);
+  }
+
+  endPoll(input: EndPollInput): Promise<{ id: string }> {
+    return endPoll(this.#state, input);
   }
 
   deleteMessage(channelId: string, messageId: string): Promise<void> {

@@ -195,7 +195,8 @@ export interface SendMessageInput {
   member?: { nick?: string | null; roles?: string[] };
   /** Default: parsed from `<@id>` in the content. */
   mentions?: Array<{ id: string; username: string; bot?: boolean }>;
-  attachments?: Array<{ id?: string; filename: string; size?: number; url?: string; content_type?: string }>;
+  /** `description`: the alt text the member wrote for it (at most 1,024 characters, as Discord's). */
+  attachments?: Array<{ id?: string; filename: string; size?: number; url?: string; content_type?: string; description?: string }>;
   sticker_items?: Array<{ id: string; name: string; format_type: number }>;
   embeds?: unknown[];
   webhookId?: string;
@@ -216,7 +217,7 @@ export interface SendMessageInput {
     channelId?: string;
     guildId?: string;
     content: string;
-    attachments?: Array<{ filename: string; content_type?: string; size?: number }>;
+    attachments?: Array<{ filename: string; content_type?: string; size?: number; description?: string }>;
     sticker_items?: Array<{ id: string; name: string; format_type: number }>;
   };
 }
@@ -239,6 +240,15 @@ export interface SendInteractionInput {
   target?: { messageId: string };
   /** For type 5: the interaction the bot answered with a modal, and the member's values by text input custom_id. */
   modal?: { interactionId: string; values: Record<string, string> };
+}
+
+/** A poll ends (endPoll): Discord closes it with the votes counted. */
+export interface EndPollInput {
+  channelId: string;
+  /** The member's message carrying the poll. */
+  messageId: string;
+  /** Votes per answer, in the poll's order (missing answers: none); default: nobody voted. */
+  votes?: number[];
 }
 
 /** A member starts a thread (createThread). */
@@ -326,6 +336,11 @@ export interface FakeDiscord {
   uploadAttachment(upload: MemberUpload): { id: string; url: string };
   /** A member edits their message: MESSAGE_UPDATE. */
   editMessage(input: EditMessageInput): Promise<void>;
+  /**
+   * A poll ends (its time is up, or its author ends it early) with `votes`: MESSAGE_UPDATE of the
+   * poll with its final counts, then Discord's poll result message (type 46). Resolves its id.
+   */
+  endPoll(input: EndPollInput): Promise<{ id: string }>;
   /** A member or moderator deletes a message: MESSAGE_DELETE. */
   deleteMessage(channelId: string, messageId: string): Promise<void>;
   /** A moderator deletes messages of one channel at once: MESSAGE_DELETE_BULK. */
