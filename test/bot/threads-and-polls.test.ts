@@ -1,17 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
-import { DEFAULT_IDS, defaultGuild, startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
+import {
+  DEFAULT_IDS,
+  defaultGuild,
+  PERMISSIONS,
+  startFakeVoiceServer,
+  trustCertificate,
+  type FakeVoiceServer,
+} from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Threads, forum posts, polls and embeds as members write them, end to end (loopback Discord with
 // threads and forums, TLS voice server with DAVE, emulator). First without voice: a thread of an
 // MP3 channel gets its file in the thread. Then in a call (alice in it, the bot bound to #general):
 // threads of read channels, forum posts (title and first message), private threads only when
-// everyone in the call is in them, /reading threads off, polls, attachments and embeds by kind.
+// everyone in the call is in them, /reading threads off, polls and their results when they end
+// (not from a channel someone in the call cannot view), attachments by their alt text, and
+// attachments and embeds by kind.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Moderator: Manage Server
 const guildId = DEFAULT_IDS.guild;
 const FORUM = '1100000000000000160';
+/** An auto-read channel only moderators (bob) can view: alice, in the call, cannot. */
+const STAFF = '1100000000000000161';
 
 let voice: FakeVoiceServer;
 let h: Harness;
@@ -21,6 +32,16 @@ beforeAll(async () => {
   trustCertificate(voice.caCertPem);
   const guild = defaultGuild();
   guild.channels.push({ id: FORUM, name: 'questions', type: 15, position: 3 });
+  guild.channels.push({
+    id: STAFF,
+    name: 'staff',
+    type: 0,
+    position: 4,
+    permissionOverwrites: [
+      { id: DEFAULT_IDS.everyoneRole, type: 0, allow: '0', deny: String(PERMISSIONS.ViewChannel) },
+      { id: DEFAULT_IDS.moderatorRole, type: 0, allow: String(PERMISSIONS.ViewChannel), deny: '0' },
+    ],
+  });
   // A wide rate window: under the default one the scheduler would hold each marker line for company.
   const rate = { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } };
   h = await startHarness({
@@ -32,6 +53,7 @@ beforeAll(async () => {
   const mp3 = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as APIApplicationCommandInteractionDataOption[];
   expect(await command(bob, 'autoread', mp3, DEFAULT_IDS.chat)).toContain('costs characters');
   expect(await command(bob, 'autoread', sub('add'), FORUM)).not.toBe('');
+  expect(await command(bob, 'autoread', sub('add'), STAFF)).not.toBe('');
 }, 60_000);
 afterAll(async () => {
   await h?.close();
@@ -145,6 +167,62 @@ describe('in a call', () => {
       }),
     );
     expect(spoken).toContain('投票、昼ごはんは何にする、選択肢、ラーメン、カレー');
+  });
+
+  it('an image is read by its alt text, the images without one by kind', async () => {
+    const spoken = await spokenAround(() =>
+      h.discord.sendMessage({
+        channelId: DEFAULT_IDS.general,
+        author: bob,
+        content: '今日の写真',
+        attachments: [
+          { filename: 'IMG_1.jpg', content_type: 'image/jpeg', description: '夕焼けの海' },
+          { filename: 'IMG_2.jpg', content_type: 'image/jpeg' },
+          { filename: 'IMG_3.jpg', content_type: 'image/jpeg', description: '' },
+        ],
+      }),
+    );
+    expect(spoken).toContain('今日の写真、画像: 夕焼けの海、画像2枚');
+  });
+
+  it("a poll's end is read as its question, its winner and the votes, without a name; a tie as a tie", async () => {
+    const poll = (question: string) =>
+      h.discord.sendMessage({
+        channelId: DEFAULT_IDS.general,
+        author: bob,
+        content: '',
+        poll: { question, answers: ['ラーメン', 'カレー'] },
+      });
+    const { id: dinner } = await poll('夕飯はどこにする');
+    const { id: lunch } = await poll('お昼はどこにする');
+    const spoken = await spokenAround(async () => {
+      // Someone else spoke last: were the result read as Bob's message, his name would come first.
+      await h.discord.sendMessage({ channelId: DEFAULT_IDS.general, author: alice, content: '結果を待ちます' });
+      await h.discord.endPoll({ channelId: DEFAULT_IDS.general, messageId: dinner, votes: [1, 3] });
+      await h.discord.endPoll({ channelId: DEFAULT_IDS.general, messageId: lunch, votes: [2, 2] });
+    });
+    expect(spoken).toContain('投票結果、夕飯はどこにする、1位はカレー、全4票中3票');
+    expect(spoken).toContain('投票結果、お昼はどこにする、2票ずつの同票、全4票');
+    expect(spoken).not.toContain('Bob、投票結果');
+  });
+
+  it("a poll's end in a channel someone in the call cannot view is not read there, and its author is told", async () => {
+    const { id } = await h.discord.sendMessage({
+      channelId: STAFF,
+      author: bob,
+      content: '',
+      poll: { question: '内緒の打ち上げ会場', answers: ['居酒屋', '焼肉'] },
+    });
+    let result = '';
+    const spoken = await spokenAround(
+      async () => ({ id: result } = await h.discord.endPoll({ channelId: STAFF, messageId: id, votes: [0, 2] })),
+    );
+    expect(spoken).not.toMatch(/内緒|焼肉/);
+    // Told as for a message of theirs: a reply saying why, or a reaction when told so shortly before.
+    const told = () =>
+      h.discord.reactions.some((r) => r.messageId === result && r.emoji === '🔇') ||
+      h.discord.messages.some((m) => m.messageReference?.message_id === result && m.content.includes('読み上げていません'));
+    await vi.waitUntil(told, { timeout: 10_000, interval: 20 });
   });
 
   it('attachments and embeds are read by kind with their count; a link preview is not', async () => {

@@ -56,6 +56,17 @@ function said(text: string, channelId: string, messageId: string, userId = 'alic
 }
 
 describe('ChatChanges', () => {
+  it("GIVEN a poll's result queued WHEN the poll's message is deleted THEN its result is not read, nor another poll's", () => {
+    const { q, events, left } = setup();
+    const result = (text: string, messageId: string, pollMessageId: string) => {
+      const u = said(text, 'c1', messageId);
+      return { ...u, meta: { ...(u.meta as object), pollMessageId } };
+    };
+    q.restore([result('投票結果、消える', '11', '1'), result('投票結果、残る', '12', '2'), said('本文', 'c1', '3')]);
+    events.emit(Events.MessageDelete, { guildId: 'g1', id: '1' });
+    expect(left()).toEqual(['投票結果、残る', '本文']);
+  });
+
   it('GIVEN messages queued in threads WHEN a thread, or the channel they belong to, is deleted THEN theirs are not read', () => {
     const { q, events, left } = setup();
     q.restore([said('本文', 'c1', '1'), said('スレッド', 't1', '2'), said('別スレッド', 't2', '3'), said('残る', 'c2', '4')]);

@@ -35,6 +35,12 @@ describe('contentEvidence', () => {
     ],
     ['GIVEN a message mentioning the bot THEN it says nothing (Discord sends those whole)', { mentionsBot: true }, 'none'],
     ["GIVEN a bot's, a webhook's or a system message THEN it says nothing (a deferred reply is empty)", { byMember: false }, 'none'],
+    ["GIVEN a poll's result with its embed THEN content arrives", { byMember: false, pollResult: true, embeds: 1 }, 'text'],
+    [
+      "GIVEN a poll's result without its embed THEN it was blanked (Discord always sends the result)",
+      { byMember: false, pollResult: true },
+      'blanked',
+    ],
   ])('%s', (_, shape, expected) => {
     expect(contentEvidence({ ...plain, ...shape })).toBe(expected);
   });

@@ -18,6 +18,8 @@ export interface UtteranceMeta {
   advancedVoice?: string;
   /** The bot's own clip (announcement, notice): charged to the server, only played, never attached (bot-clips.ts). */
   botClip?: true;
+  /** A poll's result: the message of the poll it reads (its question and answers), so deleting the poll takes it back too. */
+  pollMessageId?: string;
 }
 
 /** Why queued speech was dropped before it was spoken (each has a `cancelled.*` message). */

@@ -8,7 +8,8 @@ import { MessageType, type Message } from 'discord.js';
 // (or reply) with all of those empty and no sticker can only have been blanked; any of them present
 // proves the content arrives. A sticker alone says nothing either way; nor does a message that
 // mentions the bot (Discord sends those whole), a bot's or a webhook's (a deferred reply is empty),
-// or a system message.
+// or a system message, but for a poll's result: Discord's message when a poll ends always carries
+// its result as an embed, so one without is blanked.
 
 /** What one message says about message content: it arrives, it was blanked, or nothing. */
 export type ContentEvidence = 'text' | 'blanked' | 'none';
@@ -24,6 +25,8 @@ export interface MessageShape {
   embeds: number;
   components: number;
   poll: boolean;
+  /** Discord's message when a poll ends (type 46), whose result is an embed. */
+  pollResult?: boolean;
   stickers: number;
   /** Forwarded messages' own parts. */
   snapshots: ReadonlyArray<{ content: string; attachments: number; embeds: number; stickers: number }>;
@@ -31,7 +34,9 @@ export interface MessageShape {
 
 /** What `m` proves about message content reaching the bot. */
 export function contentEvidence(m: MessageShape): ContentEvidence {
-  if (!m.byMember || m.mentionsBot) return 'none';
+  if (m.mentionsBot) return 'none';
+  if (m.pollResult) return m.embeds > 0 ? 'text' : 'blanked';
+  if (!m.byMember) return 'none';
   const snapshotText = m.snapshots.some((s) => s.content !== '' || s.attachments > 0 || s.embeds > 0);
   if (m.content !== '' || m.attachments > 0 || m.embeds > 0 || m.components > 0 || m.poll || snapshotText) return 'text';
   const stickers = m.stickers + m.snapshots.reduce((n, s) => n + s.stickers, 0);
@@ -49,6 +54,7 @@ export function shapeOf(message: Message): MessageShape {
     embeds: message.embeds.length,
     components: message.components.length,
     poll: message.poll !== null,
+    pollResult: message.type === MessageType.PollResult,
     stickers: message.stickers.size,
     snapshots: [...message.messageSnapshots.values()].map((s) => ({
       content: s.content,

@@ -1,4 +1,4 @@
-import { ChannelType, type Message } from 'discord.js';
+import { ChannelType, MessageType, type Message } from 'discord.js';
 import { type Repositories } from '../../db/repositories.ts';
 import { speakingVoice } from '../../usecases/member-voice.ts';
 import { type GuildSettings } from '../../domain/guild-settings.ts';
@@ -67,7 +67,8 @@ export class AutoReader {
    * (no characters spent for nobody).
    */
   read(message: Message): void {
-    if (!message.inGuild() || message.system) return;
+    // Of Discord's own messages only a poll's result is read: its author is the poll's, whose rules it follows and who pays for it.
+    if (!message.inGuild() || (message.system && message.type !== MessageType.PollResult)) return;
     const { guildId, channelId } = message;
     const reading = this.#deps.repos.reading.get(guildId);
     // A thread's message is read when the thread itself is read (the bound channel) or, with
@@ -111,7 +112,12 @@ export class AutoReader {
     if (!body) return note(ignored ? 'ignored_prefix' : arrival.blank ? 'no_content' : 'nothing_to_read');
     const audience = hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session);
     // Named per audience: a speaker in another voice channel of the server does not make this one's named again.
-    const prefix = this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
+    // A poll's result is nobody's words: read without a name, and whoever writes next is named.
+    const pollResult = message.type === MessageType.PollResult;
+    if (pollResult) this.#deps.names.forget(`${guildId}:${audience}`);
+    const prefix = pollResult
+      ? ''
+      : this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
     const result = this.#deps.scheduler.enqueue({
       guildId,
       userId: message.author.id,
@@ -126,6 +132,7 @@ export class AutoReader {
         delivery: { kind: 'message', channelId, messageId: message.id },
         lang,
         ...(hidden ? { attachOnly: true } : {}),
+        ...(pollResult && message.reference?.messageId ? { pollMessageId: message.reference.messageId } : {}),
       } satisfies UtteranceMeta,
     });
     if (!result.ok) {

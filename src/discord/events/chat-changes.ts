@@ -23,6 +23,11 @@ export function messageIdOf(u: Utterance): string | undefined {
   return meta.delivery.messageId || undefined;
 }
 
+/** The poll whose result an utterance reads, if it reads one. */
+function pollMessageIdOf(u: Utterance): string | undefined {
+  return messageIdOf(u) === undefined ? undefined : (u.meta as UtteranceMeta).pollMessageId;
+}
+
 /**
  * Moderation follows the chat: a message deleted before it is read is never read (nor sent to the
  * service, if it was not yet), one edited is read as edited, and a banned member's messages go with
@@ -84,10 +89,13 @@ export class ChatChanges {
     };
   }
 
-  /** Messages deleted (one, or in bulk): whatever of them is queued is taken back. Returns how many. */
+  /**
+   * Messages deleted (one, or in bulk): whatever of them is queued is taken back, and so is the
+   * result of a deleted poll (it reads the poll's text). Returns how many.
+   */
   deleted(guildId: string, messageIds: Iterable<string>, why: Why = 'deleted'): number {
     const ids = new Set(messageIds);
-    return this.#withdraw(guildId, why, (u) => ids.has(messageIdOf(u) ?? ''));
+    return this.#withdraw(guildId, why, (u) => ids.has(messageIdOf(u) ?? '') || ids.has(pollMessageIdOf(u) ?? ''));
   }
 
   /** A channel or thread deleted (with the threads in it): the messages of them waiting to be read go with it. */

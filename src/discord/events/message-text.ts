@@ -1,5 +1,5 @@
-import { MessageReferenceType, type Embed, type Message } from 'discord.js';
-import { normaliseMessage, type EmbedKind } from '../../speech/text/text.ts';
+import { MessageReferenceType, MessageType, type Embed, type Message } from 'discord.js';
+import { normaliseMessage, type EmbedKind, type PollResult } from '../../speech/text/text.ts';
 import { type Dictionary } from '../../speech/text/dictionary.ts';
 import { type ReadLang, WORDS } from '../../speech/text/words.ts';
 import { toPlainMessage } from '../audience/mentions.ts';
@@ -24,9 +24,12 @@ export interface MessageTextOptions {
  * The speakable text of a message, or null when nothing is left: its own content, attachments and
  * stickers; for a forward (Discord's message snapshot, https://discord.com/developers/docs/resources/message#message-snapshot-object)
  * the forwarded content after "転送、" / "Forwarded: ". With forwards off a forward is not read.
- * A poll is read as its question and options; embeds by kind, except link previews.
+ * A poll is read as its question and options, and Discord's message when it ends (its result) as
+ * the question, the winner or a tie, and the votes; an attachment by its alt text when it has one;
+ * embeds by kind, except link previews.
  */
 export function messageText(message: Message<true>, author: { id: string; name: string }, o: MessageTextOptions): string | null {
+  const result = pollResultOf(message);
   const read = (m: Pick<Message, 'content' | 'attachments' | 'stickers' | 'embeds'> & { poll?: Message['poll'] }) =>
     normaliseMessage(
       {
@@ -36,12 +39,13 @@ export function messageText(message: Message<true>, author: { id: string; name: 
           guild: message.guild,
           users: message.client.users,
           audience: o.audience,
-          attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType })),
+          attachments: [...m.attachments.values()].map((a) => ({ name: a.name, contentType: a.contentType, description: a.description })),
           stickers: [...m.stickers.values()].map((s) => ({ name: s.name })),
         }),
         // A member (not a bot or a webhook) cannot send an embed: theirs are link previews, never read.
         embeds: message.author.bot || message.webhookId ? embedKinds(m.embeds, m.content) : [],
         ...(m.poll?.question.text ? { poll: { question: m.poll.question.text, answers: m.poll.answers.map((a) => a.text ?? '') } } : {}),
+        ...(result ? { pollResult: result } : {}),
       },
       { lang: o.lang, maxLength: o.maxLength, dictionary: o.dictionary, readEmoji: o.readEmoji },
     );
@@ -65,6 +69,29 @@ const pick = (m: Message) => ({ content: m.content, attachments: m.attachments, 
 function embedKinds(embeds: readonly Embed[], content: string): EmbedKind[] {
   const preview = (url: string | null) => url !== null && (content.includes(url) || content.includes(url.replace(/\/$/, '')));
   return embeds
-    .filter((e) => !preview(e.url))
+    .filter((e) => !preview(e.url) && e.data.type !== 'poll_result') // a poll's result is read as one (pollResultOf)
     .map((e) => (e.data.type === 'image' ? 'image' : e.data.type === 'video' || e.data.type === 'gifv' ? 'video' : 'embed'));
+}
+
+/**
+ * What Discord's poll result message (type 46, sent in the channel when a poll ends) says, from its
+ * `poll_result` embed (https://discord.com/developers/docs/resources/message#embed-fields-by-embed-type-poll-result-embed-fields);
+ * null for any other message, or one whose embed did not arrive (no message content).
+ * Its winner fields are absent on a tie and when nobody voted.
+ */
+export function pollResultOf(message: Pick<Message, 'type' | 'embeds'>): PollResult | null {
+  if (message.type !== MessageType.PollResult) return null;
+  const embed = message.embeds.find((e) => e.data.type === 'poll_result');
+  const fields = new Map((embed?.fields ?? []).map((f) => [f.name, f.value]));
+  const question = fields.get('poll_question_text');
+  if (question === undefined) return null;
+  const count = (name: string) => {
+    const n = Number(fields.get(name));
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  };
+  // An answer of only an emoji has no text: its emoji's name stands in (a custom one's is a word).
+  const text = fields.get('victor_answer_text') ?? fields.get('victor_answer_emoji_name') ?? '';
+  const answerId = fields.has('victor_answer_id') ? count('victor_answer_id') || null : null;
+  const won = answerId !== null || text !== '';
+  return { question, ...(won ? { winner: { text, answerId } } : {}), votes: count('victor_answer_votes'), total: count('total_votes') };
 }
