@@ -8,6 +8,7 @@ import {
 } from 'discord.js';
 import type { MessageCommand } from '../../src/discord/interactions/command.ts';
 import { commandActor, requireGuild } from '../../src/discord/interactions/guards.ts';
+import { writtenText } from '../../src/discord/events/message-text.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { UserError } from '../../src/i18n/errors.ts';
 import { DICTIONARY_LIMITS, misreadCandidates, type DictionaryEntry } from '../../src/speech/text/dictionary.ts';
@@ -41,7 +42,7 @@ export default {
     const lang = langOf(interaction.locale);
     const message = interaction.targetMessage;
     // Words not yet covered by what reads this message: the server's, its author's own and the operator's entries.
-    const words = misreadCandidates(message.content, ctx.repos.dictionary.list(guildId, message.author.id), MAX_FIELDS, MAX_LABEL);
+    const words = misreadCandidates(writtenText(message), ctx.repos.dictionary.list(guildId, message.author.id), MAX_FIELDS, MAX_LABEL);
     if (words.length === 0) throw new UserError('fixreading.no_words');
     await interaction.showModal({
       custom_id: MODAL_ID,

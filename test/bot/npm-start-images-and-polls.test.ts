@@ -13,8 +13,8 @@ import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 // Images and polls as a screen reader reads them, through the real entry point: `npm start` as a
 // child process (its own environment and DATA_DIR, no .env) against the loopback Discord and the
 // emulator, one bot for the whole story. #chat is an auto-read channel with MP3 posts, so each
-// message read is a request the emulator logs. An image's alt text is read instead of its kind;
-// a poll's end is read (question, winner, votes) and paid for by the poll's author; a result whose
+// message read is a request the emulator logs. An image's alt text is read instead of its kind
+// (and its words can be fixed from the message's Apps menu, as its content's can); a poll's end is read (question, winner, votes) and paid for by the poll's author; a result whose
 // poll is deleted before it is read is never sent. In Japanese, then in English. The emulator
 // holds standard requests while `hold()` is on, so a result can wait in the bot's queue.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
@@ -118,6 +118,25 @@ describe('npm start: images by their alt text, polls when they end', () => {
     const spoken = await spokenAround(() => photos('夕焼けの海 https://example.com/photo?id=123456789012345678 <@1000000000000000003>'));
     expect(spoken).toContain('画像: 夕焼けの海 URL省略 ユーザー、画像2枚');
     expect(spoken).not.toMatch(/example|\d{6,}|<@/);
+  });
+
+  it("Apps > Fix reading on an image offers its alt text's words, and the fix is read", async () => {
+    const { id } = await photos('御徒町の駅');
+    const i = await discord.sendInteraction({ channelId: chat, user: alice, name: 'Fix reading', locale: 'ja', target: { messageId: id } });
+    const modal = await i.waitForResponse((r) => r.kind === 'callback', 20_000);
+    const rows = (modal.data?.components ?? []) as Array<{ components: Array<{ custom_id: string; label: string }> }>;
+    const field = rows.map((row) => row.components[0]!).find((c) => c.label === '御徒町');
+    expect(field).toBeDefined();
+    const s = await discord.sendInteraction({
+      type: 5,
+      channelId: chat,
+      user: alice,
+      name: '',
+      locale: 'ja',
+      modal: { interactionId: i.id, values: { [field!.custom_id]: 'おかちまち' } },
+    });
+    expect(String((await s.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content)).toContain('御徒町 → おかちまち');
+    expect(await spokenAround(() => photos('御徒町の駅'))).toContain('画像: おかちまちの駅');
   });
 
   it("a poll's end is read with its winner and votes, and the poll's author pays for it", async () => {

@@ -74,6 +74,25 @@ function embedKinds(embeds: readonly Embed[], content: string): EmbedKind[] {
 }
 
 /**
+ * Everything members wrote that a message is read from, one piece a line: its content, its
+ * attachments' alt text, a poll's question and answers, a poll result's question and winner (what
+ * Apps > Fix reading offers words from).
+ */
+export function writtenText(message: Pick<Message, 'content' | 'attachments' | 'poll' | 'type' | 'embeds'>): string {
+  const result = pollResultOf(message);
+  return [
+    message.content,
+    ...[...message.attachments.values()].map((a) => a.description ?? ''),
+    message.poll?.question.text ?? '',
+    ...(message.poll?.answers.map((a) => a.text ?? '') ?? []),
+    result?.question ?? '',
+    result?.winner?.text ?? '',
+  ]
+    .filter((piece) => piece !== '')
+    .join('\n');
+}
+
+/**
  * What Discord's poll result message (type 46, sent in the channel when a poll ends) says, from its
  * `poll_result` embed (https://discord.com/developers/docs/resources/message#embed-fields-by-embed-type-poll-result-embed-fields);
  * null for any other message, or one whose embed did not arrive (no message content).
