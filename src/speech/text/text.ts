@@ -131,6 +131,7 @@ const LINE_PREFIX = /^[ \t]*(?:>>>[ \t]?|>[ \t]|-#[ \t]|#{1,3}[ \t]|[-*+][ \t])/
 const EMOJI =
   // eslint-disable-next-line no-misleading-character-class -- single code points, each matched alone
   /[0-9#*]\uFE0F?\u20E3|\p{Extended_Pictographic}|\p{Regional_Indicator}|[\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}\uFE0E\uFE0F\u200D\u20E3]/gu;
+// eslint-disable-next-line no-misleading-character-class -- EMOJI's own classes, single code points each
 const HAS_EMOJI = new RegExp(EMOJI.source, 'u');
 // Format characters (zero-width space, bidi marks...) except the ZWJ and tags emoji are built from.
 const INVISIBLE = /(?![\u200D\u{E0020}-\u{E007F}])\p{Cf}/gu;
