@@ -323,12 +323,15 @@ function attachmentKind(a: { name: string; contentType?: string | null }): Attac
 // word per kind with a count ("画像3枚", "3 images"), where their kind first appears. File names are
 // not read: they are mostly camera names like IMG_1234.jpg.
 function attachmentWords(msg: PlainMessage, opts: NormaliseOptions, words: SpokenWords): string[] {
-  const said: Array<string | { kind: AttachmentKind; count: number }> = [];
-  const counted = new Map<AttachmentKind, { kind: AttachmentKind; count: number }>();
+  type Counted = { kind: AttachmentKind; count: number };
+  const said: Array<string | Counted> = [];
+  const counted = new Map<AttachmentKind, Counted>();
   const count = (kind: AttachmentKind) => {
     const entry = counted.get(kind);
-    if (entry) entry.count += 1;
-    else counted.set(kind, said[said.push({ kind, count: 1 }) - 1] as { kind: AttachmentKind; count: number });
+    if (entry) return void (entry.count += 1);
+    const first: Counted = { kind, count: 1 };
+    counted.set(kind, first);
+    said.push(first);
   };
   for (const a of msg.attachments) {
     const alt = a.description ? memberLine(msg, a.description, opts.lang, words) : '';
