@@ -7,7 +7,7 @@ import {
   type ChatInputCommandInteraction,
 } from 'discord.js';
 import type { Repositories } from '../../src/db/repositories.ts';
-import { checkImport, mayEditDictionary, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
+import { checkImport, importRefusal, mayEditDictionary, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
 import { DICTIONARY_FILE_LIMITS, serialiseDictionary } from '../../src/speech/text/dictionary-file.ts';
 import type { ButtonQuestions } from '../../src/discord/interactions/buttons.ts';
 import { describeDictionaryFileProblem } from '../../src/usecases/dictionary-problems.ts';
@@ -94,7 +94,7 @@ export async function importDictionary(
               count: entries.length,
               total: result.total,
             })
-          : t(lang, 'dictionary.import_over_total', { count: result.total, max: result.max });
+          : importRefusal(lang, result);
         await click.update({ content, components: [] });
       },
       expire: async () => void (await close(t(lang, 'dictionary.import_expired'))),

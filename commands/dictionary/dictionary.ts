@@ -12,6 +12,10 @@ import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { changeControls } from '../../src/usecases/limits.ts';
+import { PATTERN_LIMITS } from '../../src/speech/text/safe-pattern.ts';
+
+/** A word, or a pattern with its r/ and / (src/speech/text/safe-pattern.ts PATTERN_LIMITS). */
+const DICTIONARY_WORD_OPTION_MAX = PATTERN_LIMITS.maxChars + 3;
 
 // Which dictionary a subcommand works on: the server's (the default) or the member's own.
 const scope = {
@@ -37,9 +41,9 @@ const data = {
         {
           type: ApplicationCommandOptionType.String,
           ...named('word', '単語'),
-          ...described('Word as written', '書かれている単語'),
+          ...described('Word as written, or a pattern written r/…/', '書かれている単語、または r/…/ で書くパターン'),
           required: true,
-          max_length: 50,
+          max_length: DICTIONARY_WORD_OPTION_MAX,
         },
         {
           type: ApplicationCommandOptionType.String,
@@ -62,7 +66,7 @@ const data = {
           ...described('Word to remove', '削除する単語'),
           required: true,
           autocomplete: true,
-          max_length: 50,
+          max_length: DICTIONARY_WORD_OPTION_MAX,
         },
         scope,
       ],

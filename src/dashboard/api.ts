@@ -449,7 +449,10 @@ async function importInto(store: ReturnType<typeof dictionaryStore>, req: ApiReq
   const mode = req.body.apply;
   if (mode !== 'merge' && mode !== 'replace') return ok({ summary: checked.summary });
   const result = await store.import(checked.entries, mode);
-  if (!result.ok) throw new UserError('dictionary.import_over_total', { vars: { count: result.total, max: result.max } });
+  if (!result.ok)
+    throw new UserError(result.kind === 'patterns' ? 'dictionary.import_over_patterns' : 'dictionary.import_over_total', {
+      vars: { count: result.total, max: result.max },
+    });
   return ok({ summary: checked.summary, total: result.total });
 }
 

@@ -3,6 +3,8 @@
 // weigh as much as a thousand small server dictionaries. Shared by the servers' and the members'
 // dictionaries, least recently read first out.
 
+import { isPatternWord } from '../domain/dictionary-patterns.ts';
+
 /** One entry as the reader needs it. */
 export interface ReadingPair {
   word: string;
@@ -15,13 +17,21 @@ export interface ReadingPair {
  */
 export const ENTRY_OVERHEAD_CHARS = 48;
 
+/**
+ * What a pattern entry (r/…/) costs besides, counted as characters: its compiled program (up to
+ * PATTERN_LIMITS.maxStates instructions with their character sets, src/speech/text/safe-pattern.ts),
+ * held while its list is. An upper bound, so a cache of patterns stays within its bound too.
+ */
+export const PATTERN_OVERHEAD_CHARS = 16_000;
+
 /** The default bound: about 24-40 MB of heap at two bytes a character (Japanese), with everything an entry costs. */
 export const DICTIONARY_CACHE_CHARS = 12_000_000;
 
 /** What a list weighs in the cache: its words' and readings' characters, plus each entry's overhead. */
 function listWeight(entries: readonly ReadingPair[]): number {
   let chars = 0;
-  for (const e of entries) chars += e.word.length + e.reading.length + ENTRY_OVERHEAD_CHARS;
+  for (const e of entries)
+    chars += e.word.length + e.reading.length + ENTRY_OVERHEAD_CHARS + (isPatternWord(e.word) ? PATTERN_OVERHEAD_CHARS : 0);
   return chars;
 }
 

@@ -3,6 +3,7 @@ import { Repo } from './table.ts';
 import type { RowMapping } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 import { DictionaryCache, type ReadingPair } from './dictionary-cache.ts';
+import { DICTIONARY_MAX_PATTERNS, isPatternWord, PATTERN_WORD_GLOB } from '../domain/dictionary-patterns.ts';
 
 // A dictionary table keyed by its owner (a server's entries by guild_id, a member's by user_id) and
 // its version table, bumped in the same transaction as every change: the adding, removing and
@@ -15,9 +16,13 @@ import { DictionaryCache, type ReadingPair } from './dictionary-cache.ts';
  */
 export const DICTIONARY_MAX_ENTRIES = 5_000;
 
-/** A change refused because the dictionary would hold more than `max` entries (`total`); nothing was written. */
+/**
+ * A change refused because the dictionary would hold more than `max` entries, or patterns
+ * (DICTIONARY_MAX_PATTERNS) when `kind` says so (`total` of them); nothing was written.
+ */
 export interface DictionaryFull {
   ok: false;
+  kind: 'entries' | 'patterns';
   total: number;
   max: number;
 }
@@ -57,6 +62,9 @@ const statements = (db: Db, t: KeyedDictionaryTables) => {
     delete: db.prepare<[string, string]>(`DELETE FROM ${t.entries} WHERE ${t.owner} = ? AND word = ?`),
     deleteAll: db.prepare<[string]>(`DELETE FROM ${t.entries} WHERE ${t.owner} = ?`),
     count: db.prepare<[string], number>(`SELECT count(*) FROM ${t.entries} WHERE ${t.owner} = ?`).pluck(),
+    patterns: db
+      .prepare<[string], number>(`SELECT count(*) FROM ${t.entries} WHERE ${t.owner} = ? AND word GLOB '${PATTERN_WORD_GLOB}'`)
+      .pluck(),
     // Longest word first, so "GitHub Actions" is replaced before "GitHub" (SQLite length() counts characters).
     list: db.prepare<[string], object>(`SELECT * FROM ${t.entries} WHERE ${t.owner} = ? ORDER BY length(word) DESC, word`),
     // What reading needs of each entry, nothing else (no owner id, writer or date held per entry), in
@@ -90,11 +98,15 @@ export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
     this.#prefix = `${tables.entries}\0`;
   }
 
-  /** Adds the word, or replaces its reading; says which, or 'full' (nothing written) when a new word would pass DICTIONARY_MAX_ENTRIES. */
-  add(owner: string, word: string, reading: string, by: B): Promise<'added' | 'updated' | 'full'> {
+  /**
+   * Adds the word, or replaces its reading; says which, or (nothing written) 'full' when a new word
+   * would pass DICTIONARY_MAX_ENTRIES, 'patterns_full' when a new pattern would pass DICTIONARY_MAX_PATTERNS.
+   */
+  add(owner: string, word: string, reading: string, by: B): Promise<'added' | 'updated' | 'full' | 'patterns_full'> {
     return this.write(() => {
       const existed = this.sql.exists.get(owner, word) !== undefined;
       if (!existed && (this.sql.count.get(owner) ?? 0) >= DICTIONARY_MAX_ENTRIES) return 'full';
+      if (!existed && isPatternWord(word) && (this.sql.patterns.get(owner) ?? 0) >= DICTIONARY_MAX_PATTERNS) return 'patterns_full';
       this.sql.upsert.run(this.#row(owner, word, reading, this.clock.now(), by));
       this.sql.bump.run(owner);
       return existed ? 'updated' : 'added';
@@ -113,7 +125,8 @@ export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
   /**
    * Replaces the owner's whole dictionary (`replace`) or adds and updates the given words, keeping
    * the others (`merge`), in one transaction: all of it or nothing. Refused whole (nothing written)
-   * when the result would hold more than DICTIONARY_MAX_ENTRIES, counted in that same transaction.
+   * when the result would hold more than DICTIONARY_MAX_ENTRIES entries or DICTIONARY_MAX_PATTERNS
+   * patterns, counted in that same transaction.
    */
   import(
     owner: string,
@@ -125,7 +138,11 @@ export class KeyedDictionary<E, B> extends Repo<ReturnType<typeof statements>> {
       const words = new Set(entries.map((e) => e.word));
       const kept = mode === 'replace' ? 0 : (this.sql.count.get(owner) ?? 0);
       const total = mode === 'replace' ? words.size : kept + [...words].filter((w) => this.sql.exists.get(owner, w) === undefined).length;
-      if (total > DICTIONARY_MAX_ENTRIES) return { ok: false as const, total, max: DICTIONARY_MAX_ENTRIES };
+      if (total > DICTIONARY_MAX_ENTRIES) return { ok: false as const, kind: 'entries' as const, total, max: DICTIONARY_MAX_ENTRIES };
+      const newPatterns = [...words].filter((w) => isPatternWord(w) && (mode === 'replace' || this.sql.exists.get(owner, w) === undefined));
+      const patterns = (mode === 'replace' ? 0 : (this.sql.patterns.get(owner) ?? 0)) + newPatterns.length;
+      if (patterns > DICTIONARY_MAX_PATTERNS)
+        return { ok: false as const, kind: 'patterns' as const, total: patterns, max: DICTIONARY_MAX_PATTERNS };
       if (mode === 'replace') this.sql.deleteAll.run(owner);
       const now = this.clock.now();
       for (const e of entries) this.sql.upsert.run(this.#row(owner, e.word, e.reading, now, by));

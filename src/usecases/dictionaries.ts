@@ -2,6 +2,7 @@ import type { Repositories } from '../db/repositories.ts';
 import type { Actor } from '../domain/audit.ts';
 import { UserError } from '../i18n/errors.ts';
 import { DICTIONARY_MAX_ENTRIES } from '../db/keyed-dictionary.ts';
+import { DICTIONARY_MAX_PATTERNS } from '../domain/dictionary-patterns.ts';
 import type { DictionaryFull } from '../db/keyed-dictionary.ts';
 import { parseDictionaryWord, parseReading, type DictionaryEntry } from '../speech/text/dictionary.ts';
 import { t, type Lang } from '../i18n/texts.ts';
@@ -19,7 +20,7 @@ export type DictionaryScope = 'server' | 'me';
 export interface DictionaryStore {
   readonly scope: DictionaryScope;
   own(): readonly DictionaryEntry[];
-  add(word: string, reading: string): Promise<'added' | 'updated' | 'full'>;
+  add(word: string, reading: string): Promise<'added' | 'updated' | 'full' | 'patterns_full'>;
   remove(word: string): Promise<boolean>;
   /** All of `entries` or nothing, the limit counted in the same transaction. */
   import(entries: readonly DictionaryEntry[], mode: 'merge' | 'replace'): Promise<{ ok: true; total: number } | DictionaryFull>;
@@ -55,7 +56,7 @@ export function dictionaryStore(
     own: () => server.own(guildId),
     async add(word, reading) {
       const result = await server.add(guildId, word, reading, userId);
-      if (result !== 'full') await audit('dictionary.add', { word, reading });
+      if (result === 'added' || result === 'updated') await audit('dictionary.add', { word, reading });
       return result;
     },
     async remove(word) {
@@ -75,10 +76,20 @@ export function dictionaryStore(
 export async function addEntry(store: DictionaryStore, lang: Lang, word: string, reading: string): Promise<DictionaryEntry> {
   const entry = checkEntry(lang, word, reading);
   if (!entry.ok) throw new UserError('dictionary.invalid', { vars: { reason: entry.reason } });
-  // Counted in the write's own transaction: a dictionary holds at most DICTIONARY_MAX_ENTRIES.
-  if ((await store.add(entry.value.word, entry.value.reading)) === 'full')
+  // Counted in the write's own transaction: a dictionary holds at most DICTIONARY_MAX_ENTRIES, of them DICTIONARY_MAX_PATTERNS patterns.
+  const result = await store.add(entry.value.word, entry.value.reading);
+  if (result === 'full')
     throw new UserError(store.scope === 'me' ? 'dictionary.mine_full' : 'dictionary.full', { vars: { max: DICTIONARY_MAX_ENTRIES } });
+  if (result === 'patterns_full') throw new UserError('dictionary.patterns_full', { vars: { max: DICTIONARY_MAX_PATTERNS } });
   return entry.value;
+}
+
+/** Why an import was refused where it was written (a limit passed since the summary), as the member reads it. */
+export function importRefusal(lang: Lang, refused: DictionaryFull): string {
+  return t(lang, refused.kind === 'patterns' ? 'dictionary.import_over_patterns' : 'dictionary.import_over_total', {
+    count: refused.total,
+    max: refused.max,
+  });
 }
 
 /** /dictionary remove's rule: the word removed, or what to tell the member when it was not there. */

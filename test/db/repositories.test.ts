@@ -219,7 +219,7 @@ describe('DictionaryRepo: the 5,000 entries counted where they are written', () 
     expect(await repos.dictionary.import('g1', words('a', 2_600), 'merge', 'u1')).toEqual({ ok: true, total: 2_600 });
     const version = repos.dictionary.readable('g1');
     const second = await repos.dictionary.import('g1', [...words('a', 10), ...words('b', 2_600)], 'merge', 'u1');
-    expect(second).toEqual({ ok: false, total: 5_200, max: DICTIONARY_MAX_ENTRIES });
+    expect(second).toEqual({ ok: false, kind: 'entries', total: 5_200, max: DICTIONARY_MAX_ENTRIES });
     expect(repos.dictionary.readable('g1')).toBe(version); // not even the dictionary's version moved
     expect(await repos.dictionary.import('g1', words('b', 2_400), 'merge', 'u1')).toEqual({ ok: true, total: 5_000 });
   });

@@ -108,7 +108,7 @@ describe('GIVEN a pattern outside the subset THEN it is refused with its reason'
 
   it('GIVEN a syntax error THEN its position is given', () => {
     const r = compilePattern('ab(cd');
-    expect(r.ok ? undefined : r.error.context.at).toBe(3);
+    expect(r.ok ? undefined : r.error.context.position).toBe(3);
   });
 });
 

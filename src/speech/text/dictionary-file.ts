@@ -4,16 +4,21 @@
  * line-numbered problems out; the command decides what to do with them.
  */
 import { DICTIONARY_MAX_ENTRIES } from '../../db/keyed-dictionary.ts';
+import { DICTIONARY_MAX_PATTERNS, isPatternWord } from '../../domain/dictionary-patterns.ts';
 import { parseDictionaryEntry, type DictionaryEntry, type DictionaryErrorIdentifier } from './dictionary.ts';
 
 /** A file holds at most as many entries as a server's dictionary (DICTIONARY_MAX_ENTRIES, checked again when written). */
-export const DICTIONARY_FILE_LIMITS = { maxBytes: 1_048_576, maxEntries: DICTIONARY_MAX_ENTRIES } as const;
+export const DICTIONARY_FILE_LIMITS = {
+  maxBytes: 1_048_576,
+  maxEntries: DICTIONARY_MAX_ENTRIES,
+  maxPatterns: DICTIONARY_MAX_PATTERNS,
+} as const;
 
 export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
 
 /** What is wrong with the file as a whole (the i18n keys the command shows). */
 export type DictionaryFileErrorIdentifier =
-  'dictfile.too_large' | 'dictfile.too_many' | 'dictfile.not_utf8' | 'dictfile.bad_json' | 'dictfile.empty';
+  'dictfile.too_large' | 'dictfile.too_many' | 'dictfile.too_many_patterns' | 'dictfile.not_utf8' | 'dictfile.bad_json' | 'dictfile.empty';
 
 /** What is wrong with one row (the file's line, or the JSON entry's position). */
 export type DictionaryRowErrorIdentifier =
@@ -23,7 +28,7 @@ export interface DictionaryRowError {
   /** 1-based line of a CSV/TSV row, or 1-based position of a JSON entry. */
   at: number;
   identifier: DictionaryRowErrorIdentifier;
-  context: { max?: number; found?: number; first?: number };
+  context: { max?: number; found?: number; first?: number; position?: number };
 }
 
 export interface DictionaryFileError {
@@ -73,7 +78,10 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
       rows.push({
         at: row.at,
         identifier: parsed.error.identifier,
-        context: parsed.error.context.max !== undefined ? { max: parsed.error.context.max } : {},
+        context: {
+          ...(parsed.error.context.max !== undefined ? { max: parsed.error.context.max } : {}),
+          ...(parsed.error.context.position !== undefined ? { position: parsed.error.context.position } : {}),
+        },
       });
       continue;
     }
@@ -93,6 +101,14 @@ export function parseDictionaryFile(filename: string, bytes: Uint8Array): Dictio
       rows: [],
     };
   if (rows.length > 0) return { ok: false, format, rows: rows.sort((a, b) => a.at - b.at) };
+  const patterns = entries.filter((e) => isPatternWord(e.word)).length;
+  if (patterns > DICTIONARY_FILE_LIMITS.maxPatterns)
+    return {
+      ok: false,
+      format,
+      file: { identifier: 'dictfile.too_many_patterns', context: { max: DICTIONARY_FILE_LIMITS.maxPatterns, found: patterns } },
+      rows: [],
+    };
   if (entries.length === 0) return { ok: false, format, file: { identifier: 'dictfile.empty', context: {} }, rows: [] };
   return { ok: true, format, entries };
 }

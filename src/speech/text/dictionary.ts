@@ -1,9 +1,12 @@
 /**
  * The per-server reading dictionary: word -> reading replacements (as in the read-aloud bots people use today).
+ * An entry's word may be a pattern written r/…/ (src/domain/dictionary-patterns.ts, src/speech/text/safe-pattern.ts).
  * Pure: the store lives elsewhere; this module validates entries and applies them to text.
  */
 import { countChars } from '../../tts/chars.ts';
+import { isPatternWord, patternSource } from '../../domain/dictionary-patterns.ts';
 import { normaliseSpelling } from './spelling.ts';
+import { compilePattern, PatternScanner, type Pattern, type PatternErrorIdentifier } from './safe-pattern.ts';
 
 export interface DictionaryEntry {
   word: string;
@@ -22,11 +25,13 @@ export type DictionaryErrorIdentifier =
   | 'dictionary.reading_too_long'
   | 'dictionary.reading_mention'
   | 'dictionary.reading_url'
-  | 'dictionary.reading_invalid_character';
+  | 'dictionary.reading_invalid_character'
+  | PatternErrorIdentifier;
 
 export interface DictionaryError {
   identifier: DictionaryErrorIdentifier;
-  context: { max?: number; length?: number };
+  /** `position`: where in a pattern it went wrong (1-based). */
+  context: { max?: number; length?: number; position?: number };
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: DictionaryError };
@@ -62,8 +67,24 @@ function parsePart(
   return { ok: true, value };
 }
 
-/** Validates a dictionary word (see parsePart). */
+/**
+ * Validates a dictionary word (see parsePart), or a pattern written r/…/: checked and compiled as
+ * the engine reads it (the limits of PATTERN_LIMITS, and nothing a backtracking engine needs).
+ */
 export function parseDictionaryWord(input: string): ParseResult<string> {
+  const written = normaliseSpelling(input).trim();
+  if (isPatternWord(written)) {
+    // Its length is the pattern's (PATTERN_LIMITS), positions counted in the word as written.
+    const part = parsePart('word', written, Infinity, [[INVALID_CHARACTER, 'dictionary.word_invalid_character']]);
+    if (!part.ok) return part;
+    const compiled = compilePattern(patternSource(written));
+    if (compiled.ok) return part;
+    const { position, ...context } = compiled.error.context;
+    return {
+      ok: false,
+      error: { identifier: compiled.error.identifier, context: { ...context, ...(position ? { position: position + 2 } : {}) } },
+    };
+  }
   return parsePart('word', input, DICTIONARY_LIMITS.wordMaxChars, [
     [MENTION_LIKE, 'dictionary.word_mention'],
     [INVALID_CHARACTER, 'dictionary.word_invalid_character'],
@@ -121,6 +142,8 @@ const ASCII_ALNUM = /[A-Za-z0-9]/;
 interface Lexicon {
   readings: Map<string, string>;
   lengths: Map<number, number[]>;
+  /** The list's patterns (r/…/ entries), longest first as the list shows them, each with its reading. */
+  patterns: { pattern: Pattern; reading: string }[];
 }
 
 /** Compiled per entries array (a cached list is one array per version), so each list is compiled once while it is kept. */
@@ -137,8 +160,15 @@ function lexiconOf(entries: readonly DictionaryEntry[]): Lexicon {
   if (known) return known;
   const readings = new Map<string, string>();
   const lengths = new Map<number, number[]>();
+  const patterns: Lexicon['patterns'] = [];
   for (const e of entries) {
     if (e.word.length === 0) continue; // an empty word would match everywhere
+    if (isPatternWord(e.word)) {
+      // Checked when written; one that no longer compiles (a stricter limit since) is left out.
+      const compiled = compilePattern(patternSource(e.word));
+      if (compiled.ok) patterns.push({ pattern: compiled.value, reading: e.reading });
+      continue;
+    }
     const folded = foldAscii(e.word);
     if (readings.has(folded)) continue; // the first entry for a word wins
     readings.set(folded, e.reading);
@@ -148,7 +178,8 @@ function lexiconOf(entries: readonly DictionaryEntry[]): Lexicon {
     else if (!list.includes(folded.length)) list.push(folded.length);
   }
   for (const list of lengths.values()) list.sort((x, y) => y - x);
-  const lexicon = { readings, lengths };
+  patterns.sort((a, b) => b.pattern.source.length - a.pattern.source.length || (a.pattern.source < b.pattern.source ? -1 : 1));
+  const lexicon = { readings, lengths, patterns };
   lexicons.set(entries, lexicon);
   compiled++;
   return lexicon;
@@ -175,32 +206,50 @@ function longestAt(lexicon: Lexicon, folded: string, i: number): { length: numbe
 /**
  * Replaces dictionary words with their readings (or with `cover`, when given): at each position
  * the longest matching word of any layer wins (of one length, the earlier layer's), in one
- * left-to-right pass, so a reading is never itself replaced again.
+ * left-to-right pass, so a reading is never itself replaced again. Then the patterns, in what no
+ * word replaced: the leftmost match of any layer's patterns wins (at one place, the earlier
+ * layer's, then the longer pattern), again never inside a reading.
  */
 function rewrite(text: string, dictionary: Dictionary, cover?: string): string {
   const layers = layersOf(dictionary)
     .filter((entries) => entries.length > 0)
     .map(lexiconOf);
   if (layers.length === 0 || text.length === 0) return text;
+  const words = layers.filter((l) => l.readings.size > 0);
+  const patterns = layers.flatMap((l) => l.patterns);
+  // One scan for every layer's patterns together: linear in the text times their size.
+  const scanner = patterns.length > 0 ? new PatternScanner(patterns.map((p) => p.pattern)) : undefined;
   const folded = foldAscii(text);
   let out = '';
+  /** Where the text not replaced by a word starts. */
+  let run = 0;
+  const flush = (end: number) => {
+    if (!scanner) return void (out += text.slice(run, end));
+    let at = run;
+    for (const m of scanner.all(text, run, end)) {
+      out += text.slice(at, m.start) + (cover ?? patterns[m.pattern]!.reading);
+      at = m.end;
+    }
+    out += text.slice(at, end);
+  };
   let i = 0;
   while (i < text.length) {
     let best: { length: number; reading: string } | undefined;
-    for (const lexicon of layers) {
+    for (const lexicon of words) {
       const found = longestAt(lexicon, folded, i);
       if (found && (!best || found.length > best.length)) best = found;
     }
     if (best) {
+      flush(i);
       out += cover ?? best.reading;
       i += best.length;
+      run = i;
     } else {
-      // Copy a whole code point so a surrogate pair is never split between iterations.
-      const width = text.codePointAt(i)! > 0xffff ? 2 : 1;
-      out += text.slice(i, i + width);
-      i += width;
+      // A whole code point, so a surrogate pair is never split between iterations.
+      i += text.codePointAt(i)! > 0xffff ? 2 : 1;
     }
   }
+  flush(text.length);
   return out;
 }
 

@@ -28,8 +28,8 @@ export type PatternErrorIdentifier =
 
 export interface PatternError {
   identifier: PatternErrorIdentifier;
-  /** `at`: the 1-based position (code point) where the pattern went wrong; `max`: the limit passed. */
-  context: { at?: number; max?: number };
+  /** `position`: the 1-based position (code point) where the pattern went wrong; `max`: the limit passed. */
+  context: { position?: number; max?: number };
 }
 
 export type PatternResult = { ok: true; value: Pattern } | { ok: false; error: PatternError };
@@ -120,8 +120,8 @@ class Parser {
     return this.#cps[this.#i + offset];
   }
 
-  #refuse(identifier: PatternErrorIdentifier, at = this.#i): never {
-    throw new Refused(identifier, { at: Math.min(at, this.#cps.length - 1) + 1 });
+  #refuse(identifier: PatternErrorIdentifier, at = this.#i, extra: { max?: number } = {}): never {
+    throw new Refused(identifier, { position: Math.min(at, this.#cps.length - 1) + 1, ...extra });
   }
 
   #set(ranges: number[], negated = false, props: RegExp[] = [], parts: CharSet[] = []): Node {
@@ -176,7 +176,8 @@ class Parser {
     if (!m) return undefined;
     const min = Number(m[1]);
     const max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
-    if (min > PATTERN_LIMITS.maxRepeat || (max !== Infinity && max > PATTERN_LIMITS.maxRepeat)) this.#refuse('pattern.repeat_too_large');
+    if (min > PATTERN_LIMITS.maxRepeat || (max !== Infinity && max > PATTERN_LIMITS.maxRepeat))
+      this.#refuse('pattern.repeat_too_large', this.#i, { max: PATTERN_LIMITS.maxRepeat });
     if (max < min) this.#refuse('pattern.syntax');
     this.#i += m[0].length;
     return [min, max];
