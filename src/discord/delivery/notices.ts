@@ -52,9 +52,15 @@ export class Notices {
     const key = `${to.guildId}:${to.userId}:${kind}`;
     const now = this.#now();
     const last = this.#last.get(key);
+    const told = last !== undefined && now - last < NOTICE_INTERVAL_MS;
+    // Noted before anything is awaited: two refusals arriving together get one reply, not two.
+    if (!told) {
+      this.#last.set(key, now);
+      for (const [k, at] of this.#last) if (now - at >= NOTICE_INTERVAL_MS) this.#last.delete(k);
+    }
     const channel = await this.#client.channels.fetch(to.channelId).catch(() => null);
     if (!channel?.isSendable()) return;
-    if (last !== undefined && now - last < NOTICE_INTERVAL_MS) {
+    if (told) {
       if (to.messageId && 'messages' in channel) {
         await channel.messages
           .react(to.messageId, REACTIONS[kind] ?? '🔇')
@@ -62,8 +68,6 @@ export class Notices {
       }
       return;
     }
-    this.#last.set(key, now);
-    for (const [k, at] of this.#last) if (now - at >= NOTICE_INTERVAL_MS) this.#last.delete(k);
     await channel
       .send({
         content,
