@@ -47,6 +47,7 @@ import { StaleDropNotices } from './discord/events/stale-drop-notices.ts';
 import { Audiences } from './discord/audience/audiences.ts';
 import { SpeechDelivery } from './discord/delivery/delivery.ts';
 import { AutoReader } from './discord/events/auto-read.ts';
+import { FloodGate } from './discord/events/flood.ts';
 import { ChatChanges } from './discord/events/chat-changes.ts';
 import { ButtonQuestions } from './discord/interactions/buttons.ts';
 import type { ClearReason } from './discord/delivery/meta.ts';
@@ -88,6 +89,8 @@ export interface BotOptions {
   buttonTimeoutMs?: number;
   /** How often the global dictionary file is checked for changes (tests shorten it). */
   dictionaryWatchMs?: number;
+  /** How long a member past the flood limit is quiet before their summary is spoken (events/flood.ts; tests shorten it). */
+  floodQuietMs?: number;
   /** The cache's MP3 to Ogg Opus conversion (default: mp3ToOggOpus, in-process; tests make it fail). */
   transcode?: (mp3: Buffer) => Promise<Buffer>;
 }
@@ -379,6 +382,8 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   });
   const audience = (guildId: string, channelId: string, session?: { channelId: string; suppressed: boolean } | null) =>
     audiences.audience(guildId, channelId, session);
+  // The flood limit's counts, and the summaries spoken in place of what was past it.
+  const flood = new FloodGate({ scheduler, clock, logger: logger.child({ component: 'flood' }), quietMs: options.floodQuietMs });
   const autoRead = new AutoReader({
     voice,
     repos,
@@ -389,6 +394,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
     onNotQueued: (outcome) => metrics.messages(outcome),
     fates,
     now,
+    flood,
   });
   const voiceEvents = new VoiceStateEvents({
     client,
@@ -568,6 +574,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
       if (stopped) return;
       stopped = true;
       stopWatching();
+      flood.close();
       extraLogins.stop();
       buttons.close();
       clearInterval(pruneTimer);

@@ -52,6 +52,8 @@ function sentence(r: FateRecord, w: FateWording): [MessageKey, Record<string, st
       return ['fate.failed', { code: r.reason ?? 'failed' }];
     case 'queue_full':
       return ['fate.queue_full', { limit: r.limit ?? '' }];
+    case 'flooded':
+      return ['fate.flooded', { limit: r.limit ?? '' }];
     default:
       return [
         `fate.${r.fate}` as MessageKey,

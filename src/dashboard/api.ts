@@ -31,6 +31,7 @@ import type { DiscordOAuth, DiscordUserGuild } from './oauth.ts';
 import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
 import { spendByChannel, usageReport } from '../usecases/usage.ts';
+import { addFilter, filtersOf, removeFilter, setFloodLimit } from '../usecases/filters.ts';
 import { memberCanView } from '../discord/audience/visibility.ts';
 
 // The dashboard's JSON API behind a valid session: what a server's admins and each member may see
@@ -195,6 +196,23 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await editor(deps, req);
       return exportOf(serverStore(deps, access).own(), req.query.get('format'));
     }
+    case 'POST /guilds/:id/filters': {
+      // /filter add, remove and flood: Manage Server, the same rules.
+      const access = await admin(deps, req);
+      const { word, action, reading } = req.body;
+      await addFilter(deps.ctx, access.guild.id, actor(access), req.lang, { word, action, reading });
+      return ok(filtersOf(deps.ctx, access.guild.id), 201);
+    }
+    case 'DELETE /guilds/:id/filters': {
+      const access = await admin(deps, req);
+      await removeFilter(deps.ctx, access.guild.id, actor(access), req.body.word);
+      return ok(filtersOf(deps.ctx, access.guild.id));
+    }
+    case 'PUT /guilds/:id/filters/flood': {
+      const access = await admin(deps, req);
+      await setFloodLimit(deps.ctx, access.guild.id, actor(access), req.body.messages);
+      return ok(filtersOf(deps.ctx, access.guild.id));
+    }
     case 'GET /me/:id':
       return ok(memberView(deps, await memberOf(deps, req)));
     case 'GET /guilds/:id/dictionary': {
@@ -337,6 +355,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang) {
       .slice(0, 500)
       .map((m) => ({ id: m.id, name: m.displayName })),
     dictionary: repos.dictionary.own(id),
+    filters: filtersOf(deps.ctx, id),
     audit: auditOf(deps, access, lang, repos.audit.recent(id, 50), channels),
   };
 }

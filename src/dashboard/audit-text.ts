@@ -79,6 +79,17 @@ export function describeAudit(entry: Pick<AuditEntry, 'action' | 'detail'>, lang
       return t(lang, d.postAudio ? 'dashboard.action_autoread_add_mp3' : 'dashboard.action_autoread_add', {
         channel: names.channel(str(d.channelId)),
       });
+    case 'filter.add':
+      return t(lang, d.action === 'skip' ? 'dashboard.action_filter_add_skip' : 'dashboard.action_filter_add_replace', {
+        word: str(d.word),
+        reading: str(d.reading),
+      });
+    case 'filter.remove':
+      return t(lang, 'dashboard.action_filter_remove', { word: str(d.word) });
+    case 'filter.flood':
+      return d.floodMax === null
+        ? t(lang, 'dashboard.action_filter_flood_off')
+        : t(lang, 'dashboard.action_filter_flood', { max: count(d.floodMax) });
     case 'autoread.remove':
       return t(lang, 'dashboard.action_autoread_remove', { channel: names.channel(str(d.channelId)) });
     default: {

@@ -31,6 +31,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   '/reports.js': { file: 'reports.js', type: 'text/javascript; charset=utf-8' },
   '/server-cards.js': { file: 'server-cards.js', type: 'text/javascript; charset=utf-8' },
   '/voice-cards.js': { file: 'voice-cards.js', type: 'text/javascript; charset=utf-8' },
+  '/filters.js': { file: 'filters.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 

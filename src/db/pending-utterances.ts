@@ -21,7 +21,7 @@ export interface PendingUtterance {
   meta?: unknown;
   /** Who may hear or read it (`voice:<id>` or `text:<id>`): merged only within it after a restore too. */
   audience?: string;
-  /** The gain it is played at in voice (migrations/018); absent = 1. */
+  /** The gain it is played at in voice (migrations/020); absent = 1. */
   volume?: number;
   enqueuedAt: number;
 }

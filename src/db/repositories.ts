@@ -14,6 +14,7 @@ import { UserSettingsRepo } from './user-settings.ts';
 import { ReadingListsRepo } from './reading-lists.ts';
 import { ReadingSettingsRepo } from './reading-settings.ts';
 import { VoicePoolRepo } from './voice-pool.ts';
+import { TextFiltersRepo } from './text-filters.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
@@ -38,10 +39,12 @@ export interface Repositories {
   /** Who and what auto-read reads (migrations/008). */
   reading: ReadingSettingsRepo;
   readingLists: ReadingListsRepo;
-  /** The voices members without one of their own are given (migrations/018). */
+  /** The voices members without one of their own are given (migrations/020). */
   voicePool: VoicePoolRepo;
   /** Who changed a server's settings or dictionary, when (migrations/014; the dashboard shows it). */
   audit: AuditLogRepo;
+  /** Words and patterns never read or read as another word, and the flood limit (migrations/021). */
+  filters: TextFiltersRepo;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -65,5 +68,6 @@ export function createRepositories(db: Db, options: { clock?: Clock; dictionaryC
     readingLists: new ReadingListsRepo(db, clock),
     voicePool: new VoicePoolRepo(db, clock),
     audit: new AuditLogRepo(db, clock),
+    filters: new TextFiltersRepo(db, clock, dictionaryCache),
   };
 }

@@ -3,7 +3,7 @@ import { Repo } from './table.ts';
 import { VOICE_POOL_MAX } from '../domain/voice-pool.ts';
 import type { Clock } from '../util/clock.ts';
 
-// The voice_pool table (migrations/018): the standard voices a server gives its members who have
+// The voice_pool table (migrations/020): the standard voices a server gives its members who have
 // none of their own (the rule: src/domain/voice-pool.ts).
 
 const statements = (db: Db) => ({

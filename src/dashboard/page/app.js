@@ -5,6 +5,7 @@ import { auditLog, healthCard, usageCard } from './reports.js';
 import { autoReadCard, controlsCard, mutedCard, readingCard, readingListsCards, rolesCard } from './server-cards.js';
 import { dictionaryEditor } from './dictionary.js';
 import { myVolumeCard, voicePoolCard, volumesCard } from './voice-cards.js';
+import { filtersCard } from './filters.js';
 
 const main = document.getElementById('main');
 state.onSignedOut = () => {
@@ -215,6 +216,7 @@ async function adminTab(guildId, tab) {
       readingListsCards(guildId, g),
       voicePoolCard(guildId, g, voiceInput),
       volumesCard(guildId, g),
+      filtersCard(guildId, g),
       mutedCard(guildId, g),
       autoReadCard(guildId, g),
       rolesCard(guildId, g),

@@ -41,7 +41,8 @@ export function dictionaryEditor(path, initial, title, hint) {
       ),
     );
   }
-  const word = h('input', { type: 'text', maxlength: 50, required: true });
+  // A word (50 characters), or a pattern written r/…/ (100 and its r/ and /).
+  const word = h('input', { type: 'text', maxlength: 103, required: true });
   const reading = h('input', { type: 'text', maxlength: 100, required: true });
   const add = h(
     'form',
@@ -61,7 +62,7 @@ export function dictionaryEditor(path, initial, title, hint) {
         }
       },
     },
-    field(tr('word'), word),
+    field(tr('word'), word, tr('word_pattern_hint')),
     field(tr('reading'), reading),
     h('button', { type: 'submit', class: 'primary', text: tr('add') }),
   );

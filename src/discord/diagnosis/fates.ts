@@ -20,6 +20,10 @@ export type NotQueued =
   | 'hidden'
   /** It starts with the server's ignore prefix. */
   | 'ignored_prefix'
+  /** One of the server's filters skips it (/filter). */
+  | 'filtered'
+  /** Its author was past the server's flood limit (`limit` messages in 10 s): counted in a spoken summary instead. */
+  | 'flooded'
   /** Nothing readable was left (an empty message, a poll without text, emoji with emoji off). */
   | 'nothing_to_read'
   /** It arrived with no text at all: Discord did not send its content (the Message Content intent). */
@@ -77,7 +81,7 @@ export interface FateRecord {
   mergedWith?: MessageRef[];
   /** cleared: why (a ClearReason, or 'restart'); failed: the error code. */
   reason?: string;
-  /** budget: whose limit; queue_full and budget: the limit in characters. */
+  /** budget: whose limit; queue_full and budget: the limit in characters; flooded: the messages per 10 s. */
   scope?: 'user' | 'guild' | 'account';
   limit?: number;
   /** too_old: the server's spoken notice says so. */

@@ -4,7 +4,10 @@ import { speakingVoice } from '../../usecases/member-voice.ts';
 import { type GuildSettings } from '../../domain/guild-settings.ts';
 import { type ReadingSettings } from '../../domain/reading.ts';
 import type { Dictionary } from '../../speech/text/dictionary.ts';
-import type { NameReader } from '../../speech/text/names.ts';
+import { speakableName, type NameReader } from '../../speech/text/names.ts';
+import { FILTERED, NAME_MAX_CHARS } from '../../speech/text/text.ts';
+import type { FilterEntry } from '../../domain/filters.ts';
+import type { FloodGate } from './flood.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
 import type { SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import { peopleInCall, whoCanHear } from '../audience/hearing.ts';
@@ -24,6 +27,8 @@ interface BodyOptions {
   nickname: string | null;
   settings: GuildSettings;
   dictionary: Dictionary;
+  /** The server's filters (a message one skips is FILTERED). */
+  filters: readonly FilterEntry[];
   /** The voice channel of the session it is read in (null: posted as a file). */
   voiceChannelId: string | null;
 }
@@ -43,6 +48,8 @@ export interface AutoReadDeps {
   fates?: { note(arrival: Arrival, fate: Fate, detail?: FateDetail): void };
   /** Clock time, as the scheduler stamps arrivals. */
   now?: () => number;
+  /** The flood limit's counts and summaries (without it, no limit applies). */
+  flood?: FloodGate;
 }
 
 /**
@@ -108,16 +115,48 @@ export class AutoReader {
       return note('hidden', { voiceChannelId });
     }
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
-    const { name, body, ignored } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
+    const filters = this.#deps.repos.filters.readable(guildId);
+    const { name, body, ignored } = this.#body(message, {
+      reading,
+      nickname: user.nickname,
+      settings,
+      dictionary,
+      filters,
+      voiceChannelId,
+    });
+    const author = { guildId, userId: message.author.id, channelId, messageId: message.id };
+    if (body === FILTERED) {
+      // Never sent to the service; its author is told once an hour, then sees a reaction (notices.ts).
+      this.#deps.onNotQueued?.('skipped');
+      void this.#deps.notices.tellAuthor(author, 'filtered', t(lang, 'filter.not_read'));
+      return note('filtered');
+    }
     if (!body) return note(ignored ? 'ignored_prefix' : arrival.blank ? 'no_content' : 'nothing_to_read');
     const audience = hidden ? textAudience(channelId) : this.#deps.audience(guildId, channelId, session);
+    const meta = (messageId: string): UtteranceMeta => ({
+      delivery: { kind: 'message', channelId, messageId },
+      lang,
+      ...(hidden ? { attachOnly: true } : {}),
+    });
+    // Past the flood limit: not sent, only counted in one spoken summary (flood.ts), paid like the messages by their author.
+    const floodMax = this.#deps.repos.filters.settings(guildId).floodMax;
+    if (this.#deps.flood?.over(guildId, message.author.id, floodMax)) {
+      this.#deps.onNotQueued?.('skipped');
+      const input = { guildId, userId: message.author.id, channelId, kind: 'auto' as const, lang, audience, meta: meta('') };
+      this.#deps.flood.count({
+        input: { ...input, ...this.#voiceOf(message, audience) },
+        lang,
+        name: speakableName(name, lang, dictionary, NAME_MAX_CHARS, filters),
+      });
+      return note('flooded', floodMax === null ? {} : { limit: floodMax });
+    }
     // Named per audience: a speaker in another voice channel of the server does not make this one's named again.
     // A poll's result is nobody's words: read without a name, and whoever writes next is named.
     const pollResult = message.type === MessageType.PollResult;
     if (pollResult) this.#deps.names.forget(`${guildId}:${audience}`);
     const prefix = pollResult
       ? ''
-      : this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary);
+      : this.#deps.names.prefix(`${guildId}:${audience}`, message.author.id, name, lang, settings.readAuthorNames, dictionary, filters);
     const result = this.#deps.scheduler.enqueue({
       guildId,
       userId: message.author.id,
@@ -129,16 +168,14 @@ export class AutoReader {
       ...this.#voiceOf(message, audience),
       audience,
       meta: {
-        delivery: { kind: 'message', channelId, messageId: message.id },
-        lang,
-        ...(hidden ? { attachOnly: true } : {}),
+        ...meta(message.id),
         ...(pollResult && message.reference?.messageId ? { pollMessageId: message.reference.messageId } : {}),
       } satisfies UtteranceMeta,
     });
     if (!result.ok) {
       this.#deps.onNotQueued?.('refused');
       const content = describeQueueRefusal(lang, result);
-      void this.#deps.notices.tellAuthor({ guildId, userId: message.author.id, channelId, messageId: message.id }, result.reason, content);
+      void this.#deps.notices.tellAuthor(author, result.reason, content);
       return note(result.reason === 'member_queue_full' ? 'queue_full' : result.reason, result.limit ? { limit: result.limit } : {});
     }
     note('queued', audience.startsWith('voice:') ? { voiceChannelId: audience.slice('voice:'.length) } : {});
@@ -158,9 +195,11 @@ export class AutoReader {
     if (this.#whyNotRead(message, reading, user.muted, queuedFor) !== undefined) return null;
     const settings = this.#deps.repos.guildSettings.get(guildId);
     const dictionary = this.#deps.repos.dictionary.list(guildId, message.author.id);
+    const filters = this.#deps.repos.filters.readable(guildId);
     const voiceChannelId = queuedFor?.channelId ?? null;
-    const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, voiceChannelId });
-    if (!body) return null;
+    const { body } = this.#body(message, { reading, nickname: user.nickname, settings, dictionary, filters, voiceChannelId });
+    // Edited into a filtered word, or into nothing to read: taken back.
+    if (!body || body === FILTERED) return null;
     const { id: _id, enqueuedAt: _at, ...input } = old;
     return { ...input, text: (old.prefix ?? '') + body, ...this.#voiceOf(message, old.audience ?? '') };
   }
@@ -177,8 +216,8 @@ export class AutoReader {
     return { voice, speed, pitch, ...(volume === 1 ? {} : { volume }) };
   }
 
-  /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix). */
-  #body(message: Message<true>, o: BodyOptions) {
+  /** The author's name as shown, and the message's speakable text (null: nothing to read, or the ignore prefix; FILTERED: a filter skips it). */
+  #body(message: Message<true>, o: BodyOptions): { name: string; body: string | null | typeof FILTERED; ignored: boolean } {
     // A forum post's first message has the post's id; its title is read before it.
     const channel = message.channel;
     const post = channel.isThread() && channel.parent?.type === ChannelType.GuildForum && message.id === channel.id;
@@ -194,6 +233,7 @@ export class AutoReader {
         readEmoji: o.reading.emoji,
         forwards: o.reading.forwards,
         audience: { voiceChannelId: o.voiceChannelId, postChannelId: message.channelId },
+        filters: o.filters,
         ...(post ? { title: channel.name } : {}),
       },
     );

@@ -1,5 +1,6 @@
 import { MessageReferenceType, MessageType, type Embed, type Message } from 'discord.js';
-import { normaliseMessage, type EmbedKind, type PollResult } from '../../speech/text/text.ts';
+import { FILTERED, normaliseFiltered, type EmbedKind, type PollResult } from '../../speech/text/text.ts';
+import type { FilterEntry } from '../../domain/filters.ts';
 import { type Dictionary } from '../../speech/text/dictionary.ts';
 import { type ReadLang, WORDS } from '../../speech/text/words.ts';
 import { toPlainMessage } from '../audience/mentions.ts';
@@ -18,6 +19,8 @@ export interface MessageTextOptions {
   audience: Audience;
   /** Read before the content: a forum post's title, on its first message. */
   title?: string;
+  /** The server's filters: a message one of them skips (its own text or what it forwards) is FILTERED. */
+  filters?: readonly FilterEntry[];
 }
 
 /**
@@ -28,10 +31,14 @@ export interface MessageTextOptions {
  * the question, the winner or a tie, and the votes; an attachment by its alt text when it has one;
  * embeds by kind, except link previews.
  */
-export function messageText(message: Message<true>, author: { id: string; name: string }, o: MessageTextOptions): string | null {
+export function messageText(
+  message: Message<true>,
+  author: { id: string; name: string },
+  o: MessageTextOptions,
+): string | null | typeof FILTERED {
   const result = pollResultOf(message);
   const read = (m: Pick<Message, 'content' | 'attachments' | 'stickers' | 'embeds'> & { poll?: Message['poll'] }) =>
-    normaliseMessage(
+    normaliseFiltered(
       {
         ...toPlainMessage({
           content: m.content,
@@ -47,12 +54,14 @@ export function messageText(message: Message<true>, author: { id: string; name: 
         ...(m.poll?.question.text ? { poll: { question: m.poll.question.text, answers: m.poll.answers.map((a) => a.text ?? '') } } : {}),
         ...(result ? { pollResult: result } : {}),
       },
-      { lang: o.lang, maxLength: o.maxLength, dictionary: o.dictionary, readEmoji: o.readEmoji },
+      { lang: o.lang, maxLength: o.maxLength, dictionary: o.dictionary, readEmoji: o.readEmoji, filters: o.filters ?? [] },
     );
   const own = read(o.title ? { ...pick(message), content: `${o.title}\n${message.content}` } : message);
-  if (message.reference?.type !== MessageReferenceType.Forward) return own;
+  if (own === FILTERED || message.reference?.type !== MessageReferenceType.Forward) return own;
   if (!o.forwards) return null;
-  const forwarded = [...message.messageSnapshots.values()].map(read).filter((s): s is string => s !== null);
+  const snapshots = [...message.messageSnapshots.values()].map(read);
+  if (snapshots.includes(FILTERED)) return FILTERED;
+  const forwarded = snapshots.filter((s): s is string => typeof s === 'string');
   if (forwarded.length === 0) return own;
   const lead = WORDS[o.lang].forwarded + forwarded.join(WORDS[o.lang].pause);
   return own ? own + WORDS[o.lang].pause + lead : lead;

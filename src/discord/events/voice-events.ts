@@ -84,7 +84,9 @@ export class VoiceStateEvents {
       if (settings.announceJoinLeave && listeners() === 'yes' && this.#announces(newState)) {
         const dictionary = this.#deps.repos.dictionary.list(guild.id, newState.id);
         const user = this.#deps.repos.userSettings.get(guild.id, newState.id);
-        const spoken = speakableName(user.nickname ?? newState.member?.displayName ?? '', lang, dictionary);
+        // A name one of the server's filters skips is announced unnamed (never read).
+        const filters = this.#deps.repos.filters.readable(guild.id);
+        const spoken = speakableName(user.nickname ?? newState.member?.displayName ?? '', lang, dictionary, undefined, filters);
         const kind = newState.channelId === session.channelId ? 'join' : 'leave';
         // The bot's own clip, charged to the server: one member hopping in and out, or renaming
         // between visits, is announced only so often and under so many names.

@@ -2,7 +2,7 @@ import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'dis
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../billing/budget.ts';
 import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
-import { normaliseMessage } from '../../speech/text/text.ts';
+import { FILTERED, normaliseFiltered } from '../../speech/text/text.ts';
 import type { VoiceChecker } from '../../speech/synthesis/voice-check.ts';
 import type { ButtonQuestions } from './buttons.ts';
 import { UserError } from '../../i18n/errors.ts';
@@ -70,7 +70,7 @@ export class SpeechRequests {
     return confirmVoice(this.#deps, voice, guildId, userId);
   }
 
-  /** The command's text as it will be spoken (mentions and emoji markup read like a message's, the dictionary applied). */
+  /** The command's text as it will be spoken (mentions and emoji markup read like a message's, the filters and dictionary applied). */
   speakable(interaction: ChatInputCommandInteraction, args: { guildId: string; text: string; lang: Lang }, maxLength: number): string {
     const plain = toPlainMessage({
       content: args.text,
@@ -80,11 +80,14 @@ export class SpeechRequests {
       // Heard in the voice session that will play it (an extra account's too), or posted where it was asked for.
       audience: { voiceChannelId: this.#playedIn(args.guildId, interaction), postChannelId: interaction.channelId },
     });
-    const text = normaliseMessage(plain, {
+    const text = normaliseFiltered(plain, {
       lang: args.lang,
       maxLength,
       dictionary: this.#deps.repos.dictionary.list(args.guildId, interaction.user.id),
+      // The server's filters hold for what a member asks to be read as for their messages.
+      filters: this.#deps.repos.filters.readable(args.guildId),
     });
+    if (text === FILTERED) throw new UserError('filter.request_refused');
     if (!text) throw new UserError('tts.validation_error');
     return text;
   }

@@ -6,6 +6,8 @@ import { truncateChars } from '../../tts/chars.ts';
 import type { Clock } from '../../util/clock.ts';
 import { systemClock } from '../../util/clock.ts';
 import { applyDictionary, type Dictionary } from './dictionary.ts';
+import { applyFilters } from './filter.ts';
+import type { FilterEntry } from '../../domain/filters.ts';
 import { capRuns, cleanName, NAME_MAX_CHARS, sanitise } from './text.ts';
 import { WORDS, type ReadLang } from './words.ts';
 import { SlidingCounts, type SlidingLimit } from '../../util/sliding-counts.ts';
@@ -25,12 +27,24 @@ const DEFAULTS = {
 } as const satisfies Required<NameReaderOptions>;
 
 /**
- * A name as it is spoken: dictionary applied (so a hard-to-read name gets its reading), emoji and
- * markup dropped, never a mention or URL, capped at `maxChars`. '' when nothing speakable is left.
+ * A name as it is spoken: the server's filters and dictionary applied (a name a 'skip' filter
+ * matches is not spoken, so a member cannot be named with a filtered word; a hard-to-read name gets
+ * its reading), emoji and markup dropped, never a mention or URL, capped at `maxChars`. '' when
+ * nothing speakable is left.
  */
-export function speakableName(name: string, lang: ReadLang, dictionary: Dictionary = [], maxChars = NAME_MAX_CHARS): string {
+export function speakableName(
+  name: string,
+  lang: ReadLang,
+  dictionary: Dictionary = [],
+  maxChars = NAME_MAX_CHARS,
+  filters: readonly FilterEntry[] = [],
+): string {
   // Clean without a cap first, so a dictionary word that is the whole (long) name still matches.
-  const read = applyDictionary(cleanName(name, Number.POSITIVE_INFINITY), dictionary);
+  const written = applyFilters(cleanName(name, Number.POSITIVE_INFINITY), filters);
+  if (written.skipped) return '';
+  const dictionaryRead = applyFilters(applyDictionary(written.text, dictionary), filters);
+  if (dictionaryRead.skipped) return '';
+  const read = dictionaryRead.text;
   // Runs are capped before the length cut, so a long "ーーー…" prefix does not eat the whole name.
   const s = truncateChars(capRuns(cleanName(sanitise(read, lang), Number.POSITIVE_INFINITY)), maxChars).trim();
   return /[\p{L}\p{N}]/u.test(s) ? s : '';
@@ -60,14 +74,22 @@ export class NameReader {
    * disabled, the name has nothing speakable, or the same author spoke last to this audience within
    * the window (anyone else speaking in between resets it). Every call records the speaker.
    */
-  prefix(audienceKey: string, authorId: string, name: string, lang: ReadLang, enabled: boolean, dictionary: Dictionary = []): string {
+  prefix(
+    audienceKey: string,
+    authorId: string,
+    name: string,
+    lang: ReadLang,
+    enabled: boolean,
+    dictionary: Dictionary = [],
+    filters: readonly FilterEntry[] = [],
+  ): string {
     const now = this.#clock.now();
     const last = this.#last.get(audienceKey);
     // The window slides with each message: a steady monologue is one speaker, named once.
     const repeated = last !== undefined && last.authorId === authorId && now - last.at < this.#windowMs;
     this.#last.set(audienceKey, { authorId, at: now });
     if (!enabled || repeated) return '';
-    const spoken = speakableName(name, lang, dictionary, this.#maxNameChars);
+    const spoken = speakableName(name, lang, dictionary, this.#maxNameChars, filters);
     return spoken ? WORDS[lang].namePrefix(spoken) : '';
   }
 

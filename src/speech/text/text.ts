@@ -14,7 +14,10 @@
  *     timestamps -> "日時"; then bold/italic/strike/underline markers are stripped.
  *  6. A poll ("投票、…、選択肢、…") or a poll's result ("投票結果、…"), attachments by their alt
  *     text ("画像: 夕焼けの海") or with embeds by kind ("画像3枚"), and stickers appended, each after a pause.
- *  7. Laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches names).
+ *  7. The server's filters (filter.ts: a message one matches is not read, or a match is read as
+ *     another word), laughter "wwww" -> "ワラ" (ja), then the dictionary (after markup, so it reaches
+ *     names), then the filters again on what the dictionary made (a reading cannot bring a filtered
+ *     word back).
  *  8. Unicode emoji dropped (or read by name: emoji.ts), newlines -> "、" / ", ", safety net (no
  *     "<@", URL or ping), runs of one character capped, nothing speakable -> null, cut at
  *     maxLength + "以下略" / "and so on".
@@ -22,6 +25,8 @@
  */
 import { countChars, truncateChars } from '../../tts/chars.ts';
 import { applyDictionary, type Dictionary } from './dictionary.ts';
+import { applyFilters } from './filter.ts';
+import type { FilterEntry } from '../../domain/filters.ts';
 import { readEmoji } from './emoji.ts';
 import { normaliseSpelling } from './spelling.ts';
 import { WORDS, type AttachmentKind, type PollOutcome, type ReadLang, type SpokenWords } from './words.ts';
@@ -76,7 +81,12 @@ export interface NormaliseOptions {
   dictionary?: Dictionary;
   /** Read Unicode emoji by their names (emoji.ts) instead of dropping them (off by default). */
   readEmoji?: boolean;
+  /** The server's filters (src/domain/filters.ts). Treat it as immutable. */
+  filters?: readonly FilterEntry[];
 }
+
+/** What normaliseFiltered answers for a message a 'skip' filter matches: it is not read at all. */
+export const FILTERED: unique symbol = Symbol('filtered');
 
 /** Longest name read for a mention (and by names.ts for the author prefix). */
 export const NAME_MAX_CHARS = 20;
@@ -152,24 +162,49 @@ const SPEAKABLE = /[\p{L}\p{N}]/u;
  * Turns a Discord message into the text to speak, or `null` when nothing speakable is left (only
  * emoji, punctuation or whitespace). The result never contains a mention (`<@`), a URL, or one
  * character 20+ times in a row (the advanced endpoint refuses that, spec: job creation request).
+ * A message one of `opts.filters` skips is null here too; normaliseFiltered tells it apart.
  */
 export function normaliseMessage(msg: PlainMessage, opts: NormaliseOptions): string | null {
+  const text = normaliseFiltered(msg, opts);
+  return text === FILTERED ? null : text;
+}
+
+/** normaliseMessage, answering FILTERED for a message one of the server's 'skip' filters matches. */
+export function normaliseFiltered(msg: PlainMessage, opts: NormaliseOptions): string | null | typeof FILTERED {
   const words = WORDS[opts.lang];
   const content = resolveMarkup(msg, opts.lang, words);
   const poll = msg.poll ? [pollWords(msg, msg.poll, opts.lang, words)] : [];
   const result = msg.pollResult ? [pollResultWords(msg, msg.pollResult, opts, words)] : [];
   const extras = [...poll, ...result, ...attachmentWords(msg, opts, words), ...msg.stickers.map((s) => words.sticker(cleanName(s.name)))];
   const text = [content, ...extras].filter((s) => s.length > 0).join('\n');
-  return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength, opts.readEmoji ?? false);
+  return finish(text, opts.lang, opts.dictionary ?? [], opts.maxLength, opts.readEmoji ?? false, opts.filters ?? []);
 }
 
-// The tail of the pipeline, on text whose markup is resolved: laughter, dictionary, emoji, pauses,
-// safety net, run cap, null check, length cap.
-function finish(text: string, lang: ReadLang, dictionary: Dictionary, maxLength: number, namedEmoji = false): string | null {
+// The tail of the pipeline, on text whose markup is resolved: filters, laughter, dictionary,
+// filters, emoji, pauses, safety net, run cap, null check, length cap.
+function finish(
+  text: string,
+  lang: ReadLang,
+  dictionary: Dictionary,
+  maxLength: number,
+  namedEmoji: boolean,
+  filters: readonly FilterEntry[],
+): string | null | typeof FILTERED {
   const words = WORDS[lang];
+  // Invisible characters out first, so a zero-width space inside a word does not hide it from a filter.
   let s = text.replace(INVISIBLE, '').replace(/[^\S\n]+/g, ' ');
+  const filtered = (t: string) => {
+    const f = applyFilters(t, filters);
+    return f.skipped ? FILTERED : f.text;
+  };
+  const written = filtered(s);
+  if (written === FILTERED) return FILTERED;
+  s = written;
   if (words.laugh !== null) s = s.replace(LAUGH_RUN, words.laugh).replace(LAUGH_ONE, words.laugh);
   s = applyDictionary(s, dictionary).replace(LONE_SURROGATE, '').replace(PRIVATE_USE, ''); // unvalidated readings
+  const read = filtered(s);
+  if (read === FILTERED) return FILTERED;
+  s = read;
   // After the dictionary, so a server can give an emoji a reading ("🍣" -> "すし").
   if (namedEmoji) s = readEmoji(s, lang);
   s = s.replace(EMOJI, '').replace(/(\p{M}{3})\p{M}+/gu, '$1'); // and tame "Zalgo" stacks of marks

@@ -59,6 +59,11 @@ export interface SpokenWords {
    * STALE_NOTICE_MAX share one text, so the notice is nearly always a cached clip.
    */
   staleDropped: (count: number) => string;
+  /**
+   * Spoken in place of `count` messages of one member past the server's flood limit (their name as
+   * spoken, '' when it has none): "Aliceさんの連投3件を省略しました。".
+   */
+  floodSummary: (name: string, count: number) => string;
 }
 
 const votesEn = (n: number) => (n === 1 ? '1 vote' : `${n} votes`);
@@ -149,6 +154,7 @@ export const WORDS = {
     leaveUnknown: '誰かが退出しました。',
     forwarded: '転送、',
     staleDropped: (count) => (count > STALE_NOTICE_MAX ? `${STALE_NOTICE_MAX + 1}件以上省略しました。` : `${count}件省略しました。`),
+    floodSummary: (name, count) => (name ? `${name}さんの連投${count}件を省略しました。` : `連投${count}件を省略しました。`),
   },
   en: {
     someone: 'someone',
@@ -194,5 +200,9 @@ export const WORDS = {
         : count === 1
           ? 'Skipped 1 message.'
           : `Skipped ${count} messages.`,
+    floodSummary: (name, count) => {
+      const messages = count === 1 ? '1 more message' : `${count} more messages`;
+      return name ? `Skipped ${messages} from ${name}.` : `Skipped ${messages} in a row.`;
+    },
   },
 } as const satisfies Record<ReadLang, SpokenWords>;
