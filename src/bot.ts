@@ -9,6 +9,7 @@ import { type StoredJob } from './db/advanced-jobs.ts';
 import { ChargeSession } from './billing/charge-session.ts';
 import { CharacterBudget } from './billing/budget.ts';
 import { GlobalDictionary } from './speech/text/global-dictionary.ts';
+import { CuratedDictionaries } from './speech/text/curated-dictionaries.ts';
 import { AudioCache } from './speech/synthesis/cache.ts';
 import { AnnouncementAllowance, NameReader } from './speech/text/names.ts';
 import { audienceOf, SpeechScheduler } from './speech/queue.ts';
@@ -87,7 +88,7 @@ export interface BotOptions {
   metrics?: BotMetrics;
   /** How long a question asked with buttons waits for its click (tests shorten it). */
   buttonTimeoutMs?: number;
-  /** How often the global dictionary file is checked for changes (tests shorten it). */
+  /** How often the global dictionary file and the curated lists are checked for changes (tests shorten it). */
   dictionaryWatchMs?: number;
   /** How long a member past the flood limit is quiet before their summary is spoken (events/flood.ts; tests shorten it). */
   floodQuietMs?: number;
@@ -126,6 +127,17 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const loaded = globalDictionary?.load();
   if (loaded && !loaded.ok)
     throw new ConfigError({ issues: [{ variable: 'GLOBAL_DICTIONARY_FILE', problem: loaded.problems.slice(0, 10).join('; ') }] });
+  // The operator's curated lists, which servers may follow: a broken file stops start-up too.
+  const curated = config.curatedDictionariesDir
+    ? new CuratedDictionaries({
+        dir: config.curatedDictionariesDir,
+        logger: logger.child({ component: 'dictionary' }),
+        describe: (format, problem) => describeDictionaryFileProblem('en', format, problem),
+      })
+    : undefined;
+  const curatedLoaded = curated?.load();
+  if (curatedLoaded && !curatedLoaded.ok)
+    throw new ConfigError({ issues: [{ variable: 'CURATED_DICTIONARIES_DIR', problem: curatedLoaded.problems.slice(0, 10).join('; ') }] });
   const dbFile = join(config.dataDir, 'bot.sqlite3');
   // DATA_DIR and the database are owner-only; earlier wider modes are narrowed, said once.
   const modes = [makePrivate(config.dataDir, 'dir', { create: true })].filter((c): c is ModeChange => c !== undefined);
@@ -137,6 +149,7 @@ export async function createBot(options: BotOptions): Promise<Bot> {
   const pendingStore = new PendingUtteranceStore(db, { clock, logger: logger.child({ component: 'queue-store' }) });
   const repos = createRepositories(db, { clock, dictionaryCacheChars: config.dictionaryCacheChars });
   if (globalDictionary) repos.dictionary.setGlobal(globalDictionary);
+  if (curated) repos.dictionary.setCurated(curated);
   // What several hosts share lives in PostgreSQL when configured (docs/scaling.md).
   const shared: PgPool[] = [];
   const connect = async (url: string) => {
@@ -560,10 +573,10 @@ export async function createBot(options: BotOptions): Promise<Bot> {
         .catch((error: unknown) => logger.error({ err: error }, 'resuming advanced jobs failed'));
       stopWatching = jobs.watch(deliver, tell);
       fates.start();
-      const stopDictionary = globalDictionary?.watch(options.dictionaryWatchMs);
-      if (stopDictionary) {
-        const stopJobs = stopWatching;
-        stopWatching = () => (stopJobs(), stopDictionary());
+      for (const stopDictionary of [globalDictionary?.watch(options.dictionaryWatchMs), curated?.watch(options.dictionaryWatchMs)]) {
+        if (!stopDictionary) continue;
+        const stopBefore = stopWatching;
+        stopWatching = () => (stopBefore(), stopDictionary());
       }
       // Ended jobs keep job and interaction tokens: deleted after the retention period, now and daily.
       prune();

@@ -136,6 +136,8 @@ const schema = discordSchema.safeExtend({
   ERROR_WEBHOOK_URL: tokenUrl(' (a Discord webhook URL, or any endpoint taking a JSON POST)').optional(),
   // The operator's bot-wide reading dictionary (JSON, CSV or TSV).
   GLOBAL_DICTIONARY_FILE: z.string().trim().min(1).optional(),
+  // A folder of curated dictionaries (JSON, CSV or TSV, one list a file) servers may follow.
+  CURATED_DICTIONARIES_DIR: z.string().trim().min(1).optional(),
   // Characters of dictionary lists kept in memory for reading (src/db/dictionary-cache.ts), not a count.
   DICTIONARY_CACHE_CHARS: intFrom(DICTIONARY_CACHE_CHARS),
   // The web dashboard (off when unset; 0 lets the OS pick a port), signed in with Discord's OAuth2.
@@ -191,6 +193,8 @@ export interface Config {
   ops: { metricsPort: number | undefined; metricsHost: string; errorWebhookUrl: string | undefined };
   /** The operator's bot-wide dictionary file, applied under each server's own entries. */
   globalDictionaryFile: string | undefined;
+  /** The operator's curated dictionaries (a folder, a list a file), which servers may follow. */
+  curatedDictionariesDir: string | undefined;
   /** Characters of dictionary lists kept in memory for reading, the servers' and the members' together (DICTIONARY_CACHE_CHARS). */
   dictionaryCacheChars: number;
   /** The web dashboard (DASHBOARD_PORT set), or undefined when it is off. */
@@ -276,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shared: { accountLedgerUrl: e.ACCOUNT_LEDGER_URL, rateStoreUrl: e.RATE_STORE_URL },
     ops: { metricsPort: e.METRICS_PORT, metricsHost: e.METRICS_HOST, errorWebhookUrl: e.ERROR_WEBHOOK_URL },
     globalDictionaryFile: e.GLOBAL_DICTIONARY_FILE,
+    curatedDictionariesDir: e.CURATED_DICTIONARIES_DIR,
     dictionaryCacheChars: e.DICTIONARY_CACHE_CHARS,
     dashboard: parseDashboard(e),
   };

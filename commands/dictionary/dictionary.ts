@@ -6,6 +6,7 @@ import {
 } from 'discord.js';
 import { choice, described, named, type Command } from '../../src/discord/interactions/command.ts';
 import { exportDictionary, importDictionary, requireDictionaryEditor } from './dictionary-files.ts';
+import { follow, follows, share, sourceChoices, unfollow } from './dictionary-sharing.ts';
 import { commandActor, requireExistingRole, requireGuild, requireManageGuild } from '../../src/discord/interactions/guards.ts';
 import { langOf, t } from '../../src/i18n/texts.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
@@ -109,6 +110,64 @@ const data = {
         scope,
       ],
     },
+    // Shared dictionaries (admins).
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('share', '共有'),
+      ...described(
+        "Let other servers' admins follow this dictionary (admins)",
+        '他のサーバーがこの辞書をフォローできるようにする（管理者）',
+      ),
+      options: [
+        {
+          type: ApplicationCommandOptionType.Boolean,
+          ...named('value', '値'),
+          ...described('On: others may follow it', 'オンでフォローを許可'),
+          required: true,
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('follow', 'フォロー'),
+      ...described(
+        "Read another server's shared dictionary, or a curated list, under this one's (admins)",
+        '他のサーバーの共有辞書か共有辞書リストを、この辞書の下で使う（管理者）',
+      ),
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('source', '辞書'),
+          ...described("A server's id, or pick one", 'サーバーID、または候補から選ぶ'),
+          required: true,
+          autocomplete: true,
+          max_length: 60,
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('unfollow', 'フォロー解除'),
+      ...described('Stop following a dictionary (admins)', '辞書のフォローをやめる（管理者）'),
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          ...named('source', '辞書'),
+          ...described('A followed dictionary', 'フォロー中の辞書'),
+          required: true,
+          autocomplete: true,
+          max_length: 60,
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      ...named('follows', 'フォロー一覧'),
+      ...described(
+        'Shared dictionaries: followed, and those you can follow (admins)',
+        '共有辞書: フォロー中と、フォローできるもの（管理者）',
+      ),
+    },
     {
       type: ApplicationCommandOptionType.Subcommand,
       ...named('editors', '編集者'),
@@ -140,6 +199,10 @@ export default {
     };
     const mine = (store: DictionaryStore) => (store.scope === 'me' ? { flags: MessageFlags.Ephemeral as const } : {});
     await runSubcommand(interaction, data, {
+      share: ({ value }) => share(interaction, ctx, requireManageGuild(interaction), lang, value),
+      follow: ({ source }) => follow(interaction, ctx, requireManageGuild(interaction), lang, source),
+      unfollow: ({ source }) => unfollow(interaction, ctx, requireManageGuild(interaction), lang, source),
+      follows: () => follows(interaction, ctx, requireManageGuild(interaction), lang),
       export: ({ format, scope }) => exportDictionary(interaction, open(scope, false), format === 'csv' ? 'csv' : 'json', lang),
       async editors({ role }) {
         requireManageGuild(interaction);
@@ -185,6 +248,9 @@ export default {
   },
   async autocomplete(interaction, ctx) {
     if (!interaction.inGuild()) return interaction.respond([]);
+    const sub = interaction.options.getSubcommand(false);
+    if (sub === 'follow' || sub === 'unfollow')
+      return interaction.respond(await sourceChoices(interaction, ctx, langOf(interaction.locale), sub));
     const typed = interaction.options.getFocused().toLowerCase();
     const where = interaction.options.getString('scope') === 'me' ? 'me' : 'server';
     const words = dictionaryStore(ctx.repos, where, interaction.guildId, interaction.user.id)

@@ -32,6 +32,7 @@ import type { Session } from './sessions.ts';
 import { ApiRefusal } from './errors.ts';
 import { spendByChannel, usageReport } from '../usecases/usage.ts';
 import { addFilter, filtersOf, removeFilter, setFloodLimit } from '../usecases/filters.ts';
+import { followDictionary, setSharing, sharingOf, unfollowDictionary, type MemberFacts } from '../usecases/shared-dictionaries.ts';
 import { memberCanView } from '../discord/audience/visibility.ts';
 
 // The dashboard's JSON API behind a valid session: what a server's admins and each member may see
@@ -74,13 +75,13 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
     case 'GET /guilds':
       return ok(await listGuilds(deps, session));
     case 'GET /guilds/:id':
-      return ok(await adminView(deps, await admin(deps, req), req.lang));
+      return ok(await adminView(deps, await admin(deps, req), req.lang, session));
     case 'PATCH /guilds/:id/settings': {
       const access = await admin(deps, req);
       const channels = await guildChannels(access.guild, access.member);
       const isVoiceChannel = (id: string) => channels.some((c) => c.id === id && isVoiceType(c.type));
       await changeGuildSettings(deps.ctx, access.guild.id, actor(access), req.body as SettingsChange, { isVoiceChannel });
-      return ok(await adminView(deps, access, req.lang));
+      return ok(await adminView(deps, access, req.lang, session));
     }
     case 'PUT /guilds/:id/muted': {
       const access = await admin(deps, req);
@@ -114,13 +115,13 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       const access = await admin(deps, req);
       const roles = access.guild.roles.cache;
       await changeControls(deps.ctx, access.guild.id, actor(access), req.body as ControlsChange, (id) => roles.has(id));
-      return ok(await adminView(deps, access, req.lang));
+      return ok(await adminView(deps, access, req.lang, session));
     }
     case 'PATCH /guilds/:id/reading': {
       const access = await admin(deps, req);
       const roles = access.guild.roles.cache;
       await changeReading(deps.ctx, access.guild.id, actor(access), req.body as ReadingChange, (id) => roles.has(id));
-      return ok(await adminView(deps, access, req.lang));
+      return ok(await adminView(deps, access, req.lang, session));
     }
     case 'POST /guilds/:id/reading/bots':
     case 'DELETE /guilds/:id/reading/bots':
@@ -213,6 +214,20 @@ export async function handleApi(deps: ApiDeps, req: ApiRequest): Promise<ApiResu
       await setFloodLimit(deps.ctx, access.guild.id, actor(access), req.body.messages);
       return ok(filtersOf(deps.ctx, access.guild.id));
     }
+    case 'PUT /guilds/:id/dictionary/sharing': {
+      // /dictionary share, follow and unfollow: Manage Server, the same rules.
+      const access = await admin(deps, req);
+      await setSharing(deps.ctx, access.guild.id, actor(access), req.body.followable);
+      return ok(await sharingOf(deps.ctx, access.guild.id, memberFacts(deps, session)));
+    }
+    case 'POST /guilds/:id/dictionary/follows':
+    case 'DELETE /guilds/:id/dictionary/follows': {
+      const access = await admin(deps, req);
+      const facts = memberFacts(deps, session);
+      if (method === 'POST') await followDictionary(deps.ctx, access.guild.id, actor(access), req.body.source, facts);
+      else await unfollowDictionary(deps.ctx, access.guild.id, actor(access), req.body.source, facts);
+      return ok(await sharingOf(deps.ctx, access.guild.id, facts));
+    }
     case 'GET /me/:id':
       return ok(memberView(deps, await memberOf(deps, req)));
     case 'GET /guilds/:id/dictionary': {
@@ -302,16 +317,30 @@ const serverStore = (deps: ApiDeps, access: GuildAccess) =>
   dictionaryStore(deps.ctx.repos, 'server', access.guild.id, access.member.id, actor(access));
 const myStore = (deps: ApiDeps, access: GuildAccess) => dictionaryStore(deps.ctx.repos, 'me', access.guild.id, access.member.id);
 
-/** The servers the member shares with the bot (this process's), and whether they manage each. */
-async function listGuilds(deps: ApiDeps, session: Session) {
-  // Discord limits users/@me/guilds tightly: asked at most once a minute per session.
+/** The servers the signed-in member is in, as Discord's OAuth2 says (asked at most once a minute per session). */
+async function theirGuilds(deps: ApiDeps, session: Session): Promise<DiscordUserGuild[]> {
+  // Discord limits users/@me/guilds tightly.
   let theirs = guildLists.get(session);
   if (!theirs || theirs.at + GUILD_LIST_MS < Date.now()) {
     theirs = { at: Date.now(), guilds: await deps.oauth.guilds(session.accessToken) };
     guildLists.set(session, theirs);
   }
+  return theirs.guilds;
+}
+
+/** Which other servers the signed-in admin is in (their OAuth2 list of servers): only those are named or offered. */
+function memberFacts(deps: ApiDeps, session: Session): MemberFacts {
+  return {
+    async nameIfMember(guildId) {
+      return (await theirGuilds(deps, session)).find((g) => g.id === guildId)?.name;
+    },
+  };
+}
+
+/** The servers the member shares with the bot (this process's), and whether they manage each. */
+async function listGuilds(deps: ApiDeps, session: Session) {
   const shared = await Promise.all(
-    theirs.guilds.map(async (g) => {
+    (await theirGuilds(deps, session)).map(async (g) => {
       const access = await accessTo(deps.view, g.id, session.userId);
       if (access) return { id: g.id, name: access.guild.name, icon: access.guild.icon, manager: access.manager };
       // A server another host holds: where its dashboard is.
@@ -326,7 +355,7 @@ const GUILD_LIST_MS = 60_000;
 const guildLists = new WeakMap<Session, { at: number; guilds: DiscordUserGuild[] }>();
 
 /** What a server's admins see: its settings, the limits that apply, its voice channels, dictionary and audit log. */
-async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang) {
+async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang, session: Session) {
   const { repos, budget } = deps.ctx;
   const id = access.guild.id;
   const channels = await guildChannels(access.guild, access.member);
@@ -356,6 +385,7 @@ async function adminView(deps: ApiDeps, access: GuildAccess, lang: Lang) {
       .map((m) => ({ id: m.id, name: m.displayName })),
     dictionary: repos.dictionary.own(id),
     filters: filtersOf(deps.ctx, id),
+    sharing: await sharingOf(deps.ctx, id, memberFacts(deps, session)),
     audit: auditOf(deps, access, lang, repos.audit.recent(id, 50), channels),
   };
 }

@@ -79,6 +79,19 @@ export function describeAudit(entry: Pick<AuditEntry, 'action' | 'detail'>, lang
       return t(lang, d.postAudio ? 'dashboard.action_autoread_add_mp3' : 'dashboard.action_autoread_add', {
         channel: names.channel(str(d.channelId)),
       });
+    case 'dictionary.sharing':
+      return t(lang, d.followable ? 'dashboard.action_dictionary_share_on' : 'dashboard.action_dictionary_share_off');
+    case 'dictionary.follow':
+    case 'dictionary.unfollow': {
+      // A server by its id: the log's readers need not be members of it.
+      const source =
+        d.kind === 'curated'
+          ? t(lang, 'dictionary.source_curated', { name: str(d.source) })
+          : t(lang, 'dictionary.source_guild', { id: str(d.source) });
+      return t(lang, entry.action === 'dictionary.follow' ? 'dashboard.action_dictionary_follow' : 'dashboard.action_dictionary_unfollow', {
+        source,
+      });
+    }
     case 'filter.add':
       return t(lang, d.action === 'skip' ? 'dashboard.action_filter_add_skip' : 'dashboard.action_filter_add_replace', {
         word: str(d.word),

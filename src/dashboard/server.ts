@@ -32,6 +32,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   '/server-cards.js': { file: 'server-cards.js', type: 'text/javascript; charset=utf-8' },
   '/voice-cards.js': { file: 'voice-cards.js', type: 'text/javascript; charset=utf-8' },
   '/filters.js': { file: 'filters.js', type: 'text/javascript; charset=utf-8' },
+  '/shared-dictionaries.js': { file: 'shared-dictionaries.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 

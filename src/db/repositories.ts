@@ -15,6 +15,7 @@ import { ReadingListsRepo } from './reading-lists.ts';
 import { ReadingSettingsRepo } from './reading-settings.ts';
 import { VoicePoolRepo } from './voice-pool.ts';
 import { TextFiltersRepo } from './text-filters.ts';
+import { DictionarySharingRepo } from './dictionary-sharing.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 
 // Each table has one module in src/db that owns it: its SQL (statements prepared once), its row
@@ -45,6 +46,8 @@ export interface Repositories {
   audit: AuditLogRepo;
   /** Words and patterns never read or read as another word, and the flood limit (migrations/021). */
   filters: TextFiltersRepo;
+  /** Which servers let others follow their dictionary, and what each follows (migrations/019; read by dictionary.list). */
+  sharing: DictionarySharingRepo;
 }
 
 /** Every repository over one open (migrated) database. */
@@ -53,11 +56,12 @@ export function createRepositories(db: Db, options: { clock?: Clock; dictionaryC
   // One bound for every dictionary list kept for reading, the servers' and the members' together.
   const dictionaryCache = new DictionaryCache(options.dictionaryCacheChars);
   const personalDictionary = new PersonalDictionaryRepo(db, clock, dictionaryCache);
+  const sharing = new DictionarySharingRepo(db, clock);
   return {
     guildSettings: new GuildSettingsRepo(db, clock),
     autoRead: new AutoReadRepo(db, clock),
     userSettings: new UserSettingsRepo(db, clock),
-    dictionary: new DictionaryRepo(db, clock, personalDictionary, dictionaryCache),
+    dictionary: new DictionaryRepo(db, clock, personalDictionary, dictionaryCache, sharing),
     personalDictionary,
     history: new HistoryRepo(db, clock),
     jobs: new JobsRepo(db, clock),
@@ -69,5 +73,6 @@ export function createRepositories(db: Db, options: { clock?: Clock; dictionaryC
     voicePool: new VoicePoolRepo(db, clock),
     audit: new AuditLogRepo(db, clock),
     filters: new TextFiltersRepo(db, clock, dictionaryCache),
+    sharing,
   };
 }

@@ -26,6 +26,11 @@ export const MOVED_TABLES = [
   'voice_pool',
   'audit_log',
   'message_fates',
+  'text_filters',
+  'text_filter_settings',
+  // Whether others may follow it, and what it follows (a followed server on another host is not read there).
+  'dictionary_sharing',
+  'dictionary_follows',
 ] as const;
 
 /** Tables that do not move, and why (a new table must be put in one list or the other: test/ops/guild-transfer.test.ts). */

@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { defaultGuild } from '@yomiage/local-discord/fixtures';
+import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
 import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
 import { slashCommands } from '../../src/discord/interactions/command.ts';
@@ -9,25 +12,34 @@ import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
-// Filters against 荒らし, in process against the loopback Discord and the emulator: who may set them
-// (Manage Server, as /config), a filtered word read as another, a skipped message never sent to the
-// service (its author told once, then a reaction), /say refused, the flood limit's summary, and the
-// same settings through the web dashboard. #chat is an auto-read channel with MP3 posts, so every
-// message read is one request the emulator logs; "not sent" is shown by a later marker message
-// being sent while the first one never was.
+// Filters against 荒らし and shared dictionaries, in process against the loopback Discord and the
+// emulator: who may set them (Manage Server, as /config), a filtered word read as another, a skipped
+// message never sent to the service (its author told once, then a reaction), /say refused, the flood
+// limit's summary; a server following another's dictionary (offered only to an admin in it) and a
+// curated list, read live and then no more; and the same settings through the web dashboard. #chat
+// is an auto-read channel with MP3 posts, so every message read is one request the emulator logs;
+// "not sent" is shown by a later marker message being sent while the first one never was.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' }; // no special permission
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Moderator: Manage Server
 const carol = { id: '1000000000000000031', username: 'carol' };
 const guildId = DEFAULT_IDS.guild;
 const EPHEMERAL = 64;
+// Two more servers with the bot: bob is in "Shard 0 Guild 1" (an admin there too), not in the third.
+const other = guildOnShard(0, 1, 1);
+const notHis = guildOnShard(0, 1, 2);
+notHis.members = notHis.members.filter((m) => m.user.id !== bob.id);
+const generalOf = (g: typeof other) => g.channels.find((c) => c.name === 'general')!.id;
 
 let h: Harness;
 let dashboard: DashboardServer;
+let curatedDir: string;
 beforeAll(async () => {
   const rate = { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } };
+  curatedDir = mkdtempSync(join(tmpdir(), 'yomiage-curated-'));
+  writeFileSync(join(curatedDir, 'gaming.tsv'), '乙\tおつ\n');
   h = await startHarness({
-    discord: { guilds: [defaultGuild()] },
-    env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
+    discord: { guilds: [defaultGuild(), other, notHis] },
+    env: { AUTO_READ_MAX_AGE_SECONDS: '600', CURATED_DICTIONARIES_DIR: curatedDir },
     emulator: { rate },
     bot: { rateLimits: rate, floodQuietMs: 300 },
   });
@@ -56,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dashboard?.close();
   await h?.close();
+  rmSync(curatedDir, { recursive: true, force: true });
 });
 
 async function run(
@@ -201,5 +214,101 @@ describe('filters: the dashboard', () => {
     expect((await member.api('PUT', `${path}/flood`, { messages: 2 })).status).toBe(403);
     expect(h.bot.context.repos.filters.settings(guildId).floodMax).toBe(5);
     await admin.api('PUT', `${path}/flood`, { messages: 0 });
+  });
+});
+
+describe('shared dictionaries', () => {
+  const owner = { id: DEFAULT_IDS.owner, username: 'owner' };
+  const bool = (value: boolean) => [{ name: 'value', type: 5, value }];
+  const entry = (word: string, reading: string) => [str('word', word), str('reading', reading)];
+  const choices = async (user: { id: string; username: string }, subName: 'follow' | 'unfollow', locale = 'ja') => {
+    const i = await h.discord.sendInteraction({
+      type: 4,
+      channelId: DEFAULT_IDS.general,
+      user,
+      name: 'dictionary',
+      locale,
+      options: [{ name: subName, type: 1, options: [{ name: 'source', type: 3, value: '', focused: true }] }] as never,
+    });
+    return (await i.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.choices as { name: string; value: string }[];
+  };
+
+  it('a server follows another’s shared dictionary, offered only to an admin who is in it, read live under its own, then no more', async () => {
+    // Sharing is for admins, said in the member's language.
+    expect((await run(alice, 'dictionary', sub('share', bool(true)), 'ja')).content).toBe(
+      'このコマンドには「サーバー管理」権限が必要です。',
+    );
+    // The other servers' admins share their dictionaries.
+    await run(bob, 'dictionary', sub('add', entry('猫', 'にゃんこ')), 'ja', generalOf(other));
+    expect((await run(bob, 'dictionary', sub('share', bool(true)), 'ja', generalOf(other))).content).toContain(
+      'フォローできるようになりました',
+    );
+    await run(owner, 'dictionary', sub('add', entry('鳥', 'とりさん')), 'ja', generalOf(notHis));
+    await run(owner, 'dictionary', sub('share', bool(true)), 'en', generalOf(notHis));
+    // Offered: the server bob is in and the curated list, never the one he is not in; to a member, nothing.
+    const offered = await choices(bob, 'follow');
+    expect(offered.map((c) => c.value)).toEqual([`guild:${other.id}`, 'curated:gaming']);
+    expect(offered[0]!.name).toBe(`サーバー「${other.name}」（ID ${other.id}）の辞書`);
+    expect(await choices(alice, 'follow')).toEqual([]);
+    const followed = await run(bob, 'dictionary', sub('follow', [str('source', `guild:${other.id}`)]), 'ja');
+    expect(followed.flags).toBe(EPHEMERAL);
+    expect(followed.content).toContain(`サーバー「${other.name}」（ID ${other.id}）の辞書をフォローしました`);
+    // The server bob is not in, by its id: followed (its admins share it), never named to him.
+    const byId = await run(bob, 'dictionary', sub('follow', [str('source', notHis.id)]));
+    expect(byId.content).toBe(
+      `Now following the server ${notHis.id}: words this server's dictionary does not have are read with its readings (this server's own entries come first).`,
+    );
+    expect(byId.content).not.toContain(notHis.name);
+    const list = await run(bob, 'dictionary', sub('follows'));
+    expect(list.content).toContain(`the server "${other.name}" (${other.id})`);
+    expect(list.content).not.toContain(notHis.name);
+    // Read with the followed dictionaries; this server's own entry wins.
+    await run(bob, 'dictionary', sub('add', entry('鳥', 'からす')));
+    expect((await spokenAround(() => post(carol, '猫と鳥がいる'))).join('|')).toContain('にゃんことからすがいる');
+    // A change there is read at once; unsharing there stops it here.
+    await run(bob, 'dictionary', sub('add', entry('犬', 'わんこ')), 'ja', generalOf(other));
+    expect((await spokenAround(() => post(carol, '犬もいる'))).join('|')).toContain('わんこもいる');
+    await run(bob, 'dictionary', sub('share', bool(false)), 'en', generalOf(other));
+    expect((await spokenAround(() => post(carol, '猫はどこ'))).join('|')).toContain('猫はどこ');
+    expect((await run(bob, 'dictionary', sub('follows'))).content).toContain('(not read now: no longer shared, or gone)');
+    // Unfollowed: read without it even once shared again.
+    await run(bob, 'dictionary', sub('share', bool(true)), 'en', generalOf(other));
+    const unfollowed = await run(bob, 'dictionary', sub('unfollow', [str('source', `guild:${other.id}`)]), 'ja');
+    expect(unfollowed.content).toBe(`サーバー「${other.name}」（ID ${other.id}）の辞書のフォローをやめました。`);
+    expect((await spokenAround(() => post(carol, '猫が寝た'))).join('|')).toContain('猫が寝た');
+    await run(bob, 'dictionary', sub('unfollow', [str('source', notHis.id)]));
+    // A server that does not share: refused, as one that does not exist.
+    const refused = await run(bob, 'dictionary', sub('follow', [str('source', '19999999999999999')]), 'ja');
+    expect(refused.content).toContain('サーバー（ID 19999999999999999）の辞書はフォローできません');
+  });
+
+  it('the dashboard: an admin follows a curated list and unfollows it with the same rules; offered only servers they are in', async () => {
+    const signIn = async (userId: string) => {
+      const client = new DashboardClient(dashboard.url);
+      await client.signIn((url) => approveAtLocalDiscord(url, userId));
+      return client;
+    };
+    const admin = await signIn(bob.id);
+    const view = (await admin.api('GET', `/guilds/${guildId}`)).body.sharing;
+    expect(view.available.map((a: { kind: string; source: string }) => `${a.kind}:${a.source}`)).toEqual([
+      `guild:${other.id}`,
+      'curated:gaming',
+    ]);
+    const path = `/guilds/${guildId}/dictionary/follows`;
+    const followed = await admin.api('POST', path, { source: 'curated:gaming' });
+    expect(followed.body.follows).toEqual([{ kind: 'curated', source: 'gaming', name: 'gaming', active: true }]);
+    expect((await spokenAround(() => post(carol, '乙でした'))).join('|')).toContain('おつでした');
+    const unknown = await admin.request(`/api${path}`, { method: 'POST', json: { source: 'anime' }, headers: { 'x-lang': 'ja' } });
+    expect(unknown.body.message).toBe('共有辞書「anime」はありません。何も変更していません。');
+    expect((await admin.api('DELETE', path, { source: 'curated:gaming' })).body.follows).toEqual([]);
+    expect((await spokenAround(() => post(carol, '乙です'))).join('|')).toContain('乙です');
+    const shared = await admin.api('PUT', `/guilds/${guildId}/dictionary/sharing`, { followable: true });
+    expect(shared.body.followable).toBe(true);
+    // A member without Manage Server: 403, nothing changed.
+    const member = await signIn(alice.id);
+    expect((await member.api('POST', path, { source: 'curated:gaming' })).status).toBe(403);
+    expect((await member.api('PUT', `/guilds/${guildId}/dictionary/sharing`, { followable: false })).status).toBe(403);
+    expect(h.bot.context.repos.sharing.follows(guildId)).toEqual([]);
+    expect(h.bot.context.repos.sharing.isFollowable(guildId)).toBe(true);
   });
 });

@@ -59,6 +59,10 @@ async function populate(db: Db, guildId: string, chars: number): Promise<void> {
   await repos.reading.update(guildId, { bots: 'listed', emoji: true });
   await repos.readingLists.add(guildId, 'bot', `${guildId}7`);
   await repos.audit.record(guildId, { userId: 'u1', name: 'Taro', via: 'dashboard' }, 'settings', { speed: 1.2 });
+  await repos.filters.add(guildId, { word: 'バカ', action: 'replace', reading: 'ピー' }, 'u1');
+  await repos.filters.setFlood(guildId, 3);
+  await repos.sharing.setFollowable(guildId, true);
+  await repos.sharing.follow(guildId, { kind: 'curated', source: 'gaming' }, 'u1');
   const budget = new CharacterBudget({ db });
   const paid = await budget.reserve([{ guildId, userId: 'u1', endpoint: 'standard', chars }], {
     audioKey: guildId === X ? KEY : 'b'.repeat(64),

@@ -6,6 +6,7 @@ import { autoReadCard, controlsCard, mutedCard, readingCard, readingListsCards, 
 import { dictionaryEditor } from './dictionary.js';
 import { myVolumeCard, voicePoolCard, volumesCard } from './voice-cards.js';
 import { filtersCard } from './filters.js';
+import { sharingCard } from './shared-dictionaries.js';
 
 const main = document.getElementById('main');
 state.onSignedOut = () => {
@@ -217,6 +218,7 @@ async function adminTab(guildId, tab) {
       voicePoolCard(guildId, g, voiceInput),
       volumesCard(guildId, g),
       filtersCard(guildId, g),
+      sharingCard(guildId, g),
       mutedCard(guildId, g),
       autoReadCard(guildId, g),
       rolesCard(guildId, g),
