@@ -13,7 +13,7 @@ import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { addEntry, dictionaryStore, removeEntry, type DictionaryScope, type DictionaryStore } from '../../src/usecases/dictionaries.ts';
 import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { changeControls } from '../../src/usecases/limits.ts';
-import { PATTERN_LIMITS } from '../../src/speech/text/safe-pattern.ts';
+import { PATTERN_LIMITS } from '../../src/speech/text/pattern-syntax.ts';
 
 /** A word, or a pattern with its r/ and / (src/speech/text/safe-pattern.ts PATTERN_LIMITS). */
 const DICTIONARY_WORD_OPTION_MAX = PATTERN_LIMITS.maxChars + 3;

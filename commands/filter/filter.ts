@@ -5,7 +5,7 @@ import { runSubcommand } from '../../src/discord/interactions/command-args.ts';
 import { listReply } from '../../src/discord/interactions/list-reply.ts';
 import { langOf, t, type Lang } from '../../src/i18n/texts.ts';
 import { FILTER_LIMITS, FLOOD_LIMITS } from '../../src/domain/filters.ts';
-import { PATTERN_LIMITS } from '../../src/speech/text/safe-pattern.ts';
+import { PATTERN_LIMITS } from '../../src/speech/text/pattern-syntax.ts';
 import { addFilter, filtersOf, removeFilter, setFloodLimit } from '../../src/usecases/filters.ts';
 
 // /filter: words and patterns never read, or read as another word, and the flood limit (admins:

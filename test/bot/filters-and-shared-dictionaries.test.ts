@@ -106,6 +106,17 @@ async function spokenAround(send: () => Promise<unknown>): Promise<string[]> {
 }
 const post = (author: { id: string; username: string }, content: string) =>
   h.discord.sendMessage({ channelId: DEFAULT_IDS.chat, author, content });
+/** Apps > Why wasn't this read? on a message of #chat, asked by its author: the private answer. */
+async function why(messageId: string, locale: string): Promise<string> {
+  const i = await h.discord.sendInteraction({
+    channelId: DEFAULT_IDS.chat,
+    user: carol,
+    name: "Why wasn't this read?",
+    locale,
+    target: { messageId },
+  });
+  return String((await i.waitForResponse((r) => r.kind === 'callback', 20_000)).data?.content ?? '');
+}
 
 describe('filters: who may set them', () => {
   it('a member without Manage Server is refused, in their language, and nothing changes', async () => {
@@ -145,6 +156,9 @@ describe('filters: what is read', () => {
     });
     expect(notices()[0]!.content).toBe('このメッセージは読み上げません: サーバーのフィルター（読まない語句）に当たります。');
     expect(h.discord.messages.some((m) => m.messageReference?.message_id === second.id)).toBe(false);
+    // Why wasn't this read? says so, in the asker's language.
+    expect(await why(first.id, 'ja')).toContain('読み上げなし: サーバーのフィルター（読まない語句）に当たりました');
+    expect(await why(second.id, 'en-US')).toContain("not read: it matches one of the server's filters (words never read)");
   });
 
   it('/say with a filtered word is refused privately in the member’s language, nothing sent; a replaced word is said as replaced', async () => {
@@ -169,13 +183,15 @@ describe('filters: the flood limit', () => {
     expect(set.content).toContain('1人10秒に2件');
     const dave = { id: '1000000000000000044', username: 'dave', globalName: 'Dave' };
     const before = standardRequests(h.emulator).length;
-    for (const n of ['いち', 'に', 'さん', 'よん', 'ご']) await post(dave, `連投${n}番目`);
+    const flooded = [];
+    for (const n of ['いち', 'に', 'さん', 'よん', 'ご']) flooded.push(await post(dave, `連投${n}番目`));
     const summary = 'Daveさんの連投3件を省略しました。';
     await vi.waitUntil(() => texts(before).some((t) => t.includes(summary)), { timeout: 20_000, message: 'the summary' });
     const spoken = texts(before).join('|');
     expect(spoken).toContain('連投いち番目');
     expect(spoken).toContain('連投に番目');
     for (const n of ['さん', 'よん', 'ご']) expect(spoken).not.toContain(`連投${n}番目`);
+    expect(await why(flooded.at(-1)!.id, 'en-US')).toContain('wrote more than 2 messages in 10 seconds');
     // Another member is read as ever.
     expect((await spokenAround(() => post(carol, '私は普通に話します'))).join('|')).toContain('私は普通に話します');
     await run(bob, 'filter', sub('flood', [{ name: 'messages', type: 4, value: 0 }]));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compilePattern, literalPattern, PATTERN_LIMITS, PatternScanner, type Pattern } from '../../src/speech/text/safe-pattern.ts';
+import { compilePattern, literalPattern, PatternScanner, type Pattern } from '../../src/speech/text/safe-pattern.ts';
+import { PATTERN_LIMITS } from '../../src/speech/text/pattern-syntax.ts';
 import { mulberry32 } from '../support/prng.ts';
 
 // The pattern engine behind filters and r/…/ dictionary entries: JavaScript's meaning (u flag,

@@ -6,7 +6,8 @@
 import { countChars } from '../../tts/chars.ts';
 import { isPatternWord, patternSource } from '../../domain/dictionary-patterns.ts';
 import { normaliseSpelling } from './spelling.ts';
-import { compilePattern, PatternScanner, type Pattern, type PatternErrorIdentifier } from './safe-pattern.ts';
+import { compilePattern, PatternScanner, type Pattern } from './safe-pattern.ts';
+import type { PatternErrorIdentifier } from './pattern-syntax.ts';
 
 export interface DictionaryEntry {
   word: string;
