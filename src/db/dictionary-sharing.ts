@@ -4,7 +4,7 @@ import { rowMapping, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 import { MAX_FOLLOWS, type Follow, type FollowedSource } from '../domain/shared-dictionaries.ts';
 
-// The dictionary_sharing and dictionary_follows tables (migrations/019): which servers let others
+// The dictionary_sharing and dictionary_follows tables (migrations/022): which servers let others
 // follow their dictionary, and what each server follows, oldest first (the order they are read in).
 
 type Row = RowOf<Follow>;

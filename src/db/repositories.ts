@@ -46,7 +46,7 @@ export interface Repositories {
   audit: AuditLogRepo;
   /** Words and patterns never read or read as another word, and the flood limit (migrations/021). */
   filters: TextFiltersRepo;
-  /** Which servers let others follow their dictionary, and what each follows (migrations/019; read by dictionary.list). */
+  /** Which servers let others follow their dictionary, and what each follows (migrations/022; read by dictionary.list). */
   sharing: DictionarySharingRepo;
 }
 

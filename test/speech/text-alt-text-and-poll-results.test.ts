@@ -81,10 +81,17 @@ describe('poll results', () => {
   it.each([
     ['ja', lunch(), '投票結果、昼ごはんは何にする、1位はラーメン、全5票中3票'],
     ['en', lunch({ question: 'Lunch?', winner: { text: 'Ramen', answerId: 1 } }), 'Poll results: Lunch? Winner: Ramen, 3 of 5 votes'],
-    ['en', lunch({ question: 'Lunch', winner: { text: 'Ramen', answerId: 1 }, votes: 1, total: 1 }), 'Poll results: Lunch. Winner: Ramen, 1 of 1 vote'],
-  ] as const)('GIVEN a poll won by one answer (%s) THEN the question, the winner and its votes of all are read', (lang, result, expected) => {
-    expect(read(lang, { pollResult: result })).toBe(expected);
-  });
+    [
+      'en',
+      lunch({ question: 'Lunch', winner: { text: 'Ramen', answerId: 1 }, votes: 1, total: 1 }),
+      'Poll results: Lunch. Winner: Ramen, 1 of 1 vote',
+    ],
+  ] as const)(
+    'GIVEN a poll won by one answer (%s) THEN the question, the winner and its votes of all are read',
+    (lang, result, expected) => {
+      expect(read(lang, { pollResult: result })).toBe(expected);
+    },
+  );
 
   it.each([
     // The full-width "？" is spelt "?" as in message text (NFKC), and is pause enough.
