@@ -1,6 +1,7 @@
 import { countChars } from '../tts/chars.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { GrantingLimiter } from '../tts/limiter/limiter.ts';
+import type { SchedulerPolicy } from './policy.ts';
 import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
 
 // The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
@@ -235,9 +236,13 @@ export interface SchedulerOptions {
    * each decision, so a change applies at once. `maxAutoAgeMs` stays the hard limit above it.
    */
   freshness?: (guildId: string) => Freshness;
+  /** The policy's constants under scarce requests (policy.ts `POLICY_DEFAULTS`); the bench's sensitivity mode varies them. */
+  policy?: Partial<SchedulerPolicy>;
 }
 
-const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
+// One character each: a pause is the price of merging two messages into one request (what the
+// service charges for it). English takes the ellipsis, read as a pause, not ". " (two characters).
+const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '…', default: '。' };
 
 /** Defaults of every option (src/config.ts takes MAX_PENDING_PER_MEMBER's from here). */
 export const SCHEDULER_DEFAULTS = {
@@ -253,4 +258,4 @@ export const SCHEDULER_DEFAULTS = {
   journal: { add: () => true, remove() {} },
   reusableChars: 8,
   freshness: (): Freshness => ({ horizonMs: 20_000, speedUp: true }),
-} as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;
+} as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter' | 'policy'>>;
