@@ -195,9 +195,6 @@ export function latencyOf(ms: number, seed: number): () => number {
   return () => ms * (0.8 + 0.4 * rand());
 }
 
-/** Grants hold their slot this much past the window (as the emulator run does: bench-queue.ts MARGIN_MS). */
-const MARGIN_MS = 4_000;
-
 /** Both modes of `trace` in virtual time: figures as the emulator run gives them. */
 export async function runVirtual(
   trace: readonly TraceMessage[],
@@ -205,7 +202,9 @@ export async function runVirtual(
 ): Promise<{ scheduler: ModeStats; naive?: ModeStats }> {
   const horizonMs = o.horizonMs ?? 20_000;
   const scheduler = await virtualMode(trace, o, async (clock, service) => {
-    const limiter = createMemoryLimiter({ clock, safety: { marginMs: MARGIN_MS } });
+    // The bot's own safety margin (a second): in virtual time no loopback latency is amplified by a
+    // scale, which is why the emulator run holds each slot 4 s longer.
+    const limiter = createMemoryLimiter({ clock });
     return driveScheduler(trace, {
       clock,
       limiter,

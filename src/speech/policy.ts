@@ -50,7 +50,7 @@ export const POLICY_DEFAULTS = {
   scarceGrants: 6,
   activeMs: 20_000,
   holdShare: 0.7,
-  scarceCutHorizons: 2,
+  scarceCutHorizons: 3,
   staleWorth: 0.3,
   staleWorthTalking: 0.15,
   spokenWindowMs: 5 * 60_000,
