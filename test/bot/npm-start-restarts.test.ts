@@ -61,6 +61,24 @@ afterAll(async () => {
 
 const readyLog = (b: ChildBot) => b.logs.find((l) => l.msg === 'bot ready') as LogLine & { restored: number; rejoined: number };
 
+/** bob (Manage Server) sets the server's freshness horizon (/reading) and longest line read (/config). */
+async function settings(o: { freshness: number; maxLength: number }): Promise<void> {
+  for (const [name, sub, value] of [
+    ['reading', 'freshness', o.freshness],
+    ['config', 'max-length', o.maxLength],
+  ] as const) {
+    const options = [{ name: sub, type: 1, options: [{ name: sub === 'freshness' ? 'seconds' : 'value', type: 4, value }] }];
+    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name, locale: 'en-US', options });
+    await i.waitForResponse((r) => r.kind === 'callback');
+  }
+}
+
+/** `n` kana in no run of one character (a run would be read shorter: text.ts caps runs), from `from` on. */
+const kana = (n: number, from: number) =>
+  Array.from({ length: n }, (_, i) => 'あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめも'[(from + i * 7) % 35]).join(
+    '',
+  );
+
 /** Every sound frame of `u`, from the first to speaking off, was end-to-end encrypted and alice decrypted it. */
 function expectE2ee(u: Utterance): void {
   expect(u.plainFrames, 'frames without DAVE framing').toBe(0);
@@ -223,6 +241,45 @@ describe('npm start, as a child process', () => {
     expect(requested(from, 'もう読まれません')).toBe(false);
     // Room again under the number: #games is added, and the call reads #general and #games through the restarts below.
     await alsoRead(GAMES);
+  });
+
+  it('keeping up: the newest line, written while 5 s of a long line play, is heard after it, not dropped to leave silence', async () => {
+    // bob (Manage Server) sets the horizon to 5 s and lets a 160-character line be read (the server reads at
+    // speed 4: the line with its name plays 4.9 s); both go back as they were, whatever happens.
+    await settings({ freshness: 5, maxLength: 200 });
+    try {
+      const logsBefore = bot.logs.length;
+      const requestsBefore = standardRequests(emulator).length;
+      const started = performance.now();
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: kana(160, 0) });
+      const [first] = await voice.waitForEvent('packet', (p) => p.guildId === guildId && p.receivedAt >= started, 20_000);
+      // 0.2 s into it: the channel is behind (more than 5 s to read), and this line could start 4.7 s after it was written.
+      await new Promise((r) => setTimeout(r, 200));
+      const newest = kana(60, 3);
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: newest });
+      await vi.waitUntil(
+        () =>
+          standardRequests(emulator)
+            .slice(requestsBefore)
+            .some((r) => r.text.includes(newest)),
+        {
+          timeout: 20_000,
+          message: 'the newest line requested',
+        },
+      );
+      // Both are heard: 4.9 s and then 1.8 s of speech, with no silence left where the newest was.
+      const heard = await vi.waitUntil(
+        () => {
+          const us = voice.utterances(guildId).filter((u) => u.start >= first.receivedAt - 1 && u.complete);
+          return us.reduce((n, u) => n + u.durationMs, 0) >= 6_400 ? us : undefined;
+        },
+        { timeout: 20_000, interval: 50, message: 'the long line and the newest heard' },
+      );
+      heard.forEach(expectE2ee);
+      expect(bot.logs.slice(logsBefore).filter((l) => String(l.msg).includes('dropped'))).toEqual([]);
+    } finally {
+      await settings({ freshness: 20, maxLength: 100 });
+    }
   });
 
   it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {
