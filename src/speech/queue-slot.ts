@@ -384,14 +384,14 @@ export class AudienceQueue {
    * never does), until its first message's words would start `pressureHoldMs` after it was written
    * (at most the policy's `holdShare` of the horizon, so what it waited for is still heard fresh).
    */
-  #holdForCompany(slot: Slot, run: readonly Utterance[]): boolean {
+  #holdForCompany(slot: Slot, run: readonly Utterance[], grouped: boolean): boolean {
     const { clock, pressureHoldMs, rules, policy } = this.#host;
     if (!this.#host.scarce()) return false;
     const now = clock.now();
     const due = Math.min(pressureHoldMs, policy.holdShare * this.#host.horizonMs(this));
     const lead = this.speakAt(slot, now) - now;
-    // Grouped by voice, the run is its voice's messages: it can grow until full or due.
-    if (isRipe(run === this.#readable() ? run : run.slice(0, rules.maxMessages), now + lead, due, rules)) return false;
+    // Grouped by voice, the run is its voice's messages: another voice after it does not stop it growing, only full or due.
+    if (isRipe(grouped ? run.slice(0, rules.maxMessages) : run, now + lead, due, rules)) return false;
     this.#wakeAt(run[0]!.enqueuedAt + due - lead);
     return true;
   }
@@ -421,7 +421,7 @@ export class AudienceQueue {
     };
   }
 
-  /** What a grant would buy this audience now, asked by the limiter while it waits (batching.ts `grantWorth`). */
+  /** What a grant would buy this audience now, asked by the limiter while it waits (policy.ts `grantWorth`). */
   #grantWorth(slot: Slot): number {
     const now = this.#host.clock.now();
     // As it keeps up now: the cut may have changed since the head rules were applied (a channel stopped talking).
@@ -520,7 +520,7 @@ export class AudienceQueue {
           plan = planBatch(run, isCached, limits(0), rules);
           if (plan.take === 0) {
             if (limiter && auto) {
-              if (this.#holdForCompany(slot, grouped ? group.members : readable)) return 'held';
+              if (this.#holdForCompany(slot, grouped ? group.members : readable, grouped)) return 'held';
               // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
               grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
               this.#host.granted();

@@ -47,9 +47,10 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * is judged where each message's own words would start, both before anything is paid for it and at
  * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
  * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
- * oldest dropped, speed-up); while requests are scarce its cut is two horizons, and one waiting for a
- * grant tells the limiter what it buys (batching.ts `grantWorth`: fresh speech, weighed against what
- * it had read lately). The order and pacing
+ * oldest set aside, speed-up); while requests are scarce a request reads the lines of one voice
+ * together (policy.ts `batchGroup`), and one waiting for a grant tells the limiter what it buys
+ * (policy.ts `grantWorth`: fresh speech, weighed by the share of what it was offered that it has
+ * read). The policy's constants are in one place (policy.ts `POLICY_DEFAULTS`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
  * owns its pending list and its batches, each a state union changed through one setter.
