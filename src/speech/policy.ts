@@ -1,50 +1,16 @@
 import { isStale, mergeable, mergeableRun, nextBatch, pauseAfter, separatorFor, type BatchRules } from './batching.ts';
-import type { Utterance } from './queue-types.ts';
+import type { SchedulerPolicy, Utterance } from './queue-types.ts';
 
-// How the scheduler shares scarce requests, in one place: its constants (`SchedulerPolicy`, which
-// `npm run bench:queue -- --sensitivity` varies one at a time), what a grant buys an audience
+// How the scheduler shares scarce requests, in one place: its constants (`POLICY_DEFAULTS`, each
+// explained where the options are declared, queue-types.ts `SchedulerPolicy`; `npm run bench:queue
+// -- --sensitivity` varies them one at a time), what a grant buys an audience
 // (`grantWorth`), and which of an audience's waiting messages its next request reads
 // (`batchGroup`). Pure functions, so the rules are tested on their own and the scheduler (queue.ts,
 // queue-slot.ts) only applies them.
 
-/** The constants of the scheduler's policy under scarce requests (their defaults: `POLICY_DEFAULTS`). */
-export interface SchedulerPolicy {
-  /** Requests count as about to be scarce with this many audiences written to within `activeMs`... */
-  scarceAudiences: number;
-  /** ...and this many grants made within it (queue.ts `#scarce`). */
-  scarceGrants: number;
-  activeMs: number;
-  /** A run waiting for company while requests are scarce waits at most this share of the horizon. */
-  holdShare: number;
-  /** While requests are scarce, a channel still talking drops what would be heard later than this many horizons. */
-  scarceCutHorizons: number;
-  /** What a message heard past the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one: a channel gone quiet... */
-  staleWorth: number;
-  /** ...and one still talking. */
-  staleWorthTalking: number;
-  /** How long an audience's own reading (and what it was offered) counts when grants are shared. */
-  spokenWindowMs: number;
-  /**
-   * How strongly a grant goes to the audience that read the least of what it was offered lately:
-   * its worth is multiplied by ((1 + prior) / (share read + prior)) ^ fairness (`grantWorth`).
-   */
-  fairness: number;
-  fairnessPrior: number;
-  /** A voice channel behind (bound by playback) drops its oldest until the newest would be heard within this share of the horizon. */
-  catchUpShare: number;
-  /**
-   * A batch is formed so its words would start this much within the cut it is held to when it
-   * plays, at most `payMarginShare` of the cut: a request a little slower than expected does not get
-   * its audio, already paid for, thrown away for being a moment late.
-   */
-  payMarginMs: number;
-  payMarginShare: number;
-  /** A name or short line is asked for alone (with a request to spare) once it was read this many times: by then it keeps coming back. */
-  reuseAfterReads: number;
-  /** While requests are scarce, a request may read this far ahead in its audience's queue for messages in its voice (ms after the oldest waiting). */
-  groupWindowMs: number;
-}
+export type { SchedulerPolicy };
 
+/** The policy as shipped (a scheduler's `policy` option overrides any of them). */
 export const POLICY_DEFAULTS = {
   scarceAudiences: 4,
   scarceGrants: 6,

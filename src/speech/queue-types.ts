@@ -1,7 +1,6 @@
 import { countChars } from '../tts/chars.ts';
 import { systemClock, type Clock } from '../util/clock.ts';
 import type { GrantingLimiter } from '../tts/limiter/limiter.ts';
-import type { SchedulerPolicy } from './policy.ts';
 import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
 
 // The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
@@ -194,6 +193,44 @@ export interface Freshness {
   horizonMs: number;
   /** Speech may speed up (requests only, to at most 1.5x) while the audience is behind. */
   speedUp: boolean;
+}
+
+/** The constants of the scheduler's policy under scarce requests (their defaults: policy.ts `POLICY_DEFAULTS`). */
+export interface SchedulerPolicy {
+  /** Requests count as about to be scarce with this many audiences written to within `activeMs`... */
+  scarceAudiences: number;
+  /** ...and this many grants made within it (queue.ts `#scarce`). */
+  scarceGrants: number;
+  activeMs: number;
+  /** A run waiting for company while requests are scarce waits at most this share of the horizon. */
+  holdShare: number;
+  /** While requests are scarce, a channel still talking drops what would be heard later than this many horizons. */
+  scarceCutHorizons: number;
+  /** What a message heard past the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one: a channel gone quiet... */
+  staleWorth: number;
+  /** ...and one still talking. */
+  staleWorthTalking: number;
+  /** How long an audience's own reading (and what it was offered) counts when grants are shared. */
+  spokenWindowMs: number;
+  /**
+   * How strongly a grant goes to the audience that read the least of what it was offered lately:
+   * its worth is multiplied by ((1 + prior) / (share read + prior)) ^ fairness (`grantWorth`).
+   */
+  fairness: number;
+  fairnessPrior: number;
+  /** A voice channel behind (bound by playback) drops its oldest until the newest would be heard within this share of the horizon. */
+  catchUpShare: number;
+  /**
+   * A batch is formed so its words would start this much within the cut it is held to when it
+   * plays, at most `payMarginShare` of the cut: a request a little slower than expected does not get
+   * its audio, already paid for, thrown away for being a moment late.
+   */
+  payMarginMs: number;
+  payMarginShare: number;
+  /** A name or short line is asked for alone (with a request to spare) once it was read this many times: by then it keeps coming back. */
+  reuseAfterReads: number;
+  /** While requests are scarce, a request may read this far ahead in its audience's queue for messages in its voice (ms after the oldest waiting). */
+  groupWindowMs: number;
 }
 
 export interface SchedulerOptions {

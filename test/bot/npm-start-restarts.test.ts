@@ -243,18 +243,19 @@ describe('npm start, as a child process', () => {
     await alsoRead(GAMES);
   });
 
-  it('keeping up: the newest line, written while 5 s of a long line play, is heard after it, not dropped to leave silence', async () => {
-    // bob (Manage Server) sets the horizon to 5 s and lets a 160-character line be read (the server reads at
-    // speed 4: the line with its name plays 4.9 s); both go back as they were, whatever happens.
-    await settings({ freshness: 5, maxLength: 200 });
+  it('keeping up: the newest line, written while 14 s of a long line play, is heard after it, not dropped to leave silence', async () => {
+    // bob (Manage Server) sets the horizon to 15 s and lets a 466-character line be read (the server reads at
+    // speed 4: the line with its name plays 14.1 s); both go back as they were, whatever happens.
+    await settings({ freshness: 15, maxLength: 500 });
     try {
       const logsBefore = bot.logs.length;
       const requestsBefore = standardRequests(emulator).length;
       const started = performance.now();
-      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: kana(160, 0) });
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: kana(466, 0) });
       const [first] = await voice.waitForEvent('packet', (p) => p.guildId === guildId && p.receivedAt >= started, 20_000);
-      // 0.2 s into it: the channel is behind (more than 5 s to read), and this line could start 4.7 s after it was written.
-      await new Promise((r) => setTimeout(r, 200));
+      // 0.1 s into it: the channel is behind (more than 15 s to read), and this line could start about 14 s after it
+      // was written: within the horizon, past the 13.5 s that kept a margin for a slow request before.
+      await new Promise((r) => setTimeout(r, 100));
       const newest = kana(60, 3);
       await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: newest });
       await vi.waitUntil(
@@ -267,13 +268,13 @@ describe('npm start, as a child process', () => {
           message: 'the newest line requested',
         },
       );
-      // Both are heard: 4.9 s and then 1.8 s of speech, with no silence left where the newest was.
+      // Both are heard: 14.1 s and then 1.8 s of speech, with no silence left where the newest was.
       const heard = await vi.waitUntil(
         () => {
           const us = voice.utterances(guildId).filter((u) => u.start >= first.receivedAt - 1 && u.complete);
-          return us.reduce((n, u) => n + u.durationMs, 0) >= 6_400 ? us : undefined;
+          return us.reduce((n, u) => n + u.durationMs, 0) >= 15_600 ? us : undefined;
         },
-        { timeout: 20_000, interval: 50, message: 'the long line and the newest heard' },
+        { timeout: 30_000, interval: 50, message: 'the long line and the newest heard' },
       );
       heard.forEach(expectE2ee);
       expect(bot.logs.slice(logsBefore).filter((l) => String(l.msg).includes('dropped'))).toEqual([]);
