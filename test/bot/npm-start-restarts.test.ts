@@ -281,7 +281,7 @@ describe('npm start, as a child process', () => {
     } finally {
       await settings({ freshness: 20, maxLength: 100 });
     }
-  });
+  }, 60_000);
 
   it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {
     // Short lines: what comes back is played in real time.
