@@ -178,6 +178,8 @@ export interface ServiceView {
     voice?: string;
     text?: string;
     chars?: number;
+    /** The speed asked for, when not 1 (a long message read faster, keeping up). */
+    speed?: number;
   }>;
 }
 
@@ -190,7 +192,7 @@ export function serviceView(emulator: Emulator): ServiceView {
     .slice(-SHOWN_REQUESTS)
     .reverse()
     .map((r) => {
-      const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as { text?: unknown; voice?: unknown };
+      const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as { text?: unknown; voice?: unknown; speed?: unknown };
       const text = typeof body.text === 'string' ? body.text : undefined;
       return {
         at: r.at,
@@ -202,6 +204,7 @@ export function serviceView(emulator: Emulator): ServiceView {
         ...(r.code !== undefined ? { code: r.code } : {}),
         ...(typeof body.voice === 'string' ? { voice: body.voice } : {}),
         ...(text !== undefined ? { text, chars: [...text].length } : {}),
+        ...(typeof body.speed === 'number' && body.speed !== 1 ? { speed: body.speed } : {}),
       };
     });
   return {

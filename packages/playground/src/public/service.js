@@ -56,7 +56,7 @@ export function renderService(service) {
         el('td', { text: time(r.at) }),
         el('td', { text: T(`endpoint_${r.target}`) }),
         el('td', { class: `status-${String(r.status)[0]}`, text: `${r.status || '…'}${r.code ? ` ${r.code}` : ''}` }),
-        el('td', { text: r.chars ?? '' }),
+        el('td', { text: `${r.chars ?? ''}${r.speed ? ` ×${r.speed}` : ''}` }),
         el('td', { class: 'text', title: r.text ?? r.path, text: r.text ?? '' }),
       ),
     ),
