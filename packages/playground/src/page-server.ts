@@ -114,6 +114,11 @@ export class PageServer {
     return `http://${LOOPBACK_HOST}:${this.#port}/`;
   }
 
+  /** Members acting as the page acts for them (the playground's own set-up, before the page opens). */
+  get members(): MemberActions {
+    return this.#actions;
+  }
+
   async listen(): Promise<void> {
     this.#port = await listenOnLoopback(this.#http, this.#options.port);
   }
@@ -235,7 +240,11 @@ export class PageServer {
         return;
       }
       case 'voiceStates':
-        if (activity.guildId === this.#options.guildId) this.#broadcast({ t: 'voice', voiceStates: guildView(this.#guild).voiceStates });
+        // Who is where, and the voice channels' statuses (set by the bot as it reads).
+        if (activity.guildId === this.#options.guildId) {
+          const { voiceStates, channels } = guildView(this.#guild);
+          this.#broadcast({ t: 'voice', voiceStates, channels });
+        }
         return;
     }
   }

@@ -22,7 +22,8 @@ export interface GuildView {
   id: string;
   name: string;
   locale: string;
-  channels: Array<{ id: string; name: string; type: number }>;
+  /** `status`: a voice channel's status, shown under its name as Discord shows it (null: none). */
+  channels: Array<{ id: string; name: string; type: number; status?: string | null }>;
   roles: Array<{ id: string; name: string }>;
   members: MemberView[];
   voiceStates: Array<{ userId: string; channelId: string }>;
@@ -101,7 +102,7 @@ export function guildView(guild: FakeGuild): GuildView {
     id: guild.id,
     name: guild.name,
     locale: guild.preferredLocale ?? 'en-US',
-    channels: guild.channels.map((c) => ({ id: c.id, name: c.name, type: c.type })),
+    channels: guild.channels.map((c) => ({ id: c.id, name: c.name, type: c.type, ...(c.type === 2 ? { status: c.status ?? null } : {}) })),
     roles: guild.roles.filter((r) => r.id !== guild.id && !r.managed).map((r) => ({ id: r.id, name: r.name })),
     members: guild.members.map((m) => {
       const bits = [guild.id, ...m.roles].reduce((acc, id) => acc | (rolePermissions.get(id) ?? 0n), 0n);

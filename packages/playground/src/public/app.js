@@ -93,6 +93,7 @@ function connect() {
         return upsertItem(message.item);
       case 'voice':
         state.guild.voiceStates = message.voiceStates;
+        if (message.channels) state.guild.channels = message.channels;
         return renderServer();
       case 'utterance':
         return renderUtterance(message.utterance);

@@ -46,6 +46,8 @@ export function renderServer() {
           onclick: () => setVoice(c.id),
           text: `🔊 ${c.name}`,
         }),
+        // The voice channel status under its name, as Discord shows it (the bot says there what it reads).
+        c.status ? el('div', { class: 'voice-status', text: c.status }) : null,
         el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))),
       ),
     ),
