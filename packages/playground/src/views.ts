@@ -38,6 +38,41 @@ export interface MemberItem {
   at: number;
   reactions: string[];
   deleted: boolean;
+  /** Files the member attached, served by the playground; `description` is the alt text they wrote. */
+  attachments?: MemberAttachment[];
+  /** The poll the message is (its votes as members cast them on the page). */
+  poll?: PollView;
+  /** Discord's poll result message (type 46), posted when the poll ended, in the poll author's name. */
+  pollResult?: PollResultView;
+}
+
+export interface MemberAttachment {
+  id: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  url: string;
+  description?: string;
+}
+
+export interface PollView {
+  question: string;
+  /** Numbered from 1, as Discord numbers a poll's answers; `voters` are member ids. */
+  answers: Array<{ id: number; text: string; voters: string[] }>;
+  allowMultiselect: boolean;
+  /** When its time is up (ms since the epoch). */
+  expiresAt: number;
+  ended: boolean;
+}
+
+export interface PollResultView {
+  /** The poll's message. */
+  pollId: string;
+  question: string;
+  /** The one answer with the most votes; none on a tie or without votes. */
+  winner?: string;
+  winnerVotes: number;
+  totalVotes: number;
 }
 
 /** Who ran what, for the bot's replies: a slash command, a message command (Apps), or a button click. */

@@ -3,7 +3,7 @@
 import { $, el, isBotUser, nameOf, state, T, textChannel, voiceChannel, voiceChannels } from './state.js';
 import { renderCommandForm } from './commands.js';
 import { speaker } from './audio.js';
-import { showChannelTimeline } from './timeline.js';
+import { showChannelTimeline, upsertItem } from './timeline.js';
 
 // ---- the server ---------------------------------------------------------------------------------
 
@@ -122,4 +122,6 @@ export function setMe(id) {
   localStorage.setItem('playground.member', id);
   renderServer();
   renderCommandForm();
+  // A poll shows the acting member's votes, and its end control to its author only.
+  for (const item of state.items.values()) if (item.poll) upsertItem(item);
 }
