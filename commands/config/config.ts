@@ -17,6 +17,7 @@ import { shownLimit } from '../../src/usecases/limits.ts';
 import { changeGuildSettings, IGNORE_PREFIX_LENGTH, SETTING_RANGES, type SettingsChange } from '../../src/usecases/settings.ts';
 import type { AppliedLimit } from '../../src/billing/policy.ts';
 import { isKnownVoice } from '../../src/usecases/voices.ts';
+import { readLimit } from '../../src/speech/text/fast-reading.ts';
 
 // The option's type and its bounds; name and description are the same for every subcommand.
 type ValueShape = { readonly type: ApplicationCommandOptionType } & Record<string, unknown>;
@@ -61,6 +62,17 @@ const data = {
       min_value: SETTING_RANGES.maxLength.min,
       max_value: SETTING_RANGES.maxLength.max,
     }),
+    sub(
+      'fast-reading',
+      '早口上限',
+      'Read a longer message up to this many times faster (1.0 to 4.0; 1.0: cut it)',
+      '最大文字数を超えたメッセージを最大何倍速で読むか（1.0〜4.0、1.0で早口にせず省略）',
+      {
+        type: ApplicationCommandOptionType.Number,
+        min_value: SETTING_RANGES.fastReadingCeiling.min,
+        max_value: SETTING_RANGES.fastReadingCeiling.max,
+      },
+    ),
     sub('user-limit', '利用上限', 'Monthly characters per member (0 = nobody)', '1人あたりの月間文字数（0で禁止）', {
       type: ApplicationCommandOptionType.Integer,
       min_value: SETTING_RANGES.userMonthlyLimit.min,
@@ -121,10 +133,19 @@ function show(lang: Lang, s: GuildSettings, limits: { guild: AppliedLimit; user:
       prefix: s.ignorePrefix,
     }) +
     '\n' +
+    t(lang, 'config.show_fast_reading', { value: fastReading(lang, s) }) +
+    '\n' +
     showMore(lang, s, limits.guild) +
     '\n' +
     t(lang, 'voicepool.show', { voices: pool.length > 0 ? pool.join(', ') : t(lang, 'config.none') })
   );
+}
+
+/** What the fast-reading ceiling does with the server's max length, in words. */
+function fastReading(lang: Lang, s: Pick<GuildSettings, 'maxLength' | 'fastReadingCeiling'>): string {
+  const { maxLength, fastReadingCeiling: ceiling } = s;
+  if (ceiling <= 1) return t(lang, 'config.fast_reading_off', { maxLength });
+  return t(lang, 'config.fast_reading_on', { ceiling, maxLength, limit: readLimit(maxLength, ceiling) });
 }
 
 export default {
@@ -157,6 +178,8 @@ export default {
       'read-names': ({ value }) => save('read-names', { readAuthorNames: value }, onOff(value)),
       announce: ({ value }) => save('announce', { announceJoinLeave: value }, onOff(value)),
       'max-length': ({ value }) => save('max-length', { maxLength: value }, String(value)),
+      'fast-reading': ({ value }) =>
+        save('fast-reading', { fastReadingCeiling: value }, fastReading(lang, { ...repo.get(guildId), fastReadingCeiling: value })),
       'user-limit': ({ value }) => save('user-limit', { userMonthlyLimit: value }, String(value)),
       'auto-join': ({ channel }) =>
         save('auto-join', { autoJoinChannelId: channel ?? null }, channel ? `<#${channel}>` : t(lang, 'config.off')),

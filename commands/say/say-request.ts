@@ -1,6 +1,7 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
 import type { UtteranceInput } from '../../src/speech/queue.ts';
 import { countChars } from '../../src/tts/chars.ts';
+import { fastSpeed } from '../../src/speech/text/fast-reading.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';
 import { validateStandard } from '../../src/tts/validation.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
@@ -24,9 +25,11 @@ export async function requestSay(requests: SpeechRequests, interaction: ChatInpu
   const userId = interaction.user.id;
   const settings = requests.memberVoice(interaction, args.guildId);
   const voice = args.voice?.trim() || settings.voice;
-  const speed = args.speed ?? settings.speed;
   const pitch = args.pitch ?? settings.pitch;
   const text = requests.speakable(interaction, args, SAY_MAX_CHARS);
+  // Not cut at the server's max length (its own limit is SAY_MAX_CHARS), but read faster past it as chat is.
+  const server = requests.repos.guildSettings.get(args.guildId);
+  const speed = fastSpeed(args.speed ?? settings.speed, countChars(text), server.maxLength, server.fastReadingCeiling);
   const checked = validateStandard({ voice, text, speed, pitch });
   if (!checked.ok) throw new TtsInputError({ issues: checked.issues });
   await requests.precheck(args.guildId, userId, 'standard', countChars(text));

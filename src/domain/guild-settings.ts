@@ -10,8 +10,13 @@ export interface GuildSettings {
   pitch: number;
   readAuthorNames: boolean;
   announceJoinLeave: boolean;
-  /** Longest message read aloud, in characters. */
+  /** Longest message read aloud at the member's speed, in characters. */
   maxLength: number;
+  /**
+   * A longer message is read up to this many times faster (早口, src/speech/text/fast-reading.ts),
+   * and cut only past this many times `maxLength`; 1 is off (cut at `maxLength`).
+   */
+  fastReadingCeiling: number;
   /** Messages starting with this are not read. */
   ignorePrefix: string;
   /** Per-user monthly characters in this guild; null = the bot's default. */
@@ -37,6 +42,7 @@ export const GUILD_SETTINGS_DEFAULTS = {
   readAuthorNames: true,
   announceJoinLeave: false,
   maxLength: 100,
+  fastReadingCeiling: 2.0,
   ignorePrefix: ';',
   userMonthlyLimit: null,
   guildMonthlyLimit: null,

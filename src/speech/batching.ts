@@ -179,13 +179,23 @@ export function catchUp(
   const newest = pending.at(-1);
   if (!newest) return 0;
   let ahead = 0;
-  for (let i = 0; i < pending.length - 1; i++) ahead += msPerChar * rules.countChars(pending[i]!.text);
+  for (let i = 0; i < pending.length - 1; i++) ahead += readMs(pending[i]!, 0, msPerChar, rules);
   let k = 0;
   while (k < pending.length - 1 && pending[k]!.kind === 'auto' && speakAt + ahead - newest.enqueuedAt > catchUpMs) {
-    ahead -= msPerChar * rules.countChars(pending[k]!.text);
+    ahead -= readMs(pending[k]!, 0, msPerChar, rules);
     k++;
   }
   return k;
+}
+
+/**
+ * How long `u` takes to read, with `pause` characters after it, at `msPerChar` (a character's time
+ * at speed 1, any speed-up applied): a line read at its own higher speed (a long message read fast,
+ * src/speech/text/fast-reading.ts) takes that much less. Past the service's fastest speed a sped-up
+ * line is read no faster, so such a line is estimated a little short.
+ */
+export function readMs(u: Utterance, pause: number, msPerChar: number, rules: Pick<BatchRules, 'countChars'>): number {
+  return (msPerChar * (rules.countChars(u.text) + pause)) / (u.speed > 0 ? u.speed : 1);
 }
 
 /**
@@ -206,7 +216,7 @@ export function withinCut(
   let t = startAt;
   for (let i = 0; i < run.length; i++) {
     if (i > 0 && isStale(run[i]!, t, cutMs)) return i;
-    t += msPerChar * (rules.countChars(run[i]!.text) + pause);
+    t += readMs(run[i]!, pause, msPerChar, rules);
   }
   return run.length;
 }

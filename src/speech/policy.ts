@@ -1,4 +1,4 @@
-import { isStale, mergeable, mergeableRun, nextBatch, pauseAfter, separatorFor, type BatchRules } from './batching.ts';
+import { isStale, mergeable, mergeableRun, nextBatch, pauseAfter, readMs, separatorFor, type BatchRules } from './batching.ts';
 import type { SchedulerPolicy, Utterance } from './queue-types.ts';
 
 // How the scheduler shares scarce requests, in one place: its constants (`POLICY_DEFAULTS`, each
@@ -121,7 +121,7 @@ function gainOf(items: readonly Utterance[], startAt: number, msPerChar: number,
     const late = t - u.enqueuedAt;
     if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
     else if (late <= window.cutMs) gain += window.staleWorth;
-    t += msPerChar * (rules.countChars(u.text) + pause);
+    t += readMs(u, pause, msPerChar, rules);
   }
   return gain;
 }

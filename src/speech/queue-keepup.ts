@@ -1,14 +1,14 @@
 import { keepUp, MAX_SPEED_UP, SPEED_STEP, type KeepUp } from './batching.ts';
 import type { AudienceQueue } from './queue-slot.ts';
 import type { SchedulerPolicy } from './policy.ts';
-import type { Freshness } from './queue-types.ts';
+import type { Freshness, Utterance } from './queue-types.ts';
 
 // Whether each voice audience is behind (bound by playback) and how far its speech is sped up: the
 // state batching.ts `keepUp` decides from, kept for the scheduler (queue.ts), which asks at each
 // decision.
 
 /** How much speech an audience has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `pending`) queued, not set aside. */
-export function backlogMs(g: AudienceQueue, now: number, pending: ((text: string) => number) | null): number {
+export function backlogMs(g: AudienceQueue, now: number, pending: ((u: Utterance) => number) | null): number {
   const current = g.current;
   let backlog = current ? Math.max(0, current.until - now) : 0;
   for (const s of g.slots) {
@@ -18,7 +18,7 @@ export function backlogMs(g: AudienceQueue, now: number, pending: ((text: string
     else if (st.status === 'playing') backlog += st.upcoming.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
   }
   // Lines set aside to catch up are read only in a lull: not what keeps the channel behind.
-  if (pending) for (const u of g.waiting) backlog += pending(u.text);
+  if (pending) for (const u of g.waiting) backlog += pending(u);
   return backlog;
 }
 

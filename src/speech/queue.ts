@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, mayStartBatch, type BatchRules, type KeepUp } from './batching.ts';
+import { admits, mayStartBatch, readMs, type BatchRules, type KeepUp } from './batching.ts';
 import { backlogMs, formingCut, KeepUpTracker, WrittenLately } from './queue-keepup.ts';
 import { IdleQueues } from './queue-retire.ts';
-import { cutReady, synthesizePlan, type PlanRun } from './queue-clips.ts';
+import { cutReady, spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { POLICY_DEFAULTS, type SchedulerPolicy } from './policy.ts';
@@ -104,7 +104,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   #closed = false;
   /** Expected time from a batch's grant to its audio (ms), learnt from requests. */
   #latencyMs = 1_000;
-  /** Expected speech per character (ms), learnt from the audio made. */
+  /** Expected speech per character at speed 1 (ms), learnt from the audio made; a line's own speed divides it (batching.ts `readMs`). */
   #msPerChar = 120;
 
   constructor(options: SchedulerOptions) {
@@ -155,7 +155,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.push(u);
-    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, this.#msPerChar * this.#rules.countChars(u.text));
+    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, readMs(u, 0, this.#msPerChar, this.#rules));
     if (u.kind === 'auto') this.#lastWritten.wrote(g.audience, u.enqueuedAt);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
@@ -384,7 +384,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const now = this.#clock.now();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
     const scarce = this.#scarce();
-    const queued = scarce ? null : (text: string) => this.#msPerChar * this.#rules.countChars(text);
+    const queued = scarce ? null : (u: Utterance) => readMs(u, 0, this.#msPerChar, this.#rules);
     const o = { scarce, catchUpShare: this.#policy.catchUpShare };
     return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max, o);
   }
@@ -436,12 +436,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
       const { speed } = g.keep;
       this.#paidCut.set(slot, this.#judged(g).cutMs);
-      const estimateMs = plan.clips.reduce(
-        (ms, c) =>
-          ms +
-          (this.#msPerChar * this.#rules.countChars(c.cached ? c.part.text : c.parts.map((p) => p.text).join(''))) / (c.cached ? 1 : speed),
-        0,
-      );
+      // At each line's own speed; a request's sped up as synthesizePlan sends it (never past the service's fastest).
+      const estimateMs = plan.clips.reduce((ms, c) => {
+        const first = items[c.cached ? c.part.item : c.parts[0]!.item]!;
+        const text = c.cached ? c.part.text : c.parts.map((p) => p.text).join('');
+        const lineSpeed = first.speed > 0 ? first.speed : 1;
+        const heard = c.cached ? lineSpeed : spedUp(lineSpeed, speed);
+        return ms + (this.#msPerChar * this.#rules.countChars(text)) / heard;
+      }, 0);
       slot.state = { status: 'synthesizing', controller, items, estimateMs };
       for (const u of items) this.#progress(g, u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.

@@ -19,6 +19,8 @@ export const SETTING_RANGES = {
   speed: { min: 0.3, max: 4, integer: false },
   pitch: { min: -20, max: 20, integer: false },
   maxLength: { min: 10, max: 500, integer: true },
+  // 1: a long message is cut at the max length; up to the service's fastest speed (src/speech/text/fast-reading.ts).
+  fastReadingCeiling: { min: 1, max: 4, integer: false },
   textChannelsPerCall: { min: TEXT_CHANNELS_PER_CALL.min, max: TEXT_CHANNELS_PER_CALL.max, integer: true },
   userMonthlyLimit: { min: 0, max: 1_000_000, integer: true },
   guildMonthlyLimit: { min: 0, max: GUILD_LIMIT_MAX, integer: true },
@@ -33,6 +35,7 @@ export const SETTING_NAMES: Record<keyof SettingsChange, string> = {
   readAuthorNames: 'read-names',
   announceJoinLeave: 'announce',
   maxLength: 'max-length',
+  fastReadingCeiling: 'fast-reading',
   ignorePrefix: 'ignore-prefix',
   userMonthlyLimit: 'user-limit',
   guildMonthlyLimit: 'server-limit',
@@ -53,6 +56,7 @@ export type SettingsChange = Pick<
   | 'readAuthorNames'
   | 'announceJoinLeave'
   | 'maxLength'
+  | 'fastReadingCeiling'
   | 'ignorePrefix'
   | 'userMonthlyLimit'
   | 'guildMonthlyLimit'
@@ -68,6 +72,7 @@ const FIELDS = [
   'readAuthorNames',
   'announceJoinLeave',
   'maxLength',
+  'fastReadingCeiling',
   'ignorePrefix',
   'userMonthlyLimit',
   'guildMonthlyLimit',

@@ -118,7 +118,10 @@ describe("the operator's ceilings", () => {
     const lines = text(show).split('\n');
     expect(lines[0]).toBe('**Server settings**');
     expect(lines.slice(1).every((l) => l.startsWith('- '))).toBe(true);
-    expect(lines).toHaveLength(14);
+    expect(lines).toHaveLength(15);
+    expect(lines).toContain(
+      '- Fast reading: up to 2x (a message over 100 characters is read faster the longer it is, at most 2x; past 200 characters the rest is cut)',
+    );
     expect(lines.at(-1)).toBe('- Voice pool: none');
     const usage = (await run('usage')).first;
     expect(text(usage)).toContain('Server total: 0 / 50000 characters');

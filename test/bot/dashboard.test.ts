@@ -374,6 +374,23 @@ describe('the web dashboard', () => {
     await admin.api('PATCH', `/guilds/${guildId}/settings`, { textChannelsPerCall: 3 });
   });
 
+  it("how much faster a long message may be read: /config fast-reading's rule, its refusal in the admin's language, and the audit log", async () => {
+    const admin = await signedIn(bob);
+    const path = `/api/guilds/${guildId}/settings`;
+    const ja = await admin.request(path, { method: 'PATCH', json: { fastReadingCeiling: 4.5 }, headers: { 'x-lang': 'ja' } });
+    expect([ja.status, ja.body.message]).toEqual([400, 'fast-reading は 1〜4 の範囲で指定してください。何も変更していません。']);
+    const en = await admin.api('PATCH', `/guilds/${guildId}/settings`, { fastReadingCeiling: 0.5 });
+    expect([en.status, en.body.message]).toEqual([400, 'fast-reading must be from 1 to 4. Nothing was changed.']);
+    expect((await admin.api('PATCH', `/guilds/${guildId}/settings`, { fastReadingCeiling: 'fast' })).status).toBe(400);
+    expect(h.bot.context.repos.guildSettings.get(guildId).fastReadingCeiling).toBe(2);
+    const saved = await admin.api('PATCH', `/guilds/${guildId}/settings`, { fastReadingCeiling: 2.5 });
+    expect(saved.body.settings.fastReadingCeiling).toBe(2.5);
+    expect(h.bot.context.repos.guildSettings.get(guildId).fastReadingCeiling).toBe(2.5);
+    const said = (await admin.request(`/api/guilds/${guildId}/audit`, { headers: { 'x-lang': 'ja' } })).body as { text: string }[];
+    expect(said[0]!.text).toBe('/設定 早口上限 を 2.5 に変更');
+    await admin.api('PATCH', `/guilds/${guildId}/settings`, { fastReadingCeiling: 2 });
+  });
+
   it('a browser that goes away in the middle of a change (tab closed, network lost) changes nothing and alarms nobody', async () => {
     const admin = await signedIn(bob);
     const before = h.bot.context.repos.guildSettings.get(guildId);

@@ -1,17 +1,23 @@
 /**
- * What the page's members do, through the local Discord as their client would: write a message,
- * run a slash command or a message command (a message's Apps menu), submit the modal the bot
- * answered with, click a button, ask for autocomplete, join or leave voice. Each command a member
- * ran is one timeline item until the bot answers it (its reply then carries the "used" header,
- * as Discord shows it), or says the application did not respond.
+ * What the page's members do, through the local Discord as their client would: write a message
+ * (with files and their alt text), post a poll, vote and end it (member-polls.ts), run a slash
+ * command or a message command (a message's Apps menu), submit the modal the bot answered with,
+ * click a button, ask for autocomplete, join or leave voice. Each command a member ran is one
+ * timeline item until the bot answers it (its reply then carries the "used" header, as Discord
+ * shows it), or says the application did not respond.
  */
 import type { APIApplicationCommand, APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { FakeDiscord, FakeInteraction, FakeVoiceServer, SimulatedListener } from '@yomiage/local-discord';
 import { PageRequestError } from './errors.ts';
-import { botItem, type CommandItem, type Invoked, type MemberItem } from './views.ts';
+import { PollDesk } from './member-polls.ts';
+import { botItem, type CommandItem, type Invoked, type MemberAttachment, type MemberItem } from './views.ts';
 
 /** Discord's limit for a member's message (without Nitro). */
 const MAX_MESSAGE_CHARS = 2000;
+/** Discord's limits on what a member attaches (without Nitro): 10 files a message, 10 MiB each, alt text of 1,024 characters. */
+export const UPLOAD_LIMITS = { files: 10, bytes: 10 * 1024 * 1024, altTextChars: 1024, filenameChars: 100 } as const;
+/** Files members attached, kept for the page to show (the oldest go first). */
+const KEPT_UPLOADS = 100;
 /** Discord tells the member the application did not respond after 3 s. */
 const RESPONSE_DEADLINE_MS = 3000;
 const KEPT_ITEMS = 500;
@@ -36,9 +42,26 @@ export class MemberActions {
   /** Interactions run from the page: who ran what, for the bot's replies (and the modals it opened). */
   readonly interactions = new Map<string, Invoked & { channelId: string }>();
   readonly #listeners = new Map<string, SimulatedListener>();
+  /** What members attached, by attachment id, for the page to show. */
+  readonly uploads = new Map<string, { filename: string; contentType: string; data: Buffer }>();
+  readonly #polls: PollDesk;
 
   constructor(options: MemberActionsOptions) {
     this.#options = options;
+    this.#polls = new PollDesk({
+      guildId: options.guildId,
+      discord: options.discord,
+      add: (item) => {
+        this.#remember(item);
+        options.changed(item);
+      },
+      changed: (item) => options.changed(item),
+    });
+  }
+
+  /** Stops the polls' timers. */
+  close(): void {
+    this.#polls.close();
   }
 
   get #guild() {
@@ -67,19 +90,42 @@ export class MemberActions {
     return channel;
   }
 
+  /** A message: its text, and files with the alt text the member wrote (a message of files alone is fine, as in Discord). */
   async message(body: Body) {
     const member = this.#member(body.userId);
     const channel = this.#channel(body.channelId, 0);
-    const content = body.content;
-    if (typeof content !== 'string' || content.trim() === '')
-      throw new PageRequestError('bad_request', { message: 'write something first' });
+    const content = typeof body.content === 'string' ? body.content : '';
+    const files = uploadsOf(body.attachments);
+    if (content.trim() === '' && files.length === 0) throw new PageRequestError('bad_request', { message: 'write something first' });
     if ([...content].length > MAX_MESSAGE_CHARS)
       throw new PageRequestError('bad_request', { message: `a message is at most ${MAX_MESSAGE_CHARS} characters` });
-    const { id } = await this.#options.discord.sendMessage({
+    const { discord } = this.#options;
+    // uploadsOf checked every file first: a refused message uploads nothing.
+    const attachments: MemberAttachment[] = files.map((file) => {
+      const { id } = discord.uploadAttachment({ filename: file.filename, data: file.data, contentType: file.contentType });
+      this.uploads.set(id, file);
+      if (this.uploads.size > KEPT_UPLOADS) this.uploads.delete(this.uploads.keys().next().value!);
+      return {
+        id,
+        filename: file.filename,
+        contentType: file.contentType,
+        size: file.data.length,
+        url: `/api/attachments/${id}`,
+        ...(file.description ? { description: file.description } : {}),
+      };
+    });
+    const { id } = await discord.sendMessage({
       guildId: this.#options.guildId,
       channelId: channel.id,
       author: member.user,
       content,
+      attachments: attachments.map((a) => ({
+        id: a.id,
+        filename: a.filename,
+        size: a.size,
+        content_type: a.contentType,
+        ...(a.description ? { description: a.description } : {}),
+      })),
     });
     const item: MemberItem = {
       type: 'member',
@@ -90,10 +136,39 @@ export class MemberActions {
       at: Date.now(),
       reactions: [],
       deleted: false,
+      ...(attachments.length ? { attachments } : {}),
     };
     this.#remember(item);
     this.#options.changed(item);
     return { id };
+  }
+
+  /** A poll, from the composer's "+" menu (Discord's poll UI). */
+  async poll(body: Body) {
+    const member = this.#member(body.userId);
+    const channel = this.#channel(body.channelId, 0);
+    const { id } = await this.#polls.create(member.user, channel.id, body);
+    return { id };
+  }
+
+  /** A member clicks an answer of a poll: a vote, or the vote taken back. */
+  pollVote(body: Body) {
+    const member = this.#member(body.userId);
+    this.#polls.vote(this.#pollItem(body.messageId), member.user.id, body.answerId);
+    return { ok: true };
+  }
+
+  /** The poll's author ends it now: Discord then posts its result message. */
+  async pollEnd(body: Body) {
+    const member = this.#member(body.userId);
+    const result = await this.#polls.endEarly(this.#pollItem(body.messageId), member.user.id);
+    return { id: result.id };
+  }
+
+  #pollItem(messageId: unknown): MemberItem {
+    const item = this.items.find((i): i is MemberItem => i.type === 'member' && i.id === messageId && i.poll !== undefined);
+    if (!item) throw new PageRequestError('bad_request', { message: 'no such poll' });
+    return item;
   }
 
   /** A slash command from the form or the `/` picker; answers with the modal when the bot opens one. */
@@ -275,6 +350,30 @@ export class MemberActions {
     this.items.push(item);
     if (this.items.length > KEPT_ITEMS) this.items.splice(0, this.items.length - KEPT_ITEMS);
   }
+}
+
+/** The files of a message as the page sends them (base64), checked against Discord's limits. */
+function uploadsOf(value: unknown): Array<{ filename: string; contentType: string; data: Buffer; description: string }> {
+  if (value === undefined) return [];
+  const bad = (message: string) => new PageRequestError('bad_request', { message });
+  if (!Array.isArray(value)) throw bad('attachments must be a list');
+  if (value.length > UPLOAD_LIMITS.files) throw bad(`at most ${UPLOAD_LIMITS.files} files a message`);
+  return value.map((raw: unknown) => {
+    const file = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    // A name as Discord keeps it: no folders, no control characters.
+    const filename = typeof file.filename === 'string' ? file.filename.replace(/[\\/\p{Cc}]/gu, '_').trim() : '';
+    if (!filename || [...filename].length > UPLOAD_LIMITS.filenameChars)
+      throw bad(`a file needs a name of at most ${UPLOAD_LIMITS.filenameChars} characters`);
+    const contentType =
+      typeof file.contentType === 'string' && /^[\w.+-]+\/[\w.+-]+$/.test(file.contentType) ? file.contentType : 'application/octet-stream';
+    if (typeof file.data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(file.data)) throw bad(`${filename}: its data must be base64`);
+    const data = Buffer.from(file.data, 'base64');
+    if (data.length === 0) throw bad(`${filename} is empty`);
+    if (data.length > UPLOAD_LIMITS.bytes) throw bad(`${filename} is over ${UPLOAD_LIMITS.bytes / 1024 / 1024} MB`);
+    const description = typeof file.description === 'string' ? file.description.trim() : '';
+    if ([...description].length > UPLOAD_LIMITS.altTextChars) throw bad(`alt text is at most ${UPLOAD_LIMITS.altTextChars} characters`);
+    return { filename, contentType, data, description };
+  });
 }
 
 function localeOf(body: Body): string {

@@ -20,7 +20,8 @@ import type { Emulator } from '@yomiage/tts-emulator';
 import { listenOnLoopback, LOOPBACK_HOST, type FakeDiscord, type FakeVoiceServer, type LocalDiscordActivity } from '@yomiage/local-discord';
 import type { BotLogLine, BotProcessEvents, BotStatus } from './bot-process.ts';
 import { PageRequestError } from './errors.ts';
-import { MemberActions } from './member-actions.ts';
+import { MemberActions, UPLOAD_LIMITS } from './member-actions.ts';
+import { sampleImagePng } from './sample-image.ts';
 import { botItem, guildView, serviceView, type MemberItem, type TimelineItem } from './views.ts';
 import type { VoiceTap } from './voice-tap.ts';
 
@@ -36,6 +37,8 @@ const STATIC: Record<string, { file: string; type: string }> = {
   ),
 };
 const MAX_BODY_BYTES = 64 * 1024;
+/** A message's body may carry its files (base64: 4 bytes for every 3). */
+const MAX_MESSAGE_BODY_BYTES = Math.ceil((UPLOAD_LIMITS.files * UPLOAD_LIMITS.bytes * 4) / 3) + MAX_BODY_BYTES;
 const KEPT_ITEMS = 500;
 /** A client this far behind on the socket skips audio rather than buffering without bound. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -67,6 +70,8 @@ export class PageServer {
   readonly #clients = new Set<WebSocket>();
   /** What members do through the page, and what they wrote and ran. */
   readonly #actions: MemberActions;
+  /** A sample image the composer can attach (made once, on first use). */
+  #sampleImage: Buffer | undefined;
   readonly #unsubscribe: () => void;
   readonly #serviceTimer: NodeJS.Timeout;
   #lastService = '';
@@ -114,12 +119,18 @@ export class PageServer {
     return `http://${LOOPBACK_HOST}:${this.#port}/`;
   }
 
+  /** Members acting as the page acts for them (the playground's own set-up, before the page opens). */
+  get members(): MemberActions {
+    return this.#actions;
+  }
+
   async listen(): Promise<void> {
     this.#port = await listenOnLoopback(this.#http, this.#options.port);
   }
 
   async close(): Promise<void> {
     clearInterval(this.#serviceTimer);
+    this.#actions.close();
     this.#unsubscribe();
     for (const ws of this.#clients) ws.terminate();
     this.#http.closeAllConnections();
@@ -171,13 +182,20 @@ export class PageServer {
     const attachment = /^\/api\/attachments\/(\d+)$/.exec(url.pathname);
     if (attachment && req.method === 'GET') return this.#attachment(res, attachment[1]!, url.searchParams.has('download'));
     if (req.method === 'GET' && url.pathname === '/api/state') return sendJson(res, 200, this.#snapshot());
+    if (req.method === 'GET' && url.pathname === '/api/sample-image.png') return this.#sendSampleImage(res);
     if (req.method !== 'POST') throw new PageRequestError('not_found', { message: `no route ${req.method} ${url.pathname}` });
     if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) throw new PageRequestError('unsupported_media_type');
-    const body = await readJson(req);
+    const body = await readJson(req, url.pathname === '/api/message' ? MAX_MESSAGE_BODY_BYTES : MAX_BODY_BYTES);
     const actions = this.#actions;
     switch (url.pathname) {
       case '/api/message':
         return sendJson(res, 200, await actions.message(body));
+      case '/api/poll':
+        return sendJson(res, 200, await actions.poll(body));
+      case '/api/poll-vote':
+        return sendJson(res, 200, actions.pollVote(body));
+      case '/api/poll-end':
+        return sendJson(res, 200, await actions.pollEnd(body));
       case '/api/command':
         return sendJson(res, 200, await actions.command(body));
       case '/api/message-command':
@@ -204,8 +222,9 @@ export class PageServer {
     return req.headers.origin === `http://${host}`;
   }
 
+  /** A bot's attachment, or a file a member attached. */
   #attachment(res: ServerResponse, id: string, download: boolean): void {
-    const found = this.#options.discord.messages.flatMap((m) => m.attachments).find((a) => a.id === id);
+    const found = this.#options.discord.messages.flatMap((m) => m.attachments).find((a) => a.id === id) ?? this.#actions.uploads.get(id);
     if (!found) throw new PageRequestError('not_found', { message: 'no such attachment' });
     const name = encodeURIComponent(found.filename);
     res.writeHead(200, {
@@ -213,8 +232,21 @@ export class PageServer {
       'content-length': found.data.length,
       'content-disposition': `${download ? 'attachment' : 'inline'}; filename*=UTF-8''${name}`,
       'x-content-type-options': 'nosniff',
+      // A member's file is theirs to name the type of: opened on its own, it runs no script in this page's origin.
+      'content-security-policy': 'sandbox',
     });
     res.end(found.data);
+  }
+
+  #sendSampleImage(res: ServerResponse): void {
+    this.#sampleImage ??= sampleImagePng();
+    res.writeHead(200, {
+      'content-type': 'image/png',
+      'content-length': this.#sampleImage.length,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    });
+    res.end(this.#sampleImage);
   }
 
   // ---- live updates -----------------------------------------------------------------------------
@@ -235,7 +267,11 @@ export class PageServer {
         return;
       }
       case 'voiceStates':
-        if (activity.guildId === this.#options.guildId) this.#broadcast({ t: 'voice', voiceStates: guildView(this.#guild).voiceStates });
+        // Who is where, and the voice channels' statuses (set by the bot as it reads).
+        if (activity.guildId === this.#options.guildId) {
+          const { voiceStates, channels } = guildView(this.#guild);
+          this.#broadcast({ t: 'voice', voiceStates, channels });
+        }
         return;
     }
   }
@@ -280,12 +316,12 @@ function shortLine(line: BotLogLine): BotLogLine {
   return { level, ...(time !== undefined ? { time } : {}), msg: msg ?? '', ...(fields !== '{}' ? { fields: fields.slice(0, 400) } : {}) };
 }
 
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+async function readJson(req: IncomingMessage, maxBytes: number): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new PageRequestError('too_large');
+    if (size > maxBytes) throw new PageRequestError('too_large');
     chunks.push(chunk as Buffer);
   }
   try {

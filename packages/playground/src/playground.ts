@@ -23,7 +23,7 @@ import { BotProcess, deployCommands } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';
-import { playgroundGuild, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS } from './world.ts';
+import { playgroundGuild, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from './world.ts';
 
 export interface PlaygroundOptions {
   /** The page's port (0: any free one). */
@@ -123,12 +123,38 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     const tap = new VoiceTap(voice, { guildId: PLAYGROUND_IDS.guild, identify: (contour, complete) => clips.match(contour, complete) });
     cleanups.push(() => tap.close());
     const page = new PageServer({ port: options.port, guildId: PLAYGROUND_IDS.guild, discord, voice, emulator, bot, tap, dashboardUrl });
-    await page.listen();
     cleanups.push(() => page.close());
+    progress("setting the server's voice pool (はるか: /config voice-pool)");
+    await setVoicePool(page, discord);
+    await page.listen();
     return { url: page.url, emulator, discord, voice, bot, dashboardUrl, close };
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/**
+ * The admin's own set-up, before the page opens: はるか adds the voice pool's voices in #general
+ * with /config voice-pool, as an admin would, so members sound different from the first message
+ * (the page shows her commands and the bot's answers). Throws when the bot does not add one.
+ */
+async function setVoicePool(page: PageServer, discord: FakeDiscord): Promise<void> {
+  for (const voice of PLAYGROUND_VOICE_POOL) {
+    const options = [{ name: 'action', type: 3, value: 'add' } as const, { name: 'voice', type: 3, value: voice } as const];
+    const { id } = await page.members.command({
+      userId: PLAYGROUND_IDS.haruka,
+      channelId: PLAYGROUND_IDS.text,
+      name: 'config',
+      options: [{ name: 'voice-pool', type: 1, options }],
+      locale: 'ja',
+    });
+    // Added: a reply for everyone (a refusal is private).
+    const added = discord.messages.some((m) => m.interactionId === id && (m.flags & 64) === 0 && m.content.includes(voice));
+    if (!added) {
+      const said = discord.messages.find((m) => m.interactionId === id)?.content;
+      throw new Error(`the bot did not add ${voice} to the voice pool${said ? `: ${said}` : ' (no answer)'}`);
+    }
   }
 }
 

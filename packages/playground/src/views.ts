@@ -22,7 +22,8 @@ export interface GuildView {
   id: string;
   name: string;
   locale: string;
-  channels: Array<{ id: string; name: string; type: number }>;
+  /** `status`: a voice channel's status, shown under its name as Discord shows it (null: none). */
+  channels: Array<{ id: string; name: string; type: number; status?: string | null }>;
   roles: Array<{ id: string; name: string }>;
   members: MemberView[];
   voiceStates: Array<{ userId: string; channelId: string }>;
@@ -37,6 +38,41 @@ export interface MemberItem {
   at: number;
   reactions: string[];
   deleted: boolean;
+  /** Files the member attached, served by the playground; `description` is the alt text they wrote. */
+  attachments?: MemberAttachment[];
+  /** The poll the message is (its votes as members cast them on the page). */
+  poll?: PollView;
+  /** Discord's poll result message (type 46), posted when the poll ended, in the poll author's name. */
+  pollResult?: PollResultView;
+}
+
+export interface MemberAttachment {
+  id: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  url: string;
+  description?: string;
+}
+
+export interface PollView {
+  question: string;
+  /** Numbered from 1, as Discord numbers a poll's answers; `voters` are member ids. */
+  answers: Array<{ id: number; text: string; voters: string[] }>;
+  allowMultiselect: boolean;
+  /** When its time is up (ms since the epoch). */
+  expiresAt: number;
+  ended: boolean;
+}
+
+export interface PollResultView {
+  /** The poll's message. */
+  pollId: string;
+  question: string;
+  /** The one answer with the most votes; none on a tie or without votes. */
+  winner?: string;
+  winnerVotes: number;
+  totalVotes: number;
 }
 
 /** Who ran what, for the bot's replies: a slash command, a message command (Apps), or a button click. */
@@ -101,7 +137,7 @@ export function guildView(guild: FakeGuild): GuildView {
     id: guild.id,
     name: guild.name,
     locale: guild.preferredLocale ?? 'en-US',
-    channels: guild.channels.map((c) => ({ id: c.id, name: c.name, type: c.type })),
+    channels: guild.channels.map((c) => ({ id: c.id, name: c.name, type: c.type, ...(c.type === 2 ? { status: c.status ?? null } : {}) })),
     roles: guild.roles.filter((r) => r.id !== guild.id && !r.managed).map((r) => ({ id: r.id, name: r.name })),
     members: guild.members.map((m) => {
       const bits = [guild.id, ...m.roles].reduce((acc, id) => acc | (rolePermissions.get(id) ?? 0n), 0n);
@@ -178,6 +214,8 @@ export interface ServiceView {
     voice?: string;
     text?: string;
     chars?: number;
+    /** The speed asked for, when not 1 (a long message read faster, keeping up). */
+    speed?: number;
   }>;
 }
 
@@ -190,7 +228,7 @@ export function serviceView(emulator: Emulator): ServiceView {
     .slice(-SHOWN_REQUESTS)
     .reverse()
     .map((r) => {
-      const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as { text?: unknown; voice?: unknown };
+      const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as { text?: unknown; voice?: unknown; speed?: unknown };
       const text = typeof body.text === 'string' ? body.text : undefined;
       return {
         at: r.at,
@@ -202,6 +240,7 @@ export function serviceView(emulator: Emulator): ServiceView {
         ...(r.code !== undefined ? { code: r.code } : {}),
         ...(typeof body.voice === 'string' ? { voice: body.voice } : {}),
         ...(text !== undefined ? { text, chars: [...text].length } : {}),
+        ...(typeof body.speed === 'number' && body.speed !== 1 ? { speed: body.speed } : {}),
       };
     });
   return {

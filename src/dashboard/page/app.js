@@ -235,6 +235,7 @@ function serverSettings(guildId, g) {
   const readNames = h('input', { type: 'checkbox', checked: s.readAuthorNames });
   const announce = h('input', { type: 'checkbox', checked: s.announceJoinLeave });
   const maxLength = h('input', { type: 'number', min: 10, max: 500, step: 1, value: s.maxLength, required: true });
+  const fastReading = h('input', { type: 'number', min: 1, max: 4, step: 0.1, value: s.fastReadingCeiling, required: true });
   const prefix = h('input', { type: 'text', minlength: 1, maxlength: 5, value: s.ignorePrefix, required: true });
   const textChannels = h('input', { type: 'number', min: 1, max: 10, step: 1, value: s.textChannelsPerCall, required: true });
   const language = h(
@@ -268,6 +269,7 @@ function serverSettings(guildId, g) {
           readAuthorNames: readNames.checked,
           announceJoinLeave: announce.checked,
           maxLength: Number(maxLength.value),
+          fastReadingCeiling: Number(fastReading.value),
           ignorePrefix: prefix.value,
           locale: language.value,
           userMonthlyLimit: num(userLimit),
@@ -287,6 +289,7 @@ function serverSettings(guildId, g) {
     cb(readNames, tr('read_names')),
     cb(announce, tr('announce')),
     h('div', { class: 'row' }, field(tr('max_length'), maxLength), field(tr('ignore_prefix'), prefix)),
+    field(tr('fast_reading'), fastReading, tr('fast_reading_hint')),
     field(tr('reading_language'), language),
     field(tr('auto_join'), autoJoin),
     field(tr('text_channels_per_call'), textChannels),

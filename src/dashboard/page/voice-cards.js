@@ -70,7 +70,7 @@ export function voicePoolCard(guildId, g, voiceInput) {
         }
       },
     },
-    field(tr('voice'), voice),
+    field(tr('voice_pool_new'), voice),
     h('button', { type: 'submit', text: tr('add') }),
   );
   return h(

@@ -6,6 +6,8 @@ import { type ReadingSettings } from '../../domain/reading.ts';
 import type { Dictionary } from '../../speech/text/dictionary.ts';
 import { speakableName, type NameReader } from '../../speech/text/names.ts';
 import { FILTERED, NAME_MAX_CHARS } from '../../speech/text/text.ts';
+import { fastSpeed, readLimit } from '../../speech/text/fast-reading.ts';
+import { countChars } from '../../tts/chars.ts';
 import type { FilterEntry } from '../../domain/filters.ts';
 import type { FloodGate } from './flood.ts';
 import { textAudience, type SpeechScheduler, type Utterance, type UtteranceInput } from '../../speech/queue.ts';
@@ -165,7 +167,7 @@ export class AutoReader {
       text: prefix + body,
       ...(prefix ? { prefix } : {}),
       lang,
-      ...this.#voiceOf(message, audience),
+      ...this.#voiceFor(message, audience, body, settings),
       audience,
       meta: {
         ...meta(message.id),
@@ -201,7 +203,13 @@ export class AutoReader {
     // Edited into a filtered word, or into nothing to read: taken back.
     if (!body || body === FILTERED) return null;
     const { id: _id, enqueuedAt: _at, ...input } = old;
-    return { ...input, text: (old.prefix ?? '') + body, ...this.#voiceOf(message, old.audience ?? '') };
+    return { ...input, text: (old.prefix ?? '') + body, ...this.#voiceFor(message, old.audience ?? '', body, settings) };
+  }
+
+  /** #voiceOf, read faster when `body` is longer than the server's max length (fast-reading.ts). */
+  #voiceFor(message: Message<true>, audience: string, body: string, settings: GuildSettings) {
+    const voice = this.#voiceOf(message, audience);
+    return { ...voice, speed: fastSpeed(voice.speed, countChars(body), settings.maxLength, settings.fastReadingCeiling) };
   }
 
   /**
@@ -228,7 +236,8 @@ export class AutoReader {
       { id: message.author.id, name },
       {
         lang: guildLang(o.settings.locale),
-        maxLength: o.settings.maxLength,
+        // Cut only past the ceiling times the max length: up to there it is read faster (#voiceFor).
+        maxLength: readLimit(o.settings.maxLength, o.settings.fastReadingCeiling),
         dictionary: o.dictionary,
         readEmoji: o.reading.emoji,
         forwards: o.reading.forwards,

@@ -75,7 +75,10 @@ export type EmbedKind = Extract<AttachmentKind, 'image' | 'video' | 'embed'>;
 
 export interface NormaliseOptions {
   lang: ReadLang;
-  /** Cut the text at this many characters (code points, see src/tts/chars.ts) and append "以下略". */
+  /**
+   * Cut the text at this many characters (code points, see src/tts/chars.ts) and append "以下略".
+   * Chat passes the max length times the server's fast-reading ceiling (fast-reading.ts `readLimit`).
+   */
   maxLength: number;
   /** Applied after markup is resolved, before the length cap. Treat it as immutable. */
   dictionary?: Dictionary;

@@ -16,6 +16,8 @@ import { jumpToPresent, renderUnseen, upsertItem, watchTimeline } from './timeli
 import { appendLog, connection, renderBotStatus, renderConnection, renderService, renderUtterance } from './service.js';
 import { chooseCommand, commandLeaves, renderCommandForm, renderCommandList, renderSubcommands, runCommand } from './commands.js';
 import { closeDrawers, wireDrawers } from './drawers.js';
+import { attachmentPayload, clearAttachments, hasAttachments, renderTray } from './attachments.js';
+import { wirePlusMenu } from './plus-menu.js';
 
 window.playground = {
   state,
@@ -40,6 +42,7 @@ function renderLanguage() {
   for (const item of state.items.values()) upsertItem(item);
   for (const u of state.utterances.values()) renderUtterance(u);
   renderUnseen();
+  renderTray();
 }
 
 async function toggleVoice() {
@@ -93,6 +96,7 @@ function connect() {
         return upsertItem(message.item);
       case 'voice':
         state.guild.voiceStates = message.voiceStates;
+        if (message.channels) state.guild.channels = message.channels;
         return renderServer();
       case 'utterance':
         return renderUtterance(message.utterance);
@@ -137,14 +141,18 @@ createComposer({
   members: () => state.guild?.members ?? [],
   commands: commandLeaves,
   pickCommand: (command) => chooseCommand(command.path).focus(),
+  hasAttachments,
   send: async (content) => {
-    await post('/api/message', { userId: state.me, channelId: textChannel().id, content });
+    await post('/api/message', { userId: state.me, channelId: textChannel().id, content, attachments: await attachmentPayload() });
+    // Sent: the files go with it (kept when it was refused).
+    clearAttachments();
     // What the member writes is where the timeline goes, as in Discord.
     jumpToPresent();
   },
   say: T,
 });
 wireDrawers();
+wirePlusMenu();
 $('#voice-toggle').addEventListener('click', toggleVoice);
 // The page's steps, as buttons: each does what it says.
 $('#step-voice').addEventListener('click', () => {

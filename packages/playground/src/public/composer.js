@@ -14,10 +14,11 @@ const COMMANDS_SHOWN = 100;
 /**
  * Wires the message box. `members()` lists who can be mentioned ({ id, displayName, username });
  * `commands()` what `/` offers ({ label: '/設定 声', description, path }); `pickCommand(command)`
- * opens that command's form; `send(content)` posts the message as Discord would send it;
+ * opens that command's form; `hasAttachments()` says whether files wait to go with the message;
+ * `send(content)` posts the message as Discord would send it (with those files);
  * `say(key, vars)` is the page's text.
  */
-export function createComposer({ box, list, count, error, members, commands, pickCommand, send, say }) {
+export function createComposer({ box, list, count, error, members, commands, pickCommand, hasAttachments, send, say }) {
   /** Mentions picked from the list: the "@name" shown, and the member it stands for. */
   let picked = [];
   let options = [];
@@ -163,7 +164,8 @@ export function createComposer({ box, list, count, error, members, commands, pic
 
   async function submit() {
     const content = wire();
-    if (!content.trim()) return;
+    // Files alone make a message, as in Discord.
+    if (!content.trim() && !hasAttachments()) return;
     // A `/` starts a command, never a chat message (it would be read aloud): the one named, or a word why not.
     if (content.trimStart().startsWith('/')) {
       const typed = content.trim();

@@ -3,7 +3,7 @@
 import { $, el, isBotUser, nameOf, state, T, textChannel, voiceChannel, voiceChannels } from './state.js';
 import { renderCommandForm } from './commands.js';
 import { speaker } from './audio.js';
-import { showChannelTimeline } from './timeline.js';
+import { showChannelTimeline, upsertItem } from './timeline.js';
 
 // ---- the server ---------------------------------------------------------------------------------
 
@@ -46,6 +46,8 @@ export function renderServer() {
           onclick: () => setVoice(c.id),
           text: `🔊 ${c.name}`,
         }),
+        // The voice channel status under its name, as Discord shows it (the bot says there what it reads).
+        c.status ? el('div', { class: 'voice-status', text: c.status }) : null,
         el('ul', {}, ...inVoice(c.id).map((id) => el('li', { text: nameOf(id) }))),
       ),
     ),
@@ -120,4 +122,6 @@ export function setMe(id) {
   localStorage.setItem('playground.member', id);
   renderServer();
   renderCommandForm();
+  // A poll shows the acting member's votes, and its end control to its author only.
+  for (const item of state.items.values()) if (item.poll) upsertItem(item);
 }

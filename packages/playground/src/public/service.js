@@ -19,7 +19,8 @@ export function renderUtterance(u) {
     }),
     el('span', {
       class: 'text muted',
-      text: `${T(u.endToEndEncrypted ? 'e2ee' : 'transport_only')} · ${T('heard_by', { names: u.heardBy.map(nameOf).join(', ') || '…' })}`,
+      // The voice it was spoken with: members without their own are told apart by the server's voice pool.
+      text: `${T(u.endToEndEncrypted ? 'e2ee' : 'transport_only')} · ${T('heard_by', { names: u.heardBy.map(nameOf).join(', ') || '…' })}${u.voice ? ` · ${T('voice_of', { voice: u.voice })}` : ''}`,
     }),
   );
   const existing = list.querySelector(`li[data-id="${u.id}"]`);
@@ -56,7 +57,8 @@ export function renderService(service) {
         el('td', { text: time(r.at) }),
         el('td', { text: T(`endpoint_${r.target}`) }),
         el('td', { class: `status-${String(r.status)[0]}`, text: `${r.status || '…'}${r.code ? ` ${r.code}` : ''}` }),
-        el('td', { text: r.chars ?? '' }),
+        el('td', { text: `${r.chars ?? ''}${r.speed ? ` ×${r.speed}` : ''}` }),
+        el('td', { class: 'voice', text: r.voice ?? '' }),
         el('td', { class: 'text', title: r.text ?? r.path, text: r.text ?? '' }),
       ),
     ),

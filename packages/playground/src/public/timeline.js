@@ -4,6 +4,8 @@
 // bottom, and a "new messages" bar when they arrive while the reader has scrolled up.
 import { $, el, format, loc, nameOf, post, state, T, textChannel, time } from './state.js';
 import { openAppsMenu } from './apps-menu.js';
+import { renderMemberAttachment } from './attachments.js';
+import { renderPoll, renderPollResult } from './polls.js';
 
 /** Only the chosen text channel's messages are shown (each item knows its channel). */
 export function showChannelTimeline() {
@@ -20,14 +22,18 @@ export function showChannelTimeline() {
 export function renderItem(item) {
   const at = el('span', { class: 'time', text: time(item.at) });
   if (item.type === 'member') {
+    // Discord's poll result message: a system line in the poll author's name, no author header.
+    const kind = item.pollResult ? 'member poll-result-message' : item.poll ? 'member poll-message' : 'member';
     return withApps(
       item,
       nameOf(item.authorId),
       el(
         'li',
-        { 'data-id': item.id, 'data-channel': item.channelId, class: item.deleted ? 'member deleted' : 'member' },
-        el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
-        el('div', { class: 'body', html: format(item.content) }),
+        { 'data-id': item.id, 'data-channel': item.channelId, class: item.deleted ? `${kind} deleted` : kind },
+        item.pollResult ? renderPollResult(item) : el('div', {}, el('span', { class: 'author', text: nameOf(item.authorId) }), at),
+        item.content ? el('div', { class: 'body', html: format(item.content) }) : null,
+        ...(item.attachments ?? []).map(renderMemberAttachment),
+        item.poll ? renderPoll(item) : null,
         item.reactions.length
           ? el('div', { class: 'reactions' }, ...item.reactions.map((r) => el('span', { text: decodeURIComponent(r) })))
           : null,

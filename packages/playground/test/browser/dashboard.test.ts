@@ -259,7 +259,7 @@ describe('the web dashboard in a browser', () => {
     expect(Number(scale[0]!.replace(/,/g, ''))).toBe(2 * Number(scale[1]!.replace(/,/g, '')));
     await text('figure.chart figcaption').toBe('1日あたりの文字数');
 
-    // Bob's own usage is nothing yet: said in words, not a row of empty bars. His two forms fill the width.
+    // Bob's own usage is nothing yet: said in words, not a row of empty bars. His three forms (voice, volume, dictionary) fill the width.
     await page.getByRole('link', { name: '自分の設定' }).click();
     await text('main .empty').toBe('今期はまだ使われていません。');
     expect(await page.locator('main .bars').count()).toBe(0);
@@ -270,7 +270,7 @@ describe('the web dashboard in a browser', () => {
       ).filter((c) => c.tagName === 'FORM');
       return { right: box(g as never).right, formsRight: Math.max(...forms.map((f) => box(f).right)), forms: forms.length };
     });
-    expect(grid.forms).toBe(2);
+    expect(grid.forms).toBe(3);
     expect(grid.right - grid.formsRight).toBeLessThan(2);
     await page.locator('#lang').selectOption('en');
   });

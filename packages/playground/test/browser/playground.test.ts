@@ -13,63 +13,27 @@
  * the service side. Nothing of it listens beyond 127.0.0.1. Ctrl-C stops it all. Runs with
  * `npm run test:browser` (its own vitest config).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAYGROUND_IDS } from '../../src/world.ts';
-import { launchChromium } from '../../../../test/support/browser.ts';
 import { listeningSockets, processTree } from '../../../../test/support/sockets.ts';
+import { openPlayground, pageEnglishShown, SCREENSHOTS, type OpenPlayground } from './open-playground.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const SCREENSHOTS = join(ROOT, 'test-results');
-
+let session: OpenPlayground;
 let playground: ChildProcess;
-let output = '';
 let url: string;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
 
 beforeAll(async () => {
-  // A process group of its own, as in a terminal: Ctrl-C (SIGINT) then goes to npm, the playground and the bot.
-  playground = spawn('npm', ['run', 'playground'], {
-    cwd: ROOT,
-    env: { ...process.env, PLAYGROUND_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  playground.stdout!.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  playground.stderr!.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL within 120 s:\n${output}`)), 120_000);
-    const check = () => {
-      const m = /Open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]!);
-      }
-    };
-    playground.stdout!.on('data', check);
-    playground.once('exit', (code) => reject(new Error(`npm run playground exited with ${code}:\n${output}`)));
-  });
-  browser = await launchChromium();
-  page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  await page.goto(url);
-  await page.locator('#connection.ok').waitFor();
-  await page.locator('#bot-status.ok').waitFor();
+  session = await openPlayground();
+  ({ child: playground, url, page } = session);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (playground && playground.exitCode === null) {
-    try {
-      process.kill(-playground.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  await session?.close();
 });
 
 /** What the page exposes for a test (public/app.js): what it heard, and its audio clock. */
@@ -86,7 +50,12 @@ interface PageGlobals {
 /** What the bot asked the speech service to say, for the request whose text matches (the page's service panel). */
 async function spoken(pattern: RegExp): Promise<string> {
   const request = page.locator('#requests tbody td.text', { hasText: pattern });
-  await request.first().waitFor({ timeout: 30_000 });
+  await request
+    .first()
+    .waitFor({ timeout: 30_000 })
+    .catch(async (error: Error) => {
+      throw new Error(`${error.message}\nrequested: ${(await page.locator('#requests tbody td.text').allTextContents()).join(' | ')}`);
+    });
   return (await request.first().getAttribute('title')) ?? '';
 }
 
@@ -121,7 +90,7 @@ async function runCommand(name: string, sub?: string, values: Record<string, str
 
 describe('the playground in a browser', () => {
   it("prints one URL, on 127.0.0.1; the page links to the bot's web dashboard, on 127.0.0.1 too", async () => {
-    expect(output.match(/https?:\/\/[^\s]+/g)).toEqual([url]);
+    expect(session.output().match(/https?:\/\/[^\s]+/g)).toEqual([url]);
     expect(await page.getAttribute('#dashboard-link', 'href')).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
@@ -281,6 +250,8 @@ describe('the playground in a browser', () => {
     await page.press('#message', 'Enter');
     const message = page.locator('#timeline li.member', { hasText: 'GPU を新しくしました' }).last();
     await message.waitFor();
+    // Asked for before the fix: her next message is not merged into its request (members speak with different voices of the pool, so more waits in the queue).
+    await spoken(/GPU を新しくしました/);
     // A right click opens the message's menu, as Discord's; so does its ⋯ button, shown on hover.
     await message.click({ button: 'right' });
     await page.locator('.menu', { hasText: 'アプリ' }).waitFor();
@@ -330,52 +301,8 @@ describe('the playground in a browser', () => {
     await page.selectOption('#command', 'config'); // an admin command: its note
     await page.locator('#command-admin').waitFor();
 
-    const english = await page.evaluate(() => {
-      const { pageText } = (globalThis as unknown as PageGlobals).playground;
-      // The server's own names (channels, members) are data, the same in every language.
-      const state = (
-        globalThis as unknown as {
-          playground: {
-            state: { guild: { name: string; channels: { name: string }[]; members: { displayName: string; username: string }[] } };
-          };
-        }
-      ).playground.state;
-      const names = [
-        state.guild.name,
-        ...state.guild.channels.map((c) => c.name),
-        ...state.guild.members.flatMap((m) => [m.displayName, m.username]),
-      ];
-      // What a person reads: the visible text, and the names given to controls; not the messages' own text, the bot's log or the request texts.
-      const { document } = globalThis as unknown as {
-        document: {
-          body: { cloneNode(deep: boolean): unknown };
-          querySelectorAll(s: string): ArrayLike<{ getAttribute(a: string): string | null }>;
-          title: string;
-        };
-      };
-      const shown = document.body.cloneNode(true) as { querySelectorAll(s: string): ArrayLike<{ remove(): void }>; innerText: string };
-      for (const node of Array.from(shown.querySelectorAll('.body, #log, #requests tbody, .said'))) node.remove();
-      let text = [
-        shown.innerText,
-        ...Array.from(document.querySelectorAll('[aria-label], [placeholder], [title]')).flatMap((e) =>
-          ['aria-label', 'placeholder', 'title'].map((a) => e.getAttribute(a) ?? ''),
-        ),
-      ].join('\n');
-      for (const name of names) text = text.split(name).join(' ');
-      const found: string[] = [];
-      for (const template of Object.values(pageText.en)) {
-        for (const part of template.split(/\{\w+\}/)) {
-          const words = part
-            .trim()
-            .replace(/^[·↪▶🔒(]+\s*|[)…:]+$/gu, '')
-            .trim();
-          if (!/[A-Za-z]{2}/.test(words)) continue;
-          const escaped = words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-          if (new RegExp(`(^|[^A-Za-z])${escaped}($|[^A-Za-z])`).test(text)) found.push(words);
-        }
-      }
-      return { found, title: document.title, strings: Object.keys(pageText.en).length };
-    });
+    // What a person reads: the visible text, and the names given to controls.
+    const english = await pageEnglishShown(page);
     expect(english.strings).toBeGreaterThan(80);
     expect(english.found).toEqual([]);
     expect(english.title).toBe('yomiage プレイグラウンド');
@@ -616,7 +543,7 @@ describe('the playground in a browser', () => {
     expect(tree.length).toBeGreaterThanOrEqual(3); // npm (and its shell), the playground, the bot
     process.kill(-playground.pid!, 'SIGINT');
     await expect.poll(() => tree.filter((pid) => alive(pid)), { timeout: 30_000 }).toEqual([]);
-    expect(output).toMatch(/SIGINT: stopping/);
+    expect(session.output()).toMatch(/SIGINT: stopping/);
   });
 });
 
