@@ -118,17 +118,33 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
 
 /**
  * The fewest requests that could speak every message with the scheduler's own batch limits
- * (messages and characters per request) and its staleness cut, merging only same-voice runs per
- * audience in arrival order: greedy per guild (a batch grows while the next message may share its
- * request, the request stays within the limits, and the batch's first message is still within the
- * cut when its last arrives), which is optimal for this kind of partition. Per spoken message
- * (every message is spoken in the bound).
+ * (messages and characters per request) and its staleness cut: greedy per audience (a batch grows
+ * while the next message may share its request, the request stays within the limits, and the
+ * batch's first message is still within the cut when its last arrives), which is optimal for this
+ * kind of partition. By default it merges same-voice runs in arrival order; `grouped`, each voice's
+ * messages of an audience apart (as the scheduler reads them while requests are scarce: policy.ts
+ * `batchGroup`). Per spoken message (every message is spoken in the bound).
  */
-export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requests: number; requestsPerSpoken: number } {
-  const byGuild = new Map<string, TraceMessage[]>();
-  for (const m of trace) byGuild.set(m.audience, [...(byGuild.get(m.audience) ?? []), m]);
-  let requests = 0;
-  for (const messages of byGuild.values()) {
+export function bound(
+  trace: readonly TraceMessage[],
+  rules: BatchRules,
+  o: { grouped?: boolean } = {},
+): { requests: number; requestsPerSpoken: number } {
+  const requests = requestStarts(trace, rules, o).length;
+  return { requests, requestsPerSpoken: requests / trace.length };
+}
+
+/** The requests of `bound`'s packing, each as the time of its first message (ascending). */
+export function requestStarts(trace: readonly TraceMessage[], rules: BatchRules, o: { grouped?: boolean } = { grouped: true }): number[] {
+  const byAudience = new Map<string, TraceMessage[]>();
+  for (const m of trace) {
+    const u = asUtterance(m);
+    // Grouped: one list per voice of the audience (the messages one request may read together).
+    const key = o.grouped && u.kind === 'auto' ? JSON.stringify([m.audience, u.voice, u.lang, u.speed, u.pitch]) : m.audience;
+    byAudience.set(key, [...(byAudience.get(key) ?? []), m]);
+  }
+  const starts: number[] = [];
+  for (const messages of byAudience.values()) {
     let i = 0;
     while (i < messages.length) {
       const first = asUtterance(messages[i]!);
@@ -146,11 +162,11 @@ export function bound(trace: readonly TraceMessage[], rules: BatchRules): { requ
         prev = next;
         j++;
       }
-      requests++;
+      starts.push(first.enqueuedAt);
       i = j;
     }
   }
-  return { requests, requestsPerSpoken: requests / trace.length };
+  return starts.sort((a, b) => a - b);
 }
 
 function asUtterance(m: TraceMessage): Utterance {
@@ -172,7 +188,7 @@ function asUtterance(m: TraceMessage): Utterance {
 
 // ---- the built-in scenarios ----
 
-const JA_NAMES = [
+export const JA_NAMES = [
   'たろう',
   'はなこ',
   'ゆうき',
@@ -194,7 +210,7 @@ const JA_NAMES = [
   'はると',
   'めい',
 ];
-const EN_NAMES = [
+export const EN_NAMES = [
   'Alice',
   'Bob',
   'Carol',
@@ -354,7 +370,8 @@ const EN_SAID = [
   'made no sense to me',
 ];
 
-class Vocabulary {
+/** The lines a trace's members write: lines nobody wrote before, and common short reactions. */
+export class Vocabulary {
   readonly #used = new Set<string>();
   readonly #rand: () => number;
   constructor(rand: () => number) {
@@ -384,7 +401,7 @@ class Vocabulary {
   }
 }
 
-function pickZipf(lines: readonly string[], r: number): string {
+export function pickZipf(lines: readonly string[], r: number): string {
   const weights = lines.map((_, i) => 1 / (i + 1));
   let x = r * weights.reduce((a, b) => a + b, 0);
   for (let i = 0; i < lines.length; i++) {
@@ -400,9 +417,9 @@ interface Member {
   voice: string;
 }
 
-const guildName = (g: number) => `g${String(g + 1).padStart(2, '0')}`;
+export const guildName = (g: number) => `g${String(g + 1).padStart(2, '0')}`;
 const langOf = (g: number): 'ja' | 'en' => (g % 10 < 7 ? 'ja' : 'en');
-const defaultVoice = (lang: 'ja' | 'en') => (lang === 'ja' ? 'ja-JP-Wavenet-B' : 'en-US-Wavenet-A');
+export const defaultVoice = (lang: 'ja' | 'en') => (lang === 'ja' ? 'ja-JP-Wavenet-B' : 'en-US-Wavenet-A');
 const otherVoice = (lang: 'ja' | 'en') => (lang === 'ja' ? 'ja-JP-NanamiNeural' : 'en-US-JennyNeural');
 
 /** Six members of guild `g`: names from the pools (names repeat across servers, as they do), one in five with a voice of their own. */

@@ -132,23 +132,36 @@ export interface KeepUp {
   cutMs: number;
   speed: number;
   catchUpMs?: number;
+  /**
+   * How far inside the cut a batch's later messages must start (a slow request must not get
+   * audio already paid for dropped at the moment of speaking). Only what a batch carries is held to
+   * it: a waiting message is dropped only when it could not be heard within the cut itself.
+   */
+  payMarginMs?: number;
 }
 
 /**
  * How an audience with `backlogMs` of speech waiting (playing, ready, synthesising and queued)
  * keeps up. Behind (the backlog cannot be heard within the horizon, or could not lately: `behind`),
  * the cut tightens with the backlog: from the hard limit to the horizon, and the oldest messages
- * are dropped (with the spoken summary) until the newest would be heard within a quarter of the horizon,
- * so what is read is what people are talking about now; with `speedUp` requests are read faster,
- * step by step (`pace`: SPEED_STEP more each time the oldest had to be dropped, from 1 + SPEED_STEP
- * up to MAX_SPEED_UP). Otherwise the hard limit (AUTO_READ_MAX_AGE_SECONDS) applies, and the
- * normal speed.
+ * are dropped (with the spoken summary) until the newest would be heard within `catchUpShare` of
+ * the horizon (a quarter by default), so what is read is what people are talking about now; with
+ * `speedUp` requests are read faster, step by step (`pace`: SPEED_STEP more each time the oldest had
+ * to be dropped, from 1 + SPEED_STEP up to MAX_SPEED_UP). Otherwise the hard limit
+ * (AUTO_READ_MAX_AGE_SECONDS) applies, and the normal speed.
  */
-export function keepUp(backlogMs: number, behind: boolean, freshness: Freshness, maxAutoAgeMs: number, pace = 1 + SPEED_STEP): KeepUp {
+export function keepUp(
+  backlogMs: number,
+  behind: boolean,
+  freshness: Freshness,
+  maxAutoAgeMs: number,
+  pace = 1 + SPEED_STEP,
+  catchUpShare = 0.25,
+): KeepUp {
   const horizon = Math.min(freshness.horizonMs, maxAutoAgeMs);
   if (!behind && backlogMs <= horizon) return { cutMs: maxAutoAgeMs, speed: 1 };
   const speed = freshness.speedUp ? Math.min(MAX_SPEED_UP, Math.max(1 + SPEED_STEP, pace)) : 1;
-  return { cutMs: horizon, speed, catchUpMs: horizon / 4 };
+  return { cutMs: horizon, speed, catchUpMs: horizon * catchUpShare };
 }
 
 /**
@@ -186,52 +199,6 @@ export function readMs(u: Utterance, pause: number, msPerChar: number, rules: Pi
 }
 
 /**
- * What a message carried in a request but heard later than the horizon (within the cut) adds to a
- * grant's worth, against 1 for a fresh one: for a channel gone quiet (these are its last words), and
- * for a channel still talking, where a late line competes with its newer ones and with every other
- * channel's fresh speech.
- */
-export const STALE_WORTH = 0.3;
-export const STALE_WORTH_TALKING = 0.15;
-
-/** How long an audience's own reading counts against it when grants are shared (`grantWorth`). */
-export const SPOKEN_WINDOW_MS = 5 * 60_000;
-
-/**
- * What a grant would buy the audience whose queue is `pending`, its next request read from
- * `startAt` at `msPerChar`: each message that request carries (its leading mergeable run, within
- * `maxMessages` and `maxChars`, after what is already past the cut and so dropped when the grant
- * comes) counts 1 when its own words would start within `horizonMs` of being
- * written and `staleWorth` (STALE_WORTH, or STALE_WORTH_TALKING for a channel still talking) when
- * only within `cutMs`; explicit requests (/say, /narrate) count 1. That
- * gain is weighed against what the audience had read lately (`spokenLately` messages): the log of
- * (spoken + 1 + gain) / (spoken + 1), so the grant buys the most fresh speech while an audience
- * read less lately comes first (a quiet server's one message beside a busy server's fifth batch).
- * The limiter grants where this is highest (pacing.ts `grantOrder`).
- */
-export function grantWorth(
-  pending: readonly Utterance[],
-  startAt: number,
-  msPerChar: number,
-  window: { horizonMs: number; cutMs: number; spokenLately: number; staleWorth?: number },
-  rules: BatchRules,
-): number {
-  // The request the grant would pay for, as the head rules form it (what went past the cut while it waited is dropped then).
-  const { stale, take } = nextBatch(pending, { now: startAt, playing: false, cutMs: window.cutMs }, rules);
-  if (take === 0) return 0;
-  const pause = rules.countChars(separatorFor(pending[stale]!, rules.separator));
-  let gain = 0;
-  let t = startAt;
-  for (const u of pending.slice(stale, stale + take)) {
-    const late = t - u.enqueuedAt;
-    if (u.kind !== 'auto' || late <= window.horizonMs) gain += 1;
-    else if (late <= window.cutMs) gain += window.staleWorth ?? STALE_WORTH;
-    t += readMs(u, pause, msPerChar, rules);
-  }
-  return Math.log1p(gain / (window.spokenLately + 1));
-}
-
-/**
  * How many leading utterances of `run` (one request's worth) would have their own words start within
  * `cutMs` of being written, read back to back from `startAt` at `msPerChar` (already sped up):
  * a batch never carries an auto message it could only read past the cut. At least the first
@@ -260,7 +227,11 @@ export function withinCut(
  * target, so a batch never carries what could only be heard late (`withinCut`).
  */
 export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar: number, keep: KeepUp, rules: BatchRules): number {
-  return withinCut(run, startAt, msPerChar / keep.speed, keep.catchUpMs ?? keep.cutMs, rules);
+  const safeCutMs = keep.cutMs - (keep.payMarginMs ?? 0);
+  // A head that can only just be heard in time goes alone: were its request slower than expected, the
+  // whole sound would be dropped at the moment of speaking, and lines merged with it lost with it.
+  if (run.length > 0 && isStale(run[0]!, startAt, safeCutMs)) return 1;
+  return withinCut(run, startAt, msPerChar / keep.speed, Math.min(keep.catchUpMs ?? keep.cutMs, safeCutMs), rules);
 }
 
 /** Whether auto-read `u` would be read later than the cut if it started speaking at `at` (say/narrate never are). */
@@ -289,14 +260,18 @@ export function separatorFor(u: Utterance, separators: Readonly<Record<string, s
 
 /** What ends a sentence already: after it, the pause's mark would be read twice ("ナイス！。"). */
 const SENTENCE_END = /[。．！？!?…‥.]$/u;
+/** A sentence end that also parts it from what follows without a space (full-width marks, the ellipsis). */
+const SPACELESS_END = /[。．！？…‥]$/u;
 
 /**
  * The pause read between `before` (the text of the merged utterance before) and the next one:
- * `sep`, or only its trailing space when `before` already ends a sentence, so a message that
- * ends with its own "！" or "?" costs no extra character and is not read with two marks.
+ * `sep`, one character (the price of a merge), or when `before` already ends a sentence no second
+ * mark: nothing after a Japanese pause or a full-width mark, a space between words otherwise
+ * ("thanks! gg"), so a message that ends with its own "！" or "?" is not read with two marks.
  */
 export function pauseAfter(before: string, sep: string): string {
-  return SENTENCE_END.test(before) ? sep.replace(/^\S+/u, '') : sep;
+  if (!SENTENCE_END.test(before)) return sep;
+  return SPACELESS_END.test(before) || /^[。．]/u.test(sep) ? '' : ' ';
 }
 
 /** Who pays for `u`'s characters: its author, or who pays for reading it again after a withdrawal (queue-withdraw.ts `reask`). */
@@ -419,10 +394,15 @@ export interface PlanLimits {
   maxItems: number;
 }
 
-/** The parts of `u`: its name prefix and body apart when it has both, else all of it. */
-export function clipParts(u: Utterance, item: number): ClipPart[] {
+/**
+ * The parts of `u`: its name prefix and body apart when it has both, else all of it. Read right after
+ * `previous` by the same author (a request reading one voice's messages together while requests are
+ * scarce may put them side by side), its name is not read again: the body alone.
+ */
+export function clipParts(u: Utterance, item: number, previous?: Utterance): ClipPart[] {
   const prefix = u.kind === 'auto' && u.prefix && u.text.startsWith(u.prefix) ? u.prefix : '';
   const body = u.text.slice(prefix.length);
+  if (prefix && body && previous?.userId === u.userId && previous.kind === 'auto') return [{ item, part: 'body', text: body }];
   if (!prefix || !body) return [{ item, part: 'all', text: u.text }];
   return [
     { item, part: 'name', text: prefix },
@@ -477,7 +457,7 @@ function addItem(
 ): Draft | null {
   const clips: PlannedClip[] = draft.clips.map((c) => (c.cached ? c : { cached: false, parts: [...c.parts] }));
   let requests = draft.requests;
-  for (const part of clipParts(u, i)) {
+  for (const part of clipParts(u, i, run[i - 1])) {
     if (isCached(u, part.text)) {
       clips.push({ cached: true, part });
       continue;

@@ -42,7 +42,7 @@ export async function lookupParts(
   if (!lookup) return;
   const wanted = new Map<string, { u: Utterance; text: string }>();
   for (const [i, u] of run.entries()) {
-    for (const p of clipParts(u, i)) {
+    for (const p of clipParts(u, i, run[i - 1])) {
       const key = partKey(u, p.text);
       if (!looked.has(key)) wanted.set(key, { u, text: p.text });
     }

@@ -1,12 +1,13 @@
 import { keepUp, MAX_SPEED_UP, SPEED_STEP, type KeepUp } from './batching.ts';
 import type { AudienceQueue } from './queue-slot.ts';
+import type { SchedulerPolicy } from './policy.ts';
 import type { Freshness, Utterance } from './queue-types.ts';
 
 // Whether each voice audience is behind (bound by playback) and how far its speech is sped up: the
 // state batching.ts `keepUp` decides from, kept for the scheduler (queue.ts), which asks at each
 // decision.
 
-/** How much speech an audience has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `pending`) queued. */
+/** How much speech an audience has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `pending`) queued, not set aside. */
 export function backlogMs(g: AudienceQueue, now: number, pending: ((u: Utterance) => number) | null): number {
   const current = g.current;
   let backlog = current ? Math.max(0, current.until - now) : 0;
@@ -16,30 +17,23 @@ export function backlogMs(g: AudienceQueue, now: number, pending: ((u: Utterance
     else if (st.status === 'synthesizing') backlog += st.estimateMs;
     else if (st.status === 'playing') backlog += st.upcoming.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
   }
-  if (pending) for (const u of g.pending) backlog += pending(u);
+  // Lines set aside to catch up are read only in a lull: not what keeps the channel behind.
+  if (pending) for (const u of g.waiting) backlog += pending(u);
   return backlog;
 }
 
-/** While requests are scarce, auto-read heard later than this many horizons after it was written is dropped (`formingCut`). */
-const SCARCE_CUT_HORIZONS = 2;
-/**
- * A batch is formed so its words would start this much within the cut it is held to when it plays,
- * at most PAY_MARGIN_SHARE of the cut: a request a little slower than expected does not get its
- * audio, already paid for, thrown away for being a moment late.
- */
-const PAY_MARGIN_MS = 2_000;
-const PAY_MARGIN_SHARE = 0.1;
-
 /**
  * The cut a batch is formed under, from keeping up's (`keep`, which its clips are held to when they
- * play): requests scarce and the channel still talking (`scarceTalking`), a grant is not spent on
- * what would be heard long after the conversation moved on, so at most two horizons; a channel that
- * has not written since has not moved on, its last lines are still what was said last and keep the
- * hard limit. Less the margin for a slow request.
+ * play): requests scarce and the channel still talking, a grant is not spent on what would be heard
+ * long after the conversation moved on, so at most `scarceCutMs` (policy.ts `scarceCutHorizons`
+ * horizons; Infinity otherwise); a channel that has not written since has not moved on, its last
+ * lines are still what was said last and keep the hard limit. With the margin a batch's later
+ * messages keep inside it for a slow request (policy.ts `payMarginMs`): a waiting line is not
+ * dropped for the margin, only a batch is not made longer into it.
  */
-export function formingCut(keep: KeepUp, scarceTalking: boolean, horizonMs: number): KeepUp {
-  const cutMs = scarceTalking ? Math.min(keep.cutMs, SCARCE_CUT_HORIZONS * horizonMs) : keep.cutMs;
-  return { ...keep, cutMs: cutMs - Math.min(PAY_MARGIN_MS, PAY_MARGIN_SHARE * cutMs) };
+export function formingCut(keep: KeepUp, scarceCutMs: number, margin: Pick<SchedulerPolicy, 'payMarginMs' | 'payMarginShare'>): KeepUp {
+  const cutMs = Math.min(keep.cutMs, scarceCutMs);
+  return { ...keep, cutMs, payMarginMs: Math.min(margin.payMarginMs, margin.payMarginShare * cutMs) };
 }
 
 /** Per voice audience: the speech offered lately, until when it counts as behind, and its speed-up step. */
@@ -66,21 +60,34 @@ export class KeepUpTracker {
   /**
    * How `audience` keeps up at `now` with `backlog` ms waiting: behind while it is bound by playback
    * (more speech was offered over the last two horizons than they hold: sustained, not one burst;
-   * or its backlog cannot be heard within the horizon), and for one horizon after.
+   * or, while requests are to be had, its backlog cannot be heard within the horizon), and for one
+   * horizon after. While requests are `scarce` a long backlog is audio paid for by a grant that
+   * came: it does not make the audience behind (the next grant is far off anyway).
    */
-  judge(audience: string, now: number, backlog: number, freshness: Freshness, maxAutoAgeMs: number): KeepUp {
+  judge(
+    audience: string,
+    now: number,
+    backlog: number,
+    freshness: Freshness,
+    maxAutoAgeMs: number,
+    o: { scarce: boolean; catchUpShare: number } = { scarce: false, catchUpShare: 0.25 },
+  ): KeepUp {
+    const { scarce, catchUpShare } = o;
     const horizon = Math.min(freshness.horizonMs, maxAutoAgeMs);
     const offered = this.#offered.get(audience) ?? [];
     while (offered.length > 0 && offered[0]![0] < now - 2 * horizon) offered.shift();
     if (offered.length === 0) this.#offered.delete(audience);
     const offeredMs = offered.reduce((ms, [, m]) => ms + m, 0);
-    if (backlog > horizon || offeredMs > 2 * horizon) this.#behindUntil.set(audience, now + horizon);
+    if ((!scarce && backlog > horizon) || offeredMs > 2 * horizon) this.#behindUntil.set(audience, now + horizon);
     const behind = (this.#behindUntil.get(audience) ?? 0) > now;
     if (!behind) {
       this.#behindUntil.delete(audience);
       this.#pace.delete(audience);
     }
-    return keepUp(backlog, behind, freshness, maxAutoAgeMs, this.#pace.get(audience));
+    // Requests scarce, the wait for a grant, not the playback ahead, decides when the newest is
+    // heard: dropping older lines would not bring it sooner, only lose them. Only what can no
+    // longer be heard within the horizon goes.
+    return keepUp(backlog, behind, freshness, maxAutoAgeMs, this.#pace.get(audience), scarce ? 1 : catchUpShare);
   }
 
   /** Whether `audience` was offered a message within `horizonMs` of `now`: its conversation goes on. */

@@ -5,12 +5,7 @@ import {
   catchUp,
   clipParts,
   fitsWithin,
-  grantWorth,
-  SPOKEN_WINDOW_MS,
-  STALE_WORTH,
-  STALE_WORTH_TALKING,
   isRipe,
-  mergeableRun,
   nextBatch,
   planBatch,
   type BatchPlan,
@@ -18,6 +13,7 @@ import {
   type KeepUp,
   type PlanLimits,
 } from './batching.ts';
+import { batchGroup, grantWorth, type SchedulerPolicy } from './policy.ts';
 import { lookupParts, partKey, releaseAll } from './queue-clips.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
@@ -133,6 +129,8 @@ export interface AudienceHost {
   readonly limiter: GrantingLimiter | undefined;
   readonly reusableChars: number;
   readonly pressureHoldMs: number;
+  /** The policy's constants (policy.ts). */
+  readonly policy: SchedulerPolicy;
   /** How often each part (partKey) was read lately, across audiences; updated as batches are formed. */
   readonly reads: Map<string, number>;
   /** Aborted when the scheduler closes: ends hold timers and formings. */
@@ -167,10 +165,6 @@ export interface Formed {
   grants: Grants;
 }
 
-/** A name or short line is asked for alone (with a request to spare) from its third reading on: by then it keeps coming back. */
-const REUSE_AFTER_READS = 2;
-/** A run waiting for company while requests are scarce waits at most this share of the horizon (`#holdForCompany`). */
-const HOLD_SHARE = 0.7;
 /** Parts remembered for their reading counts (the oldest forgotten first). */
 const MAX_REMEMBERED_PARTS = 10_000;
 
@@ -198,8 +192,16 @@ export class AudienceQueue {
   #holdTimer = false;
   /** When each message taken into a batch lately was taken (oldest first; `#spokenLately`). */
   readonly #spokenAt: number[] = [];
+  /** When each auto message was queued lately (oldest first; `#offeredLately`). */
+  readonly #offeredAt: number[] = [];
   /** How it kept up when the head rules were last applied (the batch formed then is held to it, and sped up by it). */
   #keep: KeepUp | undefined;
+  /**
+   * The oldest lines set aside to catch up while behind: the newer ones are read first; one set aside
+   * is read when nothing newer waits and the channel would fall silent, and dropped only once it
+   * could no longer be heard within the cut (never to make room for nothing).
+   */
+  readonly #setAside = new Set<Utterance>();
   readonly stats = { delivered: 0, dropped: 0 };
 
   constructor(guildId: string, audience: string, host: AudienceHost) {
@@ -215,6 +217,19 @@ export class AudienceQueue {
 
   get pending(): readonly Utterance[] {
     return this.#pending;
+  }
+
+  /** What waits to be read next, in order: the pending lines not set aside to catch up. */
+  get waiting(): readonly Utterance[] {
+    if (this.#setAside.size === 0) return this.#pending;
+    for (const u of this.#setAside) if (!this.#pending.includes(u)) this.#setAside.delete(u);
+    return this.#pending.filter((u) => !this.#setAside.has(u));
+  }
+
+  /** What the next batch reads from: what waits; when only lines set aside are left, those (the channel would fall silent otherwise). */
+  #readable(): readonly Utterance[] {
+    const waiting = this.waiting;
+    return waiting.length > 0 ? waiting : this.#pending;
   }
 
   get slots(): readonly Slot[] {
@@ -244,6 +259,7 @@ export class AudienceQueue {
   /** Queues `u` at the end. */
   push(u: Utterance): void {
     this.#pending.push(u);
+    this.#offeredAt.push(u.enqueuedAt);
   }
 
   /** The pending list becomes `list` (a withdrawal took from it or replaced in it). */
@@ -325,28 +341,40 @@ export class AudienceQueue {
 
   /**
    * Applies the head rules (batching.ts `nextBatch`) as the next batch would speak: drops the
-   * auto-read that would be past the cut by then (unpaid), holds a lone message for company.
-   * Whether a batch can be formed now.
+   * auto-read that could not be heard within the cut by then even if read next (unpaid), sets the
+   * oldest aside while behind, holds a lone message for company. Whether a batch can be formed now.
    */
   headReady(slot: Slot | null, granted = false): boolean {
     const now = this.#host.clock.now();
     const at = this.speakAt(slot, now);
     const keep = (this.#keep = this.#host.keepUp(this));
-    // Behind: the oldest go (with the spoken summary) so the newest is heard while it is still the conversation.
+    const { rules } = this.#host;
+    // Past the cut even if read next: dropped, unpaid (never to make room for nothing).
+    const stale = nextBatch(this.#pending, { now, playing: false, speakAt: at, cutMs: keep.cutMs }, rules).stale;
+    if (stale > 0) this.#host.dropped(this, this.#pending.splice(0, stale), 'queue');
+    // Behind: the oldest are set aside so the newest is heard while it is still the conversation.
     if (keep.catchUpMs !== undefined) {
-      const behind = catchUp(this.#pending, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, this.#host.rules);
+      const waiting = this.waiting;
+      const behind = catchUp(waiting, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, rules);
       if (behind > 0) {
-        this.#host.dropped(this, this.#pending.splice(0, behind), 'queue');
+        for (const u of waiting.slice(0, behind)) this.#setAside.add(u);
         this.#host.stepUp(this, keep);
+      }
+    }
+    if (this.waiting.length === 0 && this.#pending.length > 0) {
+      // Only lines set aside: read while the channel would otherwise fall silent, not ahead of what plays.
+      const silentAt = at - this.#host.latencyMs();
+      if (silentAt > now) {
+        this.#wakeAt(silentAt);
+        return false;
       }
     }
     // With a grant in hand there is nothing more to wait for: a lone message is not held.
     const decision = nextBatch(
-      this.#pending,
+      this.#readable(),
       { now, playing: this.current !== null && !granted, speakAt: at, cutMs: keep.cutMs },
-      this.#host.rules,
+      rules,
     );
-    if (decision.stale > 0) this.#host.dropped(this, this.#pending.splice(0, decision.stale), 'queue');
     if (decision.holdUntil !== undefined) this.#wakeAt(decision.holdUntil);
     return decision.take > 0;
   }
@@ -354,37 +382,59 @@ export class AudienceQueue {
   /**
    * Requests are scarce: a run that needs one and can still grow waits for company (cached audio
    * never does), until its first message's words would start `pressureHoldMs` after it was written
-   * (at most HOLD_SHARE of the horizon, so what it waited for is still heard fresh).
+   * (at most the policy's `holdShare` of the horizon, so what it waited for is still heard fresh).
    */
-  #holdForCompany(slot: Slot): boolean {
-    const { clock, pressureHoldMs, rules } = this.#host;
+  #holdForCompany(slot: Slot, run: readonly Utterance[], grouped: boolean): boolean {
+    const { clock, pressureHoldMs, rules, policy } = this.#host;
     if (!this.#host.scarce()) return false;
     const now = clock.now();
-    const due = Math.min(pressureHoldMs, HOLD_SHARE * this.#host.horizonMs(this));
+    const due = Math.min(pressureHoldMs, policy.holdShare * this.#host.horizonMs(this));
     const lead = this.speakAt(slot, now) - now;
-    if (isRipe(this.#pending, now + lead, due, rules)) return false;
-    this.#wakeAt(this.#pending[0]!.enqueuedAt + due - lead);
+    // Grouped by voice, the run is its voice's messages: another voice after it does not stop it growing, only full or due.
+    if (isRipe(grouped ? run.slice(0, rules.maxMessages) : run, now + lead, due, rules)) return false;
+    this.#wakeAt(run[0]!.enqueuedAt + due - lead);
     return true;
   }
 
-  /** Messages of this audience taken into batches within SPOKEN_WINDOW_MS of `now` (what it had read lately). */
+  /** Messages of this audience taken into batches within the policy's `spokenWindowMs` of `now` (what it had read lately). */
   #spokenLately(now: number): number {
-    while (this.#spokenAt.length > 0 && this.#spokenAt[0]! <= now - SPOKEN_WINDOW_MS) this.#spokenAt.shift();
+    const since = now - this.#host.policy.spokenWindowMs;
+    while (this.#spokenAt.length > 0 && this.#spokenAt[0]! <= since) this.#spokenAt.shift();
     return this.#spokenAt.length;
   }
 
-  /** What a grant would buy this audience now, asked by the limiter while it waits (batching.ts `grantWorth`). */
+  /** Auto messages queued for this audience within the policy's window (what it was offered lately). */
+  #offeredLately(now: number): number {
+    const since = now - this.#host.policy.spokenWindowMs;
+    while (this.#offeredAt.length > 0 && this.#offeredAt[0]! <= since) this.#offeredAt.shift();
+    return this.#offeredAt.length;
+  }
+
+  /** How its next request is chosen now: grouped by voice while requests are scarce (policy.ts `batchGroup`). */
+  #groupWindow(keep: KeepUp) {
+    const { policy } = this.#host;
+    return {
+      horizonMs: this.#host.horizonMs(this),
+      cutMs: keep.cutMs,
+      staleWorth: this.#host.talking(this) ? policy.staleWorthTalking : policy.staleWorth,
+      grouped: this.#host.scarce(),
+    };
+  }
+
+  /** What a grant would buy this audience now, asked by the limiter while it waits (policy.ts `grantWorth`). */
   #grantWorth(slot: Slot): number {
     const now = this.#host.clock.now();
     // As it keeps up now: the cut may have changed since the head rules were applied (a channel stopped talking).
     const keep = this.#host.keepUp(this);
-    const window = {
-      horizonMs: this.#host.horizonMs(this),
-      cutMs: keep.cutMs,
-      spokenLately: this.#spokenLately(now),
-      staleWorth: this.#host.talking(this) ? STALE_WORTH_TALKING : STALE_WORTH,
-    };
-    return grantWorth(this.#pending, this.speakAt(slot, now), this.#host.msPerChar() / keep.speed, window, this.#host.rules);
+    const window = { ...this.#groupWindow(keep), spokenLately: this.#spokenLately(now), offeredLately: this.#offeredLately(now) };
+    return grantWorth(
+      this.#readable(),
+      this.speakAt(slot, now),
+      this.#host.msPerChar() / keep.speed,
+      window,
+      this.#host.rules,
+      this.#host.policy,
+    );
   }
 
   /** The queue is pumped again at `at` (one wake-up at a time). */
@@ -420,27 +470,34 @@ export class AudienceQueue {
     const looked = new Set<string>();
     let formed = false;
     const live = () => !signal.aborted && !this.#host.lifetime.aborted && this.has(slot);
-    const gone = (head: Utterance) => !live() || this.#pending[0] !== head;
+    const gone = (head: Utterance) => !live() || !this.#pending.includes(head);
     try {
       for (;;) {
         if (!live() || !this.headReady(slot, grants.count > 0)) return null;
-        const mergeable = mergeableRun(this.#pending, 0, rules.maxMessages * 2);
-        // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
-        const fits = fitsWithin(
-          this.#pending.slice(0, mergeable),
-          this.speakAt(slot, this.#host.clock.now()),
-          this.#host.msPerChar(),
-          this.keep,
+        const at = this.speakAt(slot, this.#host.clock.now());
+        const readable = this.#readable();
+        const group = batchGroup(
+          readable,
+          at,
+          this.#host.msPerChar() / this.keep.speed,
+          this.#groupWindow(this.keep),
           rules,
+          this.#host.policy,
         );
-        const runLength = Math.max(1, Math.min(mergeable, fits));
-        const run = this.#pending.slice(0, runLength);
+        if (!group) return null;
+        const grouped = group.members.some((u, i) => readable[i] !== u);
+        const candidates = group.members.slice(0, rules.maxMessages * 2);
+        // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
+        const fits = fitsWithin(candidates, at, this.#host.msPerChar(), this.keep, rules);
+        const runLength = Math.max(1, Math.min(candidates.length, fits));
+        const run = candidates.slice(0, runLength);
         const head = run[0]!;
         const auto = head.kind === 'auto' && !head.advanced;
         if (auto) await lookupParts(synth, this.guildId, run, known, looked);
         if (gone(head)) continue;
         const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
-        const recurring = (u: Utterance, text: string) => (this.#host.reads.get(partKey(u, text)) ?? 0) >= REUSE_AFTER_READS;
+        const recurring = (u: Utterance, text: string) =>
+          (this.#host.reads.get(partKey(u, text)) ?? 0) >= this.#host.policy.reuseAfterReads;
         const limits = (maxRequests: number): PlanLimits => ({
           maxRequests,
           reusableChars: this.#host.reusableChars,
@@ -463,7 +520,7 @@ export class AudienceQueue {
           plan = planBatch(run, isCached, limits(0), rules);
           if (plan.take === 0) {
             if (limiter && auto) {
-              if (this.#holdForCompany(slot)) return 'held';
+              if (this.#holdForCompany(slot, grouped ? group.members : readable, grouped)) return 'held';
               // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
               grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
               this.#host.granted();
@@ -474,10 +531,12 @@ export class AudienceQueue {
             plan = planBatch(run, isCached, limits(1), rules);
           }
         }
-        const items = this.#pending.splice(0, plan.take);
+        const items = run.slice(0, plan.take);
+        const taken = new Set(items);
+        this.#pending = this.#pending.filter((u) => !taken.has(u));
         countReads(this.#host.reads, items);
-        const at = this.#host.clock.now();
-        for (let i = 0; i < items.length; i++) this.#spokenAt.push(at);
+        const takenAt = this.#host.clock.now();
+        for (let i = 0; i < items.length; i++) this.#spokenAt.push(takenAt);
         const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
         releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));
         formed = true;

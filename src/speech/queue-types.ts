@@ -195,6 +195,44 @@ export interface Freshness {
   speedUp: boolean;
 }
 
+/** The constants of the scheduler's policy under scarce requests (their defaults: policy.ts `POLICY_DEFAULTS`). */
+export interface SchedulerPolicy {
+  /** Requests count as about to be scarce with this many audiences written to within `activeMs`... */
+  scarceAudiences: number;
+  /** ...and this many grants made within it (queue.ts `#scarce`). */
+  scarceGrants: number;
+  activeMs: number;
+  /** A run waiting for company while requests are scarce waits at most this share of the horizon. */
+  holdShare: number;
+  /** While requests are scarce, a channel still talking drops what would be heard later than this many horizons. */
+  scarceCutHorizons: number;
+  /** What a message heard past the horizon (within the cut) adds to a grant's worth, against 1 for a fresh one: a channel gone quiet... */
+  staleWorth: number;
+  /** ...and one still talking. */
+  staleWorthTalking: number;
+  /** How long an audience's own reading (and what it was offered) counts when grants are shared. */
+  spokenWindowMs: number;
+  /**
+   * How strongly a grant goes to the audience that read the least of what it was offered lately:
+   * its worth is multiplied by ((1 + prior) / (share read + prior)) ^ fairness (`grantWorth`).
+   */
+  fairness: number;
+  fairnessPrior: number;
+  /** A voice channel behind (bound by playback) drops its oldest until the newest would be heard within this share of the horizon. */
+  catchUpShare: number;
+  /**
+   * A batch is formed so its words would start this much within the cut it is held to when it
+   * plays, at most `payMarginShare` of the cut: a request a little slower than expected does not get
+   * its audio, already paid for, thrown away for being a moment late.
+   */
+  payMarginMs: number;
+  payMarginShare: number;
+  /** A name or short line is asked for alone (with a request to spare) once it was read this many times: by then it keeps coming back. */
+  reuseAfterReads: number;
+  /** While requests are scarce, a request may read this far ahead in its audience's queue for messages in its voice (ms after the oldest waiting). */
+  groupWindowMs: number;
+}
+
 export interface SchedulerOptions {
   synthesize: Synthesizer;
   clock?: Clock;
@@ -235,9 +273,13 @@ export interface SchedulerOptions {
    * each decision, so a change applies at once. `maxAutoAgeMs` stays the hard limit above it.
    */
   freshness?: (guildId: string) => Freshness;
+  /** The policy's constants under scarce requests (policy.ts `POLICY_DEFAULTS`); the bench's sensitivity mode varies them. */
+  policy?: Partial<SchedulerPolicy>;
 }
 
-const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '. ', default: '。' };
+// One character each: a pause is the price of merging two messages into one request (what the
+// service charges for it). English takes the ellipsis, read as a pause, not ". " (two characters).
+const DEFAULT_SEPARATORS: Record<string, string> = { ja: '。', en: '…', default: '。' };
 
 /** Defaults of every option (src/config.ts takes MAX_PENDING_PER_MEMBER's from here). */
 export const SCHEDULER_DEFAULTS = {
@@ -253,4 +295,4 @@ export const SCHEDULER_DEFAULTS = {
   journal: { add: () => true, remove() {} },
   reusableChars: 8,
   freshness: (): Freshness => ({ horizonMs: 20_000, speedUp: true }),
-} as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter'>>;
+} as const satisfies Required<Omit<SchedulerOptions, 'synthesize' | 'limiter' | 'policy'>>;

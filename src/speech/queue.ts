@@ -7,6 +7,7 @@ import { IdleQueues } from './queue-retire.ts';
 import { cutReady, spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
+import { POLICY_DEFAULTS, type SchedulerPolicy } from './policy.ts';
 import { withdraw, type Replace } from './queue-withdraw.ts';
 import {
   SCHEDULER_DEFAULTS,
@@ -46,9 +47,10 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * is judged where each message's own words would start, both before anything is paid for it and at
  * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
  * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
- * oldest dropped, speed-up); while requests are scarce its cut is two horizons, and one waiting for a
- * grant tells the limiter what it buys (batching.ts `grantWorth`: fresh speech, weighed against what
- * it had read lately). The order and pacing
+ * oldest set aside, speed-up); while requests are scarce a request reads the lines of one voice
+ * together (policy.ts `batchGroup`), and one waiting for a grant tells the limiter what it buys
+ * (policy.ts `grantWorth`: fresh speech, weighed by the share of what it was offered that it has
+ * read). The policy's constants are in one place (policy.ts `POLICY_DEFAULTS`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
  * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
  * owns its pending list and its batches, each a state union changed through one setter.
@@ -56,10 +58,6 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
-/** Requests count as scarce before the limiter says so with this many audiences written to and grants made within ACTIVE_MS (`#scarce`). */
-const SCARCE_AUDIENCES = 4;
-const SCARCE_GRANTS = 6;
-const ACTIVE_MS = 20_000;
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
@@ -85,8 +83,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
    * only waste its characters.
    */
   readonly #paidCut = new WeakMap<Slot, number>();
+  /** The policy's constants under scarce requests (policy.ts). */
+  readonly #policy: SchedulerPolicy;
   /** When each audience last had an auto message, for `#scarce`. */
-  readonly #lastWritten = new WrittenLately(ACTIVE_MS);
+  readonly #lastWritten: WrittenLately;
   /** When each grant a batch waited for came lately (oldest first), for `#scarce`. */
   readonly #granted: number[] = [];
   /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
@@ -120,7 +120,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
     this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
+    this.#policy = { ...POLICY_DEFAULTS, ...options.policy };
+    this.#lastWritten = new WrittenLately(this.#policy.activeMs);
     this.#host = {
+      policy: this.#policy,
       clock: this.#clock,
       rules: this.#rules,
       synth: this.#synth,
@@ -355,18 +358,19 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
-   * are about to be: SCARCE_AUDIENCES audiences were written to within ACTIVE_MS and SCARCE_GRANTS
-   * grants came within it (a rate past half the budget). So many talking at once want a request every
+   * are about to be: `scarceAudiences` audiences were written to within `activeMs` and `scarceGrants`
+   * grants came within it (policy.ts) (a rate past half the budget). So many talking at once want a request every
    * few seconds each: a run waits for company from the start instead of the window's first half going
    * to single lines. A few servers (the quiet case) or chat read from the cache never wait.
    */
   #scarce(): boolean {
     if (this.#limiter?.pressured('standard')) return true;
     if (!this.#limiter) return false;
-    const since = this.#clock.now() - ACTIVE_MS;
+    const { activeMs, scarceGrants, scarceAudiences } = this.#policy;
+    const since = this.#clock.now() - activeMs;
     while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
-    if (this.#granted.length < SCARCE_GRANTS) return false;
-    return this.#lastWritten.since(since) >= SCARCE_AUDIENCES;
+    if (this.#granted.length < scarceGrants) return false;
+    return this.#lastWritten.since(since) >= scarceAudiences;
   }
 
   /**
@@ -379,8 +383,10 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
     const now = this.#clock.now();
     // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
-    const queued = this.#scarce() ? null : (u: Utterance) => readMs(u, 0, this.#msPerChar, this.#rules);
-    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max);
+    const scarce = this.#scarce();
+    const queued = scarce ? null : (u: Utterance) => readMs(u, 0, this.#msPerChar, this.#rules);
+    const o = { scarce, catchUpShare: this.#policy.catchUpShare };
+    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max, o);
   }
 
   /**
@@ -389,7 +395,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
    */
   #keepUp(g: AudienceQueue): KeepUp {
     const horizonMs = Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs);
-    return formingCut(this.#judged(g), g.audience.startsWith('voice:') && this.#scarce() && this.#talking(g), horizonMs);
+    const scarceTalking = g.audience.startsWith('voice:') && this.#scarce() && this.#talking(g);
+    return formingCut(this.#judged(g), scarceTalking ? this.#policy.scarceCutHorizons * horizonMs : Number.POSITIVE_INFINITY, this.#policy);
   }
 
   /** Whether voice audience `g` was written to within its horizon: its conversation goes on. */

@@ -61,6 +61,24 @@ afterAll(async () => {
 
 const readyLog = (b: ChildBot) => b.logs.find((l) => l.msg === 'bot ready') as LogLine & { restored: number; rejoined: number };
 
+/** bob (Manage Server) sets the server's freshness horizon (/reading) and longest line read (/config). */
+async function settings(o: { freshness: number; maxLength: number }): Promise<void> {
+  for (const [name, sub, value] of [
+    ['reading', 'freshness', o.freshness],
+    ['config', 'max-length', o.maxLength],
+  ] as const) {
+    const options = [{ name: sub, type: 1, options: [{ name: sub === 'freshness' ? 'seconds' : 'value', type: 4, value }] }];
+    const i = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: bob, name, locale: 'en-US', options });
+    await i.waitForResponse((r) => r.kind === 'callback');
+  }
+}
+
+/** `n` kana in no run of one character (a run would be read shorter: text.ts caps runs), from `from` on. */
+const kana = (n: number, from: number) =>
+  Array.from({ length: n }, (_, i) => 'あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめも'[(from + i * 7) % 35]).join(
+    '',
+  );
+
 /** Every sound frame of `u`, from the first to speaking off, was end-to-end encrypted and alice decrypted it. */
 function expectE2ee(u: Utterance): void {
   expect(u.plainFrames, 'frames without DAVE framing').toBe(0);
@@ -224,6 +242,56 @@ describe('npm start, as a child process', () => {
     // Room again under the number: #games is added, and the call reads #general and #games through the restarts below.
     await alsoRead(GAMES);
   });
+
+  it('keeping up: the newest line, written while 14 s of a long line play, is heard after it, not dropped to leave silence', async () => {
+    // bob (Manage Server) sets the horizon to 15 s and lets a 425-character line be read (the server reads at
+    // speed 4: the line with its name plays about 13.7 s); both go back as they were, whatever happens.
+    await settings({ freshness: 15, maxLength: 500 });
+    try {
+      const logsBefore = bot.logs.length;
+      const requestsBefore = standardRequests(emulator).length;
+      // The call quiet first: the story before may leave its last line playing, and its packets are not the long
+      // line's (the newest written then waits behind the long one, over bob's 500 characters, and is refused).
+      await vi.waitUntil(() => pendingRows(dataDir) === 0 && voice.utterances(guildId).every((u) => u.complete), {
+        timeout: 20_000,
+        message: 'the call quiet before the long line',
+      });
+      const started = performance.now();
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: kana(425, 0) });
+      const [first] = await voice.waitForEvent('packet', (p) => p.guildId === guildId && p.receivedAt >= started, 20_000);
+      // 0.1 s into it: the channel is behind (more than 15 s to read), and this line could start about 13.6 s after
+      // it was written: within the horizon, past the 13.5 s that kept a margin for a slow request before. A loaded
+      // machine's playback running late by more than the 1.4 s left drops it at the moment of speaking: rerun alone.
+      await new Promise((r) => setTimeout(r, 100));
+      const newest = kana(60, 3);
+      await discord.sendMessage({ channelId: DEFAULT_IDS.general, author: bob, content: newest });
+      await vi.waitUntil(
+        () =>
+          standardRequests(emulator)
+            .slice(requestsBefore)
+            .some((r) => r.text.includes(newest)),
+        {
+          timeout: 20_000,
+          message: 'the newest line requested',
+        },
+      );
+      // Both are heard, with no silence left where the newest was.
+      await vi.waitUntil(() => pendingRows(dataDir) === 0 && voice.utterances(guildId).every((u) => u.complete), {
+        timeout: 30_000,
+        interval: 50,
+        message: 'the long line and the newest played',
+      });
+      const heard = voice.utterances(guildId).filter((u) => u.start >= first.receivedAt - 1);
+      // The long line, then the newest after it (its 60 characters, about 1.8 s at speed 4), whole.
+      expect(heard).toHaveLength(2);
+      expect(heard[1]!.start).toBeGreaterThanOrEqual(heard[0]!.start + heard[0]!.durationMs - 100);
+      expect(heard[1]!.durationMs).toBeGreaterThan(1_500);
+      heard.forEach(expectE2ee);
+      expect(bot.logs.slice(logsBefore).filter((l) => String(l.msg).includes('dropped'))).toEqual([]);
+    } finally {
+      await settings({ freshness: 20, maxLength: 100 });
+    }
+  }, 60_000);
 
   it('SIGTERM with 9 messages queued, then a restart: the bot rejoins voice and speaks all 9', async () => {
     // Short lines: what comes back is played in real time.

@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  catchUp,
-  cutAtSpeaking,
-  grantWorth,
-  keepUp,
-  MAX_SPEED_UP,
-  nextBatch,
-  STALE_WORTH,
-  STALE_WORTH_TALKING,
-  withinCut,
-} from '../../src/speech/batching.ts';
+import { catchUp, cutAtSpeaking, keepUp, MAX_SPEED_UP, nextBatch, withinCut } from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,
-// the speed-up, dropping the oldest), what a grant buys an audience, and the cut held at the moment
+// the speed-up, dropping the oldest), and the cut held at the moment
 // each message's own words are heard.
 
 const FRESH = { horizonMs: 20_000, speedUp: true };
@@ -52,67 +42,6 @@ describe('catchUp', () => {
   it('GIVEN an explicit request at the head THEN nothing is dropped past it (say and narrate are never cut)', () => {
     const pending = [u('読んで', { kind: 'say', enqueuedAt: ago(30_000) }), ...Array.from({ length: 5 }, () => u('あ'.repeat(50)))];
     expect(catchUp(pending, NOW, 100, 1_000, RULES)).toBe(0);
-  });
-});
-
-describe('grantWorth', () => {
-  const window = { horizonMs: 20_000, cutMs: 40_000, spokenLately: 0 };
-
-  it('GIVEN a queue THEN what its next request carries counts 1 heard within the horizon, less within the cut, nothing past it', () => {
-    // 10 characters at 100 ms a character and the separator: 1.1 s each, read from NOW.
-    const pending = [
-      u('あ'.repeat(10), { enqueuedAt: ago(45_000) }), // past the cut: the head rules drop it, it buys nothing
-      u('い'.repeat(10), { enqueuedAt: ago(30_000) }), // heard 31.1 s after it was written: within the cut only
-      u('う'.repeat(10), { enqueuedAt: ago(5_000) }),
-      u('え'.repeat(10)),
-    ];
-    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2 + STALE_WORTH));
-    expect(STALE_WORTH).toBeLessThan(1);
-    // Read from 18 s on (what plays before it), the newest is still fresh, the one written 5 s ago too.
-    expect(grantWorth(pending.slice(2), NOW + 18_000, 100, window, RULES)).toBeCloseTo(Math.log1p(1 + STALE_WORTH));
-  });
-
-  it('GIVEN the same late lines THEN they buy less for a channel still talking than for one gone quiet (its last words)', () => {
-    const late = [u('い'.repeat(10), { enqueuedAt: ago(30_000) }), u('う'.repeat(10), { enqueuedAt: ago(29_000) })];
-    const quiet = grantWorth(late, NOW, 100, { ...window, staleWorth: STALE_WORTH }, RULES);
-    const talking = grantWorth(late, NOW, 100, { ...window, staleWorth: STALE_WORTH_TALKING }, RULES);
-    expect(quiet).toBeCloseTo(Math.log1p(2 * STALE_WORTH));
-    expect(talking).toBeCloseTo(Math.log1p(2 * STALE_WORTH_TALKING));
-    expect(talking).toBeLessThan(quiet);
-  });
-
-  it('GIVEN more than one request could carry THEN only the next one counts: another voice or the fifth message ends it', () => {
-    const six = Array.from({ length: 6 }, () => u('あ'));
-    expect(grantWorth(six, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(5));
-    const voices = [u('あ'), u('い', { voice: 'ja-JP-NanamiNeural' }), u('う')];
-    expect(grantWorth(voices, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(1));
-  });
-
-  it('GIVEN the head went past the cut while it waited (another voice) THEN the request after it counts, the audience is not left at zero', () => {
-    const pending = [u('あ', { voice: 'ja-JP-NanamiNeural', enqueuedAt: ago(45_000) }), u('い'), u('う')];
-    expect(grantWorth(pending, NOW, 100, window, RULES)).toBeCloseTo(Math.log1p(2));
-  });
-
-  it('GIVEN a quiet server with one fresh message and a busy one that read ten lately THEN the quiet one is worth more', () => {
-    const quiet = grantWorth([u('おはよう')], NOW, 100, window, RULES);
-    const busy = grantWorth(
-      Array.from({ length: 5 }, () => u('あ')),
-      NOW,
-      100,
-      { ...window, spokenLately: 10 },
-      RULES,
-    );
-    expect(quiet).toBeGreaterThan(busy);
-    // Read as much lately, the fuller request is worth more.
-    expect(
-      grantWorth(
-        Array.from({ length: 5 }, () => u('あ')),
-        NOW,
-        100,
-        window,
-        RULES,
-      ),
-    ).toBeGreaterThan(quiet);
   });
 });
 

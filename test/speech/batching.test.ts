@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { admits, batchRequest, clipRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/batching.ts';
+import {
+  admits,
+  batchRequest,
+  clipParts,
+  clipRequest,
+  mayStartBatch,
+  mergeable,
+  nextBatch,
+  planBatch,
+  separatorFor,
+} from '../../src/speech/batching.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // The batching rules as pure functions: GIVEN a guild's queue THEN the decision.
@@ -91,8 +101,8 @@ describe('mergeable and separatorFor', () => {
 
   it.each([
     ['ja', 'こんにちは', '。'],
-    ['en', 'hello', '. '],
-    [undefined, 'hello', '. '],
+    ['en', 'hello', '…'],
+    [undefined, 'hello', '…'],
     [undefined, 'こんにちは', '。'],
     ['fr', 'bonjour', '。'],
   ])('GIVEN lang %s and text %s THEN the pause is %j', (lang, text, sep) => {
@@ -116,14 +126,14 @@ describe('batchRequest', () => {
     expect(req).toMatchObject({
       guildId: 'g1',
       endpoint: 'standard',
-      text: 'hello there. lol. ok',
+      text: 'hello there…lol…ok',
       voice: 'ja-JP-Wavenet-B',
       speed: 1,
       pitch: 0,
     });
     expect(req.charges).toEqual([
-      { guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: 11 + 2 + 2, channels: [{ channelId: 'c1', chars: 11 + 2 + 2 }] },
-      { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 2 + 3, channels: [{ channelId: 'c1', chars: 2 + 3 }] },
+      { guildId: 'g1', userId: 'alice', endpoint: 'standard', chars: 11 + 1 + 2, channels: [{ channelId: 'c1', chars: 11 + 1 + 2 }] },
+      { guildId: 'g1', userId: 'bob', endpoint: 'standard', chars: 1 + 3, channels: [{ channelId: 'c1', chars: 1 + 3 }] },
     ]);
     expect(req.context).toBeUndefined();
   });
@@ -135,6 +145,27 @@ describe('batchRequest', () => {
     const en = batchRequest('g1', [u('thanks!', { userId: 'a', lang: 'en' }), u('ok', { userId: 'b', lang: 'en' })], RULES);
     expect(en.text).toBe('thanks! ok');
     expect(en.charges.map((c) => c.chars)).toEqual([7, 1 + 2]);
+  });
+
+  it('GIVEN a merge in any language THEN its pause is one character, the price of a merge, never two', () => {
+    for (const lang of ['ja', 'en'] as const) {
+      const req = batchRequest('g1', [u('abc', { userId: 'a', lang }), u('def', { userId: 'b', lang })], RULES);
+      expect([...req.text].length).toBe(3 + 1 + 3);
+    }
+    // After a sentence end: nothing more in Japanese, a space between English words.
+    expect(batchRequest('g1', [u('ok.', { lang: 'en' }), u('gg', { lang: 'en' })], RULES).text).toBe('ok. gg');
+  });
+
+  it("GIVEN one author's two messages side by side in a request THEN the name is read before the first only, and not paid twice", () => {
+    const run = [u('たろう、おはよう', { userId: 'a', prefix: 'たろう、' }), u('たろう、げんき？', { userId: 'a', prefix: 'たろう、' })];
+    expect(clipParts(run[1]!, 1, run[0]).map((p) => p.text)).toEqual(['げんき？']);
+    // Another author before it: the name is read.
+    expect(clipParts(run[1]!, 1, u('やあ', { userId: 'b' })).map((p) => p.text)).toEqual(['たろう、', 'げんき？']);
+    const plan = planBatch(run, () => false, { maxRequests: 1, reusableChars: 8, maxItems: 5 }, RULES);
+    const parts = plan.clips.flatMap((c) => (c.cached ? [c.part] : c.parts));
+    const req = clipRequest('g1', run, parts, RULES);
+    expect(req.text).toBe('たろう、おはよう。げんき？');
+    expect(req.charges.reduce((n, c) => n + c.chars, 0)).toBe([...req.text].length);
   });
 
   it('GIVEN merged parts (a name apart from its line) THEN the text and the charges count the same pauses', () => {

@@ -147,11 +147,12 @@ describe('a channel that stopped talking, while requests are scarce', () => {
     return { limiter, waiting, grant };
   }
 
-  it('GIVEN its lines waited 45 s for a request THEN they still count and are read, up to the hard limit; a channel still talking has its own cut at two horizons', async () => {
+  it('GIVEN its lines waited 45 s for a request THEN they still count and are read, up to the hard limit; a channel still talking has its own cut at three horizons', async () => {
     const clock = new FakeClock();
     const synth = new TimedSynth();
     const { limiter, waiting, grant } = heldLimiter();
-    const q = new SpeechScheduler({ synthesize: synth, clock, limiter });
+    // A 14 s horizon: the cut of a channel still talking (three horizons, 42 s) falls before the hard limit (60 s).
+    const q = new SpeechScheduler({ synthesize: synth, clock, limiter, freshness: () => ({ horizonMs: 14_000, speedUp: true }) });
     q.setDefaultSink(async (r: ReadyUtterance, signal) => clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {}));
     const [quiet, busy] = [sessionOf('g1'), sessionOf('g2')];
     q.enqueue(msg('g1', 'u1', 'しずか一言目です'));
@@ -175,10 +176,10 @@ describe('a channel that stopped talking, while requests are scarce', () => {
     q.close();
     const texts = synth.requests.map((r) => r.text);
     expect(texts).toContainEqual(expect.stringMatching(/しずか一言目.*しずか二言目/));
-    // The talking channel's lines older than the cut (40 s) went; the next are read.
+    // The talking channel's lines older than its cut (42 s) went; the next are read.
     const busyText = texts.find((t) => t.includes('にぎやか'))!;
     expect(busyText).not.toContain('にぎやか0秒目');
-    expect(busyText).toContain('にぎやか10秒目');
+    expect(busyText).toContain('にぎやか5秒目');
   });
 });
 
@@ -220,5 +221,64 @@ describe('requests shared by several talking servers', () => {
     }, 30);
     expect(requests).toHaveLength(12);
     expect(requests.filter((t) => t.startsWith('g1'))).toEqual(['g1の0秒目です', 'g1の2秒目です', 'g1の4秒目です', 'g1の6秒目です']);
+  });
+});
+
+describe('keeping up drops nothing that can still be heard within the horizon', () => {
+  /** One voice channel with no limiter (requests to be had: bound by playback), what each line's words waited and what was dropped. */
+  function channel(freshness?: Freshness) {
+    const clock = new FakeClock();
+    const synth = new TimedSynth();
+    const q = new SpeechScheduler({ synthesize: synth, clock, ...(freshness ? { freshness: () => freshness } : {}) });
+    const heard = new Map<string, number>();
+    const dropped: Array<{ text: string; age: number }> = [];
+    q.on('dropped', ({ items }) => dropped.push(...items.map((u) => ({ text: u.text.split(':')[0]!, age: clock.now() - u.enqueuedAt }))));
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => {
+      const total = r.items.reduce((n, u) => n + u.text.length, 0);
+      let before = 0;
+      for (const u of r.items) {
+        heard.set(u.text.split(':')[0]!, clock.now() + ((r.audio?.durationMs ?? 0) * before) / total - u.enqueuedAt);
+        before += u.text.length;
+      }
+      await clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {});
+    });
+    const step = async (ms: number) => {
+      await settle(3);
+      await clock.advance(ms);
+    };
+    return { q, heard, dropped, step };
+  }
+
+  it('GIVEN a channel behind, 19 s of a long line playing, and the newest line written 0.5 s in THEN it is read after it, within the horizon, not dropped to leave silence', async () => {
+    // Speed-up off (the admin's choice): the long line plays its full 19 s.
+    const { q, heard, dropped, step } = channel({ horizonMs: 20_000, speedUp: false });
+    q.enqueue(msg('g1', 'u1', 'A:'.padEnd(190, 'あ')));
+    await step(500);
+    // Its words can start when A ends, 18.5 s after it was written: within the 20 s horizon.
+    q.enqueue(msg('g1', 'u2', 'B:'.padEnd(20, 'い')));
+    for (let i = 0; i < 30; i++) await step(1_000);
+    q.close();
+    expect(dropped).toEqual([]);
+    expect(heard.get('B')).toBeGreaterThan(18_000);
+    expect(heard.get('B')).toBeLessThanOrEqual(20_000);
+  });
+
+  it('GIVEN a burst the channel falls behind on, then a lull THEN the newest are heard first and the oldest set aside are read in the lull while still in time', async () => {
+    const { q, heard, dropped, step } = channel();
+    // Twenty lines of 3 s a second apart: 60 s of speech in 20 s, then nothing.
+    for (let i = 0; i < 20; i++) {
+      q.enqueue(msg('g1', `u${i % 3}`, `${String(i).padStart(2, '0')}:`.padEnd(30, 'う')));
+      await step(1_000);
+    }
+    for (let i = 0; i < 40; i++) await step(1_000);
+    q.close();
+    // Nothing heard past the horizon; nothing dropped while it could still have been heard in the lull.
+    expect(Math.max(...heard.values())).toBeLessThanOrEqual(20_000);
+    for (const d of dropped) expect(d.age).toBeGreaterThan(20_000 - 3_000 / 1.5);
+    // Some line set aside was heard after a newer one: read in the lull, not dropped.
+    const heardAt = new Map([...heard].map(([k, wait]) => [Number(k), Number(k) * 1_000 + wait]));
+    const overtaken = [...heardAt].filter(([k, at]) => [...heardAt].some(([n, atN]) => n > k && atN < at));
+    expect(overtaken.length).toBeGreaterThan(0);
+    expect(heard.size + dropped.length).toBe(20);
   });
 });

@@ -45,9 +45,10 @@ describe('SpeechScheduler coalescing', () => {
     q.enqueue(msg('g1', 'alice', 'ok', { lang: 'en' }));
     await vi.waitUntil(() => synth.calls.length === 1, SOON);
     const { req } = synth.calls[0]!;
-    expect(req.text).toBe('hello there. lol. ok');
+    // One character of pause each (the ellipsis, read as a pause): the price of a merge.
+    expect(req.text).toBe('hello there…lol…ok');
     const byUser = Object.fromEntries(req.charges.map((c) => [c.userId, c.chars]));
-    expect(byUser).toEqual({ alice: 11 + 2 + 2, bob: 2 + 3 });
+    expect(byUser).toEqual({ alice: 11 + 1 + 2, bob: 1 + 3 });
     expect(req.charges.reduce((n, c) => n + c.chars, 0)).toBe([...req.text].length);
   });
 
@@ -63,7 +64,7 @@ describe('SpeechScheduler coalescing', () => {
     q.enqueue(msg('g1', 'a', 'jkl'));
     q.enqueue(msg('g1', 'a', 'mnopqrs'));
     await vi.waitUntil(() => spokenTexts(seen).length === 6, SOON);
-    expect(synth.calls.map((c) => c.req.text)).toEqual(['abc', 'def', 'say this', 'ghi. jkl', 'mnopqrs']);
+    expect(synth.calls.map((c) => c.req.text)).toEqual(['abc', 'def', 'say this', 'ghi…jkl', 'mnopqrs']);
     expect(spokenTexts(seen)).toEqual(['abc', 'def', 'say this', 'ghi', 'jkl', 'mnopqrs']);
   });
 });
@@ -175,7 +176,7 @@ describe('SpeechScheduler spending the rate budget', () => {
     expect(synth.calls).toHaveLength(1);
     synth.release(0);
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
-    expect(synth.calls[1]!.req.text).toBe('second. third');
+    expect(synth.calls[1]!.req.text).toBe('second…third');
     synth.release(1);
     await vi.waitUntil(() => seen.length === 2, SOON);
   });
@@ -198,7 +199,7 @@ describe('SpeechScheduler spending the rate budget', () => {
     q.enqueue(msg('g1', 'c', 'three'));
     await clock.advance(1_000);
     await vi.waitUntil(() => synth.calls.length === 2, SOON);
-    expect(synth.calls[1]!.req.text).toBe('two. three');
+    expect(synth.calls[1]!.req.text).toBe('two…three');
     finish!();
     await vi.waitUntil(() => played.length === 2, SOON);
     expect(played).toEqual(['one', 'two+three']);

@@ -9,7 +9,7 @@ export const RULES: BatchRules = {
   maxChars: 200,
   holdMs: 1_500,
   maxAutoAgeMs: 60_000,
-  separator: { ja: '。', en: '. ', default: '。' },
+  separator: { ja: '。', en: '…', default: '。' },
   countChars,
 };
 export const NOW = 1_000_000;
