@@ -66,12 +66,16 @@ const lastItemInView = () =>
     type List = {
       scrollHeight: number;
       clientHeight: number;
-      lastElementChild: { getBoundingClientRect(): Box };
+      children: ArrayLike<{ getClientRects(): ArrayLike<unknown>; getBoundingClientRect(): Box }>;
       getBoundingClientRect(): Box;
     };
     const { document, innerHeight } = globalThis as unknown as { document: { querySelector(s: string): List }; innerHeight: number };
     const list = document.querySelector('#timeline');
-    const last = list.lastElementChild.getBoundingClientRect();
+    // The last entry the reader can see: another channel's, or a command's own line once its reply carries it, is not drawn.
+    const last = Array.from(list.children)
+      .filter((li) => li.getClientRects().length > 0)
+      .at(-1)!
+      .getBoundingClientRect();
     const box = list.getBoundingClientRect();
     return {
       inView: last.bottom <= Math.min(box.bottom, innerHeight) + 1 && last.bottom > box.top,
