@@ -187,9 +187,10 @@ describe('GIVEN a pattern that makes a backtracking engine take seconds THEN it 
     // Linear: twice the text, about twice the steps (never more than the text times the instructions).
     expect(ten.steps / five.steps).toBeLessThan(2.2);
     expect(ten.steps).toBeLessThanOrEqual(10_001 * scanner.size * 5);
-    expect(thirty.ms).toBeLessThan(50);
-    expect(ten.ms).toBeLessThan(500);
-    const linear = ten.steps / five.steps < 2.2 && thirty.ms < 50 && ten.ms < 500;
+    // The 31 characters that take JavaScript's engine seconds: a few steps per character and instruction. (Counted
+    // in steps, not timed: the time is printed, and depends on the machine's load.)
+    expect(thirty.steps).toBeLessThanOrEqual(31 * scanner.size * 5);
+    const linear = ten.steps / five.steps < 2.2 && thirty.steps <= 31 * scanner.size * 5;
     if (source === '(a+)+$') {
       // For comparison (printed, not asserted): JavaScript's own backtracking engine doubles its time with each a.
       const js = (n: number) => {
@@ -227,7 +228,8 @@ describe('GIVEN a pattern that makes a backtracking engine take seconds THEN it 
     const started = performance.now();
     scanner.all('あ'.repeat(2_000));
     const ms = performance.now() - started;
-    console.log(`20 patterns of ${worst.insts.length} instructions on 2,000 characters: ${ms.toFixed(1)} ms`);
-    expect(ms).toBeLessThan(2_000);
+    console.log(`20 patterns of ${worst.insts.length} instructions on 2,000 characters: ${ms.toFixed(1)} ms, ${scanner.steps} steps`);
+    // Bounded by the text times the instructions of the whole list, whatever the patterns (not timed: see above).
+    expect(scanner.steps).toBeLessThanOrEqual(2_001 * scanner.size * 5);
   });
 });
