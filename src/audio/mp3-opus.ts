@@ -25,7 +25,7 @@ const SILENCE_WINDOW_S = 0.02;
 /** ffmpeg's mono to stereo upmix puts the centre in both channels at -3 dB; so do we. */
 const MONO_TO_STEREO_GAIN = Math.SQRT1_2;
 
-export interface Mp3OpusOptions {
+interface Mp3OpusOptions {
   /** Opus bitrate in kbit/s (64, as Discord voice carries). */
   bitrateKbps?: number;
   application?: 'audio' | 'voip';

@@ -37,7 +37,7 @@ function oggCrc(data: Uint8Array): number {
   return crc;
 }
 
-export interface OggOpusWriterOptions {
+interface OggOpusWriterOptions {
   /** The sample rate of the audio before it was encoded (informational, in OpusHead). */
   inputSampleRate: number;
   /** The stream's serial number (any 32-bit value; fixed by default so equal input gives equal files). */

@@ -3,7 +3,7 @@ import { Mp3OpusStream } from './mp3-opus.ts';
 import { OggOpusWriter } from './ogg-opus.ts';
 import { FRAME_SAMPLES } from '../util/voice-format.ts';
 
-export interface TranscodeOptions {
+interface TranscodeOptions {
   /** Stop and fail after this long. */
   timeoutMs?: number;
   /** Opus bitrate in kbit/s. */
