@@ -16,7 +16,7 @@ export interface LedgerLike {
 /** The hold a session has in hand: its reservation, held or already sent (none once settled). */
 type Hold = { state: Extract<ChargeState, 'held' | 'sent'>; reservation: Reservation };
 
-export interface ChargeSessionOptions {
+interface ChargeSessionOptions {
   guildId: string;
   endpoint: 'standard' | 'advanced';
   /** Standard: the cache key of the audio (history repeats are free). */

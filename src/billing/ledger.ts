@@ -51,7 +51,7 @@ export interface Charge {
 }
 
 /** A charge's characters spent for one text channel. */
-export interface ChannelChars {
+interface ChannelChars {
   channelId: string;
   chars: number;
 }

@@ -3,7 +3,7 @@ import type { Charge, Endpoint, EndpointTotals, Period, Reservation, ScopeUsage 
 // The reservation policy of the character budget (docs/operating.md, "Characters are money"): pure functions
 // over numbers the ledger store read, so the rules can change and be tested without a database.
 
-export type BudgetScope = 'user' | 'guild' | 'account';
+type BudgetScope = 'user' | 'guild' | 'account';
 
 /** Why a reservation was refused, with the numbers to show the user. */
 export interface BudgetRefusal {
