@@ -155,7 +155,7 @@ const schema = discordSchema.safeExtend({
   DASHBOARD_PEERS: z.string().trim().optional(),
 });
 
-export type Env = z.infer<typeof schema>;
+type Env = z.infer<typeof schema>;
 
 export interface Config {
   /** The main account (`token`: slash commands, chat) and the extra accounts that only join voice channels. */
@@ -215,7 +215,7 @@ export interface DashboardConfig {
 }
 
 /** One environment variable that is missing or malformed, and what is wrong with it (never its value). */
-export interface ConfigIssue {
+interface ConfigIssue {
   variable: string;
   problem: string;
 }
