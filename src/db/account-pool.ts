@@ -28,7 +28,7 @@ export interface PoolCounts {
   sent: boolean;
 }
 
-export interface PoolTotals {
+interface PoolTotals {
   endpoint: Endpoint;
   reserved: number;
   charged: number;

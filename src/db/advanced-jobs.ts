@@ -6,10 +6,10 @@ import type { Clock } from '../util/clock.ts';
 // The advanced_jobs table (migrations/001, 004): advanced (Beta) jobs persisted from creation, so
 // a restart resumes polling; leased by the process following each one.
 
-export type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'delivered';
+type JobState = 'pending' | 'running' | 'succeeded' | 'failed' | 'delivered';
 
 /** The advanced request as stored: the service's fields plus the text, which is cleared once the job ends. */
-export interface StoredJobRequest {
+interface StoredJobRequest {
   text: string | null;
   voice?: string;
   tone?: string;
@@ -47,7 +47,7 @@ export interface StoredJob {
   chars: number | null;
 }
 
-export interface NewJob extends Pick<StoredJob, 'jobId' | 'jobToken' | 'guildId' | 'userId' | 'channelId' | 'delivery' | 'request'> {
+interface NewJob extends Pick<StoredJob, 'jobId' | 'jobToken' | 'guildId' | 'userId' | 'channelId' | 'delivery' | 'request'> {
   state?: JobState;
   attempt?: number;
   /** The seed sent with this job, when known (a fixed or resubmit seed). */
@@ -62,7 +62,7 @@ export interface NewJob extends Pick<StoredJob, 'jobId' | 'jobToken' | 'guildId'
 
 /** Result fields a state change records; a field left out keeps its stored value. */
 /** The result columns to set; a field absent or undefined is stored as null. */
-export type JobResultFields = { [K in 'url' | 'pk' | 'seed' | 'errorCode']?: StoredJob[K] | undefined };
+type JobResultFields = { [K in 'url' | 'pk' | 'seed' | 'errorCode']?: StoredJob[K] | undefined };
 
 type JobRow = RowOf<StoredJob, { delivery: string; request: string; discard: number }>;
 const rows = rowMapping<StoredJob, JobRow>({ codecs: { delivery: json, request: json as Codec<StoredJobRequest, string>, discard: bool } });

@@ -16,7 +16,7 @@ import type { Db } from './database.ts';
  *   table, a checkpoint costs the main thread about 0.4 ms after one commit, 0.5 ms (p99 1.2) after
  *   ten, 1.6 ms (p99 3.5) after a hundred, and about 10 us with nothing new.
  */
-export interface Checkpointer {
+interface Checkpointer {
   /** Stops checkpointing (a last checkpoint first); the automatic checkpoint is back on for `db`. */
   stop(): Promise<void>;
 }

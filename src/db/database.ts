@@ -78,7 +78,7 @@ export function failFastOnLock(db: Db): void {
   db.pragma('busy_timeout = 0');
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
   migrations?: Migration[];

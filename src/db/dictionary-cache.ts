@@ -22,7 +22,7 @@ export const ENTRY_OVERHEAD_CHARS = 48;
  * PATTERN_LIMITS.maxStates instructions with their character sets, src/speech/text/safe-pattern.ts),
  * held while its list is. An upper bound, so a cache of patterns stays within its bound too.
  */
-export const PATTERN_OVERHEAD_CHARS = 16_000;
+const PATTERN_OVERHEAD_CHARS = 16_000;
 
 /** The default bound: about 24-40 MB of heap at two bytes a character (Japanese), with everything an entry costs. */
 export const DICTIONARY_CACHE_CHARS = 12_000_000;

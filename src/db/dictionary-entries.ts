@@ -8,7 +8,7 @@ import type { DictionarySharingRepo } from './dictionary-sharing.ts';
 // The dictionary_entries table (migrations/001) and each guild's dictionary version
 // (dictionary_versions, migrations/004), bumped in the same transaction as every change.
 
-export interface DictionaryEntry {
+interface DictionaryEntry {
   guildId: string;
   word: string;
   reading: string;
@@ -19,17 +19,17 @@ export interface DictionaryEntry {
 type Row = RowOf<DictionaryEntry>;
 
 /** Each member's own entries (personal-dictionary.ts), read after the guild's; the same array while they do not change. */
-export interface PersonalEntriesSource {
+interface PersonalEntriesSource {
   readable(userId: string): readonly ReadingPair[];
 }
 
 /** The operator's bot-wide entries, applied under each guild's own: one array, shared by every guild. */
-export interface GlobalDictionarySource {
+interface GlobalDictionarySource {
   entries(): readonly ReadingPair[];
 }
 
 /** The operator's curated lists (CURATED_DICTIONARIES_DIR), which servers may follow: each one array, shared by its followers. */
-export interface CuratedDictionarySource {
+interface CuratedDictionarySource {
   /** The list's entries, or undefined when there is no such list (now). */
   entries(name: string): readonly ReadingPair[] | undefined;
   /** Every list's name. */
@@ -41,7 +41,7 @@ const rows = rowMapping<DictionaryEntry, Row>();
  * What is read for one author in one guild: the dictionaries in order of precedence, each the
  * array its owner's cache keeps (src/speech/text/dictionary.ts LayeredDictionary compiles each once).
  */
-export interface ReadingLayers {
+interface ReadingLayers {
   readonly layers: readonly (readonly ReadingPair[])[];
 }
 

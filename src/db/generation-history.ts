@@ -8,7 +8,7 @@ import type { Clock } from '../util/clock.ts';
 // The generation_history table (migrations/001): what was generated, for audit; never the text
 // itself, only its sha256.
 
-export interface HistoryEntry {
+interface HistoryEntry {
   id: number;
   /** The service's generation history id (spec: `pk`); null when the service gave none. */
   pk: number | null;

@@ -28,7 +28,7 @@ export interface DictionaryFull {
 }
 
 /** Where one kind of dictionary is stored. */
-export interface KeyedDictionaryTables {
+interface KeyedDictionaryTables {
   /** The entries: `owner`, word, reading, the `stamped` columns and created_at; unique on (`owner`, word). */
   entries: string;
   /** One version per owner: `owner`, version. */
@@ -38,7 +38,7 @@ export interface KeyedDictionaryTables {
   stamped: readonly string[];
 }
 
-export interface KeyedDictionaryOptions<E, B> {
+interface KeyedDictionaryOptions<E, B> {
   rows: RowMapping<E, object>;
   /** The record of an entry written by `by` for `owner` at `now`. */
   record(owner: string, word: string, reading: string, now: number, by: B): E;

@@ -3,7 +3,7 @@ import { Repo } from './table.ts';
 import { json, rowMapping, type RowOf } from './rows.ts';
 
 /** An accepted utterance as stored (migrations/003, 005, 010); the scheduler's `Utterance` fits it. */
-export interface PendingUtterance {
+interface PendingUtterance {
   id: string;
   guildId: string;
   userId: string;

@@ -8,7 +8,7 @@ import type { DictionaryCache } from './dictionary-cache.ts';
 // readings, applied to their messages and name in every server after the server's entries
 // (DictionaryRepo.list). Limits as a server's: DICTIONARY_MAX_ENTRIES, counted in the write's transaction.
 
-export interface PersonalEntry {
+interface PersonalEntry {
   userId: string;
   word: string;
   reading: string;

@@ -17,7 +17,7 @@ import type { PgPool } from './postgres.ts';
 // outbox entry in the same transaction and copied to the pool right away, or later when it is
 // down (every `renewEveryMs`, and after a restart), so no change is ever lost.
 
-export interface PooledLedgerOptions {
+interface PooledLedgerOptions {
   db: Db;
   pg: PgPool;
   /** A hold not renewed for this long is a dead host's: freed, or uncertain if its request left. */

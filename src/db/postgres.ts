@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS yomiage_rate_demand (
 );
 `;
 
-export interface PostgresOptions {
+interface PostgresOptions {
   /** Connections per process (a host's processes each have their own). */
   max?: number;
   /** A connection attempt or a query that takes longer fails (the callers fail closed). */

@@ -142,7 +142,7 @@ const statements = (db: Db) => ({
 });
 
 /** A ledger row as the account pool copies it. */
-export interface PooledRow {
+interface PooledRow {
   periodStart: number;
   endpoint: Endpoint;
   state: ChargeState;

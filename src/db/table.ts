@@ -28,7 +28,7 @@ export abstract class Repo<S> {
 }
 
 /** The statements of a table of one row per guild: its row by guild id, and an upsert of a whole row. */
-export interface GuildRowStatements<R> {
+interface GuildRowStatements<R> {
   select: Statement<[string], R>;
   upsert: Statement<[R]>;
 }

@@ -4,7 +4,7 @@ import { json, rowMapping, type Codec, type RowOf } from './rows.ts';
 import type { Clock } from '../util/clock.ts';
 
 /** A voice channel one of the bot's accounts was reading in (migrations/013 and 019). */
-export interface SavedVoiceSession {
+interface SavedVoiceSession {
   guildId: string;
   voiceChannelId: string;
   /** The account's bot user id; '' for rows written before there were several accounts (the main account). */

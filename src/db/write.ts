@@ -14,7 +14,7 @@ import { sleep } from '../util/clock.ts';
  * Reads need no retry: in WAL mode a reader never waits for a writer.
  */
 
-export interface WritePolicy {
+interface WritePolicy {
   /** Give up (DbBusyError) when the lock is still taken after this long. */
   deadlineMs: number;
   /** First backoff; doubled after each busy answer up to `maxDelayMs`, with jitter. */
