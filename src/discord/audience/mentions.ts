@@ -3,7 +3,7 @@ import type { PlainMessage } from '../../speech/text/text.ts';
 import { audienceCanView, type Audience } from './visibility.ts';
 
 /** A text to be read (a message, or a command's text option) and what is known around it. */
-export interface TextSource {
+interface TextSource {
   content: string;
   author: { id: string; name: string };
   guild: Guild | null;

@@ -20,7 +20,7 @@ import type { InteractionReplies } from './replies.ts';
 type Item = Pick<Utterance, 'id' | 'userId' | 'channelId' | 'guildId' | 'voice'>;
 
 /** Whether each delivered utterance reached whoever asked (a job behind it ends delivered or not). */
-export interface DeliveredJobs {
+interface DeliveredJobs {
   settle(outcomes: ReadonlyArray<{ id: string; delivered: boolean }>): Promise<void>;
   discard(ids: readonly string[]): Promise<void>;
 }

@@ -8,7 +8,7 @@ const NOTICE_INTERVAL_MS = 60 * 60_000;
 const REACTIONS: Record<string, string> = { member_queue_full: '⏳', not_saved: '⚠️' };
 
 /** Where a notice about one message goes. */
-export interface NoticeTarget {
+interface NoticeTarget {
   guildId: string;
   userId: string;
   channelId: string;

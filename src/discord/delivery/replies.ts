@@ -10,13 +10,13 @@ const TOKEN_MAX_AGE_MS = 14 * 60_000;
 type InteractionTarget = Extract<DeliveryTarget, { kind: 'interaction' }>;
 
 /** The final answer of a reply: text, and the audio when it is attached. */
-export interface FinalAnswer {
+interface FinalAnswer {
   content: string;
   files?: { attachment: string | Buffer; name: string }[];
 }
 
 /** Who a reply is for, to name them when the answer has to go to the channel. */
-export type ReplyOwner = Pick<Utterance, 'id' | 'userId' | 'channelId'>;
+type ReplyOwner = Pick<Utterance, 'id' | 'userId' | 'channelId'>;
 
 /**
  * The replies of queued /say and /narrate: opened when the utterance is queued, edited with its

@@ -19,11 +19,11 @@ import type { ContentVerdict, MessageContentWatch } from './message-content.ts';
 const TEXT_PERMISSIONS = ['ViewChannel', 'SendMessages', 'AttachFiles', 'ReadMessageHistory'] as const;
 /** ...and in a voice channel (a stage's "speak" is Request to Speak or Mute Members, as /join decides). */
 const VOICE_PERMISSIONS = ['ViewChannel', 'Connect', 'Speak'] as const;
-export type TextPermission = (typeof TEXT_PERMISSIONS)[number];
-export type VoicePermission = (typeof VOICE_PERMISSIONS)[number];
+type TextPermission = (typeof TEXT_PERMISSIONS)[number];
+type VoicePermission = (typeof VOICE_PERMISSIONS)[number];
 
 /** How a text channel is read now. */
-export type ChannelReading =
+type ChannelReading =
   /** In the voice session of `voiceChannelId` (bound with /join, its voice channel's own chat, or an auto-read channel). */
   | { read: 'voice'; voiceChannelId: string }
   /** Its messages' audio is posted as MP3 files (no voice session reads it). */
@@ -69,7 +69,7 @@ export interface DiagnosisReport {
 }
 
 /** What /diagnose is asked about: where, by whom, and the bot's permissions there as Discord sent them. */
-export interface DiagnoseAsked {
+interface DiagnoseAsked {
   guild: Guild;
   channelId: string;
   /** A thread's parent (a thread is read for its parent with /reading threads). */
@@ -80,7 +80,7 @@ export interface DiagnoseAsked {
   appPermissions: Readonly<PermissionsBitField> | null;
 }
 
-export interface DiagnosisDeps {
+interface DiagnosisDeps {
   voice: VoiceManager;
   scheduler: Pick<SpeechScheduler, 'stats'>;
   budget: { usage(scope: { guildId: string; userId?: string }): Promise<Usage> };

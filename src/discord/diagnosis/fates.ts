@@ -12,7 +12,7 @@ import type { NotRead } from '../../domain/reading-rules.ts';
 // and a few hundred messages per server are kept, which covers "my message a moment ago".
 
 /** Why a message in a read channel was not queued (the reading rules, who could hear, what it said). */
-export type NotQueued =
+type NotQueued =
   | Exclude<NotRead, 'self'>
   /** Everyone in the call was deafened. */
   | 'deafened'
@@ -36,7 +36,7 @@ export type NotQueued =
   | 'closed';
 
 /** Why queued speech was taken back (chat-changes.ts) or cleared (/clear, /leave, a disconnect). */
-export type TakenBack = 'deleted' | 'bulk_deleted' | 'channel_deleted' | 'banned' | 'edited' | 'edited_unread';
+type TakenBack = 'deleted' | 'bulk_deleted' | 'channel_deleted' | 'banned' | 'edited' | 'edited_unread';
 
 /** Every fate a message can have; the last one recorded is its fate now. */
 export type Fate =
@@ -59,7 +59,7 @@ export type Fate =
   | 'failed';
 
 /** A message another one was read with (in the same request). */
-export interface MessageRef {
+interface MessageRef {
   channelId: string;
   messageId: string;
 }

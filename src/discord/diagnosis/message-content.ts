@@ -12,7 +12,7 @@ import { MessageType, type Message } from 'discord.js';
 // its result as an embed, so one without is blanked.
 
 /** What one message says about message content: it arrives, it was blanked, or nothing. */
-export type ContentEvidence = 'text' | 'blanked' | 'none';
+type ContentEvidence = 'text' | 'blanked' | 'none';
 
 /** The parts of a message the rule looks at (plain data: tested without Discord). */
 export interface MessageShape {

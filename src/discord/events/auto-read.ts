@@ -36,7 +36,7 @@ interface BodyOptions {
 }
 
 /** What AutoReader works with. */
-export interface AutoReadDeps {
+interface AutoReadDeps {
   voice: VoiceManager;
   repos: Repositories;
   names: NameReader;
@@ -310,7 +310,7 @@ export class AutoReader {
 }
 
 /** The channel a message is read for (a thread's parent when the thread is read for it), and the session it is read in. */
-export interface Scope {
+interface Scope {
   scope: string;
   session: SessionInfo | undefined;
 }

@@ -5,7 +5,7 @@ import type { AutoReader } from './auto-read.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 
 /** What ChatChanges works with. */
-export interface ChatChangesDeps {
+interface ChatChangesDeps {
   scheduler: SpeechScheduler;
   autoRead: AutoReader;
   logger: Logger;

@@ -18,7 +18,7 @@ export interface FloodSummary {
   name: string;
 }
 
-export const FLOOD_DEFAULTS = {
+const FLOOD_DEFAULTS = {
   /** The summary is spoken once the member wrote nothing past the limit for this long… */
   quietMs: 2_000,
   /** …or at the latest this long after the first message it counts (a flood that does not stop is summarised every window). */

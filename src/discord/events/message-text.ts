@@ -7,7 +7,7 @@ import { toPlainMessage } from '../audience/mentions.ts';
 import type { Audience } from '../audience/visibility.ts';
 
 /** How a message's text is read in its guild. */
-export interface MessageTextOptions {
+interface MessageTextOptions {
   lang: ReadLang;
   maxLength: number;
   dictionary: Dictionary;
@@ -107,7 +107,7 @@ export function writtenText(message: Pick<Message, 'content' | 'attachments' | '
  * null for any other message, or one whose embed did not arrive (no message content).
  * Its winner fields are absent on a tie and when nobody voted.
  */
-export function pollResultOf(message: Pick<Message, 'type' | 'embeds'>): PollResult | null {
+function pollResultOf(message: Pick<Message, 'type' | 'embeds'>): PollResult | null {
   if (message.type !== MessageType.PollResult) return null;
   const embed = message.embeds.find((e) => e.data.type === 'poll_result');
   const fields = new Map((embed?.fields ?? []).map((f) => [f.name, f.value]));

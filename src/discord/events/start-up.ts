@@ -35,7 +35,7 @@ export interface ResumeDeps {
   onNotRestored?: (items: readonly Utterance[], why: 'deleted' | 'restart') => void;
 }
 
-export interface ResumeSummary {
+interface ResumeSummary {
   /** Utterances queued again. */
   restored: number;
   /** Voice channels joined again. */

@@ -13,7 +13,7 @@ import type { VoiceControl } from '../voice-control/voice-control.ts';
 import type { VoiceChannelStatus } from '../voice-control/voice-status.ts';
 
 /** What VoiceStateEvents works with. */
-export interface VoiceEventsDeps {
+interface VoiceEventsDeps {
   client: Client;
   /** The bot's accounts: auto-join picks a free one (account-choice.ts). */
   accounts: BotAccounts;

@@ -8,7 +8,7 @@ import { UserError } from '../../i18n/errors.ts';
 // restart forgets it, and a later click is told it expired (nothing is done twice, nothing by guess).
 
 /** One question waiting for its member's click. */
-export interface ButtonQuestion<C extends string> {
+interface ButtonQuestion<C extends string> {
   /** Only this member may answer (others are told so; the question stays open). */
   userId: string;
   choices: readonly C[];

@@ -7,7 +7,7 @@ import { BotError } from '../errors.ts';
 // option's declared type. Subcommands run through a handler map, one handler per declared name.
 
 /** An option as a command's data declares it: enough to type and read its value. */
-export interface DeclaredOption {
+interface DeclaredOption {
   readonly type: ApplicationCommandOptionType;
   readonly name: string;
   readonly required?: boolean;

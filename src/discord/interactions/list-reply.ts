@@ -9,7 +9,7 @@ import { t, type Lang } from '../../i18n/texts.ts';
 /** Discord's limit on a message's content. */
 const REPLY_MAX_CHARS = 2_000;
 
-export interface ListReplyOptions {
+interface ListReplyOptions {
   /** The reply's text around the list (usually `t(lang, key, { ..., list })`). */
   text: (list: string) => string;
   /** One item per entry, as shown in the message. */

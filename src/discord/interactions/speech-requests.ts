@@ -16,7 +16,7 @@ import type { DeliveryTarget, UtteranceMeta } from '../delivery/meta.ts';
 import type { InteractionReplies } from '../delivery/replies.ts';
 
 /** What SpeechRequests works with. */
-export interface RequestsDeps {
+interface RequestsDeps {
   client: Client;
   scheduler: SpeechScheduler;
   budget: CharacterBudget;

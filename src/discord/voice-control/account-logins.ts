@@ -21,7 +21,7 @@ const EXTRA_LOGIN_DEFAULTS = {
   maxRetryMs: 3_600_000,
 } as const;
 
-export interface ExtraLoginsOptions {
+interface ExtraLoginsOptions {
   accounts: BotAccounts;
   /** The extra accounts' tokens, in the operator's order (the accounts' extras, one each). */
   tokens: readonly string[];

@@ -3,7 +3,7 @@ import { chooseAccount, type AccountChoice, type AccountFacts } from './account-
 import { inviteUrl } from '../invite.ts';
 
 /** Where an extra account stands: logging in for the first time, serving, or unable to log in (retried: account-logins.ts). */
-export type ExtraState = 'starting' | 'serving' | 'down';
+type ExtraState = 'starting' | 'serving' | 'down';
 
 /**
  * The bot's accounts in this process: the main one (slash commands, chat, everything members see

@@ -48,7 +48,7 @@ export interface JoinTarget {
 }
 
 /** Why a control was refused: the i18n key of the refusal. */
-export type ControlReason =
+type ControlReason =
   | 'playback.not_in_channel'
   | 'playback.not_in_target'
   | 'playback.member_cannot_connect'
@@ -59,7 +59,7 @@ export type ControlReason =
   | 'playback.listeners';
 
 /** Allowed, or refused with the reason and the channel the refusal names (the target, or the bot's channel). */
-export type ControlVerdict = { allowed: true } | { allowed: false; reason: ControlReason; channelId: string | null };
+type ControlVerdict = { allowed: true } | { allowed: false; reason: ControlReason; channelId: string | null };
 
 const ALLOWED: ControlVerdict = { allowed: true };
 
@@ -93,7 +93,7 @@ export function decideControl(facts: ControlFacts, join?: JoinTarget): ControlVe
 }
 
 /** A /join's target: the channel, and the member and the bot as discord.js resolves their permissions there. */
-export interface JoinAsked {
+interface JoinAsked {
   channel: VoiceBasedChannel;
   member: GuildMember;
   me: GuildMember;

@@ -41,7 +41,7 @@ export function rejoinRefusal(
 }
 
 /** What VoiceControl works with. */
-export interface VoiceControlDeps {
+interface VoiceControlDeps {
   client: Client;
   /** The bot's accounts (the main one and the extras): /join picks the one that joins. */
   accounts: BotAccounts;
