@@ -10,7 +10,7 @@ export interface GuildControls {
   updatedAt: number | null;
 }
 
-export type GuildControlsPatch = Partial<Pick<GuildControls, 'dictionaryRoleId' | 'narrateConfirmChars'>>;
+type GuildControlsPatch = Partial<Pick<GuildControls, 'dictionaryRoleId' | 'narrateConfirmChars'>>;
 
 /** Must match the column defaults of 009. */
 export const GUILD_CONTROLS_DEFAULTS = { dictionaryRoleId: null, narrateConfirmChars: 200 } as const satisfies Required<GuildControlsPatch>;

@@ -6,7 +6,7 @@
 export const TEXT_CHANNELS_PER_CALL = { min: 1, max: 10, default: 3 } as const;
 
 /** What the call reads now and where /join was typed. */
-export interface ReadChannelsFacts {
+interface ReadChannelsFacts {
   /** The voice channel of the call. */
   voiceChannelId: string;
   /** The text channels bound to the call, in the order they were added. */

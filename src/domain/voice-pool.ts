@@ -16,7 +16,7 @@ export const POOL_CALL_MAX = 99;
  * How much `memberId` leans to `voice`: FNV-1a over both, then MurmurHash3's finaliser so that
  * snowflakes differing only in their last digits still spread over the whole range.
  */
-export function poolWeight(memberId: string, voice: string): number {
+function poolWeight(memberId: string, voice: string): number {
   let h = 0x811c9dc5;
   const key = `${memberId}\u0000${voice}`;
   for (let i = 0; i < key.length; i++) {
