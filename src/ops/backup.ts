@@ -9,7 +9,7 @@ import { BackupError } from './errors.ts';
 // the bot goes on writing (in WAL mode a reader never blocks a writer). A `cp` of bot.sqlite3 misses
 // the commits still in bot.sqlite3-wal, or catches a checkpoint half-way.
 
-export interface Backup {
+interface Backup {
   /** The copy's path. */
   file: string;
   bytes: number;

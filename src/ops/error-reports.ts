@@ -18,7 +18,7 @@ interface LogRecord {
   shardProcess?: number;
 }
 
-export interface ErrorReporterOptions {
+interface ErrorReporterOptions {
   url: string;
   /** At most one report per distinct error in this time. Default one hour. */
   intervalMs?: number;

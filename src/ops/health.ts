@@ -20,7 +20,7 @@ export interface BotHealthDeps {
   db: Db;
 }
 
-export interface ReadinessOptions {
+interface ReadinessOptions {
   /** Shortest time between two database probes; answers in between reuse the last result. */
   probeEveryMs?: number;
   /** Monotonic milliseconds (tests step it). */

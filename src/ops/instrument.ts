@@ -19,7 +19,7 @@ export interface Delivered {
 }
 
 /** What the metered sink listens to and reads. */
-export interface SinkMeterDeps {
+interface SinkMeterDeps {
   metrics: BotMetrics;
   /** The voice layer's 'clipStarted' (first packet of a clip sent, in which session's call). */
   voice: { on(event: 'clipStarted', listener: (started: SessionClipStarted) => void): unknown };

@@ -7,7 +7,7 @@ import type { Check, OpsEndpoints, Readiness } from './ops-server.ts';
 // the same shared window), as each metric's `aggregator` says (src/ops/metrics.ts).
 
 /** The part of ShardProcessManager the endpoints use. */
-export interface CollectingManager {
+interface CollectingManager {
   collect<T>(topic: string, timeoutMs?: number): Promise<Array<{ process: number; shards: number[]; value: T }>>;
   pids(): Array<number | undefined>;
 }

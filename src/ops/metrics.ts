@@ -12,7 +12,7 @@ export type MessageOutcome = 'spoken' | 'dropped_stale' | 'refused' | 'failed' |
 const MESSAGE_OUTCOMES = ['spoken', 'dropped_stale', 'refused', 'failed', 'skipped'] as const satisfies readonly MessageOutcome[];
 
 /** Gauges read when scraped (the rate window from the shared store, live sessions, the queues). */
-export interface MetricSources {
+interface MetricSources {
   /** Grants inside the current window of `endpoint`, as the shared store counts them. */
   rateWindowUsed?: (endpoint: 'standard' | 'advanced') => number | Promise<number>;
   voiceSessions?: () => number;

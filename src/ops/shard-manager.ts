@@ -19,7 +19,7 @@ import type { CollectAnswer, CollectRequest } from './shard-ipc.ts';
 // manager serving METRICS_PORT aggregates `collect('metrics')` (prom-client's
 // AggregatorRegistry.aggregate takes exactly such a list of per-process metric JSON).
 
-export interface ShardManagerOptions {
+interface ShardManagerOptions {
   token: string;
   /** Total shards of the bot across every host (the resolved SHARD_COUNT). */
   shardCount: number;
