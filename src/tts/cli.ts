@@ -54,7 +54,7 @@ const ConfigSchema = z.object({
 });
 
 /** What the command line touches outside itself. */
-export interface CliIo {
+interface CliIo {
   /** Writes one line to standard output. */
   out(line: string): void;
   /** Writes one line to standard error. */

@@ -37,7 +37,7 @@ import {
   type StandardRequest,
 } from './validation.ts';
 
-export interface TtsClientOptions {
+interface TtsClientOptions {
   baseUrl: string;
   /** The 64-character account access token; only ever sent in the `token` header. */
   token: string;

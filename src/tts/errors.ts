@@ -105,7 +105,7 @@ export function isKnownCode(code: string): code is TtsErrorCode {
 }
 
 /** Constructor options of every TTS error (docs/architecture.md, "Errors"): its debug context, a message, a cause. */
-export interface TtsErrorOptions extends TtsErrorContext {
+interface TtsErrorOptions extends TtsErrorContext {
   /** Replaces the code's default message; service text in it must be scrubbed of secrets first. */
   message?: string;
   /**

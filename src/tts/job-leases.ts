@@ -9,7 +9,7 @@ import type { JobsRepo } from '../db/advanced-jobs.ts';
 import type { Clock } from '../util/clock.ts';
 import type { LogSink } from '../util/log.ts';
 
-export interface JobLeasesOptions {
+interface JobLeasesOptions {
   jobs: JobsRepo;
   clock: Clock;
   logger: Pick<LogSink, 'warn'>;
@@ -20,7 +20,7 @@ export interface JobLeasesOptions {
 }
 
 /** What following one job gives: a signal that fires if the lease is lost, and the end of following. */
-export interface Following {
+interface Following {
   signal: AbortSignal;
   done: () => void;
 }

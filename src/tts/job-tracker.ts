@@ -30,7 +30,7 @@ export interface JobRequester {
   billing?: BillingHooks | undefined;
 }
 
-export interface TrackerDeps {
+interface TrackerDeps {
   jobs: JobsRepo;
   leases: JobLeases;
   logger: Pick<LogSink, 'info' | 'warn'>;

@@ -23,7 +23,7 @@ import type { JobPoll, NarrateOptions, NarrateResult, ResumableJob } from './typ
 import type { AdvancedRequest } from './validation.ts';
 
 /** The parts of TtsClient this module uses (the real client fits). */
-export interface JobsClient {
+interface JobsClient {
   narrate(req: AdvancedRequest, opts?: NarrateOptions): Promise<NarrateResult>;
   resumeJob(job: ResumableJob, opts?: NarrateOptions): Promise<NarrateResult>;
   pollJob(jobId: string, jobToken: string, opts?: { signal?: AbortSignal }): Promise<JobPoll>;
@@ -31,7 +31,7 @@ export interface JobsClient {
 }
 
 /** The part of a logger used here. */
-export type JobsLogger = Pick<LogSink, 'info' | 'warn'>;
+type JobsLogger = Pick<LogSink, 'info' | 'warn'>;
 
 /** Keeps the character ledger in step with jobs this process did not create (resumes, discards). */
 export interface JobCharging {
@@ -43,7 +43,7 @@ export interface JobCharging {
   refund(jobId: string): Promise<void>;
 }
 
-export interface AdvancedJobsOptions {
+interface AdvancedJobsOptions {
   client: JobsClient;
   repos: { jobs: JobsRepo };
   clock?: Clock;
@@ -78,7 +78,7 @@ const ADVANCED_JOBS_DEFAULTS = {
 } as const satisfies Omit<Required<AdvancedJobsOptions>, 'client' | 'repos' | 'owner' | 'charging'>;
 
 /** Who asked, where the result goes, and how to follow the narration (job-tracker.ts). */
-export interface JobContext extends JobRequester {
+interface JobContext extends JobRequester {
   /** When given, `run` delivers the result itself and marks the job delivered. */
   deliver?: DeliverFn;
 }
@@ -90,11 +90,11 @@ export interface JobResult {
   seed?: number;
 }
 
-export type DeliverFn = (job: StoredJob, result: JobResult) => Promise<void>;
+type DeliverFn = (job: StoredJob, result: JobResult) => Promise<void>;
 /** Told about a job that ended without audio, so its author can be told why (nothing silently lost). */
-export type FailFn = (job: StoredJob, error: { code: string; message: string }) => Promise<void>;
+type FailFn = (job: StoredJob, error: { code: string; message: string }) => Promise<void>;
 
-export interface JobResumeSummary {
+interface JobResumeSummary {
   delivered: string[];
   failed: { jobId: string; code: string }[];
 }

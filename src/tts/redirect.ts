@@ -22,7 +22,7 @@ export function showUrl(url: URL): string {
 }
 
 /** Verdict on one redirect answer: follow `to`, or refuse with a message. */
-export type RedirectVerdict = { follow: URL } | { refuse: string };
+type RedirectVerdict = { follow: URL } | { refuse: string };
 
 /**
  * What to do with a redirect answer (`status`, `location`) to a request for `from`; `base` is the
@@ -71,7 +71,7 @@ function suggestBase(from: URL, to: URL, base: URL): string | undefined {
   return suggested === showBase(base) ? undefined : `Set TTS_BASE_URL to ${suggested}`;
 }
 
-export interface ApiSendOptions extends SendOptions {
+interface ApiSendOptions extends SendOptions {
   /** The configured TTS_BASE_URL, named in messages. */
   baseUrl: string;
   /** Removes secrets from text that came from the service (the Location). */

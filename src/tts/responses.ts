@@ -57,7 +57,7 @@ function retryAfterHeader(value: string | undefined, now: number): number | unde
   return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
 }
 
-export interface AnswerReading {
+interface AnswerReading {
   /** Removes secrets from service text. */
   scrub: (s: string) => string;
   /** Clock time, for a Retry-After given as a date. */

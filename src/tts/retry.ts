@@ -65,7 +65,7 @@ export interface RetryVerdict {
   rateLimitedMs?: number;
 }
 
-export type RetryRule = (failure: Failure, spent: Readonly<RetriesSpent>) => RetryVerdict;
+type RetryRule = (failure: Failure, spent: Readonly<RetriesSpent>) => RetryVerdict;
 
 /** A failure before any byte of the request could reach the service (no connection was made). */
 function neverReached(error: TtsError): boolean {

@@ -30,7 +30,7 @@ function defaultDispatcher(): Dispatcher {
   return shared;
 }
 
-export interface TransportRequest {
+interface TransportRequest {
   method: 'GET' | 'POST';
   headers?: Record<string, string> | undefined;
   body?: string | undefined;
@@ -45,7 +45,7 @@ export interface TransportRequest {
 }
 
 /** The response body: an async iterable of Buffers with undici-like helpers. */
-export interface ResponseBody extends AsyncIterable<Buffer> {
+interface ResponseBody extends AsyncIterable<Buffer> {
   text(): Promise<string>;
   /** Reads and discards the rest, so the connection can be reused. */
   dump(): Promise<void>;
@@ -53,7 +53,7 @@ export interface ResponseBody extends AsyncIterable<Buffer> {
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
-export interface TransportResponse {
+interface TransportResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
   body: ResponseBody;

@@ -18,7 +18,7 @@ export interface CallOptions {
   grant?: RateGrant | undefined;
 }
 
-export interface Substitution {
+interface Substitution {
   requested: number;
   used: number;
 }

@@ -45,7 +45,7 @@ export const ADVANCED_VOICES = [...ADVANCED_FEMALE_VOICES, ...ADVANCED_MALE_VOIC
 export type AdvancedVoice = (typeof ADVANCED_VOICES)[number];
 
 const ADVANCED_MODELS = ['flash', 'pro'] as const;
-export type AdvancedModel = (typeof ADVANCED_MODELS)[number];
+type AdvancedModel = (typeof ADVANCED_MODELS)[number];
 
 /** Allowed `temperature` values (spec: Advanced job creation request). */
 const ADVANCED_TEMPERATURES = [0, 0.5, 0.7, 1.0] as const;
@@ -92,7 +92,7 @@ export interface ValidationIssue {
   max?: number;
 }
 
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
 // Emoji-only text is refused by the service (spec: validation_error). Emoji here: pictographs,
 // regional indicators, and the joiners/modifiers that build sequences; keycaps (1️⃣) are removed

@@ -44,7 +44,7 @@ export const KNOWN_STANDARD_VOICES = [
   'es-ES-Standard-A',
 ] as const;
 
-export type VoiceGender = 'female' | 'male' | 'unknown';
+type VoiceGender = 'female' | 'male' | 'unknown';
 
 /** What is known about a voice: its language (a BCP 47 tag, null when unknown) and gender. */
 export interface VoiceFacts {

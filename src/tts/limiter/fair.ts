@@ -18,7 +18,7 @@ export interface WindowLook {
   nextFreeAt: number;
 }
 
-export interface FairRateLimiterOptions {
+interface FairRateLimiterOptions {
   /** Where grants are counted: MemoryWindowStore (one process) or SqliteWindowStore (the host). */
   store: WindowStore;
   clock?: Clock;

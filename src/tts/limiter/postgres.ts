@@ -4,7 +4,7 @@ import type { RateKind } from './limiter.ts';
 import type { Demand, DemandReport, GrantDecision, WindowSnapshot } from './types.ts';
 import { asTakeResult, plain, type TakeDecision, type TakeResult, type WindowStore } from './window.ts';
 
-export interface PostgresWindowStoreOptions {
+interface PostgresWindowStoreOptions {
   pg: PgPool;
   /** While PostgreSQL does not answer, waiters wait this long before they fail (fail closed). */
   outageGraceMs?: number;

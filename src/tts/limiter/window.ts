@@ -103,7 +103,7 @@ export class MemoryWindowStore implements WindowStore {
 /** How soon to look again when another process holds the database's write lock. */
 const BUSY_RETRY_MS = 3;
 
-export interface SqliteWindowStoreOptions {
+interface SqliteWindowStoreOptions {
   /** A database migrated to at least 009 (tables rate_grants, rate_blocks, rate_demand). */
   db: Db;
 }
