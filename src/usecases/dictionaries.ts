@@ -131,7 +131,7 @@ export function mayEditDictionary(
 }
 
 /** What an import would do: the summary /dictionary import shows before Merge or Replace (nothing changed yet). */
-export interface ImportSummary {
+interface ImportSummary {
   count: number;
   added: number;
   changed: number;

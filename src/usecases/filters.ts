@@ -22,7 +22,7 @@ import type { UseCaseDeps } from './deps.ts';
 const ACTIONS: readonly FilterAction[] = ['skip', 'replace'];
 
 /** What an admin asks to filter: the word or r/…/, skip or replace (the default), and what a match is read as. */
-export interface FilterChange {
+interface FilterChange {
   word: unknown;
   action?: unknown;
   /** For 'replace': empty or left out reads the server's default ("ピー" / "beep"). */

@@ -9,7 +9,7 @@ import type { UseCaseDeps } from './deps.ts';
 // numbers (nothing is stored), and a stored limit the ceiling cuts is shown with what was stored.
 
 /** Which limit an admin is setting: the server's, each member's, or a role's allowance. */
-export type CeilingScope = 'server' | 'member' | 'role';
+type CeilingScope = 'server' | 'member' | 'role';
 
 const REFUSAL = { server: 'config.ceiling_server', member: 'config.ceiling_member', role: 'config.ceiling_role' } as const;
 

@@ -17,7 +17,7 @@ export const READ_NAME_MAX = 32;
 const NOT_A_NAME = /<[@#]|@(?:everyone|here)|https?:\/\/|discord\.gg\//i;
 
 /** What is wrong with a name a member typed, as an i18n key; undefined when it can be saved. */
-export function nameProblem(
+function nameProblem(
   name: string,
   lang: Lang,
 ): 'uservoice.name_too_long' | 'uservoice.name_invalid' | 'uservoice.name_unspeakable' | undefined {
@@ -28,7 +28,7 @@ export function nameProblem(
 }
 
 /** What a member may change of their own voice (each field optional; absent keeps its value, null goes back to the server's). */
-export interface MemberVoiceChange {
+interface MemberVoiceChange {
   voice?: string | null | undefined;
   speed?: number | null | undefined;
   pitch?: number | null | undefined;

@@ -6,7 +6,7 @@ import type { AdvancedJobs } from '../tts/jobs.ts';
 import type { Logger } from '../util/log.ts';
 
 /** Whether an utterance's audio reached someone (played, or posted). */
-export interface DeliveryOutcome {
+interface DeliveryOutcome {
   id: string;
   delivered: boolean;
 }

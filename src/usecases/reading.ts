@@ -89,7 +89,7 @@ export interface ListChecks {
 }
 
 /** A bot or webhook id from what an admin typed: a snowflake or a user mention. */
-export function parseBotId(raw: unknown): string {
+function parseBotId(raw: unknown): string {
   const m = typeof raw === 'string' ? /^\s*(?:<@!?(\d{17,20})>|(\d{17,20}))\s*$/.exec(raw) : null;
   const id = m?.[1] ?? m?.[2];
   if (!id) throw new UserError('reading.bad_id');

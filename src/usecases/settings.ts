@@ -82,7 +82,7 @@ const FIELDS = [
 ] as const satisfies readonly (keyof SettingsChange)[];
 
 /** Where the change is checked: the server's voice channels (auto-join), who asks (a voice check is charged to them). */
-export interface SettingsChangeFacts {
+interface SettingsChangeFacts {
   /** Whether `channelId` is a voice or stage channel of this server the bot can see. */
   isVoiceChannel(channelId: string): boolean;
 }

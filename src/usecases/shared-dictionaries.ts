@@ -18,7 +18,7 @@ export interface MemberFacts {
 }
 
 /** A followed or followable dictionary as it is shown: a server named only to its members. */
-export interface SharedSource extends FollowedSource {
+interface SharedSource extends FollowedSource {
   /** The server's name (only when the admin is in it), or the list's name. */
   name: string | null;
 }
@@ -29,7 +29,7 @@ const SNOWFLAKE = /^\d{17,20}$/;
  * What an admin typed or picked: "curated:<name>" or a curated list's name, "guild:<id>" or a
  * server's id. Anything else is refused with what to write.
  */
-export function parseSource(ctx: Pick<UseCaseDeps, 'repos'>, typed: unknown): FollowedSource {
+function parseSource(ctx: Pick<UseCaseDeps, 'repos'>, typed: unknown): FollowedSource {
   const text = typeof typed === 'string' ? typed.trim() : '';
   const [kind, rest] = text.includes(':') ? [text.slice(0, text.indexOf(':')), text.slice(text.indexOf(':') + 1)] : ['', text];
   if ((kind === 'guild' || kind === '') && SNOWFLAKE.test(rest)) return { kind: 'guild', source: rest };
@@ -97,7 +97,7 @@ export async function unfollowDictionary(
 }
 
 /** What the dashboard and /dictionary follows show: sharing on or off, what is followed (and whether it is read now), what could be. */
-export interface SharingView {
+interface SharingView {
   followable: boolean;
   max: number;
   follows: (SharedSource & { active: boolean })[];
