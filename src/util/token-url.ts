@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** 127.0.0.0/8, ::1 or localhost, as `new URL().hostname` spells them. */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
