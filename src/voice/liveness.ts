@@ -1,5 +1,5 @@
 /** How a voice worker's liveness is judged (src/voice/worker-pool.ts). */
-export interface LivenessPolicy {
+interface LivenessPolicy {
   /** How often it is asked whether it is there. */
   pingEveryMs: number;
   /** No answer for this long, once it answered before: hung. */

@@ -18,7 +18,7 @@ import type { VoiceWorkerFault, WorkerClockTrace } from './worker-protocol.ts';
 import { VoiceWorkerPool, type WorkerPoolPolicy } from './worker-pool.ts';
 import { workerVoicePrivacyCode } from './remote-session.ts';
 
-export interface JoinRequest {
+interface JoinRequest {
   guildId: string;
   channelId: string;
   /**
@@ -51,7 +51,7 @@ export interface SessionInfo {
 }
 
 /** A session as remembered across a restart (src/db/voice-sessions.ts). */
-export interface RememberedSession {
+interface RememberedSession {
   guildId: string;
   voiceChannelId: string;
   textChannelIds: readonly string[];
@@ -59,7 +59,7 @@ export interface RememberedSession {
 }
 
 /** Where sessions are remembered across a restart (src/db/voice-sessions.ts). */
-export interface VoiceSessionMemory {
+interface VoiceSessionMemory {
   save(session: RememberedSession): Promise<void>;
   forget(guildId: string, voiceChannelId: string): Promise<void>;
 }
@@ -77,7 +77,7 @@ export interface SessionRecovery extends VoiceRecovery {
 }
 
 /** One session's health, for /metrics, the dashboard and /diagnose. */
-export interface SessionHealth {
+interface SessionHealth {
   guildId: string;
   channelId: string;
   accountId: string;
