@@ -25,7 +25,7 @@ import {
 const LOOKUPS = 10;
 
 /** The member who used the command, in the bot's other servers (on this process's shards). */
-export function memberFacts(interaction: BaseInteraction): MemberFacts {
+function memberFacts(interaction: BaseInteraction): MemberFacts {
   let lookups = 0;
   return {
     async nameIfMember(guildId) {

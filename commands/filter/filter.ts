@@ -79,7 +79,7 @@ const data = {
 } as const satisfies RESTPostAPIChatInputApplicationCommandsJSONBody;
 
 /** The flood limit as the list says it. */
-export function floodText(lang: Lang, floodMax: number | null): string {
+function floodText(lang: Lang, floodMax: number | null): string {
   return floodMax === null ? t(lang, 'filter.flood_off') : t(lang, 'filter.flood_value', { max: floodMax });
 }
 

@@ -9,7 +9,7 @@ import { describeFailure } from '../../src/discord/delivery/outcomes.ts';
 // Confirm checks the budgets again (others may have spent meanwhile); Cancel or no click in time
 // leaves everything as it was, and the question says so.
 
-export interface CostQuestion {
+interface CostQuestion {
   guildId: string;
   userId: string;
   chars: number;

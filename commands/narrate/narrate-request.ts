@@ -8,7 +8,7 @@ import type { SpeechRequests } from '../../src/discord/interactions/speech-reque
 import { askNarrateCost } from './narrate-confirm.ts';
 import { effectiveVolume } from '../../src/domain/member-settings.ts';
 
-export interface NarrateArgs {
+interface NarrateArgs {
   guildId: string;
   lang: Lang;
   text: string;

@@ -7,7 +7,7 @@ import { validateStandard } from '../../src/tts/validation.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
 import type { SpeechRequests } from '../../src/discord/interactions/speech-requests.ts';
 
-export interface SayArgs {
+interface SayArgs {
   guildId: string;
   lang: Lang;
   text: string;

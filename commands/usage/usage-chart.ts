@@ -42,7 +42,7 @@ function loadCanvas(): Promise<Canvas | null> {
   return canvasModule;
 }
 
-export interface ChartLabels {
+interface ChartLabels {
   title: string;
   /** The day's label under its bar, e.g. "11/22". */
   day(dayStart: number): string;

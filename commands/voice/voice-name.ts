@@ -35,7 +35,7 @@ export const NAME_SUBCOMMAND = {
 } as const satisfies APIApplicationCommandSubcommandOption;
 
 /** /voice name's arguments, as its data declares them. */
-export type VoiceNameArgs = ArgsOf<typeof NAME_SUBCOMMAND.options>;
+type VoiceNameArgs = ArgsOf<typeof NAME_SUBCOMMAND.options>;
 
 /** Runs /voice name: saves (or clears) the read name and answers with how it will sound. */
 export async function runVoiceName(

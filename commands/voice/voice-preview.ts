@@ -32,7 +32,7 @@ export const PREVIEW_SUBCOMMAND = {
 } as const satisfies APIApplicationCommandSubcommandOption;
 
 /** /voice preview's arguments, as its data declares them. */
-export type VoicePreviewArgs = ArgsOf<typeof PREVIEW_SUBCOMMAND.options>;
+type VoicePreviewArgs = ArgsOf<typeof PREVIEW_SUBCOMMAND.options>;
 
 /** Plays the sample in the member's voice channel when one of the bot's accounts is there; otherwise attaches it, privately. */
 export async function runVoicePreview(
