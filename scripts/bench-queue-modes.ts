@@ -15,7 +15,7 @@ import { emptyOutcome, type Outcome } from './bench-queue-stats.ts';
 import type { TraceMessage } from './bench-queue-traces.ts';
 
 /** Sleeps on `clock` until each message's time and hands it over. */
-export async function replay(
+async function replay(
   trace: readonly TraceMessage[],
   clock: Clock,
   onMessage: (m: TraceMessage, arrivedAt: number) => void,
@@ -31,7 +31,7 @@ export async function replay(
 /** Resolves once `cond` holds (the caller's way of letting time pass: real polling, or a virtual clock's run). */
 export type Until = (cond: () => boolean, what: string) => Promise<void>;
 
-export interface SchedulerRun {
+interface SchedulerRun {
   clock: Clock;
   limiter: FairRateLimiter;
   synth: Synthesizer;

@@ -202,7 +202,7 @@ export interface FamilyTarget {
 }
 
 /** What a mode paid beyond full price and the accepted price of merging (a pause per merged message): <= 0 passes. */
-export const charsOver = (a: ModeStats) => a.chars_paid - (a.chars_full_price + a.merged);
+const charsOver = (a: ModeStats) => a.chars_paid - (a.chars_full_price + a.merged);
 
 const ZERO_429: FamilyTarget = {
   label: '429s received',

@@ -144,7 +144,7 @@ export class ServiceModel {
 }
 
 /** The synthesizer's behaviour the scheduler depends on, over the model: cache, shared calls, the grant spent, 429s retried. */
-export function modelSynthesizer(service: ServiceModel, limiter: ReturnType<typeof createMemoryLimiter>): Synthesizer {
+function modelSynthesizer(service: ServiceModel, limiter: ReturnType<typeof createMemoryLimiter>): Synthesizer {
   const cache = new Map<string, number>();
   const inFlight = new Map<string, Promise<ReadyAudio>>();
   const keyOf = (req: SynthesisRequest) => JSON.stringify([req.voice, req.speed, req.pitch, req.text]);
@@ -190,7 +190,7 @@ export function modelSynthesizer(service: ServiceModel, limiter: ReturnType<type
 }
 
 /** The service's latency per request: `ms` on average, 20% either way (seeded: the same run every time). */
-export function latencyOf(ms: number, seed: number): () => number {
+function latencyOf(ms: number, seed: number): () => number {
   const rand = mulberry32(seed);
   return () => ms * (0.8 + 0.4 * rand());
 }

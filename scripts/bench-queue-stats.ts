@@ -46,7 +46,7 @@ export function emptyOutcome(): Outcome {
 }
 
 /** What the service saw of one mode. */
-export interface ServiceTally {
+interface ServiceTally {
   requests: number;
   http429: number;
   charged: number;
@@ -59,7 +59,7 @@ export function quantile(xs: readonly number[], q: number): number {
 }
 
 /** Jain's index: 1 = perfectly even, 1/n = one guild gets everything. */
-export function jain(xs: readonly number[]): number {
+function jain(xs: readonly number[]): number {
   const sum = xs.reduce((a, b) => a + b, 0);
   const sq = xs.reduce((a, b) => a + b * b, 0);
   return sq === 0 ? 1 : (sum * sum) / (xs.length * sq);
@@ -107,7 +107,7 @@ export function needlessDrops(trace: readonly TraceMessage[], o: Outcome, horizo
  * Whether a player with `plays` ([start, end], in order, not overlapping) was idle at some moment in
  * [from, to): in a gap of IDLE_MIN_MS or more between deliveries (or before the first, or after the last).
  */
-export function idleWithin(plays: ReadonlyArray<readonly [number, number]>, from: number, to: number): boolean {
+function idleWithin(plays: ReadonlyArray<readonly [number, number]>, from: number, to: number): boolean {
   let gapStart = Number.NEGATIVE_INFINITY;
   for (const [start, end] of [...plays, [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY] as const]) {
     if (start - gapStart >= IDLE_MIN_MS && gapStart < to && start > from) return true;

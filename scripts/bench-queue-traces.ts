@@ -401,7 +401,7 @@ export class Vocabulary {
   }
 }
 
-export function pickZipf(lines: readonly string[], r: number): string {
+function pickZipf(lines: readonly string[], r: number): string {
   const weights = lines.map((_, i) => 1 / (i + 1));
   let x = r * weights.reduce((a, b) => a + b, 0);
   for (let i = 0; i < lines.length; i++) {

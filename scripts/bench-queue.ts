@@ -407,7 +407,7 @@ async function runScenarios(o: Options, misses: string[]): Promise<Report[]> {
 }
 
 /** One family member run (against the emulator at `scale`, or virtual). */
-export async function runMember(m: FamilyMember, o: { virtual: boolean; scale: number; first: Mode; options?: object }): Promise<Report> {
+async function runMember(m: FamilyMember, o: { virtual: boolean; scale: number; first: Mode; options?: object }): Promise<Report> {
   const trace = asRead(m.lines);
   const name = `${m.family} #${m.seed}`;
   if (o.virtual && o.options) {

@@ -87,7 +87,7 @@ export interface LoadResult {
   floorP99: number;
 }
 
-export interface StreamReport {
+interface StreamReport {
   arrivals: number[];
   audible: number;
   e2ee: number;
