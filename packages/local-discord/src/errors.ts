@@ -5,7 +5,7 @@
  */
 import { codedError } from '@yomiage/coded-error';
 
-export interface DiscordErrorBody {
+interface DiscordErrorBody {
   message: string;
   code: number;
   errors?: unknown;

@@ -14,7 +14,7 @@ export interface FakeUser {
   avatar?: string | null;
 }
 
-export interface FakeRole {
+interface FakeRole {
   id: string;
   name: string;
   /** Permission bitfield as a decimal string, as Discord sends it. */
@@ -45,7 +45,7 @@ export interface FakeChannel {
 }
 
 /** A thread's own state (https://discord.com/developers/docs/resources/channel#thread-metadata-object). */
-export interface FakeThread {
+interface FakeThread {
   ownerId: string;
   memberIds: string[];
   archived: boolean;

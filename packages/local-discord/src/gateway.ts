@@ -30,7 +30,7 @@ export function shardOf(guildId: string, shardCount: number): number {
 
 const ALL_KNOWN_INTENTS = (1 << 26) - 1;
 
-export interface GatewayPayload {
+interface GatewayPayload {
   op: number;
   d: unknown;
   s?: number | null;
@@ -74,7 +74,7 @@ export interface VoiceStateRequest {
   self_deaf: boolean;
 }
 
-export interface GatewayOptions {
+interface GatewayOptions {
   /** The bot a token logs in as, if any. */
   bot: (token: unknown) => FakeBot | undefined;
   mainBotId: string;
@@ -93,7 +93,7 @@ export interface GatewayOptions {
 }
 
 /** Per-dispatch options: the intent that gates the event and a per-session rewrite. */
-export interface DispatchOptions {
+interface DispatchOptions {
   intent?: number;
   /**
    * The guild the event is about, which picks the shard that receives it; default: the payload's

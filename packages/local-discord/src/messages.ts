@@ -20,7 +20,7 @@ export interface FakeAttachment {
 }
 
 /** Who a message notifies, after `allowed_mentions` is applied. */
-export interface Pings {
+interface Pings {
   users: string[];
   roles: string[];
   everyone: boolean;
@@ -145,7 +145,7 @@ export function computePings(content: string, allowedMentions: unknown, isReply:
   };
 }
 
-export interface ApiMessageContext {
+interface ApiMessageContext {
   author: FakeUser;
   applicationId: string;
   /** Resolves user ids (for `mentions`). */

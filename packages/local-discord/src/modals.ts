@@ -13,7 +13,7 @@ import type { DiscordState } from './state.ts';
 import type { SendInteractionInput } from './types.ts';
 
 /** The limits of a modal and its text inputs as Discord documents them. */
-export const MODAL_LIMITS = { titleMax: 45, customIdMax: 100, rowsMax: 5, labelMax: 45, valueMax: 4000, placeholderMax: 100 } as const;
+const MODAL_LIMITS = { titleMax: 45, customIdMax: 100, rowsMax: 5, labelMax: 45, valueMax: 4000, placeholderMax: 100 } as const;
 
 interface TextInput {
   type: 4;

@@ -36,7 +36,7 @@ export function toAPIPoll(poll: PollInput, now: number): Record<string, unknown>
 }
 
 /** Discord's message type of a poll result message. */
-export const POLL_RESULT_TYPE = 46;
+const POLL_RESULT_TYPE = 46;
 
 interface StoredPoll {
   question: { text: string };

@@ -53,7 +53,7 @@ const DEFAULTS = {
   waitTimeoutMs: 10_000,
 } as const satisfies Required<FakeDiscordOptions>;
 
-export type ResolvedOptions = Omit<Required<FakeDiscordOptions>, 'voiceEndpoint' | 'botUser' | 'voiceServer'> & {
+type ResolvedOptions = Omit<Required<FakeDiscordOptions>, 'voiceEndpoint' | 'botUser' | 'voiceServer'> & {
   voiceEndpoint: (() => string) | undefined;
   voiceServer: VoiceServerLink | undefined;
   botUser: FakeUser;

@@ -43,7 +43,7 @@ interface AuthorizeRequest {
 }
 
 /** The page's language: Japanese when the browser asks for it first, else English. */
-export type PageLang = 'ja' | 'en';
+type PageLang = 'ja' | 'en';
 
 /** The language of a request's Accept-Language (its first choice). */
 export function pageLang(acceptLanguage: string | undefined): PageLang {

@@ -15,7 +15,7 @@ export interface UploadedFile {
 }
 
 /** A parsed body: the JSON (or payload_json), the files, and what the request log shows. */
-export type ParsedBody =
+type ParsedBody =
   { ok: true; json: unknown; files: UploadedFile[]; logged: unknown; form?: Record<string, string> } | { ok: false; error: ApiError };
 
 /** Form fields that carry credentials: the request log shows them as `***`. */

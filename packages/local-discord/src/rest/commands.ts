@@ -8,7 +8,7 @@ import { invalidFormBody, type ApiError } from '../errors.ts';
 import { snowflake } from '../fixtures.ts';
 
 /** Locales Discord accepts in *_localizations (https://discord.com/developers/docs/reference#locales). */
-export const DISCORD_LOCALES = new Set([
+const DISCORD_LOCALES = new Set([
   'id',
   'da',
   'de',

@@ -22,7 +22,7 @@ export interface RequestContext {
 
 export type RouteResult = { status: number; body?: unknown } | ApiError;
 
-export type Handler = (ctx: RequestContext) => RouteResult;
+type Handler = (ctx: RequestContext) => RouteResult;
 
 interface Route {
   method: string;

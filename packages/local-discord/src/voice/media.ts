@@ -45,7 +45,7 @@ const newSegment = (): HeldSegment => ({
   used: 0,
 });
 
-export interface MediaParts {
+interface MediaParts {
   udp: UdpSocket;
   /** The voice sessions signalling created (ssrc, key, mode). */
   sessions: readonly VoiceSession[];

@@ -69,7 +69,7 @@ interface Connection {
   closedByServer: boolean;
 }
 
-export interface SignallingParts {
+interface SignallingParts {
   /** Where sessions are kept (the server's public `sessions`). */
   sessions: VoiceSession[];
   dave: DaveGateway;

@@ -4,14 +4,14 @@
  * ULEB128 nonce, ULEB128 unencrypted ranges, one size byte) and the magic marker 0xFAFA.
  */
 
-export const MAGIC_MARKER = 0xfafa;
+const MAGIC_MARKER = 0xfafa;
 const TAG_LENGTH = 8;
 /** Tag, a one-byte nonce, the size byte and the marker. */
 const MIN_SUPPLEMENTAL = TAG_LENGTH + 1 + 1 + 2;
 /** The Opus silence frame, which DAVE lets through unencrypted ("Silence Packets"). */
 export const OPUS_SILENCE_FRAME = Buffer.from([0xf8, 0xff, 0xfe]);
 
-export interface DaveFrame {
+interface DaveFrame {
   /** The 32-bit truncated synchronization nonce; its top byte is the key ratchet generation. */
   nonce: number;
   /** Byte ranges of the interleaved frame left unencrypted (none for Opus). */

@@ -40,7 +40,7 @@ import { DaveOp } from './opcodes.ts';
 export type { DaveEvent, DaveGroupSnapshot, DaveParticipant } from './group.ts';
 
 /** The outcome of one frame for the listeners of its guild (see `hear`). */
-export interface FrameHearing {
+interface FrameHearing {
   /** The frame passed DAVE's protocol frame check. */
   framed: boolean;
   /** The Opus frame: decrypted when framed and some listener could, else the frame as received. */

@@ -62,7 +62,7 @@ export type Proposal =
   | { kind: 'add'; member: Member; proposal: ExternalProposal }
   | { kind: 'remove'; member: Member; leaf: number; proposal: ExternalProposal };
 
-export interface Transition {
+interface Transition {
   protocolVersion: number;
   waiting: Set<Member>;
   notify: Member[];

@@ -12,7 +12,7 @@ import { OPUS_SILENCE_FRAME, parseDaveFrame } from './frame.ts';
 import { DaveOp } from './opcodes.ts';
 
 /** The gateway side the listener talks to (see DaveGateway). */
-export interface ListenerLink {
+interface ListenerLink {
   receiveJson(op: number, d: Record<string, unknown>): void;
   receiveBinary(op: number, payload: Buffer): void;
 }
@@ -30,7 +30,7 @@ const TRANSITION_EXPIRY_S = 10;
 /** Longer while a downgrade is pending, as the protocol's reference clients do. */
 const DOWNGRADE_EXPIRY_S = 24;
 
-export interface SimulatedListenerOptions {
+interface SimulatedListenerOptions {
   guildId: string;
   /** The voice channel: the MLS group id. */
   channelId: string;

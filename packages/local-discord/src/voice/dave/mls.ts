@@ -13,14 +13,14 @@ import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type Ke
 import { LocalDiscordError } from '../../errors.ts';
 import { TlsReader, TlsWriter } from './tls.ts';
 
-export const MLS_VERSION_10 = 1;
+const MLS_VERSION_10 = 1;
 /** DHKEMP256_AES128GCM_SHA256_P256, the DAVE v1 ciphersuite. */
 export const CIPHERSUITE_P256 = 2;
 
-export const WireFormat = { PublicMessage: 1, PrivateMessage: 2, Welcome: 3, GroupInfo: 4, KeyPackage: 5 } as const;
-export const SenderType = { Member: 1, External: 2, NewMemberProposal: 3, NewMemberCommit: 4 } as const;
-export const ContentType = { Application: 1, Proposal: 2, Commit: 3 } as const;
-export const ProposalType = { Add: 1, Update: 2, Remove: 3 } as const;
+const WireFormat = { PublicMessage: 1, PrivateMessage: 2, Welcome: 3, GroupInfo: 4, KeyPackage: 5 } as const;
+const SenderType = { Member: 1, External: 2, NewMemberProposal: 3, NewMemberCommit: 4 } as const;
+const ContentType = { Application: 1, Proposal: 2, Commit: 3 } as const;
+const ProposalType = { Add: 1, Update: 2, Remove: 3 } as const;
 const CREDENTIAL_BASIC = 1;
 const LEAF_SOURCE_KEY_PACKAGE = 1;
 const LEAF_SOURCE_COMMIT = 3;
@@ -28,12 +28,12 @@ const PROPOSAL_OR_REF_PROPOSAL = 1;
 const PROPOSAL_OR_REF_REFERENCE = 2;
 
 /** SignWithLabel (RFC 9420 section 5.1.2): ECDSA P-256 / SHA-256 over SignContent, DER-encoded. */
-export function signWithLabel(privateKey: KeyObject, label: string, content: Buffer): Buffer {
+function signWithLabel(privateKey: KeyObject, label: string, content: Buffer): Buffer {
   return sign('sha256', signContent(label, content), { key: privateKey, dsaEncoding: 'der' });
 }
 
 /** VerifyWithLabel for a P-256 public key given as the uncompressed point MLS carries. */
-export function verifyWithLabel(publicPoint: Buffer, label: string, content: Buffer, signature: Buffer): boolean {
+function verifyWithLabel(publicPoint: Buffer, label: string, content: Buffer, signature: Buffer): boolean {
   try {
     return verify('sha256', signContent(label, content), { key: p256PublicKey(publicPoint), dsaEncoding: 'der' }, signature);
   } catch {
@@ -49,7 +49,7 @@ function signContent(label: string, content: Buffer): Buffer {
 }
 
 /** RefHash (RFC 9420 section 5.2) with SHA-256; labels are "MLS 1.0 Proposal Reference" and the like. */
-export function refHash(label: string, value: Buffer): Buffer {
+function refHash(label: string, value: Buffer): Buffer {
   return createHash('sha256')
     .update(new TlsWriter().vector(Buffer.from(label)).vector(value).bytes())
     .digest();
@@ -72,7 +72,7 @@ export function groupIdOf(channelId: string): Buffer {
 }
 
 /** A user id from a basic credential identity (big-endian uint64). */
-export function userIdOf(identity: Buffer): string | undefined {
+function userIdOf(identity: Buffer): string | undefined {
   return identity.length === 8 ? identity.readBigUInt64BE(0).toString() : undefined;
 }
 
@@ -230,7 +230,7 @@ export interface ParsedCommit {
   hasPath: boolean;
 }
 
-export interface WelcomeSecret {
+interface WelcomeSecret {
   /** KeyPackageRef of the member this entry is encrypted for. */
   newMember: Buffer;
   /** The whole EncryptedGroupSecrets entry as encoded. */

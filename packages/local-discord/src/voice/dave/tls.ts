@@ -51,7 +51,7 @@ export class TlsWriter {
 }
 
 /** The minimal variable-size length header for `length` (RFC 9420 section 2.1.2). */
-export function encodeVarint(length: number): Buffer {
+function encodeVarint(length: number): Buffer {
   if (length < 0x40) return Buffer.from([length]);
   if (length < 0x4000) {
     const b = Buffer.alloc(2);
