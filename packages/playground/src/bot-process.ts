@@ -11,13 +11,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The bot's folder: the root of the workspace this package sits in (packages/playground/src). */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /**
  * An npm script's command line, with this Node and absolute paths to the project's files (the Node
  * launcher scripts/node24.cjs, the .ts entry point).
  */
-export function npmScriptCommand(name: 'start' | 'deploy-commands'): { command: string; args: string[] } {
+function npmScriptCommand(name: 'start' | 'deploy-commands'): { command: string; args: string[] } {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   const script = pkg.scripts[name];
   if (!script) throw new Error(`package.json has no "${name}" script`);

@@ -27,4 +27,4 @@ export class PageRequestError extends codedError({
   }
 }
 
-export type PageRequestErrorCode = PageRequestError['code'];
+type PageRequestErrorCode = PageRequestError['code'];

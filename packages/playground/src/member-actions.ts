@@ -25,7 +25,7 @@ const KEPT_ITEMS = 500;
 const MODAL_VALUE_MAX = 4000;
 const MODAL_INPUTS_MAX = 5;
 
-export interface MemberActionsOptions {
+interface MemberActionsOptions {
   guildId: string;
   discord: FakeDiscord;
   voice: FakeVoiceServer;

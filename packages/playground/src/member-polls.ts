@@ -11,14 +11,14 @@ import { PageRequestError } from './errors.ts';
 import type { MemberItem, PollResultView, PollView } from './views.ts';
 
 /** Discord's limits on a poll (the create request). */
-export const POLL_LIMITS = { questionChars: 300, answerChars: 55, answers: 10 } as const;
+const POLL_LIMITS = { questionChars: 300, answerChars: 55, answers: 10 } as const;
 /** The durations Discord's poll UI offers, in hours (1 hour to 2 weeks). */
-export const POLL_DURATIONS_HOURS = [1, 4, 8, 24, 72, 168, 336] as const;
+const POLL_DURATIONS_HOURS = [1, 4, 8, 24, 72, 168, 336] as const;
 
 type Body = Record<string, unknown>;
 type PollItem = MemberItem & { poll: PollView };
 
-export interface PollDeskOptions {
+interface PollDeskOptions {
   guildId: string;
   discord: FakeDiscord;
   /** Records a new timeline item and pushes it to the pages. */
@@ -141,7 +141,7 @@ export class PollDesk {
 }
 
 /** The winner and the votes, by Discord's rule: the one answer with the most votes, none on a tie or without votes. */
-export function resultOf(pollId: string, question: string, answers: PollView['answers']): PollResultView {
+function resultOf(pollId: string, question: string, answers: PollView['answers']): PollResultView {
   const counts = answers.map((a) => a.voters.length);
   const totalVotes = counts.reduce((n, c) => n + c, 0);
   const winnerVotes = Math.max(0, ...counts);

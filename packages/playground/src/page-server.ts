@@ -43,14 +43,14 @@ const KEPT_ITEMS = 500;
 /** A client this far behind on the socket skips audio rather than buffering without bound. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
-export interface BotView {
+interface BotView {
   readonly status: BotStatus;
   readonly logs: readonly BotLogLine[];
   on(event: 'status', listener: (...args: BotProcessEvents['status']) => void): unknown;
   on(event: 'log', listener: (...args: BotProcessEvents['log']) => void): unknown;
 }
 
-export interface PageServerOptions {
+interface PageServerOptions {
   port: number;
   guildId: string;
   discord: FakeDiscord;

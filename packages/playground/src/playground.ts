@@ -25,7 +25,7 @@ import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';
 import { playgroundGuild, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from './world.ts';
 
-export interface PlaygroundOptions {
+interface PlaygroundOptions {
   /** The page's port (0: any free one). */
   port: number;
   /** The emulator's audio: `auto` is espeak-ng's reading when it is installed, else tones. */
@@ -36,7 +36,7 @@ export interface PlaygroundOptions {
   botEnv?: Record<string, string>;
 }
 
-export interface Playground {
+interface Playground {
   readonly url: string;
   readonly emulator: Emulator;
   readonly discord: FakeDiscord;

@@ -8,7 +8,7 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import type { Emulator } from '@yomiage/tts-emulator';
 import { PERMISSIONS, type FakeGuild, type FakeMessage } from '@yomiage/local-discord';
 
-export interface MemberView {
+interface MemberView {
   id: string;
   username: string;
   displayName: string;
@@ -18,7 +18,7 @@ export interface MemberView {
   roles: string[];
 }
 
-export interface GuildView {
+interface GuildView {
   id: string;
   name: string;
   locale: string;
@@ -107,7 +107,7 @@ export interface CommandItem {
   noResponse: boolean;
 }
 
-export interface BotItem {
+interface BotItem {
   type: 'bot';
   id: string;
   channelId: string;
@@ -194,7 +194,7 @@ export function botItem(message: FakeMessage, interactions: ReadonlyMap<string, 
   };
 }
 
-export interface ServiceView {
+interface ServiceView {
   baseUrl: string;
   speech: string;
   rate: ReturnType<Emulator['stats']>['rate'];

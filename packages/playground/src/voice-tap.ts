@@ -33,7 +33,7 @@ export interface TappedUtterance {
   voice?: string;
 }
 
-export interface VoiceTapEvents {
+interface VoiceTapEvents {
   /** Mono 48 kHz PCM of one packet (about 20 ms), in arrival order, and the voice channel it was said in. */
   audio: [pcm: Int16Array, channelId: string | undefined];
   /** An utterance started, grew or ended. */
@@ -180,7 +180,7 @@ export class VoiceTap extends EventEmitter<VoiceTapEvents> {
 }
 
 /** 48 kHz stereo interleaved to mono (the average of both channels). */
-export function toMono(stereo: Int16Array): Int16Array {
+function toMono(stereo: Int16Array): Int16Array {
   const mono = new Int16Array(stereo.length >> 1);
   for (let i = 0; i < mono.length; i++) mono[i] = (stereo[2 * i]! + stereo[2 * i + 1]!) >> 1;
   return mono;

@@ -5,13 +5,13 @@ import { $, el, loc, post, state, T } from './state.js';
 import { openModal } from './modal.js';
 
 /** The message commands (type 3): Discord lists them only here, never after `/`. */
-export function messageCommands() {
+function messageCommands() {
   return state.commands.filter((c) => c.type === 3);
 }
 
 let menu = null;
 
-export function closeAppsMenu() {
+function closeAppsMenu() {
   menu?.remove();
   menu = null;
 }

@@ -7,7 +7,7 @@
 import { $, el, T } from './state.js';
 
 /** Discord's limits (without Nitro). */
-export const LIMITS = { files: 10, bytes: 10 * 1024 * 1024, altTextChars: 1024 };
+const LIMITS = { files: 10, bytes: 10 * 1024 * 1024, altTextChars: 1024 };
 
 /** What will be sent: { file, description, preview (an object URL for images) }. */
 const pending = [];

@@ -51,9 +51,9 @@ export function onAudio(data) {
   speaker.play(pcm);
 }
 
-export let silenceTimer;
+let silenceTimer;
 /** The level bar: empty in silence, also when the frames simply stop coming. */
-export function showLevel(db) {
+function showLevel(db) {
   const value = Math.max(-60, Math.min(0, db));
   const meter = $('#level');
   meter.setAttribute('aria-valuenow', String(Math.round(value)));

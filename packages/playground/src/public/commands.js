@@ -5,7 +5,7 @@ import { $, el, loc, post, state, T, textChannel } from './state.js';
 import { followTimeline } from './timeline.js';
 import { openModal } from './modal.js';
 
-export const OPTION = {
+const OPTION = {
   SUB: 1,
   GROUP: 2,
   STRING: 3,
@@ -20,11 +20,11 @@ export const OPTION = {
 };
 
 /** The slash commands (a message command is on a message's Apps menu instead, as in Discord). */
-export function slashCommands() {
+function slashCommands() {
   return state.commands.filter((c) => (c.type ?? 1) === 1);
 }
 
-export function currentCommand() {
+function currentCommand() {
   return slashCommands().find((c) => c.name === $('#command').value);
 }
 
@@ -69,7 +69,7 @@ export function chooseCommand(path) {
 }
 
 /** The options the chosen command (sub)command takes, and the path of subcommand names to it. */
-export function currentLeaf() {
+function currentLeaf() {
   const command = currentCommand();
   if (!command) return { path: [], options: [], description: '' };
   const options = command.options ?? [];
@@ -127,7 +127,7 @@ export function renderCommandForm() {
 }
 
 /** An option's limits, unless its description already gives them (e.g. "0.3〜4.0"): said once. */
-export function range(option) {
+function range(option) {
   const said = (loc(option, 'description').match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
   const known = (n) => n === undefined || said.includes(n);
   const { min_value: min, max_value: max } = option;
@@ -144,7 +144,7 @@ export function range(option) {
   return '';
 }
 
-export function optionInput(option, id) {
+function optionInput(option, id) {
   const common = { id, name: option.name, 'data-type': option.type, required: option.required };
   const blank = option.required ? [] : [el('option', { value: '', text: '—' })];
   if (option.choices?.length) {
@@ -204,7 +204,7 @@ export function optionInput(option, id) {
 }
 
 /** The options payload as Discord sends it: values typed, subcommands nested; errors for missing ones. */
-export function collectOptions(focused) {
+function collectOptions(focused) {
   const { path, options } = currentLeaf();
   const values = [];
   const problems = [];
@@ -232,7 +232,7 @@ export function collectOptions(focused) {
 }
 
 /** Why a value is refused, in the page's language (the browser's own messages follow its locale, not Discord's). */
-export function invalid(option, raw) {
+function invalid(option, raw) {
   const name = loc(option);
   if (option.type === OPTION.INTEGER || option.type === OPTION.NUMBER) {
     const n = Number(raw);
@@ -249,7 +249,7 @@ export function invalid(option, raw) {
   return null;
 }
 
-export async function autocomplete(option, input, list) {
+async function autocomplete(option, input, list) {
   const command = currentCommand();
   if (!command || !state.me) return;
   try {

@@ -90,19 +90,19 @@ export function renderServer() {
 }
 
 /** Shows and writes in text channel `id`. */
-export function setText(id) {
+function setText(id) {
   state.text = id;
   localStorage.setItem('playground.text', id);
   renderServer();
 }
 
 /** Chooses the voice channel the join button joins (while the member is in none). */
-export function setVoice(id) {
+function setVoice(id) {
   state.voice = id;
   renderServer();
 }
 
-export function renderVoiceControls() {
+function renderVoiceControls() {
   const guild = state.guild;
   const voice = voiceChannel();
   if (!guild || !voice) return;

@@ -7,7 +7,7 @@
 import { $, el, nameOf, post, state, T, textChannel } from './state.js';
 
 /** Discord's limits, and the durations its UI offers (hours). */
-export const POLL_LIMITS = { questionChars: 300, answerChars: 55, answers: 10 };
+const POLL_LIMITS = { questionChars: 300, answerChars: 55, answers: 10 };
 const DURATIONS = [
   [1, 'dur_1h'],
   [4, 'dur_4h'],

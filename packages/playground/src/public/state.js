@@ -45,7 +45,7 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-export function escapeHtml(text) {
+function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 }
 
@@ -79,7 +79,7 @@ export function format(text) {
     .join('');
 }
 
-export function formatInline(text) {
+function formatInline(text) {
   let html = escapeHtml(text);
   html = html.replace(/&lt;@!?(\d+)&gt;/g, (_, id) => `<b class="mention">@${escapeHtml(nameOf(id))}</b>`);
   html = html.replace(/&lt;#(\d+)&gt;/g, (_, id) => `<b class="mention">#${escapeHtml(channelName(id))}</b>`);

@@ -338,7 +338,7 @@ export const PAGE_TEXT = {
 };
 
 /** The page's language for a Discord locale: Japanese for ja, English otherwise. */
-export function pageLang(locale) {
+function pageLang(locale) {
   return locale === 'ja' ? 'ja' : 'en';
 }
 

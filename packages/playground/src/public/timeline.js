@@ -19,7 +19,7 @@ export function showChannelTimeline() {
   followTimeline();
 }
 
-export function renderItem(item) {
+function renderItem(item) {
   const at = el('span', { class: 'time', text: time(item.at) });
   if (item.type === 'member') {
     // Discord's poll result message: a system line in the poll author's name, no author header.
@@ -134,7 +134,7 @@ function withApps(item, author, li) {
   return li;
 }
 
-export function renderEmbed(embed) {
+function renderEmbed(embed) {
   return el(
     'div',
     { class: 'embed' },
@@ -154,7 +154,7 @@ function shortValue(value) {
 }
 
 /** A command as the member's client shows it: `/参加`, `/設定 声 値: x` in Japanese, from its options; a message command by its name. */
-export function commandSummary({ name, options, summary, kind }) {
+function commandSummary({ name, options, summary, kind }) {
   const command = state.commands.find((c) => c.name === name);
   if (kind === 'message' || command?.type === 3) return loc(command) || name;
   if (!command || !options) return summary ?? `/${loc(command) || name}`;
@@ -176,7 +176,7 @@ export function commandSummary({ name, options, summary, kind }) {
 }
 
 /** A button of a bot message: the member acting now clicks it. */
-export function renderButton(item, b) {
+function renderButton(item, b) {
   // Discord's styles: 1 blurple, 2 grey, 3 green, 4 red.
   const button = el('button', { type: 'button', class: `style-${b.style ?? 2}`, text: b.label });
   button.addEventListener('click', () => {
@@ -185,7 +185,7 @@ export function renderButton(item, b) {
   return button;
 }
 
-export function renderAttachment(a) {
+function renderAttachment(a) {
   const size = a.size > 1024 * 1024 ? `${(a.size / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(a.size / 1024)} KB`;
   return el(
     'div',
@@ -201,7 +201,7 @@ export function renderAttachment(a) {
  * reader's scrolling only, not by the list's height: a command form opening (the list shrinks) or a
  * message growing does not make the reader miss what comes next.
  */
-export const timeline = { following: true, scrolledTo: -1, unseen: 0 };
+const timeline = { following: true, scrolledTo: -1, unseen: 0 };
 
 export function followTimeline() {
   const list = $('#timeline');
