@@ -46,7 +46,7 @@ export function expectedSeconds(input: AudioInput): number {
  * sets the base frequency, pitch shifts it, speed shortens every syllable; advanced-only fields
  * (seed, tone, model, temperature) change the timbre. Pure arithmetic, so it is deterministic.
  */
-export function synthesizePcm(input: AudioInput): Buffer {
+function synthesizePcm(input: AudioInput): Buffer {
   const totalSamples = Math.round(expectedSeconds(input) * SAMPLE_RATE);
   const pcm = Buffer.alloc(totalSamples * 2);
   const slot = Math.max(1, Math.round((SECONDS_PER_CHAR / input.speed) * SAMPLE_RATE));
@@ -103,7 +103,7 @@ const CHUNK_SAMPLES = SAMPLE_RATE;
  * Encodes 16-bit PCM at SAMPLE_RATE to MP3 in this process with LAME: MPEG-2 Layer III, 24 kHz
  * mono CBR at BITRATE_KBPS, no Xing header and no ID3 tag, so identical input gives identical bytes.
  */
-export async function encodeMp3(pcm: Buffer): Promise<Buffer> {
+async function encodeMp3(pcm: Buffer): Promise<Buffer> {
   const encoder = await mp3Encoder();
   // From configure to finalize nothing awaits, so no other file can use the shared encoder in between.
   try {
@@ -129,7 +129,7 @@ export async function encodeMp3(pcm: Buffer): Promise<Buffer> {
  * one text the tones stand in for it, so a request never fails for the sake of realism (and the
  * same input still gives the same bytes).
  */
-export async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
+async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
   if (engine === 'espeak') {
     try {
       return await espeakMp3(input, {
@@ -151,7 +151,7 @@ export async function audioFor(input: AudioInput, engine: SpeechEngine = 'tones'
   return { hash: audioHash(input), bytes: await makeMp3(input, engine) };
 }
 
-export interface AudioStoreOptions {
+interface AudioStoreOptions {
   /** Bytes of generated MP3 kept in memory; older files are regenerated on demand. */
   maxCacheBytes: number;
   /** How many issued media names are remembered (an unknown name is a 404). */

@@ -9,29 +9,17 @@ import { PLAN_ALLOWANCE } from './accounts.ts';
 import { EmulatorServer } from './server.ts';
 import type { Emulator, EmulatorOptions } from './types.ts';
 
-export type {
-  AccountCharges,
-  Emulator,
-  EmulatorAccount,
-  EmulatorOptions,
-  EmulatorStats,
-  Fault,
-  JobOutcome,
-  PlannedCounter,
-  RequestLogEntry,
-  Target,
-} from './types.ts';
-export { audioFor, audioHash, expectedSeconds, SAMPLE_RATE, type AudioInput } from './audio.ts';
+export type { Emulator, EmulatorOptions, RequestLogEntry } from './types.ts';
+export { audioFor, type AudioInput } from './audio.ts';
 export { espeakAvailable, type SpeechEngine, type SpeechOption } from './speech.ts';
 export { ADVANCED_ERRORS, JOB_FAILURES, NOTICE_TEXT, STANDARD_ERRORS } from './messages.ts';
-export { ADVANCED_VOICES, LIMITS } from './validate.ts';
 export { PLAN_ALLOWANCE } from './accounts.ts';
 
 /** The test account's access token: 64 characters, never a real secret. */
 export const DEFAULT_TOKEN = '0123456789abcdef'.repeat(4);
 
 /** A realistic slice of the ~650 standard voice ids (the live service's list). */
-export const DEFAULT_VOICES: readonly string[] = [
+const DEFAULT_VOICES: readonly string[] = [
   'ja-JP-Wavenet-A',
   'ja-JP-Wavenet-B',
   'ja-JP-Wavenet-C',
@@ -78,7 +66,7 @@ export const DEFAULT_VOICES: readonly string[] = [
 ];
 
 /** Defaults of every option; `accounts` holds one free account with DEFAULT_TOKEN. */
-export const EMULATOR_DEFAULTS = {
+const EMULATOR_DEFAULTS = {
   port: 0,
   host: '127.0.0.1',
   accounts: [{ token: DEFAULT_TOKEN, plan: 'free', allowance: PLAN_ALLOWANCE.free }],
@@ -101,7 +89,7 @@ export const EMULATOR_DEFAULTS = {
 } as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;
 
 /** Merges `options` over the defaults (nested `rate` and `jobs` field by field). */
-export function resolveEmulatorOptions(given: Partial<EmulatorOptions> = {}): EmulatorOptions {
+function resolveEmulatorOptions(given: Partial<EmulatorOptions> = {}): EmulatorOptions {
   // An option passed as undefined means "the default", not "no value".
   const options = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) as Partial<EmulatorOptions>;
   return {

@@ -3,7 +3,7 @@ import type { AudioInput } from './audio.ts';
 import type { EmulatorOptions, JobOutcome } from './types.ts';
 
 /** Spec: Job status enumeration. `succeeded` and `failed` are end states. */
-export type JobState =
+type JobState =
   { status: 'pending' } | { status: 'running' } | { status: 'succeeded'; pk: number; hash: string } | { status: 'failed'; code: string };
 
 export interface Job {
@@ -20,7 +20,7 @@ export interface Job {
 }
 
 /** Where the clock says a job should be; `end` = its outcome is due. */
-export type JobPhase = 'pending' | 'running' | 'end';
+type JobPhase = 'pending' | 'running' | 'end';
 
 const MAX_JOBS = 50_000;
 

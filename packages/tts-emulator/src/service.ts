@@ -22,7 +22,7 @@ const PLANNED = {
 type PlannedKey = keyof typeof PLANNED;
 
 /** What the statistics count, except the planned limits (kept in their windows). */
-export type Counters = Omit<EmulatorStats, 'planned' | 'rate'>;
+type Counters = Omit<EmulatorStats, 'planned' | 'rate'>;
 
 function emptyCounters(): Counters {
   return {

@@ -52,7 +52,7 @@ export function voiceLanguage(voice: string): string {
 }
 
 /** One run of text and the espeak-ng language that reads it. */
-export interface SpeechRun {
+interface SpeechRun {
   lang: string;
   text: string;
 }

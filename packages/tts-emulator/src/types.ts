@@ -14,7 +14,7 @@ export interface EmulatorAccount {
   userId?: string;
 }
 
-export interface RateOption {
+interface RateOption {
   limit: number;
   windowMs: number;
 }
@@ -158,7 +158,7 @@ export interface EmulatorStats {
   };
 }
 
-export interface RateWindowState {
+interface RateWindowState {
   limit: number;
   windowMs: number;
   current: number;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STANDARD_ERRORS, VALIDATION_MESSAGES, type AdvancedErrorCode, type StandardError } from './messages.ts';
 
 /** What a validator returns: the cleaned value, or why it was refused. */
-export type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
+type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
 
 /** The 25 advanced voice names (spec: Advanced job creation request). */
 export const ADVANCED_VOICES = [
@@ -34,7 +34,7 @@ export const ADVANCED_VOICES = [
 ] as const;
 
 /** Spec: Limits. */
-export const LIMITS = {
+const LIMITS = {
   standardSpeed: { min: 0.3, max: 4.0, default: 1.0 },
   standardPitch: { min: -20, max: 20, default: 0 },
   advancedSpeed: { min: 0.5, max: 1.5, default: 1.0 },
@@ -84,7 +84,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export interface StandardRequest {
+interface StandardRequest {
   voice: string;
   text: string;
   /** Effective speed: out-of-range values replaced by 1.0. */
@@ -145,7 +145,7 @@ export function parseFloatLike(v: unknown): number | undefined {
   return FLOAT_STRING.test(s) ? Number(s.replaceAll('_', '')) : undefined;
 }
 
-export interface AdvancedRequest {
+interface AdvancedRequest {
   text: string;
   voice: string;
   tone?: string | undefined;
@@ -156,13 +156,13 @@ export interface AdvancedRequest {
   temperature?: number | undefined;
 }
 
-export interface AdvancedRules {
+interface AdvancedRules {
   plan: 'free' | 'paid';
   /** Words the content policy blocks (matched case-insensitively in text and tone). */
   blockList: readonly string[];
 }
 
-export interface AdvancedRefusal {
+interface AdvancedRefusal {
   code: AdvancedErrorCode;
   /** A more precise message than the code's default, if there is one. */
   message?: string;
