@@ -135,7 +135,8 @@ describe('community features in the playground', () => {
     await page.press('#message', 'Enter');
     const sent = page.locator('#timeline li.member', { has: page.locator('img[alt="夕焼けの海"]') });
     await sent.waitFor();
-    expect(await page.locator('#attachments').isVisible()).toBe(false);
+    // The tray empties once the send is answered, which may come after the message shows in the timeline.
+    await expect.poll(() => page.locator('#attachments').isVisible()).toBe(false);
     // The image is shown (the file the member attached), its alt text behind the badge.
     await expect.poll(() => sent.locator('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(320);
     await sent.getByRole('button', { name: '説明（代替テキスト）' }).click();
