@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApplicationCommandOptionType, ApplicationCommandType } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
@@ -77,6 +78,11 @@ describe('/narrate', () => {
 });
 
 describe('/help', () => {
+  const helpText = async (locale: 'ja' | 'en-US') => {
+    const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale });
+    return String((await i.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
+  };
+
   it("names every command as the member's client shows it: /参加 in Japanese, /join in English", async () => {
     const commands = [...(await loadCommands()).values()].map((c) => c.data);
     const shown = (lang: 'ja' | 'en-US') => commands.map((c) => c.name_localizations?.[lang] ?? c.name);
@@ -84,10 +90,9 @@ describe('/help', () => {
       ['ja', 'en-US'],
       ['en-US', 'ja'],
     ] as const) {
-      const i = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale });
-      const content = String((await i.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
+      const content = await helpText(locale);
       // Every /word of the text is a command of that client, each command of a member is there, nothing left unfilled.
-      const named = [...content.matchAll(/\/([^\s・,、（）()]+)/g)].map((m) => m[1]!);
+      const named = [...content.matchAll(/\/([^\s・,、（）()：:]+)/g)].map((m) => m[1]!);
       expect(
         named.filter((n) => !shown(locale).includes(n)),
         locale,
@@ -100,13 +105,44 @@ describe('/help', () => {
       for (const name of ['join', 'leave', 'say', 'dictionary', 'usage', 'voice'])
         expect(named, `${locale} ${name}`).toContain(shown(locale)[commands.findIndex((c) => c.name === name)]);
     }
-    const ja = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'help', locale: 'ja' });
-    const text = String((await ja.waitForResponse((r) => r.kind === 'callback', 10_000)).data?.content);
+    const text = await helpText('ja');
     expect(text).toContain('/参加 — ');
     expect(text).toContain('/退出 — ');
     expect(text).toContain('/辞書 — ');
-    expect(text).toContain('/マイボイス 名前');
-    expect(text).toContain('/設定 ミュート');
+    expect(text).toContain('「;」で始まるメッセージは読み上げません。');
+  });
+
+  it('lists every subcommand of every command, and every App on a message, from their registered data', async () => {
+    // The expected set is the commands' own definitions: a command or subcommand added later and
+    // missing from /help fails here.
+    const commands = [...(await loadCommands()).values()].map((c) => c.data);
+    for (const [locale, lead, separator] of [
+      ['ja', '：', '・'],
+      ['en-US', ': ', ', '],
+    ] as const) {
+      const shown = (o: { name: string; name_localizations?: Partial<Record<string, string | null>> | null | undefined }) =>
+        o.name_localizations?.[locale] ?? o.name;
+      const lines = (await helpText(locale)).split('\n');
+      for (const command of commands) {
+        if (command.name === 'help') continue;
+        if (command.type === ApplicationCommandType.Message) {
+          const apps = lines.find((l) => l.includes(' > '));
+          expect(apps?.slice(apps.indexOf(' > ') + 3).split(separator), `${locale} Apps`).toContain(shown(command));
+          continue;
+        }
+        const line = lines.find((l) => l.startsWith(`/${shown(command)} — `));
+        expect(line, `${locale} /${command.name}`).toBeDefined();
+        const subs = ('options' in command ? (command.options ?? []) : []).flatMap((o) =>
+          o.type === ApplicationCommandOptionType.Subcommand
+            ? [shown(o)]
+            : o.type === ApplicationCommandOptionType.SubcommandGroup
+              ? (o.options ?? []).map((sub) => `${shown(o)} ${shown(sub)}`)
+              : [],
+        );
+        if (subs.length === 0) continue;
+        expect(line!.slice(line!.lastIndexOf(lead) + lead.length).split(separator), `${locale} /${command.name}`).toEqual(subs);
+      }
+    }
   });
 });
 
