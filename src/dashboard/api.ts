@@ -425,19 +425,24 @@ async function usageOf(deps: ApiDeps, access: GuildAccess, server: boolean) {
 
 /**
  * Each voice channel of the server read now, as /diagnose shows it to admins: its connection and
- * end-to-end encryption, what waits, and how much of its chat was heard within 20 s lately. Only
- * the sessions of this process (under the shard manager, the first process's shards).
+ * end-to-end encryption, the text channels it reads, what waits, and how much of its chat was heard
+ * within 20 s lately. Only the sessions of this process (under the shard manager, the first
+ * process's shards).
  */
 function healthOf(deps: ApiDeps, access: GuildAccess) {
-  // An admin who cannot view a voice channel sees its row unnamed, as the other lists show it.
-  const nameIfViewable = (a: GuildAccess, id: string) => {
-    const channel = a.guild.channels.cache.get(id);
-    return channel && memberCanView(channel, a.member) ? channel.name : null;
+  // An admin who cannot view a channel sees a voice channel's row unnamed and a text channel only
+  // counted, as /diagnose and the other lists show them.
+  const viewable = (id: string) => {
+    const channel = access.guild.channels.cache.get(id);
+    return channel && memberCanView(channel, access.member) ? channel : undefined;
   };
   const now = Date.now();
-  return deps.ctx.diagnosis.sessions(access.guild.id).map((s) => ({
+  const sessions = deps.ctx.diagnosis.sessions(access.guild.id, (id) => viewable(id) !== undefined);
+  return sessions.map((s) => ({
     channelId: s.channelId,
-    name: nameIfViewable(access, s.channelId),
+    name: viewable(s.channelId)?.name ?? null,
+    textChannels: s.textChannels.shown.map((id) => ({ id, name: viewable(id)?.name ?? '' })),
+    hiddenTextChannels: s.textChannels.hidden,
     main: s.main,
     connected: s.connection?.status === 'ready' && !s.suppressed,
     encrypted: s.connection?.privacyCode != null,

@@ -9,16 +9,22 @@ import {
   type InteractionResponse,
 } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 import { t } from '../../src/i18n/texts.ts';
+import { startDashboard } from '../../src/dashboard/server.ts';
+import { clientView } from '../../src/dashboard/access.ts';
+import { slashCommands } from '../../src/discord/interactions/command.ts';
+import { createLogger } from '../../src/util/log.ts';
 
 // Several text channels read in one call, against the whole bot in this process (real discord.js
 // on the local Discord, the TLS voice server, the emulator, SQLite): a member in the call adds the
 // channel they type /join in with a button, up to the server's number; the call's one queue reads
 // both channels in the order their messages arrived; /leave in one of them stops just that one;
-// the voice status and /diagnose name them; a channel someone in the call cannot view is added
-// but not read there (its author is told), and never named to those who cannot view it. Alice is in
-// the call; carol is not; bob (Moderator: Manage Server, Move Members) is not either. #secret is
-// for moderators (and the bot) only, so alice, in the call, cannot view it. The emulator holds
+// the voice status, /diagnose and the dashboard's health card name them; a channel someone in the
+// call cannot view is added but not read there (its author is told), and never named to those who
+// cannot view it. Alice is in the call; carol is not; bob (Moderator: Manage Server, Move Members) is
+// not either. #secret is for moderators (and the bot) only, so alice, in the call, cannot view it;
+// dave is a moderator denied #secret by name. The emulator holds
 // standard requests while `hold()` is on, so messages wait in the queue behind one being made.
 const guildId = DEFAULT_IDS.guild;
 const { general, chat, voice: VOICE } = DEFAULT_IDS;
@@ -28,6 +34,7 @@ const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' };
 const owner = { id: DEFAULT_IDS.owner, username: 'owner', globalName: 'Owner' };
 const carol = { id: '1000000000000000051', username: 'carol', globalName: 'Carol' };
+const dave = { id: '1000000000000000052', username: 'dave', globalName: 'Dave' };
 type User = { id: string; username: string; globalName?: string };
 
 let gate: { promise: Promise<void>; open: () => void } | null = null;
@@ -63,10 +70,14 @@ beforeAll(async () => {
         { id: guildId, type: 0, allow: '0', deny: view },
         { id: DEFAULT_IDS.moderatorRole, type: 0, allow: view, deny: '0' },
         { id: DEFAULT_IDS.bot, type: 1, allow: view, deny: '0' },
+        { id: dave.id, type: 1, allow: '0', deny: view },
       ],
     },
   );
-  guild.members.push({ user: carol, roles: [], joinedAt: '2024-01-01T00:00:00.000Z' });
+  guild.members.push(
+    { user: carol, roles: [], joinedAt: '2024-01-01T00:00:00.000Z' },
+    { user: dave, roles: [DEFAULT_IDS.moderatorRole], joinedAt: '2024-01-01T00:00:00.000Z' },
+  );
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
     emulator: { sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) },
@@ -208,6 +219,50 @@ describe('several text channels in one call', () => {
       `読み上げるテキストチャンネル: <#${general}>、<#${chat}>、あなたが見られないチャンネル 1 件`,
     );
     expect(await diagnose(bob, 'en-US', general)).toContain(`Text channels read: <#${general}>, <#${chat}>, <#${SECRET}>`);
+  }, 60_000);
+
+  it("the dashboard's health card lists the text channels the call reads: named to an admin who may view them, the others only counted", async () => {
+    const dashboard = await startDashboard({
+      config: {
+        port: 0,
+        host: '127.0.0.1',
+        publicUrl: undefined,
+        clientId: undefined,
+        clientSecret: h.discord.bots[0]!.clientSecret,
+        peers: [],
+      },
+      discordApiUrl: h.discord.apiUrl,
+      applicationId: () => h.bot.client.application?.id,
+      deps: {
+        ctx: h.bot.context,
+        view: clientView(h.bot.client, undefined),
+        commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
+      },
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
+      const health = async (userId: string) => {
+        const client = new DashboardClient(dashboard.url);
+        await client.signIn((url) => approveAtLocalDiscord(url, userId));
+        const res = await client.api('GET', `/guilds/${guildId}/health`);
+        expect(res.status).toBe(200);
+        return res.body as Array<Record<string, unknown>>;
+      };
+      const named = [
+        { id: general, name: 'general' },
+        { id: chat, name: 'chat' },
+      ];
+      const forBob = await health(bob.id);
+      expect(forBob).toEqual([expect.objectContaining({ channelId: VOICE, name: 'Voice' })]);
+      expect(forBob[0]).toMatchObject({ textChannels: [...named, { id: SECRET, name: 'secret' }], hiddenTextChannels: 0 });
+      // Dave manages the server but may not view #secret: counted, its name and id nowhere in the answer.
+      const forDave = await health(dave.id);
+      expect(forDave[0]).toMatchObject({ textChannels: named, hiddenTextChannels: 1 });
+      expect(JSON.stringify(forDave)).not.toMatch(new RegExp(`secret|${SECRET}`));
+    } finally {
+      await dashboard.close();
+    }
   }, 60_000);
 
   it('/leave in one of them asks (ja): "this channel only" stops it and drops what of it waits; the others read on; then /leave (en) may leave', async () => {

@@ -140,14 +140,22 @@ export function auditLog(entries) {
   );
 }
 
-/** Each voice channel read now (GET /guilds/:id/health): connected and encrypted, what waits, how much was heard within 20 s lately. */
+/** Each voice channel read now (GET /guilds/:id/health): the text channels it reads, connected and encrypted, what waits, how much was heard within 20 s lately. */
 export function healthCard(sessions) {
   const seconds = (s) => (s === null ? '—' : tr('health_seconds', { seconds: s }));
+  const separator = state.lang === 'ja' ? '、' : ', ';
   const rows = sessions.map((s) =>
     h(
       'tr',
       {},
       h('td', { text: `🔊 ${s.name ?? tr('health_channel_hidden')}${s.main ? '' : ` (${tr('health_extra')})`}` }),
+      h('td', {
+        text:
+          [
+            ...s.textChannels.map((c) => `#${c.name}`),
+            ...(s.hiddenTextChannels > 0 ? [tr('health_text_hidden', { count: n(s.hiddenTextChannels) })] : []),
+          ].join(separator) || '—',
+      }),
       h('td', {
         text: `${tr(s.connected ? 'health_connected' : 'health_not_connected')} · ${tr(s.encrypted ? 'health_e2ee' : 'health_not_e2ee')}`,
       }),
@@ -159,11 +167,19 @@ export function healthCard(sessions) {
           Object.entries(s.recoveries)
             .filter(([, count]) => count > 0)
             .map(([cause, count]) => `${tr(`recovery_${cause}`)} ×${n(count)}`)
-            .join(state.lang === 'ja' ? '、' : ', ') || '—',
+            .join(separator) || '—',
       }),
     ),
   );
-  const head = ['health_channel', 'health_connection', 'health_waiting', 'health_heard', 'health_p95', 'health_recoveries'];
+  const head = [
+    'health_channel',
+    'health_text_channels',
+    'health_connection',
+    'health_waiting',
+    'health_heard',
+    'health_p95',
+    'health_recoveries',
+  ];
   return h(
     'section',
     { class: 'card', id: 'voice-health' },
