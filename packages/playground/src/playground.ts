@@ -5,7 +5,7 @@
  * this process), then registers the commands with `npm run deploy-commands` and starts the bot as
  * a child process configured by environment variables alone, then serves the page.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ import { BotProcess, deployCommands } from './bot-process.ts';
 import { ClipIndex } from './clips.ts';
 import { PageServer } from './page-server.ts';
 import { VoiceTap } from './voice-tap.ts';
-import { playgroundGuild, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from './world.ts';
+import { playgroundGuild, PLAYGROUND_CURATED_DICTIONARY, PLAYGROUND_EXTRA_BOT, PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from './world.ts';
 
 interface PlaygroundOptions {
   /** The page's port (0: any free one). */
@@ -85,6 +85,11 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
     // The bot's configuration, as a deployment would give it: environment variables only.
     const caFile = join(dir, 'voice-ca.pem');
     writeFileSync(caFile, voice.caCertPem);
+    // The operator's curated dictionaries: one list, a TSV file named for it, as an operator writes one.
+    const curatedDir = join(dir, 'curated');
+    mkdirSync(curatedDir);
+    const { name, entries } = PLAYGROUND_CURATED_DICTIONARY;
+    writeFileSync(join(curatedDir, `${name}.tsv`), entries.map(([word, reading]) => `${word}\t${reading}\n`).join(''));
     const env: Record<string, string> = {};
     for (const name of INHERITED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]!;
     Object.assign(env, {
@@ -105,6 +110,7 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
       // The web dashboard on any free port, signing in with the local Discord's OAuth2.
       DASHBOARD_PORT: '0',
       DISCORD_CLIENT_SECRET: discord.bots[0]!.clientSecret,
+      CURATED_DICTIONARIES_DIR: curatedDir,
       ...options.botEnv,
     });
 

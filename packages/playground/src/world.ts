@@ -5,6 +5,7 @@
  * both voice channels can be read at once, each by its own account. Its admin gave both accounts
  * Set Voice Channel Status on the voice channels (so the status names the text channels read), and
  * chose a voice pool (`PLAYGROUND_VOICE_POOL`, set at start-up) so members are told apart by ear.
+ * The operator publishes one curated dictionary (`PLAYGROUND_CURATED_DICTIONARY`) she may follow.
  */
 import { DEFAULT_BOT_USER, PERMISSIONS, worldRoles, type FakeGuild } from '@yomiage/local-discord';
 
@@ -33,6 +34,19 @@ export const PLAYGROUND_EXTRA_BOT = { id: '1200000000000000002', username: 'yomi
  * they sound different together and apart.
  */
 export const PLAYGROUND_VOICE_POOL = ['ja-JP-MayuNeural', 'ja-JP-KeitaNeural'] as const;
+
+/**
+ * A curated dictionary the playground's operator publishes (CURATED_DICTIONARIES_DIR), which the
+ * server's admin may follow (/dictionary follow): game chat words read as a Japanese player says them.
+ */
+export const PLAYGROUND_CURATED_DICTIONARY = {
+  name: 'gaming',
+  entries: [
+    ['gg', 'ぐっどげーむ'],
+    ['afk', 'りせき'],
+    ['nerf', 'なーふ'],
+  ],
+} as const;
 
 /** Set Voice Channel Status for each account of the bot, as an admin grants it on a voice channel (a member overwrite). */
 function voiceStatusOverwrites(): Overwrites {

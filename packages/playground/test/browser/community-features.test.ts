@@ -6,7 +6,9 @@
  * voice pool with no admin step (the request log and the utterances name each voice); an image
  * attached from the composer's "+" menu with the alt text written in Discord's attachment editor,
  * read as "画像: …"; a poll made in Discord's poll editor, voted on as several members, ended early
- * by its author, and its result read. The Japanese page shows none of the page's English texts
+ * by its author, and its result read; the admin, はるか, adds a filtered word and follows the
+ * operator's curated dictionary from the command form, and the next messages are read with them
+ * (the request log's text). The Japanese page shows none of the page's English texts
  * around the new controls; screenshots of the composer's attachment and poll editor in Japanese and
  * English, desktop and phone, go to test-results/. Runs with `npm run test:browser`.
  */
@@ -14,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from '../../src/world.ts';
+import { PLAYGROUND_CURATED_DICTIONARY, PLAYGROUND_IDS, PLAYGROUND_VOICE_POOL } from '../../src/world.ts';
 import { openPlayground, pageEnglishShown, SCREENSHOTS, type OpenPlayground } from './open-playground.ts';
 
 const [ALICE_VOICE, TARO_VOICE] = PLAYGROUND_VOICE_POOL;
@@ -41,6 +43,18 @@ async function write(text: string): Promise<void> {
   await page.fill('#message', text);
   await page.press('#message', 'Enter');
   await page.locator('#timeline li.member', { hasText: text }).waitFor();
+}
+
+/** Runs a slash command from the page's form as the member acted as; the bot's private answer containing `answer`. */
+async function command(name: string, sub: string, values: Record<string, string>, answer: string): Promise<string> {
+  const before = await page.locator('#timeline li.bot.ephemeral', { hasText: answer }).count();
+  await page.selectOption('#command', name);
+  await page.selectOption('#subcommand', sub);
+  for (const [option, value] of Object.entries(values)) await page.fill(`#opt-${option}`, value);
+  await page.click('#run-command');
+  const reply = page.locator('#timeline li.bot.ephemeral', { hasText: answer }).nth(before);
+  await reply.waitFor({ timeout: 30_000 });
+  return (await reply.textContent()) ?? '';
 }
 
 /** The request the bot sent the speech service for a text matching `pattern` (the page's request log): its text and voice. */
@@ -195,6 +209,35 @@ describe('community features in the playground', () => {
     // The result is read without a name, in the poll's author's voice (theirs to pay for).
     expect(await request(/投票結果/)).toEqual({ text: '投票結果、昼ごはんは何にする、1位はラーメン、全3票中2票', voice: ALICE_VOICE });
     await screenshot('community-ja-1280-poll');
+  });
+
+  it('はるか adds a filter in the command form (/フィルター 追加): a message with the word is read with "ピー" in its place, the word never sent', async () => {
+    await actAs(PLAYGROUND_IDS.haruka);
+    await inChannel('general');
+    const reply = await command('filter', 'add', { word: 'ネタバレ' }, 'フィルターを追加しました');
+    expect(reply).toContain('フィルターを追加しました: 「ネタバレ」は「ピー」と読みます。');
+    await actAs(PLAYGROUND_IDS.alice);
+    await write('昨日の映画のネタバレをします');
+    expect((await request(/昨日の映画の/)).text).toMatch(/^(Alice、)?昨日の映画のピーをします$/);
+    const sent = await page.locator('#requests tbody td.text').evaluateAll((cells) => cells.map((c) => c.getAttribute('title') ?? ''));
+    expect(sent.filter((text) => text.includes('ネタバレ'))).toEqual([]);
+  });
+
+  it("はるか follows the operator's curated dictionary, picked from the command's suggestions (/辞書 フォロー): its words are read as it says", async () => {
+    await actAs(PLAYGROUND_IDS.haruka);
+    const { name } = PLAYGROUND_CURATED_DICTIONARY;
+    await page.selectOption('#command', 'dictionary');
+    await page.selectOption('#subcommand', 'follow');
+    // The bot's suggestions, as Discord shows them while typing: the curated list by its name.
+    await page.focus('#opt-source');
+    const suggestion = page.locator(`#opt-source-choices option[value="curated:${name}"]`);
+    await suggestion.waitFor({ state: 'attached', timeout: 10_000 });
+    expect(await suggestion.textContent()).toBe(`共有辞書「${name}」`);
+    const reply = await command('dictionary', 'follow', { source: `curated:${name}` }, 'フォローしました');
+    expect(reply).toContain(`共有辞書「${name}」をフォローしました。`);
+    await actAs(PLAYGROUND_IDS.alice);
+    await write('gg また明日');
+    expect((await request(/また明日/)).text).toMatch(/^(Alice、)?ぐっどげーむ また明日$/);
   });
 
   it('in English: the "+" menu, the attachment editor and the poll editor (screenshots at desktop and phone widths)', async () => {
