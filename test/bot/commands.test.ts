@@ -112,6 +112,18 @@ describe('/help', () => {
     expect(text).toContain('「;」で始まるメッセージは読み上げません。');
   });
 
+  it("says the server's own do-not-read prefix", async () => {
+    const settings = h.bot.context.repos.guildSettings;
+    const before = settings.get(DEFAULT_IDS.guild).ignorePrefix;
+    await settings.update(DEFAULT_IDS.guild, { ignorePrefix: '!!' });
+    try {
+      expect(await helpText('en-US')).toContain('Messages starting with "!!" are not read.');
+      expect(await helpText('ja')).toContain('「!!」で始まるメッセージは読み上げません。');
+    } finally {
+      await settings.update(DEFAULT_IDS.guild, { ignorePrefix: before });
+    }
+  });
+
   it('lists every subcommand of every command, and every App on a message, from their registered data', async () => {
     // The expected set is the commands' own definitions: a command or subcommand added later and
     // missing from /help fails here.
