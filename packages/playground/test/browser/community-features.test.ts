@@ -2,7 +2,8 @@
  * What Japanese communities asked for, shown in the playground as a member uses it (`npm run
  * playground`, the page in Chromium; open-playground.ts): two text channels read in one call
  * (/参加 in #general, then in #zatsudan and its button), the voice channel status naming both
- * under the channel's name; Alice and タロー heard in the two different voices of the server's
+ * under the channel's name, and the web dashboard's health card listing both (signed in from the
+ * page's link as the server's admin); Alice and タロー heard in the two different voices of the server's
  * voice pool with no admin step (the request log and the utterances name each voice); an image
  * attached from the composer's "+" menu with the alt text written in Discord's attachment editor,
  * read as "画像: …"; a poll made in Discord's poll editor, voted on as several members, ended early
@@ -99,6 +100,27 @@ describe('community features in the playground', () => {
     const status = page.locator('#voice-channels .voice-channel', { hasText: 'Voice' }).first().locator('.voice-status');
     await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('📖 #general、#zatsudan を読み上げ中');
     expect(await page.locator('#voice-channels .voice-channel', { hasText: 'Voice 2' }).locator('.voice-status').count()).toBe(0);
+  });
+
+  it("the web dashboard's health card (はるか, an admin, signed in from the page's link) lists both text channels the call reads", async () => {
+    const dashboard = await page.context().newPage();
+    try {
+      await dashboard.goto((await page.getAttribute('#dashboard-link', 'href'))!);
+      await dashboard.locator('#signin').click();
+      await dashboard.locator('#user').selectOption(PLAYGROUND_IDS.haruka);
+      await dashboard.locator('button[value="authorize"]').click();
+      await dashboard.locator('.server').first().waitFor();
+      await dashboard.evaluate(
+        (hash) => ((globalThis as unknown as { location: { hash: string } }).location.hash = hash),
+        `#/g/${PLAYGROUND_IDS.guild}/usage`,
+      );
+      const row = dashboard.locator('#voice-health tbody tr', { hasText: 'Voice' });
+      await row.waitFor({ timeout: 15_000 });
+      // In the browser's language (the page's own choice): the channels in order, listed as it lists things.
+      expect(await row.locator('td').nth(1).textContent()).toMatch(/^#general(、|, )#zatsudan$/);
+    } finally {
+      await dashboard.close();
+    }
   });
 
   it("Alice and タロー, without voices of their own, are heard in the server's pool's two voices: one in #zatsudan, one in #general", async () => {
