@@ -47,7 +47,7 @@ export const VIEW_DEFAULTS = {
   now: (): number => performance.now(),
 } as const;
 
-export type ViewOptions = { -readonly [K in keyof typeof VIEW_DEFAULTS]?: (typeof VIEW_DEFAULTS)[K] };
+type ViewOptions = { -readonly [K in keyof typeof VIEW_DEFAULTS]?: (typeof VIEW_DEFAULTS)[K] };
 
 /**
  * The bot's view through its discord.js client: the gateway's guilds and members, a member not
@@ -206,7 +206,7 @@ export async function accessTo(view: BotView, guildId: string, userId: string): 
 }
 
 /** A channel of the server as the page lists it. */
-export interface ChannelInfo {
+interface ChannelInfo {
   id: string;
   name: string;
   type: ChannelType;

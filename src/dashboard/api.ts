@@ -41,7 +41,7 @@ import { memberCanView } from '../discord/audience/visibility.ts';
 // Manage Server as Discord says the member has it now.
 
 /** An answer: a status and its JSON body, or a file. */
-export type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
+type ApiResult = { status: number; body: unknown; file?: { name: string; type: string } };
 
 export interface ApiDeps {
   /** The use cases' collaborators, and what the bot records about its own silence (the health route). */
@@ -53,7 +53,7 @@ export interface ApiDeps {
 }
 
 /** One request to the API: method, path segments after /api, the query, the JSON body when it has one. */
-export interface ApiRequest {
+interface ApiRequest {
   method: string;
   segments: string[];
   query: URLSearchParams;

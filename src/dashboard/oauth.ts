@@ -6,7 +6,7 @@ import { DashboardError } from './errors.ts';
 // token and revoke endpoints (HTTP Basic), never logged or shown.
 
 /** Where Discord's OAuth2 lives: the authorize page beside the API, the token endpoints under it. */
-export interface OAuthEndpoints {
+interface OAuthEndpoints {
   authorize: string;
   token: string;
   revoke: string;
@@ -31,7 +31,7 @@ export function pkceChallenge(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
 
-export interface DiscordUser {
+interface DiscordUser {
   id: string;
   /** The name shown: the global name, else the username. */
   name: string;
@@ -44,7 +44,7 @@ export interface DiscordUserGuild {
   icon: string | null;
 }
 
-export interface OAuthOptions {
+interface OAuthOptions {
   endpoints: OAuthEndpoints;
   /** The application's id (resolved once the bot knows it when DISCORD_CLIENT_ID is unset). */
   clientId: () => string;

@@ -36,7 +36,7 @@ const PAGE_FILES: Record<string, { file: string; type: string }> = {
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 
-export interface DashboardOptions {
+interface DashboardOptions {
   config: DashboardConfig;
   /** DISCORD_API_URL (the local Discord's, in tests and the playground). */
   discordApiUrl: string | undefined;

@@ -27,7 +27,7 @@ const SESSION_DEFAULTS = {
 export type SessionOptions = { -readonly [K in keyof typeof SESSION_DEFAULTS]: number };
 
 /** A rate limit's answer: go ahead, or wait this many seconds. */
-export type Allowed = { ok: true } | { ok: false; retryAfterS: number };
+type Allowed = { ok: true } | { ok: false; retryAfterS: number };
 
 export interface Session {
   /** The cookie's value: 256 random bits, a new one at every sign-in. */
@@ -43,7 +43,7 @@ export interface Session {
 }
 
 /** A sign-in between the redirect to Discord and its return: its PKCE verifier, bound to one state. */
-export interface PendingLogin {
+interface PendingLogin {
   readonly state: string;
   readonly verifier: string;
   readonly challenge: string;

@@ -33,7 +33,7 @@ export function say(message, kind = 'ok') {
   status.dataset.kind = kind;
 }
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, body) {
     super(body?.message ?? String(status));
     this.status = status;
