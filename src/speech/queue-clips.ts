@@ -131,6 +131,7 @@ export async function synthesizePlan(
     if (failure) {
       const group: Utterance[] = [];
       while (i < items.length && failedBy.get(items[i]!)?.clip === failure.clip) group.push(items[i++]!);
+      // The clips of a failed group are let go here: no slot holds them yet (they never become a delivery).
       for (const [k, o] of outcomes.entries()) if ('audio' in o && clipItems[k]!.every((u) => group.includes(u))) o.audio.release?.();
       // One author over their allowance must not silence the others merged with them: each alone.
       if (failure.error.code === 'budget_refused' && new Set(group.map((u) => u.userId)).size > 1 && !signal.aborted) {
@@ -187,8 +188,9 @@ export function delivery(
 
 /**
  * The staleness cut at the moment of speaking (batching.ts `cutAtSpeaking`): auto-read that would
- * start later than the cut is dropped with the clips that carry it (released); the rest plays.
- * Returns what still plays (null: nothing) and the utterances dropped.
+ * start later than the cut is dropped with the clips that carry it; the rest plays. Returns what
+ * still plays (null: nothing) and the utterances dropped; releases nothing (the slot holding the
+ * clips lets go of the ones it no longer plays: queue-slot.ts `Slot`).
  */
 export function cutReady(ready: ReadyUtterance, now: number, maxAutoAgeMs: number): { ready: ReadyUtterance | null; dropped: Utterance[] } {
   const audio = ready.audio;
@@ -201,9 +203,6 @@ export function cutReady(ready: ReadyUtterance, now: number, maxAutoAgeMs: numbe
     maxAutoAgeMs,
   );
   if (dropped.length === 0) return { ready, dropped: [] };
-  clips.forEach((a, k) => {
-    if (!keep.includes(k)) a.release?.();
-  });
   const gone = ready.items.filter((u) => dropped.includes(u));
   if (keep.length === 0) return { ready: null, dropped: gone };
   const items = ready.items.filter((u) => !dropped.includes(u));

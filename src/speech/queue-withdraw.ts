@@ -61,10 +61,9 @@ export function withdraw(
   const current = slot?.state.current;
   const stopped = !o.replace && slot && current ? current.playing.filter(o.match) : [];
   if (slot && current && stopped.length > 0) {
-    current.controller.abort(reason);
     // What that delivery had not started yet is read later, not lost: back to the front of the queue.
     const back = notStarted(current, o.now).filter((u) => !o.match(u));
-    slot.state = { ...slot.state, current: { ...current, playing: current.playing.filter((u) => !back.includes(u)) } };
+    slot.stopCurrent(reason, back);
     const ready = current.ready;
     if (back.length > 0) g.putFirst(reask(back, ready.audio !== undefined && !ready.audio.fromCache, stopped[0]!.userId), reason);
   }
@@ -161,19 +160,17 @@ export function withdrawFrom(g: AudienceQueue, choose: Choose, reason: unknown):
         upcoming.push(result);
         continue;
       }
-      result.audio?.release?.();
       front.push(...again(kept, paidAudio(result), by));
     }
-    if (upcoming.length !== playing.state.upcoming.length) playing.state = { ...playing.state, upcoming };
+    // The discarded results' clips are let go by the slot.
+    if (upcoming.length !== playing.state.upcoming.length) playing.keepUpcoming(upcoming);
   }
   for (const slot of [...g.slots]) {
     const state = slot.state;
-    if (state.status === 'planning' || state.status === 'playing') continue;
+    if (state.status !== 'synthesizing' && state.status !== 'ready') continue;
     const { kept, changed, by } = apply(state.items);
     if (!changed) continue;
-    slot.abort(reason);
-    slot.releaseAudio();
-    g.remove(slot);
+    g.drop(slot, reason);
     front.push(...again(kept, state.status === 'synthesizing' || state.results.some(paidAudio), by));
   }
   const pending = apply(g.pending);

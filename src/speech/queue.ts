@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.ts';
 import { admits, mayStartBatch, readMs, type BatchRules, type KeepUp } from './batching.ts';
 import { backlogMs, formingCut, KeepUpTracker, WrittenLately } from './queue-keepup.ts';
 import { IdleQueues } from './queue-retire.ts';
-import { cutReady, spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
+import { spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
 import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { POLICY_DEFAULTS, type SchedulerPolicy } from './policy.ts';
@@ -75,14 +75,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
   readonly #keepUps = new KeepUpTracker();
   readonly #idle = new IdleQueues();
-  /**
-   * The staleness cut each batch is held to when it plays: keeping up's cut when it was formed (and
-   * paid for), the hard limit or, behind, the horizon. Not the cut of that later moment (the
-   * audience may have fallen behind since), nor the cut of scarce requests (it keeps grants from
-   * being spent on late speech, and this grant is spent): dropping audio already paid for would
-   * only waste its characters.
-   */
-  readonly #paidCut = new WeakMap<Slot, number>();
   /** The policy's constants under scarce requests (policy.ts). */
   readonly #policy: SchedulerPolicy;
   /** When each audience last had an auto message, for `#scarce`. */
@@ -172,10 +164,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Stops the utterance being delivered to `audience`: its sink's signal is aborted. Returns whether one was. */
   skip(audience: string): boolean {
     const g = this.#queues.get(audience);
-    const current = g?.current;
-    if (!g || !current || current.controller.signal.aborted) return false;
-    current.controller.abort(new SpeechError('aborted', { guildId: g.guildId, message: 'skipped' }));
-    return true;
+    if (!g) return false;
+    return g.playing?.stopDelivery(new SpeechError('aborted', { guildId: g.guildId, message: 'skipped' })) ?? false;
   }
 
   /**
@@ -263,7 +253,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     for (const g of this.#queues.values()) {
       const reason = new SpeechError('closed', { guildId: g.guildId });
       g.abortAll(reason);
-      g.current?.controller.abort(reason);
+      g.playing?.stopDelivery(reason);
     }
     return unspoken;
   }
@@ -375,7 +365,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`): the cut its clips
-   * are held to when they play (`#paidCut`). Other audiences (audio posted in a text channel) are
+   * are held to when they play (the slot's `paidCutMs`). Other audiences (audio posted in a text channel) are
    * not listened to as it plays: the hard limit only.
    */
   #judged(g: AudienceQueue): KeepUp {
@@ -435,7 +425,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       items = formed.items;
       // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
       const { speed } = g.keep;
-      this.#paidCut.set(slot, this.#judged(g).cutMs);
+      // Its clips are held to this cut when they play (the slot's `paidCutMs`).
+      const paidCutMs = this.#judged(g).cutMs;
       // At each line's own speed; a request's sped up as synthesizePlan sends it (never past the service's fastest).
       const estimateMs = plan.clips.reduce((ms, c) => {
         const first = items[c.cached ? c.part.item : c.parts[0]!.item]!;
@@ -444,7 +435,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         const heard = c.cached ? lineSpeed : spedUp(lineSpeed, speed);
         return ms + (this.#msPerChar * this.#rules.countChars(text)) / heard;
       }, 0);
-      slot.state = { status: 'synthesizing', controller, items, estimateMs };
+      slot.synthesizing(items, estimateMs, paidCutMs);
       for (const u of items) this.#progress(g, u, 'synthesizing');
       // The next batch may start planning (prefetch) now that this one has its utterances.
       this.#schedulePump(audience);
@@ -471,12 +462,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         results = [{ id: items[0]!.id, guildId, items: [...items], error }];
       }
     }
-    // A cleared, withdrawn or closed slot is gone from the queue; its late result is ignored (and unpinned).
-    if (!g.has(slot) || slot.state.status !== 'synthesizing') {
-      for (const r of results) r.audio?.release?.();
-      return;
-    }
-    slot.state = { status: 'ready', items, results };
+    // A cleared, withdrawn or closed slot is gone from the queue; its late result is ignored (and unpinned by the slot).
+    if (!slot.ready(results)) return;
     for (const r of results) {
       this.emit('ready', { guildId, audience, ready: r, at: this.#clock.now() });
       for (const u of r.items) this.#progress(g, u, r.error ? 'failed' : 'ready', r.error ? { error: r.error } : {});
@@ -502,27 +489,23 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     const { guildId, audience } = g;
     const ready = slot.state;
     if (ready.status !== 'ready') return;
-    slot.state = { status: 'playing', items: ready.items, upcoming: ready.results, current: null };
+    slot.play();
     for (;;) {
       const state: SlotState = slot.state;
       if (state.status !== 'playing') return;
-      const [result, ...rest] = state.upcoming;
-      if (!result) break;
-      slot.state = { ...state, upcoming: rest };
+      if (state.upcoming.length === 0) break;
       if (this.#closed) {
-        for (const r of [result, ...rest]) r.audio?.release?.();
+        // What was still to play is let go with the slot.
+        g.drop(slot, new SpeechError('closed', { guildId }));
         return;
       }
-      const cut = cutReady(result, this.#clock.now(), this.#paidCut.get(slot) ?? this.#keepUp(g).cutMs);
-      this.#dropStale(g, cut.dropped, 'speaking');
-      const next = cut.ready;
+      const started = slot.startNext(this.#clock.now())!;
+      this.#dropStale(g, started.dropped, 'speaking');
+      const next = started.ready;
       if (!next) continue;
-      const controller = new AbortController();
-      const until = this.#clock.now() + (next.audio?.durationMs ?? 0);
-      slot.state = { ...state, upcoming: rest, current: { ready: next, controller, until, playing: next.items } };
       if (!next.error) g.stats.delivered += next.items.length;
       await runSink(sink, next, {
-        controller,
+        controller: started.controller!,
         clock: this.#clock,
         timeoutMs: this.#sinkTimeoutMs,
         onFailed: (error) => {
@@ -531,10 +514,8 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         },
         onAbandoned: () => this.#logger.warn({ guildId, audience, id: next.id }, 'sink did not settle after abort; moving on'),
       });
-      const after: SlotState = slot.state;
-      const played = after.status === 'playing' ? (after.current?.playing ?? []) : [];
-      if (after.status === 'playing') slot.state = { ...after, current: null };
-      next.audio?.release?.();
+      // Its clips are let go by the slot.
+      const played = slot.delivered();
       // A delivery cut short by close() is kept on disk and happens again after the restart.
       if (!this.#closed) this.#journal.remove(played.map((u) => u.id));
     }

@@ -172,15 +172,22 @@ describe('withdrawFrom', () => {
     const g = new AudienceQueue('g1', 'text:c1', {} as AudienceHost);
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
-    const audio = { durationMs: 1, fromCache: false, key: 'k', release: () => void released++ };
+    const audio = () => ({ durationMs: 1, fromCache: false, key: 'k', release: () => void released++ });
     const delivering = (upcoming: ReadyUtterance[]) => {
       for (const s of g.slots) g.remove(s);
-      g.start().state = { status: 'playing', items: upcoming.flatMap((r) => r.items), upcoming, current: null };
+      const slot = g.start();
+      slot.synthesizing(
+        upcoming.flatMap((r) => r.items),
+        0,
+        Number.POSITIVE_INFINITY,
+      );
+      slot.ready(upcoming);
+      slot.play();
     };
     const upcoming = () => (g.playing?.state.upcoming ?? []).map((r) => r.items);
     delivering([
-      { id: a.id, guildId: 'g1', items: [a, b], audio },
-      { id: c.id, guildId: 'g1', items: [c], audio },
+      { id: a.id, guildId: 'g1', items: [a, b], audio: audio() },
+      { id: c.id, guildId: 'g1', items: [c], audio: audio() },
     ]);
     g.replacePending([d]);
     const done = withdrawFrom(g, (x) => (x === b ? null : undefined), new Error('withdrawn'));
@@ -189,7 +196,7 @@ describe('withdrawFrom', () => {
     expect(released).toBe(1);
     expect(g.pending).toEqual([{ ...a, paidOnce: true }, d]);
     // Discarded again: the server asked for it once already; the member whose message went pays now.
-    delivering([{ id: a.id, guildId: 'g1', items: [g.pending[0]!, c], audio }]);
+    delivering([{ id: a.id, guildId: 'g1', items: [g.pending[0]!, c], audio: audio() }]);
     g.replacePending([]);
     withdrawFrom(g, (x) => (x === c ? null : undefined), new Error('withdrawn'));
     expect(g.pending).toEqual([{ ...a, paidOnce: true, chargedTo: c.userId }]);
