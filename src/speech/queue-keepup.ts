@@ -1,25 +1,151 @@
-import { keepUp, MAX_SPEED_UP, SPEED_STEP, type KeepUp } from './batching.ts';
-import type { AudienceQueue } from './queue-slot.ts';
+import type { Clock } from '../util/clock.ts';
+import { keepUp, MAX_SPEED_UP, readMs, SPEED_STEP, type BatchRules, type KeepUp } from './batching.ts';
 import type { SchedulerPolicy } from './policy.ts';
-import type { Freshness, Utterance } from './queue-types.ts';
+import type { Freshness, GrantingLimiter, Utterance } from './queue-types.ts';
 
-// Whether each voice audience is behind (bound by playback) and how far its speech is sped up: the
-// state batching.ts `keepUp` decides from, kept for the scheduler (queue.ts), which asks at each
-// decision.
+// The scheduler's pacing: what it learns (a request's latency, the speech rate), whether requests
+// are scarce, and whether each voice audience is behind (bound by playback) and how far its speech
+// is sped up: the state batching.ts `keepUp` decides from. One object for every audience's queue
+// (queue-slot.ts `AudienceQueue`), which asks it at each decision.
 
-/** How much speech an audience has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `pending`) queued, not set aside. */
-export function backlogMs(g: AudienceQueue, now: number, pending: ((u: Utterance) => number) | null): number {
-  const current = g.current;
-  let backlog = current ? Math.max(0, current.until - now) : 0;
-  for (const s of g.slots) {
-    const st = s.state;
-    if (st.status === 'ready') backlog += st.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
-    else if (st.status === 'synthesizing') backlog += st.estimateMs;
-    else if (st.status === 'playing') backlog += st.upcoming.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+/** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
+const LEARN = 0.2;
+
+/** What pacing asks of an audience's queue (queue-slot.ts `AudienceQueue`). */
+export interface PacedAudience {
+  readonly guildId: string;
+  readonly audience: string;
+  /** How much speech it has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `queued`) queued, not set aside. */
+  backlogMs(now: number, queued: ((u: Utterance) => number) | null): number;
+}
+
+/**
+ * What the scheduler learns and judges for every audience: the expected latency and speech rate,
+ * whether requests are scarce, and how each voice audience keeps up (the cut, the speed-up).
+ */
+export class Pacing {
+  readonly #clock: Clock;
+  readonly #rules: BatchRules;
+  readonly #limiter: GrantingLimiter | undefined;
+  readonly #freshness: (guildId: string) => Freshness;
+  readonly #policy: SchedulerPolicy;
+  /** Whether each voice audience is behind, and its speed-up. */
+  readonly #keepUps = new KeepUpTracker();
+  /** When each audience last had an auto message, for `scarce`. */
+  readonly #lastWritten: WrittenLately;
+  /** When each grant a batch waited for came lately (oldest first), for `scarce`. */
+  readonly #granted: number[] = [];
+  #latencyMs = 1_000;
+  #msPerChar = 120;
+
+  constructor(o: {
+    clock: Clock;
+    rules: BatchRules;
+    limiter: GrantingLimiter | undefined;
+    freshness: (guildId: string) => Freshness;
+    policy: SchedulerPolicy;
+  }) {
+    this.#clock = o.clock;
+    this.#rules = o.rules;
+    this.#limiter = o.limiter;
+    this.#freshness = o.freshness;
+    this.#policy = o.policy;
+    this.#lastWritten = new WrittenLately(o.policy.activeMs);
   }
-  // Lines set aside to catch up are read only in a lull: not what keeps the channel behind.
-  if (pending) for (const u of g.waiting) backlog += pending(u);
-  return backlog;
+
+  /** Expected time from a batch's grant to its audio (ms), learnt from requests. */
+  get latencyMs(): number {
+    return this.#latencyMs;
+  }
+
+  /** Expected speech per character at speed 1 (ms), learnt from the audio made; a line's own speed divides it (batching.ts `readMs`). */
+  get msPerChar(): number {
+    return this.#msPerChar;
+  }
+
+  /** A batch's requests took `ms` from its grant to its audio. */
+  learnLatency(ms: number): void {
+    this.#latencyMs += LEARN * (ms - this.#latencyMs);
+  }
+
+  /** A paid request of `chars` characters made `ms` of audio at speed 1. */
+  learnRate(chars: number, ms: number): void {
+    this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar);
+  }
+
+  /** `u` was queued for `audience`: speech offered to a voice audience, and an audience written to. */
+  offered(audience: string, u: Utterance): void {
+    if (audience.startsWith('voice:')) this.#keepUps.offer(audience, u.enqueuedAt, readMs(u, 0, this.#msPerChar, this.#rules));
+    if (u.kind === 'auto') this.#lastWritten.wrote(audience, u.enqueuedAt);
+  }
+
+  /** A grant came for a request an audience waited for (counted by `scarce`). */
+  granted(): void {
+    this.#granted.push(this.#clock.now());
+  }
+
+  /** Forgets `audience` (its queue was retired). */
+  forget(audience: string): void {
+    this.#keepUps.forget(audience);
+  }
+
+  /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
+  horizonMs(guildId: string): number {
+    return this.#freshness(guildId).horizonMs;
+  }
+
+  /**
+   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
+   * are about to be: `scarceAudiences` audiences were written to within `activeMs` and `scarceGrants`
+   * grants came within it (policy.ts) (a rate past half the budget). So many talking at once want a request every
+   * few seconds each: a run waits for company from the start instead of the window's first half going
+   * to single lines. A few servers (the quiet case) or chat read from the cache never wait.
+   */
+  scarce(): boolean {
+    if (this.#limiter?.pressured('standard')) return true;
+    if (!this.#limiter) return false;
+    const { activeMs, scarceGrants, scarceAudiences } = this.#policy;
+    const since = this.#clock.now() - activeMs;
+    while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
+    if (this.#granted.length < scarceGrants) return false;
+    return this.#lastWritten.since(since) >= scarceAudiences;
+  }
+
+  /**
+   * How a voice audience keeps up now (batching.ts `keepUp`): the cut its clips are held to when
+   * they play (the slot's `paidCutMs`). Other audiences (audio posted in a text channel) are not
+   * listened to as it plays: the hard limit only.
+   */
+  judged(q: PacedAudience): KeepUp {
+    const max = this.#rules.maxAutoAgeMs;
+    if (!q.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
+    const now = this.#clock.now();
+    // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
+    const scarce = this.scarce();
+    const queued = scarce ? null : (u: Utterance) => readMs(u, 0, this.#msPerChar, this.#rules);
+    const o = { scarce, catchUpShare: this.#policy.catchUpShare };
+    return this.#keepUps.judge(q.audience, now, q.backlogMs(now, queued), this.#freshness(q.guildId), max, o);
+  }
+
+  /**
+   * The cut and speed a batch is formed under: `judged`, through `formingCut` (two horizons for a
+   * voice channel still talking while requests are scarce, less a margin).
+   */
+  keepUp(q: PacedAudience): KeepUp {
+    const horizonMs = Math.min(this.#freshness(q.guildId).horizonMs, this.#rules.maxAutoAgeMs);
+    const scarceTalking = q.audience.startsWith('voice:') && this.scarce() && this.talking(q);
+    return formingCut(this.judged(q), scarceTalking ? this.#policy.scarceCutHorizons * horizonMs : Number.POSITIVE_INFINITY, this.#policy);
+  }
+
+  /** Whether voice audience `q` was written to within its horizon: its conversation goes on. */
+  talking(q: PacedAudience): boolean {
+    return this.#keepUps.talking(q.audience, this.#clock.now(), Math.min(this.#freshness(q.guildId).horizonMs, this.#rules.maxAutoAgeMs));
+  }
+
+  /** The oldest of `audience` had to be set aside to catch up: its next requests a step faster. */
+  stepUp(audience: string, keep: KeepUp): void {
+    this.#keepUps.stepUp(audience, keep);
+  }
 }
 
 /**
@@ -31,13 +157,13 @@ export function backlogMs(g: AudienceQueue, now: number, pending: ((u: Utterance
  * messages keep inside it for a slow request (policy.ts `payMarginMs`): a waiting line is not
  * dropped for the margin, only a batch is not made longer into it.
  */
-export function formingCut(keep: KeepUp, scarceCutMs: number, margin: Pick<SchedulerPolicy, 'payMarginMs' | 'payMarginShare'>): KeepUp {
+function formingCut(keep: KeepUp, scarceCutMs: number, margin: Pick<SchedulerPolicy, 'payMarginMs' | 'payMarginShare'>): KeepUp {
   const cutMs = Math.min(keep.cutMs, scarceCutMs);
   return { ...keep, cutMs, payMarginMs: Math.min(margin.payMarginMs, margin.payMarginShare * cutMs) };
 }
 
 /** Per voice audience: the speech offered lately, until when it counts as behind, and its speed-up step. */
-export class KeepUpTracker {
+class KeepUpTracker {
   /** [when it arrived, its expected length (ms)], oldest first. */
   readonly #offered = new Map<string, Array<[number, number]>>();
   readonly #behindUntil = new Map<string, number>();
@@ -106,7 +232,7 @@ export class KeepUpTracker {
 const MAX_TRACKED_AUDIENCES = 1_024;
 
 /** When each audience last had an auto message (the scheduler's `#scarce`: how many talk at once). */
-export class WrittenLately {
+class WrittenLately {
   /** Insertion order is recency order, the oldest first. */
   readonly #at = new Map<string, number>();
   readonly #activeMs: number;

@@ -1,4 +1,4 @@
-import type { KeepUpTracker } from './queue-keepup.ts';
+import type { Pacing } from './queue-keepup.ts';
 import type { AudienceQueue } from './queue-slot.ts';
 
 /** An audience with no work for this long has its queue retired (more than the 5 minutes fairness looks back). */
@@ -33,7 +33,7 @@ export class IdleQueues {
    * the scheduler everywhere (nothing of it is pending, planned or playing), and its counts are kept.
    */
   sweep(
-    from: { queues: Map<string, AudienceQueue>; byGuild: Map<string, Set<string>>; dirty: Set<string>; keepUps: KeepUpTracker },
+    from: { queues: Map<string, AudienceQueue>; byGuild: Map<string, Set<string>>; dirty: Set<string>; pacing: Pacing },
     now: number,
   ): void {
     const { queues, byGuild } = from;
@@ -46,7 +46,7 @@ export class IdleQueues {
       this.#touched.delete(g.audience);
       queues.delete(g.audience);
       from.dirty.delete(g.audience);
-      from.keepUps.forget(g.audience);
+      from.pacing.forget(g.audience);
       const mine = byGuild.get(g.guildId);
       mine?.delete(g.audience);
       if (mine?.size === 0) byGuild.delete(g.guildId);

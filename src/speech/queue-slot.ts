@@ -15,6 +15,7 @@ import {
 } from './batching.ts';
 import { batchGroup, grantWorth, type SchedulerPolicy } from './policy.ts';
 import { cutReady, lookupParts, partKey, releaseAll } from './queue-clips.ts';
+import type { PacedAudience, Pacing } from './queue-keepup.ts';
 import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
 import type { ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
 
@@ -245,8 +246,8 @@ export class Grants {
   }
 }
 
-/** What an audience's queue works with: the scheduler's collaborators and what it learns and counts. */
-export interface AudienceHost {
+/** What every audience's queue forms its batches with: the scheduler's collaborators and settings (no callbacks). */
+export interface Forming {
   readonly clock: Clock;
   readonly rules: BatchRules;
   readonly synth: Synthesizer;
@@ -259,26 +260,14 @@ export interface AudienceHost {
   readonly reads: Map<string, number>;
   /** Aborted when the scheduler closes: ends hold timers and formings. */
   readonly lifetime: AbortSignal;
-  /** Expected time from a batch's grant to its audio (ms), learnt by the scheduler. */
-  latencyMs(): number;
-  /** Auto-read dropped as too old (before anything was paid, or at the moment of speaking). */
-  dropped(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void;
-  /** Look at this audience again on the next turn. */
-  pump(g: AudienceQueue): void;
-  /** Expected speech per character (ms), learnt by the scheduler. */
-  msPerChar(): number;
-  /** How the audience keeps up now: its cut, speed-up and catch-up target (queue-keepup.ts). */
-  keepUp(g: AudienceQueue): KeepUp;
-  /** The oldest had to be dropped to catch up: its next requests a step faster. */
-  stepUp(g: AudienceQueue, keep: KeepUp): void;
-  /** Requests are scarce now, or about to be (the scheduler's `#scarce`): runs wait for company, the cut is two horizons. */
-  scarce(): boolean;
-  /** A grant came for a request this audience waited for (counted by `#scarce`). */
-  granted(): void;
-  /** Its server's freshness horizon (ms): what a grant buys is the speech still within it. */
-  horizonMs(g: AudienceQueue): number;
-  /** Whether the audience wrote within its horizon (the scheduler's `#talking`). */
-  talking(g: AudienceQueue): boolean;
+  /** What the scheduler learns and judges (latency, speech rate, scarce requests, keeping up): queue-keepup.ts. */
+  readonly pacing: Pacing;
+}
+
+/** What an audience's queue tells the scheduler: auto-read dropped as too old (before anything was paid, or at the moment of speaking); look at it again. */
+export interface AudienceEvents {
+  dropped: [items: Utterance[], at: 'queue' | 'speaking'];
+  wake: [];
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
@@ -305,10 +294,11 @@ function countReads(reads: Map<string, number>, items: readonly Utterance[]): vo
 }
 
 /** One audience's queue (a voice session, or a text channel whose audio is posted): its own order, merging and pacing. */
-export class AudienceQueue {
+export class AudienceQueue extends EventEmitter<AudienceEvents> implements PacedAudience {
   readonly guildId: string;
   readonly audience: string;
-  readonly #host: AudienceHost;
+  readonly #forming: Forming;
+  readonly #pacing: Pacing;
   #pending: Utterance[] = [];
   /** Batches started, not yet delivered, in order (at most one planning; the one playing first). */
   #slots: Slot[] = [];
@@ -328,10 +318,12 @@ export class AudienceQueue {
   readonly #setAside = new Set<Utterance>();
   readonly stats = { delivered: 0, dropped: 0 };
 
-  constructor(guildId: string, audience: string, host: AudienceHost) {
+  constructor(guildId: string, audience: string, forming: Forming) {
+    super();
     this.guildId = guildId;
     this.audience = audience;
-    this.#host = host;
+    this.#forming = forming;
+    this.#pacing = forming.pacing;
   }
 
   /** How it kept up when the head rules were last applied. */
@@ -451,6 +443,29 @@ export class AudienceQueue {
     };
   }
 
+  /** How much speech it has waiting, in ms: what plays, is delivered next, ready, synthesising and (when `queued`) queued, not set aside. */
+  backlogMs(now: number, queued: ((u: Utterance) => number) | null): number {
+    const current = this.current;
+    let backlog = current ? Math.max(0, current.until - now) : 0;
+    for (const s of this.#slots) {
+      const st = s.state;
+      if (st.status === 'ready') backlog += st.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+      else if (st.status === 'synthesizing') backlog += st.estimateMs;
+      else if (st.status === 'playing') backlog += st.upcoming.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
+    }
+    // Lines set aside to catch up are read only in a lull: not what keeps the channel behind.
+    if (queued) for (const u of this.waiting) backlog += queued(u);
+    return backlog;
+  }
+
+  /** Auto-read dropped as too old (`at`: before anything was paid, or at the moment of speaking): counted, then told ('dropped'). */
+  dropStale(items: Utterance[], at: 'queue' | 'speaking'): void {
+    if (items.length === 0) return;
+    // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
+    this.stats.dropped += items.length;
+    this.emit('dropped', items, at);
+  }
+
   /** The earliest a batch behind `slot`'s predecessors could speak: after what plays and waits ahead of it, and a request's latency. */
   speakAt(slot: Slot | null, now: number): number {
     const current = this.current;
@@ -461,7 +476,7 @@ export class AudienceQueue {
       if (st.status === 'ready') t += st.results.reduce((ms, r) => ms + (r.audio?.durationMs ?? 0), 0);
       else if (st.status === 'synthesizing') t += st.estimateMs;
     }
-    return Math.max(t, now + this.#host.latencyMs());
+    return Math.max(t, now + this.#pacing.latencyMs);
   }
 
   /**
@@ -470,25 +485,25 @@ export class AudienceQueue {
    * oldest aside while behind, holds a lone message for company. Whether a batch can be formed now.
    */
   headReady(slot: Slot | null, granted = false): boolean {
-    const now = this.#host.clock.now();
+    const now = this.#forming.clock.now();
     const at = this.speakAt(slot, now);
-    const keep = (this.#keep = this.#host.keepUp(this));
-    const { rules } = this.#host;
+    const keep = (this.#keep = this.#pacing.keepUp(this));
+    const { rules } = this.#forming;
     // Past the cut even if read next: dropped, unpaid (never to make room for nothing).
     const stale = nextBatch(this.#pending, { now, playing: false, speakAt: at, cutMs: keep.cutMs }, rules).stale;
-    if (stale > 0) this.#host.dropped(this, this.#pending.splice(0, stale), 'queue');
+    if (stale > 0) this.dropStale(this.#pending.splice(0, stale), 'queue');
     // Behind: the oldest are set aside so the newest is heard while it is still the conversation.
     if (keep.catchUpMs !== undefined) {
       const waiting = this.waiting;
-      const behind = catchUp(waiting, at, this.#host.msPerChar() / keep.speed, keep.catchUpMs, rules);
+      const behind = catchUp(waiting, at, this.#pacing.msPerChar / keep.speed, keep.catchUpMs, rules);
       if (behind > 0) {
         for (const u of waiting.slice(0, behind)) this.#setAside.add(u);
-        this.#host.stepUp(this, keep);
+        this.#pacing.stepUp(this.audience, keep);
       }
     }
     if (this.waiting.length === 0 && this.#pending.length > 0) {
       // Only lines set aside: read while the channel would otherwise fall silent, not ahead of what plays.
-      const silentAt = at - this.#host.latencyMs();
+      const silentAt = at - this.#pacing.latencyMs;
       if (silentAt > now) {
         this.#wakeAt(silentAt);
         return false;
@@ -510,10 +525,10 @@ export class AudienceQueue {
    * (at most the policy's `holdShare` of the horizon, so what it waited for is still heard fresh).
    */
   #holdForCompany(slot: Slot, run: readonly Utterance[], grouped: boolean): boolean {
-    const { clock, pressureHoldMs, rules, policy } = this.#host;
-    if (!this.#host.scarce()) return false;
+    const { clock, pressureHoldMs, rules, policy } = this.#forming;
+    if (!this.#pacing.scarce()) return false;
     const now = clock.now();
-    const due = Math.min(pressureHoldMs, policy.holdShare * this.#host.horizonMs(this));
+    const due = Math.min(pressureHoldMs, policy.holdShare * this.#pacing.horizonMs(this.guildId));
     const lead = this.speakAt(slot, now) - now;
     // Grouped by voice, the run is its voice's messages: another voice after it does not stop it growing, only full or due.
     if (isRipe(grouped ? run.slice(0, rules.maxMessages) : run, now + lead, due, rules)) return false;
@@ -523,42 +538,42 @@ export class AudienceQueue {
 
   /** Messages of this audience taken into batches within the policy's `spokenWindowMs` of `now` (what it had read lately). */
   #spokenLately(now: number): number {
-    const since = now - this.#host.policy.spokenWindowMs;
+    const since = now - this.#forming.policy.spokenWindowMs;
     while (this.#spokenAt.length > 0 && this.#spokenAt[0]! <= since) this.#spokenAt.shift();
     return this.#spokenAt.length;
   }
 
   /** Auto messages queued for this audience within the policy's window (what it was offered lately). */
   #offeredLately(now: number): number {
-    const since = now - this.#host.policy.spokenWindowMs;
+    const since = now - this.#forming.policy.spokenWindowMs;
     while (this.#offeredAt.length > 0 && this.#offeredAt[0]! <= since) this.#offeredAt.shift();
     return this.#offeredAt.length;
   }
 
   /** How its next request is chosen now: grouped by voice while requests are scarce (policy.ts `batchGroup`). */
   #groupWindow(keep: KeepUp) {
-    const { policy } = this.#host;
+    const { policy } = this.#forming;
     return {
-      horizonMs: this.#host.horizonMs(this),
+      horizonMs: this.#pacing.horizonMs(this.guildId),
       cutMs: keep.cutMs,
-      staleWorth: this.#host.talking(this) ? policy.staleWorthTalking : policy.staleWorth,
-      grouped: this.#host.scarce(),
+      staleWorth: this.#pacing.talking(this) ? policy.staleWorthTalking : policy.staleWorth,
+      grouped: this.#pacing.scarce(),
     };
   }
 
   /** What a grant would buy this audience now, asked by the limiter while it waits (policy.ts `grantWorth`). */
   #grantWorth(slot: Slot): number {
-    const now = this.#host.clock.now();
+    const now = this.#forming.clock.now();
     // As it keeps up now: the cut may have changed since the head rules were applied (a channel stopped talking).
-    const keep = this.#host.keepUp(this);
+    const keep = this.#pacing.keepUp(this);
     const window = { ...this.#groupWindow(keep), spokenLately: this.#spokenLately(now), offeredLately: this.#offeredLately(now) };
     return grantWorth(
       this.#readable(),
       this.speakAt(slot, now),
-      this.#host.msPerChar() / keep.speed,
+      this.#pacing.msPerChar / keep.speed,
       window,
-      this.#host.rules,
-      this.#host.policy,
+      this.#forming.rules,
+      this.#forming.policy,
     );
   }
 
@@ -566,12 +581,12 @@ export class AudienceQueue {
   #wakeAt(at: number): void {
     if (this.#holdTimer) return;
     this.#holdTimer = true;
-    const { clock } = this.#host;
+    const { clock } = this.#forming;
     clock
-      .sleep(at - clock.now(), this.#host.lifetime)
+      .sleep(at - clock.now(), this.#forming.lifetime)
       .then(() => {
         this.#holdTimer = false;
-        this.#host.pump(this);
+        this.emit('wake');
       })
       .catch(() => {});
   }
@@ -585,7 +600,7 @@ export class AudienceQueue {
    * Grants and cached audio not used are given back.
    */
   async form(slot: Slot): Promise<Formed | 'held' | null> {
-    const { rules, synth, limiter } = this.#host;
+    const { rules, synth, limiter } = this.#forming;
     const state = slot.state;
     if (state.status !== 'planning') return null;
     const signal = state.controller.signal;
@@ -594,26 +609,26 @@ export class AudienceQueue {
     const known = new Map<string, ReadyAudio>();
     const looked = new Set<string>();
     let formed = false;
-    const live = () => !signal.aborted && !this.#host.lifetime.aborted && this.has(slot);
+    const live = () => !signal.aborted && !this.#forming.lifetime.aborted && this.has(slot);
     const gone = (head: Utterance) => !live() || !this.#pending.includes(head);
     try {
       for (;;) {
         if (!live() || !this.headReady(slot, grants.count > 0)) return null;
-        const at = this.speakAt(slot, this.#host.clock.now());
+        const at = this.speakAt(slot, this.#forming.clock.now());
         const readable = this.#readable();
         const group = batchGroup(
           readable,
           at,
-          this.#host.msPerChar() / this.keep.speed,
+          this.#pacing.msPerChar / this.keep.speed,
           this.#groupWindow(this.keep),
           rules,
-          this.#host.policy,
+          this.#forming.policy,
         );
         if (!group) return null;
         const grouped = group.members.some((u, i) => readable[i] !== u);
         const candidates = group.members.slice(0, rules.maxMessages * 2);
         // As the head was judged (before the oldest were dropped to catch up): each message's words within the cut.
-        const fits = fitsWithin(candidates, at, this.#host.msPerChar(), this.keep, rules);
+        const fits = fitsWithin(candidates, at, this.#pacing.msPerChar, this.keep, rules);
         const runLength = Math.max(1, Math.min(candidates.length, fits));
         const run = candidates.slice(0, runLength);
         const head = run[0]!;
@@ -622,10 +637,10 @@ export class AudienceQueue {
         if (gone(head)) continue;
         const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
         const recurring = (u: Utterance, text: string) =>
-          (this.#host.reads.get(partKey(u, text)) ?? 0) >= this.#host.policy.reuseAfterReads;
+          (this.#forming.reads.get(partKey(u, text)) ?? 0) >= this.#forming.policy.reuseAfterReads;
         const limits = (maxRequests: number): PlanLimits => ({
           maxRequests,
-          reusableChars: this.#host.reusableChars,
+          reusableChars: this.#forming.reusableChars,
           maxItems: runLength,
           recurring,
         });
@@ -648,7 +663,7 @@ export class AudienceQueue {
               if (this.#holdForCompany(slot, grouped ? group.members : readable, grouped)) return 'held';
               // While it waits, the limiter asks what a grant would buy it: grants go where they buy the most fresh speech.
               grants.add(await limiter.reserve('standard', { key: this.audience, signal, worth: () => this.#grantWorth(slot) }));
-              this.#host.granted();
+              this.#pacing.granted();
               // Batch at the moment of the grant: look again at everything pending now.
               continue;
             }
@@ -659,8 +674,8 @@ export class AudienceQueue {
         const items = run.slice(0, plan.take);
         const taken = new Set(items);
         this.#pending = this.#pending.filter((u) => !taken.has(u));
-        countReads(this.#host.reads, items);
-        const takenAt = this.#host.clock.now();
+        countReads(this.#forming.reads, items);
+        const takenAt = this.#forming.clock.now();
         for (let i = 0; i < items.length; i++) this.#spokenAt.push(takenAt);
         const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
         releaseAll([...known].filter(([k]) => !used.has(k)).map(([, audio]) => audio));

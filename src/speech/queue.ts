@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../util/clock.ts';
-import { admits, mayStartBatch, readMs, type BatchRules, type KeepUp } from './batching.ts';
-import { backlogMs, formingCut, KeepUpTracker, WrittenLately } from './queue-keepup.ts';
+import { admits, mayStartBatch, type BatchRules } from './batching.ts';
+import { Pacing } from './queue-keepup.ts';
 import { IdleQueues } from './queue-retire.ts';
 import { spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
-import { AudienceQueue, batchRules, type AudienceHost, type Slot, type SlotState } from './queue-slot.ts';
+import { AudienceQueue, batchRules, type Forming, type Slot, type SlotState } from './queue-slot.ts';
 import { SpeechError } from './errors.ts';
 import { POLICY_DEFAULTS, type SchedulerPolicy } from './policy.ts';
 import { withdraw, type Replace } from './queue-withdraw.ts';
@@ -14,7 +14,6 @@ import {
   audienceOf,
   type AudienceStats,
   type EnqueueResult,
-  type Freshness,
   type GrantingLimiter,
   type Logger,
   type ProgressEvent,
@@ -56,9 +55,6 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * owns its pending list and its batches, each a state union changed through one setter.
  */
 
-/** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
-const LEARN = 0.2;
-
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
 export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #synth: Synthesizer;
@@ -71,18 +67,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #sinkTimeoutMs: number;
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
-  readonly #freshness: (guildId: string) => Freshness;
-  /** Whether each voice audience is behind, and its speed-up (queue-keepup.ts). */
-  readonly #keepUps = new KeepUpTracker();
   readonly #idle = new IdleQueues();
-  /** The policy's constants under scarce requests (policy.ts). */
-  readonly #policy: SchedulerPolicy;
-  /** When each audience last had an auto message, for `#scarce`. */
-  readonly #lastWritten: WrittenLately;
-  /** When each grant a batch waited for came lately (oldest first), for `#scarce`. */
-  readonly #granted: number[] = [];
-  /** What every audience's queue works with (queue-slot.ts `AudienceHost`). */
-  readonly #host: AudienceHost;
+  /** What it learns and judges for every audience: latency, speech rate, scarce requests, keeping up (queue-keepup.ts). */
+  readonly #pacing: Pacing;
+  /** What every audience's queue forms its batches with (queue-slot.ts `Forming`). */
+  readonly #forming: Forming;
   /** The queues by audience. */
   readonly #queues = new Map<string, AudienceQueue>();
   /** The audiences of each guild that have a queue (the member cap, clearGuild, withdraw). */
@@ -94,10 +83,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   /** Aborted by close(): cancels hold timers. */
   readonly #lifetime = new AbortController();
   #closed = false;
-  /** Expected time from a batch's grant to its audio (ms), learnt from requests. */
-  #latencyMs = 1_000;
-  /** Expected speech per character at speed 1 (ms), learnt from the audio made; a line's own speed divides it (batching.ts `readMs`). */
-  #msPerChar = 120;
 
   constructor(options: SchedulerOptions) {
     super();
@@ -111,11 +96,11 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#sinkTimeoutMs = options.sinkTimeoutMs ?? SCHEDULER_DEFAULTS.sinkTimeoutMs;
     this.#logger = options.logger ?? SCHEDULER_DEFAULTS.logger;
     this.#journal = options.journal ?? SCHEDULER_DEFAULTS.journal;
-    this.#freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
-    this.#policy = { ...POLICY_DEFAULTS, ...options.policy };
-    this.#lastWritten = new WrittenLately(this.#policy.activeMs);
-    this.#host = {
-      policy: this.#policy,
+    const policy: SchedulerPolicy = { ...POLICY_DEFAULTS, ...options.policy };
+    const freshness = options.freshness ?? SCHEDULER_DEFAULTS.freshness;
+    this.#pacing = new Pacing({ clock: this.#clock, rules: this.#rules, limiter: this.#limiter, freshness, policy });
+    this.#forming = {
+      policy,
       clock: this.#clock,
       rules: this.#rules,
       synth: this.#synth,
@@ -124,16 +109,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       pressureHoldMs: options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs,
       reads: new Map(), // readings per name and line (queue-slot.ts: worth a clip?)
       lifetime: this.#lifetime.signal,
-      latencyMs: () => this.#latencyMs,
-      dropped: (g, items, at) => this.#dropStale(g, items, at),
-      pump: (g) => this.#schedulePump(g.audience),
-      msPerChar: () => this.#msPerChar,
-      keepUp: (g) => this.#keepUp(g),
-      stepUp: (g, keep) => this.#keepUps.stepUp(g.audience, keep),
-      horizonMs: (g) => this.#freshness(g.guildId).horizonMs,
-      talking: (g) => this.#talking(g),
-      scarce: () => this.#scarce(),
-      granted: () => void this.#granted.push(this.#clock.now()),
+      pacing: this.#pacing,
     };
   }
 
@@ -147,8 +123,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     if (!this.#journal.add(u)) return { ok: false, reason: 'not_saved' };
     const g = this.#queue(u);
     g.push(u);
-    if (g.audience.startsWith('voice:')) this.#keepUps.offer(g.audience, u.enqueuedAt, readMs(u, 0, this.#msPerChar, this.#rules));
-    if (u.kind === 'auto') this.#lastWritten.wrote(g.audience, u.enqueuedAt);
+    this.#pacing.offered(g.audience, u);
     const position = g.undelivered().length;
     this.#progress(g, u, 'queued', { position });
     this.#schedulePump(g.audience);
@@ -228,7 +203,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   stats(audience?: string): AudienceStats | AudienceStats[] {
     if (audience === undefined) return [...this.#queues.values()].map((g) => g.snapshot());
     // An audience never queued for has nothing (its guild unknown here: '').
-    return (this.#queues.get(audience) ?? new AudienceQueue('', audience, this.#host)).snapshot();
+    return (this.#queues.get(audience) ?? new AudienceQueue('', audience, this.#forming)).snapshot();
   }
 
   /**
@@ -272,13 +247,25 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#idle.touch(audience, now);
     let g = this.#queues.get(audience);
     if (!g) {
-      this.#idle.sweep({ queues: this.#queues, byGuild: this.#byGuild, dirty: this.#dirty, keepUps: this.#keepUps }, now);
-      g = new AudienceQueue(u.guildId, audience, this.#host);
+      this.#idle.sweep({ queues: this.#queues, byGuild: this.#byGuild, dirty: this.#dirty, pacing: this.#pacing }, now);
+      g = this.#made(new AudienceQueue(u.guildId, audience, this.#forming));
       this.#queues.set(audience, g);
       const mine = this.#byGuild.get(u.guildId);
       if (mine) mine.add(audience);
       else this.#byGuild.set(u.guildId, new Set([audience]));
     }
+    return g;
+  }
+
+  /** A new queue, heard: its dropped lines leave the journal and are told; its wake-ups pump it. */
+  #made(g: AudienceQueue): AudienceQueue {
+    const { guildId, audience } = g;
+    g.on('dropped', (items, at) => {
+      this.#journal.remove(items.map((u) => u.id));
+      this.#logger.info({ guildId, audience, count: items.length, at }, 'dropped stale auto-read messages');
+      this.emit('dropped', { guildId, audience, items, reason: 'too_old', at });
+    });
+    g.on('wake', () => this.#schedulePump(audience));
     return g;
   }
 
@@ -346,64 +333,6 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
-  /**
-   * Whether requests are scarce: the limiter says so (someone waits, or the window is full), or they
-   * are about to be: `scarceAudiences` audiences were written to within `activeMs` and `scarceGrants`
-   * grants came within it (policy.ts) (a rate past half the budget). So many talking at once want a request every
-   * few seconds each: a run waits for company from the start instead of the window's first half going
-   * to single lines. A few servers (the quiet case) or chat read from the cache never wait.
-   */
-  #scarce(): boolean {
-    if (this.#limiter?.pressured('standard')) return true;
-    if (!this.#limiter) return false;
-    const { activeMs, scarceGrants, scarceAudiences } = this.#policy;
-    const since = this.#clock.now() - activeMs;
-    while (this.#granted.length > 0 && this.#granted[0]! <= since) this.#granted.shift();
-    if (this.#granted.length < scarceGrants) return false;
-    return this.#lastWritten.since(since) >= scarceAudiences;
-  }
-
-  /**
-   * How a voice audience keeps up now (queue-keepup.ts, batching.ts `keepUp`): the cut its clips
-   * are held to when they play (the slot's `paidCutMs`). Other audiences (audio posted in a text channel) are
-   * not listened to as it plays: the hard limit only.
-   */
-  #judged(g: AudienceQueue): KeepUp {
-    const max = this.#rules.maxAutoAgeMs;
-    if (!g.audience.startsWith('voice:')) return { cutMs: max, speed: 1 };
-    const now = this.#clock.now();
-    // Queued messages count while requests are to be had: then it is playback that holds them back, not the rate.
-    const scarce = this.#scarce();
-    const queued = scarce ? null : (u: Utterance) => readMs(u, 0, this.#msPerChar, this.#rules);
-    const o = { scarce, catchUpShare: this.#policy.catchUpShare };
-    return this.#keepUps.judge(g.audience, now, backlogMs(g, now, queued), this.#freshness(g.guildId), max, o);
-  }
-
-  /**
-   * The cut and speed a batch is formed under: `#judged`, through queue-keepup.ts `formingCut` (two
-   * horizons for a voice channel still talking while requests are scarce, less a margin).
-   */
-  #keepUp(g: AudienceQueue): KeepUp {
-    const horizonMs = Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs);
-    const scarceTalking = g.audience.startsWith('voice:') && this.#scarce() && this.#talking(g);
-    return formingCut(this.#judged(g), scarceTalking ? this.#policy.scarceCutHorizons * horizonMs : Number.POSITIVE_INFINITY, this.#policy);
-  }
-
-  /** Whether voice audience `g` was written to within its horizon: its conversation goes on. */
-  #talking(g: AudienceQueue): boolean {
-    return this.#keepUps.talking(g.audience, this.#clock.now(), Math.min(this.#freshness(g.guildId).horizonMs, this.#rules.maxAutoAgeMs));
-  }
-
-  #dropStale(g: AudienceQueue, items: Utterance[], at: 'queue' | 'speaking'): void {
-    if (items.length === 0) return;
-    // Auto-read read a minute late is no longer conversation; say/narrate are never dropped.
-    g.stats.dropped += items.length;
-    this.#journal.remove(items.map((u) => u.id));
-    const { guildId, audience } = g;
-    this.#logger.info({ guildId, audience, count: items.length, at }, 'dropped stale auto-read messages');
-    this.emit('dropped', { guildId, audience, items, reason: 'too_old', at });
-  }
-
   /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `form`), then synthesised. */
   async #runSlot(g: AudienceQueue, slot: Slot): Promise<void> {
     const { guildId, audience } = g;
@@ -426,14 +355,14 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       // Sped up as the audience kept up when its batch was formed (cached clips play as they are).
       const { speed } = g.keep;
       // Its clips are held to this cut when they play (the slot's `paidCutMs`).
-      const paidCutMs = this.#judged(g).cutMs;
+      const paidCutMs = this.#pacing.judged(g).cutMs;
       // At each line's own speed; a request's sped up as synthesizePlan sends it (never past the service's fastest).
       const estimateMs = plan.clips.reduce((ms, c) => {
         const first = items[c.cached ? c.part.item : c.parts[0]!.item]!;
         const text = c.cached ? c.part.text : c.parts.map((p) => p.text).join('');
         const lineSpeed = first.speed > 0 ? first.speed : 1;
         const heard = c.cached ? lineSpeed : spedUp(lineSpeed, speed);
-        return ms + (this.#msPerChar * this.#rules.countChars(text)) / heard;
+        return ms + (this.#pacing.msPerChar * this.#rules.countChars(text)) / heard;
       }, 0);
       slot.synthesizing(items, estimateMs, paidCutMs);
       for (const u of items) this.#progress(g, u, 'synthesizing');
@@ -445,7 +374,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       } finally {
         formed.grants.settle();
       }
-      if (plan.requests > 0) this.#latencyMs += LEARN * (this.#clock.now() - started - this.#latencyMs);
+      if (plan.requests > 0) this.#pacing.learnLatency(this.#clock.now() - started);
     } catch (err) {
       // Aborted while waiting for a grant (clear, close): the utterances never left the queue.
       if (!signal.aborted)
@@ -473,7 +402,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
   #planRun(g: AudienceQueue, signal: AbortSignal, speed = 1): PlanRun {
-    const onMade = (chars: number, ms: number) => void (this.#msPerChar += LEARN * (ms / Math.max(1, chars) - this.#msPerChar));
+    const onMade = (chars: number, ms: number) => this.#pacing.learnRate(chars, ms);
     return {
       synth: this.#synth,
       rules: this.#rules,
@@ -500,7 +429,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
         return;
       }
       const started = slot.startNext(this.#clock.now())!;
-      this.#dropStale(g, started.dropped, 'speaking');
+      g.dropStale(started.dropped, 'speaking');
       const next = started.ready;
       if (!next) continue;
       if (!next.error) g.stats.delivered += next.items.length;

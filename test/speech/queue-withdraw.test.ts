@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SpeechScheduler, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from '../../src/speech/queue.ts';
-import { AudienceQueue, type AudienceHost } from '../../src/speech/queue-slot.ts';
+import { AudienceQueue, type Forming } from '../../src/speech/queue-slot.ts';
 import { withdrawFrom } from '../../src/speech/queue-withdraw.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { u } from '../support/batching.ts';
@@ -169,7 +169,7 @@ describe('SpeechScheduler.withdraw', () => {
 
 describe('withdrawFrom', () => {
   it('GIVEN results of the batch being delivered THEN one carrying a withdrawn message is dropped and unpinned, its others queued first', () => {
-    const g = new AudienceQueue('g1', 'text:c1', {} as AudienceHost);
+    const g = new AudienceQueue('g1', 'text:c1', {} as Forming);
     const [a, b, c, d] = [u('a'), u('b'), u('c'), u('d')];
     let released = 0;
     const audio = () => ({ durationMs: 1, fromCache: false, key: 'k', release: () => void released++ });
