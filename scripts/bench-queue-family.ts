@@ -10,7 +10,7 @@
  */
 import { mulberry32 } from '../test/support/prng.ts';
 import { asRead, defaultVoice, requestStarts, EN_NAMES, guildName, JA_NAMES, Vocabulary, type TraceLine } from './bench-queue-traces.ts';
-import type { BatchRules } from '../src/speech/batching.ts';
+import type { BatchRules } from '../src/speech/queue/batching/merging.ts';
 
 export const FAMILIES = ['overload', 'staggered', 'busy'] as const;
 export type Family = (typeof FAMILIES)[number];

@@ -11,7 +11,7 @@
  * lines are built from their own vocabulary. One member in four has a slow service.
  */
 import { mulberry32 } from '../test/support/prng.ts';
-import type { BatchRules } from '../src/speech/batching.ts';
+import type { BatchRules } from '../src/speech/queue/batching/merging.ts';
 import { peakLoad, type Family, type FamilyMember } from './bench-queue-family.ts';
 import type { TraceLine } from './bench-queue-traces.ts';
 

@@ -6,7 +6,9 @@
  *   naive      what common read-aloud bots do: one request per message as it arrives, played in
  *              arrival order by its voice channel's player, no merging, no cache, no limiter.
  */
-import { SpeechScheduler, voiceAudience, type SchedulerOptions } from '../src/speech/queue.ts';
+import type { SchedulerOptions } from '../src/speech/queue/options.ts';
+import { SpeechScheduler } from '../src/speech/queue/scheduler.ts';
+import { voiceAudience } from '../src/speech/queue/utterance.ts';
 import type { Synthesizer } from '../src/speech/synthesis/synthesize.ts';
 import type { FairRateLimiter } from '../src/tts/limiter/fair.ts';
 import type { Clock } from '../src/util/clock.ts';

@@ -2,7 +2,7 @@
  * The report of `npm run bench:queue` (bench-queue.ts): one mode's figures, the table, and the
  * scheduler's targets as PASS or MISS lines.
  */
-import type { ReadyUtterance } from '../src/speech/queue.ts';
+import type { ReadyUtterance } from '../src/speech/queue/utterance.ts';
 
 /** One mode's figures, as `--json` prints them (waits in unscaled seconds, to when a message's own words start). */
 export interface ModeStats {

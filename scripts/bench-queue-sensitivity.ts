@@ -1,14 +1,14 @@
 /**
  * `npm run bench:queue -- --family X --sensitivity`: each constant of the scheduler's policy
- * (src/speech/policy.ts `POLICY_DEFAULTS`, and the hold for company, `pressureHoldMs`) at half and
+ * (src/speech/queue/policy.ts `POLICY_DEFAULTS`, and the hold for company, `pressureHoldMs`) at half and
  * twice its value, the rest as shipped, over the same family members in virtual time; each target's
  * 10th percentile side by side. A constant that only works at the value it was tuned to shows up as
  * a target passing at 1x and missing at 0.5x or 2x (a cliff); one that barely moves the targets is
  * not what holds them.
  */
-import { POLICY_DEFAULTS, type SchedulerPolicy } from '../src/speech/policy.ts';
-import { SCHEDULER_DEFAULTS, type SchedulerOptions } from '../src/speech/queue.ts';
-import type { BatchRules } from '../src/speech/batching.ts';
+import { POLICY_DEFAULTS } from '../src/speech/queue/policy.ts';
+import { SCHEDULER_DEFAULTS, type SchedulerOptions, type SchedulerPolicy } from '../src/speech/queue/options.ts';
+import type { BatchRules } from '../src/speech/queue/batching/merging.ts';
 import type { Family, FamilyMember } from './bench-queue-family.ts';
 import { FAMILY_TARGETS, tenthPercentile, type FamilyTarget, type Report } from './bench-queue-report.ts';
 

@@ -15,7 +15,7 @@
  */
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../src/speech/synthesis/synthesize.ts';
-import type { SchedulerOptions } from '../src/speech/queue.ts';
+import type { SchedulerOptions } from '../src/speech/queue/options.ts';
 import { countChars } from '../src/tts/chars.ts';
 import { createMemoryLimiter } from '../src/tts/limiter/fair.ts';
 import { RATE_LIMITS } from '../src/tts/limiter/limiter.ts';

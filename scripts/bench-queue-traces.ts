@@ -7,9 +7,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GUILD_SETTINGS_DEFAULTS } from '../src/domain/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
-import { mergeable, pauseAfter, separatorFor, type BatchRules } from '../src/speech/batching.ts';
+import { type BatchRules, mergeable, pauseAfter, separatorFor } from '../src/speech/queue/batching/merging.ts';
 import { NameReader } from '../src/speech/text/names.ts';
-import type { Utterance } from '../src/speech/queue-types.ts';
+import type { Utterance } from '../src/speech/queue/utterance.ts';
 import { normaliseMessage } from '../src/speech/text/text.ts';
 import { type ReadLang } from '../src/speech/text/words.ts';
 import { mulberry32 } from '../test/support/prng.ts';
@@ -122,7 +122,7 @@ export function asRead(lines: readonly TraceLine[]): TraceMessage[] {
  * while the next message may share its request, the request stays within the limits, and the
  * batch's first message is still within the cut when its last arrives), which is optimal for this
  * kind of partition. By default it merges same-voice runs in arrival order; `grouped`, each voice's
- * messages of an audience apart (as the scheduler reads them while requests are scarce: policy.ts
+ * messages of an audience apart (as the scheduler reads them while requests are scarce: src/speech/queue/policy.ts
  * `batchGroup`). Per spoken message (every message is spoken in the bound).
  */
 export function bound(

@@ -68,7 +68,7 @@ export async function measureBackToBack(trials = 6): Promise<GapResult> {
     const joined = await h.discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: authors[0]!, name: 'join', locale: 'en-US' });
     await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000);
     await voice.waitForDave(guildId);
-    // A name becomes a clip of its own from its third reading (src/speech/queue-slot.ts): each is read
+    // A name becomes a clip of its own from its third reading (src/speech/queue/batching/reuse.ts `ReadCounts`): each is read
     // twice first, in turn, so every trial below reads it again.
     for (let i = 0; i < 4; i++) {
       const before = standardRequests(h.emulator).length;

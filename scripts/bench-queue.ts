@@ -22,7 +22,7 @@
  * must be zero, on every member). `--virtual` runs against the service model in virtual time
  * instead of the emulator (bench-queue-sim.ts: seconds instead of minutes, the same figures every
  * time). `--sensitivity` (virtual) runs the family again with each policy constant at half and
- * twice its value (src/speech/policy.ts) and prints each target's 10th percentile: a constant tuned
+ * twice its value (src/speech/queue/policy.ts) and prints each target's 10th percentile: a constant tuned
  * to one trace shows up as a cliff. `--held-out` draws from a generator the policy was not tuned on
  * (bench-queue-heldout.ts) instead. `--names-cached` is an oracle, not the bot: every name of the
  * trace is in the cache before it starts, uncounted (bench-queue-oracle.ts): what name caching could save at most.
@@ -62,8 +62,8 @@ import { openDatabase } from '../src/db/database.ts';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { CharacterBudget } from '../src/billing/budget.ts';
 import { AudioCache } from '../src/speech/synthesis/cache.ts';
-import { SCHEDULER_DEFAULTS } from '../src/speech/queue.ts';
-import type { BatchRules } from '../src/speech/batching.ts';
+import { SCHEDULER_DEFAULTS } from '../src/speech/queue/options.ts';
+import type { BatchRules } from '../src/speech/queue/batching/merging.ts';
 import { createSynthesizer } from '../src/speech/synthesis/synthesize.ts';
 import { TtsClient } from '../src/tts/client.ts';
 import { createMemoryLimiter } from '../src/tts/limiter/fair.ts';

@@ -13,8 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/database.ts';
-import { PendingUtteranceStore } from '../src/speech/queue-store.ts';
-import type { QueueJournal, Utterance } from '../src/speech/queue.ts';
+import { PendingUtteranceStore } from '../src/speech/queue/journal.ts';
+import type { QueueJournal } from '../src/speech/queue/options.ts';
+import type { Utterance } from '../src/speech/queue/utterance.ts';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 5_000);
 const CONTENTION_MS = Number(process.env.BENCH_CONTENTION_MS ?? 4_000);

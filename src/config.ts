@@ -4,7 +4,7 @@ import type { BudgetCeilings } from './billing/policy.ts';
 import { BUDGET_DEFAULTS } from './billing/budget.ts';
 import { AUDIO_CACHE_DEFAULTS } from './speech/synthesis/cache.ts';
 import { DICTIONARY_CACHE_CHARS } from './db/dictionary-cache.ts';
-import { SCHEDULER_DEFAULTS } from './speech/queue.ts';
+import { SCHEDULER_DEFAULTS } from './speech/queue/options.ts';
 import { CodedError } from '@yomiage/coded-error';
 import { parseShardIds, shardPlanProblem } from './util/shards.ts';
 import { defaultVoiceWorkers } from './voice/worker-pool.ts';

@@ -224,6 +224,35 @@ describe('adapters and use cases', () => {
   });
 });
 
+describe("the scheduler's room (src/speech/queue/)", () => {
+  const inside = (file: string) => file.startsWith('src/speech/queue/');
+  /**
+   * What the rest of the bot may import from the room: the scheduler, what it queues and delivers,
+   * its options and events, and the queue kept on disk. Its inner files (slots, pacing, the batching
+   * rules, the policy) change with the scheduler alone; tests and benches may reach them.
+   */
+  const DOORS = ['scheduler.ts', 'utterance.ts', 'options.ts', 'journal.ts'].map((f) => `src/speech/queue/${f}`);
+
+  it('nothing outside it imports its inner files, only its doors', () => {
+    expect(DOORS.filter((door) => !graph.has(door))).toEqual([]);
+    const through = [...graph].flatMap(([from, edges]) =>
+      inside(from) ? [] : edges.filter((e) => inside(e.to) && !DOORS.includes(e.to)).map((e) => `${from} -> ${e.to}`),
+    );
+    expect(through).toEqual([]);
+  });
+
+  it('one door per name: none of its files re-exports another module', () => {
+    const reexports = [...graph.keys()]
+      .filter(inside)
+      .flatMap((file) =>
+        [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s+from\s+'[^']+'/gm)].map(
+          (m) => `${file}: ${m[0]}`,
+        ),
+      );
+    expect(reexports).toEqual([]);
+  });
+});
+
 describe('docs/architecture.md', () => {
   const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
 

@@ -1,5 +1,5 @@
 import type { ChatInputCommandInteraction } from 'discord.js';
-import type { UtteranceInput } from '../../src/speech/queue.ts';
+import type { UtteranceInput } from '../../src/speech/queue/utterance.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { fastSpeed } from '../../src/speech/text/fast-reading.ts';
 import { TtsInputError } from '../../src/tts/errors.ts';

@@ -9,7 +9,7 @@ import { described, named } from '../../src/discord/interactions/command.ts';
 import type { ArgsOf } from '../../src/discord/interactions/command-args.ts';
 import type { BotContext } from '../../src/discord/interactions/context.ts';
 import type { Lang } from '../../src/i18n/texts.ts';
-import { textAudience, voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import { textAudience, type UtteranceInput, voiceAudience } from '../../src/speech/queue/utterance.ts';
 import { admitPreview, previewRequest } from '../../src/usecases/previews.ts';
 import { confirmVoice, isKnownVoice } from '../../src/usecases/voices.ts';
 

@@ -50,7 +50,7 @@ const statements = (db: Db) => ({
 /**
  * The pending_utterances table: every accepted utterance from acceptance until it is finished.
  * The order of writes and when to retry them is the journal's
- * (src/speech/queue-store.ts); this module writes them.
+ * (src/speech/queue/journal.ts); this module writes them.
  */
 export class PendingUtterancesTable extends Repo<ReturnType<typeof statements>> {
   constructor(db: Db) {

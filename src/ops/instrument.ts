@@ -1,5 +1,6 @@
 import type { Charge } from '../billing/ledger.ts';
-import { audienceOf, type ReadyUtterance, type SpeechScheduler, type Sink, type Utterance } from '../speech/queue.ts';
+import type { SpeechScheduler } from '../speech/queue/scheduler.ts';
+import { audienceOf, type ReadyUtterance, type Sink, type Utterance } from '../speech/queue/utterance.ts';
 import type { SessionClipStarted } from '../voice/manager.ts';
 import type { BotMetrics, MessageOutcome } from './metrics.ts';
 import type { SessionHealth } from './session-health.ts';

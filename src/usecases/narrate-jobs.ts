@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/repositories.ts';
-import type { PendingUtteranceStore } from '../speech/queue-store.ts';
+import type { PendingUtteranceStore } from '../speech/queue/journal.ts';
 import { SpeechError } from '../speech/errors.ts';
 import type { NarrateFn } from '../speech/synthesis/synthesize.ts';
 import type { AdvancedJobs } from '../tts/jobs.ts';

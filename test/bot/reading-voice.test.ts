@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS, startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
-import type { Utterance } from '../../src/speech/queue.ts';
+import type { Utterance } from '../../src/speech/queue/utterance.ts';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/database.ts';
 import { t } from '../../src/i18n/texts.ts';

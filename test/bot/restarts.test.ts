@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { voiceAudience } from '../../src/speech/queue.ts';
+import { voiceAudience } from '../../src/speech/queue/utterance.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // What a restart of the bot keeps, in process (one harness for the file; the `npm start` story is

@@ -6,8 +6,9 @@ import type { Charge, Period } from '../../src/billing/ledger.ts';
 import { loadMigrations, openDatabase, type Db } from '../../src/db/database.ts';
 import { DailySpendReport } from '../../src/db/ledger-daily.ts';
 import { SqliteLedger } from '../../src/db/sqlite-ledger.ts';
-import { batchRequest, clipParts, clipRequest } from '../../src/speech/batching.ts';
-import { voiceAudience } from '../../src/speech/queue.ts';
+import { batchRequest } from '../../src/speech/queue/batching/merging.ts';
+import { clipParts, clipRequest } from '../../src/speech/queue/batching/reuse.ts';
+import { voiceAudience } from '../../src/speech/queue/utterance.ts';
 import { RULES, u } from '../support/batching.ts';
 
 // Usage per text channel: the characters of a request are recorded with the channel each was

@@ -14,7 +14,7 @@ import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories } from '../../src/db/repositories.ts';
 import { CharacterBudget } from '../../src/billing/budget.ts';
 import { AudioCache } from '../../src/speech/synthesis/cache.ts';
-import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
+import { PendingUtteranceStore } from '../../src/speech/queue/journal.ts';
 import { createSqliteLimiter } from '../../src/tts/limiter/fair.ts';
 
 const HOLDER = fileURLToPath(new URL('../../scripts/db-lock-holder.ts', import.meta.url));

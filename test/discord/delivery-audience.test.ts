@@ -4,7 +4,7 @@ import { Audiences, type AudiencesDeps } from '../../src/discord/audience/audien
 import { SpeechDelivery, type DeliveryDeps } from '../../src/discord/delivery/delivery.ts';
 import type { UtteranceMeta } from '../../src/discord/delivery/meta.ts';
 import { t } from '../../src/i18n/texts.ts';
-import { textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import { type ReadyUtterance, textAudience, type Utterance, voiceAudience } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio } from '../../src/speech/synthesis/synthesize.ts';
 import { VoiceSessionError } from '../../src/voice/errors.ts';
 import { unhandledRejections } from '../support/rejections.ts';

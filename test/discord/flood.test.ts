@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FloodGate, type FloodSummary } from '../../src/discord/events/flood.ts';
-import type { SpeechScheduler, UtteranceInput } from '../../src/speech/queue.ts';
+import type { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { UtteranceInput } from '../../src/speech/queue/utterance.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 
 // The flood limit's counting and its summaries, stepped on a fake clock: a member past the limit is

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { MessageFatesTable } from '../../src/db/message-fates.ts';
 import { MessageFates, recordDeliveries, type Arrival } from '../../src/discord/diagnosis/fates.ts';
-import type { ReadyUtterance, Utterance } from '../../src/speech/queue.ts';
+import type { ReadyUtterance, Utterance } from '../../src/speech/queue/utterance.ts';
 import { BillingError } from '../../src/billing/errors.ts';
 import { SpeechError } from '../../src/speech/errors.ts';
 import { tempDb } from '../support/temp-db.ts';

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { createRepositories, type Repositories } from '../../src/db/repositories.ts';
 import { StaleDropNotices } from '../../src/discord/events/stale-drop-notices.ts';
-import type { SpeechScheduler, UtteranceInput } from '../../src/speech/queue.ts';
+import type { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { UtteranceInput } from '../../src/speech/queue/utterance.ts';
 import type { VoiceManager } from '../../src/voice/manager.ts';
 import { createLogger } from '../../src/util/log.ts';
 

@@ -5,7 +5,7 @@ import { judgeFamily, tenthPercentile, type Report } from '../../scripts/bench-q
 import { ServiceModel, VirtualClock } from '../../scripts/bench-queue-sim.ts';
 import { emptyOutcome, needlessDrops, orderChanges } from '../../scripts/bench-queue-stats.ts';
 import { asRead, type TraceLine } from '../../scripts/bench-queue-traces.ts';
-import { batchRules } from '../../src/speech/queue-slot.ts';
+import { batchRules } from '../../src/speech/queue/batching/merging.ts';
 
 // The family bench's own measuring sticks: traces drawn from parameters, the 10th percentile, the
 // lines dropped for nothing, order changes, and the virtual clock and service model the fast runs

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { targets, wordStarts, type ModeStats, type Report } from '../../scripts/bench-queue-report.ts';
 import { asRead, bound, playbackFloor, readTrace, scenarioTrace, SCENARIOS, type TraceLine } from '../../scripts/bench-queue-traces.ts';
-import { SCHEDULER_DEFAULTS } from '../../src/speech/queue.ts';
-import { batchRules } from '../../src/speech/queue-slot.ts';
+import { SCHEDULER_DEFAULTS } from '../../src/speech/queue/options.ts';
+import { batchRules } from '../../src/speech/queue/batching/merging.ts';
 
 // The benchmark's own measuring sticks: the trace format,
 // the text as the bot reads it, and the offline bound. A wrong bound would flatter the scheduler.

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { isRipe, mergeable, mergeableRun, nextBatch, planBatch } from '../../src/speech/batching.ts';
-import { SpeechScheduler, textAudience, voiceAudience, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import { isRipe, mergeable, mergeableRun, nextBatch } from '../../src/speech/queue/batching/merging.ts';
+import { planBatch } from '../../src/speech/queue/batching/reuse.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import { type ReadyUtterance, textAudience, type Utterance, voiceAudience } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { NOW, RULES, u } from '../support/batching.ts';

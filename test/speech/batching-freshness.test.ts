@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { catchUp, cutAtSpeaking, keepUp, MAX_SPEED_UP, nextBatch, withinCut } from '../../src/speech/batching.ts';
+import { catchUp, cutAtSpeaking, keepUp, MAX_SPEED_UP, withinCut } from '../../src/speech/queue/batching/keeping-up.ts';
+import { nextBatch } from '../../src/speech/queue/batching/merging.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Fresh speech as pure rules: how a busy voice channel keeps up (the cut tightening with the backlog,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { clipRequest, cutAtSpeaking, isRipe, nextBatch, planBatch, type PlanLimits } from '../../src/speech/batching.ts';
-import type { Utterance } from '../../src/speech/queue-types.ts';
+import { cutAtSpeaking } from '../../src/speech/queue/batching/keeping-up.ts';
+import { isRipe, nextBatch } from '../../src/speech/queue/batching/merging.ts';
+import { clipRequest, planBatch, type PlanLimits } from '../../src/speech/queue/batching/reuse.ts';
+import type { Utterance } from '../../src/speech/queue/utterance.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  admits,
-  batchRequest,
-  clipParts,
-  clipRequest,
-  mayStartBatch,
-  mergeable,
-  nextBatch,
-  planBatch,
-  separatorFor,
-} from '../../src/speech/batching.ts';
+import { admits, batchRequest, mayStartBatch, mergeable, nextBatch, separatorFor } from '../../src/speech/queue/batching/merging.ts';
+import { clipParts, clipRequest, planBatch } from '../../src/speech/queue/batching/reuse.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // The batching rules as pure functions: GIVEN a guild's queue THEN the decision.

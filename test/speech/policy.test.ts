@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchGroup, grantWorth, POLICY_DEFAULTS } from '../../src/speech/policy.ts';
+import { batchGroup, grantWorth, POLICY_DEFAULTS } from '../../src/speech/queue/policy.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // The scheduler's policy under scarce requests as pure rules: which of an audience's waiting messages

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
-import { SpeechScheduler, voiceAudience, type ReadyUtterance } from '../../src/speech/queue.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import { type ReadyUtterance, voiceAudience } from '../../src/speech/queue/utterance.ts';
 import { createSynthesizer, type AudioCacheLike, type BudgetLike, type TtsClientLike } from '../../src/speech/synthesis/synthesize.ts';
 import { FakeSynth, fakeLedger, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, settle } from '../support/clock.ts';

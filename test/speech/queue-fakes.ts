@@ -1,7 +1,7 @@
 import type { BudgetLike, ReadyAudio, SynthesisOptions, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import type { Charge, Reservation } from '../../src/billing/ledger.ts';
 import type { BudgetRefusal } from '../../src/billing/policy.ts';
-import { voiceAudience, type UtteranceInput } from '../../src/speech/queue.ts';
+import { type UtteranceInput, voiceAudience } from '../../src/speech/queue/utterance.ts';
 
 interface Call {
   req: SynthesisRequest;

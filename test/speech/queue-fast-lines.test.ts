@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance, Utterance } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import { FakeClock, settle } from '../support/clock.ts';
 import { msg, sessionOf } from './queue-fakes.ts';
-import { catchUp, readMs, withinCut } from '../../src/speech/batching.ts';
+import { catchUp, readMs, withinCut } from '../../src/speech/queue/batching/keeping-up.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
 // Lines read at a speed of their own (a long message read fast, src/speech/text/fast-reading.ts) in

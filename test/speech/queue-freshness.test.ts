@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SpeechScheduler, type Freshness, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import type { Freshness } from '../../src/speech/queue/options.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance, Utterance } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisRequest, Synthesizer } from '../../src/speech/synthesis/synthesize.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';
 import { FakeClock, settle } from '../support/clock.ts';

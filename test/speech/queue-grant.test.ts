@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SpeechScheduler, type ReadyUtterance, type Utterance } from '../../src/speech/queue.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance, Utterance } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import type { GrantingLimiter, RateGrant } from '../../src/tts/limiter/limiter.ts';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../scripts/bench-queue-sim.ts';
 import { asRead, SCENARIOS, scenarioTrace, type TraceMessage } from '../../scripts/bench-queue-traces.ts';
-import { SpeechScheduler, voiceAudience } from '../../src/speech/queue.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import { voiceAudience } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisOptions, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import { FakeSynth } from './queue-fakes.ts';

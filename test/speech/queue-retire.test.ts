@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SpeechScheduler, textAudience, voiceAudience, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { RETIRE_IDLE_MS } from '../../src/speech/queue-retire.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import { type ReadyUtterance, textAudience, voiceAudience } from '../../src/speech/queue/utterance.ts';
+import { RETIRE_IDLE_MS } from '../../src/speech/queue/retire.ts';
 import { FakeSynth, msg } from './queue-fakes.ts';
 import { FakeClock, SOON } from '../support/clock.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Grants, Slot, type SlotState } from '../../src/speech/queue-slot.ts';
-import type { ReadyUtterance, Utterance } from '../../src/speech/queue.ts';
+import { Grants } from '../../src/speech/queue/grants.ts';
+import { Slot, type SlotState } from '../../src/speech/queue/slot.ts';
+import type { ReadyUtterance, Utterance } from '../../src/speech/queue/utterance.ts';
 import { sequenceAudio, type ReadyAudio } from '../../src/speech/synthesis/synthesize.ts';
 import { msg } from './queue-fakes.ts';
 import type { RateGrant } from '../../src/tts/limiter/limiter.ts';

@@ -6,8 +6,8 @@
  */
 import { createInterface } from 'node:readline';
 import { openDatabase } from '../../src/db/database.ts';
-import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
-import type { Utterance } from '../../src/speech/queue.ts';
+import { PendingUtteranceStore } from '../../src/speech/queue/journal.ts';
+import type { Utterance } from '../../src/speech/queue/utterance.ts';
 
 const job = JSON.parse(process.argv[2]!) as { file: string; guild: string; rounds: number };
 const store = new PendingUtteranceStore(openDatabase(job.file, { migrate: false }), { retryMs: 1, maxRetryMs: 10 });

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
-import { PendingUtteranceStore } from '../../src/speech/queue-store.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance } from '../../src/speech/queue/utterance.ts';
+import { PendingUtteranceStore } from '../../src/speech/queue/journal.ts';
 import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 

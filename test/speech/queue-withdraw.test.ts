@@ -1,13 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SpeechScheduler, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from '../../src/speech/queue.ts';
-import { AudienceQueue, type Forming } from '../../src/speech/queue-slot.ts';
-import { withdrawFrom } from '../../src/speech/queue-withdraw.ts';
+import type { QueueJournal } from '../../src/speech/queue/options.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance, Utterance, UtteranceInput } from '../../src/speech/queue/utterance.ts';
+import { AudienceQueue, type Forming } from '../../src/speech/queue/audience-queue.ts';
+import { withdrawFrom } from '../../src/speech/queue/withdraw.ts';
 import { FakeClock, settle, SOON } from '../support/clock.ts';
 import { u } from '../support/batching.ts';
 import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';
 
 // A deleted message is never read and an edited one is read as edited, wherever it waits: pending,
-// in a request being synthesised, in audio ready to play, or playing (queue-withdraw.ts).
+// in a request being synthesised, in audio ready to play, or playing (src/speech/queue/withdraw.ts).
 
 /** A journal that records its writes: `+id` added, `-id` removed. */
 function recordingJournal(): QueueJournal & { log: string[] } {

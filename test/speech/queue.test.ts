@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SpeechScheduler, type ReadyUtterance } from '../../src/speech/queue.ts';
+import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
+import type { ReadyUtterance } from '../../src/speech/queue/utterance.ts';
 import { SpeechError } from '../../src/speech/errors.ts';
 import { BudgetRefusedError } from '../../src/billing/errors.ts';
 import { FakeSynth, msg, sessionOf } from './queue-fakes.ts';

@@ -1,5 +1,5 @@
-import type { BatchRules } from '../../src/speech/batching.ts';
-import type { Utterance } from '../../src/speech/queue-types.ts';
+import type { BatchRules } from '../../src/speech/queue/batching/merging.ts';
+import type { Utterance } from '../../src/speech/queue/utterance.ts';
 import { countChars } from '../../src/tts/chars.ts';
 
 // The fixtures of the batching rules' GIVEN/THEN tests (test/speech/batching*.test.ts).

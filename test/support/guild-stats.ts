@@ -1,4 +1,5 @@
-import type { AudienceStats, SpeechScheduler } from '../../src/speech/queue.ts';
+import type { AudienceStats } from '../../src/speech/queue/options.ts';
+import type { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
 
 /** The scheduler's counters of every audience of one guild added up (playing: any of them is; the oldest wait: theirs). */
 export function guildStats(scheduler: SpeechScheduler, guildId: string): Omit<AudienceStats, 'audience'> {

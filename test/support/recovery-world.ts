@@ -230,7 +230,7 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
         if (short) await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
         // The next call's lines once this call's first request went out: two audiences asking the
         // limiter at the same moment see each other waiting, and the second then holds its lines
-        // for company (up to 14 s, src/speech/queue.ts `#scarce`), which is not what is tested here.
+        // for company (up to 14 s, src/speech/queue/pacing.ts `scarce`), which is not what is tested here.
         await until(
           () =>
             botTexts()

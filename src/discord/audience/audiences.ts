@@ -1,5 +1,5 @@
 import type { Client } from 'discord.js';
-import { audienceOf, textAudience, voiceAudience, voiceChannelOf, type ReadyUtterance } from '../../speech/queue.ts';
+import { audienceOf, type ReadyUtterance, textAudience, voiceAudience, voiceChannelOf } from '../../speech/queue/utterance.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 
 /** What Audiences works with: the client's voice states and the voice sessions. */

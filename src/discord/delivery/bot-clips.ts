@@ -1,6 +1,7 @@
 import type { Repositories } from '../../db/repositories.ts';
 import { serverChargeUser } from '../../billing/policy.ts';
-import { voiceAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import { type Utterance, voiceAudience } from '../../speech/queue/utterance.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import { guildLang } from '../../i18n/texts.ts';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Client } from 'discord.js';
 import type { StoredJob } from '../../db/advanced-jobs.ts';
 import type { Delivered } from '../../ops/instrument.ts';
-import { audienceOf, voiceAudience, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
+import { audienceOf, type ReadyUtterance, type Utterance, voiceAudience } from '../../speech/queue/utterance.ts';
 import { playableNow, type ReadyAudio } from '../../speech/synthesis/synthesize.ts';
 import { isKnownCode, TtsError } from '../../tts/errors.ts';
 import type { Logger } from '../../util/log.ts';
@@ -121,7 +121,7 @@ export class SpeechDelivery {
     let failure: unknown;
     if (played) {
       try {
-        // At its author's volume (merged messages share one: batching.ts); the file attached is as the service made it.
+        // At its author's volume (merged messages share one: src/speech/queue/batching/merging.ts `mergeable`); the file attached is as the service made it.
         const volume = ready.items[0]?.volume;
         await this.#deps.voice.play(ready.guildId, voiceChannel!, volume === undefined ? audio : { ...audio, volume }, signal);
         heard = true;

@@ -1,6 +1,6 @@
 import { UserError } from '../../i18n/errors.ts';
 import { formatDate, t, type Lang, type MessageKey, type Vars } from '../../i18n/texts.ts';
-import type { EnqueueResult } from '../../speech/queue.ts';
+import type { EnqueueResult } from '../../speech/queue/options.ts';
 import { isTtsError, TtsInputError } from '../../tts/errors.ts';
 
 /** A budget refusal as the character budget reports it (src/billing/budget.ts). */

@@ -1,5 +1,6 @@
 import { DiscordAPIError, InteractionWebhook, type Client } from 'discord.js';
-import type { ProgressEvent, Utterance } from '../../speech/queue.ts';
+import type { ProgressEvent } from '../../speech/queue/options.ts';
+import type { Utterance } from '../../speech/queue/utterance.ts';
 import type { Logger } from '../../util/log.ts';
 import { t } from '../../i18n/texts.ts';
 import type { DeliveryTarget, UtteranceMeta } from './meta.ts';

@@ -1,7 +1,8 @@
 import { ChannelType, PermissionFlagsBits, type Guild, type PermissionsBitField } from 'discord.js';
 import { memberCanView } from '../audience/visibility.ts';
 import type { SessionFigures, SessionHealth } from '../../ops/session-health.ts';
-import { voiceAudience, type SpeechScheduler } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import { voiceAudience } from '../../speech/queue/utterance.ts';
 import type { Usage } from '../../billing/policy.ts';
 import type { RateKind } from '../../tts/limiter/limiter.ts';
 import type { WindowLook } from '../../tts/limiter/fair.ts';

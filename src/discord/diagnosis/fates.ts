@@ -1,6 +1,6 @@
 import type { FateRetention, MessageFatesTable, StoredFate } from '../../db/message-fates.ts';
 import type { Delivered } from '../../ops/instrument.ts';
-import { audienceOf, type ReadyUtterance, type Utterance } from '../../speech/queue.ts';
+import { audienceOf, type ReadyUtterance, type Utterance } from '../../speech/queue/utterance.ts';
 import type { Logger } from '../../util/log.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
 import type { NotRead } from '../../domain/reading-rules.ts';

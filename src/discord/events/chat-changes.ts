@@ -1,5 +1,6 @@
 import { Events, type Client, type Message, type PartialMessage } from 'discord.js';
-import type { SpeechScheduler, Utterance } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import type { Utterance } from '../../speech/queue/utterance.ts';
 import type { Logger } from '../../util/log.ts';
 import type { AutoReader } from './auto-read.ts';
 import type { UtteranceMeta } from '../delivery/meta.ts';
@@ -34,7 +35,7 @@ function pollMessageIdOf(u: Utterance): string | undefined {
  * the ban (Discord does not reliably send MESSAGE_DELETE for the messages a ban deletes). Only ids
  * are needed, so it works for messages discord.js no longer caches (Partials.Message): an edit
  * brings its new content, and is fetched only when it does not. The scheduler does the taking
- * back (src/speech/queue-withdraw.ts).
+ * back (src/speech/queue/withdraw.ts).
  */
 export class ChatChanges {
   readonly #deps: ChatChangesDeps;

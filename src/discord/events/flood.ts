@@ -1,5 +1,6 @@
 import { FLOOD_LIMITS } from '../../domain/filters.ts';
-import type { SpeechScheduler, UtteranceInput } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import type { UtteranceInput } from '../../speech/queue/utterance.ts';
 import { WORDS, type ReadLang } from '../../speech/text/words.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { Logger } from '../../util/log.ts';

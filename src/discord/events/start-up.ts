@@ -1,7 +1,8 @@
 import type { Client, Message } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
-import { textAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
-import type { ClaimedUtterance, PendingUtteranceStore } from '../../speech/queue-store.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import { textAudience, type Utterance } from '../../speech/queue/utterance.ts';
+import type { ClaimedUtterance, PendingUtteranceStore } from '../../speech/queue/journal.ts';
 import type { Logger } from '../../util/log.ts';
 import type { VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from '../voice-control/accounts.ts';

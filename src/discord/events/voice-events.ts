@@ -1,7 +1,7 @@
 import { ChannelType, type Client, type Guild, type VoiceState } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import { announcementOf, speakableName, type AnnouncementAllowance } from '../../speech/text/names.ts';
-import type { SpeechScheduler } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
 import type { Logger } from '../../util/log.ts';
 import type { EndedSession, VoiceManager } from '../../voice/manager.ts';
 import { whoCanHear } from '../audience/hearing.ts';

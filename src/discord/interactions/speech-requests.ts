@@ -1,7 +1,8 @@
 import type { ButtonInteraction, ChatInputCommandInteraction, Client } from 'discord.js';
 import type { Repositories } from '../../db/repositories.ts';
 import type { CharacterBudget } from '../../billing/budget.ts';
-import { voiceChannelOf, type SpeechScheduler, type UtteranceInput } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import { type UtteranceInput, voiceChannelOf } from '../../speech/queue/utterance.ts';
 import { FILTERED, normaliseFiltered } from '../../speech/text/text.ts';
 import type { VoiceChecker } from '../../speech/synthesis/voice-check.ts';
 import type { ButtonQuestions } from './buttons.ts';

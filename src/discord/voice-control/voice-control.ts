@@ -8,7 +8,8 @@ import {
   type VoiceBasedChannel,
 } from 'discord.js';
 import type { NameReader } from '../../speech/text/names.ts';
-import { audienceOf, voiceAudience, type SpeechScheduler, type Utterance } from '../../speech/queue.ts';
+import type { SpeechScheduler } from '../../speech/queue/scheduler.ts';
+import { audienceOf, type Utterance, voiceAudience } from '../../speech/queue/utterance.ts';
 import type { Logger } from '../../util/log.ts';
 import type { RejoinRefusal, SessionInfo, VoiceManager } from '../../voice/manager.ts';
 import type { BotAccounts } from './accounts.ts';

@@ -17,7 +17,7 @@ export type { AdvancedRequest, AdvancedVoice, Charge, Endpoint };
 /**
  * The synthesis pipeline glue: cache -> in-flight dedupe -> budget hold -> TTS client (the ledger
  * follows each attempt, src/billing/charge-session.ts) -> download -> cache.put -> history. The scheduler
- * (queue.ts) only sees `Synthesizer`.
+ * (queue/scheduler.ts) only sees `Synthesizer`.
  *
  * Collaborators are typed as the parts of the real classes (TtsClient, AudioCache,
  * CharacterBudget, HistoryRepo) that are used, so tests can pass small fakes.
@@ -75,7 +75,7 @@ export interface SynthesisOptions {
   /**
    * A rate grant the caller already holds: the request spends it instead of waiting
    * for one. When no request is sent after all (a cache hit, a shared in-flight call, a budget
-   * refusal, an abort) it stays unspent, and its owner gives it back (queue-slot.ts `Grants`).
+   * refusal, an abort) it stays unspent, and its owner gives it back (queue/grants.ts `Grants`).
    */
   grant?: RateGrant | undefined;
   /**

@@ -1,250 +1,23 @@
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../util/clock.ts';
-import type { GrantingLimiter, RateGrant } from '../tts/limiter/limiter.ts';
-import {
-  catchUp,
-  clipParts,
-  fitsWithin,
-  isRipe,
-  nextBatch,
-  planBatch,
-  type BatchPlan,
-  type BatchRules,
-  type KeepUp,
-  type PlanLimits,
-} from './batching.ts';
-import { batchGroup, grantWorth, type SchedulerPolicy } from './policy.ts';
-import { cutReady, lookupParts, partKey, releaseAll } from './queue-clips.ts';
-import type { PacedAudience, Pacing } from './queue-keepup.ts';
-import { SCHEDULER_DEFAULTS, type AudienceStats, type ReadyUtterance, type SchedulerOptions, type Utterance } from './queue-types.ts';
-import type { ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
+import type { GrantingLimiter, RateGrant } from '../../tts/limiter/limiter.ts';
+import type { Clock } from '../../util/clock.ts';
+import type { ReadyAudio, Synthesizer } from '../synthesis/synthesize.ts';
+import { catchUp, fitsWithin, type KeepUp } from './batching/keeping-up.ts';
+import { type BatchRules, isRipe, nextBatch } from './batching/merging.ts';
+import { type BatchPlan, partKey, planBatch, type PlanLimits, ReadCounts } from './batching/reuse.ts';
+import { lookupParts, releaseAll } from './clips.ts';
+import { Grants } from './grants.ts';
+import type { AudienceStats, SchedulerPolicy } from './options.ts';
+import { type PacedAudience, Pacing } from './pacing.ts';
+import { batchGroup, grantWorth } from './policy.ts';
+import { type Playing, Slot, type SlotState } from './slot.ts';
+import type { Utterance } from './utterance.ts';
 
-// One audience's queue as the scheduler (queue.ts) keeps it, after @discordjs/voice's AudioPlayer:
-// one object owns the pending list and the batches started from it, each batch a state union whose
-// transitions are its own methods through one setter (which lets go of the clips the old state held
-// and emits `stateChange`), and the forming of the next batch at the moment of its grant
-// is this object's own (it takes from the list it owns). The rate grants a batch spends have one
-// owner (`Grants`), which gives back, in one place, every grant no request used.
-
-/** A batch started from the queue, from the wait for its grant to the end of its delivery. */
-export type SlotState =
-  /** Waiting for a grant: nothing is taken from the queue yet. */
-  | { readonly status: 'planning'; readonly controller: AbortController }
-  /**
-   * Its utterances taken, its requests under way; `estimateMs`: the audio length expected;
-   * `paidCutMs`: the staleness cut its clips are held to when they play (keeping up's cut when it
-   * was formed and paid for: dropping audio already paid for would only waste its characters).
-   */
-  | {
-      readonly status: 'synthesizing';
-      readonly controller: AbortController;
-      readonly items: readonly Utterance[];
-      readonly estimateMs: number;
-      readonly paidCutMs: number;
-    }
-  /** Its deliveries made (spoken audio, or failures to tell), waiting for their turn. */
-  | {
-      readonly status: 'ready';
-      readonly items: readonly Utterance[];
-      readonly results: readonly ReadyUtterance[];
-      readonly paidCutMs: number;
-    }
-  /** Being delivered: `upcoming` not started, `current` in the sink now (`playing`: what it still counts as read). */
-  | {
-      readonly status: 'playing';
-      readonly items: readonly Utterance[];
-      readonly upcoming: readonly ReadyUtterance[];
-      readonly current: Playing | null;
-      readonly paidCutMs: number;
-    }
-  /** Out of its queue (delivered, cleared, withdrawn, closed): it holds nothing. */
-  | { readonly status: 'done' };
-
-/** The delivery in the sink now. */
-export interface Playing {
-  readonly ready: ReadyUtterance;
-  readonly controller: AbortController;
-  /** When it is expected to end (clock time). */
-  readonly until: number;
-  /** Its utterances still counted as read by it (a withdrawal sends the ones not started back to the queue). */
-  readonly playing: readonly Utterance[];
-}
-
-/** The clips (leaf audio: a sequence's parts) a state holds pinned until they are played or dropped. */
-function heldClips(s: SlotState): Set<ReadyAudio> {
-  const held = new Set<ReadyAudio>();
-  const add = (r: ReadyUtterance | undefined) => {
-    if (r?.audio) for (const a of r.audio.parts ?? [r.audio]) held.add(a);
-  };
-  if (s.status === 'ready') s.results.forEach(add);
-  if (s.status === 'playing') {
-    s.upcoming.forEach(add);
-    add(s.current?.ready);
-  }
-  return held;
-}
-
-/** What a delivery started by `Slot.startNext` is: what plays (null: the cut dropped all of it) and what the cut dropped. */
-export interface Started {
-  ready: ReadyUtterance | null;
-  dropped: Utterance[];
-  controller?: AbortController;
-}
-
-/**
- * One batch. Its state is read-only from outside: each transition is a method, and the one setter
- * (`#set`) releases every clip the old state held that the new one does not (so a clip is let go
- * exactly when nothing of the batch will play it any more, whichever way it leaves), then emits
- * `stateChange` (old, new).
- */
-export class Slot extends EventEmitter<{ stateChange: [SlotState, SlotState] }> {
-  #state: SlotState = { status: 'planning', controller: new AbortController() };
-
-  get state(): SlotState {
-    return this.#state;
-  }
-
-  #set(next: SlotState): void {
-    const old = this.#state;
-    this.#state = next;
-    const kept = heldClips(next);
-    for (const a of heldClips(old)) if (!kept.has(a)) a.release?.();
-    this.emit('stateChange', old, next);
-  }
-
-  /** planning -> synthesizing: its utterances are taken, its requests go out (under the same controller). */
-  synthesizing(items: readonly Utterance[], estimateMs: number, paidCutMs: number): void {
-    const s = this.#state;
-    if (s.status !== 'planning') return;
-    this.#set({ status: 'synthesizing', controller: s.controller, items, estimateMs, paidCutMs });
-  }
-
-  /**
-   * synthesizing -> ready with `results`. A slot no longer synthesising (cleared, withdrawn or closed
-   * meanwhile) takes them only to let their audio go: false.
-   */
-  ready(results: readonly ReadyUtterance[]): boolean {
-    const s = this.#state;
-    if (s.status !== 'synthesizing') {
-      for (const a of heldClips({ status: 'ready', items: [], results, paidCutMs: 0 })) a.release?.();
-      return false;
-    }
-    this.#set({ status: 'ready', items: s.items, results, paidCutMs: s.paidCutMs });
-    return true;
-  }
-
-  /** ready -> playing: its results are upcoming, nothing in the sink yet. */
-  play(): void {
-    const s = this.#state;
-    if (s.status !== 'ready') return;
-    this.#set({ status: 'playing', items: s.items, upcoming: s.results, current: null, paidCutMs: s.paidCutMs });
-  }
-
-  /**
-   * Takes the next upcoming result into the sink at `now`, cut at the moment of speaking to the
-   * batch's paid cut (queue-clips.ts `cutReady`): the clips the cut dropped are let go here.
-   * Undefined: not playing, or nothing upcoming.
-   */
-  startNext(now: number): Started | undefined {
-    const s = this.#state;
-    if (s.status !== 'playing') return undefined;
-    const [result, ...upcoming] = s.upcoming;
-    if (!result) return undefined;
-    const cut = cutReady(result, now, s.paidCutMs);
-    if (!cut.ready) {
-      this.#set({ ...s, upcoming, current: null });
-      return { ready: null, dropped: cut.dropped };
-    }
-    const controller = new AbortController();
-    const until = now + (cut.ready.audio?.durationMs ?? 0);
-    this.#set({ ...s, upcoming, current: { ready: cut.ready, controller, until, playing: cut.ready.items } });
-    return { ready: cut.ready, dropped: cut.dropped, controller };
-  }
-
-  /** The delivery in the sink settled: its clips are let go; returns the utterances it still counted as read. */
-  delivered(): readonly Utterance[] {
-    const s = this.#state;
-    if (s.status !== 'playing') return [];
-    const played = s.current?.playing ?? [];
-    this.#set({ ...s, current: null });
-    return played;
-  }
-
-  /** Stops the delivery in the sink with `reason`; `back` (not started, sent back to the queue) no longer counts as read by it. */
-  stopCurrent(reason: unknown, back: readonly Utterance[]): void {
-    const s = this.#state;
-    if (s.status !== 'playing' || !s.current) return;
-    const current = s.current;
-    current.controller.abort(reason);
-    this.#set({ ...s, current: { ...current, playing: current.playing.filter((u) => !back.includes(u)) } });
-  }
-
-  /** While playing: only `kept` of the upcoming results stay (the others' clips are let go). */
-  keepUpcoming(kept: readonly ReadyUtterance[]): void {
-    const s = this.#state;
-    if (s.status !== 'playing') return;
-    this.#set({ ...s, upcoming: kept });
-  }
-
-  /** Aborts the delivery in the sink (skip, close); changes no state. Whether there was one not aborted yet. */
-  stopDelivery(reason: unknown): boolean {
-    const s = this.#state;
-    const current = s.status === 'playing' ? s.current : null;
-    if (!current || current.controller.signal.aborted) return false;
-    current.controller.abort(reason);
-    return true;
-  }
-
-  /** Leaves its queue with nothing under way (it formed nothing, or its deliveries are done). */
-  retire(): void {
-    if (this.#state.status !== 'done') this.#set({ status: 'done' });
-  }
-
-  /** Stops whatever it has under way (a request, a wait for a grant, the delivery in the sink), then leaves: its clips are let go. */
-  discard(reason: unknown): void {
-    const s = this.#state;
-    if (s.status === 'planning' || s.status === 'synthesizing') s.controller.abort(reason);
-    else if (s.status === 'playing') s.current?.controller.abort(reason);
-    this.retire();
-  }
-}
-
-/**
- * The rate grants a batch holds, and their one owner: each request is handed one (`hand`), and
- * every grant no request used is given back in one place (`#giveBack`): when its request settles
- * (`done`: a cache hit, a shared call, a refusal before sending), or when the batch needs no more
- * (`settle`). A grant a request spent stays spent (its `release` is then a no-op).
- */
-export class Grants {
-  #held: RateGrant[] = [];
-
-  add(grant: RateGrant): void {
-    this.#held.push(grant);
-  }
-
-  get count(): number {
-    return this.#held.length;
-  }
-
-  /** The next grant for a request (undefined: none left; the request waits for its own). */
-  hand(): RateGrant | undefined {
-    return this.#held.shift();
-  }
-
-  /** A request that was handed `grant` settled, or will not spend it: unused, it goes back to the window (once). */
-  done(grant: RateGrant | undefined): void {
-    if (grant) this.#giveBack(grant);
-  }
-
-  /** Keeps the first `keep` grants, gives the rest back (all of them by default). */
-  settle(keep = 0): void {
-    for (const grant of this.#held.splice(keep)) this.#giveBack(grant);
-  }
-
-  #giveBack(grant: RateGrant): void {
-    grant.release();
-  }
-}
+// One audience's queue as the scheduler (scheduler.ts) keeps it, after @discordjs/voice's
+// AudioPlayer: one object owns the pending list and the batches started from it (slot.ts), and the
+// forming of the next batch at the moment of its grant is this object's own (it takes from the list
+// it owns). What it learns and judges across audiences it asks of Pacing (pacing.ts); what it
+// drops as too old and when it wants to be looked at again it emits ('dropped', 'wake').
 
 /** What every audience's queue forms its batches with: the scheduler's collaborators and settings (no callbacks). */
 export interface Forming {
@@ -256,11 +29,11 @@ export interface Forming {
   readonly pressureHoldMs: number;
   /** The policy's constants (policy.ts). */
   readonly policy: SchedulerPolicy;
-  /** How often each part (partKey) was read lately, across audiences; updated as batches are formed. */
-  readonly reads: Map<string, number>;
+  /** How often each part was read lately, across audiences; updated as batches are formed (batching/reuse.ts). */
+  readonly reads: ReadCounts;
   /** Aborted when the scheduler closes: ends hold timers and formings. */
   readonly lifetime: AbortSignal;
-  /** What the scheduler learns and judges (latency, speech rate, scarce requests, keeping up): queue-keepup.ts. */
+  /** What the scheduler learns and judges (latency, speech rate, scarce requests, keeping up): pacing.ts. */
   readonly pacing: Pacing;
 }
 
@@ -276,21 +49,6 @@ export interface Formed {
   plan: BatchPlan;
   known: Map<string, ReadyAudio>;
   grants: Grants;
-}
-
-/** Parts remembered for their reading counts (the oldest forgotten first). */
-const MAX_REMEMBERED_PARTS = 10_000;
-
-function countReads(reads: Map<string, number>, items: readonly Utterance[]): void {
-  for (const [i, u] of items.entries()) {
-    for (const p of clipParts(u, i)) {
-      const key = partKey(u, p.text);
-      const n = (reads.get(key) ?? 0) + 1;
-      reads.delete(key); // to the back: the most recent
-      reads.set(key, n);
-    }
-  }
-  while (reads.size > MAX_REMEMBERED_PARTS) reads.delete(reads.keys().next().value!);
 }
 
 /** One audience's queue (a voice session, or a text channel whose audio is posted): its own order, merging and pacing. */
@@ -480,7 +238,7 @@ export class AudienceQueue extends EventEmitter<AudienceEvents> implements Paced
   }
 
   /**
-   * Applies the head rules (batching.ts `nextBatch`) as the next batch would speak: drops the
+   * Applies the head rules (batching/merging.ts `nextBatch`) as the next batch would speak: drops the
    * auto-read that could not be heard within the cut by then even if read next (unpaid), sets the
    * oldest aside while behind, holds a lone message for company. Whether a batch can be formed now.
    */
@@ -636,8 +394,7 @@ export class AudienceQueue extends EventEmitter<AudienceEvents> implements Paced
         if (auto) await lookupParts(synth, this.guildId, run, known, looked);
         if (gone(head)) continue;
         const isCached = (u: Utterance, text: string) => known.has(partKey(u, text));
-        const recurring = (u: Utterance, text: string) =>
-          (this.#forming.reads.get(partKey(u, text)) ?? 0) >= this.#forming.policy.reuseAfterReads;
+        const recurring = (u: Utterance, text: string) => this.#forming.reads.recurring(u, text);
         const limits = (maxRequests: number): PlanLimits => ({
           maxRequests,
           reusableChars: this.#forming.reusableChars,
@@ -674,7 +431,7 @@ export class AudienceQueue extends EventEmitter<AudienceEvents> implements Paced
         const items = run.slice(0, plan.take);
         const taken = new Set(items);
         this.#pending = this.#pending.filter((u) => !taken.has(u));
-        countReads(this.#forming.reads, items);
+        this.#forming.reads.count(items);
         const takenAt = this.#forming.clock.now();
         for (let i = 0; i < items.length; i++) this.#spokenAt.push(takenAt);
         const used = new Set(plan.clips.flatMap((c) => (c.cached ? [partKey(items[c.part.item]!, c.part.text)] : [])));
@@ -690,17 +447,4 @@ export class AudienceQueue extends EventEmitter<AudienceEvents> implements Paced
       }
     }
   }
-}
-
-/** The batching rules (batching.ts) a scheduler with `options` applies. */
-export function batchRules(options: Pick<SchedulerOptions, 'coalesce' | 'maxAutoAgeMs' | 'countChars'>): BatchRules {
-  const coalesce = options.coalesce ?? {};
-  return {
-    maxMessages: coalesce.maxMessages ?? SCHEDULER_DEFAULTS.coalesce.maxMessages,
-    maxChars: coalesce.maxChars ?? SCHEDULER_DEFAULTS.coalesce.maxChars,
-    holdMs: coalesce.holdMs ?? SCHEDULER_DEFAULTS.coalesce.holdMs,
-    maxAutoAgeMs: options.maxAutoAgeMs ?? SCHEDULER_DEFAULTS.maxAutoAgeMs,
-    separator: { ...SCHEDULER_DEFAULTS.coalesce.separator, ...coalesce.separator },
-    countChars: options.countChars ?? SCHEDULER_DEFAULTS.countChars,
-  };
 }

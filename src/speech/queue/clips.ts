@@ -1,12 +1,15 @@
-import type { RateGrant } from '../tts/limiter/limiter.ts';
-import { clipParts, clipRequest, cutAtSpeaking, partRequest, type BatchPlan, type BatchRules } from './batching.ts';
-import { SpeechError } from './errors.ts';
-import type { ProgressEvent, ProgressState, ReadyUtterance, Utterance } from './queue-types.ts';
-import { sequenceAudio, type ReadyAudio, type Synthesizer } from './synthesis/synthesize.ts';
+import { SpeechError } from '../errors.ts';
+import { type ReadyAudio, sequenceAudio, type Synthesizer } from '../synthesis/synthesize.ts';
+import { cutAtSpeaking } from './batching/keeping-up.ts';
+import type { BatchRules } from './batching/merging.ts';
+import { type BatchPlan, clipParts, clipRequest, partKey, partRequest } from './batching/reuse.ts';
+import type { HandsGrants } from './grants.ts';
+import type { ProgressEvent, ProgressState } from './options.ts';
+import type { ReadyUtterance, Utterance } from './utterance.ts';
 
 // The scheduler's clips: looking up the parts of a run the cache has, running a
 // planned batch's requests, and turning clips into deliveries played back to back (with the
-// staleness cut at the moment of speaking). Kept apart from queue.ts, which decides when.
+// staleness cut at the moment of speaking). Kept apart from scheduler.ts, which decides when.
 
 type CodedError = Error & { code?: string };
 
@@ -16,11 +19,6 @@ const STANDARD_MAX_SPEED = 4;
 /** The speed a line of `speed` is asked for with the audience's speed-up: never past the service's fastest. */
 export function spedUp(speed: number, speedUp: number): number {
   return Math.min(STANDARD_MAX_SPEED, speed * speedUp);
-}
-
-/** The cache identity of one part as spoken by `u`'s voice and settings. */
-export function partKey(u: Utterance, text: string): string {
-  return JSON.stringify([u.voice, u.speed, u.pitch, text]);
 }
 
 export function releaseAll(audios: Iterable<ReadyAudio>): void {
@@ -56,12 +54,6 @@ export async function lookupParts(
   );
 }
 
-/** The batch's grants as its requests see them (queue-slot.ts `Grants`, their one owner). */
-export interface HandsGrants {
-  hand(): RateGrant | undefined;
-  done(grant: RateGrant | undefined): void;
-}
-
 export interface PlanRun {
   synth: Synthesizer;
   rules: BatchRules;
@@ -70,7 +62,7 @@ export interface PlanRun {
   /** Told each paid request's characters and the audio length it made (the scheduler learns the speech rate). */
   onMade: (chars: number, durationMs: number) => void;
   /**
-   * Auto-read requests are read this much faster (the audience is behind: batching.ts `keepUp`).
+   * Auto-read requests are read this much faster (the audience is behind: batching/keeping-up.ts `keepUp`).
    * Clips from the cache play as they are, so the speed-up costs no reuse.
    */
   speed?: number;
@@ -187,10 +179,10 @@ export function delivery(
 }
 
 /**
- * The staleness cut at the moment of speaking (batching.ts `cutAtSpeaking`): auto-read that would
+ * The staleness cut at the moment of speaking (batching/keeping-up.ts `cutAtSpeaking`): auto-read that would
  * start later than the cut is dropped with the clips that carry it; the rest plays. Returns what
  * still plays (null: nothing) and the utterances dropped; releases nothing (the slot holding the
- * clips lets go of the ones it no longer plays: queue-slot.ts `Slot`).
+ * clips lets go of the ones it no longer plays: slot.ts `Slot`).
  */
 export function cutReady(ready: ReadyUtterance, now: number, maxAutoAgeMs: number): { ready: ReadyUtterance | null; dropped: Utterance[] } {
   const audio = ready.audio;

@@ -1,17 +1,19 @@
-import type { Clock } from '../util/clock.ts';
-import { keepUp, MAX_SPEED_UP, readMs, SPEED_STEP, type BatchRules, type KeepUp } from './batching.ts';
-import type { SchedulerPolicy } from './policy.ts';
-import type { Freshness, GrantingLimiter, Utterance } from './queue-types.ts';
+import type { GrantingLimiter } from '../../tts/limiter/limiter.ts';
+import type { Clock } from '../../util/clock.ts';
+import { keepUp, MAX_SPEED_UP, readMs, SPEED_STEP, type KeepUp } from './batching/keeping-up.ts';
+import type { BatchRules } from './batching/merging.ts';
+import type { Freshness, SchedulerPolicy } from './options.ts';
+import type { Utterance } from './utterance.ts';
 
 // The scheduler's pacing: what it learns (a request's latency, the speech rate), whether requests
 // are scarce, and whether each voice audience is behind (bound by playback) and how far its speech
-// is sped up: the state batching.ts `keepUp` decides from. One object for every audience's queue
-// (queue-slot.ts `AudienceQueue`), which asks it at each decision.
+// is sped up: the state batching/keeping-up.ts `keepUp` decides from. One object for every audience's queue
+// (audience-queue.ts `AudienceQueue`), which asks it at each decision.
 
 /** How the expected request latency and speech rate follow what was measured (weight of the newest sample). */
 const LEARN = 0.2;
 
-/** What pacing asks of an audience's queue (queue-slot.ts `AudienceQueue`). */
+/** What pacing asks of an audience's queue (audience-queue.ts `AudienceQueue`). */
 export interface PacedAudience {
   readonly guildId: string;
   readonly audience: string;
@@ -58,7 +60,7 @@ export class Pacing {
     return this.#latencyMs;
   }
 
-  /** Expected speech per character at speed 1 (ms), learnt from the audio made; a line's own speed divides it (batching.ts `readMs`). */
+  /** Expected speech per character at speed 1 (ms), learnt from the audio made; a line's own speed divides it (batching/keeping-up.ts `readMs`). */
   get msPerChar(): number {
     return this.#msPerChar;
   }
@@ -112,7 +114,7 @@ export class Pacing {
   }
 
   /**
-   * How a voice audience keeps up now (batching.ts `keepUp`): the cut its clips are held to when
+   * How a voice audience keeps up now (batching/keeping-up.ts `keepUp`): the cut its clips are held to when
    * they play (the slot's `paidCutMs`). Other audiences (audio posted in a text channel) are not
    * listened to as it plays: the hard limit only.
    */

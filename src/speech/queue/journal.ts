@@ -1,9 +1,10 @@
-import { failFastOnLock, type Db } from '../db/database.ts';
-import { PendingUtterancesTable, type PendingWrite } from '../db/pending-utterances.ts';
-import { isBusy } from '../db/write.ts';
-import type { Clock } from '../util/clock.ts';
-import { systemClock } from '../util/clock.ts';
-import type { QueueJournal, Utterance } from './queue.ts';
+import { failFastOnLock, type Db } from '../../db/database.ts';
+import { PendingUtterancesTable, type PendingWrite } from '../../db/pending-utterances.ts';
+import { isBusy } from '../../db/write.ts';
+import type { Clock } from '../../util/clock.ts';
+import { systemClock } from '../../util/clock.ts';
+import type { QueueJournal } from './options.ts';
+import type { Utterance } from './utterance.ts';
 
 /** Longest wait between two retries while the disk refuses writes. */
 const DISK_RETRY_MAX_MS = 5_000;

@@ -1,10 +1,12 @@
-import { SpeechError } from './errors.ts';
-import type { AudienceQueue, Playing } from './queue-slot.ts';
-import { audienceOf, type QueueJournal, type ReadyUtterance, type Utterance, type UtteranceInput } from './queue-types.ts';
+import { SpeechError } from '../errors.ts';
+import type { AudienceQueue } from './audience-queue.ts';
+import type { Playing } from './slot.ts';
+import type { QueueJournal } from './options.ts';
+import { audienceOf, type ReadyUtterance, type Utterance, type UtteranceInput } from './utterance.ts';
 
 // Taking queued speech back when the chat changes under it (a message deleted or edited, a member
 // banned, a channel deleted): no read-aloud bot may read a deleted message, nor an edited one as it
-// was. The scheduler (queue.ts `withdraw`) applies this to each audience's queue of a guild.
+// was. The scheduler (scheduler.ts `withdraw`) applies this to each audience's queue of a guild.
 
 /**
  * What becomes of one queued utterance: undefined leaves it as it is, null takes it out, an

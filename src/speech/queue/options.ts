@@ -1,105 +1,11 @@
-import { countChars } from '../tts/chars.ts';
-import { systemClock, type Clock } from '../util/clock.ts';
-import type { GrantingLimiter } from '../tts/limiter/limiter.ts';
-import type { AdvancedParams, ReadyAudio, Synthesizer } from './synthesis/synthesize.ts';
+import { countChars } from '../../tts/chars.ts';
+import type { GrantingLimiter } from '../../tts/limiter/limiter.ts';
+import { type Clock, systemClock } from '../../util/clock.ts';
+import type { Synthesizer } from '../synthesis/synthesize.ts';
+import type { ReadyUtterance, Utterance, UtteranceKind } from './utterance.ts';
 
-// The speech scheduler's vocabulary (queue.ts re-exports all of it): what it queues (utterances:
-// accepted messages and requests; src/discord turns Discord objects into UtteranceInput), what it
-// delivers, the events it emits, and its options with their defaults. The batching rules are in
-// batching.ts.
-
-export type UtteranceKind = 'auto' | 'say' | 'narrate';
-
-export interface UtteranceInput {
-  guildId: string;
-  userId: string;
-  channelId: string;
-  kind: UtteranceKind;
-  text: string;
-  /**
-   * The author's name as read before the message (names.ts), when `text` starts with it: the
-   * scheduler may play it as a cached clip of its own instead of paying for it again.
-   */
-  prefix?: string;
-  lang?: string;
-  voice: string;
-  speed: number;
-  pitch: number;
-  /**
-   * The gain it is played at in voice (its author's volume, 0 to 2; absent = 1). Applied by the
-   * player to the decoded audio: never part of the request or the cache key, so one cached clip
-   * serves every volume. Only utterances of the same volume share a request.
-   */
-  volume?: number;
-  /** Present for the advanced (Beta) endpoint; `narrate` utterances need it. */
-  advanced?: AdvancedParams;
-  /** Anything the bot needs back at delivery (message id, interaction token, ...). */
-  meta?: unknown;
-  /**
-   * Who may hear or read it (`voiceAudience`, `textAudience`): one request carries the messages of
-   * one audience only, so one channel's text never reaches another channel in a merged MP3.
-   * Without it, its own text channel's (merged only with messages of that channel).
-   */
-  audience?: string;
-}
-
-/** The audience of the guild's voice session in `voiceChannelId`: everyone there hears it. */
-export function voiceAudience(voiceChannelId: string): string {
-  return `voice:${voiceChannelId}`;
-}
-
-/** The audience of text channel `channelId`: the audio is posted there as a file. */
-export function textAudience(channelId: string): string {
-  return `text:${channelId}`;
-}
-
-/** The voice channel of a voice session's audience (`voiceAudience`), or null for a text channel's. */
-export function voiceChannelOf(audience: string): string | null {
-  return audience.startsWith('voice:') ? audience.slice('voice:'.length) : null;
-}
-
-/** The audience `u` was queued for (its own text channel's when none was said). */
-export function audienceOf(u: Pick<UtteranceInput, 'audience' | 'channelId'>): string {
-  return u.audience ?? textAudience(u.channelId);
-}
-
-export interface Utterance extends UtteranceInput {
-  id: string;
-  enqueuedAt: number;
-  /**
-   * Its author already paid for it in a request whose audio was discarded (a message deleted or
-   * edited beside it, queue-withdraw.ts): the request that reads it again is charged to the server.
-   */
-  paidOnce?: true;
-  /** Read again after a later withdrawal beside it: the member whose change discarded it pays, not the server again. */
-  chargedTo?: string;
-}
-
-interface ReadyBase {
-  /** Delivery id (the first item's id). */
-  readonly id: string;
-  readonly guildId: string;
-  /** The original utterances merged into this audio, in message order. */
-  readonly items: Utterance[];
-  /**
-   * With audio made of clips (`audio.parts`): where each item starts, in ms from the start of the
-   * audio, in `items` order. Absent: every item starts at 0 (one merged sound).
-   */
-  readonly starts?: readonly number[];
-}
-
-/**
- * What the scheduler delivers, never changed once made (a cut or a withdrawal makes a new one):
- * spoken audio, or a failure delivered in its place in the order so the author can be told.
- * Audio made of clips says which utterances each clip reads (`carries`, parallel to `audio.parts`;
- * absent: one sound reading every item), so a staleness cut drops whole clips.
- */
-export type ReadyUtterance =
-  | (ReadyBase & { readonly audio: ReadyAudio; readonly carries?: readonly (readonly Utterance[])[]; readonly error?: undefined })
-  | (ReadyBase & { readonly audio?: undefined; readonly carries?: undefined; readonly error: Error & { code?: string } });
-
-/** Plays or posts one ready utterance; must settle when done (and soon after `signal` aborts). */
-export type Sink = (item: ReadyUtterance, signal: AbortSignal) => Promise<void>;
+// The speech scheduler's options with their defaults, what it tells (events, progress, counters)
+// and what it writes to (the journal, the logger). What it queues and delivers is utterance.ts.
 
 /** `not_saved`: the journal could not keep it (the disk refuses writes), so it is not accepted. */
 export type EnqueueResult =
@@ -120,9 +26,6 @@ export interface ProgressEvent {
   detail?: string;
   error?: Error & { code?: string };
 }
-
-/** Where the scheduler gets rate grants before it forms a batch (the TTS client's limiter). */
-export type { GrantingLimiter } from '../tts/limiter/limiter.ts';
 
 /** One audience's counters (`stats`). */
 export interface AudienceStats {
@@ -159,7 +62,7 @@ export interface SchedulerEvents {
  * Where accepted utterances are kept until they are finished, so a crash loses none.
  * `add` runs when an utterance is accepted, `remove` when it is spoken (its delivery settled),
  * failed and told, dropped or cleared; never on close(), so what a shutdown interrupts is kept.
- * Both must be quick and must not throw (src/speech/queue-store.ts). `add` returns false when it
+ * Both must be quick and must not throw (journal.ts). `add` returns false when it
  * cannot keep the utterance (the disk refuses writes): the scheduler then refuses it.
  */
 export interface QueueJournal {
@@ -180,7 +83,7 @@ export interface CoalesceOptions {
   /**
    * While the rate budget is under pressure, how long after its first message was written that
    * message's words may start when a run of auto messages that could still grow waits for company
-   * before it asks for a grant (batching.ts `isRipe`); at most 70% of the server's horizon.
+   * before it asks for a grant (batching/merging.ts `isRipe`); at most 70% of the server's horizon.
    */
   pressureHoldMs?: number;
   /** Pause inserted between merged messages, by `lang`; `default` for the rest. */
@@ -199,7 +102,7 @@ export interface Freshness {
 export interface SchedulerPolicy {
   /** Requests count as about to be scarce with this many audiences written to within `activeMs`... */
   scarceAudiences: number;
-  /** ...and this many grants made within it (queue.ts `#scarce`). */
+  /** ...and this many grants made within it (pacing.ts `scarce`). */
   scarceGrants: number;
   activeMs: number;
   /** A run waiting for company while requests are scarce waits at most this share of the horizon. */
@@ -269,7 +172,7 @@ export interface SchedulerOptions {
   reusableChars?: number;
   /**
    * A server's freshness (/reading freshness and speed-up): when an audience is behind, the horizon
-   * its auto-read is cut to and whether its requests may speed up (batching.ts `keepUp`). Asked at
+   * its auto-read is cut to and whether its requests may speed up (batching/keeping-up.ts `keepUp`). Asked at
    * each decision, so a change applies at once. `maxAutoAgeMs` stays the hard limit above it.
    */
   freshness?: (guildId: string) => Freshness;

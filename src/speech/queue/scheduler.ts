@@ -1,35 +1,32 @@
-import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../util/clock.ts';
-import { admits, mayStartBatch, type BatchRules } from './batching.ts';
-import { Pacing } from './queue-keepup.ts';
-import { IdleQueues } from './queue-retire.ts';
-import { spedUp, synthesizePlan, type PlanRun } from './queue-clips.ts';
-import { AudienceQueue, batchRules, type Forming, type Slot, type SlotState } from './queue-slot.ts';
-import { SpeechError } from './errors.ts';
-import { POLICY_DEFAULTS, type SchedulerPolicy } from './policy.ts';
-import { withdraw, type Replace } from './queue-withdraw.ts';
+import { EventEmitter } from 'node:events';
+import type { GrantingLimiter } from '../../tts/limiter/limiter.ts';
+import type { Clock } from '../../util/clock.ts';
+import { SpeechError } from '../errors.ts';
+import type { Synthesizer } from '../synthesis/synthesize.ts';
+import { AudienceQueue, type Forming } from './audience-queue.ts';
+import { admits, batchRules, mayStartBatch, type BatchRules } from './batching/merging.ts';
+import { ReadCounts } from './batching/reuse.ts';
+import { spedUp, synthesizePlan, type PlanRun } from './clips.ts';
 import {
   SCHEDULER_DEFAULTS,
-  audienceOf,
   type AudienceStats,
   type EnqueueResult,
-  type GrantingLimiter,
   type Logger,
   type ProgressEvent,
   type ProgressState,
   type QueueJournal,
-  type ReadyUtterance,
   type SchedulerEvents,
   type SchedulerOptions,
-  type Sink,
-  type Utterance,
-  type UtteranceInput,
-} from './queue-types.ts';
+  type SchedulerPolicy,
+} from './options.ts';
+import { Pacing } from './pacing.ts';
+import { POLICY_DEFAULTS } from './policy.ts';
+import { IdleQueues } from './retire.ts';
 import { runSink } from './sink.ts';
-import type { Synthesizer } from './synthesis/synthesize.ts';
-
-export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sinks, events, options
+import type { Slot, SlotState } from './slot.ts';
+import { audienceOf, type ReadyUtterance, type Sink, type Utterance, type UtteranceInput } from './utterance.ts';
+import { withdraw, type Replace } from './withdraw.ts';
 
 /**
  * The fair per-audience speech scheduler: one FIFO per audience (a voice session, or a text
@@ -42,17 +39,18 @@ export * from './queue-types.ts'; // the scheduler's vocabulary: utterances, sin
  * An audience's next batch is formed when a rate grant is in hand (`limiter.reserve`), so
  * everything that arrived while it waited rides along in the same request; parts the cache has
  * (an author's name, a common short line) play as clips of their own, and a grant to spare buys
- * such parts alone so the cache has them next time (batching.ts `planBatch`). The staleness cut
+ * such parts alone so the cache has them next time (batching/reuse.ts `planBatch`). The staleness cut
  * is judged where each message's own words would start, both before anything is paid for it and at
  * the moment of speaking: nothing is heard later than `maxAutoAgeMs` after it arrived. A voice
- * audience bound by playback keeps up (batching.ts `keepUp`: the cut tightened to the horizon, the
+ * audience bound by playback keeps up (batching/keeping-up.ts `keepUp`: the cut tightened to the horizon, the
  * oldest set aside, speed-up); while requests are scarce a request reads the lines of one voice
  * together (policy.ts `batchGroup`), and one waiting for a grant tells the limiter what it buys
  * (policy.ts `grantWorth`: fresh speech, weighed by the share of what it was offered that it has
  * read). The policy's constants are in one place (policy.ts `POLICY_DEFAULTS`). The order and pacing
  * of the shared budget between audiences live in the limiter (src/tts/limiter/pacing.ts), keyed
- * by audience. Each audience's queue is an object of its own (queue-slot.ts `AudienceQueue`): it
- * owns its pending list and its batches, each a state union changed through one setter.
+ * by audience. Each audience's queue is an object of its own (audience-queue.ts `AudienceQueue`): it
+ * owns its pending list and its batches (slot.ts `Slot`: a state union changed only through the
+ * slot's own methods); what is learnt and judged across audiences is `Pacing` (pacing.ts).
  */
 
 /** One FIFO per audience with prefetch, batch-at-grant, clip reuse and a single advancing point. */
@@ -68,9 +66,9 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
   readonly #logger: Logger;
   readonly #journal: QueueJournal;
   readonly #idle = new IdleQueues();
-  /** What it learns and judges for every audience: latency, speech rate, scarce requests, keeping up (queue-keepup.ts). */
+  /** What it learns and judges for every audience: latency, speech rate, scarce requests, keeping up (pacing.ts). */
   readonly #pacing: Pacing;
-  /** What every audience's queue forms its batches with (queue-slot.ts `Forming`). */
+  /** What every audience's queue forms its batches with (audience-queue.ts `Forming`). */
   readonly #forming: Forming;
   /** The queues by audience. */
   readonly #queues = new Map<string, AudienceQueue>();
@@ -107,7 +105,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
       limiter: this.#limiter,
       reusableChars: options.reusableChars ?? SCHEDULER_DEFAULTS.reusableChars,
       pressureHoldMs: options.coalesce?.pressureHoldMs ?? SCHEDULER_DEFAULTS.coalesce.pressureHoldMs,
-      reads: new Map(), // readings per name and line (queue-slot.ts: worth a clip?)
+      reads: new ReadCounts(policy.reuseAfterReads),
       lifetime: this.#lifetime.signal,
       pacing: this.#pacing,
     };
@@ -166,7 +164,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
 
   /**
    * Takes back what `match` picks (deleted or edited messages, a banned member's) in every audience
-   * of the guild, wherever it is (queue-withdraw.ts).
+   * of the guild, wherever it is (withdraw.ts).
    */
   withdraw(guildId: string, match: (u: Utterance) => boolean, replace?: Replace): Utterance[] {
     if (this.#closed) return [];
@@ -197,7 +195,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     return n;
   }
 
-  /** Counters for one audience, or for every audience that has a queue (one idle for long is retired: queue-retire.ts). */
+  /** Counters for one audience, or for every audience that has a queue (one idle for long is retired: retire.ts). */
   stats(audience: string): AudienceStats;
   stats(): AudienceStats[];
   stats(audience?: string): AudienceStats | AudienceStats[] {
@@ -333,7 +331,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     }
   }
 
-  /** One batch from plan to ready: formed at the moment of its grant (queue-slot.ts `form`), then synthesised. */
+  /** One batch from plan to ready: formed at the moment of its grant (audience-queue.ts `form`), then synthesised. */
   async #runSlot(g: AudienceQueue, slot: Slot): Promise<void> {
     const { guildId, audience } = g;
     const planning = slot.state;
@@ -400,7 +398,7 @@ export class SpeechScheduler extends EventEmitter<SchedulerEvents> {
     this.#schedulePump(audience);
   }
 
-  /** How a batch's clips are made (queue-clips.ts), learning the speech rate from the audio that comes back. */
+  /** How a batch's clips are made (clips.ts), learning the speech rate from the audio that comes back. */
   #planRun(g: AudienceQueue, signal: AbortSignal, speed = 1): PlanRun {
     const onMade = (chars: number, ms: number) => this.#pacing.learnRate(chars, ms);
     return {

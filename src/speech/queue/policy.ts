@@ -1,14 +1,14 @@
-import { isStale, mergeable, mergeableRun, nextBatch, pauseAfter, readMs, separatorFor, type BatchRules } from './batching.ts';
-import type { SchedulerPolicy, Utterance } from './queue-types.ts';
+import { readMs } from './batching/keeping-up.ts';
+import { type BatchRules, isStale, mergeable, mergeableRun, nextBatch, pauseAfter, separatorFor } from './batching/merging.ts';
+import type { SchedulerPolicy } from './options.ts';
+import type { Utterance } from './utterance.ts';
 
 // How the scheduler shares scarce requests, in one place: its constants (`POLICY_DEFAULTS`, each
-// explained where the options are declared, queue-types.ts `SchedulerPolicy`; `npm run bench:queue
+// explained where the options are declared, options.ts `SchedulerPolicy`; `npm run bench:queue
 // -- --sensitivity` varies them one at a time), what a grant buys an audience
 // (`grantWorth`), and which of an audience's waiting messages its next request reads
-// (`batchGroup`). Pure functions, so the rules are tested on their own and the scheduler (queue.ts,
-// queue-slot.ts) only applies them.
-
-export type { SchedulerPolicy };
+// (`batchGroup`). Pure functions, so the rules are tested on their own and the scheduler (scheduler.ts,
+// audience-queue.ts) only applies them.
 
 /** The policy as shipped (a scheduler's `policy` option overrides any of them). */
 export const POLICY_DEFAULTS = {
@@ -52,7 +52,7 @@ export interface GroupWindow {
  * The messages the next request of an audience reads from `pending` (oldest first), read from
  * `startAt` at `msPerChar`: what went past the cut at the head is left out (it is dropped when the
  * request forms). Not `grouped`: the run at the head (consecutive messages one request may read
- * together, batching.ts `nextBatch`). `grouped` (requests are scarce): of each voice waiting (the
+ * together, batching/merging.ts `nextBatch`). `grouped` (requests are scarce): of each voice waiting (the
  * messages one request may read together, `mergeable`), the oldest that fit one request, written
  * within `groupWindowMs` of the oldest waiting; the voice whose request hears the most fresh
  * speech (`gain`) goes, the oldest first between equals. So one member's own voice, or a line in

@@ -1,6 +1,6 @@
-import type { Clock } from '../util/clock.ts';
-import { SpeechError } from './errors.ts';
-import type { ReadyUtterance, Sink } from './queue-types.ts';
+import type { Clock } from '../../util/clock.ts';
+import { SpeechError } from '../errors.ts';
+import type { ReadyUtterance, Sink } from './utterance.ts';
 
 /**
  * Runs one delivery under a watchdog, so a sink that never settles cannot stall its guild silently

@@ -1,5 +1,5 @@
-import type { Pacing } from './queue-keepup.ts';
-import type { AudienceQueue } from './queue-slot.ts';
+import type { Pacing } from './pacing.ts';
+import type { AudienceQueue } from './audience-queue.ts';
 
 /** An audience with no work for this long has its queue retired (more than the 5 minutes fairness looks back). */
 export const RETIRE_IDLE_MS = 10 * 60_000;
