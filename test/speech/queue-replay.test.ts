@@ -28,6 +28,7 @@ class ReplaySynth extends FakeSynth {
   readonly #limiter: ReturnType<typeof createMemoryLimiter>;
   readonly #clock: VirtualClock;
   readonly #log: string[];
+  #requests = 0;
   /** Every leaf audio handed out, and how often it was released. */
   readonly handed = new Map<ReadyAudio, number>();
 
@@ -60,7 +61,8 @@ class ReplaySynth extends FakeSynth {
       ...(options.signal ? { signal: options.signal } : {}),
       grant: options.grant,
     });
-    await this.#clock.sleep(400, options.signal);
+    // Every 11th request is slow (a service having a bad moment): what it carries may be past the cut when it comes back.
+    await this.#clock.sleep(++this.#requests % 11 === 0 ? 30_000 : 400, options.signal);
     await super.synthesize(req, options);
     this.#cache.add(keyOf(req));
     return this.#audio(req, false);

@@ -107,7 +107,7 @@ function reask(kept: readonly Utterance[], paid: boolean, by: string | undefined
 }
 
 /** Whether `input` is spoken exactly as `u` (an edit that did not change what is read changes nothing). */
-export function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
+function sameSpeech(u: Utterance, input: UtteranceInput): boolean {
   return (
     u.text === input.text &&
     u.prefix === input.prefix &&
