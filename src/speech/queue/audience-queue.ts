@@ -3,14 +3,14 @@ import type { GrantingLimiter, RateGrant } from '../../tts/limiter/limiter.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { ReadyAudio, Synthesizer } from '../synthesis/synthesize.ts';
 import { catchUp, fitsWithin, type KeepUp } from './batching/keeping-up.ts';
-import { type BatchRules, isRipe, nextBatch } from './batching/merging.ts';
-import { type BatchPlan, partKey, planBatch, type PlanLimits, ReadCounts } from './batching/reuse.ts';
+import { isRipe, nextBatch, type BatchRules } from './batching/merging.ts';
+import { partKey, planBatch, type BatchPlan, type PlanLimits, type ReadCounts } from './batching/reuse.ts';
 import { lookupParts, releaseAll } from './clips.ts';
 import { Grants } from './grants.ts';
 import type { AudienceStats, SchedulerPolicy } from './options.ts';
-import { type PacedAudience, Pacing } from './pacing.ts';
+import type { PacedAudience, Pacing } from './pacing.ts';
 import { batchGroup, grantWorth } from './policy.ts';
-import { type Playing, Slot, type SlotState } from './slot.ts';
+import { Slot, type Playing, type SlotState } from './slot.ts';
 import type { Utterance } from './utterance.ts';
 
 // One audience's queue as the scheduler (scheduler.ts) keeps it, after @discordjs/voice's
