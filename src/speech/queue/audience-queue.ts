@@ -38,13 +38,13 @@ export interface Forming {
 }
 
 /** What an audience's queue tells the scheduler: auto-read dropped as too old (before anything was paid, or at the moment of speaking); look at it again. */
-export interface AudienceEvents {
+interface AudienceEvents {
   dropped: [items: Utterance[], at: 'queue' | 'speaking'];
   wake: [];
 }
 
 /** A batch taken from the queue: its utterances, its plan, the cached parts it plays and the grants its requests spend. */
-export interface Formed {
+interface Formed {
   items: Utterance[];
   plan: BatchPlan;
   known: Map<string, ReadyAudio>;

@@ -162,12 +162,7 @@ async function alone(run: PlanRun, guildId: string, u: Utterance): Promise<Ready
 }
 
 /** One delivery of `items` playing `clips` back to back (`carries[k]`: the utterances clip k reads). */
-export function delivery(
-  guildId: string,
-  items: Utterance[],
-  clips: ReadyAudio[],
-  carries: readonly (readonly Utterance[])[],
-): ReadyUtterance {
+function delivery(guildId: string, items: Utterance[], clips: ReadyAudio[], carries: readonly (readonly Utterance[])[]): ReadyUtterance {
   if (clips.length === 1) return { id: items[0]!.id, guildId, items, audio: clips[0]! };
   const starts = new Map<Utterance, number>();
   let t = 0;

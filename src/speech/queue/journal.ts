@@ -16,7 +16,7 @@ export interface ClaimedUtterance {
   restores: number;
 }
 
-export interface PendingStoreOptions {
+interface PendingStoreOptions {
   clock?: Clock;
   /** First wait before retrying writes another process's lock refused; doubles up to maxRetryMs. */
   retryMs?: number;

@@ -75,7 +75,7 @@ export interface Logger {
   warn(obj: object, msg?: string): void;
 }
 
-export interface CoalesceOptions {
+interface CoalesceOptions {
   maxChars?: number;
   maxMessages?: number;
   /** How long a lone auto message may wait for company while its guild is playing. */

@@ -30,7 +30,7 @@ export const POLICY_DEFAULTS = {
 } as const satisfies SchedulerPolicy;
 
 /** What the next request of an audience would read, and what that buys (fresh messages). */
-export interface BatchGroup {
+interface BatchGroup {
   /** The messages, in the order they were written (at most one request's worth). */
   items: Utterance[];
   /** Every message of that voice the request may draw on, oldest first (`items` first; cached parts do not count against a request's limits). */
@@ -40,7 +40,7 @@ export interface BatchGroup {
 }
 
 /** When the next request would be read, and how freshness is judged. */
-export interface GroupWindow {
+interface GroupWindow {
   horizonMs: number;
   cutMs: number;
   staleWorth: number;

@@ -66,7 +66,7 @@ function heldClips(s: SlotState): Set<ReadyAudio> {
 }
 
 /** What a delivery started by `Slot.startNext` is: what plays (null: the cut dropped all of it) and what the cut dropped. */
-export interface Started {
+interface Started {
   ready: ReadyUtterance | null;
   dropped: Utterance[];
   controller?: AbortController;

@@ -12,10 +12,10 @@ import { audienceOf, type ReadyUtterance, type Utterance, type UtteranceInput } 
  * What becomes of one queued utterance: undefined leaves it as it is, null takes it out, an
  * utterance (same id and arrival) is read in its place.
  */
-export type Choose = (u: Utterance) => Utterance | null | undefined;
+type Choose = (u: Utterance) => Utterance | null | undefined;
 
 /** What a withdrawal changed. */
-export interface Withdrawal {
+interface Withdrawal {
   /** Taken out: never sent again, never played. */
   removed: Utterance[];
   /** Read in place of an utterance of the same id (to be written to the journal again). */

@@ -33,7 +33,7 @@ export interface CachedAudio {
   release?: () => void;
 }
 
-export interface AudioCacheOptions {
+interface AudioCacheOptions {
   /** A database migrated to at least 002 (table audio_cache). */
   db: Db;
   /** The cache directory (under DATA_DIR); created when missing. */

@@ -12,7 +12,7 @@ import { AudioCache, isCacheable, type AudioKeyInput, type CachedAudio } from '.
 import { SpeechError } from '../errors.ts';
 import { BudgetRefusedError } from '../../billing/errors.ts';
 
-export type { AdvancedRequest, AdvancedVoice, Charge, Endpoint };
+export type { Charge };
 
 /**
  * The synthesis pipeline glue: cache -> in-flight dedupe -> budget hold -> TTS client (the ledger
@@ -43,7 +43,7 @@ export interface SynthesisRequest {
   audience?: string;
 }
 
-export interface RequestContext {
+interface RequestContext {
   /** The utterance this request speaks. */
   utteranceId: string;
   userId: string;
@@ -64,7 +64,7 @@ export type NarrateFn = (
   },
 ) => Promise<{ url: string; pk: number; seed?: number; mp3?: Buffer }>;
 
-export interface SynthesisProgress {
+interface SynthesisProgress {
   status: string;
   jobId?: string;
 }
@@ -165,11 +165,11 @@ export interface AudioCacheLike {
 
 export type BudgetLike = LedgerLike;
 
-export interface HistoryLike {
+interface HistoryLike {
   record(entry: NewHistoryEntry): unknown;
 }
 
-export interface SynthesizerOptions {
+interface SynthesizerOptions {
   client: TtsClientLike;
   cache: AudioCacheLike;
   budget: BudgetLike;

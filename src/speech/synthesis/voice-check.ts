@@ -4,7 +4,7 @@ import type { Synthesizer } from './synthesize.ts';
 /** What a confirming request speaks: one character, the cheapest request the service accepts. */
 export const CONFIRM_TEXT = 'あ';
 
-export interface VoiceCheckerOptions {
+interface VoiceCheckerOptions {
   synthesizer: Synthesizer;
   /** Voices accepted without asking (default: src/tts/voices.ts). */
   known?: readonly string[];

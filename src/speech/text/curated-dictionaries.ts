@@ -14,7 +14,7 @@ import { GlobalDictionary, type DescribeDictionaryProblem } from './global-dicti
 
 const EXTENSIONS = new Set(['.json', '.csv', '.tsv']);
 
-export type CuratedLoad = { ok: true; lists: number } | { ok: false; problems: string[] };
+type CuratedLoad = { ok: true; lists: number } | { ok: false; problems: string[] };
 
 export class CuratedDictionaries {
   readonly #dir: string;

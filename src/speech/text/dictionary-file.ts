@@ -17,21 +17,21 @@ export const DICTIONARY_FILE_LIMITS = {
 export type DictionaryFileFormat = 'json' | 'csv' | 'tsv';
 
 /** What is wrong with the file as a whole (the i18n keys the command shows). */
-export type DictionaryFileErrorIdentifier =
+type DictionaryFileErrorIdentifier =
   'dictfile.too_large' | 'dictfile.too_many' | 'dictfile.too_many_patterns' | 'dictfile.not_utf8' | 'dictfile.bad_json' | 'dictfile.empty';
 
 /** What is wrong with one row (the file's line, or the JSON entry's position). */
-export type DictionaryRowErrorIdentifier =
+type DictionaryRowErrorIdentifier =
   DictionaryErrorIdentifier | 'dictfile.columns' | 'dictfile.unclosed_quote' | 'dictfile.duplicate' | 'dictfile.bad_entry';
 
-export interface DictionaryRowError {
+interface DictionaryRowError {
   /** 1-based line of a CSV/TSV row, or 1-based position of a JSON entry. */
   at: number;
   identifier: DictionaryRowErrorIdentifier;
   context: { max?: number; found?: number; first?: number; position?: number };
 }
 
-export interface DictionaryFileError {
+interface DictionaryFileError {
   identifier: DictionaryFileErrorIdentifier;
   context: { max?: number; found?: number };
 }
@@ -39,7 +39,7 @@ export interface DictionaryFileError {
 /** A problem of the file as a whole or of one row; src/usecases/dictionary-problems.ts words it. */
 export type DictionaryFileProblem = DictionaryFileError | DictionaryRowError;
 
-export type DictionaryFileResult =
+type DictionaryFileResult =
   | { ok: true; format: DictionaryFileFormat; entries: DictionaryEntry[] }
   | { ok: false; format?: DictionaryFileFormat; file?: DictionaryFileError; rows: DictionaryRowError[] };
 

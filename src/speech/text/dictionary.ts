@@ -35,7 +35,7 @@ export interface DictionaryError {
   context: { max?: number; length?: number; position?: number };
 }
 
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: DictionaryError };
+type ParseResult<T> = { ok: true; value: T } | { ok: false; error: DictionaryError };
 
 /** Mentions and mass pings as Discord writes them in message content. */
 const MENTION_LIKE = /<[@#]|@everyone|@here/i;
@@ -116,7 +116,7 @@ export function parseDictionaryEntry(word: string, reading: string): ParseResult
  * on its own and shared by everyone it applies to, never copied into one merged list per server or
  * per member (src/db/dictionary-entries.ts serves them so).
  */
-export interface LayeredDictionary {
+interface LayeredDictionary {
   readonly layers: readonly (readonly DictionaryEntry[])[];
 }
 

@@ -46,7 +46,7 @@ function compiledOf(entries: readonly FilterEntry[]): CompiledFilter {
 }
 
 /** What a filter list makes of a text: skipped whole, or the text with each replaced match read as its word. */
-export type Filtered = { skipped: true } | { skipped: false; text: string };
+type Filtered = { skipped: true } | { skipped: false; text: string };
 
 /** Applies a server's filters to `text` (already in one spelling, src/speech/text/spelling.ts). */
 export function applyFilters(text: string, entries: readonly FilterEntry[]): Filtered {

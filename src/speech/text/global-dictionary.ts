@@ -9,7 +9,7 @@ import { parseDictionaryFile, type DictionaryFileFormat, type DictionaryFileProb
 // (a broken file stops start-up, naming its problems) and again whenever it changes (a broken
 // edit is logged and the previous entries stay).
 
-export type GlobalDictionaryLoad = { ok: true; count: number } | { ok: false; problems: string[] };
+type GlobalDictionaryLoad = { ok: true; count: number } | { ok: false; problems: string[] };
 
 /** Words a file problem for the operator (the texts live with the UI's, above this layer). */
 export type DescribeDictionaryProblem = (format: DictionaryFileFormat | undefined, problem: DictionaryFileProblem) => string;

@@ -12,7 +12,7 @@ import { capRuns, cleanName, NAME_MAX_CHARS, sanitise } from './text.ts';
 import { WORDS, type ReadLang } from './words.ts';
 import { SlidingCounts, type SlidingLimit } from '../../util/sliding-counts.ts';
 
-export interface NameReaderOptions {
+interface NameReaderOptions {
   clock?: Clock;
   /** The same author speaking again within this window is not named again (the anchors use 10-60 s). */
   repeatWindowMs?: number;
@@ -118,7 +118,7 @@ export function announcementOf(spoken: string, lang: ReadLang, kind: 'join' | 'l
  * announced for them. A name already announced is the same text again (a cached clip, free); a new
  * one is a new request.
  */
-export const ANNOUNCEMENT_LIMITS = {
+const ANNOUNCEMENT_LIMITS = {
   /** Announcements in any 10 minutes; more are not spoken (someone flapping or hopping in and out). */
   announcements: { max: 4, windowMs: 10 * 60_000 },
   /** Different names in any 24 hours; past them the member is announced unnamed (one fixed, cached text). */
@@ -126,7 +126,7 @@ export const ANNOUNCEMENT_LIMITS = {
 } as const satisfies Record<string, SlidingLimit>;
 
 /** How an announcement is spoken: with the member's name, without it, or not at all. */
-export type AnnouncementForm = 'named' | 'unnamed' | 'silent';
+type AnnouncementForm = 'named' | 'unnamed' | 'silent';
 
 /**
  * Decides each join/leave announcement of a member, so that renaming and re-joining cannot make

@@ -25,7 +25,7 @@ import {
   type PatternError,
 } from './pattern-syntax.ts';
 
-export type PatternResult = { ok: true; value: Pattern } | { ok: false; error: PatternError };
+type PatternResult = { ok: true; value: Pattern } | { ok: false; error: PatternError };
 
 // ---- what a tree matches ----
 
@@ -180,7 +180,7 @@ function compile(root: Node): { insts: Inst[]; start: number } {
   return { insts, start };
 }
 
-export interface PatternOptions {
+interface PatternOptions {
   /** ASCII letters match in either case (as dictionary words do). Default true. */
   ignoreAsciiCase?: boolean;
 }
@@ -210,7 +210,7 @@ export function literalPattern(word: string, options: { wholeAsciiWords?: boolea
 // ---- matching ----
 
 /** One match: where (UTF-16 offsets, `end` exclusive) and which pattern of the list. */
-export interface PatternMatch {
+interface PatternMatch {
   start: number;
   end: number;
   /** Index of the matching pattern in the list searched. */

@@ -124,7 +124,7 @@ export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar
 }
 
 /** A delivery's clips, with the utterances each carries a part of. */
-export interface TimedClip {
+interface TimedClip {
   durationMs: number;
   items: readonly Utterance[];
 }

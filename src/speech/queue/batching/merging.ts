@@ -26,7 +26,7 @@ export interface BatchRules {
 }
 
 /** The guild's state when the next batch is considered. */
-export interface HeadState {
+interface HeadState {
   now: number;
   /** Whether the guild is playing (a lone auto message may wait for company). */
   playing: boolean;
@@ -40,7 +40,7 @@ export interface HeadState {
 }
 
 /** What to do with the head of a guild's queue now. */
-export interface BatchDecision {
+interface BatchDecision {
   /** How many auto-read items at the head waited too long: dropped, never spoken. */
   stale: number;
   /** How many items after those form the next request (0: none now). */
@@ -182,7 +182,7 @@ export class ChargeSplit {
 }
 
 /** `items`' texts read as one request, with the pause between them (`pauseAfter`). */
-export function batchText(items: readonly Utterance[], sep: string): string {
+function batchText(items: readonly Utterance[], sep: string): string {
   return items.map((u, i) => (i > 0 ? pauseAfter(items[i - 1]!.text, sep) : '') + u.text).join('');
 }
 

@@ -7,7 +7,7 @@ import { batchRequest, type BatchRules, ChargeSplit, pauseAfter, payer, separato
 // has it next time), the requests that read them, and how often each part was read lately.
 
 /** One piece of an utterance that can be a clip of its own: the author's name prefix, the body after it, or all of it. */
-export interface ClipPart {
+interface ClipPart {
   /** Index of the utterance in the run the plan was made for. */
   item: number;
   part: 'name' | 'body' | 'all';
@@ -15,7 +15,7 @@ export interface ClipPart {
 }
 
 /** A clip of a planned batch: a part played from the cache, or parts read by one request. */
-export type PlannedClip = { cached: true; part: ClipPart } | { cached: false; parts: ClipPart[] };
+type PlannedClip = { cached: true; part: ClipPart } | { cached: false; parts: ClipPart[] };
 
 export interface BatchPlan {
   /** How many utterances of the run the batch carries (0: none fits; a request is needed first). */
@@ -145,7 +145,7 @@ function withinLimits(draft: Draft, run: readonly Utterance[], rules: BatchRules
 }
 
 /** The text one request reads: its parts in order, with the pause between utterances (a name runs into its body). */
-export function requestText(run: readonly Utterance[], parts: readonly ClipPart[], rules: Pick<BatchRules, 'separator'>): string {
+function requestText(run: readonly Utterance[], parts: readonly ClipPart[], rules: Pick<BatchRules, 'separator'>): string {
   const sep = separatorFor(run[parts[0]!.item]!, rules.separator);
   let text = '';
   parts.forEach((p, k) => {
