@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catchUp, cutAtSpeaking, keepUp, MAX_SPEED_UP, withinCut } from '../../src/speech/queue/batching/keeping-up.ts';
+import { catchUp, cutAtSpeaking, keepUp, lullLookAgain, MAX_SPEED_UP, withinCut } from '../../src/speech/queue/batching/keeping-up.ts';
 import { nextBatch } from '../../src/speech/queue/batching/merging.ts';
 import { NOW, RULES, u } from '../support/batching.ts';
 
@@ -53,6 +53,28 @@ describe('withinCut', () => {
     // The second would start at 2.1 s: 19.1 s after it was written, within a 20 s cut, not within 18 s.
     expect(withinCut(run, NOW, 100, 20_000, RULES)).toBe(3);
     expect(withinCut(run, NOW, 100, 18_000, RULES)).toBe(1);
+  });
+});
+
+describe('lullLookAgain', () => {
+  // A line set aside, read in a lull: a request of 2 s expected latency, so its words start 2 s from NOW.
+  const at = NOW + 2_000;
+
+  it('GIVEN a line whose words would start well inside the cut THEN it is read now', () => {
+    expect(lullLookAgain(u('あ', { enqueuedAt: ago(17_000) }), at, NOW, 20_000, 500)).toBeUndefined();
+  });
+
+  it('GIVEN a line whose words would start within the margin of the cut THEN it is not paid for, and looked at again once it is past the cut', () => {
+    // Its words would start 19.7 s after it was written: a request 0.3 s slower than expected and it is dropped unheard.
+    const line = u('あ', { enqueuedAt: ago(17_700) });
+    const again = lullLookAgain(line, at, NOW, 20_000, 500);
+    // Not dropped sooner: looked at again when even a request read next would be heard past the 20 s cut.
+    expect(again).toBe(line.enqueuedAt + 20_000 - 2_000 + 1);
+    expect(again! + 2_000 - line.enqueuedAt).toBeGreaterThan(20_000);
+  });
+
+  it('GIVEN an explicit request THEN it is always read (say and narrate are never cut)', () => {
+    expect(lullLookAgain(u('読んで', { kind: 'say', enqueuedAt: ago(19_900) }), at, NOW, 20_000, 500)).toBeUndefined();
   });
 });
 

@@ -284,3 +284,53 @@ describe('keeping up drops nothing that can still be heard within the horizon', 
     expect(heard.size + dropped.length).toBe(20);
   });
 });
+
+describe('a line set aside is not paid for when it could only just be heard', () => {
+  /** Audio as TimedSynth makes it, each request taking 1 s or 1.4 s in turn on the clock. */
+  class UnevenSynth implements Synthesizer {
+    readonly requests: SynthesisRequest[] = [];
+    readonly #clock: FakeClock;
+    constructor(clock: FakeClock) {
+      this.#clock = clock;
+    }
+    async synthesize(req: SynthesisRequest): Promise<ReadyAudio> {
+      this.requests.push(req);
+      await this.#clock.sleep(this.requests.length % 2 === 1 ? 1_000 : 1_400);
+      return {
+        mp3: Buffer.from(req.text),
+        durationMs: (100 * [...req.text].length) / req.speed,
+        fromCache: false,
+        key: `k${this.requests.length}`,
+      };
+    }
+  }
+
+  it('GIVEN a burst the channel falls behind on, then a lull, and a service slower every other request THEN no audio paid for is dropped unheard, and every line is heard in time or dropped (and told)', async () => {
+    const clock = new FakeClock();
+    const q = new SpeechScheduler({ synthesize: new UnevenSynth(clock), clock });
+    const heard: number[] = [];
+    const dropped: Array<{ at: 'queue' | 'speaking' | undefined; age: number }> = [];
+    q.on('dropped', ({ items, at }) => dropped.push(...items.map((u) => ({ at, age: clock.now() - u.enqueuedAt }))));
+    q.setDefaultSink(async (r: ReadyUtterance, signal) => {
+      heard.push(...r.items.map((u, i) => clock.now() + (r.starts?.[i] ?? 0) - u.enqueuedAt));
+      await clock.sleep(r.audio?.durationMs ?? 0, signal).catch(() => {});
+    });
+    // Thirty lines of 3.5 s a second apart: far more than can be read, then nothing.
+    for (let i = 0; i < 30; i++) {
+      q.enqueue(msg('g1', `u${i % 3}`, `${String(i).padStart(2, '0')}:`.padEnd(35, 'う')));
+      await settle(3);
+      await clock.advance(1_000);
+    }
+    // Until every line was heard or dropped.
+    for (let i = 0; i < 400 && heard.length + dropped.length < 30; i++) {
+      await settle(3);
+      await clock.advance(250);
+    }
+    q.close();
+    // A line read in the lull only just in time would have been paid for, then dropped when a slow request made it late.
+    expect(dropped.filter((d) => d.at === 'speaking')).toEqual([]);
+    expect(Math.max(...heard)).toBeLessThanOrEqual(20_000);
+    expect(heard.length).toBeGreaterThan(10);
+    expect(heard.length + dropped.length).toBe(30);
+  });
+});

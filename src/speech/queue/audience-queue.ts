@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { GrantingLimiter, RateGrant } from '../../tts/limiter/limiter.ts';
 import type { Clock } from '../../util/clock.ts';
 import type { ReadyAudio, Synthesizer } from '../synthesis/synthesize.ts';
-import { catchUp, fitsWithin, type KeepUp } from './batching/keeping-up.ts';
+import { catchUp, fitsWithin, type KeepUp, lullLookAgain } from './batching/keeping-up.ts';
 import { isRipe, nextBatch, type BatchRules } from './batching/merging.ts';
 import { partKey, planBatch, type BatchPlan, type PlanLimits, type ReadCounts } from './batching/reuse.ts';
 import { lookupParts, releaseAll } from './clips.ts';
@@ -264,6 +264,13 @@ export class AudienceQueue extends EventEmitter<AudienceEvents> implements Paced
       const silentAt = at - this.#pacing.latencyMs;
       if (silentAt > now) {
         this.#wakeAt(silentAt);
+        return false;
+      }
+      // Only just in time: not paid for (a request a little slow and its audio would be dropped unheard).
+      const marginMs = this.#forming.policy.lullMarginShare * this.#pacing.latencyMs;
+      const again = lullLookAgain(this.#pending[0]!, at, now, keep.cutMs, marginMs);
+      if (again !== undefined) {
+        this.#wakeAt(again);
         return false;
       }
     }

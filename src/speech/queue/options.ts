@@ -130,6 +130,12 @@ export interface SchedulerPolicy {
    */
   payMarginMs: number;
   payMarginShare: number;
+  /**
+   * A line set aside is read in a lull only if its words would start at least this share of a
+   * request's expected latency inside the cut; closer, a request a little slower than usual gets its
+   * audio, paid for, dropped at the moment of speaking, so it waits unpaid until it is past the cut.
+   */
+  lullMarginShare: number;
   /** A name or short line is asked for alone (with a request to spare) once it was read this many times: by then it keeps coming back. */
   reuseAfterReads: number;
   /** While requests are scarce, a request may read this far ahead in its audience's queue for messages in its voice (ms after the oldest waiting). */

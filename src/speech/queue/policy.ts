@@ -25,6 +25,7 @@ export const POLICY_DEFAULTS = {
   catchUpShare: 0.25,
   payMarginMs: 2_000,
   payMarginShare: 0.1,
+  lullMarginShare: 0.25,
   reuseAfterReads: 2,
   groupWindowMs: 60_000,
 } as const satisfies SchedulerPolicy;

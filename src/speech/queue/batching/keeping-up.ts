@@ -123,6 +123,19 @@ export function fitsWithin(run: readonly Utterance[], startAt: number, msPerChar
   return withinCut(run, startAt, msPerChar / keep.speed, Math.min(keep.catchUpMs ?? keep.cutMs, safeCutMs), rules);
 }
 
+/**
+ * Whether a line set aside, read in a lull from `speakAt` (it is `now`), is worth a request: its words
+ * would start at least `marginMs` inside the cut (a share of a request's expected latency, policy.ts
+ * `lullMarginShare`). Closer to the cut, a request only a little slower than expected gets its audio,
+ * paid for, dropped at the moment of speaking. Undefined: read it now. Otherwise when to look again:
+ * the moment it could no longer be heard within the cut even if read next, when the head rules drop
+ * it unpaid as any late line (it is never dropped sooner, while it could still be heard).
+ */
+export function lullLookAgain(head: Utterance, speakAt: number, now: number, cutMs: number, marginMs: number): number | undefined {
+  if (!isStale(head, speakAt, cutMs - marginMs)) return undefined;
+  return head.enqueuedAt + cutMs - (speakAt - now) + 1;
+}
+
 /** A delivery's clips, with the utterances each carries a part of. */
 interface TimedClip {
   durationMs: number;
