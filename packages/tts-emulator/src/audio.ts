@@ -11,8 +11,8 @@ export type { AudioInput } from './audio-input.ts';
 /** The live service's advanced output format (as documented: MPEG-2 Layer III, 24 kHz, mono, 160 kbit/s). */
 export const SAMPLE_RATE = 24_000;
 export const BITRATE_KBPS = 160;
-/** Seconds of audio per code point at speed 1.0, and the shortest file we make. */
-const SECONDS_PER_CHAR = 0.12;
+/** Seconds of audio per code point at speed 1.0 (the default), and the shortest file we make. */
+export const SECONDS_PER_CHAR = 0.12;
 const MIN_SECONDS = 0.6;
 /** Upper bound so a 3,000-character paid job does not produce an hour of audio. */
 export const MAX_SECONDS = 600;
@@ -34,10 +34,13 @@ export function audioHash(input: AudioInput): string {
   return createHash('sha224').update(canonical).digest('hex');
 }
 
-/** Expected duration in seconds of the audio for `input` (before MP3 framing). */
-export function expectedSeconds(input: AudioInput): number {
+/**
+ * Expected duration in seconds of the audio for `input` (before MP3 framing), at `secondsPerChar`
+ * per code point at speed 1.0.
+ */
+export function expectedSeconds(input: AudioInput, secondsPerChar = SECONDS_PER_CHAR): number {
   const chars = [...input.text].length;
-  return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, (chars * SECONDS_PER_CHAR) / input.speed));
+  return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, (chars * secondsPerChar) / input.speed));
 }
 
 /**
@@ -46,10 +49,10 @@ export function expectedSeconds(input: AudioInput): number {
  * sets the base frequency, pitch shifts it, speed shortens every syllable; advanced-only fields
  * (seed, tone, model, temperature) change the timbre. Pure arithmetic, so it is deterministic.
  */
-function synthesizePcm(input: AudioInput): Buffer {
-  const totalSamples = Math.round(expectedSeconds(input) * SAMPLE_RATE);
+function synthesizePcm(input: AudioInput, secondsPerChar: number): Buffer {
+  const totalSamples = Math.round(expectedSeconds(input, secondsPerChar) * SAMPLE_RATE);
   const pcm = Buffer.alloc(totalSamples * 2);
-  const slot = Math.max(1, Math.round((SECONDS_PER_CHAR / input.speed) * SAMPLE_RATE));
+  const slot = Math.max(1, Math.round((secondsPerChar / input.speed) * SAMPLE_RATE));
   const semitones = input.kind === 'standard' ? input.pitch : input.pitch * 6;
   const timbreKey = `${input.voice}|${input.seed ?? ''}|${input.tone ?? ''}|${input.model ?? ''}|${input.temperature ?? ''}`;
   const timbre = fnv1a(timbreKey);
@@ -129,7 +132,12 @@ async function encodeMp3(pcm: Buffer): Promise<Buffer> {
  * one text the tones stand in for it, so a request never fails for the sake of realism (and the
  * same input still gives the same bytes).
  */
-async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeakPath = 'espeak-ng'): Promise<Buffer> {
+async function makeMp3(
+  input: AudioInput,
+  engine: SpeechEngine = 'tones',
+  espeakPath = 'espeak-ng',
+  secondsPerChar = SECONDS_PER_CHAR,
+): Promise<Buffer> {
   if (engine === 'espeak') {
     try {
       return await espeakMp3(input, {
@@ -143,7 +151,7 @@ async function makeMp3(input: AudioInput, engine: SpeechEngine = 'tones', espeak
       if ((error as EmulatorError).code === 'ffmpeg_unavailable') throw error;
     }
   }
-  return encodeMp3(synthesizePcm(input));
+  return encodeMp3(synthesizePcm(input, secondsPerChar));
 }
 
 /** The exact MP3 bytes the emulator serves for `input` (made by `engine`), and its content hash. */
@@ -159,6 +167,8 @@ interface AudioStoreOptions {
   /** What makes the audio (see speech.ts). */
   engine: SpeechEngine;
   espeakPath: string;
+  /** The tones' seconds per code point at speed 1.0 (see EmulatorOptions.secondsPerChar). */
+  secondsPerChar: number;
   /** Told about every file made (see EmulatorOptions.onAudio). */
   onAudio?: ((made: { hash: string; input: AudioInput; bytes: Buffer }) => void) | undefined;
 }
@@ -168,6 +178,7 @@ const AUDIO_STORE_DEFAULTS = {
   maxEntries: 20_000,
   engine: 'tones',
   espeakPath: 'espeak-ng',
+  secondsPerChar: SECONDS_PER_CHAR,
 } as const satisfies AudioStoreOptions;
 
 /**
@@ -213,7 +224,7 @@ export class AudioStore {
     }
     let pending = this.#inflight.get(hash);
     if (!pending) {
-      pending = makeMp3(input, this.#options.engine, this.#options.espeakPath).then(
+      pending = makeMp3(input, this.#options.engine, this.#options.espeakPath, this.#options.secondsPerChar).then(
         (buf) => {
           this.#inflight.delete(hash);
           this.#remember(hash, buf);

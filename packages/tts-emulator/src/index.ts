@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PLAN_ALLOWANCE } from './accounts.ts';
+import { SECONDS_PER_CHAR } from './audio.ts';
 import { EmulatorServer } from './server.ts';
 import type { Emulator, EmulatorOptions } from './types.ts';
 
@@ -86,6 +87,7 @@ const EMULATOR_DEFAULTS = {
   sleep: async (ms: number) => void (await sleep(Math.max(0, ms))),
   speech: 'tones',
   espeakPath: 'espeak-ng',
+  secondsPerChar: SECONDS_PER_CHAR,
 } as const satisfies Omit<EmulatorOptions, 'publicBaseUrl' | 'onAudio'>;
 
 /** Merges `options` over the defaults (nested `rate` and `jobs` field by field). */

@@ -59,7 +59,12 @@ export class ServiceState {
     this.accounts = new Accounts(options.accounts, options.sessions);
     this.voices = new Set(options.voices);
     this.speech = resolveSpeechEngine(options.speech, options.espeakPath);
-    this.audio = new AudioStore({ engine: this.speech, espeakPath: options.espeakPath, onAudio: options.onAudio });
+    this.audio = new AudioStore({
+      engine: this.speech,
+      espeakPath: options.espeakPath,
+      secondsPerChar: options.secondsPerChar,
+      onAudio: options.onAudio,
+    });
     this.jobs = new JobStore(options.jobs);
     this.standardRate = new SlidingWindow(options.rate.standard.limit, options.rate.standard.windowMs);
     this.advancedRate = new SlidingWindow(options.rate.advanced.limit, options.rate.advanced.windowMs);

@@ -59,6 +59,12 @@ export interface EmulatorOptions {
   /** The espeak-ng binary. */
   espeakPath: string;
   /**
+   * Seconds of tone audio per character at speed 1.0 (default 0.12, about a syllable's length;
+   * espeak-ng reads at its own pace). A test about what becomes of a text, not how long it plays,
+   * passes a smaller value: every second the tones make is decoded, transcoded and played by the bot.
+   */
+  secondsPerChar: number;
+  /**
    * Called with every audio file the emulator makes (once per file while it stays in memory): the
    * playground uses it to tell which text the bot is playing.
    */

@@ -139,6 +139,25 @@ describe('audio files', () => {
     expect(fast.duration).toBeGreaterThan(long.duration * 0.4);
   });
 
+  it("secondsPerChar sets the tones' length: a quarter of it makes a clip a quarter as long, never under 0.6 s", async () => {
+    const text = 'あいうえおかきくけこ'.repeat(3);
+    const quick = await startEmulator({ secondsPerChar: 0.03 });
+    try {
+      const get = async (body: Record<string, unknown>) => {
+        const res = await standard(quick, { ...okStandard, ...body });
+        expect(res.status).toBe(200);
+        return probe(await download(res.json.url as string));
+      };
+      const normal = await probe((await standardAudio({ text })).bytes);
+      const short = await get({ text });
+      expect(short.duration).toBeGreaterThan(normal.duration * 0.2);
+      expect(short.duration).toBeLessThan(normal.duration * 0.3);
+      expect((await get({ text: 'あい' })).duration).toBeGreaterThan(0.55);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('HEAD gives the headers only; other methods get 405', async () => {
     const { url, bytes } = await standardAudio({ text: 'ヘッド' });
     const head = await fetch(url, { method: 'HEAD' });
