@@ -75,6 +75,13 @@ export async function startHarness(
   return harness;
 }
 
+/**
+ * Emulator options for a story about what becomes of texts, not how long they play: tones a quarter
+ * of the default length. Every second of audio the emulator makes is transcoded by the bot, and
+ * played when it reads in voice, so long clips are the tests' largest audio cost.
+ */
+export const SHORT_TONES = { secondsPerChar: 0.03 } as const;
+
 /** The standard-endpoint requests the emulator received (its request log). */
 export function standardRequests(emulator: Emulator): Array<{ text: string; voice: string; speed: number; pitch: number }> {
   return emulator
