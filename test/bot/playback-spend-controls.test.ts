@@ -3,7 +3,7 @@ import { defaultGuild } from '@yomiage/local-discord/fixtures';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
 import { startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
-import { startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Playback and spend controls, end to end against the loopback Discord and the emulator: who may skip and clear,
 // a long /narrate shown before it is spent, role allowances.
@@ -30,7 +30,7 @@ beforeAll(async () => {
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
     env: { USER_MONTHLY_CHARS: '300' },
-    emulator: { jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } },
+    emulator: { ...SHORT_TONES, jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } },
     bot: { buttonTimeoutMs: 2_500 },
   });
 }, 60_000);
