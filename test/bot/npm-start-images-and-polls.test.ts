@@ -7,7 +7,7 @@ import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { openDatabase } from '../../src/db/database.ts';
 import { countChars } from '../../src/tts/chars.ts';
-import { standardRequests } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
 // Images and polls as a screen reader reads them, through the real entry point: `npm start` as a
@@ -48,7 +48,7 @@ const sub = (name: string, options: APIApplicationCommandInteractionDataOption[]
 
 beforeAll(async () => {
   [emulator, discord] = await Promise.all([
-    startEmulator({ sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
+    startEmulator({ ...SHORT_TONES, sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
     startFakeDiscord(),
   ]);
   emulator.setLatency('standard', 1);
