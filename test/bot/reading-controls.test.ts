@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // The reading controls (/config mute, /voice name, /config language, /reading), end to end: the real
 // discord.js client against the loopback Discord and the emulator. #chat is an auto-read channel with MP3
@@ -24,7 +24,7 @@ beforeAll(async () => {
   // A ceiling high enough for the server-limit test to raise the limit again after it.
   h = await startHarness({
     env: { AUTO_READ_MAX_AGE_SECONDS: '600', GUILD_MONTHLY_CHARS_MAX: '1000000' },
-    emulator: { rate },
+    emulator: { ...SHORT_TONES, rate },
     bot: { rateLimits: rate },
   });
   const add = await command(
