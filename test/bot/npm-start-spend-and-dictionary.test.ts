@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, startFakeDiscord, startFakeVoiceServer, type FakeDiscord, type FakeVoiceServer } from '@yomiage/local-discord';
 import type { InteractionResponse } from '@yomiage/local-discord/types';
-import { standardRequests } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
@@ -34,7 +34,7 @@ let bot: ChildBot;
 beforeAll(async () => {
   voiceServer = await startFakeVoiceServer();
   [emulator, discord] = await Promise.all([
-    startEmulator({ control: true, jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } }),
+    startEmulator({ ...SHORT_TONES, control: true, jobs: { pendingMs: 100, runningMs: 150, minPollAfterMs: 100, pollAfterMs: 100 } }),
     startFakeDiscord({ voiceEndpoint: () => voiceServer.endpoint }),
   ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-process13-'));
