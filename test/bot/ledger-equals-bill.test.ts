@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, startHarness, type Harness } from '../support/bot-harness.ts';
 import { StoppableClock } from '../support/clock.ts';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ beforeAll(async () => {
   h = await startHarness({
     // The matrix sends more than a minute's worth of requests: the windows are not what is tested here.
     emulator: {
+      ...SHORT_TONES,
       now: serviceClock.now,
       jobs: { ...JOBS, minPollAfterMs: 100, pollAfterMs: 100 },
       rate: { standard: { limit: 1000, windowMs: 60_000 }, advanced: { limit: 1000, windowMs: 60_000 } },
