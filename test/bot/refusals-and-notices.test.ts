@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { systemClock, type Clock } from '../../src/util/clock.ts';
 
 // What members are told and what is spent, end to end in process (real discord.js, the loopback Discord, the emulator):
@@ -21,7 +21,7 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     env: { USER_MONTHLY_CHARS: '60' },
-    emulator: { jobs: { pendingMs: 600, runningMs: 300, minPollAfterMs: 100, pollAfterMs: 100 } },
+    emulator: { ...SHORT_TONES, jobs: { pendingMs: 600, runningMs: 300, minPollAfterMs: 100, pollAfterMs: 100 } },
     discord: { clock: discordClock }, // interaction tokens expire after 15 minutes of this clock
     bot: { clock: botClock },
   });
