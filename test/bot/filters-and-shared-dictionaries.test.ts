@@ -9,7 +9,7 @@ import { startDashboard, type DashboardServer } from '../../src/dashboard/server
 import { clientView } from '../../src/dashboard/access.ts';
 import { slashCommands } from '../../src/discord/interactions/command.ts';
 import { createLogger } from '../../src/util/log.ts';
-import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
 
 // Filters against 荒らし and shared dictionaries, in process against the loopback Discord and the
@@ -40,7 +40,7 @@ beforeAll(async () => {
   h = await startHarness({
     discord: { guilds: [defaultGuild(), other, notHis] },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600', CURATED_DICTIONARIES_DIR: curatedDir },
-    emulator: { rate },
+    emulator: { ...SHORT_TONES, rate },
     bot: { rateLimits: rate, floodQuietMs: 300 },
   });
   dashboard = await startDashboard({
