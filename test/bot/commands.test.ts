@@ -3,7 +3,7 @@ import { ApplicationCommandOptionType, ApplicationCommandType } from 'discord.js
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { DEFAULT_TOKEN } from '@yomiage/tts-emulator';
 import { loadCommands } from '../../src/discord/interactions/loader.ts';
-import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { guildStats } from '../support/guild-stats.ts';
 
 // The commands and auto-read, end to end: real discord.js against the loopback Discord, the emulator.
@@ -15,7 +15,7 @@ let h: Harness;
 beforeAll(async () => {
   h = await startHarness({
     env: { USER_MONTHLY_CHARS: '60' },
-    emulator: { jobs: { pendingMs: 150, runningMs: 250, minPollAfterMs: 100, pollAfterMs: 100 } },
+    emulator: { ...SHORT_TONES, jobs: { pendingMs: 150, runningMs: 250, minPollAfterMs: 100, pollAfterMs: 100 } },
   });
 });
 afterAll(async () => h?.close());
