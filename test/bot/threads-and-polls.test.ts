@@ -8,7 +8,7 @@ import {
   trustCertificate,
   type FakeVoiceServer,
 } from '@yomiage/local-discord';
-import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 
 // Threads, forum posts, polls and embeds as members write them, end to end (loopback Discord with
 // threads and forums, TLS voice server with DAVE, emulator). First without voice: a thread of an
@@ -47,7 +47,7 @@ beforeAll(async () => {
   h = await startHarness({
     discord: { guilds: [guild], voiceEndpoint: () => voice.endpoint },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
-    emulator: { rate },
+    emulator: { ...SHORT_TONES, rate },
     bot: { rateLimits: rate },
   });
   const mp3 = [{ name: 'add', type: 1, options: [{ name: 'mp3', type: 5, value: true }] }] as APIApplicationCommandInteractionDataOption[];
