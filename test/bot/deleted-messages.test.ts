@@ -44,7 +44,9 @@ const start = () => startChildBot({ discord, emulator, dataDir, caCertPem: voice
 beforeAll(async () => {
   voice = await startFakeVoiceServer();
   [emulator, discord] = await Promise.all([
-    startEmulator({ sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
+    // Shorter tones than the default (0.12 s a character): only the message deleted while it
+    // plays needs length, and its text is long enough to play for about 4.5 s with them.
+    startEmulator({ secondsPerChar: 0.05, sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
     startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
   ]);
   emulator.setLatency('standard', 1);
@@ -240,7 +242,11 @@ describe('npm start: deleted and edited messages', () => {
       (p) => p.guildId === guildId && !p.silent && p.receivedAt >= started && ++frames >= 25,
       30_000,
     );
-    const long = await post(alice, 'これはとても長い発言です。削除されるまで読み続けます。まだまだ続きます。', DEFAULT_IDS.general);
+    const long = await post(
+      alice,
+      'これはとても長い発言です。削除されるまで読み続けます。まだまだ続きます。'.repeat(2),
+      DEFAULT_IDS.general,
+    );
     await heard;
     await discord.deleteMessage(DEFAULT_IDS.general, long.id);
     const cut = await until('the utterance cut short', () => voice.utterances(guildId).find((u) => u.start >= started && u.complete));
