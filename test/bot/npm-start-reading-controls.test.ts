@@ -6,7 +6,7 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
-import { standardRequests } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 
 // The core reading controls, Fix reading and the personal dictionaries through the real entry point:
 // `npm start` as a child process (its own environment and DATA_DIR, no .env) against the loopback
@@ -27,7 +27,7 @@ let dataDir: string;
 let bot: ChildBot;
 
 beforeAll(async () => {
-  [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord()]);
+  [emulator, discord] = await Promise.all([startEmulator({ ...SHORT_TONES, control: true }), startFakeDiscord()]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-reading-'));
   bot = await startChildBot({ discord, emulator, dataDir, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
   expect(
