@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmulator, type Emulator } from '@yomiage/tts-emulator';
 import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-discord';
 import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
-import { standardRequests } from '../support/bot-harness.ts';
+import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 
 // Filters, pattern entries and shared dictionaries through the real entry point: `npm start` as a
@@ -28,7 +28,10 @@ let dataDir: string;
 let curated: string;
 let bot: ChildBot;
 beforeAll(async () => {
-  [emulator, discord] = await Promise.all([startEmulator({ control: true }), startFakeDiscord({ guilds: [defaultGuild(), other] })]);
+  [emulator, discord] = await Promise.all([
+    startEmulator({ ...SHORT_TONES, control: true }),
+    startFakeDiscord({ guilds: [defaultGuild(), other] }),
+  ]);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-filters-'));
   curated = mkdtempSync(join(tmpdir(), 'yomiage-curated-'));
   writeFileSync(join(curated, 'gaming.tsv'), '乙\tおつ\n');
