@@ -225,6 +225,8 @@ function showUnseen(count) {
   bar.textContent = T('new_messages', { count });
 }
 
+const sizes = new ResizeObserver(followTimeline);
+
 export function watchTimeline() {
   const list = $('#timeline');
   list.addEventListener('scroll', () => {
@@ -234,8 +236,9 @@ export function watchTimeline() {
     timeline.following = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     if (timeline.following) showUnseen(0);
   });
-  // The list shrinks when the command form opens or the window does: stay at the bottom if there.
-  new ResizeObserver(followTimeline).observe(list);
+  // The list shrinks when the command form opens or the window does, and an entry grows when its image or player
+  // gets its height (whenever the browser lays it out, not only at its load event): stay at the bottom if there.
+  sizes.observe(list);
   $('#new-messages').addEventListener('click', jumpToPresent);
 }
 
@@ -244,17 +247,17 @@ export function upsertItem(item) {
   const list = $('#timeline');
   const node = renderItem(item);
   const existing = list.querySelector(`li[data-id="${item.id}"]`);
-  if (existing) existing.replaceWith(node);
-  else {
+  if (existing) {
+    sizes.unobserve(existing);
+    existing.replaceWith(node);
+  } else {
     const after = [...list.children].find((li) => (state.items.get(li.dataset.id)?.at ?? 0) > item.at);
     list.insertBefore(node, after ?? null);
     // Something new below, in the channel shown, while the reader is scrolled up: say so.
     if (!timeline.following && !node.hidden && item.channelId === textChannel()?.id) showUnseen(timeline.unseen + 1);
   }
+  sizes.observe(node);
   followTimeline();
-  // An image or a player gets its height later: follow again once it has it.
-  for (const media of node.querySelectorAll('img, audio'))
-    media.addEventListener(media.tagName === 'IMG' ? 'load' : 'loadedmetadata', followTimeline, { once: true });
 }
 
 /** Re-words the bar in the chosen language. */
