@@ -2,12 +2,11 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
-import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
+import type { DashboardServer } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
-import { slashCommands } from '../../src/discord/interactions/command.ts';
 import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 
 // The web dashboard in front of the whole bot (in process, against the loopback Discord and the
 // emulator): who may see and change what, the session and its CSRF token, and that a change made
@@ -31,26 +30,11 @@ const logged: { level: number; msg: string }[] = [];
 beforeAll(async () => {
   h = await startHarness({ discord: { guilds: [guild, elsewhere] }, bot: { clientOptions: { shards: [1], shardCount: 2 } } });
   // The local Discord's OAuth2: the bot's own application (no DISCORD_CLIENT_ID), its client secret.
-  dashboard = await startDashboard({
-    config: {
-      port: 0,
-      host: '127.0.0.1',
-      publicUrl: undefined,
-      clientId: undefined,
-      clientSecret: h.discord.bots[0]!.clientSecret,
-      peers: [],
-    },
-    discordApiUrl: h.discord.apiUrl,
-    applicationId: () => h.bot.client.application?.id,
-    deps: {
-      ctx: h.bot.context,
-      commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
-      view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]),
-    },
+  dashboard = await startHarnessDashboard(h, {
+    view: clientView(h.bot.client, { shardCount: 2, shards: [1] }, [{ shards: [0], url: PEER }]),
     logger: createLogger({ level: 'warn', secrets: [], destination: { write: (line: string) => void logged.push(JSON.parse(line)) } }),
     sessions: { loginsPerWindow: 20 },
   });
-  h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
 }, 60_000);
 afterAll(async () => {
   await dashboard?.close();

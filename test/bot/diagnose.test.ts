@@ -2,12 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_IDS, PERMISSIONS, startFakeVoiceServer, trustCertificate, type FakeVoiceServer } from '@yomiage/local-discord';
 import { VOICE_IDS, voicePermissionsWorld } from '@yomiage/local-discord/test/voice-permissions-world';
 import { sleep } from '../../src/util/clock.ts';
-import { startDashboard } from '../../src/dashboard/server.ts';
-import { clientView } from '../../src/dashboard/access.ts';
-import { slashCommands } from '../../src/discord/interactions/command.ts';
-import { createLogger } from '../../src/util/log.ts';
 import { startHarness, type Harness } from '../support/bot-harness.ts';
-import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 
 // "Why wasn't this read?" and /diagnose against the whole bot in this process (real discord.js on
 // the local Discord, the TLS voice server with DAVE, the emulator, SQLite): each cause the bot
@@ -237,26 +233,8 @@ describe('/diagnose', () => {
   });
 
   it('the dashboard shows each call read now to admins: connected, encrypted, heard within 20 s; not to members', async () => {
-    const dashboard = await startDashboard({
-      config: {
-        port: 0,
-        host: '127.0.0.1',
-        publicUrl: undefined,
-        clientId: undefined,
-        clientSecret: h.discord.bots[0]!.clientSecret,
-        peers: [],
-      },
-      discordApiUrl: h.discord.apiUrl,
-      applicationId: () => h.bot.client.application?.id,
-      deps: {
-        ctx: h.bot.context,
-        view: clientView(h.bot.client, undefined),
-        commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
-      },
-      logger: createLogger({ level: 'silent' }),
-    });
+    const dashboard = await startHarnessDashboard(h);
     try {
-      h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
       const signedIn = async (userId: string) => {
         const client = new DashboardClient(dashboard.url);
         await client.signIn((url) => approveAtLocalDiscord(url, userId));

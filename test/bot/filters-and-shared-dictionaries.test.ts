@@ -5,12 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
 import { defaultGuild, guildOnShard } from '@yomiage/local-discord/fixtures';
-import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
-import { clientView } from '../../src/dashboard/access.ts';
-import { slashCommands } from '../../src/discord/interactions/command.ts';
-import { createLogger } from '../../src/util/log.ts';
+import type { DashboardServer } from '../../src/dashboard/server.ts';
 import { SHORT_TONES, standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 
 // Filters against 荒らし and shared dictionaries, in process against the loopback Discord and the
 // emulator: who may set them (Manage Server, as /config), a filtered word read as another, a skipped
@@ -43,25 +40,7 @@ beforeAll(async () => {
     emulator: { ...SHORT_TONES, rate },
     bot: { rateLimits: rate, floodQuietMs: 300 },
   });
-  dashboard = await startDashboard({
-    config: {
-      port: 0,
-      host: '127.0.0.1',
-      publicUrl: undefined,
-      clientId: undefined,
-      clientSecret: h.discord.bots[0]!.clientSecret,
-      peers: [],
-    },
-    discordApiUrl: h.discord.apiUrl,
-    applicationId: () => h.bot.client.application?.id,
-    deps: {
-      ctx: h.bot.context,
-      commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
-      view: clientView(h.bot.client, undefined),
-    },
-    logger: createLogger({ level: 'silent', secrets: [] }),
-  });
-  h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
+  dashboard = await startHarnessDashboard(h);
   const add = await run(bob, 'autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), 'en-US', DEFAULT_IDS.chat);
   expect(add.content).toContain('costs characters');
 }, 60_000);

@@ -9,12 +9,8 @@ import {
   type InteractionResponse,
 } from '@yomiage/local-discord';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 import { t } from '../../src/i18n/texts.ts';
-import { startDashboard } from '../../src/dashboard/server.ts';
-import { clientView } from '../../src/dashboard/access.ts';
-import { slashCommands } from '../../src/discord/interactions/command.ts';
-import { createLogger } from '../../src/util/log.ts';
 
 // Several text channels read in one call, against the whole bot in this process (real discord.js
 // on the local Discord, the TLS voice server, the emulator, SQLite): a member in the call adds the
@@ -222,26 +218,8 @@ describe('several text channels in one call', () => {
   }, 60_000);
 
   it("the dashboard's health card lists the text channels the call reads: named to an admin who may view them, the others only counted", async () => {
-    const dashboard = await startDashboard({
-      config: {
-        port: 0,
-        host: '127.0.0.1',
-        publicUrl: undefined,
-        clientId: undefined,
-        clientSecret: h.discord.bots[0]!.clientSecret,
-        peers: [],
-      },
-      discordApiUrl: h.discord.apiUrl,
-      applicationId: () => h.bot.client.application?.id,
-      deps: {
-        ctx: h.bot.context,
-        view: clientView(h.bot.client, undefined),
-        commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
-      },
-      logger: createLogger({ level: 'silent' }),
-    });
+    const dashboard = await startHarnessDashboard(h);
     try {
-      h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
       const health = async (userId: string) => {
         const client = new DashboardClient(dashboard.url);
         await client.signIn((url) => approveAtLocalDiscord(url, userId));

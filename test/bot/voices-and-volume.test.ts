@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIApplicationCommandInteractionDataOption } from 'discord.js';
 import { DEFAULT_IDS } from '@yomiage/local-discord';
-import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
+import type { DashboardServer } from '../../src/dashboard/server.ts';
 import { clientView } from '../../src/dashboard/access.ts';
-import { slashCommands } from '../../src/discord/interactions/command.ts';
 import { firstPoolVoice, VOICE_POOL_MAX } from '../../src/domain/voice-pool.ts';
 import { KNOWN_STANDARD_VOICES } from '../../src/tts/voices.ts';
-import { createLogger } from '../../src/util/log.ts';
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
-import { approveAtLocalDiscord, DashboardClient } from '../support/dashboard-client.ts';
+import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 
 // Voices told apart and evened out, in front of the whole bot (in process, loopback Discord and
 // emulator): the voice pool and members' volumes through /config, /voice and the dashboard, in
@@ -28,25 +26,7 @@ let h: Harness;
 let dashboard: DashboardServer;
 beforeAll(async () => {
   h = await startHarness({ env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
-  dashboard = await startDashboard({
-    config: {
-      port: 0,
-      host: '127.0.0.1',
-      publicUrl: undefined,
-      clientId: undefined,
-      clientSecret: h.discord.bots[0]!.clientSecret,
-      peers: [],
-    },
-    discordApiUrl: h.discord.apiUrl,
-    applicationId: () => h.bot.client.application?.id,
-    deps: {
-      ctx: h.bot.context,
-      commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
-      view: clientView(h.bot.client, { shardCount: 1, shards: [0] }, []),
-    },
-    logger: createLogger({ level: 'silent', secrets: [] }),
-  });
-  h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
+  dashboard = await startHarnessDashboard(h, { view: clientView(h.bot.client, { shardCount: 1, shards: [0] }, []) });
 }, 60_000);
 afterAll(async () => {
   await dashboard?.close();

@@ -1,3 +1,9 @@
+import { startDashboard, type DashboardServer } from '../../src/dashboard/server.ts';
+import { clientView } from '../../src/dashboard/access.ts';
+import { slashCommands } from '../../src/discord/interactions/command.ts';
+import { createLogger, type Logger } from '../../src/util/log.ts';
+import type { Harness } from './bot-harness.ts';
+
 /**
  * A browser's side of the web dashboard for tests that speak HTTP: its cookie jar, signing in
  * through an OAuth2 authorize page (following its redirects as a browser would), and the API
@@ -82,4 +88,36 @@ export async function approveAtLocalDiscord(authorizeUrl: string, userId: string
   const location = res.headers.get('location');
   if (res.status !== 302 || !location) throw new Error(`the consent page answered ${res.status}: ${await res.text()}`);
   return location;
+}
+
+/**
+ * The web dashboard in front of a harness's bot, signed in through the local Discord's OAuth2 (the bot's own
+ * application and its client secret); `view` as the bot serves it (one process by default), the logger silent
+ * unless given.
+ */
+export async function startHarnessDashboard(
+  h: Harness,
+  o: { view?: ReturnType<typeof clientView>; logger?: Logger; sessions?: Parameters<typeof startDashboard>[0]['sessions'] } = {},
+): Promise<DashboardServer> {
+  const dashboard = await startDashboard({
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      publicUrl: undefined,
+      clientId: undefined,
+      clientSecret: h.discord.bots[0]!.clientSecret,
+      peers: [],
+    },
+    discordApiUrl: h.discord.apiUrl,
+    applicationId: () => h.bot.client.application?.id,
+    deps: {
+      ctx: h.bot.context,
+      commands: slashCommands(h.bot.commands.values()).map((c) => c.data),
+      view: o.view ?? clientView(h.bot.client, undefined),
+    },
+    logger: o.logger ?? createLogger({ level: 'silent', secrets: [] }),
+    ...(o.sessions ? { sessions: o.sessions } : {}),
+  });
+  h.discord.bots[0]!.redirectUris.push(`${dashboard.url}/auth/callback`);
+  return dashboard;
 }
