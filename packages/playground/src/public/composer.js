@@ -179,13 +179,22 @@ export function createComposer({ box, list, count, error, members, commands, pic
       error.textContent = say('too_long', { count: n, max: MESSAGE_MAX_CHARS });
       return;
     }
+    // Emptied at once, as Discord does (the message may show in the timeline before the send is answered, and a
+    // second Enter must not send it twice); put back if the send fails.
+    const typed = { value: box.value, picked };
+    box.value = '';
+    picked = [];
+    grow();
+    showCount();
     try {
       await send(content);
-      box.value = '';
-      picked = [];
-      grow();
-      showCount();
     } catch (e) {
+      if (box.value === '') {
+        box.value = typed.value;
+        picked = typed.picked;
+        grow();
+        showCount();
+      }
       error.textContent = e.message;
     }
   }
