@@ -40,7 +40,6 @@ export class VirtualClock implements Clock {
   #timers: Timer[] = [];
   /** Moves with every look at the clock and every sleep: unchanged over two turns, nothing is running. */
   #activity = 0;
-  fired = 0;
 
   constructor(start = 1_000_000) {
     this.#now = start;
@@ -91,14 +90,12 @@ export class VirtualClock implements Clock {
       if (!next) throw new Error(`${what}: stalled, nothing left to wait for`);
       if (next.at > end) throw new Error(`${what} did not finish within ${Math.round(limitMs / 1000)} s of virtual time`);
       this.#now = Math.max(this.#now, next.at);
-      if (process.env.VCLOCK_DEBUG && ++this.fired % 1000 === 0) console.error('vclock', this.fired, this.#now, this.#timers.length);
       next.fire();
     }
   }
 
   async #quiet(): Promise<void> {
-    for (let turns = 0; ; turns++) {
-      if (process.env.VCLOCK_DEBUG && turns > 0 && turns % 10000 === 0) console.error('vclock busy', turns, this.#now);
+    for (;;) {
       const before = this.#activity;
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
