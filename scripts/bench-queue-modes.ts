@@ -8,13 +8,12 @@
  */
 import type { SchedulerOptions } from '../src/speech/queue/options.ts';
 import { SpeechScheduler } from '../src/speech/queue/scheduler.ts';
-import { voiceAudience } from '../src/speech/queue/utterance.ts';
 import type { Synthesizer } from '../src/speech/synthesis/synthesize.ts';
 import type { FairRateLimiter } from '../src/tts/limiter/fair.ts';
 import type { Clock } from '../src/util/clock.ts';
 import { wordStarts } from './bench-queue-report.ts';
 import { emptyOutcome, type Outcome } from './bench-queue-stats.ts';
-import type { TraceMessage } from './bench-queue-traces.ts';
+import { asInput, type TraceMessage } from './bench-queue-traces.ts';
 
 /** Sleeps on `clock` until each message's time and hands it over. */
 async function replay(
@@ -93,20 +92,7 @@ export async function driveScheduler(trace: readonly TraceMessage[], run: Schedu
   let replayed = false;
   const replaying = replay(trace, clock, (m, now) => {
     o.arrived.set(m.index, now);
-    const r = q.enqueue({
-      guildId: m.guild,
-      userId: m.user,
-      channelId: m.audience,
-      audience: voiceAudience(m.audience),
-      kind: m.kind,
-      text: m.prefix + m.body,
-      ...(m.prefix ? { prefix: m.prefix } : {}),
-      lang: m.lang,
-      voice: m.voice,
-      speed: 1,
-      pitch: 0,
-      meta: m.index,
-    });
+    const r = q.enqueue(asInput(m));
     if (!r.ok) {
       o.refused++;
       settled++;

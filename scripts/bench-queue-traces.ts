@@ -9,7 +9,7 @@ import { GUILD_SETTINGS_DEFAULTS } from '../src/domain/guild-settings.ts';
 import { expectedSeconds } from '@yomiage/tts-emulator/audio';
 import { type BatchRules, mergeable, pauseAfter, separatorFor } from '../src/speech/queue/batching/merging.ts';
 import { NameReader } from '../src/speech/text/names.ts';
-import type { Utterance } from '../src/speech/queue/utterance.ts';
+import { voiceAudience, type Utterance, type UtteranceInput } from '../src/speech/queue/utterance.ts';
 import { normaliseMessage } from '../src/speech/text/text.ts';
 import { type ReadLang } from '../src/speech/text/words.ts';
 import { mulberry32 } from '../test/support/prng.ts';
@@ -167,6 +167,24 @@ export function requestStarts(trace: readonly TraceMessage[], rules: BatchRules,
     }
   }
   return starts.sort((a, b) => a - b);
+}
+
+/** A trace's message as the auto-read handler gives it to the scheduler: its voice channel's audience, its index as meta. */
+export function asInput(m: TraceMessage): UtteranceInput {
+  return {
+    guildId: m.guild,
+    userId: m.user,
+    channelId: m.audience,
+    audience: voiceAudience(m.audience),
+    kind: m.kind,
+    text: m.prefix + m.body,
+    ...(m.prefix ? { prefix: m.prefix } : {}),
+    lang: m.lang,
+    voice: m.voice,
+    speed: 1,
+    pitch: 0,
+    meta: m.index,
+  };
 }
 
 function asUtterance(m: TraceMessage): Utterance {

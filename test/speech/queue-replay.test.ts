@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../scripts/bench-queue-sim.ts';
-import { asRead, SCENARIOS, scenarioTrace, type TraceMessage } from '../../scripts/bench-queue-traces.ts';
+import { asInput, asRead, SCENARIOS, scenarioTrace, type TraceMessage } from '../../scripts/bench-queue-traces.ts';
 import { SpeechScheduler } from '../../src/speech/queue/scheduler.ts';
-import { voiceAudience } from '../../src/speech/queue/utterance.ts';
 import type { ReadyAudio, SynthesisOptions, SynthesisRequest } from '../../src/speech/synthesis/synthesize.ts';
 import { createMemoryLimiter } from '../../src/tts/limiter/fair.ts';
 import { FakeSynth } from './queue-fakes.ts';
@@ -108,20 +107,7 @@ async function replay(trace: readonly TraceMessage[]): Promise<{ log: string[]; 
     for (const m of trace) {
       const due = start + m.at_ms - clock.now();
       if (due > 0) await clock.sleep(due);
-      const r = q.enqueue({
-        guildId: m.guild,
-        userId: m.user,
-        channelId: m.audience,
-        audience: voiceAudience(m.audience),
-        kind: m.kind,
-        text: m.prefix + m.body,
-        ...(m.prefix ? { prefix: m.prefix } : {}),
-        lang: m.lang,
-        voice: m.voice,
-        speed: 1,
-        pitch: 0,
-        meta: m.index,
-      });
+      const r = q.enqueue(asInput(m));
       if (!r.ok) {
         log.push(`${t()} refused #${m.index} ${r.reason}`);
         settled.add(m.index);
