@@ -7,6 +7,7 @@ import { DEFAULT_IDS, startFakeDiscord, type FakeDiscord } from '@yomiage/local-
 import { startFakeVoiceServer, type FakeVoiceServer } from '@yomiage/local-discord';
 import { mp3DurationOf, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { emulatorGate } from '../support/emulator-gate.ts';
 
 // Moderation follows the chat, through `npm start` as a child process (loopback Discord, emulator,
 // voice server): a message deleted before it is read is never read, nor sent to the service if it
@@ -14,7 +15,7 @@ import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 // playing stops at once; and what was deleted is not restored after a restart. #chat is an
 // auto-read channel with MP3 posts, so what is read is a request the emulator logs and an
 // attachment replying to the (last) message read. The emulator holds standard requests while
-// `hold()` is on, so messages wait in the bot's queue behind one being synthesised.
+// `gate.hold()` is on, so messages wait in the bot's queue behind one being synthesised.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' };
 const dave = { id: '1000000000000000041', username: 'dave' };
@@ -22,17 +23,8 @@ const chat = DEFAULT_IDS.chat;
 /** A second MP3 auto-read channel, deleted by a moderator in one test. */
 const doomed = '1100000000000000199';
 
-let gate: { promise: Promise<void>; open: () => void } | null = null;
-/** Standard requests wait (logged, unanswered) until release(). */
-function hold(): void {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  gate = { promise, open };
-}
-function release(): void {
-  gate?.open();
-  gate = null;
-}
+/** Standard requests wait (logged, unanswered) until gate.release(). */
+const gate = emulatorGate();
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -46,7 +38,7 @@ beforeAll(async () => {
   [emulator, discord] = await Promise.all([
     // Shorter tones than the default (0.12 s a character): only the message deleted while it
     // plays needs length, and its text is long enough to play for about 4.5 s with them.
-    startEmulator({ secondsPerChar: 0.05, sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
+    startEmulator({ secondsPerChar: 0.05, sleep: gate.sleep }),
     startFakeDiscord({ voiceEndpoint: () => voice.endpoint }),
   ]);
   emulator.setLatency('standard', 1);
@@ -65,9 +57,9 @@ beforeAll(async () => {
   }
 }, 60_000);
 // A test that failed while holding must not leave the next one's requests unanswered.
-afterEach(release);
+afterEach(gate.release);
 afterAll(async () => {
-  release();
+  gate.release();
   await bot?.stop('SIGKILL');
   await Promise.all([emulator?.close(), discord?.close(), voice?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
@@ -97,7 +89,7 @@ const repliesTo = (messageId: string) =>
 describe('npm start: deleted and edited messages', () => {
   it('a message deleted while queued is never sent nor posted; the others are', async () => {
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await post(alice, '最初の発言です');
     await asked(from, '最初の発言です');
     await post(bob, '残る発言その一');
@@ -105,7 +97,7 @@ describe('npm start: deleted and edited messages', () => {
     const last = await post(bob, '残る発言その二');
     await discord.deleteMessage(chat, gone.id);
     await handled();
-    release();
+    gate.release();
     await until('the rest read', () => repliesTo(last.id).length > 0);
     expect(texts(from).join('|')).toContain('残る発言その一');
     expect(texts(from).join('|')).not.toContain('削除される発言');
@@ -114,7 +106,7 @@ describe('npm start: deleted and edited messages', () => {
 
   it('bulk deletes, a deleted channel and a ban take their queued messages along (the ban without any MESSAGE_DELETE)', async () => {
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await post(alice, '二番目の先頭です');
     await asked(from, '二番目の先頭です');
     const spam = [await post(bob, '一括削除その一'), await post(alice, '一括削除その二')];
@@ -128,7 +120,7 @@ describe('npm start: deleted and edited messages', () => {
     await discord.deleteChannel(doomed);
     await discord.banMember({ guildId: DEFAULT_IDS.guild, userId: dave.id, deleteMessages: true });
     await handled();
-    release();
+    gate.release();
     await until('the rest read', () => repliesTo(last.id).length > 0);
     const sent = texts(from).join('|');
     for (const gone of ['一括削除', '追放される人', '消えるチャンネル']) expect(sent).not.toContain(gone);
@@ -153,20 +145,20 @@ describe('npm start: deleted and edited messages', () => {
     });
     await dict.waitForResponse((r) => r.kind === 'callback', 20_000);
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await post(bob, '三番目の先頭です');
     await asked(from, '三番目の先頭です');
     const edited = await post(alice, '編集前の誤字');
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集後の文 ASAP' });
     await handled();
-    release();
+    gate.release();
     await until('the edit read', () => repliesTo(edited.id).length > 0);
     expect(texts(from).join('|')).toContain('編集後の文 いそいで');
     expect(texts(from).join('|')).not.toContain('編集前');
   });
   it('after a restart nothing deleted comes back; messages no longer cached are still taken back, from a request being made too', async () => {
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await post(alice, '再起動前の先頭');
     await asked(from, '再起動前の先頭');
     const gone = await post(bob, '再起動前に削除');
@@ -176,10 +168,10 @@ describe('npm start: deleted and edited messages', () => {
     await discord.deleteMessage(chat, gone.id);
     await handled();
     await bot.stop('SIGTERM');
-    release();
+    gate.release();
     // A new process takes the queue back from disk; none of these messages is in its cache.
     const restarted = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     bot = await start();
     // Four come back from disk: the deleted one is not among them.
     expect((await bot.waitForLog((l) => l.msg === 'bot ready')).restored).toBe(4);
@@ -192,7 +184,7 @@ describe('npm start: deleted and edited messages', () => {
     // An update without content (ids and edit time only): the bot fetches the message.
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '編集された本文', partial: true });
     await asked(restarted, '編集された本文');
-    release();
+    gate.release();
     await until('the rest read', () => repliesTo(edited.id).length > 0);
     const after = texts(restarted);
     expect(after.join('|')).not.toContain('再起動前に削除');
@@ -204,7 +196,7 @@ describe('npm start: deleted and edited messages', () => {
 
   it('deleted or edited while the bot is stopped (Discord replays no such event): not read, or read as edited, after the restart', async () => {
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await post(bob, '停止前の先頭');
     await asked(from, '停止前の先頭');
     const gone = await post(alice, '停止中に削除される発言');
@@ -212,7 +204,7 @@ describe('npm start: deleted and edited messages', () => {
     const last = await post(alice, '停止後も残る発言');
     await handled();
     await bot.stop('SIGTERM');
-    release();
+    gate.release();
     // Nobody is connected: the bot hears none of this.
     await discord.deleteMessage(chat, gone.id);
     await discord.editMessage({ channelId: chat, messageId: edited.id, content: '停止中に直した本文' });

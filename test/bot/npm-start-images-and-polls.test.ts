@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { emulatorGate } from '../support/emulator-gate.ts';
 
 // Images and polls as a screen reader reads them, through the real entry point: `npm start` as a
 // child process (its own environment and DATA_DIR, no .env) against the loopback Discord and the
@@ -16,22 +17,14 @@ import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 // message read is a request the emulator logs. An image's alt text is read instead of its kind
 // (and its words can be fixed from the message's Apps menu, as its content's can); a poll's end is read (question, winner, votes) and paid for by the poll's author; a result whose
 // poll is deleted before it is read is never sent. In Japanese, then in English. The emulator
-// holds standard requests while `hold()` is on, so a result can wait in the bot's queue.
+// holds standard requests while `gate.hold()` is on, so a result can wait in the bot's queue.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Manage Server
 const dave = { id: '1000000000000000041', username: 'dave' };
 const chat = DEFAULT_IDS.chat;
 
-let gate: { promise: Promise<void>; open: () => void } | null = null;
-function hold(): void {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  gate = { promise, open };
-}
-function release(): void {
-  gate?.open();
-  gate = null;
-}
+/** Standard requests wait (logged, unanswered) until gate.release(). */
+const gate = emulatorGate();
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -47,19 +40,16 @@ const sub = (name: string, options: APIApplicationCommandInteractionDataOption[]
 ];
 
 beforeAll(async () => {
-  [emulator, discord] = await Promise.all([
-    startEmulator({ ...SHORT_TONES, sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
-    startFakeDiscord(),
-  ]);
+  [emulator, discord] = await Promise.all([startEmulator({ ...SHORT_TONES, sleep: gate.sleep }), startFakeDiscord()]);
   emulator.setLatency('standard', 1);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-images-polls-'));
   bot = await startChildBot({ discord, emulator, dataDir, env: { AUTO_READ_MAX_AGE_SECONDS: '600' } });
   expect(await command('autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]))).toContain('costs characters');
 }, 60_000);
 // A test that failed while holding must not leave the next one's requests unanswered.
-afterEach(release);
+afterEach(gate.release);
 afterAll(async () => {
-  release();
+  gate.release();
   await bot?.stop('SIGKILL');
   await Promise.all([emulator?.close(), discord?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
@@ -155,7 +145,7 @@ describe('npm start: images by their alt text, polls when they end', () => {
     const { id } = await poll('消される投票の質問', ['はい', 'いいえ']);
     await spokenAround(async () => undefined);
     const from = standardRequests(emulator).length;
-    hold();
+    gate.hold();
     await discord.sendMessage({ channelId: chat, author: dave, content: '先に読まれる発言です' });
     await vi.waitUntil(() => standardRequests(emulator).length > from, { timeout: 20_000, interval: 20 });
     await discord.endPoll({ channelId: chat, messageId: id, votes: [1, 0] });
@@ -163,7 +153,7 @@ describe('npm start: images by their alt text, polls when they end', () => {
     // /help answers after the bot handled the events before it (one connection, in order).
     const help = await discord.sendInteraction({ channelId: chat, user: bob, name: 'help', locale: 'en-US' });
     await help.waitForResponse((r) => r.kind === 'callback', 20_000);
-    release();
+    gate.release();
     expect(await spokenAround(async () => undefined)).not.toContain('消される投票');
   });
 

@@ -9,6 +9,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { countChars } from '../../src/tts/chars.ts';
 import { SHORT_TONES, standardRequests } from '../support/bot-harness.ts';
 import { startChildBot, type ChildBot } from '../support/child-bot.ts';
+import { emulatorGate } from '../support/emulator-gate.ts';
 
 // Long messages read faster (早口) instead of cut, through the real entry point: `npm start` as a
 // child process (its own environment and DATA_DIR, no .env) against the loopback Discord and the
@@ -17,23 +18,15 @@ import { startChildBot, type ChildBot } from '../support/child-bot.ts';
 // 100 (the default) and its ceiling 2.0 (the default): a message of 150 characters is read whole at
 // 1.5x and paid in full by its author, one of 300 is read to 200 at 2x and cut; with the ceiling at
 // 1.0 it is cut at 100, as before. An edited message and /say follow the same rule. In Japanese,
-// then in English. The emulator holds standard requests while `hold()` is on.
+// then in English. The emulator holds standard requests while `gate.hold()` is on.
 const alice = { id: DEFAULT_IDS.alice, username: 'alice', globalName: 'Alice' };
 const bob = { id: DEFAULT_IDS.bob, username: 'bob', globalName: 'Bob' }; // Manage Server
 const dave = { id: '1000000000000000041', username: 'dave' };
 const chat = DEFAULT_IDS.chat;
 type Option = APIApplicationCommandInteractionDataOption;
 
-let gate: { promise: Promise<void>; open: () => void } | null = null;
-function hold(): void {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  gate = { promise, open };
-}
-function release(): void {
-  gate?.open();
-  gate = null;
-}
+/** Standard requests wait (logged, unanswered) until gate.release(). */
+const gate = emulatorGate();
 
 let emulator: Emulator;
 let discord: FakeDiscord;
@@ -48,19 +41,16 @@ const sub = (name: string, options: Option[] = []) => [{ name, type: 1, options 
 const fastReading = (value: number, locale: string) => command('config', sub('fast-reading', [{ name: 'value', type: 10, value }]), locale);
 
 beforeAll(async () => {
-  [emulator, discord] = await Promise.all([
-    startEmulator({ ...SHORT_TONES, sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) }),
-    startFakeDiscord(),
-  ]);
+  [emulator, discord] = await Promise.all([startEmulator({ ...SHORT_TONES, sleep: gate.sleep }), startFakeDiscord()]);
   emulator.setLatency('standard', 1);
   dataDir = mkdtempSync(join(tmpdir(), 'yomiage-long-messages-'));
   bot = await startChildBot({ discord, emulator, dataDir, env: { AUTO_READ_MAX_AGE_SECONDS: '600', USER_MONTHLY_CHARS: '100000' } });
   expect(await command('autoread', sub('add', [{ name: 'mp3', type: 5, value: true }]), 'en-US')).toContain('costs characters');
 }, 60_000);
 // A test that failed while holding must not leave the next one's requests unanswered.
-afterEach(release);
+afterEach(gate.release);
 afterAll(async () => {
-  release();
+  gate.release();
   await bot?.stop('SIGKILL');
   await Promise.all([emulator?.close(), discord?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
@@ -123,7 +113,7 @@ describe('npm start: a long message is read faster, up to the ceiling, instead o
   });
 
   it('a message edited into a long one while it waits is read as edited, faster', async () => {
-    hold();
+    gate.hold();
     const first = standardRequests(emulator).length;
     await discord.sendMessage({ channelId: chat, author: dave, content: '先に読まれる一言です' });
     await vi.waitUntil(() => standardRequests(emulator).length > first, { timeout: 20_000, interval: 20 });
@@ -132,7 +122,7 @@ describe('npm start: a long message is read faster, up to the ceiling, instead o
     await discord.editMessage({ channelId: chat, messageId: id, content: text });
     // /help answers after the bot handled the events before it (one connection, in order).
     await command('help', [], 'ja');
-    release();
+    gate.release();
     const req = await requestFor(text.slice(0, 6));
     expect(req.text.endsWith(text)).toBe(true);
     expect(req.speed).toBe(1.6);

@@ -11,6 +11,7 @@ import {
 import { standardRequests, startHarness, type Harness } from '../support/bot-harness.ts';
 import { approveAtLocalDiscord, DashboardClient, startHarnessDashboard } from '../support/dashboard-client.ts';
 import { t } from '../../src/i18n/texts.ts';
+import { emulatorGate } from '../support/emulator-gate.ts';
 
 // Several text channels read in one call, against the whole bot in this process (real discord.js
 // on the local Discord, the TLS voice server, the emulator, SQLite): a member in the call adds the
@@ -21,7 +22,7 @@ import { t } from '../../src/i18n/texts.ts';
 // cannot view it. Alice is in the call; carol is not; bob (Moderator: Manage Server, Move Members) is
 // not either. #secret is for moderators (and the bot) only, so alice, in the call, cannot view it;
 // dave is a moderator denied #secret by name. The emulator holds
-// standard requests while `hold()` is on, so messages wait in the queue behind one being made.
+// standard requests while `gate.hold()` is on, so messages wait in the queue behind one being made.
 const guildId = DEFAULT_IDS.guild;
 const { general, chat, voice: VOICE } = DEFAULT_IDS;
 const GAMES = '1100000000000000121';
@@ -33,16 +34,8 @@ const carol = { id: '1000000000000000051', username: 'carol', globalName: 'Carol
 const dave = { id: '1000000000000000052', username: 'dave', globalName: 'Dave' };
 type User = { id: string; username: string; globalName?: string };
 
-let gate: { promise: Promise<void>; open: () => void } | null = null;
-function hold(): void {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  gate = { promise, open };
-}
-function release(): void {
-  gate?.open();
-  gate = null;
-}
+/** Standard requests wait (logged, unanswered) until gate.release(). */
+const gate = emulatorGate();
 
 let voice: FakeVoiceServer;
 let h: Harness;
@@ -76,7 +69,7 @@ beforeAll(async () => {
   );
   h = await startHarness({
     discord: { voiceEndpoint: () => voice.endpoint, guilds: [guild] },
-    emulator: { sleep: (ms) => gate?.promise ?? new Promise<void>((resolve) => setTimeout(resolve, ms)) },
+    emulator: { sleep: gate.sleep },
     env: { AUTO_READ_MAX_AGE_SECONDS: '600' },
   });
   h.emulator.setLatency('standard', 1);
@@ -88,9 +81,9 @@ beforeAll(async () => {
   expect(String((await join.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
   await voice.waitForDave(guildId);
 }, 60_000);
-afterEach(release);
+afterEach(gate.release);
 afterAll(async () => {
-  release();
+  gate.release();
   await h?.close();
   await voice?.close();
 });
@@ -150,13 +143,13 @@ describe('several text channels in one call', () => {
     // One queue for the call: messages of both channels, read in the order they arrived.
     const from = standardRequests(h.emulator).length;
     const heardBefore = voice.utterances(guildId).length;
-    hold();
+    gate.hold();
     await write(alice, 'いちばん目の話', general);
     await until('the first asked', () => texts(from).includes('いちばん目の話'));
     const second = await write(owner, 'にばん目の話', chat);
     const third = await write(alice, 'さんばん目の話', general);
     await until('both queued', () => fateOf(second)?.fate === 'queued' && fateOf(third)?.fate === 'queued');
-    release();
+    gate.release();
     await until('all read', () => fateOf(third)?.fate === 'read' && fateOf(second)?.fate === 'read');
     const said = texts(from);
     expect(said.indexOf('いちばん目の話')).toBeLessThan(said.indexOf('にばん目の話'));
@@ -245,7 +238,7 @@ describe('several text channels in one call', () => {
 
   it('/leave in one of them asks (ja): "this channel only" stops it and drops what of it waits; the others read on; then /leave (en) may leave', async () => {
     const from = standardRequests(h.emulator).length;
-    hold();
+    gate.hold();
     await write(alice, 'よんばん目の話', general);
     await until('the fourth asked', () => texts(from).includes('よんばん目の話'));
     const waiting = await write(owner, '読まれずに終わる話', chat);
@@ -264,7 +257,7 @@ describe('several text channels in one call', () => {
     expect(reads()).toEqual([general, SECRET]);
     expect(fateOf(waiting)).toMatchObject({ fate: 'cleared', reason: 'unbound' });
     await until('the status follows', () => status() === '📖 #general ほか1チャンネルを読み上げ中');
-    release();
+    gate.release();
     const after = await write(owner, 'もう読まれない話', chat);
     const fifth = await write(alice, 'ごばん目の話', general);
     await until('the fifth read', () => fateOf(fifth)?.fate === 'read');
