@@ -5,7 +5,8 @@
 // clears vitest's result cache (which orders the files, longest first) and Node's compile cache
 // before each run, as on a fresh clone in CI. `--record` writes each file's duration in the last
 // run to test/support/file-durations.json, which orders the files on a checkout that has no results
-// of its own (test/support/sequencer.ts). Prints numbers; asserts nothing (shared machine).
+// of its own (test/support/sequencer.ts). `--workers N` runs N files at once instead of the config's
+// maxWorkers (how the wall time depends on it). Prints numbers; asserts nothing (shared machine).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -20,10 +21,15 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '1' },
     fresh: { type: 'boolean', default: false },
     record: { type: 'boolean', default: false },
+    workers: { type: 'string' },
   },
 });
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a whole number of at least 1 (got ${values.runs})`);
+const workers = values.workers === undefined ? undefined : Number(values.workers);
+if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
+  throw new Error(`--workers must be a whole number of at least 1 (got ${values.workers})`);
+}
 
 /** CPU seconds of this process's waited-for descendants (Linux /proc: cutime + cstime, in clock ticks of 1/100 s). */
 function childrenCpuSeconds(): number | undefined {
@@ -55,7 +61,14 @@ async function runSuite(): Promise<Run> {
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--reporter=dot', '--reporter=json', `--outputFile.json=${report}`],
+      [
+        join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--reporter=dot',
+        '--reporter=json',
+        `--outputFile.json=${report}`,
+        ...(workers === undefined ? [] : [`--maxWorkers=${workers}`]),
+      ],
       { cwd: ROOT, stdio: 'ignore' },
     );
     child.on('error', reject);
@@ -97,7 +110,7 @@ async function runSuite(): Promise<Run> {
 }
 
 console.log(
-  `bench:suite: ${runs} run(s) of the whole suite${values.fresh ? ', caches cleared before each (as a fresh clone)' : ''}; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)} at start`,
+  `bench:suite: ${runs} run(s) of the whole suite${values.fresh ? ', caches cleared before each (as a fresh clone)' : ''}${workers === undefined ? '' : `, ${workers} files at once`}; ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)} at start`,
 );
 const results: Run[] = [];
 for (let i = 1; i <= runs; i++) {
