@@ -21,10 +21,12 @@ export default defineConfig({
     pool: 'forks',
     // Most long files wait on real time (audio played in real time, injected latency, child
     // processes), not on the CPU: more files than cores at once keep both cores busy, and the
-    // sequencer starts the long files beside short ones rather than all together (both cores were
-    // half idle for ten seconds at the start). Measured on the 2-core machine with bench:suite
-    // --fresh, runs alternated: 8 workers 64.3 / 63.7 s, 10 workers 64.1 / 63.1 s with 5 CPU-s more.
-    maxWorkers: 8,
+    // sequencer starts the long files beside short ones rather than all together. Each worker costs
+    // about 1 CPU-s to start (it loads the bot's modules once), so more is not always faster.
+    // Measured on the 2-core machine, `npm run bench:suite -- --fresh --workers N`, alternated
+    // (2026-11-28): 8 workers 69.2 / 72.3 s at 1.63-1.66 cores busy, 9: 67.9 / 68.9 s (1.75-1.80),
+    // 10: 63.9 / 70.8 s (1.83-1.85), 12: 64.2 / 76.0 s (1.90, with 122 / 145 CPU-s).
+    maxWorkers: 10,
     sequence: { sequencer: InterleavingSequencer },
     // A worker process runs file after file without re-importing what they share (discord.js, the
     // sources): about a third less CPU for the suite. So a file restores any global it changes
