@@ -215,53 +215,82 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
       return Number(line.at);
     },
     async trial(kind, { long = 2, repeat = 1, short = true, timeoutMs = 30_000 } = {}) {
-      const trial = ++trials;
-      const since = epochNow();
-      const asked = botTexts().length;
-      for (const call of CALLS) {
-        // Each about 2 s at speed 4: the calls overlap however late one starts, and the fault falls
-        // inside a clip. Then a short line. Two long ones at most: more at once, and the bot's
-        // keep-up rule (/reading) skips part of the backlog as too far behind.
-        for (let i = 1; i <= long; i++) {
-          const sentence = 'この長めの発言の途中でボイスの処理が止まっても、止まったところからではなく、最初からもう一度聞こえるはずです。';
-          const line = `${call.mark}${trial}の${i}、${sentence.repeat(repeat)}`;
-          await discord.sendMessage({ channelId: call.text, author: call.listener, content: line });
+      let trial = 0;
+      let since = 0;
+      let asked = 0;
+      const soundOf = (call: Call) => voice.packets.filter((p) => p.channelId === call.voice && !p.silent && p.receivedAt >= since);
+      const lastLine = (call: Call) => (short ? `${call.mark}${trial}おわり` : `${call.mark}${trial}の${long}`);
+      const allAsked = (call: Call) => botTexts().slice(asked).join('').includes(lastLine(call));
+      // The fault must fall while both calls speak. On a busy machine one call's lines can come so
+      // late (the scheduler holding them for company while requests are scarce) that the other has
+      // already said everything: then the trial starts again with new lines once both are quiet,
+      // up to three times, before any fault is injected.
+      for (let attempt = 1; ; attempt++) {
+        trial = ++trials;
+        since = epochNow();
+        asked = botTexts().length;
+        for (const call of CALLS) {
+          // Each about 2 s at speed 4: the calls overlap however late one starts, and the fault falls
+          // inside a clip. Then a short line. Two long ones at most: more at once, and the bot's
+          // keep-up rule (/reading) skips part of the backlog as too far behind.
+          for (let i = 1; i <= long; i++) {
+            const sentence =
+              'この長めの発言の途中でボイスの処理が止まっても、止まったところからではなく、最初からもう一度聞こえるはずです。';
+            const line = `${call.mark}${trial}の${i}、${sentence.repeat(repeat)}`;
+            await discord.sendMessage({ channelId: call.text, author: call.listener, content: line });
+          }
+          if (short) await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
+          // The next call's lines once this call's first request went out: two audiences asking the
+          // limiter at the same moment see each other waiting, and the second then holds its lines
+          // for company (up to 14 s, src/speech/queue/pacing.ts `scarce`), which is not what is tested here.
+          await until(
+            () =>
+              botTexts()
+                .slice(asked)
+                .some((t) => t.startsWith(`${call.mark}${trial}の1`)),
+            20_000,
+            `${call.name}'s first line requested`,
+          );
         }
-        if (short) await discord.sendMessage({ channelId: call.text, author: call.listener, content: `${call.mark}${trial}おわり` });
-        // The next call's lines once this call's first request went out: two audiences asking the
-        // limiter at the same moment see each other waiting, and the second then holds its lines
-        // for company (up to 14 s, src/speech/queue/pacing.ts `scarce`), which is not what is tested here.
-        await until(
-          () =>
-            botTexts()
+        // Both calls speaking at the same moment, each half a second into its first clip; or one
+        // call done before the other began.
+        const met = await until(
+          () => {
+            const now = epochNow();
+            const speaking = (call: Call) => {
+              const sound = soundOf(call);
+              return sound.length >= 25 && sound.at(-1)!.receivedAt >= now - 150;
+            };
+            if (CALLS.every(speaking)) return 'together';
+            // A call with every line asked for and two seconds of quiet has said all it will.
+            const done = (call: Call) => allAsked(call) && (soundOf(call).at(-1)?.receivedAt ?? now) < now - 2_000;
+            return CALLS.some(done) ? 'apart' : false;
+          },
+          30_000,
+          () => {
+            const heard = CALLS.map((call) => {
+              const sound = soundOf(call);
+              const last = sound.at(-1);
+              return `${call.name} ${sound.length} sound packets${last ? `, the last ${Math.round(epochNow() - last.receivedAt)} ms ago` : ''}`;
+            });
+            const asks = botTexts()
               .slice(asked)
-              .some((t) => t.startsWith(`${call.mark}${trial}の1`)),
-          20_000,
-          `${call.name}'s first line requested`,
+              .map((t) => t.slice(0, 4));
+            return `both calls speaking (${heard.join('; ')}; requested: ${asks.join(' ') || 'nothing'})`;
+          },
+        );
+        if (met === 'together') break;
+        if (attempt === 3) throw new Error(`the two calls never spoke at the same moment in ${attempt} tries`);
+        // Everything of this try said in both calls, and a second of quiet, before the next.
+        await until(
+          () => {
+            const now = epochNow();
+            return CALLS.every((call) => allAsked(call) && (soundOf(call).at(-1)?.receivedAt ?? 0) < now - 1_000);
+          },
+          30_000,
+          'both calls done with the try before',
         );
       }
-      // Both calls speaking at the same moment, each half a second into its first clip.
-      await until(
-        () => {
-          const now = epochNow();
-          return CALLS.every((call) => {
-            const sound = voice.packets.filter((p) => p.channelId === call.voice && !p.silent && p.receivedAt >= since);
-            return sound.length >= 25 && sound.at(-1)!.receivedAt >= now - 150;
-          });
-        },
-        30_000,
-        () => {
-          const heard = CALLS.map((call) => {
-            const sound = voice.packets.filter((p) => p.channelId === call.voice && !p.silent && p.receivedAt >= since);
-            const last = sound.at(-1);
-            return `${call.name} ${sound.length} sound packets${last ? `, the last ${Math.round(epochNow() - last.receivedAt)} ms ago` : ''}`;
-          });
-          const asks = botTexts()
-            .slice(asked)
-            .map((t) => t.slice(0, 4));
-          return `both calls speaking (${heard.join('; ')}; requested: ${asks.join(' ') || 'nothing'})`;
-        },
-      );
       const before = new Map(CALLS.map((c) => [c.voice, lastSsrc(voice, c.voice)]));
       const at = await world.fault(kind);
       return Promise.all(
@@ -271,8 +300,7 @@ export async function startRecoveryWorld(options: { env?: Record<string, string>
               .slice(asked)
               .filter((t) => t.includes(`${call.mark}${trial}`));
           // Every line of the trial requested (merged or not)...
-          const lastLine = short ? 'おわり' : `${call.mark}${trial}の${long}`;
-          await until(() => mine().join('').includes(lastLine), timeoutMs, `${call.name}'s lines requested`);
+          await until(() => allAsked(call), timeoutMs, `${call.name}'s lines requested`);
           const requests = await Promise.all(mine().map(async (text) => ({ text, clipMs: await lengthOf(text) })));
           // ...and each heard whole, or the time is up.
           const outcome = () => account(voice, call, since, requests, { at, ssrc: before.get(call.voice) });
