@@ -1,7 +1,7 @@
 /**
  * Vitest's global setup (vitest.config.ts). On a fresh checkout Node's compile cache is empty, and a
  * process writes what it compiled only when it exits normally (the bot also once it is started): the
- * six workers and the first child bots, all starting at once, would each compile discord.js and the
+ * workers (ten) and the first child bots, all starting at once, would each compile discord.js and the
  * sources again (about 0.5 s of CPU each). One process loading what the bot loads, first, writes the
  * cache they all read. Nothing when the cache is already there; how fast processes load, nothing of
  * what they do.
