@@ -101,6 +101,14 @@ async function whyUntil(user: User, messageId: string, locale: string, expected:
 }
 const write = async (author: User, content: string) => (await discord.sendMessage({ channelId: DEFAULT_IDS.general, author, content })).id;
 const voiceChannel = `<#${DEFAULT_IDS.voice}>`;
+/** Alice, listening in #Voice, has the bot join her there by /join (end-to-end encrypted). */
+async function aliceCallsTheBot(): Promise<void> {
+  await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
+  voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
+  const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
+  expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
+  await voice.waitForDave(guildId);
+}
 
 describe('why the bot is silent, through npm start', () => {
   it('/diagnose from a voice channel where the bot may not speak: Speak is missing and nobody would hear it (ja)', async () => {
@@ -112,11 +120,7 @@ describe('why the bot is silent, through npm start', () => {
   });
 
   it("a message read in the call: when and where (en); a muted member's: why not (ja)", async () => {
-    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
-    voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
-    const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
-    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
-    await voice.waitForDave(guildId);
+    await aliceCallsTheBot();
     const read = await write(alice, 'こんにちは');
     expect(await whyUntil(carol, read, 'en-US', '** read in')).toMatch(
       new RegExp(`^\\*\\*This message:\\*\\* read in ${voiceChannel} <t:\\d+:T>$`),
@@ -170,11 +174,7 @@ describe('why the bot is silent, through npm start', () => {
 
 describe('npm start: who may move or stop the bot', () => {
   it('a member in no voice channel is refused /leave (ja and en): the bot stays, and speaks what was waiting', async () => {
-    await discord.setVoiceState(alice.id, guildId, DEFAULT_IDS.voice);
-    voice.simulateListener({ guildId, channelId: DEFAULT_IDS.voice, userId: alice.id });
-    const joined = await discord.sendInteraction({ channelId: DEFAULT_IDS.general, user: alice, name: 'join', locale: 'en-US' });
-    expect(String((await joined.waitForResponse((r) => r.kind === 'editOriginal', 30_000)).data?.content)).toContain('Joined');
-    await voice.waitForDave(guildId);
+    await aliceCallsTheBot();
     // Something waits in the queue while carol tries to stop the bot.
     emulator.setLatency('standard', 2_000);
     const sayAt = performance.now();
