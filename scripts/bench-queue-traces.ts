@@ -187,21 +187,9 @@ export function asInput(m: TraceMessage): UtteranceInput {
   };
 }
 
+/** The same message as the scheduler holds it once enqueued at the trace's time. */
 function asUtterance(m: TraceMessage): Utterance {
-  return {
-    id: String(m.index),
-    guildId: m.guild,
-    userId: m.user,
-    channelId: m.audience,
-    audience: m.audience,
-    kind: m.kind,
-    text: m.prefix + m.body,
-    lang: m.lang,
-    voice: m.voice,
-    speed: 1,
-    pitch: 0,
-    enqueuedAt: m.at_ms,
-  };
+  return { ...asInput(m), id: String(m.index), enqueuedAt: m.at_ms };
 }
 
 // ---- the built-in scenarios ----
